@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+// Hearth: Firebase Auth + Cloud Firestore + Amazon S3, offline, in one process.
+import PackageDescription
+
+let package = Package(
+    name: "Hearth",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "hearth", targets: ["hearth"]),
+    ],
+    targets: [
+        // System libraries: module maps and static-inline shims only.
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
+
+        // Foundation layers.
+        .target(name: "HearthCore"),
+        .target(name: "HearthCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "HearthSQLite", dependencies: ["CSQLite", "HearthCore"]),
+        .target(name: "HearthHTTP", dependencies: ["CMicroHTTPD", "HearthCore"]),
+
+        // Pure language module.
+        .target(name: "SecurityRules", dependencies: ["HearthCore", "HearthCrypto"]),
+
+        // Services: each depends only on the foundation (and rules, for Firestore).
+        .target(name: "AuthEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto"]),
+        .target(name: "S3Emulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto"]),
+        .target(name: "FirestoreEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "SecurityRules"]),
+        .target(name: "UploadsAPI", dependencies: ["HearthCore", "HearthHTTP", "HearthCrypto"]),
+
+        // The executable only wires.
+        .executableTarget(name: "hearth", dependencies: [
+            "HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "SecurityRules",
+            "AuthEmulator", "S3Emulator", "FirestoreEmulator", "UploadsAPI",
+        ]),
+
+        .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"]),
+        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"]),
+        .testTarget(name: "HearthSQLiteTests", dependencies: ["HearthSQLite", "HearthCore"]),
+        .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthCore"]),
+        .testTarget(name: "SecurityRulesTests", dependencies: ["SecurityRules", "HearthCore"]),
+        .testTarget(name: "S3EmulatorTests", dependencies: ["S3Emulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
+        .testTarget(name: "AuthEmulatorTests", dependencies: ["AuthEmulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
+        .testTarget(name: "FirestoreEmulatorTests", dependencies: ["FirestoreEmulator", "SecurityRules", "HearthCore", "HearthHTTP", "HearthSQLite"]),
+        .testTarget(name: "UploadsAPITests", dependencies: ["UploadsAPI", "HearthCore", "HearthHTTP"]),
+        .testTarget(name: "hearthTests", dependencies: ["HearthCore"]),
+    ]
+)
+
+// One set of Swift settings for every target (as swift-log does).
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// The one clock every time-dependent behaviour of every service reads.
+///
+/// It follows the system clock, optionally shifted, or stands frozen at an instant. The hub's
+/// `/emulator/v1/clock` endpoint freezes, advances and releases it, so token expiry, presigned-URL
+/// expiry and `request.time` can be tested without sleeping.
+public final class Clock: @unchecked Sendable {
+    /// How the clock currently runs.
+    public enum Mode: Sendable, Equatable {
+        /// System time plus `offsetMicros`.
+        case system(offsetMicros: Int64)
+        /// Stopped at an instant.
+        case frozen(Instant)
+    }
+
+    private let lock = NSLock()
+    private var _mode: Mode
+    private let systemNow: @Sendable () -> Instant
+
+    /// A clock that follows the system clock, or starts frozen at `frozenAt`.
+    public init(frozenAt: Instant? = nil, systemNow: @escaping @Sendable () -> Instant = { Instant(Date()) }) {
+        self.systemNow = systemNow
+        _mode = frozenAt.map { .frozen($0) } ?? .system(offsetMicros: 0)
+    }
+
+    /// The current emulator time.
+    public func now() -> Instant {
+        lock.lock()
+        defer { lock.unlock() }
+        switch _mode {
+        case .system(let offset): return Instant(unixMicros: systemNow().unixMicros + offset)
+        case .frozen(let at): return at
+        }
+    }
+
+    /// The current mode.
+    public var mode: Mode {
+        lock.lock()
+        defer { lock.unlock() }
+        return _mode
+    }
+
+    /// Stops the clock at `instant`.
+    public func freeze(at instant: Instant) {
+        lock.lock()
+        _mode = .frozen(instant)
+        lock.unlock()
+    }
+
+    /// Moves the clock by `seconds` (negative goes back), frozen or not.
+    public func advance(seconds: Double) {
+        let delta = Int64((seconds * 1_000_000).rounded())
+        lock.lock()
+        switch _mode {
+        case .system(let offset): _mode = .system(offsetMicros: offset + delta)
+        case .frozen(let at): _mode = .frozen(Instant(unixMicros: at.unixMicros + delta))
+        }
+        lock.unlock()
+    }
+
+    /// Follows the system clock again, with no offset.
+    public func useSystemTime() {
+        lock.lock()
+        _mode = .system(offsetMicros: 0)
+        lock.unlock()
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// The one source of generated identifiers (document IDs, user IDs, request IDs, upload IDs, tokens).
+///
+/// With a seed it is a deterministic SplitMix64 stream, so two runs with the same `--seed` and the
+/// same requests produce the same IDs; without one it draws from the entropy source it was given
+/// (libcrypto's RAND_bytes in the `hearth` executable).
+public final class IDGenerator: @unchecked Sendable {
+    private let lock = NSLock()
+    private var state: UInt64
+    private let seeded: Bool
+    private let entropy: @Sendable (Int) -> [UInt8]
+
+    /// A generator; `seed` makes it reproducible.
+    public init(seed: UInt64? = nil, entropy: @escaping @Sendable (Int) -> [UInt8] = IDGenerator.systemEntropy) {
+        self.seeded = seed != nil
+        self.state = seed ?? 0
+        self.entropy = entropy
+    }
+
+    /// The operating system's generator, for callers that have nothing better.
+    public static let systemEntropy: @Sendable (Int) -> [UInt8] = { count in
+        var g = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &g) }
+    }
+
+    /// Whether the stream is reproducible.
+    public var isSeeded: Bool { seeded }
+
+    /// `count` bytes from the stream.
+    public func bytes(_ count: Int) -> [UInt8] {
+        guard seeded else { return entropy(count) }
+        lock.lock()
+        defer { lock.unlock() }
+        var out = [UInt8]()
+        out.reserveCapacity(count)
+        while out.count < count {
+            var v = nextSplitMix()
+            for _ in 0..<8 where out.count < count {
+                out.append(UInt8(truncatingIfNeeded: v))
+                v >>= 8
+            }
+        }
+        return out
+    }
+
+    private func nextSplitMix() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    private static let alphanumerics = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+
+    /// `length` characters from `[A-Za-z0-9]`, uniformly (Firestore's auto IDs use 20).
+    public func alphanumeric(_ length: Int) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(length)
+        while out.count < length {
+            for b in bytes(length) where out.count < length && b < 248 {  // 248 = 62 * 4: no modulo bias
+                out.append(Self.alphanumerics[Int(b) % 62])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Lower-case hex of `byteCount` random bytes.
+    public func hex(byteCount: Int) -> String {
+        bytes(byteCount).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// A version-4 UUID string in lower case.
+    public func uuid() -> String {
+        var b = bytes(16)
+        b[6] = (b[6] & 0x0f) | 0x40
+        b[8] = (b[8] & 0x3f) | 0x80
+        let h = b.map { String(format: "%02x", $0) }.joined()
+        let c = Array(h)
+        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+/// A point in time with microsecond precision, the unit every Hearth service keeps.
+///
+/// Firestore keeps microseconds in `updateTime`, S3 keeps seconds, tokens keep seconds; one
+/// integer type makes "strictly increasing" and comparisons exact where `Date` would round.
+public struct Instant: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// Microseconds since 1970-01-01T00:00:00Z.
+    public var unixMicros: Int64
+
+    /// An instant from microseconds since the Unix epoch.
+    public init(unixMicros: Int64) { self.unixMicros = unixMicros }
+
+    /// An instant from whole seconds since the Unix epoch.
+    public init(unixSeconds: Int64) { self.unixMicros = unixSeconds * 1_000_000 }
+
+    /// An instant from a `Date`, rounded to the microsecond.
+    public init(_ date: Date) { self.unixMicros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
+
+    /// Whole seconds since the epoch (floor).
+    public var unixSeconds: Int64 { unixMicros >= 0 ? unixMicros / 1_000_000 : (unixMicros - 999_999) / 1_000_000 }
+    /// Milliseconds since the epoch (floor).
+    public var unixMillis: Int64 { unixMicros >= 0 ? unixMicros / 1_000 : (unixMicros - 999) / 1_000 }
+    /// Sub-second part in nanoseconds.
+    public var nanos: Int32 { Int32((unixMicros - unixSeconds * 1_000_000) * 1_000) }
+    /// As a Foundation date.
+    public var date: Date { Date(timeIntervalSince1970: Double(unixMicros) / 1_000_000) }
+
+    /// This instant moved by `seconds`.
+    public func adding(seconds: Double) -> Instant { Instant(unixMicros: unixMicros + Int64((seconds * 1_000_000).rounded())) }
+
+    public static func < (a: Instant, b: Instant) -> Bool { a.unixMicros < b.unixMicros }
+
+    public var description: String { rfc3339(fractionDigits: 6) }
+
+    /// RFC 3339 in UTC with the given number of fraction digits (0, 3, 6 or 9).
+    public func rfc3339(fractionDigits: Int = 6) -> String {
+        let seconds = unixSeconds
+        let micros = Int(unixMicros - seconds * 1_000_000)
+        let (y, mo, d) = Self.civil(fromDays: Int(floorDiv(seconds, 86_400)))
+        let secOfDay = Int(seconds - floorDiv(seconds, 86_400) * 86_400)
+        var text = String(format: "%04d-%02d-%02dT%02d:%02d:%02d", y, mo, d, secOfDay / 3600, secOfDay / 60 % 60, secOfDay % 60)
+        switch fractionDigits {
+        case 3: text += String(format: ".%03d", micros / 1000)
+        case 6: text += String(format: ".%06d", micros)
+        case 9: text += String(format: ".%06d000", micros)
+        default: break
+        }
+        return text + "Z"
+    }
+
+    /// The `YYYYMMDD'T'HHMMSS'Z'` form SigV4 uses.
+    public var amzDate: String {
+        rfc3339(fractionDigits: 0).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+    }
+
+    /// The RFC 7231 HTTP date (`Mon, 30 Nov 2026 06:33:14 GMT`).
+    public var httpDate: String {
+        let seconds = unixSeconds
+        let days = Int(floorDiv(seconds, 86_400))
+        let (y, mo, d) = Self.civil(fromDays: days)
+        let secOfDay = Int(seconds - Int64(days) * 86_400)
+        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
+        let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][mo - 1]
+        return String(format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", weekday, d, month, y, secOfDay / 3600, secOfDay / 60 % 60, secOfDay % 60)
+    }
+
+    /// Parses RFC 3339 (`2026-11-30T06:33:14.123456Z`, any fraction up to nanoseconds, `Z` or `±hh:mm`).
+    public init?(rfc3339 text: String) {
+        let c = Array(text.utf8)
+        func num(_ from: Int, _ count: Int) -> Int? {
+            guard from + count <= c.count else { return nil }
+            var v = 0
+            for i in from..<from + count {
+                guard c[i] >= 48, c[i] <= 57 else { return nil }
+                v = v * 10 + Int(c[i] - 48)
+            }
+            return v
+        }
+        guard c.count >= 20, let y = num(0, 4), c[4] == 45, let mo = num(5, 2), c[7] == 45, let d = num(8, 2),
+              c[10] == 84 || c[10] == 116, let h = num(11, 2), c[13] == 58, let mi = num(14, 2), c[16] == 58,
+              let s = num(17, 2), (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61
+        else { return nil }
+        var i = 19
+        var micros = 0
+        if i < c.count, c[i] == 46 {
+            i += 1
+            var digits = 0
+            while i < c.count, c[i] >= 48, c[i] <= 57 {
+                if digits < 6 { micros = micros * 10 + Int(c[i] - 48) }
+                digits += 1
+                i += 1
+            }
+            guard digits > 0, digits <= 9 else { return nil }
+            for _ in digits..<6 where digits < 6 { micros *= 10 }
+        }
+        var offset = 0
+        guard i < c.count else { return nil }
+        if c[i] == 90 || c[i] == 122 {
+            i += 1
+        } else if c[i] == 43 || c[i] == 45, let oh = num(i + 1, 2), c.count > i + 3, c[i + 3] == 58, let om = num(i + 4, 2) {
+            offset = (oh * 60 + om) * 60 * (c[i] == 43 ? 1 : -1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == c.count else { return nil }
+        let days = Self.days(fromCivil: y, mo, d)
+        let seconds = Int64(days) * 86_400 + Int64(h * 3600 + mi * 60 + min(s, 59)) - Int64(offset)
+        self.unixMicros = seconds * 1_000_000 + Int64(micros)
+    }
+
+    /// Parses the SigV4 `YYYYMMDD'T'HHMMSS'Z'` form.
+    public init?(amzDate text: String) {
+        let c = Array(text.utf8)
+        guard c.count == 16, c[8] == 84, c[15] == 90 else { return nil }
+        let s = String(decoding: c[0..<4], as: UTF8.self) + "-" + String(decoding: c[4..<6], as: UTF8.self) + "-"
+            + String(decoding: c[6..<8], as: UTF8.self) + "T" + String(decoding: c[9..<11], as: UTF8.self) + ":"
+            + String(decoding: c[11..<13], as: UTF8.self) + ":" + String(decoding: c[13..<15], as: UTF8.self) + "Z"
+        self.init(rfc3339: s)
+    }
+
+    private func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : (a - b + 1) / b }
+
+    // Howard Hinnant's civil-from-days algorithms (public domain), exact for the proleptic Gregorian calendar.
+    static func civil(fromDays z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+
+    static func days(fromCivil y0: Int, _ m: Int, _ d: Int) -> Int {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Line-oriented logging to standard error, as text or JSON lines.
+///
+/// Callers never pass secrets (tokens, signatures, passwords): request lines carry the path
+/// without the query string, which is where presigned signatures live.
+public final class Logger: @unchecked Sendable {
+    /// Output format.
+    public enum Format: String, Sendable { case text, json }
+
+    private let lock = NSLock()
+    public let format: Format
+    /// When true only warnings and errors are written.
+    public let quiet: Bool
+    private let clock: Clock?
+    private let sink: @Sendable (String) -> Void
+
+    /// A logger writing to stderr (or `sink`).
+    public init(format: Format = .text, quiet: Bool = false, clock: Clock? = nil,
+                sink: @escaping @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }) {
+        self.format = format
+        self.quiet = quiet
+        self.clock = clock
+        self.sink = sink
+    }
+
+    /// Severity.
+    public enum Level: String, Sendable { case debug, info, warning, error }
+
+    /// Writes one line with `fields` appended (text) or merged (JSON).
+    public func log(_ level: Level, _ message: String, _ fields: [(String, JSON)] = []) {
+        if quiet && (level == .info || level == .debug) { return }
+        let time = (clock?.now() ?? Instant(Date())).rfc3339(fractionDigits: 3)
+        let line: String
+        switch format {
+        case .json:
+            var o = JSONObject([("time", .string(time)), ("level", .string(level.rawValue)), ("msg", .string(message))])
+            for (k, v) in fields { o[k] = v }
+            line = JSON.object(o).serialized()
+        case .text:
+            var s = "\(time) \(level.rawValue.uppercased()) \(message)"
+            for (k, v) in fields {
+                if case .string(let text) = v { s += " \(k)=\(text)" } else { s += " \(k)=\(v.serialized())" }
+            }
+            line = s
+        }
+        lock.lock()
+        sink(line)
+        lock.unlock()
+    }
+
+    public func info(_ message: String, _ fields: [(String, JSON)] = []) { log(.info, message, fields) }
+    public func warning(_ message: String, _ fields: [(String, JSON)] = []) { log(.warning, message, fields) }
+    public func error(_ message: String, _ fields: [(String, JSON)] = []) { log(.error, message, fields) }
+}

@@ -1,0 +1,92 @@
+/// The small protocols through which services use each other without importing each other.
+///
+/// The `hearth` executable wires concrete implementations (AuthEmulator verifies tokens, S3Emulator
+/// stores objects, FirestoreEmulator writes documents) into the services that need them.
+
+/// The claims of an ID token that verified, in the order the token carried them.
+public struct VerifiedIDToken: Sendable, Equatable {
+    /// The user's id (`sub` / `user_id`).
+    public let uid: String
+    /// Every claim of the payload, as issued.
+    public let claims: JSONObject
+    /// Whether the token was signed (`rs256`) rather than unsigned (`alg: none`).
+    public let isSigned: Bool
+
+    public init(uid: String, claims: JSONObject, isSigned: Bool) {
+        self.uid = uid
+        self.claims = claims
+        self.isSigned = isSigned
+    }
+}
+
+/// Why an ID token was refused.
+public enum IDTokenError: Error, Sendable, Equatable {
+    /// Not a JWT, bad base64 or JSON, or a wrong/absent signature.
+    case malformed(String)
+    /// `aud`/`iss` name another project.
+    case wrongProject(String)
+    /// `exp` is past on the emulator clock.
+    case expired
+    /// Issued before the user's `validSince` (refresh tokens revoked).
+    case revoked
+    /// The user is disabled.
+    case disabled
+    /// The user no longer exists.
+    case userNotFound
+
+    /// A short sentence for error bodies.
+    public var message: String {
+        switch self {
+        case .malformed(let why): "Invalid ID token: \(why)"
+        case .wrongProject(let why): "ID token has incorrect audience or issuer: \(why)"
+        case .expired: "ID token has expired"
+        case .revoked: "ID token has been revoked"
+        case .disabled: "The user account has been disabled"
+        case .userNotFound: "The user of this ID token does not exist"
+        }
+    }
+}
+
+/// Verifies Firebase ID tokens the way the current signing mode requires.
+public protocol IDTokenVerifier: Sendable {
+    /// Verifies `token` for `projectID`.
+    /// - Parameter checkRevoked: also look the user up (disabled, deleted, revoked), as
+    ///   `verify_id_token(check_revoked=True)` does.
+    func verify(idToken token: String, projectID: String, checkRevoked: Bool) throws(IDTokenError) -> VerifiedIDToken
+}
+
+/// What the uploads API needs of the S3 store.
+public protocol ObjectStore: Sendable {
+    /// Size, Content-Type and ETag of an object, or nil when it does not exist.
+    func headObject(bucket: String, key: String) -> StoredObjectInfo?
+    /// Creates the bucket when missing.
+    func ensureBucket(_ bucket: String) throws
+    /// A SigV4-presigned URL for `method` on the object, signing `signedHeaders` (lower-case names)
+    /// besides `host`; the store remembers what it signed for its signature diagnosis.
+    func presignedURL(method: String, bucket: String, key: String, expiresSeconds: Int,
+                      signedHeaders: [String: String]) throws -> String
+}
+
+/// Facts about one stored object.
+public struct StoredObjectInfo: Sendable, Equatable {
+    public let size: Int64
+    public let contentType: String
+    public let etag: String
+    public let lastModified: Instant
+
+    public init(size: Int64, contentType: String, etag: String, lastModified: Instant) {
+        self.size = size
+        self.contentType = contentType
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+}
+
+/// What the uploads API needs of Firestore: a server-side (admin) document write.
+public protocol DocumentStore: Sendable {
+    /// Writes the document at `path` (e.g. `users/u1/files/f1`) in `projectID`, replacing it.
+    /// Values are Firestore REST `Value` JSON; a `"__serverTimestamp__": true` marker is not used:
+    /// fields named in `serverTimestampFields` get the commit time.
+    /// - Returns: the written document in REST JSON form.
+    func setDocument(projectID: String, path: String, fields: JSONObject, serverTimestampFields: [String]) throws -> JSON
+}

@@ -1,0 +1,120 @@
+internal import COpenSSL
+import Foundation
+
+/// A message digest algorithm provided by libcrypto.
+public enum DigestAlgorithm: Sendable {
+    case md5, sha1, sha256
+
+    var evp: OpaquePointer? {
+        switch self {
+        case .md5: EVP_md5()
+        case .sha1: EVP_sha1()
+        case .sha256: EVP_sha256()
+        }
+    }
+
+    /// Digest length in bytes.
+    public var length: Int {
+        switch self {
+        case .md5: 16
+        case .sha1: 20
+        case .sha256: 32
+        }
+    }
+}
+
+/// An incremental digest over libcrypto's EVP interface; feed it chunks, then `finalize()` once.
+public final class StreamingDigest {
+    private let context: OpaquePointer
+    public let algorithm: DigestAlgorithm
+
+    public init(_ algorithm: DigestAlgorithm) {
+        self.algorithm = algorithm
+        // EVP_MD_CTX_new only fails on allocation failure, which we treat as fatal like Swift does.
+        guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed: out of memory") }
+        self.context = context
+        EVP_DigestInit_ex(context, algorithm.evp, nil)
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    /// Adds bytes to the digest.
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        EVP_DigestUpdate(context, base, bytes.count)
+    }
+
+    /// Adds bytes to the digest.
+    public func update<D: ContiguousBytes>(_ data: D) {
+        data.withUnsafeBytes { update($0) }
+    }
+
+    /// Returns the digest; the object must not be used afterwards.
+    public func finalize() -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(context, &out, &length)
+        return Array(out.prefix(Int(length)))
+    }
+}
+
+/// One-shot digests.
+public enum Digest {
+    /// SHA-256 of `data`.
+    public static func sha256<D: ContiguousBytes>(_ data: D) -> [UInt8] { hash(.sha256, data) }
+    /// SHA-1 of `data`.
+    public static func sha1<D: ContiguousBytes>(_ data: D) -> [UInt8] { hash(.sha1, data) }
+    /// MD5 of `data` (S3 ETags and Content-MD5, not security).
+    public static func md5<D: ContiguousBytes>(_ data: D) -> [UInt8] { hash(.md5, data) }
+
+    /// Digest of `data` with `algorithm`.
+    public static func hash<D: ContiguousBytes>(_ algorithm: DigestAlgorithm, _ data: D) -> [UInt8] {
+        let digest = StreamingDigest(algorithm)
+        digest.update(data)
+        return digest.finalize()
+    }
+}
+
+/// HMAC over libcrypto.
+public enum HMAC {
+    /// HMAC-SHA256 of `data` under `key`.
+    public static func sha256<K: ContiguousBytes, D: ContiguousBytes>(key: K, data: D) -> [UInt8] {
+        mac(.sha256, key: key, data: data)
+    }
+
+    /// HMAC-SHA1 of `data` under `key` (SigV2).
+    public static func sha1<K: ContiguousBytes, D: ContiguousBytes>(key: K, data: D) -> [UInt8] {
+        mac(.sha1, key: key, data: data)
+    }
+
+    /// HMAC of `data` under `key` with `algorithm`.
+    public static func mac<K: ContiguousBytes, D: ContiguousBytes>(_ algorithm: DigestAlgorithm, key: K, data: D) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        key.withUnsafeBytes { k in
+            data.withUnsafeBytes { d in
+                // A zero-length key still needs a valid pointer for libcrypto.
+                let dummy: UInt8 = 0
+                withUnsafePointer(to: dummy) { zero in
+                    let keyPointer = k.baseAddress ?? UnsafeRawPointer(zero)
+                    let dataPointer = d.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                    _ = COpenSSL.HMAC(algorithm.evp, keyPointer, Int32(k.count), dataPointer, d.count, &out, &length)
+                }
+            }
+        }
+        return Array(out.prefix(Int(length)))
+    }
+}
+
+/// Comparisons that take the same time whatever the inputs hold.
+public enum ConstantTime {
+    /// True when both byte strings are equal; the time depends only on their lengths.
+    public static func equals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.isEmpty { return true }
+        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in CRYPTO_memcmp(x.baseAddress, y.baseAddress, a.count) == 0 } }
+    }
+
+    /// True when both strings have equal UTF-8 bytes.
+    public static func equals(_ a: String, _ b: String) -> Bool { equals(Array(a.utf8), Array(b.utf8)) }
+}

@@ -1,0 +1,284 @@
+import Foundation
+import HearthCore
+internal import CMicroHTTPD
+
+/// One request/response exchange on a connection: the state libmicrohttpd's callbacks share.
+///
+/// libmicrohttpd calls the access handler several times per request (headers, each body piece,
+/// end of body); the exchange object is what `*con_cls` points to between those calls.
+final class Exchange {
+    enum State {
+        case new
+        case collecting(limit: Int, tooLarge: Response, handler: @Sendable (Request) -> Response)
+        case streaming(any RequestBodyConsumer)
+        case discarding(Response)
+        case done
+    }
+
+    let server: HTTPServer
+    let rawURI: String
+    var state: State = .new
+    var request: Request?
+    var buffer: [UInt8] = []
+    var status = 0
+    var started = DispatchTime.now().uptimeNanoseconds
+    var counted = false
+    var responseLogFields: [(String, JSON)] = []
+
+    init(server: HTTPServer, rawURI: String) {
+        self.server = server
+        self.rawURI = rawURI
+    }
+
+    // MARK: Access handler
+
+    func handle(_ connection: OpaquePointer, method: String, version: String,
+                data: UnsafePointer<CChar>?, size: UnsafeMutablePointer<Int>) -> MHD_Result {
+        switch state {
+        case .new:
+            return begin(connection, method: method, version: version)
+        case .collecting(let limit, let tooLarge, let handler):
+            if size.pointee > 0 {
+                if buffer.count + size.pointee > limit {
+                    buffer = []
+                    state = .discarding(tooLarge)
+                } else if let data {
+                    buffer.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size.pointee))
+                }
+                size.pointee = 0
+                return .YES
+            }
+            guard let request else { return .NO }
+            request.body = buffer
+            buffer = []
+            state = .done
+            return queue(handler(request), on: connection)
+        case .streaming(let consumer):
+            if size.pointee > 0 {
+                consumer.consume(UnsafeRawBufferPointer(start: data, count: size.pointee))
+                size.pointee = 0
+                return .YES
+            }
+            state = .done
+            return queue(consumer.finish(), on: connection)
+        case .discarding(let response):
+            if size.pointee > 0 {
+                size.pointee = 0
+                return .YES
+            }
+            state = .done
+            return queue(response, on: connection)
+        case .done:
+            size.pointee = 0
+            return .YES
+        }
+    }
+
+    private func begin(_ connection: OpaquePointer, method: String, version: String) -> MHD_Result {
+        server.began()
+        counted = true
+        started = DispatchTime.now().uptimeNanoseconds
+        let headers = Exchange.headers(of: connection)
+        let (path, query, hasQuery) = Request.split(target: rawURI)
+        let request = Request(method: method, rawPath: path, rawQuery: query, hasQuery: hasQuery, headers: headers,
+                              version: version, isTLS: hearth_mhd_connection_is_tls(connection) != 0,
+                              remoteAddress: Exchange.remoteAddress(of: connection),
+                              id: server.ids.hex(byteCount: 8).uppercased())
+        self.request = request
+        let hasBody: Bool = {
+            if let te = headers["Transfer-Encoding"], te.lowercased().contains("chunked") { return true }
+            if let cl = headers["Content-Length"], let n = Int64(cl.trimmingCharacters(in: .whitespaces)) { return n > 0 }
+            return false
+        }()
+        let expectsContinue = headers["Expect"]?.lowercased() == "100-continue"
+        let declaredLength = headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+
+        switch server.service.dispose(request) {
+        case .respond(let response):
+            // Answering before the body is read would make a client that is still sending see a reset
+            // connection instead of our answer; only a client waiting on 100-continue can take it early.
+            if hasBody && !expectsContinue {
+                state = .discarding(response)
+                return .YES
+            }
+            state = .done
+            return queue(response, on: connection)
+        case .collect(let limit, let tooLarge, let handler):
+            if let declaredLength, declaredLength > Int64(limit) {
+                if expectsContinue {
+                    state = .done
+                    return queue(tooLarge, on: connection)
+                }
+                state = .discarding(tooLarge)
+                return .YES
+            }
+            if !hasBody {
+                state = .done
+                return queue(handler(request), on: connection)
+            }
+            state = .collecting(limit: limit, tooLarge: tooLarge, handler: handler)
+            return .YES
+        case .stream(let consumer):
+            state = .streaming(consumer)
+            return .YES
+        }
+    }
+
+    // MARK: Responses
+
+    private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Result {
+        status = response.status
+        responseLogFields = response.logFields
+        let mhdResponse: OpaquePointer?
+        switch response.body {
+        case .empty:
+            mhdResponse = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
+        case .bytes(let bytes):
+            mhdResponse = bytes.withUnsafeBytes { p in
+                MHD_create_response_from_buffer(p.count, UnsafeMutableRawPointer(mutating: p.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        case .stream(let length, let source):
+            let box = Unmanaged.passRetained(SourceBox(source)).toOpaque()
+            mhdResponse = MHD_create_response_from_callback(
+                length.map { UInt64($0) } ?? hearth_mhd_size_unknown(), 64 << 10,
+                { cls, _, buf, max in
+                    guard let cls, let buf else { return hearth_mhd_reader_end_with_error() }
+                    let box = Unmanaged<SourceBox>.fromOpaque(cls).takeUnretainedValue()
+                    do {
+                        let n = try box.source.read(into: UnsafeMutableRawBufferPointer(start: buf, count: max))
+                        return n == 0 ? hearth_mhd_reader_end_of_stream() : n
+                    } catch {
+                        return hearth_mhd_reader_end_with_error()
+                    }
+                },
+                box,
+                { cls in
+                    guard let cls else { return }
+                    let box = Unmanaged<SourceBox>.fromOpaque(cls).takeRetainedValue()
+                    box.source.close()
+                })
+        }
+        guard let mhdResponse else { return .NO }
+        for (name, value) in response.headers {
+            // libmicrohttpd writes framing headers itself from the body it is given.
+            let lower = name.lowercased()
+            if lower == "content-length" || lower == "transfer-encoding" { continue }
+            MHD_add_response_header(mhdResponse, name, value)
+        }
+        let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+        MHD_destroy_response(mhdResponse)
+        return result
+    }
+
+    // MARK: Completion
+
+    func completed(_ termination: MHD_RequestTerminationCode) {
+        if case .streaming(let consumer) = state {
+            consumer.abandon()  // the body never completed: undo partial work
+            state = .done
+        }
+        guard counted else { return }
+        server.ended()
+        if let logger = server.logger, let request {
+            let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+            let ok = termination == .REQUEST_TERMINATED_COMPLETED_OK
+            var fields: [(String, JSON)] = [
+                ("service", .string(server.name)), ("method", .string(request.method)), ("path", .string(request.rawPath)),
+                ("status", .int(Int64(status))), ("ms", .double((ms * 100).rounded() / 100)), ("requestId", .string(request.id)),
+            ]
+            if !ok { fields.append(("terminated", .string(Exchange.terminationName(termination)))) }
+            fields.append(contentsOf: request.logFields)
+            fields.append(contentsOf: responseLogFields)
+            logger.info("\(server.name) \(request.method) \(request.rawPath) \(status)", fields)
+        }
+    }
+
+    static func terminationName(_ t: MHD_RequestTerminationCode) -> String {
+        switch t {
+        case .REQUEST_TERMINATED_COMPLETED_OK: "ok"
+        case .REQUEST_TERMINATED_WITH_ERROR: "error"
+        case .REQUEST_TERMINATED_TIMEOUT_REACHED: "timeout"
+        case .REQUEST_TERMINATED_DAEMON_SHUTDOWN: "shutdown"
+        case .REQUEST_TERMINATED_READ_ERROR: "read-error"
+        case .REQUEST_TERMINATED_CLIENT_ABORT: "client-abort"
+        default: "unknown"
+        }
+    }
+
+    // MARK: Connection facts
+
+    private final class HeaderBox {
+        var fields: [(name: String, value: String)] = []
+    }
+
+    static func headers(of connection: OpaquePointer) -> HTTPHeaders {
+        let box = HeaderBox()
+        let context = Unmanaged.passUnretained(box).toOpaque()
+        hearth_mhd_headers(connection, { ctx, name, nameLength, value, valueLength in
+            guard let ctx, let name else { return }
+            let box = Unmanaged<HeaderBox>.fromOpaque(ctx).takeUnretainedValue()
+            let n = String(decoding: UnsafeRawBufferPointer(start: name, count: nameLength), as: UTF8.self)
+            let v = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueLength), as: UTF8.self) } ?? ""
+            box.fields.append((name: n, value: v))
+        }, context)
+        return HTTPHeaders(box.fields)
+    }
+
+    static func remoteAddress(of connection: OpaquePointer) -> String {
+        guard let addr = hearth_mhd_client_address(connection) else { return "" }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        if Int32(addr.pointee.sa_family) == AF_INET {
+            return addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { s in
+                var a = s.pointee.sin_addr
+                inet_ntop(AF_INET, &a, &buffer, socklen_t(buffer.count))
+                return String(cString: buffer)
+            }
+        } else if Int32(addr.pointee.sa_family) == AF_INET6 {
+            return addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { s in
+                var a = s.pointee.sin6_addr
+                inet_ntop(AF_INET6, &a, &buffer, socklen_t(buffer.count))
+                return String(cString: buffer)
+            }
+        }
+        return ""
+    }
+}
+
+/// Keeps a response body source alive while libmicrohttpd reads from it.
+final class SourceBox {
+    let source: any ResponseBodySource
+    init(_ source: any ResponseBodySource) { self.source = source }
+}
+
+// MARK: - libmicrohttpd callbacks (no captures: they convert to C function pointers)
+
+/// Called with the raw request target before libmicrohttpd decodes it; the exchange it returns
+/// becomes the request's `*con_cls`.
+let hearthURILogger: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = { cls, uri, _ in
+    guard let cls else { return nil }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let exchange = Exchange(server: server, rawURI: uri.map { String(cString: $0) } ?? "/")
+    return Unmanaged.passRetained(exchange).toOpaque()
+}
+
+let hearthAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, version, data, size, conCls in
+    guard let cls, let connection, let size, let conCls else { return .NO }
+    let exchange: Exchange
+    if let existing = conCls.pointee {
+        exchange = Unmanaged<Exchange>.fromOpaque(existing).takeUnretainedValue()
+    } else {
+        // No URI logger call happened (should not occur); fall back to the decoded URL.
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+        exchange = Exchange(server: server, rawURI: url.map { String(cString: $0) } ?? "/")
+        conCls.pointee = Unmanaged.passRetained(exchange).toOpaque()
+    }
+    return exchange.handle(connection, method: method.map { String(cString: $0) } ?? "GET",
+                           version: version.map { String(cString: $0) } ?? "HTTP/1.1", data: data, size: size)
+}
+
+let hearthRequestCompleted: MHD_RequestCompletedCallback = { _, _, conCls, termination in
+    guard let conCls, let pointer = conCls.pointee else { return }
+    let exchange = Unmanaged<Exchange>.fromOpaque(pointer).takeRetainedValue()
+    conCls.pointee = nil
+    exchange.completed(termination)
+}

@@ -1,0 +1,120 @@
+import Foundation
+import HearthCore
+
+/// One HTTP request as a handler sees it.
+///
+/// `rawPath` and `rawQuery` are exactly the bytes of the request target (before any
+/// percent-decoding): SigV4 signs the path as sent, so nothing here normalises it.
+public final class Request: @unchecked Sendable {
+    /// Method as sent (`GET`, `PUT`, …).
+    public let method: String
+    /// The request target's path, undecoded (`/bucket/a%20b`).
+    public let rawPath: String
+    /// The query string without `?`, undecoded; empty when absent.
+    public let rawQuery: String
+    /// Whether the target had a `?` at all.
+    public let hasQuery: Bool
+    /// Header fields.
+    public let headers: HTTPHeaders
+    /// HTTP version string (`HTTP/1.1`).
+    public let version: String
+    /// Whether the connection is TLS.
+    public let isTLS: Bool
+    /// The client's address (`127.0.0.1`).
+    public let remoteAddress: String
+    /// A request id unique in this process (S3 puts it in error bodies and it appears in the log).
+    public let id: String
+    /// The collected body; empty unless the handler asked to collect it.
+    public internal(set) var body: [UInt8]
+    /// Free-form facts a handler wants in the request's log line (never secrets).
+    public var logFields: [(String, JSON)] = []
+
+    public init(method: String, rawPath: String, rawQuery: String = "", hasQuery: Bool? = nil, headers: HTTPHeaders = HTTPHeaders(),
+                version: String = "HTTP/1.1", isTLS: Bool = false, remoteAddress: String = "127.0.0.1",
+                id: String = "0000000000000000", body: [UInt8] = []) {
+        self.method = method
+        self.rawPath = rawPath
+        self.rawQuery = rawQuery
+        self.hasQuery = hasQuery ?? !rawQuery.isEmpty
+        self.headers = headers
+        self.version = version
+        self.isTLS = isTLS
+        self.remoteAddress = remoteAddress
+        self.id = id
+        self.body = body
+    }
+
+    /// Builds a request from a full target (`/path?query`).
+    public convenience init(method: String, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        let (path, query, has) = Request.split(target: target)
+        self.init(method: method, rawPath: path, rawQuery: query, hasQuery: has, headers: headers, body: body)
+    }
+
+    /// Splits a request target at the first `?`.
+    public static func split(target: String) -> (path: String, query: String, hasQuery: Bool) {
+        guard let q = target.firstIndex(of: "?") else { return (target, "", false) }
+        return (String(target[..<q]), String(target[target.index(after: q)...]), true)
+    }
+
+    /// The path percent-decoded (invalid escapes are kept literally).
+    public var path: String { Request.percentDecode(rawPath) }
+
+    /// Decoded path segments without empty leading segment (`/a/b%2Fc` → `["a", "b/c"]`).
+    public var pathSegments: [String] {
+        rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { Request.percentDecode(String($0)) }
+    }
+
+    /// Query parameters decoded (`+` as space, as form encoding), in order; a parameter without `=` has value nil.
+    public lazy var queryItems: [(name: String, value: String?)] = Request.parseQuery(rawQuery, plusAsSpace: true)
+
+    /// The first value of query parameter `name` (nil when absent; "" for `?name`).
+    public func query(_ name: String) -> String? {
+        for item in queryItems where item.name == name { return item.value ?? "" }
+        return nil
+    }
+
+    /// Parses `a=1&b&c=%20` into pairs.
+    public static func parseQuery(_ raw: String, plusAsSpace: Bool) -> [(name: String, value: String?)] {
+        guard !raw.isEmpty else { return [] }
+        return raw.split(separator: "&", omittingEmptySubsequences: true).map { part in
+            if let eq = part.firstIndex(of: "=") {
+                return (percentDecode(String(part[..<eq]), plusAsSpace: plusAsSpace),
+                        percentDecode(String(part[part.index(after: eq)...]), plusAsSpace: plusAsSpace))
+            }
+            return (percentDecode(String(part), plusAsSpace: plusAsSpace), nil)
+        }
+    }
+
+    /// Percent-decodes `text`; malformed escapes and invalid UTF-8 are kept as sent.
+    public static func percentDecode(_ text: String, plusAsSpace: Bool = false) -> String {
+        if !text.contains("%") && !(plusAsSpace && text.contains("+")) { return text }
+        var out = [UInt8]()
+        let b = Array(text.utf8)
+        var i = 0
+        while i < b.count {
+            if b[i] == UInt8(ascii: "%"), i + 2 < b.count, let h = hexValue(b[i + 1]), let l = hexValue(b[i + 2]) {
+                out.append(h << 4 | l)
+                i += 3
+            } else if plusAsSpace && b[i] == UInt8(ascii: "+") {
+                out.append(0x20)
+                i += 1
+            } else {
+                out.append(b[i])
+                i += 1
+            }
+        }
+        return String(validating: out, as: UTF8.self) ?? text
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: c - 48
+        case 65...70: c - 55
+        case 97...102: c - 87
+        default: nil
+        }
+    }
+
+    /// The collected body as UTF-8 text.
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+}

@@ -1,0 +1,101 @@
+internal import CSQLite
+
+/// One SQLite connection; use it from one thread at a time (the `Database` pool guarantees that).
+public final class Connection {
+    let handle: OpaquePointer
+    private var cache: [String: Statement] = [:]
+
+    /// Opens (creating if needed) the database at `path`; `":memory:"` is a private in-memory database.
+    public init(path: String, readOnly: Bool = false) throws {
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, message: message)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ rc: Int32, sql: String? = nil) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : rc,
+                    message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs one or more statements with no parameters and no results.
+    public func execute(_ sql: String) throws {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
+    }
+
+    /// A cached prepared statement for `sql` (prepared once per connection).
+    public func prepare(_ sql: String) throws -> Statement {
+        if let s = cache[sql] { return s }
+        let s = try Statement(connection: self, sql: sql)
+        cache[sql] = s
+        return s
+    }
+
+    /// Prepares, binds and runs `sql` once.
+    public func run(_ sql: String, _ values: [any SQLBindable] = []) throws {
+        try prepare(sql).run(values)
+    }
+
+    /// All rows of `sql`.
+    public func rows<T>(_ sql: String, _ values: [any SQLBindable] = [], _ row: (Statement) throws -> T) throws -> [T] {
+        try prepare(sql).rows(values, row)
+    }
+
+    /// The first row of `sql`, or nil.
+    public func first<T>(_ sql: String, _ values: [any SQLBindable] = [], _ row: (Statement) throws -> T) throws -> T? {
+        try prepare(sql).first(values, row)
+    }
+
+    /// A single integer result (`SELECT count(*) …`), or nil when there is no row.
+    public func scalarInt(_ sql: String, _ values: [any SQLBindable] = []) throws -> Int64? {
+        try first(sql, values) { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
+    }
+
+    /// Rowid of the last insert on this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    /// Rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+    /// Whether a transaction is open.
+    public var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back and rethrows when it throws.
+    /// Nested calls use savepoints.
+    public func transaction<T>(immediate: Bool = false, _ body: () throws -> T) throws -> T {
+        if inTransaction {
+            try execute("SAVEPOINT hearth_nested")
+            do {
+                let v = try body()
+                try execute("RELEASE hearth_nested")
+                return v
+            } catch {
+                try? execute("ROLLBACK TO hearth_nested")
+                try? execute("RELEASE hearth_nested")
+                throw error
+            }
+        }
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            let v = try body()
+            try execute("COMMIT")
+            return v
+        } catch {
+            if inTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Sets the busy timeout in milliseconds.
+    public func setBusyTimeout(_ ms: Int) { sqlite3_busy_timeout(handle, Int32(ms)) }
+}

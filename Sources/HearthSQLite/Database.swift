@@ -1,0 +1,165 @@
+import Foundation
+internal import CSQLite
+
+/// One schema change, identified by a stable id (`"s3.1"`), applied once and recorded.
+public struct Migration: Sendable {
+    public let id: String
+    public let sql: String
+    public init(_ id: String, _ sql: String) {
+        self.id = id
+        self.sql = sql
+    }
+}
+
+/// Why a database could not be opened for Hearth.
+public enum DatabaseOpenError: Error, CustomStringConvertible, Sendable {
+    case notHearth(path: String)
+    case newerThanBinary(path: String, unknownMigrations: [String])
+    case sqlite(SQLiteError)
+
+    public var description: String {
+        switch self {
+        case .notHearth(let path): "\(path) is not a Hearth database (another application's SQLite file or not SQLite at all)"
+        case .newerThanBinary(let path, let ids):
+            "\(path) was written by a newer Hearth (unknown schema migrations: \(ids.joined(separator: ", "))); upgrade hearth or use another --data-dir"
+        case .sqlite(let e): e.description
+        }
+    }
+}
+
+/// The process's one SQLite database: a single serialized write path and a pool of WAL readers.
+///
+/// Writes run on one writer connection behind a lock, each in a `BEGIN IMMEDIATE` transaction that
+/// commits before the call returns; a thrown error rolls it back. Reads take a connection from the
+/// pool (one per concurrently reading thread) and see the last committed state. With WAL and
+/// `synchronous=NORMAL` a committed transaction survives the process being killed (`kill -9`);
+/// `durability: .full` also survives power loss at the cost of an fsync per commit.
+public final class Database: @unchecked Sendable {
+    /// How hard commits are pushed to disk.
+    public enum Durability: Sendable { case normal, full }
+
+    /// `PRAGMA application_id` value marking Hearth files ("HRTH").
+    public static let applicationID: Int32 = 0x4852_5448
+
+    public let path: String?
+    private let writer: Connection
+    private let writeLock = NSLock()
+    private let poolLock = NSLock()
+    private var idleReaders: [Connection] = []
+    private let durability: Durability
+
+    /// Opens the database at `path` (nil: in memory, private to this object).
+    public init(path: String?, durability: Durability = .normal) throws(DatabaseOpenError) {
+        self.path = path
+        self.durability = durability
+        do {
+            writer = try Connection(path: path ?? ":memory:")
+            writer.setBusyTimeout(5000)
+            try Database.configure(writer, durability: durability, isWriter: true, inMemory: path == nil)
+        } catch let e as SQLiteError {
+            // SQLITE_NOTADB (26): the file exists but is not a database.
+            if e.code & 0xff == 26 { throw .notHearth(path: path ?? ":memory:") }
+            throw .sqlite(e)
+        } catch {
+            throw .sqlite(SQLiteError(code: -1, message: "\(error)"))
+        }
+    }
+
+    private static func configure(_ c: Connection, durability: Durability, isWriter: Bool, inMemory: Bool) throws {
+        if isWriter && !inMemory {
+            try c.execute("PRAGMA journal_mode=WAL")
+        }
+        try c.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+        try c.execute("PRAGMA foreign_keys=ON")
+        try c.execute("PRAGMA temp_store=MEMORY")
+        try c.execute("PRAGMA cache_size=-16000")
+    }
+
+    /// Applies the migrations not yet recorded, in order, each in its own transaction.
+    ///
+    /// - Throws: `.notHearth` when the file holds another application's tables, `.newerThanBinary`
+    ///   when it records migrations this binary does not know.
+    public func migrate(_ migrations: [Migration]) throws(DatabaseOpenError) {
+        do {
+            try inWriteLock {
+                let appID = try writer.scalarInt("PRAGMA application_id") ?? 0
+                let tableCount = try writer.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0
+                if appID != Int64(Database.applicationID) {
+                    if tableCount > 0 { throw DatabaseOpenError.notHearth(path: path ?? ":memory:") }
+                    try writer.execute("PRAGMA application_id=\(Database.applicationID)")
+                }
+                try writer.execute("CREATE TABLE IF NOT EXISTS hearth_migrations (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
+                let applied = Set(try writer.rows("SELECT id FROM hearth_migrations") { $0.text(0) })
+                let known = Set(migrations.map(\.id))
+                let unknown = applied.subtracting(known).sorted()
+                if !unknown.isEmpty { throw DatabaseOpenError.newerThanBinary(path: path ?? ":memory:", unknownMigrations: unknown) }
+                for m in migrations where !applied.contains(m.id) {
+                    try writer.transaction(immediate: true) {
+                        try writer.execute(m.sql)
+                        try writer.run("INSERT INTO hearth_migrations (id, applied_at) VALUES (?, strftime('%s','now'))", [m.id])
+                    }
+                }
+                try writer.execute("PRAGMA user_version=\(migrations.count)")
+            }
+        } catch let e as DatabaseOpenError {
+            throw e
+        } catch let e as SQLiteError {
+            if e.code & 0xff == 26 { throw .notHearth(path: path ?? ":memory:") }
+            throw .sqlite(e)
+        } catch {
+            throw .sqlite(SQLiteError(code: -1, message: "\(error)"))
+        }
+    }
+
+    private func inWriteLock<T>(_ body: () throws -> T) rethrows -> T {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        return try body()
+    }
+
+    /// Runs `body` as one write transaction on the single writer; commits before returning.
+    public func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        try inWriteLock { try writer.transaction(immediate: path != nil) { try body(writer) } }
+    }
+
+    /// Runs `body` on the writer without opening a transaction (for statements that manage their own,
+    /// such as `VACUUM` or a checkpoint).
+    public func withWriter<T>(_ body: (Connection) throws -> T) throws -> T {
+        try inWriteLock { try body(writer) }
+    }
+
+    /// Runs `body` in a read transaction on a pooled reader connection (a consistent snapshot).
+    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        // An in-memory database is one connection: reads share the writer's lock.
+        guard let path else { return try inWriteLock { try writer.transaction { try body(writer) } } }
+        let reader = try takeReader(path: path)
+        defer { returnReader(reader) }
+        return try reader.transaction { try body(reader) }
+    }
+
+    private func takeReader(path: String) throws -> Connection {
+        poolLock.lock()
+        if let c = idleReaders.popLast() {
+            poolLock.unlock()
+            return c
+        }
+        poolLock.unlock()
+        let c = try Connection(path: path)
+        c.setBusyTimeout(5000)
+        try Database.configure(c, durability: durability, isWriter: false, inMemory: false)
+        try c.execute("PRAGMA query_only=1")
+        return c
+    }
+
+    private func returnReader(_ c: Connection) {
+        poolLock.lock()
+        idleReaders.append(c)
+        poolLock.unlock()
+    }
+
+    /// Copies the WAL into the main file and truncates it (at shutdown).
+    public func checkpoint() {
+        guard path != nil else { return }
+        _ = try? inWriteLock { try writer.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+}

@@ -1,0 +1,126 @@
+internal import CSQLite
+
+/// A prepared statement owned by one connection; finalised in `deinit`.
+public final class Statement {
+    let handle: OpaquePointer
+    public let sql: String
+    private unowned let connection: Connection
+
+    init(connection: Connection, sql: String) throws {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw connection.error(rc, sql: sql) }
+        self.handle = stmt
+        self.sql = sql
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Resets the statement and binds `values` to `?1…?n`.
+    public func bind(_ values: [any SQLBindable]) throws {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (i, v) in values.enumerated() {
+            let index = Int32(i + 1)
+            let rc: Int32
+            switch v.sqlValue {
+            case .null: rc = sqlite3_bind_null(handle, index)
+            case .integer(let n): rc = sqlite3_bind_int64(handle, index, n)
+            case .real(let d): rc = sqlite3_bind_double(handle, index, d)
+            case .text(let s): rc = sqlite3_bind_text(handle, index, s, -1, hearth_sqlite_transient())
+            case .blob(let b):
+                rc = b.withUnsafeBytes { p in
+                    // A zero-length blob must still bind as a blob, not NULL.
+                    sqlite3_bind_blob64(handle, index, p.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(b.count), hearth_sqlite_transient())
+                }
+            }
+            guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+        }
+    }
+
+    /// Binds a blob from raw memory at `index` (1-based) without an intermediate array.
+    public func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int) throws {
+        let rc = sqlite3_bind_blob64(handle, Int32(index), bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                     sqlite3_uint64(bytes.count), hearth_sqlite_transient())
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
+
+    /// Advances; true when a row is available.
+    @discardableResult
+    public func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            sqlite3_reset(handle)
+            throw connection.error(rc, sql: sql)
+        }
+    }
+
+    /// Runs to completion, ignoring rows.
+    public func run(_ values: [any SQLBindable] = []) throws {
+        try bind(values)
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    /// All rows, each mapped by `row`.
+    public func rows<T>(_ values: [any SQLBindable] = [], _ row: (Statement) throws -> T) throws -> [T] {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        var out: [T] = []
+        while try step() { out.append(try row(self)) }
+        return out
+    }
+
+    /// The first row mapped by `row`, or nil.
+    public func first<T>(_ values: [any SQLBindable] = [], _ row: (Statement) throws -> T) throws -> T? {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        return try step() ? try row(self) : nil
+    }
+
+    /// Number of result columns.
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+
+    /// Whether column `i` (0-based) is NULL.
+    public func isNull(_ i: Int) -> Bool { sqlite3_column_type(handle, Int32(i)) == SQLITE_NULL }
+    public func int64(_ i: Int) -> Int64 { sqlite3_column_int64(handle, Int32(i)) }
+    public func int(_ i: Int) -> Int { Int(sqlite3_column_int64(handle, Int32(i))) }
+    public func double(_ i: Int) -> Double { sqlite3_column_double(handle, Int32(i)) }
+    public func bool(_ i: Int) -> Bool { sqlite3_column_int64(handle, Int32(i)) != 0 }
+
+    public func text(_ i: Int) -> String {
+        guard let p = sqlite3_column_text(handle, Int32(i)) else { return "" }
+        let n = Int(sqlite3_column_bytes(handle, Int32(i)))
+        return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+
+    public func optionalText(_ i: Int) -> String? { isNull(i) ? nil : text(i) }
+
+    public func blob(_ i: Int) -> [UInt8] {
+        let n = Int(sqlite3_column_bytes(handle, Int32(i)))
+        guard n > 0, let p = sqlite3_column_blob(handle, Int32(i)) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: n))
+    }
+
+    /// Calls `body` with column `i`'s bytes without copying; valid only inside `body`.
+    public func withBlob<T>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let n = Int(sqlite3_column_bytes(handle, Int32(i)))
+        let p = sqlite3_column_blob(handle, Int32(i))
+        return try body(UnsafeRawBufferPointer(start: n > 0 ? p : nil, count: n))
+    }
+
+    /// Column `i` as a `SQLValue`.
+    public func value(_ i: Int) -> SQLValue {
+        switch sqlite3_column_type(handle, Int32(i)) {
+        case SQLITE_INTEGER: .integer(int64(i))
+        case SQLITE_FLOAT: .real(double(i))
+        case SQLITE_TEXT: .text(text(i))
+        case SQLITE_BLOB: .blob(blob(i))
+        default: .null
+        }
+    }
+}

@@ -1,0 +1,92 @@
+// The contract between SecurityRules and its callers (FirestoreEmulator, the `hearth rules` CLI,
+// the hub's `projects.test` endpoint). Everything public about the module is declared here or in
+// the types it names; the lexer, parser, checker and evaluator behind it are internal.
+
+import HearthCore
+
+/// A rules value, as the rules language sees it.
+public indirect enum RulesValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case float(Double)
+    case string(String)
+    case bytes([UInt8])
+    /// Seconds and nanoseconds since the Unix epoch.
+    case timestamp(seconds: Int64, nanos: Int32)
+    /// Seconds and nanoseconds.
+    case duration(seconds: Int64, nanos: Int32)
+    case latlng(latitude: Double, longitude: Double)
+    /// Path segments, unescaped (`["databases", "(default)", "documents", "users", "u1"]`).
+    case path([String])
+    case list([RulesValue])
+    case map([String: RulesValue])
+    case set([RulesValue])
+    case mapDiff(left: [String: RulesValue], right: [String: RulesValue])
+}
+
+/// The method a request is judged for.
+public enum RulesMethod: String, Sendable, CaseIterable {
+    case get, list, create, update, delete
+}
+
+/// A problem found while compiling a rules file.
+public struct RulesIssue: Sendable, Equatable, CustomStringConvertible {
+    public enum Severity: String, Sendable { case error = "ERROR", warning = "WARNING" }
+    public let fileName: String
+    /// 1-based line and column.
+    public let line: Int
+    public let column: Int
+    public let description: String
+    public let severity: Severity
+
+    public init(fileName: String, line: Int, column: Int, description: String, severity: Severity) {
+        self.fileName = fileName
+        self.line = line
+        self.column = column
+        self.description = description
+        self.severity = severity
+    }
+}
+
+/// Reads documents for `get()`, `exists()`, `getAfter()`, `existsAfter()`.
+///
+/// Paths are absolute document paths as segments (`databases/(default)/documents/users/u1`).
+/// Returns the document as a rules `resource` map (`data`, `id`, `__name__`), or nil when absent.
+public protocol RulesDocumentLookup {
+    func get(_ path: [String]) -> RulesValue?
+    /// The document as it will be if the request's writes succeed.
+    func getAfter(_ path: [String]) -> RulesValue?
+}
+
+/// One request to judge.
+public struct RulesRequest: Sendable {
+    public var method: RulesMethod
+    /// Absolute document path segments, `["databases", "(default)", "documents", "users", "u1"]`.
+    public var path: [String]
+    /// `request.auth`: nil when signed out, else a map `{uid, token}`.
+    public var auth: RulesValue?
+    /// `request.time`.
+    public var time: RulesValue
+    /// `request.resource` on create/update (the document after the write), else nil.
+    public var requestResource: RulesValue?
+    /// `resource`: the stored document, or nil when absent.
+    public var resource: RulesValue?
+    /// `request.query` on list (`{limit, offset, orderBy}`), else nil.
+    public var query: RulesValue?
+    /// The access-call limit: 10 for single-document requests, 20 for batches and transactions.
+    public var accessLimit: Int
+
+    public init(method: RulesMethod, path: [String], auth: RulesValue?, time: RulesValue,
+                requestResource: RulesValue? = nil, resource: RulesValue? = nil, query: RulesValue? = nil,
+                accessLimit: Int = 10) {
+        self.method = method
+        self.path = path
+        self.auth = auth
+        self.time = time
+        self.requestResource = requestResource
+        self.resource = resource
+        self.query = query
+        self.accessLimit = accessLimit
+    }
+}

@@ -92,7 +92,7 @@ public struct Instant: Sendable, Hashable, Comparable, Codable, CustomStringConv
                 i += 1
             }
             guard digits > 0, digits <= 9 else { return nil }
-            for _ in digits..<6 where digits < 6 { micros *= 10 }
+            if digits < 6 { for _ in digits..<6 { micros *= 10 } }
         }
         var offset = 0
         guard i < c.count else { return nil }

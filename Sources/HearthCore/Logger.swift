@@ -27,8 +27,9 @@ public final class Logger: @unchecked Sendable {
     /// Severity.
     public enum Level: String, Sendable { case debug, info, warning, error }
 
-    /// Writes one line with `fields` appended (text) or merged (JSON).
-    public func log(_ level: Level, _ message: String, _ fields: [(String, JSON)] = []) {
+    /// Writes one line with `fields` appended (text) or merged (JSON); in text form the fields
+    /// named in `textOmits` are left out because the message already says them.
+    public func log(_ level: Level, _ message: String, _ fields: [(String, JSON)] = [], textOmits: Set<String> = []) {
         if quiet && (level == .info || level == .debug) { return }
         let time = (clock?.now() ?? Instant(Date())).rfc3339(fractionDigits: 3)
         let line: String
@@ -39,7 +40,7 @@ public final class Logger: @unchecked Sendable {
             line = JSON.object(o).serialized()
         case .text:
             var s = "\(time) \(level.rawValue.uppercased()) \(message)"
-            for (k, v) in fields {
+            for (k, v) in fields where !textOmits.contains(k) {
                 if case .string(let text) = v { s += " \(k)=\(text)" } else { s += " \(k)=\(v.serialized())" }
             }
             line = s

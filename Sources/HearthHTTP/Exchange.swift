@@ -189,7 +189,8 @@ final class Exchange {
             if !ok { fields.append(("terminated", .string(Exchange.terminationName(termination)))) }
             fields.append(contentsOf: request.logFields)
             fields.append(contentsOf: responseLogFields)
-            logger.info("\(server.name) \(request.method) \(request.rawPath) \(status)", fields)
+            logger.log(.info, "\(server.name) \(request.method) \(request.rawPath) \(status)", fields,
+                       textOmits: ["service", "method", "path", "status"])
         }
     }
 

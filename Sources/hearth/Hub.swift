@@ -1,0 +1,82 @@
+import Foundation
+import HearthCore
+import HearthHTTP
+
+/// The hub listener: health, the emulator map, the clock, the global reset, and every service's
+/// emulator-only routes.
+enum Hub {
+    static func makeRouter(context: ServiceContext, units: [ServiceUnit], listeners: @escaping @Sendable () -> [(name: String, host: String, port: Int)]) -> Router {
+        let router = Router()
+        let clock = context.clock
+        router.notFound = { req in
+            .json(errorBody(404, "NOT_FOUND", "No hub route for \(req.method) \(req.rawPath)"), status: 404)
+        }
+        router.get("/healthz") { _, _ in .text("ok") }
+        router.get("/") { _, _ in .text("Hearth hub: see /emulators") }
+        router.get("/emulators") { _, _ in
+            var o = JSONObject()
+            for l in listeners() {
+                o[l.name] = .object(["name": .string(l.name), "host": .string(l.host), "port": .int(Int64(l.port))])
+            }
+            return .json(.object(o))
+        }
+        let resets = units.map { ($0.name, $0.reset) }
+        let resetBox = UncheckedBox(resets)
+        router.post("/emulator/v1/reset") { _, _ in
+            for (name, reset) in resetBox.value {
+                do { try reset() } catch {
+                    return .json(errorBody(500, "INTERNAL", "reset of \(name) failed: \(error)"), status: 500)
+                }
+            }
+            return .json(.object([:]))
+        }
+        router.get("/emulator/v1/clock") { _, _ in .json(clockJSON(clock)) }
+        router.put("/emulator/v1/clock") { req, _ in
+            let body: JSON
+            do { body = try JSON.parse(req.body) } catch {
+                return .json(errorBody(400, "INVALID_ARGUMENT", "Invalid JSON body: \(error)"), status: 400)
+            }
+            if let frozen = body["frozenAt"]?.stringValue {
+                guard let t = Instant(rfc3339: frozen) else {
+                    return .json(errorBody(400, "INVALID_ARGUMENT", "frozenAt must be an RFC 3339 instant, got '\(frozen)'"), status: 400)
+                }
+                clock.freeze(at: t)
+            } else if let advance = body["advanceSeconds"]?.doubleValue {
+                clock.advance(seconds: advance)
+            } else if let mode = body["mode"]?.stringValue {
+                switch mode {
+                case "system": clock.useSystemTime()
+                case "frozen": clock.freeze(at: clock.now())
+                default: return .json(errorBody(400, "INVALID_ARGUMENT", "mode must be system or frozen, got '\(mode)'"), status: 400)
+                }
+            } else {
+                return .json(errorBody(400, "INVALID_ARGUMENT", "expected one of frozenAt, advanceSeconds or mode"), status: 400)
+            }
+            return .json(clockJSON(clock))
+        }
+        for unit in units { unit.registerHubRoutes(router) }
+        return router
+    }
+
+    static func clockJSON(_ clock: Clock) -> JSON {
+        let now = clock.now()
+        switch clock.mode {
+        case .frozen:
+            return .object(["now": .string(now.rfc3339()), "mode": .string("frozen")])
+        case .system(let offset):
+            return .object(["now": .string(now.rfc3339()), "mode": .string("system"), "offsetSeconds": .double(Double(offset) / 1_000_000)])
+        }
+    }
+
+    /// Google-style error JSON.
+    static func errorBody(_ code: Int, _ status: String, _ message: String) -> JSON {
+        .object(["error": .object(["code": .int(Int64(code)), "message": .string(message), "status": .string(status)])])
+    }
+}
+
+/// Carries a value the compiler cannot prove Sendable into a `@Sendable` route closure.
+/// Used only for values fixed at wiring time and never mutated afterwards.
+struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

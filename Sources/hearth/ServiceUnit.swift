@@ -1,0 +1,25 @@
+import HearthCore
+import HearthHTTP
+import HearthSQLite
+
+/// What one service contributes to the process: a listener, hub routes, a reset and a shutdown.
+struct ServiceUnit {
+    /// Name in logs, `/emulators` and the ready file (`auth`, `firestore`, `s3`, `api`).
+    let name: String
+    let port: Int
+    let http: any HTTPService
+    var tlsCertificatePEM: String? = nil
+    var tlsKeyPEM: String? = nil
+    var registerHubRoutes: (Router) -> Void = { _ in }
+    var reset: () throws -> Void = {}
+    var shutdown: () -> Void = {}
+}
+
+/// Shared process-wide objects handed to every service.
+struct ServiceContext {
+    let options: StartOptions
+    let database: Database
+    let clock: Clock
+    let ids: IDGenerator
+    let logger: Logger
+}

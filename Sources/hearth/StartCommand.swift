@@ -1,0 +1,194 @@
+import Foundation
+import HearthCore
+import HearthCrypto
+import HearthHTTP
+import HearthSQLite
+
+/// `hearth start`: opens the database, wires every service, starts every listener, waits for a signal.
+enum StartCommand {
+    /// A startup failure: one line on stderr, exit status 2, nothing overwritten.
+    struct StartupError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func run(_ options: StartOptions) -> Int32 {
+        let clock = Clock(frozenAt: options.clock)
+        let entropy: @Sendable (Int) -> [UInt8] = { SecureRandom.bytes($0) }
+        let ids = IDGenerator(seed: options.seed, entropy: entropy)
+        // Request ids come from their own stream so that logging does not shift the ids services generate.
+        let requestIDs = IDGenerator(seed: options.seed.map { $0 &+ 0x5EED }, entropy: entropy)
+        // Log lines carry wall-clock time, not the emulator clock, so they line up with other tools' logs.
+        let logger = Logger(format: options.logFormat, quiet: options.quiet)
+
+        let database: Database
+        do {
+            database = try openDatabase(options)
+        } catch {
+            fail("\(error)")
+            return 2
+        }
+        let context = ServiceContext(options: options, database: database, clock: clock, ids: ids, logger: logger)
+        let units: [ServiceUnit]
+        do {
+            try database.migrate(Wiring.migrations)
+            units = try Wiring.makeUnits(context)
+        } catch {
+            fail("\(error)")
+            return 2
+        }
+
+        let registry = ListenerRegistry()
+        var servers: [(HTTPServer, ServiceUnit?)] = []
+        let hubRouter = Hub.makeRouter(context: context, units: units, listeners: { registry.all })
+        let hub = HTTPServer(name: "hub", configuration: .init(host: options.host, port: options.hubPort, threads: 2),
+                             service: hubRouter, logger: logger, ids: requestIDs, clock: clock)
+        do {
+            try hub.start()
+            servers.append((hub, nil))
+            registry.add("hub", options.host, hub.port)
+            for unit in units {
+                let server = HTTPServer(
+                    name: unit.name,
+                    configuration: .init(host: options.host, port: unit.port, threads: options.threads,
+                                         tlsCertificatePEM: unit.tlsCertificatePEM, tlsKeyPEM: unit.tlsKeyPEM),
+                    service: unit.http, logger: logger, ids: requestIDs, clock: clock)
+                try server.start()
+                servers.append((server, unit))
+                registry.add(unit.name, options.host, server.port)
+            }
+        } catch {
+            for (s, _) in servers { s.stop(graceSeconds: 0) }
+            for u in units { u.shutdown() }
+            fail("\(error)")
+            return 2
+        }
+
+        let ready = readyJSON(options: options, servers: servers.map { ($0.0.name, $0.0) })
+        printBanner(options: options, ready: ready)
+        if let path = options.readyFile ?? (options.inMemory ? nil : (options.dataDir as NSString).appendingPathComponent("hearth.ready.json")) {
+            do { try writeAtomically(ready.serialized(pretty: true) + "\n", to: path) } catch {
+                logger.warning("cannot write ready file \(path): \(error)")
+            }
+        }
+
+        waitForTerminationSignal()
+        logger.info("shutting down")
+        // Stop accepting on every listener first, then let in-flight requests finish.
+        for (s, _) in servers.reversed() { s.stop(graceSeconds: 5) }
+        for u in units { u.shutdown() }
+        database.checkpoint()
+        if let path = options.readyFile ?? (options.inMemory ? nil : (options.dataDir as NSString).appendingPathComponent("hearth.ready.json")) {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+        return 0
+    }
+
+    static func openDatabase(_ options: StartOptions) throws -> Database {
+        if options.inMemory { return try Database(path: nil) }
+        let fm = FileManager.default
+        var isDir: ObjCBool = false
+        if fm.fileExists(atPath: options.dataDir, isDirectory: &isDir) {
+            guard isDir.boolValue else { throw StartupError(description: "data directory \(options.dataDir) is a file, not a directory") }
+        } else {
+            do { try fm.createDirectory(atPath: options.dataDir, withIntermediateDirectories: true) } catch {
+                throw StartupError(description: "cannot create data directory \(options.dataDir): \(error.localizedDescription)")
+            }
+        }
+        guard access(options.dataDir, R_OK | W_OK | X_OK) == 0 else {
+            throw StartupError(description: "data directory \(options.dataDir) is not readable and writable")
+        }
+        let path = (options.dataDir as NSString).appendingPathComponent("hearth.sqlite")
+        if fm.fileExists(atPath: path), access(path, R_OK | W_OK) != 0 {
+            throw StartupError(description: "database \(path) is not readable and writable")
+        }
+        return try Database(path: path)
+    }
+
+    static func readyJSON(options: StartOptions, servers: [(String, HTTPServer)]) -> JSON {
+        var services = JSONObject()
+        for (name, server) in servers {
+            services[name] = .object(["host": .string(options.host), "port": .int(Int64(server.port)), "url": .string(server.url)])
+        }
+        return .object([
+            "version": .string(Version.string),
+            "pid": .int(Int64(getpid())),
+            "project": .string(options.project),
+            "dataDir": options.inMemory ? .null : .string(options.dataDir),
+            "services": .object(services),
+            "env": .object(JSONObject(environment(options: options, servers: servers).map { ($0.0, JSON.string($0.1)) })),
+        ])
+    }
+
+    static func environment(options: StartOptions, servers: [(String, HTTPServer)]) -> [(String, String)] {
+        func hostPort(_ name: String) -> String? {
+            guard let s = servers.first(where: { $0.0 == name })?.1 else { return nil }
+            let h = options.host == "0.0.0.0" ? "127.0.0.1" : options.host
+            return "\(h):\(s.port)"
+        }
+        var env: [(String, String)] = []
+        if let a = hostPort("auth") { env.append(("FIREBASE_AUTH_EMULATOR_HOST", a)) }
+        if let f = hostPort("firestore") { env.append(("FIRESTORE_EMULATOR_HOST", f)) }
+        if let s3 = servers.first(where: { $0.0 == "s3" })?.1 {
+            let h = options.host == "0.0.0.0" ? "127.0.0.1" : options.host
+            env.append(("AWS_ENDPOINT_URL_S3", "\(s3.configuration.tlsCertificatePEM != nil ? "https" : "http")://\(h):\(s3.port)"))
+        }
+        env.append(("AWS_ACCESS_KEY_ID", options.s3AccessKey))
+        env.append(("AWS_SECRET_ACCESS_KEY", options.s3SecretKey))
+        env.append(("AWS_REGION", options.s3Region))
+        env.append(("GCLOUD_PROJECT", options.project))
+        return env
+    }
+
+    static func printBanner(options: StartOptions, ready: JSON) {
+        var out = ""
+        if let services = ready["services"]?.objectValue {
+            for (name, s) in services {
+                out += "hearth: \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(s["url"]?.stringValue ?? "")\n"
+            }
+        }
+        if let env = ready["env"]?.objectValue {
+            for (k, v) in env { out += "export \(k)=\(v.stringValue ?? "")\n" }
+        }
+        FileHandle.standardOutput.write(Data(out.utf8))
+    }
+
+    static func writeAtomically(_ text: String, to path: String) throws {
+        let tmp = path + ".tmp-\(getpid())"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: tmp))
+        guard rename(tmp, path) == 0 else { throw StartupError(description: String(cString: strerror(errno))) }
+    }
+
+    static func waitForTerminationSignal() {
+        let done = DispatchSemaphore(value: 0)
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { done.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        done.wait()
+        _ = sources
+    }
+
+    static func fail(_ message: String) {
+        FileHandle.standardError.write(Data("hearth: \(message)\n".utf8))
+    }
+}
+
+/// Listener addresses, filled in as servers start (the hub's `/emulators` reads it).
+final class ListenerRegistry: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(name: String, host: String, port: Int)] = []
+    func add(_ name: String, _ host: String, _ port: Int) {
+        lock.lock()
+        entries.append((name, host, port))
+        lock.unlock()
+    }
+    var all: [(name: String, host: String, port: Int)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries
+    }
+}

@@ -1,0 +1,241 @@
+import Foundation
+import HearthCore
+
+/// Every setting of `hearth start`, from defaults, `firebase.json`, `--config FILE` and flags (later wins).
+struct StartOptions: Sendable {
+    var host = "127.0.0.1"
+    var project = "demo-hearth"
+    var dataDir = "emulator-data"
+    var inMemory = false
+    var rules = "rules/firestore.rules"
+    var authPort = 9099
+    var firestorePort = 8080
+    var s3Port = 9000
+    var apiPort = 8000
+    var hubPort = 4400
+    var s3AccessKey = "test"
+    var s3SecretKey = "test"
+    var s3Region = "us-east-1"
+    /// Extra S3 credentials: access key, secret, optional bucket allowlist.
+    var s3Credentials: [(accessKey: String, secret: String, buckets: [String]?)] = []
+    var s3AllowSigV2 = false
+    var tlsCert: String?
+    var tlsKey: String?
+    var tokenSigning = "none"
+    var uploadsBucket = "uploads"
+    var uploadsMaxExpires = 3600
+    var uploadsContentTypes: [String]? = nil
+    var requireAppCheck = false
+    var seed: UInt64?
+    var clock: Instant?
+    var logFormat = Logger.Format.text
+    var quiet = false
+    var readyFile: String?
+    var threads = 8
+
+    /// The flags, their value names and help, in the order `--help` lists them.
+    static let flags: [(name: String, value: String?, help: String)] = [
+        ("--config", "FILE", "JSON file with any of these settings (keys as the flag names without dashes, camelCase also accepted)"),
+        ("--host", "ADDR", "address every listener binds to (default 127.0.0.1)"),
+        ("--project", "ID", "default Firebase project id (default demo-hearth)"),
+        ("--data-dir", "DIR", "where hearth.sqlite lives (default emulator-data)"),
+        ("--in-memory", nil, "keep everything in memory; write no files"),
+        ("--rules", "FILE", "Firestore security rules, reloaded when the file changes (default rules/firestore.rules)"),
+        ("--auth-port", "N", "Firebase Auth emulator port (default 9099; 0 = any free port)"),
+        ("--firestore-port", "N", "Firestore emulator port (default 8080)"),
+        ("--s3-port", "N", "S3 endpoint port (default 9000)"),
+        ("--api-port", "N", "uploads API port (default 8000)"),
+        ("--hub-port", "N", "hub/admin port (default 4400)"),
+        ("--s3-access-key", "KEY", "S3 access key id (default test)"),
+        ("--s3-secret-key", "SECRET", "S3 secret access key (default test)"),
+        ("--s3-region", "REGION", "S3 region (default us-east-1)"),
+        ("--s3-allow-sigv2", nil, "validate SigV2 signatures instead of rejecting them as S3 does for new buckets"),
+        ("--tls-cert", "PEM", "serve HTTPS on the S3 port with this certificate (see `hearth cert`)"),
+        ("--tls-key", "PEM", "private key for --tls-cert"),
+        ("--token-signing", "none|rs256", "ID token signing: none (Firebase emulator parity, default) or rs256 (verifiable signatures)"),
+        ("--uploads-bucket", "NAME", "bucket the uploads API presigns for (default uploads; created at start)"),
+        ("--require-app-check", nil, "uploads API requires an X-Firebase-AppCheck token"),
+        ("--seed", "N", "make generated ids reproducible"),
+        ("--clock", "RFC3339", "start with the clock frozen at this instant"),
+        ("--log-format", "text|json", "request log format (default text)"),
+        ("--quiet", nil, "log only warnings and errors"),
+        ("--ready-file", "PATH", "where to write the ready JSON (default <data-dir>/hearth.ready.json)"),
+        ("--threads", "N", "HTTP worker threads per listener (default 8)"),
+    ]
+
+    /// A usage error: says what is wrong; the process exits 2.
+    struct UsageError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Applies `firebase.json` from `directory` (ports and rules path), if present.
+    mutating func applyFirebaseJSON(in directory: String) throws {
+        let path = (directory as NSString).appendingPathComponent("firebase.json")
+        guard let data = FileManager.default.contents(atPath: path) else { return }
+        let json: JSON
+        do { json = try JSON.parse(data) } catch { throw UsageError(description: "firebase.json: \(error)") }
+        if let p = json["emulators"]?["auth"]?["port"]?.intValue { authPort = Int(p) }
+        if let p = json["emulators"]?["firestore"]?["port"]?.intValue { firestorePort = Int(p) }
+        if let p = json["emulators"]?["hub"]?["port"]?.intValue { hubPort = Int(p) }
+        if let h = json["emulators"]?["auth"]?["host"]?.stringValue { host = h }
+        if let r = json["firestore"]?["rules"]?.stringValue { rules = r }
+    }
+
+    /// Applies a `--config` JSON file.
+    mutating func applyConfigFile(_ path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw UsageError(description: "cannot read config file \(path)")
+        }
+        let json: JSON
+        do { json = try JSON.parse(data) } catch { throw UsageError(description: "config file \(path): \(error)") }
+        guard let object = json.objectValue else { throw UsageError(description: "config file \(path): expected a JSON object") }
+        for (key, value) in object {
+            let flag = "--" + StartOptions.kebab(key)
+            if flag == "--config" { continue }
+            if flag == "--s3-credentials" {
+                try applyCredentials(value, source: path)
+                continue
+            }
+            guard let spec = StartOptions.flags.first(where: { $0.name == flag }) else {
+                throw UsageError(description: "config file \(path): unknown setting '\(key)'")
+            }
+            if spec.value == nil {
+                guard let b = value.boolValue else { throw UsageError(description: "config file \(path): '\(key)' must be true or false") }
+                if b { try apply(flag: flag, value: nil) }
+            } else {
+                let text: String
+                switch value {
+                case .string(let s): text = s
+                case .int(let i): text = String(i)
+                case .double(let d): text = String(d)
+                case .bool(let b): text = String(b)
+                default: throw UsageError(description: "config file \(path): '\(key)' must be a string or number")
+                }
+                try apply(flag: flag, value: text)
+            }
+        }
+    }
+
+    private mutating func applyCredentials(_ value: JSON, source: String) throws {
+        guard let list = value.arrayValue else { throw UsageError(description: "\(source): s3Credentials must be an array") }
+        for item in list {
+            guard let key = item["accessKey"]?.stringValue, let secret = item["secretKey"]?.stringValue else {
+                throw UsageError(description: "\(source): each s3Credentials entry needs accessKey and secretKey")
+            }
+            let buckets = item["buckets"]?.arrayValue?.compactMap(\.stringValue)
+            s3Credentials.append((key, secret, buckets))
+        }
+    }
+
+    /// `s3AccessKey` → `s3-access-key`; already-kebab names pass through.
+    static func kebab(_ key: String) -> String {
+        var out = ""
+        for c in key {
+            if c.isUppercase {
+                out += "-" + c.lowercased()
+            } else {
+                out.append(c)
+            }
+        }
+        return out.replacingOccurrences(of: "s3", with: "s3")
+    }
+
+    /// Parses `hearth start` arguments over defaults, firebase.json and the config file.
+    static func parse(_ arguments: [String], workingDirectory: String = FileManager.default.currentDirectoryPath) throws -> StartOptions {
+        var options = StartOptions()
+        try options.applyFirebaseJSON(in: workingDirectory)
+        // The config file applies before other flags whatever its position, so flags win.
+        if let i = arguments.firstIndex(of: "--config") {
+            guard i + 1 < arguments.count else { throw UsageError(description: "--config needs a value (FILE)") }
+            try options.applyConfigFile(arguments[i + 1])
+        } else if let a = arguments.first(where: { $0.hasPrefix("--config=") }) {
+            try options.applyConfigFile(String(a.dropFirst("--config=".count)))
+        }
+        var i = 0
+        while i < arguments.count {
+            var arg = arguments[i]
+            var inlineValue: String?
+            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+                inlineValue = String(arg[arg.index(after: eq)...])
+                arg = String(arg[..<eq])
+            }
+            guard let spec = flags.first(where: { $0.name == arg }) else {
+                throw UsageError(description: "unknown flag '\(arg)' (see hearth start --help)")
+            }
+            if spec.value == nil {
+                if inlineValue != nil { throw UsageError(description: "\(arg) takes no value") }
+                try options.apply(flag: arg, value: nil)
+                i += 1
+            } else {
+                let value: String
+                if let inlineValue {
+                    value = inlineValue
+                    i += 1
+                } else {
+                    guard i + 1 < arguments.count else { throw UsageError(description: "\(arg) needs a value (\(spec.value!))") }
+                    value = arguments[i + 1]
+                    i += 2
+                }
+                if arg != "--config" { try options.apply(flag: arg, value: value) }
+            }
+        }
+        return options
+    }
+
+    private static func port(_ flag: String, _ value: String) throws -> Int {
+        guard let n = Int(value), (0...65535).contains(n) else { throw UsageError(description: "\(flag) must be a port number 0-65535, got '\(value)'") }
+        return n
+    }
+
+    mutating func apply(flag: String, value: String?) throws {
+        let v = value ?? ""
+        switch flag {
+        case "--host": host = v
+        case "--project":
+            guard !v.isEmpty, v.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
+                throw UsageError(description: "--project must be letters, digits and '-', got '\(v)'")
+            }
+            project = v
+        case "--data-dir": dataDir = v
+        case "--in-memory": inMemory = true
+        case "--rules": rules = v
+        case "--auth-port": authPort = try Self.port(flag, v)
+        case "--firestore-port": firestorePort = try Self.port(flag, v)
+        case "--s3-port": s3Port = try Self.port(flag, v)
+        case "--api-port": apiPort = try Self.port(flag, v)
+        case "--hub-port": hubPort = try Self.port(flag, v)
+        case "--s3-access-key": s3AccessKey = v
+        case "--s3-secret-key": s3SecretKey = v
+        case "--s3-region": s3Region = v
+        case "--s3-allow-sigv2": s3AllowSigV2 = true
+        case "--tls-cert": tlsCert = v
+        case "--tls-key": tlsKey = v
+        case "--token-signing":
+            guard v == "none" || v == "rs256" else { throw UsageError(description: "--token-signing must be none or rs256, got '\(v)'") }
+            tokenSigning = v
+        case "--uploads-bucket": uploadsBucket = v
+        case "--require-app-check": requireAppCheck = true
+        case "--seed":
+            guard let n = UInt64(v) else { throw UsageError(description: "--seed must be a non-negative integer, got '\(v)'") }
+            seed = n
+        case "--clock":
+            guard let t = Instant(rfc3339: v) else { throw UsageError(description: "--clock must be an RFC 3339 instant like 2026-01-01T00:00:00Z, got '\(v)'") }
+            clock = t
+        case "--log-format":
+            guard let f = Logger.Format(rawValue: v) else { throw UsageError(description: "--log-format must be text or json, got '\(v)'") }
+            logFormat = f
+        case "--quiet": quiet = true
+        case "--ready-file": readyFile = v
+        case "--threads":
+            guard let n = Int(v), (1...256).contains(n) else { throw UsageError(description: "--threads must be 1-256, got '\(v)'") }
+            threads = n
+        case "--config": break
+        default: throw UsageError(description: "unknown flag '\(flag)'")
+        }
+    }
+
+    /// All S3 credentials: the default pair first.
+    var allS3Credentials: [(accessKey: String, secret: String, buckets: [String]?)] {
+        [(s3AccessKey, s3SecretKey, nil)] + s3Credentials.filter { $0.accessKey != s3AccessKey }
+    }
+}

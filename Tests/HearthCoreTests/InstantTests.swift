@@ -1,0 +1,89 @@
+import Testing
+import HearthCore
+
+@Suite struct InstantTests {
+    @Test(arguments: [
+        ("1970-01-01T00:00:00Z", Int64(0)),
+        ("2026-11-30T06:33:14.123456Z", Int64(1_796_020_394_123_456)),
+        ("2026-11-30T07:33:14.5+01:00", Int64(1_796_020_394_500_000)),
+        ("1969-12-31T23:59:59.999999Z", Int64(-1)),
+        ("2000-02-29T12:00:00.000000001Z", Int64(951_825_600_000_000)),
+    ])
+    func parsesRFC3339(text: String, micros: Int64) {
+        #expect(Instant(rfc3339: text)?.unixMicros == micros)
+    }
+
+    @Test(arguments: ["", "2026-13-01T00:00:00Z", "2026-11-30 06:33:14Z", "2026-11-30T06:33:14", "2026-11-30T06:33:14.Z", "x"])
+    func rejectsMalformed(text: String) {
+        #expect(Instant(rfc3339: text) == nil)
+    }
+
+    @Test func formatsEveryForm() {
+        let t = Instant(unixMicros: 1_796_020_394_123_456)
+        #expect(t.rfc3339() == "2026-11-30T06:33:14.123456Z")
+        #expect(t.rfc3339(fractionDigits: 0) == "2026-11-30T06:33:14Z")
+        #expect(t.rfc3339(fractionDigits: 3) == "2026-11-30T06:33:14.123Z")
+        #expect(t.amzDate == "20261130T063314Z")
+        #expect(t.httpDate == "Mon, 30 Nov 2026 06:33:14 GMT")
+        #expect(Instant(amzDate: "20150830T123600Z")?.rfc3339(fractionDigits: 0) == "2015-08-30T12:36:00Z")
+        #expect(Instant(unixMicros: -1).rfc3339() == "1969-12-31T23:59:59.999999Z")
+    }
+
+    @Test func roundTripsAcrossCenturies() {
+        for seconds in stride(from: Int64(-2_000_000_000), to: 4_000_000_000, by: 86_399_917) {
+            let t = Instant(unixMicros: seconds * 1_000_000 + 123)
+            #expect(Instant(rfc3339: t.rfc3339()) == t)
+        }
+    }
+}
+
+@Suite struct ClockTests {
+    @Test func freezeAdvanceAndReturnToSystem() {
+        let base = Instant(unixSeconds: 1_000_000)
+        let clock = Clock(systemNow: { base })
+        #expect(clock.now() == base)
+        clock.advance(seconds: 10)
+        #expect(clock.now() == base.adding(seconds: 10))
+        clock.freeze(at: Instant(unixSeconds: 5))
+        #expect(clock.now() == Instant(unixSeconds: 5))
+        clock.advance(seconds: -2.5)
+        #expect(clock.now() == Instant(unixMicros: 2_500_000))
+        #expect(clock.mode == .frozen(Instant(unixMicros: 2_500_000)))
+        clock.useSystemTime()
+        #expect(clock.now() == base)
+    }
+
+    @Test func startsFrozenWhenAsked() {
+        let clock = Clock(frozenAt: Instant(unixSeconds: 42))
+        #expect(clock.now() == Instant(unixSeconds: 42))
+    }
+}
+
+@Suite struct IDGeneratorTests {
+    @Test func sameSeedSameStream() {
+        let a = IDGenerator(seed: 7), b = IDGenerator(seed: 7), c = IDGenerator(seed: 8)
+        let sa = (0..<5).map { _ in a.alphanumeric(20) }
+        let sb = (0..<5).map { _ in b.alphanumeric(20) }
+        let sc = (0..<5).map { _ in c.alphanumeric(20) }
+        #expect(sa == sb)
+        #expect(sa != sc)
+        #expect(Set(sa).count == 5)
+    }
+
+    @Test func shapes() {
+        let g = IDGenerator(seed: 1)
+        let id = g.alphanumeric(20)
+        #expect(id.count == 20 && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) })
+        let uuid = g.uuid()
+        #expect(uuid.count == 36)
+        #expect(Array(uuid)[14] == "4")
+        #expect("89ab".contains(Array(uuid)[19]))
+        #expect(g.hex(byteCount: 8).count == 16)
+    }
+
+    @Test func unseededUsesEntropy() {
+        let g = IDGenerator(entropy: { n in [UInt8](repeating: 0, count: n) })
+        #expect(g.alphanumeric(3) == "AAA")
+        #expect(!g.isSeeded)
+    }
+}

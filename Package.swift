@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "hearth", targets: ["hearth"]),
+        .library(name: "HearthClient", targets: ["HearthClient"]),
     ],
     targets: [
         // System libraries: module maps and static-inline shims only.
@@ -29,6 +30,10 @@ let package = Package(
         .target(name: "FirestoreEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "SecurityRules"]),
         .target(name: "UploadsAPI", dependencies: ["HearthCore", "HearthHTTP", "HearthCrypto"]),
 
+        // A client library for app and CI code: Foundation only, speaks the real services' REST shapes.
+        .target(name: "HearthClient"),
+        .executableTarget(name: "hearth-upload-flow", dependencies: ["HearthClient"], path: "Examples/UploadFlow"),
+
         // The executable only wires.
         .executableTarget(name: "hearth", dependencies: [
             "HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "SecurityRules",
@@ -43,7 +48,8 @@ let package = Package(
         .testTarget(name: "S3EmulatorTests", dependencies: ["S3Emulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
         .testTarget(name: "AuthEmulatorTests", dependencies: ["AuthEmulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
         .testTarget(name: "FirestoreEmulatorTests", dependencies: ["FirestoreEmulator", "SecurityRules", "HearthCore", "HearthHTTP", "HearthSQLite"]),
-        .testTarget(name: "UploadsAPITests", dependencies: ["UploadsAPI", "HearthCore", "HearthHTTP"]),
+        .testTarget(name: "UploadsAPITests", dependencies: ["UploadsAPI", "HearthCore", "HearthHTTP", "HearthCrypto"]),
+        .testTarget(name: "HearthClientTests", dependencies: ["HearthClient"]),
         .testTarget(name: "hearthTests", dependencies: ["HearthCore"]),
     ]
 )

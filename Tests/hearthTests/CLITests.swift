@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+import HearthCore
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Every listener on an ephemeral port, so tests run in parallel.
+let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0"]
+
+@Suite struct CLITests {
+    @Test func helpAndVersion() throws {
+        let v = try HearthProcess.run(["--version"])
+        #expect(v.status == 0 && v.stdout.hasPrefix("hearth "))
+        let h = try HearthProcess.run(["--help"])
+        #expect(h.status == 0 && h.stdout.contains("hearth start"))
+        let s = try HearthProcess.run(["start", "--help"])
+        #expect(s.status == 0)
+        for flag in ["--host", "--project", "--data-dir", "--in-memory", "--rules", "--auth-port", "--firestore-port", "--s3-port",
+                     "--api-port", "--hub-port", "--s3-access-key", "--s3-secret-key", "--s3-region", "--seed", "--clock",
+                     "--log-format", "--quiet", "--ready-file", "--config"] {
+            #expect(s.stdout.contains(flag), "start --help does not list \(flag)")
+        }
+    }
+
+    @Test(arguments: [
+        (["start", "--bogus"], "unknown flag '--bogus'"),
+        (["start", "--hub-port", "seventy"], "--hub-port must be a port number"),
+        (["start", "--clock", "yesterday"], "--clock must be an RFC 3339 instant"),
+        (["start", "--log-format", "xml"], "--log-format must be text or json"),
+        (["start", "--seed"], "--seed needs a value"),
+        (["start", "--config", "/nonexistent/hearth.json"], "cannot read config file"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
+    ])
+    func badArgumentsExit2WithOneClearLine(args: [String], message: String) throws {
+        let r = try HearthProcess.run(args)
+        #expect(r.status == 2)
+        #expect(r.stderr.contains(message), "stderr was: \(r.stderr)")
+    }
+
+    @Test func startsPrintsEnvironmentAndStopsCleanly() throws {
+        let dir = HearthProcess.temporaryDirectory()
+        let h = try HearthProcess.Running(args: ["--data-dir", dir + "/data", "--seed", "3"] + ephemeralPorts,
+                                          cwd: dir, readyPath: dir + "/ready.json")
+        let hub = h.port("hub")
+        #expect(hub > 0)
+        #expect(HearthProcess.get("http://127.0.0.1:\(hub)/healthz")?.0 == 200)
+        #expect(h.ready["env"]?["GCLOUD_PROJECT"]?.stringValue == "demo-hearth")
+        #expect(h.ready["env"]?["AWS_ACCESS_KEY_ID"]?.stringValue == "test")
+        #expect(h.stop() == 0)
+        let printed = String(decoding: h.stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(printed.contains("export GCLOUD_PROJECT=demo-hearth"))
+        #expect(printed.contains("hearth: hub"))
+        #expect(FileManager.default.fileExists(atPath: dir + "/data/hearth.sqlite"))
+    }
+
+    @Test func portInUseExits2() throws {
+        let dir = HearthProcess.temporaryDirectory()
+        let first = try HearthProcess.Running(args: ["--in-memory"] + ephemeralPorts, cwd: dir, readyPath: dir + "/a.json")
+        defer { _ = first.stop() }
+        let hub = first.port("hub")
+        let r = try HearthProcess.run(["start", "--in-memory", "--hub-port", "\(hub)", "--auth-port", "0", "--firestore-port", "0",
+                                       "--s3-port", "0", "--api-port", "0"], cwd: dir)
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("port \(hub) on 127.0.0.1 is already in use"), "stderr: \(r.stderr)")
+    }
+
+    @Test func foreignDatabaseExits2AndIsNotTouched() throws {
+        let dir = HearthProcess.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir + "/data", withIntermediateDirectories: true)
+        let junk = Data(repeating: 0x5A, count: 8192)
+        try junk.write(to: URL(fileURLWithPath: dir + "/data/hearth.sqlite"))
+        let r = try HearthProcess.run(["start", "--data-dir", dir + "/data"] + ephemeralPorts, cwd: dir)
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("not a Hearth database"), "stderr: \(r.stderr)")
+        #expect(FileManager.default.contents(atPath: dir + "/data/hearth.sqlite") == junk)
+    }
+
+    @Test func unwritableDataDirectoryExits2() throws {
+        let dir = HearthProcess.temporaryDirectory()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: dir + "/file"))
+        let r = try HearthProcess.run(["start", "--data-dir", dir + "/file"] + ephemeralPorts, cwd: dir)
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("is a file, not a directory"), "stderr: \(r.stderr)")
+    }
+
+    @Test func configFileAndFlagsAndFirebaseJSONCombine() throws {
+        let dir = HearthProcess.temporaryDirectory()
+        let authPort = HearthProcess.freePort()
+        let hubPort = HearthProcess.freePort()
+        try Data(#"{"emulators": {"auth": {"port": \#(authPort)}, "firestore": {"port": 0}}, "firestore": {"rules": "custom.rules"}}"#.utf8)
+            .write(to: URL(fileURLWithPath: dir + "/firebase.json"))
+        try Data(#"{"project": "from-config", "hubPort": 1, "s3Port": 0, "apiPort": 0, "inMemory": true}"#.utf8)
+            .write(to: URL(fileURLWithPath: dir + "/hearth.json"))
+        try Data("rules_version = '2';\nservice cloud.firestore { match /databases/{db}/documents { } }\n".utf8)
+            .write(to: URL(fileURLWithPath: dir + "/custom.rules"))
+        // The flag beats the config file's hubPort; the config beats the default project.
+        let h = try HearthProcess.Running(args: ["--config", "hearth.json", "--hub-port", "\(hubPort)"], cwd: dir, readyPath: dir + "/ready.json")
+        defer { _ = h.stop() }
+        #expect(h.port("hub") == hubPort)
+        #expect(h.ready["project"]?.stringValue == "from-config")
+        if h.ready["services"]?["auth"] != nil {
+            #expect(h.port("auth") == authPort)
+        }
+        #expect(h.ready["dataDir"] == .null)
+    }
+
+    @Test func unknownConfigKeyIsAnError() throws {
+        let dir = HearthProcess.temporaryDirectory()
+        try Data(#"{"hubPrt": 1}"#.utf8).write(to: URL(fileURLWithPath: dir + "/c.json"))
+        let r = try HearthProcess.run(["start", "--config", "c.json"], cwd: dir)
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("unknown setting 'hubPrt'"))
+    }
+}

@@ -121,6 +121,12 @@ public enum JSON: Sendable, Equatable, CustomStringConvertible {
 
     private static func writeString(_ s: String, into out: inout String) {
         out += "\""
+        // Fast path: most strings need no escaping and are appended whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0xE2 }) {
+            out += s
+            out += "\""
+            return
+        }
         for u in s.unicodeScalars {
             switch u {
             case "\"": out += "\\\""

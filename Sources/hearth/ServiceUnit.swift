@@ -12,6 +12,8 @@ struct ServiceUnit {
     var tlsKeyPEM: String? = nil
     var registerHubRoutes: (Router) -> Void = { _ in }
     var reset: () throws -> Void = {}
+    /// Called with the bound port once the listener is up (port 0 picks one).
+    var didStart: (Int) -> Void = { _ in }
     var shutdown: () -> Void = {}
 }
 

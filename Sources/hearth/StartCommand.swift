@@ -53,6 +53,7 @@ enum StartCommand {
                                          tlsCertificatePEM: unit.tlsCertificatePEM, tlsKeyPEM: unit.tlsKeyPEM),
                     service: unit.http, logger: logger, ids: requestIDs, clock: clock)
                 try server.start()
+                unit.didStart(server.port)
                 servers.append((server, unit))
                 registry.add(unit.name, options.host, server.port)
             }

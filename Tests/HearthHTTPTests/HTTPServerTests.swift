@@ -7,14 +7,16 @@ import HearthCore
 final class EchoService: HTTPService, @unchecked Sendable {
     final class Counter: RequestBodyConsumer {
         var total = 0
+        var largestChunk = 0
         var checksum: UInt64 = 0
         var abandoned: (@Sendable () -> Void)?
         func consume(_ chunk: UnsafeRawBufferPointer) {
             total += chunk.count
+            largestChunk = max(largestChunk, chunk.count)
             // Position-weighted sum: cheap, and order or loss of bytes changes it.
             for (i, b) in chunk.enumerated() { checksum = checksum &+ UInt64(b) &* UInt64(total - chunk.count + i + 1) }
         }
-        func finish() -> Response { .text("streamed \(total) \(checksum)") }
+        func finish() -> Response { .text("streamed \(total) \(checksum) largest=\(largestChunk)") }
         func abandon() { abandoned?() }
     }
 
@@ -150,16 +152,18 @@ func withServer<T>(timeout: Int = 60, _ body: (HTTPServer, EchoService) throws -
             let total = 256 << 20
             c.send("PUT /stream HTTP/1.1\r\nHost: h\r\nContent-Length: \(total)\r\n\r\n")
             let block = [UInt8](repeating: 7, count: 1 << 20)
-            let before = residentMemoryBytes()
             for _ in 0..<(total >> 20) {
                 c.send(block)
             }
             let n = UInt64(total)
             let checksum = 7 &* (n &* (n + 1) / 2)
             let r = try #require(c.readResponse())
-            #expect(String(decoding: r.body, as: UTF8.self) == "streamed \(total) \(checksum)")
-            let growth = residentMemoryBytes() - before
-            #expect(growth < 64 << 20, "resident memory grew by \(growth) bytes while streaming 256 MiB")
+            let text = String(decoding: r.body, as: UTF8.self)
+            #expect(text.hasPrefix("streamed \(total) \(checksum) largest="))
+            // The body reaches the service piece by piece as it arrives, never whole. (The process-level
+            // memory bound of a real upload is checked against a hearth child in CompatTests.)
+            let largest = Int(text.split(separator: "=").last ?? "") ?? Int.max
+            #expect(largest <= 1 << 20, "the server handed the service a \(largest)-byte piece")
         }
     }
 
@@ -236,10 +240,4 @@ func withServer<T>(timeout: Int = 60, _ body: (HTTPServer, EchoService) throws -
             do { try second.start() } catch { #expect("\(error)".contains("already in use")) }
         }
     }
-}
-
-func residentMemoryBytes() -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-    let parts = text.split(separator: " ")
-    return (Int(parts[1]) ?? 0) * 4096
 }

@@ -1,0 +1,88 @@
+import HearthCore
+import HearthHTTP
+
+/// Every failure the Firestore API reports, with Google's canonical code, HTTP status and message.
+///
+/// Rendered as Google's error JSON: `{"error": {"code": 404, "message": "…", "status": "NOT_FOUND"}}`.
+enum FirestoreError: Error, Equatable, Sendable {
+    case invalidArgument(String)
+    case notFound(String)
+    case alreadyExists(String)
+    case failedPrecondition(String)
+    case aborted(String)
+    case permissionDenied(String)
+    case unauthenticated(String)
+    case resourceExhausted(String)
+    case unimplemented(String)
+    case `internal`(String)
+
+    /// The HTTP status Google's frontends map the canonical code to.
+    var httpStatus: Int {
+        switch self {
+        case .invalidArgument, .failedPrecondition: 400
+        case .unauthenticated: 401
+        case .permissionDenied: 403
+        case .notFound: 404
+        case .alreadyExists, .aborted: 409
+        case .resourceExhausted: 429
+        case .unimplemented: 501
+        case .internal: 500
+        }
+    }
+
+    /// The canonical status name.
+    var status: String {
+        switch self {
+        case .invalidArgument: "INVALID_ARGUMENT"
+        case .notFound: "NOT_FOUND"
+        case .alreadyExists: "ALREADY_EXISTS"
+        case .failedPrecondition: "FAILED_PRECONDITION"
+        case .aborted: "ABORTED"
+        case .permissionDenied: "PERMISSION_DENIED"
+        case .unauthenticated: "UNAUTHENTICATED"
+        case .resourceExhausted: "RESOURCE_EXHAUSTED"
+        case .unimplemented: "UNIMPLEMENTED"
+        case .internal: "INTERNAL"
+        }
+    }
+
+    /// The gRPC code number (used in `BatchWriteResponse.status[].code`).
+    var grpcCode: Int64 {
+        switch self {
+        case .invalidArgument: 3
+        case .notFound: 5
+        case .alreadyExists: 6
+        case .permissionDenied: 7
+        case .resourceExhausted: 8
+        case .failedPrecondition: 9
+        case .aborted: 10
+        case .unimplemented: 12
+        case .internal: 13
+        case .unauthenticated: 16
+        }
+    }
+
+    var message: String {
+        switch self {
+        case .invalidArgument(let m), .notFound(let m), .alreadyExists(let m), .failedPrecondition(let m),
+             .aborted(let m), .permissionDenied(let m), .unauthenticated(let m), .resourceExhausted(let m),
+             .unimplemented(let m), .internal(let m):
+            m
+        }
+    }
+
+    /// The `google.rpc.Status` JSON (`{"code": 7, "message": "…"}`).
+    var statusJSON: JSON {
+        .object(["code": .int(grpcCode), "message": .string(message)])
+    }
+
+    /// Google's error body.
+    var json: JSON {
+        .object(["error": .object(["code": .int(Int64(httpStatus)), "message": .string(message), "status": .string(status)])])
+    }
+
+    /// The HTTP response carrying this error.
+    func response() -> Response {
+        Response.json(json, status: httpStatus)
+    }
+}

@@ -1,0 +1,415 @@
+import Foundation
+import HearthCore
+import HearthHTTP
+
+/// Handlers of the `projects.databases.documents` methods.
+extension FirestoreHTTPService {
+    // MARK: get / list
+
+    func getDocument(_ c: RequestContext, path: ResourcePath) throws(FirestoreError) -> Response {
+        try c.allowParameters(["mask.fieldPaths", "transaction", "readTime"])
+        let mask = try c.maskParameter("mask.fieldPaths")
+        let consistency = try parameterConsistency(c)
+        let doc = try service.getDocument(c.database, path: path, consistency: consistency, caller: c.caller)
+        return c.respond(document: doc, mask: mask)
+    }
+
+    private func parameterConsistency(_ c: RequestContext) throws(FirestoreError) -> ReadConsistency {
+        let transaction = c.request.query("transaction")
+        let readTime = try c.timestampParameter("readTime")
+        if transaction != nil && readTime != nil {
+            throw .invalidArgument("Only one of transaction and readTime may be set.")
+        }
+        if let transaction { return .transaction(try RequestContext.transactionID(transaction)) }
+        if let readTime { return .readTime(readTime) }
+        return .strong
+    }
+
+    func listDocuments(_ c: RequestContext, collection: ResourcePath) throws(FirestoreError) -> Response {
+        try c.allowParameters(["pageSize", "pageToken", "orderBy", "mask.fieldPaths", "showMissing", "transaction", "readTime",
+                               "collectionId", "recursive"])
+        let mask = try c.maskParameter("mask.fieldPaths")
+        let pageSize = try c.intParameter("pageSize")
+        if let pageSize, pageSize < 0 { throw .invalidArgument("page_size must be non-negative, got \(pageSize).") }
+        var offset = 0
+        if let token = c.request.query("pageToken"), !token.isEmpty {
+            guard let bytes = ValueJSON.decodeBase64(token), let text = String(bytes: bytes, encoding: .utf8),
+                  text.hasPrefix("o:"), let o = Int(text.dropFirst(2)), o >= 0
+            else { throw .invalidArgument("Invalid page token: \(token)") }
+            offset = o
+        }
+        let order = try Self.parseOrderBy(c.request.query("orderBy") ?? "")
+        let showMissing = try c.boolParameter("showMissing") ?? false
+        let recursive = try c.boolParameter("recursive") ?? false
+        if recursive && showMissing {
+            throw .invalidArgument("Requests with recursive may not specify show_missing.")
+        }
+        let consistency = try parameterConsistency(c)
+
+        var collectionPath = collection
+        if collection.segments.isEmpty || collection.isDocument, let id = c.request.query("collectionId"), !id.isEmpty {
+            // The collection id may also come as a parameter (`…/documents?collectionId=x`).
+            collectionPath = collection.appending(id)
+        }
+        let (entries, next) = try service.listDocuments(c.database, collection: collectionPath, order: order, pageSize: pageSize,
+                                                        offset: offset, showMissing: showMissing, recursive: recursive,
+                                                        consistency: consistency, caller: c.caller)
+        var w = JSONWriter(capacity: 256 * max(1, entries.count))
+        w.byte(0x7B)
+        if !entries.isEmpty {
+            w.key("documents")
+            w.byte(0x5B)
+            for (i, (path, doc)) in entries.enumerated() {
+                if i > 0 { w.byte(0x2C) }
+                if let doc {
+                    w.document(doc, in: c.database, mask: mask)
+                } else {
+                    w.raw(#"{"name":"#)
+                    w.string(c.database.name(of: path))
+                    w.byte(0x7D)
+                }
+            }
+            w.byte(0x5D)
+        }
+        if let next {
+            if !entries.isEmpty { w.byte(0x2C) }
+            w.key("nextPageToken")
+            w.string(Data("o:\(next)".utf8).base64EncodedString())
+        }
+        w.byte(0x7D)
+        return c.respond(w)
+    }
+
+    /// `orderBy` of `documents.list`: `field [asc|desc], …` (`__name__` included).
+    static func parseOrderBy(_ text: String) throws(FirestoreError) -> [Ordering] {
+        var out: [Ordering] = []
+        for part in text.split(separator: ",") {
+            let words = part.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            guard let first = words.first, words.count <= 2 else {
+                if part.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+                throw .invalidArgument("Invalid orderBy: \(text)")
+            }
+            var descending = false
+            if words.count == 2 {
+                switch words[1].lowercased() {
+                case "desc": descending = true
+                case "asc": descending = false
+                default: throw .invalidArgument("Invalid orderBy direction \"\(words[1])\" in: \(text)")
+                }
+            }
+            out.append(Ordering(field: try QueryParser.fieldPath(first), descending: descending))
+        }
+        return out
+    }
+
+    // MARK: create / patch / delete
+
+    func createDocument(_ c: RequestContext, collection: ResourcePath) throws(FirestoreError) -> Response {
+        try c.allowParameters(["documentId", "mask.fieldPaths"])
+        let mask = try c.maskParameter("mask.fieldPaths")
+        let body = try c.body()
+        let (_, fields) = try WriteParser(database: c.database).parseDocument(body, requireName: false)
+        var id = c.request.query("documentId") ?? ""
+        if id.isEmpty { id = service.ids.alphanumeric(20) }
+        if id.contains("/") { throw .invalidArgument("Document id \"\(id)\" must not contain '/'.") }
+        let path = collection.appending(id)
+        try path.validate(fullName: c.database.name(of: path))
+        let w = Write(path: path, operation: .update(fields: fields, mask: nil), transforms: [],
+                      precondition: Precondition(exists: false, updateTime: nil))
+        let (_, results) = try service.commit(c.database, writes: [w], transaction: nil, caller: c.caller)
+        guard let doc = results.first?.document else { throw .internal("The write left no document.") }
+        return c.respond(document: doc, mask: mask)
+    }
+
+    func patchDocument(_ c: RequestContext, path: ResourcePath) throws(FirestoreError) -> Response {
+        try c.allowParameters(["updateMask.fieldPaths", "mask.fieldPaths", "currentDocument.exists", "currentDocument.updateTime"])
+        let mask = try c.maskParameter("mask.fieldPaths")
+        let updateMask = try c.maskParameter("updateMask.fieldPaths")
+        let precondition = try parameterPrecondition(c)
+        let body = try c.body()
+        let (_, fields) = try WriteParser(database: c.database).parseDocument(body, requireName: false)
+        let w = Write(path: path, operation: .update(fields: fields, mask: updateMask), transforms: [], precondition: precondition)
+        let (_, results) = try service.commit(c.database, writes: [w], transaction: nil, caller: c.caller)
+        guard let doc = results.first?.document else { throw .internal("The write left no document.") }
+        return c.respond(document: doc, mask: mask)
+    }
+
+    func deleteDocument(_ c: RequestContext, path: ResourcePath) throws(FirestoreError) -> Response {
+        try c.allowParameters(["currentDocument.exists", "currentDocument.updateTime"])
+        let precondition = try parameterPrecondition(c)
+        let w = Write(path: path, operation: .delete, transforms: [], precondition: precondition)
+        _ = try service.commit(c.database, writes: [w], transaction: nil, caller: c.caller)
+        return c.respond(.object([:]))
+    }
+
+    private func parameterPrecondition(_ c: RequestContext) throws(FirestoreError) -> Precondition? {
+        let exists = try c.boolParameter("currentDocument.exists")
+        let updateTime = try c.timestampParameter("currentDocument.updateTime")
+        if exists != nil && updateTime != nil {
+            throw .invalidArgument("Only one of currentDocument.exists and currentDocument.updateTime may be set.")
+        }
+        if exists == nil && updateTime == nil { return nil }
+        return Precondition(exists: exists, updateTime: updateTime)
+    }
+
+    // MARK: batchGet
+
+    func batchGet(_ c: RequestContext) throws(FirestoreError) -> Response {
+        try c.allowParameters([])
+        let body = try c.body()
+        try body.requireKnown(["documents", "mask", "transaction", "newTransaction", "readTime", "requestOptions"])
+        var paths: [ResourcePath] = []
+        for (i, item) in (try body.array("documents") ?? []).enumerated() {
+            guard case .string(let name) = item else {
+                throw .invalidArgument("Invalid value at 'documents[\(i)]' (TYPE_STRING), \(item.serialized())")
+            }
+            paths.append(try ResourcePath.parseDocumentName(name, in: c.database))
+        }
+        let mask = try body.object("mask").map { m throws(FirestoreError) in try WriteParser(database: c.database).parseMask(m) }
+        let consistency = try c.consistency(body)
+        let (results, transaction, readTime) = try service.batchGet(c.database, paths: paths, consistency: consistency, caller: c.caller)
+        var w = JSONWriter(capacity: 256 * max(1, results.count))
+        w.byte(0x5B)
+        for (i, (path, doc)) in results.enumerated() {
+            if i > 0 { w.byte(0x2C) }
+            w.byte(0x7B)
+            if let doc {
+                w.key("found")
+                w.document(doc, in: c.database, mask: mask)
+            } else {
+                w.key("missing")
+                w.string(c.database.name(of: path))
+            }
+            if i == 0, let transaction {
+                w.raw(#","transaction":"#)
+                w.string(transaction)
+            }
+            w.raw(#","readTime":"#)
+            w.timestamp(readTime)
+            w.byte(0x7D)
+        }
+        if results.isEmpty, let transaction {
+            w.raw(#"{"transaction":"#)
+            w.string(transaction)
+            w.raw(#","readTime":"#)
+            w.timestamp(readTime)
+            w.byte(0x7D)
+        }
+        w.byte(0x5D)
+        return c.respond(w)
+    }
+
+    // MARK: transactions
+
+    func beginTransaction(_ c: RequestContext) throws(FirestoreError) -> Response {
+        try c.allowParameters([])
+        let body = try c.body()
+        try body.requireKnown(["options", "requestOptions"])
+        var readOnly = false
+        var readTime: Instant?
+        var retrying: String?
+        if let options = try body.object("options") {
+            (readOnly, readTime, retrying) = try RequestContext.transactionOptions(options)
+        }
+        let id = try service.beginTransaction(c.database, readOnly: readOnly, readTime: readTime, retrying: retrying)
+        return c.respond(.object(["transaction": .string(id)]))
+    }
+
+    func rollback(_ c: RequestContext) throws(FirestoreError) -> Response {
+        try c.allowParameters([])
+        let body = try c.body()
+        try body.requireKnown(["transaction", "requestOptions"])
+        guard let t = try body.string("transaction") else { throw .invalidArgument("transaction is required.") }
+        try service.rollback(c.database, transaction: try RequestContext.transactionID(t))
+        return c.respond(.object([:]))
+    }
+
+    // MARK: commit / batchWrite
+
+    private func parseWrites(_ c: RequestContext, _ body: ProtoObject) throws(FirestoreError) -> [Write] {
+        let parser = WriteParser(database: c.database)
+        var writes: [Write] = []
+        for (i, item) in (try body.array("writes") ?? []).enumerated() {
+            writes.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
+        }
+        return writes
+    }
+
+    static func writeResultJSON(_ r: FirestoreService.WriteOutcome) -> JSON {
+        var o: [(String, JSON)] = []
+        if let t = r.updateTime { o.append(("updateTime", .string(ValueJSON.formatTimestamp(t)))) }
+        if !r.transformResults.isEmpty { o.append(("transformResults", .array(r.transformResults.map(ValueJSON.encode)))) }
+        return .object(JSONObject(o))
+    }
+
+    func commit(_ c: RequestContext) throws(FirestoreError) -> Response {
+        try c.allowParameters([])
+        let body = try c.body()
+        try body.requireKnown(["writes", "transaction", "requestOptions"])
+        let writes = try parseWrites(c, body)
+        let transaction = try body.string("transaction").map { t throws(FirestoreError) in try RequestContext.transactionID(t) }
+        let (commitTime, results) = try service.commit(c.database, writes: writes, transaction: transaction, caller: c.caller)
+        var o: [(String, JSON)] = []
+        if !results.isEmpty { o.append(("writeResults", .array(results.map(Self.writeResultJSON)))) }
+        o.append(("commitTime", .string(ValueJSON.formatTimestamp(commitTime))))
+        return c.respond(.object(JSONObject(o)))
+    }
+
+    func batchWrite(_ c: RequestContext) throws(FirestoreError) -> Response {
+        try c.allowParameters([])
+        let body = try c.body()
+        try body.requireKnown(["writes", "labels", "requestOptions"])
+        let writes = try parseWrites(c, body)
+        var seen = Set<ResourcePath>()
+        for w in writes where !seen.insert(w.path).inserted {
+            throw .invalidArgument("A batch write cannot write the same document more than once: \(c.database.name(of: w.path))")
+        }
+        let results = try service.batchWrite(c.database, writes: writes, caller: c.caller)
+        var writeResults: [JSON] = []
+        var statuses: [JSON] = []
+        for r in results {
+            switch r {
+            case .success(let outcome):
+                writeResults.append(Self.writeResultJSON(outcome))
+                statuses.append(.object([:]))
+            case .failure(let error):
+                writeResults.append(.object([:]))
+                statuses.append(error.statusJSON)
+            }
+        }
+        var o: [(String, JSON)] = []
+        if !writeResults.isEmpty {
+            o.append(("writeResults", .array(writeResults)))
+            o.append(("status", .array(statuses)))
+        }
+        return c.respond(.object(JSONObject(o)))
+    }
+
+    // MARK: queries
+
+    func runQuery(_ c: RequestContext, parent: ResourcePath) throws(FirestoreError) -> Response {
+        try c.allowParameters([])
+        let body = try c.body()
+        try body.requireKnown(["structuredQuery", "transaction", "newTransaction", "readTime", "explainOptions", "requestOptions"])
+        guard let sq = try body.object("structuredQuery") else {
+            throw .invalidArgument("structured_query is required.")
+        }
+        let query = try QueryParser(database: c.database, parent: parent).parse(sq)
+        let consistency = try c.consistency(body)
+        let (result, transaction) = try service.runQuery(c.database, query: query, consistency: consistency, caller: c.caller)
+        let readTime = service.clock.now()
+        var w = JSONWriter(capacity: 256 * max(1, result.documents.count))
+        w.byte(0x5B)
+        for (i, doc) in result.documents.enumerated() {
+            if i > 0 { w.byte(0x2C) }
+            w.byte(0x7B)
+            if i == 0, let transaction {
+                w.key("transaction")
+                w.string(transaction)
+                w.byte(0x2C)
+            }
+            w.key("document")
+            w.document(doc, in: c.database, mask: query.projection)
+            w.raw(#","readTime":"#)
+            w.timestamp(readTime)
+            if i == 0 && result.skipped > 0 {
+                w.raw(#","skippedResults":"#)
+                w.int(Int64(result.skipped))
+            }
+            w.byte(0x7D)
+        }
+        if result.documents.isEmpty {
+            w.byte(0x7B)
+            if let transaction {
+                w.key("transaction")
+                w.string(transaction)
+                w.byte(0x2C)
+            }
+            w.key("readTime")
+            w.timestamp(readTime)
+            if result.skipped > 0 {
+                w.raw(#","skippedResults":"#)
+                w.int(Int64(result.skipped))
+            }
+            w.byte(0x7D)
+        }
+        w.byte(0x5D)
+        return c.respond(w)
+    }
+
+    func runAggregationQuery(_ c: RequestContext, parent: ResourcePath) throws(FirestoreError) -> Response {
+        try c.allowParameters([])
+        let body = try c.body()
+        try body.requireKnown(["structuredAggregationQuery", "transaction", "newTransaction", "readTime", "explainOptions", "requestOptions"])
+        guard let saq = try body.object("structuredAggregationQuery") else {
+            throw .invalidArgument("structured_aggregation_query is required.")
+        }
+        try saq.requireKnown(["structuredQuery", "aggregations"])
+        guard let sq = try saq.object("structuredQuery") else {
+            throw .invalidArgument("structured_aggregation_query.structured_query is required.")
+        }
+        let query = try QueryParser(database: c.database, parent: parent).parse(sq)
+        var aggregations: [FirestoreService.Aggregation] = []
+        let items = try saq.array("aggregations") ?? []
+        if items.isEmpty { throw .invalidArgument("At least one aggregation is required.") }
+        if items.count > 5 { throw .invalidArgument("Aggregation query has more than the maximum of 5 aggregations.") }
+        var aliases = Set<String>()
+        for (i, item) in items.enumerated() {
+            let a = try ProtoObject(json: item, path: saq.childPath("aggregations") + "[\(i)]")
+            try a.requireKnown(["alias", "count", "sum", "avg"])
+            let alias = try a.string("alias").flatMap { $0.isEmpty ? nil : $0 } ?? "field_\(i + 1)"
+            if !aliases.insert(alias).inserted { throw .invalidArgument("Duplicate aggregation alias: \(alias)") }
+            let kinds = ["count", "sum", "avg"].filter { a.raw($0) != nil }
+            guard kinds.count == 1 else { throw .invalidArgument("Each aggregation must set exactly one of count, sum or avg at '\(a.path)'.") }
+            func field(_ name: String) throws(FirestoreError) -> FieldPath {
+                guard let o = try a.object(name) else { throw .invalidArgument("\(name) requires a field at '\(a.path)'.") }
+                try o.requireKnown(["field"])
+                guard let ref = try o.object("field") else { throw .invalidArgument("\(name) requires a field at '\(o.path)'.") }
+                return try QueryParser(database: c.database, parent: parent).parseFieldReference(ref)
+            }
+            switch kinds[0] {
+            case "count":
+                // Force-unwrap safe: `count` was found above.
+                let o = try a.object("count") ?? ProtoObject(JSONObject(), path: a.childPath("count"))
+                try o.requireKnown(["upTo"])
+                let upTo = try o.int64("upTo")
+                if let upTo, upTo <= 0 { throw .invalidArgument("count.up_to must be positive, got \(upTo).") }
+                aggregations.append(.init(alias: alias, kind: .count(upTo: upTo)))
+            case "sum": aggregations.append(.init(alias: alias, kind: .sum(try field("sum"))))
+            default: aggregations.append(.init(alias: alias, kind: .avg(try field("avg"))))
+            }
+        }
+        let consistency = try c.consistency(body)
+        let (fields, transaction) = try service.aggregate(c.database, query: query, aggregations: aggregations,
+                                                          consistency: consistency, caller: c.caller)
+        var o: [(String, JSON)] = []
+        if let transaction { o.append(("transaction", .string(transaction))) }
+        o.append(("result", .object(["aggregateFields": ValueJSON.encodeFields(fields)])))
+        o.append(("readTime", c.readTimeJSON))
+        return c.respond(.array([.object(JSONObject(o))]))
+    }
+
+    func listCollectionIds(_ c: RequestContext, parent: ResourcePath) throws(FirestoreError) -> Response {
+        try c.allowParameters([])
+        let body = try c.body()
+        try body.requireKnown(["pageSize", "pageToken", "readTime", "requestOptions"])
+        let pageSize = try body.int32("pageSize").map(Int.init)
+        var offset = 0
+        if let token = try body.string("pageToken"), !token.isEmpty {
+            guard let bytes = ValueJSON.decodeBase64(token), let text = String(bytes: bytes, encoding: .utf8),
+                  text.hasPrefix("o:"), let o = Int(text.dropFirst(2)), o >= 0
+            else { throw .invalidArgument("Invalid page token: \(token)") }
+            offset = o
+        }
+        var ids = Array(try service.listCollectionIDs(c.database, parent: parent, caller: c.caller).dropFirst(offset))
+        var next: Int?
+        if let pageSize, pageSize > 0, ids.count > pageSize {
+            ids = Array(ids.prefix(pageSize))
+            next = offset + pageSize
+        }
+        var o: [(String, JSON)] = []
+        if !ids.isEmpty { o.append(("collectionIds", .array(ids.map { .string($0) }))) }
+        if let next { o.append(("nextPageToken", .string(Data("o:\(next)".utf8).base64EncodedString()))) }
+        return c.respond(.object(JSONObject(o)))
+    }
+}

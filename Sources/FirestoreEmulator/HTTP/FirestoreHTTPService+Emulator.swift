@@ -1,0 +1,92 @@
+import HearthCore
+import HearthHTTP
+import SecurityRules
+
+/// The Firebase emulator's own endpoints on the Firestore port (no authentication, as there).
+extension FirestoreHTTPService {
+    /// `/emulator/v1/projects/{p}…`.
+    func emulator(_ request: Request, _ s: [String]) throws(FirestoreError) -> Response {
+        guard s.count >= 3, s[0] == "v1", s[1] == "projects" else { return notFound(request) }
+        // DELETE /emulator/v1/projects/{p}/databases/{d}/documents
+        if s.count == 6, s[3] == "databases", s[5] == "documents" {
+            guard request.method == "DELETE" else { return methodNotAllowed(request) }
+            let db = DatabaseID(project: s[2], database: s[4])
+            do {
+                try service.clear(db)
+            } catch {
+                throw .internal("Internal error: \(error)")
+            }
+            return Response.json(.object([:]))
+        }
+        guard s.count == 3, let colon = s[2].lastIndex(of: ":") else { return notFound(request) }
+        let project = String(s[2][..<colon])
+        let action = String(s[2][s[2].index(after: colon)...])
+        switch (request.method, action) {
+        case ("PUT", "securityRules"), ("POST", "securityRules"):
+            return try putRules(request, project: project)
+        case ("GET", "securityRules"):
+            return rulesSource(project: project)
+        case ("GET", "ruleCoverage"):
+            return coverage(project: project, html: false)
+        case ("GET", "ruleCoverage.html"):
+            return coverage(project: project, html: true)
+        default:
+            return notFound(request)
+        }
+    }
+
+    /// `{"rules": {"files": [{"name": …, "content": …}]}}` → `{"issues": […]}` (200 even when
+    /// the rules do not compile; only rules without errors are installed).
+    private func putRules(_ request: Request, project: String) throws(FirestoreError) -> Response {
+        let json: JSON
+        do {
+            json = try JSON.parse(request.body)
+        } catch {
+            throw .invalidArgument("Invalid JSON payload received. \(error.reason) at byte \(error.offset).")
+        }
+        guard let files = json["rules"]?["files"]?.arrayValue, let file = files.first,
+              let content = file["content"]?.stringValue
+        else {
+            throw .invalidArgument("Expected {\"rules\": {\"files\": [{\"name\": …, \"content\": …}]}}.")
+        }
+        let name = file["name"]?.stringValue ?? "firestore.rules"
+        let issues = service.rules.install(project: project, source: content, fileName: name)
+        let rendered: [JSON] = issues.map { issue in
+            .object([
+                "sourcePosition": .object([
+                    "fileName": .string(issue.fileName), "line": .int(Int64(issue.line)), "column": .int(Int64(issue.column)),
+                ]),
+                "description": .string(issue.description),
+                "severity": .string(issue.severity.rawValue),
+            ])
+        }
+        return Response.json(.object(["issues": .array(rendered)]))
+    }
+
+    private func rulesSource(project: String) -> Response {
+        switch service.rules.active(for: project) {
+        case .ruleset(let r, _):
+            return Response.json(.object(["rules": .object(["files": .array([.object(["name": .string(r.fileName), "content": .string(r.source)])])])]))
+        case .open, .broken:
+            return Response.json(.object(["rules": .object(["files": .array([])])]))
+        }
+    }
+
+    private func coverage(project: String, html: Bool) -> Response {
+        switch service.rules.active(for: project) {
+        case .ruleset(let r, let coverage):
+            if html { return Response.text(coverage.html(for: r), contentType: "text/html; charset=utf-8") }
+            return Response.json(coverage.json(for: r))
+        case .open:
+            if html { return Response.text("<!doctype html><p>No security rules are loaded: every request is allowed.</p>", contentType: "text/html; charset=utf-8") }
+            return Response.json(.object([:]))
+        case .broken(let why):
+            if html {
+                let escaped = why.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                    .replacingOccurrences(of: ">", with: "&gt;")
+                return Response.text("<!doctype html><p>\(escaped)</p>", contentType: "text/html; charset=utf-8")
+            }
+            return Response.json(.object(["error": .string(why)]))
+        }
+    }
+}

@@ -1,0 +1,286 @@
+import HearthCore
+
+/// Writes response JSON straight into bytes.
+///
+/// Responses are mostly documents; building a `JSON` tree and serializing it through `String`
+/// appends and `String(format:)` dominated query time, so the hot paths (documents, values,
+/// timestamps) write UTF-8 directly here. Output is compact and byte-identical in meaning to
+/// `JSON.serialized()`.
+struct JSONWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    mutating func raw(_ s: StaticString) {
+        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func byte(_ b: UInt8) { bytes.append(b) }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// A JSON string literal with the escapes `JSON.serialized()` uses.
+    mutating func string(_ s: String) {
+        bytes.append(0x22)
+        var copy = s
+        copy.withUTF8 { utf8 in
+            var start = 0
+            for i in 0..<utf8.count {
+                let c = utf8[i]
+                // Plain bytes are copied in runs; U+2028/U+2029 (E2 80 A8/A9) are escaped as JSON.serialized does.
+                let needsEscape = c < 0x20 || c == 0x22 || c == 0x5C
+                    || (c == 0xE2 && i + 2 < utf8.count && utf8[i + 1] == 0x80 && (utf8[i + 2] == 0xA8 || utf8[i + 2] == 0xA9))
+                guard needsEscape else { continue }
+                if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i])) }
+                switch c {
+                case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
+                case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: bytes.append(contentsOf: [0x5C, 0x6E])
+                case 0x0D: bytes.append(contentsOf: [0x5C, 0x72])
+                case 0x09: bytes.append(contentsOf: [0x5C, 0x74])
+                case 0x08: bytes.append(contentsOf: [0x5C, 0x62])
+                case 0x0C: bytes.append(contentsOf: [0x5C, 0x66])
+                case 0xE2:
+                    bytes.append(contentsOf: Array("\\u202".utf8))
+                    bytes.append(utf8[i + 2] == 0xA8 ? 0x38 : 0x39)
+                    start = i + 3
+                    continue
+                default:
+                    bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, Self.hex[Int(c >> 4)], Self.hex[Int(c & 0xF)]])
+                }
+                start = i + 1
+            }
+            if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
+        }
+        bytes.append(0x22)
+    }
+
+    /// `"key":`
+    mutating func key(_ s: StaticString) {
+        bytes.append(0x22)
+        raw(s)
+        bytes.append(0x22)
+        bytes.append(0x3A)
+    }
+
+    mutating func int(_ i: Int64) {
+        bytes.append(contentsOf: String(i).utf8)
+    }
+
+    mutating func double(_ d: Double) {
+        if d.isNaN || d.isInfinite {
+            raw("null")
+        } else if d == 0 {
+            if d.sign == .minus { raw("-0.0") } else { raw("0.0") }
+        } else if d.rounded() == d && abs(d) < 1e16 {
+            int(Int64(d))
+            raw(".0")
+        } else {
+            bytes.append(contentsOf: d.description.utf8)
+        }
+    }
+
+    /// Any JSON value.
+    mutating func json(_ j: JSON) {
+        switch j {
+        case .null: raw("null")
+        case .bool(let b): if b { raw("true") } else { raw("false") }
+        case .int(let i): int(i)
+        case .double(let d): double(d)
+        case .string(let s): string(s)
+        case .array(let a):
+            byte(0x5B)
+            for (i, v) in a.enumerated() {
+                if i > 0 { byte(0x2C) }
+                json(v)
+            }
+            byte(0x5D)
+        case .object(let o):
+            byte(0x7B)
+            for (i, (k, v)) in o.members.enumerated() {
+                if i > 0 { byte(0x2C) }
+                string(k)
+                byte(0x3A)
+                json(v)
+            }
+            byte(0x7D)
+        }
+    }
+
+    // MARK: Firestore shapes
+
+    /// A timestamp as Google's JSON writes it (UTC, 0, 3 or 6 fraction digits).
+    mutating func timestamp(_ t: Instant) {
+        bytes.append(0x22)
+        TimestampFormat.append(t, to: &bytes)
+        bytes.append(0x22)
+    }
+
+    /// A `Value`.
+    mutating func value(_ v: FirestoreValue) {
+        switch v {
+        case .null: raw(#"{"nullValue":null}"#)
+        case .boolean(let b): if b { raw(#"{"booleanValue":true}"#) } else { raw(#"{"booleanValue":false}"#) }
+        case .integer(let i):
+            raw(#"{"integerValue":""#)
+            int(i)
+            raw(#""}"#)
+        case .double(let d):
+            raw(#"{"doubleValue":"#)
+            if d.isNaN { raw(#""NaN""#) } else if d.isInfinite { if d > 0 { raw(#""Infinity""#) } else { raw(#""-Infinity""#) } } else { double(d) }
+            byte(0x7D)
+        case .timestamp(let t):
+            raw(#"{"timestampValue":"#)
+            timestamp(t)
+            byte(0x7D)
+        case .string(let s):
+            raw(#"{"stringValue":"#)
+            string(s)
+            byte(0x7D)
+        case .bytes(let b):
+            raw(#"{"bytesValue":"#)
+            string(Base64.encode(b))
+            byte(0x7D)
+        case .reference(let r):
+            raw(#"{"referenceValue":"#)
+            string(r)
+            byte(0x7D)
+        case .geoPoint:
+            json(ValueJSON.encode(v))
+        case .array(let elements):
+            if elements.isEmpty {
+                raw(#"{"arrayValue":{}}"#)
+                return
+            }
+            raw(#"{"arrayValue":{"values":["#)
+            for (i, e) in elements.enumerated() {
+                if i > 0 { byte(0x2C) }
+                value(e)
+            }
+            raw("]}}")
+        case .map(let members):
+            if members.isEmpty {
+                raw(#"{"mapValue":{}}"#)
+                return
+            }
+            raw(#"{"mapValue":{"fields":"#)
+            fields(members)
+            raw("}}")
+        }
+    }
+
+    /// A `fields` map, keys in byte order.
+    mutating func fields(_ members: [String: FirestoreValue]) {
+        byte(0x7B)
+        for (i, k) in OrderedEncoding.sortedKeys(members).enumerated() {
+            if i > 0 { byte(0x2C) }
+            string(k)
+            byte(0x3A)
+            value(members[k]!)  // key comes from the same dictionary
+        }
+        byte(0x7D)
+    }
+
+    /// A `Document`: name, fields (masked), createTime, updateTime.
+    mutating func document(_ doc: StoredDocument, in database: DatabaseID, mask: [FieldPath]? = nil) {
+        raw(#"{"name":"#)
+        string(database.name(of: doc.path))
+        let shown = mask.map { DocumentFields.project(doc.fields, onto: $0) } ?? doc.fields
+        if !shown.isEmpty {
+            raw(#","fields":"#)
+            fields(shown)
+        }
+        raw(#","createTime":"#)
+        timestamp(doc.createTime)
+        raw(#","updateTime":"#)
+        timestamp(doc.updateTime)
+        byte(0x7D)
+    }
+}
+
+/// RFC 3339 timestamps without `String(format:)`.
+enum TimestampFormat {
+    static func append(_ t: Instant, to out: inout [UInt8]) {
+        let micros = t.unixMicros
+        let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
+        let fraction = Int(micros - seconds * 1_000_000)
+        let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+        let secondOfDay = Int(seconds - Int64(days) * 86_400)
+        let (y, m, d) = civil(days)
+        digits(y, 4, &out)
+        out.append(0x2D)
+        digits(m, 2, &out)
+        out.append(0x2D)
+        digits(d, 2, &out)
+        out.append(0x54)
+        digits(secondOfDay / 3600, 2, &out)
+        out.append(0x3A)
+        digits(secondOfDay / 60 % 60, 2, &out)
+        out.append(0x3A)
+        digits(secondOfDay % 60, 2, &out)
+        if fraction != 0 {
+            out.append(0x2E)
+            if fraction % 1000 == 0 { digits(fraction / 1000, 3, &out) } else { digits(fraction, 6, &out) }
+        }
+        out.append(0x5A)
+    }
+
+    static func string(_ t: Instant) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(27)
+        append(t, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func digits(_ v: Int, _ width: Int, _ out: inout [UInt8]) {
+        let start = out.count
+        for _ in 0..<width { out.append(0x30) }
+        var n = abs(v)
+        var i = start + width - 1
+        while i >= start {
+            out[i] = UInt8(0x30 + n % 10)
+            n /= 10
+            i -= 1
+        }
+    }
+
+    /// Howard Hinnant's civil-from-days (public domain).
+    private static func civil(_ z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+}
+
+/// Standard base64 with padding, as Google's JSON writes `bytes`.
+enum Base64 {
+    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    static func encode(_ b: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((b.count + 2) / 3 * 4)
+        var i = 0
+        while i + 2 < b.count {
+            let n = Int(b[i]) << 16 | Int(b[i + 1]) << 8 | Int(b[i + 2])
+            out.append(alphabet[n >> 18 & 63]); out.append(alphabet[n >> 12 & 63])
+            out.append(alphabet[n >> 6 & 63]); out.append(alphabet[n & 63])
+            i += 3
+        }
+        let rest = b.count - i
+        if rest == 1 {
+            let n = Int(b[i]) << 16
+            out.append(alphabet[n >> 18 & 63]); out.append(alphabet[n >> 12 & 63]); out.append(0x3D); out.append(0x3D)
+        } else if rest == 2 {
+            let n = Int(b[i]) << 16 | Int(b[i + 1]) << 8
+            out.append(alphabet[n >> 18 & 63]); out.append(alphabet[n >> 12 & 63]); out.append(alphabet[n >> 6 & 63]); out.append(0x3D)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

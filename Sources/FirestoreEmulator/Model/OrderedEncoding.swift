@@ -1,0 +1,232 @@
+/// Byte encodings whose `memcmp` order is Firestore's order, so SQLite indexes sort values and
+/// document names exactly as Firestore does.
+///
+/// Values: one tag byte per type class (null < bool < number < timestamp < string < bytes <
+/// reference < geopoint < array < map), then a type-specific body:
+/// - numbers: NaN first (`0x00`), else `0x01`, the largest double not above the value as 8
+///   sortable bytes, and a 2-byte remainder for integers beyond 2^53, so `3 == 3.0` and
+///   `2^63 - 1 > 9.223372036854775e18` both hold exactly;
+/// - strings, bytes: the bytes with `0x00` escaped as `0x00 0xFF`, ended by `0x00 0x01`
+///   (a shorter string sorts first, UTF-8 byte order);
+/// - references: each name segment escaped and terminated, then `0x00 0x00`;
+/// - arrays: elements, then `0x00`; maps: for each key in byte order `0x01`, key, value, then `0x00`.
+///
+/// Document keys: each path segment escaped and terminated by `0x00 0x01`, so names compare
+/// segment by segment and every descendant of a path shares its key as a prefix.
+enum OrderedEncoding {
+    static let tagNull: UInt8 = 0x10
+    static let tagBoolean: UInt8 = 0x20
+    static let tagNumber: UInt8 = 0x30
+    static let tagTimestamp: UInt8 = 0x40
+    static let tagString: UInt8 = 0x50
+    static let tagBytes: UInt8 = 0x60
+    static let tagReference: UInt8 = 0x70
+    static let tagGeoPoint: UInt8 = 0x80
+    static let tagArray: UInt8 = 0x90
+    static let tagMap: UInt8 = 0xA0
+
+    /// The encoding of `value`.
+    static func encode(_ value: FirestoreValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(16)
+        append(value, to: &out)
+        return out
+    }
+
+    /// The tag byte that starts every value of `value`'s type class.
+    static func tag(of value: FirestoreValue) -> UInt8 {
+        switch value {
+        case .null: tagNull
+        case .boolean: tagBoolean
+        case .integer, .double: tagNumber
+        case .timestamp: tagTimestamp
+        case .string: tagString
+        case .bytes: tagBytes
+        case .reference: tagReference
+        case .geoPoint: tagGeoPoint
+        case .array: tagArray
+        case .map: tagMap
+        }
+    }
+
+    static func append(_ value: FirestoreValue, to out: inout [UInt8]) {
+        switch value {
+        case .null:
+            out.append(tagNull)
+        case .boolean(let b):
+            out.append(tagBoolean)
+            out.append(b ? 1 : 0)
+        case .integer(let i):
+            out.append(tagNumber)
+            out.append(0x01)
+            let (floor, remainder) = floorDouble(i)
+            appendSortable(floor, to: &out)
+            out.append(UInt8(truncatingIfNeeded: remainder >> 8))
+            out.append(UInt8(truncatingIfNeeded: remainder))
+        case .double(let d):
+            out.append(tagNumber)
+            if d.isNaN {
+                out.append(0x00)
+            } else {
+                out.append(0x01)
+                appendSortable(d == 0 ? 0 : d, to: &out)  // -0.0 and 0.0 are the same number
+                out.append(0)
+                out.append(0)
+            }
+        case .timestamp(let t):
+            out.append(tagTimestamp)
+            appendBigEndian(UInt64(bitPattern: t.unixMicros) ^ (1 << 63), to: &out)
+        case .string(let s):
+            out.append(tagString)
+            appendEscaped(s.utf8, to: &out)
+        case .bytes(let b):
+            out.append(tagBytes)
+            appendEscaped(b, to: &out)
+        case .reference(let name):
+            out.append(tagReference)
+            for segment in name.split(separator: "/", omittingEmptySubsequences: false) {
+                appendEscaped(segment.utf8, to: &out)
+            }
+            out.append(0)
+            out.append(0)
+        case .geoPoint(let lat, let lng):
+            out.append(tagGeoPoint)
+            appendSortable(lat == 0 ? 0 : lat, to: &out)
+            appendSortable(lng == 0 ? 0 : lng, to: &out)
+        case .array(let elements):
+            out.append(tagArray)
+            for e in elements { append(e, to: &out) }
+            out.append(0)
+        case .map(let members):
+            out.append(tagMap)
+            for key in sortedKeys(members) {
+                out.append(0x01)
+                appendEscaped(key.utf8, to: &out)
+                // Force-unwrap is safe: `key` comes from the same dictionary.
+                append(members[key]!, to: &out)
+            }
+            out.append(0)
+        }
+    }
+
+    /// Keys in UTF-8 byte order (Firestore's string order), not Swift's `String` order.
+    static func sortedKeys(_ members: [String: FirestoreValue]) -> [String] {
+        members.keys.sorted(by: utf8Less)
+    }
+
+    /// Whether `a` sorts before `b` by UTF-8 bytes.
+    static func utf8Less(_ a: String, _ b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
+    /// The largest double not above `i`, and `i` minus it (0 ..< 2048).
+    static func floorDouble(_ i: Int64) -> (Double, UInt16) {
+        var d = Double(i)
+        // Double(Int64.max) rounds up to 2^63, which no Int64 holds.
+        if d >= 9.223372036854775808e18 || (d.magnitude < 9.223372036854775808e18 && Int64(d) > i) {
+            d = d.nextDown
+        }
+        let base = Int64(d)
+        return (d, UInt16(truncatingIfNeeded: i &- base))
+    }
+
+    static func appendSortable(_ d: Double, to out: inout [UInt8]) {
+        let bits = d.bitPattern
+        let sortable = (bits & (1 << 63)) != 0 ? ~bits : bits | (1 << 63)
+        appendBigEndian(sortable, to: &out)
+    }
+
+    static func appendBigEndian(_ v: UInt64, to out: inout [UInt8]) {
+        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
+    }
+
+    static func appendEscaped<S: Sequence>(_ bytes: S, to out: inout [UInt8]) where S.Element == UInt8 {
+        for b in bytes {
+            out.append(b)
+            if b == 0 { out.append(0xFF) }
+        }
+        out.append(0)
+        out.append(1)
+    }
+
+    // MARK: Document keys
+
+    /// The key of a path given as segments (document or collection path, relative to `documents`).
+    static func key<C: Collection>(_ segments: C) -> [UInt8] where C.Element: StringProtocol {
+        var out: [UInt8] = []
+        for s in segments { appendEscaped(s.utf8, to: &out) }
+        return out
+    }
+
+    /// The smallest byte string greater than every string that starts with `prefix`
+    /// (which must end with a segment terminator `0x00 0x01`).
+    static func prefixEnd(_ prefix: [UInt8]) -> [UInt8] {
+        var end = prefix
+        if let last = end.last, last < 0xFF {
+            end[end.count - 1] = last + 1
+        } else {
+            end.append(0xFF)
+        }
+        return end
+    }
+
+    /// The segments of a key built by `key(_:)`; nil when malformed.
+    static func segments(ofKey bytes: [UInt8]) -> [String]? {
+        var result: [String] = []
+        var current: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == 0 {
+                guard i + 1 < bytes.count else { return nil }
+                if bytes[i + 1] == 0xFF {
+                    current.append(0)
+                } else if bytes[i + 1] == 1 {
+                    result.append(String(decoding: current, as: UTF8.self))
+                    current.removeAll(keepingCapacity: true)
+                } else {
+                    return nil
+                }
+                i += 2
+            } else {
+                current.append(b)
+                i += 1
+            }
+        }
+        return current.isEmpty ? result : nil
+    }
+
+    /// The first segment of `bytes` after `prefix`, when `bytes` starts with `prefix`.
+    static func segment(after prefix: [UInt8], in bytes: [UInt8]) -> String? {
+        guard bytes.count > prefix.count, bytes.starts(with: prefix) else { return nil }
+        var current: [UInt8] = []
+        var i = prefix.count
+        while i + 1 < bytes.count {
+            if bytes[i] == 0 {
+                if bytes[i + 1] == 0xFF {
+                    current.append(0)
+                } else if bytes[i + 1] == 1 {
+                    return String(decoding: current, as: UTF8.self)
+                } else {
+                    return nil
+                }
+                i += 2
+            } else {
+                current.append(bytes[i])
+                i += 1
+            }
+        }
+        return nil
+    }
+
+    /// `memcmp`-style comparison.
+    static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        let n = min(a.count, b.count)
+        var i = 0
+        while i < n {
+            if a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
+            i += 1
+        }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+}

@@ -1,0 +1,104 @@
+/// A database: `projects/{project}/databases/{database}`.
+struct DatabaseID: Sendable, Hashable {
+    let project: String
+    let database: String
+
+    /// `projects/p/databases/d`.
+    var name: String { "projects/\(project)/databases/\(database)" }
+    /// `projects/p/databases/d/documents`.
+    var documentsRoot: String { name + "/documents" }
+    /// The key spaces are keyed by.
+    var spaceName: String { project + "/" + database }
+
+    /// The full name of a document or collection path.
+    func name(of path: ResourcePath) -> String {
+        path.segments.isEmpty ? documentsRoot : documentsRoot + "/" + path.string
+    }
+}
+
+/// A path relative to a database's `documents` root: a document (even segment count) or a
+/// collection (odd count); empty is the root itself.
+struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
+    let segments: [String]
+
+    init(_ segments: [String]) { self.segments = segments }
+
+    static let root = ResourcePath([])
+
+    var isDocument: Bool { !segments.isEmpty && segments.count % 2 == 0 }
+    var isCollection: Bool { segments.count % 2 == 1 }
+    /// `a/b/c`.
+    var string: String { segments.joined(separator: "/") }
+    var description: String { string }
+
+    /// The last segment (a document or collection id).
+    var lastSegment: String { segments.last ?? "" }
+    /// The parent path (a document's collection, a collection's parent document).
+    var parent: ResourcePath { ResourcePath(Array(segments.dropLast())) }
+    /// The collection id a document belongs to.
+    var collectionID: String { segments.count >= 2 ? segments[segments.count - 2] : "" }
+
+    func appending(_ segment: String) -> ResourcePath { ResourcePath(segments + [segment]) }
+
+    /// The order-preserving key (see `OrderedEncoding.key`).
+    var key: [UInt8] { OrderedEncoding.key(segments) }
+
+    /// Whether `other` is inside this path.
+    func isAncestor(of other: ResourcePath) -> Bool {
+        other.segments.count > segments.count && Array(other.segments.prefix(segments.count)) == segments
+    }
+
+    /// Maximum bytes of one id, and of a whole document name, as Firestore documents.
+    static let maxSegmentBytes = 1500
+    static let maxNameBytes = 6 * 1024
+
+    /// Validates each segment as a document or collection id.
+    func validate(fullName: String) throws(FirestoreError) {
+        if fullName.utf8.count > ResourcePath.maxNameBytes {
+            throw .invalidArgument("Document name \"\(fullName)\" is too long: the maximum is \(ResourcePath.maxNameBytes) bytes.")
+        }
+        for s in segments {
+            try ResourcePath.validateSegment(s, fullName: fullName)
+        }
+    }
+
+    static func validateSegment(_ s: String, fullName: String) throws(FirestoreError) {
+        if s.isEmpty {
+            throw .invalidArgument("Resource name \"\(fullName)\" has an empty path segment.")
+        }
+        if s.utf8.count > maxSegmentBytes {
+            throw .invalidArgument("Resource id \"\(s.prefix(64))…\" is too long: the maximum is \(maxSegmentBytes) bytes.")
+        }
+        if s == "." || s == ".." {
+            throw .invalidArgument("Resource id \"\(s)\" is invalid because it is \".\" or \"..\".")
+        }
+        if s.count >= 4 && s.hasPrefix("__") && s.hasSuffix("__") {
+            throw .invalidArgument("Resource id \"\(s)\" is invalid because it is reserved.")
+        }
+    }
+
+    /// Parses `projects/p/databases/d/documents[/…]` into a database and a relative path.
+    static func parseName(_ name: String) throws(FirestoreError) -> (DatabaseID, ResourcePath) {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 5, parts[0] == "projects", !parts[1].isEmpty, parts[2] == "databases", !parts[3].isEmpty,
+              parts[4] == "documents"
+        else {
+            throw .invalidArgument("Invalid resource name: \"\(name)\"; it must look like \"projects/{project_id}/databases/{database_id}/documents/{document_path}\".")
+        }
+        let path = ResourcePath(Array(parts.dropFirst(5)))
+        try path.validate(fullName: name)
+        return (DatabaseID(project: parts[1], database: parts[3]), path)
+    }
+
+    /// Parses a full document name, insisting it names a document of `database`.
+    static func parseDocumentName(_ name: String, in database: DatabaseID) throws(FirestoreError) -> ResourcePath {
+        let (db, path) = try parseName(name)
+        guard db == database else {
+            throw .invalidArgument("Document \"\(name)\" is not in database \"\(database.name)\".")
+        }
+        guard path.isDocument else {
+            throw .invalidArgument("Document name \"\(name)\" has an odd number of path segments after \"documents\"; a document name needs collection/document pairs.")
+        }
+        return path
+    }
+}

@@ -1,0 +1,183 @@
+import HearthCore
+
+/// The compact binary form documents are stored in (the `fields` column).
+///
+/// A tag byte per value, little-endian fixed-width numbers, LEB128 lengths. Decoding is
+/// bounds-checked: a damaged row becomes an error, never a crash.
+enum StoredValueCodec {
+    private enum Tag: UInt8 {
+        case null = 0, boolFalse, boolTrue, integer, double, timestamp, string, bytes, reference, geoPoint, array, map
+    }
+
+    /// Why stored bytes did not decode.
+    struct DecodeError: Error {}
+
+    /// Encodes a document's fields (a map without its tag).
+    static func encodeFields(_ fields: [String: FirestoreValue]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        appendMapBody(fields, to: &out)
+        return out
+    }
+
+    /// Decodes what `encodeFields` wrote.
+    static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> [String: FirestoreValue] {
+        var reader = Reader(bytes: bytes)
+        let fields = try reader.mapBody(depth: 0)
+        guard reader.offset == bytes.count else { throw DecodeError() }
+        return fields
+    }
+
+    static func decodeFields(_ bytes: [UInt8]) throws(DecodeError) -> [String: FirestoreValue] {
+        do {
+            return try bytes.withUnsafeBytes { buffer in try decodeFields(buffer) }
+        } catch let e as DecodeError {
+            throw e
+        } catch {
+            throw DecodeError()
+        }
+    }
+
+    private static func appendVarint(_ value: Int, to out: inout [UInt8]) {
+        var v = UInt64(value)
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+    }
+
+    private static func appendFixed(_ v: UInt64, to out: inout [UInt8]) {
+        for shift in stride(from: 0, through: 56, by: 8) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
+    }
+
+    private static func appendBytes<C: Collection>(_ bytes: C, to out: inout [UInt8]) where C.Element == UInt8 {
+        appendVarint(bytes.count, to: &out)
+        out.append(contentsOf: bytes)
+    }
+
+    private static func appendMapBody(_ members: [String: FirestoreValue], to out: inout [UInt8]) {
+        appendVarint(members.count, to: &out)
+        for key in OrderedEncoding.sortedKeys(members) {
+            appendBytes(key.utf8, to: &out)
+            append(members[key]!, to: &out)  // key comes from the same dictionary
+        }
+    }
+
+    private static func append(_ value: FirestoreValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(Tag.null.rawValue)
+        case .boolean(let b): out.append(b ? Tag.boolTrue.rawValue : Tag.boolFalse.rawValue)
+        case .integer(let i):
+            out.append(Tag.integer.rawValue)
+            appendFixed(UInt64(bitPattern: i), to: &out)
+        case .double(let d):
+            out.append(Tag.double.rawValue)
+            appendFixed(d.bitPattern, to: &out)
+        case .timestamp(let t):
+            out.append(Tag.timestamp.rawValue)
+            appendFixed(UInt64(bitPattern: t.unixMicros), to: &out)
+        case .string(let s):
+            out.append(Tag.string.rawValue)
+            appendBytes(s.utf8, to: &out)
+        case .bytes(let b):
+            out.append(Tag.bytes.rawValue)
+            appendBytes(b, to: &out)
+        case .reference(let r):
+            out.append(Tag.reference.rawValue)
+            appendBytes(r.utf8, to: &out)
+        case .geoPoint(let lat, let lng):
+            out.append(Tag.geoPoint.rawValue)
+            appendFixed(lat.bitPattern, to: &out)
+            appendFixed(lng.bitPattern, to: &out)
+        case .array(let elements):
+            out.append(Tag.array.rawValue)
+            appendVarint(elements.count, to: &out)
+            for e in elements { append(e, to: &out) }
+        case .map(let members):
+            out.append(Tag.map.rawValue)
+            appendMapBody(members, to: &out)
+        }
+    }
+
+    private struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        var offset = 0
+
+        mutating func byte() throws(DecodeError) -> UInt8 {
+            guard offset < bytes.count else { throw DecodeError() }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func varint() throws(DecodeError) -> Int {
+            var result: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let b = try byte()
+                result |= UInt64(b & 0x7F) << shift
+                if b & 0x80 == 0 { break }
+                shift += 7
+                guard shift < 63 else { throw DecodeError() }
+            }
+            guard result <= UInt64(bytes.count) else { throw DecodeError() }
+            return Int(result)
+        }
+
+        mutating func fixed() throws(DecodeError) -> UInt64 {
+            guard offset + 8 <= bytes.count else { throw DecodeError() }
+            var v: UInt64 = 0
+            for i in 0..<8 { v |= UInt64(bytes[offset + i]) << UInt64(8 * i) }
+            offset += 8
+            return v
+        }
+
+        mutating func rawBytes() throws(DecodeError) -> UnsafeRawBufferPointer {
+            let n = try varint()
+            guard offset + n <= bytes.count else { throw DecodeError() }
+            defer { offset += n }
+            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n])
+        }
+
+        mutating func string() throws(DecodeError) -> String {
+            String(decoding: try rawBytes(), as: UTF8.self)
+        }
+
+        mutating func mapBody(depth: Int) throws(DecodeError) -> [String: FirestoreValue] {
+            let count = try varint()
+            var members: [String: FirestoreValue] = [:]
+            members.reserveCapacity(count)
+            for _ in 0..<count {
+                let key = try string()
+                members[key] = try value(depth: depth + 1)
+            }
+            return members
+        }
+
+        mutating func value(depth: Int) throws(DecodeError) -> FirestoreValue {
+            guard depth < 128, let tag = Tag(rawValue: try byte()) else { throw DecodeError() }
+            switch tag {
+            case .null: return .null
+            case .boolFalse: return .boolean(false)
+            case .boolTrue: return .boolean(true)
+            case .integer: return .integer(Int64(bitPattern: try fixed()))
+            case .double: return .double(Double(bitPattern: try fixed()))
+            case .timestamp: return .timestamp(Instant(unixMicros: Int64(bitPattern: try fixed())))
+            case .string: return .string(try string())
+            case .bytes: return .bytes(Array(try rawBytes()))
+            case .reference: return .reference(try string())
+            case .geoPoint:
+                let lat = Double(bitPattern: try fixed())
+                return .geoPoint(latitude: lat, longitude: Double(bitPattern: try fixed()))
+            case .array:
+                let count = try varint()
+                var elements: [FirestoreValue] = []
+                elements.reserveCapacity(count)
+                for _ in 0..<count { elements.append(try value(depth: depth + 1)) }
+                return .array(elements)
+            case .map:
+                return .map(try mapBody(depth: depth))
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+/// A parsed, validated `StructuredQuery` with Firestore's implicit ordering applied.
+struct Query: Sendable {
+    /// The document the query runs under (root when empty).
+    var parent: ResourcePath
+    /// The collection id; empty only for a kind-less `allDescendants` query.
+    var collectionID: String
+    /// A collection-group query (every collection with this id under `parent`).
+    var allDescendants: Bool
+    var filter: QueryFilter?
+    /// The orderings as sent.
+    var explicitOrder: [Ordering]
+    /// Explicit orderings, then unordered inequality fields, then `__name__`.
+    var order: [Ordering]
+    var startAt: Cursor?
+    var endAt: Cursor?
+    var offset: Int
+    var limit: Int?
+    /// `select` field paths; nil returns every field.
+    var projection: [FieldPath]?
+
+    /// The collection path of a plain collection query.
+    var collectionPath: ResourcePath { parent.appending(collectionID) }
+}
+
+/// One `orderBy` entry.
+struct Ordering: Sendable, Equatable {
+    var field: FieldPath
+    var descending: Bool
+}
+
+/// A `startAt` / `endAt` position.
+struct Cursor: Sendable {
+    var values: [FirestoreValue]
+    /// True: the position is just before the values (startAt / endBefore).
+    var before: Bool
+}
+
+/// A field filter operator.
+enum FieldOperator: String, Sendable, CaseIterable {
+    case lessThan = "LESS_THAN"
+    case lessThanOrEqual = "LESS_THAN_OR_EQUAL"
+    case greaterThan = "GREATER_THAN"
+    case greaterThanOrEqual = "GREATER_THAN_OR_EQUAL"
+    case equal = "EQUAL"
+    case notEqual = "NOT_EQUAL"
+    case arrayContains = "ARRAY_CONTAINS"
+    case `in` = "IN"
+    case arrayContainsAny = "ARRAY_CONTAINS_ANY"
+    case notIn = "NOT_IN"
+
+    /// Numbers of the proto enum (for `enum-encoding=int` clients).
+    static let numbers: [Int64: String] = [
+        1: "LESS_THAN", 2: "LESS_THAN_OR_EQUAL", 3: "GREATER_THAN", 4: "GREATER_THAN_OR_EQUAL", 5: "EQUAL",
+        6: "NOT_EQUAL", 7: "ARRAY_CONTAINS", 8: "IN", 9: "ARRAY_CONTAINS_ANY", 10: "NOT_IN",
+    ]
+
+    /// Operators that constrain a field to a range (and so imply an ordering on it).
+    var isInequality: Bool {
+        switch self {
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual, .notEqual, .notIn: true
+        default: false
+        }
+    }
+
+    /// Operators whose value is a list.
+    var takesList: Bool { self == .in || self == .notIn || self == .arrayContainsAny }
+}
+
+/// A unary filter operator.
+enum UnaryOperator: String, Sendable {
+    case isNaN = "IS_NAN"
+    case isNull = "IS_NULL"
+    case isNotNaN = "IS_NOT_NAN"
+    case isNotNull = "IS_NOT_NULL"
+
+    static let numbers: [Int64: String] = [2: "IS_NAN", 3: "IS_NULL", 4: "IS_NOT_NAN", 5: "IS_NOT_NULL"]
+}
+
+/// A query filter tree.
+indirect enum QueryFilter: Sendable {
+    case field(FieldPath, FieldOperator, FirestoreValue)
+    case unary(FieldPath, UnaryOperator)
+    case and([QueryFilter])
+    case or([QueryFilter])
+
+    /// Every field-level filter in the tree.
+    var leaves: [QueryFilter] {
+        switch self {
+        case .field, .unary: [self]
+        case .and(let fs), .or(let fs): fs.flatMap(\.leaves)
+        }
+    }
+
+    /// The field a leaf filters on.
+    var fieldPath: FieldPath? {
+        switch self {
+        case .field(let f, _, _), .unary(let f, _): f
+        default: nil
+        }
+    }
+
+    /// Whether a leaf is an inequality (implies an ordering on its field).
+    var isInequality: Bool {
+        switch self {
+        case .field(_, let op, _): op.isInequality
+        case .unary(_, let op): op == .isNotNull || op == .isNotNaN
+        default: false
+        }
+    }
+
+    /// The filter in disjunctive normal form: a list of conjunctions of leaves.
+    /// Stops growing past `limit` conjunctions (the caller rejects the query then).
+    func disjunctiveNormalForm(limit: Int) -> [[QueryFilter]] {
+        switch self {
+        case .field, .unary:
+            return [[self]]
+        case .or(let fs):
+            var out: [[QueryFilter]] = []
+            for f in fs {
+                out.append(contentsOf: f.disjunctiveNormalForm(limit: limit))
+                if out.count > limit { return out }
+            }
+            return out
+        case .and(let fs):
+            var out: [[QueryFilter]] = [[]]
+            for f in fs {
+                let terms = f.disjunctiveNormalForm(limit: limit)
+                var next: [[QueryFilter]] = []
+                for a in out {
+                    for b in terms {
+                        next.append(a + b)
+                        if next.count > limit { return next }
+                    }
+                }
+                out = next
+            }
+            return out
+        }
+    }
+}

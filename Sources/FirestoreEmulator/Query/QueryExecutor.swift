@@ -1,0 +1,364 @@
+import HearthSQLite
+
+/// Answers a `Query` from the SQLite indexes.
+///
+/// The filter is put in disjunctive normal form; each conjunction picks the narrowest access
+/// path its filters allow — point lookups for `__name__ ==`/`in`, index seeks for `==`, `in`,
+/// `array-contains(-any)`, `IS_NULL`/`IS_NAN`, a value range of one field for `<`…`>=`, the whole
+/// index of a field for `!=`/`not-in`/`IS_NOT_*` or for the first `orderBy` field, and a scan of the
+/// collection only when nothing else constrains it. Candidates are then checked against the
+/// complete filter in memory. When the access path already yields Firestore's order (one seek or
+/// range whose order equals the query's), documents stream and reading stops at `offset + limit`;
+/// otherwise the candidates are sorted.
+struct QueryExecutor {
+    let storage: FirestoreStorage
+    let database: DatabaseID
+
+    /// Matching documents after cursors, offset and limit, and how many the offset skipped.
+    struct Result {
+        var documents: [StoredDocument]
+        var skipped: Int
+        /// Documents read from storage to answer (tests check that indexes narrow this).
+        var examined = 0
+    }
+
+    private enum Access {
+        /// Point lookups of these documents.
+        case keys([ResourcePath])
+        /// Index seeks of exact values (`kind`: value or array element).
+        case lookups(field: String, kind: Int, values: [[UInt8]])
+        /// A value range of one field's index.
+        case range(field: String, lower: Bound, upper: Bound)
+        /// Every document of the query's scope.
+        case scan
+    }
+
+    private struct Bound {
+        var bytes: [UInt8]
+        var inclusive: Bool
+    }
+
+    private var matcher: QueryMatcher { QueryMatcher(database: database) }
+
+    func run(_ query: Query, space: Int64?, _ conn: Connection) throws -> Result {
+        guard let space else { return Result(documents: [], skipped: 0) }
+        let conjunctions = query.filter?.disjunctiveNormalForm(limit: 64) ?? [[]]
+        let limitEnd = query.limit.map { query.offset + $0 }
+        if query.limit == 0 { return Result(documents: [], skipped: 0) }
+
+        // One conjunction whose access path yields the query's order: stream.
+        if conjunctions.count == 1 {
+            let access = chooseAccess(conjunctions[0], query: query)
+            if let descending = streamingDirection(access, conjunction: conjunctions[0], query: query) {
+                var matched: [StoredDocument] = []
+                var seen = 0
+                var skipped = 0
+                var examined = 0
+                try read(access, query: query, space: space, descending: descending, conn) { doc in
+                    examined += 1
+                    guard accepts(doc, query: query) else { return true }
+                    let keys = sortKeys(doc, query.order)
+                    if let start = query.startAt, !passesStart(keys, start, query.order) { return true }
+                    if let end = query.endAt, !passesEnd(keys, end, query.order) { return false }  // past the end: stop
+                    seen += 1
+                    if seen <= query.offset {
+                        skipped += 1
+                        return true
+                    }
+                    matched.append(doc)
+                    if let limitEnd, seen >= limitEnd { return false }
+                    return true
+                }
+                return Result(documents: matched, skipped: skipped, examined: examined)
+            }
+        }
+
+        // Otherwise gather candidates from every conjunction, then sort.
+        var seenKeys = Set<[UInt8]>()
+        var candidates: [(StoredDocument, [[UInt8]])] = []
+        var examined = 0
+        for conjunction in conjunctions {
+            let access = chooseAccess(conjunction, query: query)
+            try read(access, query: query, space: space, descending: false, conn) { doc in
+                examined += 1
+                let key = doc.path.key
+                guard !seenKeys.contains(key) else { return true }
+                seenKeys.insert(key)
+                guard accepts(doc, query: query) else { return true }
+                let keys = sortKeys(doc, query.order)
+                if let start = query.startAt, !passesStart(keys, start, query.order) { return true }
+                if let end = query.endAt, !passesEnd(keys, end, query.order) { return true }
+                candidates.append((doc, keys))
+                return true
+            }
+        }
+        candidates.sort { compareKeys($0.1, $1.1, query.order) < 0 }
+        let skipped = min(query.offset, candidates.count)
+        var slice = candidates.dropFirst(skipped)
+        if let limit = query.limit { slice = slice.prefix(limit) }
+        return Result(documents: slice.map(\.0), skipped: skipped, examined: examined)
+    }
+
+    // MARK: Acceptance
+
+    /// In scope, matching the whole filter, and holding every ordered field.
+    private func accepts(_ doc: StoredDocument, query: Query) -> Bool {
+        if query.allDescendants {
+            guard query.parent.isAncestor(of: doc.path) else { return false }
+            if !query.collectionID.isEmpty && doc.path.collectionID != query.collectionID { return false }
+        } else {
+            guard doc.path.parent == query.collectionPath else { return false }
+        }
+        if let filter = query.filter, !matcher.matches(filter, doc) { return false }
+        for o in query.order where !o.field.isDocumentKey {
+            if DocumentFields.value(at: o.field, in: doc.fields) == nil { return false }
+        }
+        return true
+    }
+
+    /// The order-preserving encoding of each ordered field (`__name__`: the document key).
+    private func sortKeys(_ doc: StoredDocument, _ order: [Ordering]) -> [[UInt8]] {
+        order.map { o in
+            if o.field.isDocumentKey { return doc.path.key }
+            return DocumentFields.value(at: o.field, in: doc.fields).map(OrderedEncoding.encode) ?? []
+        }
+    }
+
+    private func cursorKeys(_ cursor: Cursor, _ order: [Ordering]) -> [[UInt8]] {
+        cursor.values.enumerated().map { i, v in
+            if order[i].field.isDocumentKey, case .reference(let name) = v,
+               let (_, path) = try? ResourcePath.parseName(name) {
+                return path.key
+            }
+            return OrderedEncoding.encode(v)
+        }
+    }
+
+    /// Compares over the first `min(a, b)` fields, each in its direction.
+    private func compareKeys(_ a: [[UInt8]], _ b: [[UInt8]], _ order: [Ordering]) -> Int {
+        for i in 0..<min(a.count, b.count, order.count) {
+            let c = OrderedEncoding.compare(a[i], b[i])
+            if c != 0 { return order[i].descending ? -c : c }
+        }
+        return 0
+    }
+
+    private func passesStart(_ keys: [[UInt8]], _ cursor: Cursor, _ order: [Ordering]) -> Bool {
+        let c = compareKeys(keys, cursorKeys(cursor, order), order)
+        return cursor.before ? c >= 0 : c > 0
+    }
+
+    private func passesEnd(_ keys: [[UInt8]], _ cursor: Cursor, _ order: [Ordering]) -> Bool {
+        let c = compareKeys(keys, cursorKeys(cursor, order), order)
+        return cursor.before ? c < 0 : c <= 0
+    }
+
+    // MARK: Planning
+
+    private func chooseAccess(_ conjunction: [QueryFilter], query: Query) -> Access {
+        // A kind-less descendant query has no per-collection index scope.
+        if query.collectionID.isEmpty { return .scan }
+
+        for leaf in conjunction {
+            if case .field(let f, let op, let v) = leaf, f.isDocumentKey {
+                if op == .equal, case .reference(let name) = v, let (_, p) = try? ResourcePath.parseName(name) {
+                    return .keys([p])
+                }
+                if op == .in, case .array(let refs) = v {
+                    let paths = refs.compactMap { r -> ResourcePath? in
+                        guard case .reference(let name) = r else { return nil }
+                        return try? ResourcePath.parseName(name).1
+                    }
+                    return .keys(paths.sorted { OrderedEncoding.compare($0.key, $1.key) < 0 })
+                }
+            }
+        }
+        // Exact seeks, single value first.
+        for leaf in conjunction {
+            switch leaf {
+            case .field(let f, .equal, let v) where !f.isDocumentKey:
+                return .lookups(field: f.canonical, kind: IndexEntry.valueKind, values: [OrderedEncoding.encode(v)])
+            case .unary(let f, .isNull):
+                return .lookups(field: f.canonical, kind: IndexEntry.valueKind, values: [OrderedEncoding.encode(.null)])
+            case .unary(let f, .isNaN):
+                return .lookups(field: f.canonical, kind: IndexEntry.valueKind, values: [OrderedEncoding.encode(.double(.nan))])
+            case .field(let f, .arrayContains, let v):
+                return .lookups(field: f.canonical, kind: IndexEntry.elementKind, values: [OrderedEncoding.encode(v)])
+            default: continue
+            }
+        }
+        for leaf in conjunction {
+            switch leaf {
+            case .field(let f, .in, .array(let vs)) where !f.isDocumentKey:
+                return .lookups(field: f.canonical, kind: IndexEntry.valueKind, values: uniqueEncodings(vs))
+            case .field(let f, .arrayContainsAny, .array(let vs)):
+                return .lookups(field: f.canonical, kind: IndexEntry.elementKind, values: uniqueEncodings(vs))
+            default: continue
+            }
+        }
+        // A range on one field: prefer the first ordered field.
+        let rangeFields = conjunction.compactMap { leaf -> FieldPath? in
+            if case .field(let f, let op, _) = leaf, !f.isDocumentKey,
+               [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual].contains(op) { return f }
+            return nil
+        }
+        if let first = query.order.first?.field, rangeFields.contains(first) {
+            return range(on: first, conjunction)
+        }
+        if let f = rangeFields.first { return range(on: f, conjunction) }
+        // Field must exist and not be null.
+        for leaf in conjunction where leaf.isInequality {
+            if let f = leaf.fieldPath, !f.isDocumentKey {
+                return .range(field: f.canonical, lower: Bound(bytes: [OrderedEncoding.tagNull + 1], inclusive: true),
+                              upper: Bound(bytes: [0xFF], inclusive: true))
+            }
+        }
+        // Ordering by a field only returns documents that have it: read that field's index.
+        if let first = query.order.first, !first.field.isDocumentKey {
+            return .range(field: first.field.canonical, lower: Bound(bytes: [], inclusive: true), upper: Bound(bytes: [0xFF], inclusive: true))
+        }
+        return .scan
+    }
+
+    private func uniqueEncodings(_ values: [FirestoreValue]) -> [[UInt8]] {
+        var seen = Set<[UInt8]>()
+        return values.map(OrderedEncoding.encode).filter { seen.insert($0).inserted }
+    }
+
+    /// The tightest value range the conjunction's comparisons put on `field`, within the
+    /// operands' type class (Firestore comparisons never cross type classes).
+    private func range(on field: FieldPath, _ conjunction: [QueryFilter]) -> Access {
+        var lower = Bound(bytes: [], inclusive: true)
+        var upper = Bound(bytes: [0xFF], inclusive: true)
+        func tighten(lowerTo b: Bound) {
+            let c = OrderedEncoding.compare(b.bytes, lower.bytes)
+            if c > 0 || (c == 0 && !b.inclusive) { lower = b }
+        }
+        func tighten(upperTo b: Bound) {
+            let c = OrderedEncoding.compare(b.bytes, upper.bytes)
+            if c < 0 || (c == 0 && !b.inclusive) { upper = b }
+        }
+        for leaf in conjunction {
+            guard case .field(let f, let op, let v) = leaf, f == field else { continue }
+            let tag = OrderedEncoding.tag(of: v)
+            let classStart = Bound(bytes: [tag], inclusive: true)
+            let classEnd = Bound(bytes: [tag + 1], inclusive: false)
+            let encoded = OrderedEncoding.encode(v)
+            switch op {
+            case .greaterThan:
+                tighten(lowerTo: Bound(bytes: encoded, inclusive: false)); tighten(upperTo: classEnd)
+            case .greaterThanOrEqual:
+                tighten(lowerTo: Bound(bytes: encoded, inclusive: true)); tighten(upperTo: classEnd)
+            case .lessThan:
+                tighten(lowerTo: classStart); tighten(upperTo: Bound(bytes: encoded, inclusive: false))
+            case .lessThanOrEqual:
+                tighten(lowerTo: classStart); tighten(upperTo: Bound(bytes: encoded, inclusive: true))
+            default:
+                continue
+            }
+        }
+        return .range(field: field.canonical, lower: lower, upper: upper)
+    }
+
+    /// The direction to stream in when `access` yields the query's order, else nil.
+    private func streamingDirection(_ access: Access, conjunction: [QueryFilter], query: Query) -> Bool? {
+        // Fields pinned to one value by equality do not change the order.
+        var pinned = Set<FieldPath>()
+        for leaf in conjunction {
+            switch leaf {
+            case .field(let f, .equal, _), .unary(let f, .isNull), .unary(let f, .isNaN): pinned.insert(f)
+            case .field(let f, .in, .array(let vs)) where vs.count == 1: pinned.insert(f)
+            default: break
+            }
+        }
+        let remaining = query.order.filter { !pinned.contains($0.field) || $0.field.isDocumentKey }
+        guard let last = remaining.last, last.field.isDocumentKey else { return nil }
+        switch access {
+        case .keys, .scan:
+            return remaining.count == 1 ? last.descending : nil
+        case .lookups(_, _, let values):
+            return remaining.count == 1 && values.count == 1 ? last.descending : nil
+        case .range(let field, _, _):
+            guard remaining.count == 2, remaining[0].field.canonical == field, remaining[0].descending == last.descending else { return nil }
+            return last.descending
+        }
+    }
+
+    // MARK: Reading
+
+    /// Feeds the documents of `access` to `body` (in access order) until it returns false.
+    private func read(_ access: Access, query: Query, space: Int64, descending: Bool, _ conn: Connection,
+                      _ body: (StoredDocument) throws -> Bool) throws {
+        let direction = descending ? "DESC" : "ASC"
+        // Collection groups under a document are limited to that document's descendants.
+        var keyRange: ([UInt8], [UInt8])?
+        if query.allDescendants && !query.parent.segments.isEmpty {
+            let prefix = query.parent.key
+            keyRange = (prefix, OrderedEncoding.prefixEnd(prefix))
+        }
+        let scope = query.allDescendants ? IndexEntry.groupScope(query.collectionID) : query.collectionPath.key
+        let columns = FirestoreStorage.documentColumns.split(separator: ",").map { "d." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+
+        switch access {
+        case .keys(let paths):
+            let ordered = descending ? paths.reversed() : paths
+            for path in ordered {
+                guard let doc = try storage.document(space: space, path: path, conn) else { continue }
+                if try !body(doc) { return }
+            }
+
+        case .scan:
+            var sql: String
+            var values: [any SQLBindable] = [space]
+            if query.collectionID.isEmpty {
+                sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ?"
+            } else if query.allDescendants {
+                sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ? AND collection_id = ?"
+                values.append(query.collectionID)
+            } else {
+                sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ? AND parent = ?"
+                values.append(query.collectionPath.key)
+            }
+            if let (lo, hi) = keyRange {
+                sql += " AND key >= ? AND key < ?"
+                values.append(lo)
+                values.append(hi)
+            }
+            sql += " ORDER BY key \(direction)"
+            try FirestoreStorage.forEachRow(conn, sql, values) { row in try body(FirestoreStorage.document(from: row)) }
+
+        case .lookups(let field, let kind, let encodedValues):
+            var sql = "SELECT \(columns) FROM fs_index i CROSS JOIN fs_documents d ON d.space = i.space AND d.key = i.doc_key "
+                + "WHERE i.space = ? AND i.scope = ? AND i.field = ? AND i.kind = ? AND i.value = ?"
+            if keyRange != nil { sql += " AND i.doc_key >= ? AND i.doc_key < ?" }
+            sql += " ORDER BY i.doc_key \(direction)"
+            for v in encodedValues {
+                var values: [any SQLBindable] = [space, scope, field, kind, v]
+                if let (lo, hi) = keyRange {
+                    values.append(lo)
+                    values.append(hi)
+                }
+                var stop = false
+                try FirestoreStorage.forEachRow(conn, sql, values) { row in
+                    let go = try body(FirestoreStorage.document(from: row))
+                    if !go { stop = true }
+                    return go
+                }
+                if stop { return }
+            }
+
+        case .range(let field, let lower, let upper):
+            var sql = "SELECT \(columns) FROM fs_index i CROSS JOIN fs_documents d ON d.space = i.space AND d.key = i.doc_key "
+                + "WHERE i.space = ? AND i.scope = ? AND i.field = ? AND i.kind = 0"
+                + " AND i.value \(lower.inclusive ? ">=" : ">") ? AND i.value \(upper.inclusive ? "<=" : "<") ?"
+            var values: [any SQLBindable] = [space, scope, field, lower.bytes, upper.bytes]
+            if let (lo, hi) = keyRange {
+                sql += " AND i.doc_key >= ? AND i.doc_key < ?"
+                values.append(lo)
+                values.append(hi)
+            }
+            sql += " ORDER BY i.value \(direction), i.doc_key \(direction)"
+            try FirestoreStorage.forEachRow(conn, sql, values) { row in try body(FirestoreStorage.document(from: row)) }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import HearthCore
+import SecurityRules
+
+/// Turns Firestore documents, tokens and times into the rules language's values.
+enum RulesConversion {
+    /// A stored value as rules see it (references become paths from `databases/…`).
+    static func value(_ v: FirestoreValue) -> RulesValue {
+        switch v {
+        case .null: return .null
+        case .boolean(let b): return .bool(b)
+        case .integer(let i): return .int(i)
+        case .double(let d): return .float(d)
+        case .timestamp(let t): return time(t)
+        case .string(let s): return .string(s)
+        case .bytes(let b): return .bytes(b)
+        case .reference(let name):
+            // projects/p/databases/d/documents/… → databases/d/documents/…
+            return .path(Array(name.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map(String.init)))
+        case .geoPoint(let lat, let lng): return .latlng(latitude: lat, longitude: lng)
+        case .array(let a): return .list(a.map(value))
+        case .map(let m): return .map(m.mapValues(value))
+        }
+    }
+
+    static func time(_ t: Instant) -> RulesValue {
+        .timestamp(seconds: t.unixSeconds, nanos: t.nanos)
+    }
+
+    /// `databases/{db}/documents/…` segments of a path.
+    static func path(_ database: DatabaseID, _ path: ResourcePath) -> [String] {
+        ["databases", database.database, "documents"] + path.segments
+    }
+
+    /// A `resource` map: `data`, `id`, `__name__`.
+    static func resource(_ database: DatabaseID, path: ResourcePath, fields: [String: FirestoreValue]) -> RulesValue {
+        .map([
+            "data": .map(fields.mapValues(value)),
+            "id": .string(path.lastSegment),
+            "__name__": .path(self.path(database, path)),
+        ])
+    }
+
+    /// `request.auth` from verified claims: `{uid, token}`.
+    static func auth(uid: String, claims: JSONObject) -> RulesValue {
+        .map(["uid": .string(uid), "token": json(.object(claims))])
+    }
+
+    static func json(_ j: JSON) -> RulesValue {
+        switch j {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .double(let d): return .float(d)
+        case .string(let s): return .string(s)
+        case .array(let a): return .list(a.map(json))
+        case .object(let o):
+            var m: [String: RulesValue] = [:]
+            for (k, v) in o { m[k] = json(v) }
+            return .map(m)
+        }
+    }
+
+    /// The document path a rules path names in `database`, or nil.
+    static func documentPath(_ segments: [String], in database: DatabaseID) -> ResourcePath? {
+        guard segments.count >= 5, segments.count % 2 == 1, segments[0] == "databases", segments[2] == "documents",
+              segments[1] == database.database || segments[1] == "(default)" && database.database == "(default)"
+        else { return nil }
+        return ResourcePath(Array(segments.dropFirst(3)))
+    }
+}
+
+/// The `get()`/`exists()` and `getAfter()` reads of one request, cached per document.
+///
+/// One instance serves every evaluation of a request (all writes of a batch), so it also
+/// counts distinct documents read against the request-wide access budget.
+final class RulesLookup: RulesDocumentLookup {
+    private let database: DatabaseID
+    private let current: (ResourcePath) -> StoredDocument?
+    private let after: (ResourcePath) -> StoredDocument?
+    private var cache: [ResourcePath: RulesValue?] = [:]
+    private var afterCache: [ResourcePath: RulesValue?] = [:]
+    private var accessed = Set<ResourcePath>()
+
+    init(database: DatabaseID, current: @escaping (ResourcePath) -> StoredDocument?,
+         after: @escaping (ResourcePath) -> StoredDocument?) {
+        self.database = database
+        self.current = current
+        self.after = after
+    }
+
+    /// Distinct documents read so far.
+    var accessCount: Int { accessed.count }
+
+    func get(_ path: [String]) -> RulesValue? {
+        guard let p = RulesConversion.documentPath(path, in: database) else { return nil }
+        if let cached = cache[p] { return cached }
+        accessed.insert(p)
+        let v = current(p).map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
+        cache[p] = v
+        return v
+    }
+
+    func getAfter(_ path: [String]) -> RulesValue? {
+        guard let p = RulesConversion.documentPath(path, in: database) else { return nil }
+        if let cached = afterCache[p] { return cached }
+        accessed.insert(p)
+        let v = after(p).map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
+        afterCache[p] = v
+        return v
+    }
+}

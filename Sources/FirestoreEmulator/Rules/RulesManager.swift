@@ -1,0 +1,165 @@
+import Foundation
+import HearthCore
+import SecurityRules
+
+/// The rules in force for each project, their coverage, and the rules-file watcher.
+///
+/// The base rules (from the rules file, else the configured source) apply to every project;
+/// `PUT …:securityRules` installs rules for one project on top. When the file changes, the
+/// base is recompiled and replaces the default project's installed rules too (the file is
+/// that project's rules); a file that does not compile leaves the last good rules in force and
+/// logs every issue.
+final class RulesManager: @unchecked Sendable {
+    /// What decides a project's requests.
+    enum Active {
+        /// No rules configured: everything is allowed (as the Firebase emulator without rules).
+        case open
+        case ruleset(Ruleset, RulesCoverage)
+        /// Rules were configured but never compiled: everything is denied.
+        case broken(String)
+    }
+
+    // Mutable state below is guarded by `lock`; the watcher timer runs on `queue`.
+    private let lock = NSLock()
+    private var base: Active
+    private var installed: [String: (Ruleset, RulesCoverage)] = [:]
+    private var watchedPath: String?
+    private var lastStamp: FileStamp?
+    private var timer: (any DispatchSourceTimer)?
+    private let queue = DispatchQueue(label: "hearth.firestore.rules-watch")
+    private let logger: Logger
+    private let defaultProject: String
+
+    private struct FileStamp: Equatable {
+        let modified: Date
+        let size: Int
+    }
+
+    init(rulesPath: String?, source: String?, defaultProject: String, logger: Logger) {
+        self.logger = logger
+        self.defaultProject = defaultProject
+        base = .open
+        if let source {
+            base = compileBase(source, fileName: "firestore.rules")
+        }
+        if let rulesPath {
+            watchedPath = rulesPath
+            loadFile(initial: true)
+        }
+    }
+
+    deinit { timer?.cancel() }
+
+    /// The rules deciding `project`'s requests.
+    func active(for project: String) -> Active {
+        lock.lock()
+        defer { lock.unlock() }
+        if let (r, c) = installed[project] { return .ruleset(r, c) }
+        return base
+    }
+
+    /// Compiles `source` and, when it has no errors, installs it for `project`.
+    func install(project: String, source: String, fileName: String) -> [RulesIssue] {
+        let (ruleset, issues) = Ruleset.compile(source, fileName: fileName)
+        if let ruleset, !issues.contains(where: { $0.severity == .error }) {
+            lock.lock()
+            installed[project] = (ruleset, RulesCoverage())
+            lock.unlock()
+            logger.info("firestore: rules installed", [("project", .string(project)), ("file", .string(fileName))])
+        }
+        return issues
+    }
+
+    /// Drops every project's installed rules (back to the base rules).
+    func resetInstalled() {
+        lock.lock()
+        installed.removeAll()
+        lock.unlock()
+    }
+
+    private func compileBase(_ source: String, fileName: String) -> Active {
+        let (ruleset, issues) = Ruleset.compile(source, fileName: fileName)
+        logIssues(issues, fileName: fileName)
+        if let ruleset, !issues.contains(where: { $0.severity == .error }) { return .ruleset(ruleset, RulesCoverage()) }
+        return .broken("The security rules in \(fileName) do not compile: " + issues.map(\.description).joined(separator: "; "))
+    }
+
+    private func logIssues(_ issues: [RulesIssue], fileName: String) {
+        for issue in issues {
+            let level: Logger.Level = issue.severity == .error ? .error : .warning
+            logger.log(level, "firestore: rules \(issue.severity.rawValue.lowercased())", [
+                ("file", .string(issue.fileName)), ("line", .int(Int64(issue.line))), ("column", .int(Int64(issue.column))),
+                ("description", .string(issue.description)),
+            ])
+        }
+    }
+
+    // MARK: Watching
+
+    private func stamp(_ path: String) -> FileStamp? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              let modified = attributes[.modificationDate] as? Date else { return nil }
+        return FileStamp(modified: modified, size: (attributes[.size] as? NSNumber)?.intValue ?? 0)
+    }
+
+    /// Reads and compiles the rules file; keeps the last good rules when it does not compile.
+    private func loadFile(initial: Bool) {
+        guard let path = watchedPath else { return }
+        let current = stamp(path)
+        lock.lock()
+        lastStamp = current
+        lock.unlock()
+        guard current != nil, let data = FileManager.default.contents(atPath: path) else {
+            if initial {
+                logger.warning("firestore: rules file not found; every request is allowed until it appears", [("path", .string(path))])
+            }
+            return
+        }
+        let fileName = (path as NSString).lastPathComponent
+        let source = String(decoding: data, as: UTF8.self)
+        let (ruleset, issues) = Ruleset.compile(source, fileName: fileName)
+        logIssues(issues, fileName: fileName)
+        lock.lock()
+        defer { lock.unlock() }
+        if let ruleset, !issues.contains(where: { $0.severity == .error }) {
+            base = .ruleset(ruleset, RulesCoverage())
+            installed[defaultProject] = nil
+            logger.info(initial ? "firestore: rules loaded" : "firestore: rules reloaded", [("path", .string(path))])
+        } else if initial {
+            base = .broken("The security rules in \(fileName) do not compile: " + issues.map(\.description).joined(separator: "; "))
+        } else {
+            logger.error("firestore: rules file does not compile; keeping the previous rules", [("path", .string(path))])
+        }
+    }
+
+    /// Polls the rules file's modification time every `interval` seconds and reloads it on change.
+    func startWatching(interval: Double = 0.5) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard watchedPath != nil, timer == nil else { return }
+        let t = DispatchSource.makeTimerSource(queue: queue)
+        t.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
+        t.setEventHandler { [weak self] in self?.poll() }
+        t.resume()
+        timer = t
+    }
+
+    /// Stops the watcher (idempotent).
+    func stopWatching() {
+        lock.lock()
+        let t = timer
+        timer = nil
+        lock.unlock()
+        t?.cancel()
+    }
+
+    /// Checks the file once (the timer's body; tests call it directly).
+    func poll() {
+        guard let path = watchedPath else { return }
+        let current = stamp(path)
+        lock.lock()
+        let changed = current != lastStamp
+        lock.unlock()
+        if changed { loadFile(initial: false) }
+    }
+}

@@ -1,0 +1,269 @@
+import HearthCore
+import HearthSQLite
+import SecurityRules
+
+/// How a read chooses its snapshot.
+enum ReadConsistency {
+    case strong
+    /// Inside an open transaction (its reads are recorded).
+    case transaction(String)
+    /// Begin a transaction and read inside it.
+    case newTransaction(readOnly: Bool, readTime: Instant?)
+    /// At a past time (point reads see the version current then; queries read current data).
+    case readTime(Instant)
+}
+
+extension FirestoreService {
+    /// Resolves the consistency selector: the transaction reads run in (if any) and the past
+    /// time point reads see (if any).
+    func transactionForRead(_ consistency: ReadConsistency, _ db: DatabaseID) throws(FirestoreError)
+        -> (id: String?, isNew: Bool, readTime: Instant?) {
+        switch consistency {
+        case .strong: return (nil, false, nil)
+        case .readTime(let t):
+            try checkReadTime(t)
+            return (nil, false, t)
+        case .transaction(let id):
+            let state = try transactions.use(id, database: db)
+            return (id, false, state.readTime)
+        case .newTransaction(let readOnly, let readTime):
+            if let readTime { try checkReadTime(readTime) }
+            return (transactions.begin(db, readOnly: readOnly, readTime: readTime), true, readTime)
+        }
+    }
+
+    /// The document at `path`, now or as it was at `readTime`.
+    func load(_ space: Int64?, _ path: ResourcePath, at readTime: Instant?, _ conn: Connection) throws -> StoredDocument? {
+        guard let space else { return nil }
+        if let readTime { return try storage.document(space: space, path: path, at: readTime, conn) }
+        return try storage.document(space: space, path: path, conn)
+    }
+
+    func checkReadTime(_ t: Instant) throws(FirestoreError) {
+        let now = clock.now()
+        if t > now.adding(seconds: 1) {
+            throw .invalidArgument("read_time cannot be in the future: \(ValueJSON.formatTimestamp(t)).")
+        }
+        if t < now.adding(seconds: -3600) {
+            throw .failedPrecondition("The requested snapshot version is too old.")
+        }
+    }
+
+    // MARK: get
+
+    /// `documents.get`.
+    func getDocument(_ db: DatabaseID, path: ResourcePath, consistency: ReadConsistency, caller: Caller) throws(FirestoreError) -> StoredDocument {
+        let (txn, _, readTime) = try transactionForRead(consistency, db)
+        let doc: StoredDocument? = try read { conn in
+            let space = try storage.space(of: db, conn)
+            let doc = try load(space, path, at: readTime, conn)
+            if case .client(let auth) = caller {
+                try authorizeGet(db, path: path, document: doc, auth: auth, lookup: readLookup(db, space: space, conn))
+            }
+            return doc
+        }
+        if let txn { transactions.recordRead(txn, path: path, updateTime: doc?.updateTime) }
+        guard let doc else {
+            throw .notFound("Document \"\(db.name(of: path))\" not found.")
+        }
+        return doc
+    }
+
+    // MARK: batchGet
+
+    /// `documents.batchGet`: each document found or missing, in request order (duplicates elided).
+    func batchGet(_ db: DatabaseID, paths: [ResourcePath], consistency: ReadConsistency, caller: Caller) throws(FirestoreError)
+        -> (results: [(ResourcePath, StoredDocument?)], transaction: String?, readTime: Instant) {
+        let (txn, isNew, readTime) = try transactionForRead(consistency, db)
+        var unique: [ResourcePath] = []
+        var seen = Set<ResourcePath>()
+        for p in paths where seen.insert(p).inserted { unique.append(p) }
+        let results: [(ResourcePath, StoredDocument?)] = try read { conn in
+            let space = try storage.space(of: db, conn)
+            let lookup = readLookup(db, space: space, conn)
+            var out: [(ResourcePath, StoredDocument?)] = []
+            for p in unique {
+                let doc = try load(space, p, at: readTime, conn)
+                if case .client(let auth) = caller {
+                    // A multi-document read shares the access budget of 20.
+                    let limit = unique.count > 1 ? max(0, min(10, 20 - lookup.accessCount)) : 10
+                    try authorizeGet(db, path: p, document: doc, auth: auth, lookup: lookup, accessLimit: limit)
+                }
+                out.append((p, doc))
+            }
+            return out
+        }
+        if let txn {
+            for (p, d) in results { transactions.recordRead(txn, path: p, updateTime: d?.updateTime) }
+        }
+        return (results, isNew ? txn : nil, readTime ?? clock.now())
+    }
+
+    // MARK: runQuery
+
+    /// `runQuery`: matching documents, the count the offset skipped, and a new transaction's id.
+    func runQuery(_ db: DatabaseID, query: Query, consistency: ReadConsistency, caller: Caller) throws(FirestoreError)
+        -> (result: QueryExecutor.Result, transaction: String?) {
+        let (txn, isNew, _) = try transactionForRead(consistency, db)
+        let result: QueryExecutor.Result = try read { conn in
+            let space = try storage.space(of: db, conn)
+            if case .client(let auth) = caller {
+                try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
+            }
+            return try QueryExecutor(storage: storage, database: db).run(query, space: space, conn)
+        }
+        if let txn {
+            for d in result.documents { transactions.recordRead(txn, path: d.path, updateTime: d.updateTime) }
+        }
+        return (result, isNew ? txn : nil)
+    }
+
+    // MARK: runAggregationQuery
+
+    /// One requested aggregation.
+    struct Aggregation {
+        enum Kind {
+            case count(upTo: Int64?)
+            case sum(FieldPath)
+            case avg(FieldPath)
+        }
+        var alias: String
+        var kind: Kind
+    }
+
+    /// `runAggregationQuery`: each alias with its value.
+    func aggregate(_ db: DatabaseID, query: Query, aggregations: [Aggregation], consistency: ReadConsistency,
+                   caller: Caller) throws(FirestoreError) -> (fields: [String: FirestoreValue], transaction: String?) {
+        let (result, txn) = try runQuery(db, query: query, consistency: consistency, caller: caller)
+        var out: [String: FirestoreValue] = [:]
+        for a in aggregations {
+            switch a.kind {
+            case .count(let upTo):
+                var n = Int64(result.documents.count)
+                if let upTo { n = min(n, upTo) }
+                out[a.alias] = .integer(n)
+            case .sum(let field):
+                var intSum: Int64 = 0
+                var doubleSum = 0.0
+                var isDouble = false
+                for d in result.documents {
+                    switch DocumentFields.value(at: field, in: d.fields) {
+                    case .integer(let i)?:
+                        if !isDouble {
+                            let (s, overflow) = intSum.addingReportingOverflow(i)
+                            if overflow {
+                                isDouble = true
+                                doubleSum = Double(intSum) + Double(i)
+                            } else {
+                                intSum = s
+                            }
+                        } else {
+                            doubleSum += Double(i)
+                        }
+                    case .double(let x)?:
+                        if !isDouble {
+                            isDouble = true
+                            doubleSum = Double(intSum)
+                        }
+                        doubleSum += x
+                    default: break
+                    }
+                }
+                out[a.alias] = isDouble ? .double(doubleSum) : .integer(intSum)
+            case .avg(let field):
+                var total = 0.0
+                var count = 0
+                for d in result.documents {
+                    switch DocumentFields.value(at: field, in: d.fields) {
+                    case .integer(let i)?: total += Double(i); count += 1
+                    case .double(let x)?: total += x; count += 1
+                    default: break
+                    }
+                }
+                out[a.alias] = count == 0 ? .null : .double(total / Double(count))
+            }
+        }
+        return (out, txn)
+    }
+
+    // MARK: list
+
+    /// `documents.list`: one page of a collection in `order`, and the next page's offset.
+    func listDocuments(_ db: DatabaseID, collection: ResourcePath, order: [Ordering], pageSize: Int?, offset: Int,
+                       showMissing: Bool, recursive: Bool = false, consistency: ReadConsistency, caller: Caller) throws(FirestoreError)
+        -> (documents: [(ResourcePath, StoredDocument?)], nextOffset: Int?) {
+        var fullOrder = order
+        if !fullOrder.contains(where: { $0.field.isDocumentKey }) {
+            fullOrder.append(Ordering(field: .documentKey, descending: fullOrder.last?.descending ?? false))
+        }
+        // `recursive`: every document below the collection, at any depth (a kind-less descendant
+        // scan). Without a collection id (`collection` is the root or a document): the documents
+        // of every collection directly under it, or with `recursive` every descendant.
+        let withoutCollection = !collection.isCollection
+        let query = recursive || withoutCollection
+            ? Query(parent: collection, collectionID: "", allDescendants: true, filter: nil, explicitOrder: order, order: fullOrder,
+                    startAt: nil, endAt: nil, offset: 0, limit: nil, projection: nil)
+            : Query(parent: collection.parent, collectionID: collection.lastSegment, allDescendants: false, filter: nil,
+                    explicitOrder: order, order: fullOrder, startAt: nil, endAt: nil, offset: 0, limit: nil, projection: nil)
+        let (txn, _, _) = try transactionForRead(consistency, db)
+        var entries: [(ResourcePath, StoredDocument?)] = try read { conn in
+            let space = try storage.space(of: db, conn)
+            if case .client(let auth) = caller {
+                try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
+            }
+            var docs = try QueryExecutor(storage: storage, database: db).run(query, space: space, conn).documents
+            if withoutCollection && !recursive {
+                docs = docs.filter { $0.path.segments.count == collection.segments.count + 2 }
+            }
+            var entries: [(ResourcePath, StoredDocument?)] = docs.map { ($0.path, $0) }
+            if showMissing, collection.isCollection, let space {
+                // Documents that do not exist but have sub-collections, in name order with the rest.
+                let existing = Set(docs.map(\.path))
+                for id in try storage.childSegments(space: space, under: collection.key, conn) {
+                    let p = collection.appending(id)
+                    if !existing.contains(p) { entries.append((p, nil)) }
+                }
+                entries.sort { OrderedEncoding.compare($0.0.key, $1.0.key) < 0 }
+            }
+            return entries
+        }
+        if let txn {
+            for (p, d) in entries { transactions.recordRead(txn, path: p, updateTime: d?.updateTime) }
+        }
+        entries = Array(entries.dropFirst(offset))
+        if let pageSize, pageSize > 0, entries.count > pageSize {
+            return (Array(entries.prefix(pageSize)), offset + pageSize)
+        }
+        return (entries, nil)
+    }
+
+    // MARK: listCollectionIds
+
+    /// `listCollectionIds` under a document (or the root): sorted ids. Rules have no method for
+    /// it, so as in production client credentials may not list collections — unless no rules are
+    /// configured at all (everything is open then).
+    func listCollectionIDs(_ db: DatabaseID, parent: ResourcePath, caller: Caller) throws(FirestoreError) -> [String] {
+        if !caller.isAdmin {
+            if case .open = rules.active(for: db.project) {} else { throw .permissionDenied(Self.defaultDenial) }
+        }
+        return try read { conn in
+            guard let space = try storage.space(of: db, conn) else { return [] }
+            return try storage.childSegments(space: space, under: parent.key, conn)
+        }
+    }
+
+    // MARK: transactions
+
+    /// `beginTransaction`.
+    func beginTransaction(_ db: DatabaseID, readOnly: Bool, readTime: Instant?, retrying: String?) throws(FirestoreError) -> String {
+        if let readTime { try checkReadTime(readTime) }
+        if let retrying { _ = transactions.finish(retrying) }
+        return transactions.begin(db, readOnly: readOnly, readTime: readTime)
+    }
+
+    /// `rollback`.
+    func rollback(_ db: DatabaseID, transaction: String) throws(FirestoreError) {
+        _ = try transactions.use(transaction, database: db)
+        transactions.finish(transaction)
+    }
+}

@@ -1,0 +1,194 @@
+import HearthCore
+import HearthSQLite
+import SecurityRules
+
+extension FirestoreService {
+    /// What one write reports (`WriteResult`), and the document it left.
+    struct WriteOutcome {
+        /// Nil after a delete.
+        var updateTime: Instant?
+        var transformResults: [FirestoreValue]
+        var document: StoredDocument?
+    }
+
+    /// One write's effect, worked out before anything is stored.
+    private struct Step {
+        var write: Write
+        var before: StoredDocument?
+        var outcome: WriteApplier.Outcome
+    }
+
+    /// `commit` (and every single-document write): all writes or none, one commit time, rules
+    /// judged per write with `getAfter()` seeing the whole batch, transaction reads re-checked.
+    func commit(_ db: DatabaseID, writes: [Write], transaction: String?, caller: Caller) throws(FirestoreError)
+        -> (commitTime: Instant, results: [WriteOutcome]) {
+        var txnState: TransactionRegistry.State?
+        if let transaction {
+            let state = try transactions.use(transaction, database: db)
+            if state.readOnly && !writes.isEmpty {
+                transactions.finish(transaction)
+                throw .invalidArgument("Cannot modify entities in a read-only transaction.")
+            }
+            txnState = state
+        }
+        defer { if let transaction { transactions.finish(transaction) } }
+
+        return try write { conn in
+            let space = try storage.writableSpace(of: db, conn)
+            var originals: [ResourcePath: StoredDocument?] = [:]
+            func load(_ p: ResourcePath) throws -> StoredDocument? {
+                if let known = originals[p] { return known }
+                let d = try storage.document(space: space, path: p, conn)
+                originals[p] = d
+                return d
+            }
+
+            // Optimistic transactions: every document read must be unchanged.
+            if let reads = txnState?.reads {
+                for (path, version) in reads {
+                    let current = try load(path)?.updateTime.unixMicros ?? -1
+                    if current != version {
+                        throw FirestoreError.aborted("Too much contention on these documents. Please try again.")
+                    }
+                }
+            }
+
+            let commitTime = try storage.nextCommitTime(now: clock.now(), conn)
+            var overlay: [ResourcePath: StoredDocument?] = [:]
+            var steps: [Step] = []
+            steps.reserveCapacity(writes.count)
+            for w in writes {
+                let before: StoredDocument? = try overlay[w.path] ?? load(w.path)
+                let outcome = WriteApplier.apply(w, to: before, at: commitTime)
+                if let after = outcome.document {
+                    try Self.checkSize(after, db)
+                }
+                steps.append(Step(write: w, before: before, outcome: outcome))
+                overlay[w.path] = .some(outcome.document)
+            }
+
+            if case .client(let auth) = caller {
+                let lookup = RulesLookup(
+                    database: db,
+                    current: { p in (try? load(p)) ?? nil },
+                    after: { p in
+                        if let o = overlay[p] { return o }
+                        return (try? load(p)) ?? nil
+                    })
+                for step in steps {
+                    let limit = steps.count > 1 ? max(0, min(10, 20 - lookup.accessCount)) : 10
+                    try authorizeWrite(db, step: step, auth: auth, time: commitTime, lookup: lookup, accessLimit: limit)
+                }
+            }
+
+            for step in steps {
+                try Self.check(step.write.precondition, against: step.before, name: db.name(of: step.write.path))
+            }
+
+            for (path, final) in overlay {
+                let original = try load(path)
+                if let final {
+                    if final != original { try storage.put(space: space, final, replacing: original, conn) }
+                } else if let original {
+                    try storage.delete(space: space, original, at: commitTime, conn)
+                }
+            }
+            let results = steps.map { s in
+                WriteOutcome(updateTime: s.outcome.document?.updateTime, transformResults: s.outcome.transformResults,
+                             document: s.outcome.document)
+            }
+            return (commitTime, results)
+        }
+    }
+
+    /// `batchWrite`: each write on its own (rules, preconditions), one status per write.
+    func batchWrite(_ db: DatabaseID, writes: [Write], caller: Caller) throws(FirestoreError)
+        -> [Result<WriteOutcome, FirestoreError>] {
+        try write { conn in
+            let space = try storage.writableSpace(of: db, conn)
+            let commitTime = try storage.nextCommitTime(now: clock.now(), conn)
+            var results: [Result<WriteOutcome, FirestoreError>] = []
+            for w in writes {
+                do throws(FirestoreError) {
+                    let before: StoredDocument?
+                    do { before = try storage.document(space: space, path: w.path, conn) } catch {
+                        throw FirestoreError.internal("Internal error: \(error)")
+                    }
+                    let outcome = WriteApplier.apply(w, to: before, at: commitTime)
+                    if let after = outcome.document { try Self.checkSize(after, db) }
+                    if case .client(let auth) = caller {
+                        let lookup = RulesLookup(
+                            database: db,
+                            current: { p in (try? self.storage.document(space: space, path: p, conn)) ?? nil },
+                            after: { p in
+                                if p == w.path { return outcome.document }
+                                return (try? self.storage.document(space: space, path: p, conn)) ?? nil
+                            })
+                        try authorizeWrite(db, step: Step(write: w, before: before, outcome: outcome), auth: auth,
+                                           time: commitTime, lookup: lookup, accessLimit: 10)
+                    }
+                    try Self.check(w.precondition, against: before, name: db.name(of: w.path))
+                    do {
+                        if let after = outcome.document {
+                            if after != before { try storage.put(space: space, after, replacing: before, conn) }
+                        } else if let before {
+                            try storage.delete(space: space, before, at: commitTime, conn)
+                        }
+                    } catch {
+                        throw FirestoreError.internal("Internal error: \(error)")
+                    }
+                    results.append(.success(WriteOutcome(updateTime: outcome.document?.updateTime,
+                                                         transformResults: outcome.transformResults, document: outcome.document)))
+                } catch {
+                    results.append(.failure(error))
+                }
+            }
+            return results
+        }
+    }
+
+    private func authorizeWrite(_ db: DatabaseID, step: Step, auth: RulesValue?, time: Instant, lookup: RulesLookup,
+                                accessLimit: Int) throws(FirestoreError) {
+        let path = step.write.path
+        let method: RulesMethod = step.write.isDelete ? .delete : (step.before == nil ? .create : .update)
+        let request = RulesRequest(
+            method: method, path: RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(time),
+            requestResource: step.outcome.document.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
+            resource: step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
+            accessLimit: accessLimit)
+        try authorize(request, project: db.project, lookup: lookup)
+    }
+
+    /// `currentDocument`: exists / updateTime, with Firestore's messages.
+    static func check(_ precondition: Precondition?, against before: StoredDocument?, name: String) throws(FirestoreError) {
+        guard let precondition else { return }
+        if let exists = precondition.exists {
+            if exists && before == nil { throw .notFound("No document to update: \(name)") }
+            if !exists && before != nil { throw .alreadyExists("Document already exists: \(name)") }
+        }
+        if let t = precondition.updateTime {
+            guard let before else { throw .notFound("No document to update: \(name)") }
+            if before.updateTime != t {
+                throw .failedPrecondition("The stored version (\(before.updateTime.unixMicros)) does not match the required base version (\(t.unixMicros)) for \(name).")
+            }
+        }
+    }
+
+    /// Rejects documents over 1 MiB as Firestore does.
+    static func checkSize(_ doc: StoredDocument, _ db: DatabaseID) throws(FirestoreError) {
+        let size = doc.storageSize
+        if size > StoredDocument.maxSize {
+            throw .invalidArgument("Document '\(db.name(of: doc.path))' cannot be written because its size (\(grouped(size)) bytes) exceeds the maximum allowed size of \(grouped(StoredDocument.maxSize)) bytes.")
+        }
+    }
+
+    static func grouped(_ n: Int) -> String {
+        let digits = Array(String(n))
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(c)
+        }
+        return out
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import HearthCore
+import HearthHTTP
+import HearthSQLite
+import SecurityRules
+
+/// The Cloud Firestore emulator: the v1 REST API on its own port, security rules enforced on
+/// every client request, data in the process's SQLite database.
+///
+/// Construct it after applying `FirestoreService.migrations`, serve `http` on the Firestore
+/// port, and pass it as the `DocumentStore` of services that write documents server-side.
+public final class FirestoreService: Sendable {
+    /// Schema migrations (`firestore.N`); apply them before constructing the service.
+    public static let migrations: [Migration] = FirestoreStorage.migrations
+
+    let clock: Clock
+    let ids: IDGenerator
+    let logger: Logger
+    let configuration: FirestoreConfiguration
+    let tokenVerifier: any IDTokenVerifier
+    let storage: FirestoreStorage
+    let rules: RulesManager
+    let transactions: TransactionRegistry
+
+    /// - Parameters:
+    ///   - database: the process's database, already migrated with `migrations`.
+    ///   - tokenVerifier: decides `Authorization: Bearer <ID token>` (the auth emulator's verifier).
+    public init(database: Database, clock: Clock, ids: IDGenerator, logger: Logger,
+                configuration: FirestoreConfiguration, tokenVerifier: any IDTokenVerifier) {
+        self.clock = clock
+        self.ids = ids
+        self.logger = logger
+        self.configuration = configuration
+        self.tokenVerifier = tokenVerifier
+        storage = FirestoreStorage(database: database, logger: logger)
+        rules = RulesManager(rulesPath: configuration.rulesPath, source: configuration.rulesSource,
+                             defaultProject: configuration.projectID, logger: logger)
+        transactions = TransactionRegistry(clock: clock, ids: ids)
+        if configuration.watchRules { rules.startWatching(interval: configuration.rulesPollInterval) }
+        // Data of databases cleared before a restart may still be waiting for collection.
+        storage.scheduleCollection()
+    }
+
+    /// What the Firestore port serves.
+    public var http: any HTTPService { FirestoreHTTPService(service: self) }
+
+    /// Firestore needs nothing on the hub port: its emulator endpoints live on its own port,
+    /// as the Firebase emulator's do.
+    public func registerHubRoutes(_ hub: Router) {}
+
+    /// Deletes every document of every project, open transactions, and rules installed through
+    /// the API (the rules file stays in force).
+    public func reset() throws {
+        try storage.clearAll()
+        transactions.removeAll()
+        rules.resetInstalled()
+    }
+
+    /// Empties one database (`DELETE /emulator/v1/projects/{p}/databases/{d}/documents`).
+    func clear(_ db: DatabaseID) throws {
+        try storage.clear(db)
+        transactions.removeAll(database: db)
+    }
+
+    /// Stops polling the rules file.
+    public func stopWatchingRules() {
+        rules.stopWatching()
+    }
+
+    /// Checks the rules file for changes now (instead of waiting for the next poll).
+    public func reloadRulesIfChanged() {
+        rules.poll()
+    }
+
+    /// Runs `body` in a read transaction, mapping storage failures to INTERNAL.
+    func read<T>(_ body: (Connection) throws -> T) throws(FirestoreError) -> T {
+        do {
+            return try storage.database.read(body)
+        } catch let e as FirestoreError {
+            throw e
+        } catch {
+            logger.error("firestore: read failed", [("error", .string("\(error)"))])
+            throw .internal("Internal error: \(error)")
+        }
+    }
+
+    /// Runs `body` in the single write transaction (committed on return, rolled back on throw).
+    func write<T>(_ body: (Connection) throws -> T) throws(FirestoreError) -> T {
+        do {
+            return try storage.database.write(body)
+        } catch let e as FirestoreError {
+            throw e
+        } catch {
+            logger.error("firestore: write failed", [("error", .string("\(error)"))])
+            throw .internal("Internal error: \(error)")
+        }
+    }
+}

@@ -1,0 +1,324 @@
+import Foundation
+import HearthCore
+import HearthSQLite
+
+/// Documents and their single-field indexes in SQLite.
+///
+/// Data of one database (`project/database`) lives under a *space* id. Clearing a database
+/// points its name at a fresh space (one UPDATE, constant time however many documents it held)
+/// and hands the old space to a background collector that deletes its rows in small batches.
+///
+/// Tables (all `WITHOUT ROWID`, clustered on their primary keys):
+/// - `fs_documents(space, key, parent, collection_id, fields, create_time, update_time)`, keyed by
+///   the document's order-preserving path key; secondary indexes on `(space, parent, key)`
+///   (collection scans, sub-collection listing) and `(space, collection_id, key)` (collection groups).
+/// - `fs_index(space, scope, field, kind, value, doc_key)`: one row per index entry and scope;
+///   a query seeks `(space, scope, field, kind)` and a value range, already in Firestore order.
+/// - `fs_history(space, key, ended, fields, create_time, update_time)`: versions replaced or
+///   deleted in the last hour, for point reads at a `readTime` (Firestore keeps one hour too).
+final class FirestoreStorage: @unchecked Sendable {
+    // `spaces` and `lastCommit` are guarded by `lock`; everything else is immutable.
+    private let lock = NSLock()
+    private var spaces: [String: Int64] = [:]
+    private var lastCommit: Int64?
+    let database: Database
+    private let logger: Logger
+    private let collector = DispatchQueue(label: "hearth.firestore.gc", qos: .utility)
+
+    static let migrations: [Migration] = [
+        Migration("firestore.1", """
+        CREATE TABLE fs_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE fs_spaces (name TEXT PRIMARY KEY, space INTEGER NOT NULL UNIQUE) WITHOUT ROWID;
+        CREATE TABLE fs_garbage (space INTEGER PRIMARY KEY);
+        CREATE TABLE fs_documents (
+            space INTEGER NOT NULL,
+            key BLOB NOT NULL,
+            parent BLOB NOT NULL,
+            collection_id TEXT NOT NULL,
+            fields BLOB NOT NULL,
+            create_time INTEGER NOT NULL,
+            update_time INTEGER NOT NULL,
+            PRIMARY KEY (space, key)
+        ) WITHOUT ROWID;
+        CREATE INDEX fs_documents_parent ON fs_documents (space, parent, key);
+        CREATE INDEX fs_documents_group ON fs_documents (space, collection_id, key);
+        CREATE TABLE fs_index (
+            space INTEGER NOT NULL,
+            scope BLOB NOT NULL,
+            field TEXT NOT NULL,
+            kind INTEGER NOT NULL,
+            value BLOB NOT NULL,
+            doc_key BLOB NOT NULL,
+            PRIMARY KEY (space, scope, field, kind, value, doc_key)
+        ) WITHOUT ROWID;
+        INSERT INTO fs_meta (key, value) VALUES ('next_space', 1), ('last_commit', 0);
+        """),
+        Migration("firestore.2", """
+        CREATE TABLE fs_history (
+            space INTEGER NOT NULL,
+            key BLOB NOT NULL,
+            ended INTEGER NOT NULL,
+            fields BLOB NOT NULL,
+            create_time INTEGER NOT NULL,
+            update_time INTEGER NOT NULL,
+            PRIMARY KEY (space, key, ended)
+        ) WITHOUT ROWID;
+        CREATE INDEX fs_history_ended ON fs_history (ended);
+        """),
+    ]
+
+    /// How long replaced versions stay readable (Firestore's `readTime` window).
+    static let historyMicros: Int64 = 3_600_000_000
+
+    init(database: Database, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    // MARK: Spaces
+
+    /// The space of `db`, or nil when it has never been written.
+    func space(of db: DatabaseID, _ conn: Connection) throws -> Int64? {
+        let name = db.spaceName
+        lock.lock()
+        let cached = spaces[name]
+        lock.unlock()
+        if let cached { return cached }
+        guard let s = try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [name]) else { return nil }
+        lock.lock()
+        spaces[name] = s
+        lock.unlock()
+        return s
+    }
+
+    /// The space of `db`, created when missing (inside a write transaction).
+    func writableSpace(of db: DatabaseID, _ conn: Connection) throws -> Int64 {
+        if let s = try space(of: db, conn) { return s }
+        let s = try allocateSpace(conn)
+        try conn.run("INSERT INTO fs_spaces (name, space) VALUES (?, ?)", [db.spaceName, s])
+        lock.lock()
+        spaces[db.spaceName] = s
+        lock.unlock()
+        return s
+    }
+
+    private func allocateSpace(_ conn: Connection) throws -> Int64 {
+        let s = try conn.scalarInt("SELECT value FROM fs_meta WHERE key = 'next_space'") ?? 1
+        try conn.run("UPDATE fs_meta SET value = ? WHERE key = 'next_space'", [s + 1])
+        return s
+    }
+
+    /// Empties one database in constant time; its rows are collected in the background.
+    func clear(_ db: DatabaseID) throws {
+        let garbage: Int64? = try database.write { conn in
+            guard let old = try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [db.spaceName]) else { return nil }
+            try conn.run("DELETE FROM fs_spaces WHERE name = ?", [db.spaceName])
+            try conn.run("INSERT OR IGNORE INTO fs_garbage (space) VALUES (?)", [old])
+            return old
+        }
+        lock.lock()
+        spaces[db.spaceName] = nil
+        lock.unlock()
+        if garbage != nil { scheduleCollection() }
+    }
+
+    /// Empties every database.
+    func clearAll() throws {
+        try database.write { conn in
+            try conn.run("INSERT OR IGNORE INTO fs_garbage (space) SELECT space FROM fs_spaces")
+            try conn.run("DELETE FROM fs_spaces")
+        }
+        lock.lock()
+        spaces.removeAll()
+        lock.unlock()
+        scheduleCollection()
+    }
+
+    /// Deletes rows of cleared spaces in batches small enough not to stall writers.
+    func scheduleCollection() {
+        collector.async { [weak self] in self?.collectGarbage() }
+    }
+
+    /// Runs the collector to completion (tests and shutdown).
+    func collectGarbage() {
+        let batch = 2000
+        while true {
+            do {
+                let more: Bool = try database.write { conn in
+                    guard let space = try conn.scalarInt("SELECT space FROM fs_garbage ORDER BY space LIMIT 1") else { return false }
+                    try conn.run("""
+                        DELETE FROM fs_index WHERE (space, scope, field, kind, value, doc_key) IN
+                        (SELECT space, scope, field, kind, value, doc_key FROM fs_index WHERE space = ? LIMIT ?)
+                        """, [space, batch])
+                    let removedIndex = conn.changes
+                    try conn.run("""
+                        DELETE FROM fs_documents WHERE (space, key) IN
+                        (SELECT space, key FROM fs_documents WHERE space = ? LIMIT ?)
+                        """, [space, batch])
+                    let removedDocs = conn.changes
+                    try conn.run("""
+                        DELETE FROM fs_history WHERE (space, key, ended) IN
+                        (SELECT space, key, ended FROM fs_history WHERE space = ? LIMIT ?)
+                        """, [space, batch])
+                    let removedHistory = conn.changes
+                    if removedIndex == 0 && removedDocs == 0 && removedHistory == 0 {
+                        try conn.run("DELETE FROM fs_garbage WHERE space = ?", [space])
+                    }
+                    return true
+                }
+                if !more { return }
+            } catch {
+                logger.error("firestore: collecting cleared data failed", [("error", .string("\(error)"))])
+                return
+            }
+        }
+    }
+
+    // MARK: Commit times
+
+    /// The next commit time: the clock's time, but always after the previous commit's
+    /// (call inside the write transaction that commits with it).
+    func nextCommitTime(now: Instant, _ conn: Connection) throws -> Instant {
+        lock.lock()
+        let cached = lastCommit
+        lock.unlock()
+        let last = try cached ?? (conn.scalarInt("SELECT value FROM fs_meta WHERE key = 'last_commit'") ?? 0)
+        let t = max(now.unixMicros, last + 1)
+        try conn.run("UPDATE fs_meta SET value = ? WHERE key = 'last_commit'", [t])
+        lock.lock()
+        lastCommit = t
+        lock.unlock()
+        return Instant(unixMicros: t)
+    }
+
+    /// Forgets the cached commit time after a rolled-back transaction may have advanced it.
+    func invalidateCommitTime() {
+        lock.lock()
+        lastCommit = nil
+        lock.unlock()
+    }
+
+    // MARK: Documents
+
+    static let documentColumns = "key, fields, create_time, update_time"
+
+    /// Decodes a row selected with `documentColumns` starting at column `first`.
+    static func document(from row: Statement, first: Int = 0) throws -> StoredDocument {
+        guard let segments = OrderedEncoding.segments(ofKey: row.blob(first)) else { throw StoredValueCodec.DecodeError() }
+        let fields = try row.withBlob(first + 1) { buffer throws(StoredValueCodec.DecodeError) in
+            try StoredValueCodec.decodeFields(buffer)
+        }
+        return StoredDocument(path: ResourcePath(segments), fields: fields,
+                              createTime: Instant(unixMicros: row.int64(first + 2)),
+                              updateTime: Instant(unixMicros: row.int64(first + 3)))
+    }
+
+    /// The document at `path`, or nil.
+    func document(space: Int64, path: ResourcePath, _ conn: Connection) throws -> StoredDocument? {
+        try conn.first("SELECT \(Self.documentColumns) FROM fs_documents WHERE space = ? AND key = ?", [space, path.key]) {
+            try Self.document(from: $0)
+        }
+    }
+
+    /// Keeps `old` readable at read times before `ended`, and forgets versions older than the window.
+    private func remember(space: Int64, _ old: StoredDocument, ended: Instant, _ conn: Connection) throws {
+        try conn.run("""
+            INSERT OR REPLACE INTO fs_history (space, key, ended, fields, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)
+            """, [space, old.path.key, ended.unixMicros, StoredValueCodec.encodeFields(old.fields),
+                  old.createTime.unixMicros, old.updateTime.unixMicros])
+        try conn.run("DELETE FROM fs_history WHERE ended < ?", [ended.unixMicros - Self.historyMicros])
+    }
+
+    /// The version of `path` that was current at `time`, or nil when none was (within the window).
+    func document(space: Int64, path: ResourcePath, at time: Instant, _ conn: Connection) throws -> StoredDocument? {
+        if let current = try document(space: space, path: path, conn), current.updateTime <= time { return current }
+        // The oldest version that ended after `time` is the one current then, if it had begun.
+        let old = try conn.first("""
+            SELECT key, fields, create_time, update_time FROM fs_history
+            WHERE space = ? AND key = ? AND ended > ? ORDER BY ended LIMIT 1
+            """, [space, path.key, time.unixMicros]) { try Self.document(from: $0) }
+        guard let old, old.updateTime <= time else { return nil }
+        return old
+    }
+
+    /// Writes `new` (replacing `old`, the current version or nil) and updates its index rows.
+    func put(space: Int64, _ new: StoredDocument, replacing old: StoredDocument?, _ conn: Connection) throws {
+        let key = new.path.key
+        if let old { try remember(space: space, old, ended: new.updateTime, conn) }
+        try conn.run("""
+            INSERT INTO fs_documents (space, key, parent, collection_id, fields, create_time, update_time)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (space, key) DO UPDATE SET fields = excluded.fields,
+                create_time = excluded.create_time, update_time = excluded.update_time
+            """, [space, key, new.path.parent.key, new.path.collectionID, StoredValueCodec.encodeFields(new.fields),
+                  new.createTime.unixMicros, new.updateTime.unixMicros])
+        let newEntries = IndexEntry.entries(of: new.fields)
+        let oldEntries = old.map { IndexEntry.entries(of: $0.fields) } ?? []
+        try removeIndex(space: space, path: new.path, key: key, entries: oldEntries.subtracting(newEntries), conn)
+        try addIndex(space: space, path: new.path, key: key, entries: newEntries.subtracting(oldEntries), conn)
+    }
+
+    /// Deletes `old` and its index rows.
+    func delete(space: Int64, _ old: StoredDocument, at time: Instant, _ conn: Connection) throws {
+        let key = old.path.key
+        try remember(space: space, old, ended: time, conn)
+        try conn.run("DELETE FROM fs_documents WHERE space = ? AND key = ?", [space, key])
+        try removeIndex(space: space, path: old.path, key: key, entries: IndexEntry.entries(of: old.fields), conn)
+    }
+
+    private func addIndex(space: Int64, path: ResourcePath, key: [UInt8], entries: Set<IndexEntry>, _ conn: Connection) throws {
+        guard !entries.isEmpty else { return }
+        let scopes = [path.parent.key, IndexEntry.groupScope(path.collectionID)]
+        let insert = try conn.prepare("INSERT OR IGNORE INTO fs_index (space, scope, field, kind, value, doc_key) VALUES (?, ?, ?, ?, ?, ?)")
+        for e in entries {
+            for scope in scopes { try insert.run([space, scope, e.field, e.kind, e.value, key]) }
+        }
+    }
+
+    private func removeIndex(space: Int64, path: ResourcePath, key: [UInt8], entries: Set<IndexEntry>, _ conn: Connection) throws {
+        guard !entries.isEmpty else { return }
+        let scopes = [path.parent.key, IndexEntry.groupScope(path.collectionID)]
+        let remove = try conn.prepare("DELETE FROM fs_index WHERE space = ? AND scope = ? AND field = ? AND kind = ? AND value = ? AND doc_key = ?")
+        for e in entries {
+            for scope in scopes { try remove.run([space, scope, e.field, e.kind, e.value, key]) }
+        }
+    }
+
+    // MARK: Scans
+
+    /// Steps `sql` row by row until `body` returns false; the statement is reset afterwards.
+    static func forEachRow(_ conn: Connection, _ sql: String, _ values: [any SQLBindable], _ body: (Statement) throws -> Bool) throws {
+        let statement = try conn.prepare(sql)
+        try statement.bind(values)
+        defer { try? statement.bind([]) }  // resets the statement so it holds no read snapshot
+        while try statement.step() {
+            if try !body(statement) { break }
+        }
+    }
+
+    /// Distinct path segments that follow `prefix` among the parents of stored documents
+    /// (collection ids under a document, or document ids under a collection), in order,
+    /// found by skipping from one to the next rather than reading every document.
+    func childSegments(space: Int64, under prefix: [UInt8], _ conn: Connection) throws -> [String] {
+        var result: [String] = []
+        var cursor = prefix
+        var inclusive = false  // the first probe must skip `prefix` itself (documents directly in it)
+        let end: [UInt8]? = prefix.isEmpty ? nil : OrderedEncoding.prefixEnd(prefix)
+        while true {
+            let op = inclusive ? ">=" : ">"
+            let sql = end == nil
+                ? "SELECT parent FROM fs_documents WHERE space = ? AND parent \(op) ? ORDER BY parent LIMIT 1"
+                : "SELECT parent FROM fs_documents WHERE space = ? AND parent \(op) ? AND parent < ? ORDER BY parent LIMIT 1"
+            var values: [any SQLBindable] = [space, cursor]
+            if let end { values.append(end) }
+            guard let parent = try conn.first(sql, values, { $0.blob(0) }),
+                  let segment = OrderedEncoding.segment(after: prefix, in: parent)
+            else { break }
+            result.append(segment)
+            // Every parent below `prefix/segment` sorts before this bound.
+            cursor = OrderedEncoding.prefixEnd(prefix + OrderedEncoding.key([segment]))
+            inclusive = true
+        }
+        return result
+    }
+}

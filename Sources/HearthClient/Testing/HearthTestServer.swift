@@ -1,0 +1,191 @@
+// Child processes exist on macOS and Linux only: on iOS, tests talk to a hearth started on the Mac
+// through `HearthInstance` instead.
+#if os(macOS) || os(Linux)
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A `hearth` child process on free ports, for XCTest and Swift Testing suites.
+///
+/// ```swift
+/// let hearth = try await HearthTestServer.start()
+/// defer { hearth.stop() }
+/// let session = try await hearth.instance.auth().signUp(email: "a@example.com", password: "secret1")
+/// ```
+///
+/// The binary comes from `Options.binary`, else `$HEARTH_BIN`, else the nearest
+/// `.build/debug/hearth` above the calling source file.
+public final class HearthTestServer: @unchecked Sendable {
+    // `process` is touched only under `lock` (stop may race with deinit).
+
+    /// How to start it.
+    public struct Options: Sendable {
+        /// Path to the `hearth` executable (default: `$HEARTH_BIN` or `<repo>/.build/debug/hearth`).
+        public var binary: String?
+        /// `--seed`: reproducible ids (nil: random).
+        public var seed: UInt64?
+        /// `--in-memory` (default) or a temporary data directory, removed at stop.
+        public var inMemory: Bool
+        /// `--rules` (default: the nearest `rules/firestore.rules` above the calling source file or the binary).
+        public var rules: String?
+        /// `--project`.
+        public var project: String?
+        /// More flags, e.g. `["--token-signing", "rs256"]` or `["--require-app-check"]`.
+        public var arguments: [String]
+        /// How long to wait for the ready file.
+        public var startTimeout: TimeInterval
+        /// `--threads`: HTTP worker threads per listener (a test needs few; suites start many servers).
+        public var threads: Int?
+
+        public init(binary: String? = nil, seed: UInt64? = 1, inMemory: Bool = true, rules: String? = nil, project: String? = nil,
+                    arguments: [String] = [], startTimeout: TimeInterval = 30, threads: Int? = 2) {
+            self.binary = binary
+            self.seed = seed
+            self.inMemory = inMemory
+            self.rules = rules
+            self.project = project
+            self.arguments = arguments
+            self.startTimeout = startTimeout
+            self.threads = threads
+        }
+    }
+
+    /// The running instance: URLs, clients, clock and reset.
+    public let instance: HearthInstance
+    /// The temporary directory holding the ready file, the log and (without `inMemory`) the data.
+    public let directory: String
+    private let lock = NSLock()
+    private var process: Process?
+
+    private init(instance: HearthInstance, directory: String, process: Process) {
+        self.instance = instance
+        self.directory = directory
+        self.process = process
+    }
+
+    deinit { stop() }
+
+    /// Finds the `hearth` binary: `explicit`, `$HEARTH_BIN`, or `.build/debug/hearth` in a directory
+    /// above `filePath` (pass `#filePath` from your test file).
+    public static func locateBinary(explicit: String? = nil, filePath: String = #filePath) -> String? {
+        let fm = FileManager.default
+        if let explicit { return fm.isExecutableFile(atPath: explicit) ? explicit : nil }
+        if let env = ProcessInfo.processInfo.environment["HEARTH_BIN"], !env.isEmpty {
+            return fm.isExecutableFile(atPath: env) ? env : nil
+        }
+        var dir = (filePath as NSString).deletingLastPathComponent
+        while dir.count > 1 {
+            let candidate = (dir as NSString).appendingPathComponent(".build/debug/hearth")
+            if fm.isExecutableFile(atPath: candidate) { return candidate }
+            dir = (dir as NSString).deletingLastPathComponent
+        }
+        return nil
+    }
+
+    /// Starts `hearth start --in-memory --seed N --*-port 0 --ready-file … --quiet` and waits until it is ready.
+    /// - Throws: `HearthClientError.invalidArgument` when no binary is found, `.transport` when it does not start.
+    public static func start(_ options: Options = Options(), filePath: String = #filePath) async throws -> HearthTestServer {
+        guard let binary = locateBinary(explicit: options.binary, filePath: filePath) else {
+            throw HearthClientError.invalidArgument("no hearth binary: set HEARTH_BIN or build it (swift build --product hearth)")
+        }
+        let fm = FileManager.default
+        let directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("hearth-test-\(UUID().uuidString)")
+        try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let readyPath = (directory as NSString).appendingPathComponent("ready.json")
+        let logPath = (directory as NSString).appendingPathComponent("hearth.log")
+
+        var args = ["start", "--ready-file", readyPath, "--quiet",
+                    "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0"]
+        if options.inMemory {
+            args.append("--in-memory")
+        } else {
+            args += ["--data-dir", (directory as NSString).appendingPathComponent("data")]
+        }
+        if let seed = options.seed { args += ["--seed", String(seed)] }
+        if let rules = options.rules ?? defaultRules(near: [filePath, binary]) { args += ["--rules", rules] }
+        if let project = options.project { args += ["--project", project] }
+        if let threads = options.threads { args += ["--threads", String(threads)] }
+        args += options.arguments
+
+        guard fm.createFile(atPath: logPath, contents: nil) else {
+            throw HearthClientError.invalidArgument("cannot create \(logPath)")
+        }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = args
+        // Its own directory, so a firebase.json where the tests run does not change its ports.
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch {
+            throw HearthClientError.transport("cannot run \(binary): \(error)")
+        }
+        try? log.close()
+
+        let deadline = Date().addingTimeInterval(options.startTimeout)
+        while Date() < deadline {
+            if let data = fm.contents(atPath: readyPath), !data.isEmpty {
+                let instance = try HearthInstance(readyJSON: data)
+                return HearthTestServer(instance: instance, directory: directory, process: process)
+            }
+            if !process.isRunning {
+                let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+                try? fm.removeItem(atPath: directory)
+                throw HearthClientError.transport("hearth exited with status \(process.terminationStatus) before it was ready:\n\(output)")
+            }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        process.terminate()
+        throw HearthClientError.transport("hearth was not ready after \(options.startTimeout) s (log in \(logPath))")
+    }
+
+    /// The nearest `rules/firestore.rules` in a directory above one of `paths` (the test's source
+    /// file, then the binary at `<repo>/.build/<config>/hearth`): the repository's shipped rules.
+    static func defaultRules(near paths: [String]) -> String? {
+        for path in paths {
+            var dir = (path as NSString).deletingLastPathComponent
+            while dir.count > 1 {
+                let candidate = (dir as NSString).appendingPathComponent("rules/firestore.rules")
+                if FileManager.default.fileExists(atPath: candidate) { return candidate }
+                dir = (dir as NSString).deletingLastPathComponent
+            }
+        }
+        return nil
+    }
+
+    /// What hearth wrote to stdout and stderr so far.
+    public var log: String {
+        (try? String(contentsOfFile: (directory as NSString).appendingPathComponent("hearth.log"), encoding: .utf8)) ?? ""
+    }
+
+    /// Stops the process (SIGTERM, then SIGKILL after 10 s) and removes the temporary directory.
+    public func stop() {
+        lock.lock()
+        let p = process
+        process = nil
+        lock.unlock()
+        guard let p else { return }
+        if p.isRunning {
+            p.terminate()
+            let deadline = Date().addingTimeInterval(10)
+            while p.isRunning && Date() < deadline { usleep(10_000) }
+            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    // Shortcuts to the instance.
+
+    /// `instance.reset()`.
+    public func reset() async throws { try await instance.reset() }
+    /// `instance.freezeClock(at:)`.
+    public func freezeClock(at date: Date) async throws { try await instance.freezeClock(at: date) }
+    /// `instance.advanceClock(by:)`.
+    public func advanceClock(by seconds: Int) async throws { try await instance.advanceClock(by: seconds) }
+    /// `instance.useSystemClock()`.
+    public func useSystemClock() async throws { try await instance.useSystemClock() }
+}
+#endif

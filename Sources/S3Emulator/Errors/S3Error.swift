@@ -1,0 +1,209 @@
+import HearthHTTP
+
+/// Every error the S3 endpoint answers with, as S3 names and words it.
+///
+/// Related: the "List of error codes" table of the Amazon S3 API reference. `code`, `httpStatus`,
+/// `message` and `details` are exhaustive switches, so a new case cannot be added without its
+/// wire form; `S3ErrorRenderer` is the one place that turns an error into a response.
+enum S3Error: Error, Sendable {
+    case accessDenied(message: String)
+    /// `Content-MD5` did not match the body (both digests in base64).
+    case badDigest(expected: String, calculated: String)
+    /// An `x-amz-checksum-*` value did not match the body.
+    case checksumMismatch(ChecksumAlgorithm)
+    case bucketAlreadyExists(bucket: String)
+    case bucketAlreadyOwnedByYou(bucket: String)
+    case bucketNotEmpty(bucket: String)
+    case entityTooLarge(proposedSize: Int64, maxSize: Int64)
+    case entityTooSmall(proposedSize: Int64, minSize: Int64, partNumber: Int, etag: String)
+    case illegalLocationConstraint(constraint: String?)
+    case incompleteBody
+    case internalError
+    case invalidArgument(message: String, name: String, value: String?)
+    case invalidBucketName(bucket: String)
+    /// A malformed `Content-MD5`.
+    case invalidDigest(contentMD5: String)
+    case invalidLocationConstraint(constraint: String)
+    case invalidPart(uploadID: String, partNumber: Int, etag: String)
+    case invalidPartNumber(partNumberRequested: Int, actualPartCount: Int)
+    case invalidPartOrder(uploadID: String)
+    case invalidRange(requested: String, actualSize: Int64)
+    case invalidRequest(message: String)
+    case invalidStorageClass(storageClass: String)
+    case invalidURI
+    case keyTooLong(size: Int)
+    case malformedXML
+    case metadataTooLarge(size: Int)
+    case methodNotAllowed(method: String, resourceType: String)
+    case missingContentLength
+    case noSuchBucket(bucket: String)
+    case noSuchKey(key: String)
+    case noSuchUpload(uploadID: String)
+    case noSuchVersion(key: String, versionID: String)
+    /// A bucket sub-resource that is not configured (`NoSuchCORSConfiguration`, `NoSuchTagSet`, …).
+    case noSuchBucketConfiguration(code: String, message: String, bucket: String)
+    case notImplemented(header: String?)
+    /// A failed `If-Match`-style condition; `condition` names the header.
+    case preconditionFailed(condition: String)
+    /// An authentication failure decided by the SigV4/SigV2 verifier.
+    case signature(SigV4Failure)
+
+    /// The `<Code>`.
+    var code: String {
+        switch self {
+        case .accessDenied: "AccessDenied"
+        case .badDigest, .checksumMismatch: "BadDigest"
+        case .bucketAlreadyExists: "BucketAlreadyExists"
+        case .bucketAlreadyOwnedByYou: "BucketAlreadyOwnedByYou"
+        case .bucketNotEmpty: "BucketNotEmpty"
+        case .entityTooLarge: "EntityTooLarge"
+        case .entityTooSmall: "EntityTooSmall"
+        case .illegalLocationConstraint: "IllegalLocationConstraintException"
+        case .incompleteBody: "IncompleteBody"
+        case .internalError: "InternalError"
+        case .invalidArgument: "InvalidArgument"
+        case .invalidBucketName: "InvalidBucketName"
+        case .invalidDigest: "InvalidDigest"
+        case .invalidLocationConstraint: "InvalidLocationConstraint"
+        case .invalidPart: "InvalidPart"
+        case .invalidPartNumber: "InvalidPartNumber"
+        case .invalidPartOrder: "InvalidPartOrder"
+        case .invalidRange: "InvalidRange"
+        case .invalidRequest: "InvalidRequest"
+        case .invalidStorageClass: "InvalidStorageClass"
+        case .invalidURI: "InvalidURI"
+        case .keyTooLong: "KeyTooLongError"
+        case .malformedXML: "MalformedXML"
+        case .metadataTooLarge: "MetadataTooLarge"
+        case .methodNotAllowed: "MethodNotAllowed"
+        case .missingContentLength: "MissingContentLength"
+        case .noSuchBucket: "NoSuchBucket"
+        case .noSuchKey: "NoSuchKey"
+        case .noSuchUpload: "NoSuchUpload"
+        case .noSuchVersion: "NoSuchVersion"
+        case .noSuchBucketConfiguration(let code, _, _): code
+        case .notImplemented: "NotImplemented"
+        case .preconditionFailed: "PreconditionFailed"
+        case .signature(let f): f.code
+        }
+    }
+
+    /// The HTTP status.
+    var httpStatus: Int {
+        switch self {
+        case .accessDenied: 403
+        case .badDigest, .checksumMismatch: 400
+        case .bucketAlreadyExists, .bucketAlreadyOwnedByYou, .bucketNotEmpty: 409
+        case .entityTooLarge, .entityTooSmall: 400
+        case .illegalLocationConstraint, .incompleteBody: 400
+        case .internalError: 500
+        case .invalidArgument, .invalidBucketName, .invalidDigest, .invalidLocationConstraint: 400
+        case .invalidPart, .invalidPartOrder: 400
+        case .invalidPartNumber, .invalidRange: 416
+        case .invalidRequest, .invalidStorageClass, .invalidURI, .keyTooLong, .malformedXML, .metadataTooLarge: 400
+        case .methodNotAllowed: 405
+        case .missingContentLength: 411
+        case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchVersion, .noSuchBucketConfiguration: 404
+        case .notImplemented: 501
+        case .preconditionFailed: 412
+        case .signature(let f): f.httpStatus
+        }
+    }
+
+    /// The `<Message>`, worded as S3 words it.
+    var message: String {
+        switch self {
+        case .accessDenied(let message): message
+        case .badDigest: "The Content-MD5 you specified did not match what we received."
+        case .checksumMismatch(let algorithm): "The \(algorithm.displayName) you specified did not match the calculated checksum."
+        case .bucketAlreadyExists:
+            "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again."
+        case .bucketAlreadyOwnedByYou: "Your previous request to create the named bucket succeeded and you already own it."
+        case .bucketNotEmpty: "The bucket you tried to delete is not empty"
+        case .entityTooLarge: "Your proposed upload exceeds the maximum allowed size"
+        case .entityTooSmall: "Your proposed upload is smaller than the minimum allowed size"
+        case .illegalLocationConstraint(let c):
+            "The \(c ?? "unspecified") location constraint is incompatible for the region specific endpoint this request was sent to."
+        case .incompleteBody: "You did not provide the number of bytes specified by the Content-Length HTTP header"
+        case .internalError: "We encountered an internal error. Please try again."
+        case .invalidArgument(let message, _, _): message
+        case .invalidBucketName: "The specified bucket is not valid."
+        case .invalidDigest: "The Content-MD5 you specified was invalid."
+        case .invalidLocationConstraint: "The specified location-constraint is not valid"
+        case .invalidPart:
+            "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."
+        case .invalidPartNumber: "The requested partnumber is not satisfiable"
+        case .invalidPartOrder: "The list of parts was not in ascending order. Parts must be ordered by part number."
+        case .invalidRange: "The requested range is not satisfiable"
+        case .invalidRequest(let message): message
+        case .invalidStorageClass: "The storage class you specified is not valid"
+        case .invalidURI: "Couldn't parse the specified URI."
+        case .keyTooLong: "Your key is too long"
+        case .malformedXML: "The XML you provided was not well-formed or did not validate against our published schema"
+        case .metadataTooLarge: "Your metadata headers exceed the maximum allowed metadata size"
+        case .methodNotAllowed: "The specified method is not allowed against this resource."
+        case .missingContentLength: "You must provide the Content-Length HTTP header."
+        case .noSuchBucket: "The specified bucket does not exist"
+        case .noSuchKey: "The specified key does not exist."
+        case .noSuchUpload: "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."
+        case .noSuchVersion: "The specified version does not exist."
+        case .noSuchBucketConfiguration(_, let message, _): message
+        case .notImplemented: "A header you provided implies functionality that is not implemented"
+        case .preconditionFailed: "At least one of the pre-conditions you specified did not hold"
+        case .signature(let f): f.message
+        }
+    }
+
+    /// The elements S3 adds after `<Message>` (before `RequestId`/`HostId`), in S3's order.
+    var details: [(String, String)] {
+        switch self {
+        case .accessDenied, .internalError, .incompleteBody, .invalidRequest, .invalidURI, .malformedXML, .missingContentLength:
+            []
+        case .badDigest(let expected, let calculated): [("ExpectedDigest", expected), ("CalculatedDigest", calculated)]
+        case .checksumMismatch: []
+        case .bucketAlreadyExists(let b), .bucketAlreadyOwnedByYou(let b), .bucketNotEmpty(let b), .invalidBucketName(let b),
+             .noSuchBucket(let b):
+            [("BucketName", b)]
+        case .entityTooLarge(let proposed, let max): [("ProposedSize", String(proposed)), ("MaxSizeAllowed", String(max))]
+        case .entityTooSmall(let proposed, let min, let part, let etag):
+            [("ProposedSize", String(proposed)), ("MinSizeAllowed", String(min)), ("PartNumber", String(part)), ("ETag", etag)]
+        case .illegalLocationConstraint(let c): c.map { [("LocationConstraint", $0)] } ?? []
+        case .invalidArgument(_, let name, let value): [("ArgumentName", name), ("ArgumentValue", value ?? "")]
+        case .invalidDigest(let md5): [("Content-MD5", md5)]
+        case .invalidLocationConstraint(let c): [("LocationConstraint", c)]
+        case .invalidPart(let upload, let part, let etag): [("UploadId", upload), ("PartNumber", String(part)), ("ETag", etag)]
+        case .invalidPartNumber(let requested, let actual):
+            [("PartNumberRequested", String(requested)), ("ActualPartCount", String(actual))]
+        case .invalidPartOrder(let upload): [("UploadId", upload)]
+        case .invalidRange(let requested, let size): [("RangeRequested", requested), ("ActualObjectSize", String(size))]
+        case .invalidStorageClass(let sc): [("StorageClassRequested", sc)]
+        case .keyTooLong(let size): [("Size", String(size)), ("MaxSizeAllowed", "1024")]
+        case .metadataTooLarge(let size): [("Size", String(size)), ("MaxSizeAllowed", "2048")]
+        case .methodNotAllowed(let method, let type): [("Method", method), ("ResourceType", type)]
+        case .noSuchKey(let key): [("Key", key)]
+        case .noSuchUpload(let upload): [("UploadId", upload)]
+        case .noSuchVersion(let key, let version): [("Key", key), ("VersionId", version)]
+        case .noSuchBucketConfiguration(_, _, let bucket): [("BucketName", bucket)]
+        case .notImplemented(let header): header.map { [("Header", $0)] } ?? []
+        case .preconditionFailed(let condition): [("Condition", condition)]
+        case .signature(let f): f.xmlFields
+        }
+    }
+
+    /// Extra response headers (e.g. `x-amz-bucket-region` on a wrong-region signature).
+    var responseHeaders: [(String, String)] {
+        switch self {
+        case .signature(let f): f.responseHeaders
+        case .methodNotAllowed: [("Allow", "GET, HEAD, PUT, POST, DELETE")]
+        default: []
+        }
+    }
+
+    /// Hearth's plain-words explanation, when it found one (signature failures only).
+    var diagnosis: String? {
+        switch self {
+        case .signature(let f): f.diagnosis
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import HearthCore
+import HearthHTTP
+
+extension S3Service {
+    /// An XML `200 OK` (`application/xml`, as S3 labels every result document).
+    static func xmlResponse(_ xml: XMLWriter, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> Response {
+        var h = headers
+        h.set("Content-Type", "application/xml")
+        return Response(status: status, headers: h, body: .bytes(xml.bytes))
+    }
+
+    /// `<Owner><ID>…</ID><DisplayName>…</DisplayName></Owner>` (or another element name).
+    static func writeOwner(_ x: inout XMLWriter, _ accessKey: String, element: String = "Owner") {
+        x.group(element) { x in
+            x.element("ID", ownerID(accessKey))
+            x.element("DisplayName", "hearth")
+        }
+    }
+
+    /// The bucket must exist.
+    func requireBucket(_ ctx: S3Context) -> Result<BucketRecord, S3Error> {
+        attempt(ctx) { try store.bucket(ctx.bucket) }.flatMap { b in
+            b.map { .success($0) } ?? .failure(.noSuchBucket(bucket: ctx.bucket))
+        }
+    }
+
+    // MARK: ListBuckets
+
+    func listBuckets(_ ctx: S3Context) -> Result<Response, S3Error> {
+        let allowed = configuration.credentials.first { $0.accessKey == ctx.accessKey }?.allowedBuckets
+        let prefix = ctx.query("prefix") ?? ""
+        var maxBuckets = 10_000
+        if let m = ctx.query("max-buckets") {
+            guard let n = Int(m), (1...10_000).contains(n) else {
+                return .failure(.invalidArgument(message: "Argument max-buckets must be an integer between 1 and 10000.",
+                                                 name: "max-buckets", value: m))
+            }
+            maxBuckets = n
+        }
+        var after: String?
+        if let token = ctx.query("continuation-token") {
+            guard let data = Data(base64Encoded: token), let name = String(data: data, encoding: .utf8) else {
+                return .failure(.invalidArgument(message: "The continuation token provided is incorrect", name: "continuation-token", value: token))
+            }
+            after = name
+        }
+        return attempt(ctx) { try store.buckets() }.map { all in
+            let visible = all.filter { b in
+                (allowed?.contains(b.name) ?? true) && b.name.hasPrefix(prefix) && (after.map { b.name > $0 } ?? true)
+            }
+            let page = visible.prefix(maxBuckets)
+            var x = XMLWriter()
+            x.group("ListAllMyBucketsResult", namespace: true) { x in
+                S3Service.writeOwner(&x, ctx.accessKey ?? defaultOwner)
+                x.group("Buckets") { x in
+                    for b in page {
+                        x.group("Bucket") { x in
+                            x.element("Name", b.name)
+                            x.element("CreationDate", b.createdAt.rfc3339(fractionDigits: 3))
+                            x.element("BucketRegion", b.region)
+                        }
+                    }
+                }
+                if visible.count > page.count, let last = page.last {
+                    x.element("ContinuationToken", Data(last.name.utf8).base64EncodedString())
+                }
+                if ctx.query("prefix") != nil { x.element("Prefix", prefix) }
+            }
+            return S3Service.xmlResponse(x)
+        }
+    }
+
+    // MARK: CreateBucket
+
+    func createBucket(_ ctx: S3Context, body: [UInt8]) -> Result<Response, S3Error> {
+        let name = ctx.bucket
+        guard BucketName.isValid(name) else { return .failure(.invalidBucketName(bucket: name)) }
+        var constraint: String?
+        if !body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            guard let root = try? S3XMLParser.parse(body), root.name == "CreateBucketConfiguration" else { return .failure(.malformedXML) }
+            if let c = root.childText("LocationConstraint")?.trimmingCharacters(in: .whitespacesAndNewlines), !c.isEmpty { constraint = c }
+        }
+        let region = configuration.region
+        if region == "us-east-1" {
+            // us-east-1 is the one region named by leaving the constraint out; naming it is an error.
+            if let c = constraint {
+                return .failure(c == "us-east-1" ? .invalidLocationConstraint(constraint: c) : .illegalLocationConstraint(constraint: c))
+            }
+        } else if constraint != region {
+            return .failure(.illegalLocationConstraint(constraint: constraint))
+        }
+        return attempt(ctx) {
+            try store.createBucket(name, region: region, owner: ctx.accessKey ?? defaultOwner, now: ctx.now)
+            var h = HTTPHeaders()
+            h.add("Location", "/" + name)
+            return Response(status: 200, headers: h, body: .empty)
+        }
+    }
+
+    // MARK: DeleteBucket, HeadBucket, GetBucketLocation
+
+    func deleteBucket(_ ctx: S3Context) -> Result<Response, S3Error> {
+        attempt(ctx) {
+            try store.deleteBucket(ctx.bucket)
+            return Response(status: 204)
+        }
+    }
+
+    func headBucket(_ ctx: S3Context) -> Result<Response, S3Error> {
+        requireBucket(ctx).map { b in
+            var h = HTTPHeaders()
+            h.add("x-amz-bucket-region", b.region)
+            h.add("x-amz-access-point-alias", "false")
+            h.add("Content-Type", "application/xml")
+            return Response(status: 200, headers: h, body: .empty)
+        }
+    }
+
+    func getBucketLocation(_ ctx: S3Context) -> Result<Response, S3Error> {
+        requireBucket(ctx).map { b in
+            var x = XMLWriter()
+            if b.region == "us-east-1" {
+                x.empty("LocationConstraint", namespace: true)
+            } else {
+                x.open("LocationConstraint", namespace: true)
+                x.text(b.region)
+                x.close("LocationConstraint")
+            }
+            return S3Service.xmlResponse(x)
+        }
+    }
+
+    // MARK: Bucket configuration reads
+
+    /// Answers a bucket configuration read as S3 does for a bucket nobody configured: the default
+    /// document, or the sub-resource's "does not exist" error.
+    func getBucketConfiguration(_ name: String, _ ctx: S3Context) -> Result<Response, S3Error> {
+        requireBucket(ctx).flatMap { b -> Result<Response, S3Error> in
+            func missing(_ code: String, _ message: String) -> Result<Response, S3Error> {
+                .failure(.noSuchBucketConfiguration(code: code, message: message, bucket: b.name))
+            }
+            var x = XMLWriter()
+            switch name {
+            case "versioning": x.empty("VersioningConfiguration", namespace: true)
+            case "accelerate": x.empty("AccelerateConfiguration", namespace: true)
+            case "logging": x.empty("BucketLoggingStatus", namespace: true)
+            case "notification": x.empty("NotificationConfiguration", namespace: true)
+            case "requestPayment":
+                x.group("RequestPaymentConfiguration", namespace: true) { $0.element("Payer", "BucketOwner") }
+            case "encryption":
+                x.group("ServerSideEncryptionConfiguration", namespace: true) { x in
+                    x.group("Rule") { x in
+                        x.group("ApplyServerSideEncryptionByDefault") { $0.element("SSEAlgorithm", "AES256") }
+                        x.element("BucketKeyEnabled", "false")
+                    }
+                }
+            case "ownershipControls":
+                x.group("OwnershipControls", namespace: true) { x in
+                    x.group("Rule") { $0.element("ObjectOwnership", "BucketOwnerEnforced") }
+                }
+            case "publicAccessBlock":
+                x.group("PublicAccessBlockConfiguration", namespace: true) { x in
+                    for e in ["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"] { x.element(e, "true") }
+                }
+            case "cors": return missing("NoSuchCORSConfiguration", "The CORS configuration does not exist")
+            case "lifecycle": return missing("NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist")
+            case "policy", "policyStatus": return missing("NoSuchBucketPolicy", "The bucket policy does not exist")
+            case "replication": return missing("ReplicationConfigurationNotFoundError", "The replication configuration was not found")
+            case "tagging": return missing("NoSuchTagSet", "The TagSet does not exist")
+            case "website": return missing("NoSuchWebsiteConfiguration", "The specified bucket does not have a website configuration")
+            case "object-lock":
+                return missing("ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket")
+            default: return .failure(.notImplemented(header: nil))
+            }
+            return .success(S3Service.xmlResponse(x))
+        }
+    }
+
+    /// GetBucketAcl / GetObjectAcl: the owner has FULL_CONTROL (buckets enforce bucket-owner
+    /// ownership, so there are no other grants).
+    func getACL(_ ctx: S3Context) -> Result<Response, S3Error> {
+        requireBucket(ctx).flatMap { b -> Result<Response, S3Error> in
+            var owner = b.owner
+            if let key = ctx.target.key {
+                switch attempt(ctx, { try store.object(bucket: b.name, key: key) }) {
+                case .failure(let e): return .failure(e)
+                case .success(nil): return .failure(.noSuchKey(key: key))
+                case .success(let o?): owner = o.owner
+                }
+            }
+            var x = XMLWriter()
+            x.group("AccessControlPolicy", namespace: true) { x in
+                S3Service.writeOwner(&x, owner)
+                x.group("AccessControlList") { x in
+                    x.group("Grant") { x in
+                        x.openRaw(#"Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser""#)
+                        x.element("ID", S3Service.ownerID(owner))
+                        x.element("DisplayName", "hearth")
+                        x.close("Grantee")
+                        x.element("Permission", "FULL_CONTROL")
+                    }
+                }
+            }
+            return .success(S3Service.xmlResponse(x))
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import HearthCore
+import HearthCrypto
+import HearthHTTP
+
+extension S3Service {
+    /// A parsed `x-amz-copy-source`.
+    struct CopySource {
+        var bucket: String
+        var key: String
+    }
+
+    /// Parses `x-amz-copy-source` (`bucket/key` or `/bucket/key`, URL-encoded, optional `?versionId=`).
+    static func copySource(_ ctx: S3Context) -> Result<CopySource, S3Error> {
+        let raw = ctx.header("x-amz-copy-source") ?? ""
+        let invalid = S3Error.invalidArgument(message: "Copy Source must mention the source bucket and key: sourcebucket/sourcekey",
+                                              name: "x-amz-copy-source", value: raw)
+        var text = raw.trimmingCharacters(in: .whitespaces)
+        if let q = text.range(of: "?versionId=") {
+            let version = String(text[q.upperBound...])
+            text = String(text[..<q.lowerBound])
+            if version != "null" {
+                return .failure(.invalidArgument(message: "Invalid version id specified", name: "x-amz-copy-source", value: raw))
+            }
+        }
+        if text.hasPrefix("/") { text.removeFirst() }
+        guard let decoded = try? S3Target.decode(text), let slash = decoded.firstIndex(of: "/") else { return .failure(invalid) }
+        let bucket = String(decoded[..<slash])
+        let key = String(decoded[decoded.index(after: slash)...])
+        guard !bucket.isEmpty, !key.isEmpty else { return .failure(invalid) }
+        return .success(CopySource(bucket: bucket, key: key))
+    }
+
+    /// The `x-amz-copy-source-if-*` conditions (412 with the header's name when one fails).
+    static func copySourceCondition(_ ctx: S3Context, _ source: ObjectRecord) -> S3Error? {
+        let seconds = source.lastModified.unixSeconds
+        if let im = ctx.header("x-amz-copy-source-if-match") {
+            if !ETag.matches(im, source.etag) { return .preconditionFailed(condition: "x-amz-copy-source-If-Match") }
+        } else if let d = ctx.header("x-amz-copy-source-if-unmodified-since").flatMap(HTTPDate.parse), seconds > d.unixSeconds {
+            return .preconditionFailed(condition: "x-amz-copy-source-If-Unmodified-Since")
+        }
+        if let inm = ctx.header("x-amz-copy-source-if-none-match") {
+            if ETag.matches(inm, source.etag) { return .preconditionFailed(condition: "x-amz-copy-source-If-None-Match") }
+        } else if let d = ctx.header("x-amz-copy-source-if-modified-since").flatMap(HTTPDate.parse), seconds <= d.unixSeconds {
+            return .preconditionFailed(condition: "x-amz-copy-source-If-Modified-Since")
+        }
+        return nil
+    }
+
+    /// Reads bytes `start..<end` of a blob once, computing its MD5 and optionally one checksum
+    /// (copies of multipart objects and part ranges need digests of bytes they do not move).
+    func digestBlob(_ blobID: Int64, start: Int64, end: Int64, checksum: ChecksumAlgorithm?) throws -> (md5: [UInt8], checksum: [UInt8]?) {
+        let segments = try database.read { c in try BlobStore.segments(c, blobID: blobID, start: start, end: end) }
+        let source = BlobBodySource(database: database, segments: segments, start: start, end: end)
+        defer { source.close() }
+        let md5 = StreamingDigest(.md5)
+        let sum = checksum.map(RunningChecksum.init)
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+            if n == 0 { break }
+            buffer.withUnsafeBytes { raw in
+                let slice = UnsafeRawBufferPointer(rebasing: raw[0..<n])
+                md5.update(slice)
+                sum?.update(slice)
+            }
+        }
+        return (md5.finalize(), sum?.finalize())
+    }
+
+    /// Thrown inside a copy transaction when the source changed after its digest was computed.
+    struct SourceChanged: Error {}
+
+    /// CopyObject.
+    func copyObject(_ ctx: S3Context) -> Result<Response, S3Error> {
+        if let e = S3Service.checkKey(ctx.key) { return .failure(e) }
+        let source: CopySource
+        switch S3Service.copySource(ctx) {
+        case .failure(let e): return .failure(e)
+        case .success(let s): source = s
+        }
+        let directive = (ctx.header("x-amz-metadata-directive") ?? "COPY").uppercased()
+        guard directive == "COPY" || directive == "REPLACE" else {
+            return .failure(.invalidArgument(message: "Unknown metadata directive.", name: "x-amz-metadata-directive", value: directive))
+        }
+        let taggingDirective = (ctx.header("x-amz-tagging-directive") ?? "COPY").uppercased()
+        guard taggingDirective == "COPY" || taggingDirective == "REPLACE" else {
+            return .failure(.invalidArgument(message: "Unknown tagging directive.", name: "x-amz-tagging-directive", value: taggingDirective))
+        }
+        var requestedAlgorithm: ChecksumAlgorithm?
+        if let a = ctx.header("x-amz-checksum-algorithm") {
+            guard let algorithm = ChecksumAlgorithm(name: a) else { return .failure(S3Service.unsupportedChecksumAlgorithm) }
+            requestedAlgorithm = algorithm
+        }
+        let requested: ObjectMetadata
+        switch UploadHeaders.metadata(from: ctx.request.headers.fields) {
+        case .failure(let e): return .failure(e)
+        case .success(let m): requested = m
+        }
+        let condition: S3Store.WriteCondition
+        switch S3Service.writeCondition(ctx) {
+        case .failure(let e): return .failure(e)
+        case .success(let c): condition = c
+        }
+        if case .failure(let e) = requireBucket(ctx) { return .failure(e) }
+        for _ in 0..<3 {
+            let sourceRecord: ObjectRecord
+            switch attempt(ctx, { () throws -> ObjectRecord in
+                guard try store.bucket(source.bucket) != nil else { throw S3Error.noSuchBucket(bucket: source.bucket) }
+                guard let r = try store.object(bucket: source.bucket, key: source.key) else { throw S3Error.noSuchKey(key: source.key) }
+                return r
+            }) {
+            case .failure(let e): return .failure(e)
+            case .success(let r): sourceRecord = r
+            }
+            if let e = S3Service.copySourceCondition(ctx, sourceRecord) { return .failure(e) }
+            if sourceRecord.size > configuration.maxObjectSize {
+                return .failure(.invalidRequest(message:
+                    "The specified copy source is larger than the maximum allowable size for a copy source: \(configuration.maxObjectSize)"))
+            }
+            let changesSomething = directive == "REPLACE" || ctx.header("x-amz-storage-class") != nil
+                || ctx.header("x-amz-website-redirect-location") != nil || ctx.header("x-amz-server-side-encryption") != nil
+                || (requestedAlgorithm != nil && requestedAlgorithm != sourceRecord.checksum?.algorithm)
+            if source.bucket == ctx.bucket && source.key == ctx.key && !changesSomething {
+                return .failure(.invalidRequest(message:
+                    "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes."))
+            }
+            var metadata = directive == "REPLACE" ? requested : sourceRecord.metadata
+            if directive == "COPY" {
+                if ctx.header("x-amz-storage-class") != nil { metadata.storageClass = requested.storageClass }
+                if ctx.header("x-amz-website-redirect-location") != nil { metadata.websiteRedirect = requested.websiteRedirect }
+            }
+            metadata.tagging = taggingDirective == "REPLACE" ? requested.tagging : sourceRecord.metadata.tagging
+            // A multipart source gets a plain MD5 ETag when copied, and a checksum of the new
+            // algorithm needs the bytes: read them once, without holding the writer.
+            var etag = sourceRecord.etag
+            var checksum = sourceRecord.checksum?.type == "FULL_OBJECT" ? sourceRecord.checksum : nil
+            let wantAlgorithm = requestedAlgorithm ?? sourceRecord.checksum?.algorithm
+            let needChecksum = wantAlgorithm != nil && checksum?.algorithm != wantAlgorithm
+            if sourceRecord.partSizes != nil || needChecksum {
+                let digest = attempt(ctx) {
+                    try digestBlob(sourceRecord.blobID, start: 0, end: sourceRecord.size, checksum: needChecksum ? wantAlgorithm : nil)
+                }
+                switch digest {
+                case .failure(let e): return .failure(e)
+                case .success(let d):
+                    etag = ETag.quoted(md5: d.md5)
+                    if let a = wantAlgorithm, let sum = d.checksum {
+                        checksum = ObjectChecksum(algorithm: a, value: Data(sum).base64EncodedString(), type: "FULL_OBJECT")
+                    }
+                }
+            }
+            let now = Instant(unixSeconds: clock.now().unixSeconds)
+            let finalChecksum = checksum
+            let finalEtag = etag
+            let result = attempt(ctx) { () throws -> Bool in
+                do {
+                    try database.write { c in
+                        guard let current = try S3Store.object(c, bucket: source.bucket, key: source.key),
+                              current.blobID == sourceRecord.blobID else { throw SourceChanged() }
+                        let blob = try BlobStore.copyRange(c, from: current.blobID, start: 0, length: current.size, now: now)
+                        let record = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: blob, size: current.size, etag: finalEtag,
+                                                  lastModified: now, metadata: metadata, checksum: finalChecksum, partSizes: nil,
+                                                  owner: ctx.accessKey ?? defaultOwner)
+                        try S3Store.storeObject(c, record, condition: condition)
+                    }
+                    return true
+                } catch is SourceChanged {
+                    return false
+                }
+            }
+            switch result {
+            case .failure(let e): return .failure(e)
+            case .success(false): continue
+            case .success(true): break
+            }
+            var x = XMLWriter()
+            x.group("CopyObjectResult", namespace: true) { x in
+                x.element("LastModified", now.rfc3339(fractionDigits: 3))
+                x.element("ETag", finalEtag)
+                if let c = finalChecksum {
+                    x.element(c.algorithm.xmlName, c.value)
+                    x.element("ChecksumType", c.type)
+                }
+            }
+            var h = HTTPHeaders()
+            h.add("x-amz-server-side-encryption", "AES256")
+            return .success(S3Service.xmlResponse(x, headers: h))
+        }
+        return .failure(.internalError)
+    }
+
+    /// The error S3 gives for an unknown `x-amz-checksum-algorithm`.
+    static let unsupportedChecksumAlgorithm = S3Error.invalidRequest(message:
+        "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]")
+}

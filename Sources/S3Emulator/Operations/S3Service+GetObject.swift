@@ -1,0 +1,137 @@
+import Foundation
+import HearthCore
+import HearthHTTP
+
+extension S3Service {
+    /// The presigned `response-*` parameters and the headers they override.
+    static let responseOverrides: [(query: String, header: String)] = [
+        ("response-content-type", "Content-Type"), ("response-content-language", "Content-Language"),
+        ("response-expires", "Expires"), ("response-cache-control", "Cache-Control"),
+        ("response-content-disposition", "Content-Disposition"), ("response-content-encoding", "Content-Encoding"),
+    ]
+
+    /// GetObject and HeadObject.
+    func getObject(_ ctx: S3Context) -> Result<Response, S3Error> {
+        let isHead = ctx.request.method == "HEAD"
+        if let v = ctx.query("versionId"), v != "null" {
+            return .failure(.invalidArgument(message: "Invalid version id specified", name: "versionId", value: v))
+        }
+        var partNumber: Int?
+        if let p = ctx.query("partNumber") {
+            guard let n = Int(p), (1...10_000).contains(n) else {
+                return .failure(.invalidArgument(message: "Part number must be an integer between 1 and 10000, inclusive", name: "partNumber", value: p))
+            }
+            if ctx.header("Range") != nil {
+                return .failure(.invalidRequest(message: "Cannot specify both Range header and partNumber query parameter"))
+            }
+            partNumber = n
+        }
+        enum Plan {
+            case whole, partial(Int64, Int64), notModified, precondition(String), badRange(Int64), badPart(Int)
+        }
+        var plan = Plan.whole
+        let read = attempt(ctx) {
+            try store.objectForRead(bucket: ctx.bucket, key: ctx.key) { record -> (Int64, Int64)? in
+                switch ReadConditions.evaluate(ifMatch: ctx.header("If-Match"), ifUnmodifiedSince: ctx.header("If-Unmodified-Since"),
+                                               ifNoneMatch: ctx.header("If-None-Match"), ifModifiedSince: ctx.header("If-Modified-Since"),
+                                               etag: record.etag, lastModified: record.lastModified) {
+                case .preconditionFailed(let c): plan = .precondition(c); return nil
+                case .notModified: plan = .notModified; return nil
+                case .proceed: break
+                }
+                if let n = partNumber {
+                    let sizes = record.partSizes ?? [record.size]
+                    guard n <= sizes.count else { plan = .badPart(sizes.count); return nil }
+                    let start = sizes[..<(n - 1)].reduce(0, +)
+                    plan = .partial(start, start + sizes[n - 1] - 1)
+                } else {
+                    switch ReadConditions.range(ctx.header("Range"), size: record.size) {
+                    case .whole: plan = .whole
+                    case .partial(let s, let e): plan = .partial(s, e)
+                    case .unsatisfiable: plan = .badRange(record.size); return nil
+                    }
+                }
+                if isHead { return nil }
+                switch plan {
+                case .whole: return (0, record.size)
+                case .partial(let s, let e): return (s, e + 1)
+                default: return nil
+                }
+            }
+        }
+        let record: ObjectRecord
+        let body: S3Store.BodyPlan
+        switch read {
+        case .failure(let e): return .failure(e)
+        case .success(nil): return .failure(.noSuchKey(key: ctx.key))
+        case .success(let found?): (record, body) = found
+        }
+        switch plan {
+        case .precondition(let c): return .failure(.preconditionFailed(condition: c))
+        case .badRange(let size): return .failure(.invalidRange(requested: ctx.header("Range") ?? "", actualSize: size))
+        case .badPart(let count): return .failure(.invalidPartNumber(partNumberRequested: partNumber ?? 0, actualPartCount: count))
+        case .notModified:
+            var h = HTTPHeaders()
+            h.add("Last-Modified", record.lastModified.httpDate)
+            h.add("ETag", record.etag)
+            return .success(Response(status: 304, headers: h, body: .empty))
+        case .whole, .partial: break
+        }
+        var h = objectHeaders(record, ctx: ctx, includeChecksum: partNumber == nil && { if case .whole = plan { true } else { false } }())
+        if partNumber != nil, let sizes = record.partSizes {
+            h.add("x-amz-mp-parts-count", String(sizes.count))
+        }
+        h.add("Accept-Ranges", "bytes")
+        var status = 200
+        var length = record.size
+        var rangeStart: Int64 = 0
+        if case .partial(let s, let e) = plan {
+            status = 206
+            length = e - s + 1
+            rangeStart = s
+            h.add("Content-Range", "bytes \(s)-\(e)/\(record.size)")
+        }
+        var contentType = record.effectiveContentType
+        for (query, header) in S3Service.responseOverrides {
+            guard let v = ctx.query(query) else { continue }
+            if header == "Content-Type" { contentType = v } else { h.set(header, v) }
+        }
+        h.add("Content-Type", contentType)
+        let responseBody: Response.Body
+        switch body {
+        case .none: responseBody = .stream(length: length, source: EmptyBodySource())
+        case .inline(let bytes): responseBody = .bytes(bytes)
+        case .segments(let segments):
+            responseBody = .stream(length: length, source: BlobBodySource(database: database, segments: segments,
+                                                                          start: rangeStart, end: rangeStart + length))
+        }
+        return .success(Response(status: status, headers: h, body: responseBody))
+    }
+
+    /// The stored headers of an object as GetObject/HeadObject return them (without
+    /// Content-Type, Content-Length and range headers).
+    func objectHeaders(_ record: ObjectRecord, ctx: S3Context, includeChecksum: Bool) -> HTTPHeaders {
+        var h = HTTPHeaders()
+        h.add("Last-Modified", record.lastModified.httpDate)
+        h.add("ETag", record.etag)
+        if includeChecksum, let c = record.checksum, ctx.header("x-amz-checksum-mode")?.uppercased() == "ENABLED" {
+            h.add(c.algorithm.headerName, c.value)
+            h.add("x-amz-checksum-type", c.type)
+        }
+        h.add("x-amz-server-side-encryption", "AES256")
+        let m = record.metadata
+        for pair in m.userMetadata { h.add("x-amz-meta-" + pair.name, pair.value) }
+        if let v = m.cacheControl { h.add("Cache-Control", v) }
+        if let v = m.contentDisposition { h.add("Content-Disposition", v) }
+        if let v = m.contentEncoding { h.add("Content-Encoding", v) }
+        if let v = m.contentLanguage { h.add("Content-Language", v) }
+        if let v = m.expires { h.add("Expires", v) }
+        if let v = m.websiteRedirect { h.add("x-amz-website-redirect-location", v) }
+        if let v = m.storageClass { h.add("x-amz-storage-class", v) }
+        if let t = m.tagging {
+            let count = t.split(separator: "&").filter { !$0.isEmpty }.count
+            if count > 0 { h.add("x-amz-tagging-count", String(count)) }
+        }
+        return h
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import HearthCore
+import HearthHTTP
+
+extension S3Service {
+    /// Which listing API a request uses.
+    enum ListingVersion { case v1, v2, versions }
+
+    /// One page of a listing: keys and common prefixes interleaved in key order.
+    struct ListingPage {
+        var objects: [ObjectRecord] = []
+        var commonPrefixes: [String] = []
+        var isTruncated = false
+        /// The last key or common prefix in the page (NextMarker / the continuation point).
+        var last: String?
+        /// Whether `last` is a common prefix.
+        var lastIsPrefix = false
+    }
+
+    /// Walks the keys of a bucket in UTF-8 byte order after `marker`, rolling keys that contain
+    /// `delimiter` after `prefix` into common prefixes; a common prefix counts as one entry and
+    /// its keys are skipped with one index seek.
+    func listPage(bucket: String, prefix: String, delimiter: String, marker: String?, markerIsPrefix: Bool, maxKeys: Int) throws -> ListingPage {
+        var page = ListingPage()
+        guard maxKeys > 0 else { return page }
+        let markerBytes = marker.map { Array($0.utf8) }
+        var cursor: (bytes: [UInt8], inclusive: Bool)?
+        if let markerBytes {
+            if markerIsPrefix, let next = S3Store.successor(ofPrefix: markerBytes) {
+                cursor = (next, true)
+            } else {
+                cursor = (markerBytes, false)
+            }
+        }
+        var count = 0
+        scan: while true {
+            let limit = min(1000, maxKeys - count + 1)
+            let batch = try store.objects(bucket: bucket, prefix: prefix, after: cursor?.bytes, inclusive: cursor?.inclusive ?? false,
+                                          limit: limit)
+            if batch.isEmpty { break }
+            var seeked = false
+            for object in batch {
+                if !delimiter.isEmpty {
+                    let rest = String(decoding: object.key.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
+                    if let range = rest.range(of: delimiter) {
+                        let commonPrefix = prefix + String(rest[..<range.upperBound])
+                        let cpBytes = Array(commonPrefix.utf8)
+                        // A prefix at or before the marker belongs to an earlier page.
+                        let earlier = markerBytes.map { !$0.lexicographicallyPrecedes(cpBytes) } ?? false
+                        if !earlier {
+                            if count == maxKeys {
+                                page.isTruncated = true
+                                break scan
+                            }
+                            page.commonPrefixes.append(commonPrefix)
+                            count += 1
+                            page.last = commonPrefix
+                            page.lastIsPrefix = true
+                        }
+                        guard let skip = S3Store.successor(ofPrefix: cpBytes) else { break scan }
+                        cursor = (skip, true)
+                        seeked = true
+                        break
+                    }
+                }
+                if count == maxKeys {
+                    page.isTruncated = true
+                    break scan
+                }
+                page.objects.append(object)
+                count += 1
+                page.last = object.key
+                page.lastIsPrefix = false
+                cursor = (Array(object.key.utf8), false)
+            }
+            if !seeked && batch.count < limit { break }
+        }
+        return page
+    }
+
+    /// ListObjects (v1), ListObjectsV2 and ListObjectVersions.
+    func listObjects(_ ctx: S3Context, version: ListingVersion) -> Result<Response, S3Error> {
+        let encodingType = ctx.query("encoding-type")
+        if let e = encodingType, e != "url" {
+            return .failure(.invalidArgument(message: "Invalid Encoding Method specified in Request", name: "encoding-type", value: e))
+        }
+        let urlEncoded = encodingType == "url"
+        func encode(_ text: String) -> String { urlEncoded ? S3URLEncoding.listingEncode(text) : text }
+        var maxKeys = 1000
+        if let m = ctx.query("max-keys") {
+            guard let n = Int(m), n >= 0 else {
+                return .failure(.invalidArgument(message: "Provided max-keys not an integer or within integer range", name: "max-keys", value: m))
+            }
+            maxKeys = min(n, 1000)
+        }
+        let prefix = ctx.query("prefix") ?? ""
+        let delimiter = ctx.query("delimiter") ?? ""
+        var marker: String?
+        var markerIsPrefix = false
+        switch version {
+        case .v1:
+            marker = ctx.query("marker").flatMap { $0.isEmpty ? nil : $0 }
+        case .versions:
+            marker = ctx.query("key-marker").flatMap { $0.isEmpty ? nil : $0 }
+        case .v2:
+            if let token = ctx.query("continuation-token") {
+                guard let decoded = S3Service.decodeContinuationToken(token) else {
+                    return .failure(.invalidArgument(message: "The continuation token provided is incorrect", name: "continuation-token", value: token))
+                }
+                (marker, markerIsPrefix) = decoded
+            } else if let sa = ctx.query("start-after"), !sa.isEmpty {
+                marker = sa
+            }
+        }
+        guard case .success(let bucket) = requireBucket(ctx) else { return .failure(.noSuchBucket(bucket: ctx.bucket)) }
+        let result = attempt(ctx) {
+            try listPage(bucket: bucket.name, prefix: prefix, delimiter: delimiter, marker: marker, markerIsPrefix: markerIsPrefix, maxKeys: maxKeys)
+        }
+        guard case .success(let page) = result else {
+            if case .failure(let e) = result { return .failure(e) }
+            return .failure(.internalError)
+        }
+        let fetchOwner = version != .v2 || ctx.query("fetch-owner") == "true"
+        var x = XMLWriter()
+        let root = version == .versions ? "ListVersionsResult" : "ListBucketResult"
+        x.group(root, namespace: true) { x in
+            x.element("Name", bucket.name)
+            x.element("Prefix", encode(prefix))
+            switch version {
+            case .v1:
+                x.element("Marker", encode(ctx.query("marker") ?? ""))
+                if page.isTruncated, !delimiter.isEmpty, let last = page.last { x.element("NextMarker", encode(last)) }
+            case .v2:
+                if let token = ctx.query("continuation-token") { x.element("ContinuationToken", token) }
+                if page.isTruncated, let last = page.last {
+                    x.element("NextContinuationToken", S3Service.continuationToken(last, isPrefix: page.lastIsPrefix))
+                }
+                x.element("KeyCount", String(page.objects.count + page.commonPrefixes.count))
+                if let sa = ctx.query("start-after") { x.element("StartAfter", encode(sa)) }
+            case .versions:
+                x.element("KeyMarker", encode(ctx.query("key-marker") ?? ""))
+                x.element("VersionIdMarker", ctx.query("version-id-marker") ?? "")
+                if page.isTruncated, let last = page.last {
+                    x.element("NextKeyMarker", encode(last))
+                    x.element("NextVersionIdMarker", "null")
+                }
+            }
+            x.element("MaxKeys", String(maxKeys))
+            if !delimiter.isEmpty { x.element("Delimiter", encode(delimiter)) }
+            if encodingType == "url" { x.element("EncodingType", "url") }
+            x.element("IsTruncated", page.isTruncated ? "true" : "false")
+            for o in page.objects {
+                x.group(version == .versions ? "Version" : "Contents") { x in
+                    x.element("Key", encode(o.key))
+                    if version == .versions {
+                        x.element("VersionId", "null")
+                        x.element("IsLatest", "true")
+                    }
+                    x.element("LastModified", o.lastModified.rfc3339(fractionDigits: 3))
+                    x.element("ETag", o.etag)
+                    if let c = o.checksum {
+                        x.element("ChecksumAlgorithm", c.algorithm.displayName)
+                        x.element("ChecksumType", c.type)
+                    }
+                    x.element("Size", String(o.size))
+                    if fetchOwner { S3Service.writeOwner(&x, o.owner) }
+                    x.element("StorageClass", o.metadata.storageClass ?? "STANDARD")
+                }
+            }
+            for p in page.commonPrefixes {
+                x.group("CommonPrefixes") { $0.element("Prefix", encode(p)) }
+            }
+        }
+        return .success(S3Service.xmlResponse(x))
+    }
+
+    /// An opaque V2 continuation token: where the next page starts.
+    static func continuationToken(_ last: String, isPrefix: Bool) -> String {
+        Data(((isPrefix ? "P" : "K") + last).utf8).base64EncodedString()
+    }
+
+    static func decodeContinuationToken(_ token: String) -> (String, Bool)? {
+        guard let data = Data(base64Encoded: token), let text = String(data: data, encoding: .utf8), let kind = text.first,
+              kind == "P" || kind == "K" else { return nil }
+        return (String(text.dropFirst()), kind == "P")
+    }
+}

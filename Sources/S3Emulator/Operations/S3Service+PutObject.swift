@@ -1,0 +1,95 @@
+import Foundation
+import HearthCore
+import HearthHTTP
+
+extension S3Service {
+    /// Largest key, in UTF-8 bytes.
+    static let maxKeyLength = 1024
+
+    /// Checks the key length (KeyTooLongError).
+    static func checkKey(_ key: String) -> S3Error? {
+        key.utf8.count > maxKeyLength ? .keyTooLong(size: key.utf8.count) : nil
+    }
+
+    /// The write condition of `If-None-Match` / `If-Match` on PutObject and CompleteMultipartUpload.
+    static func writeCondition(_ ctx: S3Context) -> Result<S3Store.WriteCondition, S3Error> {
+        var condition = S3Store.WriteCondition()
+        if let inm = ctx.header("If-None-Match") {
+            // Conditional writes only know `*` ("only if absent").
+            guard inm.trimmingCharacters(in: .whitespaces) == "*" else { return .failure(.notImplemented(header: "If-None-Match")) }
+            condition.mustNotExist = true
+        }
+        if let im = ctx.header("If-Match") { condition.ifMatch = im }
+        return .success(condition)
+    }
+
+    /// PutObject: validates the headers, then streams the body into a staging blob.
+    func putObject(_ ctx: S3Context) -> RequestDisposition {
+        if let e = S3Service.checkKey(ctx.key) { return .respond(complete(ctx, .failure(e))) }
+        let headers: UploadHeaders
+        switch UploadHeaders.parse(ctx, maxSize: configuration.maxObjectSize) {
+        case .failure(let e): return .respond(complete(ctx, .failure(e)))
+        case .success(let h): headers = h
+        }
+        let condition: S3Store.WriteCondition
+        switch S3Service.writeCondition(ctx) {
+        case .failure(let e): return .respond(complete(ctx, .failure(e)))
+        case .success(let c): condition = c
+        }
+        // Refuse before the body is sent (the client may be waiting on `Expect: 100-continue`).
+        let precheck = attempt(ctx) { () throws -> S3Error? in
+            try database.read { c in
+                guard try S3Store.bucket(c, ctx.bucket) != nil else { return .noSuchBucket(bucket: ctx.bucket) }
+                guard condition.mustNotExist || condition.ifMatch != nil else { return nil }
+                let existing = try S3Store.object(c, bucket: ctx.bucket, key: ctx.key)
+                if condition.mustNotExist, existing != nil { return .preconditionFailed(condition: "If-None-Match") }
+                if let im = condition.ifMatch {
+                    guard let existing else { return .noSuchKey(key: ctx.key) }
+                    if !ETag.matches(im, existing.etag) { return .preconditionFailed(condition: "If-Match") }
+                }
+                return nil
+            }
+        }
+        switch precheck {
+        case .failure(let e), .success(let e?): return .respond(complete(ctx, .failure(e)))
+        case .success(nil): break
+        }
+        let algorithm = headers.checksumAlgorithm
+        let consumer = UploadConsumer(service: self, ctx: ctx, headers: headers, checksums: algorithm.map { [$0] } ?? [],
+                                      maxSize: configuration.maxObjectSize) { [self] writer, body in
+            let now = Instant(unixSeconds: clock.now().unixSeconds)
+            let etag = ETag.quoted(md5: body.md5)
+            let checksum = algorithm.flatMap { a in
+                body.checksums[a].map { ObjectChecksum(algorithm: a, value: Data($0).base64EncodedString(), type: "FULL_OBJECT") }
+            }
+            try database.write { c in
+                let blob = try writer.commit(c)
+                let record = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: blob, size: body.size, etag: etag,
+                                          lastModified: now, metadata: headers.metadata, checksum: checksum, partSizes: nil,
+                                          owner: ctx.accessKey ?? defaultOwner)
+                try S3Store.storeObject(c, record, condition: condition)
+            }
+            var h = HTTPHeaders()
+            h.add("ETag", etag)
+            if let checksum {
+                h.add(checksum.algorithm.headerName, checksum.value)
+                h.add("x-amz-checksum-type", checksum.type)
+            }
+            h.add("x-amz-server-side-encryption", "AES256")
+            return Response(status: 200, headers: h, body: .empty)
+        }
+        return .stream(consumer)
+    }
+
+    // MARK: DeleteObject
+
+    func deleteObject(_ ctx: S3Context) -> Result<Response, S3Error> {
+        if let v = ctx.query("versionId"), v != "null" {
+            return .failure(.invalidArgument(message: "Invalid version id specified", name: "versionId", value: v))
+        }
+        return attempt(ctx) {
+            try store.deleteObject(bucket: ctx.bucket, key: ctx.key)
+            return Response(status: 204)
+        }
+    }
+}

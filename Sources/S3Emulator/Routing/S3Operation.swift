@@ -1,0 +1,129 @@
+import HearthHTTP
+
+/// The S3 API operation a request invokes.
+enum S3Operation: Equatable, Sendable {
+    case listBuckets
+    case createBucket, deleteBucket, headBucket, getBucketLocation
+    case listObjectsV1, listObjectsV2, listObjectVersions, listMultipartUploads, deleteObjects
+    /// A bucket configuration read answered with S3's "not configured" or default document.
+    case getBucketConfiguration(String)
+    case putObject, copyObject, getObject, headObject, deleteObject
+    case getObjectACL, getBucketACL
+    case getObjectTagging, putObjectTagging, deleteObjectTagging
+    case createMultipartUpload, uploadPart, uploadPartCopy, completeMultipartUpload, abortMultipartUpload, listParts
+
+    /// Query parameters that name a bucket or object sub-resource (anything else — `prefix`,
+    /// `X-Amz-Signature`, `response-content-type` — is a plain parameter).
+    static let subresources: Set<String> = [
+        "accelerate", "acl", "analytics", "attributes", "cors", "delete", "encryption", "intelligent-tiering", "inventory",
+        "legal-hold", "lifecycle", "location", "logging", "metadataConfiguration", "metadataTable", "metrics", "notification",
+        "object-lock", "ownershipControls", "policy", "policyStatus", "publicAccessBlock", "renameObject", "replication",
+        "requestPayment", "restore", "retention", "select", "session", "tagging", "torrent", "uploads", "versioning",
+        "versions", "website",
+    ]
+
+    /// Bucket configuration reads that have a fixed answer on a fresh bucket.
+    static let bucketConfigurationReads: Set<String> = [
+        "accelerate", "cors", "encryption", "lifecycle", "logging", "notification", "object-lock", "ownershipControls",
+        "policy", "policyStatus", "publicAccessBlock", "replication", "requestPayment", "tagging", "versioning", "website",
+    ]
+
+    /// Picks the operation from method, target and query, or the error S3 gives for the combination.
+    static func resolve(_ request: Request, target: S3Target) -> Result<S3Operation, S3Error> {
+        let names = Set(request.queryItems.map(\.name))
+        let sub = names.intersection(subresources)
+        let method = request.method
+        guard target.bucket != nil else {
+            switch method {
+            case "GET", "HEAD": return .success(.listBuckets)
+            default: return .failure(.methodNotAllowed(method: method, resourceType: "SERVICE"))
+            }
+        }
+        guard target.key != nil else {
+            switch method {
+            case "GET", "HEAD":
+                if method == "HEAD" && sub.isEmpty { return .success(.headBucket) }
+                if sub.isEmpty { return .success(names.contains("list-type") && request.query("list-type") == "2" ? .listObjectsV2 : .listObjectsV1) }
+                if sub == ["location"] { return .success(.getBucketLocation) }
+                if sub == ["uploads"] { return .success(.listMultipartUploads) }
+                if sub == ["versions"] { return .success(.listObjectVersions) }
+                if sub == ["acl"] { return .success(.getBucketACL) }
+                if sub.count == 1, let s = sub.first, bucketConfigurationReads.contains(s) { return .success(.getBucketConfiguration(s)) }
+                return .failure(.notImplemented(header: nil))
+            case "PUT":
+                if sub.isEmpty { return .success(.createBucket) }
+                return .failure(.notImplemented(header: nil))
+            case "DELETE":
+                if sub.isEmpty { return .success(.deleteBucket) }
+                return .failure(.notImplemented(header: nil))
+            case "POST":
+                if sub == ["delete"] { return .success(.deleteObjects) }
+                // Browser form uploads (POST Object with a policy) are not emulated.
+                return .failure(.notImplemented(header: nil))
+            default:
+                return .failure(.methodNotAllowed(method: method, resourceType: "BUCKET"))
+            }
+        }
+        let hasCopySource = request.headers["x-amz-copy-source"] != nil
+        switch method {
+        case "GET":
+            if sub.isEmpty { return .success(names.contains("uploadId") ? .listParts : .getObject) }
+            if sub == ["acl"] { return .success(.getObjectACL) }
+            if sub == ["tagging"] { return .success(.getObjectTagging) }
+            return .failure(.notImplemented(header: nil))
+        case "HEAD":
+            return .success(.headObject)
+        case "PUT":
+            if sub == ["tagging"] { return .success(.putObjectTagging) }
+            if !sub.isEmpty { return .failure(.notImplemented(header: nil)) }
+            if names.contains("uploadId") || names.contains("partNumber") {
+                return .success(hasCopySource ? .uploadPartCopy : .uploadPart)
+            }
+            return .success(hasCopySource ? .copyObject : .putObject)
+        case "POST":
+            if sub == ["uploads"] { return .success(.createMultipartUpload) }
+            if sub.isEmpty && names.contains("uploadId") { return .success(.completeMultipartUpload) }
+            if sub.isEmpty { return .failure(.methodNotAllowed(method: method, resourceType: "OBJECT")) }
+            return .failure(.notImplemented(header: nil))
+        case "DELETE":
+            if sub.isEmpty { return .success(names.contains("uploadId") ? .abortMultipartUpload : .deleteObject) }
+            if sub == ["tagging"] { return .success(.deleteObjectTagging) }
+            return .failure(.notImplemented(header: nil))
+        default:
+            return .failure(.methodNotAllowed(method: method, resourceType: "OBJECT"))
+        }
+    }
+
+    /// The operation's name as the AWS API calls it (for the request log).
+    var name: String {
+        switch self {
+        case .listBuckets: "ListBuckets"
+        case .createBucket: "CreateBucket"
+        case .deleteBucket: "DeleteBucket"
+        case .headBucket: "HeadBucket"
+        case .getBucketLocation: "GetBucketLocation"
+        case .listObjectsV1: "ListObjects"
+        case .listObjectsV2: "ListObjectsV2"
+        case .listObjectVersions: "ListObjectVersions"
+        case .listMultipartUploads: "ListMultipartUploads"
+        case .deleteObjects: "DeleteObjects"
+        case .getBucketConfiguration(let s): "GetBucket(\(s))"
+        case .putObject: "PutObject"
+        case .copyObject: "CopyObject"
+        case .getObject: "GetObject"
+        case .headObject: "HeadObject"
+        case .deleteObject: "DeleteObject"
+        case .getObjectACL: "GetObjectAcl"
+        case .getBucketACL: "GetBucketAcl"
+        case .getObjectTagging: "GetObjectTagging"
+        case .putObjectTagging: "PutObjectTagging"
+        case .deleteObjectTagging: "DeleteObjectTagging"
+        case .createMultipartUpload: "CreateMultipartUpload"
+        case .uploadPart: "UploadPart"
+        case .uploadPartCopy: "UploadPartCopy"
+        case .completeMultipartUpload: "CompleteMultipartUpload"
+        case .abortMultipartUpload: "AbortMultipartUpload"
+        case .listParts: "ListParts"
+        }
+    }
+}

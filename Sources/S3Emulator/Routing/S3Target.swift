@@ -1,0 +1,86 @@
+import HearthHTTP
+
+/// The bucket and key a request addresses, from path-style (`/bucket/key`) or virtual-hosted-style
+/// (`bucket.localhost:9000/key`) addressing.
+struct S3Target: Sendable, Equatable {
+    /// The bucket, nil for service-level requests (ListBuckets).
+    var bucket: String?
+    /// The key, nil (never empty) for bucket-level requests.
+    var key: String?
+    /// Whether the bucket came from the Host header.
+    var virtualHosted: Bool
+
+    /// Why a request target could not be turned into a bucket and key.
+    enum Failure: Error, Equatable { case invalidURI }
+
+    /// Resolves `request` against the host names that mean "this endpoint" (`localhost`,
+    /// `s3.localhost`, …): a Host that is `<bucket>.<one of them>` selects the bucket.
+    static func resolve(_ request: Request, endpointHosts: [String]) throws(Failure) -> S3Target {
+        let path = request.rawPath
+        guard path.hasPrefix("/") else { throw .invalidURI }
+        if let bucket = virtualHostBucket(request.headers["Host"], endpointHosts: endpointHosts) {
+            let rawKey = String(path.dropFirst())
+            let key = try decode(rawKey)
+            return S3Target(bucket: bucket, key: key.isEmpty ? nil : key, virtualHosted: true)
+        }
+        let rest = path.dropFirst()
+        guard !rest.isEmpty else { return S3Target(bucket: nil, key: nil, virtualHosted: false) }
+        let slash = rest.firstIndex(of: "/")
+        let bucket = try decode(String(rest[..<(slash ?? rest.endIndex)]))
+        guard !bucket.isEmpty else { throw .invalidURI }
+        var key: String?
+        if let slash {
+            let decoded = try decode(String(rest[rest.index(after: slash)...]))
+            key = decoded.isEmpty ? nil : decoded
+        }
+        return S3Target(bucket: bucket, key: key, virtualHosted: false)
+    }
+
+    /// The bucket named by a virtual-hosted Host header, or nil for path-style hosts.
+    static func virtualHostBucket(_ hostHeader: String?, endpointHosts: [String]) -> String? {
+        guard var host = hostHeader?.lowercased(), !host.isEmpty else { return nil }
+        if host.hasPrefix("[") { return nil }  // an IPv6 literal never carries a bucket
+        if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
+        if host.hasSuffix(".") { host.removeLast() }
+        // Longest first, so `b.s3.localhost` is bucket `b` and not bucket `b.s3` of `localhost`.
+        for base in endpointHosts.sorted(by: { $0.count > $1.count }) {
+            let base = base.lowercased()
+            if host == base { return nil }
+            if host.hasSuffix("." + base) {
+                let bucket = String(host.dropLast(base.count + 1))
+                return bucket.isEmpty ? nil : bucket
+            }
+        }
+        return nil
+    }
+
+    /// Strict percent-decoding: an escape must be two hex digits and the result valid UTF-8
+    /// without NUL (SQLite text and XML listings cannot carry it).
+    static func decode(_ raw: String) throws(Failure) -> String {
+        if !raw.contains("%") { return raw }
+        var out = [UInt8]()
+        out.reserveCapacity(raw.utf8.count)
+        let b = Array(raw.utf8)
+        var i = 0
+        func hex(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 48...57: c - 48
+            case 65...70: c - 55
+            case 97...102: c - 87
+            default: nil
+            }
+        }
+        while i < b.count {
+            if b[i] == UInt8(ascii: "%") {
+                guard i + 2 < b.count, let h = hex(b[i + 1]), let l = hex(b[i + 2]) else { throw .invalidURI }
+                out.append(h << 4 | l)
+                i += 3
+            } else {
+                out.append(b[i])
+                i += 1
+            }
+        }
+        guard !out.contains(0), let s = String(validating: out, as: UTF8.self) else { throw .invalidURI }
+        return s
+    }
+}

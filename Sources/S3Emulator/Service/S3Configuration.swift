@@ -1,0 +1,57 @@
+/// Settings of the S3 endpoint.
+public struct S3Configuration: Sendable {
+    /// One access key pair.
+    public struct Credential: Sendable, Equatable {
+        public var accessKey: String
+        public var secretKey: String
+        /// The buckets this key may use; nil allows every bucket.
+        public var allowedBuckets: Set<String>?
+
+        public init(accessKey: String, secretKey: String, allowedBuckets: Set<String>? = nil) {
+            self.accessKey = accessKey
+            self.secretKey = secretKey
+            self.allowedBuckets = allowedBuckets
+        }
+    }
+
+    /// The region every bucket lives in and every signature must name.
+    public var region: String
+    /// Accepted key pairs; the first one owns buckets created at start.
+    public var credentials: [Credential]
+    /// Validate SigV2 signatures instead of rejecting them as S3 does for new buckets.
+    public var allowSigV2: Bool
+    /// Where clients reach the S3 listener (`http://127.0.0.1:9000`); presigned URLs start with it.
+    /// nil until known: `S3Service.setPublicBaseURL(_:)` sets it once the port is bound.
+    public var publicBaseURL: String?
+    /// Host names that mean "this endpoint"; `<bucket>.<name>` selects a bucket (virtual-hosted style).
+    public var endpointHosts: [String]
+    /// Whether the listener serves HTTPS (for URLs it builds when no base URL is set).
+    public var isTLS: Bool
+    /// Buckets created at start (and again after a reset).
+    public var defaultBuckets: [String]
+    /// How many recent requests `GET /emulator/v1/s3/requests` can show.
+    public var requestLogCapacity: Int
+    /// Largest single PUT (S3: 5 GiB).
+    public var maxObjectSize: Int64
+
+    /// The configuration `hearth start` uses unless told otherwise: us-east-1, the `test`/`test` key.
+    public init(region: String = "us-east-1",
+                credentials: [Credential] = [Credential(accessKey: "test", secretKey: "test")],
+                allowSigV2: Bool = false,
+                publicBaseURL: String? = nil,
+                endpointHosts: [String] = ["localhost", "s3.localhost", "localhost.localstack.cloud", "s3.localhost.localstack.cloud", "127.0.0.1.nip.io"],
+                isTLS: Bool = false,
+                defaultBuckets: [String] = [],
+                requestLogCapacity: Int = 500,
+                maxObjectSize: Int64 = 5 << 30) {
+        self.region = region
+        self.credentials = credentials
+        self.allowSigV2 = allowSigV2
+        self.publicBaseURL = publicBaseURL
+        self.endpointHosts = endpointHosts
+        self.isTLS = isTLS
+        self.defaultBuckets = defaultBuckets
+        self.requestLogCapacity = requestLogCapacity
+        self.maxObjectSize = maxObjectSize
+    }
+}

@@ -1,0 +1,294 @@
+import Foundation
+import HearthCore
+import HearthCrypto
+import HearthHTTP
+import HearthSQLite
+
+/// The Amazon S3 emulator: a drop-in S3 endpoint for the AWS SDKs and CLI, backed by SQLite.
+///
+/// Wiring: apply `S3Service.migrations` to the process database, create the service, serve
+/// `http` on the S3 port, call `registerHubRoutes` on the hub router, and (when the port was
+/// chosen at bind time) `setPublicBaseURL` with the listener's URL. It also implements the
+/// `ObjectStore` seam for the uploads API.
+public final class S3Service: HTTPService, Sendable {
+    /// The S3 tables; apply them (with every other service's) before `init`.
+    public static let migrations: [Migration] = S3Schema.migrations
+
+    let database: Database
+    let clock: Clock
+    let ids: IDGenerator
+    let logger: Logger
+    let configuration: S3Configuration
+    let store: S3Store
+    let authenticator: RequestAuthenticator
+    let presignLedger: PresignLedger
+    let presigner: Presigner
+    let requestLog: S3RequestLog
+    private let baseURL: LockedValue<String?>
+    /// Host names that mean "this endpoint" (configured ones plus the public base URL's host).
+    private let endpointHostNames: LockedValue<[String]>
+
+    /// Creates the service over an already-migrated database: sweeps staging blobs a crash left
+    /// behind and creates the configured default buckets.
+    public init(database: Database, clock: Clock, ids: IDGenerator, logger: Logger, configuration: S3Configuration) throws {
+        self.database = database
+        self.clock = clock
+        self.ids = ids
+        self.logger = logger
+        self.configuration = configuration
+        store = S3Store(database: database)
+        let credentials = S3Credentials(configuration.credentials.map {
+            S3Credentials.Key(accessKey: $0.accessKey, secret: $0.secretKey, allowedBuckets: $0.allowedBuckets)
+        })
+        presignLedger = PresignLedger()
+        authenticator = RequestAuthenticator(credentials: credentials, region: configuration.region, clock: clock,
+                                             allowSigV2: configuration.allowSigV2, presignLedger: presignLedger)
+        presigner = authenticator.presigner
+        requestLog = S3RequestLog(capacity: configuration.requestLogCapacity)
+        baseURL = LockedValue(configuration.publicBaseURL)
+        endpointHostNames = LockedValue(S3Service.endpointHosts(configuration.endpointHosts, baseURL: configuration.publicBaseURL))
+        let orphans = try store.cleanOrphans()
+        if orphans > 0 { logger.info("s3: removed \(orphans) unfinished upload(s) left by a previous run") }
+        try createDefaultBuckets()
+    }
+
+    /// What the S3 port serves.
+    public var http: any HTTPService { self }
+
+    /// The listener URL presigned URLs start with (`http://127.0.0.1:9000`).
+    public func setPublicBaseURL(_ url: String) {
+        baseURL.set(url.hasSuffix("/") ? String(url.dropLast()) : url)
+        endpointHostNames.set(S3Service.endpointHosts(configuration.endpointHosts, baseURL: url))
+    }
+
+    /// The base URL for presigned URLs.
+    var publicBaseURL: String {
+        baseURL.get() ?? "\(configuration.isTLS ? "https" : "http")://127.0.0.1:9000"
+    }
+
+    /// The owner of buckets created outside any request (start-up, uploads API).
+    var defaultOwner: String { configuration.credentials.first?.accessKey ?? "test" }
+
+    /// Deletes every bucket and object, then recreates the default buckets.
+    public func reset() throws {
+        try store.wipe()
+        requestLog.clear()
+        presignLedger.removeAll()
+        try createDefaultBuckets()
+    }
+
+    private func createDefaultBuckets() throws {
+        for name in configuration.defaultBuckets {
+            try store.ensureBucket(name, region: configuration.region, owner: defaultOwner, now: clock.now())
+        }
+    }
+
+    // MARK: Request handling
+
+    public func dispose(_ request: Request) -> RequestDisposition {
+        let now = clock.now()
+        let hostID = S3Service.hostID(for: request.id)
+        let target: S3Target
+        do {
+            target = try S3Target.resolve(request, endpointHosts: endpointHosts)
+        } catch {
+            let ctx = S3Context(request: request, target: S3Target(bucket: nil, key: nil, virtualHosted: false), now: now, hostID: hostID)
+            return .respond(complete(ctx, .failure(.invalidURI)))
+        }
+        let ctx = S3Context(request: request, target: target, now: now, hostID: hostID)
+        switch authenticator.authenticate(request, bucket: target.bucket, virtualHosted: target.virtualHosted) {
+        case .failure(let failure):
+            return .respond(complete(ctx, .failure(.signature(failure))))
+        case .success(let auth):
+            ctx.accessKey = auth.accessKey
+            ctx.auth = auth
+            ctx.payload = auth.makePayloadVerifier()
+        }
+        switch S3Operation.resolve(request, target: target) {
+        case .failure(let error):
+            return .respond(complete(ctx, .failure(error)))
+        case .success(let operation):
+            ctx.operation = operation
+            return route(operation, ctx)
+        }
+    }
+
+    private var endpointHosts: [String] { endpointHostNames.get() }
+
+    /// The configured host names plus the base URL's host when it is a name (not an IP literal).
+    static func endpointHosts(_ configured: [String], baseURL: String?) -> [String] {
+        var hosts = configured
+        if let base = baseURL, let host = URLComponents(string: base)?.host?.lowercased(), !host.isEmpty,
+           host.rangeOfCharacter(from: .letters) != nil, !host.contains(":"), !hosts.contains(host) {
+            hosts.append(host)
+        }
+        return hosts
+    }
+
+    private func route(_ operation: S3Operation, _ ctx: S3Context) -> RequestDisposition {
+        switch operation {
+        case .listBuckets: bodiless(ctx, listBuckets)
+        case .createBucket: withBody(ctx, limit: 64 << 10, createBucket)
+        case .deleteBucket: bodiless(ctx, deleteBucket)
+        case .headBucket: bodiless(ctx, headBucket)
+        case .getBucketLocation: bodiless(ctx, getBucketLocation)
+        case .getBucketConfiguration(let name): bodiless(ctx) { self.getBucketConfiguration(name, $0) }
+        case .getBucketACL, .getObjectACL: bodiless(ctx, getACL)
+        case .listObjectsV1: bodiless(ctx) { self.listObjects($0, version: .v1) }
+        case .listObjectsV2: bodiless(ctx) { self.listObjects($0, version: .v2) }
+        case .listObjectVersions: bodiless(ctx) { self.listObjects($0, version: .versions) }
+        case .deleteObjects: withBody(ctx, limit: 2 << 20, deleteObjects)
+        case .putObject: putObject(ctx)
+        case .copyObject: bodiless(ctx, copyObject)
+        case .getObject, .headObject: bodiless(ctx, getObject)
+        case .deleteObject: bodiless(ctx, deleteObject)
+        case .createMultipartUpload: bodiless(ctx, createMultipartUpload)
+        case .uploadPart: uploadPart(ctx)
+        case .uploadPartCopy: bodiless(ctx, uploadPartCopy)
+        case .completeMultipartUpload: withBody(ctx, limit: 4 << 20, completeMultipartUpload)
+        case .abortMultipartUpload: bodiless(ctx, abortMultipartUpload)
+        case .listParts: bodiless(ctx, listParts)
+        case .getObjectTagging: bodiless(ctx, getObjectTagging)
+        case .putObjectTagging: withBody(ctx, limit: 64 << 10, putObjectTagging)
+        case .deleteObjectTagging: bodiless(ctx, deleteObjectTagging)
+        case .listMultipartUploads: bodiless(ctx, listMultipartUploads)
+        }
+    }
+
+    /// An operation without a request body. A body sent anyway is still read and checked against
+    /// the signed payload hash, as S3 does.
+    private func bodiless(_ ctx: S3Context, _ handler: @escaping @Sendable (S3Context) -> Result<Response, S3Error>) -> RequestDisposition {
+        if S3Service.declaresBody(ctx.request) {
+            return withBody(ctx, limit: 1 << 20) { c, _ in handler(c) }
+        }
+        do throws(SigV4Failure) {
+            _ = try ctx.payload?.finish()
+        } catch {
+            return .respond(complete(ctx, .failure(.signature(error))))
+        }
+        return .respond(complete(ctx, handler(ctx)))
+    }
+
+    /// An operation with a small body (XML), collected and verified against the signature first.
+    private func withBody(_ ctx: S3Context, limit: Int,
+                          _ handler: @escaping @Sendable (S3Context, [UInt8]) -> Result<Response, S3Error>) -> RequestDisposition {
+        let tooLarge = S3ErrorRenderer.response(.entityTooLarge(proposedSize: Int64(ctx.header("Content-Length") ?? "") ?? Int64(limit + 1),
+                                                                maxSize: Int64(limit)),
+                                                requestID: ctx.request.id, hostID: ctx.hostID, method: ctx.request.method)
+        return .collect(limit: limit, tooLarge: addCommonHeaders(tooLarge, ctx)) { [self] request in
+            var decoded: [UInt8] = []
+            if let payload = ctx.payload {
+                let failure = request.body.withUnsafeBytes { raw -> SigV4Failure? in
+                    do throws(SigV4Failure) {
+                        try payload.feed(raw) { decoded.append(contentsOf: $0) }
+                        _ = try payload.finish()
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+                if let failure { return complete(ctx, .failure(.signature(failure))) }
+            } else {
+                decoded = request.body
+            }
+            return complete(ctx, handler(ctx, decoded))
+        }
+    }
+
+    /// Whether the request announces a body (a positive Content-Length or chunked framing).
+    static func declaresBody(_ request: Request) -> Bool {
+        if let te = request.headers["Transfer-Encoding"], !te.isEmpty { return true }
+        if let cl = request.headers["Content-Length"], let n = Int64(cl.trimmingCharacters(in: .whitespaces)), n > 0 { return true }
+        return false
+    }
+
+    /// Adds S3's common headers, renders an error, and records the request in the log.
+    func complete(_ ctx: S3Context, _ result: Result<Response, S3Error>) -> Response {
+        var response: Response
+        var error: S3Error?
+        switch result {
+        case .success(let r): response = r
+        case .failure(let e):
+            error = e
+            response = S3ErrorRenderer.response(e, requestID: ctx.request.id, hostID: ctx.hostID, method: ctx.request.method)
+        }
+        response = addCommonHeaders(response, ctx)
+        record(ctx, status: response.status, error: error)
+        if let op = ctx.operation { response.logFields.append(("s3.operation", .string(op.name))) }
+        if let error {
+            response.logFields.append(("s3.error", .string(error.code)))
+            if let d = error.diagnosis { response.logFields.append(("s3.diagnosis", .string(d))) }
+        }
+        return response
+    }
+
+    /// Records a request whose body the client abandoned.
+    func recordAbandoned(_ ctx: S3Context) {
+        record(ctx, status: 499, error: nil)
+    }
+
+    private func record(_ ctx: S3Context, status: Int, error: S3Error?) {
+        requestLog.record(S3RequestLog.Entry(
+            time: ctx.now, requestID: ctx.request.id, method: ctx.request.method, path: ctx.request.rawPath,
+            operation: ctx.operation?.name, bucket: ctx.target.bucket, key: ctx.target.key, accessKey: ctx.accessKey,
+            status: status, errorCode: error?.code, diagnosis: error?.diagnosis))
+    }
+
+    private func addCommonHeaders(_ response: Response, _ ctx: S3Context) -> Response {
+        var r = response
+        var headers = HTTPHeaders()
+        headers.add("x-amz-id-2", ctx.hostID)
+        headers.add("x-amz-request-id", ctx.request.id)
+        headers.add("Date", clock.now().httpDate)
+        for (name, value) in response.headers { headers.add(name, value) }
+        headers.add("Server", "AmazonS3")
+        r.headers = headers
+        return r
+    }
+
+    /// Runs storage work, mapping S3 conditions to themselves and anything else to InternalError.
+    func attempt<T>(_ ctx: S3Context, _ body: () throws -> T) -> Result<T, S3Error> {
+        do {
+            return .success(try body())
+        } catch let e as S3Error {
+            return .failure(e)
+        } catch let f as SigV4Failure {
+            return .failure(.signature(f))
+        } catch {
+            logger.error("s3 internal error", [("requestId", .string(ctx.request.id)), ("error", .string("\(error)"))])
+            return .failure(.internalError)
+        }
+    }
+
+    /// `x-amz-id-2`: derived from the request id so it costs no randomness (and `--seed` runs
+    /// stay reproducible), shaped like S3's base64 host ids.
+    static func hostID(for requestID: String) -> String {
+        Data(Digest.sha256(Array("hearth-host:\(requestID)".utf8)) + Digest.sha256(Array(requestID.utf8))[0..<24]).base64EncodedString()
+    }
+
+    /// The canonical user id S3 shows as the owner for an access key.
+    static func ownerID(_ accessKey: String) -> String {
+        Hex.encode(Digest.sha256(Array("hearth-owner:\(accessKey)".utf8)))
+    }
+}
+
+/// A value behind a lock (for the few settings that change after start).
+final class LockedValue<T: Sendable>: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var value: T
+
+    init(_ value: T) { self.value = value }
+
+    func get() -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+
+    func set(_ newValue: T) {
+        lock.lock()
+        value = newValue
+        lock.unlock()
+    }
+}

@@ -1,0 +1,74 @@
+/// A raw query string split into parameters, kept both as sent and decoded.
+///
+/// S3 reads `+` in a query as a space (form decoding), so `name` and `value` do too; the canonical
+/// query string re-encodes from the raw bytes. Parsing works on UTF-8 bytes: this runs for every
+/// request.
+struct QueryParameters: Sendable {
+    /// One `name=value` (or bare `name`) part of the query.
+    struct Item: Sendable {
+        /// The name as sent.
+        let rawName: String
+        /// The value as sent; nil for a bare `name` without `=`.
+        let rawValue: String?
+        /// The name decoded.
+        let name: String
+        /// The value decoded ("" for a bare name).
+        let value: String
+    }
+
+    /// The parameters in the order sent (empty `&&` parts dropped).
+    let items: [Item]
+
+    /// Splits `rawQuery` (without the `?`).
+    init(rawQuery: String) {
+        guard !rawQuery.isEmpty else {
+            items = []
+            return
+        }
+        var parsed: [Item] = []
+        var raw = rawQuery
+        raw.withUTF8 { bytes in
+            var start = 0
+            let n = bytes.count
+            while start < n {
+                var end = start
+                var eq = -1
+                while end < n, bytes[end] != 0x26 {
+                    if eq < 0 && bytes[end] == 0x3D { eq = end }
+                    end += 1
+                }
+                if end > start {
+                    if eq >= 0 {
+                        let name = UnsafeBufferPointer(rebasing: bytes[start..<eq])
+                        let value = UnsafeBufferPointer(rebasing: bytes[(eq + 1)..<end])
+                        parsed.append(Item(rawName: String(decoding: name, as: UTF8.self), rawValue: String(decoding: value, as: UTF8.self),
+                                           name: Self.decoded(name), value: Self.decoded(value)))
+                    } else {
+                        let name = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                        parsed.append(Item(rawName: String(decoding: name, as: UTF8.self), rawValue: nil, name: Self.decoded(name), value: ""))
+                    }
+                }
+                start = end + 1
+            }
+        }
+        items = parsed
+    }
+
+    /// `bytes` form-decoded (`%XX` and `+` as space).
+    private static func decoded(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        if !bytes.contains(where: { $0 == 0x25 || $0 == 0x2B }) { return String(decoding: bytes, as: UTF8.self) }
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count)
+        SigV4Encoding.appendDecoded(bytes, plusAsSpace: true, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The first decoded value of `name` (exact case, as S3 matches its auth parameters).
+    func first(_ name: String) -> String? { items.first(where: { $0.name == name })?.value }
+
+    /// The first parameter named `name`.
+    func item(_ name: String) -> Item? { items.first(where: { $0.name == name }) }
+
+    /// Whether a parameter `name` is present.
+    func contains(_ name: String) -> Bool { items.contains(where: { $0.name == name }) }
+}

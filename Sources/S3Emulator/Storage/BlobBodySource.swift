@@ -1,0 +1,87 @@
+import Foundation
+import HearthHTTP
+import HearthSQLite
+
+/// Streams a byte range of a blob to the client, reading one chunk row at a time on demand.
+///
+/// The slices to read are fixed when the response is created (in the same read transaction as
+/// the object's metadata); chunk bytes are read lazily, so memory stays at one chunk. If the
+/// object is replaced while a download is still running, its chunks disappear and the read
+/// throws, which closes the connection mid-body — the client sees a truncated download rather
+/// than a mix of two versions.
+final class BlobBodySource: ResponseBodySource, @unchecked Sendable {
+    // The server calls read/close from one thread at a time; the lock makes that explicit.
+    private let lock = NSLock()
+    private let database: Database
+    private var segments: [BlobStore.Segment]
+    private let start: Int64
+    private let end: Int64
+    private var segmentIndex = 0
+    private var current: [UInt8] = []
+    private var currentPosition = 0
+
+    /// A source for bytes `start..<end` made of `segments`.
+    init(database: Database, segments: [BlobStore.Segment], start: Int64, end: Int64) {
+        self.database = database
+        self.segments = segments
+        self.start = start
+        self.end = end
+    }
+
+    /// Why a chunk could not be read.
+    struct ChunkMissing: Error {}
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        var written = 0
+        while written < buffer.count {
+            if currentPosition >= current.count {
+                guard segmentIndex < segments.count else { break }
+                try load(segments[segmentIndex])
+                segmentIndex += 1
+                continue
+            }
+            let n = min(buffer.count - written, current.count - currentPosition)
+            current.withUnsafeBytes { src in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[written..<(written + n)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: src[currentPosition..<(currentPosition + n)]))
+            }
+            written += n
+            currentPosition += n
+        }
+        return written
+    }
+
+    private func load(_ s: BlobStore.Segment) throws {
+        // The part of this slice inside the requested range, relative to the chunk.
+        let from = max(s.offset, start)
+        let to = min(s.offset + s.length, end)
+        let lo = Int(s.chunkStart + (from - s.offset))
+        let hi = lo + Int(to - from)
+        let bytes: [UInt8]? = try database.read { c in
+            try c.first("SELECT data FROM s3_chunks WHERE id = ?", [s.chunkID]) { row in
+                row.withBlob(0) { raw -> [UInt8]? in
+                    guard lo >= 0, hi <= raw.count, lo <= hi else { return nil }
+                    return [UInt8](UnsafeRawBufferPointer(rebasing: raw[lo..<hi]))
+                }
+            } ?? nil
+        }
+        guard let bytes else { throw ChunkMissing() }
+        current = bytes
+        currentPosition = 0
+    }
+
+    func close() {
+        lock.lock()
+        segments = []
+        current = []
+        lock.unlock()
+    }
+}
+
+/// A response body that is never read: HEAD answers that must announce the object's length.
+final class EmptyBodySource: ResponseBodySource {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { 0 }
+    func close() {}
+}

@@ -1,0 +1,104 @@
+import HearthCore
+import HearthCrypto
+import HearthSQLite
+
+/// Writes an incoming body into a staging blob in chunk-sized rows, one short write transaction
+/// per chunk, while computing its MD5 and any requested checksums.
+///
+/// Memory stays at one chunk however large the body. Nothing is visible until the caller's
+/// commit transaction calls `commit(_:)` (which also writes the final partial chunk, so a small
+/// object costs a single transaction); on any failure `discard()` removes what was staged.
+final class BlobWriter {
+    /// Size of a chunk row.
+    static let chunkSize = 1 << 20
+
+    private let database: Database
+    private let now: Instant
+    /// The staging blob, once a full chunk has been flushed.
+    private var stagedBlobID: Int64?
+    private var buffer: [UInt8]
+    /// Bytes appended so far (flushed and buffered).
+    private(set) var size: Int64 = 0
+    private var flushedSize: Int64 = 0
+    private var md5: StreamingDigest? = StreamingDigest(.md5)
+    private var checksums: [RunningChecksum]
+    private var finished = false
+
+    /// A writer computing `checksums` besides the MD5.
+    init(database: Database, now: Instant, checksums: [ChecksumAlgorithm]) {
+        self.database = database
+        self.now = now
+        self.checksums = checksums.map(RunningChecksum.init)
+        buffer = []
+        buffer.reserveCapacity(BlobWriter.chunkSize)
+    }
+
+    /// Adds decoded body bytes, flushing a chunk row whenever one is full.
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        guard !bytes.isEmpty else { return }
+        md5?.update(bytes)
+        for c in checksums { c.update(bytes) }
+        size += Int64(bytes.count)
+        var rest = bytes
+        while !rest.isEmpty {
+            let room = BlobWriter.chunkSize - buffer.count
+            let take = min(room, rest.count)
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest[0..<take]))
+            rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+            if buffer.count == BlobWriter.chunkSize { try flush() }
+        }
+    }
+
+    private func flush() throws {
+        let offset = flushedSize
+        let existing = stagedBlobID
+        let id: Int64 = try database.write { c in
+            let id = try existing ?? BlobStore.createStaging(c, now: now)
+            try buffer.withUnsafeBytes { try BlobStore.appendChunk(c, blobID: id, offset: offset, bytes: $0) }
+            return id
+        }
+        stagedBlobID = id
+        flushedSize += Int64(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// The MD5 of the body (call once, after the last `append`).
+    func finalizeDigests() -> (md5: [UInt8], checksums: [ChecksumAlgorithm: [UInt8]]) {
+        let digest = md5?.finalize() ?? []
+        md5 = nil
+        var out: [ChecksumAlgorithm: [UInt8]] = [:]
+        for c in checksums { out[c.algorithm] = c.finalize() }
+        checksums = []
+        return (digest, out)
+    }
+
+    /// Inside the caller's write transaction: writes the buffered tail and makes the blob final.
+    /// - Returns: the blob id. If the transaction rolls back, call `discard()`.
+    func commit(_ c: Connection) throws -> Int64 {
+        let id = try stagedBlobID ?? BlobStore.createStaging(c, now: now)
+        if !buffer.isEmpty {
+            try buffer.withUnsafeBytes { try BlobStore.appendChunk(c, blobID: id, offset: flushedSize, bytes: $0) }
+        }
+        try BlobStore.promote(c, blobID: id)
+        return id
+    }
+
+    /// The commit transaction succeeded: the blob now belongs to its object or part.
+    func committed() {
+        finished = true
+        stagedBlobID = nil
+        buffer = []
+    }
+
+    /// Removes everything staged (failed verification, client gone, precondition failed).
+    func discard() {
+        guard !finished else { return }
+        finished = true
+        buffer = []
+        if let id = stagedBlobID {
+            stagedBlobID = nil
+            // A failure here leaves a staging blob that the next start sweeps away.
+            _ = try? database.write { c in try BlobStore.delete(c, blobID: id) }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import HearthSQLite
+
+/// The S3 tables (all prefixed `s3_`).
+///
+/// Object bodies live in `s3_chunks` rows of at most `BlobWriter.chunkSize` bytes. A blob (the
+/// body of one object or one multipart part) is an ordered list of slices of chunks in
+/// `s3_blob_chunks`, so completing a multipart upload, copying an object or copying a part range
+/// only writes small mapping rows and never moves body bytes. A chunk is deleted when no mapping
+/// row refers to it any more.
+enum S3Schema {
+    static let migrations: [Migration] = [
+        Migration("s3.1", """
+        CREATE TABLE s3_buckets (
+            name TEXT PRIMARY KEY,
+            region TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE s3_blobs (
+            id INTEGER PRIMARY KEY,
+            size INTEGER NOT NULL DEFAULT 0,
+            staging INTEGER NOT NULL DEFAULT 1,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX s3_blobs_staging ON s3_blobs(staging) WHERE staging = 1;
+        CREATE TABLE s3_chunks (
+            id INTEGER PRIMARY KEY,
+            data BLOB NOT NULL
+        );
+        CREATE TABLE s3_blob_chunks (
+            blob_id INTEGER NOT NULL,
+            offset INTEGER NOT NULL,
+            length INTEGER NOT NULL,
+            chunk_id INTEGER NOT NULL,
+            chunk_start INTEGER NOT NULL,
+            PRIMARY KEY (blob_id, offset)
+        ) WITHOUT ROWID;
+        CREATE INDEX s3_blob_chunks_chunk ON s3_blob_chunks(chunk_id);
+        CREATE TABLE s3_objects (
+            bucket TEXT NOT NULL,
+            key TEXT NOT NULL,
+            blob_id INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            etag TEXT NOT NULL,
+            last_modified INTEGER NOT NULL,
+            content_type TEXT,
+            content_disposition TEXT,
+            content_encoding TEXT,
+            content_language TEXT,
+            cache_control TEXT,
+            expires TEXT,
+            user_metadata TEXT NOT NULL DEFAULT '[]',
+            storage_class TEXT,
+            website_redirect TEXT,
+            tagging TEXT,
+            checksum_algorithm TEXT,
+            checksum_value TEXT,
+            checksum_type TEXT,
+            part_sizes TEXT,
+            owner TEXT NOT NULL,
+            PRIMARY KEY (bucket, key)
+        ) WITHOUT ROWID;
+        CREATE TABLE s3_uploads (
+            upload_id TEXT PRIMARY KEY,
+            bucket TEXT NOT NULL,
+            key TEXT NOT NULL,
+            initiated INTEGER NOT NULL,
+            owner TEXT NOT NULL,
+            metadata TEXT NOT NULL,
+            checksum_algorithm TEXT,
+            checksum_type TEXT
+        );
+        CREATE INDEX s3_uploads_by_key ON s3_uploads(bucket, key, initiated);
+        CREATE TABLE s3_parts (
+            upload_id TEXT NOT NULL,
+            part_number INTEGER NOT NULL,
+            blob_id INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            etag TEXT NOT NULL,
+            last_modified INTEGER NOT NULL,
+            checksum_value TEXT,
+            PRIMARY KEY (upload_id, part_number)
+        ) WITHOUT ROWID;
+        """),
+    ]
+}

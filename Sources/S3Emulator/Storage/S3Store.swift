@@ -1,0 +1,250 @@
+import HearthCore
+import HearthSQLite
+
+/// Buckets and objects in SQLite.
+///
+/// Methods throw `S3Error` for conditions S3 reports (missing bucket, failed precondition) and
+/// pass SQLite errors through; callers turn the latter into `InternalError`.
+final class S3Store: Sendable {
+    let database: Database
+
+    init(database: Database) {
+        self.database = database
+    }
+
+    static let objectColumns = """
+        bucket, key, blob_id, size, etag, last_modified, content_type, content_disposition, content_encoding, \
+        content_language, cache_control, expires, user_metadata, storage_class, website_redirect, tagging, \
+        checksum_algorithm, checksum_value, checksum_type, part_sizes, owner
+        """
+
+    static func objectRecord(_ s: Statement) -> ObjectRecord {
+        var m = ObjectMetadata()
+        m.contentType = s.optionalText(6)
+        m.contentDisposition = s.optionalText(7)
+        m.contentEncoding = s.optionalText(8)
+        m.contentLanguage = s.optionalText(9)
+        m.cacheControl = s.optionalText(10)
+        m.expires = s.optionalText(11)
+        m.userMetadata = ObjectMetadata.parseUserMetadata(s.text(12))
+        m.storageClass = s.optionalText(13)
+        m.websiteRedirect = s.optionalText(14)
+        m.tagging = s.optionalText(15)
+        var checksum: ObjectChecksum?
+        if let name = s.optionalText(16), let algorithm = ChecksumAlgorithm(name: name), let value = s.optionalText(17) {
+            checksum = ObjectChecksum(algorithm: algorithm, value: value, type: s.optionalText(18) ?? "FULL_OBJECT")
+        }
+        let parts = s.optionalText(19).map { $0.split(separator: ",").compactMap { Int64($0) } }
+        return ObjectRecord(bucket: s.text(0), key: s.text(1), blobID: s.int64(2), size: s.int64(3), etag: s.text(4),
+                            lastModified: Instant(unixMicros: s.int64(5)), metadata: m, checksum: checksum,
+                            partSizes: parts, owner: s.text(20))
+    }
+
+    // MARK: Buckets
+
+    static func bucketRecord(_ s: Statement) -> BucketRecord {
+        BucketRecord(name: s.text(0), region: s.text(1), owner: s.text(2), createdAt: Instant(unixMicros: s.int64(3)))
+    }
+
+    /// The bucket, or nil.
+    func bucket(_ name: String) throws -> BucketRecord? {
+        try database.read { c in try S3Store.bucket(c, name) }
+    }
+
+    static func bucket(_ c: Connection, _ name: String) throws -> BucketRecord? {
+        try c.first("SELECT name, region, owner, created_at FROM s3_buckets WHERE name = ?", [name], bucketRecord)
+    }
+
+    /// Every bucket, by name.
+    func buckets() throws -> [BucketRecord] {
+        try database.read { c in try c.rows("SELECT name, region, owner, created_at FROM s3_buckets ORDER BY name", [], S3Store.bucketRecord) }
+    }
+
+    /// Creates a bucket.
+    /// - Throws: `BucketAlreadyOwnedByYou` / `BucketAlreadyExists` when the name is taken.
+    func createBucket(_ name: String, region: String, owner: String, now: Instant) throws {
+        try database.write { c in
+            if let existing = try S3Store.bucket(c, name) {
+                throw existing.owner == owner ? S3Error.bucketAlreadyOwnedByYou(bucket: name) : S3Error.bucketAlreadyExists(bucket: name)
+            }
+            try c.run("INSERT INTO s3_buckets (name, region, owner, created_at) VALUES (?, ?, ?, ?)",
+                      [name, region, owner, now.unixSeconds * 1_000_000])
+        }
+    }
+
+    /// Creates the bucket unless it exists (start-up buckets, the uploads API).
+    func ensureBucket(_ name: String, region: String, owner: String, now: Instant) throws {
+        try database.write { c in
+            try c.run("INSERT OR IGNORE INTO s3_buckets (name, region, owner, created_at) VALUES (?, ?, ?, ?)",
+                      [name, region, owner, now.unixSeconds * 1_000_000])
+        }
+    }
+
+    /// Deletes an empty bucket (and any multipart uploads left in it).
+    func deleteBucket(_ name: String) throws {
+        try database.write { c in
+            guard try S3Store.bucket(c, name) != nil else { throw S3Error.noSuchBucket(bucket: name) }
+            if try c.scalarInt("SELECT 1 FROM s3_objects WHERE bucket = ? LIMIT 1", [name]) != nil {
+                throw S3Error.bucketNotEmpty(bucket: name)
+            }
+            let uploads = try c.rows("SELECT upload_id FROM s3_uploads WHERE bucket = ?", [name]) { $0.text(0) }
+            for u in uploads { try S3Store.deleteUpload(c, u) }
+            try c.run("DELETE FROM s3_buckets WHERE name = ?", [name])
+        }
+    }
+
+    // MARK: Objects
+
+    /// The object's record, or nil.
+    func object(bucket: String, key: String) throws -> ObjectRecord? {
+        try database.read { c in try S3Store.object(c, bucket: bucket, key: key) }
+    }
+
+    static func object(_ c: Connection, bucket: String, key: String) throws -> ObjectRecord? {
+        try c.first("SELECT \(objectColumns) FROM s3_objects WHERE bucket = ? AND key = ?", [bucket, key], objectRecord)
+    }
+
+    /// How a response body will be produced.
+    enum BodyPlan {
+        /// No body (HEAD, 304, errors).
+        case none
+        /// Small enough to have been read with the metadata.
+        case inline([UInt8])
+        /// Streamed chunk by chunk.
+        case segments([BlobStore.Segment])
+    }
+
+    /// Largest range read together with the metadata rather than streamed.
+    static let inlineReadLimit = Int64(BlobWriter.chunkSize)
+
+    /// The object and its body for the byte range `range` picks (`start..<end`, nil for no body),
+    /// read in one snapshot so metadata and bytes belong to the same version.
+    func objectForRead(bucket: String, key: String,
+                       range: (ObjectRecord) -> (Int64, Int64)?) throws -> (ObjectRecord, BodyPlan)? {
+        try database.read { c in
+            guard try S3Store.bucket(c, bucket) != nil else { throw S3Error.noSuchBucket(bucket: bucket) }
+            guard let record = try S3Store.object(c, bucket: bucket, key: key) else { return nil }
+            guard let (start, end) = range(record) else { return (record, .none) }
+            let segments = try BlobStore.segments(c, blobID: record.blobID, start: start, end: end)
+            guard end - start <= S3Store.inlineReadLimit else { return (record, .segments(segments)) }
+            var bytes = [UInt8]()
+            bytes.reserveCapacity(Int(end - start))
+            for s in segments {
+                let from = max(s.offset, start), to = min(s.offset + s.length, end)
+                let lo = Int(s.chunkStart + (from - s.offset)), hi = lo + Int(to - from)
+                let ok = try c.first("SELECT data FROM s3_chunks WHERE id = ?", [s.chunkID]) { row in
+                    row.withBlob(0) { raw -> Bool in
+                        guard lo >= 0, lo <= hi, hi <= raw.count else { return false }
+                        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[lo..<hi]))
+                        return true
+                    }
+                } ?? false
+                guard ok else { throw BlobBodySource.ChunkMissing() }
+            }
+            return (record, .inline(bytes))
+        }
+    }
+
+    /// What a conditional write requires of the current object.
+    struct WriteCondition: Sendable, Equatable {
+        /// `If-None-Match: *`: the key must not exist.
+        var mustNotExist = false
+        /// `If-Match: <etag>`: the current object must have this ETag.
+        var ifMatch: String?
+    }
+
+    /// Inside a write transaction: checks `condition`, stores `record` (pointing at its blob)
+    /// and deletes the blob it replaces.
+    static func storeObject(_ c: Connection, _ record: ObjectRecord, condition: WriteCondition) throws {
+        guard try bucket(c, record.bucket) != nil else { throw S3Error.noSuchBucket(bucket: record.bucket) }
+        let old = try object(c, bucket: record.bucket, key: record.key)
+        if condition.mustNotExist, old != nil { throw S3Error.preconditionFailed(condition: "If-None-Match") }
+        if let expected = condition.ifMatch {
+            guard let old else { throw S3Error.noSuchKey(key: record.key) }
+            if !ETag.matches(expected, old.etag) { throw S3Error.preconditionFailed(condition: "If-Match") }
+        }
+        try c.run("""
+            INSERT OR REPLACE INTO s3_objects (\(objectColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [
+                record.bucket, record.key, record.blobID, record.size, record.etag, record.lastModified.unixMicros,
+                record.metadata.contentType, record.metadata.contentDisposition, record.metadata.contentEncoding,
+                record.metadata.contentLanguage, record.metadata.cacheControl, record.metadata.expires,
+                record.metadata.userMetadataJSON, record.metadata.storageClass, record.metadata.websiteRedirect,
+                record.metadata.tagging, record.checksum?.algorithm.displayName, record.checksum?.value, record.checksum?.type,
+                record.partSizes.map { $0.map(String.init).joined(separator: ",") }, record.owner,
+            ])
+        if let old, old.blobID != record.blobID { try BlobStore.delete(c, blobID: old.blobID) }
+    }
+
+    /// Deletes an object if it exists; true when it did.
+    @discardableResult
+    static func deleteObject(_ c: Connection, bucket: String, key: String) throws -> Bool {
+        guard let old = try object(c, bucket: bucket, key: key) else { return false }
+        try c.run("DELETE FROM s3_objects WHERE bucket = ? AND key = ?", [bucket, key])
+        try BlobStore.delete(c, blobID: old.blobID)
+        return true
+    }
+
+    /// Deletes an object (a missing key is not an error, as in S3).
+    func deleteObject(bucket: String, key: String) throws {
+        try database.write { c in
+            guard try S3Store.bucket(c, bucket) != nil else { throw S3Error.noSuchBucket(bucket: bucket) }
+            try S3Store.deleteObject(c, bucket: bucket, key: key)
+        }
+    }
+
+    /// Up to `limit` objects of `bucket` whose keys start with `prefix` and sort after `after`
+    /// (bytes; exclusive) — or at/after it when `inclusive`. Key order is UTF-8 byte order.
+    func objects(bucket: String, prefix: String, after: [UInt8]?, inclusive: Bool, limit: Int) throws -> [ObjectRecord] {
+        try database.read { c in
+            var sql = "SELECT \(S3Store.objectColumns) FROM s3_objects WHERE bucket = ?"
+            var args: [any SQLBindable] = [bucket]
+            if !prefix.isEmpty {
+                sql += " AND key >= ?"
+                args.append(prefix)
+                if let upper = S3Store.successor(ofPrefix: Array(prefix.utf8)) {
+                    sql += " AND key < CAST(? AS TEXT)"
+                    args.append(upper)
+                }
+            }
+            if let after {
+                // A blob cast to text compares bytewise even when `after` is not valid UTF-8
+                // (a seek key just past a common prefix).
+                sql += inclusive ? " AND key >= CAST(? AS TEXT)" : " AND key > CAST(? AS TEXT)"
+                args.append(after)
+            }
+            sql += " ORDER BY key LIMIT ?"
+            args.append(limit)
+            return try c.rows(sql, args, S3Store.objectRecord)
+        }
+    }
+
+    /// The smallest byte string greater than every string starting with `prefix` (nil if none).
+    static func successor(ofPrefix prefix: [UInt8]) -> [UInt8]? {
+        var p = prefix
+        while let last = p.last {
+            if last < 0xFF {
+                p[p.count - 1] = last + 1
+                return p
+            }
+            p.removeLast()
+        }
+        return nil
+    }
+
+    // MARK: Reset and start-up
+
+    /// Deletes every S3 row.
+    func wipe() throws {
+        try database.write { c in
+            for table in ["s3_parts", "s3_uploads", "s3_objects", "s3_blob_chunks", "s3_chunks", "s3_blobs", "s3_buckets"] {
+                try c.run("DELETE FROM \(table)")
+            }
+        }
+    }
+
+    /// Removes staging blobs of uploads interrupted by a crash; returns how many.
+    func cleanOrphans() throws -> Int {
+        try database.write { c in try BlobStore.deleteOrphans(c) }
+    }
+}

@@ -1,0 +1,248 @@
+// Regular expressions: RE2 syntax, run by Foundation's NSRegularExpression (ICU).
+//
+// RE2 is (nearly) a subset of ICU's syntax, so a pattern is checked and translated rather than
+// reimplemented. What RE2 rejects is rejected here too, so a rule never matches in Hearth what
+// Firestore would refuse: backreferences (\1, (?P=name)), lookaround ((?=, (?!, (?<=, (?<!),
+// atomic groups (?>…), possessive quantifiers (a*+), comments (?#…), \Z, \G, \C and the ICU-only
+// flags x and w. Where the dialects differ in meaning the pattern is rewritten to RE2's: \d \s \w
+// (and negations) are ASCII classes; `$` outside multi-line mode means end of text (ICU also
+// accepts a trailing newline); `[` and `&` inside a character class are literals (ICU reads nested
+// sets and `&&`); (?P<name> becomes (?<name>; \pL becomes \p{L}. The ungreedy flag (?U) has no ICU
+// equivalent and is rejected. `matches` anchors the whole pattern (\A(?:…)\z): a full match, as
+// the rules reference specifies. Compiled expressions are cached process-wide.
+
+import Foundation
+
+/// A compiled expression; NSRegularExpression is immutable and safe to share once built.
+final class CompiledRegex: @unchecked Sendable {
+    let regex: NSRegularExpression
+
+    init(_ regex: NSRegularExpression) { self.regex = regex }
+
+    /// Whether the whole string matches (the expression is anchored with \A…\z).
+    func fullMatch(_ s: String) -> Bool {
+        let length = s.utf16.count
+        return regex.rangeOfFirstMatch(in: s, options: [.anchored], range: NSRange(location: 0, length: length)).location != NSNotFound
+    }
+}
+
+final class RegexCache: @unchecked Sendable {
+    static let shared = RegexCache()
+
+    private let lock = NSLock()
+    private var full: [String: Result<CompiledRegex, EvalError>] = [:]
+    private var partial: [String: Result<CompiledRegex, EvalError>] = [:]
+
+    /// The compiled expression for an RE2 pattern, anchored for a full match when `full`.
+    func regex(_ pattern: String, full isFull: Bool) -> Result<CompiledRegex, EvalError> {
+        lock.lock()
+        if let hit = isFull ? full[pattern] : partial[pattern] { lock.unlock(); return hit }
+        lock.unlock()
+        let result = RegexCache.compile(pattern, full: isFull)
+        lock.lock()
+        if full.count + partial.count > 2000 { full.removeAll(); partial.removeAll() }
+        if isFull { full[pattern] = result } else { partial[pattern] = result }
+        lock.unlock()
+        return result
+    }
+
+    static func compile(_ pattern: String, full: Bool) -> Result<CompiledRegex, EvalError> {
+        switch RE2Translator.translate(pattern) {
+        case .failure(let e): return .failure(e)
+        case .success(let icu):
+            let text = full ? "\\A(?:" + icu + ")\\z" : icu
+            guard let re = try? NSRegularExpression(pattern: text, options: []) else {
+                return .failure(EvalError("Invalid regular expression: \(pattern)"))
+            }
+            return .success(CompiledRegex(re))
+        }
+    }
+
+    static func fullMatch(_ s: String, _ pattern: String) throws(EvalError) -> Bool {
+        try shared.regex(pattern, full: true).get().fullMatch(s)
+    }
+
+    static func split(_ s: String, _ pattern: String) throws(EvalError) -> [String] {
+        let re = try shared.regex(pattern, full: false).get().regex
+        let ns = s as NSString
+        var pieces: [String] = []
+        var last = 0
+        for m in re.matches(in: s, options: [], range: NSRange(location: 0, length: ns.length)) {
+            // An empty match at either end does not split off an empty piece.
+            if m.range.length == 0, m.range.location == 0 || m.range.location == ns.length { continue }
+            pieces.append(ns.substring(with: NSRange(location: last, length: m.range.location - last)))
+            last = m.range.location + m.range.length
+        }
+        pieces.append(ns.substring(from: last))
+        return pieces
+    }
+
+    static func replace(_ s: String, _ pattern: String, _ replacement: String) throws(EvalError) -> String {
+        let re = try shared.regex(pattern, full: false).get().regex
+        let ns = s as NSString
+        return re.stringByReplacingMatches(in: s, options: [], range: NSRange(location: 0, length: ns.length),
+                                           withTemplate: replacement)
+    }
+}
+
+enum RE2Translator {
+    static func translate(_ pattern: String) -> Result<String, EvalError> {
+        let p = Array(pattern.unicodeScalars)
+        var out = ""
+        var i = 0
+        var inClass = false
+        var classStart = 0
+        let multiline = pattern.contains("(?m") || pattern.range(of: #"\(\?[a-zA-Z]*m"#, options: .regularExpression) != nil
+        func fail(_ why: String) -> Result<String, EvalError> {
+            .failure(EvalError("Invalid regular expression '\(pattern)': \(why) (RE2 syntax)."))
+        }
+        // 0: the last item was not a repetition; 1: a repetition; 2: a lazy repetition.
+        var lastQuantifier = 0
+        while i < p.count {
+            let c = p[i]
+            let previousQuantifier = lastQuantifier
+            lastQuantifier = 0
+            if c == "\\" {
+                guard i + 1 < p.count else { return fail("trailing backslash") }
+                let e = p[i + 1]
+                switch e {
+                case "1"..."9":
+                    return fail("backreferences are not supported")
+                case "Z", "G", "C", "K", "R", "X", "h", "H", "V", "N":
+                    return fail("\\\(e) is not supported")
+                case "d": out += inClass ? "0-9" : "[0-9]"
+                case "D": out += "[^0-9]"
+                case "s": out += inClass ? "\\t\\n\\f\\r " : "[\\t\\n\\f\\r ]"
+                case "S": out += "[^\\t\\n\\f\\r ]"
+                case "w": out += inClass ? "0-9A-Za-z_" : "[0-9A-Za-z_]"
+                case "W": out += "[^0-9A-Za-z_]"
+                case "p", "P":
+                    if i + 2 < p.count, p[i + 2] != "{" {
+                        out += "\\\(e){\(p[i + 2])}"
+                        i += 3
+                        continue
+                    }
+                    out += "\\\(e)"
+                case "Q":
+                    // Literal text up to \E, copied as ICU reads it the same way.
+                    var j = i + 2
+                    var lit = ""
+                    while j < p.count, !(p[j] == "\\" && j + 1 < p.count && p[j + 1] == "E") {
+                        lit.unicodeScalars.append(p[j])
+                        j += 1
+                    }
+                    out += NSRegularExpression.escapedPattern(for: lit)
+                    i = min(j + 2, p.count)
+                    continue
+                default:
+                    out += "\\"
+                    out.unicodeScalars.append(e)
+                }
+                i += 2
+                continue
+            }
+            if inClass {
+                if c == "]", i > classStart {
+                    inClass = false
+                    out += "]"
+                } else if c == "[" {
+                    if i + 1 < p.count, p[i + 1] == ":" {
+                        // A POSIX class [:alpha:] is copied whole.
+                        var j = i + 2
+                        while j + 1 < p.count, !(p[j] == ":" && p[j + 1] == "]") { j += 1 }
+                        guard j + 1 < p.count else { return fail("unterminated POSIX class") }
+                        out += String(String.UnicodeScalarView(p[i...(j + 1)]))
+                        i = j + 2
+                        continue
+                    }
+                    out += "\\["
+                } else if c == "&" || c == "-" && i + 1 < p.count && p[i + 1] == "-" {
+                    out += "\\"
+                    out.unicodeScalars.append(c)
+                } else {
+                    out.unicodeScalars.append(c)
+                }
+                i += 1
+                continue
+            }
+            switch c {
+            case "[":
+                inClass = true
+                out += "["
+                i += 1
+                if i < p.count, p[i] == "^" { out += "^"; i += 1 }
+                // A ']' right after '[' or '[^' is a literal.
+                if i < p.count, p[i] == "]" { out += "\\]"; i += 1 }
+                classStart = i
+                continue
+            case "(":
+                if i + 1 < p.count, p[i + 1] == "?" {
+                    let rest = String(String.UnicodeScalarView(p[(i + 2)..<min(p.count, i + 5)]))
+                    if rest.hasPrefix("P<") {
+                        out += "(?<"
+                        i += 4
+                        continue
+                    }
+                    if rest.hasPrefix("P=") || rest.hasPrefix("P>") { return fail("named backreferences are not supported") }
+                    if rest.hasPrefix("=") || rest.hasPrefix("!") || rest.hasPrefix("<=") || rest.hasPrefix("<!") {
+                        return fail("lookaround assertions are not supported")
+                    }
+                    if rest.hasPrefix(">") { return fail("atomic groups are not supported") }
+                    if rest.hasPrefix("#") { return fail("comments are not supported") }
+                    if rest.hasPrefix("<") {
+                        out += "(?<"
+                        i += 3
+                        continue
+                    }
+                    // Flag group: only i, m, s (and '-') exist in both dialects.
+                    var j = i + 2
+                    while j < p.count, p[j] != ")", p[j] != ":" {
+                        let f = p[j]
+                        if f == "U" { return fail("the ungreedy flag (?U) is not supported by Hearth") }
+                        guard f == "i" || f == "m" || f == "s" || f == "-" else { return fail("unknown flag '\(f)'") }
+                        j += 1
+                    }
+                    guard j < p.count else { return fail("missing closing )") }
+                }
+                out += "("
+            case "+", "*", "?":
+                // RE2 rejects stacked repetition (`a**`, ICU's possessive `a*+`); `a*?` is lazy.
+                if c == "?", previousQuantifier == 1 {
+                    lastQuantifier = 2
+                    out += "?"
+                    i += 1
+                    continue
+                }
+                if previousQuantifier != 0 { return fail("bad repetition operator") }
+                out.unicodeScalars.append(c)
+                lastQuantifier = 1
+                i += 1
+                continue
+            case "{":
+                // A counted repetition {n}, {n,} or {n,m}; anything else is a literal brace.
+                var j = i + 1
+                var sawDigit = false
+                while j < p.count, ("0"..."9").contains(p[j]) { j += 1; sawDigit = true }
+                if sawDigit, j < p.count, p[j] == "," {
+                    j += 1
+                    while j < p.count, ("0"..."9").contains(p[j]) { j += 1 }
+                }
+                if sawDigit, j < p.count, p[j] == "}" {
+                    if previousQuantifier != 0 { return fail("bad repetition operator") }
+                    out += String(String.UnicodeScalarView(p[i...j]))
+                    lastQuantifier = 1
+                    i = j + 1
+                    continue
+                }
+                out += "\\{"
+            case "$":
+                out += multiline ? "$" : "\\z"
+            default:
+                out.unicodeScalars.append(c)
+            }
+            i += 1
+        }
+        if inClass { return fail("missing closing ]") }
+        return .success(out)
+    }
+}

@@ -1,0 +1,50 @@
+// String methods. Sizes and indexes count UTF-16 code units and lower()/upper() change ASCII
+// letters only, as recorded from Google's evaluator (see docs/rules.md).
+
+enum StringFunctions {
+    static func call(_ m: Method, _ s: String, _ args: [RulesValue]) throws(EvalError) -> RulesValue {
+        switch m {
+        case .size: return .int(Int64(s.utf16.count))
+        case .lower: return .string(mapASCII(s) { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 })
+        case .upper: return .string(mapASCII(s) { $0 >= 0x61 && $0 <= 0x7A ? $0 - 32 : $0 })
+        case .trim:
+            // Java's trim(): strips code points up to U+0020 at both ends.
+            let scalars = s.unicodeScalars
+            guard let first = scalars.firstIndex(where: { $0.value > 0x20 }) else { return .string("") }
+            let last = scalars.lastIndex(where: { $0.value > 0x20 })!
+            return .string(String(scalars[first...last]))
+        case .toUtf8: return .bytes(Array(s.utf8))
+        case .matches:
+            return .bool(try RegexCache.fullMatch(s, try string(args[0], m)))
+        case .split:
+            return .list(try RegexCache.split(s, try string(args[0], m)).map { .string($0) })
+        case .replace:
+            return .string(try RegexCache.replace(s, try string(args[0], m), try string(args[1], m)))
+        default:
+            throw EvalError.noFunction(m.rawValue)
+        }
+    }
+
+    static func string(_ v: RulesValue, _ m: Method) throws(EvalError) -> String {
+        guard case .string(let s) = v else { throw EvalError.invalidArgument(m.rawValue, "string expected, got \(v.typeName)") }
+        return s
+    }
+
+    private static func mapASCII(_ s: String, _ f: (UInt8) -> UInt8) -> String {
+        String(decoding: s.utf8.map(f), as: UTF8.self)
+    }
+
+    /// `s[i]`: the UTF-16 unit at i as a string.
+    static func index(_ s: String, _ i: Int64) throws(EvalError) -> RulesValue {
+        let units = Array(s.utf16)
+        guard i >= 0, i < units.count else { throw EvalError.indexOutOfRange(i, units.count) }
+        return .string(String(decoding: [units[Int(i)]], as: UTF16.self))
+    }
+
+    /// `s[i:j]`, j exclusive.
+    static func slice(_ s: String, _ lo: Int64?, _ hi: Int64?) throws(EvalError) -> RulesValue {
+        let units = Array(s.utf16)
+        let (a, b) = try CollectionFunctions.bounds(lo, hi, units.count)
+        return .string(String(decoding: units[a..<b], as: UTF16.self))
+    }
+}

@@ -1,0 +1,157 @@
+// Timestamp and duration methods, the `timestamp` and `duration` namespaces, and their arithmetic.
+// All calendar fields are UTC.
+
+enum TimeFunctions {
+    static let nanosPerSecond: Int64 = 1_000_000_000
+
+    static func timestamp(_ m: Method, _ s: Int64, _ n: Int32) throws(EvalError) -> RulesValue {
+        let days = Timestamps.floorDiv(s, 86_400)
+        let sod = s - days * 86_400
+        let (y, mo, d) = Timestamps.civil(fromDays: days)
+        switch m {
+        case .year: return .int(y)
+        case .month: return .int(mo)
+        case .day: return .int(d)
+        case .hours: return .int(sod / 3600)
+        case .minutes: return .int(sod / 60 % 60)
+        case .seconds: return .int(sod % 60)
+        case .nanos: return .int(Int64(n))
+        // ISO weekday: Monday is 1, Sunday 7. 1970-01-01 was a Thursday (4).
+        case .dayOfWeek: return .int(((days % 7) + 7 + 3) % 7 + 1)
+        case .dayOfYear: return .int(days - Timestamps.days(fromCivil: y, 1, 1) + 1)
+        case .toMillis: return .int(s * 1000 + Int64(n) / 1_000_000)
+        case .date: return .timestamp(seconds: days * 86_400, nanos: 0)
+        case .time: return .duration(seconds: sod, nanos: n)
+        default: throw EvalError.noFunction(m.rawValue)
+        }
+    }
+
+    static func duration(_ m: Method, _ s: Int64, _ n: Int32) throws(EvalError) -> RulesValue {
+        switch m {
+        case .seconds: return .int(s)
+        case .nanos: return .int(Int64(n))
+        default: throw EvalError.noFunction(m.rawValue)
+        }
+    }
+
+    static func builtin(_ b: Builtin, _ args: [RulesValue]) throws(EvalError) -> RulesValue {
+        switch b {
+        case .timestampDate:
+            guard case .int(let y) = args[0], case .int(let mo) = args[1], case .int(let d) = args[2] else {
+                throw EvalError.invalidArgument(b.rawValue, "year, month and day must be ints")
+            }
+            guard (1...9999).contains(y), (1...12).contains(mo), d >= 1, d <= Timestamps.daysInMonth(y, mo) else {
+                throw EvalError.invalidArgument(b.rawValue, "no such date \(y)-\(mo)-\(d)")
+            }
+            return .timestamp(seconds: Timestamps.days(fromCivil: y, mo, d) * 86_400, nanos: 0)
+        case .timestampValue:
+            guard case .int(let ms) = args[0] else { throw EvalError.invalidArgument(b.rawValue, "milliseconds must be an int") }
+            let s = Timestamps.floorDiv(ms, 1000)
+            return try checkedTimestamp(s, Int32((ms - s * 1000) * 1_000_000))
+        case .durationValue:
+            guard case .string(let unit) = args[1] else { throw EvalError.invalidArgument(b.rawValue, "unit must be a string") }
+            let scale: Int64
+            switch unit {
+            case "w": scale = 7 * 86_400 * nanosPerSecond
+            case "d": scale = 86_400 * nanosPerSecond
+            case "h": scale = 3600 * nanosPerSecond
+            case "m": scale = 60 * nanosPerSecond
+            case "s": scale = nanosPerSecond
+            case "ms": scale = 1_000_000
+            case "ns": scale = 1
+            default: throw EvalError.invalidArgument(b.rawValue, "unit must be one of w, d, h, m, s, ms, ns")
+            }
+            switch args[0] {
+            case .int(let n): return try fromNanos(n, times: scale)
+            case .float(let f):
+                let total = f * Double(scale)
+                guard total.isFinite, abs(total) < 9.2e18 else { throw EvalError.overflow }
+                return try fromNanos(Int64(total.rounded()), times: 1)
+            default: throw EvalError.invalidArgument(b.rawValue, "magnitude must be a number")
+            }
+        case .durationTime:
+            var total: Int64 = 0
+            let scales: [Int64] = [3600 * nanosPerSecond, 60 * nanosPerSecond, nanosPerSecond, 1]
+            for (i, a) in args.enumerated() {
+                guard case .int(let v) = a else { throw EvalError.invalidArgument(b.rawValue, "hours, minutes, seconds and nanos must be ints") }
+                let (p, o1) = v.multipliedReportingOverflow(by: scales[i])
+                let (t, o2) = total.addingReportingOverflow(p)
+                if o1 || o2 { throw EvalError.overflow }
+                total = t
+            }
+            return try fromNanos(total, times: 1)
+        case .durationAbs:
+            guard case .duration(let s, let n) = args[0] else { throw EvalError.invalidArgument(b.rawValue, "duration expected") }
+            if s < 0 || n < 0 {
+                let (ns, o) = (0 as Int64).subtractingReportingOverflow(s)
+                if o { throw EvalError.overflow }
+                return .duration(seconds: ns, nanos: -n)
+            }
+            return args[0]
+        default:
+            throw EvalError.noFunction(b.rawValue)
+        }
+    }
+
+    /// A duration from n × scale nanoseconds, normalised so seconds and nanos share a sign.
+    static func fromNanos(_ n: Int64, times scale: Int64) throws(EvalError) -> RulesValue {
+        if scale == 1 { return .duration(seconds: n / nanosPerSecond, nanos: Int32(n % nanosPerSecond)) }
+        // Whole seconds first, so week-sized values do not overflow the nanosecond product.
+        if scale % nanosPerSecond == 0 {
+            let (s, o) = n.multipliedReportingOverflow(by: scale / nanosPerSecond)
+            if o { throw EvalError.overflow }
+            return .duration(seconds: s, nanos: 0)
+        }
+        let (t, o) = n.multipliedReportingOverflow(by: scale)
+        if o { throw EvalError.overflow }
+        return .duration(seconds: t / nanosPerSecond, nanos: Int32(t % nanosPerSecond))
+    }
+
+    static func checkedTimestamp(_ s: Int64, _ n: Int32) throws(EvalError) -> RulesValue {
+        guard s >= Timestamps.minSeconds, s <= Timestamps.maxSeconds else {
+            throw EvalError("Timestamp out of range.")
+        }
+        return .timestamp(seconds: s, nanos: n)
+    }
+
+    /// Adds a signed (seconds, nanos) offset to a (seconds, nanos) pair, normalising nanos into range.
+    static func add(_ s1: Int64, _ n1: Int32, _ s2: Int64, _ n2: Int32, negate: Bool) throws(EvalError) -> (Int64, Int32) {
+        let (bs, bn) = negate ? (-s2, -n2) : (s2, n2)
+        var (s, o) = s1.addingReportingOverflow(bs)
+        if o { throw EvalError.overflow }
+        var n = Int64(n1) + Int64(bn)
+        if n >= nanosPerSecond { n -= nanosPerSecond; s += 1 } else if n < 0 { n += nanosPerSecond; s -= 1 }
+        return (s, Int32(n))
+    }
+
+    /// Normalises a duration so seconds and nanos have the same sign.
+    static func normalizedDuration(_ s: Int64, _ n: Int32) -> RulesValue {
+        var s = s, n = Int64(n)
+        if s > 0, n < 0 { s -= 1; n += nanosPerSecond } else if s < 0, n > 0 { s += 1; n -= nanosPerSecond }
+        return .duration(seconds: s, nanos: Int32(n))
+    }
+
+    /// `+` and `-` on timestamps and durations; nil when the operands are not temporal.
+    static func arithmetic(_ op: BinaryOperator, _ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue? {
+        switch (op, a, b) {
+        case (.add, .timestamp(let s1, let n1), .duration(let s2, let n2)),
+             (.add, .duration(let s2, let n2), .timestamp(let s1, let n1)):
+            let (s, n) = try add(s1, n1, s2, n2, negate: false)
+            return try checkedTimestamp(s, n)
+        case (.subtract, .timestamp(let s1, let n1), .duration(let s2, let n2)):
+            let (s, n) = try add(s1, n1, s2, n2, negate: true)
+            return try checkedTimestamp(s, n)
+        case (.subtract, .timestamp(let s1, let n1), .timestamp(let s2, let n2)):
+            let (s, n) = try add(s1, n1, s2, n2, negate: true)
+            return normalizedDuration(s, n)
+        case (.add, .duration(let s1, let n1), .duration(let s2, let n2)):
+            let (s, n) = try add(s1, n1, s2, n2, negate: false)
+            return normalizedDuration(s, n)
+        case (.subtract, .duration(let s1, let n1), .duration(let s2, let n2)):
+            let (s, n) = try add(s1, n1, s2, n2, negate: true)
+            return normalizedDuration(s, n)
+        default:
+            return nil
+        }
+    }
+}

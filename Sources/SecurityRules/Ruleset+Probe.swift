@@ -1,0 +1,44 @@
+// Evaluating a single expression, for tests and tools (`hearth rules eval` could build on it).
+
+extension Ruleset {
+    /// Evaluates `expression` inside `match /databases/{database}/documents/{document=**}` for a
+    /// request (default: an unauthenticated get of `databases/(default)/documents/probe/doc`).
+    /// Compile errors come back as the first error issue's description.
+    static func probe(_ expression: String, request: RulesRequest? = nil, lookup: (any RulesDocumentLookup)? = nil,
+                      version: Int = 2) -> Result<RulesValue, EvalError> {
+        let source = """
+        rules_version = '\(version)';
+        service cloud.firestore {
+          match /databases/{database}/documents {
+            match /{document=**} {
+              function probe__() {
+                return \(expression);
+              }
+              allow read: if probe__() != null;
+            }
+          }
+        }
+        """
+        let (ruleset, issues) = compile(source, fileName: "probe.rules")
+        guard let ruleset else {
+            return .failure(EvalError("compile: " + (issues.first { $0.severity == .error }?.description ?? "?")))
+        }
+        let req = request ?? RulesRequest(method: .get, path: ["databases", "(default)", "documents", "probe", "doc"],
+                                          auth: nil, time: .timestamp(seconds: 1_700_000_000, nanos: 0))
+        let accessor: any DocumentAccessor = lookup.map { LookupAccessor(lookup: $0) } ?? LookupAccessor(lookup: EmptyLookup())
+        let evaluation = Evaluation(program: ruleset.program, request: req, accessor: accessor)
+        let documentPath = Array(req.path.dropFirst(3))
+        do throws(EvalError) {
+            return .success(try evaluation.evaluate(ruleset.program.functions[0].body,
+                                                    bindings: [.string(req.path.count > 1 ? req.path[1] : ""), .path(documentPath)]))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// A lookup with no documents.
+struct EmptyLookup: RulesDocumentLookup {
+    func get(_ path: [String]) -> RulesValue? { nil }
+    func getAfter(_ path: [String]) -> RulesValue? { nil }
+}

@@ -1,0 +1,85 @@
+// The module's entry point: compile a rules file once, judge many requests against it.
+
+import HearthCore
+
+/// A compiled, checked rules file.
+public final class Ruleset: Sendable {
+    /// The rules source as given.
+    public let source: String
+    /// The file name used in issues and positions.
+    public let fileName: String
+    /// Warnings found while compiling (a ruleset with errors is never built).
+    public let warnings: [RulesIssue]
+    /// `rules_version` (1 or 2).
+    public var version: Int { program.version }
+
+    let program: Program
+
+    /// Firestore's limit on the size of a rules source.
+    static let maxSourceBytes = 256 * 1024
+
+    private init(source: String, fileName: String, program: Program, warnings: [RulesIssue]) {
+        self.source = source
+        self.fileName = fileName
+        self.program = program
+        self.warnings = warnings
+    }
+
+    /// Compiles (parse + check). ruleset is nil when any error-severity issue exists; issues hold all
+    /// errors and warnings, sorted by position (syntax errors of every statement in one pass).
+    public static func compile(_ source: String, fileName: String = "firestore.rules") -> (ruleset: Ruleset?, issues: [RulesIssue]) {
+        let text = SourceText(source)
+        var issues: [RulesIssue] = []
+        if text.bytes.count > maxSourceBytes {
+            issues.append(RulesIssue(fileName: fileName, line: 1, column: 1,
+                                     description: "The rules source is larger than 256 KB.", severity: .error))
+        }
+        let (file, parseErrors) = Parser.parse(source)
+        for e in parseErrors {
+            issues.append(RulesIssue(fileName: fileName, line: e.range.start.line, column: e.range.start.column,
+                                     description: e.message, severity: .error))
+        }
+        let (program, diagnostics) = Checker.check(file, text: text)
+        for d in diagnostics {
+            // After a syntax error, a function may look unused only because its caller did not parse.
+            if !parseErrors.isEmpty, d.severity == .warning { continue }
+            issues.append(RulesIssue(fileName: fileName, line: d.range.start.line, column: d.range.start.column,
+                                     description: d.message, severity: d.severity))
+        }
+        if file.services.isEmpty, parseErrors.isEmpty {
+            issues.append(RulesIssue(fileName: fileName, line: 1, column: 1,
+                                     description: "No 'service cloud.firestore { … }' block found.", severity: .error))
+        }
+        issues.sort { ($0.line, $0.column) < ($1.line, $1.column) }
+        if issues.contains(where: { $0.severity == .error }) { return (nil, issues) }
+        let ruleset = Ruleset(source: source, fileName: fileName, program: program, warnings: issues)
+        return (ruleset, issues)
+    }
+
+    /// Judges one request. lookup serves get()/exists()/getAfter()/existsAfter(). coverage, when
+    /// given, records every expression's outcomes.
+    public func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, coverage: RulesCoverage? = nil) -> RulesDecision {
+        evaluate(request, accessor: LookupAccessor(lookup: lookup), coverage: coverage).decision
+    }
+
+    func evaluate(_ request: RulesRequest, accessor: any DocumentAccessor, coverage: RulesCoverage?) -> (decision: RulesDecision, evaluation: Evaluation) {
+        let evaluation = Evaluation(program: program, request: request, accessor: accessor)
+        let allowed = evaluation.run()
+        coverage?.record(evaluation, ruleset: self)
+        let (trace, message) = TraceBuilder.build(evaluation, allowed: allowed)
+        return (RulesDecision(allowed: allowed, message: message, trace: trace), evaluation)
+    }
+}
+
+/// The verdict on one request.
+public struct RulesDecision: Sendable {
+    /// Whether some allow statement granted the request.
+    public let allowed: Bool
+    /// For denials, Firestore's message (`false for 'create' @ L5`, `Null value error. for 'list' @ L11`;
+    /// several failed allows joined with ", "), then a newline and Hearth's trace of each allow
+    /// tried and why it failed. "No matching allow statements" when no allow covered the request.
+    /// Empty when allowed.
+    public let message: String
+    /// Matches with bindings, allows tried, visited expressions with positions and values.
+    public let trace: RulesTrace
+}

@@ -1,0 +1,254 @@
+// Operations every rules value supports: type names, equality, ordering and rendering.
+
+import HearthCore
+
+extension RulesValue {
+    /// The type name error messages and `is` use.
+    var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "bool"
+        case .int: "int"
+        case .float: "float"
+        case .string: "string"
+        case .bytes: "bytes"
+        case .timestamp: "timestamp"
+        case .duration: "duration"
+        case .latlng: "latlng"
+        case .path: "path"
+        case .list: "list"
+        case .map: "map"
+        case .set: "set"
+        case .mapDiff: "map_diff"
+        }
+    }
+
+    /// Rules equality: values of different types are unequal, except int and float, which compare
+    /// numerically; NaN equals nothing; sets compare as sets.
+    static func rulesEqual(_ a: RulesValue, _ b: RulesValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.int(let x), .int(let y)): return x == y
+        case (.float(let x), .float(let y)): return x == y
+        case (.int(let i), .float(let d)), (.float(let d), .int(let i)): return intEqualsDouble(i, d)
+        case (.string(let x), .string(let y)): return x == y
+        case (.bytes(let x), .bytes(let y)): return x == y
+        case (.timestamp(let s1, let n1), .timestamp(let s2, let n2)): return s1 == s2 && n1 == n2
+        case (.duration(let s1, let n1), .duration(let s2, let n2)): return s1 == s2 && n1 == n2
+        case (.latlng(let a1, let o1), .latlng(let a2, let o2)): return a1 == a2 && o1 == o2
+        case (.path(let x), .path(let y)): return x == y
+        case (.list(let x), .list(let y)):
+            guard x.count == y.count else { return false }
+            for i in x.indices where !rulesEqual(x[i], y[i]) { return false }
+            return true
+        case (.map(let x), .map(let y)):
+            guard x.count == y.count else { return false }
+            for (k, v) in x {
+                guard let w = y[k], rulesEqual(v, w) else { return false }
+            }
+            return true
+        case (.set(let x), .set(let y)):
+            guard x.count == y.count else { return false }
+            return x.allSatisfy { e in y.contains { rulesEqual($0, e) } }
+        case (.mapDiff(let l1, let r1), .mapDiff(let l2, let r2)):
+            return rulesEqual(.map(l1), .map(l2)) && rulesEqual(.map(r1), .map(r2))
+        default: return false
+        }
+    }
+
+    /// Exact comparison of an Int64 with a Double (no rounding of large integers).
+    static func intEqualsDouble(_ i: Int64, _ d: Double) -> Bool {
+        guard d.isFinite, d.rounded() == d, d >= -9.223372036854775808e18, d < 9.223372036854775808e18 else { return false }
+        return Int64(d) == i
+    }
+
+    /// Ordering for `<`, `<=`, `>`, `>=`; nil when the pair is not ordered (NaN) and an error for
+    /// types that have no ordering.
+    static func compare(_ a: RulesValue, _ b: RulesValue, op: String) throws(EvalError) -> Int? {
+        switch (a, b) {
+        case (.int(let x), .int(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.float(let x), .float(let y)):
+            if x.isNaN || y.isNaN { return nil }
+            return x < y ? -1 : (x == y ? 0 : 1)
+        case (.int(let x), .float(let y)):
+            if y.isNaN { return nil }
+            return compareIntDouble(x, y)
+        case (.float(let x), .int(let y)):
+            if x.isNaN { return nil }
+            return -compareIntDouble(y, x)
+        case (.string(let x), .string(let y)):
+            // UTF-8 byte order, the order Firestore sorts strings in.
+            if x == y { return 0 }
+            return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1
+        case (.bytes(let x), .bytes(let y)):
+            if x == y { return 0 }
+            return x.lexicographicallyPrecedes(y) ? -1 : 1
+        case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
+        case (.timestamp(let s1, let n1), .timestamp(let s2, let n2)),
+             (.duration(let s1, let n1), .duration(let s2, let n2)):
+            if s1 != s2 { return s1 < s2 ? -1 : 1 }
+            return n1 == n2 ? 0 : (n1 < n2 ? -1 : 1)
+        default:
+            throw EvalError.unsupported(a, op, b)
+        }
+    }
+
+    private static func compareIntDouble(_ i: Int64, _ d: Double) -> Int {
+        if d >= 9.223372036854775808e18 { return -1 }
+        if d < -9.223372036854775808e18 { return 1 }
+        let t = d.rounded(.down)
+        let ti = Int64(t)
+        if i != ti { return i < ti ? -1 : 1 }
+        return t == d ? 0 : -1
+    }
+
+    /// The value written as rules source (used in traces and messages).
+    var rendered: String {
+        var out = ""
+        render(into: &out, budget: 300)
+        return out
+    }
+
+    private func render(into out: inout String, budget: Int) {
+        if out.utf8.count > budget { out += "…"; return }
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .float(let d): out += RulesValue.formatDouble(d)
+        case .string(let s): out += RulesValue.quote(s)
+        case .bytes(let b):
+            out += "b'"
+            for byte in b.prefix(64) {
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            }
+            out += b.count > 64 ? "…'" : "'"
+        case .timestamp(let s, let n): out += "timestamp(\"\(Timestamps.format(seconds: s, nanos: n))\")"
+        case .duration(let s, let n): out += "duration(\"\(Timestamps.formatDuration(seconds: s, nanos: n))\")"
+        case .latlng(let lat, let lng): out += "latlng(\(RulesValue.formatDouble(lat)), \(RulesValue.formatDouble(lng)))"
+        case .path(let segs): out += segs.isEmpty ? "/" : "/" + segs.joined(separator: "/")
+        case .list(let items):
+            out += "["
+            for (i, v) in items.enumerated() {
+                if i > 0 { out += ", " }
+                v.render(into: &out, budget: budget)
+            }
+            out += "]"
+        case .set(let items):
+            out += "set(["
+            for (i, v) in items.enumerated() {
+                if i > 0 { out += ", " }
+                v.render(into: &out, budget: budget)
+            }
+            out += "])"
+        case .map(let m):
+            out += "{"
+            for (i, k) in m.keys.sorted().enumerated() {
+                if i > 0 { out += ", " }
+                out += RulesValue.quote(k) + ": "
+                m[k]!.render(into: &out, budget: budget)
+            }
+            out += "}"
+        case .mapDiff(let l, let r):
+            out += "map_diff("
+            RulesValue.map(l).render(into: &out, budget: budget)
+            out += ", "
+            RulesValue.map(r).render(into: &out, budget: budget)
+            out += ")"
+        }
+    }
+
+    static func formatDouble(_ d: Double) -> String {
+        if d.isNaN { return "NaN" }
+        if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
+        if d == d.rounded(), abs(d) < 1e16 { return String(Int64(d)) + ".0" }
+        return "\(d)"
+    }
+
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if u.value < 0x20 { out += "\\x" + String(format2(u.value)) } else { out.unicodeScalars.append(u) }
+            }
+        }
+        return out + "\""
+    }
+
+    private static func format2(_ v: UInt32) -> String {
+        let h = String(v, radix: 16, uppercase: true)
+        return h.count == 1 ? "0" + h : h
+    }
+}
+
+// MARK: JSON
+
+extension RulesValue {
+    /// The value as plain JSON, as the Rules API reports values (timestamps as RFC 3339 strings,
+    /// bytes as base64, paths as strings).
+    var json: JSON {
+        switch self {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .float(let d): return d.isFinite ? .double(d) : .string(RulesValue.formatDouble(d))
+        case .string(let s): return .string(s)
+        case .bytes(let b): return .string(Base64.standard(b))
+        case .timestamp(let s, let n): return .string(Timestamps.format(seconds: s, nanos: n))
+        case .duration(let s, let n): return .string(Timestamps.formatDuration(seconds: s, nanos: n))
+        case .latlng(let lat, let lng): return .object(JSONObject([("latitude", .double(lat)), ("longitude", .double(lng))]))
+        case .path(let segs): return .string("/" + segs.joined(separator: "/"))
+        case .list(let items), .set(let items): return .array(items.map(\.json))
+        case .map(let m): return .object(JSONObject(m.keys.sorted().map { ($0, m[$0]!.json) }))
+        case .mapDiff(let l, let r): return .object(JSONObject([("left", RulesValue.map(l).json), ("right", RulesValue.map(r).json)]))
+        }
+    }
+
+    /// A value from test-suite JSON. Integral JSON numbers are ints, others floats. A one-member
+    /// object in Firestore's typed-value form (`timestampValue`, `bytesValue`, `geoPointValue`,
+    /// `referenceValue`) becomes that type, since plain JSON has no way to say "timestamp".
+    init(json: JSON) {
+        switch json {
+        case .null: self = .null
+        case .bool(let b): self = .bool(b)
+        case .int(let i): self = .int(i)
+        case .double(let d): self = .float(d)
+        case .string(let s): self = .string(s)
+        case .array(let a): self = .list(a.map(RulesValue.init(json:)))
+        case .object(let o):
+            if o.count == 1, let (k, v) = o.members.first {
+                switch (k, v) {
+                case ("timestampValue", .string(let s)):
+                    if let t = Timestamps.parse(s) { self = .timestamp(seconds: t.seconds, nanos: t.nanos); return }
+                case ("bytesValue", .string(let s)):
+                    if let b = Base64.decodeStandard(s) { self = .bytes(b); return }
+                case ("geoPointValue", .object(let g)):
+                    if let lat = g["latitude"]?.doubleValue, let lng = g["longitude"]?.doubleValue {
+                        self = .latlng(latitude: lat, longitude: lng); return
+                    }
+                case ("referenceValue", .string(let s)):
+                    self = .path(RulesValue.pathSegments(s)); return
+                default: break
+                }
+            }
+            var m: [String: RulesValue] = [:]
+            for (k, v) in o.members { m[k] = RulesValue(json: v) }
+            self = .map(m)
+        }
+    }
+
+    /// Segments of a slash-separated path; `projects/p/databases/…` is shortened to `databases/…`.
+    static func pathSegments(_ s: String) -> [String] {
+        var segs = s.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        if segs.count >= 2, segs[0] == "projects", segs.count > 2, segs[2] == "databases" { segs.removeFirst(2) }
+        return segs
+    }
+}

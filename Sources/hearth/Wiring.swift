@@ -1,0 +1,107 @@
+import Foundation
+import AuthEmulator
+import FirestoreEmulator
+import HearthCore
+import HearthHTTP
+import HearthSQLite
+import S3Emulator
+import SecurityRules
+import UploadsAPI
+
+/// Builds every service from the options and connects them through the HearthCore seams.
+/// This is the only place that knows all services.
+enum Wiring {
+    /// Every service's schema, in one list (the database refuses ids it does not know).
+    static let migrations: [Migration] = AuthService.migrations + FirestoreService.migrations + S3Service.migrations
+
+    static func makeUnits(_ c: ServiceContext) throws -> [ServiceUnit] {
+        let o = c.options
+        let visibleHost = o.host == "0.0.0.0" ? "127.0.0.1" : (o.host == "::" ? "::1" : o.host)
+
+        let auth = try AuthService(
+            database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
+            configuration: AuthConfiguration(projectID: o.project, tokenSigning: o.tokenSigning == "rs256" ? .rs256 : .none))
+
+        let firestore = FirestoreService(
+            database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
+            configuration: FirestoreConfiguration(projectID: o.project, rulesPath: o.rules, host: visibleHost, port: o.firestorePort),
+            tokenVerifier: auth.tokenVerifier)
+
+        let tls = try loadTLS(o)
+        let s3 = try S3Service(
+            database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
+            configuration: S3Configuration(
+                region: o.s3Region,
+                credentials: o.allS3Credentials.map {
+                    S3Configuration.Credential(accessKey: $0.accessKey, secretKey: $0.secret, allowedBuckets: $0.buckets.map(Set.init))
+                },
+                allowSigV2: o.s3AllowSigV2, isTLS: tls != nil))
+
+        let uploads = try UploadsService(
+            clock: c.clock, ids: c.ids, logger: c.logger,
+            configuration: UploadsConfiguration(projectID: o.project, bucket: o.uploadsBucket,
+                                                allowedContentTypes: o.uploadsContentTypes ?? UploadsConfiguration.defaultContentTypes,
+                                                requireAppCheck: o.requireAppCheck),
+            tokenVerifier: auth.tokenVerifier, objectStore: s3, documentStore: firestore,
+            appCheckVerifier: { auth.verifyAppCheckToken($0) })
+
+        let scheme = tls != nil ? "https" : "http"
+        let urlHost = visibleHost.contains(":") ? "[\(visibleHost)]" : visibleHost
+        return [
+            ServiceUnit(name: "auth", port: o.authPort, http: auth.http,
+                        registerHubRoutes: auth.registerHubRoutes, reset: auth.reset),
+            ServiceUnit(name: "firestore", port: o.firestorePort, http: firestore.http,
+                        registerHubRoutes: { hub in
+                            firestore.registerHubRoutes(hub)
+                            RulesTestAPI.register(on: hub, rulesPath: o.rules)
+                        },
+                        reset: firestore.reset, shutdown: firestore.stopWatchingRules),
+            ServiceUnit(name: "s3", port: o.s3Port, http: s3.http,
+                        tlsCertificatePEM: tls?.cert, tlsKeyPEM: tls?.key,
+                        registerHubRoutes: s3.registerHubRoutes, reset: s3.reset,
+                        didStart: { port in s3.setPublicBaseURL("\(scheme)://\(urlHost):\(port)") }),
+            ServiceUnit(name: "api", port: o.apiPort, http: uploads.http,
+                        registerHubRoutes: uploads.registerHubRoutes, reset: uploads.reset),
+        ]
+    }
+
+    static func loadTLS(_ o: StartOptions) throws -> (cert: String, key: String)? {
+        switch (o.tlsCert, o.tlsKey) {
+        case (nil, nil): return nil
+        case (let cert?, let key?):
+            guard let c = FileManager.default.contents(atPath: cert) else { throw StartCommand.StartupError(description: "cannot read --tls-cert \(cert)") }
+            guard let k = FileManager.default.contents(atPath: key) else { throw StartCommand.StartupError(description: "cannot read --tls-key \(key)") }
+            return (String(decoding: c, as: UTF8.self), String(decoding: k, as: UTF8.self))
+        default:
+            throw StartCommand.StartupError(description: "--tls-cert and --tls-key go together")
+        }
+    }
+}
+
+/// `POST /v1/projects/{p}:test` on the hub: Google's `firebaserules.projects.test`.
+enum RulesTestAPI {
+    static func register(on hub: Router, rulesPath: String) {
+        hub.post("/v1/projects/{project}:test") { req, _ in
+            let body: JSON
+            do { body = try JSON.parse(req.body) } catch {
+                return .json(Hub.errorBody(400, "INVALID_ARGUMENT", "Invalid JSON payload received. \(error)"), status: 400)
+            }
+            var fileName = rulesPath
+            var source: String
+            if let file = body["source"]?["files"]?[0] {
+                guard let content = file["content"]?.stringValue else {
+                    return .json(Hub.errorBody(400, "INVALID_ARGUMENT", "source.files[0].content is required"), status: 400)
+                }
+                source = content
+                fileName = file["name"]?.stringValue ?? "firestore.rules"
+            } else {
+                guard let data = FileManager.default.contents(atPath: rulesPath) else {
+                    return .json(Hub.errorBody(400, "INVALID_ARGUMENT", "`source` is required (no rules file at \(rulesPath))"), status: 400)
+                }
+                source = String(decoding: data, as: UTF8.self)
+            }
+            let suite = body["testSuite"] ?? .object([:])
+            return .json(RulesTestRunner.run(source: source, fileName: fileName, testSuite: suite))
+        }
+    }
+}

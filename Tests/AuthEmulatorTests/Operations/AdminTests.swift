@@ -1,0 +1,199 @@
+import Foundation
+import HearthCore
+import HearthCrypto
+import HearthHTTP
+import Testing
+@testable import AuthEmulator
+
+@Suite struct AdminTests {
+    let it = AuthHarness.it
+    let project = "\(AuthHarness.it)/projects/demo-hearth"
+
+    @Test func batchGetPagesInLocalIdOrder() throws {
+        let h = try AuthHarness()
+        for i in 0..<5 { h.post("\(project)/accounts", .object(["localId": .string("u\(i)"), "email": .string("u\(i)@b.com"), "password": "secret123"]), admin: true) }
+        let first = h.get("\(project)/accounts:batchGet?maxResults=2")
+        #expect(first.json["kind"] == "identitytoolkit#DownloadAccountResponse")
+        #expect(first.json["users"]?.arrayValue?.compactMap { $0["localId"]?.stringValue } == ["u0", "u1"])
+        #expect(first.json["nextPageToken"] == "u1")
+        #expect(first.json["users"]?[0]?["passwordHash"]?.stringValue?.isEmpty == false)
+        #expect(first.json["users"]?[0]?["salt"] != nil)
+        let second = h.get("\(project)/accounts:batchGet?maxResults=2&nextPageToken=u1")
+        #expect(second.json["users"]?.arrayValue?.compactMap { $0["localId"]?.stringValue } == ["u2", "u3"])
+        let last = h.get("\(project)/accounts:batchGet?maxResults=2&nextPageToken=u3")
+        #expect(last.json["users"]?.arrayValue?.count == 1)
+        #expect(last.json["nextPageToken"] == nil)
+        #expect(h.get("\(project)/accounts:batchGet").json["users"]?.arrayValue?.count == 5)
+        #expect(h.get("\(project)/accounts:batchGet?maxResults=-1").json["nextPageToken"] == nil)
+        #expect(h.get("\(project)/accounts:batchGet?maxResults=abc").status == 400)
+        let empty = h.get("\(AuthHarness.it)/projects/empty/accounts:batchGet")
+        #expect(empty.json == .object(["kind": "identitytoolkit#DownloadAccountResponse", "users": .array([])]))
+    }
+
+    @Test func batchDeleteHonoursDisabledAndForce() throws {
+        let h = try AuthHarness()
+        h.post("\(project)/accounts", .object(["localId": "on"]), admin: true)
+        h.post("\(project)/accounts", .object(["localId": "off", "disabled": true]), admin: true)
+        let r = h.post("\(project)/accounts:batchDelete", .object(["localIds": .array(["on", "off", "missing"])]), admin: true)
+        #expect(r.json == .object(["errors": .array([.object(["index": 0, "localId": "on", "message": "NOT_DISABLED : Disable the account before batch deletion."])])]))
+        #expect(h.lookupAdmin("off") == nil)
+        let forced = h.post("\(project)/accounts:batchDelete", .object(["localIds": .array(["on"]), "force": true]), admin: true)
+        #expect(forced.json == .object([:]))
+        #expect(h.lookupAdmin("on") == nil)
+        #expect(h.post("\(project)/accounts:batchDelete", .object(["localIds": .array([])]), admin: true).errorMessage == "LOCAL_ID_LIST_EXCEEDS_LIMIT")
+    }
+
+    @Test func queryCountsSortsAndFilters() throws {
+        let h = try AuthHarness()
+        for (id, email) in [("b", "zed@b.com"), ("a", "amy@b.com"), ("c", "max@b.com")] {
+            h.post("\(project)/accounts", .object(["localId": .string(id), "email": .string(email)]), admin: true)
+        }
+        #expect(h.post("\(project)/accounts:query", .object(["returnUserInfo": false]), admin: true).json == .object(["recordsCount": "3"]))
+        let all = h.post("\(project)/accounts:query", .object([:]), admin: true).json
+        #expect(all["recordsCount"] == "3")
+        #expect(all["userInfo"]?.arrayValue?.compactMap { $0["localId"]?.stringValue } == ["a", "b", "c"])
+        let byEmail = h.post("\(project)/accounts:query", .object(["sortBy": "USER_EMAIL", "order": "DESC", "limit": "2"]), admin: true).json
+        #expect(byEmail["userInfo"]?.arrayValue?.compactMap { $0["email"]?.stringValue } == ["zed@b.com", "max@b.com"])
+        let filtered = h.post("\(project)/accounts:query", .object(["expression": .array([.object(["email": "MAX@b.com"]), .object(["userId": "a"])])]),
+                              admin: true).json
+        #expect(filtered["userInfo"]?.arrayValue?.compactMap { $0["localId"]?.stringValue } == ["a", "c"])
+    }
+
+    @Test func batchCreateImportsAccountsAndReportsRowErrors() throws {
+        let h = try AuthHarness()
+        h.signUp("exists@b.com")
+        let r = h.post("\(project)/accounts:batchCreate", .object(["users": .array([
+            .object(["localId": "imp1", "email": "Imp1@b.com", "displayName": "One", "customAttributes": #"{"role":"x"}"#,
+                     "providerUserInfo": .array([.object(["providerId": "google.com", "rawId": "g1", "email": "imp1@b.com"])]),
+                     "createdAt": "1600000000000", "emailVerified": true]),
+            .object(["email": "nolocal@b.com"]),
+            .object(["localId": "imp3", "email": "exists@b.com"]),
+            .object(["localId": "imp4", "customAttributes": #"{"exp":1}"#]),
+            .object(["localId": "imp5", "phoneNumber": "12345"]),
+            .object(["localId": "imp6", "rawPassword": "raw-password"]),
+        ])]), admin: true)
+        #expect(r.json["kind"] == "identitytoolkit#UploadAccountResponse")
+        let errors = r.json["error"]?.arrayValue?.map { ($0["index"]?.intValue ?? -1, $0["message"]?.stringValue ?? "") }
+        #expect(errors?.map(\.0) == [1, 2, 3, 4])
+        #expect(errors?[0].1 == "localId is missing")
+        #expect(errors?[1].1 == "((Auth Emulator does not support importing duplicate email: exists@b.com))")
+        #expect(errors?[2].1 == "Custom claims provided include a reserved claim.")
+        #expect(errors?[3].1 == "phone number format is invalid")
+        let user = try #require(h.lookupAdmin("imp1"))
+        #expect(user["email"] == "imp1@b.com")
+        #expect(user["createdAt"] == "1600000000000")
+        #expect(user["providerUserInfo"]?.arrayValue?.compactMap { $0["providerId"]?.stringValue } == ["google.com"])
+        #expect(h.signIn("imp6@b.com").errorMessage == "EMAIL_NOT_FOUND")
+        let custom = h.post("\(AuthHarness.it)/accounts:signInWithCustomToken", .object(["token": #"{"uid":"imp1"}"#]))
+        #expect(AuthHarness.decode(custom.json["idToken"]?.stringValue ?? "")?.payload["role"] == "x")
+        let overwrite = h.post("\(project)/accounts:batchCreate", .object(["users": .array([.object(["localId": "imp1"])])]), admin: true)
+        #expect(overwrite.json["error"]?[0]?["message"] == "localId belongs to an existing account - can not overwrite.")
+        let allowed = h.post("\(project)/accounts:batchCreate", .object(["users": .array([.object(["localId": "imp1", "displayName": "New"])]),
+                                                                         "allowOverwrite": true]), admin: true)
+        #expect(allowed.json["error"] == .array([]))
+        #expect(h.lookupAdmin("imp1")?["displayName"] == "New")
+        #expect(h.post("\(project)/accounts:batchCreate", .object(["users": .array([])]), admin: true).errorMessage == "MISSING_USER_ACCOUNT")
+        let dup = h.post("\(project)/accounts:batchCreate", .object(["users": .array([.object(["localId": "d"]), .object(["localId": "d"])])]), admin: true)
+        #expect(dup.errorMessage == "DUPLICATE_LOCAL_ID : d")
+    }
+
+    /// Imported password hashes are checked with the algorithm they were imported with.
+    @Test(arguments: ImportCase.all)
+    func importedPasswordHashesSignIn(c: ImportCase) throws {
+        let h = try AuthHarness()
+        let salt = Array("NaCl-salt".utf8)
+        var body = JSONObject([("hashAlgorithm", .string(c.algorithm)), ("users", .array([.object([
+            "localId": .string("h-\(c.algorithm)"), "email": "hash@b.com",
+            "passwordHash": .string(Base64URL.encode(c.hash(Array("correct horse".utf8), salt)) + "="),
+            "salt": .string(Data(salt).base64EncodedString()),
+        ])]))])
+        for (k, v) in c.parameters { body[k] = v }
+        let r = h.post("\(project)/accounts:batchCreate", .object(body), admin: true)
+        #expect(r.json["error"] == .array([]))
+        #expect(h.signIn("hash@b.com", "correct horse").status == 200)
+        #expect(h.signIn("hash@b.com", "wrong horse").errorMessage == "INVALID_PASSWORD")
+    }
+
+    struct ImportCase: Sendable, CustomTestStringConvertible {
+        let algorithm: String
+        let parameters: [(String, JSON)]
+        let hash: @Sendable ([UInt8], [UInt8]) -> [UInt8]
+        var testDescription: String { algorithm }
+
+        static let key = Array("signer-key".utf8)
+        static let all: [ImportCase] = [
+            ImportCase(algorithm: "HMAC_SHA256", parameters: [("signerKey", .string(Data(key).base64EncodedString()))]) { p, s in HMAC.sha256(key: key, data: s + p) },
+            ImportCase(algorithm: "HMAC_SHA1", parameters: [("signerKey", .string(Data(key).base64EncodedString()))]) { p, s in HMAC.sha1(key: key, data: s + p) },
+            ImportCase(algorithm: "HMAC_MD5", parameters: [("signerKey", .string(Data(key).base64EncodedString()))]) { p, s in HMAC.mac(.md5, key: key, data: s + p) },
+            ImportCase(algorithm: "SHA256", parameters: [("rounds", 1)]) { p, s in Digest.sha256(s + p) },
+            ImportCase(algorithm: "SHA256", parameters: [("rounds", 3), ("passwordHashOrder", "PASSWORD_AND_SALT")]) { p, s in
+                Digest.sha256(Digest.sha256(Digest.sha256(p + s)))
+            },
+            ImportCase(algorithm: "SHA1", parameters: [("rounds", 2)]) { p, s in Digest.sha1(Digest.sha1(s + p)) },
+            ImportCase(algorithm: "MD5", parameters: [("rounds", 0)]) { p, s in Digest.md5(s + p) },
+            ImportCase(algorithm: "PBKDF2_SHA256", parameters: [("rounds", 1000)]) { p, s in
+                KeyDerivation.pbkdf2SHA256(password: p, salt: s, iterations: 1000, length: 32)
+            },
+        ]
+    }
+
+    @Test(arguments: [
+        (#"{"hashAlgorithm":"NOPE","users":[{"localId":"x"}]}"#, "INVALID_HASH_ALGORITHM"),
+        (#"{"hashAlgorithm":"HMAC_SHA256","users":[{"localId":"x"}]}"#, "MISSING_SIGNER_KEY"),
+        (#"{"hashAlgorithm":"SHA256","rounds":9000,"users":[{"localId":"x"}]}"#, "INVALID_ROUNDS"),
+    ])
+    func importParameterErrors(body: String, message: String) throws {
+        let h = try AuthHarness()
+        var headers = HTTPHeaders()
+        headers.set("Authorization", "Bearer owner")
+        #expect(h.send("POST", "\(project)/accounts:batchCreate", body: Array(body.utf8), headers: headers).errorMessage == message)
+    }
+
+    @Test func unsupportedAlgorithmImportsButCannotSignIn() throws {
+        let h = try AuthHarness()
+        let r = h.post("\(project)/accounts:batchCreate", .object(["hashAlgorithm": "SCRYPT", "signerKey": "a2V5", "rounds": 8, "memoryCost": 14,
+                                                                   "users": .array([.object(["localId": "s", "email": "s@b.com", "passwordHash": "aGFzaA==",
+                                                                                             "salt": "c2FsdA=="])])]), admin: true)
+        #expect(r.json["error"] == .array([]))
+        #expect(h.signIn("s@b.com", "anything").errorMessage == "INVALID_PASSWORD")
+    }
+
+    @Test func firebaseEmulatorExportHashesAreRehashed() throws {
+        let h = try AuthHarness()
+        let r = h.post("\(project)/accounts:batchCreate", .object(["users": .array([.object([
+            "localId": "fe", "email": "fe@b.com", "passwordHash": "fakeHash:salt=fakeSaltAbc:password=from-export", "salt": "fakeSaltAbc",
+        ])])]), admin: true)
+        #expect(r.json["error"] == .array([]))
+        #expect(h.signIn("fe@b.com", "from-export").status == 200)
+    }
+
+    @Test func sessionCookieCarriesIdTokenClaimsWithSessionIssuer() throws {
+        let h = try AuthHarness()
+        let up = h.signUp("sess@b.com")
+        h.clock.advance(seconds: 30)
+        let r = h.post("\(project):createSessionCookie", .object(["idToken": up["idToken"]!, "validDuration": "3600"]), admin: true)
+        let cookie = try #require(AuthHarness.decode(r.json["sessionCookie"]?.stringValue ?? ""))
+        #expect(cookie.payload["iss"] == "https://session.firebase.google.com/demo-hearth")
+        #expect(cookie.payload["iat"] == .int(AuthHarness.start.unixSeconds + 30))
+        #expect(cookie.payload["exp"] == .int(AuthHarness.start.unixSeconds + 3630))
+        #expect(cookie.payload["user_id"] == up["localId"])
+        #expect(h.post("\(project):createSessionCookie", .object(["idToken": up["idToken"]!, "validDuration": 60]), admin: true).errorMessage == "INVALID_DURATION")
+        #expect(h.post("\(project):createSessionCookie", .object([:]), admin: true).errorMessage == "MISSING_ID_TOKEN")
+    }
+
+    @Test func v2ConfigGetAndPatchWithMask() throws {
+        let h = try AuthHarness()
+        let initial = h.get("\(AuthHarness.it.replacingOccurrences(of: "/v1", with: "/v2"))/projects/demo-hearth/config").json
+        #expect(initial == .object(["signIn": .object(["allowDuplicateEmails": false]), "blockingFunctions": .object([:]),
+                                    "emailPrivacyConfig": .object(["enableImprovedEmailPrivacy": false])]))
+        var headers = HTTPHeaders()
+        headers.set("Authorization", "Bearer owner")
+        let patched = h.send("PATCH", "/identitytoolkit.googleapis.com/v2/projects/demo-hearth/config?updateMask=emailPrivacyConfig.enableImprovedEmailPrivacy",
+                             body: Array(#"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":true},"signIn":{"allowDuplicateEmails":true}}"#.utf8),
+                             headers: headers)
+        #expect(patched.json["emailPrivacyConfig"]?["enableImprovedEmailPrivacy"] == true)
+        #expect(patched.json["signIn"]?["allowDuplicateEmails"] == false)
+        let emulatorView = h.get("/emulator/v1/projects/demo-hearth/config", admin: false).json
+        #expect(emulatorView == .object(["signIn": .object(["allowDuplicateEmails": false]), "emailPrivacyConfig": .object(["enableImprovedEmailPrivacy": true])]))
+    }
+}

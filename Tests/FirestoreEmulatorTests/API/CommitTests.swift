@@ -1,0 +1,169 @@
+import Foundation
+import HearthCore
+import Testing
+@testable import FirestoreEmulator
+
+/// commit with every write kind and transform, batchWrite, atomicity.
+@Suite struct CommitTests {
+    func update(_ h: TestHarness, _ path: String, _ fields: [(String, JSON)], mask: [String]? = nil,
+                transforms: [JSON] = [], exists: Bool? = nil) -> JSON {
+        var w: [(String, JSON)] = [("update", .object(["name": .string(h.root + "/" + path), "fields": .object(JSONObject(fields))]))]
+        if let mask { w.append(("updateMask", .object(["fieldPaths": .array(mask.map { .string($0) })]))) }
+        if !transforms.isEmpty { w.append(("updateTransforms", .array(transforms))) }
+        if let exists { w.append(("currentDocument", .object(["exists": .bool(exists)]))) }
+        return .object(JSONObject(w))
+    }
+
+    func transform(_ field: String, _ kind: String, _ value: JSON) -> JSON {
+        .object(JSONObject([("fieldPath", .string(field)), (kind, value)]))
+    }
+
+    @Test func everyTransformWithResults() throws {
+        let h = try TestHarness()
+        h.put("c/d", ["n": int(5), "d": dbl(1.5), "max": int(3), "min": int(3), "arr": arr([int(1), str("a"), int(2)]), "s": str("x")])
+        let r = h.call("POST", h.api(":commit"), .object(["writes": .array([
+            update(h, "c/d", [], mask: [], transforms: [
+                transform("n", "increment", int(2)),
+                transform("d", "increment", int(1)),
+                transform("s", "increment", int(7)),
+                transform("fresh", "increment", dbl(0.5)),
+                transform("max", "maximum", dbl(3.0)),
+                transform("min", "minimum", dbl(2.5)),
+                transform("arr", "appendMissingElements", .object(["values": .array([dbl(1.0), int(9), int(9)])])),
+                transform("gone", "removeAllFromArray", .object(["values": .array([int(1)])])),
+                transform("when", "setToServerValue", .string("REQUEST_TIME")),
+                transform("nested.at", "setToServerValue", .int(1)),
+            ]),
+        ])]))
+        #expect(r.status == 200, "\(r.json)")
+        let commitTime = r.json["commitTime"]?.stringValue ?? ""
+        let results = r.json["writeResults"]?[0]?["transformResults"]?.arrayValue ?? []
+        #expect(results.count == 10)
+        #expect(results[0] == int(7))
+        #expect(results[1] == dbl(2.5))
+        #expect(results[2] == int(7))           // non-numeric field becomes the operand
+        #expect(results[3] == dbl(0.5))
+        #expect(results[4] == int(3))           // 3 vs 3.0: equivalent, the stored value stays
+        #expect(results[5] == dbl(2.5))
+        #expect(results[6] == nullV)            // array transforms report null
+        #expect(results[8] == ts(commitTime))
+        #expect(r.json["writeResults"]?[0]?["updateTime"]?.stringValue == commitTime)
+        let doc = h.call("GET", h.api("/c/d")).json["fields"]
+        #expect(doc?["arr"] == arr([int(1), str("a"), int(2), int(9)]))
+        #expect(doc?["gone"] == .object(["arrayValue": .object([:])]))
+        #expect(doc?["when"] == ts(commitTime))
+        #expect(doc?["nested"]?["mapValue"]?["fields"]?["at"] == ts(commitTime))
+    }
+
+    @Test func integerIncrementSaturates() {
+        #expect(WriteApplier.increment(.integer(.max - 1), by: .integer(5)) == .integer(.max))
+        #expect(WriteApplier.increment(.integer(.min + 1), by: .integer(-5)) == .integer(.min))
+        #expect(WriteApplier.increment(.integer(1), by: .double(0.5)) == .double(1.5))
+        #expect(WriteApplier.extreme(.double(.nan), .integer(1), wantMax: true).isNaN)
+        #expect(WriteApplier.extreme(.integer(1), .double(.nan), wantMax: false).isNaN)
+        #expect(WriteApplier.extreme(.integer(0), .double(-0.0), wantMax: true) == .integer(0))
+        #expect(WriteApplier.extreme(.integer(2), .double(2.5), wantMax: true) == .double(2.5))
+        #expect(WriteApplier.extreme(nil, .integer(4), wantMax: false) == .integer(4))
+    }
+
+    @Test func removeAllUsesNumericEquivalence() {
+        let (stored, result) = WriteApplier.transform(.removeAllFromArray([.double(1), .double(.nan)]),
+                                                      current: .array([.integer(1), .double(.nan), .string("1"), .integer(1)]),
+                                                      commitTime: Instant(unixMicros: 0))
+        #expect(stored == .array([.string("1")]))
+        #expect(result == .null)
+    }
+
+    @Test func commitIsAllOrNothing() throws {
+        let h = try TestHarness()
+        h.put("c/exists", ["x": int(1)])
+        let r = h.call("POST", h.api(":commit"), .object(["writes": .array([
+            update(h, "c/new", [("a", int(1))]),
+            .object(["delete": .string(h.root + "/c/exists")]),
+            update(h, "c/other", [("b", int(1))], exists: true),  // fails: missing
+        ])]))
+        #expect(r.status == 404)
+        #expect(r.json["error"]?["message"]?.stringValue == "No document to update: \(h.root)/c/other")
+        #expect(h.call("GET", h.api("/c/new")).status == 404)
+        #expect(h.call("GET", h.api("/c/exists")).status == 200)
+    }
+
+    @Test func severalWritesToOneDocumentApplyInOrder() throws {
+        let h = try TestHarness()
+        let r = h.call("POST", h.api(":commit"), .object(["writes": .array([
+            update(h, "c/d", [("a", int(1))]),
+            update(h, "c/d", [("b", int(2))], mask: ["b"], transforms: [transform("a", "increment", int(10))]),
+        ])]))
+        #expect(r.status == 200)
+        #expect(h.call("GET", h.api("/c/d")).json["fields"] == .object(["a": int(11), "b": int(2)]))
+        #expect(r.json["writeResults"]?.arrayValue?.count == 2)
+    }
+
+    @Test func deprecatedTransformWriteAndDeleteResult() throws {
+        let h = try TestHarness()
+        let r = h.call("POST", h.api(":commit"), .object(["writes": .array([
+            .object(["transform": .object(["document": .string(h.root + "/c/t"), "fieldTransforms": .array([transform("n", "increment", int(1))])])]),
+            .object(["delete": .string(h.root + "/c/none")]),
+        ])]))
+        #expect(r.status == 200)
+        #expect(r.json["writeResults"]?[1] == .object([:]))  // no updateTime after a delete
+        #expect(h.call("GET", h.api("/c/t")).json["fields"] == .object(["n": int(1)]))
+    }
+
+    @Test(arguments: [
+        #"{"writes":[{"update":{"name":"NAME","fields":{}},"delete":"NAME"}]}"#,
+        #"{"writes":[{}]}"#,
+        #"{"writes":[{"delete":"projects/other/databases/(default)/documents/c/d"}]}"#,
+        #"{"writes":[{"delete":"NAME","updateMask":{"fieldPaths":["a"]}}]}"#,
+        #"{"writes":[{"update":{"name":"NAME"},"updateTransforms":[{"fieldPath":"a","increment":{"stringValue":"x"}}]}]}"#,
+        #"{"writes":[{"update":{"name":"NAME"},"updateTransforms":[{"fieldPath":"a","setToServerValue":"NOW"}]}]}"#,
+        #"{"writes":[{"update":{"name":"NAME"},"updateTransforms":[{"fieldPath":"a","increment":{"integerValue":"1"}},{"fieldPath":"a","increment":{"integerValue":"1"}}]}]}"#,
+        #"{"writes":[{"update":{"name":"NAME"},"updateMask":{"fieldPaths":["a","a.b"]}}]}"#,
+        #"{"writes":[{"update":{"name":"NAME"},"currentDocument":{"exists":true,"updateTime":"2020-01-01T00:00:00Z"}}]}"#,
+        #"{"writes":[{"update":{"name":"NAME"},"updateTransforms":[{"fieldPath":"a","appendMissingElements":{"values":[{"arrayValue":{}}]}}]}]}"#,
+        #"{"transaction":"bm9wZQ==","writes":[]}"#,
+    ])
+    func invalidCommitsAreRejected(_ template: String) throws {
+        let h = try TestHarness()
+        let body = template.replacingOccurrences(of: "NAME", with: h.root + "/c/d")
+        let r = h.rawCall("POST", h.api(":commit"), body)
+        #expect(r.status == 400, "\(body) → \(r.json)")
+        #expect(r.json["error"]?["status"]?.stringValue == "INVALID_ARGUMENT")
+        #expect(h.call("GET", h.api("/c/d")).status == 404)
+    }
+
+    @Test func batchWriteReportsEachWrite() throws {
+        let h = try TestHarness()
+        h.put("c/old", ["x": int(1)])
+        let r = h.call("POST", h.api(":batchWrite"), .object(["writes": .array([
+            update(h, "c/a", [("x", int(1))]),
+            update(h, "c/old", [("x", int(2))], exists: false),
+            .object(["delete": .string(h.root + "/c/gone")]),
+        ])]))
+        #expect(r.status == 200)
+        let statuses = r.json["status"]?.arrayValue ?? []
+        #expect(statuses.count == 3)
+        #expect(statuses[0] == .object([:]))
+        #expect(statuses[1]["code"] == .int(6))
+        #expect(statuses[1]["message"]?.stringValue == "Document already exists: \(h.root)/c/old")
+        #expect(r.json["writeResults"]?[0]?["updateTime"] != nil)
+        #expect(r.json["writeResults"]?[1] == .object([:]))
+        #expect(h.call("GET", h.api("/c/a")).status == 200)
+        #expect(h.call("GET", h.api("/c/old")).json["fields"] == .object(["x": int(1)]))
+    }
+
+    @Test func serverSideDocumentStoreWrite() throws {
+        let h = try TestHarness(rules: "rules_version = '2'; service cloud.firestore { match /databases/{db}/documents { match /{d=**} { allow read, write: if false; } } }")
+        let doc = try h.service.setDocument(projectID: h.project, path: "users/u1/files/f1",
+                                            fields: ["status": str("ready"), "size": int(3)], serverTimestampFields: ["createdAt"])
+        #expect(doc["name"]?.stringValue == h.root + "/users/u1/files/f1")
+        #expect(doc["fields"]?["createdAt"] == ts(doc["updateTime"]?.stringValue ?? "?"))
+        #expect(h.call("GET", h.api("/users/u1/files/f1")).status == 200)
+        #expect(throws: FirestoreService.DocumentStoreError.self) {
+            try h.service.setDocument(projectID: h.project, path: "users/u1", fields: ["a": .object(["bogus": .int(1)])], serverTimestampFields: [])
+        }
+        #expect(throws: FirestoreService.DocumentStoreError.self) {
+            try h.service.setDocument(projectID: h.project, path: "users", fields: [:], serverTimestampFields: [])
+        }
+    }
+}

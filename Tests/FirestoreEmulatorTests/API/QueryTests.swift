@@ -1,0 +1,213 @@
+import Foundation
+import HearthCore
+import Testing
+@testable import FirestoreEmulator
+
+/// runQuery with every operator, composite and unary filters, ordering rules, cursors, offset,
+/// limit, collection groups; runAggregationQuery; index use.
+@Suite struct QueryTests {
+    static func cities() throws -> TestHarness {
+        let h = try TestHarness()
+        h.put("cities/SF", ["name": str("San Francisco"), "state": str("CA"), "pop": int(860_000), "capital": bool(false),
+                            "regions": arr([str("west_coast"), str("norcal")]), "rank": dbl(3.5)])
+        h.put("cities/LA", ["name": str("Los Angeles"), "state": str("CA"), "pop": int(3_900_000), "capital": bool(false),
+                            "regions": arr([str("west_coast"), str("socal")]), "rank": int(1)])
+        h.put("cities/DC", ["name": str("Washington"), "state": str("DC"), "pop": int(680_000), "capital": bool(true),
+                            "regions": arr([str("east_coast")])])
+        h.put("cities/TOK", ["name": str("Tokyo"), "state": nullV, "country": str("Japan"), "pop": int(9_000_000),
+                             "capital": bool(true), "regions": arr([str("kanto"), str("honshu")]), "rank": .object(["doubleValue": .string("NaN")])])
+        h.put("cities/BJ", ["name": str("Beijing"), "country": str("China"), "pop": int(21_500_000), "capital": bool(true),
+                            "regions": arr([str("jingjinji"), str("hebei")])])
+        return h
+    }
+
+    static func ref(_ h: TestHarness, _ path: String) -> JSON { .object(["referenceValue": .string(h.root + "/" + path)]) }
+
+    @Test func everyOperator() throws {
+        let h = try Self.cities()
+        let cases: [(String, JSON, [String])] = [
+            ("<", ff("pop", "LESS_THAN", int(1_000_000)), ["DC", "SF"]),
+            ("<=", ff("pop", "LESS_THAN_OR_EQUAL", int(860_000)), ["DC", "SF"]),
+            (">", ff("pop", "GREATER_THAN", int(3_900_000)), ["TOK", "BJ"]),
+            (">=", ff("pop", "GREATER_THAN_OR_EQUAL", int(3_900_000)), ["LA", "TOK", "BJ"]),
+            ("==", ff("state", "EQUAL", str("CA")), ["LA", "SF"]),
+            ("== double on int", ff("pop", "EQUAL", dbl(860_000)), ["SF"]),
+            ("!=", ff("state", "NOT_EQUAL", str("CA")), ["DC"]),
+            ("== bool", ff("capital", "EQUAL", bool(true)), ["BJ", "DC", "TOK"]),
+            ("array-contains", ff("regions", "ARRAY_CONTAINS", str("west_coast")), ["LA", "SF"]),
+            ("array-contains-any", ff("regions", "ARRAY_CONTAINS_ANY", arr([str("norcal"), str("kanto")])), ["SF", "TOK"]),
+            ("in", ff("state", "IN", arr([str("CA"), str("DC")])), ["DC", "LA", "SF"]),
+            ("not-in", ff("state", "NOT_IN", arr([str("CA")])), ["DC"]),
+            ("IS_NULL", uf("state", "IS_NULL"), ["TOK"]),
+            ("IS_NAN", uf("rank", "IS_NAN"), ["TOK"]),
+            ("IS_NOT_NULL", uf("state", "IS_NOT_NULL"), ["LA", "SF", "DC"]),
+            ("IS_NOT_NAN", uf("rank", "IS_NOT_NAN"), ["LA", "SF"]),
+            ("type class", ff("pop", "GREATER_THAN", str("a")), []),
+            ("string range", composite("AND", [ff("name", "GREATER_THAN_OR_EQUAL", str("L")), ff("name", "LESS_THAN", str("T"))]), ["LA", "SF"]),
+            ("AND", composite("AND", [ff("state", "EQUAL", str("CA")), ff("pop", "GREATER_THAN", int(1_000_000))]), ["LA"]),
+            ("OR", composite("OR", [ff("state", "EQUAL", str("DC")), ff("capital", "EQUAL", bool(true))]), ["BJ", "DC", "TOK"]),
+            ("OR of AND", composite("OR", [composite("AND", [ff("state", "EQUAL", str("CA")), ff("pop", "LESS_THAN", int(1_000_000))]),
+                                           ff("country", "EQUAL", str("Japan"))]), ["SF", "TOK"]),
+            ("__name__ ==", ff("__name__", "EQUAL", Self.ref(h, "cities/SF")), ["SF"]),
+            ("__name__ in", ff("__name__", "IN", arr([Self.ref(h, "cities/LA"), Self.ref(h, "cities/DC"), Self.ref(h, "other/DC")])), ["DC", "LA"]),
+            ("__name__ >", ff("__name__", "GREATER_THAN", Self.ref(h, "cities/LA")), ["SF", "TOK"]),
+            ("two inequality fields", composite("AND", [ff("pop", "GREATER_THAN", int(100)), ff("rank", "GREATER_THAN", int(0))]), ["SF", "LA"]),
+            ("numeric enum op", .object(["fieldFilter": .object(["field": .object(["fieldPath": .string("state")]), "op": .int(5), "value": str("DC")])]), ["DC"]),
+        ]
+        for (label, filter, expected) in cases {
+            let r = h.query(sq("cities", where: filter))
+            #expect(r.status == 200, "\(label): \(r.json)")
+            #expect(r.ids == expected, "\(label)")
+        }
+    }
+
+    @Test func orderingCursorsOffsetLimit() throws {
+        let h = try Self.cities()
+        let cases: [(String, JSON, [String])] = [
+            ("order desc limit", sq("cities", orderBy: [order("pop", "DESCENDING")], limit: 2), ["BJ", "TOK"]),
+            ("offset", sq("cities", orderBy: [order("pop")], limit: 2, offset: 1), ["SF", "LA"]),
+            ("startAt", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(860_000)]), "before": .bool(true)])), ["SF", "LA", "TOK", "BJ"]),
+            ("startAfter", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(860_000)])])), ["LA", "TOK", "BJ"]),
+            ("endAt", sq("cities", orderBy: [order("pop")], endAt: .object(["values": .array([int(3_900_000)])])), ["DC", "SF", "LA"]),
+            ("endBefore", sq("cities", orderBy: [order("pop")], endAt: .object(["values": .array([int(3_900_000)]), "before": .bool(true)])), ["DC", "SF"]),
+            ("startAfter name cursor", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(860_000), Self.ref(h, "cities/SF")])])), ["LA", "TOK", "BJ"]),
+            ("startAt name, same value", sq("cities", orderBy: [order("capital"), order("__name__")],
+                                             startAt: .object(["values": .array([bool(true), Self.ref(h, "cities/DC")]), "before": .bool(true)])), ["DC", "TOK"]),
+            // limitToLast(2) of orderBy(pop) with endAt(9M), as the SDKs send it: directions and cursors flipped.
+            ("limitToLast", sq("cities", orderBy: [order("pop", "DESCENDING")], limit: 2, startAt: .object(["values": .array([int(9_000_000)]), "before": .bool(true)])), ["TOK", "LA"]),
+            ("order by string", sq("cities", orderBy: [order("name")]), ["BJ", "LA", "SF", "TOK", "DC"]),
+            ("order by two fields", sq("cities", orderBy: [order("capital", "DESCENDING"), order("pop")]), ["DC", "TOK", "BJ", "SF", "LA"]),
+            ("inequality implies order", sq("cities", where: ff("pop", "GREATER_THAN", int(0)), limit: 1), ["DC"]),
+            ("implicit order follows last direction", sq("cities", where: ff("capital", "EQUAL", bool(true)), orderBy: [order("capital", "DESCENDING")]), ["TOK", "DC", "BJ"]),
+            ("limit 0", sq("cities", limit: 0), []),
+            ("order on missing field excludes", sq("cities", orderBy: [order("country")]), ["BJ", "TOK"]),
+            ("equality + order on other field", sq("cities", where: ff("capital", "EQUAL", bool(true)), orderBy: [order("pop", "DESCENDING")]), ["BJ", "TOK", "DC"]),
+            ("OR + order + limit", sq("cities", where: composite("OR", [ff("state", "EQUAL", str("CA")), ff("country", "EQUAL", str("China"))]),
+                                       orderBy: [order("pop")], limit: 2), ["SF", "LA"]),
+        ]
+        for (label, q, expected) in cases {
+            let r = h.query(q)
+            #expect(r.status == 200, "\(label): \(r.json)")
+            #expect(r.ids == expected, "\(label)")
+        }
+        let skipped = h.query(sq("cities", orderBy: [order("pop")], limit: 2, offset: 1)).json
+        #expect(skipped[0]?["skippedResults"] == .int(1))
+        let allSkipped = h.query(sq("cities", offset: 10)).json
+        #expect(allSkipped.arrayValue?.count == 1)
+        #expect(allSkipped[0]?["skippedResults"] == .int(5))
+        #expect(allSkipped[0]?["document"] == nil && allSkipped[0]?["readTime"] != nil)
+    }
+
+    @Test func selectProjectsFields() throws {
+        let h = try Self.cities()
+        let r = h.query(sq("cities", where: ff("state", "EQUAL", str("DC")), select: ["name", "nope"]))
+        #expect(r.json[0]?["document"]?["fields"] == .object(["name": str("Washington")]))
+        let names = h.query(sq("cities", select: ["__name__"]))
+        #expect(names.json[0]?["document"]?["fields"] == nil)
+        #expect(names.ids.count == 5)
+    }
+
+    @Test func collectionGroupsUnderRootAndADocument() throws {
+        let h = try TestHarness()
+        h.put("cities/SF/landmarks/GG", ["type": str("bridge")])
+        h.put("cities/LA/landmarks/GP", ["type": str("park")])
+        h.put("cities/TOK/landmarks/NM", ["type": str("museum")])
+        h.put("landmarks/X", ["type": str("bridge")])
+        h.put("countries/jp/cities/TOK2/landmarks/Y", ["type": str("bridge")])
+        h.put("cities/SF/other/Z", ["type": str("bridge")])
+        #expect(h.query(sq("landmarks", allDescendants: true, where: ff("type", "EQUAL", str("bridge")))).ids == ["GG", "Y", "X"])
+        #expect(h.query(sq("landmarks", allDescendants: true)).ids == ["GP", "GG", "NM", "Y", "X"])
+        #expect(h.query(sq("landmarks", allDescendants: true), parent: "/cities/SF").ids == ["GG"])
+        #expect(h.query(sq("landmarks", allDescendants: true, orderBy: [order("type", "DESCENDING")]), parent: "/cities").status == 400)
+        #expect(h.query(sq("landmarks", allDescendants: true, where: ff("type", "EQUAL", str("bridge"))), parent: "/countries/jp").ids == ["Y"])
+        #expect(h.query(sq("landmarks"), parent: "/cities/SF").ids == ["GG"])
+        #expect(h.query(sq("landmarks")).ids == ["X"])
+        // A kind-less descendant query (what recursive deletes send).
+        let all = h.call("POST", h.api("/cities/SF:runQuery"), .object(["structuredQuery": .object(["from": .array([.object(["allDescendants": .bool(true)])])])]))
+        #expect((all.json.arrayValue ?? []).compactMap { $0["document"]?["name"]?.stringValue?.split(separator: "/").last.map(String.init) } == ["GG", "Z"])
+    }
+
+    @Test func aggregations() throws {
+        let h = try Self.cities()
+        let r = h.call("POST", h.api(":runAggregationQuery"), .object(["structuredAggregationQuery": .object([
+            "structuredQuery": sq("cities", where: ff("capital", "EQUAL", bool(false))),
+            "aggregations": .array([
+                .object(["alias": .string("n"), "count": .object([:])]),
+                .object(["alias": .string("total"), "sum": .object(["field": .object(["fieldPath": .string("pop")])])]),
+                .object(["alias": .string("mean"), "avg": .object(["field": .object(["fieldPath": .string("rank")])])]),
+                .object(["count": .object(["upTo": .string("1")])]),
+                .object(["alias": .string("none"), "avg": .object(["field": .object(["fieldPath": .string("missing")])])]),
+            ]),
+        ])]))
+        #expect(r.status == 200, "\(r.json)")
+        let f = r.json[0]?["result"]?["aggregateFields"]
+        #expect(f?["n"] == int(2))
+        #expect(f?["total"] == int(4_760_000))
+        #expect(f?["mean"] == dbl(2.25))
+        #expect(f?["field_4"] == int(1))
+        #expect(f?["none"] == nullV)
+        #expect(r.json[0]?["readTime"] != nil)
+        let sumDouble = h.call("POST", h.api(":runAggregationQuery"), .object(["structuredAggregationQuery": .object([
+            "structuredQuery": sq("cities"),
+            "aggregations": .array([.object(["alias": .string("s"), "sum": .object(["field": .object(["fieldPath": .string("rank")])])])]),
+        ])]))
+        #expect(sumDouble.json[0]?["result"]?["aggregateFields"]?["s"] == .object(["doubleValue": .string("NaN")]))
+        let empty = h.call("POST", h.api(":runAggregationQuery"), .object(["structuredAggregationQuery": .object([
+            "structuredQuery": sq("nothing"), "aggregations": .array([.object(["alias": .string("c"), "count": .object([:])])]),
+        ])]))
+        #expect(empty.json[0]?["result"]?["aggregateFields"]?["c"] == int(0))
+    }
+
+    @Test func invalidQueriesAreRejected() throws {
+        let h = try Self.cities()
+        let cases: [(String, JSON, String)] = [
+            ("too many cursor values", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(1), int(2), int(3)])])), "Too many cursor values"),
+            ("order after key", sq("cities", orderBy: [order("__name__"), order("pop")]), "Order by clause cannot contain more fields after the key"),
+            ("empty in", sq("cities", where: ff("state", "IN", arr([]))), "non-empty array"),
+            ("in not array", sq("cities", where: ff("state", "IN", str("CA"))), "non-empty array"),
+            ("31 in values", sq("cities", where: ff("state", "IN", arr((0..<31).map { int($0) }))), "maximum of 30"),
+            ("key string", sq("cities", where: ff("__name__", "EQUAL", str("SF"))), "__key__ filter value must be a Key"),
+            ("two not-in", sq("cities", where: composite("AND", [ff("a", "NOT_IN", arr([int(1)])), ff("b", "NOT_IN", arr([int(1)]))])), "NOT_IN"),
+            ("bad op", sq("cities", where: ff("a", "ALMOST", int(1))), "op"),
+            ("bad path", sq("cities", where: ff("a..b", "EQUAL", int(1))), "Invalid field path"),
+            ("unknown member", .object(["from": .array([.object(["collectionId": .string("cities")])]), "wat": .bool(true)]), "Unknown name \"wat\""),
+            ("no from", .object([:]), "collection"),
+            ("negative limit", sq("cities", limit: -1), "limit"),
+            ("cursor key not ref", sq("cities", orderBy: [order("__name__")], startAt: .object(["values": .array([str("SF")])])), "reference"),
+            ("too many disjunctions", sq("cities", where: composite("AND", [ff("a", "IN", arr((0..<10).map { int($0) })), ff("b", "IN", arr((0..<10).map { int($0) }))])), "disjunctions"),
+        ]
+        for (label, q, fragment) in cases {
+            let r = h.query(q)
+            #expect(r.status == 400, "\(label): \(r.json)")
+            #expect(r.json["error"]?["message"]?.stringValue?.contains(fragment) == true, "\(label): \(r.json)")
+        }
+    }
+
+    @Test func indexesNarrowWhatIsRead() throws {
+        let h = try TestHarness()
+        let writes: [JSON] = (0..<500).map { i in
+            .object(["update": .object(["name": .string(h.root + "/items/i\(i)"),
+                                        "fields": .object(["group": int(Int64(i % 50)), "k": int(Int64(i)), "tags": arr([str("t\(i % 7)")])])])])
+        }
+        #expect(h.call("POST", h.api(":commit"), .object(["writes": .array(writes)])).status == 200)
+        let db = DatabaseID(project: h.project, database: "(default)")
+        func run(_ q: JSON) throws -> QueryExecutor.Result {
+            let query = try QueryParser(database: db, parent: .root).parse(ProtoObject(json: q, path: "structured_query"))
+            return try h.service.runQuery(db, query: query, consistency: .strong, caller: .admin).result
+        }
+        let eq = try run(sq("items", where: ff("group", "EQUAL", int(7))))
+        #expect(eq.documents.count == 10)
+        #expect(eq.examined == 10)
+        let top = try run(sq("items", orderBy: [order("k", "DESCENDING")], limit: 5))
+        #expect(top.documents.map { $0.path.lastSegment } == ["i499", "i498", "i497", "i496", "i495"])
+        #expect(top.examined == 5)
+        let range = try run(sq("items", where: composite("AND", [ff("k", "GREATER_THAN_OR_EQUAL", int(100)), ff("k", "LESS_THAN", int(110))])))
+        #expect(range.documents.count == 10)
+        #expect(range.examined == 10)
+        let contains = try run(sq("items", where: ff("tags", "ARRAY_CONTAINS", str("t3")), limit: 3))
+        #expect(contains.documents.count == 3)
+        #expect(contains.examined == 3)
+        let page = try run(sq("items", orderBy: [order("k")], limit: 2, startAt: .object(["values": .array([int(250)]), "before": .bool(true)])))
+        #expect(page.documents.map { $0.path.lastSegment } == ["i250", "i251"])
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import HearthCore
+import Testing
+@testable import FirestoreEmulator
+
+@Suite struct FirestoreValueTests {
+    /// Firestore's documented total order, smallest first; each entry is strictly greater than the previous.
+    static let ascending: [(String, FirestoreValue)] = [
+        ("null", .null),
+        ("false", .boolean(false)),
+        ("true", .boolean(true)),
+        ("NaN", .double(.nan)),
+        ("-inf", .double(-.infinity)),
+        ("Int64.min", .integer(.min)),
+        ("-1.5", .double(-1.5)),
+        ("-1", .integer(-1)),
+        ("0", .integer(0)),
+        ("0.5", .double(0.5)),
+        ("1", .integer(1)),
+        ("2^53+1", .integer(9_007_199_254_740_993)),
+        ("9.223372036854775e18", .double(9.223372036854774784e18)),
+        ("Int64.max", .integer(.max)),
+        ("+inf", .double(.infinity)),
+        ("ts 1969", .timestamp(Instant(unixMicros: -1))),
+        ("ts 1970", .timestamp(Instant(unixMicros: 0))),
+        ("ts 2026", .timestamp(Instant(unixMicros: 1_780_000_000_000_000))),
+        ("empty string", .string("")),
+        ("a", .string("a")),
+        ("a\\0", .string("a\u{0}")),
+        ("ab", .string("ab")),
+        ("b", .string("b")),
+        ("é (UTF-8 C3 A9)", .string("é")),
+        ("emoji (F0…)", .string("😀")),
+        ("empty bytes", .bytes([])),
+        ("bytes 00", .bytes([0])),
+        ("bytes 01", .bytes([1])),
+        ("bytes FF", .bytes([0xFF])),
+        ("ref a/b", .reference("projects/p/databases/(default)/documents/a/b")),
+        ("ref a/b/c/d", .reference("projects/p/databases/(default)/documents/a/b/c/d")),
+        ("ref a-b/c", .reference("projects/p/databases/(default)/documents/a-b/c")),
+        ("ref b/a", .reference("projects/p/databases/(default)/documents/b/a")),
+        ("geo -10,5", .geoPoint(latitude: -10, longitude: 5)),
+        ("geo 0,-5", .geoPoint(latitude: 0, longitude: -5)),
+        ("geo 0,5", .geoPoint(latitude: 0, longitude: 5)),
+        ("empty array", .array([])),
+        ("[null]", .array([.null])),
+        ("[1]", .array([.integer(1)])),
+        ("[1, 'a']", .array([.integer(1), .string("a")])),
+        ("[2]", .array([.integer(2)])),
+        ("empty map", .map([:])),
+        ("{a: 1}", .map(["a": .integer(1)])),
+        ("{a: 1, b: 0}", .map(["a": .integer(1), "b": .integer(0)])),
+        ("{a: 2}", .map(["a": .integer(2)])),
+        ("{b: 0}", .map(["b": .integer(0)])),
+    ]
+
+    @Test func totalOrderAcrossAndWithinTypes() {
+        let values = Self.ascending
+        for i in 0..<values.count {
+            for j in 0..<values.count {
+                let c = FirestoreValue.compare(values[i].1, values[j].1)
+                let expected = i < j ? -1 : (i > j ? 1 : 0)
+                #expect(c.signum() == expected, "\(values[i].0) vs \(values[j].0): got \(c)")
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (FirestoreValue.integer(3), FirestoreValue.double(3.0)),
+        (.double(0.0), .double(-0.0)),
+        (.double(.nan), .double(.nan)),
+        (.array([.integer(1)]), .array([.double(1)])),
+        (.map(["x": .integer(2)]), .map(["x": .double(2)])),
+    ])
+    func equivalentNumbersCompareEqual(_ a: FirestoreValue, _ b: FirestoreValue) {
+        #expect(FirestoreValue.compare(a, b) == 0)
+        #expect(a.firestoreEquals(b))
+    }
+
+    @Test func largeIntegersStayExactAgainstDoubles() {
+        // 2^53 + 1 is not a double; it must sort after 2^53 (the double) and before 2^53 + 2.
+        let twoTo53 = FirestoreValue.double(9_007_199_254_740_992)
+        #expect(FirestoreValue.compare(.integer(9_007_199_254_740_993), twoTo53) > 0)
+        #expect(FirestoreValue.compare(.integer(9_007_199_254_740_993), .double(9_007_199_254_740_994)) < 0)
+        #expect(FirestoreValue.compare(.integer(9_007_199_254_740_992), twoTo53) == 0)
+        #expect(FirestoreValue.compare(.integer(.max), .double(9.223372036854775808e18)) < 0)
+    }
+
+    @Test func storedCodecRoundTrips() throws {
+        var fields: [String: FirestoreValue] = [:]
+        for (i, v) in Self.ascending.enumerated() { fields["f\(i)"] = v.1 }
+        fields["nested"] = .map(["deep": .array([.map(["x": .bytes([0, 1, 2])])])])
+        let decoded = try StoredValueCodec.decodeFields(StoredValueCodec.encodeFields(fields))
+        #expect(StoredValueCodec.encodeFields(decoded) == StoredValueCodec.encodeFields(fields))
+        #expect(decoded["f3"]?.isNaN == true)
+        #expect(decoded["nested"] == fields["nested"])
+    }
+
+    @Test func damagedStoredBytesAreAnErrorNotACrash() {
+        let good = StoredValueCodec.encodeFields(["a": .string("hello"), "b": .array([.integer(1)])])
+        for cut in 0..<good.count {
+            _ = try? StoredValueCodec.decodeFields(Array(good.prefix(cut)))
+        }
+        #expect(throws: StoredValueCodec.DecodeError.self) { try StoredValueCodec.decodeFields([0x05, 0xFF, 0xFF]) }
+    }
+
+    @Test func documentKeysOrderSegmentBySegment() {
+        // As whole strings "a-b/c" < "a/b", but names compare segment by segment: "a" < "a-b".
+        let a = ResourcePath(["a", "b"]).key
+        let ab = ResourcePath(["a-b", "c"]).key
+        #expect(OrderedEncoding.compare(a, ab) < 0)
+        #expect(OrderedEncoding.segments(ofKey: ResourcePath(["x\u{0}y", "z"]).key) == ["x\u{0}y", "z"])
+        // Descendants share the key as a prefix and stay below prefixEnd.
+        let parent = ResourcePath(["users", "u1"]).key
+        let child = ResourcePath(["users", "u1", "files", "f"]).key
+        let sibling = ResourcePath(["users", "u10"]).key
+        #expect(child.starts(with: parent))
+        #expect(OrderedEncoding.compare(child, OrderedEncoding.prefixEnd(parent)) < 0)
+        #expect(OrderedEncoding.compare(sibling, OrderedEncoding.prefixEnd(parent)) > 0)
+    }
+}

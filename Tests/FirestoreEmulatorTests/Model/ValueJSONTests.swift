@@ -1,0 +1,89 @@
+import Foundation
+import HearthCore
+import Testing
+@testable import FirestoreEmulator
+
+@Suite struct ValueJSONTests {
+    @Test(arguments: [
+        (#"{"nullValue":null}"#, FirestoreValue.null),
+        (#"{"nullValue":"NULL_VALUE"}"#, .null),
+        (#"{"booleanValue":true}"#, .boolean(true)),
+        (#"{"integerValue":"-9223372036854775808"}"#, .integer(.min)),
+        (#"{"integerValue":42}"#, .integer(42)),
+        (#"{"doubleValue":1.5}"#, .double(1.5)),
+        (#"{"doubleValue":"Infinity"}"#, .double(.infinity)),
+        (#"{"doubleValue":"-Infinity"}"#, .double(-.infinity)),
+        (#"{"timestampValue":"2026-01-02T03:04:05.123456789Z"}"#, .timestamp(Instant(rfc3339: "2026-01-02T03:04:05.123456Z")!)),
+        (#"{"timestampValue":"2026-01-02T05:04:05+02:00"}"#, .timestamp(Instant(rfc3339: "2026-01-02T03:04:05Z")!)),
+        (#"{"stringValue":"héllo"}"#, .string("héllo")),
+        (#"{"bytesValue":"AAH/"}"#, .bytes([0, 1, 255])),
+        (#"{"bytesValue":"AAH_"}"#, .bytes([0, 1, 255])),
+        (#"{"referenceValue":"projects/p/databases/(default)/documents/a/b"}"#, .reference("projects/p/databases/(default)/documents/a/b")),
+        (#"{"geoPointValue":{"latitude":1.5,"longitude":-2}}"#, .geoPoint(latitude: 1.5, longitude: -2)),
+        (#"{"arrayValue":{}}"#, .array([])),
+        (#"{"arrayValue":{"values":[{"integerValue":"1"},{"stringValue":"x"}]}}"#, .array([.integer(1), .string("x")])),
+        (#"{"mapValue":{"fields":{"a":{"booleanValue":false}}}}"#, .map(["a": .boolean(false)])),
+        (#"{"map_value":{"fields":{}}}"#, .map([:])),
+    ])
+    func decodes(_ text: String, _ expected: FirestoreValue) throws {
+        let v = try ValueJSON.decode(try JSON.parse(text), path: "v")
+        #expect(v == expected)
+    }
+
+    @Test func nanDecodes() throws {
+        #expect(try ValueJSON.decode(try JSON.parse(#"{"doubleValue":"NaN"}"#), path: "v").isNaN)
+    }
+
+    @Test(arguments: [
+        (FirestoreValue.integer(7), #"{"integerValue":"7"}"#),
+        (.double(.nan), #"{"doubleValue":"NaN"}"#),
+        (.double(-.infinity), #"{"doubleValue":"-Infinity"}"#),
+        (.timestamp(Instant(rfc3339: "2026-01-02T03:04:05Z")!), #"{"timestampValue":"2026-01-02T03:04:05Z"}"#),
+        (.timestamp(Instant(rfc3339: "2026-01-02T03:04:05.120Z")!), #"{"timestampValue":"2026-01-02T03:04:05.120Z"}"#),
+        (.timestamp(Instant(rfc3339: "2026-01-02T03:04:05.000001Z")!), #"{"timestampValue":"2026-01-02T03:04:05.000001Z"}"#),
+        (.bytes([0, 1, 255]), #"{"bytesValue":"AAH/"}"#),
+        (.array([]), #"{"arrayValue":{}}"#),
+        (.map([:]), #"{"mapValue":{}}"#),
+        (.geoPoint(latitude: 0, longitude: 2.5), #"{"geoPointValue":{"longitude":2.5}}"#),
+        (.null, #"{"nullValue":null}"#),
+        (.map(["b": .integer(1), "a": .string("x")]), #"{"mapValue":{"fields":{"a":{"stringValue":"x"},"b":{"integerValue":"1"}}}}"#),
+    ])
+    func encodes(_ value: FirestoreValue, _ expected: String) {
+        #expect(ValueJSON.encode(value).serialized() == expected)
+    }
+
+    @Test(arguments: [
+        (#"{"fooValue":1}"#, "Unknown name \"fooValue\""),
+        (#"{}"#, "exactly one"),
+        (#"{"stringValue":"a","integerValue":"1"}"#, "Oneof field 'value_type' is already set"),
+        (#"{"integerValue":"12x"}"#, "TYPE_INT64"),
+        (#"{"integerValue":"9223372036854775808"}"#, "TYPE_INT64"),
+        (#"{"timestampValue":"yesterday"}"#, "Invalid time format"),
+        (#"{"timestampValue":"0000-12-31T00:00:00Z"}"#, "Invalid time format"),
+        (#"{"bytesValue":"***"}"#, "TYPE_BYTES"),
+        (#"{"referenceValue":"users/u1"}"#, "Invalid resource name"),
+        (#"{"referenceValue":"projects/p/databases/(default)/documents/users"}"#, "must name a document"),
+        (#"{"geoPointValue":{"latitude":91}}"#, "latitude"),
+        (#"{"arrayValue":{"values":[{"arrayValue":{}}]}}"#, "Cannot convert an array value in an array value."),
+        (#"{"stringValue":5}"#, "TYPE_STRING"),
+        (#"{"mapValue":{"fields":{"":{"nullValue":null}}}}"#, "must not be empty"),
+    ])
+    func rejects(_ text: String, _ fragment: String) throws {
+        let json = try JSON.parse(text)
+        do throws(FirestoreError) {
+            _ = try ValueJSON.decode(json, path: "document.fields[0].value")
+            Issue.record("accepted \(text)")
+        } catch {
+            #expect(error.status == "INVALID_ARGUMENT")
+            #expect(error.message.contains(fragment), "\(error.message)")
+        }
+    }
+
+    @Test func nestingDeeperThanTwentyIsRejected() throws {
+        var v: JSON = .object(["integerValue": .string("1")])
+        for _ in 0..<20 { v = map([("x", v)]) }
+        _ = try ValueJSON.decode(v, path: "v")  // 20 levels: fine
+        v = map([("x", v)])
+        #expect(throws: FirestoreError.self) { try ValueJSON.decode(v, path: "v") }
+    }
+}

@@ -1,0 +1,70 @@
+import HearthCore
+import HearthSQLite
+import Testing
+@testable import S3Emulator
+
+@Suite struct BlobStoreTests {
+    func database() throws -> Database {
+        let db = try Database(path: nil)
+        try db.migrate(S3Service.migrations)
+        return db
+    }
+
+    func write(_ db: Database, _ bytes: [UInt8]) throws -> Int64 {
+        let w = BlobWriter(database: db, now: Instant(unixSeconds: 0), checksums: [])
+        try bytes.withUnsafeBytes { try w.append($0) }
+        let id = try db.write { c in try w.commit(c) }
+        w.committed()
+        return id
+    }
+
+    func read(_ db: Database, _ blob: Int64, _ start: Int64, _ end: Int64) throws -> [UInt8] {
+        let segments = try db.read { c in try BlobStore.segments(c, blobID: blob, start: start, end: end) }
+        let source = BlobBodySource(database: db, segments: segments, start: start, end: end)
+        var out = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4099)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+            if n == 0 { break }
+            out += buffer[0..<n]
+        }
+        return out
+    }
+
+    @Test(arguments: [(0, 10), (0, 3 << 20), (1 << 20, 2 << 20), ((1 << 20) - 1, (1 << 20) + 1), (5, 6)])
+    func rangesReadBack(start: Int, end: Int) throws {
+        let db = try database()
+        let bytes = S3Harness.bytes(3 << 20)
+        let blob = try write(db, bytes)
+        #expect(try read(db, blob, Int64(start), Int64(end)) == Array(bytes[start..<end]))
+    }
+
+    @Test func copyRangeAndConcatenateShareChunks() throws {
+        let db = try database()
+        let a = S3Harness.bytes(3 << 20, seed: 1)
+        let b = S3Harness.bytes(300, seed: 2)
+        let blobA = try write(db, a)
+        let blobB = try write(db, b)
+        let slice = try db.write { c in try BlobStore.copyRange(c, from: blobA, start: 1_000_000, length: 1_200_000, now: Instant(unixSeconds: 0)) }
+        #expect(try read(db, slice, 0, 1_200_000) == Array(a[1_000_000..<2_200_000]))
+        let joined = try db.write { c in try BlobStore.concatenate(c, [(slice, 1_200_000), (blobB, 300)], now: Instant(unixSeconds: 0)) }
+        #expect(try read(db, joined, 1_199_990, 1_200_010) == Array(a[2_199_990..<2_200_000] + b[0..<10]))
+        try db.write { c in
+            try BlobStore.delete(c, blobID: blobA)
+            try BlobStore.delete(c, blobID: slice)
+        }
+        // The joined blob still needs two of A's chunks and B's chunk.
+        #expect(try read(db, joined, 0, 1_200_300) == Array(a[1_000_000..<2_200_000] + b))
+        try db.write { c in
+            try BlobStore.delete(c, blobID: joined)
+            try BlobStore.delete(c, blobID: blobB)
+        }
+        #expect(try db.read { c in try c.scalarInt("SELECT count(*) FROM s3_chunks") } == 0)
+    }
+
+    @Test func successorOfPrefix() {
+        #expect(S3Store.successor(ofPrefix: Array("a/".utf8)) == Array("a0".utf8))
+        #expect(S3Store.successor(ofPrefix: [0x61, 0xFF]) == [0x62])
+        #expect(S3Store.successor(ofPrefix: [0xFF, 0xFF]) == nil)
+    }
+}

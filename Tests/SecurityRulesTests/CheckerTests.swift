@@ -1,0 +1,116 @@
+import Testing
+@testable import SecurityRules
+
+struct CheckerTests {
+    static func issues(_ body: String, version: Int = 2) -> [RulesIssue] {
+        Ruleset.compile(rules(body, version: version)).issues
+    }
+
+    /// (rules body, line, column, severity, message)
+    static let cases: [(String, Int, Int, RulesIssue.Severity, String)] = [
+        ("    match /a/{b} { allow read: if nope(); }", 4, 35, .error, "Unknown function 'nope'."),
+        ("    function f(x) { return x; }\n    match /a/{b} { allow read: if f(); }", 5, 35, .error, "Function 'f' takes 1 argument but 0 were given."),
+        ("    function f() { return g(); }\n    function g() { return f(); }\n    match /a/{b} { allow read: if f(); }", 4, 14, .error, "Recursive function calls are not allowed: f -> g -> f."),
+        ("    function f() { return f(); }\n    match /a/{b} { allow read: if f(); }", 4, 14, .error, "Recursive function calls are not allowed: f -> f."),
+        ("    function unused() { return true; }\n    match /a/{b} { allow read; }", 4, 14, .warning, "Unused function: unused."),
+        ("    match /a/{b} { allow read: if c == 1; }", 4, 35, .warning, "Invalid variable name: c."),
+        ("    match /a/{b} { allow fetch: if true; }", 4, 26, .error, "Unknown method 'fetch'; expected read, write, get, list, create, update or delete."),
+        ("    match /a/{b} { allow read: if b is text; }", 4, 35, .error, "Unknown type 'text'; expected one of bool, int, float, number, string, list, map, timestamp, duration, path, latlng, bytes, set, map_diff, constraint."),
+        ("    match /a/{b} { allow read: if math.nope(1); }", 4, 35, .error, "Unknown function 'math.nope'."),
+        ("    match /a/{b} { allow read: if b.size(1) == 1; }", 4, 35, .error, "'size' takes 0 arguments but 1 was given."),
+        ("    match /a/{b}/{b} { allow read; }", 4, 17, .error, "Duplicate path variable 'b' in the match path."),
+        ("    match /{a=**}/x/{b=**} { allow read; }", 4, 11, .error, "A match path may contain at most one recursive wildcard."),
+        ("    function f(a, a) { return a; }\n    match /x/{y} { allow read: if f(1, 2); }", 4, 19, .error, "Duplicate parameter 'a'."),
+        ("    function f() { return true; }\n    function f() { return false; }\n    match /x/{y} { allow read: if f(); }", 5, 14, .error, "Function 'f' is already declared in this block."),
+        ("    match /a/{b} { allow read: if b.sizee() == 1; }", 4, 35, .warning, "Unknown method 'sizee'; the call fails at run time."),
+    ]
+
+    @Test(arguments: cases)
+    func diagnoses(_ body: String, _ line: Int, _ column: Int, _ severity: RulesIssue.Severity, _ message: String) {
+        let found = CheckerTests.issues(body)
+        let match = found.first { $0.description == message }
+        #expect(match != nil, "got \(found)")
+        #expect(match?.line == line)
+        #expect(match?.column == column)
+        #expect(match?.severity == severity)
+    }
+
+    @Test func v1RecursiveWildcardMustBeLast() {
+        let found = CheckerTests.issues("    match /{a=**}/x { allow read; }", version: 1)
+        #expect(found.contains { $0.severity == .error && $0.description.hasPrefix("In rules_version '1' a recursive wildcard") })
+        #expect(CheckerTests.issues("    match /{a=**}/x { allow read; }", version: 2).isEmpty)
+    }
+
+    @Test func warningsDoNotBlockCompilation() {
+        let (r, issues) = Ruleset.compile(rules("    function unused() { return 1; }\n    match /a/{b} { allow read; }"))
+        #expect(r != nil)
+        #expect(issues.count == 1)
+        #expect(r?.warnings.count == 1)
+    }
+
+    @Test func allowOutsideMatchIsAnError() {
+        let (r, issues) = Ruleset.compile("service cloud.firestore {\n  allow read;\n}")
+        #expect(r == nil)
+        #expect(issues.first?.description == "An allow statement must be inside a match block.")
+        #expect(issues.first?.line == 2 && issues.first?.column == 3)
+    }
+
+    @Test func wrongServiceIsAnError() {
+        let (r, issues) = Ruleset.compile("service firebase.storage { match /b/{bucket}/o { allow read; } }")
+        #expect(r == nil)
+        #expect(issues.first?.description == "Unsupported service 'firebase.storage'; Hearth evaluates 'cloud.firestore' rules.")
+    }
+
+    @Test func emptySourceIsAnError() {
+        #expect(Ruleset.compile("").ruleset == nil)
+        #expect(Ruleset.compile("// only a comment").issues.first?.description == "No 'service cloud.firestore { … }' block found.")
+    }
+
+    @Test func functionsSeeTheirDeclaringScope() {
+        // `story` is bound by the block that declares f, so f can read it even when called from a nested block.
+        let source = rules("""
+            match /stories/{story} {
+              function isStory(s) { return story == s; }
+              match /comments/{comment} {
+                allow read: if isStory('s1') && later(comment);
+                function later(c) { return c == 'c1'; }
+              }
+            }
+        """)
+        let r = compiled(source)
+        #expect(r.evaluate(Req.make(.get, "stories/s1/comments/c1"), lookup: MapLookup()).allowed)
+        #expect(!r.evaluate(Req.make(.get, "stories/s2/comments/c1"), lookup: MapLookup()).allowed)
+        // A function declared at the database level cannot see a variable bound only in a nested block.
+        let outer = rules("""
+            function f() { return story == 's1'; }
+            match /stories/{story} { allow read: if f(); }
+        """)
+        let (o, issues) = Ruleset.compile(outer)
+        #expect(issues.contains { $0.description == "Invalid variable name: story." })
+        let d = o!.evaluate(Req.make(.get, "stories/s1"), lookup: MapLookup())
+        #expect(!d.allowed)
+        #expect(d.message.hasPrefix("Variable not found: story. for 'get' @ L"))
+    }
+
+    @Test func parametersShadowPathVariablesAndLetsAreSequential() {
+        let source = rules("""
+            match /x/{portal} {
+              function f(portal) { let a = portal + '1'; let b = a + '2'; return b; }
+              allow read: if f('p') == 'p12' && portal == 'real';
+            }
+        """)
+        #expect(compiled(source).evaluate(Req.make(.get, "x/real"), lookup: MapLookup()).allowed)
+    }
+
+    @Test func callDepthIsLimitedToTwenty() {
+        var fns = ""
+        for i in 0..<25 { fns += "    function f\(i)() { return f\(i + 1)(); }\n" }
+        fns += "    function f25() { return true; }\n"
+        let deep = compiled(rules(fns + "    match /x/{y} { allow read: if f0(); allow write: if f6(); }"))
+        let d = deep.evaluate(Req.make(.get, "x/1"), lookup: MapLookup())
+        #expect(!d.allowed)
+        #expect(d.message.hasPrefix("Maximum function call depth (20) exceeded. for 'get'"))
+        // 20 nested calls (f6 … f25) are fine.
+        #expect(deep.evaluate(Req.make(.create, "x/1"), lookup: MapLookup()).allowed)
+    }
+}

@@ -1,0 +1,214 @@
+import Testing
+@testable import SecurityRules
+
+/// Every operator, method and type: values and error cases, evaluated through the real pipeline.
+struct ExpressionTests {
+    static func same(_ a: RulesValue?, _ b: RulesValue) -> Bool {
+        guard let a else { return false }
+        return a.typeName == b.typeName && RulesValue.rulesEqual(a, b) || (a == b)
+    }
+
+    static let values: [(String, RulesValue)] = [
+        // literals
+        ("null", .null), ("true", .bool(true)), ("42", .int(42)), ("-7", .int(-7)), ("1.5", .float(1.5)),
+        ("'it\\'s'.size()", .int(4)), (#""dq""#, .string("dq")), (#"r'\d'"#, .string(#"\d"#)),
+        ("b'\\x2A'", .bytes([42])), ("[1, 'a', null]", .list([.int(1), .string("a"), .null])),
+        ("{'a': 1}", .map(["a": .int(1)])), ("-9223372036854775808", .int(Int64.min)),
+        // arithmetic
+        ("1 + 2 * 3", .int(7)), ("(1 + 2) * 3", .int(9)), ("7 / 2", .int(3)), ("-7 / 2", .int(-3)), ("7 % 3", .int(1)),
+        ("-7 % 3", .int(-1)), ("7.0 / 2", .float(3.5)), ("1 + 0.5", .float(1.5)), ("2 * 1.5", .float(3)),
+        ("1.0 / 0.0", .float(.infinity)), ("'ab' + 'cd'", .string("abcd")), ("b'a' + b'b'", .bytes([97, 98])),
+        ("10 - 20", .int(-10)), ("-(3)", .int(-3)), ("-(1.5)", .float(-1.5)),
+        // comparison and equality
+        ("1 == 1.0", .bool(true)), ("1 == 1.5", .bool(false)), ("1 < 1.5", .bool(true)), ("2.5 >= 2", .bool(true)),
+        ("'a' < 'b'", .bool(true)), ("'B' < 'a'", .bool(true)), ("'abc' <= 'abc'", .bool(true)),
+        ("1 == '1'", .bool(false)), ("null == null", .bool(true)), ("null != 0", .bool(true)),
+        ("[1, 2] == [1, 2]", .bool(true)), ("[1, 2] == [2, 1]", .bool(false)), ("{'a': 1} == {'a': 1.0}", .bool(true)),
+        ("[1, 2].toSet() == [2, 1, 1].toSet()", .bool(true)), ("true == 1", .bool(false)), ("false < true", .bool(true)),
+        ("math.sqrt(-1.0) == math.sqrt(-1.0)", .bool(false)), ("b'a' < b'b'", .bool(true)),
+        // logic
+        ("true && false", .bool(false)), ("true || false", .bool(true)), ("!true", .bool(false)), ("!!true", .bool(true)),
+        ("true ? 1 : 2", .int(1)), ("false ? 1 : 2", .int(2)), ("false ? 1 : true ? 2 : 3", .int(2)),
+        // in
+        ("1 in [1, 2]", .bool(true)), ("3 in [1, 2]", .bool(false)), ("1.0 in [1]", .bool(true)), ("'a' in {'a': 1}", .bool(true)),
+        ("'b' in {'a': 1}", .bool(false)), ("'a' in ['a'].toSet()", .bool(true)), ("1 in {'a': 1}", .bool(false)),
+        // is
+        ("1 is int", .bool(true)), ("1 is float", .bool(false)), ("1 is number", .bool(true)), ("1.5 is number", .bool(true)),
+        ("'s' is string", .bool(true)), ("true is bool", .bool(true)), ("[] is list", .bool(true)), ("{} is map", .bool(true)),
+        ("request.time is timestamp", .bool(true)), ("duration.value(1, 's') is duration", .bool(true)),
+        ("/a/b is path", .bool(true)), ("latlng.value(1, 2) is latlng", .bool(true)), ("b'x' is bytes", .bool(true)),
+        ("[1].toSet() is set", .bool(true)), ("{}.diff({}) is map_diff", .bool(true)), ("null is map", .bool(false)),
+        ("[1].toSet() is list", .bool(false)),
+        // strings
+        ("'héllo'.size()", .int(5)), ("'😀'.size()", .int(2)), ("'AbC'.lower()", .string("abc")), ("'AbC'.upper()", .string("ABC")),
+        ("'ÉA'.lower()", .string("Éa")), ("'  x  '.trim()", .string("x")), ("'a,b,,c'.split(',')", .list([.string("a"), .string("b"), .string(""), .string("c")])),
+        ("'a1b22c'.split('[0-9]+')", .list([.string("a"), .string("b"), .string("c")])),
+        ("'foo@test.com'.replace('.', '-')", .string("------------")), ("'banana'.replace('a', 'o')", .string("bonono")),
+        ("'aXbX'.replace('X(.)?', '[$1]')", .string("a[b][]")),
+        ("'abc'.toUtf8()", .bytes([97, 98, 99])), ("'abc'[1]", .string("b")), ("'abcdef'[1:3]", .string("bc")),
+        ("'abcdef'[:2]", .string("ab")), ("'abcdef'[4:]", .string("ef")),
+        ("'abc'.matches('a.c')", .bool(true)), ("'abcd'.matches('a.c')", .bool(false)), ("'xabc'.matches('abc')", .bool(false)),
+        ("'ABC'.matches('(?i)abc')", .bool(true)), ("'a\\nb'.matches('a.b')", .bool(false)), ("'a\\nb'.matches('(?s)a.b')", .bool(true)),
+        ("'abc\\n'.matches('abc$')", .bool(false)), ("'١٢'.matches('\\\\d+')", .bool(false)), ("'12'.matches('\\\\d+')", .bool(true)),
+        ("'a[b'.matches('a[[]b')", .bool(true)), ("'a&b'.matches('a[&]b')", .bool(true)), ("'ab'.matches('(?P<x>a)b')", .bool(true)),
+        ("'aaa'.matches('a{2,3}')", .bool(true)), ("'a{b'.matches('a{b')", .bool(true)), ("'ab'.matches('a\\\\pLb?')", .bool(true)),
+        // lists
+        ("[1, 2, 3].size()", .int(3)), ("[1, 2][0]", .int(1)), ("[1, 2, 3][1:]", .list([.int(2), .int(3)])),
+        ("['a', 'b'].hasAll(['a'])", .bool(true)), ("['a'].hasAll(['a', 'b'])", .bool(false)),
+        ("['a', 'b'].hasAny(['c', 'b'])", .bool(true)), ("['a', 'b'].hasAny([])", .bool(false)),
+        ("['a', 'a', 'b'].hasOnly(['a', 'b', 'b'])", .bool(true)), ("['a', 'c'].hasOnly(['a', 'b'])", .bool(false)),
+        ("['a', 'b'].hasAll(['a'].toSet())", .bool(true)), ("['a', 'b'].join('-')", .string("a-b")),
+        ("[1].concat([2, 3])", .list([.int(1), .int(2), .int(3)])), ("[1, 2, 1, 3].removeAll([1, 3])", .list([.int(2)])),
+        ("[1, 1, 2].toSet().size()", .int(2)), ("[].size()", .int(0)),
+        // maps
+        ("{'b': 1, 'a': 2}.keys()", .list([.string("a"), .string("b")])), ("{'b': 1, 'a': 2}.values()", .list([.int(2), .int(1)])),
+        ("{'a': 1}.size()", .int(1)), ("{'a': 1}.a", .int(1)), ("{'a': 1}['a']", .int(1)),
+        ("{'a': 1}.get('b', 7)", .int(7)), ("{'a': 1}.get('a', 7)", .int(1)),
+        ("{'a': {'b': 1}}.get(['a', 'b'], 7)", .int(1)), ("{'a': {'b': 1}}.get(['a', 'c'], 7)", .int(7)),
+        ("{'a': 1}.get(['a', 'b'], 7)", .int(7)),
+        // MapDiff
+        ("{'a': 0, 'c': 0, 'u': 0}.diff({'r': 0, 'c': 1, 'u': 0}).affectedKeys() == ['a', 'r', 'c'].toSet()", .bool(true)),
+        ("{'a': 0, 'c': 0}.diff({'r': 0, 'c': 1}).addedKeys()", .set([.string("a")])),
+        ("{'a': 0, 'c': 0}.diff({'r': 0, 'c': 1}).removedKeys()", .set([.string("r")])),
+        ("{'a': 0, 'c': 0}.diff({'r': 0, 'c': 1}).changedKeys()", .set([.string("c")])),
+        ("{'a': 0, 'u': 0}.diff({'u': 0}).unchangedKeys()", .set([.string("u")])),
+        // sets
+        ("['a', 'b'].toSet().difference(['a', 'c'].toSet()) == ['b'].toSet()", .bool(true)),
+        ("['a', 'b'].toSet().union(['c'].toSet()).size()", .int(3)), ("['a', 'b'].toSet().intersection(['b', 'c'].toSet())", .set([.string("b")])),
+        ("['a'].toSet().hasOnly(['a', 'b'])", .bool(true)), ("['a'].toSet().hasAny(['a'].toSet())", .bool(true)),
+        // timestamps and durations
+        ("timestamp.date(2024, 2, 29).year()", .int(2024)), ("timestamp.date(2024, 2, 29).month()", .int(2)),
+        ("timestamp.date(2024, 2, 29).day()", .int(29)), ("timestamp.date(2024, 2, 29).dayOfWeek()", .int(4)),
+        ("timestamp.date(2024, 12, 31).dayOfYear()", .int(366)), ("timestamp.value(1500).toMillis()", .int(1500)),
+        ("timestamp.value(3723004).hours()", .int(1)), ("timestamp.value(3723004).minutes()", .int(2)),
+        ("timestamp.value(3723004).seconds()", .int(3)), ("timestamp.value(3723004).nanos()", .int(4_000_000)),
+        ("timestamp.value(90061000).date() == timestamp.date(1970, 1, 2)", .bool(true)),
+        ("timestamp.value(90061000).time() == duration.time(1, 1, 1, 0)", .bool(true)),
+        ("request.time == timestamp.date(2023, 11, 14) + duration.time(22, 13, 20, 0)", .bool(true)),
+        ("request.time - duration.value(1, 'h') < request.time", .bool(true)),
+        ("(request.time - timestamp.date(2023, 11, 14)).seconds()", .int(80_000)),
+        ("duration.value(2, 'w').seconds()", .int(1_209_600)), ("duration.value(3, 'd').seconds()", .int(259_200)),
+        ("duration.value(90, 'm').seconds()", .int(5400)), ("duration.value(1500, 'ms').nanos()", .int(500_000_000)),
+        ("duration.value(7, 'ns').nanos()", .int(7)), ("duration.abs(duration.value(-5, 's')).seconds()", .int(5)),
+        ("duration.value(1, 'h') > duration.value(59, 'm')", .bool(true)),
+        ("duration.value(1, 's') + duration.value(500, 'ms') == duration.value(1500, 'ms')", .bool(true)),
+        ("timestamp.value(0) - timestamp.value(1500) == duration.value(-1500, 'ms')", .bool(true)),
+        // latlng, bytes, hashing, path
+        ("latlng.value(10, 20).latitude()", .float(10)), ("latlng.value(10, 20).longitude()", .float(20)),
+        ("latlng.value(0, 0).distance(latlng.value(0, 1)) > 111000", .bool(true)),
+        ("latlng.value(0, 0).distance(latlng.value(0, 1)) < 111400", .bool(true)),
+        ("b'\\xFB\\xEF\\xBE'.toBase64()", .string("----")), ("b'\\xFB\\xEF\\xBE'.toHexString()", .string("FBEFBE")),
+        ("b'abc'.size()", .int(3)),
+        ("hashing.md5('abc').toHexString()", .string("900150983CD24FB0D6963F7D28E17F72")),
+        ("hashing.sha256(b'abc').toHexString().size()", .int(64)),
+        ("hashing.crc32('123456789').toHexString()", .string("CBF43926")),
+        ("hashing.crc32c('123456789').toHexString()", .string("E3069283")),
+        ("/a/b/c[1]", .string("b")), ("path('/a/b') == /a/b", .bool(true)), ("path('a/b')[0]", .string("a")),
+        ("/databases/$(database)/documents/x", .path(["databases", "(default)", "documents", "x"])),
+        ("/a/$(1 + 1)", .path(["a", "2"])), ("/a/pre$('x')post", .path(["a", "prexpost"])),
+        ("/a/$(path('b/c'))/d", .path(["a", "b", "c", "d"])), ("path('/a/{x}').bind({'x': 'v'})", .path(["a", "v"])),
+        // math and conversions
+        ("math.abs(-3)", .int(3)), ("math.abs(-2.5)", .float(2.5)), ("math.ceil(2.1)", .float(3)), ("math.floor(2.9)", .float(2)),
+        ("math.round(2.5)", .float(3)), ("math.round(-2.5)", .float(-3)), ("math.sqrt(16)", .float(4)), ("math.pow(2, 10)", .float(1024)),
+        ("math.isInfinite(1.0 / 0.0)", .bool(true)), ("math.isNaN(math.sqrt(-1.0))", .bool(true)), ("math.isNaN(1)", .bool(false)),
+        ("int('42')", .int(42)), ("int(2.9)", .int(2)), ("int(-2.9)", .int(-2)), ("float(2)", .float(2)), ("float('1.5')", .float(1.5)),
+        ("string(true)", .string("true")), ("string(1)", .string("1")), ("string(2.0)", .string("2.0")), ("string(null)", .string("null")),
+        ("string(/a/b)", .string("/a/b")), ("debug(5)", .int(5)),
+        // request and resource
+        ("request.method", .string("get")), ("request.path == /databases/(default)/documents/probe/doc", .bool(true)),
+        ("request.auth == null", .bool(true)), ("resource == null", .bool(true)), ("request.resource == null", .bool(true)),
+        ("request.keys().size()", .int(6)),
+        // absorption
+        ("false && (1 / 0 == 1)", .bool(false)), ("(1 / 0 == 1) && false", .bool(false)), ("true || (1 / 0 == 1)", .bool(true)),
+        ("(1 / 0 == 1) || true", .bool(true)), ("request.auth.uid == 'x' || true", .bool(true)),
+        ("false && request.auth.uid == 'x'", .bool(false)), ("request.auth.uid == 'x' && false", .bool(false)),
+        ("1 && false", .bool(false)), ("true ? 1 : 1 / 0", .int(1)),
+    ]
+
+    @Test(arguments: values)
+    func evaluates(_ expression: String, _ expected: RulesValue) {
+        let result = Ruleset.probe(expression)
+        guard case .success(let v) = result else {
+            Issue.record("\(expression) failed: \(result)")
+            return
+        }
+        #expect(ExpressionTests.same(v, expected), "\(expression) = \(v.rendered), expected \(expected.rendered)")
+    }
+
+    static let errors: [(String, String)] = [
+        ("request.auth.uid", "Null value error."),
+        ("{'a': 1}.b", "Property b is undefined on object."),
+        ("{'a': 1}['b']", "Property b is undefined on object."),
+        ("1 / 0", "Division by zero error."), ("1 % 0", "Division by zero error."),
+        ("9223372036854775807 + 1", "Integer overflow error."), ("-9223372036854775808 - 1", "Integer overflow error."),
+        ("9223372036854775807 * 2", "Integer overflow error."), ("-(-9223372036854775808)", "Integer overflow error."),
+        ("-9223372036854775808 / -1", "Integer overflow error."), ("math.abs(-9223372036854775808)", "Integer overflow error."),
+        ("1 + 'a'", "Unsupported operation error. Received: int + string."),
+        ("[1] + [2]", "Unsupported operation error. Received: list + list."),
+        ("'a' < 1", "Unsupported operation error. Received: string < int."),
+        ("1.5 % 1", "Unsupported operation error. Received: float % int."),
+        ("!1", "Unsupported operation error. Received: !int."),
+        ("[1][1]", "Index out of range error: index 1, size 1."), ("[1][-1]", "Index out of range error: index -1, size 1."),
+        ("'ab'[5]", "Index out of range error: index 5, size 2."), ("[1, 2][1:5]", "Index out of range error: slice [1:5] of size 2."),
+        ("1 in 2", "Unsupported operation error. Received: int in int."),
+        ("'a'.hasAll(['a'])", "Function not found error: Name: [hasAll]."),
+        ("1.size()", "Function not found error: Name: [size]."),
+        ("null.size()", "Null value error."),
+        ("'abc'.matches('(a)\\\\1')", "Invalid regular expression '(a)\\1': backreferences are not supported (RE2 syntax)."),
+        ("'abc'.matches('a(?=b)')", "Invalid regular expression 'a(?=b)': lookaround assertions are not supported (RE2 syntax)."),
+        ("'abc'.matches('a*+')", "Invalid regular expression 'a*+': bad repetition operator (RE2 syntax)."),
+        ("'abc'.matches('a**')", "Invalid regular expression 'a**': bad repetition operator (RE2 syntax)."),
+        ("'abc'.matches('(?U)a')", "Invalid regular expression '(?U)a': the ungreedy flag (?U) is not supported by Hearth (RE2 syntax)."),
+        ("'abc'.matches('[a')", "Invalid regular expression '[a': missing closing ] (RE2 syntax)."),
+        ("'abc'.matches('a\\\\Z')", "Invalid regular expression 'a\\Z': \\Z is not supported (RE2 syntax)."),
+        ("int('x')", "Invalid argument provided to call. Function: [int], Argument: [\"x\" is not an integer]."),
+        ("int(1.0 / 0.0)", "Integer overflow error."),
+        ("timestamp.date(2023, 2, 29)", "Invalid argument provided to call. Function: [timestamp.date], Argument: [no such date 2023-2-29]."),
+        ("duration.value(1, 'y')", "Invalid argument provided to call. Function: [duration.value], Argument: [unit must be one of w, d, h, m, s, ms, ns]."),
+        ("latlng.value(91, 0)", "Invalid argument provided to call. Function: [latlng.value], Argument: [latitude in [-90, 90] and longitude in [-180, 180]]."),
+        ("get('/databases/x/documents/a/b')", "Invalid argument provided to call. Function: [get], Argument: [path expected, got string]."),
+        ("1 ? 2 : 3", "Ternary condition must be a bool, got int."),
+        ("(1 / 0 == 1) && true", "Division by zero error."), ("(1 / 0 == 1) || false", "Division by zero error."),
+        ("1 / 0 == 1 / 0", "Division by zero error."), ("(1 / 0) is int", "Division by zero error."),
+        ("/a/$(null)", "Null value error."), ("/a/$([1])", "Path interpolation needs a string, got list."),
+        ("['a', 1].join(',')", "Invalid argument provided to call. Function: [join], Argument: [list of strings expected]."),
+        ("{'a': 1}.get(1, 2)", "Invalid argument provided to call. Function: [get], Argument: [string or list key expected, got int]."),
+        ("timestamp.value(1) + 1", "Unsupported operation error. Received: timestamp + int."),
+        ("hashing.md5(1)", "Invalid argument provided to call. Function: [hashing.md5], Argument: [bytes or string expected, got int]."),
+        ("{'a': 1}.foo()", "Function not found error: Name: [foo]."),
+    ]
+
+    @Test(arguments: errors)
+    func fails(_ expression: String, _ message: String) {
+        let result = Ruleset.probe(expression)
+        guard case .failure(let e) = result else {
+            Issue.record("\(expression) = \(result), expected error \(message)")
+            return
+        }
+        #expect(e.message == message)
+    }
+
+    @Test func requestAndResourceFields() {
+        let req = Req.make(.update, "users/u1", uid: "u1",
+                           claims: ["email": .string("a@b.c"), "email_verified": .bool(true), "admin": .bool(true),
+                                    "firebase": .map(["sign_in_provider": .string("password")]), "stores": .list([.string("s1")])],
+                           data: ["n": .int(2)], existing: ["n": .int(1)])
+        let cases: [(String, RulesValue)] = [
+            ("request.auth.uid", .string("u1")), ("request.auth.token.email", .string("a@b.c")),
+            ("request.auth.token.email_verified", .bool(true)), ("request.auth.token.firebase.sign_in_provider", .string("password")),
+            ("request.auth.token.admin", .bool(true)), ("'s1' in request.auth.token.stores", .bool(true)),
+            ("request.method", .string("update")), ("request.resource.data.n", .int(2)), ("resource.data.n", .int(1)),
+            ("resource.id", .string("u1")), ("resource.__name__ == /databases/$(database)/documents/users/u1", .bool(true)),
+            ("request.resource.data.diff(resource.data).changedKeys() == ['n'].toSet()", .bool(true)),
+            ("request.path[4]", .string("u1")), ("request.time == timestamp.date(2026, 1, 1)", .bool(true)),
+            ("document == path('users/u1')", .bool(true)), ("database", .string("(default)")),
+        ]
+        for (expr, expected) in cases {
+            let v = probe(expr, request: req)
+            #expect(ExpressionTests.same(v, expected), "\(expr) = \(v?.rendered ?? "error")")
+        }
+        let query = Req.make(.list, "users/x", uid: "u1", query: .map(["limit": .int(10), "offset": .int(0), "orderBy": .map(["name": .string("ASC")])]))
+        #expect(probe("request.query.limit <= 10", request: query) == .bool(true))
+        #expect(probe("request.query.orderBy.name", request: query) == .string("ASC"))
+    }
+}

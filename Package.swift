@@ -4,7 +4,7 @@ import PackageDescription
 
 let package = Package(
     name: "Hearth",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .executable(name: "hearth", targets: ["hearth"]),
         .library(name: "HearthClient", targets: ["HearthClient"]),

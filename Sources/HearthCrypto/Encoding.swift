@@ -41,14 +41,42 @@ public enum Hex {
 
 /// Base64 in the URL-safe alphabet without padding (JWT, JWK).
 public enum Base64URL {
-    /// Encodes without padding.
-    public static func encode<D: ContiguousBytes>(_ data: D) -> String {
-        let bytes = data.withUnsafeBytes { Data($0) }
-        return bytes.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Encodes without padding, in one pass (tokens are encoded on every sign-in).
+    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        let input = Array(bytes)
+        let count = input.count
+        let outCount = (count / 3) * 4 + [0, 2, 3][count % 3]
+        return String(unsafeUninitializedCapacity: outCount) { out in
+            var o = 0
+            var i = 0
+            while i + 3 <= count {
+                let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+                out[o] = alphabet[Int(n >> 18 & 63)]
+                out[o + 1] = alphabet[Int(n >> 12 & 63)]
+                out[o + 2] = alphabet[Int(n >> 6 & 63)]
+                out[o + 3] = alphabet[Int(n & 63)]
+                i += 3
+                o += 4
+            }
+            let rest = count - i
+            if rest > 0 {
+                let n = UInt32(input[i]) << 16 | (rest == 2 ? UInt32(input[i + 1]) << 8 : 0)
+                out[o] = alphabet[Int(n >> 18 & 63)]
+                out[o + 1] = alphabet[Int(n >> 12 & 63)]
+                o += 2
+                if rest == 2 {
+                    out[o] = alphabet[Int(n >> 6 & 63)]
+                    o += 1
+                }
+            }
+            return o
+        }
     }
+
+    /// Encodes `data` without padding.
+    public static func encode(_ data: Data) -> String { encode(Array(data)) }
 
     /// Decodes with or without padding; nil when not base64url.
     public static func decode(_ text: String) -> Data? {

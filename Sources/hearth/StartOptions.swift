@@ -54,6 +54,8 @@ struct StartOptions: Sendable {
         ("--tls-key", "PEM", "private key for --tls-cert"),
         ("--token-signing", "none|rs256", "ID token signing: none (Firebase emulator parity, default) or rs256 (verifiable signatures)"),
         ("--uploads-bucket", "NAME", "bucket the uploads API presigns for (default uploads; created at start)"),
+        ("--uploads-content-types", "LIST", "comma-separated media types the uploads API presigns (default images, PDF, video/mp4, application/octet-stream)"),
+        ("--uploads-max-expires", "SECONDS", "longest presigned URL lifetime the uploads API grants (default 3600)"),
         ("--require-app-check", nil, "uploads API requires an X-Firebase-AppCheck token"),
         ("--seed", "N", "make generated ids reproducible"),
         ("--clock", "RFC3339", "start with the clock frozen at this instant"),
@@ -214,6 +216,17 @@ struct StartOptions: Sendable {
             guard v == "none" || v == "rs256" else { throw UsageError(description: "--token-signing must be none or rs256, got '\(v)'") }
             tokenSigning = v
         case "--uploads-bucket": uploadsBucket = v
+        case "--uploads-content-types":
+            let types = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !types.isEmpty, types.allSatisfy({ $0.contains("/") }) else {
+                throw UsageError(description: "--uploads-content-types must be a comma-separated list of media types like image/png, got '\(v)'")
+            }
+            uploadsContentTypes = types
+        case "--uploads-max-expires":
+            guard let n = Int(v), (1...604_800).contains(n) else {
+                throw UsageError(description: "--uploads-max-expires must be 1-604800 seconds, got '\(v)'")
+            }
+            uploadsMaxExpires = n
         case "--require-app-check": requireAppCheck = true
         case "--seed":
             guard let n = UInt64(v) else { throw UsageError(description: "--seed must be a non-negative integer, got '\(v)'") }

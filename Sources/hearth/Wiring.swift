@@ -35,13 +35,15 @@ enum Wiring {
                 credentials: o.allS3Credentials.map {
                     S3Configuration.Credential(accessKey: $0.accessKey, secretKey: $0.secret, allowedBuckets: $0.buckets.map(Set.init))
                 },
-                allowSigV2: o.s3AllowSigV2, isTLS: tls != nil))
+                allowSigV2: o.s3AllowSigV2, isTLS: tls != nil,
+                // Recreated after `DELETE /emulator/v1/s3` too, so presigned uploads keep working.
+                defaultBuckets: [o.uploadsBucket]))
 
         let uploads = try UploadsService(
             clock: c.clock, ids: c.ids, logger: c.logger,
             configuration: UploadsConfiguration(projectID: o.project, bucket: o.uploadsBucket,
                                                 allowedContentTypes: o.uploadsContentTypes ?? UploadsConfiguration.defaultContentTypes,
-                                                requireAppCheck: o.requireAppCheck),
+                                                maxExpiresSeconds: o.uploadsMaxExpires, requireAppCheck: o.requireAppCheck),
             tokenVerifier: auth.tokenVerifier, objectStore: s3, documentStore: firestore,
             appCheckVerifier: { auth.verifyAppCheckToken($0) })
 

@@ -11,7 +11,7 @@ import pytest
 import requests
 from botocore.config import Config
 
-from conftest import REPO, hearth_bin
+from hearthharness import REPO, hearth_bin
 
 import subprocess
 import json

@@ -2,8 +2,12 @@
 import hashlib
 import os
 
+import shutil
+
 import boto3
 import pytest
+
+from hearthharness import start_hearth, stop_hearth
 
 
 def vm_hwm_bytes(pid):
@@ -40,10 +44,19 @@ class PatternFile:
         return self.pos
 
 
-def test_256_mib_put_and_get_keep_hearth_memory_bounded(hearth):
-    pid = hearth["pid"]
+def test_256_mib_put_and_get_keep_hearth_memory_bounded(tmp_path):
+    # A file-backed hearth of its own: the shared session one keeps its database in memory.
+    proc, ready, tmp = start_hearth(["--data-dir", str(tmp_path / "data")], in_memory=False)
+    try:
+        check_bounded(proc.pid, ready["services"]["s3"]["url"])
+    finally:
+        stop_hearth(proc)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_bounded(pid, s3_url):
     size = 256 << 20
-    s3 = boto3.client("s3")
+    s3 = boto3.client("s3", endpoint_url=s3_url)
     s3.create_bucket(Bucket="memory-bound")
     before = vm_hwm_bytes(pid)
     s3.put_object(Bucket="memory-bound", Key="big", Body=PatternFile(size), ContentLength=size)

@@ -4,7 +4,7 @@ import re
 
 import yaml
 
-from conftest import REPO
+from hearthharness import REPO
 
 
 def test_compose_file_parses_and_exposes_every_port():

@@ -101,3 +101,22 @@ import HearthCrypto
         #expect(e == [1, 0, 1])
     }
 }
+
+@Suite struct Base64URLTests {
+    static func foundationBase64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    @Test(arguments: 0..<70)
+    func matchesFoundationsEncoder(length: Int) {
+        let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        #expect(Base64URL.encode(bytes) == Self.foundationBase64URL(bytes))
+        #expect(Base64URL.decode(Base64URL.encode(bytes)).map { [UInt8]($0) } == bytes)
+    }
+
+    @Test func allByteValues() {
+        let bytes = (0...255).map(UInt8.init)
+        #expect(Base64URL.encode(bytes) == Self.foundationBase64URL(bytes))
+    }
+}

@@ -70,7 +70,7 @@ final class AuthOperations: Sendable {
 
     /// `length` characters of the base64url alphabet from the ID stream.
     func randomBase64URL(_ length: Int) -> String {
-        let text = Base64URLEncoder.encode(ids.bytes((length * 3 + 3) / 4))
+        let text = Base64URL.encode(ids.bytes((length * 3 + 3) / 4))
         return String(text.prefix(length))
     }
 

@@ -56,13 +56,13 @@ struct JWT: Sendable {
         let header = JSONObject([("alg", .string("RS256")), ("kid", .string(kid)), ("typ", .string("JWT"))])
         let input = signingInput(header: header, payload: payload)
         let signature = try key.signRS256(Array(input.utf8))
-        return input + "." + Base64URLEncoder.encode(signature)
+        return input + "." + Base64URL.encode(signature)
     }
 
     /// `{"alg":"none","typ":"JWT"}`: the header of the Firebase emulator's ID tokens.
     static let noneHeader = JSONObject([("alg", .string("none")), ("typ", .string("JWT"))])
 
     private static func signingInput(header: JSONObject, payload: JSONObject) -> String {
-        Base64URLEncoder.encode(JSON.object(header).serialized().utf8) + "." + Base64URLEncoder.encode(JSON.object(payload).serialized().utf8)
+        Base64URL.encode(JSON.object(header).serialized().utf8) + "." + Base64URL.encode(JSON.object(payload).serialized().utf8)
     }
 }

@@ -24,17 +24,21 @@ struct ProtoObject {
         self.init(o, path: path)
     }
 
+    /// `structuredQuery` → `structured_query` (field names are ASCII).
     static func snake(_ camel: String) -> String {
-        var out = ""
-        for c in camel {
-            if c.isUppercase {
-                out.append("_")
-                out.append(contentsOf: c.lowercased())
+        let utf8 = camel.utf8
+        guard utf8.contains(where: { $0 >= 65 && $0 <= 90 }) else { return camel }
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count + 4)
+        for b in utf8 {
+            if b >= 65 && b <= 90 {
+                out.append(0x5F)
+                out.append(b + 32)
             } else {
-                out.append(c)
+                out.append(b)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     func childPath(_ camel: String) -> String {

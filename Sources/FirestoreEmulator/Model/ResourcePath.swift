@@ -69,6 +69,9 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
         if s.utf8.count > maxSegmentBytes {
             throw .invalidArgument("Resource id \"\(s.prefix(64))…\" is too long: the maximum is \(maxSegmentBytes) bytes.")
         }
+        if s.contains("/") {
+            throw .invalidArgument("Resource id \"\(s)\" is invalid because it contains '/'.")
+        }
         if s == "." || s == ".." {
             throw .invalidArgument("Resource id \"\(s)\" is invalid because it is \".\" or \"..\".")
         }

@@ -156,6 +156,27 @@ struct QueryExecutor {
     // MARK: Planning
 
     private func chooseAccess(_ conjunction: [QueryFilter], query: Query) -> Access {
+        let access = baseAccess(conjunction, query: query)
+        // Cursors on the first ordered field narrow a range on that field, so deep pages seek
+        // instead of reading every earlier document (the exact cursor check stays in memory).
+        guard case .range(let field, var lower, var upper) = access, let first = query.order.first,
+              !first.field.isDocumentKey, first.field.canonical == field
+        else { return access }
+        func tightenLower(_ v: FirestoreValue) {
+            let b = OrderedEncoding.encode(v)
+            if OrderedEncoding.compare(b, lower.bytes) > 0 { lower = Bound(bytes: b, inclusive: true) }
+        }
+        func tightenUpper(_ v: FirestoreValue) {
+            // Every encoding that starts with `b` sorts before `b + FF`, so this keeps equal values.
+            let b = OrderedEncoding.encode(v) + [0xFF]
+            if OrderedEncoding.compare(b, upper.bytes) < 0 { upper = Bound(bytes: b, inclusive: true) }
+        }
+        if let v = query.startAt?.values.first { first.descending ? tightenUpper(v) : tightenLower(v) }
+        if let v = query.endAt?.values.first { first.descending ? tightenLower(v) : tightenUpper(v) }
+        return .range(field: field, lower: lower, upper: upper)
+    }
+
+    private func baseAccess(_ conjunction: [QueryFilter], query: Query) -> Access {
         // A kind-less descendant query has no per-collection index scope.
         if query.collectionID.isEmpty { return .scan }
 
@@ -323,6 +344,21 @@ struct QueryExecutor {
                 sql += " AND key >= ? AND key < ?"
                 values.append(lo)
                 values.append(hi)
+            }
+            // Name cursors (the SDKs' `startAfter(snapshot)` on the default order) seek too.
+            if let first = query.order.first, first.field.isDocumentKey {
+                func key(_ c: Cursor?) -> [UInt8]? {
+                    guard case .reference(let name)? = c?.values.first, let (_, p) = try? ResourcePath.parseName(name) else { return nil }
+                    return p.key
+                }
+                if let k = key(query.startAt) {
+                    sql += first.descending ? " AND key <= ?" : " AND key >= ?"
+                    values.append(k)
+                }
+                if let k = key(query.endAt) {
+                    sql += first.descending ? " AND key >= ?" : " AND key <= ?"
+                    values.append(k)
+                }
             }
             sql += " ORDER BY key \(direction)"
             try FirestoreStorage.forEachRow(conn, sql, values) { row in try body(FirestoreStorage.document(from: row)) }

@@ -78,27 +78,29 @@ final class FirestoreStorage: @unchecked Sendable {
     // MARK: Spaces
 
     /// The space of `db`, or nil when it has never been written.
+    ///
+    /// Only the writer fills the cache (inside its transaction, so it always holds committed
+    /// state); a reader's snapshot may predate a clear, so what a reader looks up is not cached.
     func space(of db: DatabaseID, _ conn: Connection) throws -> Int64? {
         let name = db.spaceName
         lock.lock()
         let cached = spaces[name]
         lock.unlock()
         if let cached { return cached }
-        guard let s = try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [name]) else { return nil }
-        lock.lock()
-        spaces[name] = s
-        lock.unlock()
-        return s
+        return try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [name])
     }
 
     /// The space of `db`, created when missing (inside a write transaction).
     func writableSpace(of db: DatabaseID, _ conn: Connection) throws -> Int64 {
-        if let s = try space(of: db, conn) { return s }
+        if let s = try space(of: db, conn) {
+            lock.lock()
+            spaces[db.spaceName] = s
+            lock.unlock()
+            return s
+        }
         let s = try allocateSpace(conn)
         try conn.run("INSERT INTO fs_spaces (name, space) VALUES (?, ?)", [db.spaceName, s])
-        lock.lock()
-        spaces[db.spaceName] = s
-        lock.unlock()
+        // Not cached yet: this transaction may still roll back; the next writer caches it.
         return s
     }
 
@@ -111,26 +113,27 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Empties one database in constant time; its rows are collected in the background.
     func clear(_ db: DatabaseID) throws {
         let garbage: Int64? = try database.write { conn in
+            // Forget the cached space inside the write transaction: no writer can use it after this.
+            lock.lock()
+            spaces[db.spaceName] = nil
+            lock.unlock()
             guard let old = try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [db.spaceName]) else { return nil }
             try conn.run("DELETE FROM fs_spaces WHERE name = ?", [db.spaceName])
             try conn.run("INSERT OR IGNORE INTO fs_garbage (space) VALUES (?)", [old])
             return old
         }
-        lock.lock()
-        spaces[db.spaceName] = nil
-        lock.unlock()
         if garbage != nil { scheduleCollection() }
     }
 
     /// Empties every database.
     func clearAll() throws {
         try database.write { conn in
+            lock.lock()
+            spaces.removeAll()
+            lock.unlock()
             try conn.run("INSERT OR IGNORE INTO fs_garbage (space) SELECT space FROM fs_spaces")
             try conn.run("DELETE FROM fs_spaces")
         }
-        lock.lock()
-        spaces.removeAll()
-        lock.unlock()
         scheduleCollection()
     }
 
@@ -189,13 +192,6 @@ final class FirestoreStorage: @unchecked Sendable {
         lastCommit = t
         lock.unlock()
         return Instant(unixMicros: t)
-    }
-
-    /// Forgets the cached commit time after a rolled-back transaction may have advanced it.
-    func invalidateCommitTime() {
-        lock.lock()
-        lastCommit = nil
-        lock.unlock()
     }
 
     // MARK: Documents

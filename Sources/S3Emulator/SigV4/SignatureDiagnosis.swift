@@ -57,6 +57,21 @@ struct SignatureDiagnosis: Sendable {
             }
         }
 
+        // A signed Content-Type other than the one sent: the classic presigned-PUT bug. A URL Hearth
+        // did not mint does not say what was signed, so try the types clients commonly presign with.
+        if authorization.signedHeaders.contains("content-type") {
+            let sent = parts.header("content-type")
+            var candidates = Self.commonContentTypes
+            if let sent, let semicolon = sent.firstIndex(of: ";") {
+                candidates.insert(String(sent[..<semicolon]).trimmingCharacters(in: .whitespaces), at: 0)
+            }
+            for candidate in candidates where candidate != sent {
+                if matches(headers: replacing("content-type", with: candidate, in: parts.headers)) {
+                    return "Content-Type was signed as \(candidate) but the request sent \(sent ?? "no Content-Type"): a presigned URL that signs content-type only accepts the exact value given when it was presigned."
+                }
+            }
+        }
+
         // Path encoding.
         let canonicalPath = CanonicalRequest.uri(rawPath: parts.rawPath)
         let pathSuspects: [(CanonicalRequest.PathForm, String)] = [
@@ -218,6 +233,14 @@ struct SignatureDiagnosis: Sendable {
     }
 
     // MARK: Helpers
+
+    /// Content types clients most often presign uploads with (tried only after a mismatch).
+    static let commonContentTypes = [
+        "image/jpeg", "image/png", "image/gif", "image/webp", "image/heic", "image/heif", "image/svg+xml",
+        "application/octet-stream", "binary/octet-stream", "application/pdf", "application/json", "application/zip",
+        "application/x-www-form-urlencoded", "multipart/form-data", "text/plain", "text/plain; charset=utf-8",
+        "text/html", "text/csv", "video/mp4", "video/quicktime", "audio/mpeg", "audio/mp4", "",
+    ]
 
     private func hostVariants(_ host: String, isTLS: Bool, forwarded: String?) -> [String] {
         var variants: [String] = []

@@ -57,17 +57,3 @@ import Testing
         #expect(throws: AuthError.forbiddenClaim(name)) { try CustomClaims.validate(.object(JSONObject([(name, .int(1))]))) }
     }
 }
-
-@Suite struct Base64URLEncoderTests {
-    @Test(arguments: 0..<70)
-    func matchesTheFoundationEncoder(length: Int) {
-        let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
-        #expect(Base64URLEncoder.encode(bytes) == Base64URL.encode(bytes))
-    }
-
-    @Test func allByteValues() {
-        let bytes = (0...255).map(UInt8.init)
-        #expect(Base64URLEncoder.encode(bytes) == Base64URL.encode(bytes))
-        #expect(Base64URL.decode(Base64URLEncoder.encode(bytes)).map { [UInt8]($0) } == bytes)
-    }
-}

@@ -101,3 +101,14 @@ def test_transactions_conflict_and_rollback():
 
     started = run_query({"from": [{"collectionId": coll}]}, newTransaction={"readWrite": {}})
     assert "transaction" in started.json()[0]
+
+
+def test_numeric_enums_and_snake_case_as_generated_clients_send():
+    coll = unique()
+    seed(coll)
+    body = {"structured_query": {"from": [{"collection_id": coll}],
+                                 "where": {"field_filter": {"field": {"field_path": "state"}, "op": 5, "value": {"string_value": "CA"}}},
+                                 "order_by": [{"field": {"field_path": "pop"}, "direction": 2}]}}
+    r = requests.post(url(":runQuery"), params={"$alt": "json;enum-encoding=int"}, json=body, headers=OWNER)
+    assert r.status_code == 200, r.text
+    assert ids(r.json()) == ["LA", "SF"]

@@ -91,3 +91,26 @@ def test_rules_endpoint_and_coverage():
     assert cov.status_code == 200 and isinstance(cov.json(), dict)
     html = requests.get(f"{base_url()}/emulator/v1/projects/{p}:ruleCoverage.html")
     assert html.status_code == 200 and html.headers["Content-Type"].startswith("text/html")
+
+
+def test_id_tokens_from_the_auth_emulator():
+    import os
+
+    import pytest
+    auth = os.environ.get("HEARTH_AUTH_URL")
+    if not auth:
+        pytest.skip("no auth emulator in this run")
+
+    def sign_up():
+        r = requests.post(f"{auth.rstrip('/')}/identitytoolkit.googleapis.com/v1/accounts:signUp", params={"key": "any"},
+                          json={"email": f"{unique('fs')}@example.com", "password": "secret123", "returnSecureToken": True})
+        assert r.status_code == 200, r.text
+        return r.json()["localId"], {"Authorization": "Bearer " + r.json()["idToken"]}
+
+    uid, headers = sign_up()
+    _, other = sign_up()
+    assert commit([metadata_write(uid, "f1")], headers=headers).status_code == 200
+    assert requests.get(url(f"/users/{uid}/files/f1"), headers=headers).status_code == 200
+    denied = requests.get(url(f"/users/{uid}/files/f1"), headers=other)
+    assert denied.status_code == 403
+    assert denied.json()["error"]["status"] == "PERMISSION_DENIED"

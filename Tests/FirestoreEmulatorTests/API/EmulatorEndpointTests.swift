@@ -91,3 +91,27 @@ import Testing
         #expect(json["error"]?["message"]?.stringValue == "Request payload size exceeds the limit: 10485760 bytes.")
     }
 }
+
+@Suite struct SpaceAllocationTests {
+    @Test func aRolledBackFirstWriteDoesNotLeakItsSpace() throws {
+        let h = try TestHarness()
+        let a = "/v1/projects/pa/databases/(default)/documents"
+        let b = "/v1/projects/pb/databases/(default)/documents"
+        #expect(h.call("PATCH", a + "/c/x?currentDocument.exists=true", .object(["fields": .object([:])])).status == 404)
+        #expect(h.call("PATCH", b + "/c/y", .object(["fields": .object([:])])).status == 200)
+        #expect(h.call("PATCH", a + "/c/z", .object(["fields": .object([:])])).status == 200)
+        let inA = h.call("GET", a + "/c").json["documents"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+        let inB = h.call("GET", b + "/c").json["documents"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+        #expect(inA == ["projects/pa/databases/(default)/documents/c/z"])
+        #expect(inB == ["projects/pb/databases/(default)/documents/c/y"])
+    }
+}
+
+@Suite struct MethodOverrideTests {
+    @Test func postWithMethodOverrideActsAsPatch() throws {
+        let h = try TestHarness()
+        let r = h.call("POST", h.api("/c/d"), .object(["fields": .object(["x": int(1)])]), headers: [("X-HTTP-Method-Override", "PATCH")])
+        #expect(r.status == 200)
+        #expect(r.json["name"]?.stringValue == h.root + "/c/d")
+    }
+}

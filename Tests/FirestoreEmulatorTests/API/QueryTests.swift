@@ -209,5 +209,30 @@ import Testing
         #expect(contains.examined == 3)
         let page = try run(sq("items", orderBy: [order("k")], limit: 2, startAt: .object(["values": .array([int(250)]), "before": .bool(true)])))
         #expect(page.documents.map { $0.path.lastSegment } == ["i250", "i251"])
+        #expect(page.examined == 2)  // the cursor seeks; earlier documents are not read
+        let pageDesc = try run(sq("items", orderBy: [order("k", "DESCENDING")], limit: 2, startAt: .object(["values": .array([int(250)])])))
+        #expect(pageDesc.documents.map { $0.path.lastSegment } == ["i249", "i248"])
+        #expect(pageDesc.examined <= 3)
+        let ref: JSON = .object(["referenceValue": .string(h.root + "/items/i250")])
+        let byName = try run(sq("items", limit: 2, startAt: .object(["values": .array([ref])])))
+        #expect(byName.documents.map { $0.path.lastSegment } == ["i251", "i252"])
+        #expect(byName.examined <= 3)
+    }
+}
+
+@Suite struct ProtoJSONSpellingTests {
+    @Test func snakeCaseMembersAndNumericEnumsAreAccepted() throws {
+        let h = try QueryTests.cities()
+        let body = #"{"structured_query":{"from":[{"collection_id":"cities"}],"where":{"field_filter":{"field":{"field_path":"capital"},"op":5,"value":{"boolean_value":true}}},"order_by":[{"field":{"field_path":"pop"},"direction":2}],"limit":{"value":2}}}"#
+        let r = h.rawCall("POST", h.api(":runQuery?%24alt=json%3Benum-encoding%3Dint"), body)
+        #expect(r.status == 200, "\(r.json)")
+        let ids = (r.json.arrayValue ?? []).compactMap { $0["document"]?["name"]?.stringValue?.split(separator: "/").last.map(String.init) }
+        #expect(ids == ["BJ", "TOK"])
+    }
+
+    @Test func googleAccessTokensAreAdmin() throws {
+        let h = try TestHarness(rules: "rules_version = '2'; service cloud.firestore { match /databases/{db}/documents { match /{d=**} { allow read, write: if false; } } }")
+        #expect(h.call("PATCH", h.api("/c/d"), .object(["fields": .object([:])]), as: .header("Bearer ya29.a0AfB_byC")).status == 200)
+        #expect(h.call("GET", h.api("/c/d?access_token=owner"), as: .anonymous).status == 200)
     }
 }

@@ -65,3 +65,28 @@ import FoundationNetworking
         #expect(Self.send("GET", root + "/users/u1/files/f1", token: token).status == 404)
     }
 }
+
+@Suite struct FileDatabaseTests {
+    @Test func concurrentWritersAndReadersOnAWALDatabase() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fs-wal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let h = try TestHarness(databasePath: dir.appendingPathComponent("hearth.sqlite").path)
+        let failures = Counter()
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            for i in 0..<40 {
+                let w = h.call("PATCH", h.api("/w\(worker)/d\(i)"), .object(["fields": .object(["i": int(Int64(i)), "w": int(Int64(worker))])]))
+                if w.status != 200 { failures.increment() }
+                let q = h.query(sq("w\(worker)", where: ff("i", "LESS_THAN_OR_EQUAL", int(Int64(i)))))
+                if q.status != 200 || q.ids.count != i + 1 { failures.increment() }
+            }
+        }
+        #expect(failures.count == 0)
+        // Data survives reopening the file.
+        let reopened = try TestHarness(databasePath: dir.appendingPathComponent("hearth.sqlite").path)
+        #expect(reopened.call("GET", reopened.api("/w3/d39")).json["fields"]?["i"] == int(39))
+        let later = reopened.put("w0/new", [:])["updateTime"]?.stringValue ?? ""
+        let earlier = h.call("GET", h.api("/w3/d39")).json["updateTime"]?.stringValue ?? ""
+        #expect(later > earlier)
+    }
+}

@@ -30,8 +30,9 @@ final class TestHarness: @unchecked Sendable {
         func append(_ s: String) { lock.lock(); _lines.append(s); lock.unlock() }
     }
 
-    init(rules: String? = nil, rulesPath: String? = nil, project: String = "demo-test", watch: Bool = false) throws {
-        database = try Database(path: nil)
+    init(rules: String? = nil, rulesPath: String? = nil, project: String = "demo-test", watch: Bool = false,
+         databasePath: String? = nil) throws {
+        database = try Database(path: databasePath)
         try database.migrate(FirestoreService.migrations)
         clock = Clock(frozenAt: Instant(rfc3339: "2026-01-02T03:04:05.123456Z")!)
         self.project = project

@@ -100,15 +100,23 @@ import Testing
 
     // MARK: Presigned by Hearth
 
-    static func hearthURL(ledger: PresignLedger) throws -> PresignedURL {
+    static func hearthURL(ledger: PresignLedger, contentType: String = "image/jpeg") throws -> PresignedURL {
         let presigner = Presigner(credentials: RequestAuthenticatorTests.credentials, region: "us-east-1",
                                   clock: Clock(frozenAt: RequestAuthenticatorTests.now), ledger: ledger)
         return try presigner.presign(method: "PUT", endpoint: "http://127.0.0.1:9000", bucket: "bkt", key: "uploads/photo.jpg",
-                                     headers: [("Content-Type", "image/jpeg"), ("x-amz-meta-owner", "u1")], expiresSeconds: 900)
+                                     headers: [("Content-Type", contentType), ("x-amz-meta-owner", "u1")], expiresSeconds: 900)
     }
 
     static func use(_ url: PresignedURL, method: String = "PUT", headers: HTTPHeaders) -> Request {
         Request(method: method, target: String(url.url.dropFirst("http://127.0.0.1:9000".count)), headers: headers)
+    }
+
+    /// A URL presigned elsewhere (boto3's generate_presigned_url), so not in Hearth's ledger.
+    @Test(arguments: [("image/jpeg", "image/png"), ("application/pdf", "application/octet-stream"), ("video/mp4", "video/mp4; codecs=avc1")])
+    func contentTypeOfAForeignPresignedURL(signedType: String, sentType: String) throws {
+        let url = try Self.hearthURL(ledger: PresignLedger(), contentType: signedType)
+        let request = Self.use(url, headers: ["Host": "127.0.0.1:9000", "Content-Type": sentType, "x-amz-meta-owner": "u1"])
+        #expect(Self.diagnosis(request)?.hasPrefix("Content-Type was signed as \(signedType) but the request sent \(sentType)") == true)
     }
 
     @Test func ledgerNamesEachDifference() throws {

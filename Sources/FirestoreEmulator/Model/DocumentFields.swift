@@ -1,0 +1,93 @@
+/// Field-path operations on a document's field map.
+enum DocumentFields {
+    /// The value at `path`, or nil when absent.
+    static func value(at path: FieldPath, in fields: [String: FirestoreValue]) -> FirestoreValue? {
+        var current = fields
+        for (i, segment) in path.segments.enumerated() {
+            guard let v = current[segment] else { return nil }
+            if i == path.segments.count - 1 { return v }
+            guard case .map(let m) = v else { return nil }
+            current = m
+        }
+        return nil
+    }
+
+    /// Sets `value` at `path`, creating (or replacing non-map) intermediate maps.
+    static func set(_ value: FirestoreValue, at path: FieldPath, in fields: inout [String: FirestoreValue]) {
+        set(value, segments: path.segments[...], in: &fields)
+    }
+
+    private static func set(_ value: FirestoreValue, segments: ArraySlice<String>, in fields: inout [String: FirestoreValue]) {
+        guard let first = segments.first else { return }
+        if segments.count == 1 {
+            fields[first] = value
+            return
+        }
+        var child: [String: FirestoreValue]
+        if case .map(let m)? = fields[first] { child = m } else { child = [:] }
+        fields[first] = nil  // keep the child uniquely referenced while it changes
+        set(value, segments: segments.dropFirst(), in: &child)
+        fields[first] = .map(child)
+    }
+
+    /// Removes the value at `path` (parents stay, possibly empty).
+    static func remove(at path: FieldPath, in fields: inout [String: FirestoreValue]) {
+        remove(segments: path.segments[...], in: &fields)
+    }
+
+    private static func remove(segments: ArraySlice<String>, in fields: inout [String: FirestoreValue]) {
+        guard let first = segments.first else { return }
+        if segments.count == 1 {
+            fields[first] = nil
+            return
+        }
+        guard case .map(var child)? = fields[first] else { return }
+        fields[first] = nil
+        remove(segments: segments.dropFirst(), in: &child)
+        fields[first] = .map(child)
+    }
+
+    /// Only the fields named by `mask` (with their parent maps).
+    static func project(_ fields: [String: FirestoreValue], onto mask: [FieldPath]) -> [String: FirestoreValue] {
+        var out: [String: FirestoreValue] = [:]
+        for path in mask {
+            if let v = value(at: path, in: fields) { set(v, at: path, in: &out) }
+        }
+        return out
+    }
+
+    // MARK: Sizes (https://firebase.google.com/docs/firestore/storage-size)
+
+    static func nameSize<S: Sequence>(_ segments: S) -> Int where S.Element == String {
+        segments.reduce(16) { $0 + $1.utf8.count + 1 }
+    }
+
+    static func size(of fields: [String: FirestoreValue]) -> Int {
+        fields.reduce(0) { $0 + $1.key.utf8.count + 1 + size(of: $1.value) }
+    }
+
+    static func size(of value: FirestoreValue) -> Int {
+        switch value {
+        case .null, .boolean: 1
+        case .integer, .double, .timestamp: 8
+        case .geoPoint: 16
+        case .string(let s): s.utf8.count + 1
+        case .bytes(let b): b.count
+        case .reference(let r):
+            nameSize(r.split(separator: "/").dropFirst(5).map(String.init))
+        case .array(let a): a.reduce(0) { $0 + size(of: $1) }
+        case .map(let m): size(of: m)
+        }
+    }
+
+    /// Rejects names Firestore reserves (`__.*__`) anywhere in a written document.
+    static func validateNames(_ fields: [String: FirestoreValue], prefix: [String] = []) throws(FirestoreError) {
+        for (key, value) in fields {
+            if key.count >= 4, key.hasPrefix("__"), key.hasSuffix("__") {
+                let path = FieldPath(prefix + [key]).canonical
+                throw .invalidArgument("Field name \"\(path)\" is invalid: names matching __.*__ are reserved.")
+            }
+            if case .map(let m) = value { try validateNames(m, prefix: prefix + [key]) }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import HearthCore
+
+/// RFC 3339 timestamps without `String(format:)`.
+enum TimestampFormat {
+    static func append(_ t: Instant, to out: inout [UInt8]) {
+        let micros = t.unixMicros
+        let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
+        let fraction = Int(micros - seconds * 1_000_000)
+        let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+        let secondOfDay = Int(seconds - Int64(days) * 86_400)
+        let (y, m, d) = civil(days)
+        digits(y, 4, &out)
+        out.append(0x2D)
+        digits(m, 2, &out)
+        out.append(0x2D)
+        digits(d, 2, &out)
+        out.append(0x54)
+        digits(secondOfDay / 3600, 2, &out)
+        out.append(0x3A)
+        digits(secondOfDay / 60 % 60, 2, &out)
+        out.append(0x3A)
+        digits(secondOfDay % 60, 2, &out)
+        if fraction != 0 {
+            out.append(0x2E)
+            if fraction % 1000 == 0 { digits(fraction / 1000, 3, &out) } else { digits(fraction, 6, &out) }
+        }
+        out.append(0x5A)
+    }
+
+    static func string(_ t: Instant) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(27)
+        append(t, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func digits(_ v: Int, _ width: Int, _ out: inout [UInt8]) {
+        let start = out.count
+        for _ in 0..<width { out.append(0x30) }
+        var n = abs(v)
+        var i = start + width - 1
+        while i >= start {
+            out[i] = UInt8(0x30 + n % 10)
+            n /= 10
+            i -= 1
+        }
+    }
+
+    /// Howard Hinnant's civil-from-days (public domain).
+    private static func civil(_ z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+}

@@ -1,0 +1,162 @@
+import HearthCore
+
+/// Parses `Write`, `Precondition` and `FieldTransform` JSON.
+struct WriteParser {
+    let database: DatabaseID
+
+    static let writeFields: Set<String> = ["update", "delete", "transform", "updateMask", "updateTransforms", "currentDocument"]
+
+    func parseWrite(_ o: ProtoObject) throws(FirestoreError) -> Write {
+        try o.requireKnown(Self.writeFields)
+        let kinds = ["update", "delete", "transform"].filter { o.raw($0) != nil }
+        guard kinds.count == 1 else {
+            throw .invalidArgument(kinds.isEmpty ? "A write must set one of update, delete or transform at '\(o.path.isEmpty ? "write" : o.path)'."
+                                                 : "Invalid JSON payload received. Oneof field 'operation' is already set. Cannot set '\(kinds[1])' at '\(o.path)'.")
+        }
+        var transforms: [FieldTransform] = []
+        if let items = try o.array("updateTransforms") {
+            for (i, item) in items.enumerated() {
+                transforms.append(try parseTransform(try ProtoObject(json: item, path: o.childPath("updateTransforms") + "[\(i)]")))
+            }
+        }
+        let precondition = try o.object("currentDocument").flatMap { p throws(FirestoreError) in try parsePrecondition(p) }
+
+        let path: ResourcePath
+        let operation: Write.Operation
+        if let update = try o.object("update") {
+            let (p, fields) = try parseDocument(update, requireName: true)
+            path = p
+            var mask: [FieldPath]?
+            if let m = try o.object("updateMask") {
+                mask = try parseMask(m)
+            }
+            operation = .update(fields: fields, mask: mask)
+        } else if let name = try o.string("delete") {
+            if o.raw("updateMask") != nil || !transforms.isEmpty {
+                throw .invalidArgument("A delete write cannot have an update mask or field transforms.")
+            }
+            path = try ResourcePath.parseDocumentName(name, in: database)
+            operation = .delete
+        } else if let t = try o.object("transform") {
+            try t.requireKnown(["document", "fieldTransforms"])
+            guard let name = try t.string("document") else {
+                throw .invalidArgument("A transform write must name its document at '\(t.path)'.")
+            }
+            path = try ResourcePath.parseDocumentName(name, in: database)
+            for (i, item) in (try t.array("fieldTransforms") ?? []).enumerated() {
+                transforms.append(try parseTransform(try ProtoObject(json: item, path: t.childPath("fieldTransforms") + "[\(i)]")))
+            }
+            if o.raw("updateMask") != nil {
+                throw .invalidArgument("A transform write cannot have an update mask.")
+            }
+            operation = .transform
+        } else {
+            throw .invalidArgument("A write must set one of update, delete or transform.")
+        }
+        // A field may be transformed once, and not also be set by the update's mask.
+        var transformed = Set<FieldPath>()
+        for t in transforms {
+            if !transformed.insert(t.field).inserted {
+                throw .invalidArgument("Field \(t.field.canonical) is transformed more than once in one write.")
+            }
+            if t.field.isDocumentKey {
+                throw .invalidArgument("Cannot transform the field __name__.")
+            }
+        }
+        return Write(path: path, operation: operation, transforms: transforms, precondition: precondition)
+    }
+
+    /// A `Document` in a write or request body: its path (when named) and validated fields.
+    func parseDocument(_ o: ProtoObject, requireName: Bool) throws(FirestoreError) -> (ResourcePath, [String: FirestoreValue]) {
+        try o.requireKnown(["name", "fields", "createTime", "updateTime"])
+        let fields = try ValueJSON.decodeFields(o.raw("fields"), path: o.childPath("fields"))
+        try DocumentFields.validateNames(fields)
+        guard let name = try o.string("name"), !name.isEmpty else {
+            if requireName { throw .invalidArgument("Document name must be set at '\(o.childPath("name"))'.") }
+            return (ResourcePath.root, fields)
+        }
+        return (try ResourcePath.parseDocumentName(name, in: database), fields)
+    }
+
+    func parseMask(_ o: ProtoObject) throws(FirestoreError) -> [FieldPath] {
+        try o.requireKnown(["fieldPaths"])
+        var out: [FieldPath] = []
+        for item in try o.array("fieldPaths") ?? [] {
+            guard case .string(let s) = item else {
+                throw .invalidArgument("Invalid value at '\(o.childPath("fieldPaths"))' (TYPE_STRING), \(item.serialized())")
+            }
+            out.append(try QueryParser.fieldPath(s))
+        }
+        return try Self.validateMask(out)
+    }
+
+    /// Rejects masks naming `__name__` or one path twice (or a path and its parent).
+    static func validateMask(_ paths: [FieldPath]) throws(FirestoreError) -> [FieldPath] {
+        for (i, p) in paths.enumerated() {
+            if p.isDocumentKey { throw .invalidArgument("Cannot use the reserved field name __name__ in a mask.") }
+            for q in paths[(i + 1)...] where p.isPrefix(of: q) || q.isPrefix(of: p) {
+                throw .invalidArgument("Field mask contains overlapping field paths: \(p.canonical) and \(q.canonical)")
+            }
+        }
+        return paths
+    }
+
+    func parsePrecondition(_ o: ProtoObject) throws(FirestoreError) -> Precondition? {
+        try o.requireKnown(["exists", "updateTime"])
+        let exists = try o.bool("exists")
+        var updateTime: Instant?
+        if let s = try o.string("updateTime") {
+            guard let t = ValueJSON.parseTimestamp(s) else {
+                throw .invalidArgument("Invalid value at '\(o.childPath("updateTime"))' (type.googleapis.com/google.protobuf.Timestamp), Field 'updateTime', Invalid time format: \(s)")
+            }
+            updateTime = t
+        }
+        if exists != nil && updateTime != nil {
+            throw .invalidArgument("Invalid JSON payload received. Oneof field 'condition_type' is already set.")
+        }
+        if exists == nil && updateTime == nil { return nil }
+        return Precondition(exists: exists, updateTime: updateTime)
+    }
+
+    func parseTransform(_ o: ProtoObject) throws(FirestoreError) -> FieldTransform {
+        let kinds = ["setToServerValue", "increment", "maximum", "minimum", "appendMissingElements", "removeAllFromArray"]
+        try o.requireKnown(Set(kinds + ["fieldPath"]))
+        guard let pathText = try o.string("fieldPath") else {
+            throw .invalidArgument("A field transform must set fieldPath at '\(o.path)'.")
+        }
+        let field = try QueryParser.fieldPath(pathText)
+        let set = kinds.filter { o.raw($0) != nil }
+        guard set.count == 1 else {
+            throw .invalidArgument(set.isEmpty ? "A field transform must set a transform type at '\(o.path)'."
+                                               : "Invalid JSON payload received. Oneof field 'transform_type' is already set. Cannot set '\(set[1])' at '\(o.path)'.")
+        }
+        func number(_ name: String) throws(FirestoreError) -> FirestoreValue {
+            // Force-unwrap safe: `name` is the member found above.
+            let v = try ValueJSON.decode(o.raw(name)!, path: o.childPath(name))
+            guard v.isNumber else {
+                throw .invalidArgument("The \(name) transform of \(field.canonical) requires a numeric value (integer or double).")
+            }
+            return v
+        }
+        func elements(_ name: String) throws(FirestoreError) -> [FirestoreValue] {
+            let a = try ProtoObject(json: o.raw(name)!, path: o.childPath(name))
+            try a.requireKnown(["values"])
+            var out: [FirestoreValue] = []
+            for (i, item) in (try a.array("values") ?? []).enumerated() {
+                out.append(try ValueJSON.decode(item, path: a.childPath("values") + "[\(i)]", depth: 1, inArray: true))
+            }
+            return out
+        }
+        switch set[0] {
+        case "setToServerValue":
+            let v = try o.enumeration("setToServerValue", [0: "SERVER_VALUE_UNSPECIFIED", 1: "REQUEST_TIME"])
+            guard v == "REQUEST_TIME" else { throw .invalidArgument("setToServerValue must be REQUEST_TIME at '\(o.path)'.") }
+            return FieldTransform(field: field, kind: .serverTime)
+        case "increment": return FieldTransform(field: field, kind: .increment(try number("increment")))
+        case "maximum": return FieldTransform(field: field, kind: .maximum(try number("maximum")))
+        case "minimum": return FieldTransform(field: field, kind: .minimum(try number("minimum")))
+        case "appendMissingElements": return FieldTransform(field: field, kind: .appendMissingElements(try elements("appendMissingElements")))
+        default: return FieldTransform(field: field, kind: .removeAllFromArray(try elements("removeAllFromArray")))
+        }
+    }
+}

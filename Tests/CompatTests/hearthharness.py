@@ -1,0 +1,58 @@
+"""Starting and stopping hearth for the real-client suites (imported by conftest and tests)."""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def hearth_bin():
+    path = os.environ.get("HEARTH_BIN") or os.path.join(REPO, ".build", "debug", "hearth")
+    if not os.path.exists(path):
+        pytest.exit(f"hearth binary not found at {path}; build first (make test does)", returncode=2)
+    return path
+
+
+def start_hearth(extra_args=(), env=None, in_memory=True):
+    """Starts hearth on free ports; returns (process, ready-json, tmpdir)."""
+    tmp = tempfile.mkdtemp(prefix="hearth-compat-")
+    ready = os.path.join(tmp, "ready.json")
+    args = [hearth_bin(), "start", *(["--in-memory"] if in_memory else []), "--seed", "1", "--ready-file", ready,
+            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0",
+            "--rules", os.path.join(REPO, "rules", "firestore.rules"), "--quiet", *extra_args]
+    log = open(os.path.join(tmp, "hearth.log"), "wb")
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=tmp, env=env)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if os.path.exists(ready):
+            with open(ready) as f:
+                return proc, json.load(f), tmp
+        if proc.poll() is not None:
+            raise RuntimeError(f"hearth exited with {proc.returncode}: " + open(os.path.join(tmp, "hearth.log")).read())
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("hearth did not become ready in 30 s")
+
+
+def stop_hearth(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def export_env(ready):
+    services = ready["services"]
+    for name, var in [("hub", "HEARTH_HUB_URL"), ("s3", "HEARTH_S3_URL"), ("auth", "HEARTH_AUTH_URL"),
+                      ("firestore", "HEARTH_FIRESTORE_URL"), ("api", "HEARTH_API_URL")]:
+        if name in services:
+            os.environ[var] = services[name]["url"]
+    os.environ["HEARTH_PROJECT"] = ready["project"]
+    for k, v in ready["env"].items():
+        os.environ[k] = v

@@ -37,16 +37,43 @@ public struct Instant: Sendable, Hashable, Comparable, Codable, CustomStringConv
     public func rfc3339(fractionDigits: Int = 6) -> String {
         let seconds = unixSeconds
         let micros = Int(unixMicros - seconds * 1_000_000)
-        let (y, mo, d) = Self.civil(fromDays: Int(floorDiv(seconds, 86_400)))
-        let secOfDay = Int(seconds - floorDiv(seconds, 86_400) * 86_400)
-        var text = String(format: "%04d-%02d-%02dT%02d:%02d:%02d", y, mo, d, secOfDay / 3600, secOfDay / 60 % 60, secOfDay % 60)
+        let days = Int(floorDiv(seconds, 86_400))
+        let (y, mo, d) = Self.civil(fromDays: days)
+        let secOfDay = Int(seconds - Int64(days) * 86_400)
+        // Digits are written by hand: String(format:) dominated the cost of serialising documents.
+        var out: [UInt8] = []
+        out.reserveCapacity(32)
+        Self.digits(y, 4, &out); out.append(UInt8(ascii: "-"))
+        Self.digits(mo, 2, &out); out.append(UInt8(ascii: "-"))
+        Self.digits(d, 2, &out); out.append(UInt8(ascii: "T"))
+        Self.digits(secOfDay / 3600, 2, &out); out.append(UInt8(ascii: ":"))
+        Self.digits(secOfDay / 60 % 60, 2, &out); out.append(UInt8(ascii: ":"))
+        Self.digits(secOfDay % 60, 2, &out)
         switch fractionDigits {
-        case 3: text += String(format: ".%03d", micros / 1000)
-        case 6: text += String(format: ".%06d", micros)
-        case 9: text += String(format: ".%06d000", micros)
+        case 3: out.append(UInt8(ascii: ".")); Self.digits(micros / 1000, 3, &out)
+        case 6: out.append(UInt8(ascii: ".")); Self.digits(micros, 6, &out)
+        case 9: out.append(UInt8(ascii: ".")); Self.digits(micros, 6, &out); out.append(contentsOf: [48, 48, 48])
         default: break
         }
-        return text + "Z"
+        out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `value` as exactly `width` decimal digits (zero-padded; a negative year gets a sign).
+    private static func digits(_ value: Int, _ width: Int, _ out: inout [UInt8]) {
+        var v = value
+        if v < 0 {
+            out.append(UInt8(ascii: "-"))
+            v = -v
+        }
+        var buffer = [UInt8](repeating: 48, count: width)
+        var i = width - 1
+        while i >= 0 && v > 0 {
+            buffer[i] = UInt8(48 + v % 10)
+            v /= 10
+            i -= 1
+        }
+        out.append(contentsOf: buffer)
     }
 
     /// The `YYYYMMDD'T'HHMMSS'Z'` form SigV4 uses.
@@ -122,26 +149,12 @@ public struct Instant: Sendable, Hashable, Comparable, Codable, CustomStringConv
 
     private func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : (a - b + 1) / b }
 
-    // Howard Hinnant's civil-from-days algorithms (public domain), exact for the proleptic Gregorian calendar.
-    static func civil(fromDays z0: Int) -> (Int, Int, Int) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let y = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? y + 1 : y, m, d)
+    static func civil(fromDays days: Int) -> (Int, Int, Int) {
+        let (y, m, d) = CivilDate.civil(fromDays: Int64(days))
+        return (Int(y), Int(m), Int(d))
     }
 
-    static func days(fromCivil y0: Int, _ m: Int, _ d: Int) -> Int {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
+    static func days(fromCivil y: Int, _ m: Int, _ d: Int) -> Int {
+        Int(CivilDate.days(fromCivil: Int64(y), Int64(m), Int64(d)))
     }
 }

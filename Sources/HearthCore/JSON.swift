@@ -70,81 +70,90 @@ public enum JSON: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { serialized() }
 
-    /// Compact JSON text.
+    /// Compact JSON text (or indented with two spaces when `pretty`).
     public func serialized(pretty: Bool = false) -> String {
-        var out = ""
+        String(decoding: utf8Bytes(pretty: pretty), as: UTF8.self)
+    }
+
+    /// UTF-8 bytes of the compact JSON text.
+    public var utf8Bytes: [UInt8] { utf8Bytes(pretty: false) }
+
+    /// UTF-8 bytes of the JSON text; written straight into a byte buffer (responses are bytes anyway).
+    public func utf8Bytes(pretty: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(into: &out, pretty: pretty, indent: 0)
         return out
     }
 
-    /// UTF-8 bytes of the compact JSON text.
-    public var utf8Bytes: [UInt8] { Array(serialized().utf8) }
+    private static func newline(_ out: inout [UInt8], _ indent: Int) {
+        out.append(0x0A)
+        for _ in 0..<indent { out.append(0x20); out.append(0x20) }
+    }
 
-    private func write(into out: inout String, pretty: Bool, indent: Int) {
+    private func write(into out: inout [UInt8], pretty: Bool, indent: Int) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
         case .double(let d):
             if d.isNaN || d.isInfinite {
-                out += "null"  // JSON has no NaN; callers that need it encode it as a string first.
+                out.append(contentsOf: "null".utf8)  // JSON has no NaN; callers that need it encode it as a string first.
             } else if d.rounded() == d && abs(d) < 1e16 {
-                out += String(format: "%.1f", d)
+                if d == 0 && d.sign == .minus { out.append(UInt8(ascii: "-")) }
+                out.append(contentsOf: String(Int64(d)).utf8)
+                out.append(contentsOf: ".0".utf8)
             } else {
-                out += "\(d)"
+                out.append(contentsOf: "\(d)".utf8)
             }
         case .string(let s): JSON.writeString(s, into: &out)
         case .array(let a):
-            if a.isEmpty { out += "[]"; return }
-            out += "["
+            if a.isEmpty { out.append(contentsOf: "[]".utf8); return }
+            out.append(UInt8(ascii: "["))
             for (i, v) in a.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { JSON.newline(&out, indent + 1) }
                 v.write(into: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "]"
+            if pretty { JSON.newline(&out, indent) }
+            out.append(UInt8(ascii: "]"))
         case .object(let o):
-            if o.isEmpty { out += "{}"; return }
-            out += "{"
+            if o.isEmpty { out.append(contentsOf: "{}".utf8); return }
+            out.append(UInt8(ascii: "{"))
             for (i, (k, v)) in o.members.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { JSON.newline(&out, indent + 1) }
                 JSON.writeString(k, into: &out)
-                out += pretty ? ": " : ":"
+                out.append(UInt8(ascii: ":"))
+                if pretty { out.append(0x20) }
                 v.write(into: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "}"
+            if pretty { JSON.newline(&out, indent) }
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private static func writeString(_ s: String, into out: inout String) {
-        out += "\""
-        // Fast path: most strings need no escaping and are appended whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0xE2 }) {
-            out += s
-            out += "\""
-            return
-        }
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if u.value < 0x20 || u.value == 0x2028 || u.value == 0x2029 {
-                    out += String(format: "\\u%04x", u.value)
-                } else {
-                    out.unicodeScalars.append(u)
-                }
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(0x22)
+        for b in s.utf8 {
+            switch b {
+            case 0x22: out.append(0x5C); out.append(0x22)
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0x08: out.append(0x5C); out.append(UInt8(ascii: "b"))
+            case 0x0C: out.append(0x5C); out.append(UInt8(ascii: "f"))
+            case 0..<0x20:
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hexDigits[Int(b >> 4)])
+                out.append(hexDigits[Int(b & 0xF)])
+            default: out.append(b)
             }
         }
-        out += "\""
+        out.append(0x22)
     }
 
     // MARK: Parsing

@@ -26,6 +26,11 @@ public final class RulesCoverage: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Distinct values kept per expression; beyond it further values are counted together, so a
+    /// value that changes on every request (`request.time`) cannot grow the table without bound.
+    static let distinctValuesPerExpression = 32
+    static let otherValuesKey = "…"
+
     func record(_ e: Evaluation, ruleset: Ruleset) {
         // Render outside the lock; evaluation threads only contend for the merge.
         var local: [(Int32, String, JSON?, String?)] = []
@@ -36,13 +41,18 @@ public final class RulesCoverage: @unchecked Sendable {
             case .error(let err): local.append((id, "error:" + err.message, nil, err.message))
             }
         }
+        let key = ObjectIdentifier(ruleset)
         lock.lock()
         defer { lock.unlock() }
-        var table = counts[ObjectIdentifier(ruleset)] ?? [:]
-        for (id, key, json, error) in local {
-            table[id, default: [:]][key, default: Outcome(json: json, error: error, count: 0)].count += 1
+        // Mutate in place: copying the table out and back costs O(table) per evaluation.
+        for (id, valueKey, json, error) in local {
+            let known = counts[key, default: [:]][id, default: [:]][valueKey] != nil
+            if known || (counts[key]?[id]?.count ?? 0) < Self.distinctValuesPerExpression {
+                counts[key, default: [:]][id, default: [:]][valueKey, default: Outcome(json: json, error: error, count: 0)].count += 1
+            } else {
+                counts[key, default: [:]][id, default: [:]][Self.otherValuesKey, default: Outcome(json: .string("(other values)"), error: nil, count: 0)].count += 1
+            }
         }
-        counts[ObjectIdentifier(ruleset)] = table
     }
 
     private func snapshot(_ ruleset: Ruleset) -> [Int32: [String: Outcome]] {

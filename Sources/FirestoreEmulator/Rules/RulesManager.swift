@@ -111,7 +111,8 @@ final class RulesManager: @unchecked Sendable {
         lock.unlock()
         guard current != nil, let data = FileManager.default.contents(atPath: path) else {
             if initial {
-                logger.warning("firestore: rules file not found; every request is allowed until it appears", [("path", .string(path))])
+                let consequence = if case .open = base { "; every request is allowed until it appears" } else { "" }
+                logger.warning("firestore: rules file not found" + consequence, [("path", .string(path))])
             }
             return
         }

@@ -21,6 +21,7 @@ final class TransactionRegistry: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()
     private var open: [String: State] = [:]
+    private var begun = 0
     private let clock: Clock
     private let ids: IDGenerator
 
@@ -35,9 +36,15 @@ final class TransactionRegistry: @unchecked Sendable {
     /// Opens a transaction; `retrying` (a previous transaction's id) is closed.
     func begin(_ database: DatabaseID, readOnly: Bool, readTime: Instant?, retrying: String? = nil) -> String {
         let id = Data(ids.bytes(24)).base64EncodedString()
+        let now = clock.now()
         lock.lock()
         if let retrying { open[retrying] = nil }
-        open[id] = State(database: database, readOnly: readOnly, readTime: readTime, lastUsed: clock.now())
+        // Abandoned transactions (a client that never commits) would pile up; drop expired ones now and then.
+        begun &+= 1
+        if begun % 256 == 0 {
+            open = open.filter { now.unixMicros - $0.value.lastUsed.unixMicros <= Self.idleLimitSeconds * 1_000_000 }
+        }
+        open[id] = State(database: database, readOnly: readOnly, readTime: readTime, lastUsed: now)
         lock.unlock()
         return id
     }

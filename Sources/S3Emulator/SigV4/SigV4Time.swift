@@ -98,37 +98,16 @@ enum SigV4Time {
         return Instant(unixSeconds: Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + min(second, 59)))
     }
 
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
+    private static func daysIn(month: Int, year: Int) -> Int { Int(CivilDate.daysIn(month: Int64(month), year: Int64(year))) }
 
-    // Howard Hinnant's days-from-civil and civil-from-days (public domain algorithms).
-    private static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
+    private static func daysFromCivil(_ y: Int, _ m: Int, _ d: Int) -> Int { Int(CivilDate.days(fromCivil: Int64(y), Int64(m), Int64(d))) }
 
     private static func components(_ instant: Instant) -> (Int, Int, Int, Int, Int, Int) {
         let seconds = instant.unixSeconds
         let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
         let secOfDay = Int(seconds - Int64(days) * 86_400)
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        let (y64, m64, d64) = CivilDate.civil(fromDays: Int64(days))
+        let (y, m, d) = (Int(y64), Int(m64), Int(d64))
         return (y, m, d, secOfDay / 3600, secOfDay / 60 % 60, secOfDay % 60)
     }
 }

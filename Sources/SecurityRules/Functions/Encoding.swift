@@ -1,6 +1,7 @@
 // Base64 and time formatting shared by values, methods and the test runner.
 
 import Foundation
+import HearthCore
 
 enum Base64 {
     static func standard(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
@@ -25,38 +26,10 @@ enum Timestamps {
 
     static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : (a - b + 1) / b }
 
-    // Howard Hinnant's civil-from-days algorithms (public domain).
-    static func civil(fromDays z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let y = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? y + 1 : y, m, d)
-    }
-
-    static func days(fromCivil y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func isLeap(_ y: Int64) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
-
-    static func daysInMonth(_ y: Int64, _ m: Int64) -> Int64 {
-        switch m {
-        case 2: isLeap(y) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
+    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) { CivilDate.civil(fromDays: days) }
+    static func days(fromCivil y: Int64, _ m: Int64, _ d: Int64) -> Int64 { CivilDate.days(fromCivil: y, m, d) }
+    static func isLeap(_ y: Int64) -> Bool { CivilDate.isLeapYear(y) }
+    static func daysInMonth(_ y: Int64, _ m: Int64) -> Int64 { CivilDate.daysIn(month: m, year: y) }
 
     /// RFC 3339 in UTC; the fraction has 0, 3, 6 or 9 digits as needed.
     static func format(seconds: Int64, nanos: Int32) -> String {

@@ -6,15 +6,21 @@ import HearthCore
 
 /// Collects expression outcomes across evaluations. Thread-safe.
 public final class RulesCoverage: @unchecked Sendable {
-    private struct Outcome {
-        var json: JSON?
-        var error: String?
-        var count: Int
+    /// One expression's outcomes, kept as values and rendered only when a report is asked for.
+    private struct NodeOutcomes {
+        var entries: [(value: TracedRaw, count: Int)] = []
+        var others = 0
+    }
+
+    /// The outcomes of one ruleset's expressions, indexed by node id.
+    private final class Table {
+        var nodes: [NodeOutcomes]
+        init(count: Int) { nodes = Array(repeating: NodeOutcomes(), count: count) }
     }
 
     private let lock = NSLock()
-    /// Per ruleset (rules may be reloaded): node id → outcome key → outcome.
-    private var counts: [ObjectIdentifier: [Int32: [String: Outcome]]] = [:]
+    /// Per ruleset (rules may be reloaded).
+    private var tables: [ObjectIdentifier: Table] = [:]
 
     /// An empty collector.
     public init() {}
@@ -22,7 +28,7 @@ public final class RulesCoverage: @unchecked Sendable {
     /// Forgets everything recorded.
     public func reset() {
         lock.lock()
-        counts.removeAll()
+        tables.removeAll()
         lock.unlock()
     }
 
@@ -32,33 +38,101 @@ public final class RulesCoverage: @unchecked Sendable {
     static let otherValuesKey = "…"
 
     func record(_ e: Evaluation, ruleset: Ruleset) {
-        // Render outside the lock; evaluation threads only contend for the merge.
-        var local: [(Int32, String, JSON?, String?)] = []
-        local.reserveCapacity(e.visited.count)
-        for (id, raw) in e.visited {
-            switch raw {
-            case .value(let v): local.append((id, v.rendered, v.json, nil))
-            case .error(let err): local.append((id, "error:" + err.message, nil, err.message))
-            }
-        }
+        // Values are compared, not rendered: rendering every visited value (the whole request data
+        // map, many times) cost more than the evaluation. Equal values keep one entry; rendering
+        // and JSON happen in `snapshot`, when a report is requested.
+        var proven = EqualityMemo()
         let key = ObjectIdentifier(ruleset)
         lock.lock()
         defer { lock.unlock() }
-        // Mutate in place: copying the table out and back costs O(table) per evaluation.
-        for (id, valueKey, json, error) in local {
-            let known = counts[key, default: [:]][id, default: [:]][valueKey] != nil
-            if known || (counts[key]?[id]?.count ?? 0) < Self.distinctValuesPerExpression {
-                counts[key, default: [:]][id, default: [:]][valueKey, default: Outcome(json: json, error: error, count: 0)].count += 1
+        let table: Table
+        if let t = tables[key] {
+            table = t
+        } else {
+            table = Table(count: ruleset.program.nodes.count)
+            tables[key] = table
+        }
+        for (id, raw) in e.visited {
+            let i = Int(id)
+            guard i >= 0, i < table.nodes.count else { continue }
+            var found = -1
+            for (k, entry) in table.nodes[i].entries.enumerated() where proven.same(entry.value, raw) {
+                found = k
+                break
+            }
+            if found >= 0 {
+                table.nodes[i].entries[found].count += 1
+                // The newest equal value becomes the representative, so the next visits of this
+                // request (same storage) compare by identity.
+                table.nodes[i].entries[found].value = raw
+            } else if table.nodes[i].entries.count < Self.distinctValuesPerExpression {
+                table.nodes[i].entries.append((raw, 1))
             } else {
-                counts[key, default: [:]][id, default: [:]][Self.otherValuesKey, default: Outcome(json: .string("(other values)"), error: nil, count: 0)].count += 1
+                table.nodes[i].others += 1
             }
         }
     }
 
+    /// Equality of recorded outcomes, remembering which map/list storages were already found equal
+    /// during one `record` (one request visits the same data map at many expressions).
+    private struct EqualityMemo {
+        private var pairs: [(UInt, UInt)] = []
+
+        mutating func same(_ a: TracedRaw, _ b: TracedRaw) -> Bool {
+            switch (a, b) {
+            case (.error(let x), .error(let y)): return x.message == y.message
+            case (.value(let x), .value(let y)): return same(x, y)
+            default: return false
+            }
+        }
+
+        mutating func same(_ a: RulesValue, _ b: RulesValue) -> Bool {
+            switch (a, b) {
+            case (.bool(let x), .bool(let y)): return x == y
+            case (.string(let x), .string(let y)): return x == y
+            case (.float(let x), .float(let y)): return x.bitPattern == y.bitPattern || x == y
+            case (.map(let x), .map(let y)):
+                return storage(x, y, unsafeBitCast(x, to: UInt.self), unsafeBitCast(y, to: UInt.self))
+            case (.list(let x), .list(let y)):
+                return storage(x, y, unsafeBitCast(x, to: UInt.self), unsafeBitCast(y, to: UInt.self))
+            default: return a == b
+            }
+        }
+
+        /// Same storage (a Dictionary or Array is one reference), or proven equal before, or equal.
+        private mutating func storage<T: Equatable>(_ x: T, _ y: T, _ ix: UInt, _ iy: UInt) -> Bool {
+            if ix == iy { return true }
+            for (p, q) in pairs where (p == ix && q == iy) || (p == iy && q == ix) { return true }
+            guard x == y else { return false }
+            pairs.append((ix, iy))
+            return true
+        }
+    }
+
+    private struct Outcome {
+        var json: JSON?
+        var error: String?
+        var count: Int
+    }
+
+    /// node id → rendered outcome key → outcome, as the reports read it.
     private func snapshot(_ ruleset: Ruleset) -> [Int32: [String: Outcome]] {
         lock.lock()
-        defer { lock.unlock() }
-        return counts[ObjectIdentifier(ruleset)] ?? [:]
+        let nodes = tables[ObjectIdentifier(ruleset)]?.nodes ?? []
+        lock.unlock()
+        var out: [Int32: [String: Outcome]] = [:]
+        for (i, n) in nodes.enumerated() where !n.entries.isEmpty || n.others > 0 {
+            var m: [String: Outcome] = [:]
+            for (raw, count) in n.entries {
+                switch raw {
+                case .value(let v): m[v.rendered, default: Outcome(json: v.json, error: nil, count: 0)].count += count
+                case .error(let e): m["error:" + e.message, default: Outcome(json: nil, error: e.message, count: 0)].count += count
+                }
+            }
+            if n.others > 0 { m[Self.otherValuesKey] = Outcome(json: .string("(other values)"), error: nil, count: n.others) }
+            out[Int32(i)] = m
+        }
+        return out
     }
 
     /// `{"rules": {"files": [{name, content}]}, "report": [ExpressionReport]}`: every non-literal

@@ -47,7 +47,9 @@ struct AllowAttempt {
     var visited: Range<Int>
 }
 
-final class Evaluation {
+/// A struct, not a class: its arrays are mutated on every node, and a class's stored properties
+/// pay a dynamic exclusivity check per access (measured at ~13% of an evaluation).
+struct Evaluation {
     static let maxCallDepth = 20
     static let maxExpressions = 1000
 
@@ -77,10 +79,11 @@ final class Evaluation {
         self.program = program
         self.request = request
         self.accessor = accessor
+        visited.reserveCapacity(64)
     }
 
     /// Runs the request; true when some allow statement grants it.
-    func run() -> Bool {
+    mutating func run() -> Bool {
         collect(program.matches, pos: 0, bindings: [], names: [], prefix: "")
         let wanted = MethodSet(request.method)
         for (i, instance) in instances.enumerated() {
@@ -108,21 +111,21 @@ final class Evaluation {
     }
 
     /// Evaluates a node with the given path bindings (expression probes in tests and tools).
-    func evaluate(_ node: Node, bindings: [RulesValue]) throws(EvalError) -> RulesValue {
+    mutating func evaluate(_ node: Node, bindings: [RulesValue]) throws(EvalError) -> RulesValue {
         self.bindings = bindings
         return try eval(node)
     }
 
     // MARK: Matching
 
-    private func collect(_ blocks: [CheckedMatch], pos: Int, bindings: [RulesValue], names: [String], prefix: String) {
+    private mutating func collect(_ blocks: [CheckedMatch], pos: Int, bindings: [RulesValue], names: [String], prefix: String) {
         for b in blocks {
             var bs = bindings
             matchSegments(b, 0, pos, &bs, names, prefix)
         }
     }
 
-    private func matchSegments(_ b: CheckedMatch, _ si: Int, _ pos: Int, _ bs: inout [RulesValue], _ names: [String], _ prefix: String) {
+    private mutating func matchSegments(_ b: CheckedMatch, _ si: Int, _ pos: Int, _ bs: inout [RulesValue], _ names: [String], _ prefix: String) {
         let path = request.path
         if si == b.segments.count {
             if pos == path.count {
@@ -157,7 +160,7 @@ final class Evaluation {
 
     // MARK: Expressions
 
-    func eval(_ node: Node) throws(EvalError) -> RulesValue {
+    mutating func eval(_ node: Node) throws(EvalError) -> RulesValue {
         if case .constant(_, let v) = node { return v }
         expressionCount += 1
         if expressionCount > Evaluation.maxExpressions {
@@ -177,7 +180,7 @@ final class Evaluation {
         }
     }
 
-    private func evaluate(_ node: Node) throws(EvalError) -> RulesValue {
+    private mutating func evaluate(_ node: Node) throws(EvalError) -> RulesValue {
         switch node {
         case .constant(_, let v):
             return v
@@ -326,7 +329,7 @@ final class Evaluation {
     }
 
     /// `&&` (absorbing false) and `||` (absorbing true) with CEL's commutative error absorption.
-    private func logical(_ l: Node, _ r: Node, absorbing: Bool) throws(EvalError) -> RulesValue {
+    private mutating func logical(_ l: Node, _ r: Node, absorbing: Bool) throws(EvalError) -> RulesValue {
         var leftError: EvalError?
         do throws(EvalError) {
             let v = try eval(l)
@@ -354,7 +357,7 @@ final class Evaluation {
         return .bool(b)
     }
 
-    private func access(_ function: Builtin, _ arg: RulesValue) throws(EvalError) -> RulesValue {
+    private mutating func access(_ function: Builtin, _ arg: RulesValue) throws(EvalError) -> RulesValue {
         guard case .path(let path) = arg else {
             if case .null = arg { throw EvalError.nullValue }
             throw EvalError.invalidArgument(function.rawValue, "path expected, got \(arg.typeName)")
@@ -375,7 +378,7 @@ final class Evaluation {
         return result
     }
 
-    private func requestMap() -> RulesValue {
+    private mutating func requestMap() -> RulesValue {
         if let wholeRequest { return wholeRequest }
         let m: RulesValue = .map([
             "auth": request.auth ?? .null,

@@ -5,7 +5,7 @@
 import HearthCore
 
 /// A rules value, as the rules language sees it.
-public indirect enum RulesValue: Sendable, Equatable {
+public enum RulesValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int64)

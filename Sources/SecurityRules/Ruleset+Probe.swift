@@ -26,7 +26,7 @@ extension Ruleset {
         let req = request ?? RulesRequest(method: .get, path: ["databases", "(default)", "documents", "probe", "doc"],
                                           auth: nil, time: .timestamp(seconds: 1_700_000_000, nanos: 0))
         let accessor: any DocumentAccessor = lookup.map { LookupAccessor(lookup: $0) } ?? LookupAccessor(lookup: EmptyLookup())
-        let evaluation = Evaluation(program: ruleset.program, request: req, accessor: accessor)
+        var evaluation = Evaluation(program: ruleset.program, request: req, accessor: accessor)
         let documentPath = Array(req.path.dropFirst(3))
         do throws(EvalError) {
             return .success(try evaluation.evaluate(ruleset.program.functions[0].body,

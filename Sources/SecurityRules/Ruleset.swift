@@ -63,7 +63,7 @@ public final class Ruleset: Sendable {
     }
 
     func evaluate(_ request: RulesRequest, accessor: any DocumentAccessor, coverage: RulesCoverage?) -> (decision: RulesDecision, evaluation: Evaluation) {
-        let evaluation = Evaluation(program: program, request: request, accessor: accessor)
+        var evaluation = Evaluation(program: program, request: request, accessor: accessor)
         let allowed = evaluation.run()
         coverage?.record(evaluation, ruleset: self)
         let (trace, message) = TraceBuilder.build(evaluation, allowed: allowed)

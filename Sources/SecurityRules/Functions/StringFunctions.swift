@@ -31,7 +31,17 @@ enum StringFunctions {
     }
 
     private static func mapASCII(_ s: String, _ f: (UInt8) -> UInt8) -> String {
-        String(decoding: s.utf8.map(f), as: UTF8.self)
+        // Written straight into the new string's storage (no intermediate array); f maps ASCII
+        // letters only, so the bytes stay valid UTF-8.
+        let utf8 = s.utf8
+        return String(unsafeUninitializedCapacity: utf8.count) { buffer in
+            var i = 0
+            for b in utf8 {
+                buffer[i] = f(b)
+                i += 1
+            }
+            return i
+        }
     }
 
     /// `s[i]`: the UTF-16 unit at i as a string.
@@ -43,6 +53,13 @@ enum StringFunctions {
 
     /// `s[i:j]`, j exclusive.
     static func slice(_ s: String, _ lo: Int64?, _ hi: Int64?) throws(EvalError) -> RulesValue {
+        // ASCII (the usual key or id): UTF-16 units are the UTF-8 bytes, so slice bytes directly.
+        let utf8 = s.utf8
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+            let (a, b) = try CollectionFunctions.bounds(lo, hi, utf8.count)
+            let start = utf8.index(utf8.startIndex, offsetBy: a)
+            return .string(String(Substring(utf8[start..<utf8.index(start, offsetBy: b - a)])))
+        }
         let units = Array(s.utf16)
         let (a, b) = try CollectionFunctions.bounds(lo, hi, units.count)
         return .string(String(decoding: units[a..<b], as: UTF16.self))

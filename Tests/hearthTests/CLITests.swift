@@ -105,6 +105,26 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         #expect(h.ready["dataDir"] == .null)
     }
 
+    @Test func jsonLogLinesCarryTheRequestAndNoSecrets() throws {
+        let dir = HearthProcess.temporaryDirectory()
+        let h = try HearthProcess.Running(args: ["--in-memory", "--log-format", "json"] + ephemeralPorts, cwd: dir,
+                                          readyPath: dir + "/ready.json", stderrPath: dir + "/stderr.log")
+        let hub = h.port("hub")
+        #expect(HearthProcess.get("http://127.0.0.1:\(hub)/healthz?X-Amz-Signature=topsecret")?.0 == 200)
+        #expect(HearthProcess.get("http://127.0.0.1:\(hub)/nowhere")?.0 == 404)
+        #expect(h.stop() == 0)
+        let text = try String(contentsOfFile: dir + "/stderr.log", encoding: .utf8)
+        #expect(!text.contains("topsecret"))
+        let lines = try text.split(separator: "\n").map { try JSON.parse(String($0)) }
+        let health = try #require(lines.first { $0["path"]?.stringValue == "/healthz" })
+        #expect(health["service"]?.stringValue == "hub")
+        #expect(health["method"]?.stringValue == "GET")
+        #expect(health["status"]?.intValue == 200)
+        #expect(health["ms"]?.doubleValue != nil)
+        #expect(health["requestId"]?.stringValue?.count == 16)
+        #expect(lines.contains { $0["path"]?.stringValue == "/nowhere" && $0["status"]?.intValue == 404 })
+    }
+
     @Test func unknownConfigKeyIsAnError() throws {
         let dir = HearthProcess.temporaryDirectory()
         try Data(#"{"hubPrt": 1}"#.utf8).write(to: URL(fileURLWithPath: dir + "/c.json"))

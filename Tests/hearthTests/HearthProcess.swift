@@ -45,14 +45,19 @@ enum HearthProcess {
         let readyPath: String
         let stdout: Pipe
 
-        init(args: [String], cwd: String, readyPath: String, timeout: TimeInterval = 30) throws {
+        init(args: [String], cwd: String, readyPath: String, stderrPath: String? = nil, timeout: TimeInterval = 30) throws {
             process = Process()
             process.executableURL = URL(fileURLWithPath: HearthProcess.binary)
             process.arguments = ["start", "--ready-file", readyPath] + args
             process.currentDirectoryURL = URL(fileURLWithPath: cwd)
             stdout = Pipe()
             process.standardOutput = stdout
-            process.standardError = FileHandle.nullDevice
+            if let stderrPath {
+                FileManager.default.createFile(atPath: stderrPath, contents: nil)
+                process.standardError = FileHandle(forWritingAtPath: stderrPath)
+            } else {
+                process.standardError = FileHandle.nullDevice
+            }
             self.readyPath = readyPath
             try process.run()
             let deadline = Date().addingTimeInterval(timeout)

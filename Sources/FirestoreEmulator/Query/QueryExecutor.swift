@@ -48,7 +48,17 @@ struct QueryExecutor {
 
         // One conjunction whose access path yields the query's order: stream.
         if conjunctions.count == 1 {
-            let access = chooseAccess(conjunctions[0], query: query)
+            var access = chooseAccess(conjunctions[0], query: query)
+            // `a == x ORDER BY b LIMIT n` (a composite index in Firestore): when many documents match
+            // the equality, sorting them all costs more than walking b's index in order and checking
+            // the equality on each document until n are found.
+            if query.limit != nil, streamingDirection(access, conjunction: conjunctions[0], query: query) == nil,
+               case .lookups(let field, let kind, let values) = access,
+               try matchCount(field: field, kind: kind, values: values, query: query, space: space, conn,
+                              atLeast: Self.sortThreshold) >= Self.sortThreshold {
+                let ordered = chooseAccess(conjunctions[0], query: query, preferOrderIndex: true)
+                if streamingDirection(ordered, conjunction: conjunctions[0], query: query) != nil { access = ordered }
+            }
             if let descending = streamingDirection(access, conjunction: conjunctions[0], query: query) {
                 var matched: [StoredDocument] = []
                 var seen = 0
@@ -155,8 +165,24 @@ struct QueryExecutor {
 
     // MARK: Planning
 
-    private func chooseAccess(_ conjunction: [QueryFilter], query: Query) -> Access {
-        let access = baseAccess(conjunction, query: query)
+    /// Above this many equality matches, an ordered, limited query walks the order field's index instead.
+    static let sortThreshold = 1000
+
+    /// How many index entries the lookups would read, counted by SQLite and capped at `atLeast`.
+    private func matchCount(field: String, kind: Int, values: [[UInt8]], query: Query, space: Int64, _ conn: Connection,
+                            atLeast cap: Int) throws -> Int {
+        let scope = query.allDescendants ? IndexEntry.groupScope(query.collectionID) : query.collectionPath.key
+        var total = 0
+        for v in values where total < cap {
+            total += Int(try conn.scalarInt(
+                "SELECT count(*) FROM (SELECT 1 FROM fs_index WHERE space = ? AND scope = ? AND field = ? AND kind = ? AND value = ? LIMIT ?)",
+                [space, scope, field, kind, v, cap - total]) ?? 0)
+        }
+        return total
+    }
+
+    private func chooseAccess(_ conjunction: [QueryFilter], query: Query, preferOrderIndex: Bool = false) -> Access {
+        let access = baseAccess(conjunction, query: query, preferOrderIndex: preferOrderIndex)
         // Cursors on the first ordered field narrow a range on that field, so deep pages seek
         // instead of reading every earlier document (the exact cursor check stays in memory).
         guard case .range(let field, var lower, var upper) = access, let first = query.order.first,
@@ -176,9 +202,10 @@ struct QueryExecutor {
         return .range(field: field, lower: lower, upper: upper)
     }
 
-    private func baseAccess(_ conjunction: [QueryFilter], query: Query) -> Access {
+    private func baseAccess(_ conjunction: [QueryFilter], query: Query, preferOrderIndex: Bool) -> Access {
         // A kind-less descendant query has no per-collection index scope.
         if query.collectionID.isEmpty { return .scan }
+        if preferOrderIndex { return orderedAccess(conjunction, query: query) }
 
         for leaf in conjunction {
             if case .field(let f, let op, let v) = leaf, f.isDocumentKey {
@@ -217,6 +244,11 @@ struct QueryExecutor {
             default: continue
             }
         }
+        return orderedAccess(conjunction, query: query)
+    }
+
+    /// The access path from ranges, inequalities and the order, ignoring equality seeks.
+    private func orderedAccess(_ conjunction: [QueryFilter], query: Query) -> Access {
         // A range on one field: prefer the first ordered field.
         let rangeFields = conjunction.compactMap { leaf -> FieldPath? in
             if case .field(let f, let op, _) = leaf, !f.isDocumentKey,

@@ -218,6 +218,32 @@ import Testing
         #expect(byName.documents.map { $0.path.lastSegment } == ["i251", "i252"])
         #expect(byName.examined <= 3)
     }
+
+    /// `status == x ORDER BY n DESC LIMIT 10` over many matches reads about `limit` documents,
+    /// not every match, and answers exactly what sorting all matches would.
+    @Test func equalityWithOrderAndLimitWalksTheOrderIndex() throws {
+        let h = try TestHarness()
+        for batch in 0..<6 {
+            let writes: [JSON] = (0..<500).map { j in
+                let i = batch * 500 + j
+                return .object(["update": .object(["name": .string(h.root + "/files/f\(i)"),
+                                                   "fields": .object(["status": str(i % 3 == 0 ? "pending" : "ready"), "n": int(Int64(i))])])])
+            }
+            #expect(h.call("POST", h.api(":commit"), .object(["writes": .array(writes)])).status == 200)
+        }
+        let db = DatabaseID(project: h.project, database: "(default)")
+        func run(_ q: JSON) throws -> QueryExecutor.Result {
+            let query = try QueryParser(database: db, parent: .root).parse(ProtoObject(json: q, path: "structured_query"))
+            return try h.service.runQuery(db, query: query, consistency: .strong, caller: .admin).result
+        }
+        let top = try run(sq("files", where: ff("status", "EQUAL", str("ready")), orderBy: [order("n", "DESCENDING")], limit: 10))
+        #expect(top.documents.map { $0.path.lastSegment } == [2999, 2998, 2996, 2995, 2993, 2992, 2990, 2989, 2987, 2986].map { "f\($0)" })
+        #expect(top.examined < 30)
+        // Few matches: the equality seek and a sort stay cheaper, and give the same order.
+        let rare = try run(sq("files", where: ff("n", "EQUAL", int(42)), orderBy: [order("status")], limit: 10))
+        #expect(rare.documents.map { $0.path.lastSegment } == ["f42"])
+        #expect(rare.examined == 1)
+    }
 }
 
 @Suite struct ProtoJSONSpellingTests {

@@ -13,7 +13,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 SWIFT_TEST_ARGS ?=
 
-.PHONY: help deps venv build build-debug run test swift-test compat rules-test bench clean
+.PHONY: help deps venv build build-debug run test swift-test compat rules-test bench bench-quick clean
 
 help:
 	@echo "make run     install missing packages, build release, start hearth on its defaults"
@@ -45,7 +45,11 @@ build-debug: deps
 run: build
 	.build/release/hearth start
 
-test: deps venv build-debug swift-test rules-test compat
+test: deps venv build-debug swift-test rules-test compat bench-quick
+
+# Every benchmark scenario briefly, on the debug build, so the harness itself stays working.
+bench-quick:
+	$(MAKE) --no-print-directory bench QUICK=1
 
 swift-test:
 	$(SWIFT) test --skip-build --parallel $(SWIFT_TEST_ARGS)
@@ -62,8 +66,23 @@ compat: venv
 	HEARTH_BIN=$(CURDIR)/.build/debug/hearth PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
 	  $(PY) -m pytest -q -p no:cacheprovider Tests/CompatTests $(PYTEST_ARGS)
 
-bench: deps venv build
-	$(PY) bench/run.py $(if $(QUICK),--quick,)
+# Benchmarks: wrk and nginx from Debian (when missing), moto's server into the venv, then bench/run.py.
+# The full run builds and measures release; QUICK=1 (what `make test` runs) uses the debug binary.
+$(VENV)/.bench-installed: bench/requirements.txt | $(VENV)/.installed
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r bench/requirements.txt
+	touch $@
+
+bench: deps venv $(VENV)/.bench-installed $(if $(QUICK),,build)
+	@need=""; command -v wrk >/dev/null 2>&1 || need="$$need wrk"; \
+	if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then need="$$need nginx-light"; fi; \
+	if [ -n "$$need" ]; then \
+	  echo "installing:$$need"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$need; \
+	fi
+	$(if $(QUICK),[ -n "$${HEARTH_BIN:-}" ] || [ -x .build/debug/hearth ] || $(SWIFT) build --product hearth,)
+	HEARTH_BIN="$${HEARTH_BIN:-$(CURDIR)/.build/$(if $(QUICK),debug,release)/hearth}" \
+	  MOTO_SERVER="$(CURDIR)/$(VENV)/bin/moto_server" \
+	  $(PY) bench/run.py $(if $(QUICK),--quick,)
 
 clean:
 	rm -rf .build

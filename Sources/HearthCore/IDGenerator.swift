@@ -68,7 +68,20 @@ public final class IDGenerator: @unchecked Sendable {
 
     /// Lower-case hex of `byteCount` random bytes.
     public func hex(byteCount: Int) -> String {
-        bytes(byteCount).map { String(format: "%02x", $0) }.joined()
+        Self.hexString(bytes(byteCount))
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Lower-case hex without Foundation formatting (request ids are made on every request).
+    static func hexString(_ bytes: [UInt8]) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(hexDigits[Int(b >> 4)])
+            out.append(hexDigits[Int(b & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A version-4 UUID string in lower case.
@@ -76,8 +89,7 @@ public final class IDGenerator: @unchecked Sendable {
         var b = bytes(16)
         b[6] = (b[6] & 0x0f) | 0x40
         b[8] = (b[8] & 0x3f) | 0x80
-        let h = b.map { String(format: "%02x", $0) }.joined()
-        let c = Array(h)
+        let c = Array(Self.hexString(b))
         return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
     }
 }

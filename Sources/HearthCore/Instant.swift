@@ -87,10 +87,22 @@ public struct Instant: Sendable, Hashable, Comparable, Codable, CustomStringConv
         let days = Int(floorDiv(seconds, 86_400))
         let (y, mo, d) = Self.civil(fromDays: days)
         let secOfDay = Int(seconds - Int64(days) * 86_400)
-        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
-        let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][mo - 1]
-        return String(format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", weekday, d, month, y, secOfDay / 3600, secOfDay / 60 % 60, secOfDay % 60)
+        var out: [UInt8] = []
+        out.reserveCapacity(29)
+        out.append(contentsOf: Self.weekdays[((days % 7) + 7) % 7].utf8)
+        out.append(contentsOf: [44, 32])  // ", "
+        Self.digits(d, 2, &out); out.append(32)
+        out.append(contentsOf: Self.months[mo - 1].utf8); out.append(32)
+        Self.digits(y, 4, &out); out.append(32)
+        Self.digits(secOfDay / 3600, 2, &out); out.append(58)
+        Self.digits(secOfDay / 60 % 60, 2, &out); out.append(58)
+        Self.digits(secOfDay % 60, 2, &out)
+        out.append(contentsOf: " GMT".utf8)
+        return String(decoding: out, as: UTF8.self)
     }
+
+    private static let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// Parses RFC 3339 (`2026-11-30T06:33:14.123456Z`, any fraction up to nanoseconds, `Z` or `±hh:mm`).
     public init?(rfc3339 text: String) {

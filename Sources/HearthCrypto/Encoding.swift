@@ -78,12 +78,40 @@ public enum Base64URL {
     /// Encodes `data` without padding.
     public static func encode(_ data: Data) -> String { encode(Array(data)) }
 
-    /// Decodes with or without padding; nil when not base64url.
+    private static let decodeTable: [UInt8] = {
+        var t = [UInt8](repeating: 0xFF, count: 256)
+        for (i, c) in alphabet.enumerated() { t[Int(c)] = UInt8(i) }
+        // The standard alphabet's two characters too, as lenient JWT readers accept them.
+        t[Int(UInt8(ascii: "+"))] = 62
+        t[Int(UInt8(ascii: "/"))] = 63
+        return t
+    }()
+
+    /// Decodes with or without padding; nil when not base64url (one pass: ID tokens are decoded
+    /// on every Firestore and uploads request).
     public static func decode(_ text: String) -> Data? {
-        var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        guard !s.contains("=") || text.hasSuffix("=") else { return nil }
-        s = s.replacingOccurrences(of: "=", with: "")
-        while s.count % 4 != 0 { s.append("=") }
-        return Data(base64Encoded: s)
+        var bytes = Array(text.utf8)
+        if let firstPad = bytes.firstIndex(of: UInt8(ascii: "=")) {
+            // Padding only at the end, at most two, and only to a multiple of four.
+            let pads = bytes.count - firstPad
+            guard pads <= 2, bytes[firstPad...].allSatisfy({ $0 == UInt8(ascii: "=") }), bytes.count % 4 == 0 else { return nil }
+            bytes.removeLast(pads)
+        }
+        guard bytes.count % 4 != 1 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 3 / 4)
+        var acc: UInt32 = 0
+        var bits = 0
+        for c in bytes {
+            let v = decodeTable[Int(c)]
+            guard v != 0xFF else { return nil }
+            acc = acc << 6 | UInt32(v)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+            }
+        }
+        return Data(out)
     }
 }

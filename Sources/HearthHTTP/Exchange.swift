@@ -12,6 +12,9 @@ final class Exchange {
         case collecting(limit: Int, tooLarge: Response, handler: @Sendable (Request) -> Response)
         case streaming(any RequestBodyConsumer)
         case discarding(Response)
+        /// Answered on the next call: libmicrohttpd closes the connection when a response is queued
+        /// in the first call, so a bodiless request that is answered at once would lose keep-alive.
+        case ready(Response)
         case done
     }
 
@@ -68,6 +71,10 @@ final class Exchange {
             }
             state = .done
             return queue(response, on: connection)
+        case .ready(let response):
+            size.pointee = 0
+            state = .done
+            return queue(response, on: connection)
         case .done:
             size.pointee = 0
             return .YES
@@ -101,8 +108,13 @@ final class Exchange {
                 state = .discarding(response)
                 return .YES
             }
-            state = .done
-            return queue(response, on: connection)
+            if hasBody {
+                // Refusing a body the client has not sent yet (it waits on 100-continue): answer now.
+                state = .done
+                return queue(response, on: connection)
+            }
+            state = .ready(response)
+            return .YES
         case .collect(let limit, let tooLarge, let handler):
             if let declaredLength, declaredLength > Int64(limit) {
                 if expectsContinue {
@@ -113,8 +125,8 @@ final class Exchange {
                 return .YES
             }
             if !hasBody {
-                state = .done
-                return queue(handler(request), on: connection)
+                state = .ready(handler(request))
+                return .YES
             }
             state = .collecting(limit: limit, tooLarge: tooLarge, handler: handler)
             return .YES

@@ -118,5 +118,11 @@ import HearthCrypto
     @Test func allByteValues() {
         let bytes = (0...255).map(UInt8.init)
         #expect(Base64URL.encode(bytes) == Self.foundationBase64URL(bytes))
+        #expect(Base64URL.decode(Data(bytes).base64EncodedString()).map { [UInt8]($0) } == bytes)
+    }
+
+    @Test(arguments: ["a", "ab=c", "abc==", "ab===", "a*bc", "abcde", "=abc"])
+    func rejectsMalformed(text: String) {
+        #expect(Base64URL.decode(text) == nil)
     }
 }

@@ -93,6 +93,18 @@ func withServer<T>(timeout: Int = 60, _ body: (HTTPServer, EchoService) throws -
         }
     }
 
+    @Test func keepAliveHoldsForRequestsWithoutABody() throws {
+        try withServer { server, _ in
+            let c = try RawClient(port: server.port)
+            for i in 0..<5 {
+                c.send(i % 2 == 0 ? "GET /echo?n=\(i) HTTP/1.1\r\nHost: h\r\n\r\n" : "DELETE /reject HTTP/1.1\r\nHost: h\r\n\r\n")
+                let r = try #require(c.readResponse())
+                #expect(r.status == (i % 2 == 0 ? 200 : 403))
+                #expect(r.headers["connection"]?.lowercased() != "close", "request \(i) was answered with Connection: close")
+            }
+        }
+    }
+
     @Test func chunkedRequestBodyIsDecoded() throws {
         try withServer { server, _ in
             let c = try RawClient(port: server.port)

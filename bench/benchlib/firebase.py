@@ -1,0 +1,301 @@
+"""Auth, Firestore and the seed's upload flow against Hearth's REST APIs."""
+import json
+import multiprocessing
+import signal
+import time
+import urllib.parse
+
+from .context import DOC_NAME_PREFIX, DOCS
+from .httpc import Client, NotAvailable, expect, parse_url
+from .loadgen import require_clean
+from .procs import proc_status
+from .s3 import run_point
+
+API_KEY = "bench"
+PASSWORD = "bench-password-1"
+UPLOAD_UUID = "0b5c7d1e-6a6b-4c1e-9d55-0123456789ab"
+
+
+class User:
+    def __init__(self, email, uid, id_token, refresh_token):
+        self.email, self.uid, self.id_token, self.refresh_token = email, uid, id_token, refresh_token
+
+
+def sign_up(client, email):
+    r = client.request("POST", f"/identitytoolkit.googleapis.com/v1/accounts:signUp?key={API_KEY}",
+                       body={"email": email, "password": PASSWORD, "returnSecureToken": True})
+    j = expect(r, "Auth accounts:signUp").json() or {}
+    if not j.get("idToken") or not j.get("localId"):
+        raise NotAvailable(f"Auth accounts:signUp answered without idToken/localId: {r.snippet()}")
+    return User(email, j["localId"], j["idToken"], j.get("refreshToken", ""))
+
+
+def auth(ctx, hearth):
+    """signInWithPassword and securetoken refresh per second at 16 connections; returns a signed-up user."""
+    port = hearth.port("auth")
+    host = f"127.0.0.1:{port}"
+    c = Client(port)
+    try:
+        user = sign_up(c, "bench-auth@example.com")
+    finally:
+        c.close()
+    signin = {"method": "POST", "path": f"/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key={API_KEY}",
+              "headers": {"Host": host, "Content-Type": "application/json"},
+              "body": json.dumps({"email": user.email, "password": PASSWORD, "returnSecureToken": True})}
+    refresh = {"method": "POST", "path": f"/securetoken.googleapis.com/v1/token?key={API_KEY}",
+               "headers": {"Host": host, "Content-Type": "application/x-www-form-urlencoded"},
+               "body": urllib.parse.urlencode({"grant_type": "refresh_token", "refresh_token": user.refresh_token})}
+    for key, req, what in (("auth.signin", signin, "accounts:signInWithPassword"),
+                           ("auth.refresh", refresh, "securetoken refresh")):
+        try:
+            c = Client(port)
+            try:
+                r = expect(c.request(req["method"], req["path"], body=req["body"], headers=req["headers"]), what)
+            finally:
+                c.close()
+            if not (r.json() or {}).get("idToken") and not (r.json() or {}).get("id_token"):
+                raise NotAvailable(f"{what} answered without a token: {r.snippet()}")
+            s = require_clean(ctx.wrk.run(port, [req], 16, key), what)
+            ctx.results.put(key, "hearth", s["rps"], wrk=s)
+            ctx.log(f"  {what}: {s['rps']:,.0f} req/s")
+        except NotAvailable as e:
+            ctx.results.na(key, "hearth", str(e))
+    return user
+
+
+def file_fields(uid, status="ready", n=None, created=None, key=None):
+    f = {
+        "ownerUid": {"stringValue": uid},
+        "storage": {"stringValue": "s3"},
+        "s3Key": {"stringValue": key or f"users/{uid}/uploads/{UPLOAD_UUID}.jpg"},
+        "contentType": {"stringValue": "image/jpeg"},
+        "status": {"stringValue": status},
+    }
+    if n is not None:
+        f["n"] = {"integerValue": str(n)}
+    if created is not None:
+        f["createdAt"] = {"timestampValue": created}
+    return f
+
+
+def create_write(uid, doc_id, fields):
+    """A create of users/{uid}/files/{doc_id} with createdAt = serverTimestamp, as the seed app writes it."""
+    return {
+        "update": {"name": f"{DOC_NAME_PREFIX}/users/{uid}/files/{doc_id}", "fields": fields},
+        "updateTransforms": [{"fieldPath": "createdAt", "setToServerValue": "REQUEST_TIME"}],
+        "currentDocument": {"exists": False},
+    }
+
+
+def seed_docs(client, uid, count, start=0, batch=500):
+    """Stores `count` documents in users/{uid}/files through admin commits of `batch` writes each."""
+    headers = {"Authorization": "Bearer owner"}
+    for lo in range(start, start + count, batch):
+        writes = []
+        for i in range(lo, min(start + count, lo + batch)):
+            writes.append({"update": {"name": f"{DOC_NAME_PREFIX}/users/{uid}/files/f{i:06d}",
+                                      "fields": file_fields(uid, "ready" if i % 2 == 0 else "pending", n=i,
+                                                            created="2024-01-01T00:00:00Z")}})
+        expect(client.request("POST", f"{DOCS}:commit", body={"writes": writes}, headers=headers),
+               f"Firestore admin commit of {len(writes)} writes")
+
+
+def firestore(ctx, hearth, user):
+    """get and commit with rules on (user token) at 1 and 16 connections; an admin get for the rules
+    cost; runQuery on collections of growing size; RSS after loading them."""
+    port = hearth.port("firestore")
+    host = f"127.0.0.1:{port}"
+    if user is None:
+        raise NotAvailable("no user token (Auth not available)")
+    c = Client(port)
+    try:
+        expect(c.request("POST", f"{DOCS}:commit", headers={"Authorization": "Bearer owner"},
+                         body={"writes": [{"update": {"name": f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0",
+                                                      "fields": file_fields(user.uid, created="2024-01-01T00:00:00Z")}}]}),
+               "Firestore admin commit")
+    finally:
+        c.close()
+    doc_path = f"{DOCS}/users/{user.uid}/files/f0"
+    get_user = {"method": "GET", "path": doc_path, "headers": {"Host": host, "Authorization": f"Bearer {user.id_token}"}}
+    get_admin = {"method": "GET", "path": doc_path, "headers": {"Host": host, "Authorization": "Bearer owner"}}
+    commit_body = json.dumps({"writes": [create_write(user.uid, "b-@@RUN@@-@@SEQ@@", file_fields(user.uid))]})
+    commit = {"method": "POST", "path": f"{DOCS}:commit", "template": True, "body": commit_body,
+              "headers": {"Host": host, "Authorization": f"Bearer {user.id_token}", "Content-Type": "application/json"}}
+
+    def probe(req, what, body=None):
+        c = Client(port)
+        try:
+            return expect(c.request(req["method"], req["path"], body=body, headers=req["headers"]), what)
+        finally:
+            c.close()
+
+    for name, req, body, what in (("get", get_user, None, "Firestore get (user token, rules on)"),
+                                  ("commit", commit, commit_body.replace("@@RUN@@-@@SEQ@@", "probe"),
+                                   "Firestore commit (user token, serverTimestamp, rules on)")):
+        try:
+            r = probe(req, what, body)
+            if name == "get" and (r.json() or {}).get("name", "").split("/")[-1] != "f0":
+                raise NotAvailable(f"{what} answered an unexpected body: {r.snippet()}")
+            for conns in (1, 16):
+                if name == "get":
+                    # The HTTP-path ceiling right beside it: nginx answering a static 4 KiB file.
+                    run_point(ctx, "nginx", ctx.nginx_get[0], ctx.nginx_get[1], f"fs.get.c{conns}", conns, "ceiling")
+                s = require_clean(ctx.wrk.run(port, [req], conns, f"fs-{name}-c{conns}"), what)
+                ctx.results.put(f"fs.{name}.c{conns}", "hearth", s["rps"], wrk=s)
+                ctx.log(f"  firestore {name} c{conns}: {s['rps']:,.0f} req/s, mean {s['lat_mean_us']:.0f} µs")
+        except NotAvailable as e:
+            for conns in (1, 16):
+                ctx.results.na(f"fs.{name}.c{conns}", "hearth", str(e))
+
+    # Rules in situ: the same get as the admin (rules bypassed) at one connection; the latency difference
+    # bounds token verification plus rules evaluation from above.
+    try:
+        user_run = ctx.results.details.get(("fs.get.c1", "hearth"), {}).get("wrk")
+        if not user_run:
+            raise NotAvailable("Firestore get with a user token not measured")
+        probe(get_admin, "Firestore get (admin)")
+        s = require_clean(ctx.wrk.run(port, [get_admin], 1, "fs-get-admin-c1"), "Firestore admin get")
+        ctx.results.put("rules.insitu", "hearth", max(0.0, user_run["lat_mean_us"] - s["lat_mean_us"]),
+                        user_mean_us=user_run["lat_mean_us"], admin_mean_us=s["lat_mean_us"])
+    except NotAvailable as e:
+        ctx.results.na("rules.insitu", "hearth", str(e))
+
+
+def queries(ctx, hearth, auth_port):
+    """runQuery (equality filter + orderBy + limit 10, user token) on collections of growing size."""
+    port = hearth.port("firestore")
+    host = f"127.0.0.1:{port}"
+    ac = Client(auth_port)
+    fc = Client(port)
+    seeded = 0
+    try:
+        for size in ctx.s.query_sizes:
+            key = f"fs.query.{size}"
+            try:
+                user = sign_up(ac, f"bench-q{size}@example.com")
+                t0 = time.perf_counter()
+                seed_docs(fc, user.uid, size)
+                seeded += size
+                ctx.log(f"  seeded {size:,} documents in {time.perf_counter() - t0:.1f}s")
+                body = json.dumps({"structuredQuery": {
+                    "from": [{"collectionId": "files"}],
+                    "where": {"fieldFilter": {"field": {"fieldPath": "status"}, "op": "EQUAL",
+                                              "value": {"stringValue": "ready"}}},
+                    "orderBy": [{"field": {"fieldPath": "n"}, "direction": "DESCENDING"}],
+                    "limit": 10}})
+                req = {"method": "POST", "path": f"{DOCS}/users/{user.uid}:runQuery", "body": body,
+                       "headers": {"Host": host, "Authorization": f"Bearer {user.id_token}",
+                                   "Content-Type": "application/json"}}
+                r = expect(fc.request("POST", req["path"], body=body, headers=req["headers"]), "Firestore runQuery")
+                docs = [x["document"] for x in (r.json() or []) if isinstance(x, dict) and "document" in x]
+                want = [f"f{i:06d}" for i in range(size - 1, -1, -1) if i % 2 == 0][:10]
+                got = [d.get("name", "").rsplit("/", 1)[-1] for d in docs]
+                if got != want:
+                    raise NotAvailable(f"runQuery returned {got[:3]}… instead of {want[:3]}…")
+                s = require_clean(ctx.wrk.run(port, [req], 1, f"fs-query-{size}"), "Firestore runQuery")
+                ctx.results.put(key, "hearth", s["rps"], wrk=s)
+                ctx.results.put(f"fs.query_latency.{size}", "hearth", s["lat_mean_us"])
+                ctx.log(f"  runQuery on {size:,}: {s['rps']:,.0f} req/s, mean {s['lat_mean_us']:.0f} µs")
+            except NotAvailable as e:
+                ctx.results.na(key, "hearth", str(e))
+                ctx.results.na(f"fs.query_latency.{size}", "hearth", str(e))
+    finally:
+        ac.close()
+        fc.close()
+    if seeded:
+        ctx.results.put("footprint.docs", "hearth", proc_status(hearth.pid).get("VmRSS", 0) / 1024, documents=seeded)
+    else:
+        ctx.results.na("footprint.docs", "hearth", "no documents could be loaded")
+    return seeded
+
+
+def clear(ctx, hearth):
+    """Milliseconds for DELETE /emulator/v1/projects/{p}/databases/(default)/documents over N documents."""
+    port = hearth.port("firestore")
+    ac = Client(hearth.port("auth"))
+    fc = Client(port)
+    times = []
+    try:
+        user = sign_up(ac, "bench-clear@example.com")
+        for _ in range(ctx.s.clear_reps):
+            seed_docs(fc, user.uid, ctx.s.clear_docs)
+            t0 = time.perf_counter()
+            expect(fc.request("DELETE", "/emulator/v1/projects/demo-hearth/databases/(default)/documents"),
+                   "Firestore emulator clear")
+            times.append(time.perf_counter() - t0)
+            r = fc.request("GET", f"{DOCS}/users/{user.uid}/files/f000000", headers={"Authorization": "Bearer owner"})
+            if r.status != 404:
+                raise NotAvailable(f"after the clear a document still answers {r.status}")
+    finally:
+        ac.close()
+        fc.close()
+    return times
+
+
+# The seed flow: whole flows per second from several client processes.
+
+def _default_signals():
+    # The driver turns SIGTERM into KeyboardInterrupt for its clean-up; workers just end.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _flow_worker(args):
+    api_port, fs_port, token, uid, seconds, max_flows, body_path = args
+    with open(body_path, "rb") as f:
+        body = f.read()
+    api, fs = Client(api_port), Client(fs_port)
+    s3 = {}
+    auth = {"Authorization": f"Bearer {token}"}
+    done, errors, first_error = 0, 0, None
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline and done + errors < max_flows:
+        try:
+            r = api.request("POST", "/v1/uploads/presign", headers=auth,
+                            body={"contentType": "image/jpeg", "fileExt": "jpg", "expiresSeconds": 900})
+            if r.status != 200:
+                raise RuntimeError(f"presign → {r.status}: {r.snippet()}")
+            j = r.json()
+            _, port, path = parse_url(j["putUrl"])
+            s3c = s3.get(port) or s3.setdefault(port, Client(port))
+            r = s3c.request("PUT", path, body=body, headers={"Content-Type": "image/jpeg"})
+            if r.status != 200:
+                raise RuntimeError(f"PUT putUrl → {r.status}: {r.snippet()}")
+            file_id = j["key"].rsplit("/", 1)[-1].split(".")[0]
+            fields = file_fields(uid, "ready", key=j["key"])
+            fields["size"] = {"integerValue": str(len(body))}
+            r = fs.request("POST", f"{DOCS}:commit", headers=auth, body={"writes": [create_write(uid, file_id, fields)]})
+            if r.status != 200:
+                raise RuntimeError(f"metadata commit → {r.status}: {r.snippet()}")
+            done += 1
+        except Exception as e:  # counted and reported; a worker never dies silently
+            errors += 1
+            first_error = first_error or str(e)
+    return done, errors, first_error
+
+
+def seed_flow(ctx, hearth, user):
+    """Flows per second: presign (api) → PUT 64 KiB (s3, signed Content-Type) → metadata commit
+    (Firestore, rules on), with the sign-in token reused."""
+    if user is None:
+        raise NotAvailable("no user token (Auth not available)")
+    api_port, fs_port = hearth.port("api"), hearth.port("firestore")
+    probe = _flow_worker((api_port, fs_port, user.id_token, user.uid, 30, 1, ctx.body64k))
+    if probe[0] != 1:
+        raise NotAvailable(f"one flow failed: {probe[2]}")
+    n = ctx.s.flow_workers
+    args = [(api_port, fs_port, user.id_token, user.uid, ctx.s.flow_seconds, 1_000_000, ctx.body64k)] * n
+    t0 = time.perf_counter()
+    pool = multiprocessing.get_context("fork").Pool(n, initializer=_default_signals)
+    try:
+        out = pool.map(_flow_worker, args, chunksize=1)
+    finally:
+        pool.close()
+        pool.join()
+    secs = time.perf_counter() - t0
+    done = sum(o[0] for o in out)
+    errors = sum(o[1] for o in out)
+    if errors > 0.01 * max(1, done):
+        raise NotAvailable(f"{errors} of {done + errors} flows failed: {next(o[2] for o in out if o[2])}")
+    ctx.results.put("seed.flow", "hearth", done / secs, flows=done, seconds=secs, workers=n)
+    ctx.log(f"  seed flow: {done / secs:,.0f} flows/s ({n} client processes)")

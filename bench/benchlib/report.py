@@ -1,0 +1,217 @@
+"""Results, targets, the table on stdout and the JSON in .build/bench/latest.json."""
+import os
+import platform
+import re
+import shutil
+import subprocess
+
+
+class NA:
+    """A value that could not be measured, with the reason."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def __repr__(self):
+        return f"n/a: {self.reason}"
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+class Results:
+    """Measured values keyed by (scenario key, system), plus details for the JSON."""
+
+    def __init__(self):
+        self.values = {}
+        self.details = {}
+
+    def put(self, key, system, value, **details):
+        self.values[(key, system)] = value
+        if details:
+            self.details[(key, system)] = details
+
+    def na(self, key, system, reason):
+        self.values[(key, system)] = NA(reason)
+
+    def get(self, key, system):
+        return self.values.get((key, system))
+
+
+def fmt(v, unit):
+    if v is None:
+        return "—"
+    if isinstance(v, NA):
+        return "n/a"
+    if unit in ("req/s", "flows/s", "commits/s"):
+        return f"{v:,.0f} {unit}"
+    if unit == "MB/s":
+        return f"{v:,.0f} MB/s"
+    if unit == "ms":
+        return f"{v:,.1f} ms" if v < 100 else f"{v:,.0f} ms"
+    if unit == "µs":
+        return f"{v:,.2f} µs" if v < 10 else f"{v:,.1f} µs"
+    if unit == "MiB":
+        return f"{v:,.1f} MiB"
+    return f"{v:,.3g} {unit}"
+
+
+def ratio_text(r):
+    if r >= 10:
+        return f"{r:,.0f}×"
+    return f"{r:.2f}×"
+
+
+class Row:
+    """One table line: Hearth against peers and ceilings for one scenario.
+
+    `peers`/`ceilings` are lists of (label, system key); `target` is (kind, reference label or None,
+    threshold, text) with kind "max" (Hearth ≤ threshold), "min_ratio" (Hearth ÷ reference ≥ threshold)
+    or "max_ratio" (Hearth ÷ reference ≤ threshold; for latencies and times)."""
+
+    def __init__(self, key, scenario, unit, peers=(), ceilings=(), target=None, higher_is_better=True, note=None,
+                 hearth_key=None, plain_ratio=False):
+        self.key, self.scenario, self.unit = key, scenario, unit
+        # Ratios read "Hearth is N× better" (speed-up), or with plain_ratio simply Hearth ÷ reference.
+        self.plain_ratio = plain_ratio
+        self.peers, self.ceilings = list(peers), list(ceilings)
+        self.target, self.higher_is_better, self.note = target, higher_is_better, note
+        self.hearth_key = hearth_key or (key, "hearth")
+
+    def evaluate(self, results, judge=True):
+        hearth = results.get(*self.hearth_key)
+        refs, warnings = {}, {}
+        for label, sk in self.peers + self.ceilings:
+            k = sk if isinstance(sk, tuple) else (self.key, sk)
+            refs[label] = results.get(*k)
+            w = results.details.get(k, {}).get("warning")
+            if w:
+                warnings[label] = w
+        ratios = []
+        if is_num(hearth):
+            for label, v in refs.items():
+                if is_num(v) and v > 0 and hearth > 0:
+                    r = hearth / v if (self.higher_is_better or self.plain_ratio) else v / hearth
+                    ratios.append((label, r))
+        met, target_text = None, ""
+        if self.target:
+            kind, ref, threshold, target_text = self.target
+            if judge and is_num(hearth):
+                if kind == "max":
+                    met = hearth <= threshold
+                elif kind == "min":
+                    met = hearth >= threshold
+                elif kind in ("min_ratio", "max_ratio"):
+                    rv = refs.get(ref)
+                    if is_num(rv) and rv > 0:
+                        q = hearth / rv
+                        met = q >= threshold if kind == "min_ratio" else q <= threshold
+        return {
+            "key": self.key, "scenario": self.scenario, "unit": self.unit,
+            "hearth": hearth, "refs": refs, "ratios": ratios,
+            "target": target_text, "met": met, "note": self.note,
+            "peers": [l for l, _ in self.peers], "ceilings": [l for l, _ in self.ceilings],
+            "plain_ratio": self.plain_ratio, "warnings": warnings,
+        }
+
+
+def render_table(evaluated, quick):
+    """A Markdown table (scenario, Hearth, peer, ceiling, ratios, target, met) and the n/a reasons."""
+    lines = ["| Scenario | Hearth | Peer | Ceiling | Ratio (>1×: Hearth better) | Target | Met |",
+             "|---|---|---|---|---|---|---|"]
+    reasons = []
+    for e in evaluated:
+        u = e["unit"]
+        h = e["hearth"]
+        htext = fmt(h, u)
+        if isinstance(h, NA):
+            reasons.append((e["scenario"], h.reason))
+            htext = f"n/a [{len(reasons)}]"
+
+        def refs_text(labels):
+            out = []
+            for l in labels:
+                v = e["refs"].get(l)
+                if v is None:
+                    continue
+                if isinstance(v, NA):
+                    reasons.append((f"{e['scenario']} — {l}", v.reason))
+                    out.append(f"{l}: n/a [{len(reasons)}]")
+                elif l in e["warnings"]:
+                    reasons.append((f"{e['scenario']} — {l}", e["warnings"][l]))
+                    out.append(f"{l}: {fmt(v, u)} [{len(reasons)}]")
+                else:
+                    out.append(f"{l}: {fmt(v, u)}")
+            return "; ".join(out) or "—"
+
+        if e["plain_ratio"]:
+            ratios = "; ".join(f"Hearth ÷ {l} = {r:.2f}" for l, r in e["ratios"]) or "—"
+        else:
+            ratios = "; ".join(f"{ratio_text(r)} {l}" for l, r in e["ratios"]) or "—"
+        met = {True: "yes", False: "**NO**", None: "—"}[e["met"]]
+        if quick and e["target"]:
+            met = "(quick)"
+        scen = e["scenario"] + (f" ({e['note']})" if e["note"] else "")
+        lines.append(f"| {scen} | {htext} | {refs_text(e['peers'])} | {refs_text(e['ceilings'])} | {ratios} | "
+                     f"{e['target'] or '—'} | {met} |")
+    notes = [f"[{i}] {s}: {r}" for i, (s, r) in enumerate(reasons, 1)]
+    return "\n".join(lines), notes
+
+
+def jsonable(v):
+    if isinstance(v, NA):
+        return {"na": v.reason}
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    return v
+
+
+def _run(argv):
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+        return (r.stdout + r.stderr).strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return ""
+
+
+def machine_info(hearth_bin, moto_bin):
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^model name\s*:\s*(.+)$", f.read(), re.M)
+            cpu = m.group(1).strip() if m else ""
+    except OSError:
+        pass
+    free = _run(["free", "-h"])
+    mem = ""
+    for line in free.splitlines():
+        if line.startswith("Mem:"):
+            mem = line.split()[1]
+    info = {
+        "nproc": _run(["nproc"]),
+        "cpu": cpu,
+        "memory": mem,
+        "free_h": free,
+        "kernel": platform.release(),
+        "loadavg_at_end": loadavg(),
+        "wrk": _run(["wrk", "-v"]).splitlines()[0] if shutil.which("wrk") else "",
+        "nginx": _run([shutil.which("nginx") or "/usr/sbin/nginx", "-v"]),
+        "moto": _run([moto_bin.replace("moto_server", "python"), "-c",
+                      "import moto; print('moto', moto.__version__)"]) if os.path.exists(moto_bin) else "",
+        "hearth": _run([hearth_bin, "--version"]) if os.access(hearth_bin, os.X_OK) else "missing",
+        "hearth_binary": hearth_bin,
+        "libmicrohttpd": _run(["dpkg-query", "-W", "-f=${Version}", "libmicrohttpd-dev"]),
+        "sqlite": _run(["dpkg-query", "-W", "-f=${Version}", "libsqlite3-dev"]),
+    }
+    return info

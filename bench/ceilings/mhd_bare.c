@@ -1,0 +1,114 @@
+/*
+ * The HTTP engine's own ceiling: libmicrohttpd configured as Hearth's HTTPServer configures it
+ * (internal polling thread + epoll, a thread pool, 1000 connections, a URI log callback), with a
+ * handler that does nothing but answer fixed bytes. GET/HEAD get the bytes of BODY_FILE (or "hello");
+ * any other method has its body drained and gets 200 with no body, which makes it the ceiling for
+ * PUT too. Whatever Hearth adds on top of this — routing, SigV4, storage — is Hearth's own cost.
+ *
+ * Usage: mhd_bare PORT THREADS [BODY_FILE]   (PORT 0: any free port; the bound port is printed)
+ * Runs until SIGTERM or SIGINT.
+ */
+#include <microhttpd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+static struct MHD_Response *get_response;
+static struct MHD_Response *put_response;
+
+/* Hearth allocates its per-request state here; so does this ceiling (freed in `completed`). */
+static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void) cls; (void) uri; (void) c;
+    return calloc(1, sizeof(int));
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode code)
+{
+    (void) cls; (void) c; (void) code;
+    free(*con_cls);
+    *con_cls = NULL;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                               const char *version, const char *upload_data, size_t *upload_data_size,
+                               void **con_cls)
+{
+    (void) cls; (void) url; (void) version; (void) upload_data;
+    int *seen = *con_cls;
+    if (seen && !*seen) {
+        /* libmicrohttpd 0.9.75 answers "Connection: close" to a response queued in the first call
+           (it cannot know yet whether a body follows), so even a body-less GET is answered on the
+           second call: that is what keeps the connection alive. */
+        *seen = 1;
+        return MHD_YES;
+    }
+    int is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    if (*upload_data_size != 0) {
+        *upload_data_size = 0; /* drain */
+        return MHD_YES;
+    }
+    return MHD_queue_response(c, MHD_HTTP_OK, is_get ? get_response : put_response);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s PORT THREADS [BODY_FILE]\n", argv[0]);
+        return 2;
+    }
+    int port = atoi(argv[1]);
+    unsigned threads = (unsigned) atoi(argv[2]);
+    char *body = "hello";
+    size_t body_len = 5;
+    if (argc > 3) {
+        FILE *f = fopen(argv[3], "rb");
+        if (!f) { perror(argv[3]); return 1; }
+        fseek(f, 0, SEEK_END);
+        long n = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        body = malloc((size_t) n + 1);
+        if (!body || fread(body, 1, (size_t) n, f) != (size_t) n) { fprintf(stderr, "cannot read %s\n", argv[3]); return 1; }
+        fclose(f);
+        body_len = (size_t) n;
+    }
+    get_response = MHD_create_response_from_buffer(body_len, body, MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header(get_response, "Content-Type", "application/octet-stream");
+    put_response = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t) port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* loopback only */
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* MHD's threads inherit the mask; main waits below */
+
+    struct MHD_OptionItem options[] = {
+        { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t) uri_logger, NULL },
+        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) completed, NULL },
+        { threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads, NULL },
+        { MHD_OPTION_END, 0, NULL },
+    };
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t) port, NULL, NULL, handler, NULL,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned) 1000,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
+        MHD_OPTION_ARRAY, options,
+        MHD_OPTION_END);
+    if (!d) { fprintf(stderr, "MHD_start_daemon failed\n"); return 1; }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    printf("%u\n", info ? info->port : 0);
+    fflush(stdout);
+    int sig;
+    sigwait(&set, &sig);
+    MHD_stop_daemon(d);
+    return 0;
+}

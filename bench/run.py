@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""`make bench`: Hearth side by side with its peer (moto_server) and the machine's ceilings (nginx
+static files, a bare libmicrohttpd handler, sha256sum, raw SQLite commits), all on 127.0.0.1, every
+load bounded in time. Prints one Markdown table and writes .build/bench/latest.json (and latest.md).
+
+Hearth scenarios are fail-soft: an endpoint that is missing or failing makes its row "n/a: <reason>"
+and the run goes on (exit 0). A broken harness — a ceiling or peer that does not start, wrk failing —
+exits 1. `--quick` (make bench QUICK=1) runs every scenario briefly with small sizes; its numbers only
+prove the harness works, so targets are not judged there.
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+
+sys.dont_write_bytecode = True  # no __pycache__ inside the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from benchlib import firebase, rules, s3, startup  # noqa: E402
+from benchlib.context import Context, MiB  # noqa: E402
+from benchlib.httpc import HarnessError, NotAvailable  # noqa: E402
+from benchlib.procs import BareMHD, Hearth, Moto, Nginx, compile_c, proc_status  # noqa: E402
+from benchlib.report import Row, jsonable, loadavg, machine_info, render_table  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def na_all(ctx, keys, reason):
+    for k in keys:
+        ctx.results.na(k, "hearth", reason)
+
+
+def phase_ceilings(ctx):
+    """Starts nginx and the bare libmicrohttpd servers (measured later, beside Hearth and moto, point by
+    point) and measures the raw SQLite commit ceiling."""
+    ctx.log("ceilings: nginx, bare libmicrohttpd, raw SQLite commits")
+    bin_dir = os.path.join(ctx.build, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    mhd_bin = compile_c("mhd_bare.c", os.path.join(bin_dir, "mhd_bare"), ["-lmicrohttpd", "-lpthread"])
+    sqlite_bin = compile_c("sqlite_commits.c", os.path.join(bin_dir, "sqlite_commits"), ["-lsqlite3"])
+    nginx = Nginx(ctx.registry, ctx.run_dir, ctx.data).start()
+    mhd = BareMHD(ctx.registry, mhd_bin, ctx.run_dir, ctx.s.mhd_threads, ctx.obj4k, name="mhd-4k").start()
+    hello = BareMHD(ctx.registry, mhd_bin, ctx.run_dir, ctx.s.mhd_threads, None, name="mhd-hello").start()
+    db = os.path.join(ctx.run_dir, "sqlite-ceiling.db")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.remove(db + suffix)
+    r = subprocess.run([sqlite_bin, db, str(ctx.s.sqlite_commits), "256"], capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise HarnessError(f"sqlite_commits failed: {r.stderr.strip()}")
+    out = json.loads(r.stdout)
+    for conns in (1, 16):
+        ctx.results.put(f"fs.commit.c{conns}", "sqlite", out["per_second"], **out)
+    ctx.log(f"  raw SQLite single-row commits: {out['per_second']:,.0f}/s")
+    ctx.nginx_get = (nginx.port, [{"method": "GET", "path": "/obj4k", "headers": {"Host": f"127.0.0.1:{nginx.port}"}}])
+    return nginx, s3.ceiling_requests(ctx, nginx, mhd, hello), [mhd, hello]
+
+
+def phase_moto_start(ctx):
+    ctx.log("peer: moto_server")
+    moto = Moto(ctx.registry, ctx.moto_bin, ctx.run_dir).start()
+    time.sleep(1)
+    st = proc_status(moto.pid)
+    ctx.results.put("footprint.idle", "moto", st.get("VmRSS", 0) / 1024, anon_mib=st.get("RssAnon", 0) / 1024,
+                    file_mib=st.get("RssFile", 0) / 1024)
+    try:
+        reqs = s3.s3_small_requests(ctx, moto.port, "moto")
+    except NotAvailable as e:
+        raise HarnessError(f"moto set-up failed: {e}")
+    return moto, ("moto", moto.port, reqs, "peer")
+
+
+def phase_moto_startups(ctx, moto):
+    moto.stop()
+    ctx.log("moto start-up")
+    med, times = startup.moto_startups(ctx, moto)
+    ctx.results.put("startup.empty", "moto", med * 1e3, runs_ms=[t * 1e3 for t in times])
+    ctx.results.put("startup.data", "moto", med * 1e3, runs_ms=[t * 1e3 for t in times])
+    ctx.log(f"  moto start-up median {med * 1e3:.0f} ms")
+
+
+def phase_hearth_startup_empty(ctx):
+    ctx.log("hearth start-up, empty data dir")
+    try:
+        med, times = startup.hearth_startups(ctx, None, rules=ctx.rules_for_hearth)
+        ctx.results.put("startup.empty", "hearth", med * 1e3, runs_ms=[t * 1e3 for t in times])
+        ctx.log(f"  median {med * 1e3:.1f} ms")
+    except NotAvailable as e:
+        ctx.results.na("startup.empty", "hearth", str(e))
+
+
+def phase_hearth_main(ctx, s3_others, after_s3):
+    """One long-lived instance on a data dir: idle RSS, S3 small (point by point beside `s3_others`, the
+    ceilings and moto), Auth, Firestore, queries, seed flow. `after_s3` runs once the S3 small points
+    are done (it stops what only they need). Leaves the data dir populated for start-up with data."""
+    ctx.log("hearth: main instance")
+    data_dir = os.path.join(ctx.run_dir, "hearth-main")
+    shutil.rmtree(data_dir, ignore_errors=True)
+    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
+               log_name="hearth-main")
+    counts = {"docs": 0, "objects": 0}
+    try:
+        h.start()
+    except NotAvailable as e:
+        na_all(ctx, ["footprint.idle", "footprint.docs", "auth.signin", "auth.refresh", "fs.get.c1", "fs.get.c16",
+                     "fs.commit.c1", "fs.commit.c16", "rules.insitu", "seed.flow"]
+               + [f"fs.query.{n}" for n in ctx.s.query_sizes] + [f"fs.query_latency.{n}" for n in ctx.s.query_sizes],
+               str(e))
+        s3.run_small(ctx, s3_others + [("hearth", 0, str(e), "hearth")])
+        after_s3()
+        return data_dir, counts
+    ctx.wrk.profile_pid = h.pid
+    try:
+        time.sleep(1)
+        st = proc_status(h.pid)
+        ctx.results.put("footprint.idle", "hearth", st.get("VmRSS", 0) / 1024, anon_mib=st.get("RssAnon", 0) / 1024,
+                        file_mib=st.get("RssFile", 0) / 1024, threads=st.get("Threads"))
+        ctx.log(f"  idle RSS {st.get('VmRSS', 0) / 1024:.1f} MiB (anonymous {st.get('RssAnon', 0) / 1024:.1f} MiB, "
+                f"file-backed {st.get('RssFile', 0) / 1024:.1f} MiB, {st.get('Threads')} threads)")
+
+        ctx.log("S3 small objects: ceilings, moto and hearth, point by point")
+        try:
+            hearth_s3 = ("hearth", h.port("s3"), s3.s3_small_requests(ctx, h.port("s3"), "hearth"), "hearth")
+        except NotAvailable as e:
+            hearth_s3 = ("hearth", 0, str(e), "hearth")
+        s3.run_small(ctx, s3_others + [hearth_s3])
+        after_s3()
+
+        ctx.log("hearth: Auth")
+        user = None
+        try:
+            h.check_alive()
+            user = firebase.auth(ctx, h)
+        except NotAvailable as e:
+            na_all(ctx, ["auth.signin", "auth.refresh"], str(e))
+
+        ctx.log("hearth: Firestore")
+        try:
+            h.check_alive()
+            firebase.firestore(ctx, h, user)
+        except NotAvailable as e:
+            na_all(ctx, ["fs.get.c1", "fs.get.c16", "fs.commit.c1", "fs.commit.c16", "rules.insitu"], str(e))
+        try:
+            h.check_alive()
+            counts["docs"] = firebase.queries(ctx, h, h.port("auth"))
+        except NotAvailable as e:
+            na_all(ctx, [f"fs.query.{n}" for n in ctx.s.query_sizes]
+                   + [f"fs.query_latency.{n}" for n in ctx.s.query_sizes] + ["footprint.docs"], str(e))
+
+        ctx.log("hearth: seed flow")
+        try:
+            h.check_alive()
+            firebase.seed_flow(ctx, h, user)
+        except NotAvailable as e:
+            ctx.results.na("seed.flow", "hearth", str(e))
+
+        ctx.log(f"hearth: storing {ctx.s.startup_objects:,} objects for start-up with data")
+        try:
+            h.check_alive()
+            secs = s3.seed_objects(ctx, h.port("s3"), ctx.s.startup_objects)
+            counts["objects"] = ctx.s.startup_objects
+            ctx.log(f"  stored in {secs:.1f}s")
+        except NotAvailable as e:
+            ctx.results.details[("startup.data", "hearth")] = {"objects_error": str(e)}
+    finally:
+        ctx.wrk.profile_pid = None
+        h.stop()
+    return data_dir, counts
+
+
+def phase_hearth_startup_data(ctx, data_dir, counts):
+    ctx.log(f"hearth start-up with {counts['docs']:,} documents + {counts['objects']:,} objects")
+    if not counts["docs"] and not counts["objects"]:
+        ctx.results.na("startup.data", "hearth", "no data could be stored (Firestore and S3 not available)")
+        return
+    try:
+        med, times = startup.hearth_startups(ctx, data_dir, rules=ctx.rules_for_hearth)
+        ctx.results.put("startup.data", "hearth", med * 1e3, runs_ms=[t * 1e3 for t in times], **counts)
+        ctx.log(f"  median {med * 1e3:.1f} ms")
+    except NotAvailable as e:
+        ctx.results.na("startup.data", "hearth", str(e))
+
+
+def phase_large(ctx, nginx):
+    ctx.log("S3 large objects")
+    data_dir = os.path.join(ctx.run_dir, "hearth-large")
+    shutil.rmtree(data_dir, ignore_errors=True)
+    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
+               log_name="hearth-large")
+    try:
+        try:
+            h.start()
+        except NotAvailable:
+            pass  # large_objects reports every Hearth row n/a with the reason
+        s3.large_objects(ctx, h, nginx)
+    finally:
+        h.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def phase_clear(ctx):
+    ctx.log(f"Firestore clear of {ctx.s.clear_docs:,} documents")
+    data_dir = os.path.join(ctx.run_dir, "hearth-clear")
+    shutil.rmtree(data_dir, ignore_errors=True)
+    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
+               log_name="hearth-clear")
+    try:
+        h.start()
+        times = firebase.clear(ctx, h)
+        ctx.results.put("fs.clear", "hearth", statistics.median(times) * 1e3, runs_ms=[t * 1e3 for t in times])
+        ctx.log(f"  median {statistics.median(times) * 1e3:.1f} ms")
+    except NotAvailable as e:
+        ctx.results.na("fs.clear", "hearth", str(e))
+    finally:
+        h.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def idle_note(ctx):
+    d = ctx.results.details.get(("footprint.idle", "hearth"), {})
+    if "anon_mib" not in d:
+        return None
+    return f"Hearth: {d['anon_mib']:.1f} MiB anonymous + {d['file_mib']:.1f} MiB file-backed (shared libraries)"
+
+
+def rows(ctx, counts):
+    s = ctx.s
+    n = s.startups
+    q = s.query_sizes
+    rows = [
+        Row("startup.empty", f"Start-up to first 200, empty data dir (median of {n})", "ms",
+            peers=[("moto", "moto")], target=("max", None, 100, "< 100 ms"), higher_is_better=False),
+        Row("startup.data", f"Start-up with {counts['docs']:,} docs + {counts['objects']:,} objects (median of {n})",
+            "ms", peers=[("moto (empty)", "moto")], target=("max", None, 300, "< 300 ms"), higher_is_better=False),
+        Row("footprint.idle", "RSS idle after start", "MiB", peers=[("moto", "moto")],
+            target=("max", None, 30, "< 30 MiB"), higher_is_better=False, note=idle_note(ctx)),
+        Row("footprint.docs", f"RSS after loading {counts['docs']:,} documents", "MiB", higher_is_better=False),
+    ]
+    for size in s.large_sizes:
+        label = f"{size // MiB}m"
+        rows.append(Row(f"footprint.peak_put.{label}", f"Peak RSS during a {size // MiB} MiB PutObject", "MiB",
+                        higher_is_better=False,
+                        target=("max", None, 100, "< 100 MiB") if size == 1024 * MiB else None))
+    kinds = {"get_presigned": "presigned GET", "put_presigned": "presigned PUT (same URL)",
+             "get_signed": "header-signed GET"}
+    for kind, name in kinds.items():
+        for c in s3.CONNS:
+            ceilings = [("nginx", "nginx"), ("bare MHD", "mhd")] if kind != "put_presigned" else [("bare MHD", "mhd")]
+            if kind == "get_presigned":
+                ceilings.append(("MHD hello", "mhd_hello"))
+            target = None
+            if kind == "get_presigned" and c == 1:
+                target = ("min_ratio", "nginx", 0.8, "≥ 0.80× nginx")
+            elif kind in ("get_presigned", "put_presigned") and c == 16:
+                target = ("min_ratio", "moto", 30, "≥ 30× moto")
+            rows.append(Row(f"s3.{kind}.c{c}", f"S3 4 KiB {name}, {c} conn", "req/s",
+                            peers=[("moto", "moto")], ceilings=ceilings, target=target))
+    for size in s.large_sizes:
+        label = f"{size // MiB}m"
+        rows.append(Row(f"s3.large.put.{label}", f"S3 PutObject {size // MiB} MiB, payload hash verified", "MB/s",
+                        ceilings=[("sha256sum", "sha256sum"), ("openssl sha256", "openssl")],
+                        target=("min_ratio", "sha256sum", 0.5, "≥ 0.50× sha256sum") if size == 1024 * MiB else None))
+        rows.append(Row(f"s3.large.get.{label}", f"S3 GetObject {size // MiB} MiB", "MB/s",
+                        ceilings=[("nginx", "nginx")]))
+    rows += [
+        Row("auth.signin", "Auth accounts:signInWithPassword, 16 conn", "req/s"),
+        Row("auth.refresh", "Auth securetoken refresh, 16 conn", "req/s"),
+    ]
+    for c in (1, 16):
+        rows.append(Row(f"fs.get.c{c}", f"Firestore get, user token, rules on, {c} conn", "req/s",
+                        ceilings=[("nginx 4 KiB", "nginx")],
+                        target=("min_ratio", "nginx 4 KiB", 0.4, "≥ 0.40× nginx")))
+    for c in (1, 16):
+        rows.append(Row(f"fs.commit.c{c}", f"Firestore commit 1 doc + serverTimestamp, rules on, {c} conn", "req/s",
+                        ceilings=[("raw SQLite", "sqlite")],
+                        target=("min_ratio", "raw SQLite", 0.5, "≥ 0.50× raw SQLite") if c == 16 else None))
+    for size in q:
+        rows.append(Row(f"fs.query.{size}", f"Firestore runQuery (== filter, orderBy, limit 10), {size:,} docs, 1 conn",
+                        "req/s"))
+    rows.append(Row("fs.query_flat", f"runQuery latency at {q[-1]:,} vs {q[0]:,} docs", "µs",
+                    hearth_key=(f"fs.query_latency.{q[-1]}", "hearth"),
+                    ceilings=[(f"at {q[0]:,} docs", (f"fs.query_latency.{q[0]}", "hearth"))],
+                    target=("max_ratio", f"at {q[0]:,} docs", 2.0, f"≤ 2× the {q[0]:,}-doc latency"),
+                    higher_is_better=False, plain_ratio=True))
+    rows += [
+        Row("fs.clear", f"Firestore clear of {s.clear_docs:,} documents (median of {s.clear_reps})", "ms",
+            higher_is_better=False),
+        Row("rules.parse", "Rules: parse + check 500 lines (CLI: (4 500-line − trivial file) ÷ 9)", "ms",
+            target=("max", None, 5, "< 5 ms"), higher_is_better=False),
+        Row("rules.eval.create", "Rules: one users/{uid}/files create decision (CLI suite, per case)", "µs",
+            target=("max", None, 5, "< 5 µs"), higher_is_better=False),
+        Row("rules.eval.get", "Rules: one users/{uid}/files get decision (CLI suite, per case)", "µs",
+            target=("max", None, 5, "< 5 µs"), higher_is_better=False),
+        Row("rules.insitu", "ID-token check + rules in a Firestore get: user − admin mean latency, 1 conn", "µs", higher_is_better=False),
+        Row("seed.flow", f"Seed flow: presign + PUT 64 KiB + commit ({s.flow_workers} Python clients)", "flows/s"),
+    ]
+    return rows
+
+
+def default_hearth_bin(quick):
+    env = os.environ.get("HEARTH_BIN")
+    if env:
+        return os.path.abspath(env)
+    release = os.path.join(ROOT, ".build", "release", "hearth")
+    debug = os.path.join(ROOT, ".build", "debug", "hearth")
+    if quick and os.path.exists(debug):
+        return debug
+    return release
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="every scenario briefly (make test runs this)")
+    ap.add_argument("--hearth-bin", help="hearth binary (default $HEARTH_BIN or .build/release/hearth)")
+    ap.add_argument("--perf", action="store_true",
+                    help="sample Hearth with `perf record` during each of its wrk runs (.build/bench/perf/)")
+    ap.add_argument("--moto-bin", help="moto_server (default $MOTO_SERVER or .build/venv/bin/moto_server)")
+    args = ap.parse_args()
+
+    hearth_bin = os.path.abspath(args.hearth_bin) if args.hearth_bin else default_hearth_bin(args.quick)
+    moto_bin = os.path.abspath(args.moto_bin or os.environ.get("MOTO_SERVER")
+                               or os.path.join(ROOT, ".build", "venv", "bin", "moto_server"))
+    shipped = os.path.join(ROOT, "rules", "firestore.rules")
+    ctx = Context(args.quick, ROOT, hearth_bin, moto_bin, shipped if os.path.exists(shipped) else None)
+    ctx.rules_for_hearth = ctx.rules_file or os.path.join(ROOT, "bench", "bench.rules")
+    if args.perf:
+        if not shutil.which("perf"):
+            print("--perf needs perf (Debian package linux-perf)", file=sys.stderr)
+            return 2
+        ctx.wrk.profile_dir = os.path.join(ctx.build, "perf")
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, on_signal)
+
+    started = datetime.datetime.now(datetime.timezone.utc)
+    load_start = loadavg()
+    counts = {"docs": 0, "objects": 0}
+    status = 0
+    failure = None
+    try:
+        ctx.log(f"{'QUICK' if ctx.quick else 'full'} run; hearth = {hearth_bin}")
+        nginx, ceilings, mhd_servers = phase_ceilings(ctx)
+        moto, moto_s3 = phase_moto_start(ctx)
+        phase_hearth_startup_empty(ctx)
+
+        def after_s3():
+            for m in mhd_servers:
+                m.stop()
+            phase_moto_startups(ctx, moto)
+        data_dir, counts = phase_hearth_main(ctx, ceilings + [moto_s3], after_s3)
+        phase_hearth_startup_data(ctx, data_dir, counts)
+        phase_large(ctx, nginx)
+        phase_clear(ctx)
+        ctx.log("rules (CLI)")
+        rules.rules(ctx)
+        shutil.rmtree(data_dir, ignore_errors=True)
+    except HarnessError as e:
+        failure = f"harness failure: {e}"
+        status = 1
+    except KeyboardInterrupt as e:
+        failure = f"interrupted ({e})"
+        status = 130
+    except Exception:  # a bug in the harness: still report what was measured, and fail
+        failure = f"harness error:\n{traceback.format_exc()}"
+        status = 1
+    finally:
+        ctx.registry.stop_all()
+
+    evaluated = [r.evaluate(ctx.results, judge=not ctx.quick) for r in rows(ctx, counts)]
+    table, notes = render_table(evaluated, ctx.quick)
+    machine = machine_info(hearth_bin, moto_bin)
+    machine["loadavg_at_start"] = load_start
+    header = (f"Machine: {machine['nproc']} cores ({machine['cpu']}), {machine['memory']} RAM, Linux {machine['kernel']}; "
+              f"load average {load_start} at start, {machine['loadavg_at_end']} at end; "
+              f"{machine['hearth']} ({hearth_bin}); rules: {os.path.relpath(ctx.rules_for_hearth, ROOT)}; "
+              f"{'QUICK pass: sizes and durations reduced, targets not judged' if ctx.quick else 'full run'}; "
+              f"wrk {ctx.s.duration}s per point.")
+    print(header)
+    print()
+    print(table)
+    if notes:
+        print()
+        print("\n".join(notes))
+    if failure:
+        print(f"\n{failure}", file=sys.stderr)
+    report = {
+        "started": started.isoformat(), "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "mode": "quick" if ctx.quick else "full", "machine": machine, "hearth_binary": hearth_bin,
+        "rules_file": ctx.rules_for_hearth, "settings": vars(ctx.s), "failure": failure,
+        "rows": jsonable(evaluated),
+        "results": [{"key": k, "system": sys_, "value": jsonable(v), "details": jsonable(ctx.results.details.get((k, sys_), {}))}
+                    for (k, sys_), v in ctx.results.values.items()],
+    }
+    with open(os.path.join(ctx.build, "latest.json"), "w") as f:
+        json.dump(report, f, indent=2, ensure_ascii=False)
+    with open(os.path.join(ctx.build, "latest.md"), "w") as f:
+        f.write(header + "\n\n" + table + "\n" + ("\n" + "\n".join(notes) + "\n" if notes else ""))
+    ctx.log(f"wrote {os.path.join(ctx.build, 'latest.json')}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,7 +8,8 @@ enum TimestampFormat {
         let fraction = Int(micros - seconds * 1_000_000)
         let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
         let secondOfDay = Int(seconds - Int64(days) * 86_400)
-        let (y, m, d) = civil(days)
+        let (y64, m64, d64) = CivilDate.civil(fromDays: Int64(days))
+        let (y, m, d) = (Int(y64), Int(m64), Int(d64))
         digits(y, 4, &out)
         out.append(0x2D)
         digits(m, 2, &out)
@@ -44,19 +45,5 @@ enum TimestampFormat {
             n /= 10
             i -= 1
         }
-    }
-
-    /// Howard Hinnant's civil-from-days (public domain).
-    private static func civil(_ z0: Int) -> (Int, Int, Int) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let y = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? y + 1 : y, m, d)
     }
 }

@@ -32,6 +32,19 @@ extension S3Service {
     }
 
     /// The `x-amz-copy-source-if-*` conditions (412 with the header's name when one fails).
+    /// The copy source's record, after its bucket and key exist and its `x-amz-copy-source-if-*`
+    /// conditions hold (CopyObject and UploadPartCopy alike).
+    func copySourceRecord(_ ctx: S3Context, _ source: CopySource) -> Result<ObjectRecord, S3Error> {
+        let lookup = attempt(ctx, { () throws -> ObjectRecord in
+            guard try store.bucket(source.bucket) != nil else { throw S3Error.noSuchBucket(bucket: source.bucket) }
+            guard let r = try store.object(bucket: source.bucket, key: source.key) else { throw S3Error.noSuchKey(key: source.key) }
+            return r
+        })
+        guard case .success(let record) = lookup else { return lookup }
+        if let e = S3Service.copySourceCondition(ctx, record) { return .failure(e) }
+        return .success(record)
+    }
+
     static func copySourceCondition(_ ctx: S3Context, _ source: ObjectRecord) -> S3Error? {
         let seconds = source.lastModified.unixSeconds
         if let im = ctx.header("x-amz-copy-source-if-match") {
@@ -105,15 +118,10 @@ extension S3Service {
         if case .failure(let e) = requireBucket(ctx) { return .failure(e) }
         for _ in 0..<3 {
             let sourceRecord: ObjectRecord
-            switch attempt(ctx, { () throws -> ObjectRecord in
-                guard try store.bucket(source.bucket) != nil else { throw S3Error.noSuchBucket(bucket: source.bucket) }
-                guard let r = try store.object(bucket: source.bucket, key: source.key) else { throw S3Error.noSuchKey(key: source.key) }
-                return r
-            }) {
+            switch copySourceRecord(ctx, source) {
             case .failure(let e): return .failure(e)
             case .success(let r): sourceRecord = r
             }
-            if let e = S3Service.copySourceCondition(ctx, sourceRecord) { return .failure(e) }
             if sourceRecord.size > configuration.maxObjectSize {
                 return .failure(.invalidRequest(message:
                     "The specified copy source is larger than the maximum allowable size for a copy source: \(configuration.maxObjectSize)"))

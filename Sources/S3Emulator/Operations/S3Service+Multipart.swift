@@ -137,15 +137,10 @@ extension S3Service {
         case .success(let u): upload = u
         }
         let sourceRecord: ObjectRecord
-        switch attempt(ctx, { () throws -> ObjectRecord in
-            guard try store.bucket(source.bucket) != nil else { throw S3Error.noSuchBucket(bucket: source.bucket) }
-            guard let r = try store.object(bucket: source.bucket, key: source.key) else { throw S3Error.noSuchKey(key: source.key) }
-            return r
-        }) {
+        switch copySourceRecord(ctx, source) {
         case .failure(let e): return .failure(e)
         case .success(let r): sourceRecord = r
         }
-        if let e = S3Service.copySourceCondition(ctx, sourceRecord) { return .failure(e) }
         var start: Int64 = 0
         var end = sourceRecord.size  // exclusive
         if let range = ctx.header("x-amz-copy-source-range") {

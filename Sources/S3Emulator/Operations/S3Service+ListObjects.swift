@@ -78,20 +78,37 @@ extension S3Service {
         return page
     }
 
-    /// ListObjects (v1), ListObjectsV2 and ListObjectVersions.
-    func listObjects(_ ctx: S3Context, version: ListingVersion) -> Result<Response, S3Error> {
-        let encodingType = ctx.query("encoding-type")
-        if let e = encodingType, e != "url" {
+    /// `encoding-type` of a listing: true for `url`; any other value is S3's InvalidArgument.
+    static func listingURLEncoding(_ ctx: S3Context) -> Result<Bool, S3Error> {
+        guard let e = ctx.query("encoding-type") else { return .success(false) }
+        guard e == "url" else {
             return .failure(.invalidArgument(message: "Invalid Encoding Method specified in Request", name: "encoding-type", value: e))
         }
-        let urlEncoded = encodingType == "url"
+        return .success(true)
+    }
+
+    /// A listing's page size parameter (`max-keys`, `max-uploads`, `max-parts`): 1000 by default and
+    /// at most; not a non-negative integer is S3's InvalidArgument naming the parameter.
+    static func pageSize(_ ctx: S3Context, _ name: String) -> Result<Int, S3Error> {
+        guard let m = ctx.query(name) else { return .success(1000) }
+        guard let n = Int(m), n >= 0 else {
+            return .failure(.invalidArgument(message: "Provided \(name) not an integer or within integer range", name: name, value: m))
+        }
+        return .success(min(n, 1000))
+    }
+
+    /// ListObjects (v1), ListObjectsV2 and ListObjectVersions.
+    func listObjects(_ ctx: S3Context, version: ListingVersion) -> Result<Response, S3Error> {
+        let urlEncoded: Bool
+        switch S3Service.listingURLEncoding(ctx) {
+        case .failure(let e): return .failure(e)
+        case .success(let u): urlEncoded = u
+        }
         func encode(_ text: String) -> String { urlEncoded ? S3URLEncoding.listingEncode(text) : text }
-        var maxKeys = 1000
-        if let m = ctx.query("max-keys") {
-            guard let n = Int(m), n >= 0 else {
-                return .failure(.invalidArgument(message: "Provided max-keys not an integer or within integer range", name: "max-keys", value: m))
-            }
-            maxKeys = min(n, 1000)
+        let maxKeys: Int
+        switch S3Service.pageSize(ctx, "max-keys") {
+        case .failure(let e): return .failure(e)
+        case .success(let n): maxKeys = n
         }
         let prefix = ctx.query("prefix") ?? ""
         let delimiter = ctx.query("delimiter") ?? ""
@@ -147,7 +164,7 @@ extension S3Service {
             }
             x.element("MaxKeys", String(maxKeys))
             if !delimiter.isEmpty { x.element("Delimiter", encode(delimiter)) }
-            if encodingType == "url" { x.element("EncodingType", "url") }
+            if urlEncoded { x.element("EncodingType", "url") }
             x.element("IsTruncated", page.isTruncated ? "true" : "false")
             for o in page.objects {
                 x.group(version == .versions ? "Version" : "Contents") { x in

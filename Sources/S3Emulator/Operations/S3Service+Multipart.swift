@@ -325,12 +325,10 @@ extension S3Service {
     // MARK: ListParts
 
     func listParts(_ ctx: S3Context) -> Result<Response, S3Error> {
-        var maxParts = 1000
-        if let m = ctx.query("max-parts") {
-            guard let n = Int(m), n >= 0 else {
-                return .failure(.invalidArgument(message: "Provided max-parts not an integer or within integer range", name: "max-parts", value: m))
-            }
-            maxParts = min(n, 1000)
+        let maxParts: Int
+        switch S3Service.pageSize(ctx, "max-parts") {
+        case .failure(let e): return .failure(e)
+        case .success(let n): maxParts = n
         }
         var marker = 0
         if let m = ctx.query("part-number-marker"), !m.isEmpty {
@@ -382,18 +380,16 @@ extension S3Service {
     // MARK: ListMultipartUploads
 
     func listMultipartUploads(_ ctx: S3Context) -> Result<Response, S3Error> {
-        let encodingType = ctx.query("encoding-type")
-        if let e = encodingType, e != "url" {
-            return .failure(.invalidArgument(message: "Invalid Encoding Method specified in Request", name: "encoding-type", value: e))
+        let urlEncoded: Bool
+        switch S3Service.listingURLEncoding(ctx) {
+        case .failure(let e): return .failure(e)
+        case .success(let u): urlEncoded = u
         }
-        let urlEncoded = encodingType == "url"
         func encode(_ text: String) -> String { urlEncoded ? S3URLEncoding.listingEncode(text) : text }
-        var maxUploads = 1000
-        if let m = ctx.query("max-uploads") {
-            guard let n = Int(m), n >= 0 else {
-                return .failure(.invalidArgument(message: "Provided max-uploads not an integer or within integer range", name: "max-uploads", value: m))
-            }
-            maxUploads = min(n, 1000)
+        let maxUploads: Int
+        switch S3Service.pageSize(ctx, "max-uploads") {
+        case .failure(let e): return .failure(e)
+        case .success(let n): maxUploads = n
         }
         let prefix = ctx.query("prefix") ?? ""
         let delimiter = ctx.query("delimiter") ?? ""
@@ -433,7 +429,7 @@ extension S3Service {
                 if !delimiter.isEmpty { x.element("Delimiter", encode(delimiter)) }
                 x.element("Prefix", encode(prefix))
                 x.element("MaxUploads", String(maxUploads))
-                if encodingType == "url" { x.element("EncodingType", "url") }
+                if urlEncoded { x.element("EncodingType", "url") }
                 x.element("IsTruncated", truncated ? "true" : "false")
                 for u in uploads {
                     x.group("Upload") { x in

@@ -35,6 +35,29 @@ import Testing
         #expect(s3.call("GET", "/bkt?list-type=2&fetch-owner=true").xml?.child("Contents")?.child("Owner") != nil)
     }
 
+    /// Page sizes and encoding-type are checked alike by every listing (objects, uploads, parts).
+    @Test(arguments: [
+        ("/bkt?list-type=2&max-keys=-1", "Provided max-keys not an integer or within integer range", "max-keys"),
+        ("/bkt?max-keys=ten", "Provided max-keys not an integer or within integer range", "max-keys"),
+        ("/bkt?uploads&max-uploads=x", "Provided max-uploads not an integer or within integer range", "max-uploads"),
+        ("/bkt?list-type=2&encoding-type=base64", "Invalid Encoding Method specified in Request", "encoding-type"),
+        ("/bkt?uploads&encoding-type=zip", "Invalid Encoding Method specified in Request", "encoding-type"),
+    ])
+    func invalidListingParameters(target: String, message: String, name: String) throws {
+        let s3 = try harness()
+        let r = s3.call("GET", target)
+        #expect(r.status == 400)
+        #expect(r.xml?.childText("Code") == "InvalidArgument")
+        #expect(r.xml?.childText("Message") == message)
+        #expect(r.xml?.childText("ArgumentName") == name)
+    }
+
+    @Test func pageSizeAboveTheMaximumIsCapped() throws {
+        let s3 = try harness()
+        #expect(s3.call("GET", "/bkt?list-type=2&max-keys=5000").xml?.childText("MaxKeys") == "1000")
+        #expect(s3.call("GET", "/bkt?list-type=2&max-keys=2").xml?.childText("MaxKeys") == "2")
+    }
+
     @Test func prefixAndDelimiter() throws {
         let s3 = try harness()
         let top = s3.call("GET", "/bkt?list-type=2&delimiter=%2F")

@@ -91,9 +91,9 @@ extension AuthOperations {
         return .object(reply)
     }
 
-    /// `projects/{p}/accounts:batchCreate` (importUsers), with password hashes recomputable by
-    /// Hearth (see `ImportedHash`), raw passwords (`rawPassword`, emulator only) or the Firebase
-    /// emulator's own exported `fakeHash:` strings.
+    /// `projects/{p}/accounts:batchCreate` (importUsers), with password hashes in any of Firebase's
+    /// import algorithms (see `ImportedHash`), raw passwords (`rawPassword`, emulator only) or the
+    /// Firebase emulator's own exported `fakeHash:` strings.
     func batchCreate(_ ctx: OperationContext, _ body: RequestBody) throws(AuthError) -> JSON {
         guard let users = try body.objects("users"), !users.isEmpty else { throw .missingUserAccount }
         let sanityCheck = try body.bool("sanityCheck") ?? false
@@ -174,27 +174,13 @@ extension AuthOperations {
         return .object(JSONObject([("kind", .string("identitytoolkit#UploadAccountResponse")), ("error", .array(errors))]))
     }
 
-    /// The request's `hashAlgorithm` and parameters, validated.
+    /// The request's `hashAlgorithm` and parameters, validated (see `ImportedHash.options(of:)`).
     private func importAlgorithm(_ body: RequestBody) throws(AuthError) -> ImportedHash? {
-        guard let name = try body.nonEmptyString("hashAlgorithm") else { return nil }
-        let rounds = Int(try body.int64("rounds") ?? 0)
-        let key = try Self.decodeBase64(body.string("signerKey"))
-        let order = try body.string("passwordHashOrder")
-        if let supported = ImportedHash.Algorithm(rawValue: name) {
-            switch supported {
-            case .hmacSHA256, .hmacSHA1, .hmacMD5:
-                guard let key, !key.isEmpty else { throw .invalidInput("MISSING_SIGNER_KEY") }
-            case .md5, .sha1, .sha256:
-                guard (0...8192).contains(rounds) else { throw .invalidInput("INVALID_ROUNDS") }
-            case .pbkdf2SHA256:
-                guard (0...120_000).contains(rounds) else { throw .invalidInput("INVALID_ROUNDS") }
-            }
-        } else if !ImportedHash.unsupported.contains(name) {
-            throw .invalidInput("INVALID_HASH_ALGORITHM")
-        } else {
-            logger.warning("Importing accounts hashed with \(name): Hearth cannot check these passwords; such accounts cannot sign in with a password.")
+        let algorithm = try ImportedHash.options(of: body)
+        if let algorithm, let reason = algorithm.unverifiableReason {
+            logger.warning("Importing accounts hashed with \(algorithm.algorithmName): \(reason); these accounts cannot sign in with a password.")
         }
-        return ImportedHash(algorithmName: name, key: key ?? [], rounds: rounds, passwordFirst: order == "PASSWORD_AND_SALT")
+        return algorithm
     }
 
     /// One imported account, validated as the emulator does (messages are per-row errors).

@@ -97,65 +97,112 @@ import Testing
         #expect(dup.errorMessage == "DUPLICATE_LOCAL_ID : d")
     }
 
-    /// Imported password hashes are checked with the algorithm they were imported with.
+    /// Imported password hashes are checked with the algorithm they were imported with, by
+    /// production's conventions (see `ImportedHash`; known answers are in `ImportedHashTests`).
     @Test(arguments: ImportCase.all)
     func importedPasswordHashesSignIn(c: ImportCase) throws {
         let h = try AuthHarness()
         let salt = Array("NaCl-salt".utf8)
         var body = JSONObject([("hashAlgorithm", .string(c.algorithm)), ("users", .array([.object([
             "localId": .string("h-\(c.algorithm)"), "email": "hash@b.com",
-            "passwordHash": .string(Base64URL.encode(c.hash(Array("correct horse".utf8), salt)) + "="),
+            "passwordHash": .string(Base64URL.encode(try c.hash(Array("correct horse".utf8), salt)) + "="),
             "salt": .string(Data(salt).base64EncodedString()),
         ])]))])
         for (k, v) in c.parameters { body[k] = v }
         let r = h.post("\(project)/accounts:batchCreate", .object(body), admin: true)
         #expect(r.json["error"] == .array([]))
-        #expect(h.signIn("hash@b.com", "correct horse").status == 200)
+        let ok = h.signIn("hash@b.com", "correct horse")
+        #expect(ok.status == 200)
+        #expect(ok.json["localId"] == .string("h-\(c.algorithm)"))
         #expect(h.signIn("hash@b.com", "wrong horse").errorMessage == "INVALID_PASSWORD")
+        // The imported hash keeps working: a second sign-in checks the same stored hash.
+        #expect(h.signIn("hash@b.com", "correct horse").status == 200)
     }
 
     struct ImportCase: Sendable, CustomTestStringConvertible {
         let algorithm: String
         let parameters: [(String, JSON)]
-        let hash: @Sendable ([UInt8], [UInt8]) -> [UInt8]
-        var testDescription: String { algorithm }
+        let hash: @Sendable ([UInt8], [UInt8]) throws -> [UInt8]
+        var testDescription: String { "\(algorithm) \(parameters.map { "\($0.0)=\($0.1.serialized())" }.joined(separator: " "))" }
 
         static let key = Array("signer-key".utf8)
+        static let keyParameter: (String, JSON) = ("signerKey", .string(Data(key).base64EncodedString()))
         static let all: [ImportCase] = [
-            ImportCase(algorithm: "HMAC_SHA256", parameters: [("signerKey", .string(Data(key).base64EncodedString()))]) { p, s in HMAC.sha256(key: key, data: s + p) },
-            ImportCase(algorithm: "HMAC_SHA1", parameters: [("signerKey", .string(Data(key).base64EncodedString()))]) { p, s in HMAC.sha1(key: key, data: s + p) },
-            ImportCase(algorithm: "HMAC_MD5", parameters: [("signerKey", .string(Data(key).base64EncodedString()))]) { p, s in HMAC.mac(.md5, key: key, data: s + p) },
+            ImportCase(algorithm: "HMAC_SHA256", parameters: [keyParameter]) { p, s in HMAC.sha256(key: key, data: p + s) },
+            ImportCase(algorithm: "HMAC_SHA256", parameters: [keyParameter, ("passwordHashOrder", "SALT_AND_PASSWORD")]) { p, s in
+                HMAC.sha256(key: key, data: s + p)
+            },
+            ImportCase(algorithm: "HMAC_SHA1", parameters: [keyParameter]) { p, s in HMAC.sha1(key: key, data: p + s) },
+            ImportCase(algorithm: "HMAC_MD5", parameters: [keyParameter]) { p, s in HMAC.mac(.md5, key: key, data: p + s) },
+            ImportCase(algorithm: "HMAC_SHA512", parameters: [keyParameter]) { p, s in PasswordHashing.hmacSHA512(key: key, data: p + s) },
             ImportCase(algorithm: "SHA256", parameters: [("rounds", 1)]) { p, s in Digest.sha256(s + p) },
             ImportCase(algorithm: "SHA256", parameters: [("rounds", 3), ("passwordHashOrder", "PASSWORD_AND_SALT")]) { p, s in
                 Digest.sha256(Digest.sha256(Digest.sha256(p + s)))
             },
             ImportCase(algorithm: "SHA1", parameters: [("rounds", 2)]) { p, s in Digest.sha1(Digest.sha1(s + p)) },
-            ImportCase(algorithm: "MD5", parameters: [("rounds", 0)]) { p, s in Digest.md5(s + p) },
+            ImportCase(algorithm: "SHA512", parameters: [("rounds", 2)]) { p, s in PasswordHashing.sha512(PasswordHashing.sha512(s + p)) },
+            ImportCase(algorithm: "MD5", parameters: [("rounds", 0)]) { p, s in Array(Hex.encode(Digest.md5(s + p)).utf8) },
+            ImportCase(algorithm: "MD5", parameters: [("rounds", 1)]) { p, s in Array(Hex.encode(Digest.md5(Digest.md5(s + p) + p)).utf8) },
             ImportCase(algorithm: "PBKDF2_SHA256", parameters: [("rounds", 1000)]) { p, s in
                 KeyDerivation.pbkdf2SHA256(password: p, salt: s, iterations: 1000, length: 32)
+            },
+            ImportCase(algorithm: "PBKDF_SHA1", parameters: [("rounds", 1000)]) { p, s in
+                try PasswordHashing.pbkdf2(.sha1, password: p, salt: s, iterations: 1000, length: 20)
+            },
+            ImportCase(algorithm: "SCRYPT", parameters: [keyParameter, ("saltSeparator", "Bw=="), ("rounds", 8), ("memoryCost", 14)]) { p, s in
+                let derived = try PasswordHashing.scrypt(password: p, salt: s + [7], n: 1 << 14, r: 8, p: 1, length: 64)
+                return try PasswordHashing.aes256CTR(key: Array(derived.prefix(32)), iv: [UInt8](repeating: 0, count: 16), key)
+            },
+            ImportCase(algorithm: "STANDARD_SCRYPT", parameters: [("cpuMemCost", 1024), ("blockSize", 8), ("parallelization", 2), ("dkLen", 48)]) { p, s in
+                try PasswordHashing.scrypt(password: p, salt: s, n: 1024, r: 8, p: 2, length: 48)
             },
         ]
     }
 
     @Test(arguments: [
         (#"{"hashAlgorithm":"NOPE","users":[{"localId":"x"}]}"#, "INVALID_HASH_ALGORITHM"),
-        (#"{"hashAlgorithm":"HMAC_SHA256","users":[{"localId":"x"}]}"#, "MISSING_SIGNER_KEY"),
-        (#"{"hashAlgorithm":"SHA256","rounds":9000,"users":[{"localId":"x"}]}"#, "INVALID_ROUNDS"),
+        (#"{"hashAlgorithm":"HMAC_SHA256","users":[{"localId":"x"}]}"#, "EMPTY_HASH_KEY"),
+        (#"{"hashAlgorithm":"SHA256","rounds":9000,"users":[{"localId":"x"}]}"#, "INVALID_HASH_ROUNDS"),
+        (#"{"hashAlgorithm":"SCRYPT","signerKey":"a2V5","rounds":8,"memoryCost":15,"users":[{"localId":"x"}]}"#, "INVALID_HASH_MEMORY_COST"),
     ])
     func importParameterErrors(body: String, message: String) throws {
         let h = try AuthHarness()
         var headers = HTTPHeaders()
         headers.set("Authorization", "Bearer owner")
-        #expect(h.send("POST", "\(project)/accounts:batchCreate", body: Array(body.utf8), headers: headers).errorMessage == message)
+        let r = h.send("POST", "\(project)/accounts:batchCreate", body: Array(body.utf8), headers: headers)
+        #expect(r.status == 400)
+        #expect(r.errorMessage == message)
     }
 
-    @Test func unsupportedAlgorithmImportsButCannotSignIn() throws {
+    /// BCRYPT (no libcrypto implementation) and SHA with rounds 0 (which production never
+    /// matches) import, but their accounts cannot sign in with a password.
+    @Test(arguments: [#""hashAlgorithm":"BCRYPT""#, #""hashAlgorithm":"SHA256","rounds":0"#])
+    func unverifiableHashesImportButCannotSignIn(options: String) throws {
         let h = try AuthHarness()
-        let r = h.post("\(project)/accounts:batchCreate", .object(["hashAlgorithm": "SCRYPT", "signerKey": "a2V5", "rounds": 8, "memoryCost": 14,
-                                                                   "users": .array([.object(["localId": "s", "email": "s@b.com", "passwordHash": "aGFzaA==",
-                                                                                             "salt": "c2FsdA=="])])]), admin: true)
+        var headers = HTTPHeaders()
+        headers.set("Authorization", "Bearer owner")
+        let body = #"{"# + options + #","users":[{"localId":"s","email":"s@b.com","passwordHash":"JDJhJDEwJGFiYw==","salt":"c2FsdA=="}]}"#
+        let r = h.send("POST", "\(project)/accounts:batchCreate", body: Array(body.utf8), headers: headers)
         #expect(r.json["error"] == .array([]))
+        // Exports (batchGet) return the hash exactly as imported.
+        #expect(h.get("\(project)/accounts:batchGet").json["users"]?[0]?["passwordHash"] == "JDJhJDEwJGFiYw==")
         #expect(h.signIn("s@b.com", "anything").errorMessage == "INVALID_PASSWORD")
+    }
+
+    /// Setting a new password replaces the imported hash with Hearth's own scheme.
+    @Test func passwordResetReplacesAnImportedHash() throws {
+        let h = try AuthHarness()
+        let salt = Array("s".utf8)
+        let r = h.post("\(project)/accounts:batchCreate", .object([
+            "hashAlgorithm": "SHA512", "rounds": 1,
+            "users": .array([.object(["localId": "sx", "email": "sx@b.com", "salt": .string(Data(salt).base64EncodedString()),
+                                      "passwordHash": .string(Data(PasswordHashing.sha512(salt + Array("old-pass".utf8))).base64EncodedString())])]),
+        ]), admin: true)
+        #expect(r.json["error"] == .array([]))
+        let update = h.post("\(project)/accounts:update", .object(["localId": "sx", "password": "new-pass"]), admin: true)
+        #expect(update.status == 200)
+        #expect(h.signIn("sx@b.com", "old-pass").errorMessage == "INVALID_PASSWORD")
+        #expect(h.signIn("sx@b.com", "new-pass").status == 200)
     }
 
     @Test func firebaseEmulatorExportHashesAreRehashed() throws {

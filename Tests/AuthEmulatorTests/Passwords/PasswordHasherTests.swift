@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import HearthCrypto
 import Testing
@@ -34,20 +35,19 @@ import Testing
         #expect(!hasher.verify("x-password", user: u))
         u.passwordScheme = nil
         #expect(!hasher.verify("x-password", user: u))
-        let unsupported = ImportedHash(algorithmName: "SCRYPT", key: [1], rounds: 8, passwordFirst: false)
-        #expect(unsupported.compute(password: [1], salt: [2], length: 32) == nil)
+        u.passwordScheme = ImportedHash.bcrypt.scheme
+        #expect(!hasher.verify("x-password", user: u))
     }
 
-    @Test func importedSchemeRoundTrips() {
-        let h = ImportedHash(algorithmName: "HMAC_SHA256", key: [1, 2, 3], rounds: 0, passwordFirst: true)
-        #expect(ImportedHash(scheme: h.scheme) == h)
-        #expect(ImportedHash(scheme: "pbkdf2-sha256:5") == nil)
-    }
-
-    /// Known answer (coreutils `printf saltpassword | sha256sum`): one SHA256 round, salt first.
-    @Test func sha256ImportVector() {
-        let h = ImportedHash(algorithmName: "SHA256", key: [], rounds: 1, passwordFirst: false)
-        let out = h.compute(password: Array("password".utf8), salt: Array("salt".utf8), length: 32)
-        #expect(out.map(Hex.encode) == "13601bda4ea78e55a07b98866d2be6be0744e3866f13c00c811cab608a28f322")
+    /// Imported accounts are checked with the algorithm they came with, on the stored salt.
+    @Test func importedHashesVerify() throws {
+        var u = UserRecord(localId: "u", createdAt: 0)
+        u.salt = Array("NaCl".utf8)
+        u.passwordHash = [UInt8](try #require(Data(base64Encoded: "V358E8LdWJXAO7muq0CufVpEOXaj8aFiC7T/rcaGieN04q/ZPJ08WhJEHGjj9lz/2TT+/86N5VjVoc5DdBhBiw==")))
+        u.passwordScheme = ImportedHash.firebaseScrypt(key: ImportedHashTests.firebaseSignerKey, saltSeparator: [7], rounds: 8, memoryCost: 14).scheme
+        #expect(hasher.verify("password", user: u))
+        #expect(!hasher.verify("Password", user: u))
+        u.salt = Array("NaCI".utf8)
+        #expect(!hasher.verify("password", user: u))
     }
 }

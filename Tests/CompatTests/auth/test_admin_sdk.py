@@ -164,7 +164,7 @@ def test_import_users_with_password_hashes(admin_app):
     key = b"import-signer-key"
     email = unique_email("imported")
     salt = b"pepper-and-salt"
-    digest = hmac.new(key, salt + b"imported-pass", hashlib.sha256).digest()
+    digest = hmac.new(key, b"imported-pass" + salt, hashlib.sha256).digest()
     user = auth.ImportUserRecord(uid="imp-" + email.split("@")[0], email=email, password_hash=digest, password_salt=salt,
                                  custom_claims={"imported": True})
     result = auth.import_users([user], hash_alg=auth.UserImportHash.hmac_sha256(key), app=admin_app)

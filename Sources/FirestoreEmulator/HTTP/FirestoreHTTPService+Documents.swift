@@ -296,8 +296,7 @@ extension FirestoreHTTPService {
         }
         let query = try QueryParser(database: c.database, parent: parent).parse(sq)
         let consistency = try c.consistency(body)
-        let (result, transaction) = try service.runQuery(c.database, query: query, consistency: consistency, caller: c.caller)
-        let readTime = service.clock.now()
+        let (result, transaction, readTime) = try service.runQuery(c.database, query: query, consistency: consistency, caller: c.caller)
         var w = JSONWriter(capacity: 256 * max(1, result.documents.count))
         w.byte(0x5B)
         for (i, doc) in result.documents.enumerated() {
@@ -380,13 +379,52 @@ extension FirestoreHTTPService {
             }
         }
         let consistency = try c.consistency(body)
-        let (fields, transaction) = try service.aggregate(c.database, query: query, aggregations: aggregations,
-                                                          consistency: consistency, caller: c.caller)
+        let (fields, transaction, readTime) = try service.aggregate(c.database, query: query, aggregations: aggregations,
+                                                                    consistency: consistency, caller: c.caller)
         var o: [(String, JSON)] = []
         if let transaction { o.append(("transaction", .string(transaction))) }
         o.append(("result", .object(["aggregateFields": ValueJSON.encodeFields(fields)])))
-        o.append(("readTime", c.readTimeJSON))
+        o.append(("readTime", .string(ValueJSON.formatTimestamp(readTime))))
         return c.respond(.array([.object(JSONObject(o))]))
+    }
+
+    /// `partitionQuery`: split points of a collection-group query ordered by name, as cursors.
+    func partitionQuery(_ c: RequestContext, parent: ResourcePath) throws(FirestoreError) -> Response {
+        try c.allowParameters([])
+        let body = try c.body()
+        try body.requireKnown(["structuredQuery", "partitionCount", "pageToken", "pageSize", "readTime", "requestOptions"])
+        guard let sq = try body.object("structuredQuery") else {
+            throw .invalidArgument("structured_query is required.")
+        }
+        let query = try QueryParser(database: c.database, parent: parent).parse(sq)
+        guard let count = try body.int64("partitionCount"), count > 0 else {
+            throw .invalidArgument("partition_count must be positive.")
+        }
+        let pageSize = try body.int32("pageSize").map(Int.init)
+        if let pageSize, pageSize < 0 { throw .invalidArgument("page_size must be non-negative, got \(pageSize).") }
+        var offset = 0
+        if let token = try body.string("pageToken"), !token.isEmpty {
+            guard let bytes = ValueJSON.decodeBase64(token), let text = String(bytes: bytes, encoding: .utf8),
+                  text.hasPrefix("o:"), let o = Int(text.dropFirst(2)), o >= 0
+            else { throw .invalidArgument("Invalid page token: \(token)") }
+            offset = o
+        }
+        let consistency = try c.consistency(body)
+        var points = Array(try service.partitionPoints(c.database, query: query, count: Int(min(count, Int64(Int32.max))),
+                                                       consistency: consistency, caller: c.caller).dropFirst(offset))
+        var next: Int?
+        if let pageSize, pageSize > 0, points.count > pageSize {
+            points = Array(points.prefix(pageSize))
+            next = offset + pageSize
+        }
+        var o: [(String, JSON)] = []
+        if !points.isEmpty {
+            o.append(("partitions", .array(points.map { p in
+                .object(["values": .array([.object(["referenceValue": .string(c.database.name(of: p))])])])
+            })))
+        }
+        if let next { o.append(("nextPageToken", .string(Data("o:\(next)".utf8).base64EncodedString()))) }
+        return c.respond(.object(JSONObject(o)))
     }
 
     func listCollectionIds(_ c: RequestContext, parent: ResourcePath) throws(FirestoreError) -> Response {
@@ -401,7 +439,14 @@ extension FirestoreHTTPService {
             else { throw .invalidArgument("Invalid page token: \(token)") }
             offset = o
         }
-        var ids = Array(try service.listCollectionIDs(c.database, parent: parent, caller: c.caller).dropFirst(offset))
+        var readTime: Instant?
+        if let r = try body.string("readTime") {
+            guard let t = ValueJSON.parseTimestamp(r) else {
+                throw .invalidArgument("Invalid value at 'read_time' (type.googleapis.com/google.protobuf.Timestamp), Field 'readTime', Invalid time format: \(r)")
+            }
+            readTime = t
+        }
+        var ids = Array(try service.listCollectionIDs(c.database, parent: parent, readTime: readTime, caller: c.caller).dropFirst(offset))
         var next: Int?
         if let pageSize, pageSize > 0, ids.count > pageSize {
             ids = Array(ids.prefix(pageSize))

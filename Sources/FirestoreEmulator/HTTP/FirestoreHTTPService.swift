@@ -140,6 +140,7 @@ struct FirestoreHTTPService: HTTPService {
             case "runQuery": return try runQuery(context, parent: path)
             case "runAggregationQuery": return try runAggregationQuery(context, parent: path)
             case "listCollectionIds": return try listCollectionIds(context, parent: path)
+            case "partitionQuery": return try partitionQuery(context, parent: path)
             default:
                 throw .unimplemented("The \(verb) method is not supported by this emulator over REST.")
             }

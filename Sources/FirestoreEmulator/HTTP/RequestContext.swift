@@ -173,5 +173,4 @@ struct RequestContext {
         Response(status: 200, contentType: "application/json; charset=UTF-8", body: bytes)
     }
 
-    var readTimeJSON: JSON { .string(ValueJSON.formatTimestamp(service.clock.now())) }
 }

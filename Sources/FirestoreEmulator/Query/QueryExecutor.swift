@@ -1,3 +1,4 @@
+import HearthCore
 import HearthSQLite
 
 /// Answers a `Query` from the SQLite indexes.
@@ -10,6 +11,10 @@ import HearthSQLite
 /// complete filter in memory. When the access path already yields Firestore's order (one seek or
 /// range whose order equals the query's), documents stream and reading stops at `offset + limit`;
 /// otherwise the candidates are sorted.
+///
+/// At a past `readTime` the same plan runs over the current indexes, skipping documents updated
+/// after that time, and the versions those documents had then (from the history rows, usually
+/// few) are checked in memory and merged in order. A current-time query never touches history.
 struct QueryExecutor {
     let storage: FirestoreStorage
     let database: DatabaseID
@@ -40,11 +45,24 @@ struct QueryExecutor {
 
     private var matcher: QueryMatcher { QueryMatcher(database: database) }
 
-    func run(_ query: Query, space: Int64?, _ conn: Connection) throws -> Result {
+    /// Runs `query` against the current data, or as the database was at `readTime`.
+    func run(_ query: Query, space: Int64?, _ conn: Connection, at readTime: Instant? = nil) throws -> Result {
         guard let space else { return Result(documents: [], skipped: 0) }
         let conjunctions = query.filter?.disjunctiveNormalForm(limit: 64) ?? [[]]
         let limitEnd = query.limit.map { query.offset + $0 }
         if query.limit == 0 { return Result(documents: [], skipped: 0) }
+
+        // At a past time: current documents updated after it are skipped, and the versions of
+        // changed documents current then are merged in, in the query's order.
+        let cutoff = readTime?.unixMicros ?? .max
+        var past: [(StoredDocument, [[UInt8]])] = []
+        if let readTime {
+            for doc in try storage.versions(space: space, changedAfter: readTime, under: historyPrefix(query), conn)
+            where accepts(doc, query: query) {
+                past.append((doc, sortKeys(doc, query.order)))
+            }
+            past.sort { compareKeys($0.1, $1.1, query.order) < 0 }
+        }
 
         // One conjunction whose access path yields the query's order: stream.
         if conjunctions.count == 1 {
@@ -63,11 +81,10 @@ struct QueryExecutor {
                 var matched: [StoredDocument] = []
                 var seen = 0
                 var skipped = 0
-                var examined = 0
-                try read(access, query: query, space: space, descending: descending, conn) { doc in
-                    examined += 1
-                    guard accepts(doc, query: query) else { return true }
-                    let keys = sortKeys(doc, query.order)
+                var examined = past.count
+                var nextPast = 0
+                // Takes one document in order; false once reading can stop.
+                func take(_ doc: StoredDocument, _ keys: [[UInt8]]) -> Bool {
                     if let start = query.startAt, !passesStart(keys, start, query.order) { return true }
                     if let end = query.endAt, !passesEnd(keys, end, query.order) { return false }  // past the end: stop
                     seen += 1
@@ -79,6 +96,28 @@ struct QueryExecutor {
                     if let limitEnd, seen >= limitEnd { return false }
                     return true
                 }
+                var stopped = false
+                try read(access, query: query, space: space, descending: descending, conn) { doc in
+                    examined += 1
+                    guard doc.updateTime.unixMicros <= cutoff, accepts(doc, query: query) else { return true }
+                    let keys = sortKeys(doc, query.order)
+                    while nextPast < past.count, compareKeys(past[nextPast].1, keys, query.order) < 0 {
+                        nextPast += 1
+                        if !take(past[nextPast - 1].0, past[nextPast - 1].1) {
+                            stopped = true
+                            return false
+                        }
+                    }
+                    if !take(doc, keys) {
+                        stopped = true
+                        return false
+                    }
+                    return true
+                }
+                while !stopped, nextPast < past.count {
+                    nextPast += 1
+                    stopped = !take(past[nextPast - 1].0, past[nextPast - 1].1)
+                }
                 return Result(documents: matched, skipped: skipped, examined: examined)
             }
         }
@@ -86,11 +125,17 @@ struct QueryExecutor {
         // Otherwise gather candidates from every conjunction, then sort.
         var seenKeys = Set<[UInt8]>()
         var candidates: [(StoredDocument, [[UInt8]])] = []
-        var examined = 0
+        var examined = past.count
+        for (doc, keys) in past {
+            if let start = query.startAt, !passesStart(keys, start, query.order) { continue }
+            if let end = query.endAt, !passesEnd(keys, end, query.order) { continue }
+            candidates.append((doc, keys))
+        }
         for conjunction in conjunctions {
             let access = chooseAccess(conjunction, query: query)
             try read(access, query: query, space: space, descending: false, conn) { doc in
                 examined += 1
+                guard doc.updateTime.unixMicros <= cutoff else { return true }
                 let key = doc.path.key
                 guard !seenKeys.contains(key) else { return true }
                 seenKeys.insert(key)
@@ -107,6 +152,12 @@ struct QueryExecutor {
         var slice = candidates.dropFirst(skipped)
         if let limit = query.limit { slice = slice.prefix(limit) }
         return Result(documents: slice.map(\.0), skipped: skipped, examined: examined)
+    }
+
+    /// The key prefix every document the query can return starts with (nil: the whole database).
+    private func historyPrefix(_ query: Query) -> [UInt8]? {
+        if !query.allDescendants { return query.collectionPath.key }
+        return query.parent.segments.isEmpty ? nil : query.parent.key
     }
 
     // MARK: Acceptance

@@ -9,13 +9,13 @@ enum ReadConsistency {
     case transaction(String)
     /// Begin a transaction and read inside it.
     case newTransaction(readOnly: Bool, readTime: Instant?)
-    /// At a past time (point reads see the version current then; queries read current data).
+    /// At a past time: every read sees the database as it was then.
     case readTime(Instant)
 }
 
 extension FirestoreService {
     /// Resolves the consistency selector: the transaction reads run in (if any) and the past
-    /// time point reads see (if any).
+    /// time they see (a `readTime`, or a read-only transaction's snapshot; nil: current data).
     func transactionForRead(_ consistency: ReadConsistency, _ db: DatabaseID) throws(FirestoreError)
         -> (id: String?, isNew: Bool, readTime: Instant?) {
         switch consistency {
@@ -25,11 +25,21 @@ extension FirestoreService {
             return (nil, false, t)
         case .transaction(let id):
             let state = try transactions.use(id, database: db)
-            return (id, false, state.readTime)
+            if state.readOnly { return (id, false, transactions.snapshot(id, now: latestTime())) }
+            return (id, false, nil)
         case .newTransaction(let readOnly, let readTime):
             if let readTime { try checkReadTime(readTime) }
-            return (transactions.begin(db, readOnly: readOnly, readTime: readTime), true, readTime)
+            // A read-only transaction reads one snapshot: the given time, or now.
+            let snapshot = readOnly ? (readTime ?? latestTime()) : nil
+            return (transactions.begin(db, readOnly: readOnly, readTime: snapshot), true, snapshot)
         }
+    }
+
+    /// "Now" for reads: the clock, or the last commit when commits ran ahead of a frozen clock
+    /// (each commit is at least 1 µs after the previous one), so a read time is never before the
+    /// update time of a document it returns.
+    func latestTime() -> Instant {
+        Instant(unixMicros: max(clock.now().unixMicros, storage.latestCommitMicros))
     }
 
     /// The document at `path`, now or as it was at `readTime`.
@@ -39,12 +49,19 @@ extension FirestoreService {
         return try storage.document(space: space, path: path, conn)
     }
 
+    /// Firestore's rules for `readTime` without point-in-time recovery: any microsecond within the
+    /// version retention period (the past hour), nothing in the future. Beyond the hour only
+    /// whole-minute times are valid requests at all (they name point-in-time-recovery snapshots,
+    /// which this database does not keep, so they are too old); other times are malformed.
     func checkReadTime(_ t: Instant) throws(FirestoreError) {
-        let now = clock.now()
-        if t > now.adding(seconds: 1) {
-            throw .invalidArgument("read_time cannot be in the future: \(ValueJSON.formatTimestamp(t)).")
+        let now = latestTime()
+        if t > now {
+            throw .invalidArgument("read_time cannot be in the future")
         }
-        if t < now.adding(seconds: -3600) {
+        if t.unixMicros < now.unixMicros - FirestoreStorage.historyMicros {
+            if t.unixMicros % 60_000_000 != 0 {
+                throw .invalidArgument("read_time must be within the past hour, or a whole minute for point-in-time recovery reads: \(ValueJSON.formatTimestamp(t))")
+            }
             throw .failedPrecondition("The requested snapshot version is too old.")
         }
     }
@@ -71,7 +88,8 @@ extension FirestoreService {
 
     // MARK: batchGet
 
-    /// `documents.batchGet`: each document found or missing, in request order (duplicates elided).
+    /// `documents.batchGet`: each document found or missing, in request order (duplicates elided),
+    /// and the time they were read at.
     func batchGet(_ db: DatabaseID, paths: [ResourcePath], consistency: ReadConsistency, caller: Caller) throws(FirestoreError)
         -> (results: [(ResourcePath, StoredDocument?)], transaction: String?, readTime: Instant) {
         let (txn, isNew, readTime) = try transactionForRead(consistency, db)
@@ -96,26 +114,36 @@ extension FirestoreService {
         if let txn {
             for (p, d) in results { transactions.recordRead(txn, path: p, updateTime: d?.updateTime) }
         }
-        return (results, isNew ? txn : nil, readTime ?? clock.now())
+        return (results, isNew ? txn : nil, readTime ?? latestTime())
     }
 
     // MARK: runQuery
 
-    /// `runQuery`: matching documents, the count the offset skipped, and a new transaction's id.
+    /// `runQuery`: matching documents, the count the offset skipped, a new transaction's id, and
+    /// the time the query read at.
     func runQuery(_ db: DatabaseID, query: Query, consistency: ReadConsistency, caller: Caller) throws(FirestoreError)
-        -> (result: QueryExecutor.Result, transaction: String?) {
-        let (txn, isNew, _) = try transactionForRead(consistency, db)
+        -> (result: QueryExecutor.Result, transaction: String?, readTime: Instant) {
+        let (txn, isNew, readTime) = try transactionForRead(consistency, db)
         let result: QueryExecutor.Result = try read { conn in
             let space = try storage.space(of: db, conn)
             if case .client(let auth) = caller {
                 try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
             }
-            return try QueryExecutor(storage: storage, database: db).run(query, space: space, conn)
+            return try QueryExecutor(storage: storage, database: db).run(query, space: space, conn, at: readTime)
         }
-        if let txn {
-            for d in result.documents { transactions.recordRead(txn, path: d.path, updateTime: d.updateTime) }
+        if let txn, readTime == nil {
+            recordQuery(txn, query, documents: result.documents, depth: nil)
         }
-        return (result, isNew ? txn : nil)
+        return (result, isNew ? txn : nil, readTime ?? latestTime())
+    }
+
+    /// Remembers what a query in read-write transaction `txn` returned, so the commit can tell
+    /// whether it would still return the same.
+    private func recordQuery(_ txn: String, _ query: Query, documents: [StoredDocument], depth: Int?) {
+        guard transactions.isReadWrite(txn) else { return }
+        for d in documents { transactions.recordRead(txn, path: d.path, updateTime: d.updateTime) }
+        transactions.recordQuery(txn, TransactionRegistry.RecordedQuery(
+            query: query, depth: depth, results: TransactionRegistry.RecordedQuery.versions(documents, depth: depth)))
     }
 
     // MARK: runAggregationQuery
@@ -131,10 +159,10 @@ extension FirestoreService {
         var kind: Kind
     }
 
-    /// `runAggregationQuery`: each alias with its value.
+    /// `runAggregationQuery`: each alias with its value, a new transaction's id, and the read time.
     func aggregate(_ db: DatabaseID, query: Query, aggregations: [Aggregation], consistency: ReadConsistency,
-                   caller: Caller) throws(FirestoreError) -> (fields: [String: FirestoreValue], transaction: String?) {
-        let (result, txn) = try runQuery(db, query: query, consistency: consistency, caller: caller)
+                   caller: Caller) throws(FirestoreError) -> (fields: [String: FirestoreValue], transaction: String?, readTime: Instant) {
+        let (result, txn, readTime) = try runQuery(db, query: query, consistency: consistency, caller: caller)
         var out: [String: FirestoreValue] = [:]
         for a in aggregations {
             switch a.kind {
@@ -183,7 +211,7 @@ extension FirestoreService {
                 out[a.alias] = count == 0 ? .null : .double(total / Double(count))
             }
         }
-        return (out, txn)
+        return (out, txn, readTime)
     }
 
     // MARK: list
@@ -205,21 +233,23 @@ extension FirestoreService {
                     startAt: nil, endAt: nil, offset: 0, limit: nil, projection: nil)
             : Query(parent: collection.parent, collectionID: collection.lastSegment, allDescendants: false, filter: nil,
                     explicitOrder: order, order: fullOrder, startAt: nil, endAt: nil, offset: 0, limit: nil, projection: nil)
-        let (txn, _, _) = try transactionForRead(consistency, db)
+        let (txn, _, readTime) = try transactionForRead(consistency, db)
+        let depth = withoutCollection && !recursive ? collection.segments.count + 2 : nil
+        var docs: [StoredDocument] = []
         var entries: [(ResourcePath, StoredDocument?)] = try read { conn in
             let space = try storage.space(of: db, conn)
             if case .client(let auth) = caller {
                 try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
             }
-            var docs = try QueryExecutor(storage: storage, database: db).run(query, space: space, conn).documents
-            if withoutCollection && !recursive {
-                docs = docs.filter { $0.path.segments.count == collection.segments.count + 2 }
-            }
+            docs = try QueryExecutor(storage: storage, database: db).run(query, space: space, conn, at: readTime).documents
+            if let depth { docs = docs.filter { $0.path.segments.count == depth } }
             var entries: [(ResourcePath, StoredDocument?)] = docs.map { ($0.path, $0) }
             if showMissing, collection.isCollection, let space {
                 // Documents that do not exist but have sub-collections, in name order with the rest.
                 let existing = Set(docs.map(\.path))
-                for id in try storage.childSegments(space: space, under: collection.key, conn) {
+                let ids = try readTime.map { t in try storage.childSegments(space: space, under: collection.key, at: t, conn) }
+                    ?? storage.childSegments(space: space, under: collection.key, conn)
+                for id in ids {
                     let p = collection.appending(id)
                     if !existing.contains(p) { entries.append((p, nil)) }
                 }
@@ -227,8 +257,8 @@ extension FirestoreService {
             }
             return entries
         }
-        if let txn {
-            for (p, d) in entries { transactions.recordRead(txn, path: p, updateTime: d?.updateTime) }
+        if let txn, readTime == nil {
+            recordQuery(txn, query, documents: docs, depth: depth)
         }
         entries = Array(entries.dropFirst(offset))
         if let pageSize, pageSize > 0, entries.count > pageSize {
@@ -237,17 +267,39 @@ extension FirestoreService {
         return (entries, nil)
     }
 
+    // MARK: partitionQuery
+
+    /// `partitionQuery`: up to `count` documents splitting the query's results into parts of
+    /// nearly equal size, in name order; each starts a partition (`startAt` it, `endBefore` the
+    /// next). Firestore takes only collection-group queries ordered by name, without filters,
+    /// limits or offsets.
+    func partitionPoints(_ db: DatabaseID, query: Query, count: Int, consistency: ReadConsistency,
+                         caller: Caller) throws(FirestoreError) -> [ResourcePath] {
+        let byNameOnly = query.explicitOrder.isEmpty
+            || (query.explicitOrder.count == 1 && query.explicitOrder[0].field.isDocumentKey && !query.explicitOrder[0].descending)
+        guard query.allDescendants, byNameOnly, query.filter == nil, query.limit == nil, query.offset == 0 else {
+            throw .invalidArgument("Query must specify collection with all descendants and be ordered by name ascending. Other filters, order bys, limits and offsets are not supported.")
+        }
+        let documents = try runQuery(db, query: query, consistency: consistency, caller: caller).result.documents
+        // Every partition holds at least one document.
+        let points = min(count, max(0, documents.count - 1))
+        guard points > 0 else { return [] }
+        return (1...points).map { i in documents[i * documents.count / (points + 1)].path }
+    }
+
     // MARK: listCollectionIds
 
     /// `listCollectionIds` under a document (or the root): sorted ids. Rules have no method for
     /// it, so as in production client credentials may not list collections — unless no rules are
     /// configured at all (everything is open then).
-    func listCollectionIDs(_ db: DatabaseID, parent: ResourcePath, caller: Caller) throws(FirestoreError) -> [String] {
+    func listCollectionIDs(_ db: DatabaseID, parent: ResourcePath, readTime: Instant? = nil, caller: Caller) throws(FirestoreError) -> [String] {
         if !caller.isAdmin {
             if case .open = rules.active(for: db.project) {} else { throw .permissionDenied(Self.defaultDenial) }
         }
+        if let readTime { try checkReadTime(readTime) }
         return try read { conn in
             guard let space = try storage.space(of: db, conn) else { return [] }
+            if let readTime { return try storage.childSegments(space: space, under: parent.key, at: readTime, conn) }
             return try storage.childSegments(space: space, under: parent.key, conn)
         }
     }

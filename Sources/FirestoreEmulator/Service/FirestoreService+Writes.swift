@@ -43,12 +43,18 @@ extension FirestoreService {
                 return d
             }
 
-            // Optimistic transactions: every document read must be unchanged.
-            if let reads = txnState?.reads {
-                for (path, version) in reads {
+            // Optimistic transactions: every document read must be unchanged, and every query must
+            // still return the same documents at the same versions (no phantoms).
+            if let state = txnState, !state.readOnly {
+                for (path, version) in state.reads {
                     let current = try load(path)?.updateTime.unixMicros ?? -1
-                    if current != version {
-                        throw FirestoreError.aborted("Too much contention on these documents. Please try again.")
+                    if current != version { throw FirestoreError.aborted(Self.contention) }
+                }
+                let executor = QueryExecutor(storage: storage, database: db)
+                for recorded in state.queries {
+                    let now = try executor.run(recorded.query, space: space, conn).documents
+                    if TransactionRegistry.RecordedQuery.versions(now, depth: recorded.depth) != recorded.results {
+                        throw FirestoreError.aborted(Self.contention)
                     }
                 }
             }
@@ -100,6 +106,9 @@ extension FirestoreService {
             return (commitTime, results)
         }
     }
+
+    /// What Firestore answers when a transaction lost a race (ABORTED; the SDKs retry on it).
+    static let contention = "Too much contention on these documents. Please try again."
 
     /// `batchWrite`: each write on its own (rules, preconditions), one status per write.
     func batchWrite(_ db: DatabaseID, writes: [Write], caller: Caller) throws(FirestoreError)

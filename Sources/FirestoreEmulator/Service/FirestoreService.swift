@@ -36,6 +36,8 @@ public final class FirestoreService: Sendable {
         rules = RulesManager(rulesPath: configuration.rulesPath, source: configuration.rulesSource,
                              defaultProject: configuration.projectID, logger: logger)
         transactions = TransactionRegistry(clock: clock, ids: ids)
+        // Read times must not fall behind commits made before a restart.
+        do { try storage.loadLastCommit() } catch { logger.error("firestore: reading the last commit time failed", [("error", .string("\(error)"))]) }
         if configuration.watchRules { rules.startWatching(interval: configuration.rulesPollInterval) }
         // Data of databases cleared before a restart may still be waiting for collection.
         storage.scheduleCollection()

@@ -14,8 +14,10 @@ import HearthSQLite
 ///   (collection scans, sub-collection listing) and `(space, collection_id, key)` (collection groups).
 /// - `fs_index(space, scope, field, kind, value, doc_key)`: one row per index entry and scope;
 ///   a query seeks `(space, scope, field, kind)` and a value range, already in Firestore order.
-/// - `fs_history(space, key, ended, fields, create_time, update_time)`: versions replaced or
-///   deleted in the last hour, for point reads at a `readTime` (Firestore keeps one hour too).
+/// - `fs_history(space, key, ended, fields, create_time, update_time)`, indexed `(space, ended)`:
+///   versions replaced or deleted in the last hour, with the commit time that ended them, for
+///   reads at a `readTime` (Firestore keeps one hour too). The current-state tables never hold
+///   history, so current reads do not pay for it.
 final class FirestoreStorage: @unchecked Sendable {
     // `spaces` and `lastCommit` are guarded by `lock`; everything else is immutable.
     private let lock = NSLock()
@@ -65,9 +67,16 @@ final class FirestoreStorage: @unchecked Sendable {
         ) WITHOUT ROWID;
         CREATE INDEX fs_history_ended ON fs_history (ended);
         """),
+        // Pruning and historical collection-group queries look up one space's recent versions.
+        Migration("firestore.3", """
+        DROP INDEX fs_history_ended;
+        CREATE INDEX fs_history_space_ended ON fs_history (space, ended);
+        """),
     ]
 
-    /// How long replaced versions stay readable (Firestore's `readTime` window).
+    /// How long replaced versions stay readable: Firestore's version retention period without
+    /// point-in-time recovery ("reads are supported on any version of the data from within the
+    /// past 1 hour").
     static let historyMicros: Int64 = 3_600_000_000
 
     init(database: Database, logger: Logger) {
@@ -194,6 +203,24 @@ final class FirestoreStorage: @unchecked Sendable {
         return Instant(unixMicros: t)
     }
 
+    /// The latest commit time handed out by this process (0 before the first commit).
+    ///
+    /// Commit times may run ahead of a frozen clock (+1 µs each), so "now" for read times is
+    /// the later of the clock and this.
+    var latestCommitMicros: Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return lastCommit ?? 0
+    }
+
+    /// Loads the last commit time of a database opened from disk (so read times stay ahead of it).
+    func loadLastCommit() throws {
+        let stored = try database.read { conn in try conn.scalarInt("SELECT value FROM fs_meta WHERE key = 'last_commit'") } ?? 0
+        lock.lock()
+        if lastCommit == nil { lastCommit = stored }
+        lock.unlock()
+    }
+
     // MARK: Documents
 
     static let documentColumns = "key, fields, create_time, update_time"
@@ -216,13 +243,15 @@ final class FirestoreStorage: @unchecked Sendable {
         }
     }
 
-    /// Keeps `old` readable at read times before `ended`, and forgets versions older than the window.
+    /// Keeps `old` readable at read times before `ended`, and forgets this space's versions that
+    /// ended before the retention window (an index seek that usually finds nothing).
     private func remember(space: Int64, _ old: StoredDocument, ended: Instant, _ conn: Connection) throws {
         try conn.run("""
             INSERT OR REPLACE INTO fs_history (space, key, ended, fields, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)
             """, [space, old.path.key, ended.unixMicros, StoredValueCodec.encodeFields(old.fields),
                   old.createTime.unixMicros, old.updateTime.unixMicros])
-        try conn.run("DELETE FROM fs_history WHERE ended < ?", [ended.unixMicros - Self.historyMicros])
+        // A reader may ask for any time down to (latest commit − window); `ended` is the latest commit.
+        try conn.run("DELETE FROM fs_history WHERE space = ? AND ended < ?", [space, ended.unixMicros - Self.historyMicros])
     }
 
     /// The version of `path` that was current at `time`, or nil when none was (within the window).
@@ -235,6 +264,45 @@ final class FirestoreStorage: @unchecked Sendable {
             """, [space, path.key, time.unixMicros]) { try Self.document(from: $0) }
         guard let old, old.updateTime <= time else { return nil }
         return old
+    }
+
+    /// For every document under `prefix` (the whole space when nil) that changed after `time`, the
+    /// version current at `time`; documents that did not exist then are left out.
+    ///
+    /// A document unchanged since `time` has its current version; one changed since has a history
+    /// row that ended after `time`, and the oldest such row is the version current then if it had
+    /// begun (otherwise the document was absent at `time`). So a historical read is the current
+    /// state minus documents updated after `time`, plus these.
+    func versions(space: Int64, changedAfter time: Instant, under prefix: [UInt8]?, _ conn: Connection) throws -> [StoredDocument] {
+        // SQLite takes the bare columns of a MIN() aggregate from the row holding the minimum.
+        var sql = "SELECT \(Self.documentColumns), MIN(ended) FROM fs_history WHERE space = ?"
+        var values: [any SQLBindable] = [space]
+        if let prefix, !prefix.isEmpty {
+            sql += " AND key > ? AND key < ?"
+            values.append(prefix)
+            values.append(OrderedEncoding.prefixEnd(prefix))
+        }
+        sql += " AND ended > ? GROUP BY key"
+        values.append(time.unixMicros)
+        var out: [StoredDocument] = []
+        try Self.forEachRow(conn, sql, values) { row in
+            if row.int64(3) <= time.unixMicros { out.append(try Self.document(from: row)) }
+            return true
+        }
+        return out
+    }
+
+    /// Whether any document below `prefix` existed at `time`: a current one unchanged since, or a
+    /// replaced or deleted version that was current then.
+    func anyDocument(space: Int64, under prefix: [UInt8], at time: Instant, _ conn: Connection) throws -> Bool {
+        let end = OrderedEncoding.prefixEnd(prefix)
+        if try conn.scalarInt("SELECT 1 FROM fs_documents WHERE space = ? AND key > ? AND key < ? AND update_time <= ? LIMIT 1",
+                              [space, prefix, end, time.unixMicros]) != nil {
+            return true
+        }
+        return try conn.scalarInt("""
+            SELECT 1 FROM fs_history WHERE space = ? AND key > ? AND key < ? AND ended > ? AND update_time <= ? LIMIT 1
+            """, [space, prefix, end, time.unixMicros, time.unixMicros]) != nil
     }
 
     /// Writes `new` (replacing `old`, the current version or nil) and updates its index rows.
@@ -316,5 +384,33 @@ final class FirestoreStorage: @unchecked Sendable {
             inclusive = true
         }
         return result
+    }
+
+    /// `childSegments` as of `time`: those of current documents and of versions replaced or
+    /// deleted since, kept when something below them existed at `time`.
+    func childSegments(space: Int64, under prefix: [UInt8], at time: Instant, _ conn: Connection) throws -> [String] {
+        var candidates = Set(try childSegments(space: space, under: prefix, conn))
+        var sql = "SELECT DISTINCT key FROM fs_history WHERE space = ? AND ended > ?"
+        var values: [any SQLBindable] = [space, time.unixMicros]
+        if !prefix.isEmpty {
+            sql += " AND key > ? AND key < ?"
+            values.append(prefix)
+            values.append(OrderedEncoding.prefixEnd(prefix))
+        }
+        try Self.forEachRow(conn, sql, values) { row in
+            let key = row.blob(0)
+            // The key's own last segment is a document id, never a child of `prefix` by itself.
+            if let segment = OrderedEncoding.segment(after: prefix, in: key),
+               prefix.count + OrderedEncoding.key([segment]).count < key.count {
+                candidates.insert(segment)
+            }
+            return true
+        }
+        var result: [(key: [UInt8], segment: String)] = []
+        for segment in candidates {
+            let childKey = prefix + OrderedEncoding.key([segment])
+            if try anyDocument(space: space, under: childKey, at: time, conn) { result.append((childKey, segment)) }
+        }
+        return result.sorted { OrderedEncoding.compare($0.key, $1.key) < 0 }.map(\.segment)
     }
 }

@@ -1,19 +1,47 @@
 import Foundation
 import HearthCore
 
-/// Open transactions: their database, mode, and the version of every document they read.
+/// Open transactions: their database, mode, snapshot, and what their reads returned.
 ///
-/// Transactions are optimistic: reads take no locks; a commit fails with ABORTED when a
-/// document the transaction read has changed since (a different update time, or created or
-/// deleted). An idle transaction expires after 270 seconds on the emulator clock, as Firestore's do.
+/// Read-write transactions are optimistic: reads take no locks; a commit fails with ABORTED when
+/// a document the transaction read has changed since (a different update time, or created or
+/// deleted), or when a query it ran would now return something else (a document that newly
+/// matches, no longer matches, or changed: phantoms). Read-only transactions read one snapshot:
+/// their `readTime`, or the time of their first read. An idle transaction expires after 270
+/// seconds on the emulator clock, as Firestore's do.
 final class TransactionRegistry: @unchecked Sendable {
     struct State {
         let database: DatabaseID
         let readOnly: Bool
-        let readTime: Instant?
+        /// The snapshot a read-only transaction reads (set at its first read when not given).
+        var readTime: Instant?
         /// Path → update time in microseconds when read, or -1 when the document was missing.
         var reads: [ResourcePath: Int64] = [:]
+        /// Queries run in the transaction, with what they returned.
+        var queries: [RecordedQuery] = []
         var lastUsed: Instant
+    }
+
+    /// A query read in a read-write transaction: the commit runs it again and compares.
+    struct RecordedQuery {
+        let query: Query
+        /// Only documents this many segments deep count (`list` of the documents directly under a
+        /// document or the root); nil: all the query returns.
+        let depth: Int?
+        /// Each returned document with its update time, in order.
+        let results: [Version]
+
+        struct Version: Equatable {
+            let path: ResourcePath
+            let updateTime: Int64
+        }
+
+        static func versions(_ documents: [StoredDocument], depth: Int?) -> [Version] {
+            documents.compactMap { d in
+                if let depth, d.path.segments.count != depth { return nil }
+                return Version(path: d.path, updateTime: d.updateTime.unixMicros)
+            }
+        }
     }
 
     static let idleLimitSeconds: Int64 = 270
@@ -67,14 +95,41 @@ final class TransactionRegistry: @unchecked Sendable {
         return state
     }
 
+    /// The snapshot of read-only transaction `id`: its read time, fixed to `now` by the first read
+    /// when it had none (so every read of the transaction sees the same data).
+    func snapshot(_ id: String, now: Instant) -> Instant? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let state = open[id], state.readOnly else { return nil }
+        if let t = state.readTime { return t }
+        open[id]?.readTime = now
+        return now
+    }
+
     /// Records that the transaction read `path` at `version` (update time, or nil when missing).
     /// The first read of a document is the one a commit checks.
     func recordRead(_ id: String, path: ResourcePath, updateTime: Instant?) {
         lock.lock()
-        if open[id] != nil, open[id]?.reads[path] == nil {
+        if let state = open[id], !state.readOnly, state.reads[path] == nil {
             open[id]?.reads[path] = updateTime?.unixMicros ?? -1
         }
         lock.unlock()
+    }
+
+    /// Records a query the transaction ran and what it returned (read-write transactions only).
+    func recordQuery(_ id: String, _ query: RecordedQuery) {
+        lock.lock()
+        if let state = open[id], !state.readOnly {
+            open[id]?.queries.append(query)
+        }
+        lock.unlock()
+    }
+
+    /// Whether `id` is an open read-write transaction (its reads must be recorded).
+    func isReadWrite(_ id: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return open[id].map { !$0.readOnly } ?? false
     }
 
     /// Closes a transaction (commit or rollback); returns its state when it was open.

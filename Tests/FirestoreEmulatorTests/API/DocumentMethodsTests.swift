@@ -266,9 +266,14 @@ extension TestHarness {
         #expect(h.call("GET", h.api("/c/d?transaction=\(id)")).json["fields"]?["v"] == int(1))
 
         #expect(h.call("GET", h.api("/c/d?readTime=\(ValueJSON.formatTimestamp(h.clock.now().adding(seconds: 60)))")).status == 400)
-        let old = h.call("GET", h.api("/c/d?readTime=\(ValueJSON.formatTimestamp(h.clock.now().adding(seconds: -7200)))"))
+        // Beyond the hour only whole minutes are valid (point-in-time recovery snapshots, not kept here).
+        let twoHoursAgo = (h.clock.now().unixMicros - 7_200_000_000) / 60_000_000 * 60_000_000
+        let old = h.call("GET", h.api("/c/d?readTime=\(ValueJSON.formatTimestamp(Instant(unixMicros: twoHoursAgo)))"))
         #expect(old.status == 400)
         #expect(old.json["error"]?["status"]?.stringValue == "FAILED_PRECONDITION")
+        #expect(old.json["error"]?["message"]?.stringValue == "The requested snapshot version is too old.")
+        let odd = h.call("GET", h.api("/c/d?readTime=\(ValueJSON.formatTimestamp(Instant(unixMicros: twoHoursAgo + 1_000)))"))
+        #expect(odd.json["error"]?["status"]?.stringValue == "INVALID_ARGUMENT")
     }
 }
 

@@ -19,6 +19,8 @@ struct StartOptions: Sendable {
     /// Extra S3 credentials: access key, secret, optional bucket allowlist.
     var s3Credentials: [(accessKey: String, secret: String, buckets: [String]?)] = []
     var s3AllowSigV2 = false
+    /// Origins buckets without a CORS configuration allow (empty: none, as S3).
+    var s3CorsOrigins: [String] = []
     var tlsCert: String?
     var tlsKey: String?
     var tokenSigning = "none"
@@ -50,6 +52,7 @@ struct StartOptions: Sendable {
         ("--s3-secret-key", "SECRET", "S3 secret access key (default test)"),
         ("--s3-region", "REGION", "S3 region (default us-east-1)"),
         ("--s3-allow-sigv2", nil, "validate SigV2 signatures instead of rejecting them as S3 does for new buckets"),
+        ("--s3-cors-origins", "LIST", "comma-separated origins (or *) that buckets without their own CORS configuration allow, for local web development (default none, as S3)"),
         ("--tls-cert", "PEM", "serve HTTPS on the S3 port with this certificate (see `hearth cert`)"),
         ("--tls-key", "PEM", "private key for --tls-cert"),
         ("--token-signing", "none|rs256", "ID token signing: none (Firebase emulator parity, default) or rs256 (verifiable signatures)"),
@@ -210,6 +213,12 @@ struct StartOptions: Sendable {
         case "--s3-secret-key": s3SecretKey = v
         case "--s3-region": s3Region = v
         case "--s3-allow-sigv2": s3AllowSigV2 = true
+        case "--s3-cors-origins":
+            let origins = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !origins.isEmpty, origins.allSatisfy({ $0.filter { $0 == "*" }.count <= 1 }) else {
+                throw UsageError(description: "--s3-cors-origins must be a comma-separated list of origins like http://localhost:3000 (or *), each with at most one *, got '\(v)'")
+            }
+            s3CorsOrigins = origins
         case "--tls-cert": tlsCert = v
         case "--tls-key": tlsKey = v
         case "--token-signing":

@@ -37,7 +37,7 @@ enum Wiring {
                 },
                 allowSigV2: o.s3AllowSigV2, isTLS: tls != nil,
                 // Recreated after `DELETE /emulator/v1/s3` too, so presigned uploads keep working.
-                defaultBuckets: [o.uploadsBucket]))
+                defaultBuckets: [o.uploadsBucket], corsOrigins: o.s3CorsOrigins))
 
         let uploads = try UploadsService(
             clock: c.clock, ids: c.ids, logger: c.logger,

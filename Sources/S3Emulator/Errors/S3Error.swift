@@ -7,6 +7,10 @@ import HearthHTTP
 /// wire form; `S3ErrorRenderer` is the one place that turns an error into a response.
 enum S3Error: Error, Sendable {
     case accessDenied(message: String)
+    /// A refused CORS preflight (`AccessForbidden`, with the requested method and resource type).
+    case accessForbidden(message: String, method: String, resourceType: String, diagnosis: String?)
+    /// `BadRequest` (a preflight without Origin or a usable Access-Control-Request-Method).
+    case badRequest(message: String)
     /// `Content-MD5` did not match the body (both digests in base64).
     case badDigest(expected: String, calculated: String)
     /// An `x-amz-checksum-*` value did not match the body.
@@ -47,11 +51,15 @@ enum S3Error: Error, Sendable {
     case preconditionFailed(condition: String)
     /// An authentication failure decided by the SigV4/SigV2 verifier.
     case signature(SigV4Failure)
+    /// A browser form upload refused for its form or policy.
+    case postForm(PostPolicyFailure)
 
     /// The `<Code>`.
     var code: String {
         switch self {
         case .accessDenied: "AccessDenied"
+        case .accessForbidden: "AccessForbidden"
+        case .badRequest: "BadRequest"
         case .badDigest, .checksumMismatch: "BadDigest"
         case .bucketAlreadyExists: "BucketAlreadyExists"
         case .bucketAlreadyOwnedByYou: "BucketAlreadyOwnedByYou"
@@ -85,13 +93,15 @@ enum S3Error: Error, Sendable {
         case .notImplemented: "NotImplemented"
         case .preconditionFailed: "PreconditionFailed"
         case .signature(let f): f.code
+        case .postForm(let f): f.code
         }
     }
 
     /// The HTTP status.
     var httpStatus: Int {
         switch self {
-        case .accessDenied: 403
+        case .accessDenied, .accessForbidden: 403
+        case .badRequest: 400
         case .badDigest, .checksumMismatch: 400
         case .bucketAlreadyExists, .bucketAlreadyOwnedByYou, .bucketNotEmpty: 409
         case .entityTooLarge, .entityTooSmall: 400
@@ -107,13 +117,14 @@ enum S3Error: Error, Sendable {
         case .notImplemented: 501
         case .preconditionFailed: 412
         case .signature(let f): f.httpStatus
+        case .postForm(let f): f.httpStatus
         }
     }
 
     /// The `<Message>`, worded as S3 words it.
     var message: String {
         switch self {
-        case .accessDenied(let message): message
+        case .accessDenied(let message), .accessForbidden(let message, _, _, _), .badRequest(let message): message
         case .badDigest: "The Content-MD5 you specified did not match what we received."
         case .checksumMismatch(let algorithm): "The \(algorithm.displayName) you specified did not match the calculated checksum."
         case .bucketAlreadyExists:
@@ -151,14 +162,17 @@ enum S3Error: Error, Sendable {
         case .notImplemented: "A header you provided implies functionality that is not implemented"
         case .preconditionFailed: "At least one of the pre-conditions you specified did not hold"
         case .signature(let f): f.message
+        case .postForm(let f): f.message
         }
     }
 
     /// The elements S3 adds after `<Message>` (before `RequestId`/`HostId`), in S3's order.
     var details: [(String, String)] {
         switch self {
-        case .accessDenied, .internalError, .incompleteBody, .invalidRequest, .invalidURI, .malformedXML, .missingContentLength:
+        case .accessDenied, .badRequest, .internalError, .incompleteBody, .invalidRequest, .invalidURI, .malformedXML,
+             .missingContentLength:
             []
+        case .accessForbidden(_, let method, let resourceType, _): [("Method", method), ("ResourceType", resourceType)]
         case .badDigest(let expected, let calculated): [("ExpectedDigest", expected), ("CalculatedDigest", calculated)]
         case .checksumMismatch: []
         case .bucketAlreadyExists(let b), .bucketAlreadyOwnedByYou(let b), .bucketNotEmpty(let b), .invalidBucketName(let b),
@@ -187,6 +201,7 @@ enum S3Error: Error, Sendable {
         case .notImplemented(let header): header.map { [("Header", $0)] } ?? []
         case .preconditionFailed(let condition): [("Condition", condition)]
         case .signature(let f): f.xmlFields
+        case .postForm(let f): f.xmlFields
         }
     }
 
@@ -199,10 +214,12 @@ enum S3Error: Error, Sendable {
         }
     }
 
-    /// Hearth's plain-words explanation, when it found one (signature failures only).
+    /// Hearth's plain-words explanation, when it found one (signatures, forms, CORS refusals).
     var diagnosis: String? {
         switch self {
         case .signature(let f): f.diagnosis
+        case .postForm(let f): f.diagnosis
+        case .accessForbidden(_, _, _, let diagnosis): diagnosis
         default: nil
         }
     }

@@ -163,7 +163,6 @@ extension S3Service {
                 x.group("PublicAccessBlockConfiguration", namespace: true) { x in
                     for e in ["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"] { x.element(e, "true") }
                 }
-            case "cors": return missing("NoSuchCORSConfiguration", "The CORS configuration does not exist")
             case "lifecycle": return missing("NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist")
             case "policy", "policyStatus": return missing("NoSuchBucketPolicy", "The bucket policy does not exist")
             case "replication": return missing("ReplicationConfigurationNotFoundError", "The replication configuration was not found")

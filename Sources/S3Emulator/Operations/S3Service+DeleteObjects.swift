@@ -1,6 +1,5 @@
 import Foundation
 import HearthCore
-import HearthCrypto
 import HearthHTTP
 
 extension S3Service {
@@ -10,27 +9,7 @@ extension S3Service {
     /// DeleteObjects: the batch `<Delete>` document, optionally `<Quiet>`.
     func deleteObjects(_ ctx: S3Context, body: [UInt8]) -> Result<Response, S3Error> {
         // S3 insists on an integrity header for this operation.
-        let checksum: (algorithm: ChecksumAlgorithm, digest: [UInt8])?
-        switch UploadHeaders.checksumHeaders(ctx.request.headers.fields) {
-        case .failure(let e): return .failure(e)
-        case .success(let c): checksum = c
-        }
-        let md5Header = ctx.header("Content-MD5")
-        guard md5Header != nil || checksum != nil else {
-            return .failure(.invalidRequest(message: "Missing required header for this request: Content-MD5"))
-        }
-        if let md5Header {
-            guard let d = Data(base64Encoded: md5Header.trimmingCharacters(in: .whitespaces)), d.count == 16 else {
-                return .failure(.invalidDigest(contentMD5: md5Header))
-            }
-            let actual = Digest.md5(body)
-            if [UInt8](d) != actual {
-                return .failure(.badDigest(expected: md5Header, calculated: Data(actual).base64EncodedString()))
-            }
-        }
-        if let checksum, RunningChecksum.checksum(checksum.algorithm, body) != checksum.digest {
-            return .failure(.checksumMismatch(checksum.algorithm))
-        }
+        if let e = S3Service.verifyRequiredIntegrity(ctx, body: body) { return .failure(e) }
         guard let root = try? S3XMLParser.parse(body), root.name == "Delete" else { return .failure(.malformedXML) }
         let objects = root.children(named: "Object")
         guard !objects.isEmpty, objects.count <= S3Service.maxDeleteKeys else { return .failure(.malformedXML) }

@@ -69,16 +69,21 @@ extension S3Service {
                                           owner: ctx.accessKey ?? defaultOwner)
                 try S3Store.storeObject(c, record, condition: condition)
             }
-            var h = HTTPHeaders()
-            h.add("ETag", etag)
-            if let checksum {
-                h.add(checksum.algorithm.headerName, checksum.value)
-                h.add("x-amz-checksum-type", checksum.type)
-            }
-            h.add("x-amz-server-side-encryption", "AES256")
-            return Response(status: 200, headers: h, body: .empty)
+            return Response(status: 200, headers: S3Service.storedObjectHeaders(etag: etag, checksum: checksum), body: .empty)
         }
         return .stream(consumer)
+    }
+
+    /// The headers of an answer that stored an object: ETag, its checksum, the encryption S3 applies.
+    static func storedObjectHeaders(etag: String, checksum: ObjectChecksum?) -> HTTPHeaders {
+        var h = HTTPHeaders()
+        h.add("ETag", etag)
+        if let checksum {
+            h.add(checksum.algorithm.headerName, checksum.value)
+            h.add("x-amz-checksum-type", checksum.type)
+        }
+        h.add("x-amz-server-side-encryption", "AES256")
+        return h
     }
 
     // MARK: DeleteObject

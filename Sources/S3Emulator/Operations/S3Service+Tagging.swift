@@ -44,6 +44,12 @@ extension S3Service {
 
     /// PutObjectTagging: replaces the tag set.
     func putObjectTagging(_ ctx: S3Context, body: [UInt8]) -> Result<Response, S3Error> {
+        S3Service.taggingQuery(fromXML: body).flatMap { encoded in setTagging(ctx, encoded, status: 200) }
+    }
+
+    /// A `<Tagging><TagSet>…` document (PutObjectTagging's body, POST Object's `tagging` field) as
+    /// the `x-amz-tagging` query string objects store; nil for an empty tag set.
+    static func taggingQuery(fromXML body: [UInt8]) -> Result<String?, S3Error> {
         guard let root = try? S3XMLParser.parse(body), root.name == "Tagging", let set = root.child("TagSet") else {
             return .failure(.malformedXML)
         }
@@ -63,7 +69,7 @@ extension S3Service {
         }
         let encoded = pairs.map { S3URLEncoding.pathEncode($0.0).replacingOccurrences(of: "/", with: "%2F") + "="
             + S3URLEncoding.pathEncode($0.1).replacingOccurrences(of: "/", with: "%2F") }.joined(separator: "&")
-        return setTagging(ctx, encoded.isEmpty ? nil : encoded, status: 200)
+        return .success(encoded.isEmpty ? nil : encoded)
     }
 
     /// DeleteObjectTagging.

@@ -11,6 +11,11 @@ enum S3Operation: Equatable, Sendable {
     case getObjectACL, getBucketACL
     case getObjectTagging, putObjectTagging, deleteObjectTagging
     case createMultipartUpload, uploadPart, uploadPartCopy, completeMultipartUpload, abortMultipartUpload, listParts
+    /// A browser form upload (`POST /bucket` with multipart/form-data).
+    case postObject
+    case getBucketCors, putBucketCors, deleteBucketCors
+    /// A CORS preflight (`OPTIONS`), answered before and without authentication.
+    case preflight
 
     /// Query parameters that name a bucket or object sub-resource (anything else — `prefix`,
     /// `X-Amz-Signature`, `response-content-type` — is a plain parameter).
@@ -24,7 +29,7 @@ enum S3Operation: Equatable, Sendable {
 
     /// Bucket configuration reads that have a fixed answer on a fresh bucket.
     static let bucketConfigurationReads: Set<String> = [
-        "accelerate", "cors", "encryption", "lifecycle", "logging", "notification", "object-lock", "ownershipControls",
+        "accelerate", "encryption", "lifecycle", "logging", "notification", "object-lock", "ownershipControls",
         "policy", "policyStatus", "publicAccessBlock", "replication", "requestPayment", "tagging", "versioning", "website",
     ]
 
@@ -48,17 +53,20 @@ enum S3Operation: Equatable, Sendable {
                 if sub == ["uploads"] { return .success(.listMultipartUploads) }
                 if sub == ["versions"] { return .success(.listObjectVersions) }
                 if sub == ["acl"] { return .success(.getBucketACL) }
+                if sub == ["cors"] { return .success(.getBucketCors) }
                 if sub.count == 1, let s = sub.first, bucketConfigurationReads.contains(s) { return .success(.getBucketConfiguration(s)) }
                 return .failure(.notImplemented(header: nil))
             case "PUT":
                 if sub.isEmpty { return .success(.createBucket) }
+                if sub == ["cors"] { return .success(.putBucketCors) }
                 return .failure(.notImplemented(header: nil))
             case "DELETE":
                 if sub.isEmpty { return .success(.deleteBucket) }
+                if sub == ["cors"] { return .success(.deleteBucketCors) }
                 return .failure(.notImplemented(header: nil))
             case "POST":
                 if sub == ["delete"] { return .success(.deleteObjects) }
-                // Browser form uploads (POST Object with a policy) are not emulated.
+                if sub.isEmpty { return .success(.postObject) }
                 return .failure(.notImplemented(header: nil))
             default:
                 return .failure(.methodNotAllowed(method: method, resourceType: "BUCKET"))
@@ -124,6 +132,11 @@ enum S3Operation: Equatable, Sendable {
         case .completeMultipartUpload: "CompleteMultipartUpload"
         case .abortMultipartUpload: "AbortMultipartUpload"
         case .listParts: "ListParts"
+        case .postObject: "PostObject"
+        case .getBucketCors: "GetBucketCors"
+        case .putBucketCors: "PutBucketCors"
+        case .deleteBucketCors: "DeleteBucketCors"
+        case .preflight: "PreflightRequest"
         }
     }
 }

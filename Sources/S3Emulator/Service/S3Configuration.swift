@@ -33,6 +33,10 @@ public struct S3Configuration: Sendable {
     public var requestLogCapacity: Int
     /// Largest single PUT (S3: 5 GiB).
     public var maxObjectSize: Int64
+    /// Origins (`*`, or with one `*` wildcard) that every bucket without a CORS configuration of its
+    /// own allows, with any method and header — a local web-development convenience
+    /// (`--s3-cors-origins`). Empty, the default, is S3's behaviour: no configuration, no CORS.
+    public var corsOrigins: [String]
 
     /// The configuration `hearth start` uses unless told otherwise: us-east-1, the `test`/`test` key.
     public init(region: String = "us-east-1",
@@ -43,7 +47,8 @@ public struct S3Configuration: Sendable {
                 isTLS: Bool = false,
                 defaultBuckets: [String] = [],
                 requestLogCapacity: Int = 500,
-                maxObjectSize: Int64 = 5 << 30) {
+                maxObjectSize: Int64 = 5 << 30,
+                corsOrigins: [String] = []) {
         self.region = region
         self.credentials = credentials
         self.allowSigV2 = allowSigV2
@@ -53,5 +58,6 @@ public struct S3Configuration: Sendable {
         self.defaultBuckets = defaultBuckets
         self.requestLogCapacity = requestLogCapacity
         self.maxObjectSize = maxObjectSize
+        self.corsOrigins = corsOrigins
     }
 }

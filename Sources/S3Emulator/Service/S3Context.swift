@@ -20,6 +20,8 @@ final class S3Context: @unchecked Sendable {
     var auth: AuthenticatedRequest?
     /// Verifies (and for aws-chunked bodies decodes) the payload against what was signed.
     var payload: PayloadVerifier?
+    /// The key a browser form upload names in its fields (its URL names only the bucket).
+    var formKey: String?
 
     init(request: Request, target: S3Target, now: Instant, hostID: String) {
         self.request = request

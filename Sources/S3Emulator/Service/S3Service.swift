@@ -96,7 +96,13 @@ public final class S3Service: HTTPService, Sendable {
             return .respond(complete(ctx, .failure(.invalidURI)))
         }
         let ctx = S3Context(request: request, target: target, now: now, hostID: hostID)
+        // Browsers send preflights without credentials; S3 answers them from the CORS rules alone.
+        if request.method == "OPTIONS" { return .respond(preflight(ctx)) }
         switch authenticator.authenticate(request, bucket: target.bucket, virtualHosted: target.virtualHosted) {
+        case .failure(.anonymous) where S3Service.isFormUpload(request, target: target):
+            // A browser form upload carries its credentials in the body: read the form first.
+            ctx.operation = .postObject
+            return postObject(ctx)
         case .failure(let failure):
             return .respond(complete(ctx, .failure(.signature(failure))))
         case .success(let auth):
@@ -152,6 +158,11 @@ public final class S3Service: HTTPService, Sendable {
         case .putObjectTagging: withBody(ctx, limit: 64 << 10, putObjectTagging)
         case .deleteObjectTagging: bodiless(ctx, deleteObjectTagging)
         case .listMultipartUploads: bodiless(ctx, listMultipartUploads)
+        case .postObject: postObject(ctx)
+        case .getBucketCors: bodiless(ctx, getBucketCors)
+        case .putBucketCors: withBody(ctx, limit: 64 << 10, putBucketCors)
+        case .deleteBucketCors: bodiless(ctx, deleteBucketCors)
+        case .preflight: .respond(preflight(ctx))
         }
     }
 
@@ -230,7 +241,7 @@ public final class S3Service: HTTPService, Sendable {
     private func record(_ ctx: S3Context, status: Int, error: S3Error?) {
         requestLog.record(S3RequestLog.Entry(
             time: ctx.now, requestID: ctx.request.id, method: ctx.request.method, path: ctx.request.rawPath,
-            operation: ctx.operation?.name, bucket: ctx.target.bucket, key: ctx.target.key, accessKey: ctx.accessKey,
+            operation: ctx.operation?.name, bucket: ctx.target.bucket, key: ctx.formKey ?? ctx.target.key, accessKey: ctx.accessKey,
             status: status, errorCode: error?.code, diagnosis: error?.diagnosis))
     }
 
@@ -241,6 +252,7 @@ public final class S3Service: HTTPService, Sendable {
         headers.add("x-amz-request-id", ctx.request.id)
         headers.add("Date", clock.now().httpDate)
         for (name, value) in response.headers { headers.add(name, value) }
+        for (name, value) in corsHeaders(for: ctx) { headers.add(name, value) }
         headers.add("Server", "AmazonS3")
         r.headers = headers
         return r

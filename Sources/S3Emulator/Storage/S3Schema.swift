@@ -82,5 +82,16 @@ enum S3Schema {
             PRIMARY KEY (upload_id, part_number)
         ) WITHOUT ROWID;
         """),
+        // Bucket CORS configurations; a bucket's row goes with the bucket (DeleteBucket, reset).
+        Migration("s3.2", """
+        CREATE TABLE s3_bucket_cors (
+            bucket TEXT PRIMARY KEY,
+            rules TEXT NOT NULL,
+            updated_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TRIGGER s3_bucket_cors_follow_bucket AFTER DELETE ON s3_buckets BEGIN
+            DELETE FROM s3_bucket_cors WHERE bucket = OLD.name;
+        END;
+        """),
     ]
 }

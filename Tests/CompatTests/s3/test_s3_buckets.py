@@ -90,6 +90,7 @@ def test_bucket_configuration_defaults(s3, bucket):
 
 def test_unsupported_operation_is_not_implemented(s3, bucket):
     with pytest.raises(ClientError) as e:
-        s3.put_bucket_cors(Bucket=bucket, CORSConfiguration={"CORSRules": [{"AllowedMethods": ["GET"], "AllowedOrigins": ["*"]}]})
+        s3.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration={
+            "Rules": [{"ID": "r", "Status": "Enabled", "Filter": {"Prefix": ""}, "Expiration": {"Days": 1}}]})
     assert code(e) == "NotImplemented"
     assert status(e) == 501

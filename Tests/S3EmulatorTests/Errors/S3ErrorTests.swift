@@ -19,6 +19,9 @@ import Testing
         .missingContentLength, .noSuchBucket(bucket: "b"), .noSuchKey(key: "k"), .noSuchUpload(uploadID: "u"),
         .noSuchVersion(key: "k", versionID: "v"), .noSuchBucketConfiguration(code: "NoSuchTagSet", message: "The TagSet does not exist", bucket: "b"),
         .notImplemented(header: "Transfer-Encoding"), .preconditionFailed(condition: "If-Match"), .signature(.anonymous),
+        .accessForbidden(message: "CORSResponse: Bucket not found", method: "GET", resourceType: "BUCKET", diagnosis: nil),
+        .badRequest(message: "Insufficient information. Origin request header needed."),
+        .postForm(.invalidPolicy(detail: "Invalid JSON.")),
     ]
 
     @Test(arguments: all)

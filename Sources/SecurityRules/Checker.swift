@@ -129,7 +129,7 @@ struct Checker {
         }
     }
 
-    private mutating func checkMatch(_ m: MatchDecl, parent: Scope) -> CheckedMatch? {
+    private mutating func checkMatch(_ m: MatchDecl, parent: Scope, prefix: String = "") -> CheckedMatch? {
         var names: [String] = []
         var recursiveCount = 0
         for (i, seg) in m.segments.enumerated() {
@@ -155,15 +155,6 @@ struct Checker {
             error("More than 20 path variables are in scope.", m.pathRange)
         }
         declareFunctions(m.body, in: scope)
-        var allows: [CheckedAllow] = []
-        var children: [CheckedMatch] = []
-        for stmt in m.body {
-            switch stmt {
-            case .allow(let a): allows.append(checkAllow(a, scope: scope))
-            case .match(let inner): if let c = checkMatch(inner, parent: scope) { children.append(c) }
-            case .function: break
-            }
-        }
         let text = m.segments.map { seg -> String in
             switch seg.kind {
             case .literal(let s): "/" + s
@@ -171,8 +162,18 @@ struct Checker {
             case .recursive(let n): "/{\(n)=**}"
             }
         }.joined()
+        var allows: [CheckedAllow] = []
+        var children: [CheckedMatch] = []
+        for stmt in m.body {
+            switch stmt {
+            case .allow(let a): allows.append(checkAllow(a, scope: scope))
+            case .match(let inner): if let c = checkMatch(inner, parent: scope, prefix: prefix + text) { children.append(c) }
+            case .function: break
+            }
+        }
         return CheckedMatch(segments: m.segments.map(\.kind), firstVariable: parent.variables.count, variableNames: names,
-                            allows: allows, children: children, range: m.range, pathText: text)
+                            allows: allows, children: children, range: m.range, pathText: text,
+                            pattern: prefix + text, allVariableNames: scope.variables.map(\.name))
     }
 
     private mutating func checkAllow(_ a: AllowDecl, scope: Scope) -> CheckedAllow {

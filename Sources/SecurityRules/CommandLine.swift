@@ -70,4 +70,81 @@ public enum RulesCommandLine {
         out += "\(cases.count - failures) passed, \(failures) failed.\n"
         return (out, status)
     }
+
+    /// `hearth rules bench FILE SUITE.json [--iterations N] [--json]`: how long compiling the file
+    /// and judging each test case take in process, on the path Firestore requests take (the
+    /// verdict without a trace, a denial judged again with one), with and without the coverage
+    /// collection the emulator keeps. Medians of five rounds; exit 1 when the rules do not compile
+    /// or the suite is invalid.
+    public static func bench(source: String, fileName: String, suiteJSON: String, iterations: Int, json: Bool) -> (output: String, exitStatus: Int32) {
+        let suite: JSON
+        do {
+            suite = try JSON.parse(suiteJSON)
+        } catch {
+            return ("error: the test suite is not valid JSON: \(error)\n", 1)
+        }
+        guard let testCases = (suite["testSuite"] ?? suite)["testCases"]?.arrayValue else {
+            return ("error: the test suite has no \"testCases\" array\n", 1)
+        }
+        let rounds = 5
+        let clock = ContinuousClock()
+        func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+        func nanos(_ d: Duration) -> Double {
+            Double(d.components.seconds) * 1e9 + Double(d.components.attoseconds) / 1e9
+        }
+
+        var compileTimes: [Double] = []
+        var compiled: Ruleset?
+        var issues: [RulesIssue] = []
+        for _ in 0..<rounds {
+            let start = clock.now
+            (compiled, issues) = Ruleset.compile(source, fileName: fileName)
+            compileTimes.append(nanos(clock.now - start))
+        }
+        guard let ruleset = compiled else {
+            return (render(issues, source: source) + "The rules do not compile; nothing was measured.\n", 1)
+        }
+
+        var rows: [JSON] = []
+        var lines = [String(format: "compile %@: %.3f ms", fileName, median(compileTimes) / 1e6)]
+        let n = max(1, iterations)
+        for (i, testCase) in testCases.enumerated() {
+            let prepared: RulesTestRunner.PreparedCase
+            switch RulesTestRunner.prepare(testCase, now: Date()) {
+            case .success(let p): prepared = p
+            case .failure(let e): return ("error: test case #\(i + 1): \(e.message)\n", 1)
+            }
+            func perDecision(_ coverage: RulesCoverage?) -> (Double, Bool) {
+                var allowed = false
+                var samples: [Double] = []
+                for _ in 0..<rounds {
+                    let start = clock.now
+                    for _ in 0..<n {
+                        allowed = ruleset.evaluate(prepared.request, accessor: prepared.mocks, coverage: coverage).decision.allowed
+                    }
+                    samples.append(nanos(clock.now - start) / Double(n))
+                }
+                return (median(samples), allowed)
+            }
+            let (plain, allowed) = perDecision(nil)
+            let (covered, _) = perDecision(RulesCoverage())
+            let r = prepared.request
+            let where_ = "\(r.method.rawValue) /\(r.path.joined(separator: "/"))"
+            lines.append(String(format: "#%d %@ → %@ (expected %@): %.0f ns/decision, %.0f ns with coverage",
+                                i + 1, where_, allowed ? "ALLOW" : "DENY", prepared.expectation, plain, covered))
+            rows.append(.object(JSONObject([
+                ("case", .int(Int64(i + 1))), ("method", .string(r.method.rawValue)), ("path", .string("/" + r.path.joined(separator: "/"))),
+                ("expectation", .string(prepared.expectation)), ("allowed", .bool(allowed)),
+                ("nsPerDecision", .double(plain)), ("nsPerDecisionWithCoverage", .double(covered)),
+            ])))
+        }
+        if json {
+            let out = JSON.object(JSONObject([
+                ("file", .string(fileName)), ("compileMs", .double(median(compileTimes) / 1e6)),
+                ("iterations", .int(Int64(n))), ("cases", .array(rows)),
+            ]))
+            return (out.serialized(pretty: true) + "\n", 0)
+        }
+        return (lines.joined(separator: "\n") + "\n", 0)
+    }
 }

@@ -35,8 +35,8 @@ enum TracedRaw: Sendable {
 struct MatchInstance {
     var block: CheckedMatch
     var bindings: [RulesValue]
-    var names: [String]
-    var pattern: String
+    var names: [String] { block.allVariableNames }
+    var pattern: String { block.pattern }
 }
 
 /// One allow statement tried.
@@ -56,9 +56,21 @@ struct Evaluation {
     let program: Program
     let request: RulesRequest
     let accessor: any DocumentAccessor
+    /// The program's code. Its buffers are also held directly: they are trivial to copy, so
+    /// reading an instruction retains nothing (reading through `code` retained it around calls).
+    let code: Code
+    private let ops: UnsafeMutableBufferPointer<Op>
+    private let operands: UnsafeMutableBufferPointer<Int32>
+    private let constants: UnsafeMutableBufferPointer<RulesValue>
+    private let functionCode: UnsafeMutableBufferPointer<FunctionCode>
+    /// Whether every visited expression's value is kept (traces, coverage, test reports). A plain
+    /// decision runs without it and is re-run with it only when it must explain a denial.
+    let recording: Bool
 
     private var bindings: [RulesValue] = []
+    /// One stack for every call's parameters and lets; `frameBase` is the running call's first slot.
     private var locals: [RulesValue] = []
+    private var frameBase = 0
     private var callDepth = 0
     private var expressionCount = 0
     private var documentsRead = Set<DocumentKey>()
@@ -75,16 +87,25 @@ struct Evaluation {
     private struct DocumentKey: Hashable { var after: Bool; var path: [String] }
     private struct CallKey: Hashable { var function: String; var path: [String] }
 
-    init(program: Program, request: RulesRequest, accessor: any DocumentAccessor) {
+    init(program: Program, request: RulesRequest, accessor: any DocumentAccessor, recording: Bool = true) {
         self.program = program
         self.request = request
         self.accessor = accessor
-        visited.reserveCapacity(64)
+        self.recording = recording
+        self.code = program.code
+        ops = program.code.ops
+        operands = program.code.operands
+        constants = program.code.constants
+        functionCode = program.code.functions
+        if recording { visited.reserveCapacity(64) }
+        locals.reserveCapacity(16)
     }
 
     /// Runs the request; true when some allow statement grants it.
     mutating func run() -> Bool {
-        collect(program.matches, pos: 0, bindings: [], names: [], prefix: "")
+        var bs: [RulesValue] = []
+        bs.reserveCapacity(8)
+        for b in program.matches { matchSegments(b, 0, 0, &bs) }
         let wanted = MethodSet(request.method)
         for (i, instance) in instances.enumerated() {
             for allow in instance.block.allows where allow.methods.contains(wanted) {
@@ -95,7 +116,7 @@ struct Evaluation {
                     return true
                 }
                 do throws(EvalError) {
-                    let v = try eval(condition)
+                    let v = try eval(condition.id)
                     attempts.append(AllowAttempt(allow: allow, instance: i, result: .value(v), visited: start..<visited.count))
                     if case .bool(true) = v { return true }
                 } catch {
@@ -113,37 +134,31 @@ struct Evaluation {
     /// Evaluates a node with the given path bindings (expression probes in tests and tools).
     mutating func evaluate(_ node: Node, bindings: [RulesValue]) throws(EvalError) -> RulesValue {
         self.bindings = bindings
-        return try eval(node)
+        return try eval(node.id)
     }
 
     // MARK: Matching
 
-    private mutating func collect(_ blocks: [CheckedMatch], pos: Int, bindings: [RulesValue], names: [String], prefix: String) {
-        for b in blocks {
-            var bs = bindings
-            matchSegments(b, 0, pos, &bs, names, prefix)
-        }
-    }
-
-    private mutating func matchSegments(_ b: CheckedMatch, _ si: Int, _ pos: Int, _ bs: inout [RulesValue], _ names: [String], _ prefix: String) {
+    private mutating func matchSegments(_ b: CheckedMatch, _ si: Int, _ pos: Int, _ bs: inout [RulesValue]) {
         let path = request.path
         if si == b.segments.count {
             if pos == path.count {
-                instances.append(MatchInstance(block: b, bindings: bs, names: names + b.variableNames, pattern: prefix + b.pathText))
+                // A copy of its own, so `bs` stays uniquely owned while the walk goes on.
+                instances.append(MatchInstance(block: b, bindings: Array(unsafeUninitializedCapacity: bs.count) { buffer, count in
+                    count = buffer.initialize(fromContentsOf: bs)
+                }))
             }
-            if !b.children.isEmpty {
-                collect(b.children, pos: pos, bindings: bs, names: names + b.variableNames, prefix: prefix + b.pathText)
-            }
+            for child in b.children { matchSegments(child, 0, pos, &bs) }
             return
         }
         switch b.segments[si] {
         case .literal(let s):
             guard pos < path.count, path[pos] == s else { return }
-            matchSegments(b, si + 1, pos + 1, &bs, names, prefix)
+            matchSegments(b, si + 1, pos + 1, &bs)
         case .single:
             guard pos < path.count else { return }
             bs.append(.string(path[pos]))
-            matchSegments(b, si + 1, pos + 1, &bs, names, prefix)
+            matchSegments(b, si + 1, pos + 1, &bs)
             bs.removeLast()
         case .recursive:
             // v2: zero or more segments; v1: one or more. Longest first, backtracking for what follows.
@@ -151,7 +166,7 @@ struct Evaluation {
             var len = path.count - pos
             while len >= minimum {
                 bs.append(.path(Array(path[pos..<(pos + len)])))
-                matchSegments(b, si + 1, pos + len, &bs, names, prefix)
+                matchSegments(b, si + 1, pos + len, &bs)
                 bs.removeLast()
                 len -= 1
             }
@@ -160,45 +175,56 @@ struct Evaluation {
 
     // MARK: Expressions
 
-    mutating func eval(_ node: Node) throws(EvalError) -> RulesValue {
-        if case .constant(_, let v) = node { return v }
+    /// Evaluates node `id`, counting it toward the per-request limit and recording its outcome.
+    mutating func eval(_ id: Int32) throws(EvalError) -> RulesValue {
+        let op = ops[Int(id)]
+        if case .constant(let c) = op { return constants[Int(c)] }
         expressionCount += 1
         if expressionCount > Evaluation.maxExpressions {
             var e = EvalError("Exceeded the maximum of \(Evaluation.maxExpressions) expressions evaluated for a request.", fatal: true)
-            e.nodeID = node.id
+            e.nodeID = id
             throw e
         }
+        // Without recording, an error's node only matters to a trace, and a denial is re-run with
+        // recording to build one: no bookkeeping per node.
+        guard recording else { return try evaluate(op) }
         do throws(EvalError) {
-            let v = try evaluate(node)
-            visited.append((node.id, .value(v)))
+            let v = try evaluate(op)
+            visited.append((id, .value(v)))
             return v
         } catch {
             var e = error
-            if e.nodeID < 0 { e.nodeID = node.id }
-            visited.append((node.id, .error(e)))
+            if e.nodeID < 0 { e.nodeID = id }
+            visited.append((id, .error(e)))
             throw e
         }
     }
 
-    private mutating func evaluate(_ node: Node) throws(EvalError) -> RulesValue {
-        switch node {
-        case .constant(_, let v):
-            return v
-        case .list(_, let items):
-            var out: [RulesValue] = []
-            out.reserveCapacity(items.count)
-            for item in items { out.append(try eval(item)) }
-            return .list(out)
-        case .map(_, let entries):
-            var out: [String: RulesValue] = [:]
-            for (k, v) in entries {
-                guard case .string(let key) = try eval(k) else { throw EvalError("Map keys must be strings.") }
-                out[key] = try eval(v)
+    /// The values of an operand run, in order.
+    private mutating func evalOperands(_ start: Int32, _ count: Int32) throws(EvalError) -> [RulesValue] {
+        var values: [RulesValue] = []
+        values.reserveCapacity(Int(count))
+        for k in Int(start)..<Int(start + count) { values.append(try eval(operands[k])) }
+        return values
+    }
+
+    private mutating func evaluate(_ op: Op) throws(EvalError) -> RulesValue {
+        switch op {
+        case .constant(let c):
+            return constants[Int(c)]
+        case .list(let start, let count):
+            return .list(try evalOperands(start, count))
+        case .map(let start, let count):
+            var out = RulesMap()
+            for k in 0..<Int(count) {
+                let at = Int(start) + 2 * k
+                guard case .string(let key) = try eval(operands[at]) else { throw EvalError("Map keys must be strings.") }
+                out[key] = try eval(operands[at + 1])
             }
             return .map(out)
-        case .path(_, let segments):
+        case .path(let index):
             var out: [String] = []
-            for parts in segments {
+            for parts in code.paths[Int(index)] {
                 if parts.count == 1, case .expr(let e) = parts[0] {
                     let v = try eval(e)
                     if case .path(let p) = v { out.append(contentsOf: p); continue }
@@ -215,11 +241,11 @@ struct Evaluation {
                 out.append(text)
             }
             return .path(out)
-        case .local(_, let slot):
-            return locals[slot]
-        case .pathVariable(_, let index):
-            return bindings[index]
-        case .request(_, let field):
+        case .local(let slot):
+            return locals[frameBase + Int(slot)]
+        case .pathVariable(let index):
+            return bindings[Int(index)]
+        case .request(let field):
             switch field {
             case .auth: return request.auth ?? .null
             case .method: return .string(request.method.rawValue)
@@ -231,19 +257,19 @@ struct Evaluation {
             }
         case .resource:
             return request.resource ?? .null
-        case .unknownVariable(_, let name):
-            throw EvalError("Variable not found: \(name).")
-        case .member(_, let base, let name):
+        case .unknownVariable(let name):
+            throw EvalError("Variable not found: \(code.names[Int(name)]).")
+        case .member(let base, let name):
             let b = try eval(base)
-            return try Evaluation.member(b, name)
-        case .index(_, let base, let index):
+            return try Evaluation.member(b, code.names[Int(name)])
+        case .index(let base, let index):
             let b = try eval(base)
             let i = try eval(index)
             return try Evaluation.index(b, i)
-        case .slice(_, let base, let lo, let hi):
+        case .slice(let base, let lo, let hi):
             let b = try eval(base)
-            let l = try lo.map { (x: Node) throws(EvalError) -> Int64 in try Evaluation.int(try eval(x)) }
-            let h = try hi.map { (x: Node) throws(EvalError) -> Int64 in try Evaluation.int(try eval(x)) }
+            let l: Int64? = lo < 0 ? nil : try Evaluation.int(try eval(lo))
+            let h: Int64? = hi < 0 ? nil : try Evaluation.int(try eval(hi))
             switch b {
             case .list(let items):
                 let (a, z) = try CollectionFunctions.bounds(l, h, items.count)
@@ -255,23 +281,23 @@ struct Evaluation {
             case .null: throw EvalError.nullValue
             default: throw EvalError.unsupported("[:] on ", b)
             }
-        case .method(_, let base, let m, let args):
+        case .method(let base, let m, let start, let count):
+            // `map.keys().hasAll/hasOnly/hasAny([...])`, the commonest schema check, answered from the
+            // map without building and sorting the key list (only when no trace needs keys()'s value).
+            if !recording, m == .hasAll || m == .hasOnly || m == .hasAny, case .method(let inner, .keys, _, _) = ops[Int(base)] {
+                return try keysHave(inner, m, operands[Int(start)])
+            }
             let recv = try eval(base)
-            var values: [RulesValue] = []
-            values.reserveCapacity(args.count)
-            for a in args { values.append(try eval(a)) }
-            return try Methods.call(m, recv, values)
-        case .matchesConstant(_, let base, let regex):
+            return try Methods.call(m, recv, try evalOperands(start, count))
+        case .matchesConstant(let base, let regex):
             let recv = try eval(base)
             guard case .string(let s) = recv else { throw EvalError.noFunction("matches", on: recv) }
-            return .bool(regex.fullMatch(s))
-        case .unknownMethod(_, let base, let name):
+            return .bool(code.regexes[Int(regex)].fullMatch(s))
+        case .unknownMethod(let base, let name):
             let recv = try eval(base)
-            throw EvalError.noFunction(name, on: recv)
-        case .builtin(_, let b, let args):
-            var values: [RulesValue] = []
-            values.reserveCapacity(args.count)
-            for a in args { values.append(try eval(a)) }
+            throw EvalError.noFunction(code.names[Int(name)], on: recv)
+        case .builtin(let b, let start, let count):
+            let values = try evalOperands(start, count)
             switch b {
             case .get, .exists, .getAfter, .existsAfter: return try access(b, values[0])
             case .debug:
@@ -279,29 +305,30 @@ struct Evaluation {
                 return values[0]
             default: return try Methods.builtin(b, values)
             }
-        case .call(_, let index, let args):
-            let f = program.functions[index]
-            var frame: [RulesValue] = []
-            frame.reserveCapacity(f.localCount)
-            for a in args { frame.append(try eval(a)) }
+        case .call(let function, let start, let count):
+            let f = functionCode[Int(function)]
+            // Arguments go on the stack above the caller's frame; they become the callee's first slots.
+            let base = locals.count
+            defer { locals.removeLast(locals.count - base) }
+            for k in Int(start)..<Int(start + count) { locals.append(try eval(operands[k])) }
             if callDepth >= Evaluation.maxCallDepth {
                 throw EvalError("Maximum function call depth (\(Evaluation.maxCallDepth)) exceeded.")
             }
             callDepth += 1
-            let saved = locals
-            locals = frame
+            let savedBase = frameBase
+            frameBase = base
             defer {
-                locals = saved
+                frameBase = savedBase
                 callDepth -= 1
             }
             // `let` is evaluated eagerly, in order; an error in one makes the call an error.
-            for l in f.lets { locals.append(try eval(l)) }
+            for k in Int(f.letStart)..<Int(f.letStart + f.letCount) { locals.append(try eval(operands[k])) }
             return try eval(f.body)
-        case .not(_, let x):
+        case .not(let x):
             let v = try eval(x)
             guard case .bool(let b) = v else { throw EvalError.unsupported("!", v) }
             return .bool(!b)
-        case .negate(_, let x):
+        case .negate(let x):
             let v = try eval(x)
             switch v {
             case .int(let i):
@@ -311,25 +338,84 @@ struct Evaluation {
             case .duration(let s, let n): return .duration(seconds: -s, nanos: -n)
             default: throw EvalError.unsupported("-", v)
             }
-        case .binary(_, let op, let l, let r):
+        case .binary(.add, let l, let r) where !recording:
+            return try concatenation(l, r)
+        case .binary(let op, let l, let r):
             let a = try eval(l)
             let b = try eval(r)
             return try Operators.apply(op, a, b)
-        case .and(_, let l, let r):
+        case .and(let l, let r):
             return try logical(l, r, absorbing: false)
-        case .or(_, let l, let r):
+        case .or(let l, let r):
             return try logical(l, r, absorbing: true)
-        case .ternary(_, let c, let yes, let no):
+        case .ternary(let c, let yes, let no):
             let v = try eval(c)
             guard case .bool(let b) = v else { throw EvalError("Ternary condition must be a bool, got \(v.typeName).") }
             return try eval(b ? yes : no)
-        case .isType(_, let x, let t):
+        case .isType(let x, let t):
             return .bool(Evaluation.isType(try eval(x), t))
         }
     }
 
+    /// `inner.keys().hasAll/hasOnly/hasAny(argument)` with the same operand order and errors as
+    /// the general path, which it takes whenever the operands are not a map and a list of strings.
+    private mutating func keysHave(_ inner: Int32, _ m: Method, _ argument: Int32) throws(EvalError) -> RulesValue {
+        let map = try eval(inner)
+        guard case .map(let d) = map else {
+            return try Methods.call(m, try Methods.call(.keys, map, []), [try eval(argument)])
+        }
+        let arg = try eval(argument)
+        if case .list(let wanted) = arg, let answer = CollectionFunctions.keysHave(m, d, wanted) {
+            return .bool(answer)
+        }
+        return try Methods.call(m, try Methods.call(.keys, map, []), [arg])
+    }
+
+    /// `l + r` where l may itself be a `+` chain (`a + '\n' + b + …`): strings are appended to one
+    /// buffer instead of allocating every intermediate result. Operands are evaluated and combined
+    /// in the same left-to-right order as the tree, so errors are the same; only the values of the
+    /// intermediate nodes go unrecorded (this runs only without recording).
+    private mutating func concatenation(_ l: Int32, _ r: Int32) throws(EvalError) -> RulesValue {
+        var operands: [Int32] = [r]
+        var leftmost = l
+        while case .binary(.add, let ll, let lr) = ops[Int(leftmost)] {
+            operands.append(lr)
+            leftmost = ll
+        }
+        var acc = try eval(leftmost)
+        // Strings are gathered as UTF-8 bytes and become one String at the end (appending to a
+        // String re-checks its encoding state on every call).
+        var bytes: [UInt8] = []
+        var gathering = false
+        for operand in operands.reversed() {
+            let v = try eval(operand)
+            if !gathering, case .string(let s) = acc, case .string = v {
+                bytes.reserveCapacity(s.utf8.count + 24 * operands.count)
+                Evaluation.appendUTF8(s, to: &bytes)
+                gathering = true
+            }
+            if gathering {
+                if case .string(let s) = v {
+                    Evaluation.appendUTF8(s, to: &bytes)
+                    continue
+                }
+                acc = .string(String(decoding: bytes, as: UTF8.self))
+                bytes.removeAll(keepingCapacity: true)
+                gathering = false
+            }
+            acc = try Operators.apply(.add, acc, v)
+        }
+        if gathering { return .string(String(decoding: bytes, as: UTF8.self)) }
+        return acc
+    }
+
+    private static func appendUTF8(_ s: String, to bytes: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
     /// `&&` (absorbing false) and `||` (absorbing true) with CEL's commutative error absorption.
-    private mutating func logical(_ l: Node, _ r: Node, absorbing: Bool) throws(EvalError) -> RulesValue {
+    private mutating func logical(_ l: Int32, _ r: Int32, absorbing: Bool) throws(EvalError) -> RulesValue {
         var leftError: EvalError?
         do throws(EvalError) {
             let v = try eval(l)

@@ -158,15 +158,34 @@ struct CheckedAllow: Sendable {
     var range: SourceRange
 }
 
-struct CheckedMatch: Sendable {
-    var segments: [MatchSegmentKind]
+/// A class, so a matched block is shared by reference rather than copied with its arrays.
+final class CheckedMatch: Sendable {
+    let segments: [MatchSegmentKind]
     /// Index of this block's first path variable in the bindings array.
-    var firstVariable: Int
-    var variableNames: [String]
-    var allows: [CheckedAllow]
-    var children: [CheckedMatch]
-    var range: SourceRange
-    var pathText: String
+    let firstVariable: Int
+    let variableNames: [String]
+    let allows: [CheckedAllow]
+    let children: [CheckedMatch]
+    let range: SourceRange
+    /// This block's own path text (`/users/{uid}`).
+    let pathText: String
+    /// The full pattern from the service root, for traces.
+    let pattern: String
+    /// Every path variable in scope here (outer blocks first), in binding order.
+    let allVariableNames: [String]
+
+    init(segments: [MatchSegmentKind], firstVariable: Int, variableNames: [String], allows: [CheckedAllow],
+         children: [CheckedMatch], range: SourceRange, pathText: String, pattern: String, allVariableNames: [String]) {
+        self.segments = segments
+        self.firstVariable = firstVariable
+        self.variableNames = variableNames
+        self.allows = allows
+        self.children = children
+        self.range = range
+        self.pathText = pathText
+        self.pattern = pattern
+        self.allVariableNames = allVariableNames
+    }
 }
 
 struct CheckedFunction: Sendable {
@@ -230,6 +249,9 @@ final class Program: Sendable {
     /// Root expressions for coverage: allow conditions, lets and function bodies, in source order.
     let roots: [Int32]
 
+    /// What the evaluator runs.
+    let code: Code
+
     init(text: SourceText, version: Int, matches: [CheckedMatch], functions: [CheckedFunction], nodes: [NodeInfo], allowCount: Int, roots: [Int32]) {
         self.text = text
         self.version = version
@@ -238,5 +260,14 @@ final class Program: Sendable {
         self.nodes = nodes
         self.allowCount = allowCount
         self.roots = roots
+        var trees: [Node] = []
+        func conditions(_ blocks: [CheckedMatch]) {
+            for b in blocks {
+                trees.append(contentsOf: b.allows.compactMap(\.condition))
+                conditions(b.children)
+            }
+        }
+        conditions(matches)
+        code = Code(nodeCount: nodes.count, roots: trees, functions: functions)
     }
 }

@@ -20,9 +20,9 @@ public enum RulesValue: Sendable, Equatable {
     /// Path segments, unescaped (`["databases", "(default)", "documents", "users", "u1"]`).
     case path([String])
     case list([RulesValue])
-    case map([String: RulesValue])
+    case map(RulesMap)
     case set([RulesValue])
-    case mapDiff(left: [String: RulesValue], right: [String: RulesValue])
+    case mapDiff(left: RulesMap, right: RulesMap)
 }
 
 /// The method a request is judged for.

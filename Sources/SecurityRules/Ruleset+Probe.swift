@@ -26,13 +26,23 @@ extension Ruleset {
         let req = request ?? RulesRequest(method: .get, path: ["databases", "(default)", "documents", "probe", "doc"],
                                           auth: nil, time: .timestamp(seconds: 1_700_000_000, nanos: 0))
         let accessor: any DocumentAccessor = lookup.map { LookupAccessor(lookup: $0) } ?? LookupAccessor(lookup: EmptyLookup())
-        var evaluation = Evaluation(program: ruleset.program, request: req, accessor: accessor)
         let documentPath = Array(req.path.dropFirst(3))
-        do throws(EvalError) {
-            return .success(try evaluation.evaluate(ruleset.program.functions[0].body,
-                                                    bindings: [.string(req.path.count > 1 ? req.path[1] : ""), .path(documentPath)]))
-        } catch {
-            return .failure(error)
+        let bindings: [RulesValue] = [.string(req.path.count > 1 ? req.path[1] : ""), .path(documentPath)]
+        // Both evaluation modes run, so every expression test also checks that the fast paths taken
+        // without recording (string chains, keys().has…) agree with the plain ones.
+        func run(recording: Bool) -> Result<RulesValue, EvalError> {
+            var evaluation = Evaluation(program: ruleset.program, request: req, accessor: accessor, recording: recording)
+            do throws(EvalError) {
+                return .success(try evaluation.evaluate(ruleset.program.functions[0].body, bindings: bindings))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let recorded = run(recording: true), fast = run(recording: false)
+        switch (recorded, fast) {
+        case (.success(let a), .success(let b)) where a == b: return recorded
+        case (.failure(let a), .failure(let b)) where a.fatal == b.fatal: return recorded
+        default: return .failure(EvalError("fast evaluation disagrees: recorded \(recorded), fast \(fast)"))
         }
     }
 }

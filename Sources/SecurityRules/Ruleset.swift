@@ -57,15 +57,29 @@ public final class Ruleset: Sendable {
     }
 
     /// Judges one request. lookup serves get()/exists()/getAfter()/existsAfter(). coverage, when
-    /// given, records every expression's outcomes.
-    public func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, coverage: RulesCoverage? = nil) -> RulesDecision {
-        evaluate(request, accessor: LookupAccessor(lookup: lookup), coverage: coverage).decision
+    /// given, records every expression's outcomes. A denial always comes with its full trace; an
+    /// allowed request's trace lists its visited expressions, matches and allows only when `trace`
+    /// is true (keeping them costs about as much as the decision).
+    public func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, coverage: RulesCoverage? = nil,
+                         trace: Bool = false) -> RulesDecision {
+        evaluate(request, accessor: LookupAccessor(lookup: lookup), coverage: coverage, recording: trace).decision
     }
 
-    func evaluate(_ request: RulesRequest, accessor: any DocumentAccessor, coverage: RulesCoverage?) -> (decision: RulesDecision, evaluation: Evaluation) {
-        var evaluation = Evaluation(program: program, request: request, accessor: accessor)
-        let allowed = evaluation.run()
+    /// recording: keep every visited value even when the request is allowed (test reports).
+    /// Without it, and without coverage, an allowed request keeps no values (its trace lists the
+    /// matches and allow statements only) and a denied one is judged again with recording on, so
+    /// its message can explain the failure: denials pay twice, grants pay nothing for traces.
+    func evaluate(_ request: RulesRequest, accessor: any DocumentAccessor, coverage: RulesCoverage?,
+                  recording: Bool = false) -> (decision: RulesDecision, evaluation: Evaluation) {
+        var evaluation = Evaluation(program: program, request: request, accessor: accessor,
+                                    recording: recording || coverage != nil)
+        var allowed = evaluation.run()
         coverage?.record(evaluation, ruleset: self)
+        if !allowed, !evaluation.recording {
+            evaluation = Evaluation(program: program, request: request, accessor: accessor, recording: true)
+            allowed = evaluation.run()
+            assert(!allowed, "the fast evaluation denied what the recorded one allows")
+        }
         let (trace, message) = TraceBuilder.build(evaluation, allowed: allowed)
         return (RulesDecision(allowed: allowed, message: message, trace: trace), evaluation)
     }

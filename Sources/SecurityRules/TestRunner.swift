@@ -46,34 +46,36 @@ public enum RulesTestRunner {
 
     // MARK: One case
 
-    private static func runCase(_ testCase: JSON, index: Int, ruleset: Ruleset, now: Date) -> CaseOutcome {
-        var debug: [String] = []
+    /// A test case turned into what the evaluator judges.
+    struct PreparedCase {
+        var request: RulesRequest
+        var mocks: FunctionMocks
+        var expectation: String
+    }
+
+    /// The request and mocks of a test case, or why the case is invalid.
+    static func prepare(_ testCase: JSON, now: Date) -> Result<PreparedCase, CaseError> {
         let expectation = testCase["expectation"]?.stringValue ?? "EXPECTATION_UNSPECIFIED"
         let req = testCase["request"] ?? .object([:])
         let method = (req["method"]?.stringValue).flatMap { RulesMethod(rawValue: $0.lowercased()) }
-        let pathText = req["path"]?.stringValue ?? ""
-        let path = RulesValue.pathSegments(pathText)
-        func failed(_ why: String) -> CaseOutcome {
-            let json = JSON.object(JSONObject([("state", .string("FAILURE")), ("debugMessages", .array([.string(why)]))]))
-            return CaseOutcome(passed: false, summary: "#\(index) invalid test case: \(why)", details: [], json: json)
-        }
-        guard let method else { return failed("request.method must be one of get, list, create, update, delete") }
-        guard !path.isEmpty else { return failed("request.path is required") }
-        guard expectation == "ALLOW" || expectation == "DENY" else { return failed("expectation must be ALLOW or DENY") }
+        let path = RulesValue.pathSegments(req["path"]?.stringValue ?? "")
+        guard let method else { return .failure(CaseError("request.method must be one of get, list, create, update, delete")) }
+        guard !path.isEmpty else { return .failure(CaseError("request.path is required")) }
+        guard expectation == "ALLOW" || expectation == "DENY" else { return .failure(CaseError("expectation must be ALLOW or DENY")) }
 
         var time: RulesValue = timestamp(now)
         if let t = req["time"] {
             switch RulesValue(json: t) {
             case .string(let s):
-                guard let p = Timestamps.parse(s) else { return failed("request.time is not an RFC 3339 timestamp") }
+                guard let p = Timestamps.parse(s) else { return .failure(CaseError("request.time is not an RFC 3339 timestamp")) }
                 time = .timestamp(seconds: p.seconds, nanos: p.nanos)
             case .timestamp(let s, let n): time = .timestamp(seconds: s, nanos: n)
-            default: return failed("request.time is not an RFC 3339 timestamp")
+            default: return .failure(CaseError("request.time is not an RFC 3339 timestamp"))
             }
         }
         var auth: RulesValue?
         if let a = req["auth"], a != .null {
-            guard case .map(var m) = RulesValue(json: a) else { return failed("request.auth must be an object or null") }
+            guard case .map(var m) = RulesValue(json: a) else { return .failure(CaseError("request.auth must be an object or null")) }
             if m["token"] == nil { m["token"] = .map([:]) }
             auth = .map(m)
         }
@@ -81,8 +83,32 @@ public enum RulesTestRunner {
                                    requestResource: req["resource"].map { resource($0, path: path) },
                                    resource: testCase["resource"].flatMap { $0 == .null ? nil : resource($0, path: path) },
                                    query: req["query"].map(RulesValue.init(json:)))
-        let mocks = FunctionMocks(testCase["functionMocks"]?.arrayValue ?? [])
-        let (decision, evaluation) = ruleset.evaluate(request, accessor: mocks, coverage: nil)
+        return .success(PreparedCase(request: request, mocks: FunctionMocks(testCase["functionMocks"]?.arrayValue ?? []),
+                                     expectation: expectation))
+    }
+
+    /// Why a test case cannot run.
+    struct CaseError: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    private static func runCase(_ testCase: JSON, index: Int, ruleset: Ruleset, now: Date) -> CaseOutcome {
+        var debug: [String] = []
+        let prepared: PreparedCase
+        switch prepare(testCase, now: now) {
+        case .success(let p): prepared = p
+        case .failure(let e):
+            let json = JSON.object(JSONObject([("state", .string("FAILURE")), ("debugMessages", .array([.string(e.message)]))]))
+            return CaseOutcome(passed: false, summary: "#\(index) invalid test case: \(e.message)", details: [], json: json)
+        }
+        let (request, mocks, expectation) = (prepared.request, prepared.mocks, prepared.expectation)
+        let method = request.method, path = request.path
+        let (decision, evaluation) = ruleset.evaluate(request, accessor: mocks, coverage: nil, recording: true)
+        // Debug builds (the test suites) also judge the case the way Firestore does, without
+        // recording, and insist on the same verdict.
+        assert(ruleset.evaluate(request, accessor: mocks, coverage: nil).decision.allowed == decision.allowed,
+               "fast and recorded evaluations disagree on test case #\(index)")
         debug.append(contentsOf: decision.trace.debugMessages)
         for a in decision.trace.allows { if case .error(let e) = a.outcome { debug.append(e) } }
         let passed = decision.allowed == (expectation == "ALLOW")

@@ -111,6 +111,14 @@ public struct RulesTrace: Sendable {
 enum TraceBuilder {
     static func build(_ e: Evaluation, allowed: Bool) -> (RulesTrace, String) {
         let program = e.program
+        // An allowed request judged without recording reports no details (nobody reads them).
+        if allowed, !e.recording {
+            // debug() output and document accesses are kept: they cost nothing unless used.
+            let trace = RulesTrace(matches: [], allows: [], debugMessages: e.debugMessages,
+                                   functionCalls: e.functionCalls.map { RulesTrace.FunctionCall(function: $0.0, arguments: $0.1) },
+                                   fatalError: nil, program: nil, raw: [])
+            return (trace, "")
+        }
         let matches = e.instances.map { inst in
             RulesTrace.Match(pattern: inst.pattern, line: inst.block.range.start.line, column: inst.block.range.start.column,
                              bindings: zip(inst.names, inst.bindings).map { RulesTrace.Binding(name: $0, value: $1) })
@@ -158,7 +166,8 @@ enum TraceBuilder {
 
     /// Lines naming the expressions that made an allow statement fail.
     static func explain(_ attempt: AllowAttempt, _ e: Evaluation) -> [String] {
-        guard let condition = attempt.allow.condition else { return [] }
+        // Without recorded values there is nothing to explain (an allowed request judged fast).
+        guard e.recording, let condition = attempt.allow.condition else { return [] }
         var values: [Int32: TracedRaw] = [:]
         for (id, v) in e.visited[attempt.visited] { values[id] = v }
         var out: [String] = []

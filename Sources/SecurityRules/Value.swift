@@ -239,9 +239,7 @@ extension RulesValue {
                 default: break
                 }
             }
-            var m: [String: RulesValue] = [:]
-            for (k, v) in o.members { m[k] = RulesValue(json: v) }
-            self = .map(m)
+            self = .map(RulesMap(o.members.map { ($0.0, RulesValue(json: $0.1)) }))
         }
     }
 

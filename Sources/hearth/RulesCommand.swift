@@ -7,6 +7,8 @@ enum RulesCommand {
     Usage:
       hearth rules check FILE                     syntax and semantic problems; exit 1 on any error
       hearth rules test FILE SUITE.json [--json]  run a Firebase Rules API TestSuite; exit 1 on any failure
+      hearth rules bench FILE SUITE.json [--iterations N] [--json]
+                                                  time compiling FILE and judging each case in process
 
     """
 
@@ -34,6 +36,29 @@ enum RulesCommand {
             guard files.count == 2 else { return usageError("hearth rules test takes FILE and SUITE.json") }
             guard let source = read(files[0]), let suite = read(files[1]) else { return 2 }
             let (output, status) = RulesCommandLine.test(source: source, fileName: files[0], suiteJSON: suite, json: json)
+            emit(output)
+            return status
+        case "bench":
+            var iterations = 20_000
+            var json = false
+            var files: [String] = []
+            var i = 0
+            while i < rest.count {
+                switch rest[i] {
+                case "--json": json = true
+                case "--iterations":
+                    guard i + 1 < rest.count, let n = Int(rest[i + 1]), n > 0 else { return usageError("--iterations takes a positive number") }
+                    iterations = n
+                    i += 1
+                case let flag where flag.hasPrefix("--"): return usageError("unknown flag '\(flag)'")
+                default: files.append(rest[i])
+                }
+                i += 1
+            }
+            guard files.count == 2 else { return usageError("hearth rules bench takes FILE and SUITE.json") }
+            guard let source = read(files[0]), let suite = read(files[1]) else { return 2 }
+            let (output, status) = RulesCommandLine.bench(source: source, fileName: files[0], suiteJSON: suite,
+                                                          iterations: iterations, json: json)
             emit(output)
             return status
         default:

@@ -18,6 +18,15 @@ struct ExpressionTests {
         ("1 + 2 * 3", .int(7)), ("(1 + 2) * 3", .int(9)), ("7 / 2", .int(3)), ("-7 / 2", .int(-3)), ("7 % 3", .int(1)),
         ("-7 % 3", .int(-1)), ("7.0 / 2", .float(3.5)), ("1 + 0.5", .float(1.5)), ("2 * 1.5", .float(3)),
         ("1.0 / 0.0", .float(.infinity)), ("'ab' + 'cd'", .string("abcd")), ("b'a' + b'b'", .bytes([97, 98])),
+        // `+` chains (joined in one buffer when no trace is kept)
+        ("'a' + 'b' + 'c' + 'd'", .string("abcd")), ("1 + 2 + 3", .int(6)), ("'x' + '\\n' + 'é' + ''", .string("x\né")),
+        ("b'a' + b'b' + b'c'", .bytes([97, 98, 99])), ("1 + 2 + 0.5", .float(3.5)),
+        // keys().hasAll/hasOnly/hasAny (answered from the map when no trace is kept)
+        ("{'a': 1, 'b': 2}.keys().hasAll(['a'])", .bool(true)), ("{'a': 1}.keys().hasAll(['a', 'b'])", .bool(false)),
+        ("{'a': 1, 'b': 2}.keys().hasOnly(['a', 'b', 'c'])", .bool(true)), ("{'a': 1, 'b': 2}.keys().hasOnly(['a'])", .bool(false)),
+        ("{'a': 1}.keys().hasAny(['z', 'a'])", .bool(true)), ("{'a': 1}.keys().hasAny([])", .bool(false)),
+        ("{'a': 1}.keys().hasAll([])", .bool(true)), ("{'a': 1}.keys().hasAny([1, 'a'])", .bool(true)),
+        ("{}.keys().hasOnly([])", .bool(true)), ("{'b': 1, 'a': 2}.keys()", .list([.string("a"), .string("b")])),
         ("10 - 20", .int(-10)), ("-(3)", .int(-3)), ("-(1.5)", .float(-1.5)),
         // comparison and equality
         ("1 == 1.0", .bool(true)), ("1 == 1.5", .bool(false)), ("1 < 1.5", .bool(true)), ("2.5 >= 2", .bool(true)),
@@ -176,6 +185,9 @@ struct ExpressionTests {
         ("timestamp.value(1) + 1", "Unsupported operation error. Received: timestamp + int."),
         ("hashing.md5(1)", "Invalid argument provided to call. Function: [hashing.md5], Argument: [bytes or string expected, got int]."),
         ("{'a': 1}.foo()", "Function not found error: Name: [foo]."),
+        ("'a' + 'b' + 1", "Unsupported operation error. Received: string + int."),
+        ("'a' + 1 + 'b'", "Unsupported operation error. Received: string + int."),
+        ("null.keys().hasAll([])", "Null value error."),
     ]
 
     @Test(arguments: errors)

@@ -31,7 +31,7 @@ struct MapLookup: RulesDocumentLookup {
 
     func resource(_ path: [String], _ data: [String: RulesValue]?) -> RulesValue? {
         guard let data else { return nil }
-        return .map(["data": .map(data), "id": .string(path.last ?? ""), "__name__": .path(path)])
+        return .map(["data": .map(RulesMap(data)), "id": .string(path.last ?? ""), "__name__": .path(path)])
     }
 
     func get(_ path: [String]) -> RulesValue? { resource(path, documents[path.joined(separator: "/")]) }
@@ -48,12 +48,12 @@ enum Req {
         guard let uid else { return nil }
         var token = claims
         token["sub"] = .string(uid)
-        return .map(["uid": .string(uid), "token": .map(token)])
+        return .map(["uid": .string(uid), "token": .map(RulesMap(token))])
     }
 
     static func doc(_ p: String, _ data: [String: RulesValue]) -> RulesValue {
         let segs = path(p)
-        return .map(["data": .map(data), "id": .string(segs.last!), "__name__": .path(segs)])
+        return .map(["data": .map(RulesMap(data)), "id": .string(segs.last!), "__name__": .path(segs)])
     }
 
     static func make(_ method: RulesMethod, _ p: String, uid: String? = nil, claims: [String: RulesValue] = [:],

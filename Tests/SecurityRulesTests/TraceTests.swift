@@ -56,7 +56,7 @@ struct TraceTests {
     }
 
     @Test func visitedExpressionsCarryPositionsAndValues() {
-        let d = compiled(TraceTests.source).evaluate(Req.make(.update, "users/abc", uid: "abc", data: [:], existing: [:]), lookup: MapLookup())
+        let d = compiled(TraceTests.source).evaluate(Req.make(.update, "users/abc", uid: "abc", data: [:], existing: [:]), lookup: MapLookup(), trace: true)
         #expect(d.allowed)
         #expect(d.message.isEmpty)
         let visited = d.trace.visitedExpressions

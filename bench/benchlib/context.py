@@ -31,7 +31,7 @@ class Settings:
         self.clear_docs = 1_000 if quick else 10_000
         self.clear_reps = 1 if quick else 3
         self.rules_reps = 5 if quick else 20
-        self.rules_cases = 200 if quick else 2_000
+        self.rules_cases = 20_000 if quick else 100_000
         self.sha_reps = 1 if quick else 3
         self.flow_workers = 2 if quick else 4
         self.flow_seconds = 2 if quick else 10

@@ -18,7 +18,7 @@ enum RulesConversion {
             return .path(Array(name.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map(String.init)))
         case .geoPoint(let lat, let lng): return .latlng(latitude: lat, longitude: lng)
         case .array(let a): return .list(a.map(value))
-        case .map(let m): return .map(m.mapValues(value))
+        case .map(let m): return .map(RulesMap(uniqueKeysWithValues: m.lazy.map { ($0.key, value($0.value)) }))
         }
     }
 
@@ -34,7 +34,7 @@ enum RulesConversion {
     /// A `resource` map: `data`, `id`, `__name__`.
     static func resource(_ database: DatabaseID, path: ResourcePath, fields: [String: FirestoreValue]) -> RulesValue {
         .map([
-            "data": .map(fields.mapValues(value)),
+            "data": .map(RulesMap(uniqueKeysWithValues: fields.lazy.map { ($0.key, value($0.value)) })),
             "id": .string(path.lastSegment),
             "__name__": .path(self.path(database, path)),
         ])
@@ -54,9 +54,7 @@ enum RulesConversion {
         case .string(let s): return .string(s)
         case .array(let a): return .list(a.map(json))
         case .object(let o):
-            var m: [String: RulesValue] = [:]
-            for (k, v) in o { m[k] = json(v) }
-            return .map(m)
+            return .map(RulesMap(o.map { ($0.0, json($0.1)) }))
         }
     }
 

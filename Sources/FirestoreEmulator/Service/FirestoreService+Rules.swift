@@ -51,10 +51,10 @@ extension FirestoreService {
     func authorizeList(_ db: DatabaseID, query: Query, auth: RulesValue?, lookup: RulesLookup) throws(FirestoreError) {
         if case .open = rules.active(for: db.project) { return }
         let conjunctions = query.filter?.disjunctiveNormalForm(limit: 64) ?? [[]]
-        var requestQuery: [String: RulesValue] = [:]
+        var requestQuery = RulesMap()
         if let limit = query.limit { requestQuery["limit"] = .int(Int64(limit)) }
         if query.offset > 0 { requestQuery["offset"] = .int(Int64(query.offset)) }
-        var orderBy: [String: RulesValue] = [:]
+        var orderBy = RulesMap()
         for o in query.explicitOrder { orderBy[o.field.canonical] = .string(o.descending ? "DESC" : "ASC") }
         requestQuery["orderBy"] = .map(orderBy)
 
@@ -68,7 +68,7 @@ extension FirestoreService {
                     DocumentFields.set(value, at: field, in: &data)
                 }
             }
-            var resource: [String: RulesValue] = ["data": .map(data.mapValues(RulesConversion.value))]
+            var resource: RulesMap = ["data": RulesConversion.value(.map(data))]
             let path: [String]
             if let pinnedID {
                 resource["id"] = .string(pinnedID.lastSegment)

@@ -52,6 +52,30 @@ enum CollectionFunctions {
         }
     }
 
+    /// `d.keys().hasAll/hasOnly/hasAny(wanted)` without the key list; nil when `wanted` holds
+    /// something other than strings (the general path then decides, with its errors).
+    static func keysHave(_ m: Method, _ d: RulesMap, _ wanted: [RulesValue]) -> Bool? {
+        switch m {
+        case .hasAll, .hasAny:
+            var all = true, any = false
+            for w in wanted {
+                guard case .string(let k) = w else { return nil }
+                let present = d[k] != nil
+                if present { any = true } else { all = false }
+            }
+            return m == .hasAll ? all : any
+        default:
+            var names: [String] = []
+            names.reserveCapacity(wanted.count)
+            for w in wanted {
+                guard case .string(let k) = w else { return nil }
+                names.append(k)
+            }
+            for (key, _) in d where !names.contains(key) { return false }
+            return true
+        }
+    }
+
     private static func has(_ m: Method, _ items: [RulesValue], _ arg: RulesValue) throws(EvalError) -> RulesValue {
         let other = try elements(arg, m)
         switch m {
@@ -77,11 +101,12 @@ enum CollectionFunctions {
         }
     }
 
-    static func map(_ m: Method, _ d: [String: RulesValue], _ args: [RulesValue]) throws(EvalError) -> RulesValue {
+    static func map(_ m: Method, _ d: RulesMap, _ args: [RulesValue]) throws(EvalError) -> RulesValue {
         switch m {
         case .size: return .int(Int64(d.count))
-        case .keys: return .list(d.keys.sorted().map { .string($0) })
-        case .values: return .list(d.keys.sorted().map { d[$0]! })
+        // In key order (a RulesMap keeps its keys sorted).
+        case .keys: return .list(d.map { .string($0.key) })
+        case .values: return .list(d.values)
         case .get:
             switch args[0] {
             case .string(let k): return d[k] ?? args[1]
@@ -104,18 +129,18 @@ enum CollectionFunctions {
         }
     }
 
-    static func mapDiff(_ m: Method, _ l: [String: RulesValue], _ r: [String: RulesValue]) throws(EvalError) -> RulesValue {
-        func keys(_ include: (String) -> Bool, _ from: [String: RulesValue]) -> RulesValue {
-            .set(from.keys.sorted().filter(include).map { .string($0) })
+    static func mapDiff(_ m: Method, _ l: RulesMap, _ r: RulesMap) throws(EvalError) -> RulesValue {
+        func keys(_ include: (String, RulesValue) -> Bool, _ from: RulesMap) -> RulesValue {
+            .set(from.filter { include($0.key, $0.value) }.map { .string($0.key) })
         }
         switch m {
-        case .addedKeys: return keys({ r[$0] == nil }, l)
-        case .removedKeys: return keys({ l[$0] == nil }, r)
-        case .changedKeys: return keys({ k in r[k].map { !RulesValue.rulesEqual(l[k]!, $0) } ?? false }, l)
-        case .unchangedKeys: return keys({ k in r[k].map { RulesValue.rulesEqual(l[k]!, $0) } ?? false }, l)
+        case .addedKeys: return keys({ k, _ in r[k] == nil }, l)
+        case .removedKeys: return keys({ k, _ in l[k] == nil }, r)
+        case .changedKeys: return keys({ k, v in r[k].map { !RulesValue.rulesEqual(v, $0) } ?? false }, l)
+        case .unchangedKeys: return keys({ k, v in r[k].map { RulesValue.rulesEqual(v, $0) } ?? false }, l)
         case .affectedKeys:
-            let changed = l.keys.filter { k in r[k].map { !RulesValue.rulesEqual(l[k]!, $0) } ?? true }
-            let removed = r.keys.filter { l[$0] == nil }
+            let changed = l.filter { k, v in r[k].map { !RulesValue.rulesEqual(v, $0) } ?? true }.map(\.key)
+            let removed = r.filter { k, _ in l[k] == nil }.map(\.key)
             return .set((changed + removed).sorted().map { .string($0) })
         default: throw EvalError.noFunction(m.rawValue)
         }

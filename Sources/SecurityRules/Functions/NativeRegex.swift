@@ -51,6 +51,8 @@ final class NativeRegex: @unchecked Sendable {
     private var other: [[UInt32: Int32]] = []
     /// Whether the text may end in each state: -1 unknown, 0 no, 1 yes.
     private var accepts: [Int8] = []
+    /// States with no live NFA thread: no input can lead to a match from them.
+    private var isDead: [Bool] = []
     private var mark: [UInt32]
     private var generation: UInt32 = 0
     static let maxStates = 4096
@@ -89,11 +91,28 @@ final class NativeRegex: @unchecked Sendable {
         var i = 0
         let n = bytes.count
         while i < n {
+            // Fast path: ASCII bytes whose transitions are already in the table, read through raw
+            // buffers (no bounds or exclusivity checks per byte); leaves at the first miss.
+            // A transition into a dead state is stored as -2, so one load per byte decides.
+            var dead = false
+            ascii.withUnsafeBufferPointer { table in
+                while i < n {
+                    let b = bytes[i]
+                    guard b < 0x80 else { return }
+                    let next = table[Int(state) &* 128 &+ Int(b)]
+                    guard next >= 0 else {
+                        dead = next == -2
+                        return
+                    }
+                    state = next
+                    i += 1
+                }
+            }
+            if dead { return false }
+            if i == n { break }
             let b = bytes[i]
             if b < 0x80 {
-                let slot = Int(state) &* 128 &+ Int(b)
-                let next = ascii[slot]
-                state = next >= 0 ? next : transition(state, UInt32(b))
+                state = transition(state, UInt32(b))
                 i += 1
             } else {
                 // Decode one scalar (the string is valid UTF-8).
@@ -105,7 +124,7 @@ final class NativeRegex: @unchecked Sendable {
                 i += len
                 state = other[Int(state)][c] ?? transition(state, c)
             }
-            if keys[Int(state)].pcs.isEmpty { return false }
+            if isDead[Int(state)] { return false }
         }
         if accepts[Int(state)] < 0 {
             accepts[Int(state)] = closure(keys[Int(state)], next: 0).matched ? 1 : 0
@@ -122,6 +141,7 @@ final class NativeRegex: @unchecked Sendable {
         ascii.append(contentsOf: repeatElement(-1, count: 128))
         other.append([:])
         accepts.append(-1)
+        isDead.append(key.pcs.isEmpty)
         return i
     }
 
@@ -152,7 +172,7 @@ final class NativeRegex: @unchecked Sendable {
             resetCache()
             return state(target) ?? 0
         }
-        if c < 0x80 { ascii[Int(from) * 128 + Int(c)] = t } else { other[Int(from)][c] = t }
+        if c < 0x80 { ascii[Int(from) * 128 + Int(c)] = isDead[Int(t)] ? -2 : t } else { other[Int(from)][c] = t }
         return t
     }
 
@@ -162,6 +182,7 @@ final class NativeRegex: @unchecked Sendable {
         ascii.removeAll(keepingCapacity: true)
         other.removeAll(keepingCapacity: true)
         accepts.removeAll(keepingCapacity: true)
+        isDead.removeAll(keepingCapacity: true)
         _ = state(StateKey(pcs: [0], previous: 0))
     }
 

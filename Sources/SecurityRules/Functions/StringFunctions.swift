@@ -5,8 +5,8 @@ enum StringFunctions {
     static func call(_ m: Method, _ s: String, _ args: [RulesValue]) throws(EvalError) -> RulesValue {
         switch m {
         case .size: return .int(Int64(s.utf16.count))
-        case .lower: return .string(mapASCII(s) { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 })
-        case .upper: return .string(mapASCII(s) { $0 >= 0x61 && $0 <= 0x7A ? $0 - 32 : $0 })
+        case .lower: return .string(mapASCII(s, from: 0x41, to: 0x61))
+        case .upper: return .string(mapASCII(s, from: 0x61, to: 0x41))
         case .trim:
             // Java's trim(): strips code points up to U+0020 at both ends.
             let scalars = s.unicodeScalars
@@ -30,17 +30,28 @@ enum StringFunctions {
         return s
     }
 
-    private static func mapASCII(_ s: String, _ f: (UInt8) -> UInt8) -> String {
-        // Written straight into the new string's storage (no intermediate array); f maps ASCII
-        // letters only, so the bytes stay valid UTF-8.
-        let utf8 = s.utf8
-        return String(unsafeUninitializedCapacity: utf8.count) { buffer in
-            var i = 0
-            for b in utf8 {
-                buffer[i] = f(b)
-                i += 1
+    /// Maps the 26 ASCII letters starting at `from` to those starting at `to`, leaving every other
+    /// byte alone (so the bytes stay valid UTF-8), straight into the new string's storage.
+    private static func mapASCII(_ s: String, from: UInt8, to: UInt8) -> String {
+        var s = s
+        return s.withUTF8 { source in
+            String(unsafeUninitializedCapacity: source.count) { buffer in
+                for i in 0..<source.count {
+                    let b = source[i]
+                    buffer[i] = b &- from < 26 ? b &- from &+ to : b
+                }
+                return source.count
             }
-            return i
+        }
+    }
+
+    /// Whether every byte is ASCII (then UTF-16 units are the UTF-8 bytes).
+    static func isASCII(_ s: String) -> Bool {
+        var s = s
+        return s.withUTF8 { bytes in
+            var any: UInt8 = 0
+            for b in bytes { any |= b }
+            return any < 0x80
         }
     }
 
@@ -55,7 +66,7 @@ enum StringFunctions {
     static func slice(_ s: String, _ lo: Int64?, _ hi: Int64?) throws(EvalError) -> RulesValue {
         // ASCII (the usual key or id): UTF-16 units are the UTF-8 bytes, so slice bytes directly.
         let utf8 = s.utf8
-        if utf8.allSatisfy({ $0 < 0x80 }) {
+        if isASCII(s) {
             let (a, b) = try CollectionFunctions.bounds(lo, hi, utf8.count)
             let start = utf8.index(utf8.startIndex, offsetBy: a)
             return .string(String(Substring(utf8[start..<utf8.index(start, offsetBy: b - a)])))

@@ -75,6 +75,45 @@ struct CommandLineTests {
         #expect(response["issues"] == nil)
     }
 
+    @Test func benchJudgesEachCaseOnTheFirestorePath() throws {
+        let (out, status) = RulesCommandLine.bench(source: CommandLineTests.roomRules, fileName: "room.rules",
+                                                   suiteJSON: CommandLineTests.suite, iterations: 3, json: true)
+        #expect(status == 0)
+        let report = try JSON.parse(out)
+        #expect(report["file"] == .string("room.rules"))
+        #expect(report["iterations"] == .int(3))
+        #expect((report["compileMs"]?.doubleValue ?? -1) > 0)
+        let cases = try #require(report["cases"]?.arrayValue)
+        #expect(cases.count == 4)
+        // The verdicts are the evaluator's own, not the expectations: case 2 expects ALLOW but is denied.
+        #expect(cases.map { $0["allowed"] } == [.bool(true), .bool(false), .bool(false), .bool(false)])
+        #expect(cases[1]["expectation"] == .string("ALLOW"))
+        #expect(cases[0]["path"] == .string("/databases/(default)/documents/rooms/r1"))
+        for c in cases {
+            #expect((c["nsPerDecision"]?.doubleValue ?? 0) > 0)
+            #expect((c["nsPerDecisionWithCoverage"]?.doubleValue ?? 0) > 0)
+        }
+        let (text, _) = RulesCommandLine.bench(source: CommandLineTests.roomRules, fileName: "room.rules",
+                                               suiteJSON: CommandLineTests.suite, iterations: 1, json: false)
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.count == 5)
+        #expect(lines[0].hasPrefix("compile room.rules: "))
+        #expect(lines[2].hasPrefix("#2 get /databases/(default)/documents/rooms/r1 → DENY (expected ALLOW): "))
+    }
+
+    @Test func benchRefusesBrokenRulesAndSuites() {
+        let broken = RulesCommandLine.bench(source: "service cloud.firestore { match /x { allow read: if ; } }", fileName: "bad.rules",
+                                            suiteJSON: CommandLineTests.suite, iterations: 1, json: false)
+        #expect(broken.exitStatus == 1)
+        #expect(broken.output.contains("nothing was measured"))
+        #expect(RulesCommandLine.bench(source: CommandLineTests.roomRules, fileName: "r", suiteJSON: "{", iterations: 1, json: false).exitStatus == 1)
+        let invalid = RulesCommandLine.bench(source: CommandLineTests.roomRules, fileName: "r",
+                                             suiteJSON: #"{"testCases": [{"expectation": "ALLOW", "request": {"method": "get"}}]}"#,
+                                             iterations: 1, json: false)
+        #expect(invalid.exitStatus == 1)
+        #expect(invalid.output == "error: test case #1: request.path is required\n")
+    }
+
     @Test func compileErrorsSkipTheTestCases() throws {
         let response = RulesTestRunner.run(source: "service cloud.firestore { match /x { allow read: if ; } }", fileName: "bad.rules",
                                            testSuite: try JSON.parse(CommandLineTests.suite))

@@ -72,7 +72,7 @@ enum StartCommand {
             }
         }
 
-        waitForTerminationSignal()
+        waitForTerminationSignal(watchingParent: options.exitWithParent)
         logger.info("shutting down")
         // Stop accepting on every listener first, then let in-flight requests finish.
         for (s, _) in servers.reversed() { s.stop(graceSeconds: 5) }
@@ -159,7 +159,10 @@ enum StartCommand {
         guard rename(tmp, path) == 0 else { throw StartupError(description: String(cString: strerror(errno))) }
     }
 
-    static func waitForTerminationSignal() {
+    /// Returns on SIGINT or SIGTERM, or, when watchingParent, once the parent process is gone (its
+    /// children are re-parented, so getppid() changes): a test harness that crashes or is killed
+    /// with SIGKILL cannot forward a signal, and its hearth would otherwise keep running.
+    static func waitForTerminationSignal(watchingParent: Bool = false) {
         let done = DispatchSemaphore(value: 0)
         var sources: [any DispatchSourceSignal] = []
         for sig in [SIGINT, SIGTERM] {
@@ -169,7 +172,19 @@ enum StartCommand {
             source.resume()
             sources.append(source)
         }
+        var timer: (any DispatchSourceTimer)?
+        if watchingParent {
+            let parent = getppid()
+            let t = DispatchSource.makeTimerSource(queue: .global())
+            t.schedule(deadline: .now() + .milliseconds(200), repeating: .milliseconds(200))
+            t.setEventHandler {
+                if getppid() != parent { done.signal() }
+            }
+            t.resume()
+            timer = t
+        }
         done.wait()
+        timer?.cancel()
         _ = sources
     }
 

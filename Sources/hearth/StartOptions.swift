@@ -32,6 +32,7 @@ struct StartOptions: Sendable {
     var clock: Instant?
     var logFormat = Logger.Format.text
     var quiet = false
+    var exitWithParent = false
     var readyFile: String?
     var threads = 8
 
@@ -66,6 +67,7 @@ struct StartOptions: Sendable {
         ("--quiet", nil, "log only warnings and errors"),
         ("--ready-file", "PATH", "where to write the ready JSON (default <data-dir>/hearth.ready.json)"),
         ("--threads", "N", "HTTP worker threads per listener (default 8)"),
+        ("--exit-with-parent", nil, "shut down (gracefully) when the process that started hearth exits"),
     ]
 
     /// A usage error: says what is wrong; the process exits 2.
@@ -247,6 +249,7 @@ struct StartOptions: Sendable {
             guard let f = Logger.Format(rawValue: v) else { throw UsageError(description: "--log-format must be text or json, got '\(v)'") }
             logFormat = f
         case "--quiet": quiet = true
+        case "--exit-with-parent": exitWithParent = true
         case "--ready-file": readyFile = v
         case "--threads":
             guard let n = Int(v), (1...256).contains(n) else { throw UsageError(description: "--threads must be 1-256, got '\(v)'") }

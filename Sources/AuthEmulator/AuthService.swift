@@ -2,8 +2,9 @@ import HearthCore
 import HearthHTTP
 import HearthSQLite
 
-/// The Firebase Auth emulator: Identity Toolkit v1/v2, securetoken, the emulator-only endpoints,
-/// published signing keys and the App Check debug-token exchange, on one port.
+/// The Firebase Auth emulator: Identity Toolkit v1/v2 (with multi-tenancy and SMS second factors),
+/// securetoken, the emulator-only endpoints, published signing keys and the App Check debug-token
+/// exchange, on one port.
 ///
 /// Client SDKs reach it with `useEmulator("http://127.0.0.1:<port>")`, the Admin SDKs with
 /// `FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:<port>`. The rest of Hearth verifies ID tokens through
@@ -56,8 +57,9 @@ public final class AuthService: Sendable {
     /// The auth emulator's endpoints all live on its own port, as in the Firebase emulator.
     public func registerHubRoutes(_ hub: Router) {}
 
-    /// Deletes every account, refresh token, out-of-band and SMS code and project configuration.
-    /// Signing keys are kept, so verifiers that cached them keep working.
+    /// Deletes every tenant, account, refresh token, out-of-band and SMS code, pending second-factor
+    /// sign-in and project configuration. Signing keys are kept, so verifiers that cached them keep
+    /// working.
     public func reset() throws {
         do throws(AuthError) {
             try store.write { tx in try tx.wipe() }

@@ -70,6 +70,32 @@ enum AuthError: Error, Equatable, Sendable {
     case missingProviderId
     case missingRawId
     case unsupportedFirstFactor
+    // Multi-tenancy
+    case tenantNotFound
+    case tenantIdMismatch
+    case invalidTenantId
+    case projectDisabled
+    case adminOnlyOperation
+    case passwordLoginDisabled
+    /// A tenant's display name missing where one is required (Admin v2, 400 INVALID_ARGUMENT).
+    case missingDisplayName
+    /// A display name production refuses (Admin v2, 400 INVALID_ARGUMENT).
+    case invalidDisplayName
+    case invalidTestingPhoneNumber
+    // Multi-factor authentication
+    case mfaNotEnabled
+    case mfaUnsupportedFirstFactor
+    case unverifiedEmail
+    case secondFactorExists
+    case secondFactorLimitExceeded
+    case mfaEnrollmentNotFound
+    case missingMfaPendingCredential
+    case missingMfaEnrollmentId
+    case missingCredential
+    case invalidMfaPendingCredential
+    case pendingCredentialProjectMismatch
+    case invalidMfaPhoneNumber
+    case duplicateMfaEnrollmentId
     /// A per-request validation failure whose exact text the emulator defines (batchCreate rows,
     /// config PATCH).
     case invalidInput(String)
@@ -106,7 +132,7 @@ enum AuthError: Error, Equatable, Sendable {
     /// The Google status name, absent on Identity Toolkit's own 400s.
     var status: String? {
         switch self {
-        case .invalidArgument: "INVALID_ARGUMENT"
+        case .invalidArgument, .missingDisplayName, .invalidDisplayName: "INVALID_ARGUMENT"
         case .missingAPIKey, .appAttestationFailed: "PERMISSION_DENIED"
         case .invalidCredentials: "UNAUTHENTICATED"
         case .notFound: "NOT_FOUND"
@@ -181,6 +207,29 @@ enum AuthError: Error, Equatable, Sendable {
         case .missingRawId: "MISSING_RAW_ID"
         case .unsupportedFirstFactor:
             "UNSUPPORTED_FIRST_FACTOR : A phone number cannot be set as a first factor on an SMS based MFA user."
+        case .tenantNotFound: "TENANT_NOT_FOUND"
+        case .tenantIdMismatch: "TENANT_ID_MISMATCH"
+        case .invalidTenantId: "INVALID_TENANT_ID"
+        case .projectDisabled: "PROJECT_DISABLED"
+        case .adminOnlyOperation: "ADMIN_ONLY_OPERATION"
+        case .passwordLoginDisabled: "PASSWORD_LOGIN_DISABLED"
+        case .missingDisplayName: "MISSING_DISPLAY_NAME : Missing tenant with valid display_name."
+        case .invalidDisplayName:
+            "INVALID_DISPLAY_NAME : display_name should start with a letter and only consist of letters, digits and hyphens with 4-20 characters."
+        case .invalidTestingPhoneNumber: "INVALID_TESTING_PHONE_NUMBER"
+        case .mfaNotEnabled: "OPERATION_NOT_ALLOWED : SMS based MFA not enabled."
+        case .mfaUnsupportedFirstFactor: "UNSUPPORTED_FIRST_FACTOR : MFA is not available for the given first factor."
+        case .unverifiedEmail: "UNVERIFIED_EMAIL : Need to verify email first before enrolling second factors."
+        case .secondFactorExists: "SECOND_FACTOR_EXISTS : Phone number already enrolled as second factor for this account."
+        case .secondFactorLimitExceeded: "SECOND_FACTOR_LIMIT_EXCEEDED"
+        case .mfaEnrollmentNotFound: "MFA_ENROLLMENT_NOT_FOUND"
+        case .missingMfaPendingCredential: "MISSING_MFA_PENDING_CREDENTIAL : Request does not have MFA pending credential."
+        case .missingMfaEnrollmentId: "MISSING_MFA_ENROLLMENT_ID : No second factor identifier is provided."
+        case .missingCredential: "MISSING_CREDENTIAL : Please set MFA Pending Credential."
+        case .invalidMfaPendingCredential: "INVALID_MFA_PENDING_CREDENTIAL"
+        case .pendingCredentialProjectMismatch: "INVALID_PROJECT_ID : Project ID does not match MFA pending credential."
+        case .invalidMfaPhoneNumber: "INVALID_MFA_PHONE_NUMBER : Invalid format."
+        case .duplicateMfaEnrollmentId: "DUPLICATE_MFA_ENROLLMENT_ID"
         case .invalidInput(let text): text
         case .invalidArgument(let text, _): text
         case .missingAPIKey: "The request is missing a valid API key."

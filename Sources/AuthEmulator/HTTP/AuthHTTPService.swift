@@ -19,6 +19,19 @@ final class AuthHTTPService: HTTPService, Sendable {
     /// Whether a route needs an API key or a bearer token.
     enum Access: Sendable { case open, credentials }
 
+    /// Whether and how a route acts on a tenant's accounts.
+    enum Tenancy: Sendable {
+        /// Project-level: a `tenantId` in the body is ignored.
+        case none
+        /// Account operations: the tenant comes from the path (`tenants/{tenant}`), the body
+        /// (`tenantId`), the presented `idToken` (`firebase.tenant`) or `mfaPendingCredential`, and
+        /// must exist (TENANT_NOT_FOUND for a path, INVALID_TENANT_ID otherwise) with
+        /// authentication on (PROJECT_DISABLED).
+        case accounts
+        /// Emulator-only endpoints: the path's tenant, which need not exist.
+        case emulator
+    }
+
     /// A route's operation: context and body in, response JSON out.
     typealias Operation = @Sendable (OperationContext, RequestBody, Request, RouteParameters) throws(AuthError) -> JSON
 
@@ -55,7 +68,8 @@ final class AuthHTTPService: HTTPService, Sendable {
     ///
     /// The handler captures the operations, clock and logger rather than the service, so the
     /// router's closures do not keep the service alive in a cycle.
-    func api(_ method: String?, _ pattern: String, access: Access = .credentials, formBody: Bool = false, _ op: @escaping Operation) {
+    func api(_ method: String?, _ pattern: String, access: Access = .credentials, tenancy: Tenancy = .none, formBody: Bool = false,
+             _ op: @escaping Operation) {
         let (operations, clock, logger) = (self.operations, self.clock, self.logger)
         router.add(method, pattern) { req, params in
             let pretty = Self.pretty(req)
@@ -77,7 +91,8 @@ final class AuthHTTPService: HTTPService, Sendable {
                     }
                     body = RequestBody(merged)
                 }
-                let resolved = OperationContext(projectID: project, privileged: ctx.privileged, baseURL: ctx.baseURL, now: ctx.now)
+                let resolved = try Self.resolveTenant(tenancy, project: project, privileged: ctx.privileged, baseURL: ctx.baseURL,
+                                                      now: ctx.now, body: body, params: params, operations: operations)
                 return Self.json(try op(resolved, body, req, params), pretty: pretty)
             } catch {
                 if case .internalError(let what) = error {
@@ -100,6 +115,36 @@ final class AuthHTTPService: HTTPService, Sendable {
             project = p
         }
         return OperationContext(projectID: project, privileged: privileged, baseURL: baseURL(req), now: clock.now())
+    }
+
+    /// The context with the tenant a request acts on, as the Firebase emulator finds it: the path
+    /// and the body must agree (TENANT_ID_MISMATCH), then a presented ID token's tenant or a
+    /// pending second-factor credential's fills in for an absent one.
+    static func resolveTenant(_ tenancy: Tenancy, project: String, privileged: Bool, baseURL: String, now: Instant,
+                              body: RequestBody, params: RouteParameters, operations: AuthOperations) throws(AuthError) -> OperationContext {
+        let base = OperationContext(projectID: project, privileged: privileged, baseURL: baseURL, now: now)
+        if tenancy == .none { return base }
+        let pathTenant = params["tenant"]
+        let bodyTenant = try body.nonEmptyString("tenantId")
+        if let pathTenant, let bodyTenant, pathTenant != bodyTenant { throw .tenantIdMismatch }
+        var tenantID = pathTenant ?? bodyTenant
+        if tenancy == .emulator {
+            return OperationContext(scope: AuthScope(projectID: project, tenantID: tenantID), privileged: privileged, baseURL: baseURL, now: now)
+        }
+        if let idToken = try body.nonEmptyString("idToken"), let jwt = try? JWT(decoding: idToken),
+           let tokenTenant = jwt.payload["firebase"]?["tenant"]?.stringValue {
+            if let tenantID, tenantID != tokenTenant { throw .tenantIdMismatch }
+            tenantID = tokenTenant
+        }
+        if tenantID == nil, let credential = try body.nonEmptyString("mfaPendingCredential") {
+            tenantID = operations.pendingCredentialTenant(project: project, credential)
+        }
+        guard let tenantID else { return base }
+        guard let tenant = try operations.tenant(project: project, tenantID) else {
+            throw pathTenant != nil ? .tenantNotFound : .invalidTenantId
+        }
+        if tenant.disableAuth { throw .projectDisabled }
+        return base.within(tenant)
     }
 
     /// `true` for admin credentials, `false` for an API key; throws without either.

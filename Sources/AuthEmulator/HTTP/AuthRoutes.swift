@@ -48,13 +48,24 @@ enum AuthRoutes {
         let client = clientOperations(ops)
         let byName = Dictionary(uniqueKeysWithValues: client)
 
-        // Client API (API key, or admin bearer for privileged variants).
-        for (name, op) in client { s.api("POST", "\(it)/v1/accounts:\(name)", op) }
+        // Client API (API key, or admin bearer for privileged variants); `tenantId` in the body
+        // (or the presented ID token's tenant) selects a tenant's accounts.
+        for (name, op) in client { s.api("POST", "\(it)/v1/accounts:\(name)", tenancy: .accounts, op) }
         s.api("GET", "\(it)/v1/projects") { _, _, _, _ throws(AuthError) in ops.getProjects() }
         s.api("GET", "\(it)/v1/recaptchaParams") { _, _, _, _ throws(AuthError) in ops.recaptchaParams() }
 
-        // Admin API (project in the path).
-        s.api("POST", "\(it)/v1/projects/{project}/accounts") { ctx, body, _, _ throws(AuthError) in try ops.signUp(ctx, body) }
+        // Multi-factor enrollment and sign-in (v2, API key).
+        let mfa: [(String, AuthHTTPService.Operation)] = [
+            ("mfaEnrollment:start", { ctx, body, _, _ throws(AuthError) in try ops.mfaEnrollmentStart(ctx, body) }),
+            ("mfaEnrollment:finalize", { ctx, body, _, _ throws(AuthError) in try ops.mfaEnrollmentFinalize(ctx, body) }),
+            ("mfaEnrollment:withdraw", { ctx, body, _, _ throws(AuthError) in try ops.mfaEnrollmentWithdraw(ctx, body) }),
+            ("mfaSignIn:start", { ctx, body, _, _ throws(AuthError) in try ops.mfaSignInStart(ctx, body) }),
+            ("mfaSignIn:finalize", { ctx, body, _, _ throws(AuthError) in try ops.mfaSignInFinalize(ctx, body) }),
+        ]
+        for (name, op) in mfa { s.api("POST", "\(it)/v2/accounts/\(name)", tenancy: .accounts, op) }
+
+        // Admin API (project in the path), for the project's own accounts and, under
+        // `tenants/{tenant}`, for a tenant's.
         let admin: [(String, AuthHTTPService.Operation)] = [
             ("lookup", { ctx, body, _, _ throws(AuthError) in try ops.lookup(ctx, body) }),
             ("update", { ctx, body, _, _ throws(AuthError) in try ops.update(ctx, body) }),
@@ -64,25 +75,40 @@ enum AuthRoutes {
             ("batchCreate", { ctx, body, _, _ throws(AuthError) in try ops.batchCreate(ctx, body) }),
             ("batchDelete", { ctx, body, _, _ throws(AuthError) in try ops.batchDelete(ctx, body) }),
         ]
-        for (name, op) in admin { s.api("POST", "\(it)/v1/projects/{project}/accounts:\(name)", op) }
-        s.api("GET", "\(it)/v1/projects/{project}/accounts:batchGet") { ctx, _, req, _ throws(AuthError) in try ops.batchGet(ctx, req) }
-        s.api("POST", "\(it)/v1/projects/{project}:createSessionCookie") { ctx, body, _, _ throws(AuthError) in
-            try ops.createSessionCookie(ctx, body)
+        for base in ["\(it)/v1/projects/{project}", "\(it)/v1/projects/{project}/tenants/{tenant}"] {
+            s.api("POST", "\(base)/accounts", tenancy: .accounts) { ctx, body, _, _ throws(AuthError) in try ops.signUp(ctx, body) }
+            for (name, op) in admin { s.api("POST", "\(base)/accounts:\(name)", tenancy: .accounts, op) }
+            s.api("GET", "\(base)/accounts:batchGet", tenancy: .accounts) { ctx, _, req, _ throws(AuthError) in try ops.batchGet(ctx, req) }
         }
-        s.api("POST", "\(it)/v1/projects/{project}:queryAccounts") { ctx, body, _, _ throws(AuthError) in try ops.queryAccounts(ctx, body) }
-        s.api("GET", "\(it)/v2/projects/{project}/config") { ctx, _, _, _ throws(AuthError) in try ops.getConfig(ctx) }
-        s.api("PATCH", "\(it)/v2/projects/{project}/config") { ctx, body, req, _ throws(AuthError) in
-            try ops.updateConfig(ctx, body, updateMask: req.query("updateMask"))
+        for last in ["{project}", "{project}/tenants/{tenant}"] {
+            s.api("POST", "\(it)/v1/projects/\(last):createSessionCookie", tenancy: .accounts) { ctx, body, _, _ throws(AuthError) in
+                try ops.createSessionCookie(ctx, body)
+            }
         }
-        s.api(nil, "\(it)/v1/projects/{project}/tenants/{rest...}") { _, _, _, _ throws(AuthError) in
-            throw .notImplemented("Multi-tenancy is not implemented in Hearth.")
+        s.api("POST", "\(it)/v1/projects/{project}:queryAccounts", tenancy: .accounts) { ctx, body, _, _ throws(AuthError) in
+            try ops.queryAccounts(ctx, body)
         }
-        s.api(nil, "\(it)/v2/projects/{project}/tenants/{rest...}") { _, _, _, _ throws(AuthError) in
-            throw .notImplemented("Multi-tenancy is not implemented in Hearth.")
-        }
-        for name in ["mfaEnrollment:start", "mfaEnrollment:finalize", "mfaEnrollment:withdraw", "mfaSignIn:start", "mfaSignIn:finalize"] {
-            s.api("POST", "\(it)/v2/accounts/\(name)") { _, _, _, _ throws(AuthError) in
-                throw .notImplemented("Multi-factor authentication (\(name)) is not implemented in Hearth.")
+
+        // Admin v2: project configuration and tenants, at `v2/` (what the Admin SDKs call) and at
+        // `admin/v2/` (where the Identity Platform reference documents them).
+        for v2 in ["\(it)/v2", "\(it)/admin/v2"] {
+            s.api("GET", "\(v2)/projects/{project}/config") { ctx, _, _, _ throws(AuthError) in try ops.getConfig(ctx) }
+            s.api("PATCH", "\(v2)/projects/{project}/config") { ctx, body, req, _ throws(AuthError) in
+                try ops.updateConfig(ctx, body, updateMask: req.query("updateMask"))
+            }
+            s.api("POST", "\(v2)/projects/{project}/tenants") { ctx, body, _, _ throws(AuthError) in try ops.createTenant(ctx, body) }
+            s.api("GET", "\(v2)/projects/{project}/tenants") { ctx, _, req, _ throws(AuthError) in try ops.listTenants(ctx, req) }
+            s.api("GET", "\(v2)/projects/{project}/tenants/{tenant}") { ctx, _, _, params throws(AuthError) in
+                try ops.getTenant(ctx, params["tenant"] ?? "")
+            }
+            s.api("PATCH", "\(v2)/projects/{project}/tenants/{tenant}") { ctx, body, req, params throws(AuthError) in
+                try ops.updateTenant(ctx, params["tenant"] ?? "", body, updateMask: req.query("updateMask"))
+            }
+            s.api("DELETE", "\(v2)/projects/{project}/tenants/{tenant}") { ctx, _, _, params throws(AuthError) in
+                try ops.deleteTenant(ctx, params["tenant"] ?? "")
+            }
+            s.api(nil, "\(v2)/projects/{project}/tenants/{tenant}/{resource}/{rest...}") { _, _, _, params throws(AuthError) in
+                throw .notImplemented("Tenant \(params["resource"] ?? "") (SAML/OIDC provider configs) are not implemented in Hearth.")
             }
         }
         for name in ["signInWithGameCenter", "issueSamlResponse", "revokeToken"] {
@@ -106,7 +132,7 @@ enum AuthRoutes {
 
         // Legacy v3 relyingparty paths.
         for (old, new) in legacyNames {
-            if let op = byName[new] { s.api("POST", "\(legacy)/\(old)", op) }
+            if let op = byName[new] { s.api("POST", "\(legacy)/\(old)", tenancy: .accounts, op) }
         }
         s.api("POST", "\(legacy)/signOutUser") { _, _, _, _ throws(AuthError) in
             throw .notImplemented("signOutUser is not implemented in the Auth Emulator.")
@@ -134,16 +160,22 @@ enum AuthRoutes {
             s.api("GET", "\(prefix)/v1/jwks", access: .open) { _, _, _, _ throws(AuthError) in try ops.appCheckJWKS() }
         }
 
-        // Emulator-only endpoints (no credentials).
+        // Emulator-only endpoints (no credentials), for the project's own accounts and a tenant's.
+        for emu in ["/emulator/v1/projects/{project}", "/emulator/v1/projects/{project}/tenants/{tenant}"] {
+            s.api("DELETE", "\(emu)/accounts", access: .open, tenancy: .emulator) { ctx, _, _, _ throws(AuthError) in
+                try ops.deleteAllAccounts(ctx.scope)
+            }
+            s.api("GET", "\(emu)/oobCodes", access: .open, tenancy: .emulator) { ctx, _, _, _ throws(AuthError) in
+                try ops.listOobCodes(ctx.scope)
+            }
+            s.api("GET", "\(emu)/verificationCodes", access: .open, tenancy: .emulator) { ctx, _, _, _ throws(AuthError) in
+                try ops.listVerificationCodes(ctx.scope)
+            }
+        }
         let emu = "/emulator/v1/projects/{project}"
-        s.api("DELETE", "\(emu)/accounts", access: .open) { ctx, _, _, _ throws(AuthError) in try ops.deleteAllAccounts(ctx.projectID) }
         s.api("GET", "\(emu)/config", access: .open) { ctx, _, _, _ throws(AuthError) in try ops.emulatorConfig(ctx.projectID) }
         s.api("PATCH", "\(emu)/config", access: .open) { ctx, body, _, _ throws(AuthError) in
             try ops.updateEmulatorConfig(ctx.projectID, body)
-        }
-        s.api("GET", "\(emu)/oobCodes", access: .open) { ctx, _, _, _ throws(AuthError) in try ops.listOobCodes(ctx.projectID) }
-        s.api("GET", "\(emu)/verificationCodes", access: .open) { ctx, _, _, _ throws(AuthError) in
-            try ops.listVerificationCodes(ctx.projectID)
         }
         s.router.get("/emulator/action") { req, _ in ops.emulatorAction(req, baseURL: AuthHTTPService.baseURL(req)) }
         s.api("GET", "/", access: .open) { _, _, _, _ throws(AuthError) in
@@ -167,20 +199,30 @@ enum AuthRoutes {
                      "sendVerificationCode", "lookup", "update", "delete", "sendOobCode", "resetPassword", "createAuthUri"] {
             add("POST", "\(identityToolkit)/v1/accounts:\(name)")
         }
-        add("POST", "\(identityToolkit)/v1/projects/{targetProjectId}/accounts")
-        for name in ["lookup", "update", "delete", "query", "sendOobCode", "batchCreate", "batchDelete"] {
-            add("POST", "\(identityToolkit)/v1/projects/{targetProjectId}/accounts:\(name)")
+        for name in ["mfaEnrollment:start", "mfaEnrollment:finalize", "mfaEnrollment:withdraw", "mfaSignIn:start", "mfaSignIn:finalize"] {
+            add("POST", "\(identityToolkit)/v2/accounts/\(name)")
         }
-        add("GET", "\(identityToolkit)/v1/projects/{targetProjectId}/accounts:batchGet")
-        add("POST", "\(identityToolkit)/v1/projects/{targetProjectId}:createSessionCookie")
+        for base in ["\(identityToolkit)/v1/projects/{targetProjectId}", "\(identityToolkit)/v1/projects/{targetProjectId}/tenants/{tenantId}"] {
+            add("POST", "\(base)/accounts")
+            for name in ["lookup", "update", "delete", "query", "sendOobCode", "batchCreate", "batchDelete"] {
+                add("POST", "\(base)/accounts:\(name)")
+            }
+            add("GET", "\(base)/accounts:batchGet")
+            add("POST", "\(base):createSessionCookie")
+        }
         add("GET", "\(identityToolkit)/v2/projects/{projectId}/config")
         add("PATCH", "\(identityToolkit)/v2/projects/{projectId}/config")
+        add("POST", "\(identityToolkit)/v2/projects/{projectId}/tenants")
+        add("GET", "\(identityToolkit)/v2/projects/{projectId}/tenants")
+        for method in ["GET", "PATCH", "DELETE"] { add(method, "\(identityToolkit)/v2/projects/{projectId}/tenants/{tenantId}") }
         add("POST", "\(secureToken)/v1/token")
-        add("DELETE", "/emulator/v1/projects/{targetProjectId}/accounts")
+        for emu in ["/emulator/v1/projects/{targetProjectId}", "/emulator/v1/projects/{targetProjectId}/tenants/{tenantId}"] {
+            add("DELETE", "\(emu)/accounts")
+            add("GET", "\(emu)/oobCodes")
+            add("GET", "\(emu)/verificationCodes")
+        }
         add("GET", "/emulator/v1/projects/{targetProjectId}/config")
         add("PATCH", "/emulator/v1/projects/{targetProjectId}/config")
-        add("GET", "/emulator/v1/projects/{targetProjectId}/oobCodes")
-        add("GET", "/emulator/v1/projects/{targetProjectId}/verificationCodes")
         add("POST", "/v1/projects/{project}/apps/{app}:exchangeDebugToken")
         return .object(JSONObject([
             ("openapi", .string("3.0.3")),

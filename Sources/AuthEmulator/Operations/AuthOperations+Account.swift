@@ -19,11 +19,11 @@ extension AuthOperations {
                 func add(_ u: UserRecord?) {
                     if let u, !found.contains(where: { $0.localId == u.localId }) { found.append(u) }
                 }
-                for id in localIds { add(try tx.user(ctx.projectID, id)) }
-                for e in emails { add(try tx.userByEmail(ctx.projectID, Self.canonicalEmail(e))) }
-                for p in phones { add(try tx.userByPhone(ctx.projectID, p)) }
-                for (p, r) in federated { add(try tx.userByProvider(ctx.projectID, providerId: p, rawId: r)) }
-                for e in initialEmails { add(try tx.userByInitialEmail(ctx.projectID, Self.canonicalEmail(e))) }
+                for id in localIds { add(try tx.user(ctx.scope, id)) }
+                for e in emails { add(try tx.userByEmail(ctx.scope, Self.canonicalEmail(e))) }
+                for p in phones { add(try tx.userByPhone(ctx.scope, p)) }
+                for (p, r) in federated { add(try tx.userByProvider(ctx.scope, providerId: p, rawId: r)) }
+                for e in initialEmails { add(try tx.userByInitialEmail(ctx.scope, Self.canonicalEmail(e))) }
                 return found
             }
         } else {
@@ -38,7 +38,8 @@ extension AuthOperations {
 
     /// `accounts:update` (setAccountInfo): profile, email, password and attribute changes by the
     /// user (`idToken`), by an admin (`localId`, plus `customAttributes`, `disableUser`,
-    /// `validSince`, …), or by applying an out-of-band code (`oobCode`).
+    /// `validSince`, …), or by applying an out-of-band code (`oobCode`). `mfa.enrollments`
+    /// replaces the second factors (an empty list or `mfa: {}` removes them all).
     func update(_ ctx: OperationContext, _ body: RequestBody) throws(AuthError) -> JSON {
         for field in ["provider", "upgradeToFederatedLogin"] where body.has(field) {
             throw .notImplemented("\(field) is not implemented yet.")
@@ -75,6 +76,9 @@ extension AuthOperations {
             guard try info.nonEmptyString("rawId") != nil else { throw .missingRawId }
             link = ProviderUserInfo(json: .object(info.object))
         }
+        let enrollments = try body.object("mfa").map { mfa throws(AuthError) in
+            try secondFactors(try mfa.objects("enrollments") ?? [], ctx, keepIds: true)
+        }
         if oobCode == nil, let rawEmail, !Self.isValidEmail(rawEmail) { throw .invalidEmail }
         if oobCode == nil, let password { try Self.checkPasswordStrength(password) }
         let hashed = oobCode == nil ? password.map { hasher.hash($0) } : nil
@@ -88,21 +92,21 @@ extension AuthOperations {
             var revoke = false
 
             if let oobCode {
-                guard let oob = try tx.oob(ctx.projectID, oobCode) else { throw AuthError.invalidOobCode }
+                guard let oob = try tx.oob(ctx.scope, oobCode) else { throw AuthError.invalidOobCode }
                 switch oob.requestType {
                 case "VERIFY_EMAIL":
                     try tx.deleteOob(oobCode)
                     signInProvider = "password"
-                    guard let found = try tx.userByEmail(ctx.projectID, oob.email) else { throw AuthError.invalidOobCode }
+                    guard let found = try tx.userByEmail(ctx.scope, oob.email) else { throw AuthError.invalidOobCode }
                     user = found
                     user.emailVerified = true
                     if oob.email != user.email { user.email = oob.email }
                 case "VERIFY_AND_CHANGE_EMAIL":
                     try tx.deleteOob(oobCode)
-                    guard let found = try tx.userByEmail(ctx.projectID, oob.email), let target = oob.newEmail else {
+                    guard let found = try tx.userByEmail(ctx.scope, oob.email), let target = oob.newEmail else {
                         throw AuthError.invalidOobCode
                     }
-                    if try tx.userByEmail(ctx.projectID, target) != nil { throw AuthError.emailExists }
+                    if try tx.userByEmail(ctx.scope, target) != nil { throw AuthError.emailExists }
                     user = found
                     if target != user.email {
                         user.email = target
@@ -111,8 +115,8 @@ extension AuthOperations {
                     }
                 case "RECOVER_EMAIL":
                     try tx.deleteOob(oobCode)
-                    guard let found = try tx.userByInitialEmail(ctx.projectID, oob.email) else { throw AuthError.invalidOobCode }
-                    if try tx.userByEmail(ctx.projectID, oob.email) != nil { throw AuthError.emailExists }
+                    guard let found = try tx.userByInitialEmail(ctx.scope, oob.email) else { throw AuthError.invalidOobCode }
+                    if try tx.userByEmail(ctx.scope, oob.email) != nil { throw AuthError.emailExists }
                     user = found
                     if oob.email != user.email {
                         user.email = oob.email
@@ -129,13 +133,13 @@ extension AuthOperations {
                     if disableUser != nil { throw AuthError.operationNotAllowed }
                 } else {
                     guard let localId else { throw AuthError.missingLocalId }
-                    guard let found = try tx.user(ctx.projectID, localId) else { throw AuthError.userNotFound }
+                    guard let found = try tx.user(ctx.scope, localId) else { throw AuthError.userNotFound }
                     user = found
                 }
                 if let rawEmail {
                     let canonical = Self.canonicalEmail(rawEmail)
                     if canonical != user.email {
-                        if !config.allowDuplicateEmails, try tx.userByEmail(ctx.projectID, canonical) != nil { throw AuthError.emailExists }
+                        if !config.allowDuplicateEmails, try tx.userByEmail(ctx.scope, canonical) != nil { throw AuthError.emailExists }
                         if signInProvider != "anonymous", user.email != nil, user.initialEmail == nil { user.initialEmail = user.email }
                         user.email = canonical
                         user.emailVerified = false
@@ -158,7 +162,7 @@ extension AuthOperations {
                     if let disableUser { user.disabled = disableUser }
                     if let phoneNumber, phoneNumber != user.phoneNumber {
                         guard Self.isValidPhoneNumber(phoneNumber) else { throw AuthError.invalidPhoneNumber }
-                        if try tx.userByPhone(ctx.projectID, phoneNumber) != nil { throw AuthError.phoneNumberExists }
+                        if try tx.userByPhone(ctx.scope, phoneNumber) != nil { throw AuthError.phoneNumberExists }
                         user.phoneNumber = phoneNumber
                     }
                     if let emailVerified { user.emailVerified = emailVerified }
@@ -193,12 +197,16 @@ extension AuthOperations {
                     user.passwordScheme = nil
                 }
                 if deleteProvider.contains("phone") { user.phoneNumber = nil }
+                if let enrollments {
+                    user.mfaInfo = enrollments.isEmpty ? nil : enrollments
+                    try Self.checkSecondFactorOwner(user)
+                }
             }
             if let link { user.upsertProvider(link) }
             user.removeProviders(deleteProvider)
             user.syncBuiltInProviders()
             if revoke { user.tokenEpoch += 1 }
-            try tx.save(ctx.projectID, user)
+            try tx.save(ctx.scope, user)
 
             if signInProvider != "anonymous", isEmailUpdate, let initial = user.initialEmail {
                 _ = try createOob(tx, ctx, email: initial, requestType: "RECOVER_EMAIL", mode: "recoverEmail", continueUrl: nil)
@@ -228,13 +236,13 @@ extension AuthOperations {
             let user: UserRecord
             if ctx.privileged {
                 guard let localId else { throw AuthError.missingLocalId }
-                guard let found = try tx.user(ctx.projectID, localId) else { throw AuthError.userNotFound }
+                guard let found = try tx.user(ctx.scope, localId) else { throw AuthError.userNotFound }
                 user = found
             } else {
                 guard let idToken else { throw AuthError.missingIdToken }
                 user = try parseIdToken(tx, ctx, idToken).user
             }
-            try tx.deleteUser(ctx.projectID, user.localId)
+            try tx.deleteUser(ctx.scope, user.localId)
         }
         return .object(JSONObject([("kind", .string("identitytoolkit#DeleteAccountResponse"))]))
     }

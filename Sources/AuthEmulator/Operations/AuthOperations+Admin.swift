@@ -16,7 +16,7 @@ extension AuthOperations {
             maxResults = n == 0 ? 20 : min(n, 1000)
         }
         let token = request.query("nextPageToken").flatMap { $0.isEmpty ? nil : $0 }
-        let users = try store.read { tx in try tx.users(ctx.projectID, after: token, limit: maxResults >= 0 ? maxResults : nil) }
+        let users = try store.read { tx in try tx.users(ctx.scope, after: token, limit: maxResults >= 0 ? maxResults : nil) }
         var reply = JSONObject([("kind", .string("identitytoolkit#DownloadAccountResponse")),
                                 ("users", .array(users.map { $0.json(disclosure: .full) }))])
         if maxResults >= 0, users.count >= maxResults, let last = users.last { reply["nextPageToken"] = .string(last.localId) }
@@ -37,7 +37,7 @@ extension AuthOperations {
         }
         if let limit, limit < 0 || limit > 500 { throw .invalidInput("INVALID_LIMIT") }
         if offset < 0 { throw .invalidInput("INVALID_OFFSET") }
-        var users = try store.read { tx in try tx.users(ctx.projectID, after: nil, limit: nil) }
+        var users = try store.read { tx in try tx.users(ctx.scope, after: nil, limit: nil) }
         if !filters.isEmpty {
             users = users.filter { u in
                 filters.contains { f in
@@ -76,12 +76,12 @@ extension AuthOperations {
         let errors = try store.write { tx -> [JSON] in
             var errors: [JSON] = []
             for (index, id) in localIds.enumerated() {
-                guard let user = try tx.user(ctx.projectID, id) else { continue }
+                guard let user = try tx.user(ctx.scope, id) else { continue }
                 if !user.disabled && !force {
                     errors.append(.object(JSONObject([("index", .int(Int64(index))), ("localId", .string(id)),
                                                       ("message", .string("NOT_DISABLED : Disable the account before batch deletion."))])))
                 } else {
-                    try tx.deleteUser(ctx.projectID, id)
+                    try tx.deleteUser(ctx.scope, id)
                 }
             }
             return errors
@@ -143,14 +143,14 @@ extension AuthOperations {
                 case .failure(let e):
                     fail(Self.importMessage(e))
                 case .success(var record):
-                    if let email = record.email, let other = try tx.userByEmail(ctx.projectID, email), other.localId != record.localId {
+                    if let email = record.email, let other = try tx.userByEmail(ctx.scope, email), other.localId != record.localId {
                         fail(sanityCheck && !config.allowDuplicateEmails ? "email exists in other account in database"
                                                                           : "((Auth Emulator does not support importing duplicate email: \(email)))")
                         continue
                     }
                     var conflict = false
                     for p in record.providers ?? [] {
-                        if let other = try tx.userByProvider(ctx.projectID, providerId: p.providerId, rawId: p.rawId), other.localId != record.localId {
+                        if let other = try tx.userByProvider(ctx.scope, providerId: p.providerId, rawId: p.rawId), other.localId != record.localId {
                             conflict = true
                         }
                     }
@@ -158,7 +158,7 @@ extension AuthOperations {
                         fail("raw id exists in other account in database")
                         continue
                     }
-                    if let existing = try tx.user(ctx.projectID, record.localId) {
+                    if let existing = try tx.user(ctx.scope, record.localId) {
                         guard allowOverwrite else {
                             fail("localId belongs to an existing account - can not overwrite.")
                             continue
@@ -166,7 +166,7 @@ extension AuthOperations {
                         record.tokenEpoch = existing.tokenEpoch + 1
                     }
                     record.syncBuiltInProviders()
-                    try tx.save(ctx.projectID, record)
+                    try tx.save(ctx.scope, record)
                 }
             }
             return errors
@@ -186,6 +186,9 @@ extension AuthOperations {
     /// One imported account, validated as the emulator does (messages are per-row errors).
     private func importRecord(_ u: RequestBody, algorithm: ImportedHash?, _ ctx: OperationContext) throws(AuthError) -> UserRecord {
         guard let localId = try u.nonEmptyString("localId") else { throw .invalidInput("localId is missing") }
+        if let tenant = try u.nonEmptyString("tenantId"), tenant != ctx.tenantID {
+            throw .invalidInput("Tenant id in userInfo does not match the tenant id in request.")
+        }
         var record = UserRecord(localId: localId, createdAt: ctx.now.unixMillis)
         if let created = try? u.int64("createdAt") { record.createdAt = created }
         record.lastLoginAt = try? u.int64("lastLoginAt")
@@ -235,7 +238,34 @@ extension AuthOperations {
         }
         record.emailVerified = try u.bool("emailVerified") ?? false
         record.disabled = try u.bool("disabled") ?? false
+        if let items = try u.objects("mfaInfo"), !items.isEmpty { record.mfaInfo = try importedSecondFactors(items, record, ctx) }
         return record
+    }
+
+    /// An imported account's second factors, with the per-row messages of the emulator's import.
+    private func importedSecondFactors(_ items: [RequestBody], _ record: UserRecord,
+                                       _ ctx: OperationContext) throws(AuthError) -> [MfaEnrollment] {
+        guard record.email != nil else { throw .invalidInput("Second factor account requires email to be presented.") }
+        guard record.emailVerified == true else { throw .invalidInput("Second factor account requires email to be verified.") }
+        var taken = Set<String>()
+        for item in items {
+            if let id = try item.nonEmptyString("mfaEnrollmentId"), !taken.insert(id).inserted {
+                throw .invalidInput("Enrollment id already exists.")
+            }
+        }
+        var out: [MfaEnrollment] = []
+        for item in items {
+            var id = try item.nonEmptyString("mfaEnrollmentId") ?? ""
+            if id.isEmpty { id = try newEnrollmentId(avoiding: taken) }
+            taken.insert(id)
+            guard let phone = try item.nonEmptyString("phoneInfo") else { throw .invalidInput("Second factor not supported.") }
+            guard Self.isValidPhoneNumber(phone) else { throw .invalidInput("Phone number format is invalid") }
+            let enrolledAt = try item.string("enrolledAt").flatMap { Instant(rfc3339: $0) }?.unixMicros ?? ctx.now.unixMicros
+            out.append(MfaEnrollment(mfaEnrollmentId: id, displayName: try item.string("displayName"), phoneInfo: phone,
+                                     enrolledAt: enrolledAt))
+        }
+        if out.count > MfaEnrollment.maximumPerAccount { throw .secondFactorLimitExceeded }
+        return out
     }
 
     /// Production's friendlier wording for claim errors in import results.
@@ -291,8 +321,10 @@ extension AuthOperations {
         .object(try store.read { tx in try tx.config(ctx.projectID) }.document)
     }
 
-    /// `PATCH v2/projects/{p}/config?updateMask=…`.
+    /// `PATCH v2/projects/{p}/config?updateMask=…` (also under `admin/v2`); `mfa` sets the
+    /// project's multi-factor settings (`state`, `enabledProviders`).
     func updateConfig(_ ctx: OperationContext, _ body: RequestBody, updateMask: String?) throws(AuthError) -> JSON {
+        if let mfa = try body.object("mfa") { try MfaConfig.validate(mfa, field: "config.mfa") }
         if let triggers = try body.object("blockingFunctions")?.object("triggers") {
             for (event, value) in triggers.object {
                 guard event == "beforeCreate" || event == "beforeSignIn" else {

@@ -1,9 +1,10 @@
 import HearthCore
 
 extension AuthOperations {
-    /// `DELETE /emulator/v1/projects/{p}/accounts`: every account and refresh token of the project.
-    func deleteAllAccounts(_ project: String) throws(AuthError) -> JSON {
-        try store.write { tx in try tx.deleteAllUsers(project) }
+    /// `DELETE /emulator/v1/projects/{p}[/tenants/{t}]/accounts`: every account and refresh token
+    /// of the project's own accounts (its tenants' stay), or of the tenant.
+    func deleteAllAccounts(_ scope: AuthScope) throws(AuthError) -> JSON {
+        try store.write { tx in try tx.deleteAllUsers(scope) }
         return .object(JSONObject())
     }
 
@@ -34,15 +35,16 @@ extension AuthOperations {
         return config.emulatorView
     }
 
-    /// `GET /emulator/v1/projects/{p}/oobCodes`.
-    func listOobCodes(_ project: String) throws(AuthError) -> JSON {
-        let codes = try store.read { tx in try tx.oobCodes(project) }
+    /// `GET /emulator/v1/projects/{p}[/tenants/{t}]/oobCodes`.
+    func listOobCodes(_ scope: AuthScope) throws(AuthError) -> JSON {
+        let codes = try store.read { tx in try tx.oobCodes(scope) }
         return .object(JSONObject([("oobCodes", .array(codes.map(\.json)))]))
     }
 
-    /// `GET /emulator/v1/projects/{p}/verificationCodes`.
-    func listVerificationCodes(_ project: String) throws(AuthError) -> JSON {
-        let codes = try store.read { tx in try tx.verificationCodes(project) }
+    /// `GET /emulator/v1/projects/{p}[/tenants/{t}]/verificationCodes`: SMS codes of phone sign-in
+    /// and of second-factor enrollment and sign-in alike.
+    func listVerificationCodes(_ scope: AuthScope) throws(AuthError) -> JSON {
+        let codes = try store.read { tx in try tx.verificationCodes(scope) }
         return .object(JSONObject([("verificationCodes", .array(codes.map(\.json)))]))
     }
 }

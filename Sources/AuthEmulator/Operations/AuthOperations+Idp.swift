@@ -95,19 +95,19 @@ extension AuthOperations {
         let identity = ProviderUserInfo(providerId: providerId, rawId: rawId, federatedId: rawId, email: email,
                                         displayName: displayName, photoUrl: photoUrl, screenName: screenName)
 
-        enum Outcome { case reply(JSONObject), signedIn(JSONObject, PendingTokens) }
+        enum Outcome { case reply(JSONObject), signedIn(JSONObject, SignInOutcome) }
         let outcome: Outcome = try store.write { tx -> Outcome in
             var response = response
             let config = try tx.config(ctx.projectID)
             let fromToken = try idToken.map { try parseIdToken(tx, ctx, $0).user }
-            let matching = try tx.userByProvider(ctx.projectID, providerId: providerId, rawId: rawId)
+            let matching = try tx.userByProvider(ctx.scope, providerId: providerId, rawId: rawId)
             var target: UserRecord?
             var isNewUser = false
             var fields: (UserRecord) -> UserRecord = { $0 }
             do {
                 if let fromToken {
                     if matching != nil { throw AuthError.federatedUserIdAlreadyLinked }
-                    if !config.allowDuplicateEmails, let email, let other = try tx.userByEmail(ctx.projectID, email),
+                    if !config.allowDuplicateEmails, let email, let other = try tx.userByEmail(ctx.scope, email),
                        other.localId != fromToken.localId {
                         throw AuthError.emailExists
                     }
@@ -124,7 +124,7 @@ extension AuthOperations {
                     }
                 } else if let matching {
                     target = matching
-                } else if !config.allowDuplicateEmails, let email, let byEmail = try tx.userByEmail(ctx.projectID, email) {
+                } else if !config.allowDuplicateEmails, let email, let byEmail = try tx.userByEmail(ctx.scope, email) {
                     guard emailVerified else {
                         // The address belongs to an account the provider did not prove ownership of.
                         response["needConfirmation"] = .bool(true)
@@ -182,7 +182,7 @@ extension AuthOperations {
 
             var user: UserRecord
             if isNewUser {
-                user = fields(UserRecord(localId: try newLocalId(tx, ctx.projectID), createdAt: ctx.now.unixMillis))
+                user = fields(UserRecord(localId: try newLocalId(tx, ctx.scope), createdAt: ctx.now.unixMillis))
                 user.upsertProvider(identity)
                 response["isNewUser"] = .bool(true)
             } else if let target {
@@ -192,18 +192,23 @@ extension AuthOperations {
                 throw AuthError.internalError("signInWithIdp resolved no account")
             }
             if user.disabled { throw AuthError.userDisabled }
-            user.lastLoginAt = ctx.now.unixMillis
             user.syncBuiltInProviders()
-            try tx.save(ctx.projectID, user)
             response["localId"] = .string(user.localId)
             if user.email == email { response["emailVerified"] = .bool(user.emailVerified ?? false) }
-            return .signedIn(response, try issueTokens(tx, ctx, user: user, provider: providerId))
+            response.put("tenantId", ctx.tenantID)
+            if try needsSecondFactor(tx, ctx, user) {
+                try tx.save(ctx.scope, user)
+                return .signedIn(response, .secondFactor(try pendingSecondFactor(tx, ctx, user: user, provider: providerId)))
+            }
+            user.lastLoginAt = ctx.now.unixMillis
+            try tx.save(ctx.scope, user)
+            return .signedIn(response, .tokens(try issueTokens(tx, ctx, user: user, provider: providerId)))
         }
         switch outcome {
         case .reply(let r):
             return .object(r)
-        case .signedIn(var r, let pending):
-            try appendTokens(pending, to: &r, ctx)
+        case .signedIn(var r, let signIn):
+            try append(signIn, to: &r, ctx)
             return .object(r)
         }
     }

@@ -29,6 +29,7 @@ extension AuthOperations {
             let mode: String
             switch requestType {
             case "EMAIL_SIGNIN":
+                guard ctx.allowsEmailLinkSignin else { throw AuthError.operationNotAllowed }
                 mode = "signIn"
                 guard let rawEmail else { throw AuthError.missingEmail }
                 email = Self.canonicalEmail(rawEmail)
@@ -36,7 +37,7 @@ extension AuthOperations {
                 mode = "resetPassword"
                 guard let rawEmail else { throw AuthError.missingEmail }
                 email = Self.canonicalEmail(rawEmail)
-                if try tx.userByEmail(ctx.projectID, email) == nil {
+                if try tx.userByEmail(ctx.scope, email) == nil {
                     // With enumeration protection an unknown address looks like a sent email.
                     if try tx.config(ctx.projectID).improvedEmailPrivacy { return (email, nil) }
                     throw AuthError.emailNotFound
@@ -46,7 +47,7 @@ extension AuthOperations {
                 if returnOobLink && idToken == nil {
                     guard let rawEmail else { throw AuthError.missingEmail }
                     email = Self.canonicalEmail(rawEmail)
-                    if try tx.userByEmail(ctx.projectID, email) == nil { throw AuthError.userNotFound }
+                    if try tx.userByEmail(ctx.scope, email) == nil { throw AuthError.userNotFound }
                 } else {
                     let user = try parseIdToken(tx, ctx, idToken ?? "")
                     guard let e = user.user.email else { throw AuthError.missingEmail }
@@ -59,13 +60,13 @@ extension AuthOperations {
                 if returnOobLink && idToken == nil {
                     guard let rawEmail else { throw AuthError.missingEmail }
                     email = Self.canonicalEmail(rawEmail)
-                    if try tx.userByEmail(ctx.projectID, email) == nil { throw AuthError.userNotFound }
+                    if try tx.userByEmail(ctx.scope, email) == nil { throw AuthError.userNotFound }
                 } else {
                     guard let idToken else { throw AuthError.missingIdToken }
                     guard let e = try parseIdToken(tx, ctx, idToken).user.email else { throw AuthError.missingEmail }
                     email = e
                 }
-                if let newEmail, try tx.userByEmail(ctx.projectID, newEmail) != nil { throw AuthError.emailExists }
+                if let newEmail, try tx.userByEmail(ctx.scope, newEmail) != nil { throw AuthError.emailExists }
             default:
                 throw AuthError.notImplemented(requestType)
             }
@@ -84,6 +85,7 @@ extension AuthOperations {
     /// `accounts:resetPassword`: with `newPassword`, applies a PASSWORD_RESET code; without, only
     /// reports what the code is for.
     func resetPassword(_ ctx: OperationContext, _ body: RequestBody) throws(AuthError) -> JSON {
+        guard ctx.allowsPasswordSignup else { throw .passwordLoginDisabled }
         guard let code = try body.nonEmptyString("oobCode") else { throw .missingOobCode }
         let newPassword = try body.nonEmptyString("newPassword")
         let hashed: (hash: [UInt8], salt: [UInt8], scheme: String)?
@@ -94,11 +96,11 @@ extension AuthOperations {
             hashed = nil
         }
         let oob = try store.write { tx -> OobRecord in
-            guard let oob = try tx.oob(ctx.projectID, code) else { throw AuthError.invalidOobCode }
+            guard let oob = try tx.oob(ctx.scope, code) else { throw AuthError.invalidOobCode }
             guard let hashed else { return oob }
             guard oob.requestType == "PASSWORD_RESET" else { throw AuthError.invalidOobCode }
             try tx.deleteOob(code)
-            guard var user = try tx.userByEmail(ctx.projectID, oob.email) else { throw AuthError.invalidOobCode }
+            guard var user = try tx.userByEmail(ctx.scope, oob.email) else { throw AuthError.invalidOobCode }
             user.emailVerified = true
             user.passwordHash = hashed.hash
             user.salt = hashed.salt
@@ -109,7 +111,7 @@ extension AuthOperations {
             // Resetting through email proves ownership of the address only: linked identities go.
             user.removeProviders((user.providers ?? []).map(\.providerId))
             user.syncBuiltInProviders()
-            try tx.save(ctx.projectID, user)
+            try tx.save(ctx.scope, user)
             return oob
         }
         var reply = JSONObject([("kind", .string("identitytoolkit#ResetPasswordResponse")), ("requestType", .string(oob.requestType))])
@@ -130,7 +132,7 @@ extension AuthOperations {
         let email = Self.canonicalEmail(identifier)
         guard Self.isAbsoluteURI(continueUri) else { throw .invalidContinueUri }
 
-        let (users, config) = try store.read { tx in (try tx.usersByEmailOrProviderEmail(ctx.projectID, email), try tx.config(ctx.projectID)) }
+        let (users, config) = try store.read { tx in (try tx.usersByEmailOrProviderEmail(ctx.scope, email), try tx.config(ctx.projectID)) }
         var registered = false
         var allProviders: [String] = []
         var signinMethods: [String] = []
@@ -169,7 +171,8 @@ extension AuthOperations {
     }
 
     /// `GET /emulator/action`: what following an emailed link does (verify, reset with
-    /// `&newPassword=`, recover, change email, or redirect an email sign-in to `continueUrl`).
+    /// `&newPassword=`, recover, change email, or redirect an email sign-in to `continueUrl`), in
+    /// the tenant the link names (`tenantId`).
     func emulatorAction(_ request: Request, baseURL: String) -> Response {
         func reply(_ status: Int, _ members: [(String, JSON)]) -> Response {
             Response.json(.object(JSONObject([("authEmulator", .object(JSONObject(members)))])), status: status)
@@ -189,8 +192,15 @@ extension AuthOperations {
                                ("instructions", .string("Please modify the URL to specify an oobCode, such as ...&oobCode=YOUR_OOB_CODE"))])
         }
         let continueUrl = request.query("continueUrl").flatMap { $0.isEmpty ? nil : $0 }
-        let ctx = OperationContext(projectID: configuration.projectID, privileged: false, baseURL: baseURL, now: clock.now())
-        let oob = try? store.read { tx in try tx.oob(ctx.projectID, oobCode) }
+        var ctx = OperationContext(projectID: configuration.projectID, privileged: false, baseURL: baseURL, now: clock.now())
+        if let tenantID = request.query("tenantId"), !tenantID.isEmpty {
+            do {
+                ctx = try within(tenant: tenantID, ctx)
+            } catch {
+                return error.response()
+            }
+        }
+        let oob = try? store.read { tx in try tx.oob(ctx.scope, oobCode) }
         switch mode {
         case "resetPassword":
             guard let oob, oob.requestType == "PASSWORD_RESET" else {

@@ -5,7 +5,9 @@ extension AuthOperations {
     ///
     /// End users get an email/password account (or an anonymous one with an empty body, or an
     /// upgrade of the account named by `idToken`) and tokens; admins create any account, with an
-    /// optional `localId`, and get no tokens.
+    /// optional `localId` and second factors (`mfaInfo`), and get no tokens. In a tenant,
+    /// password sign-up needs `allowPasswordSignup` (else OPERATION_NOT_ALLOWED) and anonymous
+    /// sign-up `enableAnonymousUser` (else ADMIN_ONLY_OPERATION).
     func signUp(_ ctx: OperationContext, _ body: RequestBody) throws(AuthError) -> JSON {
         let email = try body.string("email")
         let password = try body.nonEmptyString("password")
@@ -16,6 +18,7 @@ extension AuthOperations {
         let emailVerified = try body.bool("emailVerified")
         let phoneNumber = try body.nonEmptyString("phoneNumber")
         let disabled = try body.bool("disabled")
+        let mfaItems = try body.objects("mfaInfo")
 
         var provider: String?
         if ctx.privileged {
@@ -27,8 +30,10 @@ extension AuthOperations {
                 if (email ?? "").isEmpty { throw .missingEmail }
                 if password == nil { throw .missingPassword }
                 provider = "password"
+                guard ctx.allowsPasswordSignup else { throw .operationNotAllowed }
             } else {
                 provider = "anonymous"
+                guard ctx.allowsAnonymousUsers else { throw .adminOnlyOperation }
             }
         }
         var canonical: String?
@@ -37,26 +42,28 @@ extension AuthOperations {
             canonical = Self.canonicalEmail(email)
         }
         if let password { try Self.checkPasswordStrength(password) }
+        // New enrollments get ids of their own, as production provisions them on create.
+        let enrollments = try mfaItems.map { items throws(AuthError) in try secondFactors(items, ctx, keepIds: false) }
         // Hash before taking the writer lock: PBKDF2 is the slow part of a sign-up.
         let hashed = password.map { hasher.hash($0) }
 
         let (user, pending) = try store.write { tx -> (UserRecord, PendingTokens?) in
-            if ctx.privileged, let localId, try tx.user(ctx.projectID, localId) != nil { throw AuthError.duplicateLocalId }
+            if ctx.privileged, let localId, try tx.user(ctx.scope, localId) != nil { throw AuthError.duplicateLocalId }
             let config = try tx.config(ctx.projectID)
-            if let canonical, !config.allowDuplicateEmails, try tx.userByEmail(ctx.projectID, canonical) != nil {
+            if let canonical, !config.allowDuplicateEmails, try tx.userByEmail(ctx.scope, canonical) != nil {
                 throw AuthError.emailExists
             }
-            if ctx.privileged, let phoneNumber, try tx.userByPhone(ctx.projectID, phoneNumber) != nil { throw AuthError.phoneNumberExists }
+            if ctx.privileged, let phoneNumber, try tx.userByPhone(ctx.scope, phoneNumber) != nil { throw AuthError.phoneNumberExists }
 
             var user: UserRecord
             if let idToken {
                 user = try parseIdToken(tx, ctx, idToken).user
                 if let canonical, canonical != user.email, config.allowDuplicateEmails == false,
-                   let other = try tx.userByEmail(ctx.projectID, canonical), other.localId != user.localId {
+                   let other = try tx.userByEmail(ctx.scope, canonical), other.localId != user.localId {
                     throw AuthError.emailExists
                 }
             } else {
-                user = UserRecord(localId: try localId ?? newLocalId(tx, ctx.projectID), createdAt: ctx.now.unixMillis)
+                user = UserRecord(localId: try localId ?? newLocalId(tx, ctx.scope), createdAt: ctx.now.unixMillis)
             }
             user.lastLoginAt = ctx.now.unixMillis
             if ctx.privileged {
@@ -70,6 +77,10 @@ extension AuthOperations {
                 user.emailVerified = false
             }
             if let canonical { user.email = canonical }
+            if let enrollments {
+                user.mfaInfo = enrollments.isEmpty ? nil : enrollments
+                try Self.checkSecondFactorOwner(user)
+            }
             if let hashed {
                 user.passwordHash = hashed.hash
                 user.salt = hashed.salt
@@ -78,7 +89,7 @@ extension AuthOperations {
                 user.validSince = ctx.now.unixSeconds
             }
             user.syncBuiltInProviders()
-            try tx.save(ctx.projectID, user)
+            try tx.save(ctx.scope, user)
             let pending = try provider.map { try issueTokens(tx, ctx, user: user, provider: $0) }
             return (user, pending)
         }

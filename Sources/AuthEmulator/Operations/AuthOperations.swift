@@ -3,16 +3,60 @@ import HearthCore
 import HearthCrypto
 import HearthHTTP
 
-/// Who is calling and for which project, as resolved from the path, the body and the credentials.
+/// Who is calling and for which project and tenant, as resolved from the path, the body, the
+/// presented tokens and the credentials.
 struct OperationContext: Sendable {
     /// The project the operation acts on.
     let projectID: String
+    /// Whose accounts the operation touches: the project's own, or a tenant's.
+    let scope: AuthScope
+    /// The tenant's settings when `scope` names one that exists (emulator-only endpoints address
+    /// tenants without looking them up).
+    let tenant: Tenant?
     /// Whether the caller presented admin credentials (`Bearer owner` or a `ya29.` token).
     let privileged: Bool
     /// The emulator's own base URL as the client reached it (`http://127.0.0.1:9099`), for links.
     let baseURL: String
     /// The emulator time of the request.
     let now: Instant
+
+    /// A context for the project's own accounts, or for `tenant`'s.
+    init(projectID: String, tenant: Tenant? = nil, privileged: Bool, baseURL: String, now: Instant) {
+        self.projectID = projectID
+        self.scope = AuthScope(projectID: projectID, tenantID: tenant?.tenantID)
+        self.tenant = tenant
+        self.privileged = privileged
+        self.baseURL = baseURL
+        self.now = now
+    }
+
+    /// A context for `scope` whose tenant, if any, need not exist (emulator-only endpoints).
+    init(scope: AuthScope, privileged: Bool, baseURL: String, now: Instant) {
+        self.projectID = scope.projectID
+        self.scope = scope
+        self.tenant = nil
+        self.privileged = privileged
+        self.baseURL = baseURL
+        self.now = now
+    }
+
+    /// The same request, acting on `tenant`'s accounts.
+    func within(_ tenant: Tenant) -> OperationContext {
+        OperationContext(projectID: projectID, tenant: tenant, privileged: privileged, baseURL: baseURL, now: now)
+    }
+
+    /// The tenant, nil for the project's own accounts.
+    var tenantID: String? { scope.tenantID }
+
+    // The sign-in switches: a project always allows these (the emulator fixes them on); a
+    // tenant has its own, all off by default.
+
+    /// Email/password sign-up and sign-in.
+    var allowsPasswordSignup: Bool { tenant?.allowPasswordSignup ?? true }
+    /// Email-link sign-in.
+    var allowsEmailLinkSignin: Bool { tenant?.enableEmailLinkSignin ?? true }
+    /// Anonymous sign-up.
+    var allowsAnonymousUsers: Bool { tenant?.enableAnonymousUser ?? true }
 }
 
 /// Tokens decided inside a transaction and minted after it commits (signing stays outside the
@@ -23,6 +67,7 @@ struct PendingTokens: Sendable {
     let extraClaims: JSONObject
     let refreshToken: String
     let issuedAt: Int64
+    var secondFactor: SecondFactor?
 }
 
 /// The Identity Toolkit, securetoken and emulator operations, shared by every route that maps to
@@ -59,11 +104,11 @@ final class AuthOperations: Sendable {
 
     // MARK: Identifiers
 
-    /// A new 28-character `localId` not used in the project.
-    func newLocalId(_ tx: AuthTransaction, _ project: String) throws -> String {
+    /// A new 28-character `localId` not used in the scope.
+    func newLocalId(_ tx: AuthTransaction, _ scope: AuthScope) throws -> String {
         for _ in 0..<10 {
             let id = ids.alphanumeric(28)
-            if try tx.user(project, id) == nil { return id }
+            if try tx.user(scope, id) == nil { return id }
         }
         throw AuthError.internalError("Cannot generate a unique localId after 10 tries.")
     }
@@ -114,7 +159,8 @@ final class AuthOperations: Sendable {
     ///
     /// In `none` mode this is the Firebase emulator's check (no signature, no `exp`: tokens only
     /// die by revocation). In `rs256` mode the signature, `exp` (emulator clock) and audience must
-    /// hold, as in production.
+    /// hold, as in production. A token of another tenant (or of the project's own accounts in a
+    /// tenant's request) is TENANT_ID_MISMATCH.
     func parseIdToken(_ tx: AuthTransaction, _ ctx: OperationContext, _ token: String) throws -> (user: UserRecord, payload: JSONObject, provider: String) {
         let jwt: JWT
         do {
@@ -133,7 +179,8 @@ final class AuthOperations: Sendable {
             guard payload["aud"]?.stringValue == ctx.projectID else { throw AuthError.invalidIdToken }
         }
         guard let uid = payload["user_id"]?.stringValue ?? payload["sub"]?.stringValue else { throw AuthError.invalidIdToken }
-        guard let user = try tx.user(ctx.projectID, uid) else { throw AuthError.userNotFound }
+        if payload["firebase"]?["tenant"]?.stringValue != ctx.tenantID { throw AuthError.tenantIdMismatch }
+        guard let user = try tx.user(ctx.scope, uid) else { throw AuthError.userNotFound }
         if let validSince = user.validSince, (payload["iat"]?.intValue ?? 0) < validSince { throw AuthError.tokenExpired }
         if user.disabled { throw AuthError.userDisabled }
         let provider = payload["firebase"]?["sign_in_provider"]?.stringValue ?? "custom"
@@ -145,20 +192,23 @@ final class AuthOperations: Sendable {
     /// Records the refresh and creates a refresh token; the ID token is minted by `mint` after
     /// the transaction commits.
     func issueTokens(_ tx: AuthTransaction, _ ctx: OperationContext, user: UserRecord, provider: String,
-                     extraClaims: JSONObject = [:]) throws -> PendingTokens {
+                     extraClaims: JSONObject = [:], secondFactor: SecondFactor? = nil) throws -> PendingTokens {
         var user = user
         user.lastRefreshAt = ctx.now.unixMicros
-        try tx.touch(ctx.projectID, user.localId, lastLoginAt: user.lastLoginAt, lastRefreshAt: ctx.now.unixMicros)
+        user.tenantId = ctx.tenantID
+        try tx.touch(ctx.scope, user.localId, lastLoginAt: user.lastLoginAt, lastRefreshAt: ctx.now.unixMicros)
         let refresh = randomBase64URL(200)
-        try tx.insertRefreshToken(RefreshTokenRecord(token: refresh, projectID: ctx.projectID, localId: user.localId, provider: provider,
-                                                     extraClaims: extraClaims, epoch: user.tokenEpoch, issuedAt: ctx.now.unixSeconds))
-        return PendingTokens(user: user, provider: provider, extraClaims: extraClaims, refreshToken: refresh, issuedAt: ctx.now.unixSeconds)
+        try tx.insertRefreshToken(RefreshTokenRecord(token: refresh, scope: ctx.scope, localId: user.localId, provider: provider,
+                                                     extraClaims: extraClaims, epoch: user.tokenEpoch, issuedAt: ctx.now.unixSeconds,
+                                                     secondFactor: secondFactor))
+        return PendingTokens(user: user, provider: provider, extraClaims: extraClaims, refreshToken: refresh, issuedAt: ctx.now.unixSeconds,
+                             secondFactor: secondFactor)
     }
 
     /// The `idToken`, `refreshToken`, `expiresIn` members of a sign-in response.
     func mint(_ p: PendingTokens, _ ctx: OperationContext) throws(AuthError) -> [(String, JSON)] {
         let idToken = try issuer.mint(user: p.user, projectID: ctx.projectID, provider: p.provider, extraClaims: p.extraClaims,
-                                      issuedAt: p.issuedAt)
+                                      issuedAt: p.issuedAt, secondFactor: p.secondFactor)
         return [("idToken", .string(idToken)), ("refreshToken", .string(p.refreshToken)),
                 ("expiresIn", .string(String(IDTokenIssuer.lifetimeSeconds)))]
     }
@@ -177,9 +227,11 @@ final class AuthOperations: Sendable {
         let code = randomBase64URL(54)
         var items = [("mode", mode), ("lang", "en"), ("oobCode", code), ("apiKey", "fake-api-key")]
         if let continueUrl { items.append(("continueUrl", continueUrl)) }
+        // The link names the tenant, as production's action links do, so following it acts there.
+        if let tenantID = ctx.tenantID { items.append(("tenantId", tenantID)) }
         let link = "\(ctx.baseURL)/emulator/action?" + Self.formEncode(items)
         let record = OobRecord(oobCode: code, email: email, newEmail: newEmail, requestType: requestType, oobLink: link)
-        try tx.insertOob(ctx.projectID, record)
+        try tx.insertOob(ctx.scope, record)
         logger.info("auth oob code", [("requestType", .string(requestType)), ("email", .string(email)), ("link", .string(link))])
         return record
     }

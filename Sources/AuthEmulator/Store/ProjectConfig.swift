@@ -2,8 +2,8 @@ import Foundation
 import HearthCore
 
 /// A project's emulator configuration, stored as the Identity Toolkit v2 `Config` JSON it is read
-/// and patched as (`signIn`, `blockingFunctions`, `emailPrivacyConfig`, and whatever else a client
-/// patches in).
+/// and patched as (`signIn`, `blockingFunctions`, `emailPrivacyConfig`, `mfa`, and whatever else a
+/// client patches in).
 struct ProjectConfig: Sendable, Equatable {
     var document: JSONObject
 
@@ -17,6 +17,17 @@ struct ProjectConfig: Sendable, Equatable {
     var allowDuplicateEmails: Bool { document["signIn"]?["allowDuplicateEmails"]?.boolValue ?? false }
     var improvedEmailPrivacy: Bool { document["emailPrivacyConfig"]?["enableImprovedEmailPrivacy"]?.boolValue ?? false }
 
+    /// The project's multi-factor settings: as configured (`mfa`), else the Firebase emulator's
+    /// (SMS second factors on).
+    var mfa: MfaConfig { document["mfa"].map(MfaConfig.init(json:)) ?? .emulatorDefault }
+
+    /// `signIn.phoneNumber.testPhoneNumbers`: numbers whose SMS code is fixed.
+    var testPhoneNumbers: [String: String] {
+        var out: [String: String] = [:]
+        for (phone, code) in document["signIn"]?["phoneNumber"]?["testPhoneNumbers"]?.objectValue ?? [:] { out[phone] = code.stringValue }
+        return out
+    }
+
     /// The `/emulator/v1/projects/{p}/config` view.
     var emulatorView: JSON {
         .object(JSONObject([
@@ -26,7 +37,8 @@ struct ProjectConfig: Sendable, Equatable {
     }
 
     /// Applies a v2 `projects.updateConfig` body: without a mask the three known sections are
-    /// replaced (defaults for what is absent); with one, only the listed dotted paths are copied.
+    /// replaced (defaults for what is absent) and `mfa` is set when present; with one, only the
+    /// listed dotted paths are copied.
     mutating func apply(update: JSONObject, updateMask: String?) {
         guard let mask = updateMask, !mask.isEmpty else {
             var next = document
@@ -37,34 +49,13 @@ struct ProjectConfig: Sendable, Equatable {
             next["blockingFunctions"] = update["blockingFunctions"] ?? .object(JSONObject())
             let privacy = update["emailPrivacyConfig"]?["enableImprovedEmailPrivacy"]?.boolValue ?? false
             next["emailPrivacyConfig"] = .object(JSONObject([("enableImprovedEmailPrivacy", .bool(privacy))]))
+            if let mfa = update["mfa"], !mfa.isNull { next["mfa"] = mfa }
             document = next
             return
         }
-        for path in mask.split(separator: ",") {
-            let fields = path.trimmingCharacters(in: .whitespaces).split(separator: ".").map(String.init)
-            guard !fields.isEmpty, let value = Self.value(at: fields, in: .object(update)) else { continue }
-            document = Self.setting(value, at: fields[...], in: document)
+        for fields in FieldMask.paths(mask) {
+            guard let value = FieldMask.value(at: fields, in: .object(update)) else { continue }
+            document = FieldMask.setting(value, at: fields[...], in: document)
         }
-    }
-
-    private static func value(at fields: [String], in json: JSON) -> JSON? {
-        var current = json
-        for f in fields {
-            guard let next = current[f], !next.isNull else { return nil }
-            current = next
-        }
-        return current
-    }
-
-    private static func setting(_ value: JSON, at fields: ArraySlice<String>, in object: JSONObject) -> JSONObject {
-        var o = object
-        guard let first = fields.first else { return o }
-        if fields.count == 1 {
-            o[first] = value
-        } else {
-            let child = o[first]?.objectValue ?? JSONObject()
-            o[first] = .object(setting(value, at: fields.dropFirst(), in: child))
-        }
-        return o
     }
 }

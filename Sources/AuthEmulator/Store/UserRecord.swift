@@ -32,6 +32,11 @@ struct UserRecord: Sendable, Equatable {
     var screenName: String?
     /// Bumped by every change that invalidates refresh tokens (password, email, revocation).
     var tokenEpoch: Int64 = 0
+    /// Enrolled second factors; nil (or empty) when the account has none.
+    var mfaInfo: [MfaEnrollment]?
+    /// The tenant the account belongs to, nil for the project's own accounts. Set from the scope
+    /// the account is read from or saved in.
+    var tenantId: String?
 
     init(localId: String, createdAt: Int64) {
         self.localId = localId
@@ -40,13 +45,19 @@ struct UserRecord: Sendable, Equatable {
 
     var hasPassword: Bool { passwordHash != nil }
 
+    /// Whether the account has at least one second factor.
+    var hasSecondFactors: Bool { !(mfaInfo ?? []).isEmpty }
+
     // MARK: Storage
 
     static let columns = """
         local_id, email, email_verified, display_name, photo_url, phone_number, password_hash, salt, password_scheme, \
         password_updated_at, valid_since, disabled, created_at, last_login_at, last_refresh_at, custom_attributes, \
-        providers, email_link_signin, custom_auth, initial_email, screen_name, token_epoch
+        providers, email_link_signin, custom_auth, initial_email, screen_name, token_epoch, mfa_info, tenant_id
         """
+
+    /// How many names `columns` lists.
+    static let columnCount = 24
 
     /// Reads a row selected with `columns`.
     init(row s: Statement) {
@@ -74,14 +85,21 @@ struct UserRecord: Sendable, Equatable {
         initialEmail = s.optionalText(19)
         screenName = s.optionalText(20)
         tokenEpoch = s.int64(21)
+        if let text = s.optionalText(22), let parsed = try? JSON.parse(text), let items = parsed.arrayValue {
+            let list = items.compactMap(MfaEnrollment.init(json:))
+            mfaInfo = list.isEmpty ? nil : list
+        }
+        let tenant = s.text(23)
+        tenantId = tenant.isEmpty ? nil : tenant
     }
 
     /// Values for `columns`, in order.
     var rowValues: [any SQLBindable] {
         let providersText: String? = providers.map { JSON.array($0.map(\.json)).serialized() }
+        let mfaText: String? = hasSecondFactors ? JSON.array((mfaInfo ?? []).map(\.json)).serialized() : nil
         return [localId, email, emailVerified, displayName, photoUrl, phoneNumber, passwordHash, salt, passwordScheme,
                 passwordUpdatedAt, validSince, disabled, createdAt, lastLoginAt, lastRefreshAt, customAttributes,
-                providersText, emailLinkSignin, customAuth, initialEmail, screenName, tokenEpoch]
+                providersText, emailLinkSignin, customAuth, initialEmail, screenName, tokenEpoch, mfaText, tenantId ?? ""]
     }
 
     // MARK: Wire form
@@ -126,6 +144,8 @@ struct UserRecord: Sendable, Equatable {
         if let initialEmail { o["initialEmail"] = .string(initialEmail) }
         if let screenName { o["screenName"] = .string(screenName) }
         if let lastRefreshAt { o["lastRefreshAt"] = .string(Instant(unixMicros: lastRefreshAt).rfc3339(fractionDigits: 3)) }
+        if let mfaInfo, !mfaInfo.isEmpty { o["mfaInfo"] = .array(mfaInfo.map(\.json)) }
+        if let tenantId { o["tenantId"] = .string(tenantId) }
         return .object(o)
     }
 

@@ -48,7 +48,9 @@ final class AuthTokenVerifier: IDTokenVerifier, Sendable {
         if checkRevoked {
             let user: UserRecord?
             do {
-                user = try store.read { tx in try tx.user(projectID, sub) }
+                // A tenant's token names its tenant; its account lives there.
+                let scope = AuthScope(projectID: projectID, tenantID: payload["firebase"]?["tenant"]?.stringValue)
+                user = try store.read { tx in try tx.user(scope, sub) }
             } catch {
                 throw .malformed("user lookup failed: \(error.message)")
             }

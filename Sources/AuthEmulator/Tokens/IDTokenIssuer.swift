@@ -12,10 +12,14 @@ struct IDTokenIssuer: Sendable {
     /// The claims of an ID token, in the Firebase emulator's order: `name`, `picture`, custom
     /// attributes, custom-token claims, `email`, `email_verified`, `phone_number`, `provider_id`
     /// (anonymous only), `auth_time`, `user_id`, `firebase`, `iat`, `exp`, `aud`, `iss`, `sub`.
+    /// `firebase` holds `identities`, `sign_in_provider`, then, for a session completed with a
+    /// second factor, `second_factor_identifier` and `sign_in_second_factor`, and for a tenant's
+    /// account `tenant`.
     ///
     /// Developer claims are spread like JavaScript object spreads: a developer `name` replaces the
     /// profile name in place, and reserved fields assigned afterwards win.
-    static func claims(user: UserRecord, projectID: String, provider: String, extraClaims: JSONObject, issuedAt: Int64) -> JSONObject {
+    static func claims(user: UserRecord, projectID: String, provider: String, extraClaims: JSONObject, issuedAt: Int64,
+                       secondFactor: SecondFactor? = nil) -> JSONObject {
         var c = OrderedClaims()
         c.set("name", user.displayName.map(JSON.string))
         c.set("picture", user.photoUrl.map(JSON.string))
@@ -27,7 +31,13 @@ struct IDTokenIssuer: Sendable {
         c.set("provider_id", provider == "anonymous" ? .string("anonymous") : nil)
         c.set("auth_time", .int(authTime(user, fallback: issuedAt)))
         c.set("user_id", .string(user.localId))
-        c.set("firebase", .object(JSONObject([("identities", .object(identities(user))), ("sign_in_provider", .string(provider))])))
+        var firebase = JSONObject([("identities", .object(identities(user))), ("sign_in_provider", .string(provider))])
+        if let secondFactor {
+            firebase["second_factor_identifier"] = .string(secondFactor.identifier)
+            firebase["sign_in_second_factor"] = .string(secondFactor.provider)
+        }
+        if let tenant = user.tenantId { firebase["tenant"] = .string(tenant) }
+        c.set("firebase", .object(firebase))
         c.set("iat", .int(issuedAt))
         c.set("exp", .int(issuedAt + lifetimeSeconds))
         c.set("aud", .string(projectID))
@@ -56,8 +66,10 @@ struct IDTokenIssuer: Sendable {
     }
 
     /// A signed (or, in `none` mode, unsigned) ID token.
-    func mint(user: UserRecord, projectID: String, provider: String, extraClaims: JSONObject, issuedAt: Int64) throws(AuthError) -> String {
-        try sign(Self.claims(user: user, projectID: projectID, provider: provider, extraClaims: extraClaims, issuedAt: issuedAt))
+    func mint(user: UserRecord, projectID: String, provider: String, extraClaims: JSONObject, issuedAt: Int64,
+              secondFactor: SecondFactor? = nil) throws(AuthError) -> String {
+        try sign(Self.claims(user: user, projectID: projectID, provider: provider, extraClaims: extraClaims, issuedAt: issuedAt,
+                             secondFactor: secondFactor))
     }
 
     /// Serialises `payload` as the signing mode requires.

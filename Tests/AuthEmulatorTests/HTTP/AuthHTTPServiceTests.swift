@@ -93,8 +93,10 @@ import Testing
                                                       "errors": .array([.object(["message": "Not Found", "reason": "notFound"])]),
                                                       "status": "NOT_FOUND"])]))
         #expect(h.send("GET", "\(it)/accounts:signUp?key=k").status == 404)
-        #expect(h.post("\(it)/projects/demo-hearth/tenants/t1/accounts:lookup", admin: true).status == 501)
-        #expect(h.post("/identitytoolkit.googleapis.com/v2/accounts/mfaSignIn:start").status == 501)
+        // Multi-tenancy and MFA are served now; unknown tenants and incomplete requests are 400s.
+        #expect(h.post("\(it)/projects/demo-hearth/tenants/t1/accounts:lookup", admin: true).errorMessage == "TENANT_NOT_FOUND")
+        #expect(h.post("/identitytoolkit.googleapis.com/v2/accounts/mfaSignIn:start").errorMessage
+                == "MISSING_MFA_PENDING_CREDENTIAL : Request does not have MFA pending credential.")
     }
 
     @Test func corsHeadersAndPreflight() throws {

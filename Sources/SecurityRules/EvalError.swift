@@ -8,6 +8,9 @@ struct EvalError: Error, Sendable, Equatable {
     var nodeID: Int32 = -1
     /// Fatal errors (access or expression limits) deny the whole request, not one statement.
     var fatal = false
+    /// Raised where a list query's constraints prove nothing; worded with the node's position
+    /// (`evaluation error at L5:22`) once the evaluator knows it.
+    var unproven = false
 
     init(_ message: String, fatal: Bool = false) {
         self.message = message
@@ -15,6 +18,13 @@ struct EvalError: Error, Sendable, Equatable {
     }
 
     static let nullValue = EvalError("Null value error.")
+
+    /// A list query's constraints do not prove the operation's outcome for every document.
+    static let unproven: EvalError = {
+        var e = EvalError("evaluation error")
+        e.unproven = true
+        return e
+    }()
 
     static func missingProperty(_ name: String) -> EvalError {
         EvalError("Property \(name) is undefined on object.")

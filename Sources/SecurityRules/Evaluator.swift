@@ -106,6 +106,7 @@ struct Evaluation {
         var bs: [RulesValue] = []
         bs.reserveCapacity(8)
         for b in program.matches { matchSegments(b, 0, 0, &bs) }
+        if let placeholder = request.listPlaceholder { unbind(placeholder) }
         let wanted = MethodSet(request.method)
         for (i, instance) in instances.enumerated() {
             for allow in instance.block.allows where allow.methods.contains(wanted) {
@@ -138,6 +139,15 @@ struct Evaluation {
     }
 
     // MARK: Matching
+
+    /// A list's placeholder document id is no id: a `{wildcard}` that took it holds an unknown string.
+    private mutating func unbind(_ placeholder: String) {
+        for i in instances.indices {
+            for k in instances[i].bindings.indices where instances[i].bindings[k] == .string(placeholder) {
+                instances[i].bindings[k] = Evaluation.anyDocumentID
+            }
+        }
+    }
 
     private mutating func matchSegments(_ b: CheckedMatch, _ si: Int, _ pos: Int, _ bs: inout [RulesValue]) {
         let path = request.path
@@ -194,7 +204,14 @@ struct Evaluation {
             return v
         } catch {
             var e = error
-            if e.nodeID < 0 { e.nodeID = id }
+            if e.nodeID < 0 {
+                e.nodeID = id
+                if e.unproven {
+                    // As the emulator words a list condition its query's constraints do not prove.
+                    let start = program.nodes[Int(id)].range.start
+                    e.message = "evaluation error at L\(start.line):\(start.column)"
+                }
+            }
             visited.append((id, .error(e)))
             throw e
         }
@@ -353,7 +370,10 @@ struct Evaluation {
             guard case .bool(let b) = v else { throw EvalError("Ternary condition must be a bool, got \(v.typeName).") }
             return try eval(b ? yes : no)
         case .isType(let x, let t):
-            return .bool(Evaluation.isType(try eval(x), t))
+            let v = try eval(x)
+            if Evaluation.isType(v, t) { return .bool(true) }
+            if case .constraint(let c) = v { return .bool(try c.isType(t)) }
+            return .bool(false)
         }
     }
 
@@ -480,6 +500,10 @@ struct Evaluation {
 
     // MARK: Value helpers
 
+    /// What a `{wildcard}` holds for a list's placeholder document id: some string (every string
+    /// is at least ''), nothing more.
+    static let anyDocumentID = RulesValue.constraint(RulesConstraint(filters: [RulesConstraint.Filter(.greaterEqual, .string(""))]))
+
     static func segmentText(_ v: RulesValue) throws(EvalError) -> String {
         switch v {
         case .string(let s): return s
@@ -502,6 +526,7 @@ struct Evaluation {
         case .map(let m):
             guard let v = m[name] else { throw EvalError.missingProperty(name) }
             return v
+        case .constraint(let c): return try c.member(name)
         case .null: throw EvalError.nullValue
         default: throw EvalError("Property \(name) is undefined on object of type \(b.typeName).")
         }
@@ -519,6 +544,7 @@ struct Evaluation {
         case (.path(let p), .int(let n)):
             guard n >= 0, n < p.count else { throw EvalError.indexOutOfRange(n, p.count) }
             return .string(p[Int(n)])
+        case (.constraint(let c), _): return try c.index(i)
         case (.null, _), (_, .null): throw EvalError.nullValue
         default: throw EvalError.unsupported(b, "[]", i)
         }

@@ -3,24 +3,61 @@
 enum Operators {
     static func apply(_ op: BinaryOperator, _ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue {
         switch op {
-        case .equal: return .bool(RulesValue.rulesEqual(a, b))
-        case .notEqual: return .bool(!RulesValue.rulesEqual(a, b))
-        case .less: return .bool(try RulesValue.compare(a, b, op: "<").map { $0 < 0 } ?? false)
-        case .lessEqual: return .bool(try RulesValue.compare(a, b, op: "<=").map { $0 <= 0 } ?? false)
-        case .greater: return .bool(try RulesValue.compare(a, b, op: ">").map { $0 > 0 } ?? false)
-        case .greaterEqual: return .bool(try RulesValue.compare(a, b, op: ">=").map { $0 >= 0 } ?? false)
+        case .equal:
+            if RulesValue.rulesEqual(a, b) { return .bool(true) }
+            return try unequal(op, a, b)
+        case .notEqual:
+            if RulesValue.rulesEqual(a, b) { return .bool(false) }
+            return try unequal(op, a, b)
+        case .less, .lessEqual, .greater, .greaterEqual:
+            let order: Int?
+            do {
+                order = try RulesValue.compare(a, b, op: op.rawValue)
+            } catch {
+                // Constraints are not ordered values: they answer from the query's filters.
+                if case .constraint(let c) = a { return try c.compare(op, b, flipped: false) }
+                if case .constraint(let c) = b { return try c.compare(op, a, flipped: true) }
+                throw error
+            }
+            guard let order else { return .bool(false) }   // NaN
+            switch op {
+            case .less: return .bool(order < 0)
+            case .lessEqual: return .bool(order <= 0)
+            case .greater: return .bool(order > 0)
+            default: return .bool(order >= 0)
+            }
         case .in: return try membership(a, b)
         case .add, .subtract, .multiply, .divide, .modulo: return try arithmetic(op, a, b)
         case .and, .or: throw EvalError.unsupported(a, op.rawValue, b)
         }
     }
 
+    /// `==` or `!=` of values `rulesEqual` found unequal: certain, unless a constraint stands for a
+    /// value the documents of a list leave open, in which case it proves what it can.
+    private static func unequal(_ op: BinaryOperator, _ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue {
+        switch (a, b) {
+        case (.constraint(let c), _): return try c.compare(op, b, flipped: false)
+        case (_, .constraint(let c)): return try c.compare(op, a, flipped: true)
+        case (.list, .list), (.set, .set), (.map, .map), (.mapDiff, .mapDiff):
+            if a.holdsConstraint || b.holdsConstraint { throw EvalError.unproven }
+        default: break
+        }
+        return .bool(op == .notEqual)
+    }
+
     static func membership(_ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue {
         switch b {
-        case .list(let items), .set(let items): return .bool(CollectionFunctions.contains(items, a))
+        case .list(let items), .set(let items):
+            if case .constraint(let c) = a { return .bool(try c.isIn(items)) }
+            return .bool(try CollectionFunctions.contains(items, a))
         case .map(let m):
-            guard case .string(let k) = a else { return .bool(false) }
+            guard case .string(let k) = a else {
+                // Keys are strings: only a constraint may stand for one.
+                if a.isConstraint { throw EvalError.unproven }
+                return .bool(false)
+            }
             return .bool(m[k] != nil)
+        case .constraint(let c): return .bool(try c.holds(a))
         case .null: throw EvalError.nullValue
         default: throw EvalError.unsupported(a, "in", b)
         }

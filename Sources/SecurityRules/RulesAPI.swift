@@ -23,6 +23,8 @@ public enum RulesValue: Sendable, Equatable {
     case map(RulesMap)
     case set([RulesValue])
     case mapDiff(left: RulesMap, right: RulesMap)
+    /// On a list request, a value the query constrains without fixing it (`RulesConstraint`).
+    case constraint(RulesConstraint)
 }
 
 /// The method a request is judged for.
@@ -70,16 +72,22 @@ public struct RulesRequest: Sendable {
     public var time: RulesValue
     /// `request.resource` on create/update (the document after the write), else nil.
     public var requestResource: RulesValue?
-    /// `resource`: the stored document, or nil when absent.
+    /// `resource`: the stored document, or nil when absent. On list, the stand-in for every
+    /// document the query could return: `data` is then usually a `RulesConstraint` map of what the
+    /// query's filters say (see `RulesConstraint`).
     public var resource: RulesValue?
     /// `request.query` on list (`{limit, offset, orderBy}`), else nil.
     public var query: RulesValue?
     /// The access-call limit: 10 for single-document requests, 20 for batches and transactions.
     public var accessLimit: Int
+    /// On list, the path segment that stands for "any document of the collection": a `{wildcard}`
+    /// taking it is a string about which nothing is known (no condition on it is proven), as the
+    /// document a list reads is not one document. nil: every segment is what it says.
+    public var listPlaceholder: String?
 
     public init(method: RulesMethod, path: [String], auth: RulesValue?, time: RulesValue,
                 requestResource: RulesValue? = nil, resource: RulesValue? = nil, query: RulesValue? = nil,
-                accessLimit: Int = 10) {
+                accessLimit: Int = 10, listPlaceholder: String? = nil) {
         self.method = method
         self.path = path
         self.auth = auth
@@ -88,5 +96,6 @@ public struct RulesRequest: Sendable {
         self.resource = resource
         self.query = query
         self.accessLimit = accessLimit
+        self.listPlaceholder = listPlaceholder
     }
 }

@@ -20,11 +20,13 @@ extension RulesValue {
         case .map: "map"
         case .set: "set"
         case .mapDiff: "map_diff"
+        case .constraint(let c): c.typeName
         }
     }
 
     /// Rules equality: values of different types are unequal, except int and float, which compare
-    /// numerically; NaN equals nothing; sets compare as sets.
+    /// numerically; NaN equals nothing; sets compare as sets. A constraint equals nothing here:
+    /// `Operators` proves what it can of one before trusting a false.
     static func rulesEqual(_ a: RulesValue, _ b: RulesValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
@@ -157,6 +159,8 @@ extension RulesValue {
             out += ", "
             RulesValue.map(r).render(into: &out, budget: budget)
             out += ")"
+        case .constraint(let c):
+            out += c.render { $0.rendered }
         }
     }
 
@@ -209,6 +213,7 @@ extension RulesValue {
         case .list(let items), .set(let items): return .array(items.map(\.json))
         case .map(let m): return .object(JSONObject(m.keys.sorted().map { ($0, m[$0]!.json) }))
         case .mapDiff(let l, let r): return .object(JSONObject([("left", RulesValue.map(l).json), ("right", RulesValue.map(r).json)]))
+        case .constraint: return .string(rendered)
         }
     }
 

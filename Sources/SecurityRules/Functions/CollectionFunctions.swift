@@ -1,15 +1,26 @@
 // List, set, map and MapDiff methods.
 
 enum CollectionFunctions {
-    static func contains(_ items: [RulesValue], _ v: RulesValue) -> Bool {
-        items.contains { RulesValue.rulesEqual($0, v) }
+    /// Whether `v` is one of `items`. Not finding it is certain unless a constraint (a list
+    /// request's stand-in for an open value) is involved: then nothing is proven.
+    static func contains(_ items: [RulesValue], _ v: RulesValue) throws(EvalError) -> Bool {
+        for item in items where RulesValue.rulesEqual(item, v) { return true }
+        if !items.isEmpty, v.holdsConstraint || items.contains(where: \.holdsConstraint) { throw EvalError.unproven }
+        return false
+    }
+
+    /// The items of `items` that are (`keep` true) or are not in `other`.
+    static func filter(_ items: [RulesValue], in other: [RulesValue], keep: Bool) throws(EvalError) -> [RulesValue] {
+        var out: [RulesValue] = []
+        for v in items where try contains(other, v) == keep { out.append(v) }
+        return out
     }
 
     /// Distinct elements in first-seen order.
-    static func distinct(_ items: [RulesValue]) -> [RulesValue] {
+    static func distinct(_ items: [RulesValue]) throws(EvalError) -> [RulesValue] {
         var out: [RulesValue] = []
         out.reserveCapacity(items.count)
-        for v in items where !contains(out, v) { out.append(v) }
+        for v in items where try !contains(out, v) { out.append(v) }
         return out
     }
 
@@ -45,9 +56,8 @@ enum CollectionFunctions {
             guard case .list(let other) = args[0] else { throw EvalError.invalidArgument("concat", "list expected, got \(args[0].typeName)") }
             return .list(l + other)
         case .removeAll:
-            let other = try elements(args[0], m)
-            return .list(l.filter { !contains(other, $0) })
-        case .toSet: return .set(distinct(l))
+            return .list(try filter(l, in: try elements(args[0], m), keep: false))
+        case .toSet: return .set(try distinct(l))
         default: throw EvalError.noFunction(m.rawValue)
         }
     }
@@ -79,9 +89,15 @@ enum CollectionFunctions {
     private static func has(_ m: Method, _ items: [RulesValue], _ arg: RulesValue) throws(EvalError) -> RulesValue {
         let other = try elements(arg, m)
         switch m {
-        case .hasAll: return .bool(other.allSatisfy { contains(items, $0) })
-        case .hasAny: return .bool(other.contains { contains(items, $0) })
-        default: return .bool(items.allSatisfy { contains(other, $0) })   // hasOnly ignores repeats
+        case .hasAll:
+            for o in other where try !contains(items, o) { return .bool(false) }
+            return .bool(true)
+        case .hasAny:
+            for o in other where try contains(items, o) { return .bool(true) }
+            return .bool(false)
+        default:
+            for i in items where try !contains(other, i) { return .bool(false) }   // hasOnly ignores repeats
+            return .bool(true)
         }
     }
 
@@ -89,14 +105,12 @@ enum CollectionFunctions {
         switch m {
         case .size: return .int(Int64(s.count))
         case .hasAll, .hasAny, .hasOnly: return try has(m, s, args[0])
-        case .union: return .set(distinct(s + (try elements(args[0], m))))
+        case .union: return .set(try distinct(s + (try elements(args[0], m))))
         case .intersection:
-            let other = try elements(args[0], m)
-            return .set(s.filter { contains(other, $0) })
+            return .set(try filter(s, in: try elements(args[0], m), keep: true))
         case .difference:
             // A.difference(B) is A \ B, as the reference's example shows.
-            let other = try elements(args[0], m)
-            return .set(s.filter { !contains(other, $0) })
+            return .set(try filter(s, in: try elements(args[0], m), keep: false))
         default: throw EvalError.noFunction(m.rawValue)
         }
     }
@@ -136,13 +150,27 @@ enum CollectionFunctions {
         switch m {
         case .addedKeys: return keys({ k, _ in r[k] == nil }, l)
         case .removedKeys: return keys({ k, _ in l[k] == nil }, r)
-        case .changedKeys: return keys({ k, v in r[k].map { !RulesValue.rulesEqual(v, $0) } ?? false }, l)
-        case .unchangedKeys: return keys({ k, v in r[k].map { RulesValue.rulesEqual(v, $0) } ?? false }, l)
+        case .changedKeys: return .set(try changed(l, r).map { .string($0) })
+        case .unchangedKeys:
+            let changed = try changed(l, r)
+            return keys({ k, _ in r[k] != nil && !changed.contains(k) }, l)
         case .affectedKeys:
-            let changed = l.filter { k, v in r[k].map { !RulesValue.rulesEqual(v, $0) } ?? true }.map(\.key)
             let removed = r.filter { k, _ in l[k] == nil }.map(\.key)
-            return .set((changed + removed).sorted().map { .string($0) })
+            let added = l.filter { k, _ in r[k] == nil }.map(\.key)
+            return .set((try changed(l, r) + added + removed).sorted().map { .string($0) })
         default: throw EvalError.noFunction(m.rawValue)
         }
+    }
+
+    /// Keys present on both sides with unequal values, in key order. Unequal is certain unless a
+    /// constraint (a list request's stand-in for an open value) is involved: then nothing is proven.
+    private static func changed(_ l: RulesMap, _ r: RulesMap) throws(EvalError) -> [String] {
+        var out: [String] = []
+        for (k, v) in l {
+            guard let w = r[k], !RulesValue.rulesEqual(v, w) else { continue }
+            if v.holdsConstraint || w.holdsConstraint { throw EvalError.unproven }
+            out.append(k)
+        }
+        return out
     }
 }

@@ -47,6 +47,18 @@ enum S3Error: Error, Sendable {
     /// A bucket sub-resource that is not configured (`NoSuchCORSConfiguration`, `NoSuchTagSet`, …).
     case noSuchBucketConfiguration(code: String, message: String, bucket: String)
     case notImplemented(header: String?)
+    /// A bucket policy document S3 refuses (`MalformedPolicy`, with S3's message for the fault).
+    case malformedPolicy(message: String)
+    /// PutBucketVersioning without a `Status`.
+    case illegalVersioningConfiguration
+    /// A tag set S3 refuses (`InvalidTag`).
+    case invalidTag(message: String)
+    /// A request without a version id found a delete marker as the key's current version: 404
+    /// `NoSuchKey`, with `x-amz-delete-marker` and the marker's version id.
+    case deletedKey(key: String, versionID: String)
+    /// A request named a delete marker by its version id where an object was needed: 405
+    /// `MethodNotAllowed` with `ResourceType` `DeleteMarker` and `Allow: DELETE`.
+    case deleteMarkerNotAllowed(method: String, versionID: String, lastModified: String)
     /// A failed `If-Match`-style condition; `condition` names the header.
     case preconditionFailed(condition: String)
     /// An authentication failure decided by the SigV4/SigV2 verifier.
@@ -91,6 +103,11 @@ enum S3Error: Error, Sendable {
         case .noSuchVersion: "NoSuchVersion"
         case .noSuchBucketConfiguration(let code, _, _): code
         case .notImplemented: "NotImplemented"
+        case .malformedPolicy: "MalformedPolicy"
+        case .illegalVersioningConfiguration: "IllegalVersioningConfigurationException"
+        case .invalidTag: "InvalidTag"
+        case .deletedKey: "NoSuchKey"
+        case .deleteMarkerNotAllowed: "MethodNotAllowed"
         case .preconditionFailed: "PreconditionFailed"
         case .signature(let f): f.code
         case .postForm(let f): f.code
@@ -111,9 +128,10 @@ enum S3Error: Error, Sendable {
         case .invalidPart, .invalidPartOrder: 400
         case .invalidPartNumber, .invalidRange: 416
         case .invalidRequest, .invalidStorageClass, .invalidURI, .keyTooLong, .malformedXML, .metadataTooLarge: 400
-        case .methodNotAllowed: 405
+        case .methodNotAllowed, .deleteMarkerNotAllowed: 405
         case .missingContentLength: 411
-        case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchVersion, .noSuchBucketConfiguration: 404
+        case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchVersion, .noSuchBucketConfiguration, .deletedKey: 404
+        case .malformedPolicy, .illegalVersioningConfiguration, .invalidTag: 400
         case .notImplemented: 501
         case .preconditionFailed: 412
         case .signature(let f): f.httpStatus
@@ -160,6 +178,10 @@ enum S3Error: Error, Sendable {
         case .noSuchVersion: "The specified version does not exist."
         case .noSuchBucketConfiguration(_, let message, _): message
         case .notImplemented: "A header you provided implies functionality that is not implemented"
+        case .malformedPolicy(let message), .invalidTag(let message): message
+        case .illegalVersioningConfiguration: "The Versioning element must be specified"
+        case .deletedKey: "The specified key does not exist."
+        case .deleteMarkerNotAllowed: "The specified method is not allowed against this resource."
         case .preconditionFailed: "At least one of the pre-conditions you specified did not hold"
         case .signature(let f): f.message
         case .postForm(let f): f.message
@@ -170,7 +192,7 @@ enum S3Error: Error, Sendable {
     var details: [(String, String)] {
         switch self {
         case .accessDenied, .badRequest, .internalError, .incompleteBody, .invalidRequest, .invalidURI, .malformedXML,
-             .missingContentLength:
+             .missingContentLength, .malformedPolicy, .illegalVersioningConfiguration, .invalidTag:
             []
         case .accessForbidden(_, let method, let resourceType, _): [("Method", method), ("ResourceType", resourceType)]
         case .badDigest(let expected, let calculated): [("ExpectedDigest", expected), ("CalculatedDigest", calculated)]
@@ -182,7 +204,9 @@ enum S3Error: Error, Sendable {
         case .entityTooSmall(let proposed, let min, let part, let etag):
             [("ProposedSize", String(proposed)), ("MinSizeAllowed", String(min)), ("PartNumber", String(part)), ("ETag", etag)]
         case .illegalLocationConstraint(let c): c.map { [("LocationConstraint", $0)] } ?? []
-        case .invalidArgument(_, let name, let value): [("ArgumentName", name), ("ArgumentValue", value ?? "")]
+        case .invalidArgument(_, let name, let value):
+            // S3 leaves out ArgumentValue where it has none to show (an encryption rule, a count).
+            value.map { [("ArgumentName", name), ("ArgumentValue", $0)] } ?? [("ArgumentName", name)]
         case .invalidDigest(let md5): [("Content-MD5", md5)]
         case .invalidLocationConstraint(let c): [("LocationConstraint", c)]
         case .invalidPart(let upload, let part, let etag): [("UploadId", upload), ("PartNumber", String(part)), ("ETag", etag)]
@@ -194,7 +218,8 @@ enum S3Error: Error, Sendable {
         case .keyTooLong(let size): [("Size", String(size)), ("MaxSizeAllowed", "1024")]
         case .metadataTooLarge(let size): [("Size", String(size)), ("MaxSizeAllowed", "2048")]
         case .methodNotAllowed(let method, let type): [("Method", method), ("ResourceType", type)]
-        case .noSuchKey(let key): [("Key", key)]
+        case .noSuchKey(let key), .deletedKey(let key, _): [("Key", key)]
+        case .deleteMarkerNotAllowed(let method, _, _): [("Method", method), ("ResourceType", "DeleteMarker")]
         case .noSuchUpload(let upload): [("UploadId", upload)]
         case .noSuchVersion(let key, let version): [("Key", key), ("VersionId", version)]
         case .noSuchBucketConfiguration(_, _, let bucket): [("BucketName", bucket)]
@@ -210,6 +235,9 @@ enum S3Error: Error, Sendable {
         switch self {
         case .signature(let f): f.responseHeaders
         case .methodNotAllowed: [("Allow", "GET, HEAD, PUT, POST, DELETE")]
+        case .deletedKey(_, let versionID): [("x-amz-delete-marker", "true"), ("x-amz-version-id", versionID)]
+        case .deleteMarkerNotAllowed(_, let versionID, let lastModified):
+            [("Allow", "DELETE"), ("Last-Modified", lastModified), ("x-amz-delete-marker", "true"), ("x-amz-version-id", versionID)]
         default: []
         }
     }

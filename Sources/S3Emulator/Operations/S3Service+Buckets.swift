@@ -133,8 +133,8 @@ extension S3Service {
 
     // MARK: Bucket configuration reads
 
-    /// Answers a bucket configuration read as S3 does for a bucket nobody configured: the default
-    /// document, or the sub-resource's "does not exist" error.
+    /// Answers a read of a configuration Hearth cannot set, as S3 does for a bucket nobody
+    /// configured: the default document, or the sub-resource's "does not exist" error.
     func getBucketConfiguration(_ name: String, _ ctx: S3Context) -> Result<Response, S3Error> {
         requireBucket(ctx).flatMap { b -> Result<Response, S3Error> in
             func missing(_ code: String, _ message: String) -> Result<Response, S3Error> {
@@ -142,31 +142,12 @@ extension S3Service {
             }
             var x = XMLWriter()
             switch name {
-            case "versioning": x.empty("VersioningConfiguration", namespace: true)
             case "accelerate": x.empty("AccelerateConfiguration", namespace: true)
             case "logging": x.empty("BucketLoggingStatus", namespace: true)
             case "notification": x.empty("NotificationConfiguration", namespace: true)
             case "requestPayment":
                 x.group("RequestPaymentConfiguration", namespace: true) { $0.element("Payer", "BucketOwner") }
-            case "encryption":
-                x.group("ServerSideEncryptionConfiguration", namespace: true) { x in
-                    x.group("Rule") { x in
-                        x.group("ApplyServerSideEncryptionByDefault") { $0.element("SSEAlgorithm", "AES256") }
-                        x.element("BucketKeyEnabled", "false")
-                    }
-                }
-            case "ownershipControls":
-                x.group("OwnershipControls", namespace: true) { x in
-                    x.group("Rule") { $0.element("ObjectOwnership", "BucketOwnerEnforced") }
-                }
-            case "publicAccessBlock":
-                x.group("PublicAccessBlockConfiguration", namespace: true) { x in
-                    for e in ["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"] { x.element(e, "true") }
-                }
-            case "lifecycle": return missing("NoSuchLifecycleConfiguration", "The lifecycle configuration does not exist")
-            case "policy", "policyStatus": return missing("NoSuchBucketPolicy", "The bucket policy does not exist")
             case "replication": return missing("ReplicationConfigurationNotFoundError", "The replication configuration was not found")
-            case "tagging": return missing("NoSuchTagSet", "The TagSet does not exist")
             case "website": return missing("NoSuchWebsiteConfiguration", "The specified bucket does not have a website configuration")
             case "object-lock":
                 return missing("ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket")
@@ -181,11 +162,13 @@ extension S3Service {
     func getACL(_ ctx: S3Context) -> Result<Response, S3Error> {
         requireBucket(ctx).flatMap { b -> Result<Response, S3Error> in
             var owner = b.owner
-            if let key = ctx.target.key {
-                switch attempt(ctx, { try store.object(bucket: b.name, key: key) }) {
+            var headers = HTTPHeaders()
+            if ctx.target.key != nil {
+                switch requireObject(ctx) {
                 case .failure(let e): return .failure(e)
-                case .success(nil): return .failure(.noSuchKey(key: key))
-                case .success(let o?): owner = o.owner
+                case .success(let found):
+                    owner = found.record.owner
+                    headers = S3Service.versionHeader(found.record, versioned: found.versioned)
                 }
             }
             var x = XMLWriter()
@@ -201,7 +184,7 @@ extension S3Service {
                     }
                 }
             }
-            return .success(S3Service.xmlResponse(x))
+            return .success(S3Service.xmlResponse(x, headers: headers))
         }
     }
 }

@@ -2,49 +2,94 @@ import Foundation
 import HearthCore
 import HearthCrypto
 import HearthHTTP
+import HearthSQLite
 
 extension S3Service {
     /// A parsed `x-amz-copy-source`.
     struct CopySource {
         var bucket: String
         var key: String
+        /// `?versionId=`: the version to copy (nil: the current one).
+        var versionID: String?
     }
 
-    /// Parses `x-amz-copy-source` (`bucket/key` or `/bucket/key`, URL-encoded, optional `?versionId=`).
-    static func copySource(_ ctx: S3Context) -> Result<CopySource, S3Error> {
+    /// Parses `x-amz-copy-source` (`bucket/key` or `/bucket/key`, URL-encoded, optional
+    /// `?versionId=`). A version id S3 could not have issued is `InvalidRequest` "Invalid Request"
+    /// for CopyObject and `InvalidArgument` for UploadPartCopy, as S3 answers them.
+    static func copySource(_ ctx: S3Context, forPart: Bool = false) -> Result<CopySource, S3Error> {
         let raw = ctx.header("x-amz-copy-source") ?? ""
         let invalid = S3Error.invalidArgument(message: "Copy Source must mention the source bucket and key: sourcebucket/sourcekey",
                                               name: "x-amz-copy-source", value: raw)
         var text = raw.trimmingCharacters(in: .whitespaces)
+        var versionID: String?
         if let q = text.range(of: "?versionId=") {
             let version = String(text[q.upperBound...])
             text = String(text[..<q.lowerBound])
-            if version != "null" {
-                return .failure(.invalidArgument(message: "Invalid version id specified", name: "x-amz-copy-source", value: raw))
+            if version.isEmpty {
+                return .failure(.invalidArgument(message: "Version id cannot be the empty string", name: "x-amz-copy-source", value: ""))
             }
+            guard version == "null" || VersionID.isWellFormed(version) else {
+                return .failure(forPart ? .invalidArgument(message: "Invalid version id specified", name: "x-amz-copy-source", value: raw)
+                                        : .invalidRequest(message: "Invalid Request"))
+            }
+            versionID = version
         }
         if text.hasPrefix("/") { text.removeFirst() }
         guard let decoded = try? S3Target.decode(text), let slash = decoded.firstIndex(of: "/") else { return .failure(invalid) }
         let bucket = String(decoded[..<slash])
         let key = String(decoded[decoded.index(after: slash)...])
         guard !bucket.isEmpty, !key.isEmpty else { return .failure(invalid) }
-        return .success(CopySource(bucket: bucket, key: key))
+        return .success(CopySource(bucket: bucket, key: key, versionID: versionID))
+    }
+
+    /// A copy source found, and whether its bucket has had versioning (for
+    /// `x-amz-copy-source-version-id`).
+    struct FoundSource {
+        var record: ObjectRecord
+        var versioned: Bool
+
+        /// `x-amz-copy-source-version-id`, answered when the source bucket has had versioning.
+        func addHeader(to h: inout HTTPHeaders) {
+            if versioned { h.add("x-amz-copy-source-version-id", record.versionName) }
+        }
+    }
+
+    /// The copy source's record, after its bucket and key (or version) exist and its
+    /// `x-amz-copy-source-if-*` conditions hold (CopyObject and UploadPartCopy alike). A source
+    /// whose current version is a delete marker is `NoSuchKey` with the marker's headers; one
+    /// named as a delete marker by its version id is `InvalidRequest`, as in S3.
+    func copySourceRecord(_ ctx: S3Context, _ source: CopySource) -> Result<FoundSource, S3Error> {
+        let lookup = attempt(ctx, { () throws -> FoundSource in
+            let found = try store.entry(bucket: source.bucket, key: source.key, versionID: source.versionID)
+            guard let entry = found.entry else {
+                throw source.versionID.map { S3Error.noSuchVersion(key: source.key, versionID: $0) } ?? S3Error.noSuchKey(key: source.key)
+            }
+            if entry.isDeleteMarker {
+                guard source.versionID == nil else {
+                    throw S3Error.invalidRequest(message: "The source of a copy request may not specifically refer to a delete marker by version id.")
+                }
+                throw S3Error.deletedKey(key: source.key, versionID: entry.record.versionName)
+            }
+            return FoundSource(record: entry.record, versioned: found.versioned)
+        })
+        guard case .success(let found) = lookup else { return lookup }
+        if let e = S3Service.copySourceCondition(ctx, found.record) { return .failure(e) }
+        return .success(found)
+    }
+
+    /// Inside a write transaction: the source version's record as it is now (to check it did not
+    /// change since its digest was computed).
+    static func currentSource(_ c: Connection, _ source: CopySource) throws -> ObjectRecord? {
+        if let versionID = source.versionID {
+            guard let entry = try S3Store.version(c, bucket: source.bucket, key: source.key, versionID: versionID), !entry.isDeleteMarker else {
+                return nil
+            }
+            return entry.record
+        }
+        return try S3Store.object(c, bucket: source.bucket, key: source.key)
     }
 
     /// The `x-amz-copy-source-if-*` conditions (412 with the header's name when one fails).
-    /// The copy source's record, after its bucket and key exist and its `x-amz-copy-source-if-*`
-    /// conditions hold (CopyObject and UploadPartCopy alike).
-    func copySourceRecord(_ ctx: S3Context, _ source: CopySource) -> Result<ObjectRecord, S3Error> {
-        let lookup = attempt(ctx, { () throws -> ObjectRecord in
-            guard try store.bucket(source.bucket) != nil else { throw S3Error.noSuchBucket(bucket: source.bucket) }
-            guard let r = try store.object(bucket: source.bucket, key: source.key) else { throw S3Error.noSuchKey(key: source.key) }
-            return r
-        })
-        guard case .success(let record) = lookup else { return lookup }
-        if let e = S3Service.copySourceCondition(ctx, record) { return .failure(e) }
-        return .success(record)
-    }
-
     static func copySourceCondition(_ ctx: S3Context, _ source: ObjectRecord) -> S3Error? {
         let seconds = source.lastModified.unixSeconds
         if let im = ctx.header("x-amz-copy-source-if-match") {
@@ -118,9 +163,10 @@ extension S3Service {
         if case .failure(let e) = requireBucket(ctx) { return .failure(e) }
         for _ in 0..<3 {
             let sourceRecord: ObjectRecord
+            let foundSource: FoundSource
             switch copySourceRecord(ctx, source) {
             case .failure(let e): return .failure(e)
-            case .success(let r): sourceRecord = r
+            case .success(let found): (foundSource, sourceRecord) = (found, found.record)
             }
             if sourceRecord.size > configuration.maxObjectSize {
                 return .failure(.invalidRequest(message:
@@ -129,7 +175,8 @@ extension S3Service {
             let changesSomething = directive == "REPLACE" || ctx.header("x-amz-storage-class") != nil
                 || ctx.header("x-amz-website-redirect-location") != nil || ctx.header("x-amz-server-side-encryption") != nil
                 || (requestedAlgorithm != nil && requestedAlgorithm != sourceRecord.checksum?.algorithm)
-            if source.bucket == ctx.bucket && source.key == ctx.key && !changesSomething {
+            // Copying an older version onto its own key restores it, which is a change.
+            if source.bucket == ctx.bucket && source.key == ctx.key && source.versionID == nil && !changesSomething {
                 return .failure(.invalidRequest(message:
                     "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes."))
             }
@@ -161,26 +208,27 @@ extension S3Service {
             let now = Instant(unixSeconds: clock.now().unixSeconds)
             let finalChecksum = checksum
             let finalEtag = etag
-            let result = attempt(ctx) { () throws -> Bool in
+            let result = attempt(ctx) { () throws -> String?? in
                 do {
-                    try database.write { c in
-                        guard let current = try S3Store.object(c, bucket: source.bucket, key: source.key),
-                              current.blobID == sourceRecord.blobID else { throw SourceChanged() }
+                    return try database.write { c in
+                        guard let current = try S3Service.currentSource(c, source), current.blobID == sourceRecord.blobID else {
+                            throw SourceChanged()
+                        }
                         let blob = try BlobStore.copyRange(c, from: current.blobID, start: 0, length: current.size, now: now)
                         let record = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: blob, size: current.size, etag: finalEtag,
                                                   lastModified: now, metadata: metadata, checksum: finalChecksum, partSizes: nil,
                                                   owner: ctx.accessKey ?? defaultOwner)
-                        try S3Store.storeObject(c, record, condition: condition)
+                        return .some(try S3Store.storeObject(c, record, condition: condition, newVersionID: newVersionID))
                     }
-                    return true
                 } catch is SourceChanged {
-                    return false
+                    return .none
                 }
             }
+            let versionID: String?
             switch result {
             case .failure(let e): return .failure(e)
-            case .success(false): continue
-            case .success(true): break
+            case .success(.none): continue
+            case .success(.some(let v)): versionID = v
             }
             var x = XMLWriter()
             x.group("CopyObjectResult", namespace: true) { x in
@@ -192,6 +240,8 @@ extension S3Service {
                 }
             }
             var h = HTTPHeaders()
+            foundSource.addHeader(to: &h)
+            if let versionID { h.add("x-amz-version-id", versionID) }
             h.add("x-amz-server-side-encryption", "AES256")
             return .success(S3Service.xmlResponse(x, headers: h))
         }

@@ -20,35 +20,52 @@ extension S3Service {
         }
         let quiet = root.childText("Quiet")?.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "true"
         if case .failure(let e) = requireBucket(ctx) { return .failure(e) }
+        let now = Instant(unixSeconds: clock.now().unixSeconds)
+        let owner = ctx.accessKey ?? defaultOwner
         return attempt(ctx) {
-            var outcomes: [(key: String, versionID: String?, error: S3Error?)] = []
+            var outcomes: [(key: String, versionID: String?, result: Result<S3Store.DeleteOutcome, S3Error>)] = []
             try database.write { c in
+                guard let bucket = try S3Store.bucket(c, ctx.bucket) else { throw S3Error.noSuchBucket(bucket: ctx.bucket) }
                 for (key, versionID) in keys {
                     if let e = S3Service.checkKey(key) {
-                        outcomes.append((key, versionID, e))
-                    } else if let v = versionID, v != "null" {
-                        outcomes.append((key, versionID, .noSuchVersion(key: key, versionID: v)))
+                        outcomes.append((key, versionID, .failure(e)))
+                    } else if let access = ctx.anonymousAccess,
+                              !access.permits(versionID == nil ? "s3:DeleteObject" : "s3:DeleteObjectVersion", key: key) {
+                        outcomes.append((key, versionID, .failure(.accessDenied(message: "Access Denied"))))
+                    } else if let v = versionID {
+                        // A version id S3 could not have issued names no version.
+                        guard v == "null" || VersionID.isWellFormed(v) else {
+                            outcomes.append((key, versionID, .failure(.noSuchVersion(key: key, versionID: v))))
+                            continue
+                        }
+                        outcomes.append((key, versionID, .success(try S3Store.deleteVersion(c, bucket: bucket.name, key: key, versionID: v))))
                     } else {
-                        try S3Store.deleteObject(c, bucket: ctx.bucket, key: key)
-                        outcomes.append((key, versionID, nil))
+                        let outcome = try S3Store.deleteCurrent(c, bucket: bucket, key: key, owner: owner, now: now, newVersionID: newVersionID)
+                        outcomes.append((key, nil, .success(outcome)))
                     }
                 }
             }
             var x = XMLWriter()
             x.group("DeleteResult", namespace: true) { x in
                 for o in outcomes {
-                    if let e = o.error {
+                    switch o.result {
+                    case .failure(let e):
                         x.group("Error") { x in
                             x.element("Key", o.key)
                             x.element("VersionId", ifPresent: o.versionID)
                             x.element("Code", e.code)
                             x.element("Message", e.message)
                         }
-                    } else if !quiet {
+                    case .success(let outcome) where !quiet:
                         x.group("Deleted") { x in
                             x.element("Key", o.key)
                             x.element("VersionId", ifPresent: o.versionID)
+                            if outcome.deleteMarker {
+                                x.element("DeleteMarker", "true")
+                                x.element("DeleteMarkerVersionId", outcome.versionID ?? "null")
+                            }
                         }
+                    case .success: break
                     }
                 }
             }

@@ -13,8 +13,10 @@ extension S3Service {
     /// GetObject and HeadObject.
     func getObject(_ ctx: S3Context) -> Result<Response, S3Error> {
         let isHead = ctx.request.method == "HEAD"
-        if let v = ctx.query("versionId"), v != "null" {
-            return .failure(.invalidArgument(message: "Invalid version id specified", name: "versionId", value: v))
+        let versionID: String?
+        switch S3Service.versionIDParameter(ctx) {
+        case .failure(let e): return .failure(e)
+        case .success(let v): versionID = v
         }
         var partNumber: Int?
         if let p = ctx.query("partNumber") {
@@ -31,7 +33,7 @@ extension S3Service {
         }
         var plan = Plan.whole
         let read = attempt(ctx) {
-            try store.objectForRead(bucket: ctx.bucket, key: ctx.key) { record -> (Int64, Int64)? in
+            try store.objectForRead(bucket: ctx.bucket, key: ctx.key, versionID: versionID) { record -> (Int64, Int64)? in
                 switch ReadConditions.evaluate(ifMatch: ctx.header("If-Match"), ifUnmodifiedSince: ctx.header("If-Unmodified-Since"),
                                                ifNoneMatch: ctx.header("If-None-Match"), ifModifiedSince: ctx.header("If-Modified-Since"),
                                                etag: record.etag, lastModified: record.lastModified) {
@@ -61,10 +63,17 @@ extension S3Service {
         }
         let record: ObjectRecord
         let body: S3Store.BodyPlan
+        let versioned: Bool
         switch read {
         case .failure(let e): return .failure(e)
-        case .success(nil): return .failure(.noSuchKey(key: ctx.key))
-        case .success(let found?): (record, body) = found
+        case .success(.missing):
+            if let e = anonymousMissingObjectError(ctx) { return .failure(e) }
+            return .failure(versionID.map { .noSuchVersion(key: ctx.key, versionID: $0) } ?? .noSuchKey(key: ctx.key))
+        case .success(.deleted(let marker)):
+            return .failure(S3Service.deleteMarkerError(marker, key: ctx.key, namedByVersion: false, method: ctx.request.method))
+        case .success(.deleteMarker(let marker)):
+            return .failure(S3Service.deleteMarkerError(marker, key: ctx.key, namedByVersion: true, method: ctx.request.method))
+        case .success(.found(let r, let b, let v)): (record, body, versioned) = (r, b, v)
         }
         switch plan {
         case .precondition(let c): return .failure(.preconditionFailed(condition: c))
@@ -74,6 +83,7 @@ extension S3Service {
             var h = HTTPHeaders()
             h.add("Last-Modified", record.lastModified.httpDate)
             h.add("ETag", record.etag)
+            if versioned { h.add("x-amz-version-id", record.versionName) }
             return .success(Response(status: 304, headers: h, body: .empty))
         case .whole, .partial: break
         }
@@ -82,6 +92,8 @@ extension S3Service {
             h.add("x-amz-mp-parts-count", String(sizes.count))
         }
         h.add("Accept-Ranges", "bytes")
+        // A bucket that has (or had) versioning names the version it answered with.
+        if versioned { h.add("x-amz-version-id", record.versionName) }
         var status = 200
         var length = record.size
         var rangeStart: Int64 = 0

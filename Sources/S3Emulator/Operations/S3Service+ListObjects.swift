@@ -4,7 +4,7 @@ import HearthHTTP
 
 extension S3Service {
     /// Which listing API a request uses.
-    enum ListingVersion { case v1, v2, versions }
+    enum ListingVersion { case v1, v2 }
 
     /// One page of a listing: keys and common prefixes interleaved in key order.
     struct ListingPage {
@@ -17,63 +17,35 @@ extension S3Service {
         var lastIsPrefix = false
     }
 
-    /// Walks the keys of a bucket in UTF-8 byte order after `marker`, rolling keys that contain
-    /// `delimiter` after `prefix` into common prefixes; a common prefix counts as one entry and
-    /// its keys are skipped with one index seek.
+    /// One page of current objects after `marker` (a common prefix when `markerIsPrefix`).
     func listPage(bucket: String, prefix: String, delimiter: String, marker: String?, markerIsPrefix: Bool, maxKeys: Int) throws -> ListingPage {
-        var page = ListingPage()
-        guard maxKeys > 0 else { return page }
         let markerBytes = marker.map { Array($0.utf8) }
-        var cursor: (bytes: [UInt8], inclusive: Bool)?
+        var start: (bytes: [UInt8], inclusive: Bool)?
         if let markerBytes {
             if markerIsPrefix, let next = S3Store.successor(ofPrefix: markerBytes) {
-                cursor = (next, true)
+                start = (next, true)
             } else {
-                cursor = (markerBytes, false)
+                start = (markerBytes, false)
             }
         }
-        var count = 0
-        scan: while true {
-            let limit = min(1000, maxKeys - count + 1)
-            let batch = try store.objects(bucket: bucket, prefix: prefix, after: cursor?.bytes, inclusive: cursor?.inclusive ?? false,
-                                          limit: limit)
-            if batch.isEmpty { break }
-            var seeked = false
-            for object in batch {
-                if !delimiter.isEmpty {
-                    let rest = String(decoding: object.key.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
-                    if let range = rest.range(of: delimiter) {
-                        let commonPrefix = prefix + String(rest[..<range.upperBound])
-                        let cpBytes = Array(commonPrefix.utf8)
-                        // A prefix at or before the marker belongs to an earlier page.
-                        let earlier = markerBytes.map { !$0.lexicographicallyPrecedes(cpBytes) } ?? false
-                        if !earlier {
-                            if count == maxKeys {
-                                page.isTruncated = true
-                                break scan
-                            }
-                            page.commonPrefixes.append(commonPrefix)
-                            count += 1
-                            page.last = commonPrefix
-                            page.lastIsPrefix = true
-                        }
-                        guard let skip = S3Store.successor(ofPrefix: cpBytes) else { break scan }
-                        cursor = (skip, true)
-                        seeked = true
-                        break
-                    }
-                }
-                if count == maxKeys {
-                    page.isTruncated = true
-                    break scan
-                }
-                page.objects.append(object)
-                count += 1
-                page.last = object.key
+        let walked = try ListingWalk.walk(
+            prefix: prefix, delimiter: delimiter, markerKey: markerBytes, maxKeys: maxKeys, start: start,
+            key: { (o: ObjectRecord) in o.key }, seek: { ($0, true) }, after: { (Array($0.key.utf8), false) },
+            fetch: { cursor, limit in
+                try store.objects(bucket: bucket, prefix: prefix, after: cursor?.bytes, inclusive: cursor?.inclusive ?? false, limit: limit)
+            })
+        var page = ListingPage(isTruncated: walked.isTruncated)
+        for item in walked.items {
+            switch item {
+            case .entry(let o):
+                page.objects.append(o)
+                page.last = o.key
                 page.lastIsPrefix = false
-                cursor = (Array(object.key.utf8), false)
+            case .commonPrefix(let p):
+                page.commonPrefixes.append(p)
+                page.last = p
+                page.lastIsPrefix = true
             }
-            if !seeked && batch.count < limit { break }
         }
         return page
     }
@@ -97,7 +69,7 @@ extension S3Service {
         return .success(min(n, 1000))
     }
 
-    /// ListObjects (v1), ListObjectsV2 and ListObjectVersions.
+    /// ListObjects (v1) and ListObjectsV2 (the current version of each key).
     func listObjects(_ ctx: S3Context, version: ListingVersion) -> Result<Response, S3Error> {
         let urlEncoded: Bool
         switch S3Service.listingURLEncoding(ctx) {
@@ -117,8 +89,6 @@ extension S3Service {
         switch version {
         case .v1:
             marker = ctx.query("marker").flatMap { $0.isEmpty ? nil : $0 }
-        case .versions:
-            marker = ctx.query("key-marker").flatMap { $0.isEmpty ? nil : $0 }
         case .v2:
             if let token = ctx.query("continuation-token") {
                 guard let decoded = S3Service.decodeContinuationToken(token) else {
@@ -139,8 +109,7 @@ extension S3Service {
         }
         let fetchOwner = version != .v2 || ctx.query("fetch-owner") == "true"
         var x = XMLWriter()
-        let root = version == .versions ? "ListVersionsResult" : "ListBucketResult"
-        x.group(root, namespace: true) { x in
+        x.group("ListBucketResult", namespace: true) { x in
             x.element("Name", bucket.name)
             x.element("Prefix", encode(prefix))
             switch version {
@@ -154,25 +123,14 @@ extension S3Service {
                 }
                 x.element("KeyCount", String(page.objects.count + page.commonPrefixes.count))
                 if let sa = ctx.query("start-after") { x.element("StartAfter", encode(sa)) }
-            case .versions:
-                x.element("KeyMarker", encode(ctx.query("key-marker") ?? ""))
-                x.element("VersionIdMarker", ctx.query("version-id-marker") ?? "")
-                if page.isTruncated, let last = page.last {
-                    x.element("NextKeyMarker", encode(last))
-                    x.element("NextVersionIdMarker", "null")
-                }
             }
             x.element("MaxKeys", String(maxKeys))
             if !delimiter.isEmpty { x.element("Delimiter", encode(delimiter)) }
             if urlEncoded { x.element("EncodingType", "url") }
             x.element("IsTruncated", page.isTruncated ? "true" : "false")
             for o in page.objects {
-                x.group(version == .versions ? "Version" : "Contents") { x in
+                x.group("Contents") { x in
                     x.element("Key", encode(o.key))
-                    if version == .versions {
-                        x.element("VersionId", "null")
-                        x.element("IsLatest", "true")
-                    }
                     x.element("LastModified", o.lastModified.rfc3339(fractionDigits: 3))
                     x.element("ETag", o.etag)
                     if let c = o.checksum {

@@ -127,7 +127,7 @@ extension S3Service {
         case .success(let n): number = n
         }
         let source: CopySource
-        switch S3Service.copySource(ctx) {
+        switch S3Service.copySource(ctx, forPart: true) {
         case .failure(let e): return .failure(e)
         case .success(let s): source = s
         }
@@ -137,9 +137,10 @@ extension S3Service {
         case .success(let u): upload = u
         }
         let sourceRecord: ObjectRecord
+        let foundSource: FoundSource
         switch copySourceRecord(ctx, source) {
         case .failure(let e): return .failure(e)
-        case .success(let r): sourceRecord = r
+        case .success(let found): (foundSource, sourceRecord) = (found, found.record)
         }
         var start: Int64 = 0
         var end = sourceRecord.size  // exclusive
@@ -170,8 +171,8 @@ extension S3Service {
         let checksum = digest.checksum.map { Data($0).base64EncodedString() }
         return attempt(ctx) {
             try database.write { c in
-                guard let current = try S3Store.object(c, bucket: source.bucket, key: source.key), current.blobID == sourceRecord.blobID else {
-                    throw S3Error.noSuchKey(key: source.key)
+                guard let current = try S3Service.currentSource(c, source), current.blobID == sourceRecord.blobID else {
+                    throw source.versionID.map { S3Error.noSuchVersion(key: source.key, versionID: $0) } ?? S3Error.noSuchKey(key: source.key)
                 }
                 let blob = try BlobStore.copyRange(c, from: current.blobID, start: start, length: end - start, now: now)
                 try S3Store.storePart(c, uploadID: upload.uploadID, bucket: ctx.bucket, key: ctx.key,
@@ -185,6 +186,7 @@ extension S3Service {
                 if let algorithm, let checksum { x.element(algorithm.xmlName, checksum) }
             }
             var h = HTTPHeaders()
+            foundSource.addHeader(to: &h)
             h.add("x-amz-server-side-encryption", "AES256")
             return S3Service.xmlResponse(x, headers: h)
         }
@@ -263,7 +265,7 @@ extension S3Service {
         }
         let finalChecksum = checksum
         return attempt(ctx) {
-            try database.write { c in
+            let versionID = try database.write { c in
                 guard try S3Store.upload(c, bucket: ctx.bucket, key: ctx.key, uploadID: upload.uploadID) != nil else {
                     throw S3Error.noSuchUpload(uploadID: upload.uploadID)
                 }
@@ -272,8 +274,9 @@ extension S3Service {
                 let record = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: blob, size: size, etag: etag,
                                           lastModified: upload.initiated, metadata: upload.metadata, checksum: finalChecksum,
                                           partSizes: chosen.map(\.size), owner: upload.owner)
-                try S3Store.storeObject(c, record, condition: condition)
+                let versionID = try S3Store.storeObject(c, record, condition: condition, newVersionID: newVersionID)
                 try S3Store.deleteUpload(c, upload.uploadID)
+                return versionID
             }
             var x = XMLWriter()
             x.group("CompleteMultipartUploadResult", namespace: true) { x in
@@ -288,6 +291,7 @@ extension S3Service {
             }
             var h = HTTPHeaders()
             h.add("x-amz-server-side-encryption", "AES256")
+            if let versionID { h.add("x-amz-version-id", versionID) }
             return S3Service.xmlResponse(x, headers: h)
         }
     }

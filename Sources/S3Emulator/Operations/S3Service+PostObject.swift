@@ -60,8 +60,9 @@ extension S3Service {
             break
         case .failure(let e): return .failure(e)
         case .success(.unsigned):
-            // Only a request signed in its headers or URL may omit the form's signature.
-            guard ctx.auth != nil else { return .failure(.postForm(.anonymous)) }
+            // Only a request signed in its headers or URL may omit the form's signature — or a
+            // bucket whose policy lets anyone put the object.
+            guard ctx.auth != nil || anonymousFormAllowed(ctx, key: key) else { return .failure(.postForm(.anonymous)) }
         case .success(.signed(let accessKey, let policyText, let sigV2)):
             owner = accessKey
             ctx.accessKey = accessKey
@@ -159,5 +160,10 @@ extension S3Service {
         let encodedKey = SigV4Encoding.encode(key)
         return ctx.target.virtualHosted ? "\(scheme)://\(host)/\(encodedKey)"
             : "\(scheme)://\(host)/\(SigV4Encoding.encode(ctx.bucket))/\(encodedKey)"
+    }
+
+    /// Whether the bucket's policy allows an unsigned form to put `key` (`s3:PutObject`).
+    private func anonymousFormAllowed(_ ctx: S3Context, key: String) -> Bool {
+        anonymousAccess(ctx, bucket: ctx.bucket)?.permits("s3:PutObject", key: key) ?? false
     }
 }

@@ -62,14 +62,16 @@ extension S3Service {
             let checksum = algorithm.flatMap { a in
                 body.checksums[a].map { ObjectChecksum(algorithm: a, value: Data($0).base64EncodedString(), type: "FULL_OBJECT") }
             }
-            try database.write { c in
+            let versionID = try database.write { c in
                 let blob = try writer.commit(c)
                 let record = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: blob, size: body.size, etag: etag,
                                           lastModified: now, metadata: headers.metadata, checksum: checksum, partSizes: nil,
                                           owner: ctx.accessKey ?? defaultOwner)
-                try S3Store.storeObject(c, record, condition: condition)
+                return try S3Store.storeObject(c, record, condition: condition, newVersionID: newVersionID)
             }
-            return Response(status: 200, headers: S3Service.storedObjectHeaders(etag: etag, checksum: checksum), body: .empty)
+            var h = S3Service.storedObjectHeaders(etag: etag, checksum: checksum)
+            if let versionID { h.add("x-amz-version-id", versionID) }
+            return Response(status: 200, headers: h, body: .empty)
         }
         return .stream(consumer)
     }
@@ -88,13 +90,20 @@ extension S3Service {
 
     // MARK: DeleteObject
 
+    /// DeleteObject: 204 always (a missing key or version is no error). In a versioned bucket the
+    /// answer names the version removed or the delete marker made (`x-amz-version-id`,
+    /// `x-amz-delete-marker`).
     func deleteObject(_ ctx: S3Context) -> Result<Response, S3Error> {
-        if let v = ctx.query("versionId"), v != "null" {
-            return .failure(.invalidArgument(message: "Invalid version id specified", name: "versionId", value: v))
-        }
-        return attempt(ctx) {
-            try store.deleteObject(bucket: ctx.bucket, key: ctx.key)
-            return Response(status: 204)
+        S3Service.versionIDParameter(ctx).flatMap { versionID in
+            attempt(ctx) {
+                let outcome = try store.deleteObject(bucket: ctx.bucket, key: ctx.key, versionID: versionID,
+                                                     owner: ctx.accessKey ?? defaultOwner,
+                                                     now: Instant(unixSeconds: clock.now().unixSeconds), newVersionID: newVersionID)
+                var h = HTTPHeaders()
+                if outcome.deleteMarker { h.add("x-amz-delete-marker", "true") }
+                if let v = outcome.versionID { h.add("x-amz-version-id", v) }
+                return Response(status: 204, headers: h, body: .empty)
+            }
         }
     }
 }

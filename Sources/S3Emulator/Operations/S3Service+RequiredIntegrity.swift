@@ -26,4 +26,14 @@ extension S3Service {
         }
         return nil
     }
+
+    /// The same check where S3 only verifies an integrity header that was sent (the other bucket
+    /// configuration uploads): nothing to check without one.
+    static func verifyOptionalIntegrity(_ ctx: S3Context, body: [UInt8]) -> S3Error? {
+        let checksum = ctx.request.headers.fields.contains { field in
+            let lower = field.name.lowercased()
+            return lower.hasPrefix("x-amz-checksum-") && ChecksumAlgorithm(headerName: lower) != nil
+        }
+        return ctx.header("Content-MD5") != nil || checksum ? verifyRequiredIntegrity(ctx, body: body) : nil
+    }
 }

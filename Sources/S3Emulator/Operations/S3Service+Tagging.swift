@@ -12,21 +12,34 @@ extension S3Service {
         return Request.parseQuery(tagging, plusAsSpace: true).map { ($0.name, $0.value ?? "") }
     }
 
-    /// The object the request names, or NoSuchKey.
-    private func requireObject(_ ctx: S3Context) -> Result<ObjectRecord, S3Error> {
-        if let v = ctx.query("versionId"), v != "null" {
-            return .failure(.invalidArgument(message: "Invalid version id specified", name: "versionId", value: v))
-        }
-        return requireBucket(ctx).flatMap { _ in
-            attempt(ctx) { try store.object(bucket: ctx.bucket, key: ctx.key) }.flatMap { o in
-                o.map { .success($0) } ?? .failure(.noSuchKey(key: ctx.key))
+    /// The object version a request names (`versionId`, else the current one) and whether its
+    /// bucket is versioned; S3's errors for a missing key or version and for a delete marker.
+    func requireObject(_ ctx: S3Context) -> Result<(record: ObjectRecord, versioned: Bool), S3Error> {
+        S3Service.versionIDParameter(ctx).flatMap { versionID in
+            attempt(ctx) { try store.entry(bucket: ctx.bucket, key: ctx.key, versionID: versionID) }.flatMap { found in
+                guard let entry = found.entry else {
+                    return .failure(versionID.map { .noSuchVersion(key: ctx.key, versionID: $0) } ?? .noSuchKey(key: ctx.key))
+                }
+                if entry.isDeleteMarker {
+                    return .failure(S3Service.deleteMarkerError(entry.record, key: ctx.key, namedByVersion: versionID != nil,
+                                                                method: ctx.request.method))
+                }
+                return .success((entry.record, found.versioned))
             }
         }
     }
 
+    /// `x-amz-version-id` for an answer about `record` (only in a bucket that has had versioning).
+    static func versionHeader(_ record: ObjectRecord, versioned: Bool) -> HTTPHeaders {
+        var h = HTTPHeaders()
+        if versioned { h.add("x-amz-version-id", record.versionName) }
+        return h
+    }
+
     /// GetObjectTagging.
     func getObjectTagging(_ ctx: S3Context) -> Result<Response, S3Error> {
-        requireObject(ctx).map { object in
+        requireObject(ctx).map { found in
+            let object = found.record
             var x = XMLWriter()
             x.group("Tagging", namespace: true) { x in
                 x.group("TagSet") { x in
@@ -38,7 +51,7 @@ extension S3Service {
                     }
                 }
             }
-            return S3Service.xmlResponse(x)
+            return S3Service.xmlResponse(x, headers: S3Service.versionHeader(object, versioned: found.versioned))
         }
     }
 
@@ -78,13 +91,12 @@ extension S3Service {
     }
 
     private func setTagging(_ ctx: S3Context, _ tagging: String?, status: Int) -> Result<Response, S3Error> {
-        requireObject(ctx).flatMap { _ in
+        requireObject(ctx).flatMap { found in
             attempt(ctx) {
                 try database.write { c in
-                    try c.run("UPDATE s3_objects SET tagging = ? WHERE bucket = ? AND key = ?", [tagging, ctx.bucket, ctx.key])
-                    if c.changes == 0 { throw S3Error.noSuchKey(key: ctx.key) }
+                    try S3Store.setTagging(c, bucket: ctx.bucket, key: ctx.key, versionID: found.record.versionID ?? "null", tagging: tagging)
                 }
-                return Response(status: status)
+                return Response(status: status, headers: S3Service.versionHeader(found.record, versioned: found.versioned), body: .empty)
             }
         }
     }

@@ -189,14 +189,16 @@ final class PostObjectConsumer: RequestBodyConsumer {
         let now = Instant(unixSeconds: service.clock.now().unixSeconds)
         let size = fileSize
         return service.attempt(ctx) {
-            try service.database.write { c in
+            let versionID = try service.database.write { c in
                 let blob = try writer.commit(c)
                 let record = ObjectRecord(bucket: ctx.bucket, key: plan.key, blobID: blob, size: size, etag: etag, lastModified: now,
                                           metadata: plan.metadata, checksum: checksum, partSizes: nil,
                                           owner: plan.owner ?? service.defaultOwner)
-                try S3Store.storeObject(c, record, condition: S3Store.WriteCondition())
+                return try S3Store.storeObject(c, record, condition: S3Store.WriteCondition(), newVersionID: service.newVersionID)
             }
-            return service.postObjectResponse(ctx, plan: plan, etag: etag, checksum: checksum)
+            var response = service.postObjectResponse(ctx, plan: plan, etag: etag, checksum: checksum)
+            if let versionID { response.headers.add("x-amz-version-id", versionID) }
+            return response
         }
     }
 

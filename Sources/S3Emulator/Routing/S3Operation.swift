@@ -14,6 +14,9 @@ enum S3Operation: Equatable, Sendable {
     /// A browser form upload (`POST /bucket` with multipart/form-data).
     case postObject
     case getBucketCors, putBucketCors, deleteBucketCors
+    /// Get/Put/Delete of a stored bucket configuration (policy, lifecycle, encryption, …).
+    case getBucketConfig(BucketConfigKind), putBucketConfig(BucketConfigKind), deleteBucketConfig(BucketConfigKind)
+    case getBucketPolicyStatus, getBucketVersioning, putBucketVersioning
     /// A CORS preflight (`OPTIONS`), answered before and without authentication.
     case preflight
 
@@ -27,11 +30,16 @@ enum S3Operation: Equatable, Sendable {
         "versions", "website",
     ]
 
-    /// Bucket configuration reads that have a fixed answer on a fresh bucket.
+    /// Bucket configuration reads that always have a fixed answer (Hearth cannot set them).
     static let bucketConfigurationReads: Set<String> = [
-        "accelerate", "encryption", "lifecycle", "logging", "notification", "object-lock", "ownershipControls",
-        "policy", "policyStatus", "publicAccessBlock", "replication", "requestPayment", "tagging", "versioning", "website",
+        "accelerate", "logging", "notification", "object-lock", "replication", "requestPayment", "website",
     ]
+
+    /// The configuration kind a bucket sub-resource names.
+    static func configKind(_ sub: Set<String>) -> BucketConfigKind? {
+        guard sub.count == 1, let name = sub.first else { return nil }
+        return BucketConfigKind(rawValue: name)
+    }
 
     /// Picks the operation from method, target and query, or the error S3 gives for the combination.
     static func resolve(_ request: Request, target: S3Target) -> Result<S3Operation, S3Error> {
@@ -54,15 +62,21 @@ enum S3Operation: Equatable, Sendable {
                 if sub == ["versions"] { return .success(.listObjectVersions) }
                 if sub == ["acl"] { return .success(.getBucketACL) }
                 if sub == ["cors"] { return .success(.getBucketCors) }
+                if sub == ["versioning"] { return .success(.getBucketVersioning) }
+                if sub == ["policyStatus"] { return .success(.getBucketPolicyStatus) }
+                if let kind = configKind(sub) { return .success(.getBucketConfig(kind)) }
                 if sub.count == 1, let s = sub.first, bucketConfigurationReads.contains(s) { return .success(.getBucketConfiguration(s)) }
                 return .failure(.notImplemented(header: nil))
             case "PUT":
                 if sub.isEmpty { return .success(.createBucket) }
                 if sub == ["cors"] { return .success(.putBucketCors) }
+                if sub == ["versioning"] { return .success(.putBucketVersioning) }
+                if let kind = configKind(sub) { return .success(.putBucketConfig(kind)) }
                 return .failure(.notImplemented(header: nil))
             case "DELETE":
                 if sub.isEmpty { return .success(.deleteBucket) }
                 if sub == ["cors"] { return .success(.deleteBucketCors) }
+                if let kind = configKind(sub) { return .success(.deleteBucketConfig(kind)) }
                 return .failure(.notImplemented(header: nil))
             case "POST":
                 if sub == ["delete"] { return .success(.deleteObjects) }
@@ -137,6 +151,36 @@ enum S3Operation: Equatable, Sendable {
         case .putBucketCors: "PutBucketCors"
         case .deleteBucketCors: "DeleteBucketCors"
         case .preflight: "PreflightRequest"
+        case .getBucketPolicyStatus: "GetBucketPolicyStatus"
+        case .getBucketVersioning: "GetBucketVersioning"
+        case .putBucketVersioning: "PutBucketVersioning"
+        case .getBucketConfig(let kind):
+            switch kind {
+            case .policy: "GetBucketPolicy"
+            case .lifecycle: "GetBucketLifecycleConfiguration"
+            case .encryption: "GetBucketEncryption"
+            case .publicAccessBlock: "GetPublicAccessBlock"
+            case .ownershipControls: "GetBucketOwnershipControls"
+            case .tagging: "GetBucketTagging"
+            }
+        case .putBucketConfig(let kind):
+            switch kind {
+            case .policy: "PutBucketPolicy"
+            case .lifecycle: "PutBucketLifecycleConfiguration"
+            case .encryption: "PutBucketEncryption"
+            case .publicAccessBlock: "PutPublicAccessBlock"
+            case .ownershipControls: "PutBucketOwnershipControls"
+            case .tagging: "PutBucketTagging"
+            }
+        case .deleteBucketConfig(let kind):
+            switch kind {
+            case .policy: "DeleteBucketPolicy"
+            case .lifecycle: "DeleteBucketLifecycle"
+            case .encryption: "DeleteBucketEncryption"
+            case .publicAccessBlock: "DeletePublicAccessBlock"
+            case .ownershipControls: "DeleteBucketOwnershipControls"
+            case .tagging: "DeleteBucketTagging"
+            }
         }
     }
 }

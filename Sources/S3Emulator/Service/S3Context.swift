@@ -22,6 +22,8 @@ final class S3Context: @unchecked Sendable {
     var payload: PayloadVerifier?
     /// The key a browser form upload names in its fields (its URL names only the bucket).
     var formKey: String?
+    /// For an unsigned request a bucket policy lets through: what that policy grants.
+    var anonymousAccess: AnonymousAccess?
 
     init(request: Request, target: S3Target, now: Instant, hostID: String) {
         self.request = request

@@ -104,7 +104,14 @@ public final class S3Service: HTTPService, Sendable {
             ctx.operation = .postObject
             return postObject(ctx)
         case .failure(let failure):
-            return .respond(complete(ctx, .failure(.signature(failure))))
+            // An unsigned request goes ahead only where its bucket's policy allows it.
+            guard case .anonymous = failure, case .success(let operation) = S3Operation.resolve(request, target: target),
+                  let access = anonymousAccess(ctx, operation: operation) else {
+                return .respond(complete(ctx, .failure(.signature(failure))))
+            }
+            ctx.anonymousAccess = access
+            ctx.operation = operation
+            return route(operation, ctx)
         case .success(let auth):
             ctx.accessKey = auth.accessKey
             ctx.auth = auth
@@ -142,7 +149,7 @@ public final class S3Service: HTTPService, Sendable {
         case .getBucketACL, .getObjectACL: bodiless(ctx, getACL)
         case .listObjectsV1: bodiless(ctx) { self.listObjects($0, version: .v1) }
         case .listObjectsV2: bodiless(ctx) { self.listObjects($0, version: .v2) }
-        case .listObjectVersions: bodiless(ctx) { self.listObjects($0, version: .versions) }
+        case .listObjectVersions: bodiless(ctx, listObjectVersions)
         case .deleteObjects: withBody(ctx, limit: 2 << 20, deleteObjects)
         case .putObject: putObject(ctx)
         case .copyObject: bodiless(ctx, copyObject)
@@ -163,6 +170,12 @@ public final class S3Service: HTTPService, Sendable {
         case .putBucketCors: withBody(ctx, limit: 64 << 10, putBucketCors)
         case .deleteBucketCors: bodiless(ctx, deleteBucketCors)
         case .preflight: .respond(preflight(ctx))
+        case .getBucketConfig(let kind): bodiless(ctx) { self.getBucketConfig(kind, $0) }
+        case .putBucketConfig(let kind): withBody(ctx, limit: 1 << 20) { self.putBucketConfig(kind, $0, body: $1) }
+        case .deleteBucketConfig(let kind): bodiless(ctx) { self.deleteBucketConfig(kind, $0) }
+        case .getBucketPolicyStatus: bodiless(ctx, getBucketPolicyStatus)
+        case .getBucketVersioning: bodiless(ctx, getBucketVersioning)
+        case .putBucketVersioning: withBody(ctx, limit: 64 << 10, putBucketVersioning)
         }
     }
 

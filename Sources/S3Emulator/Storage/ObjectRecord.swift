@@ -94,6 +94,11 @@ struct ObjectRecord: Sendable, Equatable {
     var partSizes: [Int64]?
     /// The access key that wrote it.
     var owner: String
+    /// Its version id; nil for the null version (every object of a bucket that never had versioning).
+    var versionID: String? = nil
+
+    /// The version id S3 names it by (`null` for the null version).
+    var versionName: String { versionID ?? "null" }
 
     /// The `Content-Type` S3 answers with (`binary/octet-stream` when none was stored).
     var effectiveContentType: String { metadata.contentType ?? "binary/octet-stream" }
@@ -105,6 +110,8 @@ struct BucketRecord: Sendable, Equatable {
     var region: String
     var owner: String
     var createdAt: Instant
+    /// `Enabled`, `Suspended`, or nil for a bucket that never had versioning.
+    var versioning: String? = nil
 }
 
 /// An in-progress multipart upload.

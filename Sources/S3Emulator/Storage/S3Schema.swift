@@ -93,5 +93,54 @@ enum S3Schema {
             DELETE FROM s3_bucket_cors WHERE bucket = OLD.name;
         END;
         """),
+        // Bucket configurations (policy, lifecycle, encryption, public access block, ownership
+        // controls, tags) and versioning. `s3_buckets.versioning` is NULL for a bucket that never
+        // had versioning, so the unversioned write path reads it with the bucket row it already
+        // reads. `s3_objects` keeps each key's current version (`version_id` NULL: the null
+        // version); every older version and every delete marker lives in `s3_object_versions`,
+        // ordered within its key by `seq`, ascending from the newest (each new entry takes the
+        // smallest seq minus one), so listings and "the newest remaining version" are index scans.
+        Migration("s3.3", """
+        ALTER TABLE s3_buckets ADD COLUMN versioning TEXT;
+        ALTER TABLE s3_objects ADD COLUMN version_id TEXT;
+        CREATE TABLE s3_bucket_config (
+            bucket TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            document TEXT,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (bucket, kind)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER s3_bucket_config_follow_bucket AFTER DELETE ON s3_buckets BEGIN
+            DELETE FROM s3_bucket_config WHERE bucket = OLD.name;
+        END;
+        CREATE TABLE s3_object_versions (
+            bucket TEXT NOT NULL,
+            key TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            version_id TEXT NOT NULL,
+            delete_marker INTEGER NOT NULL DEFAULT 0,
+            blob_id INTEGER,
+            size INTEGER NOT NULL DEFAULT 0,
+            etag TEXT NOT NULL DEFAULT '',
+            last_modified INTEGER NOT NULL,
+            content_type TEXT,
+            content_disposition TEXT,
+            content_encoding TEXT,
+            content_language TEXT,
+            cache_control TEXT,
+            expires TEXT,
+            user_metadata TEXT NOT NULL DEFAULT '[]',
+            storage_class TEXT,
+            website_redirect TEXT,
+            tagging TEXT,
+            checksum_algorithm TEXT,
+            checksum_value TEXT,
+            checksum_type TEXT,
+            part_sizes TEXT,
+            owner TEXT NOT NULL,
+            PRIMARY KEY (bucket, key, seq)
+        ) WITHOUT ROWID;
+        CREATE UNIQUE INDEX s3_object_versions_by_id ON s3_object_versions(bucket, key, version_id);
+        """),
     ]
 }

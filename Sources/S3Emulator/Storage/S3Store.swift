@@ -15,7 +15,7 @@ final class S3Store: Sendable {
     static let objectColumns = """
         bucket, key, blob_id, size, etag, last_modified, content_type, content_disposition, content_encoding, \
         content_language, cache_control, expires, user_metadata, storage_class, website_redirect, tagging, \
-        checksum_algorithm, checksum_value, checksum_type, part_sizes, owner
+        checksum_algorithm, checksum_value, checksum_type, part_sizes, owner, version_id
         """
 
     static func objectRecord(_ s: Statement) -> ObjectRecord {
@@ -37,13 +37,14 @@ final class S3Store: Sendable {
         let parts = s.optionalText(19).map { $0.split(separator: ",").compactMap { Int64($0) } }
         return ObjectRecord(bucket: s.text(0), key: s.text(1), blobID: s.int64(2), size: s.int64(3), etag: s.text(4),
                             lastModified: Instant(unixMicros: s.int64(5)), metadata: m, checksum: checksum,
-                            partSizes: parts, owner: s.text(20))
+                            partSizes: parts, owner: s.text(20), versionID: s.optionalText(21))
     }
 
     // MARK: Buckets
 
     static func bucketRecord(_ s: Statement) -> BucketRecord {
-        BucketRecord(name: s.text(0), region: s.text(1), owner: s.text(2), createdAt: Instant(unixMicros: s.int64(3)))
+        BucketRecord(name: s.text(0), region: s.text(1), owner: s.text(2), createdAt: Instant(unixMicros: s.int64(3)),
+                     versioning: s.optionalText(4))
     }
 
     /// The bucket, or nil.
@@ -52,12 +53,14 @@ final class S3Store: Sendable {
     }
 
     static func bucket(_ c: Connection, _ name: String) throws -> BucketRecord? {
-        try c.first("SELECT name, region, owner, created_at FROM s3_buckets WHERE name = ?", [name], bucketRecord)
+        try c.first("SELECT name, region, owner, created_at, versioning FROM s3_buckets WHERE name = ?", [name], bucketRecord)
     }
 
     /// Every bucket, by name.
     func buckets() throws -> [BucketRecord] {
-        try database.read { c in try c.rows("SELECT name, region, owner, created_at FROM s3_buckets ORDER BY name", [], S3Store.bucketRecord) }
+        try database.read { c in
+            try c.rows("SELECT name, region, owner, created_at, versioning FROM s3_buckets ORDER BY name", [], S3Store.bucketRecord)
+        }
     }
 
     /// Creates a bucket.
@@ -84,7 +87,9 @@ final class S3Store: Sendable {
     func deleteBucket(_ name: String) throws {
         try database.write { c in
             guard try S3Store.bucket(c, name) != nil else { throw S3Error.noSuchBucket(bucket: name) }
-            if try c.scalarInt("SELECT 1 FROM s3_objects WHERE bucket = ? LIMIT 1", [name]) != nil {
+            // Noncurrent versions and delete markers keep a bucket from being empty, as in S3.
+            if try c.scalarInt("SELECT 1 FROM s3_objects WHERE bucket = ? LIMIT 1", [name]) != nil
+                || c.scalarInt("SELECT 1 FROM s3_object_versions WHERE bucket = ? LIMIT 1", [name]) != nil {
                 throw S3Error.bucketNotEmpty(bucket: name)
             }
             let uploads = try c.rows("SELECT upload_id FROM s3_uploads WHERE bucket = ?", [name]) { $0.text(0) }
@@ -117,32 +122,64 @@ final class S3Store: Sendable {
     /// Largest range read together with the metadata rather than streamed.
     static let inlineReadLimit = Int64(BlobWriter.chunkSize)
 
-    /// The object and its body for the byte range `range` picks (`start..<end`, nil for no body),
-    /// read in one snapshot so metadata and bytes belong to the same version.
-    func objectForRead(bucket: String, key: String,
-                       range: (ObjectRecord) -> (Int64, Int64)?) throws -> (ObjectRecord, BodyPlan)? {
+    /// What a read found.
+    enum ReadOutcome {
+        /// The object, its body plan, and whether its bucket has (or had) versioning (which decides
+        /// whether answers carry `x-amz-version-id`).
+        case found(ObjectRecord, BodyPlan, versioned: Bool)
+        /// The key's newest entry is a delete marker (read without a version id).
+        case deleted(marker: ObjectRecord)
+        /// A delete marker was named by its version id.
+        case deleteMarker(ObjectRecord)
+        /// No such key (without a version id) or no such version.
+        case missing
+    }
+
+    /// The object — the current version, or the version `versionID` — and its body for the byte
+    /// range `range` picks (`start..<end`, nil for no body), read in one snapshot so metadata and
+    /// bytes belong to the same version.
+    func objectForRead(bucket: String, key: String, versionID: String? = nil,
+                       range: (ObjectRecord) -> (Int64, Int64)?) throws -> ReadOutcome {
         try database.read { c in
-            guard try S3Store.bucket(c, bucket) != nil else { throw S3Error.noSuchBucket(bucket: bucket) }
-            guard let record = try S3Store.object(c, bucket: bucket, key: key) else { return nil }
-            guard let (start, end) = range(record) else { return (record, .none) }
-            let segments = try BlobStore.segments(c, blobID: record.blobID, start: start, end: end)
-            guard end - start <= S3Store.inlineReadLimit else { return (record, .segments(segments)) }
-            var bytes = [UInt8]()
-            bytes.reserveCapacity(Int(end - start))
-            for s in segments {
-                let from = max(s.offset, start), to = min(s.offset + s.length, end)
-                let lo = Int(s.chunkStart + (from - s.offset)), hi = lo + Int(to - from)
-                let ok = try c.first("SELECT data FROM s3_chunks WHERE id = ?", [s.chunkID]) { row in
-                    row.withBlob(0) { raw -> Bool in
-                        guard lo >= 0, lo <= hi, hi <= raw.count else { return false }
-                        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[lo..<hi]))
-                        return true
-                    }
-                } ?? false
-                guard ok else { throw BlobBodySource.ChunkMissing() }
+            guard let bucketRecord = try S3Store.bucket(c, bucket) else { throw S3Error.noSuchBucket(bucket: bucket) }
+            let record: ObjectRecord
+            if let versionID {
+                guard let entry = try S3Store.version(c, bucket: bucket, key: key, versionID: versionID) else { return .missing }
+                if entry.isDeleteMarker { return .deleteMarker(entry.record) }
+                record = entry.record
+            } else if let current = try S3Store.object(c, bucket: bucket, key: key) {
+                record = current
+            } else {
+                // Only a bucket that has had versioning can hold delete markers.
+                guard bucketRecord.versioning != nil, let marker = try S3Store.currentDeleteMarker(c, bucket: bucket, key: key) else {
+                    return .missing
+                }
+                return .deleted(marker: marker)
             }
-            return (record, .inline(bytes))
+            return .found(record, try S3Store.bodyPlan(c, record, range: range(record)), versioned: bucketRecord.versioning != nil)
         }
+    }
+
+    /// How the bytes `start..<end` of `record` will be sent: nothing, read now, or streamed.
+    static func bodyPlan(_ c: Connection, _ record: ObjectRecord, range: (Int64, Int64)?) throws -> BodyPlan {
+        guard let (start, end) = range else { return .none }
+        let segments = try BlobStore.segments(c, blobID: record.blobID, start: start, end: end)
+        guard end - start <= S3Store.inlineReadLimit else { return .segments(segments) }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(Int(end - start))
+        for s in segments {
+            let from = max(s.offset, start), to = min(s.offset + s.length, end)
+            let lo = Int(s.chunkStart + (from - s.offset)), hi = lo + Int(to - from)
+            let ok = try c.first("SELECT data FROM s3_chunks WHERE id = ?", [s.chunkID]) { row in
+                row.withBlob(0) { raw -> Bool in
+                    guard lo >= 0, lo <= hi, hi <= raw.count else { return false }
+                    bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[lo..<hi]))
+                    return true
+                }
+            } ?? false
+            guard ok else { throw BlobBodySource.ChunkMissing() }
+        }
+        return .inline(bytes)
     }
 
     /// What a conditional write requires of the current object.
@@ -153,27 +190,60 @@ final class S3Store: Sendable {
         var ifMatch: String?
     }
 
-    /// Inside a write transaction: checks `condition`, stores `record` (pointing at its blob)
-    /// and deletes the blob it replaces.
-    static func storeObject(_ c: Connection, _ record: ObjectRecord, condition: WriteCondition) throws {
-        guard try bucket(c, record.bucket) != nil else { throw S3Error.noSuchBucket(bucket: record.bucket) }
+    /// Inside a write transaction: checks `condition`, stores `record` (pointing at its blob) as the
+    /// key's current version and deals with the one it replaces as the bucket's versioning says:
+    /// never versioned, its blob is deleted; enabled, it becomes a noncurrent version and `record`
+    /// gets a fresh version id; suspended, `record` is the null version, replacing any other.
+    /// - Returns: the new version's id for `x-amz-version-id` (`null` when suspended), or nil for a
+    ///   bucket that never had versioning.
+    @discardableResult
+    static func storeObject(_ c: Connection, _ record: ObjectRecord, condition: WriteCondition,
+                            newVersionID: () -> String) throws -> String? {
+        guard let bucket = try bucket(c, record.bucket) else { throw S3Error.noSuchBucket(bucket: record.bucket) }
         let old = try object(c, bucket: record.bucket, key: record.key)
         if condition.mustNotExist, old != nil { throw S3Error.preconditionFailed(condition: "If-None-Match") }
         if let expected = condition.ifMatch {
             guard let old else { throw S3Error.noSuchKey(key: record.key) }
             if !ETag.matches(expected, old.etag) { throw S3Error.preconditionFailed(condition: "If-Match") }
         }
+        guard let versioning = bucket.versioning else {
+            try insertCurrent(c, record, replace: true)
+            if let old, old.blobID != record.blobID { try BlobStore.delete(c, blobID: old.blobID) }
+            return nil
+        }
+        var stored = record
+        if versioning == "Enabled" {
+            stored.versionID = newVersionID()
+            if old != nil { try demoteCurrent(c, bucket: record.bucket, key: record.key) }
+        } else {
+            stored.versionID = nil
+            if let old {
+                if old.versionID == nil {
+                    try c.run("DELETE FROM s3_objects WHERE bucket = ? AND key = ?", [record.bucket, record.key])
+                    if old.blobID != record.blobID { try BlobStore.delete(c, blobID: old.blobID) }
+                } else {
+                    try demoteCurrent(c, bucket: record.bucket, key: record.key)
+                }
+            }
+            try deleteNoncurrent(c, bucket: record.bucket, key: record.key, versionID: "null")
+        }
+        try insertCurrent(c, stored, replace: false)
+        return stored.versionName
+    }
+
+    /// Writes `record` as the key's row in `s3_objects`.
+    static func insertCurrent(_ c: Connection, _ record: ObjectRecord, replace: Bool) throws {
         try c.run("""
-            INSERT OR REPLACE INTO s3_objects (\(objectColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            \(replace ? "INSERT OR REPLACE" : "INSERT") INTO s3_objects (\(objectColumns))
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [
                 record.bucket, record.key, record.blobID, record.size, record.etag, record.lastModified.unixMicros,
                 record.metadata.contentType, record.metadata.contentDisposition, record.metadata.contentEncoding,
                 record.metadata.contentLanguage, record.metadata.cacheControl, record.metadata.expires,
                 record.metadata.userMetadataJSON, record.metadata.storageClass, record.metadata.websiteRedirect,
                 record.metadata.tagging, record.checksum?.algorithm.displayName, record.checksum?.value, record.checksum?.type,
-                record.partSizes.map { $0.map(String.init).joined(separator: ",") }, record.owner,
+                record.partSizes.map { $0.map(String.init).joined(separator: ",") }, record.owner, record.versionID,
             ])
-        if let old, old.blobID != record.blobID { try BlobStore.delete(c, blobID: old.blobID) }
     }
 
     /// Deletes an object if it exists; true when it did.
@@ -185,11 +255,19 @@ final class S3Store: Sendable {
         return true
     }
 
-    /// Deletes an object (a missing key is not an error, as in S3).
-    func deleteObject(bucket: String, key: String) throws {
+    /// DeleteObject: the current version (a missing key is not an error, as in S3), or the version
+    /// `versionID` for good. See `deleteCurrent` and `deleteVersion` for what versioning changes.
+    func deleteObject(bucket: String, key: String, versionID: String?, owner: String, now: Instant,
+                      newVersionID: () -> String) throws -> DeleteOutcome {
         try database.write { c in
-            guard try S3Store.bucket(c, bucket) != nil else { throw S3Error.noSuchBucket(bucket: bucket) }
-            try S3Store.deleteObject(c, bucket: bucket, key: key)
+            guard let record = try S3Store.bucket(c, bucket) else { throw S3Error.noSuchBucket(bucket: bucket) }
+            if let versionID {
+                var outcome = try S3Store.deleteVersion(c, bucket: bucket, key: key, versionID: versionID)
+                // A bucket that never had versioning names no version in its answers.
+                if record.versioning == nil { outcome.versionID = nil }
+                return outcome
+            }
+            return try S3Store.deleteCurrent(c, bucket: record, key: key, owner: owner, now: now, newVersionID: newVersionID)
         }
     }
 
@@ -197,16 +275,9 @@ final class S3Store: Sendable {
     /// (bytes; exclusive) — or at/after it when `inclusive`. Key order is UTF-8 byte order.
     func objects(bucket: String, prefix: String, after: [UInt8]?, inclusive: Bool, limit: Int) throws -> [ObjectRecord] {
         try database.read { c in
-            var sql = "SELECT \(S3Store.objectColumns) FROM s3_objects WHERE bucket = ?"
-            var args: [any SQLBindable] = [bucket]
-            if !prefix.isEmpty {
-                sql += " AND key >= ?"
-                args.append(prefix)
-                if let upper = S3Store.successor(ofPrefix: Array(prefix.utf8)) {
-                    sql += " AND key < CAST(? AS TEXT)"
-                    args.append(upper)
-                }
-            }
+            let (filter, filterArgs) = S3Store.keyFilter(bucket: bucket, prefix: prefix)
+            var sql = "SELECT \(S3Store.objectColumns) FROM s3_objects WHERE \(filter)"
+            var args = filterArgs
             if let after {
                 // A blob cast to text compares bytewise even when `after` is not valid UTF-8
                 // (a seek key just past a common prefix).
@@ -217,6 +288,21 @@ final class S3Store: Sendable {
             args.append(limit)
             return try c.rows(sql, args, S3Store.objectRecord)
         }
+    }
+
+    /// `bucket = ?` and, for a prefix, the key range it spans (an index range scan).
+    static func keyFilter(bucket: String, prefix: String) -> (String, [any SQLBindable]) {
+        var sql = "bucket = ?"
+        var args: [any SQLBindable] = [bucket]
+        if !prefix.isEmpty {
+            sql += " AND key >= ?"
+            args.append(prefix)
+            if let upper = successor(ofPrefix: Array(prefix.utf8)) {
+                sql += " AND key < CAST(? AS TEXT)"
+                args.append(upper)
+            }
+        }
+        return (sql, args)
     }
 
     /// The smallest byte string greater than every string starting with `prefix` (nil if none).
@@ -237,7 +323,8 @@ final class S3Store: Sendable {
     /// Deletes every S3 row.
     func wipe() throws {
         try database.write { c in
-            for table in ["s3_parts", "s3_uploads", "s3_objects", "s3_blob_chunks", "s3_chunks", "s3_blobs", "s3_buckets"] {
+            for table in ["s3_parts", "s3_uploads", "s3_objects", "s3_object_versions", "s3_blob_chunks", "s3_chunks", "s3_blobs",
+                          "s3_bucket_config", "s3_buckets"] {
                 try c.run("DELETE FROM \(table)")
             }
         }

@@ -90,7 +90,6 @@ def test_bucket_configuration_defaults(s3, bucket):
 
 def test_unsupported_operation_is_not_implemented(s3, bucket):
     with pytest.raises(ClientError) as e:
-        s3.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration={
-            "Rules": [{"ID": "r", "Status": "Enabled", "Filter": {"Prefix": ""}, "Expiration": {"Days": 1}}]})
+        s3.put_bucket_website(Bucket=bucket, WebsiteConfiguration={"IndexDocument": {"Suffix": "index.html"}})
     assert code(e) == "NotImplemented"
     assert status(e) == 501

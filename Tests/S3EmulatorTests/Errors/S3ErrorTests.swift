@@ -22,6 +22,9 @@ import Testing
         .accessForbidden(message: "CORSResponse: Bucket not found", method: "GET", resourceType: "BUCKET", diagnosis: nil),
         .badRequest(message: "Insufficient information. Origin request header needed."),
         .postForm(.invalidPolicy(detail: "Invalid JSON.")),
+        .malformedPolicy(message: "Policy has invalid resource"), .illegalVersioningConfiguration,
+        .invalidTag(message: "Cannot provide multiple Tags with the same key"), .deletedKey(key: "k", versionID: "null"),
+        .deleteMarkerNotAllowed(method: "GET", versionID: "null", lastModified: "Mon, 30 Nov 2026 06:33:14 GMT"),
     ]
 
     @Test(arguments: all)
@@ -50,10 +53,11 @@ import Testing
     }
 
     @Test func onlyKnownCasesShareACode() {
-        // Content-MD5 and checksum mismatches are both BadDigest; anonymous requests are AccessDenied.
+        // Content-MD5 and checksum mismatches are both BadDigest; anonymous requests are AccessDenied;
+        // a delete marker answers NoSuchKey and MethodNotAllowed with its own headers.
         let codes = Self.all.map(\.code)
         let shared = Dictionary(grouping: codes, by: { $0 }).filter { $0.value.count > 1 }.keys
-        #expect(Set(shared) == ["BadDigest", "AccessDenied"])
+        #expect(Set(shared) == ["BadDigest", "AccessDenied", "NoSuchKey", "MethodNotAllowed"])
     }
 
     @Test func statusesMatchS3() {

@@ -153,7 +153,7 @@ import Testing
     @Test func unsupportedSubresourcesAreNotImplemented() throws {
         let s3 = try S3Harness()
         s3.makeBucket("nix")
-        let r = s3.call("PUT", "/nix?policy", body: Array("{\"Version\": \"2012-10-17\", \"Statement\": []}".utf8))
+        let r = s3.call("PUT", "/nix?website", body: Array("<WebsiteConfiguration><IndexDocument><Suffix>index.html</Suffix></IndexDocument></WebsiteConfiguration>".utf8))
         #expect(r.status == 501)
         #expect(r.errorCode == "NotImplemented")
     }

@@ -44,7 +44,7 @@ import Testing
         ("GET", "/b", "location", .getBucketLocation),
         ("GET", "/b", "uploads", .listMultipartUploads),
         ("GET", "/b", "versions", .listObjectVersions),
-        ("GET", "/b", "versioning", .getBucketConfiguration("versioning")),
+        ("GET", "/b", "versioning", .getBucketVersioning),
         ("POST", "/b", "delete", .deleteObjects),
         ("PUT", "/b/k", "", .putObject),
         ("GET", "/b/k", "", .getObject),
@@ -72,7 +72,7 @@ import Testing
         #expect(try S3Operation.resolve(part, target: target).get() == .uploadPartCopy)
     }
 
-    @Test(arguments: [("PUT", "/b/k", "retention"), ("POST", "/b/k", "restore"), ("PUT", "/b", "policy"), ("GET", "/b/k", "torrent")])
+    @Test(arguments: [("PUT", "/b/k", "retention"), ("POST", "/b/k", "restore"), ("PUT", "/b", "replication"), ("GET", "/b/k", "torrent")])
     func unsupportedSubresources(method: String, path: String, query: String) throws {
         let request = Request(method: method, rawPath: path, rawQuery: query, headers: ["Host": "h"])
         let target = try S3Target.resolve(request, endpointHosts: [])

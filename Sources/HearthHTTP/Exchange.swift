@@ -94,11 +94,11 @@ final class Exchange {
         self.request = request
         let hasBody: Bool = {
             if let te = headers["Transfer-Encoding"], te.lowercased().contains("chunked") { return true }
-            if let cl = headers["Content-Length"], let n = Int64(cl.trimmingCharacters(in: .whitespaces)) { return n > 0 }
+            if let cl = headers["Content-Length"], let n = Exchange.contentLength(cl) { return n > 0 }
             return false
         }()
         let expectsContinue = headers["Expect"]?.lowercased() == "100-continue"
-        let declaredLength = headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        let declaredLength = headers["Content-Length"].flatMap(Exchange.contentLength)
 
         switch server.service.dispose(request) {
         case .respond(let response):
@@ -134,6 +134,13 @@ final class Exchange {
             state = .streaming(consumer)
             return .YES
         }
+    }
+
+    /// A Content-Length value as a number (surrounding white space allowed). Plain digits, what
+    /// clients send, skip Foundation's trimming, which bridges to NSString.
+    static func contentLength(_ text: String) -> Int64? {
+        if !text.isEmpty && text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return Int64(text) }
+        return Int64(text.trimmingCharacters(in: .whitespaces))
     }
 
     // MARK: Responses
@@ -191,7 +198,8 @@ final class Exchange {
         }
         guard counted else { return }
         server.ended()
-        if let logger = server.logger, let request {
+        // A quiet logger drops info lines; skip building one (this runs for every request).
+        if let logger = server.logger, !logger.quiet, let request {
             let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
             let ok = termination == .REQUEST_TERMINATED_COMPLETED_OK
             var fields: [(String, JSON)] = [

@@ -76,6 +76,35 @@ public final class Request: @unchecked Sendable {
     /// Parses `a=1&b&c=%20` into pairs.
     public static func parseQuery(_ raw: String, plusAsSpace: Bool) -> [(name: String, value: String?)] {
         guard !raw.isEmpty else { return [] }
+        // Every request with a query parses it; ASCII queries (all that clients send, as they
+        // percent-encode the rest) are split on bytes. Otherwise `&` and `=` are found as
+        // Characters, the rule this parser has always applied.
+        var text = raw
+        let ascii: [(name: String, value: String?)]? = text.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
+            var items: [(name: String, value: String?)] = []
+            var start = 0
+            let n = bytes.count
+            while start < n {
+                var end = start
+                var eq = -1
+                while end < n, bytes[end] != 0x26 {
+                    if eq < 0 && bytes[end] == 0x3D { eq = end }
+                    end += 1
+                }
+                if end > start {
+                    if eq >= 0 {
+                        items.append((decoded(UnsafeBufferPointer(rebasing: bytes[start..<eq]), plusAsSpace: plusAsSpace),
+                                      decoded(UnsafeBufferPointer(rebasing: bytes[(eq + 1)..<end]), plusAsSpace: plusAsSpace)))
+                    } else {
+                        items.append((decoded(UnsafeBufferPointer(rebasing: bytes[start..<end]), plusAsSpace: plusAsSpace), nil))
+                    }
+                }
+                start = end + 1
+            }
+            return items
+        }
+        if let ascii { return ascii }
         return raw.split(separator: "&", omittingEmptySubsequences: true).map { part in
             if let eq = part.firstIndex(of: "=") {
                 return (percentDecode(String(part[..<eq]), plusAsSpace: plusAsSpace),
@@ -85,11 +114,34 @@ public final class Request: @unchecked Sendable {
         }
     }
 
+    /// `percentDecode` of the text in `bytes`, without making that text first.
+    private static func decoded(_ bytes: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool) -> String {
+        if !bytes.contains(where: { $0 == 0x25 || (plusAsSpace && $0 == 0x2B) }) { return String(decoding: bytes, as: UTF8.self) }
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let h = hexValue(bytes[i + 1]), let l = hexValue(bytes[i + 2]) {
+                out.append(h << 4 | l)
+                i += 3
+            } else if plusAsSpace && bytes[i] == UInt8(ascii: "+") {
+                out.append(0x20)
+                i += 1
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(validating: out, as: UTF8.self) ?? String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Percent-decodes `text`; malformed escapes and invalid UTF-8 are kept as sent.
     public static func percentDecode(_ text: String, plusAsSpace: Bool = false) -> String {
-        if !text.contains("%") && !(plusAsSpace && text.contains("+")) { return text }
+        // A byte scan: Foundation's `contains` goes through NSString on every call.
+        if !text.utf8.contains(where: { $0 == 0x25 || (plusAsSpace && $0 == 0x2B) }) { return text }
         var out = [UInt8]()
         let b = Array(text.utf8)
+        out.reserveCapacity(b.count)
         var i = 0
         while i < b.count {
             if b[i] == UInt8(ascii: "%"), i + 2 < b.count, let h = hexValue(b[i + 1]), let l = hexValue(b[i + 2]) {

@@ -103,7 +103,7 @@ extension S3Service {
             let etag = ETag.quoted(md5: body.md5)
             let checksum = algorithm.flatMap { body.checksums[$0] }.map { Data($0).base64EncodedString() }
             let now = Instant(unixSeconds: clock.now().unixSeconds)
-            try database.write { c in
+            try commits.perform { c in
                 let blob = try writer.commit(c)
                 try S3Store.storePart(c, uploadID: upload.uploadID, bucket: ctx.bucket, key: ctx.key,
                                       part: PartRecord(partNumber: number, blobID: blob, size: body.size, etag: etag,

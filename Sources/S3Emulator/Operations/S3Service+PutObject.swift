@@ -62,7 +62,7 @@ extension S3Service {
             let checksum = algorithm.flatMap { a in
                 body.checksums[a].map { ObjectChecksum(algorithm: a, value: Data($0).base64EncodedString(), type: "FULL_OBJECT") }
             }
-            let versionID = try database.write { c in
+            let versionID = try commits.perform { c in
                 let blob = try writer.commit(c)
                 let record = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: blob, size: body.size, etag: etag,
                                           lastModified: now, metadata: headers.metadata, checksum: checksum, partSizes: nil,

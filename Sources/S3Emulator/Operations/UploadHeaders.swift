@@ -105,13 +105,13 @@ struct UploadHeaders {
             || (headers["Content-Encoding"] ?? "").lowercased().contains("aws-chunked")
         if chunked {
             guard let text = headers["x-amz-decoded-content-length"] else { return .failure(.missingContentLength) }
-            guard let n = Int64(text.trimmingCharacters(in: .whitespaces)), n >= 0 else {
+            guard let n = S3Service.contentLength(text), n >= 0 else {
                 return .failure(.invalidArgument(message: "x-amz-decoded-content-length is not a valid number",
                                                  name: "x-amz-decoded-content-length", value: text))
             }
             u.declaredLength = n
         } else if let text = headers["Content-Length"] {
-            guard let n = Int64(text.trimmingCharacters(in: .whitespaces)), n >= 0 else { return .failure(.missingContentLength) }
+            guard let n = S3Service.contentLength(text), n >= 0 else { return .failure(.missingContentLength) }
             u.declaredLength = n
         } else if let te = headers["Transfer-Encoding"], te.lowercased().contains("chunked") {
             // Plain HTTP chunked uploads are refused by S3: it needs the length up front.

@@ -41,10 +41,20 @@ enum S3Operation: Equatable, Sendable {
         return BucketConfigKind(rawValue: name)
     }
 
+    /// The parameter names of a query, for membership tests.
+    private struct QueryNames {
+        let items: [(name: String, value: String?)]
+        func contains(_ name: String) -> Bool { items.contains { $0.name == name } }
+    }
+
     /// Picks the operation from method, target and query, or the error S3 gives for the combination.
     static func resolve(_ request: Request, target: S3Target) -> Result<S3Operation, S3Error> {
-        let names = Set(request.queryItems.map(\.name))
-        let sub = names.intersection(subresources)
+        let items = request.queryItems
+        // Only the sub-resource names go into a set: a presigned URL's six X-Amz-* parameters
+        // are looked up, never hashed into one (this runs for every request).
+        var sub = Set<String>()
+        for item in items where subresources.contains(item.name) { sub.insert(item.name) }
+        let names = QueryNames(items: items)
         let method = request.method
         guard target.bucket != nil else {
             switch method {

@@ -16,9 +16,15 @@ struct S3Target: Sendable, Equatable {
     /// Resolves `request` against the host names that mean "this endpoint" (`localhost`,
     /// `s3.localhost`, …): a Host that is `<bucket>.<one of them>` selects the bucket.
     static func resolve(_ request: Request, endpointHosts: [String]) throws(Failure) -> S3Target {
+        try resolve(request, matchingHosts: matchOrder(endpointHosts))
+    }
+
+    /// `resolve` with the host names already in `matchOrder` (the service prepares them once
+    /// rather than sorting and lower-casing them for every request).
+    static func resolve(_ request: Request, matchingHosts: [String]) throws(Failure) -> S3Target {
         let path = request.rawPath
         guard path.hasPrefix("/") else { throw .invalidURI }
-        if let bucket = virtualHostBucket(request.headers["Host"], endpointHosts: endpointHosts) {
+        if let bucket = virtualHostBucket(request.headers["Host"], matchingHosts: matchingHosts) {
             let rawKey = String(path.dropFirst())
             let key = try decode(rawKey)
             return S3Target(bucket: bucket, key: key.isEmpty ? nil : key, virtualHosted: true)
@@ -38,13 +44,22 @@ struct S3Target: Sendable, Equatable {
 
     /// The bucket named by a virtual-hosted Host header, or nil for path-style hosts.
     static func virtualHostBucket(_ hostHeader: String?, endpointHosts: [String]) -> String? {
+        virtualHostBucket(hostHeader, matchingHosts: matchOrder(endpointHosts))
+    }
+
+    /// Endpoint host names as matching needs them: longest first, so `b.s3.localhost` is bucket
+    /// `b` and not bucket `b.s3` of `localhost`; lower-cased.
+    static func matchOrder(_ endpointHosts: [String]) -> [String] {
+        endpointHosts.sorted(by: { $0.count > $1.count }).map { $0.lowercased() }
+    }
+
+    /// `virtualHostBucket` with the host names already in `matchOrder`.
+    static func virtualHostBucket(_ hostHeader: String?, matchingHosts: [String]) -> String? {
         guard var host = hostHeader?.lowercased(), !host.isEmpty else { return nil }
         if host.hasPrefix("[") { return nil }  // an IPv6 literal never carries a bucket
         if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
         if host.hasSuffix(".") { host.removeLast() }
-        // Longest first, so `b.s3.localhost` is bucket `b` and not bucket `b.s3` of `localhost`.
-        for base in endpointHosts.sorted(by: { $0.count > $1.count }) {
-            let base = base.lowercased()
+        for base in matchingHosts {
             if host == base { return nil }
             if host.hasSuffix("." + base) {
                 let bucket = String(host.dropLast(base.count + 1))
@@ -57,7 +72,7 @@ struct S3Target: Sendable, Equatable {
     /// Strict percent-decoding: an escape must be two hex digits and the result valid UTF-8
     /// without NUL (SQLite text and XML listings cannot carry it).
     static func decode(_ raw: String) throws(Failure) -> String {
-        if !raw.contains("%") { return raw }
+        if !raw.utf8.contains(0x25) { return raw }  // bytes: Foundation's `contains` bridges to NSString
         var out = [UInt8]()
         out.reserveCapacity(raw.utf8.count)
         let b = Array(raw.utf8)

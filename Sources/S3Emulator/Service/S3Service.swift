@@ -24,8 +24,13 @@ public final class S3Service: HTTPService, Sendable {
     let presignLedger: PresignLedger
     let presigner: Presigner
     let requestLog: S3RequestLog
+    /// Group commit for the final transactions of concurrent uploads.
+    let commits: CommitBatcher
+    /// Every answer's `Date`, formatted once per second.
+    private let dateHeader = HTTPDateCache()
     private let baseURL: LockedValue<String?>
-    /// Host names that mean "this endpoint" (configured ones plus the public base URL's host).
+    /// Host names that mean "this endpoint" (configured ones plus the public base URL's host), in
+    /// `S3Target.matchOrder`.
     private let endpointHostNames: LockedValue<[String]>
 
     /// Creates the service over an already-migrated database: sweeps staging blobs a crash left
@@ -37,6 +42,7 @@ public final class S3Service: HTTPService, Sendable {
         self.logger = logger
         self.configuration = configuration
         store = S3Store(database: database)
+        commits = CommitBatcher(database: database)
         let credentials = S3Credentials(configuration.credentials.map {
             S3Credentials.Key(accessKey: $0.accessKey, secret: $0.secretKey, allowedBuckets: $0.allowedBuckets)
         })
@@ -46,7 +52,7 @@ public final class S3Service: HTTPService, Sendable {
         presigner = authenticator.presigner
         requestLog = S3RequestLog(capacity: configuration.requestLogCapacity)
         baseURL = LockedValue(configuration.publicBaseURL)
-        endpointHostNames = LockedValue(S3Service.endpointHosts(configuration.endpointHosts, baseURL: configuration.publicBaseURL))
+        endpointHostNames = LockedValue(S3Target.matchOrder(S3Service.endpointHosts(configuration.endpointHosts, baseURL: configuration.publicBaseURL)))
         let orphans = try store.cleanOrphans()
         if orphans > 0 { logger.info("s3: removed \(orphans) unfinished upload(s) left by a previous run") }
         try createDefaultBuckets()
@@ -58,7 +64,7 @@ public final class S3Service: HTTPService, Sendable {
     /// The listener URL presigned URLs start with (`http://127.0.0.1:9000`).
     public func setPublicBaseURL(_ url: String) {
         baseURL.set(url.hasSuffix("/") ? String(url.dropLast()) : url)
-        endpointHostNames.set(S3Service.endpointHosts(configuration.endpointHosts, baseURL: url))
+        endpointHostNames.set(S3Target.matchOrder(S3Service.endpointHosts(configuration.endpointHosts, baseURL: url)))
     }
 
     /// The base URL for presigned URLs.
@@ -90,7 +96,7 @@ public final class S3Service: HTTPService, Sendable {
         let hostID = S3Service.hostID(for: request.id)
         let target: S3Target
         do {
-            target = try S3Target.resolve(request, endpointHosts: endpointHosts)
+            target = try S3Target.resolve(request, matchingHosts: endpointHosts)
         } catch {
             let ctx = S3Context(request: request, target: S3Target(bucket: nil, key: nil, virtualHosted: false), now: now, hostID: hostID)
             return .respond(complete(ctx, .failure(.invalidURI)))
@@ -222,8 +228,15 @@ public final class S3Service: HTTPService, Sendable {
     /// Whether the request announces a body (a positive Content-Length or chunked framing).
     static func declaresBody(_ request: Request) -> Bool {
         if let te = request.headers["Transfer-Encoding"], !te.isEmpty { return true }
-        if let cl = request.headers["Content-Length"], let n = Int64(cl.trimmingCharacters(in: .whitespaces)), n > 0 { return true }
+        if let cl = request.headers["Content-Length"], let n = S3Service.contentLength(cl), n > 0 { return true }
         return false
+    }
+
+    /// A Content-Length value as a number (surrounding white space allowed); plain digits skip
+    /// Foundation's trimming, which bridges to NSString on every request.
+    static func contentLength(_ text: String) -> Int64? {
+        if !text.isEmpty && text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return Int64(text) }
+        return Int64(text.trimmingCharacters(in: .whitespaces))
     }
 
     /// Adds S3's common headers, renders an error, and records the request in the log.
@@ -263,7 +276,7 @@ public final class S3Service: HTTPService, Sendable {
         var headers = HTTPHeaders()
         headers.add("x-amz-id-2", ctx.hostID)
         headers.add("x-amz-request-id", ctx.request.id)
-        headers.add("Date", clock.now().httpDate)
+        headers.add("Date", dateHeader.value(for: clock.now()))
         for (name, value) in response.headers { headers.add(name, value) }
         for (name, value) in corsHeaders(for: ctx) { headers.add(name, value) }
         headers.add("Server", "AmazonS3")
@@ -294,6 +307,26 @@ public final class S3Service: HTTPService, Sendable {
     /// The canonical user id S3 shows as the owner for an access key.
     static func ownerID(_ accessKey: String) -> String {
         Hex.encode(Digest.sha256(Array("hearth-owner:\(accessKey)".utf8)))
+    }
+}
+
+/// The HTTP date of the current second, formatted once per second rather than for every answer.
+final class HTTPDateCache: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var second = Int64.min
+    private var text = ""
+
+    /// `now.httpDate`.
+    func value(for now: Instant) -> String {
+        let s = now.unixSeconds
+        lock.lock()
+        defer { lock.unlock() }
+        if s != second {
+            second = s
+            text = now.httpDate
+        }
+        return text
     }
 }
 

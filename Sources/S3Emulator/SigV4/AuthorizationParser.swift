@@ -87,7 +87,11 @@ enum AuthorizationParser {
         var credential: String?
         var signedHeaders: String?
         var signature: String?
-        for part in value.dropFirst(algorithm.count).split(separator: ",") {
+        // Split on bytes when the header is ASCII (as every signer writes it): splitting on
+        // Characters cost more than the rest of the verification.
+        let rest = value.dropFirst(algorithm.count)
+        let parts = SigV4Encoding.isASCII(value) ? rest.utf8.split(separator: 0x2C).map { Substring($0) } : rest.split(separator: ",")
+        for part in parts {
             let component = part.sigV4TrimmingSpaces
             if component.isEmpty { continue }
             guard let eq = component.firstIndex(of: "=") else { throw .headerComponentMalformed(component: String(component)) }

@@ -256,7 +256,7 @@ final class ChunkedPayloadReader {
         if let signing, !trailers.isEmpty || trailerSignature != nil {
             var canonical = ""
             for trailer in trailers { canonical += "\(trailer.name):\(trailer.value)\n" }
-            let hash = Hex.encode(Digest.sha256(Array(canonical.utf8)))
+            let hash = SigV4Encoding.hex(Digest.sha256(Array(canonical.utf8)))
             let stringToSign = "AWS4-HMAC-SHA256-TRAILER\n\(signing.amzDate)\n\(signing.scope)\n\(previousSignature)\n\(hash)"
             let expected = SigningKey.sign(signing.signingKey, Array(stringToSign.utf8))
             let provided = trailerSignature ?? ""

@@ -90,7 +90,7 @@ final class PayloadVerifier {
         case .unsigned:
             break
         case .sha256(let expected):
-            let computed = Hex.encode(sha256?.finalize() ?? [])
+            let computed = SigV4Encoding.hex(sha256?.finalize() ?? [])
             sha256 = nil
             if computed != expected { throw .contentSHA256Mismatch(clientComputed: expected, computed: computed) }
         case .streaming(_, _, let declared):

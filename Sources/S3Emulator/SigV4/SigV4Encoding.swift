@@ -78,6 +78,12 @@ enum SigV4Encoding {
 
     private static let lowerHex: [UInt8] = Array("0123456789abcdef".utf8)
 
+    /// Whether `text` is all ASCII (byte-wise parsing then agrees with Character-wise parsing).
+    static func isASCII(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { !$0.contains(where: { $0 >= 0x80 }) }
+            ?? !text.utf8.contains(where: { $0 >= 0x80 })
+    }
+
     /// Lower-case hex of `bytes` (signatures and hashes), without generic overhead.
     static func hex(_ bytes: [UInt8]) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in

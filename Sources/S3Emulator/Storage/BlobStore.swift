@@ -22,8 +22,17 @@ enum BlobStore {
         return c.lastInsertRowID
     }
 
-    /// Appends one chunk of body bytes at `offset` of the staging blob `blobID`.
-    static func appendChunk(_ c: Connection, blobID: Int64, offset: Int64, bytes: UnsafeRawBufferPointer) throws {
+    /// Creates a final blob of `size` bytes whose chunks the same transaction adds (with
+    /// `appendChunk(…, updateSize: false)`): a body that fits one chunk is written in its commit
+    /// transaction, so it needs no staging row — and skipping it leaves the staging index untouched.
+    static func createFinal(_ c: Connection, size: Int64, now: Instant) throws -> Int64 {
+        try c.run("INSERT INTO s3_blobs (size, staging, created_at) VALUES (?, 0, ?)", [size, now.unixMicros])
+        return c.lastInsertRowID
+    }
+
+    /// Appends one chunk of body bytes at `offset` of the staging blob `blobID` (and records the
+    /// blob's new size unless `updateSize` is false: its row already has it).
+    static func appendChunk(_ c: Connection, blobID: Int64, offset: Int64, bytes: UnsafeRawBufferPointer, updateSize: Bool = true) throws {
         let insert = try c.prepare("INSERT INTO s3_chunks (data) VALUES (?)")
         try insert.bind([])
         try insert.bindBlob(bytes, at: 1)
@@ -31,7 +40,7 @@ enum BlobStore {
         let chunkID = c.lastInsertRowID
         try c.run("INSERT INTO s3_blob_chunks (blob_id, offset, length, chunk_id, chunk_start) VALUES (?, ?, ?, ?, 0)",
                   [blobID, offset, Int64(bytes.count), chunkID])
-        try c.run("UPDATE s3_blobs SET size = ? WHERE id = ?", [offset + Int64(bytes.count), blobID])
+        if updateSize { try c.run("UPDATE s3_blobs SET size = ? WHERE id = ?", [offset + Int64(bytes.count), blobID]) }
     }
 
     /// Marks a blob final (an object or part now refers to it).

@@ -75,7 +75,14 @@ final class BlobWriter {
     /// Inside the caller's write transaction: writes the buffered tail and makes the blob final.
     /// - Returns: the blob id. If the transaction rolls back, call `discard()`.
     func commit(_ c: Connection) throws -> Int64 {
-        let id = try stagedBlobID ?? BlobStore.createStaging(c, now: now)
+        guard let id = stagedBlobID else {
+            // Nothing flushed: the whole body is the buffer, stored final in this transaction.
+            let id = try BlobStore.createFinal(c, size: Int64(buffer.count), now: now)
+            if !buffer.isEmpty {
+                try buffer.withUnsafeBytes { try BlobStore.appendChunk(c, blobID: id, offset: 0, bytes: $0, updateSize: false) }
+            }
+            return id
+        }
         if !buffer.isEmpty {
             try buffer.withUnsafeBytes { try BlobStore.appendChunk(c, blobID: id, offset: flushedSize, bytes: $0) }
         }

@@ -4,7 +4,7 @@ import HearthCrypto
 /// Entity-tag helpers for conditional requests.
 enum ETag {
     /// `"<hex md5>"`.
-    static func quoted(md5: [UInt8]) -> String { "\"" + Hex.encode(md5) + "\"" }
+    static func quoted(md5: [UInt8]) -> String { "\"" + SigV4Encoding.hex(md5) + "\"" }
 
     /// The bare value of an entity tag (`W/"abc"`, `"abc"` and `abc` all give `abc`).
     static func bare(_ tag: String) -> String {

@@ -26,6 +26,15 @@ import Testing
         let request = Request(method: "GET", rawPath: path, headers: ["Host": host])
         let target = try S3Target.resolve(request, endpointHosts: Self.hosts)
         #expect(target == S3Target(bucket: bucket, key: key, virtualHosted: virtual))
+        // The service prepares the host names once; in any configured order and case they match alike.
+        let prepared = S3Target.matchOrder(Self.hosts.reversed().map { $0.uppercased() })
+        #expect(try S3Target.resolve(request, matchingHosts: prepared) == target)
+    }
+
+    @Test func matchOrderPutsLongerNamesFirstLowerCased() {
+        #expect(S3Target.matchOrder(["LocalHost", "S3.localhost", "a.s3.localhost"]) == ["a.s3.localhost", "s3.localhost", "localhost"])
+        // `b.s3.localhost` is bucket `b` of `s3.localhost`, not bucket `b.s3` of `localhost`.
+        #expect(S3Target.virtualHostBucket("B.S3.localhost:9000", matchingHosts: S3Target.matchOrder(["localhost", "s3.localhost"])) == "b")
     }
 
     @Test(arguments: ["/bkt/%zz", "/bkt/%C3", "/bkt/a%00b", "no-slash"])

@@ -68,3 +68,29 @@ import Testing
         #expect(S3Store.successor(ofPrefix: [0xFF, 0xFF]) == nil)
     }
 }
+
+@Suite struct BlobWriterCommitTests {
+    /// A body that never filled a chunk is stored final in the commit transaction; a larger one
+    /// was staged chunk by chunk and is promoted. Either way the row ends final with its size.
+    @Test(arguments: [0, 1, 4096, (1 << 20) - 1, 1 << 20, (1 << 20) + 5])
+    func committedBlobIsFinalWithItsSize(size: Int) throws {
+        let db = try Database(path: nil)
+        try db.migrate(S3Service.migrations)
+        let bytes = S3Harness.bytes(size)
+        let w = BlobWriter(database: db, now: Instant(unixSeconds: 42), checksums: [])
+        try bytes.withUnsafeBytes { try w.append($0) }
+        let id = try db.write { c in try w.commit(c) }
+        w.committed()
+        let row = try db.read { c in
+            try c.first("SELECT size, staging, created_at FROM s3_blobs WHERE id = ?", [id]) { ($0.int64(0), $0.int64(1), $0.int64(2)) }
+        }
+        #expect(row?.0 == Int64(size))
+        #expect(row?.1 == 0)
+        #expect(row?.2 == Instant(unixSeconds: 42).unixMicros)
+        let stored = try db.read { c in
+            try c.rows("SELECT length FROM s3_blob_chunks WHERE blob_id = ? ORDER BY offset", [id]) { $0.int64(0) }
+        }
+        #expect(stored.reduce(0, +) == Int64(size))
+        #expect(try db.read { c in try c.scalarInt("SELECT count(*) FROM s3_blobs WHERE staging = 1") } == 0)
+    }
+}

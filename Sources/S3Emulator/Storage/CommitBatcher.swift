@@ -1,0 +1,160 @@
+import Foundation
+import HearthSQLite
+
+/// Runs the final commit transactions of concurrent uploads together in one SQLite transaction
+/// (group commit), each in its own savepoint.
+///
+/// A small PutObject is one short write transaction (chunk, slice, blob, object row, the replaced
+/// blob's rows), and COMMIT writes every page it changed to the WAL; under 16 concurrent PUTs the
+/// `pwrite`s and the checkpoints they cause were ~25% of the server's samples, and the single
+/// writer serialised everything behind them. Concurrent uploads change mostly the same pages (the
+/// objects table, the blob tables' last leaves), so committing them together writes those pages
+/// once. (The same scheme as Firestore's commit batcher; services do not share code.)
+///
+/// Each caller still sees its own transaction: its body runs alone on the single writer, in a
+/// savepoint, after the bodies queued before it; a body that throws rolls back to its savepoint
+/// (only its own changes) and its caller gets the error. Callers return only after the COMMIT that
+/// made their changes durable, so an acknowledged upload survives `kill -9` as before; when that
+/// COMMIT fails, every caller whose body succeeded gets the error and nothing of theirs is stored.
+/// A caller arriving with no batch running leads: it takes every queued body (its own included),
+/// runs them, keeps taking bodies queued meanwhile (up to `maxBatch`), commits, and wakes their
+/// callers. A body alone in its transaction runs without a savepoint, so a lone upload costs what
+/// it did unbatched.
+final class CommitBatcher: @unchecked Sendable {
+    // `queue` and `leading` are guarded by `condition`; a job's `failure` is written by the leader
+    // before it marks the job `finished` under `condition`, and read by its caller after that.
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var leading = false
+    private let database: Database
+
+    /// Bodies run in one transaction at most: bounds how long the first caller of a busy stream waits.
+    static let maxBatch = 64
+
+    /// One caller's transaction body; it stores its own result in its caller's frame.
+    private final class Job {
+        /// Dropped once run: the caller's closure must not outlive its call.
+        var body: ((Connection) throws -> Void)?
+        var failure: (any Error)?
+        var finished = false
+
+        init(_ body: @escaping (Connection) throws -> Void) { self.body = body }
+
+        func run(_ conn: Connection) throws {
+            guard let body else { throw CommitBatcherError.notRun }
+            try body(conn)
+        }
+    }
+
+    init(database: Database) {
+        self.database = database
+    }
+
+    /// Bodies waiting for a transaction (tests use it to line up a batch).
+    var queued: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count
+    }
+
+    /// Runs `body` in a write transaction (shared with concurrent callers, in its own savepoint);
+    /// returns after the commit, or throws the body's error (its changes undone) or the commit's
+    /// (`CommitBatcherError.batchFailed` when the transaction it shared with others failed).
+    func perform<T>(_ body: (Connection) throws -> T) throws -> T {
+        try withoutActuallyEscaping(body) { body in
+            var result: T?
+            // The job never outlives this call: the caller waits below until it has run.
+            let job = Job { conn in result = try body(conn) }
+            condition.lock()
+            queue.append(job)
+            while !job.finished {
+                if leading {
+                    condition.wait()
+                    continue
+                }
+                leading = true
+                let first = queue
+                queue.removeAll(keepingCapacity: true)
+                condition.unlock()
+                let ran = runTransaction(first)
+                for j in ran { j.body = nil }
+                condition.lock()
+                for j in ran { j.finished = true }
+                leading = false
+                condition.broadcast()
+            }
+            condition.unlock()
+            if let failure = job.failure { throw failure }
+            guard let result else { throw CommitBatcherError.notRun }
+            return result
+        }
+    }
+
+    /// Queued bodies, at most `limit`, taken off the queue.
+    private func take(_ limit: Int) -> [Job] {
+        condition.lock()
+        defer { condition.unlock() }
+        guard limit > 0, !queue.isEmpty else { return [] }
+        let n = min(limit, queue.count)
+        let taken = Array(queue.prefix(n))
+        queue.removeFirst(n)
+        return taken
+    }
+
+    /// Runs `first` and, in the same transaction, every body queued meanwhile (until none is waiting
+    /// or `maxBatch` ran), then commits; records each body's failure. Returns the jobs it ran.
+    private func runTransaction(_ first: [Job]) -> [Job] {
+        var ran: [Job] = []
+        var failures: [(any Error)?] = []
+        var aloneFailed = false
+        do {
+            try database.write { conn in
+                var pending = first
+                while !pending.isEmpty {
+                    for job in pending {
+                        ran.append(job)
+                        failures.append(nil)
+                        let k = ran.count - 1
+                        if k == 0 && pending.count == 1 {
+                            // Alone so far: no savepoint. If it throws, the transaction rolls back
+                            // exactly as an unbatched write's; bodies queued meanwhile run in the next.
+                            do { try job.run(conn) } catch {
+                                failures[k] = error
+                                aloneFailed = true
+                                throw error
+                            }
+                            continue
+                        }
+                        try conn.run("SAVEPOINT s3_batched_commit")
+                        do {
+                            try job.run(conn)
+                            try conn.run("RELEASE s3_batched_commit")
+                        } catch {
+                            failures[k] = error
+                            // Undoes this body only. After errors that make SQLite roll back the
+                            // whole transaction (a full disk) the savepoint is gone: this throws,
+                            // and the batch fails as a whole.
+                            try conn.run("ROLLBACK TO s3_batched_commit")
+                            try conn.run("RELEASE s3_batched_commit")
+                        }
+                    }
+                    pending = take(Self.maxBatch - ran.count)
+                }
+            }
+        } catch {
+            if !aloneFailed {
+                for k in ran.indices where failures[k] == nil { failures[k] = CommitBatcherError.batchFailed(error) }
+            }
+        }
+        for (k, job) in ran.enumerated() { job.failure = failures[k] }
+        return ran
+    }
+}
+
+/// Why a batched commit failed besides its own body's error.
+enum CommitBatcherError: Error {
+    /// The transaction it shared with other bodies failed as a whole.
+    case batchFailed(any Error)
+    /// It ended without a result or an error (not expected to happen).
+    case notRun
+}

@@ -1,0 +1,65 @@
+import Testing
+@testable import HearthHTTP
+
+@Suite struct RequestTests {
+    /// The Character-based parser the byte-based one replaced for ASCII queries: both must agree.
+    static func referenceParse(_ raw: String, plusAsSpace: Bool) -> [(name: String, value: String?)] {
+        guard !raw.isEmpty else { return [] }
+        return raw.split(separator: "&", omittingEmptySubsequences: true).map { part in
+            if let eq = part.firstIndex(of: "=") {
+                return (Request.percentDecode(String(part[..<eq]), plusAsSpace: plusAsSpace),
+                        Request.percentDecode(String(part[part.index(after: eq)...]), plusAsSpace: plusAsSpace))
+            }
+            return (Request.percentDecode(String(part), plusAsSpace: plusAsSpace), nil)
+        }
+    }
+
+    static func flat(_ items: [(name: String, value: String?)]) -> [String] {
+        items.map { "\($0.name)|\($0.value ?? "<nil>")" }
+    }
+
+    @Test(arguments: [
+        ("", [String]()),
+        ("a=1", ["a|1"]),
+        ("a=1&b&c=", ["a|1", "b|<nil>", "c|"]),
+        ("&&a=1&&", ["a|1"]),
+        ("=v", ["|v"]),
+        ("a=b=c", ["a|b=c"]),
+        ("x=%20y+z", ["x| y z"]),
+        ("k%3D=%26v", ["k=|&v"]),
+        ("bad=%zz%4", ["bad|%zz%4"]),
+        ("u=%C3%A9", ["u|é"]),
+        ("notutf8=%FF", ["notutf8|%FF"]),
+        ("X-Amz-Credential=AK%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Expires=86400", ["X-Amz-Credential|AK/20130524/us-east-1/s3/aws4_request", "X-Amz-Expires|86400"]),
+        ("é=ü&z", ["é|ü", "z|<nil>"]),
+    ])
+    func parsesQueries(raw: String, expected: [String]) {
+        #expect(Self.flat(Request.parseQuery(raw, plusAsSpace: true)) == expected)
+        #expect(Self.flat(Request.parseQuery(raw, plusAsSpace: true)) == Self.flat(Self.referenceParse(raw, plusAsSpace: true)))
+        #expect(Self.flat(Request.parseQuery(raw, plusAsSpace: false)) == Self.flat(Self.referenceParse(raw, plusAsSpace: false)))
+    }
+
+    @Test(arguments: [
+        ("plain", false, "plain"),
+        ("a+b", false, "a+b"),
+        ("a+b", true, "a b"),
+        ("a%2Bb", true, "a+b"),
+        ("%", false, "%"),
+        ("100%", false, "100%"),
+        ("%4", false, "%4"),
+        ("%41%42", false, "AB"),
+        ("%c3%a9", false, "é"),
+        ("%ff", false, "%ff"),
+    ])
+    func percentDecodes(text: String, plusAsSpace: Bool, expected: String) {
+        #expect(Request.percentDecode(text, plusAsSpace: plusAsSpace) == expected)
+    }
+
+    @Test func queryLookupUsesFirstValue() {
+        let r = Request(method: "GET", target: "/b/k?versionId=a&versionId=b&uploads&x=%2F")
+        #expect(r.query("versionId") == "a")
+        #expect(r.query("uploads") == "")
+        #expect(r.query("x") == "/")
+        #expect(r.query("missing") == nil)
+    }
+}

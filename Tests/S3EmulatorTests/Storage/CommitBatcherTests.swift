@@ -1,0 +1,111 @@
+import Foundation
+import HearthCore
+import HearthSQLite
+import Testing
+@testable import S3Emulator
+
+@Suite struct CommitBatcherTests {
+    func database() throws -> Database {
+        let db = try Database(path: nil)
+        try db.migrate(S3Service.migrations)
+        try db.write { c in try c.run("CREATE TABLE t (v TEXT NOT NULL)") }
+        return db
+    }
+
+    func values(_ db: Database) throws -> [String] {
+        try db.read { c in try c.rows("SELECT v FROM t ORDER BY rowid") { $0.text(0) } }
+    }
+
+    struct Refused: Error, Equatable {}
+
+    /// Collects what concurrent callers got (guarded by its lock).
+    final class Outcomes: @unchecked Sendable {
+        private let lock = NSLock()
+        private var byName: [String: Result<Int, Refused>] = [:]
+        func set(_ name: String, _ r: Result<Int, Refused>) { lock.withLock { byName[name] = r } }
+        subscript(name: String) -> Result<Int, Refused>? { lock.withLock { byName[name] } }
+    }
+
+    @Test func aloneBodyCommitsAndReturnsItsResult() throws {
+        let db = try database()
+        let batcher = CommitBatcher(database: db)
+        let n = try batcher.perform { c in
+            try c.run("INSERT INTO t (v) VALUES ('a')")
+            return 7
+        }
+        #expect(n == 7)
+        #expect(try values(db) == ["a"])
+    }
+
+    @Test func aloneBodyThatThrowsLeavesNothing() throws {
+        let db = try database()
+        let batcher = CommitBatcher(database: db)
+        #expect(throws: Refused.self) {
+            try batcher.perform { c -> Int in
+                try c.run("INSERT INTO t (v) VALUES ('a')")
+                throw Refused()
+            }
+        }
+        #expect(try values(db).isEmpty)
+        // The batcher is usable afterwards.
+        _ = try batcher.perform { c in try c.run("INSERT INTO t (v) VALUES ('b')") }
+        #expect(try values(db) == ["b"])
+    }
+
+    /// Lines up bodies behind a held writer so they run in one transaction: the one that throws
+    /// loses only its own changes, the others are committed, each caller gets its own outcome.
+    @Test func batchedBodyThatThrowsRollsBackOnlyItself() throws {
+        let db = try database()
+        let batcher = CommitBatcher(database: db)
+        let outcomes = Outcomes()
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        // Hold the writer so the first caller (the leader) blocks inside the batcher.
+        DispatchQueue.global().async(group: group) {
+            _ = try? db.write { _ in
+                holding.signal()
+                release.wait()
+            }
+        }
+        holding.wait()
+        func call(_ name: String, fail: Bool) {
+            DispatchQueue.global().async(group: group) {
+                do {
+                    let r = try batcher.perform { c -> Int in
+                        try c.run("INSERT INTO t (v) VALUES (?)", [name])
+                        if fail { throw Refused() }
+                        return name.utf8.count
+                    }
+                    outcomes.set(name, .success(r))
+                } catch {
+                    outcomes.set(name, .failure(Refused()))
+                }
+            }
+        }
+        call("leader", fail: false)
+        // Give the leader time to take its own body and block on the held writer; the next ones
+        // queue behind it and run in its transaction, each in a savepoint.
+        usleep(50_000)
+        call("kept", fail: false)
+        call("refused", fail: true)
+        call("also-kept", fail: false)
+        while batcher.queued < 3 { usleep(1000) }
+        release.signal()
+        group.wait()
+        #expect(outcomes["leader"] == .success(6))
+        #expect(outcomes["kept"] == .success(4))
+        #expect(outcomes["also-kept"] == .success(9))
+        #expect(outcomes["refused"] == .failure(Refused()))
+        #expect(Set(try values(db)) == ["leader", "kept", "also-kept"])
+    }
+
+    @Test func concurrentCallersAllCommit() throws {
+        let db = try database()
+        let batcher = CommitBatcher(database: db)
+        DispatchQueue.concurrentPerform(iterations: 64) { i in
+            _ = try? batcher.perform { c in try c.run("INSERT INTO t (v) VALUES (?)", ["v\(i)"]) }
+        }
+        #expect(Set(try values(db)) == Set((0..<64).map { "v\($0)" }))
+    }
+}

@@ -25,7 +25,7 @@ public final class S3Service: HTTPService, Sendable {
     let presigner: Presigner
     let requestLog: S3RequestLog
     /// Group commit for the final transactions of concurrent uploads.
-    let commits: CommitBatcher
+    let commits: GroupCommit
     /// Every answer's `Date`, formatted once per second.
     private let dateHeader = HTTPDateCache()
     private let baseURL: LockedValue<String?>
@@ -42,7 +42,7 @@ public final class S3Service: HTTPService, Sendable {
         self.logger = logger
         self.configuration = configuration
         store = S3Store(database: database)
-        commits = CommitBatcher(database: database)
+        commits = GroupCommit(database: database, savepoint: "s3_batched_commit")
         let credentials = S3Credentials(configuration.credentials.map {
             S3Credentials.Key(accessKey: $0.accessKey, secret: $0.secretKey, allowedBuckets: $0.allowedBuckets)
         })

@@ -1,13 +1,11 @@
 import Foundation
 import HearthCore
-import HearthSQLite
 import Testing
-@testable import S3Emulator
+@testable import HearthSQLite
 
-@Suite struct CommitBatcherTests {
+@Suite struct GroupCommitTests {
     func database() throws -> Database {
         let db = try Database(path: nil)
-        try db.migrate(S3Service.migrations)
         try db.write { c in try c.run("CREATE TABLE t (v TEXT NOT NULL)") }
         return db
     }
@@ -28,7 +26,7 @@ import Testing
 
     @Test func aloneBodyCommitsAndReturnsItsResult() throws {
         let db = try database()
-        let batcher = CommitBatcher(database: db)
+        let batcher = GroupCommit(database: db)
         let n = try batcher.perform { c in
             try c.run("INSERT INTO t (v) VALUES ('a')")
             return 7
@@ -39,7 +37,7 @@ import Testing
 
     @Test func aloneBodyThatThrowsLeavesNothing() throws {
         let db = try database()
-        let batcher = CommitBatcher(database: db)
+        let batcher = GroupCommit(database: db)
         #expect(throws: Refused.self) {
             try batcher.perform { c -> Int in
                 try c.run("INSERT INTO t (v) VALUES ('a')")
@@ -56,7 +54,7 @@ import Testing
     /// loses only its own changes, the others are committed, each caller gets its own outcome.
     @Test func batchedBodyThatThrowsRollsBackOnlyItself() throws {
         let db = try database()
-        let batcher = CommitBatcher(database: db)
+        let batcher = GroupCommit(database: db)
         let outcomes = Outcomes()
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
@@ -102,7 +100,7 @@ import Testing
 
     @Test func concurrentCallersAllCommit() throws {
         let db = try database()
-        let batcher = CommitBatcher(database: db)
+        let batcher = GroupCommit(database: db)
         DispatchQueue.concurrentPerform(iterations: 64) { i in
             _ = try? batcher.perform { c in try c.run("INSERT INTO t (v) VALUES (?)", ["v\(i)"]) }
         }

@@ -9,18 +9,35 @@ public final class RulesCoverage: @unchecked Sendable {
     /// One expression's outcomes, kept as values and rendered only when a report is asked for.
     private struct NodeOutcomes {
         var entries: [(value: TracedRaw, count: Int)] = []
+        /// `Fingerprints.of(entries[k].value)`, kept apart so finding a value's entry scans plain
+        /// integers: comparing each entry's value (a retained copy per entry) cost more than the
+        /// evaluation once an expression had many distinct values (`request.time`).
+        var fingerprints: [UInt64] = []
+        /// The entry the last visit matched: most expressions evaluate to the same value request
+        /// after request, and comparing with it first spares fingerprinting the value.
+        var lastHit = -1
         var others = 0
     }
 
-    /// The outcomes of one ruleset's expressions, indexed by node id.
-    private final class Table {
+    /// The outcomes of one ruleset's expressions, indexed by node id. A struct that a fold takes
+    /// out of `tables` while it works: a local value is mutated in place with no exclusivity check
+    /// per access, which a class's stored property pays on every one.
+    private struct Table {
         var nodes: [NodeOutcomes]
         init(count: Int) { nodes = Array(repeating: NodeOutcomes(), count: count) }
     }
 
+    // `tables` is guarded by `lock`; `pending` and `folding` by `pendingLock`. Whoever holds both
+    // takes `lock` first.
     private let lock = NSLock()
     /// Per ruleset (rules may be reloaded).
     private var tables: [ObjectIdentifier: Table] = [:]
+    private let pendingLock = NSLock()
+    /// Evaluations recorded but not yet folded into `tables`, oldest first.
+    private var pending: [(ruleset: Ruleset, visited: [(Int32, TracedRaw)])] = []
+    /// Whether a background fold is queued.
+    private var folding = false
+    private static let folder = DispatchQueue(label: "hearth.rules.coverage", qos: .utility)
 
     /// An empty collector.
     public init() {}
@@ -28,6 +45,9 @@ public final class RulesCoverage: @unchecked Sendable {
     /// Forgets everything recorded.
     public func reset() {
         lock.lock()
+        pendingLock.lock()
+        pending.removeAll()
+        pendingLock.unlock()
         tables.removeAll()
         lock.unlock()
     }
@@ -37,44 +57,96 @@ public final class RulesCoverage: @unchecked Sendable {
     static let distinctValuesPerExpression = 32
     static let otherValuesKey = "…"
 
+    /// Evaluations are folded in the background once this many wait (waking a thread per request
+    /// cost more than a small fold), and by the caller itself beyond `pendingLimit` (the
+    /// background fold fell behind), so the backlog stays bounded.
+    static let foldBatch = 64
+    static let pendingLimit = 256
+
+    /// Keeps `e`'s outcomes. They are folded into the tables later, in order, mostly in the
+    /// background: a request judged inside Firestore's single write transaction (every write is)
+    /// would otherwise hold it for the fold too. Reports fold what is still waiting first, so they
+    /// are always complete.
     func record(_ e: Evaluation, ruleset: Ruleset) {
-        // Values are compared, not rendered: rendering every visited value (the whole request data
-        // map, many times) cost more than the evaluation. Equal values keep one entry; rendering
-        // and JSON happen in `snapshot`, when a report is requested.
-        var proven = EqualityMemo()
-        let key = ObjectIdentifier(ruleset)
+        pendingLock.lock()
+        pending.append((ruleset, e.visited))
+        let backlog = pending.count
+        let schedule = backlog >= Self.foldBatch && !folding
+        if schedule { folding = true }
+        pendingLock.unlock()
+        if backlog > Self.pendingLimit {
+            foldPending()
+        } else if schedule {
+            Self.folder.async { [weak self] in self?.foldPending() }
+        }
+    }
+
+    /// Folds every waiting evaluation into the tables.
+    private func foldPending() {
         lock.lock()
         defer { lock.unlock() }
-        let table: Table
-        if let t = tables[key] {
-            table = t
-        } else {
-            table = Table(count: ruleset.program.nodes.count)
-            tables[key] = table
-        }
-        for (id, raw) in e.visited {
-            let i = Int(id)
-            guard i >= 0, i < table.nodes.count else { continue }
-            var found = -1
-            for (k, entry) in table.nodes[i].entries.enumerated() where proven.same(entry.value, raw) {
-                found = k
-                break
-            }
-            if found >= 0 {
-                table.nodes[i].entries[found].count += 1
-                // The newest equal value becomes the representative, so the next visits of this
-                // request (same storage) compare by identity.
-                table.nodes[i].entries[found].value = raw
-            } else if table.nodes[i].entries.count < Self.distinctValuesPerExpression {
-                table.nodes[i].entries.append((raw, 1))
-            } else {
-                table.nodes[i].others += 1
+        pendingLock.lock()
+        let batch = pending
+        pending.removeAll()
+        folding = false
+        pendingLock.unlock()
+        for (ruleset, visited) in batch { fold(visited, ruleset: ruleset) }
+    }
+
+    /// Adds one evaluation's outcomes to its ruleset's table (`lock` held).
+    private func fold(_ visitedValues: [(Int32, TracedRaw)], ruleset: Ruleset) {
+        // Values are compared, not rendered: rendering every visited value (the whole request data
+        // map, many times) cost more than the evaluation. Equal values keep one entry; rendering
+        // and JSON happen in `snapshot`, when a report is requested. A visit is compared first with
+        // the entry its expression matched last time; otherwise an entry is compared only when its
+        // fingerprint matches (equal values have equal fingerprints), so a visit costs one
+        // fingerprint and a scan of integers, not a comparison per distinct value.
+        var proven = EqualityMemo()
+        var prints = Fingerprints()
+        let key = ObjectIdentifier(ruleset)
+        var table = tables.removeValue(forKey: key) ?? Table(count: ruleset.program.nodes.count)
+        defer { tables[key] = table }
+        visitedValues.withUnsafeBufferPointer { visited in
+            for v in visited.indices {
+                let i = Int(visited[v].0)
+                guard i >= 0, i < table.nodes.count else { continue }
+                var found = -1
+                var print: UInt64?
+                let hint = table.nodes[i].lastHit
+                if hint >= 0, proven.same(table.nodes[i].entries[hint].value, visited[v].1) {
+                    found = hint
+                } else {
+                    // Entries are pairwise distinct, so the first equal one is the only one.
+                    let p = prints.of(visited[v].1)
+                    print = p
+                    var start = 0
+                    while let k = table.nodes[i].fingerprints[start...].firstIndex(of: p) {
+                        if k != hint, proven.same(table.nodes[i].entries[k].value, visited[v].1) {
+                            found = k
+                            break
+                        }
+                        start = k + 1
+                    }
+                }
+                if found >= 0 {
+                    table.nodes[i].entries[found].count += 1
+                    // The newest equal value becomes the representative, so the next visits of this
+                    // request (same storage) compare by identity.
+                    table.nodes[i].entries[found].value = visited[v].1
+                    table.nodes[i].lastHit = found
+                } else if table.nodes[i].entries.count < Self.distinctValuesPerExpression, let print {
+                    table.nodes[i].entries.append((visited[v].1, 1))
+                    table.nodes[i].fingerprints.append(print)
+                    table.nodes[i].lastHit = table.nodes[i].entries.count - 1
+                } else {
+                    table.nodes[i].others += 1
+                }
             }
         }
     }
 
     /// Equality of recorded outcomes, remembering which map/list storages were already found equal
-    /// during one `record` (one request visits the same data map at many expressions).
+    /// during one fold (one request visits the same data map at many expressions).
     private struct EqualityMemo {
         private var pairs: [(UInt, UInt)] = []
 
@@ -109,6 +181,142 @@ public final class RulesCoverage: @unchecked Sendable {
         }
     }
 
+    /// Hashes of recorded outcomes that agree with `EqualityMemo.same`: values it finds equal hash
+    /// equally (floats by value, so 0.0 and -0.0 agree; strings by `String`'s own hashing, which
+    /// follows its canonical equality). A map or list is hashed once per storage during one
+    /// fold, however many expressions visit it.
+    private struct Fingerprints {
+        private var memo: [(storage: UInt, print: UInt64)] = []
+        private var strings: [(words: (UInt, UInt), print: Int)] = []
+
+        mutating func of(_ raw: TracedRaw) -> UInt64 {
+            var h = Hasher()
+            switch raw {
+            case .error(let e):
+                h.combine(0 as UInt8)
+                h.combine(e.message)
+            case .value(let v):
+                h.combine(1 as UInt8)
+                combine(v, into: &h)
+            }
+            return UInt64(UInt(bitPattern: h.finalize()))
+        }
+
+        private mutating func combine(_ v: RulesValue, into h: inout Hasher) {
+            switch v {
+            case .null: h.combine(0 as UInt8)
+            case .bool(let b): h.combine(b ? 2 as UInt8 : 1)
+            case .int(let i):
+                h.combine(3 as UInt8)
+                h.combine(i)
+            case .float(let d):
+                h.combine(4 as UInt8)
+                Self.combine(d, into: &h)
+            case .string(let s):
+                h.combine(5 as UInt8)
+                combine(s, into: &h)
+            case .bytes(let b):
+                h.combine(6 as UInt8)
+                h.combine(b)
+            case .timestamp(let s, let n):
+                h.combine(7 as UInt8)
+                h.combine(s)
+                h.combine(n)
+            case .duration(let s, let n):
+                h.combine(8 as UInt8)
+                h.combine(s)
+                h.combine(n)
+            case .latlng(let lat, let lng):
+                h.combine(9 as UInt8)
+                Self.combine(lat, into: &h)
+                Self.combine(lng, into: &h)
+            case .path(let segments):
+                h.combine(10 as UInt8)
+                h.combine(segments)
+            case .list(let items):
+                h.combine(11 as UInt8)
+                let storage = unsafeBitCast(items, to: UInt.self)
+                if let known = known(storage) {
+                    h.combine(known)
+                } else {
+                    var inner = Hasher()
+                    combine(items, into: &inner)
+                    h.combine(remember(storage, inner))
+                }
+            case .map(let m):
+                h.combine(12 as UInt8)
+                let storage = unsafeBitCast(m, to: UInt.self)
+                if let known = known(storage) {
+                    h.combine(known)
+                } else {
+                    var inner = Hasher()
+                    combine(m, into: &inner)
+                    h.combine(remember(storage, inner))
+                }
+            case .set(let items):
+                h.combine(13 as UInt8)
+                combine(items, into: &h)
+            case .mapDiff(let left, let right):
+                h.combine(14 as UInt8)
+                combine(left, into: &h)
+                combine(right, into: &h)
+            default:
+                // Values of kinds added later hash alike: coarser, still consistent with equality.
+                h.combine(15 as UInt8)
+            }
+        }
+
+        /// Long strings (the request's data fields, visited at many expressions) are hashed once
+        /// per storage: a string's two words name its storage, which the evaluation keeps alive.
+        private mutating func combine(_ s: String, into h: inout Hasher) {
+            // Every string goes through its own hasher, memoized or not, so equal strings of
+            // different lengths (canonically equivalent spellings) still agree.
+            let long = s.utf8.count > 15
+            let words = unsafeBitCast(s, to: (UInt, UInt).self)
+            if long {
+                for entry in strings where entry.words == words {
+                    h.combine(entry.print)
+                    return
+                }
+            }
+            var inner = Hasher()
+            inner.combine(s)
+            let print = inner.finalize()
+            if long { strings.append((words, print)) }
+            h.combine(print)
+        }
+
+        /// -0.0 and 0.0 are equal values.
+        private static func combine(_ d: Double, into h: inout Hasher) {
+            h.combine(d == 0 ? 0 : d.bitPattern)
+        }
+
+        private mutating func combine(_ items: [RulesValue], into h: inout Hasher) {
+            h.combine(items.count)
+            for item in items { combine(item, into: &h) }
+        }
+
+        private mutating func combine(_ m: RulesMap, into h: inout Hasher) {
+            h.combine(m.count)
+            for (key, value) in m {
+                h.combine(key)
+                combine(value, into: &h)
+            }
+        }
+
+        /// The fingerprint of a map or list storage already hashed in this fold.
+        private func known(_ storage: UInt) -> UInt64? {
+            for entry in memo where entry.storage == storage { return entry.print }
+            return nil
+        }
+
+        private mutating func remember(_ storage: UInt, _ h: Hasher) -> UInt64 {
+            let print = UInt64(UInt(bitPattern: h.finalize()))
+            memo.append((storage, print))
+            return print
+        }
+    }
+
     private struct Outcome {
         var json: JSON?
         var error: String?
@@ -117,6 +325,7 @@ public final class RulesCoverage: @unchecked Sendable {
 
     /// node id → rendered outcome key → outcome, as the reports read it.
     private func snapshot(_ ruleset: Ruleset) -> [Int32: [String: Outcome]] {
+        foldPending()
         lock.lock()
         let nodes = tables[ObjectIdentifier(ruleset)]?.nodes ?? []
         lock.unlock()

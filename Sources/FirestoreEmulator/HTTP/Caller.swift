@@ -20,28 +20,72 @@ enum Caller {
     /// The verifier (the auth emulator's) decides signed and unsigned tokens first; when it
     /// refuses a token that still decodes as a JWT, the token is accepted as decoded, because the
     /// Firestore emulator never checks signatures, expiry or audience (the rules-unit-testing mock
-    /// tokens carry `exp` 3600 seconds after 1970).
+    /// tokens carry `exp` 3600 seconds after 1970). `known` remembers tokens whose answer cannot
+    /// change (see `CallerCache`), so a client's repeated token is not decoded again.
     static func from(authorization: String?, projectID: String, verifier: any IDTokenVerifier,
-                     logger: Logger) throws(FirestoreError) -> Caller {
-        guard let header = authorization?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
-            return .client(auth: nil)
+                     logger: Logger, known: CallerCache? = nil) throws(FirestoreError) -> Caller {
+        guard let authorization else { return .client(auth: nil) }
+        if let token = simpleBearerToken(authorization) {
+            return try from(token: token, projectID: projectID, verifier: verifier, known: known)
         }
+        let header = authorization.trimmingCharacters(in: .whitespaces)
+        guard !header.isEmpty else { return .client(auth: nil) }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw .unauthenticated("Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
         }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        if token.lowercased() == "owner" || token.hasPrefix("ya29.") { return .admin }
-        do {
-            let verified = try verifier.verify(idToken: token, projectID: projectID, checkRevoked: false)
-            return .client(auth: RulesConversion.auth(uid: verified.uid, claims: verified.claims))
-        } catch {
-            guard let claims = decodeUnverified(token) else {
-                throw .invalidArgument("invalid jwt")
-            }
-            let uid = claims["user_id"]?.stringValue ?? claims["sub"]?.stringValue ?? ""
-            return .client(auth: RulesConversion.auth(uid: uid, claims: claims))
+        return try from(token: parts[1].trimmingCharacters(in: .whitespaces), projectID: projectID, verifier: verifier,
+                        known: known)
+    }
+
+    /// The token of `Bearer <token>` when the header is the plain ASCII form every client sends,
+    /// found without Foundation's trimming (which bridges the whole header through UTF-16 and cost
+    /// more than the rest of a document read); nil when the general path must decide.
+    ///
+    /// It agrees with that path whenever it answers: both ends are printable ASCII (nothing to trim),
+    /// `bearer` in any case is followed by exactly one space and a printable ASCII byte (so the
+    /// space is a whole `Character`, the first separator, and the token needs no trimming either).
+    static func simpleBearerToken(_ header: String) -> String? {
+        let utf8 = header.utf8
+        guard utf8.count > 7, let last = utf8.last, isPrintableASCII(last) else { return nil }
+        var i = utf8.startIndex
+        for expected in "bearer".utf8 {
+            // ASCII letters only: `| 0x20` folds upper case onto lower case.
+            guard utf8[i] | 0x20 == expected else { return nil }
+            i = utf8.index(after: i)
         }
+        guard utf8[i] == 0x20 else { return nil }
+        i = utf8.index(after: i)
+        guard isPrintableASCII(utf8[i]) else { return nil }
+        return String(header[i...])
+    }
+
+    private static func isPrintableASCII(_ b: UInt8) -> Bool { b > 0x20 && b < 0x7F }
+
+    private static func from(token: String, projectID: String, verifier: any IDTokenVerifier,
+                             known: CallerCache?) throws(FirestoreError) -> Caller {
+        // Any string that lower-cases to "owner" is short; a JWT is not worth lower-casing.
+        if (token.utf8.count <= 64 && token.lowercased() == "owner") || token.hasPrefix("ya29.") { return .admin }
+        if let auth = known?.auth(for: token) { return .client(auth: auth) }
+        let verified: RulesValue
+        do {
+            let v = try verifier.verify(idToken: token, projectID: projectID, checkRevoked: false)
+            verified = RulesConversion.auth(uid: v.uid, claims: v.claims)
+        } catch {
+            guard let decoded = unverifiedAuth(token) else { throw .invalidArgument("invalid jwt") }
+            return .client(auth: decoded)
+        }
+        // Remembered only when the token as decoded says the same: then a later refusal (expiry on
+        // the emulator clock, say) would fall back to exactly this answer, so it cannot change.
+        if let known, unverifiedAuth(token) == verified { known.remember(verified, for: token) }
+        return .client(auth: verified)
+    }
+
+    /// `request.auth` from the token's claims as decoded (uid `user_id`, else `sub`); nil when not a JWT.
+    private static func unverifiedAuth(_ token: String) -> RulesValue? {
+        guard let claims = decodeUnverified(token) else { return nil }
+        let uid = claims["user_id"]?.stringValue ?? claims["sub"]?.stringValue ?? ""
+        return RulesConversion.auth(uid: uid, claims: claims)
     }
 
     /// The payload of a JWT (`header.payload.signature`), unverified; nil when not a JWT.
@@ -54,5 +98,34 @@ enum Caller {
               case .object(let claims)? = try? JSON.parse(payloadData)
         else { return nil }
         return claims
+    }
+}
+
+/// ID tokens already turned into `request.auth`, so a client's every request does not verify,
+/// decode and convert the same token again (that was two thirds of a document read).
+///
+/// Only answers that cannot change are kept: the verifier accepted the token, and the claims as
+/// decoded give the same `request.auth`. Accepted, the verifier answers the same for the same token
+/// (uid and claims come from the token); refused later (expired on the emulator clock, another
+/// project), the token is used as decoded — the same value again. So entries never go stale.
+final class CallerCache: @unchecked Sendable {
+    // `entries` is guarded by `lock`.
+    private let lock = NSLock()
+    private var entries: [String: RulesValue] = [:]
+
+    /// Distinct tokens kept; when full the cache starts over (tokens are re-verified once).
+    static let capacity = 1024
+
+    func auth(for token: String) -> RulesValue? {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries[token]
+    }
+
+    func remember(_ auth: RulesValue, for token: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+        entries[token] = auth
     }
 }

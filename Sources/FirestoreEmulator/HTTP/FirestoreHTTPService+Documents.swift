@@ -113,7 +113,7 @@ extension FirestoreHTTPService {
         if id.isEmpty { id = service.ids.alphanumeric(20) }
         if id.contains("/") { throw .invalidArgument("Document id \"\(id)\" must not contain '/'.") }
         let path = collection.appending(id)
-        try path.validate(fullName: c.database.name(of: path))
+        try path.validate(in: c.database)
         let w = Write(path: path, operation: .update(fields: fields, mask: nil), transforms: [],
                       precondition: Precondition(exists: false, updateTime: nil))
         let (_, results) = try service.commit(c.database, writes: [w], transaction: nil, caller: c.caller)

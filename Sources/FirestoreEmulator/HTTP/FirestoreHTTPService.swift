@@ -56,7 +56,7 @@ struct FirestoreHTTPService: HTTPService {
                               headers: incoming.headers, version: incoming.version, isTLS: incoming.isTLS,
                               remoteAddress: incoming.remoteAddress, id: incoming.id, body: incoming.body)
         }
-        let segments = request.pathSegments
+        let segments = Self.pathSegments(request)
         if segments.isEmpty || segments == [""] {
             guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed(request) }
             return Response.text("Ok")
@@ -76,6 +76,35 @@ struct FirestoreHTTPService: HTTPService {
             }
             return error.response()
         }
+    }
+
+    /// `request.pathSegments`, split and decoded byte by byte when the path is ASCII (every client
+    /// percent-encodes), where the general version searches each segment for `%` through Foundation.
+    static func pathSegments(_ request: Request) -> [String] {
+        let raw = request.rawPath
+        let utf8 = raw.utf8
+        // A non-ASCII byte could start a combining mark that joins a `/` into another Character,
+        // which the general version (splitting Characters) would not split at.
+        guard !utf8.contains(where: { $0 >= 0x80 }) else { return request.pathSegments }
+        var segments: [String] = []
+        var start = utf8.startIndex
+        var first = true
+        var i = utf8.startIndex
+        while true {
+            let end = i == utf8.endIndex
+            if end || utf8[i] == 0x2F {
+                // The piece before the first `/` is dropped, as `pathSegments` drops it.
+                if !first {
+                    let piece = raw[start..<i]
+                    segments.append(piece.utf8.contains(0x25) ? Request.percentDecode(String(piece)) : String(piece))
+                }
+                first = false
+                if end { break }
+                start = utf8.index(after: i)
+            }
+            i = utf8.index(after: i)
+        }
+        return segments
     }
 
     func notFound(_ request: Request) -> Response {
@@ -116,7 +145,7 @@ struct FirestoreHTTPService: HTTPService {
         if pathSegments.count > 1, pathSegments[0].isEmpty { pathSegments.removeFirst() }
         let path = ResourcePath(pathSegments)
         if !path.segments.isEmpty {
-            try path.validate(fullName: db.name(of: path))
+            try path.validate(in: db)
         }
         let context = try RequestContext(request: request, database: db, service: service)
 

@@ -22,6 +22,27 @@ struct JSONWriter {
     /// A JSON string literal with the escapes `JSON.serialized()` uses.
     mutating func string(_ s: String) {
         bytes.append(0x22)
+        escaped(s)
+        bytes.append(0x22)
+    }
+
+    /// `database.name(of: path)` as a JSON string, written piece by piece rather than built first.
+    mutating func name(_ database: DatabaseID, _ path: ResourcePath) {
+        raw("\"projects/")
+        escaped(database.project)
+        raw("/databases/")
+        escaped(database.database)
+        raw("/documents")
+        for segment in path.segments {
+            bytes.append(0x2F)
+            escaped(segment)
+        }
+        bytes.append(0x22)
+    }
+
+    /// The inside of a JSON string literal (escapes apply per character, so pieces of one string
+    /// may be written one after another).
+    private mutating func escaped(_ s: String) {
         var copy = s
         copy.withUTF8 { utf8 in
             var start = 0
@@ -52,7 +73,6 @@ struct JSONWriter {
             }
             if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
         }
-        bytes.append(0x22)
     }
 
     /// `"key":`
@@ -184,7 +204,7 @@ struct JSONWriter {
     /// A `Document`: name, fields (masked), createTime, updateTime.
     mutating func document(_ doc: StoredDocument, in database: DatabaseID, mask: [FieldPath]? = nil) {
         raw(#"{"name":"#)
-        string(database.name(of: doc.path))
+        name(database, doc.path)
         let shown = mask.map { DocumentFields.project(doc.fields, onto: $0) } ?? doc.fields
         if !shown.isEmpty {
             raw(#","fields":"#)

@@ -10,10 +10,14 @@ struct ProtoObject {
     let members: JSONObject
     /// The location of this message for error messages (`document.fields[0].value`); empty at the root.
     let path: String
+    /// Whether a member name has an underscore: only then can a snake_case spelling be present,
+    /// so lookups of absent members skip building it (most optional members are absent).
+    private let hasSnakeNames: Bool
 
     init(_ members: JSONObject, path: String) {
         self.members = members
         self.path = path
+        hasSnakeNames = members.members.contains { $0.0.utf8.contains(0x5F) }
     }
 
     /// The object `json`, or an error naming `path`.
@@ -48,6 +52,7 @@ struct ProtoObject {
     /// The member `camel` (or its snake_case spelling); nil when absent or null.
     func raw(_ camel: String) -> JSON? {
         if let v = members[camel], v != .null { return v }
+        guard hasSnakeNames else { return nil }
         let s = ProtoObject.snake(camel)
         if s != camel, let v = members[s], v != .null { return v }
         return nil
@@ -55,7 +60,7 @@ struct ProtoObject {
 
     /// Whether the member is present (even as null).
     func has(_ camel: String) -> Bool {
-        members[camel] != nil || members[ProtoObject.snake(camel)] != nil
+        members[camel] != nil || (hasSnakeNames && members[ProtoObject.snake(camel)] != nil)
     }
 
     /// Rejects members that are not among `known` (camelCase names).

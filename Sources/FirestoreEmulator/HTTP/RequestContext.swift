@@ -25,7 +25,7 @@ struct RequestContext {
             authorization = "Bearer " + token
         }
         caller = try Caller.from(authorization: authorization, projectID: database.project,
-                                 verifier: service.tokenVerifier, logger: service.logger)
+                                 verifier: service.tokenVerifier, logger: service.logger, known: service.callers)
     }
 
     /// Rejects query parameters the method does not define, as Google's frontends do.

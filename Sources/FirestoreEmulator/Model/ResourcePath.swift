@@ -52,6 +52,25 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
     static let maxSegmentBytes = 1500
     static let maxNameBytes = 6 * 1024
 
+    /// Validates the path as named in `database`; its full name is built only for an error message.
+    func validate(in database: DatabaseID) throws(FirestoreError) {
+        // "projects/" + p + "/databases/" + d + "/documents", then "/" + segment for each.
+        var length = 30 + database.project.utf8.count + database.database.utf8.count
+        for s in segments {
+            length += 1 + s.utf8.count
+            guard ResourcePath.isPlainValid(s) else { return try validate(fullName: database.name(of: self)) }
+        }
+        if length > ResourcePath.maxNameBytes { try validate(fullName: database.name(of: self)) }
+    }
+
+    /// Whether `s` is an ASCII id that `validateSegment` accepts.
+    private static func isPlainValid(_ s: String) -> Bool {
+        let utf8 = s.utf8
+        guard !utf8.isEmpty, utf8.count <= maxSegmentBytes, !utf8.contains(where: { $0 >= 0x80 || $0 == 0x2F }) else { return false }
+        if s == "." || s == ".." { return false }
+        return !(utf8.count >= 4 && utf8.starts(with: "__".utf8) && utf8.reversed().starts(with: "__".utf8))
+    }
+
     /// Validates each segment as a document or collection id.
     func validate(fullName: String) throws(FirestoreError) {
         if fullName.utf8.count > ResourcePath.maxNameBytes {
@@ -66,8 +85,23 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
         if s.isEmpty {
             throw .invalidArgument("Resource name \"\(fullName)\" has an empty path segment.")
         }
-        if s.utf8.count > maxSegmentBytes {
+        let utf8 = s.utf8
+        if utf8.count > maxSegmentBytes {
             throw .invalidArgument("Resource id \"\(s.prefix(64))…\" is too long: the maximum is \(maxSegmentBytes) bytes.")
+        }
+        if !utf8.contains(where: { $0 >= 0x80 }) {
+            // ASCII (every id a client sends, nearly): characters are bytes, checked without
+            // Character iteration; the general checks below say the same.
+            if utf8.contains(0x2F) {
+                throw .invalidArgument("Resource id \"\(s)\" is invalid because it contains '/'.")
+            }
+            if s == "." || s == ".." {
+                throw .invalidArgument("Resource id \"\(s)\" is invalid because it is \".\" or \"..\".")
+            }
+            if utf8.count >= 4 && utf8.starts(with: "__".utf8) && utf8.reversed().starts(with: "__".utf8) {
+                throw .invalidArgument("Resource id \"\(s)\" is invalid because it is reserved.")
+            }
+            return
         }
         if s.contains("/") {
             throw .invalidArgument("Resource id \"\(s)\" is invalid because it contains '/'.")
@@ -82,7 +116,7 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `projects/p/databases/d/documents[/…]` into a database and a relative path.
     static func parseName(_ name: String) throws(FirestoreError) -> (DatabaseID, ResourcePath) {
-        let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let parts = splitSlashes(name)
         guard parts.count >= 5, parts[0] == "projects", !parts[1].isEmpty, parts[2] == "databases", !parts[3].isEmpty,
               parts[4] == "documents"
         else {
@@ -91,6 +125,28 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
         let path = ResourcePath(Array(parts.dropFirst(5)))
         try path.validate(fullName: name)
         return (DatabaseID(project: parts[1], database: parts[3]), path)
+    }
+
+    /// `name` split at every `/` (empty pieces kept), byte by byte when it is ASCII.
+    static func splitSlashes(_ name: String) -> [String] {
+        let utf8 = name.utf8
+        // A non-ASCII byte could start a combining mark that joins a `/` into another Character,
+        // which splitting Characters would not split at.
+        guard !utf8.contains(where: { $0 >= 0x80 }) else {
+            return name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        }
+        var parts: [String] = []
+        var start = utf8.startIndex
+        var i = utf8.startIndex
+        while i != utf8.endIndex {
+            if utf8[i] == 0x2F {
+                parts.append(String(name[start..<i]))
+                start = utf8.index(after: i)
+            }
+            i = utf8.index(after: i)
+        }
+        parts.append(String(name[start..<i]))
+        return parts
     }
 
     /// Parses a full document name, insisting it names a document of `database`.

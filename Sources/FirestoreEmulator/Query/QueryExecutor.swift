@@ -64,9 +64,17 @@ struct QueryExecutor {
             past.sort { compareKeys($0.1, $1.1, query.order) < 0 }
         }
 
+        // A collection-group query reads the group's index rows only once they are complete;
+        // until then it scans the group's documents (the same answer), and the rows get built.
+        var indexed = true
+        if query.allDescendants && !query.collectionID.isEmpty {
+            indexed = try storage.groupIndexComplete(space: space, collectionID: query.collectionID, conn)
+            if !indexed { storage.scheduleGroupIndex(space: space, collectionID: query.collectionID) }
+        }
+
         // One conjunction whose access path yields the query's order: stream.
         if conjunctions.count == 1 {
-            var access = chooseAccess(conjunctions[0], query: query)
+            var access = chooseAccess(conjunctions[0], query: query, indexed: indexed)
             // `a == x ORDER BY b LIMIT n` (a composite index in Firestore): when many documents match
             // the equality, sorting them all costs more than walking b's index in order and checking
             // the equality on each document until n are found.
@@ -74,7 +82,7 @@ struct QueryExecutor {
                case .lookups(let field, let kind, let values) = access,
                try matchCount(field: field, kind: kind, values: values, query: query, space: space, conn,
                               atLeast: Self.sortThreshold) >= Self.sortThreshold {
-                let ordered = chooseAccess(conjunctions[0], query: query, preferOrderIndex: true)
+                let ordered = chooseAccess(conjunctions[0], query: query, indexed: indexed, preferOrderIndex: true)
                 if streamingDirection(ordered, conjunction: conjunctions[0], query: query) != nil { access = ordered }
             }
             if let descending = streamingDirection(access, conjunction: conjunctions[0], query: query) {
@@ -132,7 +140,7 @@ struct QueryExecutor {
             candidates.append((doc, keys))
         }
         for conjunction in conjunctions {
-            let access = chooseAccess(conjunction, query: query)
+            let access = chooseAccess(conjunction, query: query, indexed: indexed)
             try read(access, query: query, space: space, descending: false, conn) { doc in
                 examined += 1
                 guard doc.updateTime.unixMicros <= cutoff else { return true }
@@ -232,8 +240,14 @@ struct QueryExecutor {
         return total
     }
 
-    private func chooseAccess(_ conjunction: [QueryFilter], query: Query, preferOrderIndex: Bool = false) -> Access {
+    /// - Parameter indexed: whether the query's index rows may be read (false: a collection group
+    ///   whose index is not built yet; only point lookups and scans are left).
+    private func chooseAccess(_ conjunction: [QueryFilter], query: Query, indexed: Bool, preferOrderIndex: Bool = false) -> Access {
         let access = baseAccess(conjunction, query: query, preferOrderIndex: preferOrderIndex)
+        if !indexed {
+            if case .keys = access { return access }
+            return .scan
+        }
         // Cursors on the first ordered field narrow a range on that field, so deep pages seek
         // instead of reading every earlier document (the exact cursor check stays in memory).
         guard case .range(let field, var lower, var upper) = access, let first = query.order.first,
@@ -390,6 +404,10 @@ struct QueryExecutor {
 
     // MARK: Reading
 
+    /// `FirestoreStorage.documentColumns` of the `d` side of an index join (built once, not per read).
+    private static let joinedColumns = FirestoreStorage.documentColumns.split(separator: ",")
+        .map { "d." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+
     /// Feeds the documents of `access` to `body` (in access order) until it returns false.
     private func read(_ access: Access, query: Query, space: Int64, descending: Bool, _ conn: Connection,
                       _ body: (StoredDocument) throws -> Bool) throws {
@@ -401,7 +419,7 @@ struct QueryExecutor {
             keyRange = (prefix, OrderedEncoding.prefixEnd(prefix))
         }
         let scope = query.allDescendants ? IndexEntry.groupScope(query.collectionID) : query.collectionPath.key
-        let columns = FirestoreStorage.documentColumns.split(separator: ",").map { "d." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        let columns = Self.joinedColumns
 
         switch access {
         case .keys(let paths):

@@ -19,7 +19,7 @@ extension FirestoreService: DocumentStore {
             guard docPath.isDocument else {
                 throw .invalidArgument("\"\(path)\" is not a document path (it needs collection/document pairs).")
             }
-            try docPath.validate(fullName: db.name(of: docPath))
+            try docPath.validate(in: db)
             let values = try ValueJSON.decodeFields(.object(fields), path: "document.fields")
             try DocumentFields.validateNames(values)
             var transforms: [FieldTransform] = []

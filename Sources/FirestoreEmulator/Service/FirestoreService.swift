@@ -21,6 +21,8 @@ public final class FirestoreService: Sendable {
     let storage: FirestoreStorage
     let rules: RulesManager
     let transactions: TransactionRegistry
+    /// ID tokens already decided (see `CallerCache`).
+    let callers = CallerCache()
 
     /// - Parameters:
     ///   - database: the process's database, already migrated with `migrations`.
@@ -86,10 +88,11 @@ public final class FirestoreService: Sendable {
         }
     }
 
-    /// Runs `body` in the single write transaction (committed on return, rolled back on throw).
+    /// Runs `body` in a write transaction on the single writer (committed before it returns,
+    /// together with concurrent writes; rolled back on throw).
     func write<T>(_ body: (Connection) throws -> T) throws(FirestoreError) -> T {
         do {
-            return try storage.database.write(body)
+            return try storage.write(body)
         } catch let e as FirestoreError {
             throw e
         } catch {

@@ -14,15 +14,21 @@ import HearthSQLite
 ///   (collection scans, sub-collection listing) and `(space, collection_id, key)` (collection groups).
 /// - `fs_index(space, scope, field, kind, value, doc_key)`: one row per index entry and scope;
 ///   a query seeks `(space, scope, field, kind)` and a value range, already in Firestore order.
+///   Collection-scope rows exist for every document; collection-group rows only for the collection
+///   ids listed in `fs_group_indexes(space, collection_id, built_upto)`, built in the background
+///   when a collection-group query first needs them (`built_upto` NULL: complete; otherwise the
+///   documents up to that key have their rows and the build goes on from there).
 /// - `fs_history(space, key, ended, fields, create_time, update_time)`, indexed `(space, ended)`:
 ///   versions replaced or deleted in the last hour, with the commit time that ended them, for
 ///   reads at a `readTime` (Firestore keeps one hour too). The current-state tables never hold
 ///   history, so current reads do not pay for it.
 final class FirestoreStorage: @unchecked Sendable {
-    // `spaces` and `lastCommit` are guarded by `lock`; everything else is immutable.
+    // `spaces`, `lastCommit` and `groupBuilds` are guarded by `lock`; everything else is immutable.
     private let lock = NSLock()
     private var spaces: [String: Int64] = [:]
     private var lastCommit: Int64?
+    /// `space/collectionID` of collection-group index builds under way.
+    private var groupBuilds = Set<String>()
     let database: Database
     private let logger: Logger
     private let collector = DispatchQueue(label: "hearth.firestore.gc", qos: .utility)
@@ -72,6 +78,18 @@ final class FirestoreStorage: @unchecked Sendable {
         DROP INDEX fs_history_ended;
         CREATE INDEX fs_history_space_ended ON fs_history (space, ended);
         """),
+        // Collection-group index rows are kept only for collection ids a collection-group query has
+        // used (see `groupScopes`); databases written before kept them for every collection id.
+        Migration("firestore.4", """
+        CREATE TABLE fs_group_indexes (
+            space INTEGER NOT NULL,
+            collection_id TEXT NOT NULL,
+            built_upto BLOB,
+            PRIMARY KEY (space, collection_id)
+        ) WITHOUT ROWID;
+        INSERT INTO fs_group_indexes (space, collection_id, built_upto)
+            SELECT DISTINCT space, collection_id, NULL FROM fs_documents;
+        """),
     ]
 
     /// How long replaced versions stay readable: Firestore's version retention period without
@@ -79,9 +97,27 @@ final class FirestoreStorage: @unchecked Sendable {
     /// past 1 hour").
     static let historyMicros: Int64 = 3_600_000_000
 
+    /// Write transactions of concurrent requests, committed together.
+    let batcher: GroupCommit
+
     init(database: Database, logger: Logger) {
         self.database = database
         self.logger = logger
+        batcher = GroupCommit(database: database, savepoint: "fs_batched_write")
+    }
+
+    /// Runs `body` in a write transaction, committed together with concurrent ones (`GroupCommit`);
+    /// returns after the commit, or throws (its changes undone).
+    func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        do {
+            return try batcher.perform(body)
+        } catch GroupCommitError.batchFailed(let error) {
+            // A body may have found (and cached) a space another body of the batch created.
+            lock.lock()
+            spaces.removeAll()
+            lock.unlock()
+            throw error
+        }
     }
 
     // MARK: Spaces
@@ -174,6 +210,7 @@ final class FirestoreStorage: @unchecked Sendable {
                         """, [space, batch])
                     let removedHistory = conn.changes
                     if removedIndex == 0 && removedDocs == 0 && removedHistory == 0 {
+                        try conn.run("DELETE FROM fs_group_indexes WHERE space = ?", [space])
                         try conn.run("DELETE FROM fs_garbage WHERE space = ?", [space])
                     }
                     return true
@@ -318,8 +355,9 @@ final class FirestoreStorage: @unchecked Sendable {
                   new.createTime.unixMicros, new.updateTime.unixMicros])
         let newEntries = IndexEntry.entries(of: new.fields)
         let oldEntries = old.map { IndexEntry.entries(of: $0.fields) } ?? []
-        try removeIndex(space: space, path: new.path, key: key, entries: oldEntries.subtracting(newEntries), conn)
-        try addIndex(space: space, path: new.path, key: key, entries: newEntries.subtracting(oldEntries), conn)
+        let scopes = try indexScopes(space: space, path: new.path, key: key, conn)
+        try removeIndex(space: space, key: key, scopes: scopes, entries: oldEntries.subtracting(newEntries), conn)
+        try addIndex(space: space, key: key, scopes: scopes, entries: newEntries.subtracting(oldEntries), conn)
     }
 
     /// Deletes `old` and its index rows.
@@ -327,24 +365,115 @@ final class FirestoreStorage: @unchecked Sendable {
         let key = old.path.key
         try remember(space: space, old, ended: time, conn)
         try conn.run("DELETE FROM fs_documents WHERE space = ? AND key = ?", [space, key])
-        try removeIndex(space: space, path: old.path, key: key, entries: IndexEntry.entries(of: old.fields), conn)
+        try removeIndex(space: space, key: key, scopes: try indexScopes(space: space, path: old.path, key: key, conn),
+                        entries: IndexEntry.entries(of: old.fields), conn)
     }
 
-    private func addIndex(space: Int64, path: ResourcePath, key: [UInt8], entries: Set<IndexEntry>, _ conn: Connection) throws {
+    /// The scopes the index rows of the document at `key` live under: its collection, and its
+    /// collection group when that group's index is kept and its build has reached the document.
+    private func indexScopes(space: Int64, path: ResourcePath, key: [UInt8], _ conn: Connection) throws -> [[UInt8]] {
+        var scopes = [path.parent.key]
+        let marker = try conn.first("SELECT built_upto FROM fs_group_indexes WHERE space = ? AND collection_id = ?",
+                                    [space, path.collectionID]) { row -> [UInt8]? in row.isNull(0) ? nil : row.blob(0) }
+        if let marker, marker.map({ OrderedEncoding.compare(key, $0) <= 0 }) ?? true {
+            scopes.append(IndexEntry.groupScope(path.collectionID))
+        }
+        return scopes
+    }
+
+    private func addIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: Set<IndexEntry>, _ conn: Connection) throws {
         guard !entries.isEmpty else { return }
-        let scopes = [path.parent.key, IndexEntry.groupScope(path.collectionID)]
         let insert = try conn.prepare("INSERT OR IGNORE INTO fs_index (space, scope, field, kind, value, doc_key) VALUES (?, ?, ?, ?, ?, ?)")
         for e in entries {
             for scope in scopes { try insert.run([space, scope, e.field, e.kind, e.value, key]) }
         }
     }
 
-    private func removeIndex(space: Int64, path: ResourcePath, key: [UInt8], entries: Set<IndexEntry>, _ conn: Connection) throws {
+    private func removeIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: Set<IndexEntry>, _ conn: Connection) throws {
         guard !entries.isEmpty else { return }
-        let scopes = [path.parent.key, IndexEntry.groupScope(path.collectionID)]
         let remove = try conn.prepare("DELETE FROM fs_index WHERE space = ? AND scope = ? AND field = ? AND kind = ? AND value = ? AND doc_key = ?")
         for e in entries {
             for scope in scopes { try remove.run([space, scope, e.field, e.kind, e.value, key]) }
+        }
+    }
+
+    // MARK: Collection-group index
+
+    /// Whether the collection-group index rows of `collectionID` are complete in `conn`'s snapshot
+    /// (a query may then read them; otherwise it scans the group's documents).
+    func groupIndexComplete(space: Int64, collectionID: String, _ conn: Connection) throws -> Bool {
+        try conn.scalarInt("SELECT built_upto IS NULL FROM fs_group_indexes WHERE space = ? AND collection_id = ?",
+                           [space, collectionID]) == 1
+    }
+
+    /// Starts building the collection-group index of `collectionID` in the background, unless a
+    /// build of it is already under way.
+    func scheduleGroupIndex(space: Int64, collectionID: String) {
+        let name = "\(space)/\(collectionID)"
+        lock.lock()
+        let fresh = groupBuilds.insert(name).inserted
+        lock.unlock()
+        guard fresh else { return }
+        collector.async { [weak self] in
+            guard let self else { return }
+            self.buildGroupIndex(space: space, collectionID: collectionID)
+            self.lock.lock()
+            self.groupBuilds.remove(name)
+            self.lock.unlock()
+        }
+    }
+
+    /// Adds the collection-group rows of `collectionID`'s documents, a batch of documents per short
+    /// write transaction so writers never stall. Writers keep the rows of documents up to the
+    /// batch cursor (`built_upto`) current; the build reads the later ones as they are when it gets
+    /// there. Stops when the space was cleared meanwhile.
+    /// - Parameters:
+    ///   - batch: documents per transaction.
+    ///   - transactions: stop after this many (tests stop a build half-way).
+    func buildGroupIndex(space: Int64, collectionID: String, batch: Int = 256, transactions: Int = .max) {
+        for _ in 0..<transactions {
+            do {
+                let done: Bool = try database.write { conn in
+                    guard try conn.scalarInt("SELECT 1 FROM fs_spaces WHERE space = ?", [space]) != nil else { return true }
+                    let marker = try conn.first("SELECT built_upto FROM fs_group_indexes WHERE space = ? AND collection_id = ?",
+                                                [space, collectionID]) { row -> [UInt8]? in row.isNull(0) ? nil : row.blob(0) }
+                    let cursor: [UInt8]
+                    switch marker {
+                    case nil:
+                        // No document key is empty, so an empty cursor means none is indexed yet.
+                        cursor = []
+                        try conn.run("INSERT INTO fs_group_indexes (space, collection_id, built_upto) VALUES (?, ?, ?)",
+                                     [space, collectionID, cursor])
+                    case .some(nil):
+                        return true
+                    case .some(.some(let c)):
+                        cursor = c
+                    }
+                    let scope = [IndexEntry.groupScope(collectionID)]
+                    var last: [UInt8]?
+                    var count = 0
+                    try Self.forEachRow(conn, """
+                        SELECT key, fields FROM fs_documents WHERE space = ? AND collection_id = ? AND key > ? ORDER BY key LIMIT ?
+                        """, [space, collectionID, cursor, batch]) { row in
+                        let key = row.blob(0)
+                        let fields = try row.withBlob(1) { buffer throws(StoredValueCodec.DecodeError) in
+                            try StoredValueCodec.decodeFields(buffer)
+                        }
+                        try addIndex(space: space, key: key, scopes: scope, entries: IndexEntry.entries(of: fields), conn)
+                        last = key
+                        count += 1
+                        return true
+                    }
+                    let complete = count < batch
+                    try conn.run("UPDATE fs_group_indexes SET built_upto = ? WHERE space = ? AND collection_id = ?",
+                                 [complete ? nil : last, space, collectionID])
+                    return complete
+                }
+                if done { return }
+            } catch {
+                logger.error("firestore: building a collection-group index failed", [("error", .string("\(error)"))])
+                return
+            }
         }
     }
 

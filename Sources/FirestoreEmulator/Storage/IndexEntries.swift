@@ -23,14 +23,14 @@ struct IndexEntry: Hashable, Sendable {
 
     private static func collect(_ fields: [String: FirestoreValue], prefix: [String], into out: inout Set<IndexEntry>) {
         for (key, value) in fields {
-            let segments = prefix + [key]
-            let name = FieldPath(segments).canonical
+            // A top-level field's canonical path is its quoted name (no path arrays to build).
+            let name = prefix.isEmpty ? FieldPath.quoteIfNeeded(key) : FieldPath(prefix + [key]).canonical
             out.insert(IndexEntry(field: name, kind: valueKind, value: OrderedEncoding.encode(value)))
             switch value {
             case .array(let elements):
                 for e in elements { out.insert(IndexEntry(field: name, kind: elementKind, value: OrderedEncoding.encode(e))) }
             case .map(let m):
-                collect(m, prefix: segments, into: &out)
+                collect(m, prefix: prefix + [key], into: &out)
             default:
                 break
             }

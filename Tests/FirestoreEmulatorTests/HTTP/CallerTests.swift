@@ -1,0 +1,133 @@
+import Foundation
+import HearthCore
+import SecurityRules
+import Testing
+@testable import FirestoreEmulator
+
+/// The `Authorization` header's fast path agrees with the general one, and a token's answer is
+/// remembered only when the verifier's verdict could not change it.
+struct CallerTests {
+    /// Counts calls; accepts test tokens (uid = `sub`) until `refusing` is set.
+    final class CountingVerifier: IDTokenVerifier, @unchecked Sendable {
+        private let lock = NSLock()
+        private var _calls = 0
+        private var _refusing = false
+        var calls: Int { lock.lock(); defer { lock.unlock() }; return _calls }
+        var refusing: Bool {
+            get { lock.lock(); defer { lock.unlock() }; return _refusing }
+            set { lock.lock(); _refusing = newValue; lock.unlock() }
+        }
+
+        func verify(idToken token: String, projectID: String, checkRevoked: Bool) throws(IDTokenError) -> VerifiedIDToken {
+            lock.lock()
+            _calls += 1
+            let refuse = _refusing
+            lock.unlock()
+            if refuse { throw .expired }
+            return try TestVerifier().verify(idToken: token, projectID: projectID, checkRevoked: checkRevoked)
+        }
+    }
+
+    static let jwt = TestHarness.token("alice")
+
+    static let simple: [(String, String?)] = [
+        ("Bearer " + jwt, jwt),
+        ("bearer " + jwt, jwt),
+        ("BeArEr " + jwt, jwt),
+        ("Bearer owner", "owner"),
+        // Everything else takes the general path, which trims and splits by Character.
+        ("Bearer  " + jwt, nil),
+        ("Bearer\t" + jwt, nil),
+        (" Bearer " + jwt, nil),
+        ("Bearer " + jwt + " ", nil),
+        ("Bearer", nil),
+        ("Bearerx " + jwt, nil),
+        ("Basic abc", nil),
+        ("Bearer é", nil),
+    ]
+
+    @Test(arguments: simple)
+    func simpleHeaders(header: String, token: String?) {
+        #expect(Caller.simpleBearerToken(header) == token)
+    }
+
+    /// What the header decides, whichever path reads it: a uid, "admin", "anonymous", or nil (refused).
+    static let decided: [(String, String?)] = [
+        ("Bearer " + jwt, "alice"),
+        ("bearer   " + jwt + "  ", "alice"),
+        ("\tBearer\t" + jwt, nil),  // a tab does not separate the scheme from the token
+        ("Bearer OWNER", "admin"),
+        (" Bearer owner ", "admin"),
+        ("Bearer ya29.a0AfH6", "admin"),
+        ("", "anonymous"),
+        ("   ", "anonymous"),
+    ]
+
+    @Test(arguments: decided)
+    func headersDecideTheCaller(header: String, expected: String?) {
+        let result = try? Caller.from(authorization: header, projectID: "p", verifier: TestVerifier(), logger: Logger(quiet: true))
+        switch result {
+        case .admin?: #expect(expected == "admin")
+        case .client(let auth?)?: #expect(auth.uid == expected)
+        case .client(nil)?: #expect(expected == "anonymous")
+        case nil: #expect(expected == nil)
+        }
+    }
+
+    @Test func anyOtherBearerIsAnInvalidJWT() {
+        #expect(throws: FirestoreError.invalidArgument("invalid jwt")) {
+            try Caller.from(authorization: "Bearer not-a-token", projectID: "p", verifier: TestVerifier(), logger: Logger(quiet: true))
+        }
+        #expect(throws: FirestoreError.self) {
+            try Caller.from(authorization: "Basic abc", projectID: "p", verifier: TestVerifier(), logger: Logger(quiet: true))
+        }
+    }
+
+    @Test func aVerifiedTokenIsDecodedOnce() throws {
+        let verifier = CountingVerifier()
+        let known = CallerCache()
+        for _ in 0..<3 {
+            let c = try Caller.from(authorization: "Bearer " + Self.jwt, projectID: "p", verifier: verifier,
+                                    logger: Logger(quiet: true), known: known)
+            guard case .client(let auth?) = c else { Issue.record("not a client: \(c)"); return }
+            #expect(auth.uid == "alice")
+        }
+        #expect(verifier.calls == 1)
+        // Refused later (expired, say), the token would be used as decoded: the same answer.
+        verifier.refusing = true
+        let unknown = try Caller.from(authorization: "Bearer " + Self.jwt, projectID: "p", verifier: verifier, logger: Logger(quiet: true))
+        let cached = try Caller.from(authorization: "Bearer " + Self.jwt, projectID: "p", verifier: verifier,
+                                     logger: Logger(quiet: true), known: known)
+        guard case .client(let a?) = unknown, case .client(let b?) = cached else { Issue.record("not clients"); return }
+        #expect(a == b)
+    }
+
+    @Test func tokensWhoseAnswerCouldChangeAreNotRemembered() throws {
+        let known = CallerCache()
+        // user_id differs from sub: verified, uid is sub; refused, it would be user_id.
+        let odd = TestHarness.token("alice", extra: [("user_id", .string("mallory"))])
+        let verifier = CountingVerifier()
+        for _ in 0..<2 {
+            let c = try Caller.from(authorization: "Bearer " + odd, projectID: "p", verifier: verifier, logger: Logger(quiet: true), known: known)
+            guard case .client(let auth?) = c else { Issue.record("not a client"); return }
+            #expect(auth.uid == "alice")
+        }
+        #expect(verifier.calls == 2)
+        // Refused tokens are used as decoded, every time through the verifier.
+        verifier.refusing = true
+        for _ in 0..<2 {
+            let c = try Caller.from(authorization: "Bearer " + Self.jwt, projectID: "p", verifier: verifier, logger: Logger(quiet: true), known: known)
+            guard case .client(let auth?) = c else { Issue.record("not a client"); return }
+            #expect(auth.uid == "alice")
+        }
+        #expect(verifier.calls == 4)
+    }
+}
+
+private extension RulesValue {
+    /// `request.auth.uid`.
+    var uid: String? {
+        guard case .map(let m) = self, case .string(let s)? = m["uid"] else { return nil }
+        return s
+    }
+}

@@ -1,0 +1,78 @@
+import Testing
+@testable import FirestoreEmulator
+
+/// Names split and ids validate the same whether the byte-level path or the general one reads them.
+struct ResourcePathTests {
+    @Test(arguments: [
+        "projects/p/databases/(default)/documents/users/u1",
+        "projects/p/databases/d/documents",
+        "a//b/",
+        "/",
+        "",
+        "caf\u{E9}/x",
+        "a/\u{301}b",
+    ])
+    func splitAgreesWithCharacterSplit(name: String) {
+        #expect(ResourcePath.splitSlashes(name) == name.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+    }
+
+    @Test(arguments: [
+        ("users", nil),
+        ("", "empty path segment"),
+        ("a/b", "contains '/'"),
+        (".", "\".\" or \"..\""),
+        ("..", "\".\" or \"..\""),
+        ("...", nil),
+        ("__x__", "reserved"),
+        ("____", "reserved"),
+        ("___", nil),
+        ("__x_", nil),
+        ("__\u{E9}__", "reserved"),
+        ("\u{E9}/", "contains '/'"),
+        (String(repeating: "x", count: 1501), "too long"),
+    ] as [(String, String?)])
+    func segmentsValidate(segment: String, problem: String?) {
+        do {
+            try ResourcePath.validateSegment(segment, fullName: "n")
+            #expect(problem == nil, "\(segment) passed")
+        } catch {
+            #expect(problem.map { error.message.contains($0) } == true, "\(segment): \(error.message)")
+        }
+    }
+
+    static let paths: [[String]] = [
+        ["users", "u1"],
+        [],
+        ["a", "", "b"],
+        ["__x__", "y"],
+        ["caf\u{E9}", "x\u{2028}y", "q\"uote"],
+        ["a/b"],
+        [String(repeating: "x", count: 1501)],
+        Array(repeating: String(repeating: "y", count: 1000), count: 7),
+    ]
+
+    /// The same verdict and message as validating the built name.
+    @Test(arguments: paths)
+    func validatesInADatabaseAsByName(segments: [String]) {
+        let db = DatabaseID(project: "p", database: "(default)")
+        let path = ResourcePath(segments)
+        func outcome(_ body: () throws(FirestoreError) -> Void) -> String? {
+            do { try body(); return nil } catch { return error.message }
+        }
+        let inDatabase = outcome { () throws(FirestoreError) in try path.validate(in: db) }
+        let byName = outcome { () throws(FirestoreError) in try path.validate(fullName: db.name(of: path)) }
+        #expect(inDatabase == byName)
+    }
+
+    /// A document's name written piece by piece is the built name written as one string.
+    @Test(arguments: paths)
+    func namesWriteAsBuilt(segments: [String]) {
+        let db = DatabaseID(project: "p\"x", database: "(default)")
+        let path = ResourcePath(segments)
+        var pieces = JSONWriter()
+        pieces.name(db, path)
+        var whole = JSONWriter()
+        whole.string(db.name(of: path))
+        #expect(pieces.bytes == whole.bytes)
+    }
+}

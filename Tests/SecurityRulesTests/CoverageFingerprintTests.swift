@@ -1,0 +1,60 @@
+import HearthCore
+import Testing
+@testable import SecurityRules
+
+/// Coverage finds a value's entry by fingerprint, then by comparison: values the comparison finds
+/// equal must share one entry whatever their spelling, and distinct values must never merge.
+struct CoverageFingerprintTests {
+    static let source = rules("""
+        match /users/{uid} {
+          allow create: if request.resource.data.v != null;
+        }
+    """)
+
+    /// The outcomes recorded for `request.resource.data.v`, as (rendered value, count).
+    private func outcomes(_ values: [RulesValue]) -> [(String, Int)] {
+        let r = compiled(Self.source)
+        let coverage = RulesCoverage()
+        for v in values {
+            _ = r.evaluate(Req.make(.create, "users/u1", uid: "u1", data: ["v": v]), lookup: MapLookup(), coverage: coverage)
+        }
+        func find(_ reports: [JSON]) -> [JSON]? {
+            for rep in reports {
+                if let pos = rep["sourcePosition"], let off = pos["currentOffset"]?.intValue, let end = pos["endOffset"]?.intValue,
+                   r.program.text.snippet(SourceRange(SourceLocation(line: 0, column: 0, offset: Int(off)),
+                                                      SourceLocation(line: 0, column: 0, offset: Int(end)))) == "request.resource.data.v" {
+                    return rep["values"]?.arrayValue ?? []
+                }
+                if let inner = find(rep["children"]?.arrayValue ?? []) { return inner }
+            }
+            return nil
+        }
+        let json = coverage.json(for: r)
+        return (find(json["report"]?.arrayValue ?? []) ?? []).map { ($0["value"]?.serialized() ?? "?", Int($0["count"]?.intValue ?? -1)) }
+    }
+
+    @Test(arguments: [
+        // Equal: one entry.
+        ("zero and negative zero", [RulesValue.float(0), .float(-0.0)], 1),
+        ("canonically equivalent strings", [.string("caf\u{E9}"), .string("cafe\u{301}")], 1),
+        ("equal maps built apart", [.map(["a": .int(1), "b": .list([.string("x")])]), .map(["b": .list([.string("x")]), "a": .int(1)])], 1),
+        ("equal long strings", [.string(String(repeating: "s3key/", count: 10)), .string(String(repeating: "s3key/", count: 10))], 1),
+        // Distinct: separate entries.
+        ("int and float", [.int(1), .float(1)], 2),
+        ("list order", [.list([.int(1), .int(2)]), .list([.int(2), .int(1)])], 2),
+        ("nested float sign", [.map(["x": .float(1)]), .map(["x": .float(-1)])], 2),
+        ("alternating", [.bool(true), .bool(false), .bool(true), .bool(false), .bool(true)], 2),
+    ] as [(String, [RulesValue], Int)])
+    func entries(label: String, values: [RulesValue], expected: Int) {
+        let found = outcomes(values)
+        #expect(found.count == expected, "\(label): \(found)")
+        #expect(found.map(\.1).reduce(0, +) == values.count, "\(label): \(found)")
+    }
+
+    @Test func countsFollowTheValues() {
+        let found = outcomes([.bool(true), .bool(false), .bool(true), .string("a"), .bool(true)])
+        #expect(found.first { $0.0 == "true" }?.1 == 3)
+        #expect(found.first { $0.0 == "false" }?.1 == 1)
+        #expect(found.first { $0.0 == "\"a\"" }?.1 == 1)
+    }
+}

@@ -83,24 +83,8 @@ public final class Request: @unchecked Sendable {
         let ascii: [(name: String, value: String?)]? = text.withUTF8 { bytes in
             guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
             var items: [(name: String, value: String?)] = []
-            var start = 0
-            let n = bytes.count
-            while start < n {
-                var end = start
-                var eq = -1
-                while end < n, bytes[end] != 0x26 {
-                    if eq < 0 && bytes[end] == 0x3D { eq = end }
-                    end += 1
-                }
-                if end > start {
-                    if eq >= 0 {
-                        items.append((decoded(UnsafeBufferPointer(rebasing: bytes[start..<eq]), plusAsSpace: plusAsSpace),
-                                      decoded(UnsafeBufferPointer(rebasing: bytes[(eq + 1)..<end]), plusAsSpace: plusAsSpace)))
-                    } else {
-                        items.append((decoded(UnsafeBufferPointer(rebasing: bytes[start..<end]), plusAsSpace: plusAsSpace), nil))
-                    }
-                }
-                start = end + 1
+            Request.forEachQueryPair(bytes) { name, value in
+                items.append((decoded(name, plusAsSpace: plusAsSpace), value.map { decoded($0, plusAsSpace: plusAsSpace) }))
             }
             return items
         }
@@ -169,4 +153,30 @@ public final class Request: @unchecked Sendable {
 
     /// The collected body as UTF-8 text.
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
+}
+
+extension Request {
+    /// Calls `body` for each `name[=value]` of a raw query string's bytes, in order: split on `&`,
+    /// then at the first `=` (value nil when there is none); empty segments are skipped. No decoding.
+    public static func forEachQueryPair(_ bytes: UnsafeBufferPointer<UInt8>,
+                                        _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>?) -> Void) {
+        var start = 0
+        let n = bytes.count
+        while start < n {
+            var end = start
+            var eq = -1
+            while end < n, bytes[end] != 0x26 {
+                if eq < 0 && bytes[end] == 0x3D { eq = end }
+                end += 1
+            }
+            if end > start {
+                if eq >= 0 {
+                    body(UnsafeBufferPointer(rebasing: bytes[start..<eq]), UnsafeBufferPointer(rebasing: bytes[(eq + 1)..<end]))
+                } else {
+                    body(UnsafeBufferPointer(rebasing: bytes[start..<end]), nil)
+                }
+            }
+            start = end + 1
+        }
+    }
 }

@@ -63,3 +63,23 @@ import Testing
         #expect(r.query("missing") == nil)
     }
 }
+
+@Suite struct QueryPairSplitTests {
+    func pairs(_ raw: String) -> [String] {
+        var out: [String] = []
+        var text = raw
+        text.withUTF8 { bytes in
+            Request.forEachQueryPair(bytes) { name, value in
+                out.append(String(decoding: name, as: UTF8.self) + (value.map { "=" + String(decoding: $0, as: UTF8.self) } ?? "|nil"))
+            }
+        }
+        return out
+    }
+
+    @Test func splitsOnAmpersandThenTheFirstEquals() {
+        #expect(pairs("a=1&b&c=&d=x=y&&e%3D=%26") == ["a=1", "b|nil", "c=", "d=x=y", "e%3D=%26"])
+        #expect(pairs("") == [])
+        #expect(pairs("&&") == [])
+        #expect(pairs("=v") == ["=v"])
+    }
+}

@@ -1,4 +1,5 @@
 import HearthCrypto
+import HearthHTTP
 
 /// The SigV4 canonical request, built exactly as S3 builds it.
 ///
@@ -186,24 +187,13 @@ struct CanonicalRequest: Sendable {
         var raw = rawQuery
         raw.withUTF8 { bytes in
             var scratch = [UInt8]()
-            var start = 0
-            let n = bytes.count
-            while start < n {
-                var end = start
-                var eq = -1
-                while end < n, bytes[end] != 0x26 {
-                    if eq < 0 && bytes[end] == 0x3D { eq = end }
-                    end += 1
-                }
-                defer { start = end + 1 }
-                if end == start { continue }
-                let name = UnsafeBufferPointer(rebasing: bytes[start..<(eq >= 0 ? eq : end)])
-                let value = eq >= 0 ? UnsafeBufferPointer(rebasing: bytes[(eq + 1)..<end]) : UnsafeBufferPointer(rebasing: bytes[end..<end])
+            Request.forEachQueryPair(bytes) { name, rawValue in
+                let value = rawValue ?? UnsafeBufferPointer(rebasing: name[name.endIndex..<name.endIndex])
                 if presigned || !dropped.isEmpty {
                     scratch.removeAll(keepingCapacity: true)
                     SigV4Encoding.appendDecoded(name, plusAsSpace: true, to: &scratch)
-                    if presigned && scratch == signatureParameter { continue }
-                    if !dropped.isEmpty && dropped.contains(String(decoding: scratch, as: UTF8.self)) { continue }
+                    if presigned && scratch == signatureParameter { return }
+                    if !dropped.isEmpty && dropped.contains(String(decoding: scratch, as: UTF8.self)) { return }
                 }
                 pairs.append((canonicalComponent(name, plus: plus, scratch: &scratch), canonicalComponent(value, plus: plus, scratch: &scratch)))
             }

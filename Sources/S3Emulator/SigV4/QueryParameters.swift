@@ -1,3 +1,5 @@
+import HearthHTTP
+
 /// A raw query string split into parameters, kept both as sent and decoded.
 ///
 /// S3 reads `+` in a query as a space (form decoding), so `name` and `value` do too; the canonical
@@ -28,27 +30,13 @@ struct QueryParameters: Sendable {
         var parsed: [Item] = []
         var raw = rawQuery
         raw.withUTF8 { bytes in
-            var start = 0
-            let n = bytes.count
-            while start < n {
-                var end = start
-                var eq = -1
-                while end < n, bytes[end] != 0x26 {
-                    if eq < 0 && bytes[end] == 0x3D { eq = end }
-                    end += 1
+            Request.forEachQueryPair(bytes) { name, value in
+                if let value {
+                    parsed.append(Item(rawName: String(decoding: name, as: UTF8.self), rawValue: String(decoding: value, as: UTF8.self),
+                                       name: Self.decoded(name), value: Self.decoded(value)))
+                } else {
+                    parsed.append(Item(rawName: String(decoding: name, as: UTF8.self), rawValue: nil, name: Self.decoded(name), value: ""))
                 }
-                if end > start {
-                    if eq >= 0 {
-                        let name = UnsafeBufferPointer(rebasing: bytes[start..<eq])
-                        let value = UnsafeBufferPointer(rebasing: bytes[(eq + 1)..<end])
-                        parsed.append(Item(rawName: String(decoding: name, as: UTF8.self), rawValue: String(decoding: value, as: UTF8.self),
-                                           name: Self.decoded(name), value: Self.decoded(value)))
-                    } else {
-                        let name = UnsafeBufferPointer(rebasing: bytes[start..<end])
-                        parsed.append(Item(rawName: String(decoding: name, as: UTF8.self), rawValue: nil, name: Self.decoded(name), value: ""))
-                    }
-                }
-                start = end + 1
             }
         }
         items = parsed

@@ -103,19 +103,7 @@ public final class Request: @unchecked Sendable {
         if !bytes.contains(where: { $0 == 0x25 || (plusAsSpace && $0 == 0x2B) }) { return String(decoding: bytes, as: UTF8.self) }
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)
-        var i = 0
-        while i < bytes.count {
-            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let h = hexValue(bytes[i + 1]), let l = hexValue(bytes[i + 2]) {
-                out.append(h << 4 | l)
-                i += 3
-            } else if plusAsSpace && bytes[i] == UInt8(ascii: "+") {
-                out.append(0x20)
-                i += 1
-            } else {
-                out.append(bytes[i])
-                i += 1
-            }
-        }
+        appendPercentDecoded(bytes, plusAsSpace: plusAsSpace, to: &out)
         return String(validating: out, as: UTF8.self) ?? String(decoding: bytes, as: UTF8.self)
     }
 
@@ -126,20 +114,29 @@ public final class Request: @unchecked Sendable {
         var out = [UInt8]()
         let b = Array(text.utf8)
         out.reserveCapacity(b.count)
-        var i = 0
-        while i < b.count {
-            if b[i] == UInt8(ascii: "%"), i + 2 < b.count, let h = hexValue(b[i + 1]), let l = hexValue(b[i + 2]) {
+        appendPercentDecoded(b, plusAsSpace: plusAsSpace, to: &out)
+        return String(validating: out, as: UTF8.self) ?? text
+    }
+
+    /// Appends `bytes` percent-decoded: `%XX` becomes its byte, `+` a space when `plusAsSpace`; a
+    /// malformed escape is kept as sent. No UTF-8 check (callers decide what invalid bytes mean).
+    public static func appendPercentDecoded<C: Collection>(_ bytes: C, plusAsSpace: Bool, to out: inout [UInt8])
+    where C.Element == UInt8, C.Index == Int {
+        var i = bytes.startIndex
+        let end = bytes.endIndex
+        while i < end {
+            let c = bytes[i]
+            if c == 0x25, i + 2 < end, let h = hexValue(bytes[i + 1]), let l = hexValue(bytes[i + 2]) {
                 out.append(h << 4 | l)
                 i += 3
-            } else if plusAsSpace && b[i] == UInt8(ascii: "+") {
+            } else if c == 0x2B && plusAsSpace {
                 out.append(0x20)
                 i += 1
             } else {
-                out.append(b[i])
+                out.append(c)
                 i += 1
             }
         }
-        return String(validating: out, as: UTF8.self) ?? text
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {

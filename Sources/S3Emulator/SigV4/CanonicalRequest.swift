@@ -119,7 +119,7 @@ struct CanonicalRequest: Sendable {
         case .decoded:
             let raw = Array(rawPath.utf8)
             if raw.first != 0x2F { out.append(0x2F) }
-            SigV4Encoding.appendDecoded(raw, plusAsSpace: false, to: &out)
+            Request.appendPercentDecoded(raw, plusAsSpace: false, to: &out)
         case .asSent:
             if rawPath.utf8.first != 0x2F { out.append(0x2F) }
             out.append(contentsOf: rawPath.utf8)
@@ -163,7 +163,7 @@ struct CanonicalRequest: Sendable {
             var end = start
             while end < bytes.count, bytes[end] != 0x2F { end += 1 }
             decoded.removeAll(keepingCapacity: true)
-            SigV4Encoding.appendDecoded(bytes[start..<end], plusAsSpace: false, to: &decoded)
+            Request.appendPercentDecoded(bytes[start..<end], plusAsSpace: false, to: &decoded)
             SigV4Encoding.appendEncoded(decoded, keepSlash: false, to: &out)
             if end < bytes.count { out.append(0x2F) }
             start = end + 1
@@ -191,7 +191,7 @@ struct CanonicalRequest: Sendable {
                 let value = rawValue ?? UnsafeBufferPointer(rebasing: name[name.endIndex..<name.endIndex])
                 if presigned || !dropped.isEmpty {
                     scratch.removeAll(keepingCapacity: true)
-                    SigV4Encoding.appendDecoded(name, plusAsSpace: true, to: &scratch)
+                    Request.appendPercentDecoded(name, plusAsSpace: true, to: &scratch)
                     if presigned && scratch == signatureParameter { return }
                     if !dropped.isEmpty && dropped.contains(String(decoding: scratch, as: UTF8.self)) { return }
                 }
@@ -235,7 +235,7 @@ struct CanonicalRequest: Sendable {
             return encoded
         }
         scratch.removeAll(keepingCapacity: true)
-        SigV4Encoding.appendDecoded(raw, plusAsSpace: plus == .space, to: &scratch)
+        Request.appendPercentDecoded(raw, plusAsSpace: plus == .space, to: &scratch)
         SigV4Encoding.appendEncoded(scratch, keepSlash: false, to: &encoded)
         return encoded
     }

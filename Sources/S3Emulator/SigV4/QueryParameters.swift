@@ -47,7 +47,7 @@ struct QueryParameters: Sendable {
         if !bytes.contains(where: { $0 == 0x25 || $0 == 0x2B }) { return String(decoding: bytes, as: UTF8.self) }
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)
-        SigV4Encoding.appendDecoded(bytes, plusAsSpace: true, to: &out)
+        Request.appendPercentDecoded(bytes, plusAsSpace: true, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 

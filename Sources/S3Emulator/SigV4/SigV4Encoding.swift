@@ -1,3 +1,5 @@
+import HearthHTTP
+
 /// Percent-encoding as SigV4 defines it, on bytes.
 ///
 /// Related: "URI-encode each byte except the unreserved characters A–Z a–z 0–9 - _ . ~; space is
@@ -46,33 +48,13 @@ enum SigV4Encoding {
         }
     }
 
-    /// Appends the percent-decoded form of `bytes`; malformed escapes are kept literally (as S3
-    /// keeps them in keys), and `+` becomes a space only when `plusAsSpace`.
-    static func appendDecoded<C: Collection>(_ bytes: C, plusAsSpace: Bool, to out: inout [UInt8]) where C.Element == UInt8, C.Index == Int {
-        var i = bytes.startIndex
-        let end = bytes.endIndex
-        while i < end {
-            let c = bytes[i]
-            if c == 0x25, i + 2 < end, let h = hexValue(bytes[i + 1]), let l = hexValue(bytes[i + 2]) {
-                out.append(h << 4 | l)
-                i += 3
-            } else if c == 0x2B && plusAsSpace {
-                out.append(0x20)
-                i += 1
-            } else {
-                out.append(c)
-                i += 1
-            }
-        }
-    }
-
     /// `text` percent-decoded (bytes that are not UTF-8 are replaced, which only matters for display).
     static func decode(_ text: String, plusAsSpace: Bool = false) -> String {
         if !text.utf8.contains(0x25) && !(plusAsSpace && text.utf8.contains(0x2B)) { return text }
         var out = [UInt8]()
         out.reserveCapacity(text.utf8.count)
         let bytes = Array(text.utf8)
-        appendDecoded(bytes, plusAsSpace: plusAsSpace, to: &out)
+        Request.appendPercentDecoded(bytes, plusAsSpace: plusAsSpace, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 

@@ -73,19 +73,11 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
         }
     }
 
-    /// Whether key is present.
-    public func contains(_ key: String) -> Bool { index(of: key) != nil }
-
     /// The same keys with transformed values.
     public func mapValues(_ transform: (RulesValue) throws -> RulesValue) rethrows -> RulesMap {
         var out = self
         for i in out.entries.indices { out.entries[i].value = try transform(out.entries[i].value) }
         return out
-    }
-
-    /// The entries as a Dictionary.
-    public var dictionary: [String: RulesValue] {
-        Dictionary(entries.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
     }
 
     public static func == (a: RulesMap, b: RulesMap) -> Bool {

@@ -14,12 +14,17 @@ let package = Package(
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CNGHTTP2", providers: [.apt(["libnghttp2-dev"])]),
 
         // Foundation layers.
         .target(name: "HearthCore"),
         .target(name: "HearthCrypto", dependencies: ["COpenSSL"]),
         .target(name: "HearthSQLite", dependencies: ["CSQLite", "HearthCore"]),
-        .target(name: "HearthHTTP", dependencies: ["CMicroHTTPD", "HearthCore"]),
+        .target(name: "HearthHTTP", dependencies: ["CMicroHTTPD", "CNGHTTP2", "HearthCore"]),
+        // gRPC over HearthHTTP's HTTP/2 streams; messages cross it as bytes.
+        .target(name: "HearthGRPC", dependencies: ["HearthHTTP", "HearthCore"]),
+        // The protobuf wire codec (no generator): pure Swift.
+        .target(name: "HearthProtobuf"),
 
         // Pure language module.
         .target(name: "SecurityRules", dependencies: ["HearthCore", "HearthCrypto"]),
@@ -27,7 +32,7 @@ let package = Package(
         // Services: each depends only on the foundation (and rules, for Firestore).
         .target(name: "AuthEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto"]),
         .target(name: "S3Emulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto"]),
-        .target(name: "FirestoreEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "SecurityRules"]),
+        .target(name: "FirestoreEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthGRPC", "HearthProtobuf", "HearthSQLite", "HearthCrypto", "SecurityRules"]),
         .target(name: "UploadsAPI", dependencies: ["HearthCore", "HearthHTTP", "HearthCrypto"]),
 
         // A client library for app and CI code: Foundation only, speaks the real services' REST shapes.
@@ -36,7 +41,7 @@ let package = Package(
 
         // The executable only wires.
         .executableTarget(name: "hearth", dependencies: [
-            "HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "SecurityRules",
+            "HearthCore", "HearthHTTP", "HearthGRPC", "HearthSQLite", "HearthCrypto", "SecurityRules",
             "AuthEmulator", "S3Emulator", "FirestoreEmulator", "UploadsAPI",
         ]),
 

@@ -1,0 +1,77 @@
+/// One gRPC service (`google.firestore.v1.Firestore`): the seam between the gRPC server and a
+/// service's transport-neutral core. Messages cross it as serialized protobuf bytes, so the
+/// transport knows nothing of any message type.
+public protocol GRPCService: Sendable {
+    /// The fully qualified service name, as in the `:path` `/{name}/{method}`.
+    var name: String { get }
+    /// The handler of one method (the part of `:path` after the service name); nil makes the
+    /// server answer UNIMPLEMENTED `Method not found: {name}/{method}`.
+    func handler(for method: String) -> GRPCHandler?
+}
+
+/// How a method is called.
+public enum GRPCHandler: Sendable {
+    /// One request message, one response message. Runs on a worker thread, never a loop thread.
+    case unary(@Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8])
+    /// One request message, any number of responses sent through `responses`; returning ends the
+    /// call with OK, throwing ends it with that status. Runs on a worker thread, and may block in
+    /// `responses.waitUntilWritable()` while the client reads slowly.
+    case serverStreaming(@Sendable (_ request: [UInt8], _ context: GRPCContext, _ responses: any GRPCResponseStream) throws(GRPCStatus) -> Void)
+    /// A stream of requests and responses (Listen, Write). Called once when the stream opens; the
+    /// returned object receives the request messages. No thread is held while the stream waits.
+    case bidirectional(@Sendable (_ context: GRPCContext, _ responses: any GRPCResponseStream) -> any GRPCRequestStream)
+}
+
+/// What a call carries besides its messages.
+public struct GRPCContext: Sendable {
+    /// Request metadata (headers other than pseudo-headers), names lower-case, in arrival order.
+    public var metadata: [(name: String, value: String)]
+    /// When the call's `grpc-timeout` runs out, in `DispatchTime.now().uptimeNanoseconds`; nil: none.
+    public var deadlineNanos: UInt64?
+    /// The peer, `ip:port`.
+    public var remoteAddress: String
+    /// An id for log lines.
+    public var requestID: String
+
+    public init(metadata: [(name: String, value: String)], deadlineNanos: UInt64?, remoteAddress: String, requestID: String) {
+        self.metadata = metadata
+        self.deadlineNanos = deadlineNanos
+        self.remoteAddress = remoteAddress
+        self.requestID = requestID
+    }
+
+    /// The first value of metadata `name` (lower-case).
+    public subscript(_ name: String) -> String? {
+        metadata.first(where: { $0.name == name })?.value
+    }
+}
+
+/// The response side of a call. Thread-safe: any thread may send (a commit's thread feeding a
+/// listener, say); messages go out in the order `send` was called.
+public protocol GRPCResponseStream: AnyObject, Sendable {
+    /// Queues one response message; false (and nothing queued) once the call has ended
+    /// (finished, cancelled by the client, reset, deadline passed, server shutting down).
+    @discardableResult func send(_ message: [UInt8]) -> Bool
+    /// Ends the call with `status` (`.ok` included) after the queued messages; later calls are ignored.
+    /// (Unary and server-streaming handlers need not call it: returning or throwing does.)
+    func finish(_ status: GRPCStatus)
+    /// Blocks the calling thread until the queued bytes fall below the low-water mark, or the call
+    /// ends (then false). Only for worker threads of server-streaming handlers.
+    @discardableResult func waitUntilWritable() -> Bool
+    /// Bytes queued and not yet handed to the socket.
+    var bufferedBytes: Int { get }
+    /// Whether the call has ended.
+    var isClosed: Bool { get }
+}
+
+/// The request side of a bidirectional call.
+///
+/// The server calls these one at a time (never concurrently) on a worker thread, in order:
+/// `received` for each message, then exactly one of `halfClosed` (the client ended its side; the
+/// handler should `finish` when done) or `cancelled` (RST_STREAM, connection lost, deadline,
+/// shutdown: free what the stream holds; `finish` is not needed).
+public protocol GRPCRequestStream: AnyObject, Sendable {
+    func received(_ message: [UInt8])
+    func halfClosed()
+    func cancelled()
+}

@@ -18,7 +18,13 @@ enum StartCommand {
         // Request ids come from their own stream so that logging does not shift the ids services generate.
         let requestIDs = IDGenerator(seed: options.seed.map { $0 &+ 0x5EED }, entropy: entropy)
         // Log lines carry wall-clock time, not the emulator clock, so they line up with other tools' logs.
-        let logger = Logger(format: options.logFormat, quiet: options.quiet)
+        // With rules off, every line (request lines included) says so: nobody reads a log of
+        // "allowed" requests without knowing nothing was checked.
+        let logger = Logger(format: options.logFormat, quiet: options.quiet,
+                            everyLine: options.rulesChoice == .open ? [("rules", .string("OPEN"))] : [])
+        if options.rulesChoice == .open {
+            logger.warning("--rules open: Firestore security rules are OFF; every request is allowed")
+        }
 
         let database: Database
         do {
@@ -115,6 +121,7 @@ enum StartCommand {
             "pid": .int(Int64(getpid())),
             "project": .string(options.project),
             "dataDir": options.inMemory ? .null : .string(options.dataDir),
+            "rules": .object(JSONObject(options.rulesChoice.readyJSON.map { ($0.0, JSON.string($0.1)) })),
             "services": .object(services),
             "env": .object(JSONObject(environment(options: options, servers: servers).map { ($0.0, JSON.string($0.1)) })),
         ])
@@ -147,6 +154,7 @@ enum StartCommand {
                 out += "hearth: \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(s["url"]?.stringValue ?? "")\n"
             }
         }
+        out += "hearth: \("rules".padding(toLength: 9, withPad: " ", startingAt: 0)) \(options.rulesChoice.banner)\n"
         if let env = ready["env"]?.objectValue {
             for (k, v) in env { out += "export \(k)=\(v.stringValue ?? "")\n" }
         }

@@ -7,7 +7,9 @@ struct StartOptions: Sendable {
     var project = "demo-hearth"
     var dataDir = "emulator-data"
     var inMemory = false
-    var rules = "rules/firestore.rules"
+    /// `--rules` as given (nil: not given); `rulesChoice` is what it resolves to.
+    var rules: String?
+    var rulesChoice = RulesChoice.shipped
     var authPort = 9099
     var firestorePort = 8080
     var s3Port = 9000
@@ -43,7 +45,7 @@ struct StartOptions: Sendable {
         ("--project", "ID", "default Firebase project id (default demo-hearth)"),
         ("--data-dir", "DIR", "where hearth.sqlite lives (default emulator-data)"),
         ("--in-memory", nil, "keep everything in memory; write no files"),
-        ("--rules", "FILE", "Firestore security rules, reloaded when the file changes (default rules/firestore.rules)"),
+        ("--rules", "FILE|open", "Firestore security rules, reloaded when the file changes (default rules/firestore.rules in the working directory, else the shipped rules built into hearth; a missing FILE is an error; open = allow every request)"),
         ("--auth-port", "N", "Firebase Auth emulator port (default 9099; 0 = any free port)"),
         ("--firestore-port", "N", "Firestore emulator port (default 8080)"),
         ("--s3-port", "N", "S3 endpoint port (default 9000)"),
@@ -186,6 +188,7 @@ struct StartOptions: Sendable {
                 if arg != "--config" { try options.apply(flag: arg, value: value) }
             }
         }
+        options.rulesChoice = try RulesChoice.resolve(options.rules, workingDirectory: workingDirectory)
         return options
     }
 

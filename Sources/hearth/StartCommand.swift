@@ -27,8 +27,9 @@ enum StartCommand {
         }
 
         let database: Database
+        let lock: DataDirectoryLock?
         do {
-            database = try openDatabase(options)
+            (database, lock) = try openDatabase(options)
         } catch {
             fail("\(error)")
             return 2
@@ -84,14 +85,17 @@ enum StartCommand {
         for (s, _) in servers.reversed() { s.stop(graceSeconds: 5) }
         for u in units { u.shutdown() }
         database.checkpoint()
+        // Released only after the ready file is gone, so a successor never sees ours.
+        defer { withExtendedLifetime(lock) {} }
         if let path = options.readyFile ?? (options.inMemory ? nil : (options.dataDir as NSString).appendingPathComponent("hearth.ready.json")) {
             try? FileManager.default.removeItem(atPath: path)
         }
         return 0
     }
 
-    static func openDatabase(_ options: StartOptions) throws -> Database {
-        if options.inMemory { return try Database(path: nil) }
+    /// Opens the database (locking the data directory first unless in memory).
+    static func openDatabase(_ options: StartOptions) throws -> (Database, DataDirectoryLock?) {
+        if options.inMemory { return (try Database(path: nil), nil) }
         let fm = FileManager.default
         var isDir: ObjCBool = false
         if fm.fileExists(atPath: options.dataDir, isDirectory: &isDir) {
@@ -104,11 +108,12 @@ enum StartCommand {
         guard access(options.dataDir, R_OK | W_OK | X_OK) == 0 else {
             throw StartupError(description: "data directory \(options.dataDir) is not readable and writable")
         }
+        let lock = try DataDirectoryLock(directory: options.dataDir)
         let path = (options.dataDir as NSString).appendingPathComponent("hearth.sqlite")
         if fm.fileExists(atPath: path), access(path, R_OK | W_OK) != 0 {
             throw StartupError(description: "database \(path) is not readable and writable")
         }
-        return try Database(path: path)
+        return (try Database(path: path), lock)
     }
 
     static func readyJSON(options: StartOptions, servers: [(String, HTTPServer)]) -> JSON {

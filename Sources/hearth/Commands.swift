@@ -13,6 +13,7 @@ enum Commands {
       hearth rules test FILE SUITE.json [--json]  run a Firebase Rules API TestSuite against FILE
       hearth rules bench FILE SUITE.json [--iterations N] [--json]
                                                 compile FILE and time each decision of the suite in-process
+      hearth wait [--ready-file PATH] [--timeout S]  return once every listener of a started hearth answers
       hearth cert [--out-dir DIR] [--name NAME…]  make a self-signed localhost certificate for --tls-cert
       hearth --version | --help
 
@@ -47,6 +48,8 @@ enum Commands {
             return RulesCommand.run(rest)
         case "cert":
             return CertCommand.run(rest)
+        case "wait":
+            return WaitCommand.run(rest)
         default:
             StartCommand.fail("unknown command '\(command)' (see hearth --help)")
             return 2

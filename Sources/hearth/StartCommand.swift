@@ -52,7 +52,7 @@ enum StartCommand {
         do {
             try hub.start()
             servers.append((hub, nil))
-            registry.add("hub", options.host, hub.port)
+            registry.add("hub", options.advertisedHost, hub.port)
             for unit in units {
                 let server = HTTPServer(
                     name: unit.name,
@@ -62,7 +62,7 @@ enum StartCommand {
                 try server.start()
                 unit.didStart(server.port)
                 servers.append((server, unit))
-                registry.add(unit.name, options.host, server.port)
+                registry.add(unit.name, options.advertisedHost, server.port)
             }
         } catch {
             for (s, _) in servers { s.stop(graceSeconds: 0) }
@@ -119,7 +119,10 @@ enum StartCommand {
     static func readyJSON(options: StartOptions, servers: [(String, HTTPServer)]) -> JSON {
         var services = JSONObject()
         for (name, server) in servers {
-            services[name] = .object(["host": .string(options.host), "port": .int(Int64(server.port)), "url": .string(server.url)])
+            let scheme = server.configuration.tlsCertificatePEM != nil ? "https" : "http"
+            services[name] = .object(["host": .string(options.advertisedHost), "port": .int(Int64(server.port)),
+                                      "url": .string("\(scheme)://\(options.advertisedURLHost):\(server.port)"),
+                                      "bind": .string(options.host)])
         }
         return .object([
             "version": .string(Version.string),
@@ -135,15 +138,13 @@ enum StartCommand {
     static func environment(options: StartOptions, servers: [(String, HTTPServer)]) -> [(String, String)] {
         func hostPort(_ name: String) -> String? {
             guard let s = servers.first(where: { $0.0 == name })?.1 else { return nil }
-            let h = options.host == "0.0.0.0" ? "127.0.0.1" : options.host
-            return "\(h):\(s.port)"
+            return "\(options.advertisedURLHost):\(s.port)"
         }
         var env: [(String, String)] = []
         if let a = hostPort("auth") { env.append(("FIREBASE_AUTH_EMULATOR_HOST", a)) }
         if let f = hostPort("firestore") { env.append(("FIRESTORE_EMULATOR_HOST", f)) }
         if let s3 = servers.first(where: { $0.0 == "s3" })?.1 {
-            let h = options.host == "0.0.0.0" ? "127.0.0.1" : options.host
-            env.append(("AWS_ENDPOINT_URL_S3", "\(s3.configuration.tlsCertificatePEM != nil ? "https" : "http")://\(h):\(s3.port)"))
+            env.append(("AWS_ENDPOINT_URL_S3", "\(s3.configuration.tlsCertificatePEM != nil ? "https" : "http")://\(options.advertisedURLHost):\(s3.port)"))
         }
         env.append(("AWS_ACCESS_KEY_ID", options.s3AccessKey))
         env.append(("AWS_SECRET_ACCESS_KEY", options.s3SecretKey))

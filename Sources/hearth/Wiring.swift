@@ -16,7 +16,7 @@ enum Wiring {
 
     static func makeUnits(_ c: ServiceContext) throws -> [ServiceUnit] {
         let o = c.options
-        let visibleHost = o.host == "0.0.0.0" ? "127.0.0.1" : (o.host == "::" ? "::1" : o.host)
+        let visibleHost = o.advertisedHost
 
         let auth = try AuthService(
             database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
@@ -50,7 +50,7 @@ enum Wiring {
             appCheckVerifier: { auth.verifyAppCheckToken($0) })
 
         let scheme = tls != nil ? "https" : "http"
-        let urlHost = visibleHost.contains(":") ? "[\(visibleHost)]" : visibleHost
+        let urlHost = o.advertisedURLHost
         return [
             ServiceUnit(name: "auth", port: o.authPort, http: auth.http,
                         registerHubRoutes: auth.registerHubRoutes, reset: auth.reset),

@@ -14,12 +14,12 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         #expect(v.status == 0 && v.stdout.hasPrefix("hearth "))
         let h = try HearthProcess.run(["--help"])
         #expect(h.status == 0 && h.stdout.contains("hearth start"))
-        for command in ["hearth start", "hearth rules check", "hearth rules test", "hearth rules bench", "hearth cert"] {
+        for command in ["hearth start", "hearth rules check", "hearth rules test", "hearth rules bench", "hearth wait", "hearth cert"] {
             #expect(h.stdout.contains(command), "--help does not list \(command)")
         }
         let s = try HearthProcess.run(["start", "--help"])
         #expect(s.status == 0)
-        for flag in ["--host", "--project", "--data-dir", "--in-memory", "--rules", "--auth-port", "--firestore-port", "--s3-port",
+        for flag in ["--host", "--public-host", "--project", "--data-dir", "--in-memory", "--rules", "--auth-port", "--firestore-port", "--s3-port",
                      "--api-port", "--hub-port", "--s3-access-key", "--s3-secret-key", "--s3-region", "--seed", "--clock",
                      "--log-format", "--quiet", "--ready-file", "--config"] {
             #expect(s.stdout.contains(flag), "start --help does not list \(flag)")
@@ -32,6 +32,7 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         (["start", "--clock", "yesterday"], "--clock must be an RFC 3339 instant"),
         (["start", "--log-format", "xml"], "--log-format must be text or json"),
         (["start", "--seed"], "--seed needs a value"),
+        (["start", "--public-host", "http://x/"], "--public-host must be a host name or IP address"),
         (["start", "--config", "/nonexistent/hearth.json"], "cannot read config file"),
         (["frobnicate"], "unknown command 'frobnicate'"),
     ])

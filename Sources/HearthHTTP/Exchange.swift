@@ -303,3 +303,10 @@ let hearthRequestCompleted: MHD_RequestCompletedCallback = { _, _, conCls, termi
     conCls.pointee = nil
     exchange.completed(termination)
 }
+
+/// Counts libmicrohttpd's connections, so the cap covers them and HTTP/2 ones together.
+let hearthConnectionNotify: MHD_NotifyConnectionCallback = { cls, _, _, code in
+    guard let cls else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    if code == .CONNECTION_NOTIFY_STARTED { server.connectionOpened() } else { server.connectionClosed() }
+}

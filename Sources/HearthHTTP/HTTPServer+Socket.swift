@@ -72,4 +72,25 @@ extension HTTPServer {
             return p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
         }
     }
+
+    /// A peer address as text: `ip`, or `ip:port` (`[ip]:port` for IPv6).
+    static func describe(_ addr: UnsafePointer<sockaddr>, withPort: Bool) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        if Int32(addr.pointee.sa_family) == AF_INET {
+            return addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { s in
+                var a = s.pointee.sin_addr
+                inet_ntop(AF_INET, &a, &buffer, socklen_t(buffer.count))
+                let ip = String(cString: buffer)
+                return withPort ? "\(ip):\(UInt16(bigEndian: s.pointee.sin_port))" : ip
+            }
+        } else if Int32(addr.pointee.sa_family) == AF_INET6 {
+            return addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { s in
+                var a = s.pointee.sin6_addr
+                inet_ntop(AF_INET6, &a, &buffer, socklen_t(buffer.count))
+                let ip = String(cString: buffer)
+                return withPort ? "[\(ip)]:\(UInt16(bigEndian: s.pointee.sin6_port))" : ip
+            }
+        }
+        return ""
+    }
 }

@@ -71,6 +71,8 @@ public final class HTTPServer: @unchecked Sendable {
     let clock: Clock?
     private var daemon: OpaquePointer?
     private var acceptor: ConnectionAcceptor?
+    private let http2Handler: (any HTTP2StreamHandler)?
+    private var http2: HTTP2Engine?
     private let stateLock = NSLock()
     private var inFlight = 0
     /// Connections libmicrohttpd holds (its notify callback counts them), for the shared cap.
@@ -79,8 +81,11 @@ public final class HTTPServer: @unchecked Sendable {
     private var boundPort = 0
 
     /// A server named `name` (it appears in log lines) for `service`.
+    /// - Parameter http2: serves HTTP/2 (prior knowledge) on the same port; nil leaves the preface to
+    ///   libmicrohttpd, which answers 505.
     public init(name: String, configuration: Configuration, service: any HTTPService, logger: Logger? = nil,
-                ids: IDGenerator = IDGenerator(), clock: Clock? = nil) {
+                ids: IDGenerator = IDGenerator(), clock: Clock? = nil, http2: (any HTTP2StreamHandler)? = nil) {
+        self.http2Handler = http2
         self.name = name
         self.configuration = configuration
         self.service = service
@@ -154,6 +159,7 @@ public final class HTTPServer: @unchecked Sendable {
         boundPort = HTTPServer.boundPort(of: listenFD)
         let acceptor: ConnectionAcceptor
         do {
+            if let http2Handler { http2 = try HTTP2Engine(name: name, handler: http2Handler) }
             acceptor = try ConnectionAcceptor(
                 listenFD: listenFD, name: name, sniffTimeout: configuration.sniffTimeout,
                 admit: { [unowned self] sniffing in openConnections + sniffing < configuration.connectionLimit },
@@ -174,8 +180,11 @@ public final class HTTPServer: @unchecked Sendable {
             close(accepted.fd)
             return
         }
-        _ = route  // HTTP/2 is not served yet: libmicrohttpd answers the preface with 505 as before
         var address = accepted.address
+        if route == .http2, let http2 {
+            http2.adopt(fd: accepted.fd, remoteAddress: withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { HTTPServer.describe($0, withPort: true) } })
+            return
+        }
         // libmicrohttpd owns the socket from here, and closes it itself if it cannot take it.
         _ = withUnsafePointer(to: &address) { p in
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -188,7 +197,7 @@ public final class HTTPServer: @unchecked Sendable {
     var openConnections: Int {
         stateLock.lock()
         defer { stateLock.unlock() }
-        return mhdConnections
+        return mhdConnections + (http2?.connectionCount ?? 0)
     }
 
     func connectionOpened() {
@@ -214,15 +223,18 @@ public final class HTTPServer: @unchecked Sendable {
         // Stop listening first so no new connection arrives while in-flight ones finish. With our
         // own listener MHD_quiesce_daemon has no socket to close; closing ours does that job.
         if let acceptor { acceptor.stop() } else { _ = MHD_quiesce_daemon(d) }
+        http2?.goAway()
         let deadline = Date().addingTimeInterval(graceSeconds)
         while Date() < deadline {
             stateLock.lock()
             let n = inFlight
             stateLock.unlock()
-            if n == 0 { break }
+            if n == 0 && (http2?.openStreams ?? 0) == 0 { break }
             usleep(5_000)
         }
         MHD_stop_daemon(d)
+        http2?.close()
+        http2 = nil
         stateLock.lock()
         daemon = nil
         stateLock.unlock()

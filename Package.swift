@@ -15,12 +15,14 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CNGHTTP2", providers: [.apt(["libnghttp2-dev"])]),
+        // libc's epoll, eventfd and accept4, which the Glibc module does not export.
+        .systemLibrary(name: "CLinuxIO"),
 
         // Foundation layers.
         .target(name: "HearthCore"),
         .target(name: "HearthCrypto", dependencies: ["COpenSSL"]),
         .target(name: "HearthSQLite", dependencies: ["CSQLite", "HearthCore"]),
-        .target(name: "HearthHTTP", dependencies: ["CMicroHTTPD", "CNGHTTP2", "HearthCore"]),
+        .target(name: "HearthHTTP", dependencies: ["CMicroHTTPD", "CNGHTTP2", "CLinuxIO", "HearthCore"]),
         // gRPC over HearthHTTP's HTTP/2 streams; messages cross it as bytes.
         .target(name: "HearthGRPC", dependencies: ["HearthHTTP", "HearthCore"]),
         // The protobuf wire codec (no generator): pure Swift.
@@ -49,6 +51,7 @@ let package = Package(
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"]),
         .testTarget(name: "HearthSQLiteTests", dependencies: ["HearthSQLite", "HearthCore"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthCore"]),
+        .testTarget(name: "HearthGRPCTests", dependencies: ["HearthGRPC", "HearthHTTP", "HearthCore"]),
         .testTarget(name: "SecurityRulesTests", dependencies: ["SecurityRules", "HearthCore"]),
         .testTarget(name: "S3EmulatorTests", dependencies: ["S3Emulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
         .testTarget(name: "AuthEmulatorTests", dependencies: ["AuthEmulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),

@@ -15,6 +15,9 @@ struct hearth_mhd_config {
     const struct sockaddr *bind_address;   /* NULL: any address */
     const char *tls_cert_pem;              /* NULL: plain HTTP */
     const char *tls_key_pem;
+    /* Called as connections start and close (MHD_OPTION_NOTIFY_CONNECTION); NULL: none. */
+    MHD_NotifyConnectionCallback notify_connection;
+    void *notify_connection_cls;
 };
 
 /* MHD_start_daemon is variadic: the options go through one MHD_OPTION_ARRAY built here. */
@@ -26,7 +29,7 @@ hearth_mhd_start_daemon(unsigned int flags, uint16_t port,
                         void *uri_logger_cls,
                         const struct hearth_mhd_config *config)
 {
-    struct MHD_OptionItem options[14];
+    struct MHD_OptionItem options[16];
     int n = 0;
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) completed, completed_cls };
     /* The URI logger sees the request target before MHD unescapes it: SigV4 needs the raw bytes. */
@@ -45,6 +48,8 @@ hearth_mhd_start_daemon(unsigned int flags, uint16_t port,
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *) config->tls_cert_pem };
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *) config->tls_key_pem };
     }
+    if (config->notify_connection)
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t) config->notify_connection, config->notify_connection_cls };
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);

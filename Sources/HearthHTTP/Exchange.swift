@@ -247,21 +247,7 @@ final class Exchange {
 
     static func remoteAddress(of connection: OpaquePointer) -> String {
         guard let addr = hearth_mhd_client_address(connection) else { return "" }
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        if Int32(addr.pointee.sa_family) == AF_INET {
-            return addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { s in
-                var a = s.pointee.sin_addr
-                inet_ntop(AF_INET, &a, &buffer, socklen_t(buffer.count))
-                return String(cString: buffer)
-            }
-        } else if Int32(addr.pointee.sa_family) == AF_INET6 {
-            return addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { s in
-                var a = s.pointee.sin6_addr
-                inet_ntop(AF_INET6, &a, &buffer, socklen_t(buffer.count))
-                return String(cString: buffer)
-            }
-        }
-        return ""
+        return HTTPServer.describe(addr, withPort: false)
     }
 }
 
@@ -302,4 +288,11 @@ let hearthRequestCompleted: MHD_RequestCompletedCallback = { _, _, conCls, termi
     let exchange = Unmanaged<Exchange>.fromOpaque(pointer).takeRetainedValue()
     conCls.pointee = nil
     exchange.completed(termination)
+}
+
+/// Counts libmicrohttpd's connections, so the cap covers them and HTTP/2 ones together.
+let hearthConnectionNotify: MHD_NotifyConnectionCallback = { cls, _, _, code in
+    guard let cls else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    if code == .CONNECTION_NOTIFY_STARTED { server.connectionOpened() } else { server.connectionClosed() }
 }

@@ -17,7 +17,12 @@ public enum HTTPServerError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// An HTTP/1.1 listener over libmicrohttpd serving one `HTTPService`.
+/// A listener serving one `HTTPService` over HTTP/1.1 (libmicrohttpd) and, when given an
+/// `HTTP2StreamHandler`, HTTP/2 with prior knowledge (h2c, libnghttp2) on the same port.
+///
+/// Plain listeners accept connections themselves (`ConnectionAcceptor`) and sniff the first bytes:
+/// the HTTP/2 preface goes to `HTTP2Engine`, anything else to libmicrohttpd through
+/// `MHD_add_connection`. TLS listeners keep libmicrohttpd's own listening socket (no HTTP/2 there).
 ///
 /// libmicrohttpd parses HTTP (request line, headers, chunked bodies, `Expect: 100-continue`,
 /// keep-alive, timeouts, header-size and connection caps); this class only moves requests and
@@ -36,13 +41,17 @@ public final class HTTPServer: @unchecked Sendable {
         public var connectionTimeout: Int
         /// Per-connection memory for the request line and headers (caps header size).
         public var connectionMemoryLimit: Int
+        /// How long a new connection may stay silent (or inside a prefix of the HTTP/2 preface)
+        /// before it is handed to libmicrohttpd, whose idle timeout then applies.
+        public var sniffTimeout: Double
         /// PEM certificate and key: serve HTTPS.
         public var tlsCertificatePEM: String?
         public var tlsKeyPEM: String?
 
         public init(host: String = "127.0.0.1", port: Int = 0, threads: Int = 8, connectionLimit: Int = 1000,
-                    connectionTimeout: Int = 60, connectionMemoryLimit: Int = 64 << 10,
+                    connectionTimeout: Int = 60, connectionMemoryLimit: Int = 64 << 10, sniffTimeout: Double = 10,
                     tlsCertificatePEM: String? = nil, tlsKeyPEM: String? = nil) {
+            self.sniffTimeout = sniffTimeout
             self.host = host
             self.port = port
             self.threads = threads
@@ -61,14 +70,22 @@ public final class HTTPServer: @unchecked Sendable {
     let ids: IDGenerator
     let clock: Clock?
     private var daemon: OpaquePointer?
+    private var acceptor: ConnectionAcceptor?
+    private let http2Handler: (any HTTP2StreamHandler)?
+    private var http2: HTTP2Engine?
     private let stateLock = NSLock()
     private var inFlight = 0
+    /// Connections libmicrohttpd holds (its notify callback counts them), for the shared cap.
+    private var mhdConnections = 0
     private(set) var stopping = false
     private var boundPort = 0
 
     /// A server named `name` (it appears in log lines) for `service`.
+    /// - Parameter http2: serves HTTP/2 (prior knowledge) on the same port; nil leaves the preface to
+    ///   libmicrohttpd, which answers 505.
     public init(name: String, configuration: Configuration, service: any HTTPService, logger: Logger? = nil,
-                ids: IDGenerator = IDGenerator(), clock: Clock? = nil) {
+                ids: IDGenerator = IDGenerator(), clock: Clock? = nil, http2: (any HTTP2StreamHandler)? = nil) {
+        self.http2Handler = http2
         self.name = name
         self.configuration = configuration
         self.service = service
@@ -91,11 +108,17 @@ public final class HTTPServer: @unchecked Sendable {
     /// Binds and starts serving.
     public func start() throws(HTTPServerError) {
         let (storage, length, isIPv6) = try HTTPServer.socketAddress(configuration.host, port: configuration.port)
-        var flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ERROR_LOG.rawValue)
-        flags &= ~UInt32(MHD_USE_ERROR_LOG.rawValue)  // libmicrohttpd's own stderr chatter stays off; we log per request
+        let tls = configuration.tlsCertificatePEM != nil
+        // libmicrohttpd's own stderr chatter stays off (no MHD_USE_ERROR_LOG); we log per request.
+        var flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue)
         if isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
-        if configuration.tlsCertificatePEM != nil { flags |= UInt32(MHD_USE_TLS.rawValue) }
-        _ = length
+        if tls { flags |= UInt32(MHD_USE_TLS.rawValue) }
+        var listenFD: Int32 = -1
+        if !tls {
+            listenFD = try HTTPServer.listen(on: storage, length: length, host: configuration.host, port: configuration.port)
+            // ITC makes added connections get served at once (microhttpd.h, MHD_add_connection).
+            flags |= UInt32(MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue)
+        }
         let context = Unmanaged.passUnretained(self).toOpaque()
         let cert = configuration.tlsCertificatePEM.map { strdup($0) } ?? nil
         let key = configuration.tlsKeyPEM.map { strdup($0) } ?? nil
@@ -113,20 +136,80 @@ public final class HTTPServer: @unchecked Sendable {
                     connection_memory_limit: configuration.connectionMemoryLimit,
                     bind_address: addr,
                     tls_cert_pem: UnsafePointer(cert),
-                    tls_key_pem: UnsafePointer(key))
+                    tls_key_pem: UnsafePointer(key),
+                    notify_connection: hearthConnectionNotify, notify_connection_cls: context)
+                if !tls { cfg.bind_address = nil }
                 errno = 0
-                return hearth_mhd_start_daemon(flags, UInt16(configuration.port), hearthAccessHandler, context,
+                return hearth_mhd_start_daemon(flags, tls ? UInt16(configuration.port) : 0, hearthAccessHandler, context,
                                                hearthRequestCompleted, context, hearthURILogger, context, &cfg)
             }
         }
         guard let started else {
             let e = errno
+            if listenFD >= 0 { close(listenFD) }
             if e == EADDRINUSE { throw .addressInUse(host: configuration.host, port: configuration.port) }
             throw .startFailed(host: configuration.host, port: configuration.port,
                                reason: e != 0 ? String(cString: strerror(e)) : "libmicrohttpd refused the configuration")
         }
         daemon = started
-        boundPort = Int(hearth_mhd_daemon_port(started))
+        guard listenFD >= 0 else {
+            boundPort = Int(hearth_mhd_daemon_port(started))
+            return
+        }
+        boundPort = HTTPServer.boundPort(of: listenFD)
+        let acceptor: ConnectionAcceptor
+        do {
+            if let http2Handler { http2 = try HTTP2Engine(name: name, handler: http2Handler) }
+            acceptor = try ConnectionAcceptor(
+                listenFD: listenFD, name: name, sniffTimeout: configuration.sniffTimeout,
+                admit: { [unowned self] sniffing in openConnections + sniffing < configuration.connectionLimit },
+                deliver: { [unowned self] accepted, route in hand(accepted, route) })
+        } catch {
+            close(listenFD)
+            MHD_stop_daemon(started)
+            daemon = nil
+            throw error
+        }
+        self.acceptor = acceptor
+        acceptor.start()
+    }
+
+    /// Gives a sniffed socket to the protocol it speaks.
+    private func hand(_ accepted: ConnectionAcceptor.Accepted, _ route: ConnectionAcceptor.Route) {
+        guard let daemon else {
+            close(accepted.fd)
+            return
+        }
+        var address = accepted.address
+        if route == .http2, let http2 {
+            http2.adopt(fd: accepted.fd, remoteAddress: withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { HTTPServer.describe($0, withPort: true) } })
+            return
+        }
+        // libmicrohttpd owns the socket from here, and closes it itself if it cannot take it.
+        _ = withUnsafePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                MHD_add_connection(daemon, accepted.fd, $0, accepted.addressLength)
+            }
+        }
+    }
+
+    /// Connections being served now, over every protocol.
+    var openConnections: Int {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        return mhdConnections + (http2?.connectionCount ?? 0)
+    }
+
+    func connectionOpened() {
+        stateLock.lock()
+        mhdConnections += 1
+        stateLock.unlock()
+    }
+
+    func connectionClosed() {
+        stateLock.lock()
+        mhdConnections -= 1
+        stateLock.unlock()
     }
 
     /// Stops accepting, waits up to `graceSeconds` for in-flight requests, then closes everything.
@@ -134,18 +217,24 @@ public final class HTTPServer: @unchecked Sendable {
         stateLock.lock()
         guard let d = daemon else { stateLock.unlock(); return }
         stopping = true
+        let acceptor = self.acceptor
+        self.acceptor = nil
         stateLock.unlock()
-        // Stop listening first so no new connection arrives while in-flight ones finish.
-        _ = MHD_quiesce_daemon(d)
+        // Stop listening first so no new connection arrives while in-flight ones finish. With our
+        // own listener MHD_quiesce_daemon has no socket to close; closing ours does that job.
+        if let acceptor { acceptor.stop() } else { _ = MHD_quiesce_daemon(d) }
+        http2?.goAway()
         let deadline = Date().addingTimeInterval(graceSeconds)
         while Date() < deadline {
             stateLock.lock()
             let n = inFlight
             stateLock.unlock()
-            if n == 0 { break }
+            if n == 0 && (http2?.openStreams ?? 0) == 0 { break }
             usleep(5_000)
         }
         MHD_stop_daemon(d)
+        http2?.close()
+        http2 = nil
         stateLock.lock()
         daemon = nil
         stateLock.unlock()
@@ -168,34 +257,5 @@ public final class HTTPServer: @unchecked Sendable {
         stateLock.lock()
         inFlight -= 1
         stateLock.unlock()
-    }
-
-    private static func socketAddress(_ host: String, port: Int) throws(HTTPServerError) -> (sockaddr_storage, Int, Bool) {
-        var storage = sockaddr_storage()
-        let name = host == "localhost" ? "127.0.0.1" : host
-        var v4 = in_addr()
-        if inet_pton(AF_INET, name, &v4) == 1 {
-            withUnsafeMutablePointer(to: &storage) { p in
-                p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { s in
-                    s.pointee.sin_family = sa_family_t(AF_INET)
-                    s.pointee.sin_port = in_port_t(UInt16(port).bigEndian)
-                    s.pointee.sin_addr = v4
-                }
-            }
-            return (storage, MemoryLayout<sockaddr_in>.size, false)
-        }
-        var v6 = in6_addr()
-        let bare = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
-        if inet_pton(AF_INET6, bare, &v6) == 1 {
-            withUnsafeMutablePointer(to: &storage) { p in
-                p.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { s in
-                    s.pointee.sin6_family = sa_family_t(AF_INET6)
-                    s.pointee.sin6_port = in_port_t(UInt16(port).bigEndian)
-                    s.pointee.sin6_addr = v6
-                }
-            }
-            return (storage, MemoryLayout<sockaddr_in6>.size, true)
-        }
-        throw .badAddress(host)
     }
 }

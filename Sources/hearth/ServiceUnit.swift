@@ -1,5 +1,6 @@
 import HearthCore
 import HearthHTTP
+import HearthGRPC
 import HearthSQLite
 
 /// What one service contributes to the process: a listener, hub routes, a reset and a shutdown.
@@ -8,6 +9,8 @@ struct ServiceUnit {
     let name: String
     let port: Int
     let http: any HTTPService
+    /// gRPC services served over HTTP/2 on the same port; nil: HTTP/1.1 only.
+    var grpc: [any GRPCService]? = nil
     var tlsCertificatePEM: String? = nil
     var tlsKeyPEM: String? = nil
     var registerHubRoutes: (Router) -> Void = { _ in }

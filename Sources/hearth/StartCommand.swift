@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthCrypto
 import HearthHTTP
+import HearthGRPC
 import HearthSQLite
 
 /// `hearth start`: opens the database, wires every service, starts every listener, waits for a signal.
@@ -58,7 +59,8 @@ enum StartCommand {
                     name: unit.name,
                     configuration: .init(host: options.host, port: unit.port, threads: options.threads,
                                          tlsCertificatePEM: unit.tlsCertificatePEM, tlsKeyPEM: unit.tlsKeyPEM),
-                    service: unit.http, logger: logger, ids: requestIDs, clock: clock)
+                    service: unit.http, logger: logger, ids: requestIDs, clock: clock,
+                    http2: unit.grpc.map { GRPCServer(name: unit.name, services: $0, logger: logger, ids: requestIDs) })
                 try server.start()
                 unit.didStart(server.port)
                 servers.append((server, unit))

@@ -54,7 +54,8 @@ enum Wiring {
         return [
             ServiceUnit(name: "auth", port: o.authPort, http: auth.http,
                         registerHubRoutes: auth.registerHubRoutes, reset: auth.reset),
-            ServiceUnit(name: "firestore", port: o.firestorePort, http: firestore.http,
+            // The Firestore gRPC service plugs in here once it exists; until then every method is UNIMPLEMENTED.
+            ServiceUnit(name: "firestore", port: o.firestorePort, http: firestore.http, grpc: [],
                         registerHubRoutes: { hub in
                             firestore.registerHubRoutes(hub)
                             RulesTestAPI.register(on: hub, rules: o.rulesChoice)

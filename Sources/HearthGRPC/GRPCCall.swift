@@ -1,0 +1,276 @@
+import Foundation
+import HearthCore
+import HearthHTTP
+
+/// One gRPC call on one HTTP/2 stream: decodes the length-prefixed request messages, runs the
+/// handler on the worker pool and encodes responses, trailers and Trailers-Only errors.
+///
+/// The `HTTP2StreamDelegate` side runs on the connection's loop thread; the `GRPCResponseStream`
+/// side on any thread. `lock` guards what both touch.
+final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendable {
+    let server: GRPCServer
+    let stream: HTTP2Stream
+    let path: String
+    private let requestHeaders: [(name: String, value: String)]
+    private let lock = NSLock()
+    private var handler: GRPCHandler?
+    private var context: GRPCContext
+    private let jobs: SerialJobs
+    private let started = DispatchTime.now().uptimeNanoseconds
+    // Loop thread only.
+    private var inbound: [UInt8] = []
+    private var request: [UInt8]?
+    // Under `lock`.
+    private var ended = false
+    private var headersSent = false
+    private var finalStatus: GRPCStatus?
+    private var requestStream: (any GRPCRequestStream)?
+    /// Whether `halfClosed` or `cancelled` has been queued for a bidirectional handler.
+    private var requestSideDone = false
+    private var logged = false
+
+    init(server: GRPCServer, stream: HTTP2Stream, headers: [(name: String, value: String)]) {
+        self.server = server
+        self.stream = stream
+        self.requestHeaders = headers
+        self.path = headers.first(where: { $0.name == ":path" })?.value ?? ""
+        self.jobs = SerialJobs(pool: server.pool)
+        let metadata = headers.filter { !$0.name.hasPrefix(":") }
+        self.context = GRPCContext(metadata: metadata, deadlineNanos: nil, remoteAddress: stream.remoteAddress,
+                                   requestID: server.ids.hex(byteCount: 8).uppercased())
+    }
+
+    static let responseHeaders = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity")]
+
+    /// Checks the request headers and starts the call, or answers at once (loop thread).
+    func begin() {
+        let contentType = context["content-type"] ?? ""
+        guard contentType.hasPrefix("application/grpc") else {
+            // The spec's answer to a non-gRPC content-type is HTTP 415, not a gRPC status.
+            lock.lock()
+            ended = true
+            finalStatus = GRPCStatus(.unknown, "415")
+            lock.unlock()
+            stream.respond(headers: [(":status", "415"), ("content-type", "text/plain")], endStream: true)
+            return
+        }
+        if let encoding = context["grpc-encoding"], encoding != "identity" {
+            return finish(GRPCStatus(.unimplemented, "Unsupported grpc-encoding: \(encoding)"))
+        }
+        if let timeout = context["grpc-timeout"] {
+            guard let nanos = GRPCStatus.timeoutNanos(timeout) else {
+                return finish(GRPCStatus(.internal, "Invalid grpc-timeout: \(timeout)"))
+            }
+            let now = DispatchTime.now().uptimeNanoseconds
+            let (deadline, overflow) = now.addingReportingOverflow(nanos)
+            if !overflow {
+                context.deadlineNanos = deadline
+                server.timers.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { [weak self] in self?.deadlineReached() }
+            }
+        }
+        switch server.route(path) {
+        case .failure(let status):
+            finish(status)
+        case .success(let h):
+            handler = h
+            if case .bidirectional(let open) = h {
+                let context = self.context
+                jobs.submit { [self] in
+                    let rs = open(context, self)
+                    lock.lock()
+                    requestStream = rs
+                    lock.unlock()
+                }
+            }
+        }
+    }
+
+    // MARK: HTTP2StreamDelegate (loop thread)
+
+    func received(_ bytes: [UInt8]) {
+        if isClosed || handler == nil {
+            stream.consume(bytes.count)
+            return
+        }
+        inbound.append(contentsOf: bytes)
+        while inbound.count >= 5 {
+            let flag = inbound[0]
+            let length = Int(inbound[1]) << 24 | Int(inbound[2]) << 16 | Int(inbound[3]) << 8 | Int(inbound[4])
+            if length > server.configuration.maxReceiveMessageBytes {
+                stream.consume(bytes.count)
+                inbound = []
+                return finish(GRPCStatus(.resourceExhausted,
+                                         "Received message larger than max (\(length) vs. \(server.configuration.maxReceiveMessageBytes))"))
+            }
+            if flag != 0 {
+                stream.consume(bytes.count)
+                inbound = []
+                // Only identity is accepted, so a compressed message has no decompressor.
+                return finish(GRPCStatus(.internal, "Compressed message received without a supported grpc-encoding"))
+            }
+            guard inbound.count >= 5 + length else { break }
+            let message = Array(inbound[5..<(5 + length)])
+            inbound.removeFirst(5 + length)
+            if case .bidirectional = handler {
+                let size = 5 + length
+                jobs.submit { [self] in
+                    lock.lock()
+                    let rs = requestStream
+                    lock.unlock()
+                    rs?.received(message)
+                    // Flow control opens only once the handler has taken the message.
+                    stream.consume(size)
+                }
+            } else {
+                guard request == nil else {
+                    return finish(GRPCStatus(.unimplemented, "More than one request message for a call with a single request"))
+                }
+                request = message
+            }
+        }
+        // A unary request is bounded by the size limit, so its bytes are taken as they come.
+        if case .bidirectional = handler {} else {
+            stream.consume(bytes.count)
+        }
+    }
+
+    func endOfStream() {
+        guard let handler, !isClosed else { return }
+        if !inbound.isEmpty { return finish(GRPCStatus(.internal, "Stream ended inside a message")) }
+        switch handler {
+        case .unary(let run):
+            guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
+            let context = self.context
+            server.pool.submit { [self] in
+                guard !isClosed else { return }
+                do throws(GRPCStatus) {
+                    let response = try run(request, context)
+                    send(response)
+                    finish(.ok)
+                } catch {
+                    finish(error)
+                }
+            }
+        case .serverStreaming(let run):
+            guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
+            let context = self.context
+            server.pool.submit { [self] in
+                guard !isClosed else { return }
+                do throws(GRPCStatus) {
+                    try run(request, context, self)
+                    finish(.ok)
+                } catch {
+                    finish(error)
+                }
+            }
+        case .bidirectional:
+            deliverRequestSideEnd(cancelled: false)
+        }
+    }
+
+    func closed(errorCode: UInt32) {
+        lock.lock()
+        let wasEnded = ended
+        ended = true
+        if finalStatus == nil { finalStatus = GRPCStatus(.cancelled, "Cancelled by the client (HTTP/2 error \(errorCode))") }
+        lock.unlock()
+        if !wasEnded || errorCode != 0 { deliverRequestSideEnd(cancelled: true) }
+        log()
+    }
+
+    // MARK: GRPCResponseStream (any thread)
+
+    @discardableResult func send(_ message: [UInt8]) -> Bool {
+        lock.lock()
+        guard !ended else {
+            lock.unlock()
+            return false
+        }
+        if stream.bufferedBytes + message.count > server.configuration.maxBufferedResponseBytes {
+            lock.unlock()
+            // The client stopped reading: end only this stream, dropping what it would never take.
+            finish(GRPCStatus(.resourceExhausted, "Client is not reading responses; more than \(server.configuration.maxBufferedResponseBytes) bytes queued"),
+                   discardingUnsent: true)
+            return false
+        }
+        if !headersSent {
+            headersSent = true
+            stream.respond(headers: GRPCCall.responseHeaders)
+        }
+        let n = message.count
+        stream.write([0, UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)] + message)
+        lock.unlock()
+        return true
+    }
+
+    func finish(_ status: GRPCStatus) { finish(status, discardingUnsent: false) }
+
+    private func finish(_ status: GRPCStatus, discardingUnsent: Bool) {
+        lock.lock()
+        guard !ended else {
+            lock.unlock()
+            return
+        }
+        ended = true
+        finalStatus = status
+        if headersSent {
+            stream.finish(trailers: status.trailerFields, discardingUnsent: discardingUnsent)
+        } else {
+            // Trailers-Only: one HEADERS frame ends the call.
+            stream.respond(headers: GRPCCall.responseHeaders + status.trailerFields, endStream: true)
+        }
+        lock.unlock()
+        if status.code != .ok { deliverRequestSideEnd(cancelled: true) }
+    }
+
+    @discardableResult func waitUntilWritable() -> Bool {
+        stream.waitUntilBuffered(below: server.configuration.lowWaterBytes) && !isClosed
+    }
+
+    var bufferedBytes: Int { stream.bufferedBytes }
+
+    var isClosed: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return ended
+    }
+
+    // MARK: Ending
+
+    private func deadlineReached() {
+        finish(GRPCStatus(.deadlineExceeded, "Deadline Exceeded"))
+    }
+
+    /// Queues exactly one of `halfClosed` / `cancelled` for a bidirectional handler.
+    private func deliverRequestSideEnd(cancelled: Bool) {
+        guard case .bidirectional = handler else { return }
+        lock.lock()
+        let already = requestSideDone
+        requestSideDone = true
+        lock.unlock()
+        guard !already else { return }
+        jobs.submit { [self] in
+            lock.lock()
+            let rs = requestStream
+            lock.unlock()
+            if cancelled { rs?.cancelled() } else { rs?.halfClosed() }
+        }
+    }
+
+    /// One line per call, like the HTTP/1.1 request lines.
+    private func log() {
+        lock.lock()
+        let status = finalStatus ?? .ok
+        let first = !logged
+        logged = true
+        lock.unlock()
+        guard first, let logger = server.logger, !logger.quiet else { return }
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        let service = server.name
+        logger.log(.info, "\(service) POST \(path) grpc-status=\(status.code.rawValue)", [
+            ("service", .string(service)), ("method", .string("POST")), ("path", .string(path)),
+            ("grpcStatus", .int(Int64(status.code.rawValue))), ("ms", .double((ms * 100).rounded() / 100)),
+            ("requestId", .string(context.requestID)),
+        ], textOmits: ["service", "method", "path", "grpcStatus"])
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+internal import CLinuxIO
+
+/// One thread waiting in `epoll_wait`: it runs the handlers of registered sockets and the tasks
+/// other threads queue with `execute`.
+///
+/// Everything registered on a loop is touched only by its thread, which is how an nghttp2 session
+/// (not thread-safe) stays confined. Other threads reach it through `execute`, which queues a task
+/// and wakes the loop through an eventfd.
+final class EventLoop: @unchecked Sendable {
+    /// Called with the epoll event mask of a ready socket.
+    typealias Handler = (UInt32) -> Void
+
+    let name: String
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private var handlers: [Int32: Handler] = [:]
+    private let taskLock = NSLock()
+    private var tasks: [@Sendable () -> Void] = []
+    private var stopping = false
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+    /// Run after every wake-up on the loop thread; returns how long the next wait may last in ms
+    /// (-1: until an event). Timers (the sniff time limit) live here.
+    var tick: () -> Int32 = { -1 }
+
+    init(name: String) throws(HTTPServerError) {
+        self.name = name
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard epollFD >= 0, wakeFD >= 0 else {
+            let reason = String(cString: strerror(errno))
+            if epollFD >= 0 { close(epollFD) }
+            if wakeFD >= 0 { close(wakeFD) }
+            throw .startFailed(host: "", port: 0, reason: "epoll: \(reason)")
+        }
+        hearth_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, hearth_epollin())
+    }
+
+    deinit {
+        close(epollFD)
+        close(wakeFD)
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = name
+        // Loop threads only shuffle bytes; a small stack keeps idle RSS and address space low.
+        thread.stackSize = 256 << 10
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Queues `task` for the loop thread. Safe from any thread; tasks run in the order queued.
+    func execute(_ task: @escaping @Sendable () -> Void) {
+        taskLock.lock()
+        let wasEmpty = tasks.isEmpty
+        tasks.append(task)
+        taskLock.unlock()
+        if wasEmpty { wake() }
+    }
+
+    /// Ends the loop after the tasks queued so far and waits for its thread (never call it on the loop).
+    func stop() {
+        taskLock.lock()
+        let wasStopping = stopping
+        stopping = true
+        taskLock.unlock()
+        guard !wasStopping, thread != nil else { return }
+        wake()
+        finished.wait()
+    }
+
+    var isLoopThread: Bool { Thread.current === thread }
+
+    // MARK: Loop-thread only
+
+    /// Watches `fd` for `events` (EPOLLIN, EPOLLOUT, …).
+    func register(_ fd: Int32, events: UInt32, handler: @escaping Handler) {
+        handlers[fd] = handler
+        hearth_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events)
+    }
+
+    func modify(_ fd: Int32, events: UInt32) {
+        hearth_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events)
+    }
+
+    /// Stops watching `fd` (the caller closes or hands it on).
+    func unregister(_ fd: Int32) {
+        handlers[fd] = nil
+        hearth_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0)
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    private func run() {
+        var events = [hearth_event](repeating: hearth_event(), count: 64)
+        var timeout: Int32 = -1
+        while true {
+            let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
+            if n > 0 {
+                for i in 0..<Int(n) {
+                    let fd = events[i].fd
+                    if fd == wakeFD {
+                        var value: UInt64 = 0
+                        _ = read(wakeFD, &value, 8)
+                        continue
+                    }
+                    // A handler may have closed an fd reported in this batch: look it up each time.
+                    handlers[fd]?(events[i].events)
+                }
+            }
+            taskLock.lock()
+            let queued = tasks
+            tasks = []
+            let stop = stopping
+            taskLock.unlock()
+            for task in queued { task() }
+            timeout = tick()
+            if stop { break }
+        }
+        handlers = [:]
+        finished.signal()
+    }
+}

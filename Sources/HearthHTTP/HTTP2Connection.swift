@@ -1,0 +1,295 @@
+import Foundation
+internal import CNGHTTP2
+internal import CLinuxIO
+
+/// One HTTP/2 connection: a nonblocking socket and its `nghttp2_session`, both confined to one loop thread.
+///
+/// nghttp2 does the framing, HPACK, flow control, SETTINGS, PING and GOAWAY; this class moves bytes
+/// between it and the socket and between its callbacks and `HTTP2Stream`s.
+/// Related: https://nghttp2.org/documentation/programmers-guide.html
+final class HTTP2Connection: @unchecked Sendable {
+    let fd: Int32
+    let loop: EventLoop
+    let remoteAddress: String
+    let handler: any HTTP2StreamHandler
+    let limits: HTTP2Engine.Limits
+    var session: OpaquePointer?
+    var streams: [Int32: (stream: HTTP2Stream, delegate: (any HTTP2StreamDelegate)?, headers: [(name: String, value: String)], headerBytes: Int)] = [:]
+    /// Bytes nghttp2 produced that the socket has not taken yet.
+    private var unsent: [UInt8] = []
+    private var interest: UInt32 = 0
+    private var closed = false
+    var onClose: (HTTP2Connection) -> Void = { _ in }
+    var streamsChanged: (Int) -> Void = { _ in }
+
+    init(fd: Int32, loop: EventLoop, remoteAddress: String, handler: any HTTP2StreamHandler, limits: HTTP2Engine.Limits) {
+        self.fd = fd
+        self.loop = loop
+        self.remoteAddress = remoteAddress
+        self.handler = handler
+        self.limits = limits
+    }
+
+    /// Creates the session, queues our SETTINGS and starts watching the socket (loop thread).
+    func start() -> Bool {
+        var callbacks: OpaquePointer?
+        nghttp2_session_callbacks_new(&callbacks)
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, h2BeginHeaders)
+        nghttp2_session_callbacks_set_on_header_callback(callbacks, h2Header)
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, h2FrameReceived)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, h2DataChunk)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, h2StreamClosed)
+        var option: OpaquePointer?
+        nghttp2_option_new(&option)
+        defer { nghttp2_option_del(option) }
+        // The window opens only as the application takes the bytes (HTTP2Stream.consume): a flood is bounded.
+        nghttp2_option_set_no_auto_window_update(option, 1)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        guard nghttp2_session_server_new2(&session, callbacks, me, option) == 0 else { return false }
+        var settings = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: UInt32(limits.maxConcurrentStreams)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(limits.initialWindowSize)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(limits.maxHeaderListSize)),
+        ]
+        nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
+        // The connection window starts at 65535 whatever SETTINGS say; widen it to match the streams'.
+        nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(limits.connectionWindowSize))
+        interest = hearth_epollin()
+        loop.register(fd, events: interest) { [unowned self] events in ready(events) }
+        send()
+        return true
+    }
+
+    // MARK: Socket
+
+    private func ready(_ events: UInt32) {
+        if events & hearth_epollout() != 0 { send() }
+        if events & hearth_epollin() != 0 || events & hearth_epollerr() != 0 { receive() }
+    }
+
+    private func receive() {
+        var buffer = [UInt8](repeating: 0, count: 32 << 10)
+        let n = recv(fd, &buffer, buffer.count, 0)
+        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
+        guard n > 0 else { return shutdown(errorCode: 8) }
+        let used = buffer.withUnsafeBufferPointer { nghttp2_session_mem_recv(session, $0.baseAddress, n) }
+        if used < 0 {
+            // Bad preface, garbage frames, a flood: nghttp2 has queued a GOAWAY; send it, then close.
+            send()
+            return shutdown(errorCode: 1)
+        }
+        send()
+    }
+
+    /// Pulls frames out of nghttp2 and writes what the socket takes; the rest waits for EPOLLOUT.
+    func send() {
+        guard let session, !closed else { return }
+        // While the socket is backed up, leave frames inside nghttp2 (and bytes in the streams' buffers).
+        while unsent.count < 256 << 10 {
+            var data: UnsafePointer<UInt8>?
+            let n = nghttp2_session_mem_send(session, &data)
+            if n < 0 { return shutdown(errorCode: 2) }
+            if n == 0 { break }
+            unsent.append(contentsOf: UnsafeBufferPointer(start: data, count: n))
+        }
+        while !unsent.isEmpty {
+            let n = unsent.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
+                return shutdown(errorCode: 8)
+            }
+            unsent.removeFirst(n)
+        }
+        if unsent.isEmpty && nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
+            return shutdown(errorCode: 0)
+        }
+        // A client that does not read gets no more reading from us either: its PINGs and requests
+        // stay in the kernel instead of growing our buffers.
+        var wanted: UInt32 = unsent.count < 256 << 10 ? hearth_epollin() : 0
+        if !unsent.isEmpty { wanted |= hearth_epollout() }
+        if wanted != interest {
+            interest = wanted
+            loop.modify(fd, events: wanted)
+        }
+    }
+
+    /// Queues GOAWAY (NO_ERROR, last stream accepted so far): in-flight streams may finish.
+    func goAway() {
+        guard let session, !closed else { return }
+        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session), 0, nil, 0)
+        send()
+    }
+
+    /// Closes the socket and tells every open stream's delegate.
+    func shutdown(errorCode: UInt32) {
+        guard !closed else { return }
+        closed = true
+        loop.unregister(fd)
+        close(fd)
+        let open = streams
+        streams = [:]
+        if !open.isEmpty { streamsChanged(-open.count) }
+        for (_, entry) in open {
+            entry.stream.markClosed()
+            entry.delegate?.closed(errorCode: errorCode == 0 ? 8 : errorCode)
+        }
+        nghttp2_session_del(session)
+        session = nil
+        onClose(self)
+    }
+
+    // MARK: Streams
+
+    /// Applies what other threads asked of `stream` (loop thread).
+    func flush(_ stream: HTTP2Stream) {
+        stream.lock.lock()
+        stream.wakeScheduled = false
+        let headers = stream.pendingHeaders
+        stream.pendingHeaders = nil
+        let reset = stream.resetCode
+        stream.resetCode = nil
+        let consumed = stream.consumed
+        stream.consumed = 0
+        let submitted = stream.headersSubmitted
+        if headers != nil { stream.headersSubmitted = true }
+        stream.lock.unlock()
+        guard let session, !closed, streams[stream.id] != nil else { return }
+        if consumed > 0 { nghttp2_session_consume(session, stream.id, consumed) }
+        if let reset {
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, reset)
+        } else if let headers, !submitted {
+            submit(headers.headers, on: stream.id, endStream: headers.endStream)
+        } else if submitted {
+            nghttp2_session_resume_data(session, stream.id)
+        }
+        send()
+    }
+
+    private func submit(_ headers: [(String, String)], on id: Int32, endStream: Bool) {
+        withHeaderVector(headers) { nva, count in
+            if endStream {
+                _ = nghttp2_submit_response(session, id, nva, count, nil)
+                stopRequestBody(id)
+            } else {
+                var provider = nghttp2_data_provider(source: nghttp2_data_source(fd: id), read_callback: h2ReadData)
+                _ = nghttp2_submit_response(session, id, nva, count, &provider)
+            }
+        }
+    }
+
+    /// nghttp2's data source callback body: body bytes, or DEFERRED until more are written, then trailers.
+    func read(stream id: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+        guard let entry = streams[id] else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let (n, trailers, more) = entry.stream.take(into: buffer, max: length)
+        if !more, let trailers {
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            if trailers.isEmpty { return n }
+            flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+            withHeaderVector(trailers) { nva, count in _ = nghttp2_submit_trailer(session, id, nva, count) }
+            stopRequestBody(id)
+            return n
+        }
+        return n > 0 ? n : Int(NGHTTP2_ERR_DEFERRED.rawValue)
+    }
+
+    /// After a complete response to a request still being sent, asks the client to stop sending
+    /// (RST_STREAM NO_ERROR, RFC 9113 §8.1); it goes out after the response (same queue).
+    private func stopRequestBody(_ id: Int32) {
+        if nghttp2_session_get_stream_remote_close(session, id) == 0 {
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, 0)
+        }
+    }
+
+    /// Lays header names and values out in one buffer and points an `nghttp2_nv` array into it
+    /// (nghttp2 copies them during the call).
+    private func withHeaderVector(_ headers: [(String, String)], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Void) {
+        var bytes: [UInt8] = []
+        var ranges: [(Int, Int, Int, Int)] = []
+        for (name, value) in headers {
+            let n = bytes.count
+            bytes.append(contentsOf: name.utf8)
+            let v = bytes.count
+            bytes.append(contentsOf: value.utf8)
+            ranges.append((n, v - n, v, bytes.count - v))
+        }
+        bytes.withUnsafeMutableBufferPointer { p in
+            let base = p.baseAddress ?? UnsafeMutablePointer<UInt8>.allocate(capacity: 0)
+            let nva = ranges.map { r in
+                nghttp2_nv(name: base + r.0, value: base + r.2, namelen: r.1, valuelen: r.3, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+        }
+    }
+}
+
+// MARK: - nghttp2 callbacks (no captures: they convert to C function pointers)
+
+private func connection(_ userData: UnsafeMutableRawPointer?) -> HTTP2Connection {
+    Unmanaged<HTTP2Connection>.fromOpaque(userData!).takeUnretainedValue()
+}
+
+private let h2BeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
+    guard let frame, hearth_frame_is_request_headers(frame) != 0 else { return 0 }
+    let c = connection(userData)
+    let id = hearth_frame_stream_id(frame)
+    c.streams[id] = (HTTP2Stream(id: id, remoteAddress: c.remoteAddress, connection: c), nil, [], 0)
+    c.streamsChanged(1)
+    return 0
+}
+
+private let h2Header: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+    guard let frame, hearth_frame_is_request_headers(frame) != 0 else { return 0 }
+    let c = connection(userData)
+    let id = hearth_frame_stream_id(frame)
+    guard var entry = c.streams[id] else { return 0 }
+    // RFC 9113 §6.5.2 counts 32 bytes of overhead per field.
+    entry.headerBytes += nameLength + valueLength + 32
+    if entry.headerBytes > c.limits.maxHeaderListSize {
+        return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)  // resets this stream only
+    }
+    entry.headers.append((String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
+                          String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)))
+    c.streams[id] = entry
+    return 0
+}
+
+private let h2FrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
+    guard let frame else { return 0 }
+    let c = connection(userData)
+    let id = hearth_frame_stream_id(frame)
+    let type = hearth_frame_type(frame)
+    guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue), var entry = c.streams[id] else { return 0 }
+    if hearth_frame_is_request_headers(frame) != 0 {
+        entry.delegate = c.handler.open(entry.stream, headers: entry.headers)
+        entry.headers = []
+        c.streams[id] = entry
+    }
+    if hearth_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 { entry.delegate?.endOfStream() }
+    return 0
+}
+
+private let h2DataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, id, data, length, userData in
+    let c = connection(userData)
+    guard let entry = c.streams[id], let data else { return 0 }
+    if let delegate = entry.delegate {
+        delegate.received(Array(UnsafeBufferPointer(start: data, count: length)))
+    } else {
+        nghttp2_session_consume(c.session, id, length)
+    }
+    return 0
+}
+
+private let h2StreamClosed: nghttp2_on_stream_close_callback = { _, id, errorCode, userData in
+    let c = connection(userData)
+    guard let entry = c.streams.removeValue(forKey: id) else { return 0 }
+    c.streamsChanged(-1)
+    entry.stream.markClosed()
+    entry.delegate?.closed(errorCode: errorCode)
+    return 0
+}
+
+private let h2ReadData: nghttp2_data_source_read_callback = { _, id, buffer, length, flags, _, userData in
+    guard let buffer, let flags else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+    return connection(userData).read(stream: id, into: buffer, length: length, flags: flags)
+}

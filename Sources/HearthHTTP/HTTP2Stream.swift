@@ -1,0 +1,143 @@
+import Foundation
+
+/// Receives the streams of HTTP/2 connections (gRPC implements it; this layer knows nothing of gRPC).
+public protocol HTTP2StreamHandler: Sendable {
+    /// A new stream with its request headers (pseudo-headers included, names lower-case, in order).
+    /// Called on the connection's loop thread: must not block.
+    func open(_ stream: HTTP2Stream, headers: [(name: String, value: String)]) -> any HTTP2StreamDelegate
+}
+
+/// The request side of one stream. Called on the connection's loop thread, one call at a time: must not block.
+public protocol HTTP2StreamDelegate: AnyObject {
+    /// Request body bytes. They count against the stream's receive window until `HTTP2Stream.consume`.
+    func received(_ bytes: [UInt8])
+    /// The client ended its side (END_STREAM).
+    func endOfStream()
+    /// The stream is gone: 0 after a completed response, else the RST_STREAM / connection error code.
+    func closed(errorCode: UInt32)
+}
+
+/// One HTTP/2 stream's response side. Thread-safe: any thread may respond, write or finish; the
+/// operations reach the connection's loop in the order they were made.
+public final class HTTP2Stream: @unchecked Sendable {
+    /// The stream id.
+    public let id: Int32
+    /// The peer, `ip:port`.
+    public let remoteAddress: String
+    weak var connection: HTTP2Connection?
+
+    let lock = NSLock()
+    private let writable = NSCondition()
+    /// Response headers not yet submitted, and whether they end the stream.
+    var pendingHeaders: (headers: [(String, String)], endStream: Bool)?
+    var headersSubmitted = false
+    /// Body bytes not yet handed to nghttp2 (`outboundStart` is how many of them went).
+    var outbound: [UInt8] = []
+    var outboundStart = 0
+    var trailers: [(String, String)]?
+    var resetCode: UInt32?
+    var consumed = 0
+    var wakeScheduled = false
+    private(set) var isClosed = false
+
+    init(id: Int32, remoteAddress: String, connection: HTTP2Connection) {
+        self.id = id
+        self.remoteAddress = remoteAddress
+        self.connection = connection
+    }
+
+    /// Bytes written and not yet handed to the socket layer.
+    public var bufferedBytes: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return outbound.count - outboundStart
+    }
+
+    /// Sends the response headers; `endStream` makes them the whole response (no body, no trailers).
+    public func respond(headers: [(String, String)], endStream: Bool = false) {
+        change { pendingHeaders = (headers, endStream) }
+    }
+
+    /// Queues body bytes (after `respond`).
+    public func write(_ bytes: [UInt8]) {
+        change { outbound.append(contentsOf: bytes) }
+    }
+
+    /// Ends the response with trailers after the queued bytes; `discardingUnsent` drops the bytes not
+    /// yet handed on first (a client that stopped reading gets its trailers at once: HEADERS are not
+    /// flow-controlled).
+    public func finish(trailers: [(String, String)], discardingUnsent: Bool = false) {
+        change {
+            if discardingUnsent {
+                outbound = []
+                outboundStart = 0
+            }
+            self.trailers = trailers
+        }
+    }
+
+    /// Resets the stream (RST_STREAM with `errorCode`, 8 = CANCEL).
+    public func reset(errorCode: UInt32 = 8) {
+        change { resetCode = errorCode }
+    }
+
+    /// Returns `count` received bytes to the flow-control window: the client may send that much more.
+    public func consume(_ count: Int) {
+        change { consumed += count }
+    }
+
+    /// Blocks until fewer than `bytes` are buffered, or the stream closes (then false). Worker threads only.
+    public func waitUntilBuffered(below bytes: Int) -> Bool {
+        writable.lock()
+        defer { writable.unlock() }
+        while !isClosed && bufferedBytes >= bytes { writable.wait() }
+        return !isClosed
+    }
+
+    private func change(_ body: () -> Void) {
+        lock.lock()
+        body()
+        let schedule = !wakeScheduled && !isClosed
+        if schedule { wakeScheduled = true }
+        lock.unlock()
+        if schedule, let connection { connection.loop.execute { [self] in connection.flush(self) } }
+    }
+
+    // MARK: Loop side
+
+    /// Copies up to `max` queued bytes out; called from nghttp2's data source callback.
+    func take(into buffer: UnsafeMutablePointer<UInt8>, max: Int) -> (count: Int, trailers: [(String, String)]?, more: Bool) {
+        lock.lock()
+        let available = outbound.count - outboundStart
+        let n = min(available, max)
+        if n > 0 {
+            outbound.withUnsafeBufferPointer { p in buffer.update(from: p.baseAddress! + outboundStart, count: n) }
+            outboundStart += n
+            if outboundStart == outbound.count {
+                outbound = []
+                outboundStart = 0
+            } else if outboundStart > 1 << 20 {
+                outbound.removeFirst(outboundStart)
+                outboundStart = 0
+            }
+        }
+        let drained = outboundStart == outbound.count
+        let t = drained ? trailers : nil
+        lock.unlock()
+        if n > 0 { signalWritable() }
+        return (n, t, !drained)
+    }
+
+    func markClosed() {
+        lock.lock()
+        isClosed = true
+        lock.unlock()
+        signalWritable()
+    }
+
+    private func signalWritable() {
+        writable.lock()
+        writable.broadcast()
+        writable.unlock()
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+@testable import HearthGRPC
+import HearthHTTP
+import HearthCore
+
+/// echo.Echo: Unary returns the request, Fail throws a status with details, Slow sleeps 2 s,
+/// Stream sends the request back N times (N = its first byte), Chat echoes each message.
+struct EchoService: GRPCService {
+    let name = "echo.Echo"
+    final class Chat: GRPCRequestStream, @unchecked Sendable {
+        let responses: any GRPCResponseStream
+        init(_ responses: any GRPCResponseStream) { self.responses = responses }
+        func received(_ message: [UInt8]) { responses.send(message) }
+        func halfClosed() { responses.finish(.ok) }
+        func cancelled() {}
+    }
+    func handler(for method: String) -> GRPCHandler? {
+        switch method {
+        case "Unary": .unary { request, _ in request }
+        case "Fail": .unary { _, _ throws(GRPCStatus) in throw GRPCStatus(.notFound, "Document (a/b) not found. ✓ 100%", details: [8, 5]) }
+        case "Slow": .unary { request, _ in Thread.sleep(forTimeInterval: 2); return request }
+        case "Stream": .serverStreaming { request, _, responses in
+            for _ in 0..<Int(request.first ?? 0) { responses.send(request) }
+        }
+        case "Chat": .bidirectional { _, responses in Chat(responses) }
+        default: nil
+        }
+    }
+}
+
+/// The HTTP/1.1 side of the test listener.
+final class PlainService: HTTPService {
+    func dispose(_ request: Request) -> RequestDisposition { .respond(.text("http1 ok")) }
+}
+
+func withGRPCServer<T>(_ body: (HTTPServer) throws -> T) throws -> T {
+    let server = HTTPServer(name: "t", configuration: .init(port: 0, threads: 2), service: PlainService(),
+                            http2: GRPCServer(services: [EchoService()]))
+    try server.start()
+    defer { server.stop(graceSeconds: 1) }
+    return try body(server)
+}
+
+/// What curl printed: headers and trailers (`-i` style dump) and the body bytes.
+struct CurlResult {
+    var dump: String
+    var body: [UInt8]
+    func field(_ name: String) -> String? {
+        for line in dump.split(whereSeparator: \.isNewline) {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == name { return parts[1].trimmingCharacters(in: .whitespaces) }
+        }
+        return nil
+    }
+}
+
+/// A real HTTP/2 client: Debian's curl (built with nghttp2), prior knowledge, no TLS.
+func curl(_ port: Int, _ path: String, body: [UInt8], headers: [String] = ["content-type: application/grpc", "te: trailers"]) throws -> CurlResult {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("grpc-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let input = dir.appendingPathComponent("in"), output = dir.appendingPathComponent("out"), dumpFile = dir.appendingPathComponent("dump")
+    try Data(body).write(to: input)
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    p.arguments = ["-sS", "--http2-prior-knowledge", "--max-time", "10", "-X", "POST", "--data-binary", "@\(input.path)",
+                   "-D", dumpFile.path, "-o", output.path] + headers.flatMap { ["-H", $0] } + ["http://127.0.0.1:\(port)\(path)"]
+    try p.run()
+    p.waitUntilExit()
+    // curl's -D writes trailers after the headers.
+    return CurlResult(dump: (try? String(contentsOf: dumpFile, encoding: .utf8)) ?? "",
+                      body: Array((try? Data(contentsOf: output)) ?? Data()))
+}
+
+func framed(_ message: [UInt8]) -> [UInt8] {
+    let n = message.count
+    return [0, UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + message
+}
+
+@Suite struct GRPCServerTests {
+    @Test func unaryEchoesWithStatusOK() throws {
+        try withGRPCServer { server in
+            let r = try curl(server.port, "/echo.Echo/Unary", body: framed(Array("hello".utf8)))
+            #expect(r.dump.contains("HTTP/2 200"))
+            #expect(r.field("content-type") == "application/grpc")
+            #expect(r.body == framed(Array("hello".utf8)))
+            #expect(r.field("grpc-status") == "0")
+        }
+    }
+
+    @Test func unknownMethodAndServiceAreUnimplemented() throws {
+        try withGRPCServer { server in
+            // Calls refused on their headers are sent without a body: curl 7.88 drops a complete
+            // response that arrives (with RST_STREAM NO_ERROR, RFC 9113 §8.1) while it is still uploading.
+            let r = try curl(server.port, "/google.firestore.v1.Firestore/Nope", body: [])
+            #expect(r.field("grpc-status") == "12")
+            #expect(r.field("grpc-message") == "Method not found: google.firestore.v1.Firestore/Nope")
+            #expect(r.body.isEmpty)
+            let m = try curl(server.port, "/echo.Echo/Nope", body: [])
+            #expect(m.field("grpc-message") == "Method not found: echo.Echo/Nope")
+        }
+    }
+
+    @Test func errorIsTrailersOnlyWithEncodedMessageAndDetails() throws {
+        try withGRPCServer { server in
+            let r = try curl(server.port, "/echo.Echo/Fail", body: framed([1]))
+            #expect(r.field("grpc-status") == "5")
+            #expect(r.field("grpc-message") == "Document (a/b) not found. %E2%9C%93 100%25")
+            #expect(r.field("grpc-status-details-bin") == "CAU")  // [8, 5], base64 without padding
+            #expect(r.body.isEmpty)
+        }
+    }
+
+    @Test func serverStreamingSendsEveryMessage() throws {
+        try withGRPCServer { server in
+            let r = try curl(server.port, "/echo.Echo/Stream", body: framed([3, 9]))
+            #expect(r.body == framed([3, 9]) + framed([3, 9]) + framed([3, 9]))
+            #expect(r.field("grpc-status") == "0")
+        }
+    }
+
+    @Test func bidirectionalEchoesThenEndsOnHalfClose() throws {
+        try withGRPCServer { server in
+            let r = try curl(server.port, "/echo.Echo/Chat", body: framed([1]) + framed([2, 2]))
+            #expect(r.body == framed([1]) + framed([2, 2]))
+            #expect(r.field("grpc-status") == "0")
+        }
+    }
+
+    @Test func deadlineEndsTheCall() throws {
+        try withGRPCServer { server in
+            let started = Date()
+            let r = try curl(server.port, "/echo.Echo/Slow", body: framed([1]),
+                             headers: ["content-type: application/grpc", "grpc-timeout: 200m"])
+            #expect(r.field("grpc-status") == "4")
+            #expect(r.field("grpc-message") == "Deadline Exceeded")
+            #expect(Date().timeIntervalSince(started) < 1.5)
+        }
+    }
+
+    @Test func oversizedMessageIsResourceExhausted() throws {
+        try withGRPCServer { server in
+            // Only the prefix claims 11 MiB; the server must refuse on the length alone.
+            let r = try curl(server.port, "/echo.Echo/Unary", body: [0, 0, 0xB0, 0, 0] + [UInt8](repeating: 7, count: 1000))
+            #expect(r.field("grpc-status") == "8")
+        }
+    }
+
+    @Test func wrongContentTypeGets415() throws {
+        try withGRPCServer { server in
+            let r = try curl(server.port, "/echo.Echo/Unary", body: [], headers: ["content-type: application/json"])
+            #expect(r.dump.contains("HTTP/2 415"))
+        }
+    }
+
+    @Test func unsupportedEncodingIsUnimplemented() throws {
+        try withGRPCServer { server in
+            let r = try curl(server.port, "/echo.Echo/Unary", body: [],
+                             headers: ["content-type: application/grpc", "grpc-encoding: snappy"])
+            #expect(r.field("grpc-status") == "12")
+            #expect(r.field("grpc-accept-encoding") == "identity")
+        }
+    }
+
+    @Test(arguments: [("1H", 3_600_000_000_000), ("5S", 5_000_000_000), ("200m", 200_000_000), ("7u", 7_000), ("9n", 9)] as [(String, UInt64)])
+    func timeoutUnits(text: String, nanos: UInt64) {
+        #expect(GRPCStatus.timeoutNanos(text) == nanos)
+    }
+
+    @Test func malformedTimeoutsAreRejected() {
+        for bad in ["", "S", "10", "1x", "123456789S", "-1S"] { #expect(GRPCStatus.timeoutNanos(bad) == nil, "\(bad)") }
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import HearthCore
+
+/// The Listen side of Firestore, transport-neutral: streams register targets, every committed
+/// change from the `ChangeFeed` is matched against the targets it can touch, and each affected
+/// stream gets its incremental changes as one batch of `ListenEvent`s ending with the global
+/// NO_CHANGE.
+///
+/// All state lives on one serial queue, the feed's delivery queue: changes arrive in commit
+/// order, and adds, removes and closes are ordered with them, so a target's initial result
+/// (read at the time of the last delivered commit, from the versioned storage) is followed by
+/// exactly the commits after it. Targets are indexed by collection (plain collection queries),
+/// by document (documents targets) and by database (collection-group queries), so a commit looks
+/// at the targets of the collections it wrote rather than at every listener.
+final class ListenEngine: @unchecked Sendable {
+    /// A collection or document of one database.
+    struct Scope: Hashable {
+        var database: DatabaseID
+        var path: ResourcePath
+    }
+
+    let queue = DispatchQueue(label: "hearth.firestore.listen")
+    private(set) var feed: ChangeFeed!
+    /// Set once by the service right after it is built (the engine reads through it).
+    weak var service: FirestoreService?
+
+    // Below: only on `queue`.
+    private var nextStreamID: UInt64 = 1
+    /// Streams that have not been closed.
+    private(set) var streams: [UInt64: ListenStream] = [:]
+    private var byCollection: [Scope: [ObjectIdentifier: ListenStream.Target]] = [:]
+    private var byDocument: [Scope: [ObjectIdentifier: ListenStream.Target]] = [:]
+    private var groups: [DatabaseID: [ObjectIdentifier: ListenStream.Target]] = [:]
+    /// The commit time of the last change delivered: new targets read at it.
+    var deliveredTime = Instant(unixMicros: 0)
+
+    /// Events per sink call while an initial result streams (bounds what one call holds encoded).
+    static let chunk = 500
+
+    init() {
+        feed = ChangeFeed(queue: queue) { [weak self] change in self?.apply(change) }
+    }
+
+    /// Starts at the service's current time (nothing is in flight yet when it is built).
+    func start(at time: Instant) {
+        queue.sync { deliveredTime = time }
+    }
+
+    // MARK: Streams (callable from any thread)
+
+    /// Opens a stream for `caller`; `sink` receives its events on the engine's queue.
+    func open(caller: Caller, sink: @escaping @Sendable ([ListenEvent]) -> Bool) -> ListenStream {
+        queue.sync {
+            let s = ListenStream(id: nextStreamID, caller: caller, sink: sink)
+            nextStreamID += 1
+            streams[s.id] = s
+            return s
+        }
+    }
+
+    /// Adds a target: ADD, then its documents, CURRENT and the global NO_CHANGE (or a REMOVE
+    /// with the rules' denial).
+    func add(_ target: ListenTarget, to stream: ListenStream) {
+        queue.async { [self] in
+            guard !stream.closed else { return }
+            addNow(target, to: stream)
+        }
+    }
+
+    /// Removes a target: REMOVE (an unknown id ends the stream with INVALID_ARGUMENT).
+    func remove(_ targetID: Int32, from stream: ListenStream) {
+        queue.async { [self] in
+            guard !stream.closed else { return }
+            guard let t = stream.targets.removeValue(forKey: targetID) else {
+                fail(stream, .invalidArgument("Target ID \(targetID) was not found on this stream, so it cannot be removed."))
+                return
+            }
+            unindex(t)
+            _ = send(stream, [.targetChange(.remove, targetIDs: [targetID], cause: nil, readTime: nil, resumeToken: nil)])
+        }
+    }
+
+    /// Frees everything the stream holds (client cancelled, half-closed, connection gone).
+    func close(_ stream: ListenStream) {
+        queue.async { [self] in closeNow(stream) }
+    }
+
+    /// Runs `body` on the engine's queue after everything queued so far (tests wait on it).
+    func sync<T>(_ body: () throws -> T) rethrows -> T {
+        try queue.sync(execute: body)
+    }
+
+    // MARK: Queue-confined
+
+    func closeNow(_ stream: ListenStream) {
+        guard !stream.closed else { return }
+        stream.closed = true
+        for t in stream.targets.values { unindex(t) }
+        stream.targets.removeAll()
+        streams[stream.id] = nil
+    }
+
+    /// Sends `events` to the stream; frees the stream when its sink refuses them.
+    @discardableResult
+    func send(_ stream: ListenStream, _ events: [ListenEvent]) -> Bool {
+        guard !stream.closed else { return false }
+        if events.isEmpty { return true }
+        if !stream.sink(events) {
+            closeNow(stream)
+            return false
+        }
+        return true
+    }
+
+    /// Ends the stream with `error` (bad request) and frees it.
+    func fail(_ stream: ListenStream, _ error: FirestoreError) {
+        _ = send(stream, [.end(error)])
+        closeNow(stream)
+    }
+
+    func index(_ t: ListenStream.Target) {
+        let key = ObjectIdentifier(t)
+        switch t.kind {
+        case .documents(let paths):
+            for p in paths { byDocument[Scope(database: t.database, path: p), default: [:]][key] = t }
+        case .query(let q):
+            if q.allDescendants {
+                groups[t.database, default: [:]][key] = t
+            } else {
+                byCollection[Scope(database: t.database, path: q.collectionPath), default: [:]][key] = t
+            }
+        }
+    }
+
+    func unindex(_ t: ListenStream.Target) {
+        let key = ObjectIdentifier(t)
+        switch t.kind {
+        case .documents(let paths):
+            for p in paths {
+                let s = Scope(database: t.database, path: p)
+                byDocument[s]?[key] = nil
+                if byDocument[s]?.isEmpty == true { byDocument[s] = nil }
+            }
+        case .query(let q):
+            if q.allDescendants {
+                groups[t.database]?[key] = nil
+                if groups[t.database]?.isEmpty == true { groups[t.database] = nil }
+            } else {
+                let s = Scope(database: t.database, path: q.collectionPath)
+                byCollection[s]?[key] = nil
+                if byCollection[s]?.isEmpty == true { byCollection[s] = nil }
+            }
+        }
+    }
+
+    /// Targets a change of `path` in `db` can touch.
+    func targets(touchedBy path: ResourcePath, in db: DatabaseID) -> [ListenStream.Target] {
+        var out: [ListenStream.Target] = []
+        if let d = byDocument[Scope(database: db, path: path)] { out.append(contentsOf: d.values) }
+        if let c = byCollection[Scope(database: db, path: path.parent)] { out.append(contentsOf: c.values) }
+        if let g = groups[db] {
+            for t in g.values {
+                guard case .query(let q) = t.kind else { continue }
+                if q.parent.isAncestor(of: path) && (q.collectionID.isEmpty || q.collectionID == path.collectionID) {
+                    out.append(t)
+                }
+            }
+        }
+        return out
+    }
+
+    /// Every target of `db` (every target at all when nil).
+    func allTargets(in db: DatabaseID?) -> [ListenStream.Target] {
+        streams.values.flatMap { s in s.targets.values.filter { db == nil || $0.database == db } }
+    }
+
+    /// Targets open across every stream (tests check that closing frees them).
+    var indexedTargetCount: Int {
+        byDocument.values.reduce(0) { $0 + $1.count } + byCollection.values.reduce(0) { $0 + $1.count }
+            + groups.values.reduce(0) { $0 + $1.count }
+    }
+}

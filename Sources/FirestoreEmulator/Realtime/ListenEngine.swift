@@ -80,9 +80,13 @@ final class ListenEngine: @unchecked Sendable {
         }
     }
 
-    /// Frees everything the stream holds (client cancelled, half-closed, connection gone).
-    func close(_ stream: ListenStream) {
-        queue.async { [self] in closeNow(stream) }
+    /// Frees everything the stream holds (client cancelled, half-closed, connection gone), after
+    /// what is already queued for it; then runs `then`.
+    func close(_ stream: ListenStream, then: (@Sendable () -> Void)? = nil) {
+        queue.async { [self] in
+            closeNow(stream)
+            then?()
+        }
     }
 
     /// Runs `body` on the engine's queue after everything queued so far (tests wait on it).

@@ -60,6 +60,9 @@ final class WriteStreamSession: @unchecked Sendable {
         }
     }
 
+    /// Marks the stream ended (a request that did not decode, a cancelled call): later requests are ignored.
+    func end() { ended = true }
+
     /// Parses the database a handshake names (the adapter decodes the first request's writes
     /// against it).
     static func database(named name: String) throws(FirestoreError) -> DatabaseID {

@@ -6,10 +6,9 @@ import HearthGRPC
 /// the call, with the message codec passed in (the google.firestore.v1 messages live with the
 /// other RPCs in `GRPC/`).
 ///
-/// A client that stops reading is cut once `maxBuffered` bytes wait for its socket: the engine
-/// sends every stream's events from one queue, so it never waits on one slow client, and other
-/// listeners go on. The bound is large enough for a 100,000-document first result of small
-/// documents to queue whole.
+/// Flow control: the engine hands events over only while fewer than `lowWater` bytes wait for the
+/// client's socket, keeping the rest unencoded in the stream's outbox; a client that stops reading
+/// is cut when that outbox outgrows its bound, and other listeners go on meanwhile.
 final class ListenCall: GRPCRequestStream, @unchecked Sendable {
     /// What one `ListenRequest` asks.
     enum Action: Sendable {
@@ -22,8 +21,8 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
     /// Encodes one event as a `ListenResponse` (document names in `database`).
     typealias Encode = @Sendable (_ event: ListenEvent, _ database: DatabaseID) -> [UInt8]
 
-    /// Bytes a stream may have waiting for the socket before it is cut.
-    static let maxBuffered = 64 << 20
+    /// Bytes waiting for the socket below which the client takes more events.
+    static let lowWater = 1 << 20
 
     private let engine: ListenEngine
     private let responses: any GRPCResponseStream
@@ -40,15 +39,11 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
         // The database is fixed before any event can exist (events follow an add).
         let box = DatabaseBox()
         self.box = box
-        stream = engine.open(caller: caller) { [responses] events in
+        stream = engine.open(caller: caller, writable: { [responses] in responses.bufferedBytes < Self.lowWater }) { [responses] events in
             guard let db = box.database else { return false }
             for e in events {
                 if case .end(let error) = e {
                     responses.finish(error.grpcStatus)
-                    return false
-                }
-                if responses.bufferedBytes > Self.maxBuffered {
-                    responses.finish(GRPCStatus(.resourceExhausted, "The client is not reading its Listen stream fast enough; the stream was closed."))
                     return false
                 }
                 if !responses.send(encode(e, db)) { return false }
@@ -99,7 +94,7 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
     func halfClosed() {
         // After what is queued on the engine for this stream, so its answers go out first.
         let responses = self.responses
-        engine.close(stream) { responses.finish(.ok) }
+        engine.finish(stream) { responses.finish(.ok) }
     }
 
     func cancelled() {

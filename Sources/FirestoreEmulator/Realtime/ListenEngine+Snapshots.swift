@@ -72,13 +72,8 @@ extension ListenEngine {
         events.append(.targetChange(.current, targetIDs: [id], cause: nil, readTime: readTime,
                                     resumeToken: ResumeToken.encode(readTime)))
         events.append(Self.snapshotEnd(readTime))
-        // A large first result goes out in pieces, each encoded only when it is sent.
-        var start = 0
-        while start < events.count {
-            let end = min(events.count, start + Self.chunk)
-            guard send(stream, Array(events[start..<end])) else { return }
-            start = end
-        }
+        // Handed over in chunks as the client reads (flow control), never all encoded at once.
+        send(stream, events)
     }
 
     /// The global NO_CHANGE that closes a snapshot.

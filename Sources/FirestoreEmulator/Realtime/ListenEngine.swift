@@ -34,8 +34,13 @@ final class ListenEngine: @unchecked Sendable {
     /// The commit time of the last change delivered: new targets read at it.
     var deliveredTime = Instant(unixMicros: 0)
 
-    /// Events per sink call while an initial result streams (bounds what one call holds encoded).
+    /// Events per sink call (bounds what one call encodes at once).
     static let chunk = 500
+    /// What a stream's outbox may hold (estimated bytes) before the stream is cut as too slow:
+    /// a client that stops reading costs at most this, and nobody else waits for it.
+    var maxOutboxBytes = 256 << 20
+    /// How soon a stream that was not writable is tried again.
+    static let retryNanos = 2_000_000
 
     init() {
         feed = ChangeFeed(queue: queue) { [weak self] change in self?.apply(change) }
@@ -48,10 +53,12 @@ final class ListenEngine: @unchecked Sendable {
 
     // MARK: Streams (callable from any thread)
 
-    /// Opens a stream for `caller`; `sink` receives its events on the engine's queue.
-    func open(caller: Caller, sink: @escaping @Sendable ([ListenEvent]) -> Bool) -> ListenStream {
+    /// Opens a stream for `caller`; `sink` receives its events on the engine's queue, handed
+    /// over only while `writable` says the client keeps up.
+    func open(caller: Caller, writable: @escaping @Sendable () -> Bool = { true },
+              sink: @escaping @Sendable ([ListenEvent]) -> Bool) -> ListenStream {
         queue.sync {
-            let s = ListenStream(id: nextStreamID, caller: caller, sink: sink)
+            let s = ListenStream(id: nextStreamID, caller: caller, writable: writable, sink: sink)
             nextStreamID += 1
             streams[s.id] = s
             return s
@@ -76,16 +83,25 @@ final class ListenEngine: @unchecked Sendable {
                 return
             }
             unindex(t)
-            _ = send(stream, [.targetChange(.remove, targetIDs: [targetID], cause: nil, readTime: nil, resumeToken: nil)])
+            send(stream, [.targetChange(.remove, targetIDs: [targetID], cause: nil, readTime: nil, resumeToken: nil)])
         }
     }
 
-    /// Frees everything the stream holds (client cancelled, half-closed, connection gone), after
-    /// what is already queued for it; then runs `then`.
-    func close(_ stream: ListenStream, then: (@Sendable () -> Void)? = nil) {
+    /// Frees everything the stream holds (client cancelled, connection gone).
+    func close(_ stream: ListenStream) {
+        queue.async { [self] in closeNow(stream) }
+    }
+
+    /// Ends the stream once what is already queued for it has been handed over (the client
+    /// half-closed), then runs `then`.
+    func finish(_ stream: ListenStream, then: @escaping @Sendable () -> Void) {
         queue.async { [self] in
+            if !stream.closed {
+                // Nothing more will be added: hand the rest over now, the transport queues it.
+                while stream.pending > 0, deliver(stream) {}
+            }
             closeNow(stream)
-            then?()
+            then()
         }
     }
 
@@ -101,24 +117,72 @@ final class ListenEngine: @unchecked Sendable {
         stream.closed = true
         for t in stream.targets.values { unindex(t) }
         stream.targets.removeAll()
+        stream.outbox = []
+        stream.outboxStart = 0
+        stream.outboxBytes = 0
         streams[stream.id] = nil
     }
 
-    /// Sends `events` to the stream; frees the stream when its sink refuses them.
-    @discardableResult
-    func send(_ stream: ListenStream, _ events: [ListenEvent]) -> Bool {
-        guard !stream.closed else { return false }
-        if events.isEmpty { return true }
-        if !stream.sink(events) {
+    /// Queues `events` for the stream and hands over what the client can take now; a stream
+    /// whose outbox outgrows `maxOutboxBytes` is cut with RESOURCE_EXHAUSTED.
+    func send(_ stream: ListenStream, _ events: [ListenEvent]) {
+        guard !stream.closed, !events.isEmpty else { return }
+        stream.outbox.append(contentsOf: events)
+        for e in events { stream.outboxBytes += Self.weight(e) }
+        if stream.outboxBytes > maxOutboxBytes {
+            return fail(stream, .resourceExhausted("The client is not reading its Listen stream fast enough; the stream was closed."))
+        }
+        pump(stream)
+    }
+
+    /// Hands the outbox over in chunks while the client is writable; otherwise tries again soon
+    /// (other streams are served meanwhile: nothing waits on one client).
+    func pump(_ stream: ListenStream) {
+        while !stream.closed, stream.pending > 0 {
+            guard stream.writable() else {
+                if !stream.pumpScheduled {
+                    stream.pumpScheduled = true
+                    queue.asyncAfter(deadline: .now() + .nanoseconds(Self.retryNanos)) { [self] in
+                        stream.pumpScheduled = false
+                        pump(stream)
+                    }
+                }
+                return
+            }
+            if !deliver(stream) { return }
+        }
+    }
+
+    /// Hands the next chunk of the outbox to the sink; false (and the stream freed) when refused.
+    private func deliver(_ stream: ListenStream) -> Bool {
+        let end = min(stream.outbox.count, stream.outboxStart + Self.chunk)
+        let chunk = Array(stream.outbox[stream.outboxStart..<end])
+        stream.outboxStart = end
+        for e in chunk { stream.outboxBytes -= Self.weight(e) }
+        if stream.outboxStart == stream.outbox.count {
+            stream.outbox.removeAll(keepingCapacity: false)
+            stream.outboxStart = 0
+        } else if stream.outboxStart >= 4 * Self.chunk {
+            // Drop what was handed over, so a long outbox does not keep it alive.
+            stream.outbox.removeFirst(stream.outboxStart)
+            stream.outboxStart = 0
+        }
+        if !stream.sink(chunk) {
             closeNow(stream)
             return false
         }
         return true
     }
 
-    /// Ends the stream with `error` (bad request) and frees it.
+    /// Roughly what an event costs on the wire.
+    static func weight(_ e: ListenEvent) -> Int {
+        if case .documentChange(let d, _) = e { return d.storageSize + 32 }
+        return 64
+    }
+
+    /// Ends the stream with `error` (bad request, too slow) and frees it; what was queued for it is dropped.
     func fail(_ stream: ListenStream, _ error: FirestoreError) {
-        _ = send(stream, [.end(error)])
+        if !stream.closed { _ = stream.sink([.end(error)]) }
         closeNow(stream)
     }
 

@@ -33,17 +33,31 @@ final class ListenStream: @unchecked Sendable {
 
     let id: UInt64
     let caller: Caller
-    /// Receives each batch of events; false when the client is gone or too slow (the engine then
-    /// frees the stream).
+    /// Receives each batch of events; false when the client is gone (the engine then frees the stream).
     let sink: @Sendable ([ListenEvent]) -> Bool
+    /// Whether the client reads fast enough to take more now (flow control: the transport's
+    /// buffer is below its low-water mark).
+    let writable: @Sendable () -> Bool
     var targets: [Int32: Target] = [:]
+    /// Events not yet handed to the sink because the client was not writable, oldest first
+    /// (`outboxStart` is the next one), and roughly what they weigh.
+    var outbox: [ListenEvent] = []
+    var outboxStart = 0
+    var outboxBytes = 0
+    /// A retry of the outbox is scheduled.
+    var pumpScheduled = false
     /// Server-assigned target ids count up from here.
     var nextAssigned: Int32 = 1
     var closed = false
 
-    init(id: UInt64, caller: Caller, sink: @escaping @Sendable ([ListenEvent]) -> Bool) {
+    init(id: UInt64, caller: Caller, writable: @escaping @Sendable () -> Bool,
+         sink: @escaping @Sendable ([ListenEvent]) -> Bool) {
         self.id = id
         self.caller = caller
+        self.writable = writable
         self.sink = sink
     }
+
+    /// Events waiting in the outbox.
+    var pending: Int { outbox.count - outboxStart }
 }

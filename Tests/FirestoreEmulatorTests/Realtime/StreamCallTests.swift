@@ -85,18 +85,44 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
         #expect(r3.status == GRPCStatus(.invalidArgument, "bad request"))
     }
 
+    /// Waits (a bounded time) until `condition` holds, for work the engine retries on its own.
+    static func eventually(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<2500 {
+            if condition() { return true }
+            usleep(2000)
+        }
+        return condition()
+    }
+
+    @Test func flowControlHoldsEventsUntilTheClientReads() throws {
+        let h = try TestHarness()
+        let (call, r) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1))])
+        call.received([0])
+        h.service.listeners.sync {}
+        #expect(r.messages.count == 3)
+        r.buffered = ListenCall.lowWater
+        h.put("c/a", ["n": int(1)])
+        h.put("c/b", ["n": int(1)])
+        h.service.listeners.sync {}
+        #expect(r.messages.count == 3)
+        r.buffered = 0
+        #expect(Self.eventually { r.messages.count == 7 })
+        #expect(r.messages.suffix(4) == ["CHANGE a [1]", "NO_CHANGE[]", "CHANGE b [1]", "NO_CHANGE[]"])
+    }
+
     @Test func aClientThatStopsReadingIsCutAndOthersGoOn() throws {
         let h = try TestHarness()
+        h.service.listeners.sync { h.service.listeners.maxOutboxBytes = 2000 }
         let (slow, slowR) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1))])
         let (fast, fastR) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1))])
         slow.received([0])
         fast.received([0])
         h.service.listeners.sync {}
-        slowR.buffered = ListenCall.maxBuffered + 1
-        h.put("c/a", ["n": int(1)])
+        slowR.buffered = ListenCall.lowWater + 1
+        for k in 0..<20 { h.put("c/d\(k)", ["n": int(Int64(k))]) }
         h.service.listeners.sync {}
         #expect(slowR.status?.code == .resourceExhausted)
-        #expect(fastR.messages.suffix(2) == ["CHANGE a [1]", "NO_CHANGE[]"])
+        #expect(fastR.messages.count == 3 + 40)
         #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 1)
         fast.cancelled()
         #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 0)
@@ -124,5 +150,36 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
         #expect(r.status == GRPCStatus(.notFound, "No document to update: \(Self.dbName)/documents/c/b"))
         #expect(h.call("GET", h.api("/c/c")).status == 404)
         #expect(h.call("GET", h.api("/c/a")).status == 200)
+    }
+}
+
+/// A listener on a 100,000-document collection: the first result goes out in bounded pieces, and
+/// only as fast as the client reads.
+@Suite struct LargeListenTests {
+    @Test func hundredThousandDocumentsStreamInPiecesUnderFlowControl() throws {
+        let h = try TestHarness()
+        let db = DatabaseID(project: h.project, database: "(default)")
+        for batch in 0..<200 {
+            let writes = (0..<500).map { k in
+                Write(path: ResourcePath(["c", "d\(batch * 500 + k)"]), operation: .update(fields: ["n": .integer(Int64(k))], mask: nil),
+                      transforms: [], precondition: nil)
+            }
+            _ = try h.service.commit(db, writes: writes, transaction: nil, caller: .admin)
+        }
+        let r = RecordingResponses()
+        let add = try StreamCallTests.target(h, 1)
+        let call = ListenCall(engine: h.service.listeners, caller: .admin, responses: r,
+                              decode: { _ throws(FirestoreError) in (StreamCallTests.dbName, add) },
+                              encode: { e, _ in Array(TestListener.describe(e).utf8) })
+        // A client that is not reading gets nothing past the first piece it was writable for.
+        r.buffered = ListenCall.lowWater
+        call.received([0])
+        h.service.listeners.sync {}
+        #expect(r.messages.isEmpty)
+        #expect(h.service.listeners.sync { h.service.listeners.streams.values.map(\.pending) } == [100_003])
+        r.buffered = 0
+        #expect(StreamCallTests.eventually { r.messages.count == 100_003 })
+        #expect(r.messages.first == "ADD[1]" && r.messages.suffix(2) == ["CURRENT[1]", "NO_CHANGE[]"])
+        #expect(h.service.listeners.sync { h.service.listeners.streams.values.allSatisfy { $0.pending == 0 } })
     }
 }

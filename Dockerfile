@@ -1,25 +1,34 @@
-# Build with the official Swift image on Debian; run on slim Debian with the three runtime libraries.
-FROM swift:6.1-bookworm AS build
+# Build with the official Swift image on Debian; run on slim Debian with the runtime libraries only.
+# The Swift version matches the toolchain the project builds with (test_packaging.py checks it).
+FROM swift:6.3-bookworm AS build
 RUN apt-get update -qq \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev libssl-dev libmicrohttpd-dev \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev libssl-dev libmicrohttpd-dev libnghttp2-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# Everything Package.swift declares must exist for the manifest to load (the example and the test
+# targets too), so the build context is the manifest, Sources, Examples, Tests and the shipped rules.
+# `make test` builds the package from exactly these paths (test_packaging.py), without Docker.
 COPY Package.swift ./
 COPY Sources ./Sources
+COPY Examples ./Examples
+COPY Tests ./Tests
+COPY rules ./rules
 RUN swift build -c release --product hearth --static-swift-stdlib \
  && cp "$(swift build -c release --show-bin-path)/hearth" /hearth
 
 FROM debian:bookworm-slim
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      libsqlite3-0 libssl3 libmicrohttpd12 ca-certificates \
+      libsqlite3-0 libssl3 libmicrohttpd12 libnghttp2-14 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /hearth /usr/local/bin/hearth
-COPY rules /work/rules
+COPY --from=build /src/rules /work/rules
 WORKDIR /work
-VOLUME ["/work/emulator-data", "/work/rules"]
+VOLUME ["/work/emulator-data"]
 # hub, auth, firestore, s3, uploads API
 EXPOSE 4400 9099 8080 9000 8000
 ENTRYPOINT ["hearth"]
-# Inside a container the listeners must bind every interface to be reachable through published ports.
-CMD ["start", "--host", "0.0.0.0", "--data-dir", "/work/emulator-data", "--rules", "/work/rules/firestore.rules"]
+# Inside a container the listeners must bind every interface to be reachable through published
+# ports. /work/rules/firestore.rules is found from the working directory (docker-compose mounts
+# ./rules over it); without it hearth enforces the rules built into the binary.
+CMD ["start", "--host", "0.0.0.0", "--data-dir", "/work/emulator-data"]

@@ -1,5 +1,6 @@
-// hearth-upload-flow: the seed app's upload flow against a running Hearth, step by step — the Linux
-// twin of the SwiftUI demo. Everything goes through HearthClient, which speaks the real REST shapes.
+// hearth-upload-flow: the seed app's upload flow against a running Hearth, step by step, as an app
+// would run it (it works on Linux and macOS alike). Everything goes through HearthClient, which speaks
+// the real REST shapes.
 //
 //   hearth start &                                   # or: make run
 //   swift run hearth-upload-flow                     # default ports on 127.0.0.1

@@ -14,13 +14,17 @@ public final class Logger: @unchecked Sendable {
     public let quiet: Bool
     private let clock: Clock?
     private let sink: @Sendable (String) -> Void
+    /// Fields appended to every line, e.g. `rules=OPEN` while security rules are switched off, so
+    /// no request line can be read without seeing it.
+    public let everyLine: [(String, JSON)]
 
     /// A logger writing to stderr (or `sink`).
-    public init(format: Format = .text, quiet: Bool = false, clock: Clock? = nil,
+    public init(format: Format = .text, quiet: Bool = false, clock: Clock? = nil, everyLine: [(String, JSON)] = [],
                 sink: @escaping @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }) {
         self.format = format
         self.quiet = quiet
         self.clock = clock
+        self.everyLine = everyLine
         self.sink = sink
     }
 
@@ -32,6 +36,7 @@ public final class Logger: @unchecked Sendable {
     public func log(_ level: Level, _ message: String, _ fields: [(String, JSON)] = [], textOmits: Set<String> = []) {
         if quiet && (level == .info || level == .debug) { return }
         let time = (clock?.now() ?? Instant(Date())).rfc3339(fractionDigits: 3)
+        let fields = fields + everyLine
         let line: String
         switch format {
         case .json:

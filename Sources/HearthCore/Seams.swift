@@ -27,6 +27,9 @@ public enum IDTokenError: Error, Sendable, Equatable {
     case wrongProject(String)
     /// `exp` is past on the emulator clock.
     case expired
+    /// `iat` is after now on the emulator clock (it was moved back after the token was minted);
+    /// production's verifiers require `iat` in the past.
+    case issuedInFuture
     /// Issued before the user's `validSince` (refresh tokens revoked).
     case revoked
     /// The user is disabled.
@@ -40,6 +43,7 @@ public enum IDTokenError: Error, Sendable, Equatable {
         case .malformed(let why): "Invalid ID token: \(why)"
         case .wrongProject(let why): "ID token has incorrect audience or issuer: \(why)"
         case .expired: "ID token has expired"
+        case .issuedInFuture: "ID token was issued in the future: its \"iat\" claim is after now (was the clock moved back?)"
         case .revoked: "ID token has been revoked"
         case .disabled: "The user account has been disabled"
         case .userNotFound: "The user of this ID token does not exist"

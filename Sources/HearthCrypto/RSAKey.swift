@@ -146,6 +146,11 @@ public final class RSAKey: @unchecked Sendable {
             X509_add_ext(cert, ext, -1)
             X509_EXTENSION_free(ext)
         }
+        // iOS and macOS refuse TLS server certificates without extendedKeyUsage serverAuth
+        // (Apple's "Requirements for trusted certificates in iOS 13 and macOS 10.15").
+        guard let eku = X509V3_EXT_conf_nid(nil, nil, NID_ext_key_usage, "serverAuth") else { throw CryptoError("extendedKeyUsage") }
+        X509_add_ext(cert, eku, -1)
+        X509_EXTENSION_free(eku)
         guard X509_sign(cert, pkey, EVP_sha256()) > 0 else { throw CryptoError("X509_sign") }
         return try Self.withMemoryBIO { bio in PEM_write_bio_X509(bio, cert) == 1 }
     }

@@ -11,6 +11,9 @@ enum Commands {
       hearth start [flags]                      start every emulator (see hearth start --help)
       hearth rules check FILE                   check a Firestore rules file; exit 1 on errors
       hearth rules test FILE SUITE.json [--json]  run a Firebase Rules API TestSuite against FILE
+      hearth rules bench FILE SUITE.json [--iterations N] [--json]
+                                                compile FILE and time each decision of the suite in-process
+      hearth wait [--ready-file PATH] [--timeout S]  return once every listener of a started hearth answers
       hearth cert [--out-dir DIR] [--name NAME…]  make a self-signed localhost certificate for --tls-cert
       hearth --version | --help
 
@@ -45,6 +48,8 @@ enum Commands {
             return RulesCommand.run(rest)
         case "cert":
             return CertCommand.run(rest)
+        case "wait":
+            return WaitCommand.run(rest)
         default:
             StartCommand.fail("unknown command '\(command)' (see hearth --help)")
             return 2
@@ -72,7 +77,7 @@ enum CertCommand {
         while i < args.count {
             switch args[i] {
             case "--help", "-h":
-                print("Usage: hearth cert [--out-dir DIR] [--name NAME]…\nWrites hearth-cert.pem and hearth-key.pem (RSA 2048, SHA-256, valid 825 days) for localhost, 127.0.0.1, ::1 and any --name.")
+                print("Usage: hearth cert [--out-dir DIR] [--name NAME]…\nWrites hearth-cert.pem and hearth-key.pem (RSA 2048, SHA-256, extendedKeyUsage serverAuth, valid 825 days: what iOS requires) for localhost, 127.0.0.1, ::1 and any --name (e.g. your Mac's LAN address for a phone).")
                 return 0
             case "--out-dir":
                 guard i + 1 < args.count else { StartCommand.fail("--out-dir needs a value"); return 2 }

@@ -18,11 +18,18 @@ enum StartCommand {
         // Request ids come from their own stream so that logging does not shift the ids services generate.
         let requestIDs = IDGenerator(seed: options.seed.map { $0 &+ 0x5EED }, entropy: entropy)
         // Log lines carry wall-clock time, not the emulator clock, so they line up with other tools' logs.
-        let logger = Logger(format: options.logFormat, quiet: options.quiet)
+        // With rules off, every line (request lines included) says so: nobody reads a log of
+        // "allowed" requests without knowing nothing was checked.
+        let logger = Logger(format: options.logFormat, quiet: options.quiet,
+                            everyLine: options.rulesChoice == .open ? [("rules", .string("OPEN"))] : [])
+        if options.rulesChoice == .open {
+            logger.warning("--rules open: Firestore security rules are OFF; every request is allowed")
+        }
 
         let database: Database
+        let lock: DataDirectoryLock?
         do {
-            database = try openDatabase(options)
+            (database, lock) = try openDatabase(options)
         } catch {
             fail("\(error)")
             return 2
@@ -45,7 +52,7 @@ enum StartCommand {
         do {
             try hub.start()
             servers.append((hub, nil))
-            registry.add("hub", options.host, hub.port)
+            registry.add("hub", options.advertisedHost, hub.port)
             for unit in units {
                 let server = HTTPServer(
                     name: unit.name,
@@ -55,7 +62,7 @@ enum StartCommand {
                 try server.start()
                 unit.didStart(server.port)
                 servers.append((server, unit))
-                registry.add(unit.name, options.host, server.port)
+                registry.add(unit.name, options.advertisedHost, server.port)
             }
         } catch {
             for (s, _) in servers { s.stop(graceSeconds: 0) }
@@ -78,14 +85,17 @@ enum StartCommand {
         for (s, _) in servers.reversed() { s.stop(graceSeconds: 5) }
         for u in units { u.shutdown() }
         database.checkpoint()
+        // Released only after the ready file is gone, so a successor never sees ours.
+        defer { withExtendedLifetime(lock) {} }
         if let path = options.readyFile ?? (options.inMemory ? nil : (options.dataDir as NSString).appendingPathComponent("hearth.ready.json")) {
             try? FileManager.default.removeItem(atPath: path)
         }
         return 0
     }
 
-    static func openDatabase(_ options: StartOptions) throws -> Database {
-        if options.inMemory { return try Database(path: nil) }
+    /// Opens the database (locking the data directory first unless in memory).
+    static func openDatabase(_ options: StartOptions) throws -> (Database, DataDirectoryLock?) {
+        if options.inMemory { return (try Database(path: nil), nil) }
         let fm = FileManager.default
         var isDir: ObjCBool = false
         if fm.fileExists(atPath: options.dataDir, isDirectory: &isDir) {
@@ -98,23 +108,28 @@ enum StartCommand {
         guard access(options.dataDir, R_OK | W_OK | X_OK) == 0 else {
             throw StartupError(description: "data directory \(options.dataDir) is not readable and writable")
         }
+        let lock = try DataDirectoryLock(directory: options.dataDir)
         let path = (options.dataDir as NSString).appendingPathComponent("hearth.sqlite")
         if fm.fileExists(atPath: path), access(path, R_OK | W_OK) != 0 {
             throw StartupError(description: "database \(path) is not readable and writable")
         }
-        return try Database(path: path)
+        return (try Database(path: path), lock)
     }
 
     static func readyJSON(options: StartOptions, servers: [(String, HTTPServer)]) -> JSON {
         var services = JSONObject()
         for (name, server) in servers {
-            services[name] = .object(["host": .string(options.host), "port": .int(Int64(server.port)), "url": .string(server.url)])
+            let scheme = server.configuration.tlsCertificatePEM != nil ? "https" : "http"
+            services[name] = .object(["host": .string(options.advertisedHost), "port": .int(Int64(server.port)),
+                                      "url": .string("\(scheme)://\(options.advertisedURLHost):\(server.port)"),
+                                      "bind": .string(options.host)])
         }
         return .object([
             "version": .string(Version.string),
             "pid": .int(Int64(getpid())),
             "project": .string(options.project),
             "dataDir": options.inMemory ? .null : .string(options.dataDir),
+            "rules": .object(JSONObject(options.rulesChoice.readyJSON.map { ($0.0, JSON.string($0.1)) })),
             "services": .object(services),
             "env": .object(JSONObject(environment(options: options, servers: servers).map { ($0.0, JSON.string($0.1)) })),
         ])
@@ -123,15 +138,13 @@ enum StartCommand {
     static func environment(options: StartOptions, servers: [(String, HTTPServer)]) -> [(String, String)] {
         func hostPort(_ name: String) -> String? {
             guard let s = servers.first(where: { $0.0 == name })?.1 else { return nil }
-            let h = options.host == "0.0.0.0" ? "127.0.0.1" : options.host
-            return "\(h):\(s.port)"
+            return "\(options.advertisedURLHost):\(s.port)"
         }
         var env: [(String, String)] = []
         if let a = hostPort("auth") { env.append(("FIREBASE_AUTH_EMULATOR_HOST", a)) }
         if let f = hostPort("firestore") { env.append(("FIRESTORE_EMULATOR_HOST", f)) }
         if let s3 = servers.first(where: { $0.0 == "s3" })?.1 {
-            let h = options.host == "0.0.0.0" ? "127.0.0.1" : options.host
-            env.append(("AWS_ENDPOINT_URL_S3", "\(s3.configuration.tlsCertificatePEM != nil ? "https" : "http")://\(h):\(s3.port)"))
+            env.append(("AWS_ENDPOINT_URL_S3", "\(s3.configuration.tlsCertificatePEM != nil ? "https" : "http")://\(options.advertisedURLHost):\(s3.port)"))
         }
         env.append(("AWS_ACCESS_KEY_ID", options.s3AccessKey))
         env.append(("AWS_SECRET_ACCESS_KEY", options.s3SecretKey))
@@ -147,6 +160,7 @@ enum StartCommand {
                 out += "hearth: \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(s["url"]?.stringValue ?? "")\n"
             }
         }
+        out += "hearth: \("rules".padding(toLength: 9, withPad: " ", startingAt: 0)) \(options.rulesChoice.banner)\n"
         if let env = ready["env"]?.objectValue {
             for (k, v) in env { out += "export \(k)=\(v.stringValue ?? "")\n" }
         }

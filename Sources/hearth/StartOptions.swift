@@ -4,10 +4,14 @@ import HearthCore
 /// Every setting of `hearth start`, from defaults, `firebase.json`, `--config FILE` and flags (later wins).
 struct StartOptions: Sendable {
     var host = "127.0.0.1"
+    /// The address generated URLs, the ready file and the printed exports name (nil: derived from `host`).
+    var publicHost: String?
     var project = "demo-hearth"
     var dataDir = "emulator-data"
     var inMemory = false
-    var rules = "rules/firestore.rules"
+    /// `--rules` as given (nil: not given); `rulesChoice` is what it resolves to.
+    var rules: String?
+    var rulesChoice = RulesChoice.shipped
     var authPort = 9099
     var firestorePort = 8080
     var s3Port = 9000
@@ -40,10 +44,11 @@ struct StartOptions: Sendable {
     static let flags: [(name: String, value: String?, help: String)] = [
         ("--config", "FILE", "JSON file with any of these settings (keys as the flag names without dashes, camelCase also accepted)"),
         ("--host", "ADDR", "address every listener binds to (default 127.0.0.1)"),
+        ("--public-host", "HOST", "address clients reach hearth at (e.g. this machine's LAN IP for a phone): every generated URL, presigned signature, the ready file and the exports use it (default: --host, or 127.0.0.1 for 0.0.0.0)"),
         ("--project", "ID", "default Firebase project id (default demo-hearth)"),
         ("--data-dir", "DIR", "where hearth.sqlite lives (default emulator-data)"),
         ("--in-memory", nil, "keep everything in memory; write no files"),
-        ("--rules", "FILE", "Firestore security rules, reloaded when the file changes (default rules/firestore.rules)"),
+        ("--rules", "FILE|open", "Firestore security rules, reloaded when the file changes (default rules/firestore.rules in the working directory, else the shipped rules built into hearth; a missing FILE is an error; open = allow every request)"),
         ("--auth-port", "N", "Firebase Auth emulator port (default 9099; 0 = any free port)"),
         ("--firestore-port", "N", "Firestore emulator port (default 8080)"),
         ("--s3-port", "N", "S3 endpoint port (default 9000)"),
@@ -186,6 +191,7 @@ struct StartOptions: Sendable {
                 if arg != "--config" { try options.apply(flag: arg, value: value) }
             }
         }
+        options.rulesChoice = try RulesChoice.resolve(options.rules, workingDirectory: workingDirectory)
         return options
     }
 
@@ -198,6 +204,11 @@ struct StartOptions: Sendable {
         let v = value ?? ""
         switch flag {
         case "--host": host = v
+        case "--public-host":
+            guard !v.isEmpty, !v.contains("/"), !v.contains(" ") else {
+                throw UsageError(description: "--public-host must be a host name or IP address like 192.168.1.20, got '\(v)'")
+            }
+            publicHost = v
         case "--project":
             guard !v.isEmpty, v.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
                 throw UsageError(description: "--project must be letters, digits and '-', got '\(v)'")
@@ -258,6 +269,20 @@ struct StartOptions: Sendable {
         default: throw UsageError(description: "unknown flag '\(flag)'")
         }
     }
+
+    /// The host clients are told to use: `--public-host`, else `--host` (the loopback address for
+    /// the wildcard ones, which a client cannot connect to).
+    var advertisedHost: String {
+        if let publicHost { return publicHost }
+        switch host {
+        case "0.0.0.0": return "127.0.0.1"
+        case "::": return "::1"
+        default: return host
+        }
+    }
+
+    /// `advertisedHost` as it goes into a URL (IPv6 in brackets).
+    var advertisedURLHost: String { advertisedHost.contains(":") ? "[\(advertisedHost)]" : advertisedHost }
 
     /// All S3 credentials: the default pair first.
     var allS3Credentials: [(accessKey: String, secret: String, buckets: [String]?)] {

@@ -16,7 +16,7 @@ enum Wiring {
 
     static func makeUnits(_ c: ServiceContext) throws -> [ServiceUnit] {
         let o = c.options
-        let visibleHost = o.host == "0.0.0.0" ? "127.0.0.1" : (o.host == "::" ? "::1" : o.host)
+        let visibleHost = o.advertisedHost
 
         let auth = try AuthService(
             database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
@@ -24,7 +24,9 @@ enum Wiring {
 
         let firestore = FirestoreService(
             database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
-            configuration: FirestoreConfiguration(projectID: o.project, rulesPath: o.rules, host: visibleHost, port: o.firestorePort),
+            configuration: FirestoreConfiguration(projectID: o.project, rulesPath: o.rulesChoice.path,
+                                                  rulesSource: o.rulesChoice == .shipped ? ShippedRules.source : nil,
+                                                  host: visibleHost, port: o.firestorePort),
             tokenVerifier: auth.tokenVerifier)
 
         let tls = try loadTLS(o)
@@ -48,14 +50,14 @@ enum Wiring {
             appCheckVerifier: { auth.verifyAppCheckToken($0) })
 
         let scheme = tls != nil ? "https" : "http"
-        let urlHost = visibleHost.contains(":") ? "[\(visibleHost)]" : visibleHost
+        let urlHost = o.advertisedURLHost
         return [
             ServiceUnit(name: "auth", port: o.authPort, http: auth.http,
                         registerHubRoutes: auth.registerHubRoutes, reset: auth.reset),
             ServiceUnit(name: "firestore", port: o.firestorePort, http: firestore.http,
                         registerHubRoutes: { hub in
                             firestore.registerHubRoutes(hub)
-                            RulesTestAPI.register(on: hub, rulesPath: o.rules)
+                            RulesTestAPI.register(on: hub, rules: o.rulesChoice)
                         },
                         reset: firestore.reset, shutdown: firestore.stopWatchingRules),
             ServiceUnit(name: "s3", port: o.s3Port, http: s3.http,
@@ -82,14 +84,15 @@ enum Wiring {
 
 /// `POST /v1/projects/{p}:test` on the hub: Google's `firebaserules.projects.test`.
 enum RulesTestAPI {
-    static func register(on hub: Router, rulesPath: String) {
+    /// Without `source` in the body the suite runs against the rules `hearth start` enforces.
+    static func register(on hub: Router, rules: RulesChoice) {
         hub.post("/v1/projects/{project}:test") { req, _ in
             let body: JSON
             do { body = try JSON.parse(req.body) } catch {
                 return .json(Hub.errorBody(400, "INVALID_ARGUMENT", "Invalid JSON payload received. \(error)"), status: 400)
             }
-            var fileName = rulesPath
-            var source: String
+            let fileName: String
+            let source: String
             if let file = body["source"]?["files"]?[0] {
                 guard let content = file["content"]?.stringValue else {
                     return .json(Hub.errorBody(400, "INVALID_ARGUMENT", "source.files[0].content is required"), status: 400)
@@ -97,10 +100,19 @@ enum RulesTestAPI {
                 source = content
                 fileName = file["name"]?.stringValue ?? "firestore.rules"
             } else {
-                guard let data = FileManager.default.contents(atPath: rulesPath) else {
-                    return .json(Hub.errorBody(400, "INVALID_ARGUMENT", "`source` is required (no rules file at \(rulesPath))"), status: 400)
+                switch rules {
+                case .file(let path):
+                    guard let data = FileManager.default.contents(atPath: path) else {
+                        return .json(Hub.errorBody(400, "INVALID_ARGUMENT", "`source` is required (no rules file at \(path))"), status: 400)
+                    }
+                    source = String(decoding: data, as: UTF8.self)
+                    fileName = path
+                case .shipped:
+                    source = ShippedRules.source
+                    fileName = ShippedRules.fileName
+                case .open:
+                    return .json(Hub.errorBody(400, "INVALID_ARGUMENT", "`source` is required (hearth runs with --rules open)"), status: 400)
                 }
-                source = String(decoding: data, as: UTF8.self)
             }
             let suite = body["testSuite"] ?? .object([:])
             return .json(RulesTestRunner.run(source: source, fileName: fileName, testSuite: suite))

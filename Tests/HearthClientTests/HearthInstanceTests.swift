@@ -69,6 +69,12 @@ import Testing
         if ProcessInfo.processInfo.environment["HEARTH_BIN"] == nil {
             #expect(HearthTestServer.locateBinary(filePath: root + "/Tests/X/FlowTests.swift") == root + "/.build/debug/hearth")
         }
-        #expect(HearthTestServer.defaultRules(near: ["/nowhere/x.swift", root + "/.build/debug/hearth"]) == root + "/rules/firestore.rules")
+        // The current directory's rules/firestore.rules wins (as for `hearth start`), then the one above the test file.
+        let here = FileManager.default.currentDirectoryPath + "/rules/firestore.rules"
+        let fromCwd: String? = fm.fileExists(atPath: here) ? here : nil
+        #expect(HearthTestServer.defaultRules(filePath: root + "/Tests/X/FlowTests.swift") == fromCwd ?? root + "/rules/firestore.rules")
+        #expect(HearthTestServer.defaultRules(filePath: "/nowhere/x.swift") == fromCwd)
+        #expect(HearthTestServer.absoluteRulesPath("open") == "open")
+        #expect(HearthTestServer.absoluteRulesPath("r/x.rules") == FileManager.default.currentDirectoryPath + "/r/x.rules")
     }
 }

@@ -19,9 +19,17 @@ struct FuzzTests {
 
     static let rounds = 30
 
-    @Test(arguments: Fixtures.corpusFiles)
-    func mutatedCorpusFilesNeverCrash(_ file: String) {
-        let original = Array(Fixtures.corpus(file).utf8)
+    /// The shipped rules (always present) and every corpus file (when ../shared is beside the checkout).
+    static let sources: [String] = ["rules/firestore.rules"] + Fixtures.corpusFiles
+
+    static func source(_ file: String) -> String {
+        file == "rules/firestore.rules" ? Fixtures.read(Fixtures.repoRoot.appendingPathComponent(file)) : Fixtures.corpus(file)
+    }
+
+    @Test(arguments: sources)
+    func mutatedRulesFilesNeverCrash(_ file: String) {
+        let original = Array(FuzzTests.source(file).utf8)
+        #expect(!original.isEmpty)
         // A stable seed per file (String.hashValue is randomised per process).
         var seed: UInt64 = 1469598103934665603
         for b in file.utf8 { seed = (seed ^ UInt64(b)) &* 1099511628211 }
@@ -56,7 +64,8 @@ struct FuzzTests {
     }
 
     @Test func truncatedPrefixesNeverCrash() {
-        let source = Array(Fixtures.corpus("GroundLevel-firebase-es/packages/backend/firestore.rules").utf8)
+        let source = Array(FuzzTests.source("rules/firestore.rules").utf8)
+        #expect(!source.isEmpty)
         var cut = 0
         while cut < source.count {
             let (_, issues) = Ruleset.compile(String(decoding: source[0..<cut], as: UTF8.self))

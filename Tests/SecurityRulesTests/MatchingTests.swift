@@ -106,7 +106,21 @@ struct MatchingTests {
     }
 
     @Test func serviceLevelFunctionsAndNonStandardRoots() {
-        let source = Fixtures.corpus("snippets-rules/rules/field-changes/example.rules")
+        // A function declared in the service block (outside every match), called from a nested match.
+        let source = """
+            service cloud.firestore {
+              function same(field) {
+                return field in resource.data && field in request.resource.data
+                  && resource.data[field] == request.resource.data[field];
+              }
+              match /databases/{db}/documents {
+                match /{path=**} {
+                  allow read: if true;
+                  allow update: if request.resource.data.keys() == resource.data.keys() && same("name");
+                }
+              }
+            }
+            """
         let r = compiled(source)
         let ok = r.evaluate(Req.make(.update, "a/b", data: ["name": .string("n"), "x": .int(2)], existing: ["name": .string("n"), "x": .int(1)]), lookup: MapLookup())
         #expect(ok.allowed)

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import Testing
 @testable import SecurityRules
 
 /// Paths of the repository and the shared reference material, found from this file's location
@@ -8,6 +9,11 @@ enum Fixtures {
     static let testsDirectory = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
     static let repoRoot = testsDirectory.deletingLastPathComponent().deletingLastPathComponent()
     static let corpusRoot = repoRoot.deletingLastPathComponent().appendingPathComponent("shared/reference/rules-corpus")
+
+    /// Whether the reference corpus sits beside the checkout; a fresh clone has no `../shared`, and
+    /// the tests that read it skip (with `corpusMissing` as the reason) instead of failing.
+    static let hasCorpus = FileManager.default.fileExists(atPath: corpusRoot.path)
+    static let corpusMissing: Comment = "needs ../shared/reference/rules-corpus beside the checkout (absent in a fresh clone)"
 
     static func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "" }
 

@@ -14,9 +14,12 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         #expect(v.status == 0 && v.stdout.hasPrefix("hearth "))
         let h = try HearthProcess.run(["--help"])
         #expect(h.status == 0 && h.stdout.contains("hearth start"))
+        for command in ["hearth start", "hearth rules check", "hearth rules test", "hearth rules bench", "hearth wait", "hearth cert"] {
+            #expect(h.stdout.contains(command), "--help does not list \(command)")
+        }
         let s = try HearthProcess.run(["start", "--help"])
         #expect(s.status == 0)
-        for flag in ["--host", "--project", "--data-dir", "--in-memory", "--rules", "--auth-port", "--firestore-port", "--s3-port",
+        for flag in ["--host", "--public-host", "--project", "--data-dir", "--in-memory", "--rules", "--auth-port", "--firestore-port", "--s3-port",
                      "--api-port", "--hub-port", "--s3-access-key", "--s3-secret-key", "--s3-region", "--seed", "--clock",
                      "--log-format", "--quiet", "--ready-file", "--config"] {
             #expect(s.stdout.contains(flag), "start --help does not list \(flag)")
@@ -29,6 +32,7 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         (["start", "--clock", "yesterday"], "--clock must be an RFC 3339 instant"),
         (["start", "--log-format", "xml"], "--log-format must be text or json"),
         (["start", "--seed"], "--seed needs a value"),
+        (["start", "--public-host", "http://x/"], "--public-host must be a host name or IP address"),
         (["start", "--config", "/nonexistent/hearth.json"], "cannot read config file"),
         (["frobnicate"], "unknown command 'frobnicate'"),
     ])
@@ -63,6 +67,28 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
                                        "--s3-port", "0", "--api-port", "0"], cwd: dir)
         #expect(r.status == 2)
         #expect(r.stderr.contains("port \(hub) on 127.0.0.1 is already in use"), "stderr: \(r.stderr)")
+    }
+
+    @Test func secondInstanceOnOneDataDirectoryExits2NamingThePid() throws {
+        let dir = HearthProcess.temporaryDirectory()
+        let first = try HearthProcess.Running(args: ["--data-dir", dir + "/data"] + ephemeralPorts, cwd: dir, readyPath: dir + "/data/hearth.ready.json")
+        let ready = try #require(FileManager.default.contents(atPath: dir + "/data/hearth.ready.json"))
+        let second = try HearthProcess.run(["start", "--data-dir", dir + "/data"] + ephemeralPorts, cwd: dir)
+        #expect(second.status == 2)
+        #expect(second.stderr.contains("data directory \(dir)/data is in use by hearth pid \(first.process.processIdentifier)"), "stderr: \(second.stderr)")
+        // The first one's ready file is untouched, and the directory is free again once it stops.
+        #expect(FileManager.default.contents(atPath: dir + "/data/hearth.ready.json") == ready)
+        #expect(first.stop() == 0)
+        let third = try HearthProcess.Running(args: ["--data-dir", dir + "/data"] + ephemeralPorts, cwd: dir, readyPath: dir + "/r3.json")
+        #expect(third.stop() == 0)
+    }
+
+    @Test func aKilledInstanceLeavesNoStaleLock() throws {
+        let dir = HearthProcess.temporaryDirectory()
+        let first = try HearthProcess.Running(args: ["--data-dir", dir + "/data"] + ephemeralPorts, cwd: dir, readyPath: dir + "/r1.json")
+        _ = first.stop(signal: SIGKILL)
+        let second = try HearthProcess.Running(args: ["--data-dir", dir + "/data"] + ephemeralPorts, cwd: dir, readyPath: dir + "/r2.json")
+        #expect(second.stop() == 0)
     }
 
     @Test func foreignDatabaseExits2AndIsNotTouched() throws {
@@ -123,6 +149,22 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         #expect(health["ms"]?.doubleValue != nil)
         #expect(health["requestId"]?.stringValue?.count == 16)
         #expect(lines.contains { $0["path"]?.stringValue == "/nowhere" && $0["status"]?.intValue == 404 })
+    }
+
+    /// iOS refuses server certificates without extendedKeyUsage serverAuth: the DER must carry the
+    /// extension (OID 2.5.29.37) holding id-kp-serverAuth (1.3.6.1.5.5.7.3.1).
+    @Test func certHasServerAuthExtendedKeyUsage() throws {
+        let dir = HearthProcess.temporaryDirectory()
+        let r = try HearthProcess.run(["cert", "--out-dir", dir, "--name", "192.168.1.20"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let pem = try String(contentsOfFile: dir + "/hearth-cert.pem", encoding: .utf8)
+        let base64 = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        let der = try #require(Data(base64Encoded: base64))
+        let extKeyUsage = Data([0x06, 0x03, 0x55, 0x1D, 0x25])
+        let serverAuth = Data([0x06, 0x08, 0x2B, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x01])
+        #expect(der.range(of: extKeyUsage) != nil)
+        #expect(der.range(of: serverAuth) != nil)
+        #expect(der.range(of: Data([192, 168, 1, 20])) != nil)   // the IP SAN
     }
 
     @Test func unknownConfigKeyIsAnError() throws {

@@ -103,10 +103,17 @@ enum HearthProcess {
         return Int(UInt16(bigEndian: addr.sin_port))
     }
 
-    static func get(_ url: String) -> (Int, String)? {
+    static func get(_ url: String) -> (Int, String)? { request("GET", url) }
+
+    /// One HTTP exchange; nil when nothing answered.
+    static func request(_ method: String, _ url: String, body: String? = nil, headers: [String: String] = [:]) -> (Int, String)? {
+        var req = URLRequest(url: URL(string: url)!)
+        req.httpMethod = method
+        req.httpBody = body.map { Data($0.utf8) }
+        for (k, v) in headers { req.setValue(v, forHTTPHeaderField: k) }
         let sem = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: (Int, String)?
-        URLSession.shared.dataTask(with: URL(string: url)!) { data, response, _ in
+        URLSession.shared.dataTask(with: req) { data, response, _ in
             if let http = response as? HTTPURLResponse { result = (http.statusCode, String(decoding: data ?? Data(), as: UTF8.self)) }
             sem.signal()
         }.resume()

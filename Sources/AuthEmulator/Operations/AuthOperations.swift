@@ -169,6 +169,8 @@ final class AuthOperations: Sendable {
             throw AuthError.invalidIdToken
         }
         let payload = jwt.payload
+        // In both modes: a token from the future (clock moved back) is refused as production does.
+        if AuthTokenVerifier.isIssuedInFuture(payload, now: ctx.now.unixSeconds) { throw AuthError.invalidIdToken }
         if configuration.tokenSigning == .rs256 {
             do {
                 guard try verifier.checkSignature(jwt) else { throw AuthError.invalidIdToken }

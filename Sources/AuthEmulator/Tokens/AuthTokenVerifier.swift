@@ -41,6 +41,9 @@ final class AuthTokenVerifier: IDTokenVerifier, Sendable {
         guard let sub = payload["sub"]?.stringValue, !sub.isEmpty, sub.count <= 128 else {
             throw .malformed("missing or invalid \"sub\" claim")
         }
+        if Self.isIssuedInFuture(payload, now: clock.now().unixSeconds) {
+            throw .issuedInFuture
+        }
         if !Self.isMockToken(jwt) || signed {
             guard let exp = payload["exp"]?.intValue else { throw .malformed("missing \"exp\" claim") }
             if clock.now().unixSeconds >= exp { throw .expired }
@@ -59,6 +62,14 @@ final class AuthTokenVerifier: IDTokenVerifier, Sendable {
             if let validSince = user.validSince, let iat = payload["iat"]?.intValue, iat < validSince { throw .revoked }
         }
         return VerifiedIDToken(uid: sub, claims: payload, isSigned: signed)
+    }
+
+    /// Whether `iat` is after `now` (emulator clock). Production's verifiers require `iat` in the
+    /// past (Firebase's "verify ID tokens" rules; google-auth's "Token used too early"), so a token
+    /// minted before the clock was moved back is refused here too, on every service.
+    static func isIssuedInFuture(_ payload: JSONObject, now: Int64) -> Bool {
+        guard let iat = payload["iat"]?.intValue else { return false }
+        return iat > now
     }
 
     /// Whether the token is one of the unsigned mocks the Firebase JS tooling makes: they spell

@@ -22,11 +22,14 @@ enum Caller {
     /// Firestore emulator never checks signatures, expiry or audience (the rules-unit-testing mock
     /// tokens carry `exp` 3600 seconds after 1970). `known` remembers tokens whose answer cannot
     /// change (see `CallerCache`), so a client's repeated token is not decoded again.
+    ///
+    /// One refusal is final: a token whose `iat` is after `now` (the clock was moved back) is
+    /// UNAUTHENTICATED, as production's verifiers refuse it, cached or not.
     static func from(authorization: String?, projectID: String, verifier: any IDTokenVerifier,
-                     logger: Logger, known: CallerCache? = nil) throws(FirestoreError) -> Caller {
+                     logger: Logger, known: CallerCache? = nil, now: Int64? = nil) throws(FirestoreError) -> Caller {
         guard let authorization else { return .client(auth: nil) }
         if let token = simpleBearerToken(authorization) {
-            return try from(token: token, projectID: projectID, verifier: verifier, known: known)
+            return try from(token: token, projectID: projectID, verifier: verifier, known: known, now: now)
         }
         let header = authorization.trimmingCharacters(in: .whitespaces)
         guard !header.isEmpty else { return .client(auth: nil) }
@@ -35,7 +38,7 @@ enum Caller {
             throw .unauthenticated("Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
         }
         return try from(token: parts[1].trimmingCharacters(in: .whitespaces), projectID: projectID, verifier: verifier,
-                        known: known)
+                        known: known, now: now)
     }
 
     /// The token of `Bearer <token>` when the header is the plain ASCII form every client sends,
@@ -63,23 +66,33 @@ enum Caller {
     private static func isPrintableASCII(_ b: UInt8) -> Bool { b > 0x20 && b < 0x7F }
 
     private static func from(token: String, projectID: String, verifier: any IDTokenVerifier,
-                             known: CallerCache?) throws(FirestoreError) -> Caller {
+                             known: CallerCache?, now: Int64?) throws(FirestoreError) -> Caller {
         // Any string that lower-cases to "owner" is short; a JWT is not worth lower-casing.
         if (token.utf8.count <= 64 && token.lowercased() == "owner") || token.hasPrefix("ya29.") { return .admin }
-        if let auth = known?.auth(for: token) { return .client(auth: auth) }
+        if let (auth, issuedAt) = known?.entry(for: token) {
+            if let now, let issuedAt, issuedAt > now { throw futureToken }
+            return .client(auth: auth)
+        }
         let verified: RulesValue
+        let issuedAt: Int64?
         do {
             let v = try verifier.verify(idToken: token, projectID: projectID, checkRevoked: false)
             verified = RulesConversion.auth(uid: v.uid, claims: v.claims)
+            issuedAt = v.claims["iat"]?.intValue
+        } catch .issuedInFuture {
+            throw futureToken
         } catch {
             guard let decoded = unverifiedAuth(token) else { throw .invalidArgument("invalid jwt") }
             return .client(auth: decoded)
         }
         // Remembered only when the token as decoded says the same: then a later refusal (expiry on
         // the emulator clock, say) would fall back to exactly this answer, so it cannot change.
-        if let known, unverifiedAuth(token) == verified { known.remember(verified, for: token) }
+        if let known, unverifiedAuth(token) == verified { known.remember(verified, issuedAt: issuedAt, for: token) }
         return .client(auth: verified)
     }
+
+    private static let futureToken = FirestoreError.unauthenticated(
+        "Request had invalid authentication credentials. " + IDTokenError.issuedInFuture.message)
 
     /// `request.auth` from the token's claims as decoded (uid `user_id`, else `sub`); nil when not a JWT.
     private static func unverifiedAuth(_ token: String) -> RulesValue? {
@@ -111,21 +124,24 @@ enum Caller {
 final class CallerCache: @unchecked Sendable {
     // `entries` is guarded by `lock`.
     private let lock = NSLock()
-    private var entries: [String: RulesValue] = [:]
+    private var entries: [String: (auth: RulesValue, issuedAt: Int64?)] = [:]
 
     /// Distinct tokens kept; when full the cache starts over (tokens are re-verified once).
     static let capacity = 1024
 
-    func auth(for token: String) -> RulesValue? {
+    func auth(for token: String) -> RulesValue? { entry(for: token)?.auth }
+
+    /// The remembered `request.auth` and the token's `iat` (checked against the clock on every use).
+    func entry(for token: String) -> (auth: RulesValue, issuedAt: Int64?)? {
         lock.lock()
         defer { lock.unlock() }
         return entries[token]
     }
 
-    func remember(_ auth: RulesValue, for token: String) {
+    func remember(_ auth: RulesValue, issuedAt: Int64? = nil, for token: String) {
         lock.lock()
         defer { lock.unlock() }
         if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-        entries[token] = auth
+        entries[token] = (auth, issuedAt)
     }
 }

@@ -25,7 +25,8 @@ struct RequestContext {
             authorization = "Bearer " + token
         }
         caller = try Caller.from(authorization: authorization, projectID: database.project,
-                                 verifier: service.tokenVerifier, logger: service.logger, known: service.callers)
+                                 verifier: service.tokenVerifier, logger: service.logger, known: service.callers,
+                                 now: service.clock.now().unixSeconds)
     }
 
     /// Rejects query parameters the method does not define, as Google's frontends do.

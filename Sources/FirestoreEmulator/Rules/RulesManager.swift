@@ -111,8 +111,12 @@ final class RulesManager: @unchecked Sendable {
         lock.unlock()
         guard current != nil, let data = FileManager.default.contents(atPath: path) else {
             if initial {
-                let consequence = if case .open = base { "; every request is allowed until it appears" } else { "" }
-                logger.warning("firestore: rules file not found" + consequence, [("path", .string(path))])
+                // Fail closed: a named file that is missing must not mean "no rules". Without a
+                // fallback source every request is denied until the file appears.
+                lock.lock()
+                if case .open = base { base = .broken("The security rules file \(path) does not exist.") }
+                lock.unlock()
+                logger.warning("firestore: rules file not found; requests are denied until it appears", [("path", .string(path))])
             }
             return
         }

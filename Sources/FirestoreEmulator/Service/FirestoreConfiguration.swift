@@ -5,7 +5,8 @@ public struct FirestoreConfiguration: Sendable {
     /// A rules file to load at start and watch; reloaded when its modification time changes.
     public var rulesPath: String?
     /// Rules source used when there is no rules file (or until it appears). With neither,
-    /// every request is allowed, as the Firebase emulator does without rules.
+    /// every request is allowed, as the Firebase emulator does without rules; a `rulesPath` that
+    /// does not exist (and no source) denies every request until the file appears.
     public var rulesSource: String?
     /// Whether to poll `rulesPath` for changes.
     public var watchRules: Bool

@@ -14,8 +14,13 @@ import Glibc
 /// let session = try await hearth.instance.auth().signUp(email: "a@example.com", password: "secret1")
 /// ```
 ///
-/// The binary comes from `Options.binary`, else `$HEARTH_BIN`, else the nearest
-/// `.build/debug/hearth` above the calling source file.
+/// The binary comes from `Options.binary`, else `$HEARTH_BIN` (an absolute path to a `hearth`
+/// you built, e.g. `.build/release/hearth` of a Hearth checkout), else the nearest
+/// `.build/debug/hearth` above the calling source file (when the tests live in Hearth's own package).
+///
+/// The rules are never silently off: `Options.rules` nil means `rules/firestore.rules` in the current
+/// directory or above the calling source file, else the shipped rules built into hearth; a file
+/// that does not exist makes `start` throw; only `"open"` allows every request.
 public final class HearthTestServer: @unchecked Sendable {
     // `process` is touched only under `lock` (stop may race with deinit).
 
@@ -27,7 +32,9 @@ public final class HearthTestServer: @unchecked Sendable {
         public var seed: UInt64?
         /// `--in-memory` (default) or a temporary data directory, removed at stop.
         public var inMemory: Bool
-        /// `--rules` (default: the nearest `rules/firestore.rules` above the calling source file or the binary).
+        /// `--rules`: a rules file (relative paths are taken from the current directory) or `"open"` (no rules;
+        /// every request allowed). nil: `rules/firestore.rules` in the current directory or above the calling
+        /// source file, else the shipped rules built into hearth.
         public var rules: String?
         /// `--project`.
         public var project: String?
@@ -104,7 +111,7 @@ public final class HearthTestServer: @unchecked Sendable {
             args += ["--data-dir", (directory as NSString).appendingPathComponent("data")]
         }
         if let seed = options.seed { args += ["--seed", String(seed)] }
-        if let rules = options.rules ?? defaultRules(near: [filePath, binary]) { args += ["--rules", rules] }
+        if let rules = options.rules.map(absoluteRulesPath) ?? defaultRules(filePath: filePath) { args += ["--rules", rules] }
         if let project = options.project { args += ["--project", project] }
         if let threads = options.threads { args += ["--threads", String(threads)] }
         args += options.arguments
@@ -143,16 +150,24 @@ public final class HearthTestServer: @unchecked Sendable {
         throw HearthClientError.transport("hearth was not ready after \(options.startTimeout) s (log in \(logPath))")
     }
 
-    /// The nearest `rules/firestore.rules` in a directory above one of `paths` (the test's source
-    /// file, then the binary at `<repo>/.build/<config>/hearth`): the repository's shipped rules.
-    static func defaultRules(near paths: [String]) -> String? {
-        for path in paths {
-            var dir = (path as NSString).deletingLastPathComponent
-            while dir.count > 1 {
-                let candidate = (dir as NSString).appendingPathComponent("rules/firestore.rules")
-                if FileManager.default.fileExists(atPath: candidate) { return candidate }
-                dir = (dir as NSString).deletingLastPathComponent
-            }
+    /// hearth runs in its own temporary directory: a relative rules path is resolved here, where the
+    /// caller meant it; `open` passes through.
+    static func absoluteRulesPath(_ rules: String) -> String {
+        if rules == "open" || rules.hasPrefix("/") { return rules }
+        return (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(rules)
+    }
+
+    /// The app's rules: `rules/firestore.rules` in the current directory (as `hearth start` looks),
+    /// else the nearest one above the test's source file. nil lets hearth use its shipped rules.
+    static func defaultRules(filePath: String) -> String? {
+        let fm = FileManager.default
+        let here = absoluteRulesPath("rules/firestore.rules")
+        if fm.fileExists(atPath: here) { return here }
+        var dir = (filePath as NSString).deletingLastPathComponent
+        while dir.count > 1 {
+            let candidate = (dir as NSString).appendingPathComponent("rules/firestore.rules")
+            if fm.fileExists(atPath: candidate) { return candidate }
+            dir = (dir as NSString).deletingLastPathComponent
         }
         return nil
     }

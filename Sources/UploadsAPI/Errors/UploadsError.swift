@@ -98,7 +98,7 @@ public enum UploadsError: Error, Sendable, Equatable {
         case .malformedAuthorization: "MALFORMED_AUTHORIZATION"
         case .idToken(let e):
             switch e {
-            case .malformed: "INVALID_ID_TOKEN"
+            case .malformed, .issuedInFuture: "INVALID_ID_TOKEN"
             case .wrongProject: "INVALID_ID_TOKEN_AUDIENCE"
             case .expired: "ID_TOKEN_EXPIRED"
             case .revoked: "ID_TOKEN_REVOKED"

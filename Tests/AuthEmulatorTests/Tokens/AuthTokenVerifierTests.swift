@@ -107,6 +107,24 @@ import Testing
         #expect(throws: Never.self) { try h.service.tokenVerifier.verify(idToken: refreshed, projectID: "demo-hearth", checkRevoked: true) }
     }
 
+    /// A token issued after "now" (the clock was moved back) is refused in both modes, by the
+    /// verifier Firestore and the uploads API use and by Auth's own endpoints.
+    @Test(arguments: [AuthConfiguration.TokenSigning.none, .rs256])
+    func tokensIssuedInTheFutureAreRejected(_ signing: AuthConfiguration.TokenSigning) throws {
+        let h = try AuthHarness(signing: signing)
+        let up = h.signUp("future@b.com")
+        let token = try #require(up["idToken"]?.stringValue)
+        h.clock.advance(seconds: -1)
+        #expect(throws: IDTokenError.issuedInFuture) {
+            try h.service.tokenVerifier.verify(idToken: token, projectID: "demo-hearth", checkRevoked: false)
+        }
+        #expect(h.post("\(it)/accounts:lookup", .object(["idToken": .string(token)])).errorMessage == "INVALID_ID_TOKEN")
+        // At the instant it was issued it is good again: the check is iat > now, no more.
+        h.clock.advance(seconds: 1)
+        #expect(throws: Never.self) { try h.service.tokenVerifier.verify(idToken: token, projectID: "demo-hearth", checkRevoked: false) }
+        #expect(h.post("\(it)/accounts:lookup", .object(["idToken": .string(token)])).status == 200)
+    }
+
     @Test func noneModeClientEndpointsIgnoreExpAsTheEmulatorDoes() throws {
         let h = try AuthHarness()
         let up = h.signUp("ne@b.com")

@@ -71,14 +71,20 @@ extension ListenEngine {
         index(target)
         events.append(.targetChange(.current, targetIDs: [id], cause: nil, readTime: readTime,
                                     resumeToken: ResumeToken.encode(readTime)))
-        events.append(Self.snapshotEnd(readTime))
+        events.append(snapshotEnd(stream, readTime))
         // Handed over in chunks as the client reads (flow control), never all encoded at once.
         send(stream, events)
     }
 
     /// The global NO_CHANGE that closes a snapshot.
-    static func snapshotEnd(_ readTime: Instant) -> ListenEvent {
-        .targetChange(.noChange, targetIDs: [], cause: nil, readTime: readTime, resumeToken: ResumeToken.encode(readTime))
+    ///
+    /// Its read time never goes back on one stream (the iOS SDK fails hard on "Watch stream reverted
+    /// to previous snapshot"): a clear is published at the time it ran, which can be after the
+    /// commit time of a commit delivered just after it.
+    func snapshotEnd(_ stream: ListenStream, _ readTime: Instant) -> ListenEvent {
+        let t = max(readTime, stream.lastReadTime)
+        stream.lastReadTime = t
+        return .targetChange(.noChange, targetIDs: [], cause: nil, readTime: t, resumeToken: ResumeToken.encode(t))
     }
 
     /// Rules for a client's target when added: `list` from a query's constraints (as runQuery),
@@ -205,7 +211,7 @@ extension ListenEngine {
                     }
                     return events
                 }
-                if !events.isEmpty { outgoing.append((stream, events + [Self.snapshotEnd(readTime)])) }
+                if !events.isEmpty { outgoing.append((stream, events + [snapshotEnd(stream, readTime)])) }
             } catch {
                 broken.append((stream, error))
             }

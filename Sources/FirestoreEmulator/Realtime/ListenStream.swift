@@ -44,6 +44,8 @@ final class ListenStream: @unchecked Sendable {
     var outbox: [ListenEvent] = []
     var outboxStart = 0
     var outboxBytes = 0
+    /// The read time of the last snapshot sent.
+    var lastReadTime = Instant(unixMicros: 0)
     /// A retry of the outbox is scheduled.
     var pumpScheduled = false
     /// Server-assigned target ids count up from here.

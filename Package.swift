@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "SecurityRulesTests", dependencies: ["SecurityRules", "HearthCore"]),
         .testTarget(name: "S3EmulatorTests", dependencies: ["S3Emulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
         .testTarget(name: "AuthEmulatorTests", dependencies: ["AuthEmulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
-        .testTarget(name: "FirestoreEmulatorTests", dependencies: ["FirestoreEmulator", "SecurityRules", "HearthCore", "HearthHTTP", "HearthSQLite"]),
+        .testTarget(name: "FirestoreEmulatorTests", dependencies: ["FirestoreEmulator", "SecurityRules", "HearthCore", "HearthHTTP", "HearthSQLite", "HearthGRPC"]),
         .testTarget(name: "UploadsAPITests", dependencies: ["UploadsAPI", "HearthCore", "HearthHTTP", "HearthCrypto"]),
         .testTarget(name: "HearthClientTests", dependencies: ["HearthClient"]),
         .testTarget(name: "hearthTests", dependencies: ["HearthCore"]),

@@ -171,7 +171,7 @@ struct QueryExecutor {
     // MARK: Acceptance
 
     /// In scope, matching the whole filter, and holding every ordered field.
-    private func accepts(_ doc: StoredDocument, query: Query) -> Bool {
+    func accepts(_ doc: StoredDocument, query: Query) -> Bool {
         if query.allDescendants {
             guard query.parent.isAncestor(of: doc.path) else { return false }
             if !query.collectionID.isEmpty && doc.path.collectionID != query.collectionID { return false }

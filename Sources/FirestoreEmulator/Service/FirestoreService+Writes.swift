@@ -33,7 +33,9 @@ extension FirestoreService {
         }
         defer { if let transaction { transactions.finish(transaction) } }
 
-        return try write { conn in
+        let recorder = ChangeRecorder(feed: listeners.feed, database: db)
+        defer { recorder.finish() }
+        let committed = try write { conn in
             let space = try storage.writableSpace(of: db, conn)
             var originals: [ResourcePath: StoredDocument?] = [:]
             func load(_ p: ResourcePath) throws -> StoredDocument? {
@@ -60,6 +62,7 @@ extension FirestoreService {
             }
 
             let commitTime = try storage.nextCommitTime(now: clock.now(), conn)
+            recorder.begin(at: commitTime, space: space)
             var overlay: [ResourcePath: StoredDocument?] = [:]
             var steps: [Step] = []
             steps.reserveCapacity(writes.count)
@@ -94,9 +97,13 @@ extension FirestoreService {
             for (path, final) in overlay {
                 let original = try load(path)
                 if let final {
-                    if final != original { try storage.put(space: space, final, replacing: original, conn) }
+                    if final != original {
+                        try storage.put(space: space, final, replacing: original, conn)
+                        recorder.record(path, before: original, after: final)
+                    }
                 } else if let original {
                     try storage.delete(space: space, original, at: commitTime, conn)
+                    recorder.record(path, before: original, after: nil)
                 }
             }
             let results = steps.map { s in
@@ -105,6 +112,8 @@ extension FirestoreService {
             }
             return (commitTime, results)
         }
+        recorder.publish()
+        return committed
     }
 
     /// What Firestore answers when a transaction lost a race (ABORTED; the SDKs retry on it).
@@ -113,9 +122,12 @@ extension FirestoreService {
     /// `batchWrite`: each write on its own (rules, preconditions), one status per write.
     func batchWrite(_ db: DatabaseID, writes: [Write], caller: Caller) throws(FirestoreError)
         -> [Result<WriteOutcome, FirestoreError>] {
-        try write { conn in
+        let recorder = ChangeRecorder(feed: listeners.feed, database: db)
+        defer { recorder.finish() }
+        let committed = try write { conn in
             let space = try storage.writableSpace(of: db, conn)
             let commitTime = try storage.nextCommitTime(now: clock.now(), conn)
+            recorder.begin(at: commitTime, space: space)
             var results: [Result<WriteOutcome, FirestoreError>] = []
             for w in writes {
                 do throws(FirestoreError) {
@@ -139,9 +151,13 @@ extension FirestoreService {
                     try Self.check(w.precondition, against: before, name: db.name(of: w.path))
                     do {
                         if let after = outcome.document {
-                            if after != before { try storage.put(space: space, after, replacing: before, conn) }
+                            if after != before {
+                                try storage.put(space: space, after, replacing: before, conn)
+                                recorder.record(w.path, before: before, after: after)
+                            }
                         } else if let before {
                             try storage.delete(space: space, before, at: commitTime, conn)
+                            recorder.record(w.path, before: before, after: nil)
                         }
                     } catch {
                         throw FirestoreError.internal("Internal error: \(error)")
@@ -154,6 +170,8 @@ extension FirestoreService {
             }
             return results
         }
+        recorder.publish()
+        return committed
     }
 
     private func authorizeWrite(_ db: DatabaseID, step: Step, auth: RulesValue?, time: Instant, lookup: RulesLookup,

@@ -23,6 +23,8 @@ public final class FirestoreService: Sendable {
     let transactions: TransactionRegistry
     /// ID tokens already decided (see `CallerCache`).
     let callers = CallerCache()
+    /// Listen targets and the change feed every commit publishes to.
+    let listeners = ListenEngine()
 
     /// - Parameters:
     ///   - database: the process's database, already migrated with `migrations`.
@@ -43,6 +45,8 @@ public final class FirestoreService: Sendable {
         if configuration.watchRules { rules.startWatching(interval: configuration.rulesPollInterval) }
         // Data of databases cleared before a restart may still be waiting for collection.
         storage.scheduleCollection()
+        listeners.service = self
+        listeners.start(at: latestTime())
     }
 
     /// What the Firestore port serves.
@@ -55,15 +59,26 @@ public final class FirestoreService: Sendable {
     /// Deletes every document of every project, open transactions, and rules installed through
     /// the API (the rules file stays in force).
     public func reset() throws {
-        try storage.clearAll()
+        try publishingClear(nil) { try storage.clearAll() }
         transactions.removeAll()
         rules.resetInstalled()
     }
 
     /// Empties one database (`DELETE /emulator/v1/projects/{p}/databases/{d}/documents`).
     func clear(_ db: DatabaseID) throws {
-        try storage.clear(db)
+        try publishingClear(db) { try storage.clear(db) }
         transactions.removeAll(database: db)
+    }
+
+    /// Runs a clear of `db` (every database when nil) and tells listeners, which then re-read
+    /// their targets from scratch (RESET).
+    private func publishingClear(_ db: DatabaseID?, _ body: () throws -> Void) throws {
+        let ticket = listeners.feed.reserve()
+        do { try body() } catch {
+            listeners.feed.withdraw(ticket)
+            throw error
+        }
+        listeners.feed.publish(ticket, CommittedChange(database: db, commitTime: latestTime(), kind: .cleared))
     }
 
     /// Stops polling the rules file.

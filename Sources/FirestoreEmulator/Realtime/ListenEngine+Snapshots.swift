@@ -1,0 +1,284 @@
+import HearthCore
+import HearthSQLite
+
+/// What each target sends: its first result (fresh, resumed or reset) and its changes per commit.
+extension ListenEngine {
+    // MARK: Adding a target
+
+    func addNow(_ spec: ListenTarget, to stream: ListenStream) {
+        guard let service else { return fail(stream, .internal("The Firestore service is gone.")) }
+        var id = spec.id
+        if id == 0 {
+            while stream.targets[stream.nextAssigned] != nil { stream.nextAssigned += 1 }
+            id = stream.nextAssigned
+            stream.nextAssigned += 1
+        } else if stream.targets[id] != nil {
+            // The official emulator ends the stream with an empty UNKNOWN here; say what is wrong.
+            return fail(stream, .invalidArgument("Target ID \(id) is already in use on this stream; remove it before adding it again."))
+        }
+        let readTime = deliveredTime
+        let target = ListenStream.Target(id: id, database: spec.database, kind: spec.kind, readTime: readTime, stream: stream)
+        var events: [ListenEvent] = [.targetChange(.add, targetIDs: [id], cause: nil, readTime: nil, resumeToken: nil)]
+
+        // Resuming: only what changed since, while the versions of then are still kept.
+        let asked = spec.readTime ?? spec.resumeToken.flatMap { $0.isEmpty ? nil : ResumeToken.decode($0) }
+        let resumes = spec.readTime != nil || spec.resumeToken?.isEmpty == false
+        var since: Instant?
+        if let asked, asked <= readTime,
+           asked.unixMicros >= service.latestTime().unixMicros - FirestoreStorage.historyMicros {
+            since = asked
+        }
+
+        do {
+            let body: [ListenEvent] = try service.read { conn in
+                let space = try service.storage.space(of: spec.database, conn)
+                try authorize(target, service: service, space: space, conn)
+                let now = try fetch(target, service: service, space: space, at: readTime, conn)
+                var out: [ListenEvent] = []
+                if let since {
+                    var known: [ResourcePath: Instant] = [:]
+                    for d in try fetch(target, service: service, space: space, at: since, conn).documents {
+                        known[d.path] = d.updateTime
+                    }
+                    target.known = known
+                    out += try diff(target, now: now.documents, at: readTime) { path in
+                        try service.load(space, path, at: readTime, conn) == nil
+                    }
+                    if spec.expectedCount != nil {
+                        out.append(.existenceFilter(targetID: id, count: target.known.count))
+                    }
+                } else {
+                    if resumes {
+                        // Unknown or expired token: the client drops what it holds and gets everything.
+                        out.append(.targetChange(.reset, targetIDs: [id], cause: nil, readTime: readTime,
+                                                 resumeToken: nil))
+                    }
+                    out += fresh(target, now, at: readTime)
+                }
+                return out
+            }
+            events += body
+        } catch .permissionDenied(let message) {
+            events.append(.targetChange(.remove, targetIDs: [id], cause: .permissionDenied(message), readTime: nil,
+                                        resumeToken: nil))
+            send(stream, events)
+            return
+        } catch {
+            return fail(stream, error)
+        }
+
+        stream.targets[id] = target
+        index(target)
+        events.append(.targetChange(.current, targetIDs: [id], cause: nil, readTime: readTime,
+                                    resumeToken: ResumeToken.encode(readTime)))
+        events.append(snapshotEnd(stream, readTime))
+        // Handed over in chunks as the client reads (flow control), never all encoded at once.
+        send(stream, events)
+    }
+
+    /// The global NO_CHANGE that closes a snapshot.
+    ///
+    /// Its read time never goes back on one stream (the iOS SDK fails hard on "Watch stream reverted
+    /// to previous snapshot"): a clear is published at the time it ran, which can be after the
+    /// commit time of a commit delivered just after it.
+    func snapshotEnd(_ stream: ListenStream, _ readTime: Instant) -> ListenEvent {
+        let t = max(readTime, stream.lastReadTime)
+        stream.lastReadTime = t
+        return .targetChange(.noChange, targetIDs: [], cause: nil, readTime: t, resumeToken: ResumeToken.encode(t))
+    }
+
+    /// Rules for a client's target when added: `list` from a query's constraints (as runQuery),
+    /// `get` for each named document.
+    private func authorize(_ target: ListenStream.Target, service: FirestoreService, space: Int64?,
+                           _ conn: Connection) throws(FirestoreError) {
+        guard case .client(let auth) = target.stream.caller else { return }
+        let lookup = service.readLookup(target.database, space: space, conn)
+        switch target.kind {
+        case .query(let q):
+            try service.authorizeList(target.database, query: q, auth: auth, lookup: lookup)
+        case .documents(let paths):
+            for p in paths {
+                let doc: StoredDocument?
+                do { doc = try service.load(space, p, at: target.readTime, conn) } catch {
+                    // A lookup that fails denies (rules fail closed).
+                    throw .permissionDenied(FirestoreService.defaultDenial)
+                }
+                try service.authorizeGet(target.database, path: p, document: doc, auth: auth, lookup: lookup)
+            }
+        }
+    }
+
+    /// The target's documents at `time`, and for a documents target the names that do not exist.
+    private func fetch(_ target: ListenStream.Target, service: FirestoreService, space: Int64?, at time: Instant,
+                       _ conn: Connection) throws -> (documents: [StoredDocument], missing: [ResourcePath]) {
+        switch target.kind {
+        case .query(let q):
+            return (try QueryExecutor(storage: service.storage, database: target.database).run(q, space: space, conn, at: time).documents, [])
+        case .documents(let paths):
+            var found: [StoredDocument] = []
+            var missing: [ResourcePath] = []
+            for p in paths {
+                if let d = try service.load(space, p, at: time, conn) { found.append(d) } else { missing.append(p) }
+            }
+            return (found, missing)
+        }
+    }
+
+    /// The whole result of a target the client holds nothing of.
+    private func fresh(_ target: ListenStream.Target, _ now: (documents: [StoredDocument], missing: [ResourcePath]),
+                       at readTime: Instant) -> [ListenEvent] {
+        var out: [ListenEvent] = []
+        target.known = [:]
+        for d in now.documents {
+            target.known[d.path] = d.updateTime
+            out.append(.documentChange(d, targetIDs: [target.id]))
+        }
+        // As the official emulator does: a missing named document is reported deleted.
+        for p in now.missing { out.append(.documentDelete(p, removedTargetIDs: [target.id], readTime: readTime)) }
+        target.readTime = readTime
+        return out
+    }
+
+    /// Events taking the client from `target.known` to `now`, in `now`'s order, then removals;
+    /// `isDeleted` tells a document that is gone from one that stopped matching.
+    private func diff(_ target: ListenStream.Target, now: [StoredDocument], at readTime: Instant,
+                      isDeleted: (ResourcePath) throws -> Bool) rethrows -> [ListenEvent] {
+        var out: [ListenEvent] = []
+        var next: [ResourcePath: Instant] = [:]
+        next.reserveCapacity(now.count)
+        for d in now {
+            next[d.path] = d.updateTime
+            if target.known[d.path] != d.updateTime { out.append(.documentChange(d, targetIDs: [target.id])) }
+        }
+        let gone = target.known.keys.filter { next[$0] == nil }.sorted { OrderedEncoding.compare($0.key, $1.key) < 0 }
+        for p in gone {
+            out.append(try isDeleted(p)
+                ? .documentDelete(p, removedTargetIDs: [target.id], readTime: readTime)
+                : .documentRemove(p, removedTargetIDs: [target.id], readTime: readTime))
+        }
+        target.known = next
+        target.readTime = max(target.readTime, readTime)
+        return out
+    }
+
+    // MARK: Commits
+
+    /// Matches one committed change against the targets it can touch and sends each affected
+    /// stream its changes as one snapshot.
+    func apply(_ change: CommittedChange) {
+        deliveredTime = max(deliveredTime, change.commitTime)
+        guard let service, !streams.isEmpty else { return }
+        let readTime = change.commitTime
+        var touched: [ObjectIdentifier: (target: ListenStream.Target, paths: [ResourcePath])] = [:]
+        var finals: [ResourcePath: StoredDocument?] = [:]
+        switch change.kind {
+        case .cleared:
+            for t in allTargets(in: change.database) { touched[ObjectIdentifier(t)] = (t, []) }
+        case .documents(let docs, _):
+            guard let db = change.database else { return }
+            for d in docs {
+                finals[d.path] = .some(d.after)
+                for t in targets(touchedBy: d.path, in: db) { touched[ObjectIdentifier(t), default: (t, [])].paths.append(d.path) }
+            }
+        }
+        if touched.isEmpty { return }
+        if case .documents(_, let space) = change.kind, let db = change.database {
+            // Written into a space a later clear already replaced: listeners saw the clear.
+            guard (try? service.read({ conn in try service.storage.space(of: db, conn) })) == space else { return }
+        }
+
+        // Per stream, its targets in id order, so a snapshot's events are deterministic.
+        var perStream: [UInt64: (stream: ListenStream, targets: [(ListenStream.Target, [ResourcePath])])] = [:]
+        for (t, paths) in touched.values { perStream[t.stream.id, default: (t.stream, [])].targets.append((t, paths)) }
+        let ordered = perStream.values.sorted { $0.stream.id < $1.stream.id }
+        var outgoing: [(ListenStream, [ListenEvent])] = []
+        var broken: [(ListenStream, FirestoreError)] = []
+        for (stream, targets) in ordered {
+            do {
+                let events: [ListenEvent] = try service.read { conn in
+                    var events: [ListenEvent] = []
+                    for (t, paths) in targets.sorted(by: { $0.0.id < $1.0.id }) {
+                        let space = try service.storage.space(of: t.database, conn)
+                        if case .cleared = change.kind {
+                            events.append(.targetChange(.reset, targetIDs: [t.id], cause: nil, readTime: readTime, resumeToken: nil))
+                            events += fresh(t, try fetch(t, service: service, space: space, at: readTime, conn), at: readTime)
+                            events.append(.targetChange(.current, targetIDs: [t.id], cause: nil, readTime: readTime,
+                                                        resumeToken: ResumeToken.encode(readTime)))
+                        } else {
+                            events += try update(t, paths: paths, finals: finals, service: service, space: space,
+                                                 at: readTime, conn)
+                        }
+                    }
+                    return events
+                }
+                if !events.isEmpty { outgoing.append((stream, events + [snapshotEnd(stream, readTime)])) }
+            } catch {
+                broken.append((stream, error))
+            }
+        }
+        for (s, events) in outgoing { send(s, events) }
+        for (s, error) in broken { fail(s, error) }
+    }
+
+    /// One target's changes from one commit that wrote `paths`.
+    private func update(_ t: ListenStream.Target, paths: [ResourcePath], finals: [ResourcePath: StoredDocument?],
+                        service: FirestoreService, space: Int64?, at readTime: Instant,
+                        _ conn: Connection) throws -> [ListenEvent] {
+        var out: [ListenEvent] = []
+        var seen = Set<ResourcePath>()
+        let unique = paths.filter { seen.insert($0).inserted }
+        switch t.kind {
+        case .documents:
+            for p in unique {
+                let after = finals[p] ?? nil
+                // Documents targets are judged again on every change (as the official emulator does).
+                if case .client(let auth) = t.stream.caller {
+                    do {
+                        try service.authorizeGet(t.database, path: p, document: after, auth: auth,
+                                                 lookup: service.readLookup(t.database, space: space, conn))
+                    } catch {
+                        let cause: FirestoreError = if case .permissionDenied = error { error } else {
+                            .permissionDenied(FirestoreService.defaultDenial)
+                        }
+                        t.stream.targets[t.id] = nil
+                        unindex(t)
+                        return [.targetChange(.remove, targetIDs: [t.id], cause: cause, readTime: nil, resumeToken: nil)]
+                    }
+                }
+                if let after {
+                    if t.known[p] != after.updateTime { out.append(.documentChange(after, targetIDs: [t.id])) }
+                    t.known[p] = after.updateTime
+                } else if t.known.removeValue(forKey: p) != nil {
+                    out.append(.documentDelete(p, removedTargetIDs: [t.id], readTime: readTime))
+                }
+            }
+            t.readTime = max(t.readTime, readTime)
+        case .query(let q):
+            if t.plainQuery != nil {
+                let executor = QueryExecutor(storage: service.storage, database: t.database)
+                for p in unique.sorted(by: { OrderedEncoding.compare($0.key, $1.key) < 0 }) {
+                    let after = finals[p] ?? nil
+                    if let after, executor.accepts(after, query: q) {
+                        if t.known[p] != after.updateTime { out.append(.documentChange(after, targetIDs: [t.id])) }
+                        t.known[p] = after.updateTime
+                    } else if t.known.removeValue(forKey: p) != nil {
+                        out.append(after == nil
+                            ? .documentDelete(p, removedTargetIDs: [t.id], readTime: readTime)
+                            : .documentRemove(p, removedTargetIDs: [t.id], readTime: readTime))
+                    }
+                }
+                t.readTime = max(t.readTime, readTime)
+            } else {
+                // Limits, offsets and cursors: a write elsewhere can move the window, so the
+                // query runs again as of the commit (never before what the client already saw).
+                let at = max(t.readTime, readTime)
+                let now = try fetch(t, service: service, space: space, at: at, conn).documents
+                out += try diff(t, now: now, at: at) { p in
+                    if let f = finals[p] { return f == nil }
+                    return try service.load(space, p, at: at, conn) == nil
+                }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,250 @@
+import Foundation
+import HearthCore
+
+/// The Listen side of Firestore, transport-neutral: streams register targets, every committed
+/// change from the `ChangeFeed` is matched against the targets it can touch, and each affected
+/// stream gets its incremental changes as one batch of `ListenEvent`s ending with the global
+/// NO_CHANGE.
+///
+/// All state lives on one serial queue, the feed's delivery queue: changes arrive in commit
+/// order, and adds, removes and closes are ordered with them, so a target's initial result
+/// (read at the time of the last delivered commit, from the versioned storage) is followed by
+/// exactly the commits after it. Targets are indexed by collection (plain collection queries),
+/// by document (documents targets) and by database (collection-group queries), so a commit looks
+/// at the targets of the collections it wrote rather than at every listener.
+final class ListenEngine: @unchecked Sendable {
+    /// A collection or document of one database.
+    struct Scope: Hashable {
+        var database: DatabaseID
+        var path: ResourcePath
+    }
+
+    let queue = DispatchQueue(label: "hearth.firestore.listen")
+    private(set) var feed: ChangeFeed!
+    /// Set once by the service right after it is built (the engine reads through it).
+    weak var service: FirestoreService?
+
+    // Below: only on `queue`.
+    private var nextStreamID: UInt64 = 1
+    /// Streams that have not been closed.
+    private(set) var streams: [UInt64: ListenStream] = [:]
+    private var byCollection: [Scope: [ObjectIdentifier: ListenStream.Target]] = [:]
+    private var byDocument: [Scope: [ObjectIdentifier: ListenStream.Target]] = [:]
+    private var groups: [DatabaseID: [ObjectIdentifier: ListenStream.Target]] = [:]
+    /// The commit time of the last change delivered: new targets read at it.
+    var deliveredTime = Instant(unixMicros: 0)
+
+    /// Events per sink call (bounds what one call encodes at once).
+    static let chunk = 500
+    /// What a stream's outbox may hold (estimated bytes) before the stream is cut as too slow:
+    /// a client that stops reading costs at most this, and nobody else waits for it.
+    var maxOutboxBytes = 256 << 20
+    /// How soon a stream that was not writable is tried again.
+    static let retryNanos = 2_000_000
+
+    init() {
+        feed = ChangeFeed(queue: queue) { [weak self] change in self?.apply(change) }
+    }
+
+    /// Starts at the service's current time (nothing is in flight yet when it is built).
+    func start(at time: Instant) {
+        queue.sync { deliveredTime = time }
+    }
+
+    // MARK: Streams (callable from any thread)
+
+    /// Opens a stream for `caller`; `sink` receives its events on the engine's queue, handed
+    /// over only while `writable` says the client keeps up.
+    func open(caller: Caller, writable: @escaping @Sendable () -> Bool = { true },
+              sink: @escaping @Sendable ([ListenEvent]) -> Bool) -> ListenStream {
+        queue.sync {
+            let s = ListenStream(id: nextStreamID, caller: caller, writable: writable, sink: sink)
+            nextStreamID += 1
+            streams[s.id] = s
+            return s
+        }
+    }
+
+    /// Adds a target: ADD, then its documents, CURRENT and the global NO_CHANGE (or a REMOVE
+    /// with the rules' denial).
+    func add(_ target: ListenTarget, to stream: ListenStream) {
+        queue.async { [self] in
+            guard !stream.closed else { return }
+            addNow(target, to: stream)
+        }
+    }
+
+    /// Removes a target: REMOVE (an unknown id ends the stream with INVALID_ARGUMENT).
+    func remove(_ targetID: Int32, from stream: ListenStream) {
+        queue.async { [self] in
+            guard !stream.closed else { return }
+            guard let t = stream.targets.removeValue(forKey: targetID) else {
+                fail(stream, .invalidArgument("Target ID \(targetID) was not found on this stream, so it cannot be removed."))
+                return
+            }
+            unindex(t)
+            send(stream, [.targetChange(.remove, targetIDs: [targetID], cause: nil, readTime: nil, resumeToken: nil)])
+        }
+    }
+
+    /// Frees everything the stream holds (client cancelled, connection gone).
+    func close(_ stream: ListenStream) {
+        queue.async { [self] in closeNow(stream) }
+    }
+
+    /// Ends the stream once what is already queued for it has been handed over (the client
+    /// half-closed), then runs `then`.
+    func finish(_ stream: ListenStream, then: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            if !stream.closed {
+                // Nothing more will be added: hand the rest over now, the transport queues it.
+                while stream.pending > 0, deliver(stream) {}
+            }
+            closeNow(stream)
+            then()
+        }
+    }
+
+    /// Runs `body` on the engine's queue after everything queued so far (tests wait on it).
+    func sync<T>(_ body: () throws -> T) rethrows -> T {
+        try queue.sync(execute: body)
+    }
+
+    // MARK: Queue-confined
+
+    func closeNow(_ stream: ListenStream) {
+        guard !stream.closed else { return }
+        stream.closed = true
+        for t in stream.targets.values { unindex(t) }
+        stream.targets.removeAll()
+        stream.outbox = []
+        stream.outboxStart = 0
+        stream.outboxBytes = 0
+        streams[stream.id] = nil
+    }
+
+    /// Queues `events` for the stream and hands over what the client can take now; a stream
+    /// whose outbox outgrows `maxOutboxBytes` is cut with RESOURCE_EXHAUSTED.
+    func send(_ stream: ListenStream, _ events: [ListenEvent]) {
+        guard !stream.closed, !events.isEmpty else { return }
+        stream.outbox.append(contentsOf: events)
+        for e in events { stream.outboxBytes += Self.weight(e) }
+        if stream.outboxBytes > maxOutboxBytes {
+            return fail(stream, .resourceExhausted("The client is not reading its Listen stream fast enough; the stream was closed."))
+        }
+        pump(stream)
+    }
+
+    /// Hands the outbox over in chunks while the client is writable; otherwise tries again soon
+    /// (other streams are served meanwhile: nothing waits on one client).
+    func pump(_ stream: ListenStream) {
+        while !stream.closed, stream.pending > 0 {
+            guard stream.writable() else {
+                if !stream.pumpScheduled {
+                    stream.pumpScheduled = true
+                    queue.asyncAfter(deadline: .now() + .nanoseconds(Self.retryNanos)) { [self] in
+                        stream.pumpScheduled = false
+                        pump(stream)
+                    }
+                }
+                return
+            }
+            if !deliver(stream) { return }
+        }
+    }
+
+    /// Hands the next chunk of the outbox to the sink; false (and the stream freed) when refused.
+    private func deliver(_ stream: ListenStream) -> Bool {
+        let end = min(stream.outbox.count, stream.outboxStart + Self.chunk)
+        let chunk = Array(stream.outbox[stream.outboxStart..<end])
+        stream.outboxStart = end
+        for e in chunk { stream.outboxBytes -= Self.weight(e) }
+        if stream.outboxStart == stream.outbox.count {
+            stream.outbox.removeAll(keepingCapacity: false)
+            stream.outboxStart = 0
+        } else if stream.outboxStart >= 4 * Self.chunk {
+            // Drop what was handed over, so a long outbox does not keep it alive.
+            stream.outbox.removeFirst(stream.outboxStart)
+            stream.outboxStart = 0
+        }
+        if !stream.sink(chunk) {
+            closeNow(stream)
+            return false
+        }
+        return true
+    }
+
+    /// Roughly what an event costs on the wire.
+    static func weight(_ e: ListenEvent) -> Int {
+        if case .documentChange(let d, _) = e { return d.storageSize + 32 }
+        return 64
+    }
+
+    /// Ends the stream with `error` (bad request, too slow) and frees it; what was queued for it is dropped.
+    func fail(_ stream: ListenStream, _ error: FirestoreError) {
+        if !stream.closed { _ = stream.sink([.end(error)]) }
+        closeNow(stream)
+    }
+
+    func index(_ t: ListenStream.Target) {
+        let key = ObjectIdentifier(t)
+        switch t.kind {
+        case .documents(let paths):
+            for p in paths { byDocument[Scope(database: t.database, path: p), default: [:]][key] = t }
+        case .query(let q):
+            if q.allDescendants {
+                groups[t.database, default: [:]][key] = t
+            } else {
+                byCollection[Scope(database: t.database, path: q.collectionPath), default: [:]][key] = t
+            }
+        }
+    }
+
+    func unindex(_ t: ListenStream.Target) {
+        let key = ObjectIdentifier(t)
+        switch t.kind {
+        case .documents(let paths):
+            for p in paths {
+                let s = Scope(database: t.database, path: p)
+                byDocument[s]?[key] = nil
+                if byDocument[s]?.isEmpty == true { byDocument[s] = nil }
+            }
+        case .query(let q):
+            if q.allDescendants {
+                groups[t.database]?[key] = nil
+                if groups[t.database]?.isEmpty == true { groups[t.database] = nil }
+            } else {
+                let s = Scope(database: t.database, path: q.collectionPath)
+                byCollection[s]?[key] = nil
+                if byCollection[s]?.isEmpty == true { byCollection[s] = nil }
+            }
+        }
+    }
+
+    /// Targets a change of `path` in `db` can touch.
+    func targets(touchedBy path: ResourcePath, in db: DatabaseID) -> [ListenStream.Target] {
+        var out: [ListenStream.Target] = []
+        if let d = byDocument[Scope(database: db, path: path)] { out.append(contentsOf: d.values) }
+        if let c = byCollection[Scope(database: db, path: path.parent)] { out.append(contentsOf: c.values) }
+        if let g = groups[db] {
+            for t in g.values {
+                guard case .query(let q) = t.kind else { continue }
+                if q.parent.isAncestor(of: path) && (q.collectionID.isEmpty || q.collectionID == path.collectionID) {
+                    out.append(t)
+                }
+            }
+        }
+        return out
+    }
+
+    /// Every target of `db` (every target at all when nil).
+    func allTargets(in db: DatabaseID?) -> [ListenStream.Target] {
+        streams.values.flatMap { s in s.targets.values.filter { db == nil || $0.database == db } }
+    }
+
+    /// Targets open across every stream (tests check that closing frees them).
+    var indexedTargetCount: Int {
+        byDocument.values.reduce(0) { $0 + $1.count } + byCollection.values.reduce(0) { $0 + $1.count }
+            + groups.values.reduce(0) { $0 + $1.count }
+    }
+}

@@ -1,0 +1,65 @@
+import HearthCore
+
+/// One Listen call's state in the engine: who listens, its targets, where its events go.
+///
+/// Everything but `id`, `caller` and `sink` is touched only on the engine's queue.
+final class ListenStream: @unchecked Sendable {
+    /// One active target and what the client holds for it.
+    final class Target {
+        let id: Int32
+        let database: DatabaseID
+        let kind: ListenTarget.Kind
+        /// Documents the client holds for the target, with the version it holds.
+        var known: [ResourcePath: Instant] = [:]
+        /// The time the client's view of the target is consistent at.
+        var readTime: Instant
+        unowned let stream: ListenStream
+
+        init(id: Int32, database: DatabaseID, kind: ListenTarget.Kind, readTime: Instant, stream: ListenStream) {
+            self.id = id
+            self.database = database
+            self.kind = kind
+            self.readTime = readTime
+            self.stream = stream
+        }
+
+        /// The query of a query target whose result can change only where a changed document
+        /// now or before matched (no limit, offset or cursor): it is updated from the change alone.
+        var plainQuery: Query? {
+            guard case .query(let q) = kind, q.limit == nil, q.offset == 0, q.startAt == nil, q.endAt == nil else { return nil }
+            return q
+        }
+    }
+
+    let id: UInt64
+    let caller: Caller
+    /// Receives each batch of events; false when the client is gone (the engine then frees the stream).
+    let sink: @Sendable ([ListenEvent]) -> Bool
+    /// Whether the client reads fast enough to take more now (flow control: the transport's
+    /// buffer is below its low-water mark).
+    let writable: @Sendable () -> Bool
+    var targets: [Int32: Target] = [:]
+    /// Events not yet handed to the sink because the client was not writable, oldest first
+    /// (`outboxStart` is the next one), and roughly what they weigh.
+    var outbox: [ListenEvent] = []
+    var outboxStart = 0
+    var outboxBytes = 0
+    /// The read time of the last snapshot sent.
+    var lastReadTime = Instant(unixMicros: 0)
+    /// A retry of the outbox is scheduled.
+    var pumpScheduled = false
+    /// Server-assigned target ids count up from here.
+    var nextAssigned: Int32 = 1
+    var closed = false
+
+    init(id: UInt64, caller: Caller, writable: @escaping @Sendable () -> Bool,
+         sink: @escaping @Sendable ([ListenEvent]) -> Bool) {
+        self.id = id
+        self.caller = caller
+        self.writable = writable
+        self.sink = sink
+    }
+
+    /// Events waiting in the outbox.
+    var pending: Int { outbox.count - outboxStart }
+}

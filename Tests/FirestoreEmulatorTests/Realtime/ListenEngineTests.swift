@@ -1,0 +1,300 @@
+import Foundation
+import HearthCore
+import Testing
+@testable import FirestoreEmulator
+
+/// The Listen engine driven by real commits through the service: exact event sequences.
+@Suite struct ListenEngineTests {
+    static let allOfC: JSON = .object(["from": .array([.object(["collectionId": .string("c")])])])
+
+    static func whereEq(_ field: String, _ value: JSON, extra: [(String, JSON)] = []) -> JSON {
+        var o: [(String, JSON)] = [
+            ("from", .array([.object(["collectionId": .string("c")])])),
+            ("where", .object(["fieldFilter": .object(["field": .object(["fieldPath": .string(field)]),
+                                                       "op": .string("EQUAL"), "value": value])])),
+        ]
+        o.append(contentsOf: extra)
+        return .object(JSONObject(o))
+    }
+
+    static func ordered(_ field: String, limit: Int, descending: Bool = false) -> JSON {
+        .object(["from": .array([.object(["collectionId": .string("c")])]),
+                 "orderBy": .array([.object(["field": .object(["fieldPath": .string(field)]),
+                                             "direction": .string(descending ? "DESCENDING" : "ASCENDING")])]),
+                 "limit": .int(Int64(limit))])
+    }
+
+    @Test func initialSnapshotThenIncrementalChanges() throws {
+        let h = try TestHarness()
+        h.put("c/a", ["n": int(1)])
+        h.put("c/b", ["n": int(2)])
+        h.put("other/x", ["n": int(1)])
+        let l = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        #expect(l.takeSummary() == ["ADD[1]", "CHANGE a [1]", "CHANGE b [1]", "CURRENT[1]", "NO_CHANGE[]"])
+
+        h.put("c/c", ["n": int(3)])
+        #expect(l.takeSummary() == ["CHANGE c [1]", "NO_CHANGE[]"])
+        h.put("c/a", ["n": int(10)])
+        #expect(l.takeSummary() == ["CHANGE a [1]", "NO_CHANGE[]"])
+        h.delete("c/b")
+        #expect(l.takeSummary() == ["DELETE b [1]", "NO_CHANGE[]"])
+        // A write elsewhere sends nothing.
+        h.put("other/x", ["n": int(2)])
+        h.put("c/a/sub/s", ["n": int(2)])
+        #expect(l.takeSummary() == [])
+    }
+
+    @Test func everySnapshotEndsWithAReadTimeAndAResumeTokenOfThatTime() throws {
+        let h = try TestHarness()
+        h.put("c/a", ["n": int(1)])
+        let l = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        let first = l.take().flatMap { $0 }
+        guard case .documentChange(let doc, _) = first[1] else { Issue.record("no change: \(first)"); return }
+        #expect(doc.createTime.unixMicros > 0 && doc.updateTime >= doc.createTime)
+        guard case .targetChange(.noChange, let ids, nil, let readTime?, let token?) = first.last else {
+            Issue.record("no global NO_CHANGE: \(first)"); return
+        }
+        #expect(ids.isEmpty)
+        #expect(ResumeToken.decode(token) == readTime)
+        #expect(readTime >= doc.updateTime)
+
+        h.put("c/a", ["n": int(2)])
+        let next = l.take().flatMap { $0 }
+        guard case .documentChange(let changed, _) = next.first,
+              case .targetChange(.noChange, _, _, let t2?, _) = next.last else { Issue.record("\(next)"); return }
+        #expect(t2 == changed.updateTime)
+    }
+
+    @Test func aDocumentThatStopsMatchingIsRemovedAndOneThatStartsIsAdded() throws {
+        let h = try TestHarness()
+        h.put("c/a", ["color": str("red")])
+        h.put("c/b", ["color": str("blue")])
+        let l = TestListener(h)
+        try l.addQuery(Self.whereEq("color", str("red")), id: 4)
+        #expect(l.takeSummary() == ["ADD[4]", "CHANGE a [4]", "CURRENT[4]", "NO_CHANGE[]"])
+        h.put("c/a", ["color": str("green")])
+        #expect(l.takeSummary() == ["REMOVE_DOC a [4]", "NO_CHANGE[]"])
+        h.put("c/b", ["color": str("red")])
+        #expect(l.takeSummary() == ["CHANGE b [4]", "NO_CHANGE[]"])
+        // A non-matching document changing again is not news.
+        h.put("c/a", ["color": str("yellow")])
+        #expect(l.takeSummary() == [])
+    }
+
+    @Test func oneCommitIsOneSnapshot() throws {
+        let h = try TestHarness()
+        let l = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        _ = l.take()
+        h.put("c/gone", ["n": int(0)])
+        _ = l.take()
+        h.commit([h.updateWrite("c/x", ["n": int(1)]), h.updateWrite("c/y", ["n": int(2)]), h.deleteWrite("c/gone")])
+        let batches = l.take()
+        #expect(batches.count == 1)
+        #expect(batches.flatMap { $0.map(TestListener.describe) } == ["DELETE gone [1]", "CHANGE x [1]", "CHANGE y [1]", "NO_CHANGE[]"])
+    }
+
+    @Test func limitWindowPushesOutAndRefills() throws {
+        let h = try TestHarness()
+        for (id, n) in [("a", 1), ("b", 2), ("c", 3), ("d", 4)] { h.put("c/\(id)", ["n": int(Int64(n))]) }
+        let l = TestListener(h)
+        try l.addQuery(Self.ordered("n", limit: 2), id: 2)
+        #expect(l.takeSummary() == ["ADD[2]", "CHANGE a [2]", "CHANGE b [2]", "CURRENT[2]", "NO_CHANGE[]"])
+        // A new first document pushes b out of the window.
+        h.put("c/z", ["n": int(0)])
+        #expect(l.takeSummary() == ["CHANGE z [2]", "REMOVE_DOC b [2]", "NO_CHANGE[]"])
+        // Deleting one from the window brings the next one (b) back in.
+        h.delete("c/a")
+        #expect(l.takeSummary() == ["CHANGE b [2]", "DELETE a [2]", "NO_CHANGE[]"])
+        // Changes outside the window send nothing.
+        h.put("c/d", ["n": int(40)])
+        #expect(l.takeSummary() == [])
+        // limitToLast arrives as the reversed order with a limit.
+        let last = TestListener(h)
+        try last.addQuery(Self.ordered("n", limit: 1, descending: true), id: 3)
+        #expect(last.takeSummary() == ["ADD[3]", "CHANGE d [3]", "CURRENT[3]", "NO_CHANGE[]"])
+        h.put("c/c", ["n": int(50)])
+        #expect(last.takeSummary() == ["CHANGE c [3]", "REMOVE_DOC d [3]", "NO_CHANGE[]"])
+    }
+
+    @Test func documentsTargets() throws {
+        let h = try TestHarness()
+        h.put("c/a", ["n": int(1)])
+        let l = TestListener(h)
+        l.addDocuments(["c/a"], id: 1)
+        l.addDocuments(["c/missing"], id: 2)
+        #expect(l.takeSummary() == ["ADD[1]", "CHANGE a [1]", "CURRENT[1]", "NO_CHANGE[]",
+                                    "ADD[2]", "DELETE missing [2]", "CURRENT[2]", "NO_CHANGE[]"])
+        h.put("c/missing", ["n": int(1)])
+        #expect(l.takeSummary() == ["CHANGE missing [2]", "NO_CHANGE[]"])
+        h.commit([h.deleteWrite("c/a"), h.updateWrite("c/missing", ["n": int(2)])])
+        #expect(l.takeSummary() == ["DELETE a [1]", "CHANGE missing [2]", "NO_CHANGE[]"])
+        // A sibling of the watched document is not news.
+        h.put("c/other", ["n": int(1)])
+        #expect(l.takeSummary() == [])
+    }
+
+    @Test func collectionGroupTargets() throws {
+        let h = try TestHarness()
+        h.put("u/1/files/f1", ["n": int(1)])
+        let l = TestListener(h)
+        try l.addQuery(.object(["from": .array([.object(["collectionId": .string("files"), "allDescendants": .bool(true)])])]), id: 9)
+        #expect(l.takeSummary() == ["ADD[9]", "CHANGE f1 [9]", "CURRENT[9]", "NO_CHANGE[]"])
+        h.put("u/2/files/f2", ["n": int(1)])
+        #expect(l.takeSummary() == ["CHANGE f2 [9]", "NO_CHANGE[]"])
+        h.put("u/2/notes/n1", ["n": int(1)])
+        #expect(l.takeSummary() == [])
+    }
+
+    @Test func removeTargetAndUnknownOrDuplicateIDs() throws {
+        let h = try TestHarness()
+        let l = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        try l.addQuery(Self.allOfC, id: 0)
+        #expect(l.takeSummary() == ["ADD[1]", "CURRENT[1]", "NO_CHANGE[]", "ADD[2]", "CURRENT[2]", "NO_CHANGE[]"])
+        l.remove(1)
+        #expect(l.takeSummary() == ["REMOVE[1]"])
+        h.put("c/a", ["n": int(1)])
+        #expect(l.takeSummary() == ["CHANGE a [2]", "NO_CHANGE[]"])
+        l.remove(77)
+        #expect(l.takeSummary() == ["END INVALID_ARGUMENT"])
+        #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 0)
+
+        let d = TestListener(h)
+        try d.addQuery(Self.allOfC, id: 5)
+        try d.addQuery(Self.allOfC, id: 5)
+        let events = d.take().flatMap { $0 }
+        #expect(events.map(TestListener.describe).suffix(1) == ["END INVALID_ARGUMENT"])
+        guard case .end(let e) = events.last else { return }
+        #expect(e.message.contains("Target ID 5"))
+    }
+
+    @Test func resumeTokenSendsOnlyWhatChangedSince() throws {
+        let h = try TestHarness()
+        for id in ["a", "b", "c"] { h.put("c/\(id)", ["color": str("red")]) }
+        let l = TestListener(h)
+        try l.addQuery(Self.whereEq("color", str("red")), id: 1)
+        let first = l.take().flatMap { $0 }
+        guard case .targetChange(.noChange, _, _, _, let token?) = first.last else { Issue.record("\(first)"); return }
+        h.service.listeners.close(l.stream)
+
+        // While nobody listens: one changed, one deleted, one stops matching, one new.
+        h.put("c/a", ["color": str("red"), "v": int(2)])
+        h.delete("c/b")
+        h.put("c/c", ["color": str("blue")])
+        h.put("c/d", ["color": str("red")])
+        let r = TestListener(h)
+        try r.addQuery(Self.whereEq("color", str("red")), id: 1, resumeToken: token, expectedCount: 3)
+        #expect(r.takeSummary() == ["ADD[1]", "CHANGE a [1]", "CHANGE d [1]", "DELETE b [1]", "REMOVE_DOC c [1]",
+                                    "FILTER 1 2", "CURRENT[1]", "NO_CHANGE[]"])
+
+        // Unknown tokens: RESET and the full result.
+        let u = TestListener(h)
+        try u.addQuery(Self.whereEq("color", str("red")), id: 1, resumeToken: Array("bogus".utf8))
+        #expect(u.takeSummary() == ["ADD[1]", "RESET[1]", "CHANGE a [1]", "CHANGE d [1]", "CURRENT[1]", "NO_CHANGE[]"])
+    }
+
+    @Test func rulesDenyPerTargetAndTheStreamGoesOn() throws {
+        let h = try TestHarness(rules: RulesEnforcementTests.rules("""
+            match /users/{uid}/files/{f} {
+              allow get, list: if request.auth != null && request.auth.uid == uid;
+            }
+            match /shared/{d} { allow get: if resource == null || resource.data.owner == request.auth.uid; }
+        """))
+        h.put("users/u1/files/f", ["n": int(1)])
+        h.put("users/u2/files/g", ["n": int(1)])
+        h.put("shared/s", ["owner": str("u1")])
+        let l = TestListener(h, caller: try h.caller("u1"))
+        try l.addQuery(.object(["from": .array([.object(["collectionId": .string("files")])])]), id: 1, parent: "users/u1")
+        try l.addQuery(.object(["from": .array([.object(["collectionId": .string("files")])])]), id: 2, parent: "users/u2")
+        l.addDocuments(["users/u2/files/g"], id: 3)
+        l.addDocuments(["shared/s"], id: 4)
+        let events = l.take().flatMap { $0 }
+        #expect(events.map(TestListener.describe) == [
+            "ADD[1]", "CHANGE f [1]", "CURRENT[1]", "NO_CHANGE[]",
+            "ADD[2]", "REMOVE[2] 7",
+            "ADD[3]", "REMOVE[3] 7",
+            "ADD[4]", "CHANGE s [4]", "CURRENT[4]", "NO_CHANGE[]",
+        ])
+        // The denial carries the same message REST gives for the same read.
+        let rest = h.call("GET", h.api("/users/u2/files/g"), as: .user("u1"))
+        if case .targetChange(.remove, _, let cause?, _, _) = events[7] {
+            #expect(cause.message == rest.json["error"]?["message"]?.stringValue)
+        } else { Issue.record("no cause") }
+
+        // Documents targets are judged again on every change.
+        h.put("shared/s", ["owner": str("u2")])
+        #expect(l.takeSummary() == ["REMOVE[4] 7", "NO_CHANGE[]"])
+        h.put("users/u1/files/f2", ["n": int(1)])
+        #expect(l.takeSummary() == ["CHANGE f2 [1]", "NO_CHANGE[]"])
+    }
+
+    @Test func clearResetsEveryTarget() throws {
+        let h = try TestHarness()
+        h.put("c/a", ["n": int(1)])
+        let l = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        _ = l.take()
+        #expect(h.call("DELETE", "/emulator/v1/projects/\(h.project)/databases/(default)/documents").status == 200)
+        let cleared = l.take().flatMap { $0 }
+        #expect(cleared.map(TestListener.describe) == ["RESET[1]", "CURRENT[1]", "NO_CHANGE[]"])
+        h.put("c/b", ["n": int(1)])
+        let after = l.take().flatMap { $0 }
+        #expect(after.map(TestListener.describe) == ["CHANGE b [1]", "NO_CHANGE[]"])
+        // Read times never go back on a stream.
+        guard case .targetChange(.noChange, _, _, let t1?, _) = cleared.last,
+              case .targetChange(.noChange, _, _, let t2?, _) = after.last else { Issue.record("no read times"); return }
+        #expect(t2 >= t1)
+    }
+
+    @Test func aSinkThatRefusesFreesTheStream() throws {
+        let h = try TestHarness()
+        let l = TestListener(h)
+        let other = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        try other.addQuery(Self.allOfC, id: 1)
+        _ = l.take(); _ = other.take()
+        l.refuse = true
+        h.put("c/a", ["n": int(1)])
+        #expect(l.takeSummary() == [])
+        #expect(other.takeSummary() == ["CHANGE a [1]", "NO_CHANGE[]"])
+        #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 1)
+        h.service.listeners.close(other.stream)
+        #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 0)
+    }
+
+    @Test func concurrentCommitsReachEveryListenerInCommitOrder() throws {
+        let h = try TestHarness()
+        let listeners = (0..<8).map { _ in TestListener(h) }
+        for l in listeners { try l.addQuery(Self.allOfC, id: 1); _ = l.take() }
+        DispatchQueue.concurrentPerform(iterations: 200) { i in
+            h.put("c/d\(i % 10)", ["i": int(Int64(i))])
+        }
+        var sequences: [[Int64]] = []
+        for l in listeners {
+            var times: [Int64] = []
+            for batch in l.take() {
+                guard case .targetChange(.noChange, _, _, let t?, _) = batch.last else { continue }
+                times.append(t.unixMicros)
+                // Each snapshot's documents were written at its read time.
+                for case .documentChange(let d, _) in batch { #expect(d.updateTime == t) }
+            }
+            #expect(times == times.sorted() && Set(times).count == times.count)
+            sequences.append(times)
+        }
+        #expect(sequences.allSatisfy { $0 == sequences[0] })
+        #expect(sequences[0].count == 200)
+        #expect(h.service.listeners.feed.outstanding == 0)
+    }
+
+    @Test func manyTargetsOnOneStream() throws {
+        let h = try TestHarness()
+        let l = TestListener(h)
+        for i in 1...10_000 { l.addDocuments(["c/d\(i)"], id: Int32(i)) }
+        #expect(l.take().count == 10_000)
+        h.put("c/d5000", ["n": int(1)])
+        #expect(l.takeSummary() == ["CHANGE d5000 [5000]", "NO_CHANGE[]"])
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import HearthCore
+import HearthGRPC
+import Testing
+@testable import FirestoreEmulator
+
+/// A call's response side that records what is sent and how it ends; `buffered` stands for bytes
+/// the client has not read.
+final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _messages: [String] = []
+    private var _status: GRPCStatus?
+    var buffered = 0
+
+    var messages: [String] { lock.withLock { _messages } }
+    var status: GRPCStatus? { lock.withLock { _status } }
+
+    func send(_ message: [UInt8]) -> Bool {
+        lock.withLock {
+            guard _status == nil else { return false }
+            _messages.append(String(decoding: message, as: UTF8.self))
+            return true
+        }
+    }
+    func finish(_ status: GRPCStatus) { lock.withLock { if _status == nil { _status = status } } }
+    func waitUntilWritable() -> Bool { !isClosed }
+    var bufferedBytes: Int { buffered }
+    var isClosed: Bool { status != nil }
+}
+
+/// `ListenCall` and `WriteCall` over a recorded response side, with stand-in codecs (the real
+/// protobuf codec is tested with the messages): ordering, errors, slow clients, teardown.
+@Suite struct StreamCallTests {
+    static let dbName = "projects/demo-test/databases/(default)"
+
+    /// Requests are indexes into `actions`, so the test passes whole decoded requests through.
+    static func listenCall(_ h: TestHarness, _ actions: [(String, ListenCall.Action?)], caller: Caller = .admin)
+        -> (ListenCall, RecordingResponses) {
+        let r = RecordingResponses()
+        let call = ListenCall(engine: h.service.listeners, caller: caller, responses: r,
+                              decode: { message throws(FirestoreError) in
+                                  guard let i = message.first, Int(i) < actions.count else { throw .invalidArgument("bad request") }
+                                  return actions[Int(i)]
+                              },
+                              encode: { event, _ in Array(TestListener.describe(event).utf8) })
+        return (call, r)
+    }
+
+    static func target(_ h: TestHarness, _ id: Int32) throws -> ListenCall.Action {
+        let db = DatabaseID(project: h.project, database: "(default)")
+        let q = try QueryParser(database: db, parent: .root).parse(ProtoObject(json: ListenEngineTests.allOfC, path: "q"))
+        return .add(ListenTarget(database: db, id: id, kind: .query(q)))
+    }
+
+    @Test func listenCallStreamsAndHalfCloseEndsOK() throws {
+        let h = try TestHarness()
+        h.put("c/a", ["n": int(1)])
+        let (call, r) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1)), (Self.dbName, .remove(1))])
+        call.received([0])
+        h.put("c/b", ["n": int(1)])
+        call.received([1])
+        call.halfClosed()
+        h.service.listeners.sync {}
+        #expect(r.messages == ["ADD[1]", "CHANGE a [1]", "CURRENT[1]", "NO_CHANGE[]", "CHANGE b [1]", "NO_CHANGE[]", "REMOVE[1]"])
+        #expect(r.status == .ok)
+        #expect(h.service.listeners.sync { h.service.listeners.streams.isEmpty })
+    }
+
+    @Test func listenCallBadRequestsEndWithInvalidArgument() throws {
+        let h = try TestHarness()
+        let (call, r) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1)), (Self.dbName, try Self.target(h, 1)),
+                                            ("projects/other/databases/(default)", nil)])
+        call.received([0])
+        call.received([1])
+        h.service.listeners.sync {}
+        #expect(r.status?.code == .invalidArgument)
+        #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 0)
+
+        let (other, r2) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1)), ("projects/other/databases/(default)", nil)])
+        other.received([0])
+        other.received([1])
+        #expect(r2.status?.code == .invalidArgument)
+        let (garbled, r3) = Self.listenCall(h, [])
+        garbled.received([9])
+        #expect(r3.status == GRPCStatus(.invalidArgument, "bad request"))
+    }
+
+    /// Waits (a bounded time) until `condition` holds, for work the engine retries on its own.
+    static func eventually(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<2500 {
+            if condition() { return true }
+            usleep(2000)
+        }
+        return condition()
+    }
+
+    @Test func flowControlHoldsEventsUntilTheClientReads() throws {
+        let h = try TestHarness()
+        let (call, r) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1))])
+        call.received([0])
+        h.service.listeners.sync {}
+        #expect(r.messages.count == 3)
+        r.buffered = ListenCall.lowWater
+        h.put("c/a", ["n": int(1)])
+        h.put("c/b", ["n": int(1)])
+        h.service.listeners.sync {}
+        #expect(r.messages.count == 3)
+        r.buffered = 0
+        #expect(Self.eventually { r.messages.count == 7 })
+        #expect(r.messages.suffix(4) == ["CHANGE a [1]", "NO_CHANGE[]", "CHANGE b [1]", "NO_CHANGE[]"])
+    }
+
+    @Test func aClientThatStopsReadingIsCutAndOthersGoOn() throws {
+        let h = try TestHarness()
+        h.service.listeners.sync { h.service.listeners.maxOutboxBytes = 2000 }
+        let (slow, slowR) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1))])
+        let (fast, fastR) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1))])
+        slow.received([0])
+        fast.received([0])
+        h.service.listeners.sync {}
+        slowR.buffered = ListenCall.lowWater + 1
+        for k in 0..<20 { h.put("c/d\(k)", ["n": int(Int64(k))]) }
+        h.service.listeners.sync {}
+        #expect(slowR.status?.code == .resourceExhausted)
+        #expect(fastR.messages.count == 3 + 40)
+        #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 1)
+        fast.cancelled()
+        #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 0)
+    }
+
+    @Test func writeCallEndsOnTheFirstFailureAndIgnoresTheRest() throws {
+        let h = try TestHarness()
+        let db = DatabaseID(project: h.project, database: "(default)")
+        let requests: [WriteStreamSession.Request] = [
+            .init(database: Self.dbName),
+            .init(database: "", writes: [try WriteStreamSessionTests.write(h, "c/a", 1)]),
+            .init(database: "", writes: [Write(path: ResourcePath(["c", "b"]), operation: .update(fields: [:], mask: nil),
+                                               transforms: [], precondition: Precondition(exists: true, updateTime: nil))]),
+            .init(database: "", writes: [try WriteStreamSessionTests.write(h, "c/c", 1)]),
+        ]
+        let r = RecordingResponses()
+        let call = WriteCall(session: WriteStreamSession(service: h.service, caller: .admin, streamID: "s1"), responses: r,
+                             decode: { m, known throws(FirestoreError) in
+                                 if m[0] > 0 && known != db { throw .internal("no handshake database") }
+                                 return requests[Int(m[0])]
+                             },
+                             encode: { resp in Array("\(resp.streamID):\(String(decoding: resp.streamToken, as: UTF8.self)):\(resp.results.count)".utf8) })
+        for i in 0..<4 { call.received([UInt8(i)]) }
+        #expect(r.messages == ["s1:0:0", "s1:1:1"])
+        #expect(r.status == GRPCStatus(.notFound, "No document to update: \(Self.dbName)/documents/c/b"))
+        #expect(h.call("GET", h.api("/c/c")).status == 404)
+        #expect(h.call("GET", h.api("/c/a")).status == 200)
+    }
+}
+
+/// A listener on a 100,000-document collection: the first result goes out in bounded pieces, and
+/// only as fast as the client reads.
+@Suite struct LargeListenTests {
+    @Test func hundredThousandDocumentsStreamInPiecesUnderFlowControl() throws {
+        let h = try TestHarness()
+        let db = DatabaseID(project: h.project, database: "(default)")
+        for batch in 0..<200 {
+            let writes = (0..<500).map { k in
+                Write(path: ResourcePath(["c", "d\(batch * 500 + k)"]), operation: .update(fields: ["n": .integer(Int64(k))], mask: nil),
+                      transforms: [], precondition: nil)
+            }
+            _ = try h.service.commit(db, writes: writes, transaction: nil, caller: .admin)
+        }
+        let r = RecordingResponses()
+        let add = try StreamCallTests.target(h, 1)
+        let call = ListenCall(engine: h.service.listeners, caller: .admin, responses: r,
+                              decode: { _ throws(FirestoreError) in (StreamCallTests.dbName, add) },
+                              encode: { e, _ in Array(TestListener.describe(e).utf8) })
+        // A client that is not reading gets nothing past the first piece it was writable for.
+        r.buffered = ListenCall.lowWater
+        call.received([0])
+        h.service.listeners.sync {}
+        #expect(r.messages.isEmpty)
+        #expect(h.service.listeners.sync { h.service.listeners.streams.values.map(\.pending) } == [100_003])
+        r.buffered = 0
+        #expect(StreamCallTests.eventually { r.messages.count == 100_003 })
+        #expect(r.messages.first == "ADD[1]" && r.messages.suffix(2) == ["CURRENT[1]", "NO_CHANGE[]"])
+        #expect(h.service.listeners.sync { h.service.listeners.streams.values.allSatisfy { $0.pending == 0 } })
+    }
+}

@@ -54,8 +54,8 @@ enum Wiring {
         return [
             ServiceUnit(name: "auth", port: o.authPort, http: auth.http,
                         registerHubRoutes: auth.registerHubRoutes, reset: auth.reset),
-            // The Firestore gRPC service plugs in here once it exists; until then every method is UNIMPLEMENTED.
-            ServiceUnit(name: "firestore", port: o.firestorePort, http: firestore.http, grpc: [],
+            // REST (HTTP/1.1) and gRPC (HTTP/2) share the Firestore port, as the official emulator's do.
+            ServiceUnit(name: "firestore", port: o.firestorePort, http: firestore.http, grpc: [firestore.grpc],
                         registerHubRoutes: { hub in
                             firestore.registerHubRoutes(hub)
                             RulesTestAPI.register(on: hub, rules: o.rulesChoice)

@@ -86,3 +86,21 @@ enum FirestoreError: Error, Equatable, Sendable {
         Response.json(json, status: httpStatus)
     }
 }
+
+extension FirestoreError {
+    /// The error a REST answer's `error.status` names (the gRPC adapter reads REST answers).
+    static func fromStatus(_ status: String, message: String, httpStatus: Int) -> FirestoreError {
+        switch status {
+        case "INVALID_ARGUMENT": .invalidArgument(message)
+        case "NOT_FOUND": .notFound(message)
+        case "ALREADY_EXISTS": .alreadyExists(message)
+        case "FAILED_PRECONDITION": .failedPrecondition(message)
+        case "ABORTED": .aborted(message)
+        case "PERMISSION_DENIED": .permissionDenied(message)
+        case "UNAUTHENTICATED": .unauthenticated(message)
+        case "RESOURCE_EXHAUSTED": .resourceExhausted(message)
+        case "UNIMPLEMENTED": .unimplemented(message)
+        default: httpStatus == 404 ? .notFound(message) : (httpStatus < 500 ? .invalidArgument(message) : .internal(message))
+        }
+    }
+}

@@ -163,18 +163,29 @@ extension FirestoreService {
     func aggregate(_ db: DatabaseID, query: Query, aggregations: [Aggregation], consistency: ReadConsistency,
                    caller: Caller) throws(FirestoreError) -> (fields: [String: FirestoreValue], transaction: String?, readTime: Instant) {
         let (result, txn, readTime) = try runQuery(db, query: query, consistency: consistency, caller: caller)
+        // Aggregations over fields see only documents that have every such field, so a count beside
+        // a sum or average counts those documents (Firestore's aggregation docs; the emulator agrees).
+        let fields: [FieldPath] = aggregations.compactMap {
+            switch $0.kind {
+            case .count: nil
+            case .sum(let f), .avg(let f): f
+            }
+        }
+        let documents = fields.isEmpty ? result.documents : result.documents.filter { d in
+            fields.allSatisfy { DocumentFields.value(at: $0, in: d.fields) != nil }
+        }
         var out: [String: FirestoreValue] = [:]
         for a in aggregations {
             switch a.kind {
             case .count(let upTo):
-                var n = Int64(result.documents.count)
+                var n = Int64(documents.count)
                 if let upTo { n = min(n, upTo) }
                 out[a.alias] = .integer(n)
             case .sum(let field):
                 var intSum: Int64 = 0
                 var doubleSum = 0.0
                 var isDouble = false
-                for d in result.documents {
+                for d in documents {
                     switch DocumentFields.value(at: field, in: d.fields) {
                     case .integer(let i)?:
                         if !isDouble {
@@ -201,7 +212,7 @@ extension FirestoreService {
             case .avg(let field):
                 var total = 0.0
                 var count = 0
-                for d in result.documents {
+                for d in documents {
                     switch DocumentFields.value(at: field, in: d.fields) {
                     case .integer(let i)?: total += Double(i); count += 1
                     case .double(let x)?: total += x; count += 1

@@ -86,7 +86,7 @@ extension FirestoreService {
                     })
                 for step in steps {
                     let limit = steps.count > 1 ? max(0, min(10, 20 - lookup.accessCount)) : 10
-                    try authorizeWrite(db, step: step, auth: auth, time: commitTime, lookup: lookup, accessLimit: limit)
+                    try authorizeWrite(db, step: step, auth: auth, time: WriteApplier.requestTime(commitTime), lookup: lookup, accessLimit: limit)
                 }
             }
 
@@ -146,7 +146,7 @@ extension FirestoreService {
                                 return (try? self.storage.document(space: space, path: p, conn)) ?? nil
                             })
                         try authorizeWrite(db, step: Step(write: w, before: before, outcome: outcome), auth: auth,
-                                           time: commitTime, lookup: lookup, accessLimit: 10)
+                                           time: WriteApplier.requestTime(commitTime), lookup: lookup, accessLimit: 10)
                     }
                     try Self.check(w.precondition, against: before, name: db.name(of: w.path))
                     do {

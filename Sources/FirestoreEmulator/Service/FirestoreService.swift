@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthGRPC
 import HearthHTTP
 import HearthSQLite
 import SecurityRules
@@ -51,6 +52,9 @@ public final class FirestoreService: Sendable {
 
     /// What the Firestore port serves.
     public var http: any HTTPService { FirestoreHTTPService(service: self) }
+
+    /// What the Firestore port serves over gRPC (HTTP/2 on the same port): `google.firestore.v1.Firestore`.
+    public var grpc: any GRPCService { FirestoreGRPCService(service: self) }
 
     /// Firestore needs nothing on the hub port: its emulator endpoints live on its own port,
     /// as the Firebase emulator's do.

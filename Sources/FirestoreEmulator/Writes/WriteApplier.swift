@@ -44,11 +44,21 @@ enum WriteApplier {
         return Outcome(document: doc, transformResults: results)
     }
 
+    /// The request time of a commit at `commitTime`: what server timestamps store and rules see as
+    /// `request.time` (equal, so `createdAt == request.time` holds for a server timestamp).
+    static func requestTime(_ commitTime: Instant) -> Instant {
+        let m = commitTime.unixMicros
+        return Instant(unixMicros: m - ((m % 1000) + 1000) % 1000)
+    }
+
     /// The stored value and the reported result of one transform.
     static func transform(_ kind: FieldTransform.Kind, current: FirestoreValue?, commitTime: Instant) -> (FirestoreValue, FirestoreValue) {
         switch kind {
         case .serverTime:
-            return (.timestamp(commitTime), .timestamp(commitTime))
+            // REQUEST_TIME has millisecond precision (ServerValue docs; the emulator agrees), while
+            // update times keep microseconds.
+            let t = requestTime(commitTime)
+            return (.timestamp(t), .timestamp(t))
         case .increment(let operand):
             let v = increment(current, by: operand)
             return (v, v)

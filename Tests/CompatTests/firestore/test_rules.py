@@ -24,7 +24,11 @@ def test_owner_writes_and_reads_the_seed_metadata_document():
     assert r.status_code == 200, r.text
     got = requests.get(url(f"/users/{uid}/files/f1"), headers=as_user(uid))
     assert got.status_code == 200
-    assert got.json()["fields"]["createdAt"] == {"timestampValue": r.json()["commitTime"]}
+    # The server timestamp is the commit time at millisecond precision (REQUEST_TIME's documented precision).
+    created = got.json()["fields"]["createdAt"]["timestampValue"]
+    commit_time = r.json()["commitTime"]
+    assert created[:23] == commit_time[:23] and created.rstrip("Z").split(".")[-1].rstrip("0") == \
+        commit_time.rstrip("Z").split(".")[-1][:3].rstrip("0")
     listed = run_query({"from": [{"collectionId": "files"}]}, parent=f"/users/{uid}", headers=as_user(uid))
     assert listed.status_code == 200 and len([x for x in listed.json() if "document" in x]) == 1
 

@@ -46,13 +46,15 @@ import Testing
         #expect(results[4] == int(3))           // 3 vs 3.0: equivalent, the stored value stays
         #expect(results[5] == dbl(2.5))
         #expect(results[6] == nullV)            // array transforms report null
-        #expect(results[8] == ts(commitTime))
+        // Server timestamps have millisecond precision: the commit time truncated to the millisecond.
+        let requestTime = ValueJSON.formatTimestamp(WriteApplier.requestTime(ValueJSON.parseTimestamp(commitTime) ?? Instant(unixMicros: 0)))
+        #expect(results[8] == ts(requestTime))
         #expect(r.json["writeResults"]?[0]?["updateTime"]?.stringValue == commitTime)
         let doc = h.call("GET", h.api("/c/d")).json["fields"]
         #expect(doc?["arr"] == arr([int(1), str("a"), int(2), int(9)]))
         #expect(doc?["gone"] == .object(["arrayValue": .object([:])]))
-        #expect(doc?["when"] == ts(commitTime))
-        #expect(doc?["nested"]?["mapValue"]?["fields"]?["at"] == ts(commitTime))
+        #expect(doc?["when"] == ts(requestTime))
+        #expect(doc?["nested"]?["mapValue"]?["fields"]?["at"] == ts(requestTime))
     }
 
     @Test func integerIncrementSaturates() {
@@ -157,7 +159,9 @@ import Testing
         let doc = try h.service.setDocument(projectID: h.project, path: "users/u1/files/f1",
                                             fields: ["status": str("ready"), "size": int(3)], serverTimestampFields: ["createdAt"])
         #expect(doc["name"]?.stringValue == h.root + "/users/u1/files/f1")
-        #expect(doc["fields"]?["createdAt"] == ts(doc["updateTime"]?.stringValue ?? "?"))
+        // A server timestamp is the commit time at millisecond precision.
+        let commitInstant = ValueJSON.parseTimestamp(doc["updateTime"]?.stringValue ?? "") ?? Instant(unixMicros: 0)
+        #expect(doc["fields"]?["createdAt"] == ts(ValueJSON.formatTimestamp(WriteApplier.requestTime(commitInstant))))
         #expect(h.call("GET", h.api("/users/u1/files/f1")).status == 200)
         #expect(throws: FirestoreService.DocumentStoreError.self) {
             try h.service.setDocument(projectID: h.project, path: "users/u1", fields: ["a": .object(["bogus": .int(1)])], serverTimestampFields: [])

@@ -47,7 +47,9 @@ import Testing
         #expect(r.status == 200, "\(r.json)")
         let doc = h.call("GET", h.api("/users/u1/files/f1"), as: .user("u1"))
         #expect(doc.status == 200)
-        #expect(doc.json["fields"]?["createdAt"] == ts(r.json["commitTime"]?.stringValue ?? "?"))
+        // A server timestamp is the commit time at millisecond precision.
+        let commitInstant = ValueJSON.parseTimestamp(r.json["commitTime"]?.stringValue ?? "") ?? Instant(unixMicros: 0)
+        #expect(doc.json["fields"]?["createdAt"] == ts(ValueJSON.formatTimestamp(WriteApplier.requestTime(commitInstant))))
     }
 
     @Test(arguments: [("other user", TestHarness.As.user("u2")), ("signed out", .anonymous)])

@@ -1,0 +1,158 @@
+import Foundation
+import HearthCore
+import HearthGRPC
+
+/// Listen and Write: the realtime engine's streams with their protobuf codec.
+extension FirestoreGRPCService {
+    /// The caller of a stream, from its `authorization` metadata exactly as REST decides it.
+    private func caller(_ ctx: GRPCContext) throws(FirestoreError) -> Caller {
+        // The project of token checks: the resource prefix the SDKs send, else the default project.
+        var project = service.configuration.projectID
+        if let prefix = ctx["google-cloud-resource-prefix"], prefix.hasPrefix("projects/") {
+            project = String(prefix.dropFirst(9).prefix(while: { $0 != "/" }))
+        }
+        return try Caller.from(authorization: ctx["authorization"], projectID: project, verifier: service.tokenVerifier,
+                               logger: service.logger, known: service.callers, now: service.clock.now().unixSeconds)
+    }
+
+    /// A stream that ends at once with `error`.
+    private final class Refused: GRPCRequestStream, @unchecked Sendable {
+        func received(_ message: [UInt8]) {}
+        func halfClosed() {}
+        func cancelled() {}
+    }
+
+    func listen(_ ctx: GRPCContext, _ responses: any GRPCResponseStream) -> any GRPCRequestStream {
+        let caller: Caller
+        do { caller = try self.caller(ctx) } catch {
+            responses.finish(error.grpcStatus)
+            return Refused()
+        }
+        return ListenCall(engine: service.listeners, caller: caller, responses: responses,
+                          decode: Self.decodeListen, encode: Self.encodeListen)
+    }
+
+    func write(_ ctx: GRPCContext, _ responses: any GRPCResponseStream) -> any GRPCRequestStream {
+        let caller: Caller
+        do { caller = try self.caller(ctx) } catch {
+            responses.finish(error.grpcStatus)
+            return Refused()
+        }
+        let session = WriteStreamSession(service: service, caller: caller, streamID: service.ids.alphanumeric(12))
+        return WriteCall(session: session, responses: responses, decode: Self.decodeWrite, encode: Self.encodeWrite)
+    }
+
+    // MARK: Listen codec
+
+    @Sendable static func decodeListen(_ message: [UInt8]) throws(FirestoreError) -> (database: String, action: ListenCall.Action?) {
+        let o = try ProtoJSON.decode(message, FirestoreSchemas.v1 + "ListenRequest")
+        let name = o["database"]?.stringValue ?? ""
+        if let remove = o["removeTarget"] {
+            return (name, .remove(Int32(truncatingIfNeeded: ProtoObject.int64(remove) ?? 0)))
+        }
+        guard case .object(let t)? = o["addTarget"] else { return (name, nil) }
+        let db = try WriteStreamSession.database(named: name)
+        let target = ProtoObject(t, path: "add_target")
+        let kind: ListenTarget.Kind
+        if let query = try target.object("query") {
+            let parent = try parentPath(try query.string("parent") ?? "", db)
+            guard let sq = try query.object("structuredQuery") else {
+                throw .invalidArgument("A query target must have a structured_query.")
+            }
+            kind = .query(try QueryParser(database: db, parent: parent).parse(sq))
+        } else if let docs = try target.object("documents") {
+            var paths: [ResourcePath] = []
+            for d in try docs.array("documents") ?? [] {
+                paths.append(try ResourcePath.parseDocumentName(d.stringValue ?? "", in: db))
+            }
+            kind = .documents(paths)
+        } else {
+            throw .invalidArgument("A target must have a query or documents.")
+        }
+        let token = try target.string("resumeToken").flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) }
+        let readTime = try target.string("readTime").flatMap { ValueJSON.parseTimestamp($0) }
+        let expected = try target.int32("expectedCount").map { Int($0) }
+        return (name, .add(ListenTarget(database: db, id: try target.int32("targetId") ?? 0, kind: kind,
+                                        resumeToken: token?.isEmpty == true ? nil : token, readTime: readTime,
+                                        expectedCount: expected)))
+    }
+
+    /// `projects/p/databases/d/documents[/…]` as the path under the documents root.
+    static func parentPath(_ name: String, _ db: DatabaseID) throws(FirestoreError) -> ResourcePath {
+        let root = "projects/\(db.project)/databases/\(db.database)/documents"
+        guard name == root || name.hasPrefix(root + "/") else {
+            throw .invalidArgument("Invalid parent \"\(name)\": it must be under \(root).")
+        }
+        let rest = name.dropFirst(root.count).split(separator: "/").map(String.init)
+        let path = ResourcePath(rest)
+        if !rest.isEmpty { try path.validate(in: db) }
+        return path
+    }
+
+    @Sendable static func encodeListen(_ event: ListenEvent, _ db: DatabaseID) -> [UInt8] {
+        func ids(_ a: [Int32]) -> JSON { .array(a.map { .int(Int64($0)) }) }
+        func ts(_ t: Instant) -> JSON { .string(ValueJSON.formatTimestamp(t)) }
+        var response = JSONObject()
+        switch event {
+        case .targetChange(let kind, let targetIDs, let cause, let readTime, let token):
+            var m: [(String, JSON)] = [("targetChangeType", .int(Int64(kind.rawValue))), ("targetIds", ids(targetIDs))]
+            if let cause { m.append(("cause", .object(["code": .int(cause.grpcCode), "message": .string(cause.message)]))) }
+            if let token { m.append(("resumeToken", .string(Data(token).base64EncodedString()))) }
+            if let readTime { m.append(("readTime", ts(readTime))) }
+            response = JSONObject([("targetChange", .object(JSONObject(m)))])
+        case .documentChange(let doc, let targetIDs):
+            response = JSONObject([("documentChange", .object(JSONObject([("document", document(doc, db)), ("targetIds", ids(targetIDs))])))])
+        case .documentDelete(let path, let removed, let readTime):
+            response = JSONObject([("documentDelete", .object(JSONObject([("document", .string(db.name(of: path))),
+                                                                          ("removedTargetIds", ids(removed)), ("readTime", ts(readTime))])))])
+        case .documentRemove(let path, let removed, let readTime):
+            response = JSONObject([("documentRemove", .object(JSONObject([("document", .string(db.name(of: path))),
+                                                                          ("removedTargetIds", ids(removed)), ("readTime", ts(readTime))])))])
+        case .existenceFilter(let target, let count):
+            response = JSONObject([("filter", .object(JSONObject([("targetId", .int(Int64(target))), ("count", .int(Int64(count)))])))])
+        case .end:
+            return []
+        }
+        return ProtoJSON.encode(response, FirestoreSchemas.v1 + "ListenResponse")
+    }
+
+    static func document(_ doc: StoredDocument, _ db: DatabaseID) -> JSON {
+        var m: [(String, JSON)] = [("name", .string(db.name(of: doc.path)))]
+        if case .object(let f) = ValueJSON.encodeFields(doc.fields), !f.isEmpty { m.append(("fields", .object(f))) }
+        m.append(("createTime", .string(ValueJSON.formatTimestamp(doc.createTime))))
+        m.append(("updateTime", .string(ValueJSON.formatTimestamp(doc.updateTime))))
+        return .object(JSONObject(m))
+    }
+
+    // MARK: Write codec
+
+    @Sendable static func decodeWrite(_ message: [UInt8], _ database: DatabaseID?) throws(FirestoreError) -> WriteStreamSession.Request {
+        let o = try ProtoJSON.decode(message, FirestoreSchemas.v1 + "WriteRequest")
+        var request = WriteStreamSession.Request(database: o["database"]?.stringValue ?? "")
+        request.streamID = o["streamId"]?.stringValue ?? ""
+        request.streamToken = o["streamToken"]?.stringValue.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
+        let writes = o["writes"]?.arrayValue ?? []
+        if !writes.isEmpty {
+            let db: DatabaseID
+            if let database { db = database } else { db = try WriteStreamSession.database(named: request.database) }
+            let parser = WriteParser(database: db)
+            for (i, w) in writes.enumerated() {
+                request.writes.append(try parser.parseWrite(try ProtoObject(json: w, path: "writes[\(i)]")))
+            }
+        }
+        return request
+    }
+
+    @Sendable static func encodeWrite(_ response: WriteStreamSession.Response) -> [UInt8] {
+        var m: [(String, JSON)] = [("streamId", .string(response.streamID)),
+                                   ("streamToken", .string(Data(response.streamToken).base64EncodedString()))]
+        if !response.results.isEmpty {
+            m.append(("writeResults", .array(response.results.map { r in
+                .object(JSONObject([("updateTime", .string(ValueJSON.formatTimestamp(r.updateTime))),
+                                    ("transformResults", .array(r.transformResults.map(ValueJSON.encode)))]))
+            })))
+        }
+        if let t = response.commitTime { m.append(("commitTime", .string(ValueJSON.formatTimestamp(t)))) }
+        return ProtoJSON.encode(JSONObject(m), FirestoreSchemas.v1 + "WriteResponse")
+    }
+}

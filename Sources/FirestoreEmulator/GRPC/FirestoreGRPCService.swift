@@ -1,0 +1,225 @@
+import Foundation
+import HearthCore
+import HearthGRPC
+import HearthHTTP
+
+/// `google.firestore.v1.Firestore` over gRPC: a thin adapter over the same core the REST API uses.
+///
+/// Unary and server-streaming calls are decoded into the proto3 JSON of their REST method and
+/// answered by the REST adapter's own handler (`FirestoreHTTPService.handle`), so both transports
+/// share every check, rules decision and error message; the JSON answer is written back as
+/// protobuf. Listen and Write are the realtime engine's streams.
+struct FirestoreGRPCService: GRPCService {
+    let service: FirestoreService
+
+    var name: String { "google.firestore.v1.Firestore" }
+
+    private typealias Unary = @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8]
+
+    func handler(for method: String) -> GRPCHandler? {
+        let rest = RESTBridge(service: service)
+        switch method {
+        case "GetDocument":
+            return .unary { bytes, ctx throws(GRPCStatus) in
+                try rest.call(ctx) { () throws(FirestoreError) in
+                    let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "GetDocumentRequest")
+                    var q = RESTBridge.maskQuery(o, "mask")
+                    RESTBridge.consistencyQuery(o, &q)
+                    let json = try rest.send(ctx, "GET", RESTBridge.path(o["name"]?.stringValue ?? ""), query: q)
+                    return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + "Document")
+                }
+            }
+        case "ListDocuments":
+            return .unary { bytes, ctx throws(GRPCStatus) in
+                try rest.call(ctx) { () throws(FirestoreError) in
+                    let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "ListDocumentsRequest")
+                    var q = RESTBridge.maskQuery(o, "mask")
+                    RESTBridge.consistencyQuery(o, &q)
+                    if let n = o["pageSize"], n != .int(0) { q.append(("pageSize", "\(ProtoObject.int64(n) ?? 0)")) }
+                    for key in ["pageToken", "orderBy"] { if let s = o[key]?.stringValue, !s.isEmpty { q.append((key, s)) } }
+                    if o["showMissing"]?.boolValue == true { q.append(("showMissing", "true")) }
+                    let parent = o["parent"]?.stringValue ?? ""
+                    let collection = o["collectionId"]?.stringValue ?? ""
+                    let json = try rest.send(ctx, "GET", RESTBridge.path(parent + "/" + collection), query: q)
+                    return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + "ListDocumentsResponse")
+                }
+            }
+        case "CreateDocument":
+            return .unary { bytes, ctx throws(GRPCStatus) in
+                try rest.call(ctx) { () throws(FirestoreError) in
+                    let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "CreateDocumentRequest")
+                    var q = RESTBridge.maskQuery(o, "mask")
+                    if let id = o["documentId"]?.stringValue, !id.isEmpty { q.append(("documentId", id)) }
+                    let parent = o["parent"]?.stringValue ?? ""
+                    let json = try rest.send(ctx, "POST", RESTBridge.path(parent + "/" + (o["collectionId"]?.stringValue ?? "")),
+                                             query: q, body: o["document"] ?? .object(JSONObject()))
+                    return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + "Document")
+                }
+            }
+        case "UpdateDocument":
+            return .unary { bytes, ctx throws(GRPCStatus) in
+                try rest.call(ctx) { () throws(FirestoreError) in
+                    let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "UpdateDocumentRequest")
+                    var q = RESTBridge.maskQuery(o, "mask")
+                    q += RESTBridge.maskQuery(o, "updateMask")
+                    RESTBridge.preconditionQuery(o, &q)
+                    let document = o["document"]?.objectValue ?? JSONObject()
+                    let json = try rest.send(ctx, "PATCH", RESTBridge.path(document["name"]?.stringValue ?? ""), query: q,
+                                             body: .object(document))
+                    return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + "Document")
+                }
+            }
+        case "DeleteDocument":
+            return .unary { bytes, ctx throws(GRPCStatus) in
+                try rest.call(ctx) { () throws(FirestoreError) in
+                    let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "DeleteDocumentRequest")
+                    var q: [(String, String)] = []
+                    RESTBridge.preconditionQuery(o, &q)
+                    _ = try rest.send(ctx, "DELETE", RESTBridge.path(o["name"]?.stringValue ?? ""), query: q)
+                    return []
+                }
+            }
+        case "BeginTransaction":
+            return rest.verb("BeginTransactionRequest", field: "database", verb: "beginTransaction", response: "BeginTransactionResponse")
+        case "Commit":
+            return rest.verb("CommitRequest", field: "database", verb: "commit", response: "CommitResponse")
+        case "Rollback":
+            return rest.verb("RollbackRequest", field: "database", verb: "rollback", response: nil)
+        case "BatchWrite":
+            return rest.verb("BatchWriteRequest", field: "database", verb: "batchWrite", response: "BatchWriteResponse")
+        case "PartitionQuery":
+            return rest.verb("PartitionQueryRequest", field: "parent", verb: "partitionQuery", response: "PartitionQueryResponse")
+        case "ListCollectionIds":
+            return rest.verb("ListCollectionIdsRequest", field: "parent", verb: "listCollectionIds", response: "ListCollectionIdsResponse")
+        case "BatchGetDocuments":
+            return rest.streamingVerb("BatchGetDocumentsRequest", field: "database", verb: "batchGet",
+                                      response: "BatchGetDocumentsResponse", markDone: false)
+        case "RunQuery":
+            return rest.streamingVerb("RunQueryRequest", field: "parent", verb: "runQuery", response: "RunQueryResponse", markDone: true)
+        case "RunAggregationQuery":
+            return rest.streamingVerb("RunAggregationQueryRequest", field: "parent", verb: "runAggregationQuery",
+                                      response: "RunAggregationQueryResponse", markDone: false)
+        case "Listen":
+            return .bidirectional { ctx, responses in listen(ctx, responses) }
+        case "Write":
+            return .bidirectional { ctx, responses in write(ctx, responses) }
+        case "ExecutePipeline":
+            return .unary { _, _ throws(GRPCStatus) in
+                throw GRPCStatus(.unimplemented, "Pipeline queries (ExecutePipeline) are not supported by this emulator.")
+            }
+        default:
+            return nil
+        }
+    }
+}
+
+/// Sends gRPC calls through the REST adapter's handler.
+struct RESTBridge: Sendable {
+    let service: FirestoreService
+
+    /// Runs `body`, turning Firestore errors into their gRPC status.
+    func call<T>(_ ctx: GRPCContext, _ body: () throws(FirestoreError) -> T) throws(GRPCStatus) -> T {
+        do {
+            return try body()
+        } catch {
+            throw error.grpcStatus
+        }
+    }
+
+    /// Answers one REST request; a non-2xx answer becomes its FirestoreError.
+    func send(_ ctx: GRPCContext, _ method: String, _ path: String, query: [(String, String)] = [], body: JSON? = nil)
+        throws(FirestoreError) -> JSON {
+        var headers = HTTPHeaders()
+        if let auth = ctx["authorization"] { headers.set("Authorization", auth) }
+        var bytes: [UInt8] = []
+        if let body {
+            headers.set("Content-Type", "application/json")
+            bytes = body.utf8Bytes
+        }
+        let rawQuery = query.map { "\(Self.escape($0.0))=\(Self.escape($0.1))" }.joined(separator: "&")
+        let request = Request(method: method, rawPath: path, rawQuery: rawQuery, hasQuery: !rawQuery.isEmpty, headers: headers,
+                              body: bytes)
+        let response = FirestoreHTTPService(service: service).handle(request)
+        var out: [UInt8] = []
+        if case .bytes(let b) = response.body { out = b }
+        let json = out.isEmpty ? JSON.object(JSONObject()) : ((try? JSON.parse(out)) ?? .object(JSONObject()))
+        guard (200..<300).contains(response.status) else {
+            let error = json["error"]
+            let message = error?["message"]?.stringValue ?? "HTTP \(response.status)"
+            throw FirestoreError.fromStatus(error?["status"]?.stringValue ?? "", message: message, httpStatus: response.status)
+        }
+        return json
+    }
+
+    /// A unary custom method: `POST /v1/{field}/documents:verb` (or `/v1/{parent}:verb`).
+    func verb(_ request: String, field: String, verb: String, response: String?) -> GRPCHandler {
+        .unary { bytes, ctx throws(GRPCStatus) in
+            try call(ctx) { () throws(FirestoreError) in
+                let json = try post(bytes, ctx, request: request, field: field, verb: verb)
+                guard let response else { return [] }
+                return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + response)
+            }
+        }
+    }
+
+    /// A server-streaming custom method whose REST answer is an array: one message per element
+    /// (`done` set on the last for RunQuery, as Firestore does).
+    func streamingVerb(_ request: String, field: String, verb: String, response: String, markDone: Bool) -> GRPCHandler {
+        .serverStreaming { bytes, ctx, responses throws(GRPCStatus) in
+            let json = try call(ctx) { () throws(FirestoreError) in try post(bytes, ctx, request: request, field: field, verb: verb) }
+            var items = json.arrayValue ?? []
+            if markDone, !items.isEmpty, case .object(let last) = items[items.count - 1], last["done"] == nil {
+                items[items.count - 1] = .object(JSONObject(last.members + [("done", .bool(true))]))
+            }
+            for item in items {
+                guard responses.waitUntilWritable() else { return }
+                responses.send(ProtoJSON.encode(item.objectValue ?? JSONObject(), FirestoreSchemas.v1 + response))
+            }
+        }
+    }
+
+    private func post(_ bytes: [UInt8], _ ctx: GRPCContext, request: String, field: String, verb: String) throws(FirestoreError) -> JSON {
+        let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + request)
+        let target = o[field]?.stringValue ?? ""
+        let body = JSONObject(o.members.filter { $0.0 != field })
+        let path = field == "database" ? Self.path(target) + "/documents:" + verb : Self.path(target) + ":" + verb
+        guard !target.isEmpty else {
+            throw .invalidArgument("Missing required field '\(field)' in \(request).")
+        }
+        return try send(ctx, "POST", path, body: .object(body))
+    }
+
+    /// `/v1/` and the resource name, each segment percent-encoded.
+    static func path(_ name: String) -> String {
+        "/v1/" + name.split(separator: "/", omittingEmptySubsequences: false).map { escape(String($0)) }.joined(separator: "/")
+    }
+
+    private static let unreserved: CharacterSet = {
+        var s = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        s.insert(charactersIn: "-._~()")
+        return s
+    }()
+
+    static func escape(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: unreserved) ?? s
+    }
+
+    /// `mask.fieldPaths=…` parameters of the message's `DocumentMask` field `field`.
+    static func maskQuery(_ o: JSONObject, _ field: String) -> [(String, String)] {
+        guard case .object(let mask)? = o[field] else { return [] }
+        let paths = mask["fieldPaths"]?.arrayValue ?? []
+        // An empty mask still selects (no fields), so it is sent as one empty path list.
+        return paths.compactMap { $0.stringValue }.map { ("\(field).fieldPaths", $0) }
+    }
+
+    static func consistencyQuery(_ o: JSONObject, _ q: inout [(String, String)]) {
+        if let t = o["transaction"]?.stringValue { q.append(("transaction", t)) }
+        if let t = o["readTime"]?.stringValue { q.append(("readTime", t)) }
+    }
+
+    static func preconditionQuery(_ o: JSONObject, _ q: inout [(String, String)]) {
+        guard case .object(let p)? = o["currentDocument"] else { return }
+        if let e = p["exists"]?.boolValue { q.append(("currentDocument.exists", e ? "true" : "false")) }
+        if let t = p["updateTime"]?.stringValue { q.append(("currentDocument.updateTime", t)) }
+    }
+}

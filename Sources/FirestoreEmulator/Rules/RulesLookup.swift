@@ -4,16 +4,22 @@ import SecurityRules
 ///
 /// One instance serves every evaluation of a request (all writes of a batch), so it also
 /// counts distinct documents read against the request-wide access budget.
+///
+/// A read that fails (a storage error) is not "document absent": that could turn `!exists(…)`
+/// into an allow. The failure is remembered and `authorize` denies the whole request after the
+/// evaluation, whatever the rules decided (security checks fail closed).
 final class RulesLookup: RulesDocumentLookup {
     private let database: DatabaseID
-    private let current: (ResourcePath) -> StoredDocument?
-    private let after: (ResourcePath) -> StoredDocument?
+    private let current: (ResourcePath) throws -> StoredDocument?
+    private let after: (ResourcePath) throws -> StoredDocument?
+    /// The first lookup failure of this request, if any.
+    private(set) var failure: (any Error)?
     private var cache: [ResourcePath: RulesValue?] = [:]
     private var afterCache: [ResourcePath: RulesValue?] = [:]
     private var accessed = Set<ResourcePath>()
 
-    init(database: DatabaseID, current: @escaping (ResourcePath) -> StoredDocument?,
-         after: @escaping (ResourcePath) -> StoredDocument?) {
+    init(database: DatabaseID, current: @escaping (ResourcePath) throws -> StoredDocument?,
+         after: @escaping (ResourcePath) throws -> StoredDocument?) {
         self.database = database
         self.current = current
         self.after = after
@@ -26,7 +32,7 @@ final class RulesLookup: RulesDocumentLookup {
         guard let p = RulesConversion.documentPath(path, in: database) else { return nil }
         if let cached = cache[p] { return cached }
         accessed.insert(p)
-        let v = current(p).map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
+        let v = load(current, p).map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
         cache[p] = v
         return v
     }
@@ -35,8 +41,17 @@ final class RulesLookup: RulesDocumentLookup {
         guard let p = RulesConversion.documentPath(path, in: database) else { return nil }
         if let cached = afterCache[p] { return cached }
         accessed.insert(p)
-        let v = after(p).map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
+        let v = load(after, p).map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
         afterCache[p] = v
         return v
+    }
+
+    private func load(_ read: (ResourcePath) throws -> StoredDocument?, _ p: ResourcePath) -> StoredDocument? {
+        do {
+            return try read(p)
+        } catch {
+            if failure == nil { failure = error }
+            return nil
+        }
     }
 }

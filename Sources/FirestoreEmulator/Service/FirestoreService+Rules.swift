@@ -16,6 +16,10 @@ extension FirestoreService {
             throw .permissionDenied(why)
         case .ruleset(let ruleset, let coverage):
             let decision = ruleset.evaluate(request, lookup: lookup, coverage: coverage)
+            if let failure = lookup.failure {
+                logger.error("firestore: a rules document lookup failed; denying", [("error", .string("\(failure)"))])
+                throw .permissionDenied("evaluation error: a document read by the rules (get/exists) could not be loaded.")
+            }
             if !decision.allowed {
                 throw .permissionDenied(decision.message.isEmpty ? Self.defaultDenial : decision.message)
             }
@@ -24,9 +28,9 @@ extension FirestoreService {
 
     /// A lookup reading the committed state (reads have no pending writes).
     func readLookup(_ db: DatabaseID, space: Int64?, _ conn: Connection) -> RulesLookup {
-        let fetch: (ResourcePath) -> StoredDocument? = { [storage] path in
+        let fetch: (ResourcePath) throws -> StoredDocument? = { [storage] path in
             guard let space else { return nil }
-            return try? storage.document(space: space, path: path, conn)
+            return try storage.document(space: space, path: path, conn)
         }
         return RulesLookup(database: db, current: fetch, after: fetch)
     }

@@ -79,10 +79,10 @@ extension FirestoreService {
             if case .client(let auth) = caller {
                 let lookup = RulesLookup(
                     database: db,
-                    current: { p in (try? load(p)) ?? nil },
+                    current: { p in try load(p) },
                     after: { p in
                         if let o = overlay[p] { return o }
-                        return (try? load(p)) ?? nil
+                        return try load(p)
                     })
                 for step in steps {
                     let limit = steps.count > 1 ? max(0, min(10, 20 - lookup.accessCount)) : 10
@@ -140,10 +140,10 @@ extension FirestoreService {
                     if case .client(let auth) = caller {
                         let lookup = RulesLookup(
                             database: db,
-                            current: { p in (try? self.storage.document(space: space, path: p, conn)) ?? nil },
+                            current: { p in try self.storage.document(space: space, path: p, conn) },
                             after: { p in
                                 if p == w.path { return outcome.document }
-                                return (try? self.storage.document(space: space, path: p, conn)) ?? nil
+                                return try self.storage.document(space: space, path: p, conn)
                             })
                         try authorizeWrite(db, step: Step(write: w, before: before, outcome: outcome), auth: auth,
                                            time: WriteApplier.requestTime(commitTime), lookup: lookup, accessLimit: 10)

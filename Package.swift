@@ -51,6 +51,7 @@ let package = Package(
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"]),
         .testTarget(name: "HearthSQLiteTests", dependencies: ["HearthSQLite", "HearthCore"]),
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthCore"]),
+        .testTarget(name: "HearthProtobufTests", dependencies: ["HearthProtobuf"]),
         .testTarget(name: "HearthGRPCTests", dependencies: ["HearthGRPC", "HearthHTTP", "HearthCore"]),
         .testTarget(name: "SecurityRulesTests", dependencies: ["SecurityRules", "HearthCore"]),
         .testTarget(name: "S3EmulatorTests", dependencies: ["S3Emulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),

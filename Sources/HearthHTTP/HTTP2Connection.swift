@@ -169,8 +169,10 @@ final class HTTP2Connection: @unchecked Sendable {
     private func submit(_ headers: [(String, String)], on id: Int32, endStream: Bool) {
         withHeaderVector(headers) { nva, count in
             if endStream {
+                // No RST_STREAM(NO_ERROR) here: nghttp2 may send it ahead of this HEADERS frame, and
+                // gRPC clients then report "Stream removed" instead of the Trailers-Only status. The
+                // client's remaining request DATA is read and dropped on the half-closed stream.
                 _ = nghttp2_submit_response(session, id, nva, count, nil)
-                stopRequestBody(id)
             } else {
                 var provider = nghttp2_data_provider(source: nghttp2_data_source(fd: id), read_callback: h2ReadData)
                 _ = nghttp2_submit_response(session, id, nva, count, &provider)

@@ -44,6 +44,9 @@ public final class HTTPServer: @unchecked Sendable {
         /// How long a new connection may stay silent (or inside a prefix of the HTTP/2 preface)
         /// before it is handed to libmicrohttpd, whose idle timeout then applies.
         public var sniffTimeout: Double
+        /// Accept connections on Hearth's own loop (sniffing for HTTP/2) even without an HTTP/2
+        /// handler; listeners with one always do.
+        public var ownAcceptLoop = false
         /// PEM certificate and key: serve HTTPS.
         public var tlsCertificatePEM: String?
         public var tlsKeyPEM: String?
@@ -114,7 +117,11 @@ public final class HTTPServer: @unchecked Sendable {
         if isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
         if tls { flags |= UInt32(MHD_USE_TLS.rawValue) }
         var listenFD: Int32 = -1
-        if !tls {
+        // Only listeners that serve HTTP/2 (the Firestore port) accept connections themselves; the others
+        // keep libmicrohttpd's own listening socket, exactly as before HTTP/2 existed (see
+        // docs/architecture.md: a shutdown after the connection cap was reached once hung inside
+        // MHD_stop_daemon on the hand-over path, so that path is kept where it is needed).
+        if !tls && (http2Handler != nil || configuration.ownAcceptLoop) {
             listenFD = try HTTPServer.listen(on: storage, length: length, host: configuration.host, port: configuration.port)
             // ITC makes added connections get served at once (microhttpd.h, MHD_add_connection).
             flags |= UInt32(MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue)

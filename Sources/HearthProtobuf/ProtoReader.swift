@@ -140,44 +140,31 @@ public struct ProtoReader: Sendable {
 
     /// The varints of a packed repeated field, or the single one of an unpacked element.
     public mutating func readVarints(_ wireType: WireType) throws(ProtoDecodingError) -> [UInt64] {
-        switch wireType {
-        case .varint: return [try readVarint()]
-        case .lengthDelimited:
-            var packed = ProtoReader(bytes: bytes, range: try readLengthDelimitedRange(), depth: depth)
-            var out: [UInt64] = []
-            while !packed.isAtEnd { out.append(try packed.readVarint()) }
-            return out
-        default:
-            throw ProtoDecodingError("wire type \(wireType.rawValue) where a varint was expected", at: offset)
-        }
+        try readRepeated(wireType, element: .varint) { (r: inout ProtoReader) throws(ProtoDecodingError) in try r.readVarint() }
     }
 
     /// The fixed64 values of a packed repeated field, or the single one of an unpacked element.
     public mutating func readFixed64s(_ wireType: WireType) throws(ProtoDecodingError) -> [UInt64] {
-        switch wireType {
-        case .fixed64: return [try readFixed64()]
-        case .lengthDelimited:
-            var packed = ProtoReader(bytes: bytes, range: try readLengthDelimitedRange(), depth: depth)
-            var out: [UInt64] = []
-            while !packed.isAtEnd { out.append(try packed.readFixed64()) }
-            return out
-        default:
-            throw ProtoDecodingError("wire type \(wireType.rawValue) where a fixed64 was expected", at: offset)
-        }
+        try readRepeated(wireType, element: .fixed64) { (r: inout ProtoReader) throws(ProtoDecodingError) in try r.readFixed64() }
     }
 
     /// The fixed32 values of a packed repeated field, or the single one of an unpacked element.
     public mutating func readFixed32s(_ wireType: WireType) throws(ProtoDecodingError) -> [UInt32] {
-        switch wireType {
-        case .fixed32: return [try readFixed32()]
-        case .lengthDelimited:
-            var packed = ProtoReader(bytes: bytes, range: try readLengthDelimitedRange(), depth: depth)
-            var out: [UInt32] = []
-            while !packed.isAtEnd { out.append(try packed.readFixed32()) }
-            return out
-        default:
-            throw ProtoDecodingError("wire type \(wireType.rawValue) where a fixed32 was expected", at: offset)
+        try readRepeated(wireType, element: .fixed32) { (r: inout ProtoReader) throws(ProtoDecodingError) in try r.readFixed32() }
+    }
+
+    /// One element (`wireType == element`) or a packed run of them (length-delimited); parsers
+    /// must accept both for repeated scalars, whichever the schema declares.
+    private mutating func readRepeated<T>(_ wireType: WireType, element: WireType,
+                                          _ read: (inout ProtoReader) throws(ProtoDecodingError) -> T) throws(ProtoDecodingError) -> [T] {
+        if wireType == element { return [try read(&self)] }
+        guard wireType == .lengthDelimited else {
+            throw ProtoDecodingError("wire type \(wireType.rawValue) where \(element) was expected", at: offset)
         }
+        var packed = ProtoReader(bytes: bytes, range: try readLengthDelimitedRange(), depth: depth)
+        var out: [T] = []
+        while !packed.isAtEnd { out.append(try read(&packed)) }
+        return out
     }
 
     /// Zigzag decoding of `sint32`/`sint64`.

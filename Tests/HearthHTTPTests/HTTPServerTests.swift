@@ -65,7 +65,10 @@ final class PatternSource: ResponseBodySource, @unchecked Sendable {
 
 func withServer<T>(timeout: Int = 60, _ body: (HTTPServer, EchoService) throws -> T) throws -> T {
     let service = EchoService()
-    let server = HTTPServer(name: "test", configuration: .init(port: 0, threads: 4, connectionTimeout: timeout), service: service)
+    // Hearth's own accept loop (the Firestore port's path), so every HTTP/1.1 behaviour is proven through it.
+    var configuration = HTTPServer.Configuration(port: 0, threads: 4, connectionTimeout: timeout)
+    configuration.ownAcceptLoop = true
+    let server = HTTPServer(name: "test", configuration: configuration, service: service)
     try server.start()
     defer { server.stop(graceSeconds: 1) }
     return try body(server, service)
@@ -247,7 +250,9 @@ func withServer<T>(timeout: Int = 60, _ body: (HTTPServer, EchoService) throws -
 
     @Test func portInUseIsAClearError() throws {
         try withServer { server, _ in
-            let second = HTTPServer(name: "dup", configuration: .init(port: server.port), service: EchoService())
+            var configuration = HTTPServer.Configuration(port: server.port)
+            configuration.ownAcceptLoop = true
+            let second = HTTPServer(name: "dup", configuration: configuration, service: EchoService())
             #expect(throws: HTTPServerError.self) { try second.start() }
             do { try second.start() } catch { #expect("\(error)".contains("already in use")) }
         }

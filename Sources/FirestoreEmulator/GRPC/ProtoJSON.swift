@@ -16,7 +16,7 @@ enum ProtoJSON {
         do {
             return try decode(&reader, schema)
         } catch {
-            throw .invalidArgument("Invalid \(schema) message: \(error)")
+            throw .invalidArgument("Invalid protobuf payload received: \(error).")
         }
     }
 

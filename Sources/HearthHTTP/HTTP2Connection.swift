@@ -189,18 +189,11 @@ final class HTTP2Connection: @unchecked Sendable {
             if trailers.isEmpty { return n }
             flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
             withHeaderVector(trailers) { nva, count in _ = nghttp2_submit_trailer(session, id, nva, count) }
-            stopRequestBody(id)
+            // No RST_STREAM(NO_ERROR) after the trailers either (see `submit`): the client's remaining
+            // request DATA is read and dropped on the half-closed stream.
             return n
         }
         return n > 0 ? n : Int(NGHTTP2_ERR_DEFERRED.rawValue)
-    }
-
-    /// After a complete response to a request still being sent, asks the client to stop sending
-    /// (RST_STREAM NO_ERROR, RFC 9113 §8.1); it goes out after the response (same queue).
-    private func stopRequestBody(_ id: Int32) {
-        if nghttp2_session_get_stream_remote_close(session, id) == 0 {
-            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, 0)
-        }
     }
 
     /// Lays header names and values out in one buffer and points an `nghttp2_nv` array into it

@@ -145,9 +145,11 @@ public final class HTTPServer: @unchecked Sendable {
                     tls_cert_pem: UnsafePointer(cert),
                     tls_key_pem: UnsafePointer(key),
                     notify_connection: hearthConnectionNotify, notify_connection_cls: context)
-                if !tls { cfg.bind_address = nil }
+                // With our own listener libmicrohttpd binds nothing; otherwise it binds the address itself.
+                let ownListener = listenFD >= 0
+                if ownListener { cfg.bind_address = nil }
                 errno = 0
-                return hearth_mhd_start_daemon(flags, tls ? UInt16(configuration.port) : 0, hearthAccessHandler, context,
+                return hearth_mhd_start_daemon(flags, ownListener ? 0 : UInt16(configuration.port), hearthAccessHandler, context,
                                                hearthRequestCompleted, context, hearthURILogger, context, &cfg)
             }
         }

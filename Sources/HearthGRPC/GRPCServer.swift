@@ -51,7 +51,9 @@ public final class GRPCServer: HTTP2StreamHandler, @unchecked Sendable {
     }
 
     /// The method named by `:path` `/{service}/{method}`, or the UNIMPLEMENTED status gRPC servers send.
-    func route(_ path: String) -> Result<GRPCHandler, GRPCStatus> {
+    func route(_ fullPath: String) -> Result<GRPCHandler, GRPCStatus> {
+        // gRPC paths carry no query, but a stray one must not hide the method.
+        let path = fullPath.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         let name = path.hasPrefix("/") ? String(path.dropFirst()) : path
         guard parts.count == 3, parts[0].isEmpty, let service = services[String(parts[1])],

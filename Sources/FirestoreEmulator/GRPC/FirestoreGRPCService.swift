@@ -20,64 +20,41 @@ struct FirestoreGRPCService: GRPCService {
         let rest = RESTBridge(service: service)
         switch method {
         case "GetDocument":
-            return .unary { bytes, ctx throws(GRPCStatus) in
-                try rest.call(ctx) { () throws(FirestoreError) in
-                    let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "GetDocumentRequest")
-                    var q = RESTBridge.maskQuery(o, "mask")
-                    RESTBridge.consistencyQuery(o, &q)
-                    let json = try rest.send(ctx, "GET", RESTBridge.path(o["name"]?.stringValue ?? ""), query: q)
-                    return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + "Document")
-                }
+            return rest.unary("GetDocumentRequest", response: "Document") { o in
+                var q = RESTBridge.maskQuery(o, "mask")
+                RESTBridge.consistencyQuery(o, &q)
+                return RESTCall(method: "GET", name: o["name"]?.stringValue ?? "", query: q)
             }
         case "ListDocuments":
-            return .unary { bytes, ctx throws(GRPCStatus) in
-                try rest.call(ctx) { () throws(FirestoreError) in
-                    let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "ListDocumentsRequest")
-                    var q = RESTBridge.maskQuery(o, "mask")
-                    RESTBridge.consistencyQuery(o, &q)
-                    if let n = o["pageSize"], n != .int(0) { q.append(("pageSize", "\(ProtoObject.int64(n) ?? 0)")) }
-                    for key in ["pageToken", "orderBy"] { if let s = o[key]?.stringValue, !s.isEmpty { q.append((key, s)) } }
-                    if o["showMissing"]?.boolValue == true { q.append(("showMissing", "true")) }
-                    let parent = o["parent"]?.stringValue ?? ""
-                    let collection = o["collectionId"]?.stringValue ?? ""
-                    let json = try rest.send(ctx, "GET", RESTBridge.path(parent + "/" + collection), query: q)
-                    return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + "ListDocumentsResponse")
-                }
+            return rest.unary("ListDocumentsRequest", response: "ListDocumentsResponse") { o in
+                var q = RESTBridge.maskQuery(o, "mask")
+                RESTBridge.consistencyQuery(o, &q)
+                if let n = o["pageSize"], n != .int(0) { q.append(("pageSize", "\(ProtoObject.int64(n) ?? 0)")) }
+                for key in ["pageToken", "orderBy"] { if let s = o[key]?.stringValue, !s.isEmpty { q.append((key, s)) } }
+                if o["showMissing"]?.boolValue == true { q.append(("showMissing", "true")) }
+                let name = (o["parent"]?.stringValue ?? "") + "/" + (o["collectionId"]?.stringValue ?? "")
+                return RESTCall(method: "GET", name: name, query: q)
             }
         case "CreateDocument":
-            return .unary { bytes, ctx throws(GRPCStatus) in
-                try rest.call(ctx) { () throws(FirestoreError) in
-                    let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "CreateDocumentRequest")
-                    var q = RESTBridge.maskQuery(o, "mask")
-                    if let id = o["documentId"]?.stringValue, !id.isEmpty { q.append(("documentId", id)) }
-                    let parent = o["parent"]?.stringValue ?? ""
-                    let json = try rest.send(ctx, "POST", RESTBridge.path(parent + "/" + (o["collectionId"]?.stringValue ?? "")),
-                                             query: q, body: o["document"] ?? .object(JSONObject()))
-                    return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + "Document")
-                }
+            return rest.unary("CreateDocumentRequest", response: "Document") { o in
+                var q = RESTBridge.maskQuery(o, "mask")
+                if let id = o["documentId"]?.stringValue, !id.isEmpty { q.append(("documentId", id)) }
+                let name = (o["parent"]?.stringValue ?? "") + "/" + (o["collectionId"]?.stringValue ?? "")
+                return RESTCall(method: "POST", name: name, query: q, body: o["document"] ?? .object(JSONObject()))
             }
         case "UpdateDocument":
-            return .unary { bytes, ctx throws(GRPCStatus) in
-                try rest.call(ctx) { () throws(FirestoreError) in
-                    let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "UpdateDocumentRequest")
-                    var q = RESTBridge.maskQuery(o, "mask")
-                    q += RESTBridge.maskQuery(o, "updateMask")
-                    RESTBridge.preconditionQuery(o, &q)
-                    let document = o["document"]?.objectValue ?? JSONObject()
-                    let json = try rest.send(ctx, "PATCH", RESTBridge.path(document["name"]?.stringValue ?? ""), query: q,
-                                             body: .object(document))
-                    return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + "Document")
-                }
+            return rest.unary("UpdateDocumentRequest", response: "Document") { o in
+                var q = RESTBridge.maskQuery(o, "mask")
+                q += RESTBridge.maskQuery(o, "updateMask")
+                RESTBridge.preconditionQuery(o, &q)
+                let document = o["document"]?.objectValue ?? JSONObject()
+                return RESTCall(method: "PATCH", name: document["name"]?.stringValue ?? "", query: q, body: .object(document))
             }
         case "DeleteDocument":
-            return .unary { bytes, ctx throws(GRPCStatus) in
-                try rest.call(ctx) { () throws(FirestoreError) in
-                    let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "DeleteDocumentRequest")
-                    var q: [(String, String)] = []
-                    RESTBridge.preconditionQuery(o, &q)
-                    _ = try rest.send(ctx, "DELETE", RESTBridge.path(o["name"]?.stringValue ?? ""), query: q)
-                    return []
-                }
+            return rest.unary("DeleteDocumentRequest", response: nil) { o in
+                var q: [(String, String)] = []
+                RESTBridge.preconditionQuery(o, &q)
+                return RESTCall(method: "DELETE", name: o["name"]?.stringValue ?? "", query: q)
             }
         case "BeginTransaction":
             return rest.verb("BeginTransactionRequest", field: "database", verb: "beginTransaction", response: "BeginTransactionResponse")
@@ -113,12 +90,23 @@ struct FirestoreGRPCService: GRPCService {
     }
 }
 
+/// The REST request a gRPC call stands for.
+struct RESTCall: Sendable {
+    var method: String
+    /// The resource name (`projects/p/databases/d/documents/…`); percent-encoded into the path.
+    var name: String
+    /// A custom method (`commit` → `…/documents:commit`).
+    var verb: String? = nil
+    var query: [(String, String)] = []
+    var body: JSON? = nil
+}
+
 /// Sends gRPC calls through the REST adapter's handler.
 struct RESTBridge: Sendable {
     let service: FirestoreService
 
     /// Runs `body`, turning Firestore errors into their gRPC status.
-    func call<T>(_ ctx: GRPCContext, _ body: () throws(FirestoreError) -> T) throws(GRPCStatus) -> T {
+    func call<T>(_ body: () throws(FirestoreError) -> T) throws(GRPCStatus) -> T {
         do {
             return try body()
         } catch {
@@ -127,8 +115,9 @@ struct RESTBridge: Sendable {
     }
 
     /// Answers one REST request; a non-2xx answer becomes its FirestoreError.
-    func send(_ ctx: GRPCContext, _ method: String, _ path: String, query: [(String, String)] = [], body: JSON? = nil)
-        throws(FirestoreError) -> JSON {
+    func send(_ ctx: GRPCContext, _ rest: RESTCall) throws(FirestoreError) -> JSON {
+        let (method, query, body) = (rest.method, rest.query, rest.body)
+        let path = Self.path(rest.name) + (rest.verb.map { ":" + $0 } ?? "")
         var headers = HTTPHeaders()
         if let auth = ctx["authorization"] { headers.set("Authorization", auth) }
         var bytes: [UInt8] = []
@@ -151,22 +140,32 @@ struct RESTBridge: Sendable {
         return json
     }
 
-    /// A unary custom method: `POST /v1/{field}/documents:verb` (or `/v1/{parent}:verb`).
-    func verb(_ request: String, field: String, verb: String, response: String?) -> GRPCHandler {
+    /// A unary method: the request decoded, turned into its REST call by `build`, answered by the
+    /// REST handler, and the answer encoded as `response` (nil: `Empty`).
+    func unary(_ request: String, response: String?,
+               _ build: @escaping @Sendable (JSONObject) throws(FirestoreError) -> RESTCall) -> GRPCHandler {
         .unary { bytes, ctx throws(GRPCStatus) in
-            try call(ctx) { () throws(FirestoreError) in
-                let json = try post(bytes, ctx, request: request, field: field, verb: verb)
+            try call { () throws(FirestoreError) in
+                let json = try send(ctx, try build(try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + request)))
                 guard let response else { return [] }
                 return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + response)
             }
         }
     }
 
+    /// A unary custom method: `POST /v1/{field}/documents:verb` (or `/v1/{parent}:verb`).
+    func verb(_ request: String, field: String, verb: String, response: String?) -> GRPCHandler {
+        unary(request, response: response) { o throws(FirestoreError) in try Self.customMethod(o, request: request, field: field, verb: verb) }
+    }
+
     /// A server-streaming custom method whose REST answer is an array: one message per element
     /// (`done` set on the last for RunQuery, as Firestore does).
     func streamingVerb(_ request: String, field: String, verb: String, response: String, markDone: Bool) -> GRPCHandler {
         .serverStreaming { bytes, ctx, responses throws(GRPCStatus) in
-            let json = try call(ctx) { () throws(FirestoreError) in try post(bytes, ctx, request: request, field: field, verb: verb) }
+            let json = try call { () throws(FirestoreError) in
+                let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + request)
+                return try send(ctx, try Self.customMethod(o, request: request, field: field, verb: verb))
+            }
             var items = json.arrayValue ?? []
             if markDone, !items.isEmpty, case .object(let last) = items[items.count - 1], last["done"] == nil {
                 items[items.count - 1] = .object(JSONObject(last.members + [("done", .bool(true))]))
@@ -178,15 +177,14 @@ struct RESTBridge: Sendable {
         }
     }
 
-    private func post(_ bytes: [UInt8], _ ctx: GRPCContext, request: String, field: String, verb: String) throws(FirestoreError) -> JSON {
-        let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + request)
+    /// The REST call of a custom method: the resource named by `field`, the rest of the request as the body.
+    private static func customMethod(_ o: JSONObject, request: String, field: String, verb: String) throws(FirestoreError) -> RESTCall {
         let target = o[field]?.stringValue ?? ""
-        let body = JSONObject(o.members.filter { $0.0 != field })
-        let path = field == "database" ? Self.path(target) + "/documents:" + verb : Self.path(target) + ":" + verb
         guard !target.isEmpty else {
             throw .invalidArgument("Missing required field '\(field)' in \(request).")
         }
-        return try send(ctx, "POST", path, body: .object(body))
+        let body = JSONObject(o.members.filter { $0.0 != field })
+        return RESTCall(method: "POST", name: field == "database" ? target + "/documents" : target, verb: verb, body: .object(body))
     }
 
     /// `/v1/` and the resource name, each segment percent-encoded.

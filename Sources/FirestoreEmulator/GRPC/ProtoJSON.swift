@@ -22,7 +22,6 @@ enum ProtoJSON {
 
     static func decode(_ reader: inout ProtoReader, _ schemaName: String) throws(ProtoDecodingError) -> JSONObject {
         guard let schema = FirestoreSchemas.all[schemaName] else { return JSONObject() }
-        var out = JSONObject()
         var keys: [String: Int] = [:]
         var members: [(String, JSON)] = []
         var oneofOwner: [String: String] = [:]
@@ -74,8 +73,7 @@ enum ProtoJSON {
                 if field.repeated { append(field.json, value, &members, &keys) } else { set(field.json, value) }
             }
         }
-        out = JSONObject(members)
-        return out
+        return JSONObject(members)
     }
 
     private static func append(_ name: String, _ value: JSON, _ members: inout [(String, JSON)], _ keys: inout [String: Int]) {
@@ -179,7 +177,6 @@ enum ProtoJSON {
     }
 
     static func encode(_ json: JSONObject, _ schemaName: String, into w: inout ProtoWriter) {
-        guard let schema = FirestoreSchemas.all[schemaName] else { return }
         let byName = FirestoreSchemas.fieldsByName(schemaName)
         for (name, value) in json {
             guard let field = byName[name] ?? byName[camel(name)] else { continue }
@@ -201,7 +198,6 @@ enum ProtoJSON {
                 }
             }
         }
-        _ = schema
     }
 
     private static func camel(_ snake: String) -> String {

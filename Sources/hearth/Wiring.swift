@@ -59,7 +59,9 @@ enum Wiring {
                             firestore.registerHubRoutes(hub)
                             RulesTestAPI.register(on: hub, rules: o.rulesChoice)
                         },
-                        reset: firestore.reset, shutdown: firestore.stopWatchingRules),
+                        reset: firestore.reset, shutdown: firestore.stopWatchingRules,
+                        exportData: firestore.exportDocuments, importData: firestore.importDocuments,
+                        exportFile: "documents.json"),
             ServiceUnit(name: "s3", port: o.s3Port, http: s3.http,
                         tlsCertificatePEM: tls?.cert, tlsKeyPEM: tls?.key,
                         registerHubRoutes: s3.registerHubRoutes, reset: s3.reset,

@@ -13,6 +13,24 @@ enum SeedData {
     static let metadataFile = "hearth-export.json"
     static let format = "hearth-export"
     static let version: Int64 = 1
+    /// What marks a directory the Firebase emulators exported.
+    static let firebaseMetadataFile = "firebase-export-metadata.json"
+
+    /// A Firebase emulators export: `auth_export/accounts.json` goes to the unit that takes it
+    /// (`importFirebaseAuth`). Its Firestore part (managed-export LevelDB files) is not read yet.
+    static func importFirebaseExport(_ units: [ServiceUnit], from directory: String) throws -> [(String, Int)] {
+        var loaded: [(String, Int)] = []
+        let accounts = ((directory as NSString).appendingPathComponent("auth_export") as NSString).appendingPathComponent("accounts.json")
+        if let data = FileManager.default.contents(atPath: accounts) {
+            guard let unit = units.first(where: { $0.importFirebaseAuth != nil }), let load = unit.importFirebaseAuth else { return loaded }
+            do {
+                loaded.append((unit.name, try load(try JSON.parse(data))))
+            } catch {
+                throw Failure(description: "--import \(accounts): \(error)")
+            }
+        }
+        return loaded
+    }
 
     /// A failure to read or write an export: one line, exit status 2 at start.
     struct Failure: Error, CustomStringConvertible {
@@ -48,8 +66,11 @@ enum SeedData {
     static func importData(_ units: [ServiceUnit], from directory: String) throws -> [(String, Int)] {
         let fm = FileManager.default
         let metadataPath = (directory as NSString).appendingPathComponent(metadataFile)
+        if fm.fileExists(atPath: (directory as NSString).appendingPathComponent(firebaseMetadataFile)) {
+            return try importFirebaseExport(units, from: directory)
+        }
         guard let data = fm.contents(atPath: metadataPath) else {
-            throw Failure(description: "--import \(directory): no \(metadataFile) (is it a directory hearth export wrote?)")
+            throw Failure(description: "--import \(directory): no \(metadataFile) (is it a directory hearth export or the Firebase emulators wrote?)")
         }
         guard let metadata = try? JSON.parse(data), metadata["format"]?.stringValue == format else {
             throw Failure(description: "--import \(directory): \(metadataFile) is not a hearth export")

@@ -21,6 +21,8 @@ struct ServiceUnit {
     var importData: ((JSON) throws -> Int)? = nil
     /// The file in `<export>/<name>/` that holds it.
     var exportFile = "data.json"
+    /// Loads a Firebase emulators export's `auth_export/accounts.json` (the auth unit only).
+    var importFirebaseAuth: ((JSON) throws -> Int)? = nil
 }
 
 /// Shared process-wide objects handed to every service.

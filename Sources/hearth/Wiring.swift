@@ -53,7 +53,8 @@ enum Wiring {
         let urlHost = o.advertisedURLHost
         return [
             ServiceUnit(name: "auth", port: o.authPort, http: auth.http,
-                        registerHubRoutes: auth.registerHubRoutes, reset: auth.reset),
+                        registerHubRoutes: auth.registerHubRoutes, reset: auth.reset,
+                        importFirebaseAuth: { try auth.importEmulatorAccounts($0, projectID: o.project, now: c.clock.now()) }),
             ServiceUnit(name: "firestore", port: o.firestorePort, http: firestore.http,
                         registerHubRoutes: { hub in
                             firestore.registerHubRoutes(hub)

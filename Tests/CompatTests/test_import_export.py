@@ -82,3 +82,35 @@ def test_import_of_something_else_exits_2():
     r = subprocess.run([hearth_bin(), "start", "--in-memory", "--import", empty, "--hub-port", "0", "--auth-port", "0",
                         "--firestore-port", "0", "--s3-port", "0", "--api-port", "0"], capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "no hearth-export.json" in r.stderr, r.stderr
+
+
+def test_a_firebase_emulators_auth_export_is_imported_with_working_passwords():
+    """The layout `firebase emulators:export` writes: firebase-export-metadata.json and
+    auth_export/accounts.json, whose password hashes are `fakeHash:salt=…:password=…`."""
+    d = tempfile.mkdtemp(prefix="firebase-export-")
+    os.makedirs(os.path.join(d, "auth_export"))
+    json.dump({"version": "13.29.1", "auth": {"version": "13.29.1", "path": "auth_export"}},
+              open(os.path.join(d, "firebase-export-metadata.json"), "w"))
+    json.dump({"kind": "identitytoolkit#DownloadAccountResponse", "users": [{
+        "localId": "alice-uid", "email": "alice@example.com", "emailVerified": True, "displayName": "Alice",
+        "passwordHash": "fakeHash:salt=fakeSaltAbC:password=wonderland", "salt": "fakeSaltAbC", "passwordUpdatedAt": 1700000000000,
+        "providerUserInfo": [{"providerId": "password", "email": "alice@example.com", "federatedId": "alice@example.com",
+                              "rawId": "alice@example.com", "displayName": "Alice"}],
+        "customAttributes": "{\"admin\":true}", "validSince": "1700000000", "createdAt": "1700000000000",
+        "lastLoginAt": "1700000000000"}]}, open(os.path.join(d, "auth_export", "accounts.json"), "w"))
+    json.dump({"signIn": {"allowDuplicateEmails": False}, "usageMode": "DEFAULT"}, open(os.path.join(d, "auth_export", "config.json"), "w"))
+
+    proc, ready, _ = start_hearth(["--import", d])
+    try:
+        auth = ready["services"]["auth"]["url"]
+        r = requests.post(f"{auth}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k",
+                          json={"email": "alice@example.com", "password": "wonderland", "returnSecureToken": True})
+        assert r.status_code == 200 and r.json()["localId"] == "alice-uid", r.text
+        wrong = requests.post(f"{auth}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k",
+                              json={"email": "alice@example.com", "password": "nope", "returnSecureToken": True})
+        assert wrong.status_code == 400
+        user = requests.post(f"{auth}/identitytoolkit.googleapis.com/v1/projects/demo-hearth/accounts:lookup",
+                             json={"localId": ["alice-uid"]}, headers=OWNER).json()["users"][0]
+        assert user["displayName"] == "Alice" and user["emailVerified"] is True and user["customAttributes"] == "{\"admin\":true}"
+    finally:
+        stop_hearth(proc)

@@ -16,7 +16,8 @@ public final class AuthService: Sendable {
     /// The configuration it runs with.
     public let configuration: AuthConfiguration
     private let store: AuthStore
-    private let operations: AuthOperations
+    // Internal, not private: AuthService+Import.swift imports through batchCreate.
+    let operations: AuthOperations
     private let verifier: AuthTokenVerifier
     private let service: AuthHTTPService
 

@@ -13,6 +13,7 @@ enum Commands {
       hearth rules test FILE SUITE.json [--json]  run a Firebase Rules API TestSuite against FILE
       hearth rules bench FILE SUITE.json [--iterations N] [--json]
                                                 compile FILE and time each decision of the suite in-process
+      hearth export DIR [--data-dir D]          write a stopped hearth's data as JSON (start --import DIR loads it)
       hearth wait [--ready-file PATH] [--timeout S]  return once every listener of a started hearth answers
       hearth cert [--out-dir DIR] [--name NAME…]  make a self-signed localhost certificate for --tls-cert
       hearth --version | --help
@@ -50,6 +51,8 @@ enum Commands {
             return CertCommand.run(rest)
         case "wait":
             return WaitCommand.run(rest)
+        case "export":
+            return ExportCommand.run(rest)
         default:
             StartCommand.fail("unknown command '\(command)' (see hearth --help)")
             return 2

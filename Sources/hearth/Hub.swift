@@ -30,6 +30,17 @@ enum Hub {
             }
             return .json(.object([:]))
         }
+        // Seed data out of a running (or in-memory) hearth, into a directory on this machine.
+        let unitsBox = UncheckedBox(units)
+        router.post("/emulator/v1/export") { req, _ in
+            guard let body = try? JSON.parse(req.body), let path = body["path"]?.stringValue, !path.isEmpty else {
+                return .json(errorBody(400, "INVALID_ARGUMENT", "expected {\"path\": \"DIR\"}"), status: 400)
+            }
+            do { try SeedData.export(unitsBox.value, to: path) } catch {
+                return .json(errorBody(500, "INTERNAL", "\(error)"), status: 500)
+            }
+            return .json(.object(["path": .string(path)]))
+        }
         router.get("/emulator/v1/clock") { _, _ in .json(clockJSON(clock)) }
         router.put("/emulator/v1/clock") { req, _ in
             let body: JSON

@@ -18,6 +18,14 @@ struct ServiceUnit {
     /// Called with the bound port once the listener is up (port 0 picks one).
     var didStart: (Int) -> Void = { _ in }
     var shutdown: () -> Void = {}
+    /// Its data as JSON for `SeedData` (nil: the service has nothing to export yet).
+    var exportData: (() throws -> JSON)? = nil
+    /// Loads `exportData`'s JSON; returns how many items it wrote.
+    var importData: ((JSON) throws -> Int)? = nil
+    /// The file in `<export>/<name>/` that holds it.
+    var exportFile = "data.json"
+    /// Loads a Firebase emulators export's `auth_export/accounts.json` (the auth unit only).
+    var importFirebaseAuth: ((JSON) throws -> Int)? = nil
 }
 
 /// Shared process-wide objects handed to every service.

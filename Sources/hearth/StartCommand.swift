@@ -40,6 +40,11 @@ enum StartCommand {
         do {
             try database.migrate(Wiring.migrations)
             units = try Wiring.makeUnits(context)
+            if let dir = options.importDir {
+                for (name, count) in try SeedData.importData(units, from: dir) {
+                    logger.info("imported \(count) items into \(name)", [("from", .string(dir))])
+                }
+            }
         } catch {
             fail("\(error)")
             return 2
@@ -85,6 +90,14 @@ enum StartCommand {
         logger.info("shutting down")
         // Stop accepting on every listener first, then let in-flight requests finish.
         for (s, _) in servers.reversed() { s.stop(graceSeconds: 5) }
+        var status: Int32 = 0
+        if let dir = options.exportOnExit {
+            // After the listeners stopped: no write can land after the export.
+            do { try SeedData.export(units, to: dir) } catch {
+                logger.error("\(error)")
+                status = 1
+            }
+        }
         for u in units { u.shutdown() }
         database.checkpoint()
         // Released only after the ready file is gone, so a successor never sees ours.
@@ -92,7 +105,7 @@ enum StartCommand {
         if let path = options.readyFile ?? (options.inMemory ? nil : (options.dataDir as NSString).appendingPathComponent("hearth.ready.json")) {
             try? FileManager.default.removeItem(atPath: path)
         }
-        return 0
+        return status
     }
 
     /// Opens the database (locking the data directory first unless in memory).

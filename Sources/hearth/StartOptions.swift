@@ -38,6 +38,10 @@ struct StartOptions: Sendable {
     var quiet = false
     var exitWithParent = false
     var readyFile: String?
+    /// `--import DIR`: seed data loaded at start (a `hearth export` directory).
+    var importDir: String?
+    /// `--export-on-exit DIR`: every service's data written there at shutdown.
+    var exportOnExit: String?
     var threads = 8
 
     /// The flags, their value names and help, in the order `--help` lists them.
@@ -71,6 +75,8 @@ struct StartOptions: Sendable {
         ("--log-format", "text|json", "request log format (default text)"),
         ("--quiet", nil, "log only warnings and errors"),
         ("--ready-file", "PATH", "where to write the ready JSON (default <data-dir>/hearth.ready.json)"),
+        ("--import", "DIR", "load seed data from a hearth export directory at start (see hearth export)"),
+        ("--export-on-exit", "DIR", "write every service's data to DIR (JSON) when hearth stops"),
         ("--threads", "N", "HTTP worker threads per listener (default 8)"),
         ("--exit-with-parent", nil, "shut down (gracefully) when the process that started hearth exits"),
     ]
@@ -262,6 +268,8 @@ struct StartOptions: Sendable {
         case "--quiet": quiet = true
         case "--exit-with-parent": exitWithParent = true
         case "--ready-file": readyFile = v
+        case "--import": importDir = v
+        case "--export-on-exit": exportOnExit = v
         case "--threads":
             guard let n = Int(v), (1...256).contains(n) else { throw UsageError(description: "--threads must be 1-256, got '\(v)'") }
             threads = n

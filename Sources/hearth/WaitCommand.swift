@@ -24,27 +24,15 @@ enum WaitCommand {
     static let bits: [(name: String, bit: Int32)] = [("hub", 1), ("auth", 2), ("firestore", 4), ("s3", 8), ("api", 16)]
 
     static func run(_ args: [String]) -> Int32 {
-        var readyFile = "emulator-data/hearth.ready.json"
+        var status: Int32 = 0
+        guard let parsed = CommandArguments.parse(args, command: "wait", flags: ["--ready-file", "--timeout"], usage: usage,
+                                                  exitStatus: &status) else { return status }
+        guard parsed.words.isEmpty else { StartCommand.fail("hearth wait takes no argument '\(parsed.words[0])'"); return 2 }
+        let readyFile = parsed.values["--ready-file"] ?? "emulator-data/hearth.ready.json"
         var timeout = 30.0
-        var i = 0
-        while i < args.count {
-            switch args[i] {
-            case "--help", "-h":
-                print(usage, terminator: "")
-                return 0
-            case "--ready-file", "--timeout":
-                guard i + 1 < args.count else { StartCommand.fail("\(args[i]) needs a value"); return 2 }
-                if args[i] == "--ready-file" {
-                    readyFile = args[i + 1]
-                } else {
-                    guard let t = Double(args[i + 1]), t >= 0 else { StartCommand.fail("--timeout must be a number of seconds, got '\(args[i + 1])'"); return 2 }
-                    timeout = t
-                }
-                i += 2
-            default:
-                StartCommand.fail("unknown flag '\(args[i])' for hearth wait (see hearth wait --help)")
-                return 2
-            }
+        if let text = parsed.values["--timeout"] {
+            guard let t = Double(text), t >= 0 else { StartCommand.fail("--timeout must be a number of seconds, got '\(text)'"); return 2 }
+            timeout = t
         }
         let deadline = Date().addingTimeInterval(timeout)
         var pending: [(name: String, host: String, port: Int)] = []
@@ -68,7 +56,7 @@ enum WaitCommand {
             StartCommand.fail("no ready file at \(readyFile) after \(timeout) s (is hearth starting? --ready-file names another path)")
             return 1
         }
-        var status: Int32 = 64
+        status = 64
         for p in pending {
             StartCommand.fail("\(p.name) (\(p.host):\(p.port)) did not answer within \(timeout) s")
             status |= bits.first { $0.name == p.name }?.bit ?? 0

@@ -53,14 +53,17 @@ enum Wiring {
         let urlHost = o.advertisedURLHost
         return [
             ServiceUnit(name: "auth", port: o.authPort, http: auth.http,
-                        registerHubRoutes: auth.registerHubRoutes, reset: auth.reset),
+                        registerHubRoutes: auth.registerHubRoutes, reset: auth.reset,
+                        importFirebaseAuth: { try auth.importEmulatorAccounts($0, projectID: o.project, now: c.clock.now()) }),
             // REST (HTTP/1.1) and gRPC (HTTP/2) share the Firestore port, as the official emulator's do.
             ServiceUnit(name: "firestore", port: o.firestorePort, http: firestore.http, grpc: [firestore.grpc],
                         registerHubRoutes: { hub in
                             firestore.registerHubRoutes(hub)
                             RulesTestAPI.register(on: hub, rules: o.rulesChoice)
                         },
-                        reset: firestore.reset, shutdown: firestore.stopWatchingRules),
+                        reset: firestore.reset, shutdown: firestore.stopWatchingRules,
+                        exportData: firestore.exportDocuments, importData: firestore.importDocuments,
+                        exportFile: "documents.json"),
             ServiceUnit(name: "s3", port: o.s3Port, http: s3.http,
                         tlsCertificatePEM: tls?.cert, tlsKeyPEM: tls?.key,
                         registerHubRoutes: s3.registerHubRoutes, reset: s3.reset,

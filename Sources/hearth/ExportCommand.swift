@@ -1,0 +1,60 @@
+import Foundation
+import FirestoreEmulator
+import HearthCore
+import HearthSQLite
+
+/// `hearth export DIR [--data-dir D]`: seed data out of a stopped hearth's data directory, in the
+/// format `--import` reads. A running hearth holds the directory's lock; export it through its hub
+/// instead (`POST /emulator/v1/export {"path": DIR}`), which sees in-memory instances too.
+enum ExportCommand {
+    static let usage = """
+    Usage: hearth export DIR [--data-dir D]
+    Writes the data of the hearth data directory D (default emulator-data) to DIR as JSON
+    (DIR/hearth-export.json, DIR/firestore/documents.json); hearth start --import DIR loads it.
+    For a running hearth: curl -X POST http://127.0.0.1:4400/emulator/v1/export -d '{"path": "DIR"}'
+
+    """
+
+    /// Refuses every token: an export serves no requests.
+    struct NoRequests: IDTokenVerifier {
+        func verify(idToken token: String, projectID: String, checkRevoked: Bool) throws(IDTokenError) -> VerifiedIDToken {
+            throw .malformed("hearth export serves no requests")
+        }
+    }
+
+    static func run(_ args: [String]) -> Int32 {
+        var status: Int32 = 0
+        guard let parsed = CommandArguments.parse(args, command: "export", flags: ["--data-dir"], usage: usage,
+                                                  exitStatus: &status) else { return status }
+        guard parsed.words.count == 1, let target = parsed.words.first else {
+            StartCommand.fail("hearth export needs one DIR (see hearth export --help)")
+            return 2
+        }
+        let dataDir = parsed.values["--data-dir"] ?? "emulator-data"
+        let path = (dataDir as NSString).appendingPathComponent("hearth.sqlite")
+        guard FileManager.default.fileExists(atPath: path) else {
+            StartCommand.fail("no hearth database at \(path) (--data-dir names another directory?)")
+            return 2
+        }
+        do {
+            // Held for the export, so no hearth starts on the directory meanwhile; a running one
+            // makes this fail with its pid (then use the hub).
+            let lock = try DataDirectoryLock(directory: dataDir)
+            defer { withExtendedLifetime(lock) {} }
+            let database = try Database(path: path)
+            try database.migrate(Wiring.migrations)
+            let logger = Logger(quiet: true)
+            let firestore = FirestoreService(database: database, clock: Clock(), ids: IDGenerator(),
+                                             logger: logger, configuration: FirestoreConfiguration(watchRules: false),
+                                             tokenVerifier: NoRequests())
+            let unit = ServiceUnit(name: "firestore", port: 0, http: firestore.http, exportData: firestore.exportDocuments,
+                                   exportFile: "documents.json")
+            try SeedData.export([unit], to: target)
+            print("exported \(dataDir) to \(target)")
+            return 0
+        } catch {
+            StartCommand.fail("\(error)")
+            return 2
+        }
+    }
+}

@@ -36,9 +36,11 @@ final class ListenEngine: @unchecked Sendable {
 
     /// Events per sink call (bounds what one call encodes at once).
     static let chunk = 500
+    /// Bytes per sink call (with `chunk`): what the transport buffers beyond its low-water mark.
+    static let chunkBytes = 1 << 20
     /// What a stream's outbox may hold (estimated bytes) before the stream is cut as too slow:
     /// a client that stops reading costs at most this, and nobody else waits for it.
-    var maxOutboxBytes = 256 << 20
+    var maxOutboxBytes = 64 << 20
     /// How soon a stream that was not writable is tried again.
     static let retryNanos = 2_000_000
 
@@ -123,16 +125,21 @@ final class ListenEngine: @unchecked Sendable {
         streams[stream.id] = nil
     }
 
-    /// Queues `events` for the stream and hands over what the client can take now; a stream
-    /// whose outbox outgrows `maxOutboxBytes` is cut with RESOURCE_EXHAUSTED.
+    /// Queues `events` for the stream and hands over what the client can take now.
     func send(_ stream: ListenStream, _ events: [ListenEvent]) {
-        guard !stream.closed, !events.isEmpty else { return }
-        stream.outbox.append(contentsOf: events)
-        for e in events { stream.outboxBytes += Self.weight(e) }
-        if stream.outboxBytes > maxOutboxBytes {
-            return fail(stream, .resourceExhausted("The client is not reading its Listen stream fast enough; the stream was closed."))
-        }
+        enqueue(stream, events.map { .event($0) })
+    }
+
+    /// Queues `items` and hands over what the client can take now; a stream whose backlog then
+    /// outweighs `maxOutboxBytes` is cut with RESOURCE_EXHAUSTED (the client stopped reading).
+    func enqueue(_ stream: ListenStream, _ items: [ListenStream.Pending]) {
+        guard !stream.closed, !items.isEmpty else { return }
+        stream.outbox.append(contentsOf: items)
+        for e in items { stream.outboxBytes += Self.weight(e) }
         pump(stream)
+        if !stream.closed, stream.outboxBytes > maxOutboxBytes {
+            fail(stream, .resourceExhausted("The client is not reading its Listen stream fast enough; the stream was closed."))
+        }
     }
 
     /// Hands the outbox over in chunks while the client is writable; otherwise tries again soon
@@ -153,12 +160,23 @@ final class ListenEngine: @unchecked Sendable {
         }
     }
 
-    /// Hands the next chunk of the outbox to the sink; false (and the stream freed) when refused.
+    /// Hands the next chunk of the outbox (at most `chunk` events and about `chunkBytes`) to the
+    /// sink, reading the documents it names; false (and the stream freed) when refused.
     private func deliver(_ stream: ListenStream) -> Bool {
-        let end = min(stream.outbox.count, stream.outboxStart + Self.chunk)
-        let chunk = Array(stream.outbox[stream.outboxStart..<end])
+        var end = stream.outboxStart
+        var bytes = 0
+        while end < stream.outbox.count, end - stream.outboxStart < Self.chunk, bytes < Self.chunkBytes {
+            bytes += Self.weight(stream.outbox[end], loaded: true)
+            end += 1
+        }
+        let slice = stream.outbox[stream.outboxStart..<end]
+        for e in slice { stream.outboxBytes -= Self.weight(e) }
+        let chunk: [ListenEvent]
+        do { chunk = try resolve(slice) } catch {
+            fail(stream, error)
+            return false
+        }
         stream.outboxStart = end
-        for e in chunk { stream.outboxBytes -= Self.weight(e) }
         if stream.outboxStart == stream.outbox.count {
             stream.outbox.removeAll(keepingCapacity: false)
             stream.outboxStart = 0
@@ -174,10 +192,35 @@ final class ListenEngine: @unchecked Sendable {
         return true
     }
 
-    /// Roughly what an event costs on the wire.
-    static func weight(_ e: ListenEvent) -> Int {
-        if case .documentChange(let d, _) = e { return d.storageSize + 32 }
-        return 64
+    /// The events of `items`, the documents they name read in one transaction.
+    private func resolve(_ items: ArraySlice<ListenStream.Pending>) throws(FirestoreError) -> [ListenEvent] {
+        let events = items.compactMap { if case .event(let e) = $0 { e } else { nil } }
+        if events.count == items.count { return events }
+        guard let service else { throw .internal("The Firestore service is gone.") }
+        return try service.read { conn in
+            try items.map { item throws -> ListenEvent in
+                switch item {
+                case .event(let e): return e
+                case .document(let path, let target, let space, let time):
+                    // Gone only when the stream outlived the history kept (or a clear dropped the
+                    // space): the client listens again, as after any stream error.
+                    guard let doc = try service.load(space, path, at: time, conn), doc.updateTime <= time else {
+                        throw FirestoreError.aborted("The Listen stream fell too far behind its read time; listen again.")
+                    }
+                    return .documentChange(doc, targetIDs: [target])
+                }
+            }
+        }
+    }
+
+    /// Roughly what an entry costs on the wire (`loaded`: a document entry once read; unread, it
+    /// holds only the name).
+    static func weight(_ e: ListenStream.Pending, loaded: Bool = false) -> Int {
+        switch e {
+        case .event(.documentChange(let d, _)): d.storageSize + 32
+        case .event: 64
+        case .document: loaded ? 1024 : 64
+        }
     }
 
     /// Ends the stream with `error` (bad request, too slow) and frees it; what was queued for it is dropped.

@@ -156,6 +156,34 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
         #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 0)
     }
 
+    @Test func cancelFreesEveryTargetAndTheBacklog() throws {
+        let h = try TestHarness()
+        let db = DatabaseID(project: h.project, database: "(default)")
+        let group = try QueryParser(database: db, parent: .root).parse(ProtoObject(
+            json: .object(["from": .array([.object(["collectionId": .string("c"), "allDescendants": .bool(true)])])]), path: "q"))
+        let (call, r) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1)),
+                                            (Self.dbName, .add(ListenTarget(database: db, id: 2, kind: .documents([ResourcePath(["c", "a"])])))),
+                                            (Self.dbName, .add(ListenTarget(database: db, id: 3, kind: .query(group))))])
+        for i in 0..<3 { call.received([UInt8(i)]) }
+        h.service.listeners.sync {}
+        #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 3)
+        // The client stops reading, so changes pile up in the stream's backlog; then it cancels
+        // (RST_STREAM or a dropped connection both reach `cancelled`).
+        r.buffered = ListenCall.lowWater
+        for k in 0..<5 { h.put("c/a", ["n": int(Int64(k))]) }
+        #expect(h.service.listeners.sync { h.service.listeners.streams.values.map(\.pending).reduce(0, +) } > 0)
+        call.cancelled()
+        h.service.listeners.sync {}
+        #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 0)
+        #expect(h.service.listeners.sync { h.service.listeners.streams.isEmpty })
+        // Later commits find nothing to do for it.
+        r.buffered = 0
+        let before = r.messages.count
+        h.put("c/a", ["n": int(9)])
+        h.service.listeners.sync {}
+        #expect(r.messages.count == before)
+    }
+
     @Test func writeCallEndsOnTheFirstFailureAndIgnoresTheRest() throws {
         let h = try TestHarness()
         let db = DatabaseID(project: h.project, database: "(default)")

@@ -160,19 +160,42 @@ final class ListenEngine: @unchecked Sendable {
         }
     }
 
-    /// Hands the next chunk of the outbox (at most `chunk` events and about `chunkBytes`) to the
-    /// sink, reading the documents it names; false (and the stream freed) when refused.
+    /// Hands the next chunk of the outbox (at most `chunk` events and about `chunkBytes`, counted
+    /// on the documents as read) to the sink; false (and the stream freed) when refused.
     private func deliver(_ stream: ListenStream) -> Bool {
-        var end = stream.outboxStart
+        var chunk: [ListenEvent] = []
         var bytes = 0
-        while end < stream.outbox.count, end - stream.outboxStart < Self.chunk, bytes < Self.chunkBytes {
-            bytes += Self.weight(stream.outbox[end], loaded: true)
-            end += 1
+        var end = stream.outboxStart
+        // Takes entries in order, reading the documents of a first result with `load`.
+        func take(_ load: (ResourcePath, Int64?, Instant) throws -> StoredDocument?) throws {
+            while end < stream.outbox.count, chunk.count < Self.chunk, bytes < Self.chunkBytes {
+                let item = stream.outbox[end]
+                let event: ListenEvent
+                switch item {
+                case .event(let e): event = e
+                case .document(let path, let target, let space, let time):
+                    // Gone only when the stream outlived the history kept (or a clear dropped the
+                    // space): the client listens again, as after any stream error.
+                    guard let doc = try load(path, space, time), doc.updateTime <= time else {
+                        throw FirestoreError.aborted("The Listen stream fell too far behind its read time; listen again.")
+                    }
+                    event = .documentChange(doc, targetIDs: [target])
+                }
+                stream.outboxBytes -= Self.weight(item)
+                bytes += Self.weight(.event(event))
+                chunk.append(event)
+                end += 1
+            }
         }
-        let slice = stream.outbox[stream.outboxStart..<end]
-        for e in slice { stream.outboxBytes -= Self.weight(e) }
-        let chunk: [ListenEvent]
-        do { chunk = try resolve(slice) } catch {
+        do throws(FirestoreError) {
+            let next = stream.outbox[stream.outboxStart..<min(stream.outbox.count, stream.outboxStart + Self.chunk)]
+            if next.contains(where: { if case .document = $0 { true } else { false } }) {
+                guard let service else { throw .internal("The Firestore service is gone.") }
+                try service.read { conn in try take { path, space, time in try service.load(space, path, at: time, conn) } }
+            } else {
+                do { try take { _, _, _ in nil } } catch { throw (error as? FirestoreError) ?? .internal("\(error)") }
+            }
+        } catch {
             fail(stream, error)
             return false
         }
@@ -192,34 +215,12 @@ final class ListenEngine: @unchecked Sendable {
         return true
     }
 
-    /// The events of `items`, the documents they name read in one transaction.
-    private func resolve(_ items: ArraySlice<ListenStream.Pending>) throws(FirestoreError) -> [ListenEvent] {
-        let events = items.compactMap { if case .event(let e) = $0 { e } else { nil } }
-        if events.count == items.count { return events }
-        guard let service else { throw .internal("The Firestore service is gone.") }
-        return try service.read { conn in
-            try items.map { item throws -> ListenEvent in
-                switch item {
-                case .event(let e): return e
-                case .document(let path, let target, let space, let time):
-                    // Gone only when the stream outlived the history kept (or a clear dropped the
-                    // space): the client listens again, as after any stream error.
-                    guard let doc = try service.load(space, path, at: time, conn), doc.updateTime <= time else {
-                        throw FirestoreError.aborted("The Listen stream fell too far behind its read time; listen again.")
-                    }
-                    return .documentChange(doc, targetIDs: [target])
-                }
-            }
-        }
-    }
-
-    /// Roughly what an entry costs on the wire (`loaded`: a document entry once read; unread, it
-    /// holds only the name).
-    static func weight(_ e: ListenStream.Pending, loaded: Bool = false) -> Int {
+    /// Roughly what an entry costs on the wire (a document of a first result not read yet: only
+    /// its name).
+    static func weight(_ e: ListenStream.Pending) -> Int {
         switch e {
         case .event(.documentChange(let d, _)): d.storageSize + 32
-        case .event: 64
-        case .document: loaded ? 1024 : 64
+        case .event, .document: 64
         }
     }
 

@@ -295,6 +295,20 @@ import Testing
         #expect(h.service.listeners.feed.outstanding == 0)
     }
 
+    @Test func largeDocumentsGoOutInPiecesOfAboutAMebibyte() throws {
+        let h = try TestHarness()
+        let big = String(repeating: "x", count: 400_000)
+        for k in 0..<6 { h.put("c/d\(k)", ["blob": str(big)]) }
+        let l = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        let batches = l.take()
+        #expect(batches.flatMap { $0 }.map(TestListener.describe) == ["ADD[1]"] + (0..<6).map { "CHANGE d\($0) [1]" } + ["CURRENT[1]", "NO_CHANGE[]"])
+        // Each sink call stops once it passed ListenEngine.chunkBytes: never the whole result at once.
+        let sizes = batches.map { $0.reduce(0) { n, e in if case .documentChange(let d, _) = e { n + d.storageSize } else { n } } }
+        #expect(batches.count >= 3)
+        #expect(sizes.allSatisfy { $0 < ListenEngine.chunkBytes + 400_100 }, "\(sizes)")
+    }
+
     @Test func manyTargetsOnOneStream() throws {
         let h = try TestHarness()
         let l = TestListener(h)

@@ -48,9 +48,34 @@ final class ListenEngine: @unchecked Sendable {
         feed = ChangeFeed(queue: queue) { [weak self] change in self?.apply(change) }
     }
 
+    /// How often streams get Firestore's heartbeat (see `heartbeat()`).
+    static let heartbeatNanos: UInt64 = 60_000_000_000
+
     /// Starts at the service's current time (nothing is in flight yet when it is built).
     func start(at time: Instant) {
         queue.sync { deliveredTime = time }
+        scheduleHeartbeat()
+    }
+
+    private func scheduleHeartbeat() {
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.heartbeatNanos))) { [weak self] in
+            guard let self else { return }
+            heartbeat()
+            scheduleHeartbeat()
+        }
+    }
+
+    /// Firestore's heartbeat: a stream whose last snapshot is older than the last delivered commit
+    /// (commits elsewhere moved on) gets a bare global NO_CHANGE at that commit's time, so its resume
+    /// token keeps up and a resume long after its own targets last changed stays incremental. The
+    /// SDKs raise no snapshot for it (nothing changed). Safe at `deliveredTime`: commits are
+    /// delivered in commit order, so none at or before it is still to come. Streams with a backlog
+    /// are skipped (it would only lengthen it). Queue-confined.
+    func heartbeat() {
+        for s in streams.values.sorted(by: { $0.id < $1.id })
+        where !s.closed && !s.targets.isEmpty && s.pending == 0 && s.lastReadTime < deliveredTime {
+            send(s, [snapshotEnd(s, deliveredTime)])
+        }
     }
 
     // MARK: Streams (callable from any thread)

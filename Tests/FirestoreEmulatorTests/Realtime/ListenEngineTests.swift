@@ -202,6 +202,37 @@ import Testing
         #expect(u.takeSummary() == ["ADD[1]", "RESET[1]", "CHANGE a [1]", "CHANGE d [1]", "CURRENT[1]", "NO_CHANGE[]"])
     }
 
+    @Test func heartbeatKeepsAnIdleStreamsResumeTokenCurrent() throws {
+        let h = try TestHarness()
+        h.put("c/a", ["n": int(1)])
+        let l = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        _ = l.take()
+        // Nothing new: no heartbeat.
+        h.service.listeners.sync { h.service.listeners.heartbeat() }
+        #expect(l.take().isEmpty)
+        // A commit elsewhere: a bare NO_CHANGE at its time.
+        h.put("other/x", ["n": int(1)])
+        #expect(l.take().isEmpty)
+        h.service.listeners.sync { h.service.listeners.heartbeat() }
+        let beat = l.take().flatMap { $0 }
+        let x = try #require(h.service.read { conn in
+            try h.service.load(h.service.storage.space(of: l.db, conn), ResourcePath(["other", "x"]), at: nil, conn)
+        })
+        guard beat.count == 1, case .targetChange(.noChange, [], nil, let t?, let token?) = beat[0] else {
+            Issue.record("\(beat)"); return
+        }
+        #expect(t == x.updateTime && ResumeToken.decode(token) == t)
+        h.service.listeners.sync { h.service.listeners.heartbeat() }
+        #expect(l.take().isEmpty)
+        // Resuming from the heartbeat's token: only what changed after it.
+        h.service.listeners.close(l.stream)
+        h.delete("c/a")
+        let r = TestListener(h)
+        try r.addQuery(Self.allOfC, id: 1, resumeToken: token)
+        #expect(r.takeSummary() == ["ADD[1]", "DELETE a [1]", "CURRENT[1]", "NO_CHANGE[]"])
+    }
+
     @Test func rulesDenyPerTargetAndTheStreamGoesOn() throws {
         let h = try TestHarness(rules: RulesEnforcementTests.rules("""
             match /users/{uid}/files/{f} {

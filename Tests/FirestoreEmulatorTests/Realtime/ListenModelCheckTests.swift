@@ -4,10 +4,10 @@ import Testing
 @testable import FirestoreEmulator
 
 /// A seeded random walk over Listen streams: targets added and removed, commits of sets and
-/// deletes, streams dropped and resumed from their last token, the odd clear. Each stream's
-/// view is kept as a client builds it from the events alone; at every snapshot (the global
-/// NO_CHANGE) each current target's view must equal the target read afresh at that snapshot's
-/// read time, and read times never go back on a stream.
+/// deletes, streams dropped and resumed from their last token, heartbeats, the odd clear. Each
+/// stream's view is kept as a client builds it from the events alone; at every snapshot (the
+/// global NO_CHANGE) each current target's view must equal the target read afresh at that
+/// snapshot's read time, and read times never go back on a stream.
 @Suite struct ListenModelCheckTests {
     /// The target shapes the walk picks from (limits, orders, filters, a named document).
     static func shape(_ i: Int, _ g: inout SplitMix) -> (json: JSON?, doc: String?) {
@@ -141,6 +141,9 @@ import Testing
                 }
             case 31..<33:
                 #expect(h.call("DELETE", "/emulator/v1/projects/\(h.project)/databases/(default)/documents").status == 200)
+            case 33..<38:
+                h.service.listeners.sync { h.service.listeners.heartbeat() }
+                h.put("elsewhere/e", ["n": int(Int64(step))])
             default:
                 var writes: [JSON] = []
                 var used = Set<Int>()

@@ -1,7 +1,8 @@
 """Raw grpcio calls as the iOS SDK makes them: end-user ID tokens from Hearth's Auth port in the
 `authorization` metadata, the shipped rules, the Write stream's handshake and pipelining, and the
 Listen stream message by message (bad target ids, resumes, slow readers, many targets).
-Hearth only (the official emulator runs with open rules in this suite)."""
+Hearth only (the official emulator runs with open rules in this suite), but for the last test,
+which checks on the official emulator the differences the docs list."""
 import hashlib
 import os
 import queue
@@ -340,3 +341,32 @@ def test_ten_thousand_targets_on_one_stream(channel):
     commit(channel, [put(coll, "d7777", v="1")])
     assert [describe(r) for r in listen.snapshot()] == ["CHANGE d7777 [7777]", "NO_CHANGE[]"]
     listen.close()
+
+
+@pytest.mark.parametrize("emulator_host", ["official"], indirect=True)
+def test_the_official_emulator_differs_where_the_docs_say(emulator_host):
+    """The differences docs/ios.md lists, observed on the official emulator (skipped without it):
+    a resume gets RESET and everything again, and a duplicate target id ends the stream with an
+    empty UNKNOWN. Hearth's answers to the same requests are checked above."""
+    ch = grpc.insecure_channel(emulator_host)
+    try:
+        coll = "lr" + uuid.uuid4().hex[:8]
+        commit(ch, [put(coll, d, color="red") for d in ("a", "b")])
+        listen = Listen(ch)
+        listen.add(query_target(1, coll))
+        token = listen.snapshot()[-1].target_change.resume_token
+        listen.close()
+        commit(ch, [delete(coll, "b")])
+        resumed = Listen(ch)
+        resumed.add(query_target(1, coll, resume_token=token, expected_count=2))
+        got = [describe(r) for r in resumed.snapshot()]
+        assert got[:2] == ["ADD[1]", "RESET[1]"] and "CHANGE a [1]" in got and not any("DELETE" in g for g in got), got
+        resumed.close()
+
+        dup = Listen(ch)
+        dup.add(query_target(5, coll))
+        dup.add(query_target(5, coll))
+        error = dup.ended()
+        assert error.code() == grpc.StatusCode.UNKNOWN, error
+    finally:
+        ch.close()

@@ -343,6 +343,32 @@ def test_ten_thousand_targets_on_one_stream(channel):
     listen.close()
 
 
+def test_listen_with_an_end_user_token_is_judged_per_target(channel):
+    """As the iOS SDK listens for a signed-in user under the shipped rules: the user's own files
+    stream; another user's file is REMOVE with cause 7 and the stream goes on."""
+    alice, alice_token = sign_up()
+    bob, bob_token = sign_up()
+    commit = unary(channel, "Commit", types.CommitRequest, types.CommitResponse)
+    commit(types.CommitRequest(database=database(), writes=[file_write(alice, "a1")]), metadata=metadata(alice_token))
+    commit(types.CommitRequest(database=database(), writes=[file_write(bob, "b1")]), metadata=metadata(bob_token))
+    listen = Listen(channel, token=alice_token)
+    own = types.Target(target_id=2, query=types.Target.QueryTarget(
+        parent=f"{database()}/documents/users/{alice}",
+        structured_query=types.StructuredQuery(from_=[types.StructuredQuery.CollectionSelector(collection_id="files")])))
+    listen.add(own)
+    assert [describe(r) for r in listen.snapshot()] == ["ADD[2]", "CHANGE a1 [2]", "CURRENT[2]", "NO_CHANGE[]"]
+    listen.add(types.Target(target_id=4, documents=types.Target.DocumentsTarget(
+        documents=[f"{database()}/documents/users/{bob}/files/b1"])))
+    add = listen.responses.get(timeout=15)
+    removed = listen.responses.get(timeout=15)
+    assert describe(add) == "ADD[4]" and describe(removed) == "REMOVE[4]"
+    assert removed.target_change.cause.code == 7 and "false for 'get'" in removed.target_change.cause.message
+    # The stream and its other target go on.
+    commit(types.CommitRequest(database=database(), writes=[file_write(alice, "a2")]), metadata=metadata(alice_token))
+    assert [describe(r) for r in listen.snapshot()] == ["CHANGE a2 [2]", "NO_CHANGE[]"]
+    listen.close()
+
+
 @pytest.mark.parametrize("emulator_host", ["official"], indirect=True)
 def test_the_official_emulator_differs_where_the_docs_say(emulator_host):
     """The differences docs/ios.md lists, observed on the official emulator (skipped without it):

@@ -1,0 +1,135 @@
+import Foundation
+import HearthCore
+
+/// A bounded, in-memory log of every service's HTTP requests, newest last, for the UI's Requests
+/// page and `GET /emulator/v1/requests` on the hub.
+///
+/// Entries hold no secrets: the path without its query (presigned signatures live there), the
+/// caller as named by its credentials (a token's `user_id`, an S3 access key id, never a token or
+/// secret), and, for failed requests only, the error body the client itself received — which is
+/// where a rules trace or an S3 canonical request is.
+public final class RequestLog: @unchecked Sendable {
+    /// One request.
+    public struct Entry: Sendable {
+        /// Position in the log; increases by one per request, never reused (until a restart).
+        public var seq: Int
+        public var time: Instant
+        public var service: String
+        public var method: String
+        public var path: String
+        public var status: Int
+        public var durationMicros: Int64
+        public var requestID: String
+        /// Who the credentials name: an ID token's `user_id`, `owner`, or an S3 access key id.
+        public var user: String?
+        /// The handler's log fields (`s3.error`, `s3.diagnosis`, `uid`, …).
+        public var fields: [(String, JSON)]
+        /// The error body as the client received it (status ≥ 400, at most `maxBodyBytes`).
+        public var errorBody: String?
+        public var errorContentType: String?
+    }
+
+    /// Longest error body kept per entry.
+    public static let maxBodyBytes = 64 << 10
+
+    // Guarded by `lock`; appended from every listener's threads.
+    private let lock = NSLock()
+    private var ring: [Entry] = []
+    private var head = 0
+    private var nextSeq = 1
+    public let capacity: Int
+
+    /// - Parameter capacity: entries kept; older ones are dropped.
+    public init(capacity: Int = 20_000) {
+        self.capacity = max(1, capacity)
+        ring.reserveCapacity(min(self.capacity, 4096))
+    }
+
+    /// Appends an entry (its `seq` is assigned here) and returns that seq.
+    @discardableResult
+    public func append(_ entry: Entry) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        var e = entry
+        e.seq = nextSeq
+        nextSeq += 1
+        if ring.count < capacity {
+            ring.append(e)
+        } else {
+            ring[head] = e
+            head = (head + 1) % capacity
+        }
+        return e.seq
+    }
+
+    /// What a listing asks for.
+    public struct Filter: Sendable {
+        public var service: String?
+        /// `403`, `4xx`, `error` (≥ 400) or `ok` (< 400).
+        public var status: String?
+        public var user: String?
+        /// A substring of the path.
+        public var path: String?
+        /// Only entries with a larger seq (live updates).
+        public var after: Int?
+        /// Only entries with a smaller seq (older pages).
+        public var before: Int?
+        public var limit = 100
+
+        public init() {}
+
+        func matches(_ e: Entry) -> Bool {
+            if let after, e.seq <= after { return false }
+            if let before, e.seq >= before { return false }
+            if let service, !service.isEmpty, e.service != service { return false }
+            if let user, !user.isEmpty, !(e.user ?? "").localizedCaseInsensitiveContains(user) { return false }
+            if let path, !path.isEmpty, !e.path.localizedCaseInsensitiveContains(path) { return false }
+            if let status, !status.isEmpty {
+                switch status.lowercased() {
+                case "error": if e.status < 400 { return false }
+                case "ok": if e.status >= 400 { return false }
+                case let s where s.count == 3 && s.hasSuffix("xx"):
+                    if String(e.status / 100) != String(s.prefix(1)) { return false }
+                case let s:
+                    if String(e.status) != s { return false }
+                }
+            }
+            return true
+        }
+    }
+
+    /// Entries matching `filter`, newest first, at most `filter.limit`; and the newest seq overall.
+    public func list(_ filter: Filter) -> (entries: [Entry], latest: Int, count: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        var out: [Entry] = []
+        let n = ring.count
+        var i = 0
+        while i < n && out.count < filter.limit {
+            // Newest first: the slot before `head`, walking backwards.
+            let e = ring[(head - 1 - i + n * 2) % n]
+            if let after = filter.after, e.seq <= after { break }
+            if filter.matches(e) { out.append(e) }
+            i += 1
+        }
+        return (out, nextSeq - 1, n)
+    }
+
+    /// The entry with `seq`, if still kept.
+    public func entry(_ seq: Int) -> Entry? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let first = ring.isEmpty ? nil : ring[ring.count < capacity ? 0 : head].seq,
+              seq >= first, seq < nextSeq else { return nil }
+        let offset = seq - first
+        return ring[(ring.count < capacity ? offset : (head + offset) % capacity)]
+    }
+
+    /// Forgets every entry (sequence numbers keep increasing, so live readers never go back).
+    public func clear() {
+        lock.lock()
+        ring.removeAll(keepingCapacity: true)
+        head = 0
+        lock.unlock()
+    }
+}

@@ -5,7 +5,7 @@ extension UIAssets {
 // The rules Firestore enforces (with coverage as a heat map), an editor that loads new rules,
 // and a playground judging one request with the same engine through the rules test API.
 import { h, fill, guarded, toast, codeView } from './dom.js';
-import { hub, firestoreEmulator, project } from './api.js';
+import { hub, firestoreEmulator, project, hearthStatus } from './api.js';
 
 export async function render(root) {
   const proj = await project();
@@ -48,10 +48,20 @@ export async function render(root) {
         h('span', { class: 'badge heat2' }, '5–49'), ' ', h('span', { class: 'badge heat3' }, '50+'), ' ', h('span', { class: 'badge heatx' }, 'errors'), ' evaluations'),
       h('div', { id: 'rules-source' }, (() => { const c = codeView(source, cls, title); c.classList.add('tall'); return c; })()));
   }
-  function showIssues(list) {
-    fill(issues, list.length ? h('div', { class: 'error' }, list.map(i => `${i.severity} line ${i.sourcePosition?.line}:${i.sourcePosition?.column} ${i.description}`).join('\n'))
+  function showIssues(list, text = editor.value) {
+    const lines = new Map(list.map(i => [i.sourcePosition?.line, `${i.severity}: ${i.description}`]));
+    fill(issues, list.length ? [h('div', { class: 'error', id: 'rules-errors' }, list.map(i => `${i.severity} line ${i.sourcePosition?.line}:${i.sourcePosition?.column} ${i.description}`).join('\n')),
+      (() => { const c = codeView(text, n => lines.has(n) ? 'issue' : '', n => lines.get(n)); c.classList.add('tall'); return c; })()]
       : h('p', { class: 'allow' }, 'Compiles without issues.'));
   }
+  // The rules file hearth enforces may have been edited into something that does not compile
+  // (the last good rules stay loaded): the test API without a source compiles that file.
+  if ((await hearthStatus()).rules?.mode === 'file') hub('POST', `/v1/projects/${proj}:test`, { testSuite: { testCases: [] } }).then(r => {
+    if ((r.issues || []).some(i => i.severity === 'ERROR')) {
+      sourcePane.prepend(h('div', { class: 'error' }, 'The rules file does not compile; the last good rules shown here stay in force:\n' +
+        r.issues.map(i => `line ${i.sourcePosition?.line}:${i.sourcePosition?.column} ${i.description}`).join('\n')));
+    }
+  }, () => { /* rules given as open or shipped: nothing to check */ });
   async function check() {
     await guarded(async () => {
       const r = await hub('POST', `/v1/projects/${proj}:test`, { source: { files: [{ name: file?.name || 'firestore.rules', content: editor.value }] }, testSuite: { testCases: [] } });

@@ -86,6 +86,8 @@ def data(hearth_ui):
                         json={"method": "PUT", "bucket": "uploads", "key": "photos/dog.jpg", "headers": {"content-type": "image/jpeg"}}).json()["url"]
     bad = requests.put(url, data=b"woof", headers={"Content-Type": "image/png"})
     assert bad.status_code == 403 and "SignatureDoesNotMatch" in bad.text
+    # What the client signed, as Hearth reproduced it from its presign record.
+    assert "content-type:image/jpeg" in bad.text.split("<DiagnosisCanonicalRequest>")[1].split("</DiagnosisCanonicalRequest>")[0]
     return {"uid": user["localId"], "docs": docs, "project": project, "auth": auth, "hub": s["hub"]["url"], "ui": s["ui"]["url"]}
 
 
@@ -244,6 +246,11 @@ def test_rules_playground_decides_with_the_same_engine(browser, data):
     browser.find_element(By.ID, "play-run").click()
     wait_text(browser, "#play-verdict", "ALLOW")
     shot(browser, "rules")
+    # An edit that does not compile: its errors, in place.
+    browser.find_element(By.ID, "rules-editor").send_keys("\nallow everything;")
+    browser.find_element(By.ID, "rules-check").click()
+    assert "line" in wait(browser, "#rules-errors").text
+    wait(browser, "#rules-issues .ln.issue")
 
 
 def test_clock_moves_from_the_ui(browser, data):

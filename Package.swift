@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "UploadsAPI", dependencies: ["HearthCore", "HearthHTTP", "HearthCrypto"]),
         // The web UI: its files as Swift strings, the request log, Host/Origin checks; it reaches
         // services only through their HTTP handlers.
-        .target(name: "HearthUI", dependencies: ["HearthCore", "HearthHTTP"]),
+        .target(name: "HearthUI", dependencies: ["HearthCore", "HearthHTTP", "HearthGRPC"]),
 
         // A client library for app and CI code: Foundation only, speaks the real services' REST shapes.
         .target(name: "HearthClient"),
@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "AuthEmulatorTests", dependencies: ["AuthEmulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
         .testTarget(name: "FirestoreEmulatorTests", dependencies: ["FirestoreEmulator", "SecurityRules", "HearthCore", "HearthHTTP", "HearthSQLite", "HearthGRPC"]),
         .testTarget(name: "UploadsAPITests", dependencies: ["UploadsAPI", "HearthCore", "HearthHTTP", "HearthCrypto"]),
-        .testTarget(name: "HearthUITests", dependencies: ["HearthUI", "HearthHTTP", "HearthCore"]),
+        .testTarget(name: "HearthUITests", dependencies: ["HearthUI", "HearthHTTP", "HearthGRPC", "HearthCore"]),
         .testTarget(name: "HearthClientTests", dependencies: ["HearthClient"]),
         .testTarget(name: "hearthTests", dependencies: ["HearthCore"]),
     ]

@@ -6,17 +6,21 @@ import HearthHTTP
 /// verifies; the log only shows who the caller claims to be).
 enum CallerName {
     static func of(_ request: Request) -> String? {
-        if let auth = request.headers["Authorization"] {
-            if auth.hasPrefix("Bearer ") { return bearer(String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)) }
-            if auth.hasPrefix("AWS4-HMAC-SHA256"), let r = auth.range(of: "Credential=") {
-                return accessKey(String(auth[r.upperBound...]))
-            }
-            if auth.hasPrefix("AWS "), let colon = auth.lastIndex(of: ":") {
-                return String(auth.dropFirst(4)[..<colon]).trimmingCharacters(in: .whitespaces)
-            }
-        }
+        if let auth = request.headers["Authorization"], let name = ofAuthorization(auth) { return name }
         if let credential = request.query("X-Amz-Credential") { return accessKey(credential) }
         if let key = request.query("AWSAccessKeyId") { return key }
+        return nil
+    }
+
+    /// The caller an `Authorization` value names: a bearer token's user, or a signature's access key.
+    static func ofAuthorization(_ auth: String) -> String? {
+        if auth.hasPrefix("Bearer ") { return bearer(String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)) }
+        if auth.hasPrefix("AWS4-HMAC-SHA256"), let r = auth.range(of: "Credential=") {
+            return accessKey(String(auth[r.upperBound...]))
+        }
+        if auth.hasPrefix("AWS "), let colon = auth.lastIndex(of: ":") {
+            return String(auth.dropFirst(4)[..<colon]).trimmingCharacters(in: .whitespaces)
+        }
         return nil
     }
 

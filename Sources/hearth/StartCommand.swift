@@ -70,7 +70,8 @@ enum StartCommand {
                     configuration: .init(host: options.host, port: unit.port, threads: options.threads,
                                          tlsCertificatePEM: unit.tlsCertificatePEM, tlsKeyPEM: unit.tlsKeyPEM),
                     service: RecordingService(unit.name, unit.http, log: requestLog, clock: clock), logger: logger, ids: requestIDs, clock: clock,
-                    http2: unit.grpc.map { GRPCServer(name: unit.name, services: $0, logger: logger, ids: requestIDs) })
+                    http2: unit.grpc.map { GRPCServer(name: unit.name, services: $0.map { RecordingGRPCService(unit.name, $0, log: requestLog, clock: clock) },
+                                                      logger: logger, ids: requestIDs) })
                 try server.start()
                 unit.didStart(server.port)
                 servers.append((server, unit))

@@ -34,11 +34,12 @@ public struct HostGuard: Sendable {
 
     /// Why a request is refused, or nil when it may proceed.
     public func refusal(for request: Request) -> String? {
-        guard let hostHeader = request.headers["Host"] else {
-            return "a Host header is required"
-        }
-        guard let host = HostGuard.hostPart(of: hostHeader), allowedHosts.contains(host) else {
-            return "Host '\(hostHeader)' is not an address this hearth is reachable at (DNS-rebinding protection; allowed: \(allowedHosts.sorted().joined(separator: ", ")) — set --public-host to add one)"
+        // Browsers always send Host, so a request without one (HTTP/1.0 health probes) cannot be a
+        // rebound page's; only a Host naming another site is refused.
+        if let hostHeader = request.headers["Host"] {
+            guard let host = HostGuard.hostPart(of: hostHeader), allowedHosts.contains(host) else {
+                return "Host '\(hostHeader)' is not an address this hearth is reachable at (DNS-rebinding protection; allowed: \(allowedHosts.sorted().joined(separator: ", ")) — set --public-host to add one)"
+            }
         }
         if !HostGuard.isSafeMethod(request.method), let origin = request.headers["Origin"], !isAllowedOrigin(origin) {
             return "Origin '\(origin)' may not change this hearth's state (cross-site request refused)"

@@ -38,11 +38,33 @@ export async function render(root, args) {
     fill(colsPane, h('h2', {}, parentDoc ? `Collections of ${parentDoc.split('/').pop()}` : 'Root collections'),
       ids.length ? h('ul', { class: 'list', id: 'collections' }, ids.map(id => h('li', { class: id === current ? 'sel' : '' },
         h('a', { href: href((parentDoc ? parentDoc + '/' : '') + id) }, id)))) : h('p', { class: 'muted' }, 'No collections yet.'),
-      newCollectionForm(parentDoc, href));
+      newCollectionForm(parentDoc, href), parentDoc ? null : groupForm());
+  }
+
+  // A collection group: every collection with this id at any depth (a runQuery with allDescendants).
+  function groupForm() {
+    const input = h('input', { id: 'group-id', placeholder: 'collection group id', 'aria-label': 'Collection group id', class: 'grow' });
+    return h('form', { class: 'inline', onsubmit: e => { e.preventDefault(); showGroup(input.value.trim()); } },
+      input, h('button', { type: 'submit' }, 'Collection group'));
+  }
+
+  async function showGroup(id) {
+    if (!id) return;
+    await guarded(async () => {
+      const rows = await firestore('POST', ':runQuery', { structuredQuery: { from: [{ collectionId: id, allDescendants: true }], limit: 200 } });
+      const docs = rows.filter(r => r.document).map(r => r.document);
+      const prefix = `projects/${proj}/databases/(default)/documents/`;
+      fill(docsPane, h('h2', {}, `Group: ${id}`), h('p', { class: 'muted' }, `${docs.length} document(s)${docs.length === 200 ? ' (the first 200)' : ''}`),
+        h('ul', { class: 'list', id: 'group-documents' }, docs.map(d => {
+          const path = d.name.slice(prefix.length);
+          return h('li', {}, h('a', { href: href(path.split('/').map(decodeURIComponent).join('/')) }, path));
+        })));
+      state.docsSig = 'group';
+    });
   }
 
   async function loadDocuments() {
-    if (!collPath) { fill(docsPane, h('p', { class: 'muted' }, 'Pick a collection.')); return; }
+    if (!collPath) { if (state.docsSig !== 'group') fill(docsPane, h('p', { class: 'muted' }, 'Pick a collection.')); return; }
     const token = state.pageTokens[state.page];
     const r = await firestore('GET', `/${encodePath(collPath)}?pageSize=${PAGE}&showMissing=true${token ? '&pageToken=' + encodeURIComponent(token) : ''}`);
     const docs = r.documents || [];

@@ -73,11 +73,20 @@ export async function render(root, args) {
       const expires = h('input', { type: 'number', value: '900', min: '1', max: '604800', 'aria-label': 'Expires (seconds)', id: 'presign-expires', size: 7 });
       const ctype = h('input', { placeholder: 'Content-Type to sign (PUT)', 'aria-label': 'Content-Type', id: 'presign-type', class: 'grow' });
       const out = h('div', {});
+      const versions = await s3xml('GET', '/' + bucket, { query: { versions: '', prefix: key } }).catch(() => null);
+      const vs = versions ? [...versions.getElementsByTagName('Version'), ...versions.getElementsByTagName('DeleteMarker')]
+        .filter(v => xmlText(v, 'Key') === key) : [];
       fill(objectPane, h('h2', {}, key.split('/').pop()), h('p', { class: 'mono muted' }, `s3://${bucket}/${key}`),
         h('dl', { class: 'kv' }, meta.map(([k, v]) => [h('dt', {}, k), h('dd', { class: 'mono' }, v)])),
         h('div', { class: 'row' },
           h('button', { class: 'primary', onclick: () => download(key) }, 'Download'),
           h('button', { class: 'danger', id: 'delete-object', onclick: () => remove(key) }, 'Delete')),
+        vs.length > 1 || (vs[0] && xmlText(vs[0], 'VersionId') !== 'null') ? [h('h3', {}, 'Versions'), h('div', { class: 'scroll' }, h('table', { id: 'versions' },
+          h('thead', {}, h('tr', {}, h('th', {}, 'Version id'), h('th', {}, 'Size'), h('th', {}, 'Modified'), h('th', {}, ''))),
+          h('tbody', {}, vs.map(v => h('tr', {}, h('td', { class: 'mono' }, xmlText(v, 'VersionId')),
+            h('td', {}, v.tagName === 'DeleteMarker' ? 'delete marker' : size(Number(xmlText(v, 'Size')))),
+            h('td', { class: 'mono' }, xmlText(v, 'LastModified').replace('T', ' ').replace(/\.\d+Z$/, '')),
+            h('td', {}, xmlText(v, 'IsLatest') === 'true' ? 'latest' : ''))))))] : null,
         h('h3', {}, 'Presigned URL'),
         h('form', { class: 'inline', onsubmit: e => { e.preventDefault(); presign(key, method.value, Number(expires.value), ctype.value.trim(), out); } },
           method, expires, ctype, h('button', { type: 'submit', id: 'presign' }, 'Presign')), out);

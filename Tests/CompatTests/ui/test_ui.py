@@ -166,6 +166,14 @@ def test_firestore_document_is_shown_and_edited_through_the_ui(browser, data):
     wait_text(browser, "#documents", "n2", timeout=8)
 
 
+def test_firestore_collection_group_lists_documents_at_any_depth(browser, data):
+    requests.patch(f"{data['docs']}/users/alice/notes/deep", json={"fields": {}}, headers=OWNER)
+    go(browser, data, "firestore")
+    wait(browser, "#group-id").send_keys("notes\n")
+    text = wait_text(browser, "#group-documents", "users/alice/notes/deep").text
+    assert "notes/n1" in text
+
+
 def open_denied(d, data, service, path):
     """Opens the Requests page filtered to `service`'s 403s and clicks the row of `path`."""
     go(d, data, "requests")

@@ -30,18 +30,28 @@ public final class RequestLog: @unchecked Sendable {
     }
 
     /// Longest error body kept per entry.
-    public static let maxBodyBytes = 64 << 10
+    public static let maxBodyBytes = 32 << 10
+    /// Error bodies kept in all: past it, the oldest entries lose theirs (a flood of failures must
+    /// not grow memory by a body each).
+    public let bodyBudget: Int
 
     // Guarded by `lock`; appended from every listener's threads.
     private let lock = NSLock()
     private var ring: [Entry] = []
     private var head = 0
     private var nextSeq = 1
+    /// Seqs of entries holding a body, oldest first (from `bodiesHead`), and their total bytes.
+    private var bodies: [(seq: Int, bytes: Int)] = []
+    private var bodiesHead = 0
+    private var bodyBytes = 0
     public let capacity: Int
 
-    /// - Parameter capacity: entries kept; older ones are dropped.
-    public init(capacity: Int = 20_000) {
+    /// - Parameters:
+    ///   - capacity: entries kept; older ones are dropped.
+    ///   - bodyBudget: bytes of error bodies kept across entries.
+    public init(capacity: Int = 20_000, bodyBudget: Int = 16 << 20) {
         self.capacity = max(1, capacity)
+        self.bodyBudget = bodyBudget
         ring.reserveCapacity(min(self.capacity, 4096))
     }
 
@@ -59,7 +69,38 @@ public final class RequestLog: @unchecked Sendable {
             ring[head] = e
             head = (head + 1) % capacity
         }
+        if let body = e.errorBody {
+            bodies.append((e.seq, body.utf8.count))
+            bodyBytes += body.utf8.count
+            trimBodies()
+        }
         return e.seq
+    }
+
+    /// Drops the oldest bodies until the kept ones fit the budget (caller holds the lock).
+    private func trimBodies() {
+        while bodyBytes > bodyBudget && bodiesHead < bodies.count {
+            let (seq, bytes) = bodies[bodiesHead]
+            bodiesHead += 1
+            bodyBytes -= bytes
+            if let i = index(of: seq) {
+                ring[i].errorBody = nil
+                ring[i].errorContentType = nil
+            }
+        }
+        if bodiesHead > 1024 && bodiesHead * 2 > bodies.count {
+            bodies.removeFirst(bodiesHead)
+            bodiesHead = 0
+        }
+    }
+
+    /// The ring slot of `seq`, if still kept (caller holds the lock).
+    private func index(of seq: Int) -> Int? {
+        guard !ring.isEmpty else { return nil }
+        let first = ring[ring.count < capacity ? 0 : head].seq
+        guard seq >= first, seq < nextSeq else { return nil }
+        let offset = seq - first
+        return ring.count < capacity ? offset : (head + offset) % capacity
     }
 
     /// What a listing asks for.
@@ -119,10 +160,7 @@ public final class RequestLog: @unchecked Sendable {
     public func entry(_ seq: Int) -> Entry? {
         lock.lock()
         defer { lock.unlock() }
-        guard let first = ring.isEmpty ? nil : ring[ring.count < capacity ? 0 : head].seq,
-              seq >= first, seq < nextSeq else { return nil }
-        let offset = seq - first
-        return ring[(ring.count < capacity ? offset : (head + offset) % capacity)]
+        return index(of: seq).map { ring[$0] }
     }
 
     /// Forgets every entry (sequence numbers keep increasing, so live readers never go back).
@@ -130,6 +168,9 @@ public final class RequestLog: @unchecked Sendable {
         lock.lock()
         ring.removeAll(keepingCapacity: true)
         head = 0
+        bodies.removeAll()
+        bodiesHead = 0
+        bodyBytes = 0
         lock.unlock()
     }
 }

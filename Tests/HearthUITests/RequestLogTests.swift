@@ -20,6 +20,17 @@ import Testing
         #expect(log.entry(4)?.path == "/4")
     }
 
+    @Test func errorBodiesStayWithinTheirBudgetOldestDroppedFirst() {
+        let log = RequestLog(capacity: 100, bodyBudget: 250)
+        for i in 1...5 {
+            var e = Self.entry("firestore", 403, path: "/\(i)")
+            e.errorBody = String(repeating: "x", count: 100)
+            log.append(e)
+        }
+        #expect((1...5).map { log.entry($0)?.errorBody != nil } == [false, false, false, true, true])
+        #expect(log.entry(1)?.path == "/1")
+    }
+
     @Test func filtersByServiceStatusUserPathAndCursor() {
         let log = RequestLog(capacity: 100)
         log.append(Self.entry("firestore", 200, path: "/v1/a", user: "alice"))

@@ -78,7 +78,7 @@ enum StartCommand {
                 registry.add(unit.name, options.advertisedHost, server.port)
             }
             let ui = WebUI.makeServer(options, hub: hubRouter, started: servers.compactMap { s in s.1.map { ($0, s.0.port) } },
-                                      guard: hostGuard, logger: logger, ids: requestIDs, clock: clock)
+                                      guard: hostGuard, ids: requestIDs, clock: clock)
             try ui.start()
             servers.append((ui, nil))
             registry.add("ui", options.advertisedHost, ui.port)

@@ -25,14 +25,16 @@ enum WebUI {
 
     /// The UI listener: assets, plus the hub and every started service mounted under its name.
     static func makeServer(_ o: StartOptions, hub: Router, started: [(ServiceUnit, Int)], guard hostGuard: HostGuard,
-                           logger: Logger, ids: IDGenerator, clock: Clock) -> HTTPServer {
+                           ids: IDGenerator, clock: Clock) -> HTTPServer {
         var mounts = [UIService.Mount(prefix: "hub", service: hub, host: "\(o.advertisedURLHost):0")]
         for (unit, port) in started {
             mounts.append(UIService.Mount(prefix: unit.name, service: unit.http, host: "\(o.advertisedURLHost):\(port)"))
         }
+        // No request lines: the open pages poll every second or two, which would bury the log of
+        // the app's own requests (the only thing the logger writes per listener).
         return HTTPServer(name: "ui", configuration: .init(host: o.host, port: o.uiPort, threads: 4),
                           service: GuardedService(UIService(mounts: mounts), guard: hostGuard),
-                          logger: logger, ids: ids, clock: clock)
+                          logger: nil, ids: ids, clock: clock)
     }
 }
 

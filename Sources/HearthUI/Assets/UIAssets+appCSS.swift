@@ -99,7 +99,8 @@ h2.mono { font-size: 14px; word-break: break-all; }
 .toast { background: #2b2118; color: #fff; padding: 8px 12px; border-radius: 6px; box-shadow: 0 2px 8px rgba(0,0,0,.2); }
 .toast.bad { background: var(--bad); }
 dl.kv { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 4px 12px; margin: 6px 0; }
-dl.kv dt { color: var(--muted); } dl.kv dd { margin: 0; word-break: break-all; }
+dl.kv dt { color: var(--muted); } dl.kv dd { margin: 0; overflow-wrap: anywhere; }
+.card + .grid { margin-top: 12px; }
 form.inline { display: flex; gap: 6px; flex-wrap: wrap; align-items: end; }
 @media (max-width: 900px) {
   .cols2, .cols2.wide-right, .cols3 { grid-template-columns: minmax(0, 1fr); }

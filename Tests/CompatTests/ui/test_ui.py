@@ -88,7 +88,7 @@ def data(hearth_ui):
     assert bad.status_code == 403 and "SignatureDoesNotMatch" in bad.text
     # What the client signed, as Hearth reproduced it from its presign record.
     assert "content-type:image/jpeg" in bad.text.split("<DiagnosisCanonicalRequest>")[1].split("</DiagnosisCanonicalRequest>")[0]
-    return {"uid": user["localId"], "docs": docs, "project": project, "auth": auth, "hub": s["hub"]["url"], "ui": s["ui"]["url"]}
+    return {"uid": user["localId"], "docs": docs, "project": project, "auth": auth, "hub": s["hub"]["url"], "ui": s["ui"]["url"], "env": env}
 
 
 def wait(d, css, timeout=10):
@@ -227,6 +227,14 @@ def test_auth_user_is_listed_and_edited_through_the_ui(browser, data):
     assert u, "the edit did not reach Auth"
     assert u["disabled"] is True
     assert json.loads(u["customAttributes"]) == {"role": "editor"}
+    # A user added through the UI signs in through the API.
+    browser.find_element(By.ID, "add-user").click()
+    wait(browser, "#user-email").send_keys("bob@example.com")
+    browser.find_element(By.ID, "user-password").send_keys("bob-secret")
+    browser.find_element(By.ID, "save-user").click()
+    signed_in = until(lambda: requests.post(f"{data['auth']}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k",
+                                            json={"email": "bob@example.com", "password": "bob-secret"}).ok)
+    assert signed_in
 
 
 def test_s3_object_is_listed_with_its_metadata(browser, data):
@@ -238,6 +246,17 @@ def test_s3_object_is_listed_with_its_metadata(browser, data):
     url = wait_text(browser, "#presigned-url", "X-Amz-Signature").text
     assert requests.get(url).content == b"meow"
     shot(browser, "s3")
+    # An upload from the page is a SigV4-signed PUT made by the page itself.
+    path = os.path.join(SHOTS, "upload-me.txt")
+    with open(path, "wb") as f:
+        f.write(b"uploaded from the UI")
+    browser.find_element(By.ID, "upload-file").send_keys(path)
+    browser.find_element(By.CSS_SELECTOR, "#upload-file + button").click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, '#objects-body tr[data-key="photos/upload-me.txt"]'))
+    env = data["env"]
+    s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL_S3"], region_name=env["AWS_REGION"],
+                      aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+    assert s3.get_object(Bucket="uploads", Key="photos/upload-me.txt")["Body"].read() == b"uploaded from the UI"
 
 
 def test_rules_playground_decides_with_the_same_engine(browser, data):

@@ -5,7 +5,7 @@ extension UIAssets {
 // The Firestore data browser: collections → documents → fields, as the owner through the REST API.
 // Route: #/firestore/<collection>/<doc>/<subcollection>/…; it polls the open view to stay live.
 import { h, fill, guarded, toast } from './dom.js';
-import { firestore, encodePath, project, ApiError } from './api.js';
+import { firestore, encodePath, project } from './api.js';
 
 const PAGE = 50;
 const TYPES = ['string', 'integer', 'double', 'boolean', 'null', 'timestamp', 'bytes', 'reference', 'geoPoint', 'array', 'map'];
@@ -90,8 +90,10 @@ export async function render(root, args) {
 
   async function loadDocument(force = false) {
     if (!docPath) { fill(docPane, h('p', { class: 'muted' }, collPath ? 'Pick a document.' : 'Pick or start a collection.')); return; }
-    let doc = null;
-    try { doc = await firestore('GET', '/' + encodePath(docPath)); } catch (e) { if (!(e instanceof ApiError && e.status === 404)) throw e; }
+    // batchGet answers `missing` for an absent document where get answers 404 (which the browser
+    // would report as a failed load).
+    const [answer] = await firestore('POST', ':batchGet', { documents: [`projects/${proj}/databases/(default)/documents/${docPath}`] });
+    const doc = answer?.found || null;
     const sig = doc ? doc.updateTime : 'missing';
     if (!force && sig === state.docSig) return;
     if (!force && state.dirty) {

@@ -172,6 +172,9 @@ def test_firestore_collection_group_lists_documents_at_any_depth(browser, data):
     wait(browser, "#group-id").send_keys("notes\n")
     text = wait_text(browser, "#group-documents", "users/alice/notes/deep").text
     assert "notes/n1" in text
+    # A document that does not exist (yet) opens empty, ready to be created by Save.
+    go(browser, data, "firestore/notes/missing")
+    wait_text(browser, "main", "does not exist yet")
 
 
 def open_denied(d, data, service, path):

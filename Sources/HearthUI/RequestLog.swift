@@ -13,12 +13,19 @@ public final class RequestLog: @unchecked Sendable {
     public struct Entry: Sendable {
         /// Position in the log; increases by one per request, never reused (until a restart).
         public var seq: Int
+        /// When it was answered, on the emulator clock.
         public var time: Instant
+        /// The listener (`auth`, `firestore`, `s3`, `api`).
         public var service: String
+        /// The HTTP method (`POST` for gRPC calls).
         public var method: String
+        /// The raw path without the query (a gRPC call's `/service/Method`).
         public var path: String
+        /// The HTTP status (a gRPC status as its HTTP equivalent).
         public var status: Int
+        /// Time from the headers' arrival to the answer.
         public var durationMicros: Int64
+        /// The request id the log line and S3's error body carry.
         public var requestID: String
         /// Who the credentials name: an ID token's `user_id`, `owner`, or an S3 access key id.
         public var user: String?
@@ -26,6 +33,7 @@ public final class RequestLog: @unchecked Sendable {
         public var fields: [(String, JSON)]
         /// The error body as the client received it (status ≥ 400, at most `maxBodyBytes`).
         public var errorBody: String?
+        /// The error body's Content-Type.
         public var errorContentType: String?
     }
 
@@ -44,6 +52,7 @@ public final class RequestLog: @unchecked Sendable {
     private var bodies: [(seq: Int, bytes: Int)] = []
     private var bodiesHead = 0
     private var bodyBytes = 0
+    /// Entries kept.
     public let capacity: Int
 
     /// - Parameters:
@@ -105,9 +114,11 @@ public final class RequestLog: @unchecked Sendable {
 
     /// What a listing asks for.
     public struct Filter: Sendable {
+        /// Only this listener's requests.
         public var service: String?
         /// `403`, `4xx`, `error` (≥ 400) or `ok` (< 400).
         public var status: String?
+        /// A substring of the caller's name, any case.
         public var user: String?
         /// A substring of the path.
         public var path: String?
@@ -115,8 +126,10 @@ public final class RequestLog: @unchecked Sendable {
         public var after: Int?
         /// Only entries with a smaller seq (older pages).
         public var before: Int?
+        /// At most this many entries.
         public var limit = 100
 
+        /// No filter: the newest 100.
         public init() {}
 
         func matches(_ e: Entry) -> Bool {

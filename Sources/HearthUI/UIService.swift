@@ -13,11 +13,14 @@ import HearthHTTP
 public struct UIService: HTTPService {
     /// A service reachable under `/<prefix>/`.
     public struct Mount: Sendable {
+        /// The first path segment (`firestore`).
         public let prefix: String
+        /// The listener's own handler.
         public let service: any HTTPService
         /// The `Host` the service sees (`127.0.0.1:9000`).
         public let host: String
 
+        /// Mounts `service` under `/<prefix>/`, presenting `host` as its `Host`.
         public init(prefix: String, service: any HTTPService, host: String) {
             self.prefix = prefix
             self.service = service

@@ -9,7 +9,10 @@ import { auth, project } from './api.js';
 
 export async function render(root) {
   const proj = await project();
-  const tenant = h('input', { id: 'tenant', placeholder: 'tenant id (optional)', 'aria-label': 'Tenant', size: 16 });
+  const tenant = h('input', { id: 'tenant', placeholder: 'tenant id (optional)', 'aria-label': 'Tenant', size: 16, list: 'tenant-ids' });
+  const tenantIds = h('datalist', { id: 'tenant-ids' });
+  auth('GET', `/identitytoolkit.googleapis.com/v2/projects/${proj}/tenants`).then(r => fill(tenantIds, (r.tenants || []).map(t =>
+    h('option', { value: t.name.split('/').pop() }, t.displayName || ''))), () => {});
   const search = h('input', { id: 'user-search', placeholder: 'search email, uid, phone, name', 'aria-label': 'Search users', class: 'grow', type: 'search' });
   const table = h('tbody', { id: 'users-body' });
   const editPane = h('section', { class: 'panel', id: 'user-editor', 'aria-label': 'User' }, h('p', { class: 'muted' }, 'Pick a user, or add one.'));
@@ -19,7 +22,7 @@ export async function render(root) {
   let users = [];
 
   fill(root, h('h1', {}, 'Auth'),
-    h('div', { class: 'row' }, search, tenant,
+    h('div', { class: 'row' }, search, tenant, tenantIds,
       h('button', { class: 'primary', id: 'add-user', onclick: () => edit(null) }, '+ Add user'),
       h('button', { class: 'danger', onclick: clearAll }, 'Delete all users')),
     h('div', { class: 'grid cols2' },

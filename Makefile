@@ -13,7 +13,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 SWIFT_TEST_ARGS ?=
 
-.PHONY: help deps venv build build-debug run test swift-test compat rules-test bench bench-quick clean
+.PHONY: help deps browser venv build build-debug run test swift-test compat rules-test bench bench-quick clean
 
 help:
 	@echo "make run     install missing packages, build release, start hearth on its defaults"
@@ -26,6 +26,17 @@ deps:
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+# Headless Chromium for the web UI's browser suite (Tests/CompatTests/ui), installed when missing.
+# Only this is allowed to fail: the suite then skips, saying why, instead of failing the run.
+UI_DEB_PACKAGES := chromium chromium-driver
+browser:
+	@missing=""; for p in $(UI_DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing ) \
+	    || echo "could not install$$missing: the web UI browser suite will be skipped"; \
 	fi
 
 # Python clients (boto3, AWS CLI, firebase-admin, …) from PyPI into a venv under .build/.
@@ -62,7 +73,7 @@ rules-test:
 	  .build/debug/hearth rules test rules/firestore.rules "$$suite"; \
 	done
 
-compat: venv
+compat: venv browser
 	HEARTH_BIN=$(CURDIR)/.build/debug/hearth PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
 	  $(PY) -m pytest -q -p no:cacheprovider Tests/CompatTests $(PYTEST_ARGS)
 

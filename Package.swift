@@ -36,6 +36,9 @@ let package = Package(
         .target(name: "S3Emulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto"]),
         .target(name: "FirestoreEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthGRPC", "HearthProtobuf", "HearthSQLite", "HearthCrypto", "SecurityRules"]),
         .target(name: "UploadsAPI", dependencies: ["HearthCore", "HearthHTTP", "HearthCrypto"]),
+        // The web UI: its files as Swift strings, the request log, Host/Origin checks; it reaches
+        // services only through their HTTP handlers.
+        .target(name: "HearthUI", dependencies: ["HearthCore", "HearthHTTP", "HearthGRPC"]),
 
         // A client library for app and CI code: Foundation only, speaks the real services' REST shapes.
         .target(name: "HearthClient"),
@@ -44,7 +47,7 @@ let package = Package(
         // The executable only wires.
         .executableTarget(name: "hearth", dependencies: [
             "HearthCore", "HearthHTTP", "HearthGRPC", "HearthSQLite", "HearthCrypto", "SecurityRules",
-            "AuthEmulator", "S3Emulator", "FirestoreEmulator", "UploadsAPI",
+            "AuthEmulator", "S3Emulator", "FirestoreEmulator", "UploadsAPI", "HearthUI",
         ]),
 
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"]),
@@ -58,6 +61,7 @@ let package = Package(
         .testTarget(name: "AuthEmulatorTests", dependencies: ["AuthEmulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
         .testTarget(name: "FirestoreEmulatorTests", dependencies: ["FirestoreEmulator", "SecurityRules", "HearthCore", "HearthHTTP", "HearthSQLite", "HearthGRPC"]),
         .testTarget(name: "UploadsAPITests", dependencies: ["UploadsAPI", "HearthCore", "HearthHTTP", "HearthCrypto"]),
+        .testTarget(name: "HearthUITests", dependencies: ["HearthUI", "HearthHTTP", "HearthGRPC", "HearthCore"]),
         .testTarget(name: "HearthClientTests", dependencies: ["HearthClient"]),
         .testTarget(name: "hearthTests", dependencies: ["HearthCore"]),
     ]

@@ -4,6 +4,7 @@ import HearthCrypto
 import HearthHTTP
 import HearthGRPC
 import HearthSQLite
+import HearthUI
 
 /// `hearth start`: opens the database, wires every service, starts every listener, waits for a signal.
 enum StartCommand {
@@ -53,8 +54,12 @@ enum StartCommand {
         let registry = ListenerRegistry()
         var servers: [(HTTPServer, ServiceUnit?)] = []
         let hubRouter = Hub.makeRouter(context: context, units: units, listeners: { registry.all })
+        let requestLog = RequestLog()
+        let readyStatus = ReadyStatus()
+        WebUI.registerHubRoutes(hubRouter, log: requestLog, status: readyStatus)
+        let hostGuard = WebUI.hostGuard(options, registry)
         let hub = HTTPServer(name: "hub", configuration: .init(host: options.host, port: options.hubPort, threads: 2),
-                             service: hubRouter, logger: logger, ids: requestIDs, clock: clock)
+                             service: GuardedService(hubRouter, guard: hostGuard), logger: logger, ids: requestIDs, clock: clock)
         do {
             try hub.start()
             servers.append((hub, nil))
@@ -64,13 +69,19 @@ enum StartCommand {
                     name: unit.name,
                     configuration: .init(host: options.host, port: unit.port, threads: options.threads,
                                          tlsCertificatePEM: unit.tlsCertificatePEM, tlsKeyPEM: unit.tlsKeyPEM),
-                    service: unit.http, logger: logger, ids: requestIDs, clock: clock,
-                    http2: unit.grpc.map { GRPCServer(name: unit.name, services: $0, logger: logger, ids: requestIDs) })
+                    service: RecordingService(unit.name, unit.http, log: requestLog, clock: clock), logger: logger, ids: requestIDs, clock: clock,
+                    http2: unit.grpc.map { GRPCServer(name: unit.name, services: $0.map { RecordingGRPCService(unit.name, $0, log: requestLog, clock: clock) },
+                                                      logger: logger, ids: requestIDs) })
                 try server.start()
                 unit.didStart(server.port)
                 servers.append((server, unit))
                 registry.add(unit.name, options.advertisedHost, server.port)
             }
+            let ui = WebUI.makeServer(options, hub: hubRouter, started: servers.compactMap { s in s.1.map { ($0, s.0.port) } },
+                                      guard: hostGuard, ids: requestIDs, clock: clock)
+            try ui.start()
+            servers.append((ui, nil))
+            registry.add("ui", options.advertisedHost, ui.port)
         } catch {
             for (s, _) in servers { s.stop(graceSeconds: 0) }
             for u in units { u.shutdown() }
@@ -79,6 +90,7 @@ enum StartCommand {
         }
 
         let ready = readyJSON(options: options, servers: servers.map { ($0.0.name, $0.0) })
+        readyStatus.json = ready
         printBanner(options: options, ready: ready)
         if let path = options.readyFile ?? (options.inMemory ? nil : (options.dataDir as NSString).appendingPathComponent("hearth.ready.json")) {
             do { try writeAtomically(ready.serialized(pretty: true) + "\n", to: path) } catch {

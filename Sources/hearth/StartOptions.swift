@@ -17,6 +17,8 @@ struct StartOptions: Sendable {
     var s3Port = 9000
     var apiPort = 8000
     var hubPort = 4400
+    /// The web UI's port (`--ui-port`).
+    var uiPort = 4000
     var s3AccessKey = "test"
     var s3SecretKey = "test"
     var s3Region = "us-east-1"
@@ -58,6 +60,7 @@ struct StartOptions: Sendable {
         ("--s3-port", "N", "S3 endpoint port (default 9000)"),
         ("--api-port", "N", "uploads API port (default 8000)"),
         ("--hub-port", "N", "hub/admin port (default 4400)"),
+        ("--ui-port", "N", "web UI port (default 4000)"),
         ("--s3-access-key", "KEY", "S3 access key id (default test)"),
         ("--s3-secret-key", "SECRET", "S3 secret access key (default test)"),
         ("--s3-region", "REGION", "S3 region (default us-east-1)"),
@@ -95,6 +98,7 @@ struct StartOptions: Sendable {
         if let p = json["emulators"]?["auth"]?["port"]?.intValue { authPort = Int(p) }
         if let p = json["emulators"]?["firestore"]?["port"]?.intValue { firestorePort = Int(p) }
         if let p = json["emulators"]?["hub"]?["port"]?.intValue { hubPort = Int(p) }
+        if let p = json["emulators"]?["ui"]?["port"]?.intValue { uiPort = Int(p) }
         if let h = json["emulators"]?["auth"]?["host"]?.stringValue { host = h }
         if let r = json["firestore"]?["rules"]?.stringValue { rules = r }
     }
@@ -228,6 +232,7 @@ struct StartOptions: Sendable {
         case "--s3-port": s3Port = try Self.port(flag, v)
         case "--api-port": apiPort = try Self.port(flag, v)
         case "--hub-port": hubPort = try Self.port(flag, v)
+        case "--ui-port": uiPort = try Self.port(flag, v)
         case "--s3-access-key": s3AccessKey = v
         case "--s3-secret-key": s3SecretKey = v
         case "--s3-region": s3Region = v

@@ -23,7 +23,7 @@ def start_hearth(extra_args=(), env=None, in_memory=True):
     tmp = tempfile.mkdtemp(prefix="hearth-compat-")
     ready = os.path.join(tmp, "ready.json")
     args = [hearth_bin(), "start", *(["--in-memory"] if in_memory else []), "--seed", "1", "--ready-file", ready,
-            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0",
+            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0",
             "--rules", os.path.join(REPO, "rules", "firestore.rules"), "--quiet", "--exit-with-parent", *extra_args]
     log = open(os.path.join(tmp, "hearth.log"), "wb")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=tmp, env=env)

@@ -104,10 +104,12 @@ struct RequestAuthenticator: Sendable {
         let key = signingKeys.key(secret: secret, date: scope.date, region: scope.region, service: scope.service)
         let computed = SignatureVerifier.compute(parts, authorization: authorization, payloadHash: payloadHash, signingKey: key)
         guard SignatureVerifier.matches(expected: computed.signature, provided: authorization.signature) else {
+            let found = diagnosis.diagnoseWithEvidence(parts, authorization: authorization, payloadHash: payloadHash, secret: secret)
             throw .signatureDoesNotMatch(SignatureMismatch(
                 accessKey: scope.accessKey, stringToSign: String(decoding: computed.stringToSign, as: UTF8.self),
                 signatureProvided: authorization.signature, canonicalRequest: computed.canonicalRequest.text,
-                diagnosis: diagnosis.diagnose(parts, authorization: authorization, payloadHash: payloadHash, secret: secret)))
+                diagnosis: found.message, clientCanonicalRequest: found.signed?.canonicalRequest.text,
+                clientStringToSign: found.signed.map { String(decoding: $0.stringToSign, as: UTF8.self) }))
         }
         guard credentials.allows(accessKey: scope.accessKey, bucket: bucket) else {
             throw .bucketAccessDenied(accessKey: scope.accessKey, bucket: bucket ?? "")

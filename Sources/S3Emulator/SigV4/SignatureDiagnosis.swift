@@ -23,15 +23,44 @@ struct SignatureDiagnosis: Sendable {
     /// The cause of a SigV4 mismatch, or a hint on what to compare when no suspect matched.
     /// - Parameter secret: the secret configured for the access key the request names.
     func diagnose(_ parts: SignedRequestParts, authorization: SigV4Authorization, payloadHash: String, secret: String) -> String {
-        let provided = authorization.signature.lowercased()
-        if let ledgerFinding = compareWithLedger(parts, authorization: authorization) { return ledgerFinding }
+        diagnoseWithEvidence(parts, authorization: authorization, payloadHash: payloadHash, secret: secret).message
+    }
 
+    /// The diagnosis, and the computation that reproduces the client's signature when one was
+    /// found: the canonical request and string to sign the client must have signed (the web UI
+    /// shows them as a line diff against Hearth's).
+    func diagnoseWithEvidence(_ parts: SignedRequestParts, authorization: SigV4Authorization, payloadHash: String,
+                              secret: String) -> (message: String, signed: SignatureVerifier.Computation?) {
+        let provided = authorization.signature.lowercased()
         let scope = authorization.credential
         let key = signingKeys.key(secret: secret, date: scope.date, region: scope.region, service: scope.service)
+        var signed: SignatureVerifier.Computation?
         func matches(options: CanonicalRequest.Options = CanonicalRequest.Options(), method: String? = nil,
                      headers: [(name: String, value: String)]? = nil, payload: String? = nil, signingKey: [UInt8]? = nil) -> Bool {
-            SignatureVerifier.compute(parts, authorization: authorization, payloadHash: payload ?? payloadHash,
-                                      signingKey: signingKey ?? key, options: options, method: method, headers: headers).signature == provided
+            let c = SignatureVerifier.compute(parts, authorization: authorization, payloadHash: payload ?? payloadHash,
+                                              signingKey: signingKey ?? key, options: options, method: method, headers: headers)
+            if c.signature == provided { signed = c }
+            return c.signature == provided
+        }
+        if let ledgerFinding = compareWithLedger(parts, authorization: authorization) {
+            // What Hearth presigned: its method and header values, kept only if it reproduces the signature.
+            if let record = ledger.lookup(signature: authorization.signature) {
+                var headers = parts.headers
+                for h in record.headers where h.name != "host" { headers = replacing(h.name, with: h.value, in: headers) }
+                _ = matches(method: record.method, headers: headers)
+            }
+            return (ledgerFinding, signed)
+        }
+        let message = diagnoseBySuspects(parts, authorization: authorization, payloadHash: payloadHash, secret: secret, check: { matches(options: $0, method: $1, headers: $2, payload: $3, signingKey: $4) })
+        return (message, signed)
+    }
+
+    private func diagnoseBySuspects(_ parts: SignedRequestParts, authorization: SigV4Authorization, payloadHash: String, secret: String,
+                                    check: (CanonicalRequest.Options, String?, [(name: String, value: String)]?, String?, [UInt8]?) -> Bool) -> String {
+        let scope = authorization.credential
+        func matches(options: CanonicalRequest.Options = CanonicalRequest.Options(), method: String? = nil,
+                     headers: [(name: String, value: String)]? = nil, payload: String? = nil, signingKey: [UInt8]? = nil) -> Bool {
+            check(options, method, headers, payload, signingKey)
         }
 
         // Another configured key's secret.

@@ -70,7 +70,8 @@ import Testing
             ("startAfter", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(860_000)])])), ["LA", "TOK", "BJ"]),
             ("endAt", sq("cities", orderBy: [order("pop")], endAt: .object(["values": .array([int(3_900_000)])])), ["DC", "SF", "LA"]),
             ("endBefore", sq("cities", orderBy: [order("pop")], endAt: .object(["values": .array([int(3_900_000)]), "before": .bool(true)])), ["DC", "SF"]),
-            ("startAfter name cursor", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(860_000), Self.ref(h, "cities/SF")])])), ["LA", "TOK", "BJ"]),
+            // Cursor values pair with the orderBy as sent (the SDKs send `__name__` explicitly).
+            ("startAfter name cursor", sq("cities", orderBy: [order("pop"), order("__name__")], startAt: .object(["values": .array([int(860_000), Self.ref(h, "cities/SF")])])), ["LA", "TOK", "BJ"]),
             ("startAt name, same value", sq("cities", orderBy: [order("capital"), order("__name__")],
                                              startAt: .object(["values": .array([bool(true), Self.ref(h, "cities/DC")]), "before": .bool(true)])), ["DC", "TOK"]),
             // limitToLast(2) of orderBy(pop) with endAt(9M), as the SDKs send it: directions and cursors flipped.
@@ -170,19 +171,28 @@ import Testing
     @Test func invalidQueriesAreRejected() throws {
         let h = try Self.cities()
         let cases: [(String, JSON, String)] = [
-            ("too many cursor values", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(1), int(2), int(3)])])), "Too many cursor values"),
-            ("order after key", sq("cities", orderBy: [order("__name__"), order("pop")]), "Order by clause cannot contain more fields after the key"),
-            ("empty in", sq("cities", where: ff("state", "IN", arr([]))), "non-empty array"),
-            ("in not array", sq("cities", where: ff("state", "IN", str("CA"))), "non-empty array"),
-            ("31 in values", sq("cities", where: ff("state", "IN", arr((0..<31).map { int($0) }))), "maximum of 30"),
+            ("too many cursor values", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(1), int(2), int(3)])])), "Cursor has too many values."),
+            ("cursor past the explicit order", sq("cities", where: ff("pop", "GREATER_THAN", int(0)), startAt: .object(["values": .array([int(1)])])), "Cursor has too many values."),
+            ("order after key", sq("cities", orderBy: [order("__name__"), order("pop")]), "order by clause cannot contain more fields after the key"),
+            ("empty in", sq("cities", where: ff("state", "IN", arr([]))), "'IN' requires an non-empty ArrayValue."),
+            ("in not array", sq("cities", where: ff("state", "IN", str("CA"))), "'IN' requires an ArrayValue."),
+            ("31 in values", sq("cities", where: ff("state", "IN", arr((0..<31).map { int($0) }))), "'IN' supports up to 30 comparison values."),
+            ("11 not-in values", sq("cities", where: ff("state", "NOT_IN", arr((0..<11).map { int($0) }))), "'NOT_IN' supports up to 10"),
+            ("two array-contains", sq("cities", where: composite("AND", [ff("t", "ARRAY_CONTAINS", int(1)), ff("t", "ARRAY_CONTAINS", int(2))])),
+             "A maximum of 1 'ARRAY_CONTAINS' filter is allowed per disjunction."),
+            ("long operand", sq("cities", where: ff("name", "EQUAL", str(String(repeating: "x", count: 1501)))), "too large to be used in a query"),
+            ("kind-less field filter", .object(["from": .array([.object(["allDescendants": .bool(true)])]), "where": ff("pop", "EQUAL", int(1))]),
+             "kind is required for filter: pop"),
             ("key string", sq("cities", where: ff("__name__", "EQUAL", str("SF"))), "__key__ filter value must be a Key"),
-            ("two not-in", sq("cities", where: composite("AND", [ff("a", "NOT_IN", arr([int(1)])), ff("b", "NOT_IN", arr([int(1)]))])), "NOT_IN"),
+            ("two not-in", sq("cities", where: composite("AND", [ff("a", "NOT_IN", arr([int(1)])), ff("b", "NOT_IN", arr([int(1)]))])), "Only a single 'NOT_EQUAL', 'NOT_IN'"),
             ("bad op", sq("cities", where: ff("a", "ALMOST", int(1))), "op"),
-            ("bad path", sq("cities", where: ff("a..b", "EQUAL", int(1))), "Invalid field path"),
+            ("bad path", sq("cities", where: ff("a..b", "EQUAL", int(1))), #"Invalid property path "a..b""#),
             ("unknown member", .object(["from": .array([.object(["collectionId": .string("cities")])]), "wat": .bool(true)]), "Unknown name \"wat\""),
-            ("no from", .object([:]), "collection"),
-            ("negative limit", sq("cities", limit: -1), "limit"),
-            ("cursor key not ref", sq("cities", orderBy: [order("__name__")], startAt: .object(["values": .array([str("SF")])])), "reference"),
+            ("two from", .object(["from": .array([.object(["collectionId": .string("a")]), .object(["collectionId": .string("b")])])]),
+             "StructuredQuery.from cannot have more than one collection selector."),
+            ("negative limit", sq("cities", limit: -1), "limit is negative"),
+            ("cursor key not ref", sq("cities", orderBy: [order("__name__")], startAt: .object(["values": .array([str("SF")])])),
+             "Cursor __key__ value is not a document reference."),
             ("too many disjunctions", sq("cities", where: composite("AND", [ff("a", "IN", arr((0..<10).map { int($0) })), ff("b", "IN", arr((0..<10).map { int($0) }))])), "disjunctions"),
         ]
         for (label, q, fragment) in cases {
@@ -223,7 +233,7 @@ import Testing
         #expect(pageDesc.documents.map { $0.path.lastSegment } == ["i249", "i248"])
         #expect(pageDesc.examined <= 3)
         let ref: JSON = .object(["referenceValue": .string(h.root + "/items/i250")])
-        let byName = try run(sq("items", limit: 2, startAt: .object(["values": .array([ref])])))
+        let byName = try run(sq("items", orderBy: [order("__name__")], limit: 2, startAt: .object(["values": .array([ref])])))
         #expect(byName.documents.map { $0.path.lastSegment } == ["i251", "i252"])
         #expect(byName.examined <= 3)
     }
@@ -258,7 +268,7 @@ import Testing
 @Suite struct ProtoJSONSpellingTests {
     @Test func snakeCaseMembersAndNumericEnumsAreAccepted() throws {
         let h = try QueryTests.cities()
-        let body = #"{"structured_query":{"from":[{"collection_id":"cities"}],"where":{"field_filter":{"field":{"field_path":"capital"},"op":5,"value":{"boolean_value":true}}},"order_by":[{"field":{"field_path":"pop"},"direction":2}],"limit":{"value":2}}}"#
+        let body = #"{"structured_query":{"from":[{"collection_id":"cities"}],"where":{"field_filter":{"field":{"field_path":"capital"},"op":5,"value":{"boolean_value":true}}},"order_by":[{"field":{"field_path":"pop"},"direction":2}],"limit":2}}"#
         let r = h.rawCall("POST", h.api(":runQuery?%24alt=json%3Benum-encoding%3Dint"), body)
         #expect(r.status == 200, "\(r.json)")
         let ids = (r.json.arrayValue ?? []).compactMap { $0["document"]?["name"]?.stringValue?.split(separator: "/").last.map(String.init) }

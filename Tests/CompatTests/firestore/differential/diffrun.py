@@ -88,7 +88,9 @@ def normalise(status, text, env_values):
                 elif k == "nextPageToken" and isinstance(x, str):
                     out[k] = "<PAGE>"
                 elif k == "timestampValue" and isinstance(x, str) and SERVER_TIME.match(x):
-                    out[k] = "<T>"
+                    # A server timestamp (REQUEST_TIME) has millisecond precision: at most 3 digits.
+                    fraction = x.rstrip("Z").partition(".")[2]
+                    out[k] = "<T ms>" if len(fraction) <= 3 else "<T finer than ms>"
                 elif k == "message" and isinstance(x, str) and key == "error":
                     out[k] = LONG_NUMBER.sub("<N>", x)
                 else:

@@ -61,6 +61,48 @@ import Testing
         }
     }
 
+    /// NaN and null are found only by IS_NAN / IS_NULL: as operands (and a stored NaN in ranges)
+    /// they match nothing, as Firestore and its emulator answer.
+    @Test func nanAndNullMatchOnlyTheirUnaryFilters() throws {
+        let h = try TestHarness()
+        let nan: JSON = .object(["doubleValue": .string("NaN")])
+        h.put("v/nan", ["v": nan])
+        h.put("v/null", ["v": nullV])
+        h.put("v/one", ["v": int(1)])
+        h.put("v/list", ["v": arr([nullV, nan])])
+        let cases: [(String, JSON, [String])] = [
+            ("== NaN", ff("v", "EQUAL", nan), []),
+            ("== null", ff("v", "EQUAL", nullV), []),
+            ("!= null", ff("v", "NOT_EQUAL", nullV), []),
+            ("!= NaN keeps NaN", ff("v", "NOT_EQUAL", nan), ["list", "nan", "one"]),
+            ("< 2 skips a stored NaN", ff("v", "LESS_THAN", int(2)), ["one"]),
+            ("<= NaN", ff("v", "LESS_THAN_OR_EQUAL", nan), []),
+            ("in [null, NaN, 1]", ff("v", "IN", arr([nullV, nan, int(1)])), ["one"]),
+            ("not-in [NaN]", ff("v", "NOT_IN", arr([nan])), ["list", "nan", "one"]),
+            ("array-contains null", ff("v", "ARRAY_CONTAINS", nullV), []),
+            ("array-contains-any [NaN, null]", ff("v", "ARRAY_CONTAINS_ANY", arr([nan, nullV])), []),
+            ("IS_NAN", uf("v", "IS_NAN"), ["nan"]),
+            ("IS_NULL", uf("v", "IS_NULL"), ["null"]),
+        ]
+        for (label, filter, expected) in cases {
+            let r = h.query(sq("v", where: filter))
+            #expect(r.status == 200, "\(label): \(r.json)")
+            #expect(r.ids.sorted() == expected, "\(label)")
+        }
+    }
+
+    /// The stream's last element carries `done`; a new transaction is its own first element.
+    @Test func streamShape() throws {
+        let h = try Self.cities()
+        let plain = h.query(sq("cities", limit: 2)).json.arrayValue ?? []
+        #expect(plain.count == 2 && plain[0]["done"] == nil && plain[1]["done"] == .bool(true))
+        let r = h.call("POST", h.api(":runQuery"), .object(["structuredQuery": sq("nothing"), "newTransaction": .object([:])]))
+        let items = r.json.arrayValue ?? []
+        #expect(items.count == 2)
+        #expect(items.first.map { Array($0.objectValue?.keys ?? []) } == ["transaction"])
+        #expect(items.last?["done"] == .bool(true) && items.last?["readTime"] != nil)
+    }
+
     @Test func orderingCursorsOffsetLimit() throws {
         let h = try Self.cities()
         let cases: [(String, JSON, [String])] = [

@@ -4,14 +4,16 @@ diffcases.py is the script (hundreds of requests, run in order); fixtures/emulat
 emulator's normalised answers, recorded with `python diffrun.py --record`, so the Hearth half asserts
 them on machines without the emulator. fixtures/deviations.json lists the cases where the emulator
 contradicts Firestore's documentation: there Hearth follows the docs (each entry cites them, and
-docs/firestore.md lists them) and the suite asserts Hearth's documented answer instead. When the
-emulator is installed, the second test runs the script against it too and checks the recording
-still holds.
+docs/firestore.md lists them) and the suite asserts Hearth's documented answer instead. diffgrpc.py
+sends the database-level cases (commit, batchGet, runQuery, …) over gRPC as well, against
+fixtures/emulator-grpc.json. When the emulator is installed, the last test runs both against it
+too and checks the recordings still hold.
 """
 import json
 import os
 
 import pytest
+
 import deviations
 import diffrun
 
@@ -49,8 +51,38 @@ def test_hearth_answers_as_the_official_emulator(hearth):
     mismatches = [describe(n, got[n], expected_for_hearth(n)) for n in got
                   if diffrun.comparable(got[n]) != diffrun.comparable(expected_for_hearth(n))]
     agree = len(got) - len(mismatches)
-    print(f"\ndifferential: {agree} of {len(got)} answers agree ({len(DEVIATIONS)} of them documented deviations)")
+    print(f"\ndifferential over REST: {agree} of {len(got)} answers agree ({len(DEVIATIONS)} of them documented deviations)")
     assert not mismatches, f"{len(mismatches)} of {len(got)} answers differ:\n" + "\n".join(mismatches)
+
+
+def grpc_available():
+    try:
+        import google.cloud.firestore_v1  # noqa: F401
+        import grpc  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+@pytest.mark.skipif(not grpc_available(), reason="google-cloud-firestore and grpcio are not installed (make venv installs them)")
+def test_hearth_answers_over_grpc_as_the_official_emulator(hearth):
+    import diffgrpc
+    recorded = diffrun.load(diffgrpc.FIXTURE)
+    kept = diffrun.load(diffgrpc.DEVIATIONS)
+    assert sorted(c["name"] for c in diffgrpc.grpc_cases()) == sorted(recorded), \
+        "fixtures/emulator-grpc.json is stale: run `python diffgrpc.py --record`"
+    assert {n: d["class"] for n, d in kept.items()} == {n: c for n, c in deviations.by_case().items() if n in recorded}, \
+        "fixtures/deviations-grpc.json does not match deviations.py: run `python diffgrpc.py --deviations URL`"
+    url = hearth["services"]["firestore"]["url"].rstrip("/")
+    diffrun.prepare_hearth(url)
+    got = diffgrpc.run(url.split("//", 1)[1])
+    expected = {n: kept[n]["hearth"] if n in kept else recorded[n] for n in recorded}
+    mismatches = [describe(n, got[n], expected[n]) for n in got
+                  if diffrun.comparable(got[n]) != diffrun.comparable(expected[n])]
+    documented = sum(1 for n in kept if diffrun.comparable(kept[n]["hearth"]) != diffrun.comparable(recorded[n]))
+    print(f"\ndifferential over gRPC: {len(got) - len(mismatches)} of {len(got)} answers agree "
+          f"({documented} of them documented deviations)")
+    assert not mismatches, f"{len(mismatches)} of {len(got)} gRPC answers differ:\n" + "\n".join(mismatches)
 
 
 @pytest.mark.skipif(not diffrun.emulator_command(), reason="the official Cloud Firestore emulator is not installed "
@@ -63,7 +95,14 @@ def test_official_emulator_still_answers_as_recorded():
     try:
         diffrun.reset(url)
         got = diffrun.run(url, cases)
+        grpc_got, grpc_recorded = {}, {}
+        if grpc_available():
+            import diffgrpc
+            diffrun.reset(url)
+            grpc_got, grpc_recorded = diffgrpc.run(url.split("//", 1)[1]), diffrun.load(diffgrpc.FIXTURE)
     finally:
         diffrun.stop_emulator(proc)
     stale = [describe(n, got[n], FIXTURE[n]) for n in got if diffrun.comparable(got[n]) != diffrun.comparable(FIXTURE[n])]
+    stale += [describe("grpc " + n, grpc_got[n], grpc_recorded[n]) for n in grpc_got
+              if diffrun.comparable(grpc_got[n]) != diffrun.comparable(grpc_recorded[n])]
     assert not stale, f"{len(stale)} recorded answers no longer hold (re-record):\n" + "\n".join(stale)

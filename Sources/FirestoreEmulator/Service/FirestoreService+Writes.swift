@@ -144,6 +144,13 @@ extension FirestoreService {
     func batchWrite(_ requested: DatabaseID, writes: [Write], caller: Caller) throws(FirestoreError)
         -> [Result<WriteOutcome, FirestoreError>] {
         let db = try Self.target(requested, writes)
+        // Like listCollectionIds, batchWrite is for server credentials: end users are refused
+        // whatever the rules say (unless no rules are configured at all), as the Firestore emulator does.
+        if !caller.isAdmin {
+            if case .open = rules.active(for: db.project) {} else {
+                throw .permissionDenied("Batch writes require admin authentication.")
+            }
+        }
         let recorder = ChangeRecorder(feed: listeners.feed, database: db)
         defer { recorder.finish() }
         let committed = try write { conn in

@@ -724,6 +724,94 @@ def rules(S):
     S.add("r-bad-auth-scheme", p="/open/a", a=None, raw_auth="Basic abc")
 
 
+def more(S):
+    """Nested fields, multi-field orderings and cursors, masks and transforms on nested paths,
+    rules that read other documents."""
+    S.commit("nest-commit", [update(f"nest/{n}", {"m": mp(a=v, b=i(k)), "k": i(k % 3), "s": s(n)})
+                             for k, (n, v) in enumerate([("n1", i(3)), ("n2", s("x")), ("n3", d(2.5)), ("n4", NULL),
+                                                         ("n5", arr(i(1))), ("n6", mp(z=i(1))), ("n7", TRUE), ("n8", i(-1))])])
+    N2 = {"from": [{"collectionId": "nest"}], "select": {"fields": [{"fieldPath": "s"}]}}
+
+    def q(name, **extra):
+        body = dict(N2)
+        body.update(extra)
+        S.query(name, body)
+    q("nest-order-nested", orderBy=[order("m.a")])
+    q("nest-order-nested-desc", orderBy=[order("m.a", "DESCENDING")])
+    q("nest-order-two-mixed", orderBy=[order("k", "DESCENDING"), order("m.b")])
+    q("nest-order-two-cursor", orderBy=[order("k"), order("m.b", "DESCENDING")], startAt={"values": [i(1), i(4)], "before": False})
+    q("nest-order-three-cursor", orderBy=[order("k"), order("s"), order("__name__")],
+      startAt={"values": [i(0), s("n4"), ref("nest/n4")], "before": True}, limit=3)
+    q("nest-endat-two", orderBy=[order("k"), order("s")], endAt={"values": [i(1), s("n5")], "before": False})
+    q("nest-eq-nested", where=ff("m.a", "EQUAL", i(3)))
+    q("nest-range-nested", where=ff("m.a", "GREATER_THAN_OR_EQUAL", d(2.5)))
+    q("nest-range-nested-str", where=ff("m.a", "LESS_THAN", s("y")))
+    q("nest-in-nested", where=ff("m.a", "IN", arr(i(3), s("x"), TRUE)))
+    q("nest-not-in-nested", where=ff("m.a", "NOT_IN", arr(i(3), s("x"))))
+    q("nest-neq-nested", where=ff("m.a", "NOT_EQUAL", d(2.5)))
+    q("nest-map-eq", where=ff("m.a", "EQUAL", mp(z=i(1))))
+    q("nest-map-gt", where=ff("m.a", "GREATER_THAN", mp()))
+    q("nest-array-eq", where=ff("m.a", "EQUAL", arr(i(1))))
+    q("nest-array-contains-nested", where=ff("m.a", "ARRAY_CONTAINS", i(1)))
+    q("nest-is-null-nested", where=uf("m.a", "IS_NULL"))
+    q("nest-is-not-null-nested", where=uf("m.a", "IS_NOT_NULL"))
+    q("nest-or-nested", where=comp("OR", ff("m.a", "EQUAL", i(3)), ff("m.b", "EQUAL", i(7))))
+    q("nest-and-or-mixed", where=comp("AND", ff("k", "EQUAL", i(1)), comp("OR", ff("m.a", "EQUAL", s("x")), ff("m.a", "EQUAL", i(-1)))))
+    q("nest-order-map-field", orderBy=[order("m")], limit=4)
+    q("nest-select-nested", select={"fields": [{"fieldPath": "m.b"}]}, limit=2)
+    q("nest-select-missing", select={"fields": [{"fieldPath": "zzz"}]}, limit=2)
+    S.agg("nest-sum-nested", {"from": [{"collectionId": "nest"}]}, [{"sum": {"field": {"fieldPath": "m.a"}}}])
+    S.agg("nest-avg-nested", {"from": [{"collectionId": "nest"}]}, [{"avg": {"field": {"fieldPath": "m.b"}}}])
+    S.agg("nest-count-filter", {"from": [{"collectionId": "nest"}], "where": ff("k", "EQUAL", i(0))},
+          [{"count": {}}, {"alias": "s", "sum": {"field": {"fieldPath": "k"}}}])
+    # Masks and transforms on nested paths.
+    S.commit("nest-mask-nested", [update("nest/n1", {"m": mp(a=i(9))}, updateMask={"fieldPaths": ["m.a", "m.c"]})])
+    S.add("nest-mask-nested-read", p="/nest/n1")
+    S.commit("nest-mask-quoted", [update("nest/n1", {"odd key": mp(**{"x.y": i(1)})}, updateMask={"fieldPaths": ["`odd key`.`x.y`"]})])
+    S.add("nest-mask-quoted-read", p="/nest/n1", q="mask.fieldPaths=%60odd%20key%60")
+    S.commit("nest-transform-deep", [update("nest/n1", {}, updateMask={"fieldPaths": []},
+                                            updateTransforms=[{"fieldPath": "m.deep.er", "increment": i(2)},
+                                                              {"fieldPath": "m.b", "maximum": d(10.5)}])])
+    S.add("nest-transform-deep-read", p="/nest/n1")
+    S.commit("nest-transform-on-array-field", [update("nest/n5", {}, updateMask={"fieldPaths": []},
+                                                      updateTransforms=[{"fieldPath": "m.a", "increment": i(1)}])])
+    S.add("nest-transform-on-array-read", p="/nest/n5")
+    S.commit("nest-mask-and-transform", [update("nest/n2", {"m": mp(b=i(100))}, updateMask={"fieldPaths": ["m.b"]},
+                                                updateTransforms=[{"fieldPath": "m.b", "increment": i(1)}])])
+    S.add("nest-mask-and-transform-read", p="/nest/n2")
+    S.add("nest-patch-mask-parent-and-child", "PATCH", "/nest/n3",
+          q="updateMask.fieldPaths=m&updateMask.fieldPaths=m.a", b={"fields": {"m": mp(a=i(1))}})
+    S.add("nest-get-mask-nested", p="/nest/n3", q="mask.fieldPaths=m.a&mask.fieldPaths=s")
+    S.add("nest-list-mask", p="/nest", q="mask.fieldPaths=k&pageSize=3&orderBy=k%20desc,s")
+    S.add("nest-list-order-nested", p="/nest", q="orderBy=m.b%20desc&mask.fieldPaths=s")
+    S.add("nest-batchget-mask", "POST", ":batchGet",
+          b={"documents": [f"{N}/nest/n1", f"{N}/nest/n9", f"{N}/nest/n2"], "mask": {"fieldPaths": ["m.b", "nothing"]}})
+    # Rules reading other documents (get/exists), and request.query.
+    S.commit("rules2-seed", [update("open/cfg", {"allowed": arr(s("carol"))})])
+    for name, body in [("rq-limit-ok", {"from": [{"collectionId": "users"}], "limit": 5}),
+                       ("rq-no-limit", {"from": [{"collectionId": "users"}]})]:
+        S.query(name, body, parent="/users/carol", a="carol")
+    S.add("r-other-user-doc-exists", p="/users/alice/notes/n1", a="alice", q="mask.fieldPaths=t")
+    S.add("r-signed-in-no-uid-match", "PATCH", "/users/dave/x/y", a="erin", b={"fields": {}})
+    S.add("r-admin-claim-delete", "DELETE", "/posts/pub", a="root+admin")
+    S.add("r-admin-claim-create", "PATCH", "/posts/admincreated", a="root+admin", b={"fields": {"owner": s("root")}})
+    S.add("r-typed-update-ok", "PATCH", "/typed/a", a=None, q="updateMask.fieldPaths=n", b={"fields": {"n": i(7)}})
+    S.add("r-typed-update-read", p="/typed/a", a="carol")
+    S.add("r-batchwrite-user", "POST", ":batchWrite", a="alice",
+          b={"writes": [update("users/alice/bw/1", {"n": i(1)}), update("users/bob/bw/1", {"n": i(1)}),
+                        update("open/bw1", {"n": i(1)})]})
+    S.add("r-tx-user-commit", "POST", ":commit", a="alice",
+          b={"writes": [update("users/alice/tx/1", {}), {"delete": f"{N}/open/cfg"}]})
+    S.add("r-lcid-user-doc", "POST", "/users/alice:listCollectionIds", a="alice", b={})
+    S.add("r-list-open-user", p="/open", a="alice", q="mask.fieldPaths=x")
+    S.add("r-query-open-signed-out", "POST", ":runQuery", a=None,
+          b={"structuredQuery": {"from": [{"collectionId": "open"}], "select": {"fields": [{"fieldPath": "__name__"}]}}})
+    S.add("r-agg-open-signed-out", "POST", ":runAggregationQuery", a=None,
+          b={"structuredAggregationQuery": {"structuredQuery": {"from": [{"collectionId": "open"}]}, "aggregations": [{"count": {}}]}})
+    S.add("r-group-open", "POST", ":runQuery", a="alice",
+          b={"structuredQuery": {"from": [{"collectionId": "b", "allDescendants": True}]}})
+
+
 def cases():
     S = Script()
     crud(S)
@@ -735,4 +823,5 @@ def cases():
     reads_and_transactions(S)
     listings(S)
     rules(S)
+    more(S)
     return S.cases

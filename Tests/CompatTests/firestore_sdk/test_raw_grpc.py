@@ -80,7 +80,7 @@ def test_shipped_rules_allow_the_owner_and_deny_another_user(channel):
     with pytest.raises(grpc.RpcError) as missing:
         get(types.GetDocumentRequest(name=f"{database()}/documents/users/{alice}/files/nope"), metadata=metadata(alice_token))
     assert missing.value.code() == grpc.StatusCode.NOT_FOUND
-    assert missing.value.details() == f'Document "{database()}/documents/users/{alice}/files/nope" not found.'
+    assert missing.value.details() == f'Document ({database()}/documents/users/{alice}/files/nope) not found.'
 
 
 def test_unknown_method_is_unimplemented(channel):

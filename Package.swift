@@ -39,6 +39,7 @@ let package = Package(
         .target(name: "AuthEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto"]),
         .target(name: "S3Emulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "HearthBlobs"]),
         .target(name: "FirestoreEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthGRPC", "HearthProtobuf", "HearthSQLite", "HearthCrypto", "SecurityRules"]),
+        .target(name: "StorageEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "HearthBlobs", "SecurityRules"]),
         .target(name: "UploadsAPI", dependencies: ["HearthCore", "HearthHTTP", "HearthCrypto"]),
 
         // A client library for app and CI code: Foundation only, speaks the real services' REST shapes.
@@ -48,7 +49,7 @@ let package = Package(
         // The executable only wires.
         .executableTarget(name: "hearth", dependencies: [
             "HearthCore", "HearthHTTP", "HearthGRPC", "HearthSQLite", "HearthCrypto", "SecurityRules",
-            "AuthEmulator", "S3Emulator", "FirestoreEmulator", "UploadsAPI",
+            "AuthEmulator", "S3Emulator", "FirestoreEmulator", "UploadsAPI", "StorageEmulator",
         ]),
 
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"]),
@@ -62,6 +63,7 @@ let package = Package(
         .testTarget(name: "S3EmulatorTests", dependencies: ["S3Emulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite", "HearthBlobs"]),
         .testTarget(name: "AuthEmulatorTests", dependencies: ["AuthEmulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
         .testTarget(name: "FirestoreEmulatorTests", dependencies: ["FirestoreEmulator", "SecurityRules", "HearthCore", "HearthHTTP", "HearthSQLite", "HearthGRPC"]),
+        .testTarget(name: "StorageEmulatorTests", dependencies: ["StorageEmulator", "SecurityRules", "HearthCore", "HearthHTTP", "HearthSQLite"]),
         .testTarget(name: "UploadsAPITests", dependencies: ["UploadsAPI", "HearthCore", "HearthHTTP", "HearthCrypto"]),
         .testTarget(name: "HearthClientTests", dependencies: ["HearthClient"]),
         .testTarget(name: "hearthTests", dependencies: ["HearthCore"]),

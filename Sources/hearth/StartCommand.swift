@@ -161,6 +161,11 @@ enum StartCommand {
         if let s3 = servers.first(where: { $0.0 == "s3" })?.1 {
             env.append(("AWS_ENDPOINT_URL_S3", "\(s3.configuration.tlsCertificatePEM != nil ? "https" : "http")://\(options.advertisedURLHost):\(s3.port)"))
         }
+        if let s = hostPort("storage") {
+            // google-cloud-storage wants a URL, the Firebase Admin SDKs host:port.
+            env.append(("STORAGE_EMULATOR_HOST", "http://\(s)"))
+            env.append(("FIREBASE_STORAGE_EMULATOR_HOST", s))
+        }
         env.append(("AWS_ACCESS_KEY_ID", options.s3AccessKey))
         env.append(("AWS_SECRET_ACCESS_KEY", options.s3SecretKey))
         env.append(("AWS_REGION", options.s3Region))

@@ -6,7 +6,7 @@ import FoundationNetworking
 #endif
 
 /// Every listener on an ephemeral port, so tests run in parallel.
-let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0"]
+let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--storage-port", "0"]
 
 @Suite struct CLITests {
     @Test func helpAndVersion() throws {
@@ -64,7 +64,7 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         defer { _ = first.stop() }
         let hub = first.port("hub")
         let r = try HearthProcess.run(["start", "--in-memory", "--hub-port", "\(hub)", "--auth-port", "0", "--firestore-port", "0",
-                                       "--s3-port", "0", "--api-port", "0"], cwd: dir)
+                                       "--s3-port", "0", "--api-port", "0", "--storage-port", "0"], cwd: dir)
         #expect(r.status == 2)
         #expect(r.stderr.contains("port \(hub) on 127.0.0.1 is already in use"), "stderr: \(r.stderr)")
     }

@@ -20,6 +20,7 @@ public final class StorageService: HTTPService, @unchecked Sendable {
     let tokenVerifier: any IDTokenVerifier
     let firestore: (any FirestoreRulesReader)?
     let rules: StorageRules
+    let uploadDigests = UploadDigests()
 
     /// - Parameters:
     ///   - database: the process's database, already migrated with `migrations`.
@@ -53,6 +54,7 @@ public final class StorageService: HTTPService, @unchecked Sendable {
     /// Deletes every bucket and object, then recreates the default buckets.
     public func reset() throws {
         try database.write { c in try StorageStore.wipe(c) }
+        uploadDigests.removeAll()
         try createDefaultBuckets()
     }
 

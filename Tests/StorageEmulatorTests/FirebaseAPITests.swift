@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthCrypto
 import Testing
 @testable import StorageEmulator
 
@@ -34,6 +35,9 @@ import Testing
         #expect(done.status == 200)
         #expect(done.headers["X-Goog-Upload-Status"] == "final")
         #expect(done.json["contentType"]?.stringValue == "image/png")
+        // Digests computed while the chunks streamed in (no read-back) are the bytes' digests.
+        #expect(done.json["md5Hash"]?.stringValue == Data(Digest.md5(data)).base64EncodedString())
+        #expect(done.json["crc32c"]?.stringValue == StoredObject.base64(crc32c: CRC32.checksum(data, variant: .castagnoli)))
         #expect(done.json["metadata"]?["by"]?.stringValue == "test")
         let token = try #require(done.json["downloadTokens"]?.stringValue)
         // The download URL with its token needs no credentials.

@@ -38,7 +38,7 @@ import Testing
         #expect(last.json["size"]?.stringValue == String(data.count))
         #expect(last.json["md5Hash"]?.stringValue == Data(Digest.md5(data)).base64EncodedString())
         let crc = CRC32.checksum(data, variant: .castagnoli)
-        #expect(last.json["crc32c"]?.stringValue == Data([UInt8(crc >> 24), UInt8((crc >> 16) & 0xff), UInt8((crc >> 8) & 0xff), UInt8(crc & 0xff)]).base64EncodedString())
+        #expect(last.json["crc32c"]?.stringValue == StoredObject.base64(crc32c: crc))
         let down = h.send("GET", "/download/storage/v1/b/\(b)/o/big.bin?alt=media")
         #expect(down.body.count == data.count && down.body == data, "download differs")
         // The session is gone, and only the object's blob remains.

@@ -10,12 +10,18 @@ final class BlobUploadConsumer: RequestBodyConsumer {
     private let writer: StorageBlobWriter
     private let finishHandler: Finish
     private let onError: (any Error) -> Response
+    private let onAbandon: () -> Void
     private var skip: Int64
+    private let tap: ((UnsafeRawBufferPointer) -> Void)?
     private var failure: (any Error)?
     /// Body bytes received (skipped ones included).
     private(set) var received: Int64 = 0
 
-    init(service: StorageService, skip: Int64 = 0, finish: @escaping Finish, onError: @escaping (any Error) -> Response) {
+    /// - Parameter tap: sees every kept byte, in order (running digests of a resumable upload).
+    init(service: StorageService, skip: Int64 = 0, tap: ((UnsafeRawBufferPointer) -> Void)? = nil,
+         finish: @escaping Finish, onError: @escaping (any Error) -> Response, onAbandon: @escaping () -> Void = {}) {
+        self.onAbandon = onAbandon
+        self.tap = tap
         writer = StorageBlobWriter(database: service.database, now: service.clock.now(), checksums: [.crc32c])
         self.skip = skip
         finishHandler = finish
@@ -31,6 +37,7 @@ final class BlobUploadConsumer: RequestBodyConsumer {
             skip -= Int64(n)
             bytes = UnsafeRawBufferPointer(rebasing: bytes[n...])
         }
+        tap?(bytes)
         do { try writer.append(bytes) } catch {
             failure = error
             writer.discard()
@@ -45,5 +52,8 @@ final class BlobUploadConsumer: RequestBodyConsumer {
         return response
     }
 
-    func abandon() { writer.discard() }
+    func abandon() {
+        writer.discard()
+        onAbandon()
+    }
 }

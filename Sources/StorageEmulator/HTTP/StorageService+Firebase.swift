@@ -188,17 +188,22 @@ extension StorageService {
             r.headers.set("X-Goog-Upload-Size-Received", String(session.received))
             return .respond(r)
         }
-        return .stream(BlobUploadConsumer(service: self, finish: { [self] writer in
+        let digest = uploadDigests.begin(session.id, at: session.received)
+        return .stream(BlobUploadConsumer(service: self, tap: digest.map { d in { d.update($0) } }, finish: { [self] writer in
             do throws(StorageError) {
                 if let declared = session.declaredSize, session.received + writer.size > declared {
                     throw .sizeMismatch(declared: declared, received: session.received + writer.size)
                 }
-                let updated = try appendPiece(session, writer: writer)
+                let updated = try appendPiece(session, writer: writer, digest: digest)
                 return finalizing ? finishFirebase(updated, request: request, caller: caller) : uploadStatus("active", received: updated.received)
             } catch {
+                if let digest { uploadDigests.end(session.id, digest, persisted: nil) }
                 return error.firebaseResponse
             }
-        }, onError: { [self] e in internalError(e) }))
+        }, onError: { [self] e in
+            if let digest { uploadDigests.end(session.id, digest, persisted: nil) }
+            return internalError(e)
+        }, onAbandon: { [self] in if let digest { uploadDigests.end(session.id, digest, persisted: nil) } }))
     }
 
     private func uploadStatus(_ status: String, received: Int64) -> Response {

@@ -133,7 +133,7 @@ extension StorageService {
             guard try StorageStore.upload(c, id) != nil else { return nil }
             try StorageStore.deleteUpload(c, id)
             return ()
-        }
+        }.map { uploadDigests.drop(id) }
     }
 
     /// A chunk PUT to a JSON API session URI (`Content-Range: bytes a-b/total`, or `bytes */total`
@@ -165,7 +165,8 @@ extension StorageService {
         if first > session.received {
             return .respond(StorageError.wrongOffset(expected: session.received, got: first).gcsResponse)
         }
-        return .stream(BlobUploadConsumer(service: self, skip: session.received - first, finish: { [self] writer in
+        let digest = uploadDigests.begin(session.id, at: session.received)
+        return .stream(BlobUploadConsumer(service: self, skip: session.received - first, tap: digest.map { d in { d.update($0) } }, finish: { [self] writer in
             do throws(StorageError) {
                 let got = writer.size + (session.received - first)
                 if let last = range.last, last - first + 1 != got {
@@ -174,17 +175,24 @@ extension StorageService {
                 if range.last == nil, got != 0, range.total == nil {
                     throw .invalid("Invalid Content-Range: a chunk with data names its bytes (bytes a-b/total).")
                 }
-                let updated = try appendPiece(session, writer: writer)
+                let updated = try appendPiece(session, writer: writer, digest: digest)
                 return chunkStatus(request, updated, total: range.total)
             } catch {
+                if let digest { uploadDigests.end(session.id, digest, persisted: nil) }
                 return error.gcsResponse
             }
-        }, onError: { [self] e in internalError(e) }))
+        }, onError: { [self] e in
+            if let digest { uploadDigests.end(session.id, digest, persisted: nil) }
+            return internalError(e)
+        }, onAbandon: { [self] in if let digest { uploadDigests.end(session.id, digest, persisted: nil) } }))
     }
 
     /// Persists a chunk's bytes as the session's next piece; the chunk is acknowledged only after this commit.
-    func appendPiece(_ session: ResumableUpload, writer: StorageBlobWriter) throws(StorageError) -> ResumableUpload {
-        guard writer.size > 0 else { return session }
+    func appendPiece(_ session: ResumableUpload, writer: StorageBlobWriter, digest: UploadDigests.Entry?) throws(StorageError) -> ResumableUpload {
+        guard writer.size > 0 else {
+            if let digest { uploadDigests.end(session.id, digest, persisted: session.received) }
+            return session
+        }
         let updated: ResumableUpload = try write { c in
             // Another request may have added this range meanwhile; the offset must still be ours.
             guard var u = try StorageStore.upload(c, session.id) else { throw StorageError.noSuchUpload(session.id) }
@@ -195,6 +203,7 @@ extension StorageService {
             return u
         }
         writer.committed()
+        if let digest { uploadDigests.end(session.id, digest, persisted: updated.received) }
         return updated
     }
 
@@ -219,7 +228,8 @@ extension StorageService {
     func finalize(_ u: ResumableUpload, caller: StorageCaller) throws(StorageError) -> StoredObject {
         if let declared = u.declaredSize, declared != u.received { throw .sizeMismatch(declared: declared, received: u.received) }
         let pieces = try read { c in try StorageStore.pieces(c, uploadID: u.id) }
-        let d = try digests(of: pieces)
+        let d: (md5: [UInt8], crc32c: UInt32)
+        if let running = uploadDigests.take(u.id, received: u.received) { d = running } else { d = try digests(of: pieces) }
         let meta = try ObjectMetadata(json: u.resource)
         try meta.verify(md5: d.md5, crc32c: d.crc32c)
         var draft = draft(bucket: u.bucket, name: u.name, metadata: meta, size: u.received, md5: d.md5, crc32c: d.crc32c)

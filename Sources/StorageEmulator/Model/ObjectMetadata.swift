@@ -77,7 +77,7 @@ struct ObjectMetadata: Sendable {
         if let md5Hash, md5Hash != Data(md5).base64EncodedString() {
             throw .invalid("Provided MD5 hash \"\(md5Hash)\" doesn't match calculated MD5 hash \"\(Data(md5).base64EncodedString())\".")
         }
-        let crcText = Data([UInt8(crc >> 24), UInt8((crc >> 16) & 0xff), UInt8((crc >> 8) & 0xff), UInt8(crc & 0xff)]).base64EncodedString()
+        let crcText = StoredObject.base64(crc32c: crc)
         if let crc32c, crc32c != crcText {
             throw .invalid("Provided CRC32C \"\(crc32c)\" doesn't match calculated CRC32C \"\(crcText)\".")
         }

@@ -30,7 +30,10 @@ struct StoredObject: Sendable, Equatable {
 
     var md5Base64: String { Data(md5).base64EncodedString() }
 
-    var crc32cBase64: String {
+    var crc32cBase64: String { Self.base64(crc32c: crc32c) }
+
+    /// A CRC32C as GCS prints it: base64 of the four big-endian bytes.
+    static func base64(crc32c: UInt32) -> String {
         Data([UInt8(crc32c >> 24), UInt8((crc32c >> 16) & 0xff), UInt8((crc32c >> 8) & 0xff), UInt8(crc32c & 0xff)]).base64EncodedString()
     }
 

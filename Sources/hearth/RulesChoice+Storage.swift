@@ -18,4 +18,12 @@ extension RulesChoice {
         }
         return choice
     }
+
+    /// The banner's line about the storage rules in force.
+    var storageBanner: String {
+        switch self {
+        case .file(let path): "\(path) (reloaded when it changes)"
+        case .shipped, .open: "shipped rules built into hearth (no --storage-rules and no \(Self.storageConventionalPath) in the working directory)"
+        }
+    }
 }

@@ -145,6 +145,7 @@ enum StartCommand {
             "project": .string(options.project),
             "dataDir": options.inMemory ? .null : .string(options.dataDir),
             "rules": .object(JSONObject(options.rulesChoice.readyJSON.map { ($0.0, JSON.string($0.1)) })),
+            "storageRules": .object(JSONObject(options.storageRulesChoice.readyJSON.map { ($0.0, JSON.string($0.1)) })),
             "services": .object(services),
             "env": .object(JSONObject(environment(options: options, servers: servers).map { ($0.0, JSON.string($0.1)) })),
         ])
@@ -181,6 +182,7 @@ enum StartCommand {
             }
         }
         out += "hearth: \("rules".padding(toLength: 9, withPad: " ", startingAt: 0)) \(options.rulesChoice.banner)\n"
+        out += "hearth: storage rules \(options.storageRulesChoice.storageBanner)\n"
         if let env = ready["env"]?.objectValue {
             for (k, v) in env { out += "export \(k)=\(v.stringValue ?? "")\n" }
         }

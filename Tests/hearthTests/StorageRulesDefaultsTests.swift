@@ -16,6 +16,7 @@ import HearthCore
         let dir = HearthProcess.temporaryDirectory()
         let h = try HearthProcess.Running(args: ["--in-memory"] + ephemeralPorts, cwd: dir, readyPath: dir + "/ready.json")
         defer { _ = h.stop() }
+        #expect(h.ready["storageRules"]?["mode"]?.stringValue == "shipped")
         #expect(h.ready["env"]?["STORAGE_EMULATOR_HOST"]?.stringValue == "http://127.0.0.1:\(h.port("storage"))")
         #expect(h.ready["env"]?["FIREBASE_STORAGE_EMULATOR_HOST"]?.stringValue == "127.0.0.1:\(h.port("storage"))")
         let shipped = try String(contentsOf: HearthProcess.repoRoot.appendingPathComponent("rules/storage.rules"), encoding: .utf8)

@@ -67,6 +67,11 @@ public final class StorageService: HTTPService, @unchecked Sendable {
     // MARK: Routing
 
     public func dispose(_ request: Request) -> RequestDisposition {
+        if request.method == "OPTIONS" { return .respond(StorageCORS.preflight(request)) }
+        return StorageCORS.wrap(route(request), origin: request.headers["Origin"])
+    }
+
+    private func route(_ request: Request) -> RequestDisposition {
         let segments = request.rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
             Request.percentDecode(String($0))
         }

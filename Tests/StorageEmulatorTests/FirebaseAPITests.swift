@@ -85,3 +85,19 @@ import Testing
         #expect(h.send("GET", "/v0/b/\(b)/o?prefix=users%2Falice%2F&delimiter=%2F", headers: [("Authorization", "Firebase bob")]).status == 403)
     }
 }
+
+@Suite struct StorageCORSTests {
+    @Test func browsersMayCallTheFirebaseAPI() throws {
+        let h = try StorageHarness()
+        let pre = h.send("OPTIONS", "/v0/b/\(StorageHarness.bucket)/o?name=x", headers: [("Origin", "http://localhost:3000"),
+                                                                                       ("Access-Control-Request-Headers", "x-goog-upload-command")])
+        #expect(pre.status == 204)
+        #expect(pre.headers["Access-Control-Allow-Origin"] == "http://localhost:3000")
+        #expect(pre.headers["Access-Control-Allow-Headers"] == "x-goog-upload-command")
+        let upload = h.send("POST", "/v0/b/\(StorageHarness.bucket)/o?name=users%2Falice%2Fa.png",
+                            headers: [("Origin", "http://localhost:3000"), ("Authorization", "Firebase alice"), ("Content-Type", "image/png")], body: [1, 2])
+        #expect(upload.status == 200)
+        #expect(upload.headers["Access-Control-Allow-Origin"] == "http://localhost:3000")
+        #expect(upload.headers["Access-Control-Expose-Headers"]?.contains("X-Goog-Upload-URL") == true)
+    }
+}

@@ -102,7 +102,8 @@ struct StartOptions: Sendable {
         if let p = json["emulators"]?["firestore"]?["port"]?.intValue { firestorePort = Int(p) }
         if let p = json["emulators"]?["hub"]?["port"]?.intValue { hubPort = Int(p) }
         if let p = json["emulators"]?["storage"]?["port"]?.intValue { storagePort = Int(p) }
-        if let r = json["storage"]?["rules"]?.stringValue { storageRules = r }
+        // `storage` is an object, or an array of deploy targets (the emulator uses the first).
+        if let r = (json["storage"]?["rules"] ?? json["storage"]?[0]?["rules"])?.stringValue { storageRules = r }
         if let h = json["emulators"]?["auth"]?["host"]?.stringValue { host = h }
         if let r = json["firestore"]?["rules"]?.stringValue { rules = r }
     }

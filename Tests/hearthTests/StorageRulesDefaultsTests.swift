@@ -29,3 +29,17 @@ import HearthCore
         #expect(upload?.0 == 403)
     }
 }
+
+@Suite struct StorageFirebaseJSONTests {
+    @Test func firebaseJSONNamesTheStorageRules() throws {
+        let dir = HearthProcess.temporaryDirectory()
+        try Data(#"{"storage": {"rules": "gone.rules"}}"#.utf8)
+            .write(to: URL(fileURLWithPath: dir + "/firebase.json"))
+        let r = try HearthProcess.run(["start", "--in-memory"] + ephemeralPorts, cwd: dir)
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("storage rules file gone.rules does not exist"), "stderr: \(r.stderr)")
+        try Data(#"{"storage": [{"target": "main", "rules": "also-gone.rules"}]}"#.utf8).write(to: URL(fileURLWithPath: dir + "/firebase.json"))
+        let r2 = try HearthProcess.run(["start", "--in-memory"] + ephemeralPorts, cwd: dir)
+        #expect(r2.stderr.contains("storage rules file also-gone.rules does not exist"), "stderr: \(r2.stderr)")
+    }
+}

@@ -40,6 +40,10 @@ import Testing
         #expect(done.json["crc32c"]?.stringValue == StoredObject.base64(crc32c: CRC32.checksum(data, variant: .castagnoli)))
         #expect(done.json["metadata"]?["by"]?.stringValue == "test")
         let token = try #require(done.json["downloadTokens"]?.stringValue)
+        // A query after the final response was lost reports the upload as final, with its metadata.
+        let after = h.send("POST", url, headers: [auth, ("X-Goog-Upload-Command", "query")])
+        #expect(after.headers["X-Goog-Upload-Status"] == "final")
+        #expect(after.json["generation"] == done.json["generation"])
         // The download URL with its token needs no credentials.
         let download = h.send("GET", "/v0/b/\(b)/o/users%2Falice%2Fme.png?alt=media&token=\(token)")
         #expect(download.status == 200)

@@ -165,6 +165,18 @@ extension StorageService {
         } catch {
             return .respond(error.firebaseResponse)
         }
+        if session.finalGeneration != nil {
+            // The final response may have been lost: any command on a completed upload reports it.
+            do throws(StorageError) {
+                guard let o = try completedObject(session) else { throw .noSuchObject(bucket: session.bucket, name: session.name) }
+                var r = Response.json(o.firebaseMetadata)
+                r.headers.set("X-Goog-Upload-Status", "final")
+                r.headers.set("X-Goog-Upload-Size-Received", String(session.received))
+                return .respond(r)
+            } catch {
+                return .respond(error.firebaseResponse)
+            }
+        }
         if commands.contains("cancel") {
             _ = cancelUpload(id)
             return .respond(uploadStatus("cancelled", received: session.received))

@@ -24,7 +24,7 @@ extension StorageService {
     /// failure at any point leaves the previous generation in place.
     func store(_ draft: StoredObject, body: ObjectBody, conditions: Preconditions,
                authorize: ((StoredObject, StoredObject?) throws(StorageError) -> Void)? = nil,
-               cleanup: ((Connection) throws -> Void)? = nil) throws(StorageError) -> StoredObject {
+               cleanup: ((Connection, StoredObject) throws -> Void)? = nil) throws(StorageError) -> StoredObject {
         let now = clock.now()
         var object = draft
         object.timeCreated = now
@@ -57,7 +57,7 @@ extension StorageService {
             }
             try StorageStore.write(c, o)
             if let current { try StorageBlobs.delete(c, blobID: current.blobID) }
-            try cleanup?(c)
+            try cleanup?(c, o)
             return o
         }
         if case .writer(let w) = body { w.committed() }

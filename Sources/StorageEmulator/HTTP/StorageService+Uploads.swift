@@ -127,6 +127,13 @@ extension StorageService {
         return u
     }
 
+    /// The object a completed session made (nil: it was replaced or deleted since).
+    func completedObject(_ u: ResumableUpload) throws(StorageError) -> StoredObject? {
+        guard let g = u.finalGeneration else { return nil }
+        let o = try read { c in try StorageStore.object(c, bucket: u.bucket, name: u.name) }
+        return o?.generation == g ? o : nil
+    }
+
     /// Deletes a session; nil when there is none.
     func cancelUpload(_ id: String) -> Void? {
         try? write { c -> Void? in
@@ -145,6 +152,15 @@ extension StorageService {
             session = u
         } catch {
             return .respond(error.gcsResponse)
+        }
+        if session.finalGeneration != nil {
+            // Every request to a completed session answers with its object, as GCS does.
+            do throws(StorageError) {
+                guard let o = try completedObject(session) else { throw .noSuchObject(bucket: session.bucket, name: session.name) }
+                return .respond(.json(o.gcsResource(base: baseURL(request))))
+            } catch {
+                return .respond(error.gcsResponse)
+            }
         }
         let range: ContentRange
         if let header = request.headers["Content-Range"] {
@@ -236,7 +252,11 @@ extension StorageService {
         if u.api == "firebase" { draft = withDownloadToken(draft) }
         return try store(draft, body: .pieces(pieces), conditions: Preconditions(json: u.conditions),
                          authorize: u.api == "firebase" ? { [self] (o, old) throws(StorageError) in try authorizeWrite(o, old, caller: caller) } : nil,
-                         cleanup: { c in try StorageStore.deleteUpload(c, u.id) })
+                         cleanup: { c, o in
+                             // Finalized by a concurrent request meanwhile: this one must not make a second generation.
+                             guard try StorageStore.upload(c, u.id)?.finalGeneration == nil else { throw StorageError.uploadNotActive(u.id) }
+                             try StorageStore.completeUpload(c, u.id, generation: o.generation)
+                         })
     }
 }
 

@@ -7,7 +7,9 @@ import HearthSQLite
 /// `storage_blob_chunks`): the same code as S3's bodies, in tables of their own, so resetting one
 /// service never touches the other's objects. An object row keeps only its live generation.
 /// A resumable upload is a row in `storage_uploads` plus one final blob per acknowledged chunk
-/// (`storage_upload_pieces`); finalizing concatenates the pieces' slices without moving bytes.
+/// (`storage_upload_pieces`); finalizing concatenates the pieces' slices without moving bytes and
+/// keeps the session row with the generation it made, so a client whose final response was lost
+/// learns the outcome by asking again.
 enum StorageSchema {
     static let migrations: [Migration] = [
         Migration("storage.1", StorageBlobNamespace.tables.createStatements + """
@@ -45,7 +47,8 @@ enum StorageSchema {
             declared_size INTEGER,
             received INTEGER NOT NULL DEFAULT 0,
             conditions TEXT NOT NULL DEFAULT '{}',
-            created_at INTEGER NOT NULL
+            created_at INTEGER NOT NULL,
+            final_generation INTEGER
         ) WITHOUT ROWID;
         CREATE TABLE storage_upload_pieces (
             upload_id TEXT NOT NULL,

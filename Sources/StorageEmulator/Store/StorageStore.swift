@@ -98,11 +98,12 @@ enum StorageStore {
     // MARK: Uploads
 
     static func upload(_ c: Connection, _ id: String) throws -> ResumableUpload? {
-        try c.first("SELECT id, bucket, name, api, resource, declared_size, received, conditions FROM storage_uploads WHERE id = ?", [id]) { s in
+        try c.first("SELECT id, bucket, name, api, resource, declared_size, received, conditions, final_generation FROM storage_uploads WHERE id = ?", [id]) { s in
             ResumableUpload(id: s.text(0), bucket: s.text(1), name: s.text(2), api: s.text(3),
                             resource: (try? JSON.parse(s.text(4))) ?? .object([:]),
                             declaredSize: s.isNull(5) ? nil : s.int64(5), received: s.int64(6),
-                            conditions: (try? JSON.parse(s.text(7))) ?? .object([:]))
+                            conditions: (try? JSON.parse(s.text(7))) ?? .object([:]),
+                            finalGeneration: s.isNull(8) ? nil : s.int64(8))
         }
     }
 
@@ -122,6 +123,13 @@ enum StorageStore {
     static func addPiece(_ c: Connection, uploadID: String, offset: Int64, blobID: Int64, size: Int64) throws {
         try c.run("INSERT INTO storage_upload_pieces (upload_id, offset, blob_id, size) VALUES (?, ?, ?, ?)", [uploadID, offset, blobID, size])
         try c.run("UPDATE storage_uploads SET received = ? WHERE id = ?", [offset + size, uploadID])
+    }
+
+    /// Marks the upload complete (its pieces' rows go; the object now holds their chunks).
+    static func completeUpload(_ c: Connection, _ id: String, generation: Int64) throws {
+        for p in try pieces(c, uploadID: id) { try StorageBlobs.delete(c, blobID: p.blobID) }
+        try c.run("DELETE FROM storage_upload_pieces WHERE upload_id = ?", [id])
+        try c.run("UPDATE storage_uploads SET final_generation = ? WHERE id = ?", [generation, id])
     }
 
     /// Deletes the upload and its pieces (their bytes too, unless a finalized object shares them).
@@ -154,4 +162,6 @@ struct ResumableUpload: Sendable {
     var received: Int64
     /// Preconditions (`ifGenerationMatch`, …) given at start, checked at finalize.
     var conditions: JSON
+    /// Set once the upload made its object: the generation it created.
+    var finalGeneration: Int64? = nil
 }

@@ -21,7 +21,7 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         #expect(s.status == 0)
         for flag in ["--host", "--public-host", "--project", "--data-dir", "--in-memory", "--rules", "--auth-port", "--firestore-port", "--s3-port",
                      "--api-port", "--hub-port", "--s3-access-key", "--s3-secret-key", "--s3-region", "--seed", "--clock",
-                     "--log-format", "--quiet", "--ready-file", "--config"] {
+                     "--log-format", "--quiet", "--ready-file", "--config", "--storage-port", "--storage-rules"] {
             #expect(s.stdout.contains(flag), "start --help does not list \(flag)")
         }
     }

@@ -26,7 +26,7 @@ COPY --from=build /src/rules /work/rules
 WORKDIR /work
 VOLUME ["/work/emulator-data"]
 # hub, auth, firestore, s3, uploads API
-EXPOSE 4400 9099 8080 9000 8000 4000
+EXPOSE 4400 9099 8080 9000 9199 8000 4000
 ENTRYPOINT ["hearth"]
 # Inside a container the listeners must bind every interface to be reachable through published
 # ports. /work/rules/firestore.rules is found from the working directory (docker-compose mounts

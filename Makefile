@@ -72,6 +72,11 @@ rules-test:
 	  echo "hearth rules test rules/firestore.rules $$suite"; \
 	  .build/debug/hearth rules test rules/firestore.rules "$$suite"; \
 	done
+	@for suite in rules/tests/storage/*.json; do \
+	  [ -e "$$suite" ] || continue; \
+	  echo "hearth rules test rules/storage.rules $$suite"; \
+	  .build/debug/hearth rules test rules/storage.rules "$$suite"; \
+	done
 
 compat: venv browser
 	HEARTH_BIN=$(CURDIR)/.build/debug/hearth PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \

@@ -28,13 +28,18 @@ let package = Package(
         // The protobuf wire codec (no generator): pure Swift.
         .target(name: "HearthProtobuf"),
 
+        // Streaming, bounded-memory, crash-safe blob storage in SQLite: one code path for the bytes
+        // of every object service (S3, Cloud Storage), each in its own tables.
+        .target(name: "HearthBlobs", dependencies: ["HearthCore", "HearthSQLite", "HearthHTTP", "HearthCrypto"]),
+
         // Pure language module.
         .target(name: "SecurityRules", dependencies: ["HearthCore", "HearthCrypto"]),
 
         // Services: each depends only on the foundation (and rules, for Firestore).
         .target(name: "AuthEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto"]),
-        .target(name: "S3Emulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto"]),
+        .target(name: "S3Emulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "HearthBlobs"]),
         .target(name: "FirestoreEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthGRPC", "HearthProtobuf", "HearthSQLite", "HearthCrypto", "SecurityRules"]),
+        .target(name: "StorageEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "HearthBlobs", "SecurityRules"]),
         .target(name: "UploadsAPI", dependencies: ["HearthCore", "HearthHTTP", "HearthCrypto"]),
         // The web UI: its files as Swift strings, the request log, Host/Origin checks; it reaches
         // services only through their HTTP handlers.
@@ -47,7 +52,7 @@ let package = Package(
         // The executable only wires.
         .executableTarget(name: "hearth", dependencies: [
             "HearthCore", "HearthHTTP", "HearthGRPC", "HearthSQLite", "HearthCrypto", "SecurityRules",
-            "AuthEmulator", "S3Emulator", "FirestoreEmulator", "UploadsAPI", "HearthUI",
+            "AuthEmulator", "S3Emulator", "FirestoreEmulator", "UploadsAPI", "HearthUI", "StorageEmulator",
         ]),
 
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"]),
@@ -56,10 +61,12 @@ let package = Package(
         .testTarget(name: "HearthHTTPTests", dependencies: ["HearthHTTP", "HearthCore"]),
         .testTarget(name: "HearthProtobufTests", dependencies: ["HearthProtobuf"]),
         .testTarget(name: "HearthGRPCTests", dependencies: ["HearthGRPC", "HearthHTTP", "HearthCore"]),
+        .testTarget(name: "HearthBlobsTests", dependencies: ["HearthBlobs", "HearthCore", "HearthSQLite"]),
         .testTarget(name: "SecurityRulesTests", dependencies: ["SecurityRules", "HearthCore"]),
-        .testTarget(name: "S3EmulatorTests", dependencies: ["S3Emulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
+        .testTarget(name: "S3EmulatorTests", dependencies: ["S3Emulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite", "HearthBlobs"]),
         .testTarget(name: "AuthEmulatorTests", dependencies: ["AuthEmulator", "HearthCore", "HearthCrypto", "HearthHTTP", "HearthSQLite"]),
         .testTarget(name: "FirestoreEmulatorTests", dependencies: ["FirestoreEmulator", "SecurityRules", "HearthCore", "HearthHTTP", "HearthSQLite", "HearthGRPC"]),
+        .testTarget(name: "StorageEmulatorTests", dependencies: ["StorageEmulator", "SecurityRules", "HearthCore", "HearthHTTP", "HearthSQLite"]),
         .testTarget(name: "UploadsAPITests", dependencies: ["UploadsAPI", "HearthCore", "HearthHTTP", "HearthCrypto"]),
         .testTarget(name: "HearthUITests", dependencies: ["HearthUI", "HearthHTTP", "HearthGRPC", "HearthCore"]),
         .testTarget(name: "HearthClientTests", dependencies: ["HearthClient"]),

@@ -157,6 +157,7 @@ enum StartCommand {
             "project": .string(options.project),
             "dataDir": options.inMemory ? .null : .string(options.dataDir),
             "rules": .object(JSONObject(options.rulesChoice.readyJSON.map { ($0.0, JSON.string($0.1)) })),
+            "storageRules": .object(JSONObject(options.storageRulesChoice.readyJSON.map { ($0.0, JSON.string($0.1)) })),
             "services": .object(services),
             "env": .object(JSONObject(environment(options: options, servers: servers).map { ($0.0, JSON.string($0.1)) })),
         ])
@@ -173,6 +174,11 @@ enum StartCommand {
         if let s3 = servers.first(where: { $0.0 == "s3" })?.1 {
             env.append(("AWS_ENDPOINT_URL_S3", "\(s3.configuration.tlsCertificatePEM != nil ? "https" : "http")://\(options.advertisedURLHost):\(s3.port)"))
         }
+        if let s = hostPort("storage") {
+            // google-cloud-storage wants a URL, the Firebase Admin SDKs host:port.
+            env.append(("STORAGE_EMULATOR_HOST", "http://\(s)"))
+            env.append(("FIREBASE_STORAGE_EMULATOR_HOST", s))
+        }
         env.append(("AWS_ACCESS_KEY_ID", options.s3AccessKey))
         env.append(("AWS_SECRET_ACCESS_KEY", options.s3SecretKey))
         env.append(("AWS_REGION", options.s3Region))
@@ -188,6 +194,7 @@ enum StartCommand {
             }
         }
         out += "hearth: \("rules".padding(toLength: 9, withPad: " ", startingAt: 0)) \(options.rulesChoice.banner)\n"
+        out += "hearth: storage rules \(options.storageRulesChoice.storageBanner)\n"
         if let env = ready["env"]?.objectValue {
             for (k, v) in env { out += "export \(k)=\(v.stringValue ?? "")\n" }
         }

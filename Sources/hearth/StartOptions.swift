@@ -15,6 +15,10 @@ struct StartOptions: Sendable {
     var authPort = 9099
     var firestorePort = 8080
     var s3Port = 9000
+    var storagePort = 9199
+    /// `--storage-rules` as given (nil: not given); `storageRulesChoice` is what it resolves to.
+    var storageRules: String?
+    var storageRulesChoice = RulesChoice.shipped
     var apiPort = 8000
     var hubPort = 4400
     /// The web UI's port (`--ui-port`).
@@ -58,6 +62,8 @@ struct StartOptions: Sendable {
         ("--auth-port", "N", "Firebase Auth emulator port (default 9099; 0 = any free port)"),
         ("--firestore-port", "N", "Firestore emulator port (default 8080)"),
         ("--s3-port", "N", "S3 endpoint port (default 9000)"),
+        ("--storage-port", "N", "Cloud Storage for Firebase emulator port (default 9199)"),
+        ("--storage-rules", "FILE", "Cloud Storage security rules, reloaded when the file changes (default rules/storage.rules in the working directory, else the shipped rules built into hearth; a missing FILE is an error; never open)"),
         ("--api-port", "N", "uploads API port (default 8000)"),
         ("--hub-port", "N", "hub/admin port (default 4400)"),
         ("--ui-port", "N", "web UI port (default 4000)"),
@@ -99,6 +105,9 @@ struct StartOptions: Sendable {
         if let p = json["emulators"]?["firestore"]?["port"]?.intValue { firestorePort = Int(p) }
         if let p = json["emulators"]?["hub"]?["port"]?.intValue { hubPort = Int(p) }
         if let p = json["emulators"]?["ui"]?["port"]?.intValue { uiPort = Int(p) }
+        if let p = json["emulators"]?["storage"]?["port"]?.intValue { storagePort = Int(p) }
+        // `storage` is an object, or an array of deploy targets (the emulator uses the first).
+        if let r = (json["storage"]?["rules"] ?? json["storage"]?[0]?["rules"])?.stringValue { storageRules = r }
         if let h = json["emulators"]?["auth"]?["host"]?.stringValue { host = h }
         if let r = json["firestore"]?["rules"]?.stringValue { rules = r }
     }
@@ -202,6 +211,7 @@ struct StartOptions: Sendable {
             }
         }
         options.rulesChoice = try RulesChoice.resolve(options.rules, workingDirectory: workingDirectory)
+        options.storageRulesChoice = try RulesChoice.resolveStorage(options.storageRules, workingDirectory: workingDirectory)
         return options
     }
 
@@ -230,6 +240,8 @@ struct StartOptions: Sendable {
         case "--auth-port": authPort = try Self.port(flag, v)
         case "--firestore-port": firestorePort = try Self.port(flag, v)
         case "--s3-port": s3Port = try Self.port(flag, v)
+        case "--storage-port": storagePort = try Self.port(flag, v)
+        case "--storage-rules": storageRules = v
         case "--api-port": apiPort = try Self.port(flag, v)
         case "--hub-port": hubPort = try Self.port(flag, v)
         case "--ui-port": uiPort = try Self.port(flag, v)

@@ -6,6 +6,7 @@ import HearthHTTP
 import HearthSQLite
 import S3Emulator
 import SecurityRules
+import StorageEmulator
 import UploadsAPI
 
 /// Builds every service from the options and connects them through the HearthCore seams.
@@ -13,6 +14,7 @@ import UploadsAPI
 enum Wiring {
     /// Every service's schema, in one list (the database refuses ids it does not know).
     static let migrations: [Migration] = AuthService.migrations + FirestoreService.migrations + S3Service.migrations
+        + StorageService.migrations
 
     static func makeUnits(_ c: ServiceContext) throws -> [ServiceUnit] {
         let o = c.options
@@ -49,6 +51,13 @@ enum Wiring {
             tokenVerifier: auth.tokenVerifier, objectStore: s3, documentStore: firestore,
             appCheckVerifier: { auth.verifyAppCheckToken($0) })
 
+        let storage = try StorageService(
+            database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
+            configuration: StorageConfiguration(projectID: o.project, rulesPath: o.storageRulesChoice.path,
+                                                rulesSource: o.storageRulesChoice == .shipped ? ShippedStorageRules.source : nil),
+            tokenVerifier: auth.tokenVerifier, firestore: firestore)
+        storage.startWatchingRules()
+
         let scheme = tls != nil ? "https" : "http"
         let urlHost = o.advertisedURLHost
         return [
@@ -68,6 +77,8 @@ enum Wiring {
                         tlsCertificatePEM: tls?.cert, tlsKeyPEM: tls?.key,
                         registerHubRoutes: s3.registerHubRoutes, reset: s3.reset,
                         didStart: { port in s3.setPublicBaseURL("\(scheme)://\(urlHost):\(port)") }),
+            ServiceUnit(name: "storage", port: o.storagePort, http: storage.http,
+                        registerHubRoutes: storage.registerHubRoutes, reset: storage.reset, shutdown: storage.stopWatchingRules),
             ServiceUnit(name: "api", port: o.apiPort, http: uploads.http,
                         registerHubRoutes: uploads.registerHubRoutes, reset: uploads.reset),
         ]

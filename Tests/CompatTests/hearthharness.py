@@ -23,7 +23,7 @@ def start_hearth(extra_args=(), env=None, in_memory=True):
     tmp = tempfile.mkdtemp(prefix="hearth-compat-")
     ready = os.path.join(tmp, "ready.json")
     args = [hearth_bin(), "start", *(["--in-memory"] if in_memory else []), "--seed", "1", "--ready-file", ready,
-            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0",
+            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0", "--storage-port", "0",
             "--rules", os.path.join(REPO, "rules", "firestore.rules"), "--quiet", "--exit-with-parent", *extra_args]
     log = open(os.path.join(tmp, "hearth.log"), "wb")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=tmp, env=env)
@@ -50,7 +50,8 @@ def stop_hearth(proc):
 def export_env(ready):
     services = ready["services"]
     for name, var in [("hub", "HEARTH_HUB_URL"), ("s3", "HEARTH_S3_URL"), ("auth", "HEARTH_AUTH_URL"),
-                      ("firestore", "HEARTH_FIRESTORE_URL"), ("api", "HEARTH_API_URL")]:
+                      ("firestore", "HEARTH_FIRESTORE_URL"), ("api", "HEARTH_API_URL"),
+                      ("storage", "HEARTH_STORAGE_URL")]:
         if name in services:
             os.environ[var] = services[name]["url"]
     os.environ["HEARTH_PROJECT"] = ready["project"]

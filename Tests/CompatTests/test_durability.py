@@ -21,7 +21,7 @@ def start_on(data_dir, ready):
     if os.path.exists(ready):
         os.remove(ready)
     args = [hearth_bin(), "start", "--data-dir", data_dir, "--ready-file", ready, "--quiet",
-            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0",
+            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0", "--storage-port", "0",
             "--rules", os.path.join(REPO, "rules", "firestore.rules")]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 30

@@ -80,7 +80,7 @@ def test_hub_export_and_export_on_exit():
 def test_import_of_something_else_exits_2():
     empty = tempfile.mkdtemp(prefix="hearth-not-an-export-")
     r = subprocess.run([hearth_bin(), "start", "--in-memory", "--import", empty, "--hub-port", "0", "--auth-port", "0",
-                        "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0"], capture_output=True, text=True, timeout=30)
+                        "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0", "--storage-port", "0"], capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "no hearth-export.json" in r.stderr, r.stderr
 
 

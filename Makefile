@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 SWIFT ?= swift
-DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev libnghttp2-dev zlib1g-dev protobuf-compiler python3-venv golang-go golang-google-cloud-dev
+DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev libnghttp2-dev nghttp2-client zlib1g-dev protobuf-compiler python3-venv golang-go golang-google-cloud-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV := .build/venv
 PY := $(VENV)/bin/python

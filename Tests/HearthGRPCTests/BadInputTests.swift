@@ -70,8 +70,7 @@ func expectStillServing(_ server: HTTPServer) throws {
         }
     }
 
-    @Test(.disabled("known broken: hangs before the stream opens (under investigation)"))
-    func clientThatDisconnectsMidStreamCancelsTheCall() throws {
+    @Test func clientThatDisconnectsMidStreamCancelsTheCall() throws {
         let watcher = CancelWatcher()
         let server = HTTPServer(name: "t", configuration: .init(port: 0, threads: 2), service: PlainService(),
                                 http2: GRPCServer(services: [EchoService(), watcher]))
@@ -91,7 +90,9 @@ func expectStillServing(_ server: HTTPServer) throws {
         let opened = Date().addingTimeInterval(5)
         while !watcher.opened.value && Date() < opened { Thread.sleep(forTimeInterval: 0.02) }
         #expect(watcher.opened.value)
-        p.terminate()
+        // SIGKILL, not terminate(): a child spawned from a test thread inherits its blocked signal
+        // mask, so curl never sees SIGTERM (that, not the server, was why this test once hung).
+        kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
         let deadline = Date().addingTimeInterval(5)
         while !watcher.cancelled.value && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
@@ -101,26 +102,31 @@ func expectStillServing(_ server: HTTPServer) throws {
         try expectStillServing(server)
     }
 
-    @Test(.disabled("known broken: concurrent streams on one connection fail after the first (curl reports 000)"))
-    func thousandsOfStreamsOnOneConnection() throws {
+    /// h2load (Debian nghttp2-client): one connection, 10,000 unary calls, 1,000 in flight at a time
+    /// (the MAX_CONCURRENT_STREAMS we announce). curl 7.88's `-Z --http2-prior-knowledge` is no help
+    /// here: it fails every transfer after the first with "Error in the HTTP2 framing layer" against
+    /// nghttp2's own reference server (nghttpd) too.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/h2load"), "needs h2load (Debian nghttp2-client)"))
+    func tenThousandStreamsOnOneConnection() throws {
         try withGRPCServer { server in
-            // One curl, one connection, 2000 calls multiplexed 100 at a time.
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("many-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: dir) }
             let body = dir.appendingPathComponent("in")
             try Data(framed([9])).write(to: body)
-            let url = "http://127.0.0.1:\(server.port)/echo.Echo/Unary"
             let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            p.arguments = ["-s", "--http2-prior-knowledge", "-Z", "--parallel-max", "100", "-H", "content-type: application/grpc",
-                           "-w", "%{http_code}\n", "-o", "\(dir.path)/out#1", "--data-binary", "@\(body.path)", "\(url)?n=[1-2000]"]
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/h2load")
+            p.arguments = ["-n", "10000", "-c", "1", "-m", "1000", "-d", body.path, "-H", "content-type: application/grpc",
+                           "http://127.0.0.1:\(server.port)/echo.Echo/Unary"]
             let pipe = Pipe()
             p.standardOutput = pipe
             try p.run()
             let out = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             p.waitUntilExit()
-            #expect(out.split(separator: "\n").filter { $0 == "200" }.count == 2000)
+            #expect(out.contains("requests: 10000 total, 10000 started, 10000 done, 10000 succeeded, 0 failed, 0 errored"), "\(out)")
+            #expect(out.contains("status codes: 10000 2xx"), "\(out)")
+            // Every answer carried the echoed message: 10,000 times 6 bytes of DATA.
+            #expect(out.contains("(60000) data"), "\(out)")
             try expectStillServing(server)
         }
     }

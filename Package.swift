@@ -64,6 +64,15 @@ let package = Package(
     ]
 )
 
+// `make fuzz` only: the libFuzzer targets (Fuzz/), built with -sanitize=fuzzer,address into
+// .build/fuzz. Other builds never see them, so they need no sanitizer runtime.
+if Context.environment["HEARTH_FUZZ"] != nil {
+    package.targets.append(.executableTarget(
+        name: "hearth-fuzz",
+        dependencies: ["HearthCore", "HearthProtobuf", "HearthHTTP", "HearthGRPC", "S3Emulator", "FirestoreEmulator", "SecurityRules"],
+        path: "Fuzz/Sources"))
+}
+
 // One set of Swift settings for every target (as swift-log does).
 for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []

@@ -88,7 +88,7 @@ enum FuzzTargets {
     }
 
     static func xml(_ bytes: UnsafeRawBufferPointer) {
-        _ = try? XMLParser.parse(Array(bytes))
+        _ = try? S3XMLParser.parse(Array(bytes))
     }
 
     static func json(_ bytes: UnsafeRawBufferPointer) {

@@ -1,12 +1,13 @@
 import Foundation
 
-/// libFuzzer's entry point for every Hearth fuzz target (`make fuzz`). One binary serves them all;
-/// `HEARTH_FUZZ_TARGET` picks the parser, so each target keeps its own corpus and statistics.
-/// Built only when `HEARTH_FUZZ` is set, with `-sanitize=fuzzer,address`.
+// libFuzzer's driver for every Hearth fuzz target (`make fuzz`). One binary serves them all;
+// `HEARTH_FUZZ_TARGET` picks the parser, so each target keeps its own corpus and statistics.
+// Built only when `HEARTH_FUZZ` is set, with `-sanitize=fuzzer,address`. SwiftPM gives executables
+// their own entry point, so this one hands argv to libFuzzer's `LLVMFuzzerRunDriver`.
 nonisolated(unsafe) private var selected: ((UnsafeRawBufferPointer) -> Void)?
 
 /// Every target by name.
-let fuzzTargets: [String: (UnsafeRawBufferPointer) -> Void] = [
+let fuzzTargets: [String: @Sendable (UnsafeRawBufferPointer) -> Void] = [
     "protobuf": FuzzTargets.protobuf,
     "http2": FuzzTargets.http2,
     "grpc-frames": FuzzTargets.grpcFrames,
@@ -19,6 +20,7 @@ let fuzzTargets: [String: (UnsafeRawBufferPointer) -> Void] = [
     "firestore": FuzzTargets.firestore,
 ]
 
+/// One input through the selected target.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func hearthFuzzOne(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     if selected == nil {
@@ -33,3 +35,12 @@ public func hearthFuzzOne(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     selected?(UnsafeRawBufferPointer(start: data, count: count))
     return 0
 }
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>,
+                         _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+
+var argc = CommandLine.argc
+var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+exit(LLVMFuzzerRunDriver(&argc, &argv, hearthFuzzOne))

@@ -2,7 +2,7 @@
 # The Swift version matches the toolchain the project builds with (test_packaging.py checks it).
 FROM swift:6.3-bookworm AS build
 RUN apt-get update -qq \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev libssl-dev libmicrohttpd-dev libnghttp2-dev \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev libssl-dev libmicrohttpd-dev libnghttp2-dev zlib1g-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Everything Package.swift declares must exist for the manifest to load (the example and the test

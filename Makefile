@@ -6,19 +6,20 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 SWIFT ?= swift
-DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev libnghttp2-dev zlib1g-dev protobuf-compiler python3-venv golang-go golang-google-cloud-dev
+DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev libnghttp2-dev nghttp2-client zlib1g-dev protobuf-compiler python3-venv golang-go golang-google-cloud-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV := .build/venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 SWIFT_TEST_ARGS ?=
 
-.PHONY: help deps browser venv build build-debug run test swift-test compat rules-test bench bench-quick clean
+.PHONY: help deps browser venv build build-debug run test swift-test compat rules-test bench bench-quick clean fuzz fuzz-build fuzz-smoke
 
 help:
 	@echo "make run     install missing packages, build release, start hearth on its defaults"
 	@echo "make test    install missing packages, build, run swift test and the real-client suites"
 	@echo "make bench   benchmarks against peers and ceilings (QUICK=1 for a short pass)"
+	@echo "make fuzz    libFuzzer on every parser of untrusted input, FUZZ_SECONDS (60) each; make fuzz-smoke: 5 s each"
 
 # Debian packages, installed only when missing.
 deps:
@@ -77,6 +78,20 @@ rules-test:
 	  echo "hearth rules test rules/storage.rules $$suite"; \
 	  .build/debug/hearth rules test rules/storage.rules "$$suite"; \
 	done
+
+# libFuzzer targets (Fuzz/), built with the toolchain's -sanitize=fuzzer,address into .build/fuzz
+# (the manifest declares them only when HEARTH_FUZZ is set, so other builds are untouched).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= protobuf http2 grpc-frames rules sigv4 chunked multipart xml json firestore
+
+fuzz-build: deps
+	HEARTH_FUZZ=1 $(SWIFT) build --build-path .build/fuzz --product hearth-fuzz -Xswiftc -sanitize=fuzzer,address
+
+fuzz: fuzz-build
+	Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke:
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 
 compat: venv browser
 	HEARTH_BIN=$(CURDIR)/.build/debug/hearth PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \

@@ -15,6 +15,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CNGHTTP2", providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // libc's epoll, eventfd and accept4, which the Glibc module does not export.
         .systemLibrary(name: "CLinuxIO"),
 
@@ -24,7 +25,7 @@ let package = Package(
         .target(name: "HearthSQLite", dependencies: ["CSQLite", "HearthCore"]),
         .target(name: "HearthHTTP", dependencies: ["CMicroHTTPD", "CNGHTTP2", "CLinuxIO", "HearthCore"]),
         // gRPC over HearthHTTP's HTTP/2 streams; messages cross it as bytes.
-        .target(name: "HearthGRPC", dependencies: ["HearthHTTP", "HearthCore"]),
+        .target(name: "HearthGRPC", dependencies: ["HearthHTTP", "HearthCore", "CZlib"]),
         // The protobuf wire codec (no generator): pure Swift.
         .target(name: "HearthProtobuf"),
 
@@ -73,6 +74,15 @@ let package = Package(
         .testTarget(name: "hearthTests", dependencies: ["HearthCore"]),
     ]
 )
+
+// `make fuzz` only: the libFuzzer targets (Fuzz/), built with -sanitize=fuzzer,address into
+// .build/fuzz. Other builds never see them, so they need no sanitizer runtime.
+if Context.environment["HEARTH_FUZZ"] != nil {
+    package.targets.append(.executableTarget(
+        name: "hearth-fuzz",
+        dependencies: ["HearthCore", "HearthProtobuf", "HearthHTTP", "HearthGRPC", "S3Emulator", "FirestoreEmulator", "SecurityRules"],
+        path: "Fuzz/Sources"))
+}
 
 // One set of Swift settings for every target (as swift-log does).
 for target in package.targets where target.type != .system {

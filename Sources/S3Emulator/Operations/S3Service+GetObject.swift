@@ -75,6 +75,11 @@ extension S3Service {
             return .failure(S3Service.deleteMarkerError(marker, key: ctx.key, namedByVersion: true, method: ctx.request.method))
         case .success(.found(let r, let b, let v)): (record, body, versioned) = (r, b, v)
         }
+        switch SSECustomerKey.fromHeaders({ ctx.header($0) }, prefix: "x-amz-server-side-encryption-customer-") {
+        case .failure(let e): return .failure(e)
+        case .success(let key):
+            if let e = SSECustomerKey.checkRead(stored: record.metadata.extra.customerKeyMD5, sent: key) { return .failure(e) }
+        }
         switch plan {
         case .precondition(let c): return .failure(.preconditionFailed(condition: c))
         case .badRange(let size): return .failure(.invalidRange(requested: ctx.header("Range") ?? "", actualSize: size))
@@ -130,8 +135,13 @@ extension S3Service {
             h.add(c.algorithm.headerName, c.value)
             h.add("x-amz-checksum-type", c.type)
         }
-        h.add("x-amz-server-side-encryption", "AES256")
         let m = record.metadata
+        S3Service.addEncryptionHeaders(&h, m.extra)
+        if let mode = m.extra.lockMode, let until = m.extra.lockRetainUntil {
+            h.add("x-amz-object-lock-mode", mode)
+            h.add("x-amz-object-lock-retain-until-date", until)
+        }
+        if m.extra.legalHold { h.add("x-amz-object-lock-legal-hold", "ON") }
         for pair in m.userMetadata { h.add("x-amz-meta-" + pair.name, pair.value) }
         if let v = m.cacheControl { h.add("Cache-Control", v) }
         if let v = m.contentDisposition { h.add("Content-Disposition", v) }

@@ -138,7 +138,7 @@ extension S3Service {
                         x.element("ChecksumType", c.type)
                     }
                     x.element("Size", String(o.size))
-                    if fetchOwner { S3Service.writeOwner(&x, o.owner) }
+                    if fetchOwner { writeOwner(&x, o.owner) }
                     x.element("StorageClass", o.metadata.storageClass ?? "STANDARD")
                 }
             }

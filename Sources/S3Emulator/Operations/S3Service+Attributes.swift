@@ -40,7 +40,7 @@ extension S3Service {
                 }
                 if set.contains("ObjectParts"), let sizes = record.partSizes {
                     x.group("ObjectParts") { x in
-                        x.element("TotalPartsCount", String(sizes.count))
+                        x.element("PartsCount", String(sizes.count))
                         let page = Array(sizes.enumerated().dropFirst(max(0, marker)).prefix(maxParts))
                         x.element("PartNumberMarker", String(marker))
                         if let last = page.last { x.element("NextPartNumberMarker", String(last.offset + 1)) }

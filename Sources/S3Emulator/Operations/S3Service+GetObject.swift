@@ -13,6 +13,11 @@ extension S3Service {
     /// GetObject and HeadObject.
     func getObject(_ ctx: S3Context) -> Result<Response, S3Error> {
         let isHead = ctx.request.method == "HEAD"
+        // Reads take no encryption settings (the object's own apply); S3 refuses them.
+        if let sse = ctx.header("x-amz-server-side-encryption") {
+            return .failure(.invalidArgument(message: "x-amz-server-side-encryption header is not supported for this operation.",
+                                             name: "x-amz-server-side-encryption", value: sse))
+        }
         let versionID: String?
         switch S3Service.versionIDParameter(ctx) {
         case .failure(let e): return .failure(e)

@@ -191,7 +191,10 @@ struct RequestAuthenticator: Sendable {
         }
         // Header form: the Date (or x-amz-date) must be within 15 minutes.
         let raw = parts.header("x-amz-date") ?? parts.header("date")
-        guard let raw, let time = SigV4Time.parseHTTPDate(raw) ?? SigV4Time.parseAmzDate(raw) else { throw .missingDate }
+        // A date before 1970 is no valid date to S3 (refused as missing, not as skewed).
+        guard let raw, let time = SigV4Time.parseHTTPDate(raw) ?? SigV4Time.parseAmzDate(raw), time.unixSeconds >= 0 else {
+            throw .missingDate
+        }
         if !SignatureVerifier.isWithinSkew(time, now: now, unshifted: unshiftedNow()) {
             throw .requestTimeTooSkewed(requestTime: raw, serverTime: now)
         }

@@ -267,3 +267,26 @@ def test_sse_kms_headers(s3, bucket):
     with pytest.raises(ClientError) as e:
         s3.put_object(Bucket=bucket, Key="k", Body=b"x", ServerSideEncryption="bogus")
     assert code(e) == "InvalidArgument"
+
+
+def test_empty_metadata_value_is_kept(s3, bucket):
+    s3.put_object(Bucket=bucket, Key="m", Body=b"x", Metadata={"empty": "", "full": "v"})
+    assert s3.head_object(Bucket=bucket, Key="m")["Metadata"] == {"empty": "", "full": "v"}
+
+
+def test_tagging_errors_are_invalid_tag(s3, bucket):
+    s3.put_object(Bucket=bucket, Key="t", Body=b"x")
+    with pytest.raises(ClientError) as e:
+        s3.put_object_tagging(Bucket=bucket, Key="t", Tagging={"TagSet": [{"Key": f"k{i}", "Value": "v"} for i in range(11)]})
+    assert code(e) == "InvalidTag"
+
+
+def test_listing_url_encoding(s3, bucket):
+    for key in ["quux ab/thud", "asdf+b"]:
+        s3.put_object(Bucket=bucket, Key=key, Body=b"x")
+    r = s3.list_objects(Bucket=bucket, Delimiter="/", EncodingType="url")
+    assert [o["Key"] for o in r["Contents"]] == ["asdf%2Bb"]
+    assert [p["Prefix"] for p in r["CommonPrefixes"]] == ["quux%20ab/"]
+    # boto3's own encoding-type=url (v1): the Prefix comes back as sent.
+    assert s3.list_objects(Bucket=bucket, Prefix="\n")["Prefix"] == "\n"
+    assert s3.list_objects_v2(Bucket=bucket, ContinuationToken="")["KeyCount"] == 2

@@ -120,6 +120,9 @@ public final class S3Service: HTTPService, Sendable {
             // An unsigned request goes ahead only where its bucket's policy allows it.
             guard case .anonymous = failure, case .success(let operation) = S3Operation.resolve(request, target: target),
                   let access = anonymousAccess(ctx, operation: operation) else {
+                // The request log names what was attempted and by which key, even when it failed.
+                if case .success(let operation) = S3Operation.resolve(request, target: target) { ctx.operation = operation }
+                ctx.accessKey = S3Service.claimedAccessKey(request)
                 return .respond(complete(ctx, .failure(.signature(failure))))
             }
             ctx.anonymousAccess = access
@@ -142,6 +145,24 @@ public final class S3Service: HTTPService, Sendable {
     }
 
     private var endpointHosts: [String] { endpointHostNames.get() }
+
+    /// The access key a request claims (SigV4 header or query credential, SigV2 header or query),
+    /// whether or not its signature holds.
+    static func claimedAccessKey(_ request: Request) -> String? {
+        if let auth = request.headers["Authorization"] {
+            if let r = auth.range(of: "Credential=") {
+                let rest = auth[r.upperBound...]
+                return rest.firstIndex(of: "/").map { String(rest[..<$0]) }
+            }
+            if auth.hasPrefix("AWS "), let colon = auth.lastIndex(of: ":") {
+                return String(auth[auth.index(auth.startIndex, offsetBy: 4)..<colon])
+            }
+        }
+        if let credential = request.query("X-Amz-Credential") {
+            return credential.split(separator: "/", maxSplits: 1).first.map(String.init)
+        }
+        return request.query("AWSAccessKeyId")
+    }
 
     /// The configured host names plus the base URL's host when it is a name (not an IP literal).
     static func endpointHosts(_ configured: [String], baseURL: String?) -> [String] {

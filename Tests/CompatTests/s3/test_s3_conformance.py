@@ -290,3 +290,19 @@ def test_listing_url_encoding(s3, bucket):
     # boto3's own encoding-type=url (v1): the Prefix comes back as sent.
     assert s3.list_objects(Bucket=bucket, Prefix="\n")["Prefix"] == "\n"
     assert s3.list_objects_v2(Bucket=bucket, ContinuationToken="")["KeyCount"] == 2
+
+
+def test_head_failure_diagnosis_and_request_log(bucket):
+    """HEAD answers carry no body: the diagnosis is in x-hearth-diagnosis and in the hub's log,
+    whose entry names the operation and the access key that was tried."""
+    bad = boto3.client("s3", aws_access_key_id="test", aws_secret_access_key="wrong-secret", config=Config(retries={"max_attempts": 1}))
+    with pytest.raises(ClientError) as e:
+        bad.head_object(Bucket=bucket, Key="k")
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    diagnosis = e.value.response["ResponseMetadata"]["HTTPHeaders"]["x-hearth-diagnosis"]
+    assert diagnosis.startswith("No known cause")
+    hub = os.environ["HEARTH_HUB_URL"]
+    latest = requests.get(hub + "/emulator/v1/s3/requests?limit=1", timeout=10).json()["requests"][0]
+    assert latest["errorCode"] == "SignatureDoesNotMatch"
+    assert latest["operation"] == "HeadObject"
+    assert latest["accessKeyId"] == "test"

@@ -149,7 +149,9 @@ struct LifecycleRunner {
     }
 
     /// Whether the rule's filter takes the object (prefix, tags, size).
-    private func matches(_ rule: LifecycleConfiguration.Rule, _ object: ObjectRecord) -> Bool {
+    func matches(_ rule: LifecycleConfiguration.Rule, _ object: ObjectRecord) -> Bool { LifecycleRunner.matches(rule, object) }
+
+    static func matches(_ rule: LifecycleConfiguration.Rule, _ object: ObjectRecord) -> Bool {
         if let p = rule.legacyPrefix { return object.key.hasPrefix(p) }
         guard let filter = rule.filter else { return true }
         let tags = S3Service.tags(object.metadata.tagging)

@@ -48,3 +48,56 @@ final class LifecyclePassClock: @unchecked Sendable {
         lock.unlock()
     }
 }
+
+extension S3Service {
+    /// `x-amz-expiration` for an object a lifecycle Expiration rule will delete: when, and by which
+    /// rule (`expiry-date="Fri, 02 Jan 2026 00:00:00 GMT", rule-id="tmp"`), the earliest if several.
+    func expirationHeader(_ record: ObjectRecord) -> String? {
+        guard let config = lifecycleRules.get(record.bucket) else { return nil }
+        var best: (Instant, String)?
+        for rule in config.rules where rule.status == "Enabled" && LifecycleRunner.matches(rule, record) {
+            guard let e = rule.expiration else { continue }
+            let due: Instant
+            if let days = e.days { due = LifecycleRunner.due(record.lastModified, days: days) } else if let date = e.date { due = date } else { continue }
+            if best == nil || due.unixMicros < best!.0.unixMicros { best = (due, rule.id) }
+        }
+        return best.map { "expiry-date=\"\($0.0.httpDate)\", rule-id=\"\($0.1)\"" }
+    }
+}
+
+/// The buckets' lifecycle configurations in memory: loaded at start, replaced by every
+/// Put/DeleteBucketLifecycle and DeleteBucket (this service is the only writer).
+final class LifecycleRuleCache: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var rules: [String: LifecycleConfiguration] = [:]
+
+    func load(from store: S3Store) throws {
+        let rows = try store.database.read { c in
+            try c.rows("SELECT bucket, document FROM s3_bucket_config WHERE kind = 'lifecycle' AND document IS NOT NULL", []) {
+                ($0.text(0), $0.text(1))
+            }
+        }
+        var loaded: [String: LifecycleConfiguration] = [:]
+        for (bucket, text) in rows {
+            if let stored = StoredLifecycle(text), case .success(let c) = LifecycleConfiguration.parse(Array(stored.document.utf8), newID: { "" }) {
+                loaded[bucket] = c
+            }
+        }
+        lock.lock()
+        rules = loaded
+        lock.unlock()
+    }
+
+    func get(_ bucket: String) -> LifecycleConfiguration? {
+        lock.lock()
+        defer { lock.unlock() }
+        return rules[bucket]
+    }
+
+    func set(_ bucket: String, _ configuration: LifecycleConfiguration?) {
+        lock.lock()
+        rules[bucket] = configuration
+        lock.unlock()
+    }
+}

@@ -138,6 +138,7 @@ extension S3Service {
     func deleteBucket(_ ctx: S3Context) -> Result<Response, S3Error> {
         attempt(ctx) {
             try store.deleteBucket(ctx.bucket)
+            lifecycleRules.set(ctx.bucket, nil)
             return Response(status: 204)
         }
     }

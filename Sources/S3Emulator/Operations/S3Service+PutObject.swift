@@ -77,6 +77,9 @@ extension S3Service {
             }
             var h = S3Service.storedObjectHeaders(etag: etag, checksum: checksum, extra: metadata.extra)
             if let versionID { h.add("x-amz-version-id", versionID) }
+            let stored = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: 0, size: body.size, etag: etag, lastModified: now,
+                                      metadata: metadata, checksum: nil, partSizes: nil, owner: owner)
+            if let expiration = expirationHeader(stored) { h.add("x-amz-expiration", expiration) }
             return Response(status: 200, headers: h, body: .empty)
         }
         return .stream(consumer)

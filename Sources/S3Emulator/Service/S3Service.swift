@@ -30,6 +30,8 @@ public final class S3Service: HTTPService, Sendable {
     let commits: GroupCommit
     /// When lifecycle rules last ran (emulator seconds).
     let lifecycleLastPass = LifecyclePassClock()
+    /// Every bucket's lifecycle configuration, for `x-amz-expiration` without a read per request.
+    let lifecycleRules = LifecycleRuleCache()
     /// Every answer's `Date`, formatted once per second.
     private let dateHeader = HTTPDateCache()
     private let baseURL: LockedValue<String?>
@@ -61,6 +63,7 @@ public final class S3Service: HTTPService, Sendable {
         let orphans = try store.cleanOrphans()
         if orphans > 0 { logger.info("s3: removed \(orphans) unfinished upload(s) left by a previous run") }
         try createDefaultBuckets()
+        try lifecycleRules.load(from: store)
     }
 
     /// What the S3 port serves.
@@ -86,6 +89,7 @@ public final class S3Service: HTTPService, Sendable {
         requestLog.clear()
         presignLedger.removeAll()
         lifecycleLastPass.reset()
+        try lifecycleRules.load(from: store)
         try createDefaultBuckets()
     }
 

@@ -212,8 +212,11 @@ def test_lifecycle_runs_on_the_emulator_clock(s3, clock):
              "Transitions": [{"Days": 30, "StorageClass": "GLACIER"}]},
             {"ID": "uploads", "Status": "Enabled", "Filter": {}, "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 7}},
         ]})
-        s3.put_object(Bucket=name, Key="tmp/a", Body=b"x")
+        put = s3.put_object(Bucket=name, Key="tmp/a", Body=b"x")
+        assert 'rule-id="tmp"' in put["Expiration"]
+        assert 'rule-id="tmp"' in s3.head_object(Bucket=name, Key="tmp/a")["Expiration"]
         s3.put_object(Bucket=name, Key="keep", Body=b"x")
+        assert "Expiration" not in s3.head_object(Bucket=name, Key="keep")
         s3.put_object(Bucket=name, Key="logs/l", Body=b"x")
         s3.create_multipart_upload(Bucket=name, Key="big")
         clock(2 * 86400)

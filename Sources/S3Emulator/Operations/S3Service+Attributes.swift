@@ -15,12 +15,15 @@ extension S3Service {
             return .failure(.invalidArgument(message: "Invalid attribute name specified.", name: "x-amz-object-attributes",
                                              value: ctx.header("x-amz-object-attributes") ?? ""))
         }
-        let maxParts: Int
-        switch S3Service.pageSize(ctx, "max-parts") {
-        case .failure(let e): return .failure(e)
-        case .success(let n): maxParts = n
+        // GetObjectAttributes takes its paging in headers (x-amz-max-parts, x-amz-part-number-marker).
+        var maxParts = 1000
+        if let m = ctx.header("x-amz-max-parts") {
+            guard let n = Int(m), n >= 0 else {
+                return .failure(.invalidArgument(message: "Provided max-parts not an integer or within integer range", name: "max-parts", value: m))
+            }
+            maxParts = min(n, 1000)
         }
-        let marker = Int(ctx.query("part-number-marker") ?? "0") ?? 0
+        let marker = Int(ctx.header("x-amz-part-number-marker") ?? "0") ?? 0
         return requireObject(ctx).flatMap { found in
             let record = found.record
             switch SSECustomerKey.fromHeaders({ ctx.header($0) }, prefix: "x-amz-server-side-encryption-customer-") {

@@ -53,6 +53,9 @@ extension S3Service {
                             x.group("Part") { x in
                                 x.element("PartNumber", String(i + 1))
                                 x.element("Size", String(size))
+                                if let c = record.checksum, let sums = record.metadata.extra.partChecksums, i < sums.count, !sums[i].isEmpty {
+                                    x.element(c.algorithm.xmlName, sums[i])
+                                }
                             }
                         }
                     }

@@ -101,6 +101,12 @@ extension S3Service {
         if partNumber != nil, let sizes = record.partSizes {
             h.add("x-amz-mp-parts-count", String(sizes.count))
         }
+        // A part read answers that part's checksum.
+        if let n = partNumber, let c = record.checksum, let sums = record.metadata.extra.partChecksums, n <= sums.count, !sums[n - 1].isEmpty,
+           ctx.header("x-amz-checksum-mode")?.uppercased() == "ENABLED" {
+            h.add(c.algorithm.headerName, sums[n - 1])
+            h.add("x-amz-checksum-type", c.type)
+        }
         h.add("Accept-Ranges", "bytes")
         // A bucket that has (or had) versioning names the version it answered with.
         if versioned { h.add("x-amz-version-id", record.versionName) }

@@ -299,8 +299,10 @@ extension S3Service {
                 }
                 let blob = try BlobStore.concatenate(c, chosen.map { ($0.blobID, $0.size) }, now: ctx.now)
                 // S3 dates a multipart object by when its upload was initiated.
+                var metadata = upload.metadata
+                if upload.checksumAlgorithm != nil { metadata.extra.partChecksums = chosen.map { $0.checksumValue ?? "" } }
                 let record = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: blob, size: size, etag: etag,
-                                          lastModified: upload.initiated, metadata: upload.metadata, checksum: finalChecksum,
+                                          lastModified: upload.initiated, metadata: metadata, checksum: finalChecksum,
                                           partSizes: chosen.map(\.size), owner: upload.owner)
                 let versionID = try S3Store.storeObject(c, record, condition: condition, newVersionID: newVersionID)
                 try S3Store.deleteUpload(c, upload.uploadID)

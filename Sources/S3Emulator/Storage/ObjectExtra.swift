@@ -18,6 +18,9 @@ struct ObjectExtra: Sendable, Equatable {
     var kmsKeyID: String?
     /// Whether the object's bytes are encrypted with a customer key (SSE-C), and that key's MD5.
     var customerKeyMD5: String?
+    /// A multipart object's part checksums (base64, in the upload's algorithm; "" for a part
+    /// without one), answered for `partNumber` reads and by GetObjectAttributes.
+    var partChecksums: [String]?
 
     init() {}
 
@@ -34,6 +37,7 @@ struct ObjectExtra: Sendable, Equatable {
         put("sse", sse)
         put("kmsKeyID", kmsKeyID)
         put("customerKeyMD5", customerKeyMD5)
+        if let partChecksums { o["partChecksums"] = .array(partChecksums.map(JSON.string)) }
         return JSON.object(o).serialized()
     }
 
@@ -47,5 +51,6 @@ struct ObjectExtra: Sendable, Equatable {
         sse = json["sse"]?.stringValue
         kmsKeyID = json["kmsKeyID"]?.stringValue
         customerKeyMD5 = json["customerKeyMD5"]?.stringValue
+        partChecksums = json["partChecksums"]?.arrayValue?.compactMap(\.stringValue)
     }
 }

@@ -309,3 +309,16 @@ def test_head_failure_diagnosis_and_request_log(bucket):
     assert latest["errorCode"] == "SignatureDoesNotMatch"
     assert latest["operation"] == "HeadObject"
     assert latest["accessKeyId"] == "test"
+
+
+def test_part_checksums_of_a_multipart_object(s3, bucket):
+    up = s3.create_multipart_upload(Bucket=bucket, Key="mp", ChecksumAlgorithm="SHA256")
+    part = s3.upload_part(Bucket=bucket, Key="mp", UploadId=up["UploadId"], PartNumber=1, Body=b"abc", ChecksumAlgorithm="SHA256")
+    s3.complete_multipart_upload(Bucket=bucket, Key="mp", UploadId=up["UploadId"], MultipartUpload={"Parts": [
+        {"PartNumber": 1, "ETag": part["ETag"], "ChecksumSHA256": part["ChecksumSHA256"]}]})
+    r = s3.get_object(Bucket=bucket, Key="mp", PartNumber=1, ChecksumMode="ENABLED")
+    assert r["ChecksumSHA256"] == part["ChecksumSHA256"]
+    attrs = s3.get_object_attributes(Bucket=bucket, Key="mp", ObjectAttributes=["ObjectParts"], MaxParts=1)
+    assert attrs["ObjectParts"]["TotalPartsCount"] == 1
+    assert attrs["ObjectParts"]["MaxParts"] == 1
+    assert attrs["ObjectParts"]["Parts"][0]["ChecksumSHA256"] == part["ChecksumSHA256"]

@@ -41,7 +41,8 @@ extension S3Service {
                         }
                         if let entry = try S3Store.version(c, bucket: bucket.name, key: key, versionID: v), !entry.isDeleteMarker {
                             do {
-                                try ObjectLock.checkDeletable(entry.record.metadata.extra, now: now, bypassGovernance: bypass)
+                                // Retention dates have sub-second precision; `now` is whole seconds (for markers).
+                                try ObjectLock.checkDeletable(entry.record.metadata.extra, now: clock.now(), bypassGovernance: bypass)
                             } catch let e as S3Error {
                                 outcomes.append((key, versionID, .failure(e.code == "AccessDenied" ? .accessDenied(message: "Access Denied") : e)))
                                 continue

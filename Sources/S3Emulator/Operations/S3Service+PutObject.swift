@@ -133,7 +133,8 @@ extension S3Service {
                                                      owner: ctx.ownerKey ?? defaultOwner,
                                                      condition: S3Service.deleteCondition(ctx),
                                                      bypassGovernance: S3Service.bypassGovernance(ctx),
-                                                     now: Instant(unixSeconds: clock.now().unixSeconds), newVersionID: newVersionID)
+                                                     now: Instant(unixSeconds: clock.now().unixSeconds), lockTime: clock.now(),
+                                                     newVersionID: newVersionID)
                 var h = HTTPHeaders()
                 if outcome.deleteMarker { h.add("x-amz-delete-marker", "true") }
                 if let v = outcome.versionID { h.add("x-amz-version-id", v) }

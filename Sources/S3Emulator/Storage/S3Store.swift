@@ -296,7 +296,8 @@ final class S3Store: Sendable {
     /// DeleteObject: the current version (a missing key is not an error, as in S3), or the version
     /// `versionID` for good. See `deleteCurrent` and `deleteVersion` for what versioning changes.
     func deleteObject(bucket: String, key: String, versionID: String?, owner: String, condition: DeleteCondition = DeleteCondition(),
-                      bypassGovernance: Bool = false, now: Instant, newVersionID: () -> String) throws -> DeleteOutcome {
+                      bypassGovernance: Bool = false, now: Instant, lockTime: Instant? = nil,
+                      newVersionID: () -> String) throws -> DeleteOutcome {
         try database.write { c in
             guard let record = try S3Store.bucket(c, bucket) else { throw S3Error.noSuchBucket(bucket: bucket) }
             if !condition.isEmpty {
@@ -307,7 +308,7 @@ final class S3Store: Sendable {
             }
             if let versionID {
                 if let entry = try S3Store.version(c, bucket: bucket, key: key, versionID: versionID), !entry.isDeleteMarker {
-                    try ObjectLock.checkDeletable(entry.record.metadata.extra, now: now, bypassGovernance: bypassGovernance)
+                    try ObjectLock.checkDeletable(entry.record.metadata.extra, now: lockTime ?? now, bypassGovernance: bypassGovernance)
                 }
                 var outcome = try S3Store.deleteVersion(c, bucket: bucket, key: key, versionID: versionID)
                 // A bucket that never had versioning names no version in its answers.

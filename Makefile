@@ -13,13 +13,14 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 SWIFT_TEST_ARGS ?=
 
-.PHONY: help deps browser venv build build-debug run test swift-test compat rules-test bench bench-quick clean fuzz fuzz-build fuzz-smoke
+.PHONY: help deps browser venv build build-debug run test swift-test compat rules-test bench bench-quick s3-conformance clean fuzz fuzz-build fuzz-smoke
 
 help:
 	@echo "make run     install missing packages, build release, start hearth on its defaults"
 	@echo "make test    install missing packages, build, run swift test and the real-client suites"
 	@echo "make bench   benchmarks against peers and ceilings (QUICK=1 for a short pass)"
 	@echo "make fuzz    libFuzzer on every parser of untrusted input, FUZZ_SECONDS (60) each; make fuzz-smoke: 5 s each"
+	@echo "make s3-conformance S3TESTS_DIR=…   ceph/s3-tests against the debug build"
 
 # Debian packages, installed only when missing.
 deps:
@@ -114,6 +115,26 @@ bench: deps venv $(VENV)/.bench-installed $(if $(QUICK),,build)
 	HEARTH_BIN="$${HEARTH_BIN:-$(CURDIR)/.build/$(if $(QUICK),debug,release)/hearth}" \
 	  MOTO_SERVER="$(CURDIR)/$(VENV)/bin/moto_server" \
 	  $(PY) bench/run.py $(if $(QUICK),--quick,)
+
+# ceph/s3-tests (test_s3.py, test_headers.py) against the debug build, from a checkout you provide:
+#   make s3-conformance S3TESTS_DIR=/path/to/s3-tests [S3TESTS_K='<pytest -k expression>']
+# Nothing of the suite is part of Hearth; without S3TESTS_DIR this says so and does nothing.
+S3TESTS_DIR ?=
+S3TESTS_K ?=
+S3TESTS_VENV := .build/s3tests-venv
+$(S3TESTS_VENV)/.installed: Tests/S3Conformance/requirements.txt
+	python3 -m venv $(S3TESTS_VENV)
+	$(S3TESTS_VENV)/bin/pip install -q --disable-pip-version-check -r Tests/S3Conformance/requirements.txt
+	touch $@
+
+s3-conformance:
+	@if [ -z "$(S3TESTS_DIR)" ] || [ ! -d "$(S3TESTS_DIR)/s3tests/functional" ]; then \
+	  echo "s3-conformance: skipped — set S3TESTS_DIR to a checkout of https://github.com/ceph/s3-tests"; \
+	else \
+	  $(MAKE) --no-print-directory deps build-debug $(S3TESTS_VENV)/.installed && \
+	  $(S3TESTS_VENV)/bin/python Tests/S3Conformance/run.py --suite "$(S3TESTS_DIR)" --hearth .build/debug/hearth \
+	    --results .build/s3-conformance.json $(if $(S3TESTS_K),-k "$(S3TESTS_K)",); \
+	fi
 
 clean:
 	rm -rf .build

@@ -26,9 +26,10 @@ struct StartOptions: Sendable {
     var s3AccessKey = "test"
     var s3SecretKey = "test"
     var s3Region = "us-east-1"
-    /// Extra S3 credentials: access key, secret, optional bucket allowlist.
-    var s3Credentials: [(accessKey: String, secret: String, buckets: [String]?)] = []
+    /// Extra S3 credentials: access key, secret, optional bucket allowlist, optional account identity.
+    var s3Credentials: [S3CredentialOption] = []
     var s3AllowSigV2 = false
+    var s3AllowSSECOverHTTP = false
     /// Origins buckets without a CORS configuration allow (empty: none, as S3).
     var s3CorsOrigins: [String] = []
     var tlsCert: String?
@@ -71,6 +72,7 @@ struct StartOptions: Sendable {
         ("--s3-secret-key", "SECRET", "S3 secret access key (default test)"),
         ("--s3-region", "REGION", "S3 region (default us-east-1)"),
         ("--s3-allow-sigv2", nil, "validate SigV2 signatures instead of rejecting them as S3 does for new buckets"),
+        ("--s3-allow-ssec-http", nil, "accept SSE-C customer keys over plain HTTP (S3 requires HTTPS for them)"),
         ("--s3-cors-origins", "LIST", "comma-separated origins (or *) that buckets without their own CORS configuration allow, for local web development (default none, as S3)"),
         ("--tls-cert", "PEM", "serve HTTPS on the S3 port with this certificate (see `hearth cert`)"),
         ("--tls-key", "PEM", "private key for --tls-cert"),
@@ -154,7 +156,10 @@ struct StartOptions: Sendable {
                 throw UsageError(description: "\(source): each s3Credentials entry needs accessKey and secretKey")
             }
             let buckets = item["buckets"]?.arrayValue?.compactMap(\.stringValue)
-            s3Credentials.append((key, secret, buckets))
+            s3Credentials.append(S3CredentialOption(accessKey: key, secret: secret, buckets: buckets,
+                                                    canonicalID: item["canonicalId"]?.stringValue,
+                                                    displayName: item["displayName"]?.stringValue,
+                                                    accountID: item["accountId"]?.stringValue))
         }
     }
 
@@ -249,6 +254,7 @@ struct StartOptions: Sendable {
         case "--s3-secret-key": s3SecretKey = v
         case "--s3-region": s3Region = v
         case "--s3-allow-sigv2": s3AllowSigV2 = true
+        case "--s3-allow-ssec-http": s3AllowSSECOverHTTP = true
         case "--s3-cors-origins":
             let origins = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             guard !origins.isEmpty, origins.allSatisfy({ $0.filter { $0 == "*" }.count <= 1 }) else {
@@ -310,7 +316,22 @@ struct StartOptions: Sendable {
     var advertisedURLHost: String { advertisedHost.contains(":") ? "[\(advertisedHost)]" : advertisedHost }
 
     /// All S3 credentials: the default pair first.
-    var allS3Credentials: [(accessKey: String, secret: String, buckets: [String]?)] {
-        [(s3AccessKey, s3SecretKey, nil)] + s3Credentials.filter { $0.accessKey != s3AccessKey }
+    var allS3Credentials: [S3CredentialOption] {
+        // A config entry for the default key may give its account identity.
+        var first = s3Credentials.first { $0.accessKey == s3AccessKey } ?? S3CredentialOption(accessKey: s3AccessKey, secret: s3SecretKey)
+        first.secret = s3SecretKey
+        first.buckets = nil
+        return [first] + s3Credentials.filter { $0.accessKey != s3AccessKey }
     }
+}
+
+/// One `s3Credentials` entry of the config file.
+struct S3CredentialOption: Sendable {
+    var accessKey: String
+    var secret: String
+    var buckets: [String]? = nil
+    /// The account identity S3 shows (`canonicalId`, `displayName`, `accountId`); nil derives one.
+    var canonicalID: String? = nil
+    var displayName: String? = nil
+    var accountID: String? = nil
 }

@@ -37,11 +37,12 @@ enum Wiring {
             configuration: S3Configuration(
                 region: o.s3Region,
                 credentials: o.allS3Credentials.map {
-                    S3Configuration.Credential(accessKey: $0.accessKey, secretKey: $0.secret, allowedBuckets: $0.buckets.map(Set.init))
+                    S3Configuration.Credential(accessKey: $0.accessKey, secretKey: $0.secret, allowedBuckets: $0.buckets.map(Set.init),
+                                               canonicalID: $0.canonicalID, displayName: $0.displayName, accountID: $0.accountID)
                 },
                 allowSigV2: o.s3AllowSigV2, isTLS: tls != nil,
                 // Recreated after `DELETE /emulator/v1/s3` too, so presigned uploads keep working.
-                defaultBuckets: [o.uploadsBucket], corsOrigins: o.s3CorsOrigins))
+                defaultBuckets: [o.uploadsBucket], corsOrigins: o.s3CorsOrigins, allowSSECOverHTTP: o.s3AllowSSECOverHTTP))
 
         let uploads = try UploadsService(
             clock: c.clock, ids: c.ids, logger: c.logger,

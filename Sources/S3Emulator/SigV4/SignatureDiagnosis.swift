@@ -123,6 +123,20 @@ struct SignatureDiagnosis: Sendable {
             }
         }
 
+        // Query parameters in the order sent, or a parameter without `=` signed bare.
+        if QueryParameters(rawQuery: parts.rawQuery).items.count > 1, matches(options: CanonicalRequest.Options(unsortedQuery: true)) {
+            return "The client signed the query parameters in the order they were sent; SigV4 sorts them by name (then value) in the canonical query. curl's --aws-sigv4 and hand-written signers are the usual cause: sort the parameters before signing, or send them sorted."
+        }
+        if parts.rawQuery.split(separator: "&").contains(where: { !$0.contains("=") }) {
+            if matches(options: CanonicalRequest.Options(bareQueryNames: true)) {
+                let bare = parts.rawQuery.split(separator: "&").filter { !$0.contains("=") }.map { "'\($0)'" }.joined(separator: ", ")
+                return "The client signed the query parameter(s) \(bare) without '='; SigV4's canonical query writes a parameter without a value as 'name=' (e.g. '?uploads' is signed as 'uploads=')."
+            }
+            if matches(options: CanonicalRequest.Options(unsortedQuery: true, bareQueryNames: true)) {
+                return "The client signed the query unsorted and with bare names (no '='); SigV4 sorts the parameters and writes a parameter without a value as 'name='."
+            }
+        }
+
         // Header values before trimming.
         let signedValues = parts.headers.filter { authorization.signedHeaders.contains($0.name) }
         if signedValues.contains(where: { CanonicalRequest.trimmed($0.value) != $0.value }),
@@ -161,7 +175,7 @@ struct SignatureDiagnosis: Sendable {
             }
         }
 
-        var message = "Hearth recomputed the signature with the usual suspects (the other configured secret keys, other methods, the host with and without port, the path encoded twice or not at all, '+' versus '%20', untrimmed header values, other x-amz-content-sha256 modes, query parameters added after signing, other regions) and none matched"
+        var message = "No known cause: Hearth recomputed the signature with the usual suspects (the other configured secret keys, other methods, the host with and without port or as localhost/127.0.0.1, the path encoded twice or not at all, '+' versus '%20', the query unsorted or with bare names, untrimmed header values, other x-amz-content-sha256 modes, query parameters added after signing, other regions) and none matched"
         let bound = authorization.signedHeaders.filter { $0 != "host" }
         if authorization.presigned && !bound.isEmpty {
             // A presigned URL that signs headers fails whenever the caller sends other values; Hearth
@@ -169,7 +183,7 @@ struct SignatureDiagnosis: Sendable {
             let sent = bound.map { name in "\(Self.displayName(name)): \(parts.header(name).map { "'\($0)'" } ?? "(not sent)")" }
             message += ". This URL signs \(bound.joined(separator: ", ")), so the request must send exactly the values that were signed; this one sent \(sent.joined(separator: ", ")). A different Content-Type than the one given when presigning is the classic cause. Otherwise the secret key for '\(scope.accessKey)' is wrong."
         } else {
-            message += ": most likely the secret key for '\(scope.accessKey)' is wrong."
+            message += ". What remains is a secret key for '\(scope.accessKey)' other than the configured one, or a signer that builds the canonical request in a way Hearth does not know."
         }
         return message + " Compare the CanonicalRequest and StringToSign here with the client's (boto3: boto3.set_stream_logger('botocore.auth'))."
     }
@@ -274,6 +288,11 @@ struct SignatureDiagnosis: Sendable {
     private func hostVariants(_ host: String, isTLS: Bool, forwarded: String?) -> [String] {
         var variants: [String] = []
         if let forwarded { variants.append(forwarded) }
+        // A URL signed for `localhost` sent to `127.0.0.1` (or the reverse): the same server, another Host.
+        for (a, b) in [("127.0.0.1", "localhost"), ("localhost", "127.0.0.1"), ("[::1]", "localhost"), ("localhost", "[::1]")]
+        where host == a || host.hasPrefix(a + ":") {
+            variants.append(b + host.dropFirst(a.count))
+        }
         if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") {
             variants.append(String(host[..<colon]))
         } else if !host.isEmpty {

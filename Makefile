@@ -13,12 +13,14 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 SWIFT_TEST_ARGS ?=
 
-.PHONY: help deps venv build build-debug run test swift-test compat rules-test bench bench-quick clean
+.PHONY: help deps venv build build-debug run test swift-test compat rules-test bench bench-quick test-asan test-tsan soak clean
 
 help:
 	@echo "make run     install missing packages, build release, start hearth on its defaults"
 	@echo "make test    install missing packages, build, run swift test and the real-client suites"
 	@echo "make bench   benchmarks against peers and ceilings (QUICK=1 for a short pass)"
+	@echo "make test-asan / test-tsan   the Swift tests under AddressSanitizer (+LeakSanitizer) / ThreadSanitizer"
+	@echo "make soak    SOAK_MINUTES (default 30) of mixed traffic; passes when memory, fds, threads, WAL and p99 stay flat"
 
 # Debian packages, installed only when missing.
 deps:
@@ -84,5 +86,19 @@ bench: deps venv $(VENV)/.bench-installed $(if $(QUICK),,build)
 	  MOTO_SERVER="$(CURDIR)/$(VENV)/bin/moto_server" \
 	  $(PY) bench/run.py $(if $(QUICK),--quick,)
 
+# The Swift tests under a sanitizer, each in its own build directory so the normal build is left
+# alone (docs/reliability.md). LeakSanitizer runs inside AddressSanitizer on Linux.
+SANITIZER_TEST_ARGS ?= $(SWIFT_TEST_ARGS)
+test-asan: deps
+	ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 $(SWIFT) test --sanitize=address --scratch-path .build-asan $(SANITIZER_TEST_ARGS)
+
+test-tsan: deps
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SANITIZER_TEST_ARGS)
+
+# Not part of `make test`: a long run of fixed-rate mixed traffic on the release build.
+SOAK_MINUTES ?= 30
+soak: deps venv build
+	SOAK_MINUTES=$(SOAK_MINUTES) HEARTH_BIN="$${HEARTH_BIN:-$(CURDIR)/.build/release/hearth}" $(PY) bench/soak.py
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-asan .build-tsan

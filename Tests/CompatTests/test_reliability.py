@@ -194,6 +194,94 @@ def test_a_full_data_disk_refuses_writes_cleanly_keeps_reads_and_recovers_withou
         fs.close()
 
 
+class Ext4:
+    """A 64 MiB ext4 loop mount with errors=remount-ro, so the test can turn it read-only under a
+    running server the way the kernel does after an I/O error (`trigger_fs_error`)."""
+
+    def __init__(self):
+        self.image = tempfile.mktemp(prefix="hearth-ext4-", suffix=".img")
+        self.path = tempfile.mkdtemp(prefix="hearth-ext4-")
+        subprocess.run(["truncate", "-s", "64M", self.image], check=True)
+        steps = [["mkfs.ext4", "-q", "-F", self.image], ["mount", "-o", "loop,errors=remount-ro", self.image, self.path]]
+        for step in steps:
+            r = subprocess.run(step, capture_output=True, text=True)
+            if r.returncode != 0:
+                self.close()
+                pytest.skip(f"cannot make an ext4 loop mount here ({' '.join(step[:2])}: {r.stderr.strip()}); run as root with loop devices")
+        source = subprocess.run(["findmnt", "-n", "-o", "SOURCE", self.path], capture_output=True, text=True).stdout.strip()
+        self.trigger = f"/sys/fs/ext4/{os.path.basename(source)}/trigger_fs_error"
+        if not os.path.exists(self.trigger):
+            self.close()
+            pytest.skip(f"the kernel has no {self.trigger} to make the filesystem read-only under a running server")
+
+    def make_read_only(self):
+        with open(self.trigger, "w") as f:
+            f.write("1")
+        assert "emergency_ro" in subprocess.run(["findmnt", "-n", "-o", "OPTIONS", self.path], capture_output=True, text=True).stdout
+
+    def remount_rw(self):
+        """What an operator does after the fault: unmount, check, mount again."""
+        subprocess.run(["umount", self.path], check=True)
+        subprocess.run(["e2fsck", "-f", "-y", self.image], capture_output=True)
+        subprocess.run(["mount", "-o", "loop", self.image, self.path], check=True)
+
+    def close(self):
+        subprocess.run(["umount", self.path], capture_output=True)
+        shutil.rmtree(self.path, ignore_errors=True)
+        if os.path.exists(self.image):
+            os.remove(self.image)
+
+
+def test_a_data_directory_turned_read_only_under_the_server_refuses_writes_keeps_reads_and_loses_nothing():
+    fs = Ext4()
+    data_dir = os.path.join(fs.path, "data")
+    try:
+        proc, info = start(data_dir=data_dir)
+        s = requests.Session()
+        try:
+            s3 = s3_client(info)
+            s3.create_bucket(Bucket="rofs")
+            s3.put_object(Bucket="rofs", Key="before", Body=b"kept")
+            assert s.patch(f"{docs_url(info)}/ro/before", json={"fields": {"v": {"stringValue": "kept"}}}, headers=OWNER).status_code == 200
+            r = s.post(auth_url(info, "accounts:signUp?key=k"), json={"email": "ro@example.com", "password": "password1"})
+            assert r.status_code == 200, r.text
+            token = r.json()["idToken"]
+
+            # The kernel drops dirty pages it can no longer write back when it turns a filesystem
+            # read-only, as a power cut would; hearth's default durability (synchronous=NORMAL)
+            # survives kill -9, not that. Syncing first keeps the test about hearth's handling of
+            # the fault: nothing it had written may be lost or corrupted by what it does next.
+            os.sync()
+            fs.make_read_only()
+            with pytest.raises(s3.exceptions.ClientError) as e:
+                s3.put_object(Bucket="rofs", Key="after", Body=os.urandom(2 * 1024 * 1024))
+            assert e.value.response["Error"]["Code"] == "InternalError"
+            r = s.patch(f"{docs_url(info)}/ro/after", json={"fields": {"v": {"stringValue": "x"}}}, headers=OWNER)
+            assert r.status_code >= 500 and "error" in r.json(), r.text
+            r = s.post(auth_url(info, "accounts:signUp?key=k"), json={"email": "ro2@example.com", "password": "password1"})
+            assert r.status_code >= 500 and "error" in r.json(), r.text
+
+            assert s3.get_object(Bucket="rofs", Key="before")["Body"].read() == b"kept"
+            assert s.get(f"{docs_url(info)}/ro/before", headers=OWNER).json()["fields"]["v"]["stringValue"] == "kept"
+            r = s.post(auth_url(info, "accounts:lookup?key=k"), json={"idToken": token})
+            assert r.status_code == 200, r.text
+            assert proc.poll() is None, "hearth died when its data directory became read-only"
+        finally:
+            stop(proc)
+        fs.remount_rw()
+        check_integrity(os.path.join(data_dir, "hearth.sqlite"))
+        proc, info = start(data_dir=data_dir)
+        try:
+            assert s3_client(info).get_object(Bucket="rofs", Key="before")["Body"].read() == b"kept"
+            assert s.get(f"{docs_url(info)}/ro/before", headers=OWNER).status_code == 200
+            r = s.post(auth_url(info, "accounts:signInWithPassword?key=k"), json={"email": "ro@example.com", "password": "password1"})
+            assert r.status_code == 200, r.text
+        finally:
+            stop(proc)
+    finally:
+        fs.close()
+
+
 def check_integrity(path):
     db = sqlite3.connect(path)
     try:

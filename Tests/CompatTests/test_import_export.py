@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 
 import pytest
 import requests
@@ -417,3 +418,63 @@ def test_an_export_the_official_emulator_makes_now_is_imported():
             assert got.status_code == 200 and got.json()["fields"] == official, got.text
     finally:
         stop_hearth(proc)
+
+
+def vm_hwm_kib(pid):
+    return int([line for line in open(f"/proc/{pid}/status") if line.startswith("VmHWM:")][0].split()[1])
+
+
+def test_a_large_object_exports_and_imports_in_bounded_memory():
+    """A 96 MiB object goes out (offline `hearth export`) and back in (`--import`) through one
+    small buffer: neither process's peak RSS comes near the object's size (holding it would need
+    the object plus the ~40 MiB a hearth process uses anyway: SQLite page caches, the runtime)."""
+    import hashlib
+    size = 96 * 1024 * 1024
+    proc, ready, tmp = start_hearth(in_memory=False)
+    digest = hashlib.sha256()
+    try:
+        s3 = s3_client(ready)
+        s3.create_bucket(Bucket="large")
+        chunk = os.urandom(1024 * 1024)
+
+        class Body:
+            """96 MiB generated as boto3 reads it, so the test itself stays small too."""
+            def __init__(self):
+                self.left = size
+
+            def read(self, n=-1):
+                n = self.left if n is None or n < 0 else min(n, self.left)
+                out = (chunk * (n // len(chunk) + 1))[:n]
+                self.left -= n
+                digest.update(out)
+                return out
+        s3.upload_fileobj(Body(), "large", "big.bin")
+    finally:
+        stop_hearth(proc)
+    out = os.path.join(tmp, "out")
+    # Peak RSS read from /proc while it runs (VmHWM is the process's own high-water mark; the
+    # rusage of a child also counts the forked Python image it was before exec).
+    p = subprocess.Popen([hearth_bin(), "export", out], cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak_kib = 0
+    while p.poll() is None:
+        try:
+            peak_kib = max(peak_kib, vm_hwm_kib(p.pid))
+        except (OSError, IndexError):
+            pass
+        time.sleep(0.02)
+    assert p.returncode == 0, p.stderr.read()
+    assert os.path.getsize(os.path.join(out, "s3", "objects", "large", "big.bin")) == size
+    assert 0 < peak_kib * 1024 < size * 3 / 4, f"hearth export peaked at {peak_kib // 1024} MiB for a {size >> 20} MiB object"
+
+    # On a data directory: an in-memory hearth holds every object in memory by definition.
+    proc2, ready2, _ = start_hearth(["--import", out], in_memory=False)
+    try:
+        peak_kib = vm_hwm_kib(proc2.pid)
+        assert peak_kib * 1024 < size * 3 / 4, f"hearth --import peaked at {peak_kib // 1024} MiB for a {size >> 20} MiB object"
+        got = hashlib.sha256()
+        body = s3_client(ready2).get_object(Bucket="large", Key="big.bin")["Body"]
+        for part in iter(lambda: body.read(1 << 20), b""):
+            got.update(part)
+        assert got.hexdigest() == digest.hexdigest()
+    finally:
+        stop_hearth(proc2)

@@ -222,8 +222,9 @@ extension S3Service {
             throw ExportError(description: "\(bucket)/\(key): \"file\" is missing or leaves the export")
         }
         let path = (folder as NSString).appendingPathComponent(file)
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw ExportError(description: "\(bucket)/\(key): cannot read \(path)") }
-        defer { try? handle.close() }
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw ExportError(description: "\(bucket)/\(key): cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
         var checksum: ObjectChecksum?
         if let c = e["checksum"], let name = c["algorithm"]?.stringValue, let algorithm = ChecksumAlgorithm(name: name),
            let value = c["value"]?.stringValue {
@@ -232,9 +233,16 @@ extension S3Service {
         let recompute = checksum.map { $0.type == "FULL_OBJECT" ? [$0.algorithm] : [] } ?? []
         let writer = BlobWriter(database: database, now: clock.now(), checksums: recompute)
         do {
+            // One reused buffer and read(2): the file is never mapped or held whole.
+            var buffer = [UInt8](repeating: 0, count: BlobWriter.chunkSize)
             while true {
-                guard let chunk = try handle.read(upToCount: BlobWriter.chunkSize), !chunk.isEmpty else { break }
-                try chunk.withUnsafeBytes { try writer.append($0) }
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw ExportError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+                }
+                if n == 0 { break }
+                try buffer.withUnsafeBytes { try writer.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             }
         } catch {
             writer.discard()

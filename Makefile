@@ -90,7 +90,7 @@ bench: deps venv $(VENV)/.bench-installed $(if $(QUICK),,build)
 # alone (docs/reliability.md). LeakSanitizer runs inside AddressSanitizer on Linux.
 SANITIZER_TEST_ARGS ?= $(SWIFT_TEST_ARGS)
 test-asan: deps
-	ASAN_OPTIONS=detect_leaks=1 $(SWIFT) test --sanitize=address --scratch-path .build-asan $(SANITIZER_TEST_ARGS)
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test --sanitize=address --scratch-path .build-asan $(SANITIZER_TEST_ARGS)
 
 test-tsan: deps
 	TSAN_OPTIONS=halt_on_error=0 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SANITIZER_TEST_ARGS)

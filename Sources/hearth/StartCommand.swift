@@ -111,7 +111,9 @@ enum StartCommand {
             }
         }
         for u in units { u.shutdown() }
-        database.checkpoint()
+        do { try database.checkpoint() } catch {
+            logger.warning("checkpoint at shutdown failed (the WAL is replayed at the next start): \(error)")
+        }
         // Released only after the ready file is gone, so a successor never sees ours.
         defer { withExtendedLifetime(lock) {} }
         if let path = options.readyFile ?? (options.inMemory ? nil : (options.dataDir as NSString).appendingPathComponent("hearth.ready.json")) {
@@ -198,7 +200,7 @@ enum StartCommand {
         if let env = ready["env"]?.objectValue {
             for (k, v) in env { out += "export \(k)=\(v.stringValue ?? "")\n" }
         }
-        FileHandle.standardOutput.write(Data(out.utf8))
+        StandardStream.write(out, to: StandardStream.output)
     }
 
     static func writeAtomically(_ text: String, to path: String) throws {
@@ -237,7 +239,7 @@ enum StartCommand {
     }
 
     static func fail(_ message: String) {
-        FileHandle.standardError.write(Data("hearth: \(message)\n".utf8))
+        StandardStream.write("hearth: \(message)\n", to: StandardStream.error)
     }
 }
 

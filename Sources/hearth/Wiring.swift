@@ -64,7 +64,8 @@ enum Wiring {
         return [
             ServiceUnit(name: "auth", port: o.authPort, http: auth.http,
                         registerHubRoutes: auth.registerHubRoutes, reset: auth.reset,
-                        importFirebaseAuth: { try auth.importEmulatorAccounts($0, projectID: o.project, now: c.clock.now()) }),
+                        exportData: auth.exportAccounts, importData: auth.importAccounts, exportFile: "accounts.json",
+                        importFirebaseExport: { try auth.importFirebaseEmulatorExport(directory: $0, projectID: o.project, now: c.clock.now()) }),
             // REST (HTTP/1.1) and gRPC (HTTP/2) share the Firestore port, as the official emulator's do.
             ServiceUnit(name: "firestore", port: o.firestorePort, http: firestore.http, grpc: [firestore.grpc],
                         registerHubRoutes: { hub in
@@ -73,11 +74,12 @@ enum Wiring {
                         },
                         reset: firestore.reset, shutdown: firestore.stopWatchingRules,
                         exportData: firestore.exportDocuments, importData: firestore.importDocuments,
-                        exportFile: "documents.json"),
+                        exportFile: "documents.json", importFirebaseExport: firestore.importEmulatorExport),
             ServiceUnit(name: "s3", port: o.s3Port, http: s3.http,
                         tlsCertificatePEM: tls?.cert, tlsKeyPEM: tls?.key,
                         registerHubRoutes: s3.registerHubRoutes, reset: s3.reset,
-                        didStart: { port in s3.setPublicBaseURL("\(scheme)://\(urlHost):\(port)") }),
+                        didStart: { port in s3.setPublicBaseURL("\(scheme)://\(urlHost):\(port)") },
+                        exportTo: { try s3.exportData(to: $0) }, importFrom: s3.importData),
             ServiceUnit(name: "storage", port: o.storagePort, http: storage.http,
                         registerHubRoutes: storage.registerHubRoutes, reset: storage.reset, shutdown: storage.stopWatchingRules),
             ServiceUnit(name: "api", port: o.apiPort, http: uploads.http,

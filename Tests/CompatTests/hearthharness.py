@@ -39,6 +39,26 @@ def start_hearth(extra_args=(), env=None, in_memory=True):
     raise RuntimeError("hearth did not become ready in 30 s")
 
 
+def start_hearth_on(data_dir, ready, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, quiet=True):
+    """Starts hearth on `data_dir` (None: in memory) with its ready file at `ready` and its output
+    where the caller says (a pipe, a file on a full disk); returns (process, ready-json)."""
+    if os.path.exists(ready):
+        os.remove(ready)
+    args = [hearth_bin(), "start", *(["--data-dir", data_dir] if data_dir else ["--in-memory"]), "--ready-file", ready,
+            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0",
+            "--ui-port", "0", "--storage-port", "0", "--rules", os.path.join(REPO, "rules", "firestore.rules"), *(["--quiet"] if quiet else [])]
+    proc = subprocess.Popen(args, stdout=stdout, stderr=stderr)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if os.path.exists(ready):
+            with open(ready) as f:
+                return proc, json.load(f)
+        assert proc.poll() is None, f"hearth exited with {proc.returncode}"
+        time.sleep(0.02)
+    proc.kill()
+    raise RuntimeError("hearth did not start")
+
+
 def stop_hearth(proc):
     proc.send_signal(signal.SIGTERM)
     try:

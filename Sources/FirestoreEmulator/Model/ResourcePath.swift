@@ -102,8 +102,17 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
             if utf8.contains(0x2F) {
                 throw .invalidArgument("\(kind) \"\(s)\" is invalid because it contains \"/\".")
             }
-            if s == "." || s == ".." || (utf8.count >= 4 && utf8.starts(with: "__".utf8) && utf8.reversed().starts(with: "__".utf8)) {
+            if s == "." || s == ".." {
                 throw .invalidArgument("\(kind) \"\(s)\" is invalid because it is reserved.")
+            }
+            if utf8.count >= 4 && utf8.starts(with: "__".utf8) && utf8.reversed().starts(with: "__".utf8) {
+                // `__id<N>__` names a numeric (Datastore) id, which Firestore accepts: N a
+                // non-zero 64-bit integer written canonically (the official emulator's rule).
+                switch Self.numericID(s) {
+                case true?: return
+                case false?: throw .invalidArgument("\(kind) \"\(s)\" is invalid because it is not a 64 bit integer.")
+                case nil: throw .invalidArgument("\(kind) \"\(s)\" is invalid because it is reserved.")
+                }
             }
             return
         }
@@ -113,6 +122,16 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
         if s == "." || s == ".." || (s.count >= 4 && s.hasPrefix("__") && s.hasSuffix("__")) {
             throw .invalidArgument("\(kind) \"\(s)\" is invalid because it is reserved.")
         }
+    }
+
+    /// For `__id<digits>__`: true when the digits (optionally negative, no leading zero, not
+    /// zero) fit a 64-bit integer, false when they do not; nil for any other shape.
+    static func numericID<S: StringProtocol>(_ s: S) -> Bool? {
+        guard s.hasPrefix("__id"), s.hasSuffix("__"), s.utf8.count > 6 else { return nil }
+        let inner = s.dropFirst(4).dropLast(2)
+        let digits = inner.hasPrefix("-") ? inner.dropFirst() : inner[...]
+        guard let first = digits.first, first != "0", digits.allSatisfy({ $0 >= "0" && $0 <= "9" }) else { return nil }
+        return Int64(inner) != nil
     }
 
     /// Parses `projects/p/databases/d/documents[/…]` into a database and a relative path; `kind`

@@ -10,7 +10,13 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
     private let lock = NSLock()
     private var _messages: [String] = []
     private var _status: GRPCStatus?
-    var buffered = 0
+    private var _buffered = 0
+    /// Set by the test while the engine's pump reads it on its own thread, so under the lock
+    /// (ThreadSanitizer reported the unguarded field).
+    var buffered: Int {
+        get { lock.withLock { _buffered } }
+        set { lock.withLock { _buffered = newValue } }
+    }
 
     var messages: [String] { lock.withLock { _messages } }
     var status: GRPCStatus? { lock.withLock { _status } }

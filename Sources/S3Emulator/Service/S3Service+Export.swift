@@ -285,14 +285,15 @@ extension S3Service {
                     let seq = (try c.scalarInt("SELECT max(seq) FROM s3_object_versions WHERE bucket = ? AND key = ?", [bucket, key]) ?? 0) + 1
                     try c.run("""
                         INSERT INTO s3_object_versions (\(S3Store.objectColumns), delete_marker, seq)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
                         """, [
                             r.bucket, r.key, r.blobID, r.size, r.etag, r.lastModified.unixMicros,
                             r.metadata.contentType, r.metadata.contentDisposition, r.metadata.contentEncoding,
                             r.metadata.contentLanguage, r.metadata.cacheControl, r.metadata.expires,
                             r.metadata.userMetadataJSON, r.metadata.storageClass, r.metadata.websiteRedirect,
                             r.metadata.tagging, r.checksum?.algorithm.displayName, r.checksum?.value, r.checksum?.type,
-                            r.partSizes.map { $0.map(String.init).joined(separator: ",") }, r.owner, vid, seq,
+                            r.partSizes.map { $0.map(String.init).joined(separator: ",") }, r.owner, vid,
+                            r.metadata.extra.isEmpty ? nil : r.metadata.extra.serialized, seq,
                         ])
                 }
             }

@@ -171,21 +171,26 @@ def grpc_rows(ctx, system, port, user, role="hearth"):
         for k in ("grpc.get.s1", "grpc.get.s16"):
             ctx.results.na(k, system, str(e))
     for key, mode, what in (("grpc.commit.s16", "commit", "gRPC Commit"), ("rt.write.s16", "write", "Write stream")):
-        try:
-            best = None
-            for rep in range(ctx.s.wrk_reps):
-                s = grpcload(ctx, port, user.id_token, mode, "-uid", user.uid, "-streams", 16, "-per-conn", 16,
-                             "-duration", ctx.s.duration, "-warmup", warm,
-                             "-tag", f"{system}-{mode}-{rep}-{int(time.time() * 1000)}")
-                if s.get("setup_error"):
-                    raise NotAvailable(f"{system} {what}: {s['setup_error'][:200]}")
-                require_ok(s, f"{system} {what}")
-                if best is None or s["rps"] > best["rps"]:
-                    best = s
-            ctx.results.put(key, system, best["rps"], grpcload=best)
-            ctx.log(f"  {system:10s} {key:22s} {best['rps']:>10,.0f} calls/s  p50 {best['lat_p50_us']:.0f} µs")
-        except NotAvailable as e:
-            ctx.results.na(key, system, str(e))
+        best_run(ctx, system, key, port, user, mode, what, "calls/s", warm, "-per-conn", 16)
+
+
+def best_run(ctx, system, key, port, user, mode, what, unit, warm, *args):
+    """The best of `wrk_reps` timed grpcload runs of `mode` at 16 streams, stored under (key, system);
+    n/a when any call of a run failed."""
+    try:
+        best = None
+        for rep in range(ctx.s.wrk_reps):
+            s = grpcload(ctx, port, user.id_token, mode, "-uid", user.uid, "-streams", 16, "-duration", ctx.s.duration,
+                         "-warmup", warm, "-tag", f"{system}-{mode}-{rep}-{int(time.time() * 1000)}", *args)
+            if s.get("setup_error"):
+                raise NotAvailable(f"{system} {what}: {s['setup_error'][:200]}")
+            require_ok(s, f"{system} {what}")
+            if best is None or s["rps"] > best["rps"]:
+                best = s
+        ctx.results.put(key, system, best["rps"], grpcload=best)
+        ctx.log(f"  {system:10s} {key:22s} {best['rps']:>10,.0f} {unit}  p50 {best['lat_p50_us']:.0f} µs")
+    except NotAvailable as e:
+        ctx.results.na(key, system, str(e))
 
 
 def listener_rows(ctx, system, port, pid, sign_up):
@@ -256,19 +261,8 @@ def listener_rows(ctx, system, port, pid, sign_up):
 def txn_row(ctx, system, port, user, role="hearth"):
     """REST read-write transactions per second at 16 concurrent clients (beginTransaction, get in the
     transaction, commit of an allowed update), each client on its own document: fs.txn.c16."""
-    key = "fs.txn.c16"
-    try:
-        if user is None:
-            raise NotAvailable("no user token (Auth not available)")
-        best = None
-        for rep in range(ctx.s.wrk_reps):
-            s = grpcload(ctx, port, user.id_token, "txn", "-uid", user.uid, "-streams", 16, "-duration", ctx.s.duration,
-                         "-warmup", 0 if ctx.quick else (5 if role == "peer" else 1),
-                         "-tag", f"{system}-txn-{rep}-{int(time.time() * 1000)}")
-            require_ok(s, f"{system} REST transaction")
-            if best is None or s["rps"] > best["rps"]:
-                best = s
-        ctx.results.put(key, system, best["rps"], grpcload=best)
-        ctx.log(f"  {system:10s} {key:22s} {best['rps']:>10,.0f} txn/s  p50 {best['lat_p50_us']:.0f} µs")
-    except NotAvailable as e:
-        ctx.results.na(key, system, str(e))
+    if user is None:
+        ctx.results.na("fs.txn.c16", system, "no user token (Auth not available)")
+        return
+    best_run(ctx, system, "fs.txn.c16", port, user, "txn", "REST transaction", "txn/s",
+             0 if ctx.quick else (5 if role == "peer" else 1))

@@ -220,34 +220,35 @@ func timed(work func(w int, c *counts, stop *int32)) (*counts, float64) {
 	return c, time.Since(start).Seconds()
 }
 
-func runGet(ctx context.Context) {
+// runUnary keeps -streams calls of `call` in flight (over ceil(streams / per-conn) connections).
+func runUnary(ctx context.Context, call func(client pb.FirestoreClient, seq int64) error) {
 	clients := conns(ctx, *streams)
-	req := &pb.GetDocumentRequest{Name: docsRoot() + "/" + *doc}
+	var seq int64
 	c, secs := timed(func(w int, c *counts, stop *int32) {
 		client := clients[w%len(clients)]
 		for atomic.LoadInt32(stop) == 0 {
 			t := time.Now()
-			_, err := client.GetDocument(callContext(ctx), req)
+			err := call(client, atomic.AddInt64(&seq, 1))
 			c.add(err, time.Since(t))
 		}
 	})
 	emit(c.summary(secs, map[string]interface{}{"streams": *streams, "connections": len(clients)}))
 }
 
-func runCommit(ctx context.Context) {
-	clients := conns(ctx, *streams)
-	var seq int64
-	c, secs := timed(func(w int, c *counts, stop *int32) {
-		client := clients[w%len(clients)]
-		for atomic.LoadInt32(stop) == 0 {
-			id := fmt.Sprintf("%s-%d", *tag, atomic.AddInt64(&seq, 1))
-			req := &pb.CommitRequest{Database: database(), Writes: []*pb.Write{createWrite(id)}}
-			t := time.Now()
-			_, err := client.Commit(callContext(ctx), req)
-			c.add(err, time.Since(t))
-		}
+func runGet(ctx context.Context) {
+	req := &pb.GetDocumentRequest{Name: docsRoot() + "/" + *doc}
+	runUnary(ctx, func(client pb.FirestoreClient, _ int64) error {
+		_, err := client.GetDocument(callContext(ctx), req)
+		return err
 	})
-	emit(c.summary(secs, map[string]interface{}{"streams": *streams, "connections": len(clients)}))
+}
+
+func runCommit(ctx context.Context) {
+	runUnary(ctx, func(client pb.FirestoreClient, seq int64) error {
+		id := fmt.Sprintf("%s-%d", *tag, seq)
+		_, err := client.Commit(callContext(ctx), &pb.CommitRequest{Database: database(), Writes: []*pb.Write{createWrite(id)}})
+		return err
+	})
 }
 
 // runWrite: S Write streams, each doing the handshake and then one create at a time.

@@ -45,7 +45,7 @@ def total_ir(out_dir):
     return total
 
 
-def measure(label, hearth_bin, rules, n, load):
+def measure(label, hearth_bin, rules, n, load, keep=False):
     """Instructions while `load(ports, user)` runs n requests, in a fresh Hearth under callgrind."""
     work = tempfile.mkdtemp(prefix="cg-", dir=os.path.join(ROOT, ".build"))
     reg = Registry()
@@ -74,7 +74,7 @@ def measure(label, hearth_bin, rules, n, load):
     finally:
         reg.stop_all()
     ir = total_ir(work)
-    if os.environ.get("CG_KEEP"):
+    if keep:
         print(f"kept {work}", file=sys.stderr)
     else:
         shutil.rmtree(work, ignore_errors=True)
@@ -124,20 +124,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
     ap.add_argument("-n", type=int, default=2000)
+    ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
     args = ap.parse_args()
     for tool in ("valgrind", "callgrind_control", "h2load"):
         if not shutil.which(tool):
             print(f"{tool} is not installed (Debian packages valgrind, nghttp2-client)", file=sys.stderr)
             return 2
     rules = os.path.join(ROOT, "rules", "firestore.rules")
-    measure("REST get (user token, rules on)", args.hearth_bin, rules, args.n, rest_load)
+    measure("REST get (user token, rules on)", args.hearth_bin, rules, args.n, rest_load, args.keep)
 
     def grpc(h, user, n):
         path = os.path.join(ROOT, ".build", "cg-getdoc.bin")
         with open(path, "wb") as f:
             f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
         grpc_load(path)(h, user, n)
-    measure("gRPC GetDocument (user token, rules on)", args.hearth_bin, rules, args.n, grpc)
+    measure("gRPC GetDocument (user token, rules on)", args.hearth_bin, rules, args.n, grpc, args.keep)
     return 0
 
 

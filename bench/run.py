@@ -241,10 +241,10 @@ def phase_official_emulator(ctx, h, user):
         grpcbench.listener_rows(ctx, "emulator", emu.port, emu.pid, signer(h.port("auth")))
         # The JVM stores 100,000 documents slowly: the peer's runQuery stops at 10,000.
         firebase.queries(ctx, emu.port, h.port("auth"), system="emulator", sizes=ctx.s.query_sizes[:2])
-    except NotAvailable as e:
+    except (NotAvailable, OSError) as e:  # OSError: a socket timeout from a JVM that stopped answering
         for k in keys:
             if ctx.results.get(k, "emulator") is None:
-                ctx.results.na(k, "emulator", str(e))
+                ctx.results.na(k, "emulator", f"{type(e).__name__}: {e}")
     finally:
         emu.stop()
 

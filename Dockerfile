@@ -2,7 +2,7 @@
 # The Swift version matches the toolchain the project builds with (test_packaging.py checks it).
 FROM swift:6.3-bookworm AS build
 RUN apt-get update -qq \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev libssl-dev libmicrohttpd-dev libnghttp2-dev \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev libssl-dev libmicrohttpd-dev libnghttp2-dev zlib1g-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Everything Package.swift declares must exist for the manifest to load (the example and the test
@@ -26,7 +26,7 @@ COPY --from=build /src/rules /work/rules
 WORKDIR /work
 VOLUME ["/work/emulator-data"]
 # hub, auth, firestore, s3, uploads API
-EXPOSE 4400 9099 8080 9000 8000
+EXPOSE 4400 9099 8080 9000 9199 8000 4000
 ENTRYPOINT ["hearth"]
 # Inside a container the listeners must bind every interface to be reachable through published
 # ports. /work/rules/firestore.rules is found from the working directory (docker-compose mounts

@@ -6,19 +6,23 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 SWIFT ?= swift
-DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev libnghttp2-dev zlib1g-dev protobuf-compiler python3-venv golang-go golang-google-cloud-dev
+DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev libnghttp2-dev nghttp2-client zlib1g-dev protobuf-compiler python3-venv golang-go golang-google-cloud-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV := .build/venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 SWIFT_TEST_ARGS ?=
 
-.PHONY: help deps venv build build-debug run test swift-test compat rules-test bench bench-quick clean
+.PHONY: help deps browser venv build build-debug run test swift-test compat rules-test bench bench-quick s3-conformance test-asan test-tsan soak clean fuzz fuzz-build fuzz-smoke
 
 help:
 	@echo "make run     install missing packages, build release, start hearth on its defaults"
 	@echo "make test    install missing packages, build, run swift test and the real-client suites"
 	@echo "make bench   benchmarks against peers and ceilings (QUICK=1 for a short pass)"
+	@echo "make fuzz    libFuzzer on every parser of untrusted input, FUZZ_SECONDS (60) each; make fuzz-smoke: 5 s each"
+	@echo "make s3-conformance S3TESTS_DIR=…   ceph/s3-tests against the debug build"
+	@echo "make test-asan / test-tsan   the Swift tests under AddressSanitizer (+LeakSanitizer) / ThreadSanitizer"
+	@echo "make soak    SOAK_MINUTES (default 30) of mixed traffic; passes when memory, fds, threads, WAL and p99 stay flat"
 
 # Debian packages, installed only when missing.
 deps:
@@ -26,6 +30,17 @@ deps:
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+# Headless Chromium for the web UI's browser suite (Tests/CompatTests/ui), installed when missing.
+# Only this is allowed to fail: the suite then skips, saying why, instead of failing the run.
+UI_DEB_PACKAGES := chromium chromium-driver
+browser:
+	@missing=""; for p in $(UI_DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing ) \
+	    || echo "could not install$$missing: the web UI browser suite will be skipped"; \
 	fi
 
 # Python clients (boto3, AWS CLI, firebase-admin, …) from PyPI into a venv under .build/.
@@ -61,8 +76,27 @@ rules-test:
 	  echo "hearth rules test rules/firestore.rules $$suite"; \
 	  .build/debug/hearth rules test rules/firestore.rules "$$suite"; \
 	done
+	@for suite in rules/tests/storage/*.json; do \
+	  [ -e "$$suite" ] || continue; \
+	  echo "hearth rules test rules/storage.rules $$suite"; \
+	  .build/debug/hearth rules test rules/storage.rules "$$suite"; \
+	done
 
-compat: venv
+# libFuzzer targets (Fuzz/), built with the toolchain's -sanitize=fuzzer,address into .build/fuzz
+# (the manifest declares them only when HEARTH_FUZZ is set, so other builds are untouched).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= protobuf http2 grpc-frames rules sigv4 chunked multipart xml json firestore
+
+fuzz-build: deps
+	HEARTH_FUZZ=1 $(SWIFT) build --build-path .build/fuzz --product hearth-fuzz -Xswiftc -sanitize=fuzzer,address
+
+fuzz: fuzz-build
+	Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke:
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+
+compat: venv browser
 	HEARTH_BIN=$(CURDIR)/.build/debug/hearth PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
 	  $(PY) -m pytest -q -p no:cacheprovider Tests/CompatTests $(PYTEST_ARGS)
 
@@ -86,5 +120,39 @@ bench: deps venv $(VENV)/.bench-installed $(if $(QUICK),,build)
 	  MOTO_SERVER="$(CURDIR)/$(VENV)/bin/moto_server" \
 	  $(PY) bench/run.py $(if $(QUICK),--quick,)
 
+# ceph/s3-tests (test_s3.py, test_headers.py) against the debug build, from a checkout you provide:
+#   make s3-conformance S3TESTS_DIR=/path/to/s3-tests [S3TESTS_K='<pytest -k expression>']
+# Nothing of the suite is part of Hearth; without S3TESTS_DIR this says so and does nothing.
+S3TESTS_DIR ?=
+S3TESTS_K ?=
+S3TESTS_VENV := .build/s3tests-venv
+$(S3TESTS_VENV)/.installed: Tests/S3Conformance/requirements.txt
+	python3 -m venv $(S3TESTS_VENV)
+	$(S3TESTS_VENV)/bin/pip install -q --disable-pip-version-check -r Tests/S3Conformance/requirements.txt
+	touch $@
+
+s3-conformance:
+	@if [ -z "$(S3TESTS_DIR)" ] || [ ! -d "$(S3TESTS_DIR)/s3tests/functional" ]; then \
+	  echo "s3-conformance: skipped — set S3TESTS_DIR to a checkout of https://github.com/ceph/s3-tests"; \
+	else \
+	  $(MAKE) --no-print-directory deps build-debug $(S3TESTS_VENV)/.installed && \
+	  $(S3TESTS_VENV)/bin/python Tests/S3Conformance/run.py --suite "$(S3TESTS_DIR)" --hearth .build/debug/hearth \
+	    --results .build/s3-conformance.json $(if $(S3TESTS_K),-k "$(S3TESTS_K)",); \
+	fi
+
+# The Swift tests under a sanitizer, each in its own build directory so the normal build is left
+# alone (docs/reliability.md). LeakSanitizer runs inside AddressSanitizer on Linux.
+SANITIZER_TEST_ARGS ?= $(SWIFT_TEST_ARGS)
+test-asan: deps
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test --sanitize=address --scratch-path .build-asan $(SANITIZER_TEST_ARGS)
+
+test-tsan: deps
+	TSAN_OPTIONS=halt_on_error=0 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SANITIZER_TEST_ARGS)
+
+# Not part of `make test`: a long run of fixed-rate mixed traffic on the release build.
+SOAK_MINUTES ?= 30
+soak: deps venv build
+	SOAK_MINUTES=$(SOAK_MINUTES) HEARTH_BIN="$${HEARTH_BIN:-$(CURDIR)/.build/release/hearth}" $(PY) bench/soak.py
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-asan .build-tsan

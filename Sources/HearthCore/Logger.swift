@@ -1,6 +1,7 @@
 import Foundation
 
-/// Line-oriented logging to standard error, as text or JSON lines.
+/// Line-oriented logging to standard error, as text or JSON lines. A line that cannot be written
+/// (full disk, closed pipe) is dropped and counted by `StandardStream`, never fatal.
 ///
 /// Callers never pass secrets (tokens, signatures, passwords): request lines carry the path
 /// without the query string, which is where presigned signatures live.
@@ -20,7 +21,7 @@ public final class Logger: @unchecked Sendable {
 
     /// A logger writing to stderr (or `sink`).
     public init(format: Format = .text, quiet: Bool = false, clock: Clock? = nil, everyLine: [(String, JSON)] = [],
-                sink: @escaping @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }) {
+                sink: @escaping @Sendable (String) -> Void = { line in StandardStream.write(line + "\n", to: StandardStream.error) }) {
         self.format = format
         self.quiet = quiet
         self.clock = clock

@@ -23,6 +23,20 @@ public enum DigestAlgorithm: Sendable {
     }
 }
 
+/// Stops the process with libcrypto's own reason when a call that cannot fail for any input did.
+///
+/// Digest and HMAC calls fail only when memory runs out or the crypto provider refuses the
+/// algorithm outright (a FIPS-only OpenSSL configuration refuses MD5): nothing a caller can
+/// handle, and going on would hand out wrong ETags or accept or refuse signatures on garbage.
+/// Every such result is checked; a failure ends here, loudly, instead of being ignored.
+func libcryptoFailure(_ call: String) -> Never {
+    let code = ERR_get_error()
+    var buffer = [CChar](repeating: 0, count: 256)
+    ERR_error_string_n(code, &buffer, buffer.count)
+    let reason = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    fatalError("\(call) failed: \(code == 0 ? "no reason given (out of memory?)" : reason)")
+}
+
 /// An incremental digest over libcrypto's EVP interface; feed it chunks, then `finalize()` once.
 public final class StreamingDigest {
     private let context: OpaquePointer
@@ -33,7 +47,7 @@ public final class StreamingDigest {
         // EVP_MD_CTX_new only fails on allocation failure, which we treat as fatal like Swift does.
         guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed: out of memory") }
         self.context = context
-        EVP_DigestInit_ex(context, algorithm.evp, nil)
+        guard EVP_DigestInit_ex(context, algorithm.evp, nil) == 1 else { libcryptoFailure("EVP_DigestInit_ex") }
     }
 
     deinit { EVP_MD_CTX_free(context) }
@@ -41,7 +55,7 @@ public final class StreamingDigest {
     /// Adds bytes to the digest.
     public func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        EVP_DigestUpdate(context, base, bytes.count)
+        guard EVP_DigestUpdate(context, base, bytes.count) == 1 else { libcryptoFailure("EVP_DigestUpdate") }
     }
 
     /// Adds bytes to the digest.
@@ -53,7 +67,7 @@ public final class StreamingDigest {
     public func finalize() -> [UInt8] {
         var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
-        EVP_DigestFinal_ex(context, &out, &length)
+        guard EVP_DigestFinal_ex(context, &out, &length) == 1, Int(length) == algorithm.length else { libcryptoFailure("EVP_DigestFinal_ex") }
         return Array(out.prefix(Int(length)))
     }
 }
@@ -98,7 +112,8 @@ public enum HMAC {
                 withUnsafePointer(to: dummy) { zero in
                     let keyPointer = k.baseAddress ?? UnsafeRawPointer(zero)
                     let dataPointer = d.baseAddress?.assumingMemoryBound(to: UInt8.self)
-                    _ = COpenSSL.HMAC(algorithm.evp, keyPointer, Int32(k.count), dataPointer, d.count, &out, &length)
+                    guard COpenSSL.HMAC(algorithm.evp, keyPointer, Int32(k.count), dataPointer, d.count, &out, &length) != nil,
+                          Int(length) == algorithm.length else { libcryptoFailure("HMAC") }
                 }
             }
         }

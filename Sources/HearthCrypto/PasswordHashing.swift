@@ -78,7 +78,8 @@ public enum PasswordHashing {
                 withUnsafePointer(to: zero) { z in
                     let keyPointer = k.baseAddress ?? UnsafeRawPointer(z)
                     let dataPointer = d.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? z
-                    _ = COpenSSL.HMAC(EVP_sha512(), keyPointer, Int32(k.count), dataPointer, d.count, &out, &length)
+                    guard COpenSSL.HMAC(EVP_sha512(), keyPointer, Int32(k.count), dataPointer, d.count, &out, &length) != nil,
+                          length == 64 else { libcryptoFailure("HMAC(SHA-512)") }
                 }
             }
         }

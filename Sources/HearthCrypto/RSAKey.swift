@@ -87,7 +87,7 @@ public final class RSAKey: @unchecked Sendable {
         defer { BN_free(bn) }
         let count = (BN_num_bits(bn) + 7) / 8
         var out = [UInt8](repeating: 0, count: Int(count))
-        BN_bn2bin(bn, &out)
+        guard BN_bn2bin(bn, &out) == count else { throw CryptoError("BN_bn2bin \(name)") }
         return out
     }
 
@@ -130,27 +130,27 @@ public final class RSAKey: @unchecked Sendable {
         guard hasPrivateKey else { throw CryptoError("a certificate needs the private key") }
         guard let cert = X509_new() else { throw CryptoError("X509_new") }
         defer { X509_free(cert) }
-        X509_set_version(cert, 2)
-        ASN1_INTEGER_set(X509_get_serialNumber(cert), serial)
+        guard X509_set_version(cert, 2) == 1 else { throw CryptoError("X509_set_version") }
+        guard ASN1_INTEGER_set(X509_get_serialNumber(cert), serial) == 1 else { throw CryptoError("ASN1_INTEGER_set") }
         var start = time_t(notBefore)
         var end = time_t(notBefore + validSeconds)
-        X509_time_adj_ex(X509_getm_notBefore(cert), 0, 0, &start)
-        X509_time_adj_ex(X509_getm_notAfter(cert), 0, 0, &end)
-        X509_set_pubkey(cert, pkey)
+        guard X509_time_adj_ex(X509_getm_notBefore(cert), 0, 0, &start) != nil,
+              X509_time_adj_ex(X509_getm_notAfter(cert), 0, 0, &end) != nil else { throw CryptoError("X509_time_adj_ex") }
+        guard X509_set_pubkey(cert, pkey) == 1 else { throw CryptoError("X509_set_pubkey") }
         guard let name = X509_get_subject_name(cert) else { throw CryptoError("X509_get_subject_name") }
-        X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, commonName, -1, -1, 0)
-        X509_set_issuer_name(cert, name)
+        guard X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, commonName, -1, -1, 0) == 1 else { throw CryptoError("X509_NAME_add_entry_by_txt") }
+        guard X509_set_issuer_name(cert, name) == 1 else { throw CryptoError("X509_set_issuer_name") }
         if !subjectAltNames.isEmpty {
             let value = subjectAltNames.joined(separator: ",")
             guard let ext = X509V3_EXT_conf_nid(nil, nil, NID_subject_alt_name, value) else { throw CryptoError("subjectAltName") }
-            X509_add_ext(cert, ext, -1)
-            X509_EXTENSION_free(ext)
+            defer { X509_EXTENSION_free(ext) }
+            guard X509_add_ext(cert, ext, -1) == 1 else { throw CryptoError("X509_add_ext subjectAltName") }
         }
         // iOS and macOS refuse TLS server certificates without extendedKeyUsage serverAuth
         // (Apple's "Requirements for trusted certificates in iOS 13 and macOS 10.15").
         guard let eku = X509V3_EXT_conf_nid(nil, nil, NID_ext_key_usage, "serverAuth") else { throw CryptoError("extendedKeyUsage") }
-        X509_add_ext(cert, eku, -1)
-        X509_EXTENSION_free(eku)
+        defer { X509_EXTENSION_free(eku) }
+        guard X509_add_ext(cert, eku, -1) == 1 else { throw CryptoError("X509_add_ext extendedKeyUsage") }
         guard X509_sign(cert, pkey, EVP_sha256()) > 0 else { throw CryptoError("X509_sign") }
         return try Self.withMemoryBIO { bio in PEM_write_bio_X509(bio, cert) == 1 }
     }

@@ -19,7 +19,10 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     private let started = DispatchTime.now().uptimeNanoseconds
     // Loop thread only.
     private var inbound: [UInt8] = []
-    private var request: [UInt8]?
+    /// The single request message of a unary or server-streaming call, and whether it is compressed.
+    private var request: (bytes: [UInt8], compressed: Bool)?
+    /// The request's `grpc-encoding` when it is one we inflate (nil: identity).
+    private var compression: String?
     // Under `lock`.
     private var ended = false
     private var headersSent = false
@@ -40,7 +43,9 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
                                    requestID: server.ids.hex(byteCount: 8).uppercased())
     }
 
-    static let responseHeaders = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity")]
+    /// Responses are sent uncompressed (the spec lets a server answer identity to any client);
+    /// requests may come gzip- or deflate-compressed.
+    static let responseHeaders = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity,deflate,gzip")]
 
     /// Checks the request headers and starts the call, or answers at once (loop thread).
     func begin() {
@@ -55,7 +60,11 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             return
         }
         if let encoding = context["grpc-encoding"], encoding != "identity" {
-            return finish(GRPCStatus(.unimplemented, "Unsupported grpc-encoding: \(encoding)"))
+            // The spec's answer to an encoding we cannot inflate; the headers list the ones we can.
+            guard MessageDecompressor.encodings.contains(encoding) else {
+                return finish(GRPCStatus(.unimplemented, "Unsupported grpc-encoding: \(encoding)"))
+            }
+            compression = encoding
         }
         if let timeout = context["grpc-timeout"] {
             guard let nanos = GRPCStatus.timeoutNanos(timeout) else {
@@ -102,30 +111,37 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
                 return finish(GRPCStatus(.resourceExhausted,
                                          "Received message larger than max (\(length) vs. \(server.configuration.maxReceiveMessageBytes))"))
             }
-            if flag != 0 {
+            if flag > 1 || (flag == 1 && compression == nil) {
                 stream.consume(bytes.count)
                 inbound = []
-                // Only identity is accepted, so a compressed message has no decompressor.
-                return finish(GRPCStatus(.internal, "Compressed message received without a supported grpc-encoding"))
+                // The spec: a compressed flag without a grpc-encoding to decode it is INTERNAL.
+                return finish(GRPCStatus(.internal, flag > 1 ? "Invalid gRPC message flag \(flag)"
+                    : "Compressed message received with grpc-encoding identity"))
             }
             guard inbound.count >= 5 + length else { break }
             let message = Array(inbound[5..<(5 + length)])
+            let compressed = flag == 1
             inbound.removeFirst(5 + length)
             if case .bidirectional = handler {
                 let size = 5 + length
+                // Inflating runs here on the call's worker queue, never on the connection's loop.
                 jobs.submit { [self] in
-                    lock.lock()
-                    let rs = requestStream
-                    lock.unlock()
-                    rs?.received(message)
-                    // Flow control opens only once the handler has taken the message.
-                    stream.consume(size)
+                    defer { stream.consume(size) }  // flow control opens once the handler has taken it
+                    switch decoded(message, compressed: compressed) {
+                    case .success(let plain):
+                        lock.lock()
+                        let rs = requestStream
+                        lock.unlock()
+                        rs?.received(plain)
+                    case .failure(let status):
+                        finish(status)
+                    }
                 }
             } else {
                 guard request == nil else {
                     return finish(GRPCStatus(.unimplemented, "More than one request message for a call with a single request"))
                 }
-                request = message
+                request = (message, compressed)
             }
         }
         // A unary request is bounded by the size limit, so its bytes are taken as they come.
@@ -144,7 +160,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             server.pool.submit { [self] in
                 guard !isClosed else { return }
                 do throws(GRPCStatus) {
-                    let response = try run(request, context)
+                    let response = try run(try decoded(request.bytes, compressed: request.compressed).get(), context)
                     send(response)
                     finish(.ok)
                 } catch {
@@ -157,7 +173,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             server.pool.submit { [self] in
                 guard !isClosed else { return }
                 do throws(GRPCStatus) {
-                    try run(request, context, self)
+                    try run(try decoded(request.bytes, compressed: request.compressed).get(), context, self)
                     finish(.ok)
                 } catch {
                     finish(error)
@@ -233,6 +249,20 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         lock.lock()
         defer { lock.unlock() }
         return ended
+    }
+
+    /// A request message as the handler sees it: inflated when it came compressed, within the size limit.
+    private func decoded(_ message: [UInt8], compressed: Bool) -> Result<[UInt8], GRPCStatus> {
+        guard compressed else { return .success(message) }
+        let limit = server.configuration.maxReceiveMessageBytes
+        switch MessageDecompressor.inflate(message, limit: limit) {
+        case .success(let plain):
+            return .success(plain)
+        case .failure(.tooLarge):
+            return .failure(GRPCStatus(.resourceExhausted, "Received message after decompression larger than max (\(limit))"))
+        case .failure(.corrupt):
+            return .failure(GRPCStatus(.internal, "Could not decompress the \(compression ?? "") request message"))
+        }
     }
 
     // MARK: Ending

@@ -182,7 +182,9 @@ final class Exchange {
             // libmicrohttpd writes framing headers itself from the body it is given.
             let lower = name.lowercased()
             if lower == "content-length" || lower == "transfer-encoding" { continue }
-            MHD_add_response_header(mhdResponse, name, value)
+            // libmicrohttpd refuses an empty value (the header would vanish, e.g. S3 metadata set
+            // to ""); a lone space is the same field value on the wire (RFC 9110 §5.5 strips it).
+            MHD_add_response_header(mhdResponse, name, value.isEmpty ? " " : value)
         }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)

@@ -86,20 +86,28 @@ final class HTTP2Connection: @unchecked Sendable {
     func send() {
         guard let session, !closed else { return }
         // While the socket is backed up, leave frames inside nghttp2 (and bytes in the streams' buffers).
-        while unsent.count < 256 << 10 {
-            var data: UnsafePointer<UInt8>?
-            let n = nghttp2_session_mem_send(session, &data)
-            if n < 0 { return shutdown(errorCode: 2) }
-            if n == 0 { break }
-            unsent.append(contentsOf: UnsafeBufferPointer(start: data, count: n))
-        }
-        while !unsent.isEmpty {
-            let n = unsent.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
-                return shutdown(errorCode: 8)
+        // Once the socket took everything, pull again: nghttp2 may hold more (a large message past
+        // the 256 KiB batch), and nothing else would wake this connection to send it.
+        var more = true
+        while more {
+            more = false
+            while unsent.count < 256 << 10 {
+                var data: UnsafePointer<UInt8>?
+                let n = nghttp2_session_mem_send(session, &data)
+                if n < 0 { return shutdown(errorCode: 2) }
+                if n == 0 { break }
+                unsent.append(contentsOf: UnsafeBufferPointer(start: data, count: n))
+                more = true
             }
-            unsent.removeFirst(n)
+            while !unsent.isEmpty {
+                let n = unsent.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n < 0 {
+                    if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
+                    return shutdown(errorCode: 8)
+                }
+                unsent.removeFirst(n)
+            }
+            if !unsent.isEmpty { more = false }
         }
         if unsent.isEmpty && nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
             return shutdown(errorCode: 0)

@@ -133,12 +133,21 @@ public final class HTTPServer: @unchecked Sendable {
             free(cert)
             free(key)
         }
+        // With our own listener the cap is enforced where we accept (`admit`), and libmicrohttpd gets
+        // head-room: libmicrohttpd 0.9.75 (Debian 12) leaves a worker's cleanup mutex locked when a
+        // connection given to MHD_add_connection fails the worker's own limit check, and that worker
+        // then deadlocks on its next cleanup or in MHD_stop_daemon. A worker's limit is the total
+        // divided among the pool, and a burst of hand-overs can land on one worker before it counts
+        // them, so each worker may take the whole cap twice over.
+        let mhdLimit = listenFD >= 0
+            ? min(Int(UInt32.max / 2), configuration.connectionLimit * max(1, configuration.threads) * 2)
+            : configuration.connectionLimit
         var storageCopy = storage
         let started: OpaquePointer? = withUnsafePointer(to: &storageCopy) { sp in
             sp.withMemoryRebound(to: sockaddr.self, capacity: 1) { addr in
                 var cfg = hearth_mhd_config(
                     thread_pool_size: UInt32(max(1, configuration.threads)),
-                    connection_limit: UInt32(configuration.connectionLimit),
+                    connection_limit: UInt32(mhdLimit),
                     connection_timeout_seconds: UInt32(configuration.connectionTimeout),
                     connection_memory_limit: configuration.connectionMemoryLimit,
                     bind_address: addr,

@@ -27,7 +27,8 @@ public struct ProtoReader: Sendable {
         depth = 0
     }
 
-    private init(bytes: [UInt8], range: Range<Int>, depth: Int) {
+    // Internal, not private: ProtoReader+Groups.swift makes readers of groups.
+    init(bytes: [UInt8], range: Range<Int>, depth: Int) {
         self.bytes = bytes
         offset = range.lowerBound
         end = range.upperBound

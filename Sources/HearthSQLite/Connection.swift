@@ -16,7 +16,11 @@ public final class Connection {
             throw SQLiteError(code: rc, message: message)
         }
         handle = db
-        sqlite3_extended_result_codes(db, 1)
+        // Always SQLITE_OK for an open handle; checked all the same, as every call is.
+        guard sqlite3_extended_result_codes(db, 1) == SQLITE_OK else {
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: SQLITE_ERROR, message: "cannot enable extended result codes")
+        }
     }
 
     deinit {
@@ -97,5 +101,8 @@ public final class Connection {
     }
 
     /// Sets the busy timeout in milliseconds.
-    public func setBusyTimeout(_ ms: Int) { sqlite3_busy_timeout(handle, Int32(ms)) }
+    public func setBusyTimeout(_ ms: Int) throws {
+        let rc = sqlite3_busy_timeout(handle, Int32(ms))
+        guard rc == SQLITE_OK else { throw error(rc) }
+    }
 }

@@ -54,7 +54,7 @@ public final class Database: @unchecked Sendable {
         self.durability = durability
         do {
             writer = try Connection(path: path ?? ":memory:")
-            writer.setBusyTimeout(5000)
+            try writer.setBusyTimeout(5000)
             try Database.configure(writer, durability: durability, isWriter: true, inMemory: path == nil)
         } catch let e as SQLiteError {
             // SQLITE_NOTADB (26): the file exists but is not a database.
@@ -151,7 +151,7 @@ public final class Database: @unchecked Sendable {
         }
         poolLock.unlock()
         let c = try Connection(path: path)
-        c.setBusyTimeout(5000)
+        try c.setBusyTimeout(5000)
         try Database.configure(c, durability: durability, isWriter: false, inMemory: false)
         try c.execute("PRAGMA query_only=1")
         return c
@@ -164,8 +164,10 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Copies the WAL into the main file and truncates it (at shutdown).
-    public func checkpoint() {
+    /// - Throws: the checkpoint's failure (nothing is lost: the WAL stays and is replayed at the
+    ///   next open, but the caller should say so).
+    public func checkpoint() throws {
         guard path != nil else { return }
-        _ = try? inWriteLock { try writer.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        try inWriteLock { try writer.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 }

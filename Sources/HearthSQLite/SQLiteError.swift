@@ -20,4 +20,8 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public var isConstraintViolation: Bool { code & 0xff == 19 }
     /// SQLITE_BUSY / SQLITE_LOCKED.
     public var isBusy: Bool { code & 0xff == 5 || code & 0xff == 6 }
+    /// SQLITE_FULL: the disk (or the file system holding the data directory) is full.
+    public var isDiskFull: Bool { code & 0xff == 13 }
+    /// SQLITE_IOERR, SQLITE_READONLY or SQLITE_CANTOPEN: the disk refused a read or write.
+    public var isIOFailure: Bool { code & 0xff == 10 || code & 0xff == 8 || code & 0xff == 14 }
 }

@@ -77,8 +77,10 @@ struct Checker {
         var topMatches: [CheckedMatch] = []
         let root = Scope(parent: nil, newVariables: [])
         for service in file.services {
-            if service.name != "cloud.firestore" {
-                error("Unsupported service '\(service.name)'; Hearth evaluates 'cloud.firestore' rules.", service.nameRange)
+            if !RulesService.names.contains(service.name) {
+                error("Unsupported service '\(service.name)'; Hearth evaluates 'cloud.firestore' and 'firebase.storage' rules.", service.nameRange)
+            } else if service.name != file.services[0].name {
+                error("A rules file is for one service; this one also declares '\(file.services[0].name)'.", service.nameRange)
             }
             declareFunctions(service.body, in: root)
         }

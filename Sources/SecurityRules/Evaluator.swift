@@ -17,9 +17,9 @@ struct LookupAccessor: DocumentAccessor {
 
     func access(_ function: Builtin, _ path: [String]) -> Result<RulesValue, EvalError> {
         switch function {
-        case .get: return .success(lookup.get(path) ?? .null)
+        case .get, .firestoreGet: return .success(lookup.get(path) ?? .null)
         case .getAfter: return .success(lookup.getAfter(path) ?? .null)
-        case .exists: return .success(.bool(lookup.get(path) != nil))
+        case .exists, .firestoreExists: return .success(.bool(lookup.get(path) != nil))
         default: return .success(.bool(lookup.getAfter(path) != nil))
         }
     }
@@ -316,7 +316,7 @@ struct Evaluation {
         case .builtin(let b, let start, let count):
             let values = try evalOperands(start, count)
             switch b {
-            case .get, .exists, .getAfter, .existsAfter: return try access(b, values[0])
+            case .get, .exists, .getAfter, .existsAfter, .firestoreGet, .firestoreExists: return try access(b, values[0])
             case .debug:
                 debugMessages.append(values[0].rendered)
                 return values[0]

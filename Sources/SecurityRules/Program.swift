@@ -11,6 +11,8 @@ enum Builtin: String, Sendable, CaseIterable {
     case latlngValue = "latlng.value"
     case hashingCrc32 = "hashing.crc32", hashingCrc32c = "hashing.crc32c", hashingMd5 = "hashing.md5"
     case hashingSha256 = "hashing.sha256"
+    /// Cloud Storage rules' cross-service reads of Firestore documents.
+    case firestoreGet = "firestore.get", firestoreExists = "firestore.exists"
 
     var arity: Int {
         switch self {
@@ -22,7 +24,7 @@ enum Builtin: String, Sendable, CaseIterable {
     }
 
     /// Namespaces whose members are built-ins.
-    static let namespaces: Set<String> = ["math", "timestamp", "duration", "latlng", "hashing"]
+    static let namespaces: Set<String> = ["math", "timestamp", "duration", "latlng", "hashing", "firestore"]
 }
 
 /// A method name the evaluator knows; which types accept it is decided at run time.

@@ -27,6 +27,14 @@ public enum RulesValue: Sendable, Equatable {
     case constraint(RulesConstraint)
 }
 
+/// The service a rules file declares.
+public enum RulesService: String, Sendable {
+    case firestore = "cloud.firestore"
+    case storage = "firebase.storage"
+
+    static let names: Set<String> = [RulesService.firestore.rawValue, RulesService.storage.rawValue]
+}
+
 /// The method a request is judged for.
 public enum RulesMethod: String, Sendable, CaseIterable {
     case get, list, create, update, delete
@@ -97,5 +105,34 @@ public struct RulesRequest: Sendable {
         self.query = query
         self.accessLimit = accessLimit
         self.listPlaceholder = listPlaceholder
+    }
+}
+
+/// Reads Firestore documents for Cloud Storage rules' `firestore.get()` / `firestore.exists()`:
+/// the seam through which the Storage emulator reads Hearth's own Firestore (wired in `hearth`).
+public protocol FirestoreRulesReader: Sendable {
+    /// The document at `path` (`["databases", "(default)", "documents", "users", "u1"]`) of
+    /// `projectID` as a rules `resource` map, nil when it does not exist.
+    /// - Throws: when the read failed; the caller denies (a failed lookup is never "absent").
+    func rulesResource(projectID: String, path: [String]) throws -> RulesValue?
+}
+
+extension RulesValue {
+    /// `request.auth` from an ID token's verified claims: `{uid, token}` (plain JSON, no typed values).
+    public static func auth(uid: String, claims: JSONObject) -> RulesValue {
+        .map(["uid": .string(uid), "token": plain(.object(claims))])
+    }
+
+    /// Plain JSON as rules values: numbers stay ints or floats, objects become maps.
+    public static func plain(_ j: JSON) -> RulesValue {
+        switch j {
+        case .null: .null
+        case .bool(let b): .bool(b)
+        case .int(let i): .int(i)
+        case .double(let d): .float(d)
+        case .string(let s): .string(s)
+        case .array(let a): .list(a.map(plain))
+        case .object(let o): .map(RulesMap(o.map { ($0.0, plain($0.1)) }))
+        }
     }
 }

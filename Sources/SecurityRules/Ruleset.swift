@@ -10,6 +10,8 @@ public final class Ruleset: Sendable {
     public let fileName: String
     /// Warnings found while compiling (a ruleset with errors is never built).
     public let warnings: [RulesIssue]
+    /// The service the rules are for (`service cloud.firestore` or `service firebase.storage`).
+    public let service: RulesService
     /// `rules_version` (1 or 2).
     public var version: Int { program.version }
 
@@ -18,7 +20,8 @@ public final class Ruleset: Sendable {
     /// Firestore's limit on the size of a rules source.
     static let maxSourceBytes = 256 * 1024
 
-    private init(source: String, fileName: String, program: Program, warnings: [RulesIssue]) {
+    private init(source: String, fileName: String, service: RulesService, program: Program, warnings: [RulesIssue]) {
+        self.service = service
         self.source = source
         self.fileName = fileName
         self.program = program
@@ -52,7 +55,8 @@ public final class Ruleset: Sendable {
         }
         issues.sort { ($0.line, $0.column) < ($1.line, $1.column) }
         if issues.contains(where: { $0.severity == .error }) { return (nil, issues) }
-        let ruleset = Ruleset(source: source, fileName: fileName, program: program, warnings: issues)
+        let service = file.services.first.flatMap { RulesService(rawValue: $0.name) } ?? .firestore
+        let ruleset = Ruleset(source: source, fileName: fileName, service: service, program: program, warnings: issues)
         return (ruleset, issues)
     }
 

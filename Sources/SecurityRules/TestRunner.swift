@@ -58,7 +58,10 @@ public enum RulesTestRunner {
         let expectation = testCase["expectation"]?.stringValue ?? "EXPECTATION_UNSPECIFIED"
         let req = testCase["request"] ?? .object([:])
         let method = (req["method"]?.stringValue).flatMap { RulesMethod(rawValue: $0.lowercased()) }
-        let path = RulesValue.pathSegments(req["path"]?.stringValue ?? "")
+        var path = RulesValue.pathSegments(req["path"]?.stringValue ?? "")
+        // A Cloud Storage list is judged on its prefix; `users/u1/` ends in an empty segment, as the
+        // Storage emulator splits it (so `match /users/{uid}/{file}` covers listing users/u1/).
+        if method == .list, req["path"]?.stringValue?.hasSuffix("/") == true, path.first == "b" { path.append("") }
         guard let method else { return .failure(CaseError("request.method must be one of get, list, create, update, delete")) }
         guard !path.isEmpty else { return .failure(CaseError("request.path is required")) }
         guard expectation == "ALLOW" || expectation == "DENY" else { return .failure(CaseError("expectation must be ALLOW or DENY")) }
@@ -212,10 +215,12 @@ struct FunctionMocks: DocumentAccessor {
 
     func access(_ function: Builtin, _ path: [String]) -> Result<RulesValue, EvalError> {
         let name = function.rawValue
-        let isExists = function == .exists || function == .existsAfter
+        let isExists = function == .exists || function == .existsAfter || function == .firestoreExists
         // An exists() without its own mock is answered from a get() mock; getAfter() from get().
         let candidates: [String] = switch function {
         case .exists: ["exists", "get"]
+        case .firestoreExists: ["firestore.exists", "firestore.get"]
+        case .firestoreGet: ["firestore.get"]
         case .existsAfter: ["existsAfter", "exists", "getAfter", "get"]
         case .getAfter: ["getAfter", "get"]
         default: ["get"]
@@ -225,7 +230,7 @@ struct FunctionMocks: DocumentAccessor {
             guard let result = mock.result else {
                 return .failure(EvalError("Function mock for \(c)(/\(path.joined(separator: "/"))) returned undefined."))
             }
-            let isGetMock = c == "get" || c == "getAfter"
+            let isGetMock = c == "get" || c == "getAfter" || c == "firestore.get"
             if isExists {
                 if isGetMock { return .success(.bool(result != .null)) }
                 return .success(RulesValue(json: result))

@@ -1,7 +1,9 @@
 import Foundation
+import AuthEmulator
 import FirestoreEmulator
 import HearthCore
 import HearthSQLite
+import S3Emulator
 
 /// `hearth export DIR [--data-dir D]`: seed data out of a stopped hearth's data directory, in the
 /// format `--import` reads. A running hearth holds the directory's lock; export it through its hub
@@ -10,7 +12,8 @@ enum ExportCommand {
     static let usage = """
     Usage: hearth export DIR [--data-dir D]
     Writes the data of the hearth data directory D (default emulator-data) to DIR as JSON
-    (DIR/hearth-export.json, DIR/firestore/documents.json); hearth start --import DIR loads it.
+    (DIR/hearth-export.json, DIR/auth/accounts.json, DIR/firestore/documents.json,
+    DIR/s3/buckets.json and DIR/s3/objects/…); hearth start --import DIR loads it.
     For a running hearth: curl -X POST http://127.0.0.1:4400/emulator/v1/export -d '{"path": "DIR"}'
 
     """
@@ -47,9 +50,15 @@ enum ExportCommand {
             let firestore = FirestoreService(database: database, clock: Clock(), ids: IDGenerator(),
                                              logger: logger, configuration: FirestoreConfiguration(watchRules: false),
                                              tokenVerifier: NoRequests())
-            let unit = ServiceUnit(name: "firestore", port: 0, http: firestore.http, exportData: firestore.exportDocuments,
-                                   exportFile: "documents.json")
-            try SeedData.export([unit], to: target)
+            let auth = try AuthService(database: database, clock: Clock(), ids: IDGenerator(), logger: logger)
+            let s3 = try S3Service(database: database, clock: Clock(), ids: IDGenerator(), logger: logger, configuration: S3Configuration())
+            let units = [
+                ServiceUnit(name: "auth", port: 0, http: auth.http, exportData: auth.exportAccounts, exportFile: "accounts.json"),
+                ServiceUnit(name: "firestore", port: 0, http: firestore.http, exportData: firestore.exportDocuments,
+                            exportFile: "documents.json"),
+                ServiceUnit(name: "s3", port: 0, http: s3.http, exportTo: { try s3.exportData(to: $0) }),
+            ]
+            try SeedData.export(units, to: target)
             print("exported \(dataDir) to \(target)")
             return 0
         } catch {

@@ -12,6 +12,10 @@ enum Hub {
             .json(errorBody(404, "NOT_FOUND", "No hub route for \(req.method) \(req.rawPath)"), status: 404)
         }
         router.get("/healthz") { _, _ in .text("ok") }
+        // Log lines that could not be written (full disk, closed pipe): dropped, never fatal.
+        router.get("/emulator/v1/stats") { _, _ in
+            .json(.object(["droppedLogWrites": .int(Int64(StandardStream.droppedWrites))]))
+        }
         router.get("/") { _, _ in .text("Hearth hub: see /emulators") }
         router.get("/emulators") { _, _ in
             var o = JSONObject()

@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 import SecurityRules
 
 /// `hearth rules check|test`: the rules language from the command line.
@@ -76,7 +77,7 @@ enum RulesCommand {
 
     private static func emit(_ text: String) {
         guard !text.isEmpty else { return }
-        FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        StandardStream.write(text.hasSuffix("\n") ? text : text + "\n", to: StandardStream.output)
     }
 
     private static func usageError(_ message: String) -> Int32 {

@@ -5,8 +5,11 @@ import HearthCore
 /// a directory of JSON files, one folder per service, documented in docs/import-export.md.
 ///
 /// ```
-/// DIR/hearth-export.json          {"format": "hearth-export", "version": 1, "services": ["firestore"]}
+/// DIR/hearth-export.json          {"format": "hearth-export", "version": 1, "services": ["auth", "firestore", "s3"]}
+/// DIR/auth/accounts.json          {"projects": [{"projectId": …, "config": …, "tenants": […], "accounts": […]}]}
 /// DIR/firestore/documents.json    {"databases": [{"name": …, "documents": [REST Document JSON…]}]}
+/// DIR/s3/buckets.json             {"buckets": [{"name": …, "configurations": …, "objects": [{"key": …, "file": …}]}]}
+/// DIR/s3/objects/<bucket>/<key>   each object's bytes
 /// ```
 /// Pretty-printed with a stable order, so exports diff well in a fixture repository.
 enum SeedData {
@@ -16,20 +19,31 @@ enum SeedData {
     /// What marks a directory the Firebase emulators exported.
     static let firebaseMetadataFile = "firebase-export-metadata.json"
 
-    /// A Firebase emulators export: `auth_export/accounts.json` goes to the unit that takes it
-    /// (`importFirebaseAuth`). Its Firestore part (managed-export LevelDB files) is not read yet.
+    /// A Firebase emulators export (or a Cloud Firestore emulator export): each unit reads its
+    /// own part (`auth_export/…`, `firestore_export/…`).
     static func importFirebaseExport(_ units: [ServiceUnit], from directory: String) throws -> [(String, Int)] {
         var loaded: [(String, Int)] = []
-        let accounts = ((directory as NSString).appendingPathComponent("auth_export") as NSString).appendingPathComponent("accounts.json")
-        if let data = FileManager.default.contents(atPath: accounts) {
-            guard let unit = units.first(where: { $0.importFirebaseAuth != nil }), let load = unit.importFirebaseAuth else { return loaded }
+        for unit in units {
+            guard let load = unit.importFirebaseExport else { continue }
             do {
-                loaded.append((unit.name, try load(try JSON.parse(data))))
+                if let count = try load(directory) { loaded.append((unit.name, count)) }
             } catch {
-                throw Failure(description: "--import \(accounts): \(error)")
+                throw Failure(description: "--import \(directory) (\(unit.name)): \(error)")
             }
         }
         return loaded
+    }
+
+    /// Whether `directory` is an export the Cloud Firestore emulator wrote by itself
+    /// (`gcloud emulators firestore`): a `*.overall_export_metadata` file at its top or one
+    /// folder down (its `:export` endpoint writes into a fresh `firestore_export_<n>` folder).
+    static func isFirestoreEmulatorExport(_ directory: String) -> Bool {
+        let fm = FileManager.default
+        func holds(_ folder: String) -> Bool {
+            ((try? fm.contentsOfDirectory(atPath: folder)) ?? []).contains { $0.hasSuffix(".overall_export_metadata") }
+        }
+        if holds(directory) { return true }
+        return ((try? fm.contentsOfDirectory(atPath: directory)) ?? []).contains { holds((directory as NSString).appendingPathComponent($0)) }
     }
 
     /// A failure to read or write an export: one line, exit status 2 at start.
@@ -42,12 +56,16 @@ enum SeedData {
         let fm = FileManager.default
         var names: [JSON] = []
         for unit in units {
-            guard let exportData = unit.exportData else { continue }
+            guard unit.exportData != nil || unit.exportTo != nil else { continue }
             let folder = (directory as NSString).appendingPathComponent(unit.name)
             do {
                 try fm.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                let json = try exportData()
-                try StartCommand.writeAtomically(json.serialized(pretty: true) + "\n", to: (folder as NSString).appendingPathComponent(unit.exportFile))
+                if let exportTo = unit.exportTo {
+                    try exportTo(folder)
+                } else if let exportData = unit.exportData {
+                    let json = try exportData()
+                    try StartCommand.writeAtomically(json.serialized(pretty: true) + "\n", to: (folder as NSString).appendingPathComponent(unit.exportFile))
+                }
             } catch {
                 throw Failure(description: "cannot export \(unit.name) to \(folder): \(error)")
             }
@@ -66,7 +84,8 @@ enum SeedData {
     static func importData(_ units: [ServiceUnit], from directory: String) throws -> [(String, Int)] {
         let fm = FileManager.default
         let metadataPath = (directory as NSString).appendingPathComponent(metadataFile)
-        if fm.fileExists(atPath: (directory as NSString).appendingPathComponent(firebaseMetadataFile)) {
+        if fm.fileExists(atPath: (directory as NSString).appendingPathComponent(firebaseMetadataFile))
+            || isFirestoreEmulatorExport(directory) {
             return try importFirebaseExport(units, from: directory)
         }
         guard let data = fm.contents(atPath: metadataPath) else {
@@ -80,6 +99,16 @@ enum SeedData {
         }
         var loaded: [(String, Int)] = []
         for unit in units {
+            if let importFrom = unit.importFrom {
+                let folder = (directory as NSString).appendingPathComponent(unit.name)
+                guard fm.fileExists(atPath: folder) else { continue }
+                do {
+                    loaded.append((unit.name, try importFrom(folder)))
+                } catch {
+                    throw Failure(description: "--import \(folder): \(error)")
+                }
+                continue
+            }
             guard let importData = unit.importData else { continue }
             let path = ((directory as NSString).appendingPathComponent(unit.name) as NSString).appendingPathComponent(unit.exportFile)
             guard let file = fm.contents(atPath: path) else { continue }

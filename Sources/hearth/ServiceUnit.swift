@@ -24,8 +24,14 @@ struct ServiceUnit {
     var importData: ((JSON) throws -> Int)? = nil
     /// The file in `<export>/<name>/` that holds it.
     var exportFile = "data.json"
-    /// Loads a Firebase emulators export's `auth_export/accounts.json` (the auth unit only).
-    var importFirebaseAuth: ((JSON) throws -> Int)? = nil
+    /// Writes its data into the folder `<export>/<name>/` itself (a service whose export is more
+    /// than one JSON file, e.g. S3's object bytes); used instead of `exportData`.
+    var exportTo: ((String) throws -> Void)? = nil
+    /// Loads what `exportTo` wrote from `<export>/<name>/`; returns how many items it wrote.
+    var importFrom: ((String) throws -> Int)? = nil
+    /// Loads this service's part of a Firebase emulators export directory (Auth's `auth_export`,
+    /// Firestore's `firestore_export`); returns how many items it wrote, nil when it holds none.
+    var importFirebaseExport: ((String) throws -> Int?)? = nil
 }
 
 /// Shared process-wide objects handed to every service.

@@ -4,6 +4,7 @@ import HearthCrypto
 import HearthHTTP
 import HearthGRPC
 import HearthSQLite
+import HearthUI
 
 /// `hearth start`: opens the database, wires every service, starts every listener, waits for a signal.
 enum StartCommand {
@@ -53,8 +54,12 @@ enum StartCommand {
         let registry = ListenerRegistry()
         var servers: [(HTTPServer, ServiceUnit?)] = []
         let hubRouter = Hub.makeRouter(context: context, units: units, listeners: { registry.all })
+        let requestLog = RequestLog()
+        let readyStatus = ReadyStatus()
+        WebUI.registerHubRoutes(hubRouter, log: requestLog, status: readyStatus)
+        let hostGuard = WebUI.hostGuard(options, registry)
         let hub = HTTPServer(name: "hub", configuration: .init(host: options.host, port: options.hubPort, threads: 2),
-                             service: hubRouter, logger: logger, ids: requestIDs, clock: clock)
+                             service: GuardedService(hubRouter, guard: hostGuard), logger: logger, ids: requestIDs, clock: clock)
         do {
             try hub.start()
             servers.append((hub, nil))
@@ -64,13 +69,19 @@ enum StartCommand {
                     name: unit.name,
                     configuration: .init(host: options.host, port: unit.port, threads: options.threads,
                                          tlsCertificatePEM: unit.tlsCertificatePEM, tlsKeyPEM: unit.tlsKeyPEM),
-                    service: unit.http, logger: logger, ids: requestIDs, clock: clock,
-                    http2: unit.grpc.map { GRPCServer(name: unit.name, services: $0, logger: logger, ids: requestIDs) })
+                    service: RecordingService(unit.name, unit.http, log: requestLog, clock: clock), logger: logger, ids: requestIDs, clock: clock,
+                    http2: unit.grpc.map { GRPCServer(name: unit.name, services: $0.map { RecordingGRPCService(unit.name, $0, log: requestLog, clock: clock) },
+                                                      logger: logger, ids: requestIDs) })
                 try server.start()
                 unit.didStart(server.port)
                 servers.append((server, unit))
                 registry.add(unit.name, options.advertisedHost, server.port)
             }
+            let ui = WebUI.makeServer(options, hub: hubRouter, started: servers.compactMap { s in s.1.map { ($0, s.0.port) } },
+                                      guard: hostGuard, ids: requestIDs, clock: clock)
+            try ui.start()
+            servers.append((ui, nil))
+            registry.add("ui", options.advertisedHost, ui.port)
         } catch {
             for (s, _) in servers { s.stop(graceSeconds: 0) }
             for u in units { u.shutdown() }
@@ -79,6 +90,7 @@ enum StartCommand {
         }
 
         let ready = readyJSON(options: options, servers: servers.map { ($0.0.name, $0.0) })
+        readyStatus.json = ready
         printBanner(options: options, ready: ready)
         if let path = options.readyFile ?? (options.inMemory ? nil : (options.dataDir as NSString).appendingPathComponent("hearth.ready.json")) {
             do { try writeAtomically(ready.serialized(pretty: true) + "\n", to: path) } catch {
@@ -99,7 +111,9 @@ enum StartCommand {
             }
         }
         for u in units { u.shutdown() }
-        database.checkpoint()
+        do { try database.checkpoint() } catch {
+            logger.warning("checkpoint at shutdown failed (the WAL is replayed at the next start): \(error)")
+        }
         // Released only after the ready file is gone, so a successor never sees ours.
         defer { withExtendedLifetime(lock) {} }
         if let path = options.readyFile ?? (options.inMemory ? nil : (options.dataDir as NSString).appendingPathComponent("hearth.ready.json")) {
@@ -145,6 +159,7 @@ enum StartCommand {
             "project": .string(options.project),
             "dataDir": options.inMemory ? .null : .string(options.dataDir),
             "rules": .object(JSONObject(options.rulesChoice.readyJSON.map { ($0.0, JSON.string($0.1)) })),
+            "storageRules": .object(JSONObject(options.storageRulesChoice.readyJSON.map { ($0.0, JSON.string($0.1)) })),
             "services": .object(services),
             "env": .object(JSONObject(environment(options: options, servers: servers).map { ($0.0, JSON.string($0.1)) })),
         ])
@@ -161,6 +176,11 @@ enum StartCommand {
         if let s3 = servers.first(where: { $0.0 == "s3" })?.1 {
             env.append(("AWS_ENDPOINT_URL_S3", "\(s3.configuration.tlsCertificatePEM != nil ? "https" : "http")://\(options.advertisedURLHost):\(s3.port)"))
         }
+        if let s = hostPort("storage") {
+            // google-cloud-storage wants a URL, the Firebase Admin SDKs host:port.
+            env.append(("STORAGE_EMULATOR_HOST", "http://\(s)"))
+            env.append(("FIREBASE_STORAGE_EMULATOR_HOST", s))
+        }
         env.append(("AWS_ACCESS_KEY_ID", options.s3AccessKey))
         env.append(("AWS_SECRET_ACCESS_KEY", options.s3SecretKey))
         env.append(("AWS_REGION", options.s3Region))
@@ -176,10 +196,11 @@ enum StartCommand {
             }
         }
         out += "hearth: \("rules".padding(toLength: 9, withPad: " ", startingAt: 0)) \(options.rulesChoice.banner)\n"
+        out += "hearth: storage rules \(options.storageRulesChoice.storageBanner)\n"
         if let env = ready["env"]?.objectValue {
             for (k, v) in env { out += "export \(k)=\(v.stringValue ?? "")\n" }
         }
-        FileHandle.standardOutput.write(Data(out.utf8))
+        StandardStream.write(out, to: StandardStream.output)
     }
 
     static func writeAtomically(_ text: String, to path: String) throws {
@@ -218,7 +239,7 @@ enum StartCommand {
     }
 
     static func fail(_ message: String) {
-        FileHandle.standardError.write(Data("hearth: \(message)\n".utf8))
+        StandardStream.write("hearth: \(message)\n", to: StandardStream.error)
     }
 }
 

@@ -15,14 +15,21 @@ struct StartOptions: Sendable {
     var authPort = 9099
     var firestorePort = 8080
     var s3Port = 9000
+    var storagePort = 9199
+    /// `--storage-rules` as given (nil: not given); `storageRulesChoice` is what it resolves to.
+    var storageRules: String?
+    var storageRulesChoice = RulesChoice.shipped
     var apiPort = 8000
     var hubPort = 4400
+    /// The web UI's port (`--ui-port`).
+    var uiPort = 4000
     var s3AccessKey = "test"
     var s3SecretKey = "test"
     var s3Region = "us-east-1"
-    /// Extra S3 credentials: access key, secret, optional bucket allowlist.
-    var s3Credentials: [(accessKey: String, secret: String, buckets: [String]?)] = []
+    /// Extra S3 credentials: access key, secret, optional bucket allowlist, optional account identity.
+    var s3Credentials: [S3CredentialOption] = []
     var s3AllowSigV2 = false
+    var s3AllowSSECOverHTTP = false
     /// Origins buckets without a CORS configuration allow (empty: none, as S3).
     var s3CorsOrigins: [String] = []
     var tlsCert: String?
@@ -56,12 +63,16 @@ struct StartOptions: Sendable {
         ("--auth-port", "N", "Firebase Auth emulator port (default 9099; 0 = any free port)"),
         ("--firestore-port", "N", "Firestore emulator port (default 8080)"),
         ("--s3-port", "N", "S3 endpoint port (default 9000)"),
+        ("--storage-port", "N", "Cloud Storage for Firebase emulator port (default 9199)"),
+        ("--storage-rules", "FILE", "Cloud Storage security rules, reloaded when the file changes (default rules/storage.rules in the working directory, else the shipped rules built into hearth; a missing FILE is an error; never open)"),
         ("--api-port", "N", "uploads API port (default 8000)"),
         ("--hub-port", "N", "hub/admin port (default 4400)"),
+        ("--ui-port", "N", "web UI port (default 4000)"),
         ("--s3-access-key", "KEY", "S3 access key id (default test)"),
         ("--s3-secret-key", "SECRET", "S3 secret access key (default test)"),
         ("--s3-region", "REGION", "S3 region (default us-east-1)"),
         ("--s3-allow-sigv2", nil, "validate SigV2 signatures instead of rejecting them as S3 does for new buckets"),
+        ("--s3-allow-ssec-http", nil, "accept SSE-C customer keys over plain HTTP (S3 requires HTTPS for them)"),
         ("--s3-cors-origins", "LIST", "comma-separated origins (or *) that buckets without their own CORS configuration allow, for local web development (default none, as S3)"),
         ("--tls-cert", "PEM", "serve HTTPS on the S3 port with this certificate (see `hearth cert`)"),
         ("--tls-key", "PEM", "private key for --tls-cert"),
@@ -95,6 +106,10 @@ struct StartOptions: Sendable {
         if let p = json["emulators"]?["auth"]?["port"]?.intValue { authPort = Int(p) }
         if let p = json["emulators"]?["firestore"]?["port"]?.intValue { firestorePort = Int(p) }
         if let p = json["emulators"]?["hub"]?["port"]?.intValue { hubPort = Int(p) }
+        if let p = json["emulators"]?["ui"]?["port"]?.intValue { uiPort = Int(p) }
+        if let p = json["emulators"]?["storage"]?["port"]?.intValue { storagePort = Int(p) }
+        // `storage` is an object, or an array of deploy targets (the emulator uses the first).
+        if let r = (json["storage"]?["rules"] ?? json["storage"]?[0]?["rules"])?.stringValue { storageRules = r }
         if let h = json["emulators"]?["auth"]?["host"]?.stringValue { host = h }
         if let r = json["firestore"]?["rules"]?.stringValue { rules = r }
     }
@@ -141,7 +156,10 @@ struct StartOptions: Sendable {
                 throw UsageError(description: "\(source): each s3Credentials entry needs accessKey and secretKey")
             }
             let buckets = item["buckets"]?.arrayValue?.compactMap(\.stringValue)
-            s3Credentials.append((key, secret, buckets))
+            s3Credentials.append(S3CredentialOption(accessKey: key, secret: secret, buckets: buckets,
+                                                    canonicalID: item["canonicalId"]?.stringValue,
+                                                    displayName: item["displayName"]?.stringValue,
+                                                    accountID: item["accountId"]?.stringValue))
         }
     }
 
@@ -198,6 +216,7 @@ struct StartOptions: Sendable {
             }
         }
         options.rulesChoice = try RulesChoice.resolve(options.rules, workingDirectory: workingDirectory)
+        options.storageRulesChoice = try RulesChoice.resolveStorage(options.storageRules, workingDirectory: workingDirectory)
         return options
     }
 
@@ -226,12 +245,16 @@ struct StartOptions: Sendable {
         case "--auth-port": authPort = try Self.port(flag, v)
         case "--firestore-port": firestorePort = try Self.port(flag, v)
         case "--s3-port": s3Port = try Self.port(flag, v)
+        case "--storage-port": storagePort = try Self.port(flag, v)
+        case "--storage-rules": storageRules = v
         case "--api-port": apiPort = try Self.port(flag, v)
         case "--hub-port": hubPort = try Self.port(flag, v)
+        case "--ui-port": uiPort = try Self.port(flag, v)
         case "--s3-access-key": s3AccessKey = v
         case "--s3-secret-key": s3SecretKey = v
         case "--s3-region": s3Region = v
         case "--s3-allow-sigv2": s3AllowSigV2 = true
+        case "--s3-allow-ssec-http": s3AllowSSECOverHTTP = true
         case "--s3-cors-origins":
             let origins = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             guard !origins.isEmpty, origins.allSatisfy({ $0.filter { $0 == "*" }.count <= 1 }) else {
@@ -293,7 +316,22 @@ struct StartOptions: Sendable {
     var advertisedURLHost: String { advertisedHost.contains(":") ? "[\(advertisedHost)]" : advertisedHost }
 
     /// All S3 credentials: the default pair first.
-    var allS3Credentials: [(accessKey: String, secret: String, buckets: [String]?)] {
-        [(s3AccessKey, s3SecretKey, nil)] + s3Credentials.filter { $0.accessKey != s3AccessKey }
+    var allS3Credentials: [S3CredentialOption] {
+        // A config entry for the default key may give its account identity.
+        var first = s3Credentials.first { $0.accessKey == s3AccessKey } ?? S3CredentialOption(accessKey: s3AccessKey, secret: s3SecretKey)
+        first.secret = s3SecretKey
+        first.buckets = nil
+        return [first] + s3Credentials.filter { $0.accessKey != s3AccessKey }
     }
+}
+
+/// One `s3Credentials` entry of the config file.
+struct S3CredentialOption: Sendable {
+    var accessKey: String
+    var secret: String
+    var buckets: [String]? = nil
+    /// The account identity S3 shows (`canonicalId`, `displayName`, `accountId`); nil derives one.
+    var canonicalID: String? = nil
+    var displayName: String? = nil
+    var accountID: String? = nil
 }

@@ -8,7 +8,7 @@ import Glibc
 /// and every listener it names accepts connections, for CI scripts that start hearth in the background.
 ///
 /// Exit status: 0 when all answer; 1 when no ready file appeared in time; otherwise 64 plus one bit
-/// per listener that did not answer (hub 1, auth 2, firestore 4, s3 8, api 16), each also named on
+/// per listener that did not answer (hub 1, auth 2, firestore 4, s3 8, api 16, ui 32, storage 64), each also named on
 /// stderr. A TCP connect is the probe: the listener is accepting, which is what a test needs
 /// before its first request (and needs no HTTP client in the binary).
 enum WaitCommand {
@@ -16,12 +16,12 @@ enum WaitCommand {
     Usage: hearth wait [--ready-file PATH] [--timeout SECONDS]
     Waits until the ready file (default emulator-data/hearth.ready.json) exists and every listener it
     names accepts connections (default timeout 30 s). Exit 0: all up; 1: no ready file; 64 + bits for
-    the listeners that did not answer (hub 1, auth 2, firestore 4, s3 8, api 16).
+    the listeners that did not answer (hub 1, auth 2, firestore 4, s3 8, api 16, ui 32, storage 64).
 
     """
 
     /// The exit-status bit of each listener.
-    static let bits: [(name: String, bit: Int32)] = [("hub", 1), ("auth", 2), ("firestore", 4), ("s3", 8), ("api", 16)]
+    static let bits: [(name: String, bit: Int32)] = [("hub", 1), ("auth", 2), ("firestore", 4), ("s3", 8), ("api", 16), ("ui", 32), ("storage", 64)]
 
     static func run(_ args: [String]) -> Int32 {
         var status: Int32 = 0

@@ -6,6 +6,7 @@ import HearthHTTP
 import HearthSQLite
 import S3Emulator
 import SecurityRules
+import StorageEmulator
 import UploadsAPI
 
 /// Builds every service from the options and connects them through the HearthCore seams.
@@ -13,6 +14,7 @@ import UploadsAPI
 enum Wiring {
     /// Every service's schema, in one list (the database refuses ids it does not know).
     static let migrations: [Migration] = AuthService.migrations + FirestoreService.migrations + S3Service.migrations
+        + StorageService.migrations
 
     static func makeUnits(_ c: ServiceContext) throws -> [ServiceUnit] {
         let o = c.options
@@ -35,11 +37,12 @@ enum Wiring {
             configuration: S3Configuration(
                 region: o.s3Region,
                 credentials: o.allS3Credentials.map {
-                    S3Configuration.Credential(accessKey: $0.accessKey, secretKey: $0.secret, allowedBuckets: $0.buckets.map(Set.init))
+                    S3Configuration.Credential(accessKey: $0.accessKey, secretKey: $0.secret, allowedBuckets: $0.buckets.map(Set.init),
+                                               canonicalID: $0.canonicalID, displayName: $0.displayName, accountID: $0.accountID)
                 },
                 allowSigV2: o.s3AllowSigV2, isTLS: tls != nil,
                 // Recreated after `DELETE /emulator/v1/s3` too, so presigned uploads keep working.
-                defaultBuckets: [o.uploadsBucket], corsOrigins: o.s3CorsOrigins))
+                defaultBuckets: [o.uploadsBucket], corsOrigins: o.s3CorsOrigins, allowSSECOverHTTP: o.s3AllowSSECOverHTTP))
 
         let uploads = try UploadsService(
             clock: c.clock, ids: c.ids, logger: c.logger,
@@ -49,12 +52,20 @@ enum Wiring {
             tokenVerifier: auth.tokenVerifier, objectStore: s3, documentStore: firestore,
             appCheckVerifier: { auth.verifyAppCheckToken($0) })
 
+        let storage = try StorageService(
+            database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
+            configuration: StorageConfiguration(projectID: o.project, rulesPath: o.storageRulesChoice.path,
+                                                rulesSource: o.storageRulesChoice == .shipped ? ShippedStorageRules.source : nil),
+            tokenVerifier: auth.tokenVerifier, firestore: firestore)
+        storage.startWatchingRules()
+
         let scheme = tls != nil ? "https" : "http"
         let urlHost = o.advertisedURLHost
         return [
             ServiceUnit(name: "auth", port: o.authPort, http: auth.http,
                         registerHubRoutes: auth.registerHubRoutes, reset: auth.reset,
-                        importFirebaseAuth: { try auth.importEmulatorAccounts($0, projectID: o.project, now: c.clock.now()) }),
+                        exportData: auth.exportAccounts, importData: auth.importAccounts, exportFile: "accounts.json",
+                        importFirebaseExport: { try auth.importFirebaseEmulatorExport(directory: $0, projectID: o.project, now: c.clock.now()) }),
             // REST (HTTP/1.1) and gRPC (HTTP/2) share the Firestore port, as the official emulator's do.
             ServiceUnit(name: "firestore", port: o.firestorePort, http: firestore.http, grpc: [firestore.grpc],
                         registerHubRoutes: { hub in
@@ -63,11 +74,14 @@ enum Wiring {
                         },
                         reset: firestore.reset, shutdown: firestore.stopWatchingRules,
                         exportData: firestore.exportDocuments, importData: firestore.importDocuments,
-                        exportFile: "documents.json"),
+                        exportFile: "documents.json", importFirebaseExport: firestore.importEmulatorExport),
             ServiceUnit(name: "s3", port: o.s3Port, http: s3.http,
                         tlsCertificatePEM: tls?.cert, tlsKeyPEM: tls?.key,
                         registerHubRoutes: s3.registerHubRoutes, reset: s3.reset,
-                        didStart: { port in s3.setPublicBaseURL("\(scheme)://\(urlHost):\(port)") }),
+                        didStart: { port in s3.setPublicBaseURL("\(scheme)://\(urlHost):\(port)") },
+                        exportTo: { try s3.exportData(to: $0) }, importFrom: s3.importData),
+            ServiceUnit(name: "storage", port: o.storagePort, http: storage.http,
+                        registerHubRoutes: storage.registerHubRoutes, reset: storage.reset, shutdown: storage.stopWatchingRules),
             ServiceUnit(name: "api", port: o.apiPort, http: uploads.http,
                         registerHubRoutes: uploads.registerHubRoutes, reset: uploads.reset),
         ]

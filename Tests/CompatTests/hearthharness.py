@@ -23,7 +23,7 @@ def start_hearth(extra_args=(), env=None, in_memory=True):
     tmp = tempfile.mkdtemp(prefix="hearth-compat-")
     ready = os.path.join(tmp, "ready.json")
     args = [hearth_bin(), "start", *(["--in-memory"] if in_memory else []), "--seed", "1", "--ready-file", ready,
-            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0",
+            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0", "--storage-port", "0",
             "--rules", os.path.join(REPO, "rules", "firestore.rules"), "--quiet", "--exit-with-parent", *extra_args]
     log = open(os.path.join(tmp, "hearth.log"), "wb")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=tmp, env=env)
@@ -39,6 +39,26 @@ def start_hearth(extra_args=(), env=None, in_memory=True):
     raise RuntimeError("hearth did not become ready in 30 s")
 
 
+def start_hearth_on(data_dir, ready, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, quiet=True):
+    """Starts hearth on `data_dir` (None: in memory) with its ready file at `ready` and its output
+    where the caller says (a pipe, a file on a full disk); returns (process, ready-json)."""
+    if os.path.exists(ready):
+        os.remove(ready)
+    args = [hearth_bin(), "start", *(["--data-dir", data_dir] if data_dir else ["--in-memory"]), "--ready-file", ready,
+            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0",
+            "--ui-port", "0", "--storage-port", "0", "--rules", os.path.join(REPO, "rules", "firestore.rules"), *(["--quiet"] if quiet else [])]
+    proc = subprocess.Popen(args, stdout=stdout, stderr=stderr)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if os.path.exists(ready):
+            with open(ready) as f:
+                return proc, json.load(f)
+        assert proc.poll() is None, f"hearth exited with {proc.returncode}"
+        time.sleep(0.02)
+    proc.kill()
+    raise RuntimeError("hearth did not start")
+
+
 def stop_hearth(proc):
     proc.send_signal(signal.SIGTERM)
     try:
@@ -50,7 +70,8 @@ def stop_hearth(proc):
 def export_env(ready):
     services = ready["services"]
     for name, var in [("hub", "HEARTH_HUB_URL"), ("s3", "HEARTH_S3_URL"), ("auth", "HEARTH_AUTH_URL"),
-                      ("firestore", "HEARTH_FIRESTORE_URL"), ("api", "HEARTH_API_URL")]:
+                      ("firestore", "HEARTH_FIRESTORE_URL"), ("api", "HEARTH_API_URL"),
+                      ("storage", "HEARTH_STORAGE_URL")]:
         if name in services:
             os.environ[var] = services[name]["url"]
     os.environ["HEARTH_PROJECT"] = ready["project"]

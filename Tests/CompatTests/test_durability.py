@@ -11,28 +11,11 @@ import pytest
 import requests
 from botocore.config import Config
 
-from hearthharness import REPO, hearth_bin
-
-import subprocess
-import json
+from hearthharness import start_hearth_on
 
 
 def start_on(data_dir, ready):
-    if os.path.exists(ready):
-        os.remove(ready)
-    args = [hearth_bin(), "start", "--data-dir", data_dir, "--ready-file", ready, "--quiet",
-            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0",
-            "--rules", os.path.join(REPO, "rules", "firestore.rules")]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        if os.path.exists(ready):
-            with open(ready) as f:
-                return proc, json.load(f)
-        assert proc.poll() is None, f"hearth exited with {proc.returncode}"
-        time.sleep(0.02)
-    proc.kill()
-    raise RuntimeError("hearth did not start")
+    return start_hearth_on(data_dir, ready)
 
 
 def test_acknowledged_writes_survive_kill_9():

@@ -16,7 +16,7 @@ PARENT = r"""
 import json, os, subprocess, sys, time
 ready = sys.argv[2]
 args = [sys.argv[1], "start", "--in-memory", "--quiet", "--ready-file", ready, "--hub-port", "0", "--auth-port", "0",
-        "--firestore-port", "0", "--s3-port", "0", "--api-port", "0"] + sys.argv[3:]
+        "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0", "--storage-port", "0"] + sys.argv[3:]
 child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 for _ in range(600):
     if os.path.exists(ready):

@@ -154,15 +154,6 @@ func framed(_ message: [UInt8]) -> [UInt8] {
         }
     }
 
-    @Test func unsupportedEncodingIsUnimplemented() throws {
-        try withGRPCServer { server in
-            let r = try curl(server.port, "/echo.Echo/Unary", body: [],
-                             headers: ["content-type: application/grpc", "grpc-encoding: snappy"])
-            #expect(r.field("grpc-status") == "12")
-            #expect(r.field("grpc-accept-encoding") == "identity")
-        }
-    }
-
     @Test(arguments: [("1H", 3_600_000_000_000), ("5S", 5_000_000_000), ("200m", 200_000_000), ("7u", 7_000), ("9n", 9)] as [(String, UInt64)])
     func timeoutUnits(text: String, nanos: UInt64) {
         #expect(GRPCStatus.timeoutNanos(text) == nanos)

@@ -56,9 +56,22 @@ struct CheckerTests {
     }
 
     @Test func wrongServiceIsAnError() {
-        let (r, issues) = Ruleset.compile("service firebase.storage { match /b/{bucket}/o { allow read; } }")
+        let (r, issues) = Ruleset.compile("service firebase.database { match /x { allow read; } }")
         #expect(r == nil)
-        #expect(issues.first?.description == "Unsupported service 'firebase.storage'; Hearth evaluates 'cloud.firestore' rules.")
+        #expect(issues.first?.description == "Unsupported service 'firebase.database'; Hearth evaluates 'cloud.firestore' and 'firebase.storage' rules.")
+    }
+
+    @Test func storageRulesCompileAsStorage() {
+        let (r, issues) = Ruleset.compile("service firebase.storage { match /b/{bucket}/o { allow read; } }")
+        #expect(issues.isEmpty)
+        #expect(r?.service == .storage)
+        #expect(Ruleset.compile("service cloud.firestore { match /databases/{d}/documents { allow read; } }").ruleset?.service == .firestore)
+    }
+
+    @Test func oneFileIsForOneService() {
+        let (r, issues) = Ruleset.compile("service cloud.firestore { }\nservice firebase.storage { }")
+        #expect(r == nil)
+        #expect(issues.first?.description == "A rules file is for one service; this one also declares 'cloud.firestore'.")
     }
 
     @Test func emptySourceIsAnError() {

@@ -6,7 +6,7 @@ import FoundationNetworking
 #endif
 
 /// Every listener on an ephemeral port, so tests run in parallel.
-let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0"]
+let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0", "--storage-port", "0"]
 
 @Suite struct CLITests {
     @Test func helpAndVersion() throws {
@@ -21,7 +21,7 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         #expect(s.status == 0)
         for flag in ["--host", "--public-host", "--project", "--data-dir", "--in-memory", "--rules", "--auth-port", "--firestore-port", "--s3-port",
                      "--api-port", "--hub-port", "--s3-access-key", "--s3-secret-key", "--s3-region", "--seed", "--clock",
-                     "--log-format", "--quiet", "--ready-file", "--config"] {
+                     "--log-format", "--quiet", "--ready-file", "--config", "--storage-port", "--storage-rules"] {
             #expect(s.stdout.contains(flag), "start --help does not list \(flag)")
         }
     }
@@ -64,7 +64,7 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         defer { _ = first.stop() }
         let hub = first.port("hub")
         let r = try HearthProcess.run(["start", "--in-memory", "--hub-port", "\(hub)", "--auth-port", "0", "--firestore-port", "0",
-                                       "--s3-port", "0", "--api-port", "0"], cwd: dir)
+                                       "--s3-port", "0", "--api-port", "0", "--ui-port", "0", "--storage-port", "0"], cwd: dir)
         #expect(r.status == 2)
         #expect(r.stderr.contains("port \(hub) on 127.0.0.1 is already in use"), "stderr: \(r.stderr)")
     }
@@ -121,7 +121,7 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         try Data("rules_version = '2';\nservice cloud.firestore { match /databases/{db}/documents { } }\n".utf8)
             .write(to: URL(fileURLWithPath: dir + "/custom.rules"))
         // The flag beats the config file's hubPort; the config beats the default project.
-        let h = try HearthProcess.Running(args: ["--config", "hearth.json", "--hub-port", "\(hubPort)"], cwd: dir, readyPath: dir + "/ready.json")
+        let h = try HearthProcess.Running(args: ["--config", "hearth.json", "--hub-port", "\(hubPort)", "--ui-port", "0"], cwd: dir, readyPath: dir + "/ready.json")
         defer { _ = h.stop() }
         #expect(h.port("hub") == hubPort)
         #expect(h.ready["project"]?.stringValue == "from-config")

@@ -135,7 +135,7 @@ class Hearth:
         a = [self.binary, "start"]
         a += ["--data-dir", self.data_dir] if self.data_dir else ["--in-memory"]
         a += ["--hub-port", str(hub_port), "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0",
-              "--api-port", "0", "--ready-file", self.ready_path, "--quiet"]
+              "--api-port", "0", "--ui-port", "0", "--storage-port", "0", "--ready-file", self.ready_path, "--quiet"]
         if self.rules:
             a += ["--rules", self.rules]
         return a + self.extra

@@ -108,8 +108,13 @@ extension FirestoreGRPCService {
         case .documentRemove(let path, let removed, let readTime):
             response = JSONObject([("documentRemove", .object(JSONObject([("document", .string(db.name(of: path))),
                                                                           ("removedTargetIds", ids(removed)), ("readTime", ts(readTime))])))])
-        case .existenceFilter(let target, let count):
-            response = JSONObject([("filter", .object(JSONObject([("targetId", .int(Int64(target))), ("count", .int(Int64(count)))])))])
+        case .existenceFilter(let target, let count, let bloom):
+            var f: [(String, JSON)] = [("targetId", .int(Int64(target))), ("count", .int(Int64(count)))]
+            if let bloom {
+                let bits = JSONObject([("bitmap", .string(Data(bloom.bitmap).base64EncodedString())), ("padding", .int(Int64(bloom.padding)))])
+                f.append(("unchangedNames", .object(JSONObject([("bits", .object(bits)), ("hashCount", .int(Int64(bloom.hashCount)))]))))
+            }
+            response = JSONObject([("filter", .object(JSONObject(f)))])
         case .end:
             return []
         }

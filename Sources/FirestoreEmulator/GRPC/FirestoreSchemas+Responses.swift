@@ -43,6 +43,8 @@ extension FirestoreSchemas {
                                             F(4, "readTime", .timestamp)]),
         ProtoSchema(v1 + "DocumentRemove", [F(1, "document", .string), F(2, "removedTargetIds", .int32, repeated: true),
                                             F(4, "readTime", .timestamp)]),
-        ProtoSchema(v1 + "ExistenceFilter", [F(1, "targetId", .int32), F(2, "count", .int32)]),
+        ProtoSchema(v1 + "ExistenceFilter", [F(1, "targetId", .int32), F(2, "count", .int32), F(3, "unchangedNames", m("BloomFilter"))]),
+        ProtoSchema(v1 + "BloomFilter", [F(1, "bits", m("BitSequence")), F(2, "hashCount", .int32)]),
+        ProtoSchema(v1 + "BitSequence", [F(1, "bitmap", .bytes), F(2, "padding", .int32)]),
     ]
 }

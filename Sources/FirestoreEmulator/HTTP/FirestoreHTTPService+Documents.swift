@@ -30,17 +30,21 @@ extension FirestoreHTTPService {
                                "collectionId", "recursive"])
         let mask = try c.maskParameter("mask.fieldPaths")
         let pageSize = try c.intParameter("pageSize")
-        if let pageSize, pageSize < 0 { throw .invalidArgument("page_size must be non-negative, got \(pageSize).") }
+        if let pageSize, pageSize < 0 { throw .invalidArgument("Page size must be nonnegative.") }
         var offset = 0
         if let token = c.request.query("pageToken"), !token.isEmpty {
             guard let bytes = ValueJSON.decodeBase64(token), let text = String(bytes: bytes, encoding: .utf8),
                   text.hasPrefix("o:"), let o = Int(text.dropFirst(2)), o >= 0
-            else { throw .invalidArgument("Invalid page token: \(token)") }
+            else { throw .invalidArgument("invalid page token") }
             offset = o
         }
         let order = try Self.parseOrderBy(c.request.query("orderBy") ?? "")
         let showMissing = try c.boolParameter("showMissing") ?? false
         let recursive = try c.boolParameter("recursive") ?? false
+        // "Requests with show_missing may not specify where or order_by" (ListDocumentsRequest).
+        if showMissing && !order.isEmpty {
+            throw .invalidArgument("cannot specify an order when show_missing is true")
+        }
         if recursive && showMissing {
             throw .invalidArgument("Requests with recursive may not specify show_missing.")
         }
@@ -87,14 +91,14 @@ extension FirestoreHTTPService {
             let words = part.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard let first = words.first, words.count <= 2 else {
                 if part.trimmingCharacters(in: .whitespaces).isEmpty { continue }
-                throw .invalidArgument("Invalid orderBy: \(text)")
+                throw .invalidArgument("Invalid order by clause \"\(text)\".")
             }
             var descending = false
             if words.count == 2 {
                 switch words[1].lowercased() {
                 case "desc": descending = true
                 case "asc": descending = false
-                default: throw .invalidArgument("Invalid orderBy direction \"\(words[1])\" in: \(text)")
+                default: throw .invalidArgument("Invalid order by clause \"\(text)\".")
                 }
             }
             out.append(Ordering(field: try QueryParser.fieldPath(first), descending: descending))
@@ -108,10 +112,11 @@ extension FirestoreHTTPService {
         try c.allowParameters(["documentId", "mask.fieldPaths"])
         let mask = try c.maskParameter("mask.fieldPaths")
         let body = try c.body()
+        if let name = try body.string("name"), !name.isEmpty { throw .invalidArgument("document.name must not be set") }
         let (_, fields) = try WriteParser(database: c.database).parseDocument(body, requireName: false)
         var id = c.request.query("documentId") ?? ""
         if id.isEmpty { id = service.ids.alphanumeric(20) }
-        if id.contains("/") { throw .invalidArgument("Document id \"\(id)\" must not contain '/'.") }
+        if id.contains("/") { throw .invalidArgument("Resource id \"\(id)\" is invalid because it contains \"/\".") }
         let path = collection.appending(id)
         try path.validate(in: c.database)
         let w = Write(path: path, operation: .update(fields: fields, mask: nil), transforms: [],
@@ -159,38 +164,44 @@ extension FirestoreHTTPService {
         let body = try c.body()
         try body.requireKnown(["documents", "mask", "transaction", "newTransaction", "readTime", "requestOptions"])
         var paths: [ResourcePath] = []
+        var database = c.database
         for (i, item) in (try body.array("documents") ?? []).enumerated() {
-            guard case .string(let name) = item else {
-                throw .invalidArgument("Invalid value at 'documents[\(i)]' (TYPE_STRING), \(item.serialized())")
+            // Google's JSON parser reads a number or boolean given for a string as its text.
+            let name: String
+            switch item {
+            case .string(let s): name = s
+            case .int, .double, .bool: name = item.serialized()
+            default: throw .invalidArgument("Invalid value at 'documents[\(i)]' (TYPE_STRING), \(item.serialized())")
             }
-            paths.append(try ResourcePath.parseDocumentName(name, in: c.database))
+            let (named, path) = try ResourcePath.parseAnyDocumentName(name)
+            // Firestore reads the database the names name, whatever the URL says.
+            if paths.isEmpty { database = named } else if named != database {
+                throw .invalidArgument("The documents of one request must all be in one database.")
+            }
+            paths.append(path)
         }
         let mask = try body.object("mask").map { m throws(FirestoreError) in try WriteParser(database: c.database).parseMask(m) }
         let consistency = try c.consistency(body)
-        let (results, transaction, readTime) = try service.batchGet(c.database, paths: paths, consistency: consistency, caller: c.caller)
+        let (results, transaction, readTime) = try service.batchGet(database, paths: paths, consistency: consistency, caller: c.caller)
+        // A new transaction comes as its own first element, as Firestore sends it.
         var w = JSONWriter(capacity: 256 * max(1, results.count))
         w.byte(0x5B)
+        if let transaction {
+            w.raw(#"{"transaction":"#)
+            w.string(transaction)
+            w.byte(0x7D)
+            if !results.isEmpty { w.byte(0x2C) }
+        }
         for (i, (path, doc)) in results.enumerated() {
             if i > 0 { w.byte(0x2C) }
             w.byte(0x7B)
             if let doc {
                 w.key("found")
-                w.document(doc, in: c.database, mask: mask)
+                w.document(doc, in: database, mask: mask)
             } else {
                 w.key("missing")
-                w.string(c.database.name(of: path))
+                w.string(database.name(of: path))
             }
-            if i == 0, let transaction {
-                w.raw(#","transaction":"#)
-                w.string(transaction)
-            }
-            w.raw(#","readTime":"#)
-            w.timestamp(readTime)
-            w.byte(0x7D)
-        }
-        if results.isEmpty, let transaction {
-            w.raw(#"{"transaction":"#)
-            w.string(transaction)
             w.raw(#","readTime":"#)
             w.timestamp(readTime)
             w.byte(0x7D)
@@ -219,7 +230,7 @@ extension FirestoreHTTPService {
         try c.allowParameters([])
         let body = try c.body()
         try body.requireKnown(["transaction", "requestOptions"])
-        guard let t = try body.string("transaction") else { throw .invalidArgument("transaction is required.") }
+        guard let t = try body.string("transaction") else { throw .invalidArgument(TransactionRegistry.unknownMessage) }
         try service.rollback(c.database, transaction: try RequestContext.transactionID(t))
         return c.respond(.object([:]))
     }
@@ -262,7 +273,7 @@ extension FirestoreHTTPService {
         let writes = try parseWrites(c, body)
         var seen = Set<ResourcePath>()
         for w in writes where !seen.insert(w.path).inserted {
-            throw .invalidArgument("A batch write cannot write the same document more than once: \(c.database.name(of: w.path))")
+            throw .invalidArgument("the same document cannot be written more than once in a single request")
         }
         let results = try service.batchWrite(c.database, writes: writes, caller: c.caller)
         var writeResults: [JSON] = []
@@ -292,21 +303,23 @@ extension FirestoreHTTPService {
         let body = try c.body()
         try body.requireKnown(["structuredQuery", "transaction", "newTransaction", "readTime", "explainOptions", "requestOptions"])
         guard let sq = try body.object("structuredQuery") else {
-            throw .invalidArgument("structured_query is required.")
+            throw .invalidArgument("only structured queries are supported")
         }
         let query = try QueryParser(database: c.database, parent: parent).parse(sq)
         let consistency = try c.consistency(body)
         let (result, transaction, readTime) = try service.runQuery(c.database, query: query, consistency: consistency, caller: c.caller)
+        // A new transaction comes as its own first element and the last element carries
+        // `done: true` (the stream's end), as Firestore sends them.
         var w = JSONWriter(capacity: 256 * max(1, result.documents.count))
         w.byte(0x5B)
+        if let transaction {
+            w.raw(#"{"transaction":"#)
+            w.string(transaction)
+            w.raw("},")
+        }
         for (i, doc) in result.documents.enumerated() {
             if i > 0 { w.byte(0x2C) }
             w.byte(0x7B)
-            if i == 0, let transaction {
-                w.key("transaction")
-                w.string(transaction)
-                w.byte(0x2C)
-            }
             w.key("document")
             w.document(doc, in: c.database, mask: query.projection)
             w.raw(#","readTime":"#)
@@ -315,22 +328,17 @@ extension FirestoreHTTPService {
                 w.raw(#","skippedResults":"#)
                 w.int(Int64(result.skipped))
             }
+            if i == result.documents.count - 1 { w.raw(#","done":true"#) }
             w.byte(0x7D)
         }
         if result.documents.isEmpty {
-            w.byte(0x7B)
-            if let transaction {
-                w.key("transaction")
-                w.string(transaction)
-                w.byte(0x2C)
-            }
-            w.key("readTime")
+            w.raw(#"{"readTime":"#)
             w.timestamp(readTime)
             if result.skipped > 0 {
                 w.raw(#","skippedResults":"#)
                 w.int(Int64(result.skipped))
             }
-            w.byte(0x7D)
+            w.raw(#","done":true}"#)
         }
         w.byte(0x5D)
         return c.respond(w)
@@ -341,30 +349,34 @@ extension FirestoreHTTPService {
         let body = try c.body()
         try body.requireKnown(["structuredAggregationQuery", "transaction", "newTransaction", "readTime", "explainOptions", "requestOptions"])
         guard let saq = try body.object("structuredAggregationQuery") else {
-            throw .invalidArgument("structured_aggregation_query is required.")
+            throw .invalidArgument("Only structured aggregation queries are supported.")
         }
         try saq.requireKnown(["structuredQuery", "aggregations"])
-        guard let sq = try saq.object("structuredQuery") else {
-            throw .invalidArgument("structured_aggregation_query.structured_query is required.")
-        }
+        // No query aggregates the empty query: every document under the parent.
+        let sq = try saq.object("structuredQuery") ?? ProtoObject(JSONObject(), path: saq.childPath("structuredQuery"))
         let query = try QueryParser(database: c.database, parent: parent).parse(sq)
         var aggregations: [FirestoreService.Aggregation] = []
         let items = try saq.array("aggregations") ?? []
-        if items.isEmpty { throw .invalidArgument("At least one aggregation is required.") }
+        if items.isEmpty { throw .invalidArgument("Aggregations can not be empty.") }
         if items.count > 5 { throw .invalidArgument("Aggregation query has more than the maximum of 5 aggregations.") }
         var aliases = Set<String>()
         for (i, item) in items.enumerated() {
             let a = try ProtoObject(json: item, path: saq.childPath("aggregations") + "[\(i)]")
             try a.requireKnown(["alias", "count", "sum", "avg"])
             let alias = try a.string("alias").flatMap { $0.isEmpty ? nil : $0 } ?? "field_\(i + 1)"
-            if !aliases.insert(alias).inserted { throw .invalidArgument("Duplicate aggregation alias: \(alias)") }
+            if !aliases.insert(alias).inserted { throw .invalidArgument("Aggregation aliases contain duplicate alias: \(alias).") }
             let kinds = ["count", "sum", "avg"].filter { a.raw($0) != nil }
-            guard kinds.count == 1 else { throw .invalidArgument("Each aggregation must set exactly one of count, sum or avg at '\(a.path)'.") }
+            guard !kinds.isEmpty else { throw .invalidArgument("Operator field in Aggregation is not set.") }
+            guard kinds.count == 1 else {
+                throw .invalidArgument("Invalid JSON payload received. Oneof field 'operator' is already set. Cannot set '\(kinds[1])'.")
+            }
             func field(_ name: String) throws(FirestoreError) -> FieldPath {
-                guard let o = try a.object(name) else { throw .invalidArgument("\(name) requires a field at '\(a.path)'.") }
+                guard let o = try a.object(name) else { throw .invalidArgument("Invalid empty property path string.") }
                 try o.requireKnown(["field"])
-                guard let ref = try o.object("field") else { throw .invalidArgument("\(name) requires a field at '\(o.path)'.") }
-                return try QueryParser(database: c.database, parent: parent).parseFieldReference(ref)
+                guard let ref = try o.object("field") else { throw .invalidArgument("Invalid empty property path string.") }
+                let path = try QueryParser(database: c.database, parent: parent).parseFieldReference(ref)
+                if path.isDocumentKey { throw .invalidArgument("Aggregations are not supported for the property: __key__") }
+                return path
             }
             switch kinds[0] {
             case "count":
@@ -372,7 +384,9 @@ extension FirestoreHTTPService {
                 let o = try a.object("count") ?? ProtoObject(JSONObject(), path: a.childPath("count"))
                 try o.requireKnown(["upTo"])
                 let upTo = try o.int64("upTo")
-                if let upTo, upTo <= 0 { throw .invalidArgument("count.up_to must be positive, got \(upTo).") }
+                // "Must be greater than zero when present" (the documented contract).
+                if let upTo, upTo < 0 { throw .invalidArgument("The `up_to` value in a COUNT aggregation must be greater than or equal to zero.") }
+                if upTo == 0 { throw .invalidArgument("The `up_to` value in a COUNT aggregation must be greater than zero.") }
                 aggregations.append(.init(alias: alias, kind: .count(upTo: upTo)))
             case "sum": aggregations.append(.init(alias: alias, kind: .sum(try field("sum"))))
             default: aggregations.append(.init(alias: alias, kind: .avg(try field("avg"))))
@@ -381,11 +395,11 @@ extension FirestoreHTTPService {
         let consistency = try c.consistency(body)
         let (fields, transaction, readTime) = try service.aggregate(c.database, query: query, aggregations: aggregations,
                                                                     consistency: consistency, caller: c.caller)
-        var o: [(String, JSON)] = []
-        if let transaction { o.append(("transaction", .string(transaction))) }
-        o.append(("result", .object(["aggregateFields": ValueJSON.encodeFields(fields)])))
-        o.append(("readTime", .string(ValueJSON.formatTimestamp(readTime))))
-        return c.respond(.array([.object(JSONObject(o))]))
+        var elements: [JSON] = []
+        if let transaction { elements.append(.object(["transaction": .string(transaction)])) }
+        let result: JSON = .object(["aggregateFields": ValueJSON.encodeFields(fields)])
+        elements.append(.object(["result": result, "readTime": .string(ValueJSON.formatTimestamp(readTime)), "done": .bool(true)]))
+        return c.respond(.array(elements))
     }
 
     /// `partitionQuery`: split points of a collection-group query ordered by name, as cursors.

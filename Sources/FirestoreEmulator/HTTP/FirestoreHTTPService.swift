@@ -107,20 +107,22 @@ struct FirestoreHTTPService: HTTPService {
         return segments
     }
 
+    /// A path or method no API route takes: Google's frontends answer a bare 404 (not an API
+    /// error: no method was reached), as the emulator does with `Not Found`.
     func notFound(_ request: Request) -> Response {
-        FirestoreError.notFound("Method not found: \(request.method) \(request.path)").response()
+        Response.text("Not Found", status: 404)
     }
 
+    /// A known path with a method it does not take is, to Google's frontends, a path no route
+    /// matches: the same bare 404.
     func methodNotAllowed(_ request: Request) -> Response {
-        var r = FirestoreError.invalidArgument("Method \(request.method) is not allowed on \(request.path).").response()
-        r.status = 405
-        return r
+        notFound(request)
     }
 
     /// The custom methods of the `documents` resource (all POST).
     static let verbs: Set<String> = [
         "batchGet", "beginTransaction", "commit", "rollback", "batchWrite", "runQuery", "runAggregationQuery",
-        "listCollectionIds", "partitionQuery", "listen", "write", "listDocuments",
+        "listCollectionIds", "partitionQuery", "listen", "write",
     ]
 
     /// `/v1/projects/{p}/databases/{d}/documents[/…][:verb]`.
@@ -152,10 +154,12 @@ struct FirestoreHTTPService: HTTPService {
         if let verb {
             switch verb {
             case "batchGet", "beginTransaction", "commit", "rollback", "batchWrite":
-                guard path.segments.isEmpty else { return notFound(request) }
+                // These take the database, not a document: a longer path is a bad payload.
+                guard path.segments.isEmpty else { throw .invalidArgument("Payload isn't valid for request.") }
             case "runQuery", "runAggregationQuery", "listCollectionIds", "partitionQuery":
                 guard path.segments.isEmpty || path.isDocument else {
-                    throw .invalidArgument("The parent \"\(db.name(of: path))\" must be the documents root or a document.")
+                    let parent = db.name(of: path)
+                    throw .invalidArgument("Document parent name \"\(parent)\" lacks \"/\" at index \(parent.utf8.count).")
                 }
             default:
                 break
@@ -179,6 +183,13 @@ struct FirestoreHTTPService: HTTPService {
         case ("GET", true), ("HEAD", true): return try getDocument(context, path: path)
         case ("GET", false), ("HEAD", false): return try listDocuments(context, collection: path)
         case ("POST", false) where path.isCollection: return try createDocument(context, collection: path)
+        case ("POST", _):
+            // `{parent}/{collectionId}` with the parent a collection (or the root with no id).
+            let parent = db.name(of: ResourcePath(Array(path.segments.dropLast())))
+            throw .invalidArgument("Document parent name \"\(parent)\" lacks \"/\" at index \(parent.utf8.count).")
+        case ("PATCH", false), ("DELETE", false):
+            let name = db.name(of: path)
+            throw .invalidArgument("Document name \"\(name)\" lacks \"/\" at index \(name.utf8.count).")
         case ("PATCH", true): return try patchDocument(context, path: path)
         case ("DELETE", true): return try deleteDocument(context, path: path)
         default: return methodNotAllowed(request)

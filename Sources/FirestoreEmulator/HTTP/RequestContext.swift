@@ -107,7 +107,10 @@ struct RequestContext {
         if let t = try o.string("transaction") { return .transaction(try Self.transactionID(t)) }
         if let n = try o.object("newTransaction") {
             let (readOnly, readTime, _) = try Self.transactionOptions(n)
-            return .newTransaction(readOnly: readOnly, readTime: readTime)
+            // A read's `new_transaction` "defaults to a read-only transaction" (RunQueryRequest,
+            // BatchGetDocumentsRequest), where beginTransaction's options default to read-write.
+            let mode = n.raw("readOnly") != nil || n.raw("readWrite") != nil
+            return .newTransaction(readOnly: readOnly || !mode, readTime: readTime)
         }
         if let r = try o.string("readTime") {
             guard let t = ValueJSON.parseTimestamp(r) else {

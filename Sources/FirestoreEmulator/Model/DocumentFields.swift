@@ -84,8 +84,8 @@ enum DocumentFields {
     static func validateNames(_ fields: [String: FirestoreValue], prefix: [String] = []) throws(FirestoreError) {
         for (key, value) in fields {
             if key.count >= 4, key.hasPrefix("__"), key.hasSuffix("__") {
-                let path = FieldPath(prefix + [key]).canonical
-                throw .invalidArgument("Field name \"\(path)\" is invalid: names matching __.*__ are reserved.")
+                // Firestore's wording: quoted inside maps, bare at the top level.
+                throw .invalidArgument(prefix.isEmpty ? "field name \(key) is reserved" : "field name '\(key)' is reserved.")
             }
             if case .map(let m) = value { try validateNames(m, prefix: prefix + [key]) }
         }

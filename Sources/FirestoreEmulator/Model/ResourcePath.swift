@@ -71,56 +71,88 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
         return !(utf8.count >= 4 && utf8.starts(with: "__".utf8) && utf8.reversed().starts(with: "__".utf8))
     }
 
-    /// Validates each segment as a document or collection id.
+    /// Validates each segment as a document or collection id, with Firestore's messages (an
+    /// empty segment is reported at its byte offset in `fullName`).
     func validate(fullName: String) throws(FirestoreError) {
         if fullName.utf8.count > ResourcePath.maxNameBytes {
             throw .invalidArgument("Document name \"\(fullName)\" is too long: the maximum is \(ResourcePath.maxNameBytes) bytes.")
         }
-        for s in segments {
-            try ResourcePath.validateSegment(s, fullName: fullName)
+        var offset = fullName.utf8.count - string.utf8.count
+        for (i, s) in segments.enumerated() {
+            if s.isEmpty {
+                throw .invalidArgument("Document name \"\(fullName)\" lacks a resource id at index \(offset).")
+            }
+            try ResourcePath.validateSegment(s, fullName: fullName, isCollection: i % 2 == 0)
+            offset += s.utf8.count + 1
         }
     }
 
-    static func validateSegment(_ s: String, fullName: String) throws(FirestoreError) {
+    static func validateSegment(_ s: String, fullName: String, isCollection: Bool = false) throws(FirestoreError) {
+        let kind = isCollection ? "Collection id" : "Resource id"
         if s.isEmpty {
-            throw .invalidArgument("Resource name \"\(fullName)\" has an empty path segment.")
+            throw .invalidArgument("Document name \"\(fullName)\" lacks a resource id at index \(fullName.utf8.count).")
         }
         let utf8 = s.utf8
         if utf8.count > maxSegmentBytes {
-            throw .invalidArgument("Resource id \"\(s.prefix(64))…\" is too long: the maximum is \(maxSegmentBytes) bytes.")
+            throw .invalidArgument("The key path element name is longer than \(maxSegmentBytes) bytes.")
         }
         if !utf8.contains(where: { $0 >= 0x80 }) {
             // ASCII (every id a client sends, nearly): characters are bytes, checked without
             // Character iteration; the general checks below say the same.
             if utf8.contains(0x2F) {
-                throw .invalidArgument("Resource id \"\(s)\" is invalid because it contains '/'.")
+                throw .invalidArgument("\(kind) \"\(s)\" is invalid because it contains \"/\".")
             }
             if s == "." || s == ".." {
-                throw .invalidArgument("Resource id \"\(s)\" is invalid because it is \".\" or \"..\".")
+                throw .invalidArgument("\(kind) \"\(s)\" is invalid because it is reserved.")
             }
             if utf8.count >= 4 && utf8.starts(with: "__".utf8) && utf8.reversed().starts(with: "__".utf8) {
-                throw .invalidArgument("Resource id \"\(s)\" is invalid because it is reserved.")
+                // `__id<N>__` names a numeric (Datastore) id, which Firestore accepts: N a
+                // non-zero 64-bit integer written canonically (the official emulator's rule).
+                switch Self.numericID(s) {
+                case true?: return
+                case false?: throw .invalidArgument("\(kind) \"\(s)\" is invalid because it is not a 64 bit integer.")
+                case nil: throw .invalidArgument("\(kind) \"\(s)\" is invalid because it is reserved.")
+                }
             }
             return
         }
         if s.contains("/") {
-            throw .invalidArgument("Resource id \"\(s)\" is invalid because it contains '/'.")
+            throw .invalidArgument("\(kind) \"\(s)\" is invalid because it contains \"/\".")
         }
-        if s == "." || s == ".." {
-            throw .invalidArgument("Resource id \"\(s)\" is invalid because it is \".\" or \"..\".")
-        }
-        if s.count >= 4 && s.hasPrefix("__") && s.hasSuffix("__") {
-            throw .invalidArgument("Resource id \"\(s)\" is invalid because it is reserved.")
+        if s == "." || s == ".." || (s.count >= 4 && s.hasPrefix("__") && s.hasSuffix("__")) {
+            throw .invalidArgument("\(kind) \"\(s)\" is invalid because it is reserved.")
         }
     }
 
-    /// Parses `projects/p/databases/d/documents[/…]` into a database and a relative path.
-    static func parseName(_ name: String) throws(FirestoreError) -> (DatabaseID, ResourcePath) {
+    /// For `__id<digits>__`: true when the digits (optionally negative, no leading zero, not
+    /// zero) fit a 64-bit integer, false when they do not; nil for any other shape.
+    static func numericID<S: StringProtocol>(_ s: S) -> Bool? {
+        guard s.hasPrefix("__id"), s.hasSuffix("__"), s.utf8.count > 6 else { return nil }
+        let inner = s.dropFirst(4).dropLast(2)
+        let digits = inner.hasPrefix("-") ? inner.dropFirst() : inner[...]
+        guard let first = digits.first, first != "0", digits.allSatisfy({ $0 >= "0" && $0 <= "9" }) else { return nil }
+        return Int64(inner) != nil
+    }
+
+    /// Parses `projects/p/databases/d/documents[/…]` into a database and a relative path; `kind`
+    /// names the name in messages ("Document name", "Resource name" for reference values).
+    static func parseName(_ name: String, kind: String = "Document name") throws(FirestoreError) -> (DatabaseID, ResourcePath) {
         let parts = splitSlashes(name)
-        guard parts.count >= 5, parts[0] == "projects", !parts[1].isEmpty, parts[2] == "databases", !parts[3].isEmpty,
-              parts[4] == "documents"
-        else {
-            throw .invalidArgument("Invalid resource name: \"\(name)\"; it must look like \"projects/{project_id}/databases/{database_id}/documents/{document_path}\".")
+        // Firestore reports the first place the name departs from the pattern, as a byte offset.
+        var offset = 0
+        for (i, expected) in ["projects", "", "databases", "", "documents"].enumerated() {
+            guard i < parts.count else {
+                throw .invalidArgument("\(kind) \"\(name)\" lacks \"/\" at index \(name.utf8.count).")
+            }
+            let part = parts[i]
+            if expected.isEmpty ? part.isEmpty : part != expected {
+                if i == 4, part.isEmpty, parts.count == 5 {
+                    break
+                }
+                throw .invalidArgument(expected.isEmpty ? "\(kind) \"\(name)\" lacks a resource id at index \(offset)."
+                                                        : "\(kind) \"\(name)\" lacks \"\(expected)\" at index \(offset).")
+            }
+            offset += part.utf8.count + 1
         }
         let path = ResourcePath(Array(parts.dropFirst(5)))
         try path.validate(fullName: name)
@@ -151,13 +183,20 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a full document name, insisting it names a document of `database`.
     static func parseDocumentName(_ name: String, in database: DatabaseID) throws(FirestoreError) -> ResourcePath {
-        let (db, path) = try parseName(name)
+        let (db, path) = try parseAnyDocumentName(name)
         guard db == database else {
             throw .invalidArgument("Document \"\(name)\" is not in database \"\(database.name)\".")
         }
-        guard path.isDocument else {
-            throw .invalidArgument("Document name \"\(name)\" has an odd number of path segments after \"documents\"; a document name needs collection/document pairs.")
-        }
         return path
+    }
+
+    /// Parses a full document name of any database (Firestore acts on the database a write or a
+    /// batch read names, whatever the request's URL says).
+    static func parseAnyDocumentName(_ name: String) throws(FirestoreError) -> (DatabaseID, ResourcePath) {
+        let (db, path) = try parseName(name)
+        guard path.isDocument else {
+            throw .invalidArgument("Document name \"\(name)\" lacks \"/\" at index \(name.utf8.count).")
+        }
+        return (db, path)
     }
 }

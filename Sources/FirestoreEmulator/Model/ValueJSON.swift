@@ -18,7 +18,7 @@ enum ValueJSON {
     // MARK: Decoding
 
     /// Decodes a `fields` map (`{"name": Value, …}`) at `path` (`document.fields`).
-    static func decodeFields(_ json: JSON?, path: String, depth: Int = 0) throws(FirestoreError) -> [String: FirestoreValue] {
+    static func decodeFields(_ json: JSON?, path: String, depth: Int = 0, topLevel: String? = nil) throws(FirestoreError) -> [String: FirestoreValue] {
         guard let json, json != .null else { return [:] }
         guard case .object(let o) = json else {
             throw .invalidArgument("Invalid value at '\(path)' (type.googleapis.com/map), \(json.serialized())")
@@ -27,21 +27,28 @@ enum ValueJSON {
         out.reserveCapacity(o.count)
         for (i, (key, v)) in o.members.enumerated() {
             let entryPath = "\(path)[\(i)].value"
+            // Inside a map Firestore names the top-level property that holds the bad entry.
+            let property = topLevel ?? key
             if key.isEmpty {
-                throw .invalidArgument("Invalid field name at '\(path)[\(i)].key': field names must not be empty.")
+                if let topLevel { throw .invalidArgument("Property \(topLevel) contains an invalid nested entity.") }
+                throw .invalidArgument("The property.name is the empty string.")
             }
             if key.utf8.count > FieldPath.maxBytes {
-                throw .invalidArgument("Field name \"\(key.prefix(64))…\" at '\(path)[\(i)].key' is too long: the maximum is \(FieldPath.maxBytes) bytes.")
+                throw .invalidArgument("The property.name is longer than \(FieldPath.maxBytes) bytes.")
             }
-            out[key] = try decode(v, path: entryPath, depth: depth)
+            out[key] = try decode(v, path: entryPath, depth: depth, property: property)
         }
         return out
     }
 
     /// Decodes one `Value`.
-    static func decode(_ json: JSON, path: String, depth: Int = 0, inArray: Bool = false) throws(FirestoreError) -> FirestoreValue {
+    ///
+    /// `property` is the top-level field holding the value (Firestore names it in errors);
+    /// `arraysInArrays` admits the array elements a query's `in` list may hold.
+    static func decode(_ json: JSON, path: String, depth: Int = 0, inArray: Bool = false, property: String? = nil,
+                       arraysInArrays: Bool = false) throws(FirestoreError) -> FirestoreValue {
         guard depth <= maxDepth else {
-            throw .invalidArgument("Value at '\(path)' is nested too deeply: maps and arrays may be nested at most \(maxDepth) levels.")
+            throw .invalidArgument("Property \(property ?? "") contains an invalid nested entity.")
         }
         let o = try ProtoObject(json: json, path: path)
         for pipelineOnly in ["fieldReferenceValue", "functionValue", "pipelineValue", "variableReferenceValue"] where o.has(pipelineOnly) {
@@ -50,7 +57,7 @@ enum ValueJSON {
         try o.requireKnown(valueFields)
         let present = o.members.keys
         guard let first = present.first else {
-            throw .invalidArgument("Invalid value at '\(path)': a Value must have exactly one of its value_type fields set.")
+            throw .invalidArgument("Cannot convert firestore.v1.Value with type unset.")
         }
         if present.count > 1 {
             throw .invalidArgument("Invalid JSON payload received. Oneof field 'value_type' is already set. Cannot set '\(present[1])' at '\(path)'.")
@@ -98,22 +105,31 @@ enum ValueJSON {
             }
             return .timestamp(t)
         case "stringValue":
-            guard case .string(let s) = raw else { throw bad("TYPE_STRING") }
+            // Google's JSON parser takes a number or boolean for a string field as its text.
+            let s: String
+            switch raw {
+            case .string(let v): s = v
+            case .int, .double, .bool: s = raw.serialized()
+            default: throw bad("TYPE_STRING")
+            }
             if s.utf8.count > maxValueBytes {
-                throw .invalidArgument("The value of property at '\(path)' is longer than \(maxValueBytes) bytes.")
+                throw .invalidArgument("The value of property \"\(property ?? "")\" is longer than \(maxValueBytes) bytes.")
             }
             return .string(s)
         case "bytesValue":
             guard case .string(let s) = raw, let b = decodeBase64(s) else { throw bad("TYPE_BYTES") }
             if b.count > maxValueBytes {
-                throw .invalidArgument("The value of property at '\(path)' is longer than \(maxValueBytes) bytes.")
+                throw .invalidArgument("The value of property \"\(property ?? "")\" is longer than \(maxValueBytes) bytes.")
             }
             return .bytes(b)
         case "referenceValue":
             guard case .string(let s) = raw else { throw bad("TYPE_STRING") }
-            let (_, p) = try ResourcePath.parseName(s)
+            let (_, p) = try ResourcePath.parseName(s, kind: "Resource name")
+            guard !p.segments.isEmpty else {
+                throw .invalidArgument("Resource name \"\(s)\" is invalid: Omit \"/documents\" when referencing a database (except as the parent of a document).")
+            }
             guard p.isDocument else {
-                throw .invalidArgument("Reference value at '\(path)' must name a document: \"\(s)\".")
+                throw .invalidArgument("Resource name \"\(s)\" lacks \"/\" at index \(s.utf8.count).")
             }
             return .reference(s)
         case "geoPointValue":
@@ -132,12 +148,15 @@ enum ValueJSON {
             }
             let lat = try coordinate("latitude")
             let lng = try coordinate("longitude")
-            guard lat >= -90, lat <= 90, lng >= -180, lng <= 180 else {
-                throw .invalidArgument("Invalid geo point at '\(path)': latitude must be in [-90, 90] and longitude in [-180, 180].")
+            guard lat >= -90, lat <= 90 else {
+                throw .invalidArgument("Geo point latitude '\(lat)' outside permitted range -90.0 to 90.0.")
+            }
+            guard lng >= -180, lng <= 180 else {
+                throw .invalidArgument("Geo point longitude '\(lng)' outside permitted range -180.0 to 180.0.")
             }
             return .geoPoint(latitude: lat, longitude: lng)
         case "arrayValue":
-            if inArray {
+            if inArray && !arraysInArrays {
                 throw .invalidArgument("Cannot convert an array value in an array value.")
             }
             let a = try ProtoObject(json: raw, path: path + ".array_value")
@@ -146,13 +165,15 @@ enum ValueJSON {
             var out: [FirestoreValue] = []
             out.reserveCapacity(items.count)
             for (i, item) in items.enumerated() {
-                out.append(try decode(item, path: "\(path).array_value.values[\(i)]", depth: depth + 1, inArray: true))
+                // The elements of an `in` list stand for values of their own (arrays included).
+                out.append(try decode(item, path: "\(path).array_value.values[\(i)]", depth: depth + 1, inArray: !arraysInArrays,
+                                      property: property))
             }
             return .array(out)
         case "mapValue":
             let m = try ProtoObject(json: raw, path: path + ".map_value")
             try m.requireKnown(["fields"])
-            return .map(try decodeFields(m.raw("fields"), path: path + ".map_value.fields", depth: depth + 1))
+            return .map(try decodeFields(m.raw("fields"), path: path + ".map_value.fields", depth: depth + 1, topLevel: property ?? ""))
         default:
             throw .invalidArgument("Invalid JSON payload received. Unknown name \"\(first)\" at '\(path)': Cannot find field.")
         }
@@ -160,7 +181,16 @@ enum ValueJSON {
 
     /// Parses an RFC 3339 timestamp within Firestore's range (years 1–9999), truncated to microseconds.
     static func parseTimestamp(_ s: String) -> Instant? {
-        guard let t = Instant(rfc3339: s) else { return nil }
+        // Google's JSON parser takes only upper-case `T` and `Z`, which RFC 3339 merely permits.
+        guard !s.utf8.contains(where: { $0 == UInt8(ascii: "t") || $0 == UInt8(ascii: "z") }) else { return nil }
+        var text = s
+        // Digits past nanoseconds are dropped, as Google's parser does (storage keeps microseconds).
+        if let dot = s.firstIndex(of: "."),
+           let end = s[dot...].firstIndex(where: { !$0.isNumber && $0 != "." }),
+           s.distance(from: dot, to: end) > 10 {
+            text = String(s[..<s.index(dot, offsetBy: 10)]) + String(s[end...])
+        }
+        guard let t = Instant(rfc3339: text) else { return nil }
         // 0001-01-01T00:00:00Z … 9999-12-31T23:59:59.999999Z
         guard t.unixMicros >= -62_135_596_800_000_000, t.unixMicros <= 253_402_300_799_999_999 else { return nil }
         return t

@@ -17,6 +17,9 @@ struct Query: Sendable {
     var limit: Int?
     /// `select` field paths; nil returns every field.
     var projection: [FieldPath]?
+    /// A kind-less query without `allDescendants` (no `from`): only documents of the collections
+    /// directly under `parent` (run as a descendant query with this depth limit).
+    var childrenOnly = false
 
     /// The collection path of a plain collection query.
     var collectionPath: ResourcePath { parent.appending(collectionID) }

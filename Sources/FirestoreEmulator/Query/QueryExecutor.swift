@@ -175,6 +175,7 @@ struct QueryExecutor {
         if query.allDescendants {
             guard query.parent.isAncestor(of: doc.path) else { return false }
             if !query.collectionID.isEmpty && doc.path.collectionID != query.collectionID { return false }
+            if query.childrenOnly && doc.path.segments.count != query.parent.segments.count + 2 { return false }
         } else {
             guard doc.path.parent == query.collectionPath else { return false }
         }

@@ -1,6 +1,8 @@
 /// Decides whether one document satisfies a filter, with Firestore's semantics: comparisons
 /// only match values of the operand's type class, `!=` and `not-in` skip missing and null fields,
-/// `3 == 3.0`, and `__name__` compares document names.
+/// `3 == 3.0`, and `__name__` compares document names. NaN and null are found only by `IS_NAN`
+/// and `IS_NULL`: as an operand of a comparison, `in`, `array-contains(-any)` they match nothing,
+/// and a stored NaN satisfies no range, as Firestore's indexes answer.
 struct QueryMatcher {
     let database: DatabaseID
 
@@ -26,7 +28,7 @@ struct QueryMatcher {
             guard let v = value(of: field, in: document) else { return false }
             switch op {
             case .equal, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
-                guard v.typeOrder == operand.typeOrder else { return false }
+                guard v.typeOrder == operand.typeOrder, Self.isMatchable(operand), !v.isNaN else { return false }
                 let c = FirestoreValue.compare(v, operand)
                 switch op {
                 case .equal: return c == 0
@@ -36,20 +38,28 @@ struct QueryMatcher {
                 default: return c >= 0
                 }
             case .notEqual:
-                return v != .null && !v.firestoreEquals(operand)
+                // `!= NaN` excludes nothing (NaN equals nothing), so a stored NaN matches.
+                // `!= null` matches nothing (IS_NOT_NULL is the existence filter).
+                return v != .null && operand != .null && (operand.isNaN || !v.firestoreEquals(operand))
             case .arrayContains:
-                guard case .array(let elements) = v else { return false }
+                guard case .array(let elements) = v, Self.isMatchable(operand) else { return false }
                 return elements.contains { $0.firestoreEquals(operand) }
             case .arrayContainsAny:
                 guard case .array(let elements) = v, case .array(let wanted) = operand else { return false }
-                return elements.contains { e in wanted.contains { e.firestoreEquals($0) } }
+                let matchable = wanted.filter(Self.isMatchable)
+                return elements.contains { e in matchable.contains { e.firestoreEquals($0) } }
             case .in:
-                guard case .array(let wanted) = operand else { return false }
-                return wanted.contains { v.firestoreEquals($0) }
+                guard case .array(let wanted) = operand, !v.isNaN else { return false }
+                return wanted.contains { Self.isMatchable($0) && v.firestoreEquals($0) }
             case .notIn:
                 guard case .array(let excluded) = operand, !excluded.contains(.null), v != .null else { return false }
-                return !excluded.contains { v.firestoreEquals($0) }
+                return !excluded.contains { !$0.isNaN && v.firestoreEquals($0) }
             }
         }
+    }
+
+    /// Whether an operand can equal or bound a stored value: NaN and null never do.
+    static func isMatchable(_ operand: FirestoreValue) -> Bool {
+        operand != .null && !operand.isNaN
     }
 }

@@ -9,38 +9,57 @@ struct QueryParser {
     /// Largest number of values in an `in` / `not-in` / `array-contains-any` filter,
     /// and of disjunctions after expansion to normal form.
     static let maxListValues = 30
+    /// `not-in` takes at most 10 values.
+    static let maxNotInValues = 10
+    /// Largest string or bytes operand a filter may compare (an index entry's value limit).
+    static let maxOperandBytes = 1500
     static let maxDisjunctions = 30
 
     static let queryFields: Set<String> = ["select", "from", "where", "orderBy", "startAt", "endAt", "offset", "limit", "findNearest"]
 
     func parse(_ o: ProtoObject) throws(FirestoreError) -> Query {
         try o.requireKnown(Self.queryFields)
-        if o.raw("findNearest") != nil {
+        if let nearest = try o.object("findNearest") {
+            // A query vector must be a vector value (a map typed `__vector__`), checked first.
+            let vector = try nearest.object("queryVector").map { v throws(FirestoreError) in try ValueJSON.decode(.object(v.members), path: v.path) }
+            guard case .map(let m)? = vector, m["__type__"] == .string("__vector__") else {
+                throw .invalidArgument("Query Value must be of type vector.")
+            }
             throw .unimplemented("Vector search (findNearest) is not supported by this emulator.")
         }
 
         // from
         let from = try o.array("from") ?? []
-        guard from.count == 1 else {
-            throw .invalidArgument(from.isEmpty ? "A query must specify a collection in 'from'." : "A query must have exactly one collection selector in 'from'.")
+        guard from.count <= 1 else {
+            throw .invalidArgument("StructuredQuery.from cannot have more than one collection selector.")
         }
-        let selector = try ProtoObject(json: from[0], path: o.childPath("from") + "[0]")
-        try selector.requireKnown(["collectionId", "allDescendants"])
-        let collectionID = try selector.string("collectionId") ?? ""
-        let allDescendants = try selector.bool("allDescendants") ?? false
-        if collectionID.isEmpty && !allDescendants {
-            throw .invalidArgument("Collection id must be set in 'from' unless allDescendants is true.")
+        // No selector (or one without an id) queries every collection under the parent, as
+        // Firestore answers a kind-less query.
+        var collectionID = ""
+        var allDescendants = false
+        if let first = from.first {
+            let selector = try ProtoObject(json: first, path: o.childPath("from") + "[0]")
+            try selector.requireKnown(["collectionId", "allDescendants"])
+            collectionID = try selector.string("collectionId") ?? ""
+            allDescendants = try selector.bool("allDescendants") ?? false
         }
+        let childrenOnly = collectionID.isEmpty && !allDescendants
+        if collectionID.isEmpty { allDescendants = true }
         if !collectionID.isEmpty {
-            if collectionID.contains("/") {
-                throw .invalidArgument("Collection id \"\(collectionID)\" is invalid: it must not contain '/'.")
-            }
-            try ResourcePath.validateSegment(collectionID, fullName: database.name(of: parent.appending(collectionID)))
+            try ResourcePath.validateSegment(collectionID, fullName: database.name(of: parent.appending(collectionID)), isCollection: true)
         }
 
         // where
         let filter = try o.object("where").map { w throws(FirestoreError) in try parseFilter(w) }
         if let filter { try validate(filter) }
+        // A query over every collection (no collection id) has only the document-name index.
+        if collectionID.isEmpty, let filter {
+            for leaf in filter.leaves {
+                if let f = leaf.fieldPath, !f.isDocumentKey {
+                    throw .invalidArgument("kind is required for filter: \(f.canonical)")
+                }
+            }
+        }
 
         // orderBy
         var explicit: [Ordering] = []
@@ -53,10 +72,13 @@ struct QueryParser {
             let field = try parseFieldReference(fieldRef)
             let direction = try ob.enumeration("direction", [0: "DIRECTION_UNSPECIFIED", 1: "ASCENDING", 2: "DESCENDING"])
             if explicit.contains(where: { $0.field == field }) {
-                throw .invalidArgument("Order by clause cannot contain duplicate fields: \(field.canonical)")
+                throw .invalidArgument("order by clause cannot contain duplicate fields \(field.canonical)")
             }
             if explicit.last?.field.isDocumentKey == true {
-                throw .invalidArgument("Order by clause cannot contain more fields after the key \(field.canonical)")
+                throw .invalidArgument("order by clause cannot contain more fields after the key")
+            }
+            if collectionID.isEmpty && (!field.isDocumentKey || direction == "DESCENDING") {
+                throw .invalidArgument("kind is required for all orders except __key__ ascending")
             }
             explicit.append(Ordering(field: field, descending: direction == "DESCENDING"))
         }
@@ -80,15 +102,20 @@ struct QueryParser {
         }
 
         // cursors
-        let startAt = try o.object("startAt").map { c throws(FirestoreError) in try parseCursor(c, order: order) }
-        let endAt = try o.object("endAt").map { c throws(FirestoreError) in try parseCursor(c, order: order) }
+        // Cursor values pair with the explicit orderBy only (clients send the implicit orders).
+        let startAt = try o.object("startAt").map { c throws(FirestoreError) in try parseCursor(c, order: explicit) }
+        let endAt = try o.object("endAt").map { c throws(FirestoreError) in try parseCursor(c, order: explicit) }
 
         // offset, limit
         let offset = Int(try o.int32("offset") ?? 0)
-        if offset < 0 { throw .invalidArgument("offset must be non-negative, got \(offset).") }
+        if offset < 0 { throw .invalidArgument("offset is negative") }
         var limit: Int?
+        // `limit` is an Int32Value, whose JSON form is the bare number.
+        if case .object? = o.raw("limit") {
+            throw .invalidArgument("Invalid value at '\(o.childPath("limit"))' (type.googleapis.com/google.protobuf.Int32Value), a number is required.")
+        }
         if let l = try o.int32("limit") {
-            if l < 0 { throw .invalidArgument("limit must be non-negative, got \(l).") }
+            if l < 0 { throw .invalidArgument("limit is negative") }
             limit = Int(l)
         }
 
@@ -109,13 +136,13 @@ struct QueryParser {
 
         return Query(parent: parent, collectionID: collectionID, allDescendants: allDescendants, filter: filter,
                      explicitOrder: explicit, order: order, startAt: startAt, endAt: endAt, offset: offset,
-                     limit: limit, projection: projection)
+                     limit: limit, projection: projection, childrenOnly: childrenOnly)
     }
 
     func parseFieldReference(_ o: ProtoObject) throws(FirestoreError) -> FieldPath {
         try o.requireKnown(["fieldPath"])
         guard let text = try o.string("fieldPath") else {
-            throw .invalidArgument("Field path must be set at '\(o.path)'.")
+            throw .invalidArgument("Invalid empty property path string.")
         }
         return try QueryParser.fieldPath(text)
     }
@@ -127,7 +154,9 @@ struct QueryParser {
         } catch {
             switch error {
             case .tooLong: throw .invalidArgument("Field path \"\(text.prefix(64))…\" is too long: the maximum is \(FieldPath.maxBytes) bytes.")
-            default: throw .invalidArgument("Invalid field path: \(text)")
+            default:
+                if text.isEmpty { throw .invalidArgument("Invalid empty property path string.") }
+                throw .invalidArgument("Invalid property path \"\(text)\". Unquoted property paths must match regex ([a-zA-Z_][a-zA-Z_0-9]*), and quoted property paths must match regex (`(?:[^`\\\\]|(?:\\\\.))+`)")
             }
         }
     }
@@ -143,14 +172,15 @@ struct QueryParser {
             try c.requireKnown(["op", "filters"])
             let op = try c.enumeration("op", [0: "OPERATOR_UNSPECIFIED", 1: "AND", 2: "OR"])
             guard op == "AND" || op == "OR" else {
-                throw .invalidArgument("A composite filter must have operator AND or OR at '\(c.path)'.")
+                throw .invalidArgument("Unknown CompositeFilter operator.")
             }
             var children: [QueryFilter] = []
             for (i, item) in (try c.array("filters") ?? []).enumerated() {
                 children.append(try parseFilter(try ProtoObject(json: item, path: c.childPath("filters") + "[\(i)]")))
             }
-            guard !children.isEmpty else {
-                throw .invalidArgument("A composite filter must contain at least one filter at '\(c.path)'.")
+            // An empty AND filters nothing out; an empty OR has nothing to match.
+            guard !children.isEmpty || op == "AND" else {
+                throw .invalidArgument("Composite filter must have at least one sub-filter.")
             }
             return op == "AND" ? .and(children) : .or(children)
         }
@@ -160,11 +190,22 @@ struct QueryParser {
             let field = try parseFieldReference(ref)
             guard let opName = try f.enumeration("op", FieldOperator.numbers.merging([0: "OPERATOR_UNSPECIFIED"]) { a, _ in a }),
                   let op = FieldOperator(rawValue: opName)
-            else { throw .invalidArgument("Field filter must set a valid 'op' at '\(f.path)'.") }
+            else { throw .invalidArgument("Unknown FieldFilter operator.") }
             guard let rawValue = f.raw("value") else {
-                throw .invalidArgument("Field filter must set 'value' at '\(f.path)'.")
+                throw .invalidArgument("Cannot convert firestore.v1.Value with type unset.")
             }
-            let value = try ValueJSON.decode(rawValue, path: f.childPath("value"))
+            let value = try ValueJSON.decode(rawValue, path: f.childPath("value"), arraysInArrays: op.takesList)
+            for operand in op.takesList ? (value.arrayValue ?? []) : [value] {
+                let size: Int
+                switch operand {
+                case .string(let s): size = s.utf8.count
+                case .bytes(let b): size = b.count
+                default: size = 0
+                }
+                if size > Self.maxOperandBytes {
+                    throw .invalidArgument("value for \(field.canonical) is too large to be used in a query")
+                }
+            }
             return .field(field, op, value)
         }
         if let u = try o.object("unaryFilter") {
@@ -173,9 +214,9 @@ struct QueryParser {
             let field = try parseFieldReference(ref)
             guard let opName = try u.enumeration("op", UnaryOperator.numbers.merging([0: "OPERATOR_UNSPECIFIED"]) { a, _ in a }),
                   let op = UnaryOperator(rawValue: opName)
-            else { throw .invalidArgument("Unary filter must set a valid 'op' at '\(u.path)'.") }
+            else { throw .invalidArgument("Unknown UnaryFilter operator.") }
             if field.isDocumentKey {
-                throw .invalidArgument("Unary filters are not supported on __name__.")
+                throw .invalidArgument("__key__ filter value must be a Key")
             }
             return .unary(field, op)
         }
@@ -184,23 +225,26 @@ struct QueryParser {
 
     /// Checks the rules Firestore applies to filter combinations and values.
     func validate(_ filter: QueryFilter) throws(FirestoreError) {
-        var notInCount = 0
-        var hasNotEqual = false
+        var negations = 0
         for leaf in filter.leaves {
+            if case .unary(_, let op) = leaf, op == .isNotNull || op == .isNotNaN { negations += 1 }
             guard case .field(let field, let op, let value) = leaf else { continue }
             if op.takesList {
-                guard case .array(let values) = value, !values.isEmpty else {
-                    throw .invalidArgument("A non-empty array is required for '\(op.rawValue)' filters.")
+                guard case .array(let values) = value else {
+                    throw .invalidArgument("'\(op.rawValue)' requires an ArrayValue.")
                 }
-                if values.count > Self.maxListValues {
-                    throw .invalidArgument("'\(op.rawValue)' filters support a maximum of \(Self.maxListValues) elements in the value array.")
+                guard !values.isEmpty else {
+                    throw .invalidArgument("'\(op.rawValue)' requires an non-empty ArrayValue.")
+                }
+                let limit = op == .notIn ? Self.maxNotInValues : Self.maxListValues
+                if values.count > limit {
+                    throw .invalidArgument("'\(op.rawValue)' supports up to \(limit) comparison values.")
                 }
             }
-            if op == .notIn { notInCount += 1 }
-            if op == .notEqual { hasNotEqual = true }
+            if op == .notIn || op == .notEqual { negations += 1 }
             if field.isDocumentKey {
                 if op == .arrayContains || op == .arrayContainsAny {
-                    throw .invalidArgument("'\(op.rawValue)' filters are not supported on __name__.")
+                    throw .invalidArgument("the name __key__ is reserved")
                 }
                 let values: [FirestoreValue] = op.takesList ? (value.arrayValue ?? []) : [value]
                 for v in values {
@@ -209,14 +253,24 @@ struct QueryParser {
                 }
             }
         }
-        if notInCount > 1 {
-            throw .invalidArgument("A query can have at most one 'NOT_IN' filter.")
+        if negations > 1 {
+            throw .invalidArgument("Only a single 'NOT_EQUAL', 'NOT_IN', 'IS_NOT_NAN', or 'IS_NOT_NULL' filter allowed per query.")
         }
-        if notInCount > 0 && hasNotEqual {
-            throw .invalidArgument("A query cannot combine 'NOT_IN' with 'NOT_EQUAL' filters.")
+        if Self.arrayContainsPerDisjunction(filter) > 1 {
+            throw .invalidArgument("A maximum of 1 'ARRAY_CONTAINS' filter is allowed per disjunction.")
         }
         if disjunctions(filter) > Self.maxDisjunctions {
             throw .invalidArgument("Query has too many disjunctions: the maximum is \(Self.maxDisjunctions) in disjunctive normal form.")
+        }
+    }
+
+    /// The most `array-contains` filters any one conjunction of the filter holds.
+    static func arrayContainsPerDisjunction(_ filter: QueryFilter) -> Int {
+        switch filter {
+        case .field(_, .arrayContains, _): 1
+        case .field, .unary: 0
+        case .and(let fs): fs.reduce(0) { $0 + arrayContainsPerDisjunction($1) }
+        case .or(let fs): fs.map(arrayContainsPerDisjunction).max() ?? 0
         }
     }
 
@@ -247,11 +301,11 @@ struct QueryParser {
             values.append(try ValueJSON.decode(item, path: o.childPath("values") + "[\(i)]"))
         }
         if values.count > order.count {
-            throw .invalidArgument("Too many cursor values specified. The specified order by clause has \(order.count) fields.")
+            throw .invalidArgument("Cursor has too many values.")
         }
         for (i, v) in values.enumerated() where order[i].field.isDocumentKey {
             guard case .reference(let name) = v else {
-                throw .invalidArgument("Cursor value for __name__ must be a reference value.")
+                throw .invalidArgument("Cursor __key__ value is not a document reference.")
             }
             let (cursorDB, cursorPath) = try ResourcePath.parseName(name)
             guard cursorDB == database, cursorPath.isDocument else {

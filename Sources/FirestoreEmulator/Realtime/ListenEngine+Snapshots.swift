@@ -18,7 +18,7 @@ extension ListenEngine {
         }
         let readTime = deliveredTime
         let target = ListenStream.Target(id: id, database: spec.database, kind: spec.kind, readTime: readTime, stream: stream)
-        var events: [ListenEvent] = [.targetChange(.add, targetIDs: [id], cause: nil, readTime: nil, resumeToken: nil)]
+        var events: [ListenStream.Pending] = [.event(.targetChange(.add, targetIDs: [id], cause: nil, readTime: nil, resumeToken: nil))]
 
         // Resuming: only what changed since, while the versions of then are still kept.
         let asked = spec.readTime ?? spec.resumeToken.flatMap { $0.isEmpty ? nil : ResumeToken.decode($0) }
@@ -30,11 +30,11 @@ extension ListenEngine {
         }
 
         do {
-            let body: [ListenEvent] = try service.read { conn in
+            let body: [ListenStream.Pending] = try service.read { conn in
                 let space = try service.storage.space(of: spec.database, conn)
                 try authorize(target, service: service, space: space, conn)
                 let now = try fetch(target, service: service, space: space, at: readTime, conn)
-                var out: [ListenEvent] = []
+                var out: [ListenStream.Pending] = []
                 if let since {
                     var known: [ResourcePath: Instant] = [:]
                     for d in try fetch(target, service: service, space: space, at: since, conn).documents {
@@ -43,25 +43,27 @@ extension ListenEngine {
                     target.known = known
                     out += try diff(target, now: now.documents, at: readTime) { path in
                         try service.load(space, path, at: readTime, conn) == nil
-                    }
+                    }.map { .event($0) }
                     if spec.expectedCount != nil {
-                        out.append(.existenceFilter(targetID: id, count: target.known.count))
+                        // What the client holds now, exactly (it may check it against its cache).
+                        let names = target.known.keys.map { spec.database.name(of: $0) }
+                        out.append(.event(.existenceFilter(targetID: id, count: names.count, unchangedNames: BloomFilter(names))))
                     }
                 } else {
                     if resumes {
                         // Unknown or expired token: the client drops what it holds and gets everything.
-                        out.append(.targetChange(.reset, targetIDs: [id], cause: nil, readTime: readTime,
-                                                 resumeToken: nil))
+                        out.append(.event(.targetChange(.reset, targetIDs: [id], cause: nil, readTime: readTime,
+                                                        resumeToken: nil)))
                     }
-                    out += fresh(target, now, at: readTime)
+                    out += fresh(target, now, space: space, at: readTime)
                 }
                 return out
             }
             events += body
         } catch .permissionDenied(let message) {
-            events.append(.targetChange(.remove, targetIDs: [id], cause: .permissionDenied(message), readTime: nil,
-                                        resumeToken: nil))
-            send(stream, events)
+            events.append(.event(.targetChange(.remove, targetIDs: [id], cause: .permissionDenied(message), readTime: nil,
+                                               resumeToken: nil)))
+            enqueue(stream, events)
             return
         } catch {
             return fail(stream, error)
@@ -69,11 +71,11 @@ extension ListenEngine {
 
         stream.targets[id] = target
         index(target)
-        events.append(.targetChange(.current, targetIDs: [id], cause: nil, readTime: readTime,
-                                    resumeToken: ResumeToken.encode(readTime)))
-        events.append(snapshotEnd(stream, readTime))
-        // Handed over in chunks as the client reads (flow control), never all encoded at once.
-        send(stream, events)
+        events.append(.event(.targetChange(.current, targetIDs: [id], cause: nil, readTime: readTime,
+                                           resumeToken: ResumeToken.encode(readTime))))
+        events.append(.event(snapshotEnd(stream, readTime)))
+        // Handed over in chunks as the client reads (flow control), never all read or encoded at once.
+        enqueue(stream, events)
     }
 
     /// The global NO_CHANGE that closes a snapshot.
@@ -124,17 +126,19 @@ extension ListenEngine {
         }
     }
 
-    /// The whole result of a target the client holds nothing of.
+    /// The whole result of a target the client holds nothing of; its documents are read again
+    /// (at `readTime`) as they go out, so what waits for the client is only their names.
     private func fresh(_ target: ListenStream.Target, _ now: (documents: [StoredDocument], missing: [ResourcePath]),
-                       at readTime: Instant) -> [ListenEvent] {
-        var out: [ListenEvent] = []
+                       space: Int64?, at readTime: Instant) -> [ListenStream.Pending] {
+        var out: [ListenStream.Pending] = []
+        out.reserveCapacity(now.documents.count + now.missing.count)
         target.known = [:]
         for d in now.documents {
             target.known[d.path] = d.updateTime
-            out.append(.documentChange(d, targetIDs: [target.id]))
+            out.append(.document(d.path, targetID: target.id, space: space, at: readTime))
         }
         // As the official emulator does: a missing named document is reported deleted.
-        for p in now.missing { out.append(.documentDelete(p, removedTargetIDs: [target.id], readTime: readTime)) }
+        for p in now.missing { out.append(.event(.documentDelete(p, removedTargetIDs: [target.id], readTime: readTime))) }
         target.readTime = readTime
         return out
     }
@@ -191,32 +195,33 @@ extension ListenEngine {
         var perStream: [UInt64: (stream: ListenStream, targets: [(ListenStream.Target, [ResourcePath])])] = [:]
         for (t, paths) in touched.values { perStream[t.stream.id, default: (t.stream, [])].targets.append((t, paths)) }
         let ordered = perStream.values.sorted { $0.stream.id < $1.stream.id }
-        var outgoing: [(ListenStream, [ListenEvent])] = []
+        var outgoing: [(ListenStream, [ListenStream.Pending])] = []
         var broken: [(ListenStream, FirestoreError)] = []
         for (stream, targets) in ordered {
             do {
-                let events: [ListenEvent] = try service.read { conn in
-                    var events: [ListenEvent] = []
+                let events: [ListenStream.Pending] = try service.read { conn in
+                    var events: [ListenStream.Pending] = []
                     for (t, paths) in targets.sorted(by: { $0.0.id < $1.0.id }) {
                         let space = try service.storage.space(of: t.database, conn)
                         if case .cleared = change.kind {
-                            events.append(.targetChange(.reset, targetIDs: [t.id], cause: nil, readTime: readTime, resumeToken: nil))
-                            events += fresh(t, try fetch(t, service: service, space: space, at: readTime, conn), at: readTime)
-                            events.append(.targetChange(.current, targetIDs: [t.id], cause: nil, readTime: readTime,
-                                                        resumeToken: ResumeToken.encode(readTime)))
+                            events.append(.event(.targetChange(.reset, targetIDs: [t.id], cause: nil, readTime: readTime, resumeToken: nil)))
+                            events += fresh(t, try fetch(t, service: service, space: space, at: readTime, conn),
+                                            space: space, at: readTime)
+                            events.append(.event(.targetChange(.current, targetIDs: [t.id], cause: nil, readTime: readTime,
+                                                               resumeToken: ResumeToken.encode(readTime))))
                         } else {
                             events += try update(t, paths: paths, finals: finals, service: service, space: space,
-                                                 at: readTime, conn)
+                                                 at: readTime, conn).map { .event($0) }
                         }
                     }
                     return events
                 }
-                if !events.isEmpty { outgoing.append((stream, events + [snapshotEnd(stream, readTime)])) }
+                if !events.isEmpty { outgoing.append((stream, events + [.event(snapshotEnd(stream, readTime))])) }
             } catch {
                 broken.append((stream, error))
             }
         }
-        for (s, events) in outgoing { send(s, events) }
+        for (s, events) in outgoing { enqueue(s, events) }
         for (s, error) in broken { fail(s, error) }
     }
 

@@ -36,9 +36,11 @@ final class ListenEngine: @unchecked Sendable {
 
     /// Events per sink call (bounds what one call encodes at once).
     static let chunk = 500
+    /// Bytes per sink call (with `chunk`): what the transport buffers beyond its low-water mark.
+    static let chunkBytes = 1 << 20
     /// What a stream's outbox may hold (estimated bytes) before the stream is cut as too slow:
     /// a client that stops reading costs at most this, and nobody else waits for it.
-    var maxOutboxBytes = 256 << 20
+    var maxOutboxBytes = 64 << 20
     /// How soon a stream that was not writable is tried again.
     static let retryNanos = 2_000_000
 
@@ -46,9 +48,34 @@ final class ListenEngine: @unchecked Sendable {
         feed = ChangeFeed(queue: queue) { [weak self] change in self?.apply(change) }
     }
 
+    /// How often streams get Firestore's heartbeat (see `heartbeat()`).
+    static let heartbeatNanos: UInt64 = 60_000_000_000
+
     /// Starts at the service's current time (nothing is in flight yet when it is built).
     func start(at time: Instant) {
         queue.sync { deliveredTime = time }
+        scheduleHeartbeat()
+    }
+
+    private func scheduleHeartbeat() {
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.heartbeatNanos))) { [weak self] in
+            guard let self else { return }
+            heartbeat()
+            scheduleHeartbeat()
+        }
+    }
+
+    /// Firestore's heartbeat: a stream whose last snapshot is older than the last delivered commit
+    /// (commits elsewhere moved on) gets a bare global NO_CHANGE at that commit's time, so its resume
+    /// token keeps up and a resume long after its own targets last changed stays incremental. The
+    /// SDKs raise no snapshot for it (nothing changed). Safe at `deliveredTime`: commits are
+    /// delivered in commit order, so none at or before it is still to come. Streams with a backlog
+    /// are skipped (it would only lengthen it). Queue-confined.
+    func heartbeat() {
+        for s in streams.values.sorted(by: { $0.id < $1.id })
+        where !s.closed && !s.targets.isEmpty && s.pending == 0 && s.lastReadTime < deliveredTime {
+            send(s, [snapshotEnd(s, deliveredTime)])
+        }
     }
 
     // MARK: Streams (callable from any thread)
@@ -123,16 +150,21 @@ final class ListenEngine: @unchecked Sendable {
         streams[stream.id] = nil
     }
 
-    /// Queues `events` for the stream and hands over what the client can take now; a stream
-    /// whose outbox outgrows `maxOutboxBytes` is cut with RESOURCE_EXHAUSTED.
+    /// Queues `events` for the stream and hands over what the client can take now.
     func send(_ stream: ListenStream, _ events: [ListenEvent]) {
-        guard !stream.closed, !events.isEmpty else { return }
-        stream.outbox.append(contentsOf: events)
-        for e in events { stream.outboxBytes += Self.weight(e) }
-        if stream.outboxBytes > maxOutboxBytes {
-            return fail(stream, .resourceExhausted("The client is not reading its Listen stream fast enough; the stream was closed."))
-        }
+        enqueue(stream, events.map { .event($0) })
+    }
+
+    /// Queues `items` and hands over what the client can take now; a stream whose backlog then
+    /// outweighs `maxOutboxBytes` is cut with RESOURCE_EXHAUSTED (the client stopped reading).
+    func enqueue(_ stream: ListenStream, _ items: [ListenStream.Pending]) {
+        guard !stream.closed, !items.isEmpty else { return }
+        stream.outbox.append(contentsOf: items)
+        for e in items { stream.outboxBytes += Self.weight(e) }
         pump(stream)
+        if !stream.closed, stream.outboxBytes > maxOutboxBytes {
+            fail(stream, .resourceExhausted("The client is not reading its Listen stream fast enough; the stream was closed."))
+        }
     }
 
     /// Hands the outbox over in chunks while the client is writable; otherwise tries again soon
@@ -153,12 +185,46 @@ final class ListenEngine: @unchecked Sendable {
         }
     }
 
-    /// Hands the next chunk of the outbox to the sink; false (and the stream freed) when refused.
+    /// Hands the next chunk of the outbox (at most `chunk` events and about `chunkBytes`, counted
+    /// on the documents as read) to the sink; false (and the stream freed) when refused.
     private func deliver(_ stream: ListenStream) -> Bool {
-        let end = min(stream.outbox.count, stream.outboxStart + Self.chunk)
-        let chunk = Array(stream.outbox[stream.outboxStart..<end])
+        var chunk: [ListenEvent] = []
+        var bytes = 0
+        var end = stream.outboxStart
+        // Takes entries in order, reading the documents of a first result with `load`.
+        func take(_ load: (ResourcePath, Int64?, Instant) throws -> StoredDocument?) throws {
+            while end < stream.outbox.count, chunk.count < Self.chunk, bytes < Self.chunkBytes {
+                let item = stream.outbox[end]
+                let event: ListenEvent
+                switch item {
+                case .event(let e): event = e
+                case .document(let path, let target, let space, let time):
+                    // Gone only when the stream outlived the history kept (or a clear dropped the
+                    // space): the client listens again, as after any stream error.
+                    guard let doc = try load(path, space, time), doc.updateTime <= time else {
+                        throw FirestoreError.aborted("The Listen stream fell too far behind its read time; listen again.")
+                    }
+                    event = .documentChange(doc, targetIDs: [target])
+                }
+                stream.outboxBytes -= Self.weight(item)
+                bytes += Self.weight(.event(event))
+                chunk.append(event)
+                end += 1
+            }
+        }
+        do throws(FirestoreError) {
+            let next = stream.outbox[stream.outboxStart..<min(stream.outbox.count, stream.outboxStart + Self.chunk)]
+            if next.contains(where: { if case .document = $0 { true } else { false } }) {
+                guard let service else { throw .internal("The Firestore service is gone.") }
+                try service.read { conn in try take { path, space, time in try service.load(space, path, at: time, conn) } }
+            } else {
+                do { try take { _, _, _ in nil } } catch { throw (error as? FirestoreError) ?? .internal("\(error)") }
+            }
+        } catch {
+            fail(stream, error)
+            return false
+        }
         stream.outboxStart = end
-        for e in chunk { stream.outboxBytes -= Self.weight(e) }
         if stream.outboxStart == stream.outbox.count {
             stream.outbox.removeAll(keepingCapacity: false)
             stream.outboxStart = 0
@@ -174,10 +240,13 @@ final class ListenEngine: @unchecked Sendable {
         return true
     }
 
-    /// Roughly what an event costs on the wire.
-    static func weight(_ e: ListenEvent) -> Int {
-        if case .documentChange(let d, _) = e { return d.storageSize + 32 }
-        return 64
+    /// Roughly what an entry costs on the wire (a document of a first result not read yet: only
+    /// its name).
+    static func weight(_ e: ListenStream.Pending) -> Int {
+        switch e {
+        case .event(.documentChange(let d, _)): d.storageSize + 32
+        case .event, .document: 64
+        }
     }
 
     /// Ends the stream with `error` (bad request, too slow) and frees it; what was queued for it is dropped.

@@ -22,8 +22,8 @@ enum ListenEvent: Sendable, Equatable {
     case documentDelete(ResourcePath, removedTargetIDs: [Int32], readTime: Instant)
     /// `document_remove`: the document still exists but left these targets.
     case documentRemove(ResourcePath, removedTargetIDs: [Int32], readTime: Instant)
-    /// `filter`: how many documents the target holds now.
-    case existenceFilter(targetID: Int32, count: Int)
+    /// `filter`: how many documents the target holds now, and a bloom filter of their names.
+    case existenceFilter(targetID: Int32, count: Int, unchangedNames: BloomFilter?)
     /// The stream must end with this status (bad request); nothing follows it.
     case end(FirestoreError)
 }

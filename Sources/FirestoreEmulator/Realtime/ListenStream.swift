@@ -39,9 +39,18 @@ final class ListenStream: @unchecked Sendable {
     /// buffer is below its low-water mark).
     let writable: @Sendable () -> Bool
     var targets: [Int32: Target] = [:]
-    /// Events not yet handed to the sink because the client was not writable, oldest first
-    /// (`outboxStart` is the next one), and roughly what they weigh.
-    var outbox: [ListenEvent] = []
+    /// One entry of the outbox.
+    enum Pending {
+        case event(ListenEvent)
+        /// A document of a target's first result, read (as of `at`, from the versions kept) only
+        /// when its turn to go out comes: a large result waiting for a slow client holds names,
+        /// not documents.
+        case document(ResourcePath, targetID: Int32, space: Int64?, at: Instant)
+    }
+
+    /// What is not yet handed to the sink because the client was not writable, oldest first
+    /// (`outboxStart` is the next one), and roughly what it weighs.
+    var outbox: [Pending] = []
     var outboxStart = 0
     var outboxBytes = 0
     /// The read time of the last snapshot sent.

@@ -62,7 +62,7 @@ extension FirestoreService {
             if t.unixMicros % 60_000_000 != 0 {
                 throw .invalidArgument("read_time must be within the past hour, or a whole minute for point-in-time recovery reads: \(ValueJSON.formatTimestamp(t))")
             }
-            throw .failedPrecondition("The requested snapshot version is too old.")
+            throw .failedPrecondition("The requested 'read_time' is too old.")
         }
     }
 
@@ -81,7 +81,7 @@ extension FirestoreService {
         }
         if let txn { transactions.recordRead(txn, path: path, updateTime: doc?.updateTime) }
         guard let doc else {
-            throw .notFound("Document \"\(db.name(of: path))\" not found.")
+            throw .notFound("Document (\(db.name(of: path))) not found.")
         }
         return doc
     }
@@ -305,7 +305,9 @@ extension FirestoreService {
     /// configured at all (everything is open then).
     func listCollectionIDs(_ db: DatabaseID, parent: ResourcePath, readTime: Instant? = nil, caller: Caller) throws(FirestoreError) -> [String] {
         if !caller.isAdmin {
-            if case .open = rules.active(for: db.project) {} else { throw .permissionDenied(Self.defaultDenial) }
+            if case .open = rules.active(for: db.project) {} else {
+                throw .permissionDenied("Metadata operations require admin authentication.")
+            }
         }
         if let readTime { try checkReadTime(readTime) }
         return try read { conn in
@@ -320,12 +322,17 @@ extension FirestoreService {
     /// `beginTransaction`.
     func beginTransaction(_ db: DatabaseID, readOnly: Bool, readTime: Instant?, retrying: String?) throws(FirestoreError) -> String {
         if let readTime { try checkReadTime(readTime) }
-        if let retrying { _ = transactions.finish(retrying) }
+        if let retrying {
+            guard transactions.isKnown(retrying) else { throw .invalidArgument(TransactionRegistry.unknownMessage) }
+            _ = transactions.finish(retrying)
+        }
         return transactions.begin(db, readOnly: readOnly, readTime: readTime)
     }
 
     /// `rollback`.
     func rollback(_ db: DatabaseID, transaction: String) throws(FirestoreError) {
+        // Rolling back a finished transaction is a no-op, as on Firestore.
+        if transactions.isClosed(transaction) { return }
         _ = try transactions.use(transaction, database: db)
         transactions.finish(transaction)
     }

@@ -21,7 +21,8 @@ extension FirestoreService {
                 throw .permissionDenied("evaluation error: a document read by the rules (get/exists) could not be loaded.")
             }
             if !decision.allowed {
-                throw .permissionDenied(decision.message.isEmpty ? Self.defaultDenial : decision.message)
+                // Firestore's wording first; the rules' own account of the denial after it.
+                throw .permissionDenied(Self.defaultDenial + "\n" + (decision.message.isEmpty ? "No matching allow statements" : decision.message))
             }
         }
     }

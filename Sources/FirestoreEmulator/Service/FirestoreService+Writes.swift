@@ -20,13 +20,14 @@ extension FirestoreService {
 
     /// `commit` (and every single-document write): all writes or none, one commit time, rules
     /// judged per write with `getAfter()` seeing the whole batch, transaction reads re-checked.
-    func commit(_ db: DatabaseID, writes: [Write], transaction: String?, caller: Caller) throws(FirestoreError)
+    func commit(_ requested: DatabaseID, writes: [Write], transaction: String?, caller: Caller) throws(FirestoreError)
         -> (commitTime: Instant, results: [WriteOutcome]) {
+        let db = try Self.target(requested, writes)
         var txnState: TransactionRegistry.State?
         if let transaction {
             let state = try transactions.use(transaction, database: db)
+            // The refused commit leaves the transaction open, as Firestore does.
             if state.readOnly && !writes.isEmpty {
-                transactions.finish(transaction)
                 throw .invalidArgument("Cannot modify entities in a read-only transaction.")
             }
             txnState = state
@@ -76,6 +77,12 @@ extension FirestoreService {
                 overlay[w.path] = .some(outcome.document)
             }
 
+            // A create over an existing document is ALREADY_EXISTS whatever the rules would say
+            // of it, as Firestore judges it; the other preconditions come after the rules.
+            for step in steps {
+                try Self.checkCreate(step.write.precondition, against: step.before, name: db.name(of: step.write.path))
+            }
+
             if case .client(let auth) = caller {
                 let lookup = RulesLookup(
                     database: db,
@@ -116,12 +123,34 @@ extension FirestoreService {
         return committed
     }
 
+    /// The database a batch acts on: the one its writes' document names name, as Firestore
+    /// follows the names (the request's database when they name none other).
+    static func target(_ requested: DatabaseID, _ writes: [Write]) throws(FirestoreError) -> DatabaseID {
+        var named: DatabaseID?
+        for w in writes {
+            let d = w.database ?? requested
+            if let n = named, n != d {
+                throw .invalidArgument("The writes of one request must all name documents of one database.")
+            }
+            named = d
+        }
+        return named ?? requested
+    }
+
     /// What Firestore answers when a transaction lost a race (ABORTED; the SDKs retry on it).
     static let contention = "Too much contention on these documents. Please try again."
 
     /// `batchWrite`: each write on its own (rules, preconditions), one status per write.
-    func batchWrite(_ db: DatabaseID, writes: [Write], caller: Caller) throws(FirestoreError)
+    func batchWrite(_ requested: DatabaseID, writes: [Write], caller: Caller) throws(FirestoreError)
         -> [Result<WriteOutcome, FirestoreError>] {
+        let db = try Self.target(requested, writes)
+        // Like listCollectionIds, batchWrite is for server credentials: end users are refused
+        // whatever the rules say (unless no rules are configured at all), as the Firestore emulator does.
+        if !caller.isAdmin {
+            if case .open = rules.active(for: db.project) {} else {
+                throw .permissionDenied("Batch writes require admin authentication.")
+            }
+        }
         let recorder = ChangeRecorder(feed: listeners.feed, database: db)
         defer { recorder.finish() }
         let committed = try write { conn in
@@ -137,6 +166,7 @@ extension FirestoreService {
                     }
                     let outcome = WriteApplier.apply(w, to: before, at: commitTime)
                     if let after = outcome.document { try Self.checkSize(after, db) }
+                    try Self.checkCreate(w.precondition, against: before, name: db.name(of: w.path))
                     if case .client(let auth) = caller {
                         let lookup = RulesLookup(
                             database: db,
@@ -177,13 +207,21 @@ extension FirestoreService {
     private func authorizeWrite(_ db: DatabaseID, step: Step, auth: RulesValue?, time: Instant, lookup: RulesLookup,
                                 accessLimit: Int) throws(FirestoreError) {
         let path = step.write.path
-        let method: RulesMethod = step.write.isDelete ? .delete : (step.before == nil ? .create : .update)
+        // A write that requires the document to exist is an update even when it is missing (the
+        // rules judge it before the precondition fails), as the Firestore emulator decides.
+        let creates = step.before == nil && step.write.precondition?.exists != true
+        let method: RulesMethod = step.write.isDelete ? .delete : (creates ? .create : .update)
         let request = RulesRequest(
             method: method, path: RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(time),
             requestResource: step.outcome.document.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
             resource: step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
             accessLimit: accessLimit)
         try authorize(request, project: db.project, lookup: lookup)
+    }
+
+    /// The `exists: false` precondition alone (judged before rules).
+    static func checkCreate(_ precondition: Precondition?, against before: StoredDocument?, name: String) throws(FirestoreError) {
+        if precondition?.exists == false && before != nil { throw .alreadyExists("Document already exists: \(name)") }
     }
 
     /// `currentDocument`: exists / updateTime, with Firestore's messages.
@@ -196,7 +234,7 @@ extension FirestoreService {
         if let t = precondition.updateTime {
             guard let before else { throw .notFound("No document to update: \(name)") }
             if before.updateTime != t {
-                throw .failedPrecondition("The stored version (\(before.updateTime.unixMicros)) does not match the required base version (\(t.unixMicros)) for \(name).")
+                throw .failedPrecondition("the stored version (\(before.updateTime.unixMicros)) does not match the required base version (\(t.unixMicros))")
             }
         }
     }

@@ -114,6 +114,10 @@ public final class FirestoreService: Sendable {
             return try storage.write(body)
         } catch let e as FirestoreError {
             throw e
+        } catch let e as SQLiteError where e.isDiskFull {
+            // Nothing was written (the transaction rolled back); it succeeds again once there is room.
+            logger.error("firestore: write failed, the disk is full", [("error", .string("\(e)"))])
+            throw .resourceExhausted("The data directory's disk is full; the write was not applied.")
         } catch {
             logger.error("firestore: write failed", [("error", .string("\(error)"))])
             throw .internal("Internal error: \(error)")

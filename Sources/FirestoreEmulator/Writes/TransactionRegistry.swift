@@ -49,6 +49,11 @@ final class TransactionRegistry: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()
     private var open: [String: State] = [:]
+    /// Recently finished transactions (oldest first, bounded): committing one again is "closed",
+    /// rolling one back again succeeds, as Firestore answers; an id never issued is "invalid".
+    private var closed: Set<String> = []
+    private var closedOrder: [String] = []
+    private static let closedLimit = 4096
     private var begun = 0
     private let clock: Clock
     private let ids: IDGenerator
@@ -58,8 +63,12 @@ final class TransactionRegistry: @unchecked Sendable {
         self.ids = ids
     }
 
-    /// The message Firestore answers for an unknown, finished or expired transaction.
+    /// The message Firestore answers for an expired transaction.
     static let invalidMessage = "The referenced transaction has expired or is no longer valid."
+    /// For an id no transaction ever had.
+    static let unknownMessage = "Invalid transaction."
+    /// For a transaction already committed or rolled back.
+    static let closedMessage = "Transaction is invalid or closed."
 
     /// Opens a transaction; `retrying` (a previous transaction's id) is closed.
     func begin(_ database: DatabaseID, readOnly: Bool, readTime: Instant?, retrying: String? = nil) -> String {
@@ -82,7 +91,9 @@ final class TransactionRegistry: @unchecked Sendable {
         let now = clock.now()
         lock.lock()
         defer { lock.unlock() }
-        guard var state = open[id] else { throw .invalidArgument(Self.invalidMessage) }
+        guard var state = open[id] else {
+            throw .invalidArgument(closed.contains(id) ? Self.closedMessage : Self.unknownMessage)
+        }
         if now.unixMicros - state.lastUsed.unixMicros > Self.idleLimitSeconds * 1_000_000 {
             open[id] = nil
             throw .invalidArgument(Self.invalidMessage)
@@ -137,7 +148,28 @@ final class TransactionRegistry: @unchecked Sendable {
     func finish(_ id: String) -> State? {
         lock.lock()
         defer { lock.unlock() }
-        return open.removeValue(forKey: id)
+        guard let state = open.removeValue(forKey: id) else { return nil }
+        if closed.insert(id).inserted {
+            closedOrder.append(id)
+            if closedOrder.count > Self.closedLimit {
+                closed.remove(closedOrder.removeFirst())
+            }
+        }
+        return state
+    }
+
+    /// Whether `id` was issued and has since finished.
+    func isClosed(_ id: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return closed.contains(id)
+    }
+
+    /// Whether `id` names a transaction open or recently finished.
+    func isKnown(_ id: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return open[id] != nil || closed.contains(id)
     }
 
     /// Forgets every transaction of `database` (it was cleared), or all.

@@ -15,6 +15,9 @@ struct Write: Sendable {
     var operation: Operation
     var transforms: [FieldTransform]
     var precondition: Precondition?
+    /// The database the write's document name names when it is not the request's (nil: the
+    /// request's); a batch acts on the one database its writes name.
+    var database: DatabaseID? = nil
 
     var isDelete: Bool {
         if case .delete = operation { return true }

@@ -10,7 +10,7 @@ struct WriteParser {
         try o.requireKnown(Self.writeFields)
         let kinds = ["update", "delete", "transform"].filter { o.raw($0) != nil }
         guard kinds.count == 1 else {
-            throw .invalidArgument(kinds.isEmpty ? "A write must set one of update, delete or transform at '\(o.path.isEmpty ? "write" : o.path)'."
+            throw .invalidArgument(kinds.isEmpty ? "empty write operation"
                                                  : "Invalid JSON payload received. Oneof field 'operation' is already set. Cannot set '\(kinds[1])' at '\(o.path)'.")
         }
         var transforms: [FieldTransform] = []
@@ -21,11 +21,13 @@ struct WriteParser {
         }
         let precondition = try o.object("currentDocument").flatMap { p throws(FirestoreError) in try parsePrecondition(p) }
 
-        let path: ResourcePath
+        var path: ResourcePath
+        var named = database
         let operation: Write.Operation
         if let update = try o.object("update") {
             let (p, fields) = try parseDocument(update, requireName: true)
             path = p
+            if let name = try update.string("name") { (named, path) = try ResourcePath.parseAnyDocumentName(name) }
             var mask: [FieldPath]?
             if let m = try o.object("updateMask") {
                 mask = try parseMask(m)
@@ -33,16 +35,17 @@ struct WriteParser {
             operation = .update(fields: fields, mask: mask)
         } else if let name = try o.string("delete") {
             if o.raw("updateMask") != nil || !transforms.isEmpty {
-                throw .invalidArgument("A delete write cannot have an update mask or field transforms.")
+                throw .invalidArgument(transforms.isEmpty ? "a delete must not specify an update mask."
+                                                          : "a delete must not specify a update transform.")
             }
-            path = try ResourcePath.parseDocumentName(name, in: database)
+            (named, path) = try ResourcePath.parseAnyDocumentName(name)
             operation = .delete
         } else if let t = try o.object("transform") {
             try t.requireKnown(["document", "fieldTransforms"])
             guard let name = try t.string("document") else {
                 throw .invalidArgument("A transform write must name its document at '\(t.path)'.")
             }
-            path = try ResourcePath.parseDocumentName(name, in: database)
+            (named, path) = try ResourcePath.parseAnyDocumentName(name)
             for (i, item) in (try t.array("fieldTransforms") ?? []).enumerated() {
                 transforms.append(try parseTransform(try ProtoObject(json: item, path: t.childPath("fieldTransforms") + "[\(i)]")))
             }
@@ -53,17 +56,19 @@ struct WriteParser {
         } else {
             throw .invalidArgument("A write must set one of update, delete or transform.")
         }
-        // A field may be transformed once, and not also be set by the update's mask.
-        var transformed = Set<FieldPath>()
-        for t in transforms {
-            if !transformed.insert(t.field).inserted {
-                throw .invalidArgument("Field \(t.field.canonical) is transformed more than once in one write.")
-            }
+        // Transforms of one field apply in order (Firestore accepts them); a field and a field
+        // inside it may not both be transformed.
+        for (i, t) in transforms.enumerated() {
             if t.field.isDocumentKey {
                 throw .invalidArgument("Cannot transform the field __name__.")
             }
+            for u in transforms[..<i] where u.field != t.field && (u.field.isPrefix(of: t.field) || t.field.isPrefix(of: u.field)) {
+                let parent = u.field.isPrefix(of: t.field) ? u.field : t.field
+                throw .invalidArgument("Cannot transform property \(parent.canonical) and its nested property at the same time.")
+            }
         }
-        return Write(path: path, operation: operation, transforms: transforms, precondition: precondition)
+        return Write(path: path, operation: operation, transforms: transforms, precondition: precondition,
+                     database: named == database ? nil : named)
     }
 
     /// A `Document` in a write or request body: its path (when named) and validated fields.
@@ -75,7 +80,8 @@ struct WriteParser {
             if requireName { throw .invalidArgument("Document name must be set at '\(o.childPath("name"))'.") }
             return (ResourcePath.root, fields)
         }
-        return (try ResourcePath.parseDocumentName(name, in: database), fields)
+        // The name's database is the write's own concern (see `parseWrite`).
+        return (try ResourcePath.parseAnyDocumentName(name).1, fields)
     }
 
     func parseMask(_ o: ProtoObject) throws(FirestoreError) -> [FieldPath] {
@@ -90,13 +96,11 @@ struct WriteParser {
         return try Self.validateMask(out)
     }
 
-    /// Rejects masks naming `__name__` or one path twice (or a path and its parent).
+    /// Rejects masks naming `__name__`. A path given twice, or with a path inside it, is
+    /// accepted as Firestore accepts it (the mask is a set of paths).
     static func validateMask(_ paths: [FieldPath]) throws(FirestoreError) -> [FieldPath] {
-        for (i, p) in paths.enumerated() {
-            if p.isDocumentKey { throw .invalidArgument("Cannot use the reserved field name __name__ in a mask.") }
-            for q in paths[(i + 1)...] where p.isPrefix(of: q) || q.isPrefix(of: p) {
-                throw .invalidArgument("Field mask contains overlapping field paths: \(p.canonical) and \(q.canonical)")
-            }
+        for p in paths where p.isDocumentKey {
+            throw .invalidArgument("Cannot use the reserved field name __name__ in a mask.")
         }
         return paths
     }
@@ -127,15 +131,13 @@ struct WriteParser {
         let field = try QueryParser.fieldPath(pathText)
         let set = kinds.filter { o.raw($0) != nil }
         guard set.count == 1 else {
-            throw .invalidArgument(set.isEmpty ? "A field transform must set a transform type at '\(o.path)'."
+            throw .invalidArgument(set.isEmpty ? "Operation type must be specified for field transformation."
                                                : "Invalid JSON payload received. Oneof field 'transform_type' is already set. Cannot set '\(set[1])' at '\(o.path)'.")
         }
         func number(_ name: String) throws(FirestoreError) -> FirestoreValue {
             // Force-unwrap safe: `name` is the member found above.
             let v = try ValueJSON.decode(o.raw(name)!, path: o.childPath(name))
-            guard v.isNumber else {
-                throw .invalidArgument("The \(name) transform of \(field.canonical) requires a numeric value (integer or double).")
-            }
+            guard v.isNumber else { throw .invalidArgument("Input must be int64 or double.") }
             return v
         }
         func elements(_ name: String) throws(FirestoreError) -> [FirestoreValue] {

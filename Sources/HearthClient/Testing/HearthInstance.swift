@@ -70,6 +70,8 @@ public struct HearthInstance: Sendable {
     public var s3URL: URL { get throws { try url("s3") } }
     /// The uploads API.
     public var apiURL: URL { get throws { try url("api") } }
+    /// The Cloud Storage for Firebase emulator.
+    public var storageURL: URL { get throws { try url("storage") } }
 
     // MARK: Clients
 
@@ -84,6 +86,12 @@ public struct HearthInstance: Sendable {
     /// An uploads client for this instance.
     public func uploads(token: BearerToken, appCheckToken: String? = nil) throws -> UploadsClient {
         UploadsClient(baseURL: try apiURL, token: token, appCheckToken: appCheckToken, session: transport.session)
+    }
+
+    /// A Cloud Storage client for this instance acting with `token`, on `bucket` (default: the
+    /// project's `<project>.appspot.com`).
+    public func storage(token: BearerToken, bucket: String? = nil) throws -> StorageClient {
+        StorageClient(emulatorURL: try storageURL, bucket: bucket ?? "\(projectID).appspot.com", token: token, session: transport.session)
     }
 
     // MARK: Emulator controls

@@ -104,7 +104,7 @@ public final class HearthTestServer: @unchecked Sendable {
 
         // --exit-with-parent: a test process that crashes (or is killed) takes its server with it.
         var args = ["start", "--ready-file", readyPath, "--quiet", "--exit-with-parent",
-                    "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0"]
+                    "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0", "--storage-port", "0"]
         if options.inMemory {
             args.append("--in-memory")
         } else {

@@ -6,8 +6,7 @@ import HearthCore
 /// Related: LifecycleRule, LifecycleRuleFilter, LifecycleExpiration, Transition,
 /// NoncurrentVersionExpiration, AbortIncompleteMultipartUpload, "Lifecycle configuration
 /// elements", and S3's answers as recorded by others (LocalStack's AWS-validated tests, issues
-/// quoting S3). Hearth stores and returns the configuration; it does not run it (no object expires
-/// or transitions).
+/// quoting S3). `LifecycleRunner` applies the enabled rules on the emulator clock.
 struct LifecycleConfiguration: Sendable, Equatable {
     var rules: [Rule]
 

@@ -65,6 +65,8 @@ enum S3Error: Error, Sendable {
     case signature(SigV4Failure)
     /// A browser form upload refused for its form or policy.
     case postForm(PostPolicyFailure)
+    /// One of S3's errors that carry only a code, a status and a message.
+    case plain(PlainS3Error)
 
     /// The `<Code>`.
     var code: String {
@@ -111,6 +113,7 @@ enum S3Error: Error, Sendable {
         case .preconditionFailed: "PreconditionFailed"
         case .signature(let f): f.code
         case .postForm(let f): f.code
+        case .plain(let p): p.code
         }
     }
 
@@ -136,6 +139,7 @@ enum S3Error: Error, Sendable {
         case .preconditionFailed: 412
         case .signature(let f): f.httpStatus
         case .postForm(let f): f.httpStatus
+        case .plain(let p): p.httpStatus
         }
     }
 
@@ -185,6 +189,7 @@ enum S3Error: Error, Sendable {
         case .preconditionFailed: "At least one of the pre-conditions you specified did not hold"
         case .signature(let f): f.message
         case .postForm(let f): f.message
+        case .plain(let p): p.message
         }
     }
 
@@ -227,6 +232,7 @@ enum S3Error: Error, Sendable {
         case .preconditionFailed(let condition): [("Condition", condition)]
         case .signature(let f): f.xmlFields
         case .postForm(let f): f.xmlFields
+        case .plain: []
         }
     }
 

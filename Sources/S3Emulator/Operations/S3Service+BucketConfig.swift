@@ -125,6 +125,7 @@ extension S3Service {
             attempt(ctx) {
                 let stored = StoredLifecycle(document: String(decoding: configuration.document.bytes, as: UTF8.self), minimumObjectSize: minimum)
                 try store.setBucketConfig(ctx.bucket, .lifecycle, stored.text, now: ctx.now)
+                lifecycleRules.set(ctx.bucket, configuration)
                 var h = HTTPHeaders()
                 h.add("x-amz-transition-default-minimum-object-size", minimum)
                 return Response(status: 200, headers: h, body: .empty)
@@ -143,6 +144,7 @@ extension S3Service {
             case .publicAccessBlock, .ownershipControls: try store.setBucketConfig(ctx.bucket, kind, nil, now: ctx.now)
             case .policy, .lifecycle, .encryption, .tagging: try store.clearBucketConfig(ctx.bucket, kind)
             }
+            if kind == .lifecycle { lifecycleRules.set(ctx.bucket, nil) }
             return Response(status: 204)
         }
     }

@@ -10,11 +10,13 @@ extension S3Service {
         return Response(status: status, headers: h, body: .bytes(xml.bytes))
     }
 
-    /// `<Owner><ID>…</ID><DisplayName>…</DisplayName></Owner>` (or another element name).
-    static func writeOwner(_ x: inout XMLWriter, _ accessKey: String, element: String = "Owner") {
+    /// `<Owner><ID>…</ID><DisplayName>…</DisplayName></Owner>` (or another element name) for the
+    /// account a stored owner names.
+    func writeOwner(_ x: inout XMLWriter, _ storedOwner: String, element: String = "Owner") {
+        let account = accounts.owner(storedOwner)
         x.group(element) { x in
-            x.element("ID", ownerID(accessKey))
-            x.element("DisplayName", "hearth")
+            x.element("ID", account.canonicalID)
+            x.element("DisplayName", account.displayName)
         }
     }
 
@@ -46,13 +48,15 @@ extension S3Service {
             after = name
         }
         return attempt(ctx) { try store.buckets() }.map { all in
+            // An account lists its own buckets, as S3's ListBuckets does.
+            let owner = ctx.ownerKey ?? defaultOwner
             let visible = all.filter { b in
-                (allowed?.contains(b.name) ?? true) && b.name.hasPrefix(prefix) && (after.map { b.name > $0 } ?? true)
+                b.owner == owner && (allowed?.contains(b.name) ?? true) && b.name.hasPrefix(prefix) && (after.map { b.name > $0 } ?? true)
             }
             let page = visible.prefix(maxBuckets)
             var x = XMLWriter()
             x.group("ListAllMyBucketsResult", namespace: true) { x in
-                S3Service.writeOwner(&x, ctx.accessKey ?? defaultOwner)
+                writeOwner(&x, ctx.ownerKey ?? defaultOwner)
                 x.group("Buckets") { x in
                     for b in page {
                         x.group("Bucket") { x in
@@ -90,8 +94,39 @@ extension S3Service {
         } else if constraint != region {
             return .failure(.illegalLocationConstraint(constraint: constraint))
         }
+        let owner = ctx.ownerKey ?? defaultOwner
+        var settings = S3Store.NewBucketSettings()
+        var ownership = OwnershipControls.newBucketDefault.objectOwnership
+        if let o = ctx.header("x-amz-object-ownership") {
+            guard OwnershipControls.values.contains(o) else {
+                return .failure(.invalidArgument(message: "Invalid x-amz-object-ownership header: \(o)", name: "x-amz-object-ownership", value: o))
+            }
+            ownership = o
+            settings.ownershipControls = String(decoding: OwnershipControls(objectOwnership: o).document.bytes, as: UTF8.self)
+        }
+        let ownerID = accounts.owner(owner).canonicalID
+        switch AccessControlList.fromHeaders({ ctx.header($0) }, owner: ownerID, bucketOwner: ownerID) {
+        case .failure(let e): return .failure(e)
+        case .success(nil): break
+        case .success(let acl?):
+            if ownership == "BucketOwnerEnforced" {
+                guard acl.isOwnerFullControlOnly(ownerID) else { return .failure(.plain(.invalidBucketAclWithObjectOwnership)) }
+            } else {
+                if let e = checkGrantees(acl) { return .failure(e) }
+                if !acl.isOwnerFullControlOnly(ownerID) { settings.acl = acl.serialized }
+            }
+        }
+        if let lock = ctx.header("x-amz-bucket-object-lock-enabled") {
+            guard lock.lowercased() == "true" || lock.lowercased() == "false" else {
+                return .failure(.invalidArgument(message: "Invalid x-amz-bucket-object-lock-enabled header: \(lock)",
+                                                 name: "x-amz-bucket-object-lock-enabled", value: lock))
+            }
+            if lock.lowercased() == "true" {
+                settings.objectLock = String(decoding: ObjectLock.Configuration().document.bytes, as: UTF8.self)
+            }
+        }
         return attempt(ctx) {
-            try store.createBucket(name, region: region, owner: ctx.accessKey ?? defaultOwner, now: ctx.now)
+            try store.createBucket(name, region: region, owner: owner, now: ctx.now, settings: settings)
             var h = HTTPHeaders()
             h.add("Location", "/" + name)
             return Response(status: 200, headers: h, body: .empty)
@@ -103,6 +138,7 @@ extension S3Service {
     func deleteBucket(_ ctx: S3Context) -> Result<Response, S3Error> {
         attempt(ctx) {
             try store.deleteBucket(ctx.bucket)
+            lifecycleRules.set(ctx.bucket, nil)
             return Response(status: 204)
         }
     }
@@ -154,37 +190,6 @@ extension S3Service {
             default: return .failure(.notImplemented(header: nil))
             }
             return .success(S3Service.xmlResponse(x))
-        }
-    }
-
-    /// GetBucketAcl / GetObjectAcl: the owner has FULL_CONTROL (buckets enforce bucket-owner
-    /// ownership, so there are no other grants).
-    func getACL(_ ctx: S3Context) -> Result<Response, S3Error> {
-        requireBucket(ctx).flatMap { b -> Result<Response, S3Error> in
-            var owner = b.owner
-            var headers = HTTPHeaders()
-            if ctx.target.key != nil {
-                switch requireObject(ctx) {
-                case .failure(let e): return .failure(e)
-                case .success(let found):
-                    owner = found.record.owner
-                    headers = S3Service.versionHeader(found.record, versioned: found.versioned)
-                }
-            }
-            var x = XMLWriter()
-            x.group("AccessControlPolicy", namespace: true) { x in
-                S3Service.writeOwner(&x, owner)
-                x.group("AccessControlList") { x in
-                    x.group("Grant") { x in
-                        x.openRaw(#"Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser""#)
-                        x.element("ID", S3Service.ownerID(owner))
-                        x.element("DisplayName", "hearth")
-                        x.close("Grantee")
-                        x.element("Permission", "FULL_CONTROL")
-                    }
-                }
-            }
-            return .success(S3Service.xmlResponse(x, headers: headers))
         }
     }
 }

@@ -174,6 +174,7 @@ extension S3Service {
             }
             let changesSomething = directive == "REPLACE" || ctx.header("x-amz-storage-class") != nil
                 || ctx.header("x-amz-website-redirect-location") != nil || ctx.header("x-amz-server-side-encryption") != nil
+                || ctx.header("x-amz-server-side-encryption-customer-algorithm") != nil
                 || (requestedAlgorithm != nil && requestedAlgorithm != sourceRecord.checksum?.algorithm)
             // Copying an older version onto its own key restores it, which is a change.
             if source.bucket == ctx.bucket && source.key == ctx.key && source.versionID == nil && !changesSomething {
@@ -186,6 +187,19 @@ extension S3Service {
                 if ctx.header("x-amz-website-redirect-location") != nil { metadata.websiteRedirect = requested.websiteRedirect }
             }
             metadata.tagging = taggingDirective == "REPLACE" ? requested.tagging : sourceRecord.metadata.tagging
+            // The copy's ACL, lock and encryption come from this request and the destination bucket.
+            metadata.extra = ObjectExtra()
+            switch SSECustomerKey.fromHeaders({ ctx.header($0) }, prefix: "x-amz-copy-source-server-side-encryption-customer-") {
+            case .failure(let e): return .failure(e)
+            case .success(let key):
+                if let e = SSECustomerKey.checkRead(stored: sourceRecord.metadata.extra.customerKeyMD5, sent: key) { return .failure(e) }
+            }
+            let owner: String
+            switch newObjectSettings(ctx, &metadata) {
+            case .failure(let e): return .failure(e)
+            case .success(let o): owner = o
+            }
+            let finalMetadata = metadata
             // A multipart source gets a plain MD5 ETag when copied, and a checksum of the new
             // algorithm needs the bytes: read them once, without holding the writer.
             var etag = sourceRecord.etag
@@ -216,8 +230,8 @@ extension S3Service {
                         }
                         let blob = try BlobStore.copyRange(c, from: current.blobID, start: 0, length: current.size, now: now)
                         let record = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: blob, size: current.size, etag: finalEtag,
-                                                  lastModified: now, metadata: metadata, checksum: finalChecksum, partSizes: nil,
-                                                  owner: ctx.accessKey ?? defaultOwner)
+                                                  lastModified: now, metadata: finalMetadata, checksum: finalChecksum, partSizes: nil,
+                                                  owner: owner)
                         return .some(try S3Store.storeObject(c, record, condition: condition, newVersionID: newVersionID))
                     }
                 } catch is SourceChanged {
@@ -242,7 +256,7 @@ extension S3Service {
             var h = HTTPHeaders()
             foundSource.addHeader(to: &h)
             if let versionID { h.add("x-amz-version-id", versionID) }
-            h.add("x-amz-server-side-encryption", "AES256")
+            S3Service.addEncryptionHeaders(&h, finalMetadata.extra)
             return .success(S3Service.xmlResponse(x, headers: h))
         }
         return .failure(.internalError)

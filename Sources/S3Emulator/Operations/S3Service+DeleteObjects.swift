@@ -21,7 +21,8 @@ extension S3Service {
         let quiet = root.childText("Quiet")?.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "true"
         if case .failure(let e) = requireBucket(ctx) { return .failure(e) }
         let now = Instant(unixSeconds: clock.now().unixSeconds)
-        let owner = ctx.accessKey ?? defaultOwner
+        let owner = ctx.ownerKey ?? defaultOwner
+        let bypass = S3Service.bypassGovernance(ctx)
         return attempt(ctx) {
             var outcomes: [(key: String, versionID: String?, result: Result<S3Store.DeleteOutcome, S3Error>)] = []
             try database.write { c in
@@ -37,6 +38,15 @@ extension S3Service {
                         guard v == "null" || VersionID.isWellFormed(v) else {
                             outcomes.append((key, versionID, .failure(.noSuchVersion(key: key, versionID: v))))
                             continue
+                        }
+                        if let entry = try S3Store.version(c, bucket: bucket.name, key: key, versionID: v), !entry.isDeleteMarker {
+                            do {
+                                // Retention dates have sub-second precision; `now` is whole seconds (for markers).
+                                try ObjectLock.checkDeletable(entry.record.metadata.extra, now: clock.now(), bypassGovernance: bypass)
+                            } catch let e as S3Error {
+                                outcomes.append((key, versionID, .failure(e.code == "AccessDenied" ? .accessDenied(message: "Access Denied") : e)))
+                                continue
+                            }
                         }
                         outcomes.append((key, versionID, .success(try S3Store.deleteVersion(c, bucket: bucket.name, key: key, versionID: v))))
                     } else {

@@ -13,6 +13,11 @@ extension S3Service {
     /// GetObject and HeadObject.
     func getObject(_ ctx: S3Context) -> Result<Response, S3Error> {
         let isHead = ctx.request.method == "HEAD"
+        // Reads take no encryption settings (the object's own apply); S3 refuses them.
+        if let sse = ctx.header("x-amz-server-side-encryption") {
+            return .failure(.invalidArgument(message: "x-amz-server-side-encryption header is not supported for this operation.",
+                                             name: "x-amz-server-side-encryption", value: sse))
+        }
         let versionID: String?
         switch S3Service.versionIDParameter(ctx) {
         case .failure(let e): return .failure(e)
@@ -75,6 +80,11 @@ extension S3Service {
             return .failure(S3Service.deleteMarkerError(marker, key: ctx.key, namedByVersion: true, method: ctx.request.method))
         case .success(.found(let r, let b, let v)): (record, body, versioned) = (r, b, v)
         }
+        switch SSECustomerKey.fromHeaders({ ctx.header($0) }, prefix: "x-amz-server-side-encryption-customer-") {
+        case .failure(let e): return .failure(e)
+        case .success(let key):
+            if let e = SSECustomerKey.checkRead(stored: record.metadata.extra.customerKeyMD5, sent: key) { return .failure(e) }
+        }
         switch plan {
         case .precondition(let c): return .failure(.preconditionFailed(condition: c))
         case .badRange(let size): return .failure(.invalidRange(requested: ctx.header("Range") ?? "", actualSize: size))
@@ -90,6 +100,12 @@ extension S3Service {
         var h = objectHeaders(record, ctx: ctx, includeChecksum: partNumber == nil && { if case .whole = plan { true } else { false } }())
         if partNumber != nil, let sizes = record.partSizes {
             h.add("x-amz-mp-parts-count", String(sizes.count))
+        }
+        // A part read answers that part's checksum.
+        if let n = partNumber, let c = record.checksum, let sums = record.metadata.extra.partChecksums, n <= sums.count, !sums[n - 1].isEmpty,
+           ctx.header("x-amz-checksum-mode")?.uppercased() == "ENABLED" {
+            h.add(c.algorithm.headerName, sums[n - 1])
+            h.add("x-amz-checksum-type", c.type)
         }
         h.add("Accept-Ranges", "bytes")
         // A bucket that has (or had) versioning names the version it answered with.
@@ -130,8 +146,14 @@ extension S3Service {
             h.add(c.algorithm.headerName, c.value)
             h.add("x-amz-checksum-type", c.type)
         }
-        h.add("x-amz-server-side-encryption", "AES256")
         let m = record.metadata
+        S3Service.addEncryptionHeaders(&h, m.extra)
+        if let mode = m.extra.lockMode, let until = m.extra.lockRetainUntil {
+            h.add("x-amz-object-lock-mode", mode)
+            h.add("x-amz-object-lock-retain-until-date", until)
+        }
+        if m.extra.legalHold { h.add("x-amz-object-lock-legal-hold", "ON") }
+        if let expiration = expirationHeader(record) { h.add("x-amz-expiration", expiration) }
         for pair in m.userMetadata { h.add("x-amz-meta-" + pair.name, pair.value) }
         if let v = m.cacheControl { h.add("Cache-Control", v) }
         if let v = m.contentDisposition { h.add("Content-Disposition", v) }

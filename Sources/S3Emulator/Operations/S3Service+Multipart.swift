@@ -30,10 +30,15 @@ extension S3Service {
 
     func createMultipartUpload(_ ctx: S3Context) -> Result<Response, S3Error> {
         if let e = S3Service.checkKey(ctx.key) { return .failure(e) }
-        let metadata: ObjectMetadata
+        var metadata: ObjectMetadata
         switch UploadHeaders.metadata(from: ctx.request.headers.fields) {
         case .failure(let e): return .failure(e)
         case .success(let m): metadata = m
+        }
+        let owner: String
+        switch newObjectSettings(ctx, &metadata) {
+        case .failure(let e): return .failure(e)
+        case .success(let o): owner = o
         }
         var algorithm: ChecksumAlgorithm?
         if let a = ctx.header("x-amz-checksum-algorithm") {
@@ -55,7 +60,7 @@ extension S3Service {
         }
         if let a = algorithm, type == nil { type = a == .crc64nvme ? "FULL_OBJECT" : "COMPOSITE" }
         let upload = UploadRecord(uploadID: ids.alphanumeric(64), bucket: ctx.bucket, key: ctx.key,
-                                  initiated: Instant(unixSeconds: ctx.now.unixSeconds), owner: ctx.accessKey ?? defaultOwner,
+                                  initiated: Instant(unixSeconds: ctx.now.unixSeconds), owner: owner,
                                   metadata: metadata, checksumAlgorithm: algorithm, checksumType: type)
         return attempt(ctx) {
             try store.createUpload(upload)
@@ -66,7 +71,7 @@ extension S3Service {
                 x.element("UploadId", upload.uploadID)
             }
             var h = HTTPHeaders()
-            h.add("x-amz-server-side-encryption", "AES256")
+            S3Service.addEncryptionHeaders(&h, upload.metadata.extra)
             if let algorithm, let type {
                 h.add("x-amz-checksum-algorithm", algorithm.displayName)
                 h.add("x-amz-checksum-type", type)
@@ -76,6 +81,21 @@ extension S3Service {
     }
 
     // MARK: UploadPart
+
+    /// An upload begun with an SSE-C key needs the same key on every part.
+    static func partKeyError(_ ctx: S3Context, _ upload: UploadRecord) -> S3Error? {
+        switch SSECustomerKey.fromHeaders({ ctx.header($0) }, prefix: "x-amz-server-side-encryption-customer-") {
+        case .failure(let e): return e
+        case .success(let key):
+            guard let stored = upload.metadata.extra.customerKeyMD5 else {
+                return key == nil ? nil : .invalidRequest(message: "The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.")
+            }
+            guard let key else {
+                return .invalidRequest(message: "The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.")
+            }
+            return key.md5 == stored ? nil : .invalidRequest(message: "The provided encryption parameters did not match the ones used originally.")
+        }
+    }
 
     func uploadPart(_ ctx: S3Context) -> RequestDisposition {
         let number: Int
@@ -93,6 +113,7 @@ extension S3Service {
         case .failure(let e): return .respond(complete(ctx, .failure(e)))
         case .success(let u): upload = u
         }
+        if let e = S3Service.partKeyError(ctx, upload) { return .respond(complete(ctx, .failure(e))) }
         if let expected = upload.checksumAlgorithm, let sent = headers.checksumAlgorithm, sent != expected {
             return .respond(complete(ctx, .failure(.invalidRequest(message:
                 "Checksum Type mismatch occurred, expected checksum Type: \(expected.rawValue), actual checksum Type: \(sent.rawValue)"))))
@@ -112,7 +133,7 @@ extension S3Service {
             var h = HTTPHeaders()
             h.add("ETag", etag)
             if let algorithm, let checksum { h.add(algorithm.headerName, checksum) }
-            h.add("x-amz-server-side-encryption", "AES256")
+            S3Service.addEncryptionHeaders(&h, upload.metadata.extra)
             return Response(status: 200, headers: h, body: .empty)
         }
         return .stream(consumer)
@@ -197,6 +218,13 @@ extension S3Service {
     func completeMultipartUpload(_ ctx: S3Context, body: [UInt8]) -> Result<Response, S3Error> {
         let upload: UploadRecord
         switch requireUpload(ctx) {
+        case .failure(.noSuchUpload(let id)):
+            // A retry of a completion that succeeded (an SDK whose first attempt timed out) gets
+            // the same answer again, as S3 gives it.
+            if case .success(let done?) = attempt(ctx, { try store.completedUpload(bucket: ctx.bucket, key: ctx.key, uploadID: id) }) {
+                return .success(completionResponse(ctx, done))
+            }
+            return .failure(.noSuchUpload(uploadID: id))
         case .failure(let e): return .failure(e)
         case .success(let u): upload = u
         }
@@ -271,29 +299,40 @@ extension S3Service {
                 }
                 let blob = try BlobStore.concatenate(c, chosen.map { ($0.blobID, $0.size) }, now: ctx.now)
                 // S3 dates a multipart object by when its upload was initiated.
+                var metadata = upload.metadata
+                if upload.checksumAlgorithm != nil { metadata.extra.partChecksums = chosen.map { $0.checksumValue ?? "" } }
                 let record = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: blob, size: size, etag: etag,
-                                          lastModified: upload.initiated, metadata: upload.metadata, checksum: finalChecksum,
+                                          lastModified: upload.initiated, metadata: metadata, checksum: finalChecksum,
                                           partSizes: chosen.map(\.size), owner: upload.owner)
                 let versionID = try S3Store.storeObject(c, record, condition: condition, newVersionID: newVersionID)
                 try S3Store.deleteUpload(c, upload.uploadID)
+                try S3Store.rememberCompleted(c, S3Store.CompletedUpload(uploadID: upload.uploadID, bucket: ctx.bucket, key: ctx.key,
+                                                                        etag: etag, versionID: versionID, checksum: finalChecksum,
+                                                                        extra: upload.metadata.extra), now: ctx.now)
                 return versionID
             }
-            var x = XMLWriter()
-            x.group("CompleteMultipartUploadResult", namespace: true) { x in
-                x.element("Location", objectURL(ctx))
-                x.element("Bucket", ctx.bucket)
-                x.element("Key", ctx.key)
-                x.element("ETag", etag)
-                if let c = finalChecksum {
-                    x.element(c.algorithm.xmlName, c.value)
-                    x.element("ChecksumType", c.type)
-                }
-            }
-            var h = HTTPHeaders()
-            h.add("x-amz-server-side-encryption", "AES256")
-            if let versionID { h.add("x-amz-version-id", versionID) }
-            return S3Service.xmlResponse(x, headers: h)
+            return completionResponse(ctx, S3Store.CompletedUpload(uploadID: upload.uploadID, bucket: ctx.bucket, key: ctx.key, etag: etag,
+                                                                   versionID: versionID, checksum: finalChecksum, extra: upload.metadata.extra))
         }
+    }
+
+    /// CompleteMultipartUpload's answer.
+    func completionResponse(_ ctx: S3Context, _ done: S3Store.CompletedUpload) -> Response {
+        var x = XMLWriter()
+        x.group("CompleteMultipartUploadResult", namespace: true) { x in
+            x.element("Location", objectURL(ctx))
+            x.element("Bucket", ctx.bucket)
+            x.element("Key", ctx.key)
+            x.element("ETag", done.etag)
+            if let c = done.checksum {
+                x.element(c.algorithm.xmlName, c.value)
+                x.element("ChecksumType", c.type)
+            }
+        }
+        var h = HTTPHeaders()
+        S3Service.addEncryptionHeaders(&h, done.extra)
+        if let versionID = done.versionID { h.add("x-amz-version-id", versionID) }
+        return S3Service.xmlResponse(x, headers: h)
     }
 
     /// Feeds a whole blob to a running checksum.
@@ -369,8 +408,8 @@ extension S3Service {
                         if let a = upload.checksumAlgorithm, let v = p.checksumValue { x.element(a.xmlName, v) }
                     }
                 }
-                S3Service.writeOwner(&x, upload.owner, element: "Initiator")
-                S3Service.writeOwner(&x, upload.owner)
+                writeOwner(&x, upload.owner, element: "Initiator")
+                writeOwner(&x, upload.owner)
                 x.element("StorageClass", upload.metadata.storageClass ?? "STANDARD")
                 if let a = upload.checksumAlgorithm {
                     x.element("ChecksumAlgorithm", a.displayName)
@@ -439,8 +478,8 @@ extension S3Service {
                     x.group("Upload") { x in
                         x.element("Key", encode(u.key))
                         x.element("UploadId", u.uploadID)
-                        S3Service.writeOwner(&x, u.owner, element: "Initiator")
-                        S3Service.writeOwner(&x, u.owner)
+                        writeOwner(&x, u.owner, element: "Initiator")
+                        writeOwner(&x, u.owner)
                         x.element("StorageClass", u.metadata.storageClass ?? "STANDARD")
                         x.element("Initiated", u.initiated.rfc3339(fractionDigits: 3))
                         if let a = u.checksumAlgorithm {

@@ -54,6 +54,12 @@ extension S3Service {
         case .failure(let e), .success(let e?): return .respond(complete(ctx, .failure(e)))
         case .success(nil): break
         }
+        var metadata = headers.metadata
+        let owner: String
+        switch newObjectSettings(ctx, &metadata) {
+        case .failure(let e): return .respond(complete(ctx, .failure(e)))
+        case .success(let o): owner = o
+        }
         let algorithm = headers.checksumAlgorithm
         let consumer = UploadConsumer(service: self, ctx: ctx, headers: headers, checksums: algorithm.map { [$0] } ?? [],
                                       maxSize: configuration.maxObjectSize) { [self] writer, body in
@@ -65,30 +71,57 @@ extension S3Service {
             let versionID = try commits.perform { c in
                 let blob = try writer.commit(c)
                 let record = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: blob, size: body.size, etag: etag,
-                                          lastModified: now, metadata: headers.metadata, checksum: checksum, partSizes: nil,
-                                          owner: ctx.accessKey ?? defaultOwner)
+                                          lastModified: now, metadata: metadata, checksum: checksum, partSizes: nil,
+                                          owner: owner)
                 return try S3Store.storeObject(c, record, condition: condition, newVersionID: newVersionID)
             }
-            var h = S3Service.storedObjectHeaders(etag: etag, checksum: checksum)
+            var h = S3Service.storedObjectHeaders(etag: etag, checksum: checksum, extra: metadata.extra)
             if let versionID { h.add("x-amz-version-id", versionID) }
+            let stored = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: 0, size: body.size, etag: etag, lastModified: now,
+                                      metadata: metadata, checksum: nil, partSizes: nil, owner: owner)
+            if let expiration = expirationHeader(stored) { h.add("x-amz-expiration", expiration) }
             return Response(status: 200, headers: h, body: .empty)
         }
         return .stream(consumer)
     }
 
     /// The headers of an answer that stored an object: ETag, its checksum, the encryption S3 applies.
-    static func storedObjectHeaders(etag: String, checksum: ObjectChecksum?) -> HTTPHeaders {
+    static func storedObjectHeaders(etag: String, checksum: ObjectChecksum?, extra: ObjectExtra = ObjectExtra()) -> HTTPHeaders {
         var h = HTTPHeaders()
         h.add("ETag", etag)
         if let checksum {
             h.add(checksum.algorithm.headerName, checksum.value)
             h.add("x-amz-checksum-type", checksum.type)
         }
-        h.add("x-amz-server-side-encryption", "AES256")
+        addEncryptionHeaders(&h, extra)
         return h
     }
 
+    /// `x-amz-server-side-encryption` and its companions for an object stored with `extra`.
+    static func addEncryptionHeaders(_ h: inout HTTPHeaders, _ extra: ObjectExtra) {
+        if let md5 = extra.customerKeyMD5 {
+            h.add("x-amz-server-side-encryption-customer-algorithm", "AES256")
+            h.add("x-amz-server-side-encryption-customer-key-MD5", md5)
+            return
+        }
+        h.add("x-amz-server-side-encryption", extra.sse ?? "AES256")
+        if let key = extra.kmsKeyID { h.add("x-amz-server-side-encryption-aws-kms-key-id", key) }
+    }
+
     // MARK: DeleteObject
+
+    /// DeleteObject's conditions (`If-Match`, `x-amz-if-match-last-modified-time`,
+    /// `x-amz-if-match-size`): S3's conditional deletes.
+    static func deleteCondition(_ ctx: S3Context) -> S3Store.DeleteCondition {
+        S3Store.DeleteCondition(ifMatch: ctx.header("If-Match"),
+                                lastModified: ctx.header("x-amz-if-match-last-modified-time").flatMap { HTTPDate.parse($0) ?? Instant(rfc3339: $0) },
+                                size: ctx.header("x-amz-if-match-size").flatMap { Int64($0) })
+    }
+
+    /// `x-amz-bypass-governance-retention: true`.
+    static func bypassGovernance(_ ctx: S3Context) -> Bool {
+        ctx.header("x-amz-bypass-governance-retention")?.lowercased() == "true"
+    }
 
     /// DeleteObject: 204 always (a missing key or version is no error). In a versioned bucket the
     /// answer names the version removed or the delete marker made (`x-amz-version-id`,
@@ -97,8 +130,11 @@ extension S3Service {
         S3Service.versionIDParameter(ctx).flatMap { versionID in
             attempt(ctx) {
                 let outcome = try store.deleteObject(bucket: ctx.bucket, key: ctx.key, versionID: versionID,
-                                                     owner: ctx.accessKey ?? defaultOwner,
-                                                     now: Instant(unixSeconds: clock.now().unixSeconds), newVersionID: newVersionID)
+                                                     owner: ctx.ownerKey ?? defaultOwner,
+                                                     condition: S3Service.deleteCondition(ctx),
+                                                     bypassGovernance: S3Service.bypassGovernance(ctx),
+                                                     now: Instant(unixSeconds: clock.now().unixSeconds), lockTime: clock.now(),
+                                                     newVersionID: newVersionID)
                 var h = HTTPHeaders()
                 if outcome.deleteMarker { h.add("x-amz-delete-marker", "true") }
                 if let v = outcome.versionID { h.add("x-amz-version-id", v) }

@@ -69,16 +69,16 @@ extension S3Service {
         var pairs: [(String, String)] = []
         for tag in set.children(named: "Tag") {
             guard let key = tag.childText("Key"), let value = tag.childText("Value") else { return .failure(.malformedXML) }
-            guard (1...128).contains(key.count), value.count <= 256 else {
-                return .failure(.invalidRequest(message: "The TagKey you have provided is too long, max 128") )
-            }
+            // S3 answers `InvalidTag` for each of these (as ceph/s3-tests' tagging tests expect).
+            guard (1...128).contains(key.count) else { return .failure(.invalidTag(message: "The TagKey you have provided is too long, max 128")) }
+            guard value.count <= 256 else { return .failure(.invalidTag(message: "The TagValue you have provided is too long, max 256")) }
             if pairs.contains(where: { $0.0 == key }) {
-                return .failure(.invalidRequest(message: "Cannot provide multiple Tags with the same key"))
+                return .failure(.invalidTag(message: "Cannot provide multiple Tags with the same key"))
             }
             pairs.append((key, value))
         }
         if pairs.count > S3Service.maxObjectTags {
-            return .failure(.invalidRequest(message: "Object tags cannot be greater than 10"))
+            return .failure(.invalidTag(message: "Object tags cannot be greater than 10"))
         }
         let encoded = pairs.map { S3URLEncoding.pathEncode($0.0).replacingOccurrences(of: "/", with: "%2F") + "="
             + S3URLEncoding.pathEncode($0.1).replacingOccurrences(of: "/", with: "%2F") }.joined(separator: "&")

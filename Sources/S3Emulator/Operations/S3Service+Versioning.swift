@@ -63,6 +63,9 @@ extension S3Service {
         }
         guard let status = root.childText("Status") else { return .failure(.illegalVersioningConfiguration) }
         guard status == "Enabled" || status == "Suspended" else { return .failure(.malformedXML) }
+        if status == "Suspended", case .success(.some) = attempt(ctx, { try store.setting(ctx.bucket, kind: S3Service.objectLockKind) }) {
+            return .failure(.plain(.invalidBucketState(message: "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.")))
+        }
         return attempt(ctx) {
             try store.setVersioning(ctx.bucket, status: status)
             return Response(status: 200)
@@ -169,7 +172,7 @@ extension S3Service {
                         }
                         x.element("Size", String(o.size))
                     }
-                    S3Service.writeOwner(&x, o.owner)
+                    writeOwner(&x, o.owner)
                     if !e.isDeleteMarker { x.element("StorageClass", o.metadata.storageClass ?? "STANDARD") }
                 }
             }

@@ -56,7 +56,7 @@ struct UploadHeaders {
             // `aws-chunked` describes the transfer, not the object: S3 drops it from what it stores.
             let kept = encodings.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty && $0.lowercased() != "aws-chunked" }
-            m.contentEncoding = kept.isEmpty ? nil : kept.joined(separator: ",")
+            m.contentEncoding = kept.isEmpty ? nil : kept.joined(separator: ", ")
         }
         if let sc = h["x-amz-storage-class"] {
             guard storageClasses.contains(sc) else { return .failure(.invalidStorageClass(storageClass: sc)) }

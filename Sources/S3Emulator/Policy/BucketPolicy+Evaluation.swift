@@ -10,12 +10,18 @@ extension BucketPolicy {
         case noMatch
     }
 
-    /// The decision for an anonymous request of `action` (`s3:GetObject`) on `resource`
-    /// (`bucket` or `bucket/key`), with condition context `context` (keys lower-cased).
-    func evaluate(action: String, resource: String, context: [String: [String]]) -> Decision {
+    /// Who is asking: an unsigned request, or a configured key's account.
+    enum Caller: Sendable, Equatable {
+        case anonymous
+        case account(accountID: String, canonicalID: String)
+    }
+
+    /// The decision for a request of `action` (`s3:GetObject`) on `resource` (`bucket` or
+    /// `bucket/key`) by `caller`, with condition context `context` (keys lower-cased).
+    func evaluate(action: String, resource: String, context: [String: [String]], caller: Caller = .anonymous) -> Decision {
         var allowed = false
         for statement in statements where statement.applies(action: action, resource: resource, context: context,
-                                                              variables: version == "2012-10-17") {
+                                                              variables: version == "2012-10-17", caller: caller) {
             if statement.effect == .deny { return .deny }
             allowed = true
         }
@@ -24,9 +30,10 @@ extension BucketPolicy {
 }
 
 extension BucketPolicy.Statement {
-    func applies(action: String, resource: String, context: [String: [String]], variables: Bool) -> Bool {
-        if let principal, !principal.includesEveryone { return false }
-        if let notPrincipal, notPrincipal.includesEveryone { return false }
+    func applies(action: String, resource: String, context: [String: [String]], variables: Bool,
+                 caller: BucketPolicy.Caller = .anonymous) -> Bool {
+        if let principal, !principal.includes(caller) { return false }
+        if let notPrincipal, notPrincipal.includes(caller) { return false }
         let lowerAction = action.lowercased()
         func actionMatches(_ patterns: [String]) -> Bool {
             patterns.contains { $0 == "*" || Wildcard.matches($0.lowercased(), lowerAction) }
@@ -66,5 +73,20 @@ extension BucketPolicy.Statement {
             rest = rest[rest.index(after: close)...]
         }
         return out + rest
+    }
+}
+
+extension BucketPolicy.Principal {
+    /// Whether the principal names `caller`: `*` names everyone; an account's ARN
+    /// (`arn:aws:iam::<id>:root`, or any of its users and roles) or its canonical id names a
+    /// signed caller of that account.
+    func includes(_ caller: BucketPolicy.Caller) -> Bool {
+        if includesEveryone { return true }
+        guard case .account(let accountID, let canonicalID) = caller, case .named(let types) = self else { return false }
+        if types["CanonicalUser"]?.contains(canonicalID) ?? false { return true }
+        return types["AWS"]?.contains { arn in
+            let parts = arn.split(separator: ":", maxSplits: 5, omittingEmptySubsequences: false)
+            return parts.count == 6 && parts[4] == accountID
+        } ?? false
     }
 }

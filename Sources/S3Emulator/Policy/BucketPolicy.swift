@@ -205,7 +205,10 @@ struct BucketPolicy: Sendable, Equatable {
         guard let resourceValue = object[resourceName] else { throw PolicyFault("Missing required field Resource") }
         var resources: [String] = []
         for resource in try stringList(resourceValue, element: "Resource") {
-            guard let path = objectPath(resource), path == bucket || path.hasPrefix(bucket + "/") else {
+            // A wildcard that reaches the bucket (`arn:aws:s3:::*`, `arn:aws:s3:::*/*`) is fine too.
+            guard let path = objectPath(resource),
+                  path == bucket || path.hasPrefix(bucket + "/")
+                    || Wildcard.matches(String(path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)[0]), bucket) else {
                 throw PolicyFault("Policy has invalid resource")
             }
             resources.append(path)
@@ -220,7 +223,12 @@ struct BucketPolicy: Sendable, Equatable {
         // S3 refuses a statement with an action that reaches none of its resources
         // (`s3:GetObject` on the bucket's ARN alone).
         if let actions = statement.actions, let resources = statement.resources {
-            let kinds = Set(resources.map { $0.contains("/") ? PolicyActions.Kind.object : .bucket })
+            // A pattern with a wildcard in its bucket part reaches objects as well.
+            let kinds = Set(resources.flatMap { r -> [PolicyActions.Kind] in
+                let head = r.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                if head.contains("*") && !r.contains("/") { return [.bucket, .object] }
+                return [r.contains("/") ? .object : .bucket]
+            })
             for action in actions {
                 let reached = PolicyActions.kinds(matching: action)
                 if !reached.isEmpty && reached.isDisjoint(with: kinds) {

@@ -8,7 +8,11 @@ enum S3Operation: Equatable, Sendable {
     /// A bucket configuration read answered with S3's "not configured" or default document.
     case getBucketConfiguration(String)
     case putObject, copyObject, getObject, headObject, deleteObject
-    case getObjectACL, getBucketACL
+    case getObjectACL, getBucketACL, putObjectACL, putBucketACL
+    case getObjectAttributes
+    /// Object Lock: the bucket's configuration, an object version's retention and legal hold.
+    case getObjectLockConfiguration, putObjectLockConfiguration
+    case getObjectRetention, putObjectRetention, getObjectLegalHold, putObjectLegalHold
     case getObjectTagging, putObjectTagging, deleteObjectTagging
     case createMultipartUpload, uploadPart, uploadPartCopy, completeMultipartUpload, abortMultipartUpload, listParts
     /// A browser form upload (`POST /bucket` with multipart/form-data).
@@ -32,7 +36,7 @@ enum S3Operation: Equatable, Sendable {
 
     /// Bucket configuration reads that always have a fixed answer (Hearth cannot set them).
     static let bucketConfigurationReads: Set<String> = [
-        "accelerate", "logging", "notification", "object-lock", "replication", "requestPayment", "website",
+        "accelerate", "logging", "notification", "replication", "requestPayment", "website",
     ]
 
     /// The configuration kind a bucket sub-resource names.
@@ -71,6 +75,7 @@ enum S3Operation: Equatable, Sendable {
                 if sub == ["uploads"] { return .success(.listMultipartUploads) }
                 if sub == ["versions"] { return .success(.listObjectVersions) }
                 if sub == ["acl"] { return .success(.getBucketACL) }
+                if sub == ["object-lock"] { return .success(.getObjectLockConfiguration) }
                 if sub == ["cors"] { return .success(.getBucketCors) }
                 if sub == ["versioning"] { return .success(.getBucketVersioning) }
                 if sub == ["policyStatus"] { return .success(.getBucketPolicyStatus) }
@@ -79,6 +84,8 @@ enum S3Operation: Equatable, Sendable {
                 return .failure(.notImplemented(header: nil))
             case "PUT":
                 if sub.isEmpty { return .success(.createBucket) }
+                if sub == ["acl"] { return .success(.putBucketACL) }
+                if sub == ["object-lock"] { return .success(.putObjectLockConfiguration) }
                 if sub == ["cors"] { return .success(.putBucketCors) }
                 if sub == ["versioning"] { return .success(.putBucketVersioning) }
                 if let kind = configKind(sub) { return .success(.putBucketConfig(kind)) }
@@ -102,11 +109,17 @@ enum S3Operation: Equatable, Sendable {
             if sub.isEmpty { return .success(names.contains("uploadId") ? .listParts : .getObject) }
             if sub == ["acl"] { return .success(.getObjectACL) }
             if sub == ["tagging"] { return .success(.getObjectTagging) }
+            if sub == ["attributes"] { return .success(.getObjectAttributes) }
+            if sub == ["retention"] { return .success(.getObjectRetention) }
+            if sub == ["legal-hold"] { return .success(.getObjectLegalHold) }
             return .failure(.notImplemented(header: nil))
         case "HEAD":
             return .success(.headObject)
         case "PUT":
             if sub == ["tagging"] { return .success(.putObjectTagging) }
+            if sub == ["acl"] { return .success(.putObjectACL) }
+            if sub == ["retention"] { return .success(.putObjectRetention) }
+            if sub == ["legal-hold"] { return .success(.putObjectLegalHold) }
             if !sub.isEmpty { return .failure(.notImplemented(header: nil)) }
             if names.contains("uploadId") || names.contains("partNumber") {
                 return .success(hasCopySource ? .uploadPartCopy : .uploadPart)
@@ -147,6 +160,15 @@ enum S3Operation: Equatable, Sendable {
         case .deleteObject: "DeleteObject"
         case .getObjectACL: "GetObjectAcl"
         case .getBucketACL: "GetBucketAcl"
+        case .putObjectACL: "PutObjectAcl"
+        case .putBucketACL: "PutBucketAcl"
+        case .getObjectAttributes: "GetObjectAttributes"
+        case .getObjectLockConfiguration: "GetObjectLockConfiguration"
+        case .putObjectLockConfiguration: "PutObjectLockConfiguration"
+        case .getObjectRetention: "GetObjectRetention"
+        case .putObjectRetention: "PutObjectRetention"
+        case .getObjectLegalHold: "GetObjectLegalHold"
+        case .putObjectLegalHold: "PutObjectLegalHold"
         case .getObjectTagging: "GetObjectTagging"
         case .putObjectTagging: "PutObjectTagging"
         case .deleteObjectTagging: "DeleteObjectTagging"

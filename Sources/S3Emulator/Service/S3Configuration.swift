@@ -4,13 +4,25 @@ public struct S3Configuration: Sendable {
     public struct Credential: Sendable, Equatable {
         public var accessKey: String
         public var secretKey: String
-        /// The buckets this key may use; nil allows every bucket.
+        /// The buckets this key may use; nil allows every bucket. A key limited this way acts as a
+        /// user of the first key's account; every unlimited key is an account of its own.
         public var allowedBuckets: Set<String>?
+        /// The account's canonical user id (`Owner/ID`, ACL grantees); nil derives one from the key.
+        public var canonicalID: String?
+        /// The account's display name (`Owner/DisplayName`); nil uses the access key.
+        public var displayName: String?
+        /// The account's 12-digit id (policy principals `arn:aws:iam::<id>:root`); nil derives one
+        /// (the first key's account is `000000000000`).
+        public var accountID: String?
 
-        public init(accessKey: String, secretKey: String, allowedBuckets: Set<String>? = nil) {
+        public init(accessKey: String, secretKey: String, allowedBuckets: Set<String>? = nil,
+                    canonicalID: String? = nil, displayName: String? = nil, accountID: String? = nil) {
             self.accessKey = accessKey
             self.secretKey = secretKey
             self.allowedBuckets = allowedBuckets
+            self.canonicalID = canonicalID
+            self.displayName = displayName
+            self.accountID = accountID
         }
     }
 
@@ -37,6 +49,8 @@ public struct S3Configuration: Sendable {
     /// own allows, with any method and header — a local web-development convenience
     /// (`--s3-cors-origins`). Empty, the default, is S3's behaviour: no configuration, no CORS.
     public var corsOrigins: [String]
+    /// Accept SSE-C keys over plain HTTP (S3 refuses them; `--s3-allow-ssec-http`).
+    public var allowSSECOverHTTP: Bool
 
     /// The configuration `hearth start` uses unless told otherwise: us-east-1, the `test`/`test` key.
     public init(region: String = "us-east-1",
@@ -48,7 +62,8 @@ public struct S3Configuration: Sendable {
                 defaultBuckets: [String] = [],
                 requestLogCapacity: Int = 500,
                 maxObjectSize: Int64 = 5 << 30,
-                corsOrigins: [String] = []) {
+                corsOrigins: [String] = [],
+                allowSSECOverHTTP: Bool = false) {
         self.region = region
         self.credentials = credentials
         self.allowSigV2 = allowSigV2
@@ -59,5 +74,6 @@ public struct S3Configuration: Sendable {
         self.requestLogCapacity = requestLogCapacity
         self.maxObjectSize = maxObjectSize
         self.corsOrigins = corsOrigins
+        self.allowSSECOverHTTP = allowSSECOverHTTP
     }
 }

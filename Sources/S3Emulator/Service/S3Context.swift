@@ -16,12 +16,18 @@ final class S3Context: @unchecked Sendable {
     var operation: S3Operation?
     /// The access key that signed the request.
     var accessKey: String?
+    /// The account that key acts for (nil: anonymous).
+    var account: S3Accounts.Account?
+    /// The stored owner new buckets, objects and uploads get: the caller's account.
+    var ownerKey: String? { account?.key ?? accessKey }
     /// How the request authenticated (payload mode, declared checksums).
     var auth: AuthenticatedRequest?
     /// Verifies (and for aws-chunked bodies decodes) the payload against what was signed.
     var payload: PayloadVerifier?
     /// The key a browser form upload names in its fields (its URL names only the bucket).
     var formKey: String?
+    /// The bucket's owner and access settings, when authorization read them.
+    var bucketAccess: S3Store.BucketAccess?
     /// For an unsigned request a bucket policy lets through: what that policy grants.
     var anonymousAccess: AnonymousAccess?
 

@@ -19,9 +19,14 @@ extension S3Service {
                   sourceAccess.permits(source.versionID == nil ? "s3:GetObject" : "s3:GetObjectVersion", key: source.key) else { return nil }
             return access
         default:
-            guard let action = S3Service.policyAction(operation, versioned: ctx.query("versionId") != nil),
-                  access.permits(action, key: ctx.target.key) else { return nil }
-            return access
+            guard let action = S3Service.policyAction(operation, versioned: ctx.query("versionId") != nil) else { return nil }
+            if access.permits(action, key: ctx.target.key) { return access }
+            // An explicit Deny stays a deny; otherwise an ACL grant to AllUsers may let it through.
+            if let policy = access.policy,
+               policy.evaluate(action: action, resource: ctx.target.key.map { bucket + "/" + $0 } ?? bucket, context: access.context) == .deny {
+                return nil
+            }
+            return anonymousACLAllows(ctx, operation) ? access : nil
         }
     }
 
@@ -63,6 +68,15 @@ extension S3Service {
         case .deleteObjectTagging: return v("s3:DeleteObjectTagging", "s3:DeleteObjectVersionTagging")
         case .getObjectACL: return v("s3:GetObjectAcl", "s3:GetObjectVersionAcl")
         case .getBucketACL: return "s3:GetBucketAcl"
+        case .putObjectACL: return v("s3:PutObjectAcl", "s3:PutObjectVersionAcl")
+        case .putBucketACL: return "s3:PutBucketAcl"
+        case .getObjectAttributes: return v("s3:GetObjectAttributes", "s3:GetObjectVersionAttributes")
+        case .getObjectLockConfiguration: return "s3:GetBucketObjectLockConfiguration"
+        case .putObjectLockConfiguration: return "s3:PutBucketObjectLockConfiguration"
+        case .getObjectRetention: return "s3:GetObjectRetention"
+        case .putObjectRetention: return "s3:PutObjectRetention"
+        case .getObjectLegalHold: return "s3:GetObjectLegalHold"
+        case .putObjectLegalHold: return "s3:PutObjectLegalHold"
         case .getBucketCors: return "s3:GetBucketCORS"
         case .putBucketCors, .deleteBucketCors: return "s3:PutBucketCORS"
         case .deleteBucket: return "s3:DeleteBucket"

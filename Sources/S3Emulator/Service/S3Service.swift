@@ -19,6 +19,8 @@ public final class S3Service: HTTPService, Sendable {
     let ids: IDGenerator
     let logger: Logger
     let configuration: S3Configuration
+    /// The accounts the configured keys act for.
+    let accounts: S3Accounts
     let store: S3Store
     let authenticator: RequestAuthenticator
     let presignLedger: PresignLedger
@@ -26,6 +28,10 @@ public final class S3Service: HTTPService, Sendable {
     let requestLog: S3RequestLog
     /// Group commit for the final transactions of concurrent uploads.
     let commits: GroupCommit
+    /// When lifecycle rules last ran (emulator seconds).
+    let lifecycleLastPass = LifecyclePassClock()
+    /// Every bucket's lifecycle configuration, for `x-amz-expiration` without a read per request.
+    let lifecycleRules = LifecycleRuleCache()
     /// Every answer's `Date`, formatted once per second.
     private let dateHeader = HTTPDateCache()
     private let baseURL: LockedValue<String?>
@@ -41,6 +47,7 @@ public final class S3Service: HTTPService, Sendable {
         self.ids = ids
         self.logger = logger
         self.configuration = configuration
+        accounts = S3Accounts(configuration.credentials)
         store = S3Store(database: database)
         commits = GroupCommit(database: database, savepoint: "s3_batched_commit")
         let credentials = S3Credentials(configuration.credentials.map {
@@ -56,6 +63,7 @@ public final class S3Service: HTTPService, Sendable {
         let orphans = try store.cleanOrphans()
         if orphans > 0 { logger.info("s3: removed \(orphans) unfinished upload(s) left by a previous run") }
         try createDefaultBuckets()
+        try lifecycleRules.load(from: store)
     }
 
     /// What the S3 port serves.
@@ -73,13 +81,15 @@ public final class S3Service: HTTPService, Sendable {
     }
 
     /// The owner of buckets created outside any request (start-up, uploads API).
-    var defaultOwner: String { configuration.credentials.first?.accessKey ?? "test" }
+    var defaultOwner: String { accounts.primary.key }
 
     /// Deletes every bucket and object, then recreates the default buckets.
     public func reset() throws {
         try store.wipe()
         requestLog.clear()
         presignLedger.removeAll()
+        lifecycleLastPass.reset()
+        try lifecycleRules.load(from: store)
         try createDefaultBuckets()
     }
 
@@ -93,6 +103,7 @@ public final class S3Service: HTTPService, Sendable {
 
     public func dispose(_ request: Request) -> RequestDisposition {
         let now = clock.now()
+        runLifecycleIfDue(now)
         let hostID = S3Service.hostID(for: request.id)
         let target: S3Target
         do {
@@ -113,6 +124,9 @@ public final class S3Service: HTTPService, Sendable {
             // An unsigned request goes ahead only where its bucket's policy allows it.
             guard case .anonymous = failure, case .success(let operation) = S3Operation.resolve(request, target: target),
                   let access = anonymousAccess(ctx, operation: operation) else {
+                // The request log names what was attempted and by which key, even when it failed.
+                if case .success(let operation) = S3Operation.resolve(request, target: target) { ctx.operation = operation }
+                ctx.accessKey = S3Service.claimedAccessKey(request)
                 return .respond(complete(ctx, .failure(.signature(failure))))
             }
             ctx.anonymousAccess = access
@@ -120,6 +134,7 @@ public final class S3Service: HTTPService, Sendable {
             return route(operation, ctx)
         case .success(let auth):
             ctx.accessKey = auth.accessKey
+            ctx.account = accounts.account(accessKey: auth.accessKey)
             ctx.auth = auth
             ctx.payload = auth.makePayloadVerifier()
         }
@@ -128,11 +143,30 @@ public final class S3Service: HTTPService, Sendable {
             return .respond(complete(ctx, .failure(error)))
         case .success(let operation):
             ctx.operation = operation
+            if let denied = authorize(ctx, operation) { return .respond(complete(ctx, .failure(denied))) }
             return route(operation, ctx)
         }
     }
 
     private var endpointHosts: [String] { endpointHostNames.get() }
+
+    /// The access key a request claims (SigV4 header or query credential, SigV2 header or query),
+    /// whether or not its signature holds.
+    static func claimedAccessKey(_ request: Request) -> String? {
+        if let auth = request.headers["Authorization"] {
+            if let r = auth.range(of: "Credential=") {
+                let rest = auth[r.upperBound...]
+                return rest.firstIndex(of: "/").map { String(rest[..<$0]) }
+            }
+            if auth.hasPrefix("AWS "), let colon = auth.lastIndex(of: ":") {
+                return String(auth[auth.index(auth.startIndex, offsetBy: 4)..<colon])
+            }
+        }
+        if let credential = request.query("X-Amz-Credential") {
+            return credential.split(separator: "/", maxSplits: 1).first.map(String.init)
+        }
+        return request.query("AWSAccessKeyId")
+    }
 
     /// The configured host names plus the base URL's host when it is a name (not an IP literal).
     static func endpointHosts(_ configured: [String], baseURL: String?) -> [String] {
@@ -153,6 +187,14 @@ public final class S3Service: HTTPService, Sendable {
         case .getBucketLocation: bodiless(ctx, getBucketLocation)
         case .getBucketConfiguration(let name): bodiless(ctx) { self.getBucketConfiguration(name, $0) }
         case .getBucketACL, .getObjectACL: bodiless(ctx, getACL)
+        case .putBucketACL, .putObjectACL: withBody(ctx, limit: 1 << 20, putACL)
+        case .getObjectAttributes: bodiless(ctx, getObjectAttributes)
+        case .getObjectLockConfiguration: bodiless(ctx, getObjectLockConfiguration)
+        case .putObjectLockConfiguration: withBody(ctx, limit: 64 << 10, putObjectLockConfiguration)
+        case .getObjectRetention: bodiless(ctx, getObjectRetention)
+        case .putObjectRetention: withBody(ctx, limit: 64 << 10, putObjectRetention)
+        case .getObjectLegalHold: bodiless(ctx, getObjectLegalHold)
+        case .putObjectLegalHold: withBody(ctx, limit: 64 << 10, putObjectLegalHold)
         case .listObjectsV1: bodiless(ctx) { self.listObjects($0, version: .v1) }
         case .listObjectsV2: bodiless(ctx) { self.listObjects($0, version: .v2) }
         case .listObjectVersions: bodiless(ctx, listObjectVersions)
@@ -302,11 +344,6 @@ public final class S3Service: HTTPService, Sendable {
     /// stay reproducible), shaped like S3's base64 host ids.
     static func hostID(for requestID: String) -> String {
         Data(Digest.sha256(Array("hearth-host:\(requestID)".utf8)) + Digest.sha256(Array(requestID.utf8))[0..<24]).base64EncodedString()
-    }
-
-    /// The canonical user id S3 shows as the owner for an access key.
-    static func ownerID(_ accessKey: String) -> String {
-        Hex.encode(Digest.sha256(Array("hearth-owner:\(accessKey)".utf8)))
     }
 }
 

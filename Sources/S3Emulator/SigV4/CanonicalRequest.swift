@@ -44,6 +44,11 @@ struct CanonicalRequest: Sendable {
         var trimHeaderValues = true
         /// Query parameters (decoded names) left out, as if added after signing.
         var droppedQueryParameters: Set<String> = []
+        /// Query parameters in the order sent, not sorted (curl's `--aws-sigv4` with a hand-built
+        /// query, naive signers).
+        var unsortedQuery = false
+        /// A parameter sent without `=` (`?uploads`) written as its bare name, not `name=`.
+        var bareQueryNames = false
     }
 
     /// The canonical request bytes.
@@ -70,7 +75,8 @@ struct CanonicalRequest: Sendable {
         CanonicalRequest.appendURI(rawPath: rawPath, form: options.path, to: &out)
         out.append(0x0A)
         CanonicalRequest.appendQuery(rawQuery: rawQuery, presigned: presigned, plus: options.plus,
-                                     dropped: options.droppedQueryParameters, to: &out)
+                                     dropped: options.droppedQueryParameters, unsorted: options.unsortedQuery,
+                                     bareNames: options.bareQueryNames, to: &out)
         out.append(0x0A)
         for name in signedHeaders {
             out.append(contentsOf: name.utf8)
@@ -181,9 +187,10 @@ struct CanonicalRequest: Sendable {
 
     private static let signatureParameter = Array("X-Amz-Signature".utf8)
 
-    static func appendQuery(rawQuery: String, presigned: Bool, plus: PlusForm, dropped: Set<String>, to out: inout [UInt8]) {
+    static func appendQuery(rawQuery: String, presigned: Bool, plus: PlusForm, dropped: Set<String>, unsorted: Bool = false,
+                            bareNames: Bool = false, to out: inout [UInt8]) {
         guard !rawQuery.isEmpty else { return }
-        var pairs: [(name: [UInt8], value: [UInt8])] = []
+        var pairs: [(name: [UInt8], value: [UInt8], bare: Bool)] = []
         var raw = rawQuery
         raw.withUTF8 { bytes in
             var scratch = [UInt8]()
@@ -195,16 +202,20 @@ struct CanonicalRequest: Sendable {
                     if presigned && scratch == signatureParameter { return }
                     if !dropped.isEmpty && dropped.contains(String(decoding: scratch, as: UTF8.self)) { return }
                 }
-                pairs.append((canonicalComponent(name, plus: plus, scratch: &scratch), canonicalComponent(value, plus: plus, scratch: &scratch)))
+                pairs.append((canonicalComponent(name, plus: plus, scratch: &scratch), canonicalComponent(value, plus: plus, scratch: &scratch),
+                              bareNames && rawValue == nil))
             }
         }
-        pairs.sort { a, b in
-            if a.name != b.name { return a.name.lexicographicallyPrecedes(b.name) }
-            return a.value.lexicographicallyPrecedes(b.value)
+        if !unsorted {
+            pairs.sort { a, b in
+                if a.name != b.name { return a.name.lexicographicallyPrecedes(b.name) }
+                return a.value.lexicographicallyPrecedes(b.value)
+            }
         }
         for (i, pair) in pairs.enumerated() {
             if i > 0 { out.append(0x26) }
             out.append(contentsOf: pair.name)
+            if pair.bare { continue }
             out.append(0x3D)
             out.append(contentsOf: pair.value)
         }

@@ -89,7 +89,7 @@ struct RequestAuthenticator: Sendable {
         }
         let payload = try payloadMode(payloadHash, parts: parts)
 
-        try SignatureVerifier.checkTime(authorization, now: clock.now())
+        try SignatureVerifier.checkTime(authorization, now: clock.now(), unshifted: unshiftedNow())
         try SignatureVerifier.checkSignedHeaders(authorization, parts: parts)
 
         // Some presigners (the v2 JavaScript SDK) put a signed header's value in the query
@@ -104,10 +104,12 @@ struct RequestAuthenticator: Sendable {
         let key = signingKeys.key(secret: secret, date: scope.date, region: scope.region, service: scope.service)
         let computed = SignatureVerifier.compute(parts, authorization: authorization, payloadHash: payloadHash, signingKey: key)
         guard SignatureVerifier.matches(expected: computed.signature, provided: authorization.signature) else {
+            let found = diagnosis.diagnoseWithEvidence(parts, authorization: authorization, payloadHash: payloadHash, secret: secret)
             throw .signatureDoesNotMatch(SignatureMismatch(
                 accessKey: scope.accessKey, stringToSign: String(decoding: computed.stringToSign, as: UTF8.self),
                 signatureProvided: authorization.signature, canonicalRequest: computed.canonicalRequest.text,
-                diagnosis: diagnosis.diagnose(parts, authorization: authorization, payloadHash: payloadHash, secret: secret)))
+                diagnosis: found.message, clientCanonicalRequest: found.signed?.canonicalRequest.text,
+                clientStringToSign: found.signed.map { String(decoding: $0.stringToSign, as: UTF8.self) }))
         }
         guard credentials.allows(accessKey: scope.accessKey, bucket: bucket) else {
             throw .bucketAccessDenied(accessKey: scope.accessKey, bucket: bucket ?? "")
@@ -169,6 +171,12 @@ struct RequestAuthenticator: Sendable {
         return found
     }
 
+    /// The system time while the emulator clock runs shifted by an offset (nil otherwise).
+    private func unshiftedNow() -> Instant? {
+        guard case .system(let offset) = clock.mode, offset != 0 else { return nil }
+        return Instant(unixMicros: clock.now().unixMicros - offset)
+    }
+
     // MARK: SigV2
 
     private func verifySigV2(_ authorization: SigV2Authorization, parts: SignedRequestParts, query: QueryParameters,
@@ -185,9 +193,11 @@ struct RequestAuthenticator: Sendable {
         }
         // Header form: the Date (or x-amz-date) must be within 15 minutes.
         let raw = parts.header("x-amz-date") ?? parts.header("date")
-        guard let raw, let time = SigV4Time.parseHTTPDate(raw) ?? SigV4Time.parseAmzDate(raw) else { throw .missingDate }
-        let skew = time.unixMicros - now.unixMicros
-        if skew > SignatureVerifier.maxSkewMicros || skew < -SignatureVerifier.maxSkewMicros {
+        // A date before 1970 is no valid date to S3 (refused as missing, not as skewed).
+        guard let raw, let time = SigV4Time.parseHTTPDate(raw) ?? SigV4Time.parseAmzDate(raw), time.unixSeconds >= 0 else {
+            throw .missingDate
+        }
+        if !SignatureVerifier.isWithinSkew(time, now: now, unshifted: unshiftedNow()) {
             throw .requestTimeTooSkewed(requestTime: raw, serverTime: now)
         }
         guard let secret = credentials.secret(for: authorization.accessKey) else {

@@ -13,6 +13,11 @@ struct SignatureMismatch: Sendable, Equatable {
     var canonicalRequest: String?
     /// Hearth's explanation of the likely cause, when it found one.
     var diagnosis: String?
+    /// The canonical request and string to sign that reproduce the provided signature, when the
+    /// diagnosis found them (what the client signed), as `<DiagnosisCanonicalRequest>` and
+    /// `<DiagnosisStringToSign>`.
+    var clientCanonicalRequest: String? = nil
+    var clientStringToSign: String? = nil
 }
 
 /// Every way authenticating an S3 request can fail, each with S3's own code, status, message and
@@ -315,6 +320,9 @@ enum SigV4Failure: Error, Sendable, Equatable {
                 fields.append(("CanonicalRequest", canonical))
                 fields.append(("CanonicalRequestBytes", SigV4Encoding.spacedHex(canonical)))
             }
+            // Hearth's additions (as `<Diagnosis>`): what the client signed, when the diagnosis reproduced it.
+            if let c = m.clientCanonicalRequest { fields.append(("DiagnosisCanonicalRequest", c)) }
+            if let s = m.clientStringToSign { fields.append(("DiagnosisStringToSign", s)) }
             return fields
         case .contentSHA256Mismatch(let client, let computed):
             return [("ClientComputedContentSHA256", client), ("S3ComputedContentSHA256", computed)]

@@ -71,7 +71,7 @@ enum SigV4Time {
         func month(_ s: String) -> Int? { monthNames.firstIndex(of: s.lowercased()).map { $0 + 1 } }
         // RFC 1123: Sun, 06 Nov 1994 08:49:37 GMT
         if parts.count == 6, let d = Int(parts[1]), let mo = month(parts[2]), let y = Int(parts[3]),
-           let (h, mi, s) = clock(parts[4]), ["gmt", "utc", "+0000", "z"].contains(parts[5].lowercased()) {
+           let (h, mi, s) = clock(parts[4]), ["gmt", "utc", "+0000", "-0000", "z"].contains(parts[5].lowercased()) {
             return instant(year: y, month: mo, day: d, hour: h, minute: mi, second: s)
         }
         // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT

@@ -23,15 +23,44 @@ struct SignatureDiagnosis: Sendable {
     /// The cause of a SigV4 mismatch, or a hint on what to compare when no suspect matched.
     /// - Parameter secret: the secret configured for the access key the request names.
     func diagnose(_ parts: SignedRequestParts, authorization: SigV4Authorization, payloadHash: String, secret: String) -> String {
-        let provided = authorization.signature.lowercased()
-        if let ledgerFinding = compareWithLedger(parts, authorization: authorization) { return ledgerFinding }
+        diagnoseWithEvidence(parts, authorization: authorization, payloadHash: payloadHash, secret: secret).message
+    }
 
+    /// The diagnosis, and the computation that reproduces the client's signature when one was
+    /// found: the canonical request and string to sign the client must have signed (the web UI
+    /// shows them as a line diff against Hearth's).
+    func diagnoseWithEvidence(_ parts: SignedRequestParts, authorization: SigV4Authorization, payloadHash: String,
+                              secret: String) -> (message: String, signed: SignatureVerifier.Computation?) {
+        let provided = authorization.signature.lowercased()
         let scope = authorization.credential
         let key = signingKeys.key(secret: secret, date: scope.date, region: scope.region, service: scope.service)
+        var signed: SignatureVerifier.Computation?
         func matches(options: CanonicalRequest.Options = CanonicalRequest.Options(), method: String? = nil,
                      headers: [(name: String, value: String)]? = nil, payload: String? = nil, signingKey: [UInt8]? = nil) -> Bool {
-            SignatureVerifier.compute(parts, authorization: authorization, payloadHash: payload ?? payloadHash,
-                                      signingKey: signingKey ?? key, options: options, method: method, headers: headers).signature == provided
+            let c = SignatureVerifier.compute(parts, authorization: authorization, payloadHash: payload ?? payloadHash,
+                                              signingKey: signingKey ?? key, options: options, method: method, headers: headers)
+            if c.signature == provided { signed = c }
+            return c.signature == provided
+        }
+        if let ledgerFinding = compareWithLedger(parts, authorization: authorization) {
+            // What Hearth presigned: its method and header values, kept only if it reproduces the signature.
+            if let record = ledger.lookup(signature: authorization.signature) {
+                var headers = parts.headers
+                for h in record.headers where h.name != "host" { headers = replacing(h.name, with: h.value, in: headers) }
+                _ = matches(method: record.method, headers: headers)
+            }
+            return (ledgerFinding, signed)
+        }
+        let message = diagnoseBySuspects(parts, authorization: authorization, payloadHash: payloadHash, secret: secret, check: { matches(options: $0, method: $1, headers: $2, payload: $3, signingKey: $4) })
+        return (message, signed)
+    }
+
+    private func diagnoseBySuspects(_ parts: SignedRequestParts, authorization: SigV4Authorization, payloadHash: String, secret: String,
+                                    check: (CanonicalRequest.Options, String?, [(name: String, value: String)]?, String?, [UInt8]?) -> Bool) -> String {
+        let scope = authorization.credential
+        func matches(options: CanonicalRequest.Options = CanonicalRequest.Options(), method: String? = nil,
+                     headers: [(name: String, value: String)]? = nil, payload: String? = nil, signingKey: [UInt8]? = nil) -> Bool {
+            check(options, method, headers, payload, signingKey)
         }
 
         // Another configured key's secret.
@@ -94,6 +123,20 @@ struct SignatureDiagnosis: Sendable {
             }
         }
 
+        // Query parameters in the order sent, or a parameter without `=` signed bare.
+        if QueryParameters(rawQuery: parts.rawQuery).items.count > 1, matches(options: CanonicalRequest.Options(unsortedQuery: true)) {
+            return "The client signed the query parameters in the order they were sent; SigV4 sorts them by name (then value) in the canonical query. curl's --aws-sigv4 and hand-written signers are the usual cause: sort the parameters before signing, or send them sorted."
+        }
+        if parts.rawQuery.split(separator: "&").contains(where: { !$0.contains("=") }) {
+            if matches(options: CanonicalRequest.Options(bareQueryNames: true)) {
+                let bare = parts.rawQuery.split(separator: "&").filter { !$0.contains("=") }.map { "'\($0)'" }.joined(separator: ", ")
+                return "The client signed the query parameter(s) \(bare) without '='; SigV4's canonical query writes a parameter without a value as 'name=' (e.g. '?uploads' is signed as 'uploads=')."
+            }
+            if matches(options: CanonicalRequest.Options(unsortedQuery: true, bareQueryNames: true)) {
+                return "The client signed the query unsorted and with bare names (no '='); SigV4 sorts the parameters and writes a parameter without a value as 'name='."
+            }
+        }
+
         // Header values before trimming.
         let signedValues = parts.headers.filter { authorization.signedHeaders.contains($0.name) }
         if signedValues.contains(where: { CanonicalRequest.trimmed($0.value) != $0.value }),
@@ -132,7 +175,7 @@ struct SignatureDiagnosis: Sendable {
             }
         }
 
-        var message = "Hearth recomputed the signature with the usual suspects (the other configured secret keys, other methods, the host with and without port, the path encoded twice or not at all, '+' versus '%20', untrimmed header values, other x-amz-content-sha256 modes, query parameters added after signing, other regions) and none matched"
+        var message = "No known cause: Hearth recomputed the signature with the usual suspects (the other configured secret keys, other methods, the host with and without port or as localhost/127.0.0.1, the path encoded twice or not at all, '+' versus '%20', the query unsorted or with bare names, untrimmed header values, other x-amz-content-sha256 modes, query parameters added after signing, other regions) and none matched"
         let bound = authorization.signedHeaders.filter { $0 != "host" }
         if authorization.presigned && !bound.isEmpty {
             // A presigned URL that signs headers fails whenever the caller sends other values; Hearth
@@ -140,7 +183,7 @@ struct SignatureDiagnosis: Sendable {
             let sent = bound.map { name in "\(Self.displayName(name)): \(parts.header(name).map { "'\($0)'" } ?? "(not sent)")" }
             message += ". This URL signs \(bound.joined(separator: ", ")), so the request must send exactly the values that were signed; this one sent \(sent.joined(separator: ", ")). A different Content-Type than the one given when presigning is the classic cause. Otherwise the secret key for '\(scope.accessKey)' is wrong."
         } else {
-            message += ": most likely the secret key for '\(scope.accessKey)' is wrong."
+            message += ". What remains is a secret key for '\(scope.accessKey)' other than the configured one, or a signer that builds the canonical request in a way Hearth does not know."
         }
         return message + " Compare the CanonicalRequest and StringToSign here with the client's (boto3: boto3.set_stream_logger('botocore.auth'))."
     }
@@ -245,6 +288,11 @@ struct SignatureDiagnosis: Sendable {
     private func hostVariants(_ host: String, isTLS: Bool, forwarded: String?) -> [String] {
         var variants: [String] = []
         if let forwarded { variants.append(forwarded) }
+        // A URL signed for `localhost` sent to `127.0.0.1` (or the reverse): the same server, another Host.
+        for (a, b) in [("127.0.0.1", "localhost"), ("localhost", "127.0.0.1"), ("[::1]", "localhost"), ("localhost", "[::1]")]
+        where host == a || host.hasPrefix(a + ":") {
+            variants.append(b + host.dropFirst(a.count))
+        }
         if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") {
             variants.append(String(host[..<colon]))
         } else if !host.isEmpty {

@@ -78,11 +78,13 @@ enum SignatureVerifier {
 
     /// Applies S3's clock rules: 15 minutes of skew for header authentication; for presigned URLs,
     /// not dated more than 15 minutes ahead and not past `X-Amz-Date + X-Amz-Expires`.
-    static func checkTime(_ authorization: SigV4Authorization, now: Instant) throws(SigV4Failure) {
+    /// `unshifted` is the system time while the emulator clock runs with an offset: a request
+    /// signed by an SDK on the real clock is in time against either, so moving the emulator clock
+    /// (to see lifecycle rules or retention act) does not lock every client out.
+    static func checkTime(_ authorization: SigV4Authorization, now: Instant, unshifted: Instant? = nil) throws(SigV4Failure) {
         let t = authorization.requestTime
         guard let expires = authorization.expires else {
-            let skew = t.unixMicros - now.unixMicros
-            if skew > maxSkewMicros || skew < -maxSkewMicros {
+            if !isWithinSkew(t, now: now, unshifted: unshifted) {
                 throw .requestTimeTooSkewed(requestTime: authorization.rawRequestTime, serverTime: now)
             }
             return
@@ -95,6 +97,15 @@ enum SignatureVerifier {
         if now.unixMicros > expiresAt.unixMicros || expires == 0 {
             throw .requestExpired(expiresSeconds: expires, expiresAt: expiresAt, serverTime: now)
         }
+    }
+
+    /// Whether a header-signed request's time is within 15 minutes of `now` (or of `unshifted`).
+    static func isWithinSkew(_ t: Instant, now: Instant, unshifted: Instant?) -> Bool {
+        for reference in [now, unshifted].compactMap({ $0 }) {
+            let skew = t.unixMicros - reference.unixMicros
+            if skew <= maxSkewMicros && skew >= -maxSkewMicros { return true }
+        }
+        return false
     }
 
     /// Applies S3's signed-header rules: `host` must be signed, and so must every `x-amz-*` header

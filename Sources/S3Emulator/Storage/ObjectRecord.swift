@@ -15,6 +15,8 @@ struct ObjectMetadata: Sendable, Equatable {
     var websiteRedirect: String?
     /// The `x-amz-tagging` query string, as sent.
     var tagging: String?
+    /// Settings kept in the `extra` column: ACL, object lock, server-side encryption.
+    var extra = ObjectExtra()
 
     /// One user metadata entry.
     struct Pair: Sendable, Equatable {
@@ -50,6 +52,7 @@ struct ObjectMetadata: Sendable, Equatable {
         put("websiteRedirect", websiteRedirect)
         put("tagging", tagging)
         o["userMetadata"] = .array(userMetadata.map { JSON.array([.string($0.name), .string($0.value)]) })
+        if !extra.isEmpty { o["extra"] = .string(extra.serialized) }
         return .object(o)
     }
 
@@ -65,6 +68,7 @@ struct ObjectMetadata: Sendable, Equatable {
         websiteRedirect = json["websiteRedirect"]?.stringValue
         tagging = json["tagging"]?.stringValue
         userMetadata = ObjectMetadata.parseUserMetadata(json["userMetadata"]?.serialized() ?? "[]")
+        extra = ObjectExtra(json["extra"]?.stringValue)
     }
 
     init() {}

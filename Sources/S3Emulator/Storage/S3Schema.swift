@@ -142,5 +142,36 @@ enum S3Schema {
         ) WITHOUT ROWID;
         CREATE UNIQUE INDEX s3_object_versions_by_id ON s3_object_versions(bucket, key, version_id);
         """),
+        // Per-object settings beyond the stored headers (ACL, object lock, encryption) as JSON;
+        // completed multipart uploads, so a retried CompleteMultipartUpload answers as the first
+        // did; and the positions of versions deleted for good, so a listing can continue after a
+        // version-id marker whose version is gone. A current version that was promoted (the
+        // newer ones were deleted) keeps its `seq` in `s3_objects.seq`, so its place in a
+        // version listing does not move.
+        Migration("s3.4", """
+        ALTER TABLE s3_objects ADD COLUMN extra TEXT;
+        ALTER TABLE s3_objects ADD COLUMN seq INTEGER;
+        ALTER TABLE s3_object_versions ADD COLUMN extra TEXT;
+        CREATE TABLE s3_completed_uploads (
+            upload_id TEXT PRIMARY KEY,
+            bucket TEXT NOT NULL,
+            key TEXT NOT NULL,
+            etag TEXT NOT NULL,
+            version_id TEXT,
+            checksum TEXT,
+            completed_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE s3_gone_versions (
+            bucket TEXT NOT NULL,
+            key TEXT NOT NULL,
+            version_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (bucket, key, version_id)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER s3_completed_uploads_follow_bucket AFTER DELETE ON s3_buckets BEGIN
+            DELETE FROM s3_completed_uploads WHERE bucket = OLD.name;
+            DELETE FROM s3_gone_versions WHERE bucket = OLD.name;
+        END;
+        """),
     ]
 }

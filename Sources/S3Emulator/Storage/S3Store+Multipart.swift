@@ -110,4 +110,49 @@ extension S3Store {
             return try c.rows(sql, args, S3Store.uploadRecord)
         }
     }
+
+    /// What a completed upload answered, kept for a day so a retried completion answers the same.
+    struct CompletedUpload: Sendable {
+        var uploadID: String
+        var bucket: String
+        var key: String
+        var etag: String
+        var versionID: String?
+        var checksum: ObjectChecksum?
+        var extra: ObjectExtra
+    }
+
+    /// How long a completion is remembered (S3 answers retries for a while, not forever).
+    static let completedUploadMemory: Int64 = 86_400 * 1_000_000
+
+    static func rememberCompleted(_ c: Connection, _ done: CompletedUpload, now: Instant) throws {
+        try c.run("DELETE FROM s3_completed_uploads WHERE completed_at < ?", [now.unixMicros - completedUploadMemory])
+        var o = JSONObject()
+        if let cs = done.checksum {
+            o["algorithm"] = .string(cs.algorithm.displayName)
+            o["value"] = .string(cs.value)
+            o["type"] = .string(cs.type)
+        }
+        if !done.extra.isEmpty { o["extra"] = .string(done.extra.serialized) }
+        try c.run("""
+            INSERT OR REPLACE INTO s3_completed_uploads (upload_id, bucket, key, etag, version_id, checksum, completed_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [done.uploadID, done.bucket, done.key, done.etag, done.versionID, JSON.object(o).serialized(), now.unixMicros])
+    }
+
+    /// The completion of `uploadID` for this bucket and key, if it is remembered.
+    func completedUpload(bucket: String, key: String, uploadID: String) throws -> CompletedUpload? {
+        try database.read { c in
+            try c.first("SELECT etag, version_id, checksum FROM s3_completed_uploads WHERE upload_id = ? AND bucket = ? AND key = ?",
+                        [uploadID, bucket, key]) { row in
+                let json = (try? JSON.parse(row.optionalText(2) ?? "{}")) ?? .object(JSONObject())
+                var checksum: ObjectChecksum?
+                if let name = json["algorithm"]?.stringValue, let a = ChecksumAlgorithm(name: name), let v = json["value"]?.stringValue {
+                    checksum = ObjectChecksum(algorithm: a, value: v, type: json["type"]?.stringValue ?? "COMPOSITE")
+                }
+                return CompletedUpload(uploadID: uploadID, bucket: bucket, key: key, etag: row.text(0), versionID: row.optionalText(1),
+                                       checksum: checksum, extra: ObjectExtra(json["extra"]?.stringValue))
+            }
+        }
+    }
 }

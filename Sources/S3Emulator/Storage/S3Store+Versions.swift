@@ -32,7 +32,7 @@ extension S3Store {
     static func versionEntry(_ s: Statement) -> (entry: VersionEntry, seq: Int64) {
         var record = objectRecord(s)
         if record.versionID == "null" { record.versionID = nil }
-        return (VersionEntry(record: record, isDeleteMarker: s.bool(22), isLatest: false), s.int64(23))
+        return (VersionEntry(record: record, isDeleteMarker: s.bool(23), isLatest: false), s.int64(24))
     }
 
     // MARK: Reads
@@ -86,11 +86,11 @@ extension S3Store {
         try c.run("""
             INSERT INTO s3_object_versions (bucket, key, seq, version_id, delete_marker, blob_id, size, etag, last_modified,
                 content_type, content_disposition, content_encoding, content_language, cache_control, expires, user_metadata,
-                storage_class, website_redirect, tagging, checksum_algorithm, checksum_value, checksum_type, part_sizes, owner)
-            SELECT bucket, key, (SELECT coalesce(min(seq), 0) - 1 FROM s3_object_versions WHERE bucket = ?1 AND key = ?2),
+                storage_class, website_redirect, tagging, checksum_algorithm, checksum_value, checksum_type, part_sizes, owner, extra)
+            SELECT bucket, key, coalesce(seq, (SELECT coalesce(min(seq), 0) - 1 FROM s3_object_versions WHERE bucket = ?1 AND key = ?2)),
                 coalesce(version_id, 'null'), 0, blob_id, size, etag, last_modified,
                 content_type, content_disposition, content_encoding, content_language, cache_control, expires, user_metadata,
-                storage_class, website_redirect, tagging, checksum_algorithm, checksum_value, checksum_type, part_sizes, owner
+                storage_class, website_redirect, tagging, checksum_algorithm, checksum_value, checksum_type, part_sizes, owner, extra
             FROM s3_objects WHERE bucket = ?1 AND key = ?2
             """, [bucket, key])
         try c.run("DELETE FROM s3_objects WHERE bucket = ? AND key = ?", [bucket, key])
@@ -123,6 +123,7 @@ extension S3Store {
               !newest.entry.isDeleteMarker else { return }
         try c.run("DELETE FROM s3_object_versions WHERE bucket = ? AND key = ? AND seq = ?", [bucket, key, newest.seq])
         try insertCurrent(c, newest.entry.record, replace: false)
+        try c.run("UPDATE s3_objects SET seq = ? WHERE bucket = ? AND key = ?", [newest.seq, bucket, key])
     }
 
     /// DeleteObject without a version id: removes the object of a bucket that never had versioning;
@@ -157,15 +158,27 @@ extension S3Store {
     /// and no error, when the key has no such version, as in S3).
     static func deleteVersion(_ c: Connection, bucket: String, key: String, versionID: String) throws -> DeleteOutcome {
         if let current = try object(c, bucket: bucket, key: key), current.versionName == versionID {
+            let ordinal = try c.scalarInt("SELECT coalesce(seq, \(currentOrdinal)) FROM s3_objects WHERE bucket = ? AND key = ?", [bucket, key])
             try deleteObject(c, bucket: bucket, key: key)
+            try rememberGone(c, bucket: bucket, key: key, versionID: versionID, ordinal: ordinal ?? currentOrdinal)
             try promoteNewest(c, bucket: bucket, key: key)
             return DeleteOutcome(versionID: versionID, deleteMarker: false)
         }
+        let seq = try c.scalarInt("SELECT seq FROM s3_object_versions WHERE bucket = ? AND key = ? AND version_id = ?", [bucket, key, versionID])
         guard let removed = try deleteNoncurrent(c, bucket: bucket, key: key, versionID: versionID) else {
             return DeleteOutcome(versionID: versionID, deleteMarker: false)
         }
+        if let seq { try rememberGone(c, bucket: bucket, key: key, versionID: versionID, ordinal: seq) }
         try promoteNewest(c, bucket: bucket, key: key)
         return DeleteOutcome(versionID: versionID, deleteMarker: removed.isDeleteMarker)
+    }
+
+    /// Keeps where a version deleted for good sorted, so a listing whose `version-id-marker` names
+    /// it (a client deleting each page it lists, as boto3's `object_versions.delete()` does) goes on
+    /// from there, as S3 does, instead of refusing the marker.
+    static func rememberGone(_ c: Connection, bucket: String, key: String, versionID: String, ordinal: Int64) throws {
+        try c.run("INSERT OR REPLACE INTO s3_gone_versions (bucket, key, version_id, seq) VALUES (?, ?, ?, ?)",
+                  [bucket, key, versionID, ordinal])
     }
 
     /// Sets the tag set of the version `versionID` (`null` for the null version).
@@ -223,27 +236,26 @@ extension S3Store {
                 }
                 return ("SELECT \(S3Store.objectColumns), \(marker), \(ordinal) FROM \(table) WHERE \(filter)", args)
             }
-            let current = arm("s3_objects", ordinal: String(S3Store.currentOrdinal), marker: "0")
+            // `marker` is 2 for a current version, else whether the entry is a delete marker.
+            let current = arm("s3_objects", ordinal: "coalesce(seq, \(S3Store.currentOrdinal))", marker: "2")
             let history = arm("s3_object_versions", ordinal: "seq", marker: "delete_marker")
-            let sql = current.0 + " UNION ALL " + history.0 + " ORDER BY 2, 24 LIMIT ?"
+            let sql = current.0 + " UNION ALL " + history.0 + " ORDER BY 2, 25 LIMIT ?"
             let args = current.1 + history.1 + [limit]
             var rows = try c.rows(sql, args) { s -> ListedVersion in
                 var record = S3Store.objectRecord(s)
                 if record.versionID == "null" { record.versionID = nil }
-                return ListedVersion(entry: VersionEntry(record: record, isDeleteMarker: s.bool(22), isLatest: false), ordinal: s.int64(23))
+                let marker = s.int64(23)
+                return ListedVersion(entry: VersionEntry(record: record, isDeleteMarker: marker == 1, isLatest: marker == 2), ordinal: s.int64(24))
             }
             // The newest entry of a key is its latest; the first row of a key on this page is not
             // necessarily its newest (a page can start inside a key).
             var newestByKey: [String: Int64] = [:]
             for i in rows.indices {
                 let key = rows[i].entry.record.key
-                if rows[i].ordinal == S3Store.currentOrdinal {
-                    rows[i].entry.isLatest = true
-                    continue
-                }
+                if rows[i].entry.isLatest { continue }
                 if newestByKey[key] == nil {
                     let hasCurrent = try S3Store.object(c, bucket: bucket, key: key) != nil
-                    newestByKey[key] = hasCurrent ? S3Store.currentOrdinal : (try S3Store.newestSeq(c, bucket: bucket, key: key) ?? 0)
+                    newestByKey[key] = hasCurrent ? Int64.min : (try S3Store.newestSeq(c, bucket: bucket, key: key) ?? 0)
                 }
                 rows[i].entry.isLatest = newestByKey[key] == rows[i].ordinal
             }
@@ -255,8 +267,12 @@ extension S3Store {
     /// has no such version.
     func versionOrdinal(bucket: String, key: String, versionID: String) throws -> Int64? {
         try database.read { c in
-            if let current = try S3Store.object(c, bucket: bucket, key: key), current.versionName == versionID { return S3Store.currentOrdinal }
-            return try c.scalarInt("SELECT seq FROM s3_object_versions WHERE bucket = ? AND key = ? AND version_id = ?",
+            if let current = try S3Store.object(c, bucket: bucket, key: key), current.versionName == versionID {
+                return try c.scalarInt("SELECT coalesce(seq, \(S3Store.currentOrdinal)) FROM s3_objects WHERE bucket = ? AND key = ?", [bucket, key])
+            }
+            if let seq = try c.scalarInt("SELECT seq FROM s3_object_versions WHERE bucket = ? AND key = ? AND version_id = ?",
+                                         [bucket, key, versionID]) { return seq }
+            return try c.scalarInt("SELECT seq FROM s3_gone_versions WHERE bucket = ? AND key = ? AND version_id = ?",
                                    [bucket, key, versionID])
         }
     }

@@ -15,7 +15,7 @@ final class S3Store: Sendable {
     static let objectColumns = """
         bucket, key, blob_id, size, etag, last_modified, content_type, content_disposition, content_encoding, \
         content_language, cache_control, expires, user_metadata, storage_class, website_redirect, tagging, \
-        checksum_algorithm, checksum_value, checksum_type, part_sizes, owner, version_id
+        checksum_algorithm, checksum_value, checksum_type, part_sizes, owner, version_id, extra
         """
 
     static func objectRecord(_ s: Statement) -> ObjectRecord {
@@ -30,6 +30,7 @@ final class S3Store: Sendable {
         m.storageClass = s.optionalText(13)
         m.websiteRedirect = s.optionalText(14)
         m.tagging = s.optionalText(15)
+        m.extra = ObjectExtra(s.optionalText(22))
         var checksum: ObjectChecksum?
         if let name = s.optionalText(16), let algorithm = ChecksumAlgorithm(name: name), let value = s.optionalText(17) {
             checksum = ObjectChecksum(algorithm: algorithm, value: value, type: s.optionalText(18) ?? "FULL_OBJECT")
@@ -63,15 +64,33 @@ final class S3Store: Sendable {
         }
     }
 
-    /// Creates a bucket.
+    /// What a new bucket starts with besides its name.
+    struct NewBucketSettings: Sendable {
+        /// Its `ownershipControls` document (nil: S3's default, BucketOwnerEnforced).
+        var ownershipControls: String?
+        /// Its ACL (`AccessControlList.serialized`; nil: private).
+        var acl: String?
+        /// Its Object Lock configuration document (Object Lock also turns versioning on).
+        var objectLock: String?
+    }
+
+    /// Creates a bucket. In us-east-1 creating a bucket the caller already owns succeeds again
+    /// and changes nothing, as S3 answers there; elsewhere it is `BucketAlreadyOwnedByYou`.
     /// - Throws: `BucketAlreadyOwnedByYou` / `BucketAlreadyExists` when the name is taken.
-    func createBucket(_ name: String, region: String, owner: String, now: Instant) throws {
+    func createBucket(_ name: String, region: String, owner: String, now: Instant, settings: NewBucketSettings = NewBucketSettings()) throws {
         try database.write { c in
             if let existing = try S3Store.bucket(c, name) {
+                if existing.owner == owner && region == "us-east-1" { return }
                 throw existing.owner == owner ? S3Error.bucketAlreadyOwnedByYou(bucket: name) : S3Error.bucketAlreadyExists(bucket: name)
             }
-            try c.run("INSERT INTO s3_buckets (name, region, owner, created_at) VALUES (?, ?, ?, ?)",
-                      [name, region, owner, now.unixSeconds * 1_000_000])
+            try c.run("INSERT INTO s3_buckets (name, region, owner, created_at, versioning) VALUES (?, ?, ?, ?, ?)",
+                      [name, region, owner, now.unixSeconds * 1_000_000, settings.objectLock == nil ? nil : "Enabled"])
+            if let o = settings.ownershipControls {
+                try c.run("INSERT INTO s3_bucket_config (bucket, kind, document, updated_at) VALUES (?, ?, ?, ?)",
+                          [name, BucketConfigKind.ownershipControls.rawValue, o, now.unixMicros])
+            }
+            try S3Store.setSetting(c, name, kind: "acl", settings.acl, now: now)
+            try S3Store.setSetting(c, name, kind: "objectLock", settings.objectLock, now: now)
         }
     }
 
@@ -182,6 +201,24 @@ final class S3Store: Sendable {
         return .inline(bytes)
     }
 
+    /// What a conditional delete requires of the object it deletes.
+    struct DeleteCondition: Sendable, Equatable {
+        var ifMatch: String?
+        var lastModified: Instant?
+        var size: Int64?
+
+        var isEmpty: Bool { ifMatch == nil && lastModified == nil && size == nil }
+
+        /// Throws `PreconditionFailed` when `record` does not meet the condition.
+        func check(_ record: ObjectRecord) throws {
+            if let ifMatch, !ETag.matches(ifMatch, record.etag) { throw S3Error.preconditionFailed(condition: "If-Match") }
+            if let lastModified, lastModified.unixSeconds != record.lastModified.unixSeconds {
+                throw S3Error.preconditionFailed(condition: "x-amz-if-match-last-modified-time")
+            }
+            if let size, size != record.size { throw S3Error.preconditionFailed(condition: "x-amz-if-match-size") }
+        }
+    }
+
     /// What a conditional write requires of the current object.
     struct WriteCondition: Sendable, Equatable {
         /// `If-None-Match: *`: the key must not exist.
@@ -235,7 +272,7 @@ final class S3Store: Sendable {
     static func insertCurrent(_ c: Connection, _ record: ObjectRecord, replace: Bool) throws {
         try c.run("""
             \(replace ? "INSERT OR REPLACE" : "INSERT") INTO s3_objects (\(objectColumns))
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [
                 record.bucket, record.key, record.blobID, record.size, record.etag, record.lastModified.unixMicros,
                 record.metadata.contentType, record.metadata.contentDisposition, record.metadata.contentEncoding,
@@ -243,6 +280,7 @@ final class S3Store: Sendable {
                 record.metadata.userMetadataJSON, record.metadata.storageClass, record.metadata.websiteRedirect,
                 record.metadata.tagging, record.checksum?.algorithm.displayName, record.checksum?.value, record.checksum?.type,
                 record.partSizes.map { $0.map(String.init).joined(separator: ",") }, record.owner, record.versionID,
+                record.metadata.extra.isEmpty ? nil : record.metadata.extra.serialized,
             ])
     }
 
@@ -257,11 +295,21 @@ final class S3Store: Sendable {
 
     /// DeleteObject: the current version (a missing key is not an error, as in S3), or the version
     /// `versionID` for good. See `deleteCurrent` and `deleteVersion` for what versioning changes.
-    func deleteObject(bucket: String, key: String, versionID: String?, owner: String, now: Instant,
+    func deleteObject(bucket: String, key: String, versionID: String?, owner: String, condition: DeleteCondition = DeleteCondition(),
+                      bypassGovernance: Bool = false, now: Instant, lockTime: Instant? = nil,
                       newVersionID: () -> String) throws -> DeleteOutcome {
         try database.write { c in
             guard let record = try S3Store.bucket(c, bucket) else { throw S3Error.noSuchBucket(bucket: bucket) }
+            if !condition.isEmpty {
+                let target = try versionID.map { try S3Store.version(c, bucket: bucket, key: key, versionID: $0) }
+                    ?? S3Store.object(c, bucket: bucket, key: key).map { VersionEntry(record: $0, isDeleteMarker: false, isLatest: true) }
+                guard let target, !target.isDeleteMarker else { throw S3Error.noSuchKey(key: key) }
+                try condition.check(target.record)
+            }
             if let versionID {
+                if let entry = try S3Store.version(c, bucket: bucket, key: key, versionID: versionID), !entry.isDeleteMarker {
+                    try ObjectLock.checkDeletable(entry.record.metadata.extra, now: lockTime ?? now, bypassGovernance: bypassGovernance)
+                }
                 var outcome = try S3Store.deleteVersion(c, bucket: bucket, key: key, versionID: versionID)
                 // A bucket that never had versioning names no version in its answers.
                 if record.versioning == nil { outcome.versionID = nil }
@@ -323,7 +371,7 @@ final class S3Store: Sendable {
     /// Deletes every S3 row.
     func wipe() throws {
         try database.write { c in
-            for table in ["s3_parts", "s3_uploads", "s3_objects", "s3_object_versions", "s3_blob_chunks", "s3_chunks", "s3_blobs",
+            for table in ["s3_parts", "s3_uploads", "s3_completed_uploads", "s3_gone_versions", "s3_objects", "s3_object_versions", "s3_blob_chunks", "s3_chunks", "s3_blobs",
                           "s3_bucket_config", "s3_buckets"] {
                 try c.run("DELETE FROM \(table)")
             }

@@ -35,7 +35,7 @@ enum Methods {
             return .latlng(latitude: lat, longitude: lng)
         case .hashingCrc32, .hashingCrc32c, .hashingMd5, .hashingSha256:
             return try OtherFunctions.hash(b, args[0])
-        case .get, .exists, .getAfter, .existsAfter, .debug:
+        case .get, .exists, .getAfter, .existsAfter, .firestoreGet, .firestoreExists, .debug:
             throw EvalError.noFunction(b.rawValue)
         }
     }

@@ -70,7 +70,7 @@ def start_hearth(extra_args):
     ready_path = os.path.join(tmp, "ready.json")
     log_path = os.path.join(tmp, "hearth.log")
     args = [binary, "start", "--in-memory", "--ready-file", ready_path, "--hub-port", "0", "--auth-port", "0",
-            "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--quiet", *extra_args]
+            "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0", "--storage-port", "0", "--quiet", *extra_args]
     rules = os.path.join(REPO, "rules", "firestore.rules")
     if os.path.exists(rules):
         args += ["--rules", rules]

@@ -46,7 +46,7 @@ def test_create_get_patch_list_delete():
     missing = requests.get(url(f"/{coll}/alpha"), headers=OWNER)
     assert missing.status_code == 404
     assert missing.json()["error"]["status"] == "NOT_FOUND"
-    assert missing.json()["error"]["message"] == f'Document "{root()}/{coll}/alpha" not found.'
+    assert missing.json()["error"]["message"] == f'Document ({root()}/{coll}/alpha) not found.'
 
 
 def test_encoded_default_database_and_value_types():

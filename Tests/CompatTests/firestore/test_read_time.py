@@ -168,7 +168,7 @@ def test_read_time_limits(fs):
     old = fs.query({"from": [{"collectionId": "lim"}]}, readTime=stamp(whole_minute))
     assert old.status_code == 400
     assert old.json()["error"]["status"] == "FAILED_PRECONDITION"
-    assert old.json()["error"]["message"] == "The requested snapshot version is too old."
+    assert old.json()["error"]["message"] == "The requested 'read_time' is too old."
     odd = fs.query({"from": [{"collectionId": "lim"}]}, readTime=stamp(whole_minute + datetime.timedelta(seconds=7)))
     assert odd.status_code == 400 and odd.json()["error"]["status"] == "INVALID_ARGUMENT"
     begin = requests.post(fs.url(":beginTransaction"), headers=OWNER,

@@ -32,4 +32,4 @@ def test_go_client_core_operations(go_program, emulator_host):
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.split("\n")[:-1] == ["ok " + s for s in
                                            ["set-get", "update-transforms", "preconditions", "queries", "getall",
-                                            "transaction", "batch", "list"]]
+                                            "transaction", "batch", "list", "snapshots"]]

@@ -1,7 +1,13 @@
 """Raw grpcio calls as the iOS SDK makes them: end-user ID tokens from Hearth's Auth port in the
-`authorization` metadata, the shipped rules, and the Write stream's handshake and pipelining.
-Hearth only (the official emulator runs with open rules in this suite)."""
+`authorization` metadata, the shipped rules, the Write stream's handshake and pipelining, and the
+Listen stream message by message (bad target ids, resumes, slow readers, many targets).
+Hearth only (the official emulator runs with open rules in this suite), but for the last test,
+which checks on the official emulator the differences the docs list."""
+import hashlib
 import os
+import queue
+import threading
+import time
 import uuid
 
 import grpc
@@ -74,7 +80,7 @@ def test_shipped_rules_allow_the_owner_and_deny_another_user(channel):
     with pytest.raises(grpc.RpcError) as missing:
         get(types.GetDocumentRequest(name=f"{database()}/documents/users/{alice}/files/nope"), metadata=metadata(alice_token))
     assert missing.value.code() == grpc.StatusCode.NOT_FOUND
-    assert missing.value.details() == f'Document "{database()}/documents/users/{alice}/files/nope" not found.'
+    assert missing.value.details() == f'Document ({database()}/documents/users/{alice}/files/nope) not found.'
 
 
 def test_unknown_method_is_unimplemented(channel):
@@ -121,3 +127,272 @@ def test_write_stream_handshake_errors(channel):
     with pytest.raises(grpc.RpcError) as e:
         list(write(iter([types.WriteRequest(database=database(), stream_token=b"x")])))
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+# --- The Listen stream, raw: what the SDKs send, checked message by message -----------------------
+
+class Listen:
+    """One raw Listen call: requests are queued, responses collected by a reader thread."""
+
+    def __init__(self, channel, token=None, read=True):
+        self.requests = queue.Queue()
+        self.responses = queue.Queue()
+        self.error = None
+        call = channel.stream_stream(SERVICE + "Listen", request_serializer=types.ListenRequest.serialize,
+                                     response_deserializer=types.ListenResponse.deserialize)
+        md = metadata(token) if token else [("authorization", "Bearer owner"), ("google-cloud-resource-prefix", database())]
+        self.call = call(iter(self.requests.get, None), metadata=md)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        if read:
+            self.reader.start()
+
+    def _read(self):
+        try:
+            for r in self.call:
+                self.responses.put(r)
+        except grpc.RpcError as e:
+            self.error = e
+        self.responses.put(None)
+
+    def start_reading(self):
+        self.reader.start()
+
+    def add(self, target):
+        self.requests.put(types.ListenRequest(database=database(), add_target=target))
+
+    def remove(self, target_id):
+        self.requests.put(types.ListenRequest(database=database(), remove_target=target_id))
+
+    def snapshot(self, timeout=15):
+        """The responses up to and including the next global NO_CHANGE (what raises a snapshot)."""
+        out = []
+        deadline = time.time() + timeout
+        while True:
+            r = self.responses.get(timeout=max(0.01, deadline - time.time()))
+            assert r is not None, f"stream ended ({self.error}) after {[describe(x) for x in out]}"
+            out.append(r)
+            tc = r.target_change if "target_change" in r else None
+            if tc is not None and tc.target_change_type == types.TargetChange.TargetChangeType.NO_CHANGE \
+                    and not tc.target_ids and tc.read_time:
+                return out
+
+    def ended(self, timeout=15):
+        """Drains the stream; the status it ended with."""
+        deadline = time.time() + timeout
+        while self.responses.get(timeout=max(0.01, deadline - time.time())) is not None:
+            pass
+        return self.error
+
+    def close(self):
+        self.requests.put(None)
+        self.call.cancel()
+
+
+def describe(r):
+    """`ADD[1]`, `CHANGE a [1]`, `DELETE b [1]`, `REMOVE_DOC c [1]`, `FILTER 1 n`, … (names: last segment)."""
+    kind = r._pb.WhichOneof("response_type")
+    if kind == "target_change":
+        tc = r.target_change
+        return types.TargetChange.TargetChangeType(tc.target_change_type).name + str(list(tc.target_ids)).replace(" ", "")
+    if kind == "document_change":
+        return f"CHANGE {r.document_change.document.name.rsplit('/', 1)[1]} {list(r.document_change.target_ids)}"
+    if kind == "document_delete":
+        return f"DELETE {r.document_delete.document.rsplit('/', 1)[1]} {list(r.document_delete.removed_target_ids)}"
+    if kind == "document_remove":
+        return f"REMOVE_DOC {r.document_remove.document.rsplit('/', 1)[1]} {list(r.document_remove.removed_target_ids)}"
+    if kind == "filter":
+        return f"FILTER {r.filter.target_id} {r.filter.count}"
+    return kind
+
+
+def query_target(target_id, collection, where=None, **extra):
+    q = types.StructuredQuery(from_=[types.StructuredQuery.CollectionSelector(collection_id=collection)])
+    if where:
+        field, value = where
+        q.where = types.StructuredQuery.Filter(field_filter=types.StructuredQuery.FieldFilter(
+            field=types.StructuredQuery.FieldReference(field_path=field),
+            op=types.StructuredQuery.FieldFilter.Operator.EQUAL, value=types.Value(string_value=value)))
+    return types.Target(target_id=target_id, query=types.Target.QueryTarget(parent=f"{database()}/documents",
+                                                                            structured_query=q), **extra)
+
+
+def commit(channel, writes):
+    return unary(channel, "Commit", types.CommitRequest, types.CommitResponse)(
+        types.CommitRequest(database=database(), writes=writes), metadata=[("authorization", "Bearer owner")])
+
+
+def put(collection, doc_id, **fields):
+    return types.Write(update=types.Document(name=f"{database()}/documents/{collection}/{doc_id}",
+                                             fields={k: types.Value(string_value=v) for k, v in fields.items()}))
+
+
+def delete(collection, doc_id):
+    return types.Write(delete=f"{database()}/documents/{collection}/{doc_id}")
+
+
+def bloom_might_contain(bloom, name):
+    """The SDKs' BloomFilter.mightContain, written from the proto's description (independent of Hearth's)."""
+    bitmap, padding, k = bloom.bits.bitmap, bloom.bits.padding, bloom.hash_count
+    m = len(bitmap) * 8 - padding
+    if m == 0:
+        return False
+    d = hashlib.md5(name.encode()).digest()
+    h1, h2 = int.from_bytes(d[:8], "little"), int.from_bytes(d[8:], "little")
+    return all(bitmap[b // 8] >> (b % 8) & 1 for b in ((h1 + i * h2) % 2**64 % m for i in range(k)))
+
+
+def test_listen_unknown_remove_and_duplicate_add_are_invalid_argument(channel):
+    coll = "lr" + uuid.uuid4().hex[:8]
+    listen = Listen(channel)
+    listen.add(query_target(1, coll))
+    assert [describe(r) for r in listen.snapshot()] == ["ADD[1]", "CURRENT[1]", "NO_CHANGE[]"]
+    listen.remove(99)
+    error = listen.ended()
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error.details() == "Target ID 99 was not found on this stream, so it cannot be removed."
+
+    listen = Listen(channel)
+    listen.add(query_target(5, coll))
+    listen.add(query_target(5, coll))
+    error = listen.ended()
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error.details() == "Target ID 5 is already in use on this stream; remove it before adding it again."
+
+
+def test_listen_resume_sends_only_what_changed_including_deletes(channel):
+    coll = "lr" + uuid.uuid4().hex[:8]
+    commit(channel, [put(coll, d, color="red") for d in ("a", "b", "c")])
+    listen = Listen(channel)
+    listen.add(query_target(1, coll, where=("color", "red")))
+    first = listen.snapshot()
+    assert [describe(r) for r in first] == ["ADD[1]", "CHANGE a [1]", "CHANGE b [1]", "CHANGE c [1]", "CURRENT[1]", "NO_CHANGE[]"]
+    token, read_time = first[-1].target_change.resume_token, first[-1].target_change.read_time
+    listen.close()
+
+    # While nobody listens: one changed, one deleted, one stops matching, one new.
+    commit(channel, [put(coll, "a", color="red", v="2")])
+    commit(channel, [delete(coll, "b")])
+    commit(channel, [put(coll, "c", color="blue"), put(coll, "d", color="red")])
+
+    # The iOS SDK resumes with the token and the count it holds.
+    resumed = Listen(channel)
+    resumed.add(query_target(1, coll, where=("color", "red"), resume_token=token, expected_count=3))
+    got = resumed.snapshot()
+    assert [describe(r) for r in got] == ["ADD[1]", "CHANGE a [1]", "CHANGE d [1]", "DELETE b [1]", "REMOVE_DOC c [1]",
+                                          "FILTER 1 2", "CURRENT[1]", "NO_CHANGE[]"]
+    bloom = got[5].filter.unchanged_names
+    names = {d: f"{database()}/documents/{coll}/{d}" for d in "abcd"}
+    assert bloom_might_contain(bloom, names["a"]) and bloom_might_contain(bloom, names["d"])
+    assert not bloom_might_contain(bloom, names["b"]) and not bloom_might_contain(bloom, names["c"])
+    resumed.close()
+
+    # By read time instead of token: the same changes.
+    by_time = Listen(channel)
+    by_time.add(query_target(1, coll, where=("color", "red"), read_time=read_time))
+    assert [describe(r) for r in by_time.snapshot()] == ["ADD[1]", "CHANGE a [1]", "CHANGE d [1]", "DELETE b [1]",
+                                                         "REMOVE_DOC c [1]", "CURRENT[1]", "NO_CHANGE[]"]
+    by_time.close()
+
+    # A token Hearth never gave: RESET and the full result.
+    unknown = Listen(channel)
+    unknown.add(query_target(1, coll, where=("color", "red"), resume_token=b"\x0a\x09garbage"))
+    assert [describe(r) for r in unknown.snapshot()] == ["ADD[1]", "RESET[1]", "CHANGE a [1]", "CHANGE d [1]",
+                                                         "CURRENT[1]", "NO_CHANGE[]"]
+    unknown.close()
+
+
+def test_a_client_that_stops_reading_is_cut_and_other_listeners_go_on(channel):
+    coll = "lr" + uuid.uuid4().hex[:8]
+    # The slow client on its own connection, as another app would be.
+    slow_channel = grpc.insecure_channel(os.environ["FIRESTORE_EMULATOR_HOST"])
+    slow = Listen(slow_channel, read=False)
+    # Several targets on one collection: each write is queued once per target, so the
+    # stream's backlog passes Hearth's bound (64 MiB) after a handful of ~900 KB writes.
+    for t in range(1, 9):
+        slow.add(query_target(t, coll))
+    fast = Listen(channel)
+    fast.add(query_target(1, coll))
+    fast.snapshot()
+    big = "x" * 900_000
+    for i in range(12):
+        commit(channel, [put(coll, f"d{i}", blob=big)])
+        got = fast.snapshot()
+        assert [describe(r) for r in got] == [f"CHANGE d{i} [1]", "NO_CHANGE[]"]
+    slow.start_reading()
+    error = slow.ended(timeout=30)
+    assert error is not None and error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error
+    assert "not reading its Listen stream fast enough" in error.details()
+    # The fast listener is unaffected.
+    commit(channel, [delete(coll, "d0")])
+    assert [describe(r) for r in fast.snapshot()] == ["DELETE d0 [1]", "NO_CHANGE[]"]
+    fast.close()
+    slow_channel.close()
+
+
+def test_ten_thousand_targets_on_one_stream(channel):
+    coll = "lr" + uuid.uuid4().hex[:8]
+    listen = Listen(channel)
+    for t in range(1, 10_001):
+        listen.requests.put(types.ListenRequest(database=database(), add_target=types.Target(
+            target_id=t, documents=types.Target.DocumentsTarget(documents=[f"{database()}/documents/{coll}/d{t}"]))))
+    for t in range(1, 10_001):
+        got = [describe(r) for r in listen.snapshot(timeout=60)]
+        assert got == [f"ADD[{t}]", f"DELETE d{t} [{t}]", f"CURRENT[{t}]", "NO_CHANGE[]"], got
+    commit(channel, [put(coll, "d7777", v="1")])
+    assert [describe(r) for r in listen.snapshot()] == ["CHANGE d7777 [7777]", "NO_CHANGE[]"]
+    listen.close()
+
+
+def test_listen_with_an_end_user_token_is_judged_per_target(channel):
+    """As the iOS SDK listens for a signed-in user under the shipped rules: the user's own files
+    stream; another user's file is REMOVE with cause 7 and the stream goes on."""
+    alice, alice_token = sign_up()
+    bob, bob_token = sign_up()
+    commit = unary(channel, "Commit", types.CommitRequest, types.CommitResponse)
+    commit(types.CommitRequest(database=database(), writes=[file_write(alice, "a1")]), metadata=metadata(alice_token))
+    commit(types.CommitRequest(database=database(), writes=[file_write(bob, "b1")]), metadata=metadata(bob_token))
+    listen = Listen(channel, token=alice_token)
+    own = types.Target(target_id=2, query=types.Target.QueryTarget(
+        parent=f"{database()}/documents/users/{alice}",
+        structured_query=types.StructuredQuery(from_=[types.StructuredQuery.CollectionSelector(collection_id="files")])))
+    listen.add(own)
+    assert [describe(r) for r in listen.snapshot()] == ["ADD[2]", "CHANGE a1 [2]", "CURRENT[2]", "NO_CHANGE[]"]
+    listen.add(types.Target(target_id=4, documents=types.Target.DocumentsTarget(
+        documents=[f"{database()}/documents/users/{bob}/files/b1"])))
+    add = listen.responses.get(timeout=15)
+    removed = listen.responses.get(timeout=15)
+    assert describe(add) == "ADD[4]" and describe(removed) == "REMOVE[4]"
+    assert removed.target_change.cause.code == 7 and "false for 'get'" in removed.target_change.cause.message
+    # The stream and its other target go on.
+    commit(types.CommitRequest(database=database(), writes=[file_write(alice, "a2")]), metadata=metadata(alice_token))
+    assert [describe(r) for r in listen.snapshot()] == ["CHANGE a2 [2]", "NO_CHANGE[]"]
+    listen.close()
+
+
+@pytest.mark.parametrize("emulator_host", ["official"], indirect=True)
+def test_the_official_emulator_differs_where_the_docs_say(emulator_host):
+    """The differences docs/ios.md lists, observed on the official emulator (skipped without it):
+    a resume gets RESET and everything again, and a duplicate target id ends the stream with an
+    empty UNKNOWN. Hearth's answers to the same requests are checked above."""
+    ch = grpc.insecure_channel(emulator_host)
+    try:
+        coll = "lr" + uuid.uuid4().hex[:8]
+        commit(ch, [put(coll, d, color="red") for d in ("a", "b")])
+        listen = Listen(ch)
+        listen.add(query_target(1, coll))
+        token = listen.snapshot()[-1].target_change.resume_token
+        listen.close()
+        commit(ch, [delete(coll, "b")])
+        resumed = Listen(ch)
+        resumed.add(query_target(1, coll, resume_token=token, expected_count=2))
+        got = [describe(r) for r in resumed.snapshot()]
+        assert got[:2] == ["ADD[1]", "RESET[1]"] and "CHANGE a [1]" in got and not any("DELETE" in g for g in got), got
+        resumed.close()
+
+        dup = Listen(ch)
+        dup.add(query_target(5, coll))
+        dup.add(query_target(5, coll))
+        error = dup.ended()
+        assert error.code() == grpc.StatusCode.UNKNOWN, error
+    finally:
+        ch.close()

@@ -31,10 +31,8 @@ def test_create_list_head_delete(s3):
 
 
 def test_already_owned_by_you(s3, bucket):
-    with pytest.raises(ClientError) as e:
-        s3.create_bucket(Bucket=bucket)
-    assert code(e) == "BucketAlreadyOwnedByYou"
-    assert status(e) == 409
+    # us-east-1 answers 200 for a bucket you already own (setup scripts create unconditionally).
+    assert s3.create_bucket(Bucket=bucket)["ResponseMetadata"]["HTTPStatusCode"] == 200
 
 
 @pytest.mark.parametrize("name", ["Bad_Bucket_Name", "ab", "a..b", "192.168.5.4", "-dash-first"])

@@ -69,7 +69,7 @@ def private_hearth():
     ready = os.path.join(tmp, "ready.json")
     repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
     args = [os.environ["HEARTH_BIN"], "start", "--in-memory", "--seed", "7", "--ready-file", ready, "--quiet",
-            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0",
+            "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0", "--ui-port", "0", "--storage-port", "0",
             "--rules", os.path.join(repo, "rules", "firestore.rules")]
     log = open(os.path.join(tmp, "hearth.log"), "wb")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=tmp)

@@ -115,12 +115,12 @@ import Testing
     @Test(arguments: [
         #"{"writes":[{"update":{"name":"NAME","fields":{}},"delete":"NAME"}]}"#,
         #"{"writes":[{}]}"#,
-        #"{"writes":[{"delete":"projects/other/databases/(default)/documents/c/d"}]}"#,
+        #"{"writes":[{"delete":"projects/other/databases/(default)/documents/c/d"},{"delete":"NAME"}]}"#,
         #"{"writes":[{"delete":"NAME","updateMask":{"fieldPaths":["a"]}}]}"#,
         #"{"writes":[{"update":{"name":"NAME"},"updateTransforms":[{"fieldPath":"a","increment":{"stringValue":"x"}}]}]}"#,
         #"{"writes":[{"update":{"name":"NAME"},"updateTransforms":[{"fieldPath":"a","setToServerValue":"NOW"}]}]}"#,
-        #"{"writes":[{"update":{"name":"NAME"},"updateTransforms":[{"fieldPath":"a","increment":{"integerValue":"1"}},{"fieldPath":"a","increment":{"integerValue":"1"}}]}]}"#,
-        #"{"writes":[{"update":{"name":"NAME"},"updateMask":{"fieldPaths":["a","a.b"]}}]}"#,
+        #"{"writes":[{"update":{"name":"NAME"},"updateTransforms":[{"fieldPath":"a","increment":{"integerValue":"1"}},{"fieldPath":"a.b","increment":{"integerValue":"1"}}]}]}"#,
+        #"{"writes":[{"currentDocument":{"exists":true}}]}"#,
         #"{"writes":[{"update":{"name":"NAME"},"currentDocument":{"exists":true,"updateTime":"2020-01-01T00:00:00Z"}}]}"#,
         #"{"writes":[{"update":{"name":"NAME"},"updateTransforms":[{"fieldPath":"a","appendMissingElements":{"values":[{"arrayValue":{}}]}}]}]}"#,
         #"{"transaction":"bm9wZQ==","writes":[]}"#,
@@ -132,6 +132,31 @@ import Testing
         #expect(r.status == 400, "\(body) → \(r.json)")
         #expect(r.json["error"]?["status"]?.stringValue == "INVALID_ARGUMENT")
         #expect(h.call("GET", h.api("/c/d")).status == 404)
+    }
+
+    /// A commit acts on the database its document names name, whatever the URL says.
+    @Test func writesNamingAnotherProjectLandThere() throws {
+        let h = try TestHarness()
+        let other = "projects/other/databases/(default)/documents"
+        let r = h.call("POST", h.api(":commit"), .object(["writes": .array([
+            .object(["update": .object(["name": .string(other + "/c/d"), "fields": .object(["x": int(1)])])]),
+        ])]))
+        #expect(r.status == 200, "\(r.json)")
+        #expect(h.call("GET", "/v1/\(other)/c/d").json["fields"] == .object(["x": int(1)]))
+        #expect(h.call("GET", h.api("/c/d")).status == 404)
+        let got = h.call("POST", h.api(":batchGet"), .object(["documents": .array([.string(other + "/c/d")])]))
+        #expect(got.json[0]?["found"]?["name"]?.stringValue == other + "/c/d")
+    }
+
+    /// Firestore accepts two transforms of one field (applied in order) and a mask naming a path
+    /// twice or with a path inside it.
+    @Test func repeatedTransformsAndOverlappingMasksAreAccepted() throws {
+        let h = try TestHarness()
+        let body = #"{"writes":[{"update":{"name":"NAME","fields":{"a":{"mapValue":{"fields":{"b":{"integerValue":"1"}}}}}},"updateMask":{"fieldPaths":["a","a.b","a"]},"updateTransforms":[{"fieldPath":"n","increment":{"integerValue":"2"}},{"fieldPath":"n","increment":{"doubleValue":0.5}}]}]}"#
+        let r = h.rawCall("POST", h.api(":commit"), body.replacingOccurrences(of: "NAME", with: h.root + "/c/d"))
+        #expect(r.status == 200, "\(r.json)")
+        #expect(r.json["writeResults"]?[0]?["transformResults"] == .array([int(2), .object(["doubleValue": .double(2.5)])]))
+        #expect(h.call("GET", h.api("/c/d")).json["fields"]?["n"] == .object(["doubleValue": .double(2.5)]))
     }
 
     @Test func batchWriteReportsEachWrite() throws {

@@ -61,6 +61,48 @@ import Testing
         }
     }
 
+    /// NaN and null are found only by IS_NAN / IS_NULL: as operands (and a stored NaN in ranges)
+    /// they match nothing, as Firestore and its emulator answer.
+    @Test func nanAndNullMatchOnlyTheirUnaryFilters() throws {
+        let h = try TestHarness()
+        let nan: JSON = .object(["doubleValue": .string("NaN")])
+        h.put("v/nan", ["v": nan])
+        h.put("v/null", ["v": nullV])
+        h.put("v/one", ["v": int(1)])
+        h.put("v/list", ["v": arr([nullV, nan])])
+        let cases: [(String, JSON, [String])] = [
+            ("== NaN", ff("v", "EQUAL", nan), []),
+            ("== null", ff("v", "EQUAL", nullV), []),
+            ("!= null", ff("v", "NOT_EQUAL", nullV), []),
+            ("!= NaN keeps NaN", ff("v", "NOT_EQUAL", nan), ["list", "nan", "one"]),
+            ("< 2 skips a stored NaN", ff("v", "LESS_THAN", int(2)), ["one"]),
+            ("<= NaN", ff("v", "LESS_THAN_OR_EQUAL", nan), []),
+            ("in [null, NaN, 1]", ff("v", "IN", arr([nullV, nan, int(1)])), ["one"]),
+            ("not-in [NaN]", ff("v", "NOT_IN", arr([nan])), ["list", "nan", "one"]),
+            ("array-contains null", ff("v", "ARRAY_CONTAINS", nullV), []),
+            ("array-contains-any [NaN, null]", ff("v", "ARRAY_CONTAINS_ANY", arr([nan, nullV])), []),
+            ("IS_NAN", uf("v", "IS_NAN"), ["nan"]),
+            ("IS_NULL", uf("v", "IS_NULL"), ["null"]),
+        ]
+        for (label, filter, expected) in cases {
+            let r = h.query(sq("v", where: filter))
+            #expect(r.status == 200, "\(label): \(r.json)")
+            #expect(r.ids.sorted() == expected, "\(label)")
+        }
+    }
+
+    /// The stream's last element carries `done`; a new transaction is its own first element.
+    @Test func streamShape() throws {
+        let h = try Self.cities()
+        let plain = h.query(sq("cities", limit: 2)).json.arrayValue ?? []
+        #expect(plain.count == 2 && plain[0]["done"] == nil && plain[1]["done"] == .bool(true))
+        let r = h.call("POST", h.api(":runQuery"), .object(["structuredQuery": sq("nothing"), "newTransaction": .object([:])]))
+        let items = r.json.arrayValue ?? []
+        #expect(items.count == 2)
+        #expect(items.first.map { Array($0.objectValue?.keys ?? []) } == ["transaction"])
+        #expect(items.last?["done"] == .bool(true) && items.last?["readTime"] != nil)
+    }
+
     @Test func orderingCursorsOffsetLimit() throws {
         let h = try Self.cities()
         let cases: [(String, JSON, [String])] = [
@@ -70,7 +112,8 @@ import Testing
             ("startAfter", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(860_000)])])), ["LA", "TOK", "BJ"]),
             ("endAt", sq("cities", orderBy: [order("pop")], endAt: .object(["values": .array([int(3_900_000)])])), ["DC", "SF", "LA"]),
             ("endBefore", sq("cities", orderBy: [order("pop")], endAt: .object(["values": .array([int(3_900_000)]), "before": .bool(true)])), ["DC", "SF"]),
-            ("startAfter name cursor", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(860_000), Self.ref(h, "cities/SF")])])), ["LA", "TOK", "BJ"]),
+            // Cursor values pair with the orderBy as sent (the SDKs send `__name__` explicitly).
+            ("startAfter name cursor", sq("cities", orderBy: [order("pop"), order("__name__")], startAt: .object(["values": .array([int(860_000), Self.ref(h, "cities/SF")])])), ["LA", "TOK", "BJ"]),
             ("startAt name, same value", sq("cities", orderBy: [order("capital"), order("__name__")],
                                              startAt: .object(["values": .array([bool(true), Self.ref(h, "cities/DC")]), "before": .bool(true)])), ["DC", "TOK"]),
             // limitToLast(2) of orderBy(pop) with endAt(9M), as the SDKs send it: directions and cursors flipped.
@@ -170,19 +213,28 @@ import Testing
     @Test func invalidQueriesAreRejected() throws {
         let h = try Self.cities()
         let cases: [(String, JSON, String)] = [
-            ("too many cursor values", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(1), int(2), int(3)])])), "Too many cursor values"),
-            ("order after key", sq("cities", orderBy: [order("__name__"), order("pop")]), "Order by clause cannot contain more fields after the key"),
-            ("empty in", sq("cities", where: ff("state", "IN", arr([]))), "non-empty array"),
-            ("in not array", sq("cities", where: ff("state", "IN", str("CA"))), "non-empty array"),
-            ("31 in values", sq("cities", where: ff("state", "IN", arr((0..<31).map { int($0) }))), "maximum of 30"),
+            ("too many cursor values", sq("cities", orderBy: [order("pop")], startAt: .object(["values": .array([int(1), int(2), int(3)])])), "Cursor has too many values."),
+            ("cursor past the explicit order", sq("cities", where: ff("pop", "GREATER_THAN", int(0)), startAt: .object(["values": .array([int(1)])])), "Cursor has too many values."),
+            ("order after key", sq("cities", orderBy: [order("__name__"), order("pop")]), "order by clause cannot contain more fields after the key"),
+            ("empty in", sq("cities", where: ff("state", "IN", arr([]))), "'IN' requires an non-empty ArrayValue."),
+            ("in not array", sq("cities", where: ff("state", "IN", str("CA"))), "'IN' requires an ArrayValue."),
+            ("31 in values", sq("cities", where: ff("state", "IN", arr((0..<31).map { int($0) }))), "'IN' supports up to 30 comparison values."),
+            ("11 not-in values", sq("cities", where: ff("state", "NOT_IN", arr((0..<11).map { int($0) }))), "'NOT_IN' supports up to 10"),
+            ("two array-contains", sq("cities", where: composite("AND", [ff("t", "ARRAY_CONTAINS", int(1)), ff("t", "ARRAY_CONTAINS", int(2))])),
+             "A maximum of 1 'ARRAY_CONTAINS' filter is allowed per disjunction."),
+            ("long operand", sq("cities", where: ff("name", "EQUAL", str(String(repeating: "x", count: 1501)))), "too large to be used in a query"),
+            ("kind-less field filter", .object(["from": .array([.object(["allDescendants": .bool(true)])]), "where": ff("pop", "EQUAL", int(1))]),
+             "kind is required for filter: pop"),
             ("key string", sq("cities", where: ff("__name__", "EQUAL", str("SF"))), "__key__ filter value must be a Key"),
-            ("two not-in", sq("cities", where: composite("AND", [ff("a", "NOT_IN", arr([int(1)])), ff("b", "NOT_IN", arr([int(1)]))])), "NOT_IN"),
+            ("two not-in", sq("cities", where: composite("AND", [ff("a", "NOT_IN", arr([int(1)])), ff("b", "NOT_IN", arr([int(1)]))])), "Only a single 'NOT_EQUAL', 'NOT_IN'"),
             ("bad op", sq("cities", where: ff("a", "ALMOST", int(1))), "op"),
-            ("bad path", sq("cities", where: ff("a..b", "EQUAL", int(1))), "Invalid field path"),
+            ("bad path", sq("cities", where: ff("a..b", "EQUAL", int(1))), #"Invalid property path "a..b""#),
             ("unknown member", .object(["from": .array([.object(["collectionId": .string("cities")])]), "wat": .bool(true)]), "Unknown name \"wat\""),
-            ("no from", .object([:]), "collection"),
-            ("negative limit", sq("cities", limit: -1), "limit"),
-            ("cursor key not ref", sq("cities", orderBy: [order("__name__")], startAt: .object(["values": .array([str("SF")])])), "reference"),
+            ("two from", .object(["from": .array([.object(["collectionId": .string("a")]), .object(["collectionId": .string("b")])])]),
+             "StructuredQuery.from cannot have more than one collection selector."),
+            ("negative limit", sq("cities", limit: -1), "limit is negative"),
+            ("cursor key not ref", sq("cities", orderBy: [order("__name__")], startAt: .object(["values": .array([str("SF")])])),
+             "Cursor __key__ value is not a document reference."),
             ("too many disjunctions", sq("cities", where: composite("AND", [ff("a", "IN", arr((0..<10).map { int($0) })), ff("b", "IN", arr((0..<10).map { int($0) }))])), "disjunctions"),
         ]
         for (label, q, fragment) in cases {
@@ -223,7 +275,7 @@ import Testing
         #expect(pageDesc.documents.map { $0.path.lastSegment } == ["i249", "i248"])
         #expect(pageDesc.examined <= 3)
         let ref: JSON = .object(["referenceValue": .string(h.root + "/items/i250")])
-        let byName = try run(sq("items", limit: 2, startAt: .object(["values": .array([ref])])))
+        let byName = try run(sq("items", orderBy: [order("__name__")], limit: 2, startAt: .object(["values": .array([ref])])))
         #expect(byName.documents.map { $0.path.lastSegment } == ["i251", "i252"])
         #expect(byName.examined <= 3)
     }
@@ -258,7 +310,7 @@ import Testing
 @Suite struct ProtoJSONSpellingTests {
     @Test func snakeCaseMembersAndNumericEnumsAreAccepted() throws {
         let h = try QueryTests.cities()
-        let body = #"{"structured_query":{"from":[{"collection_id":"cities"}],"where":{"field_filter":{"field":{"field_path":"capital"},"op":5,"value":{"boolean_value":true}}},"order_by":[{"field":{"field_path":"pop"},"direction":2}],"limit":{"value":2}}}"#
+        let body = #"{"structured_query":{"from":[{"collection_id":"cities"}],"where":{"field_filter":{"field":{"field_path":"capital"},"op":5,"value":{"boolean_value":true}}},"order_by":[{"field":{"field_path":"pop"},"direction":2}],"limit":2}}"#
         let r = h.rawCall("POST", h.api(":runQuery?%24alt=json%3Benum-encoding%3Dint"), body)
         #expect(r.status == 200, "\(r.json)")
         let ids = (r.json.arrayValue ?? []).compactMap { $0["document"]?["name"]?.stringValue?.split(separator: "/").last.map(String.init) }

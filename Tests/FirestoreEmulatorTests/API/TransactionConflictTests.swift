@@ -157,7 +157,7 @@ import Testing
         #expect(Self.commitMarker(h, txn).status == 409)
         let again = Self.commitMarker(h, txn)
         #expect(again.status == 400)
-        #expect(again.json["error"]?["message"]?.stringValue == TransactionRegistry.invalidMessage)
+        #expect(again.json["error"]?["message"]?.stringValue == TransactionRegistry.closedMessage)
         // A retry (retryTransaction) starts fresh and commits.
         let retry = h.call("POST", h.api(":beginTransaction"), .object(["options": .object(["readWrite": .object(["retryTransaction": txn])])]))
         let t2 = retry.json["transaction"] ?? .null

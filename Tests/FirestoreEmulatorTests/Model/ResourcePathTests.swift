@@ -18,18 +18,18 @@ struct ResourcePathTests {
 
     @Test(arguments: [
         ("users", nil),
-        ("", "empty path segment"),
-        ("a/b", "contains '/'"),
-        (".", "\".\" or \"..\""),
-        ("..", "\".\" or \"..\""),
+        ("", "lacks a resource id"),
+        ("a/b", #"contains "/""#),
+        (".", "reserved"),
+        ("..", "reserved"),
         ("...", nil),
         ("__x__", "reserved"),
         ("____", "reserved"),
         ("___", nil),
         ("__x_", nil),
         ("__\u{E9}__", "reserved"),
-        ("\u{E9}/", "contains '/'"),
-        (String(repeating: "x", count: 1501), "too long"),
+        ("\u{E9}/", #"contains "/""#),
+        (String(repeating: "x", count: 1501), "longer than 1500 bytes"),
     ] as [(String, String?)])
     func segmentsValidate(segment: String, problem: String?) {
         do {

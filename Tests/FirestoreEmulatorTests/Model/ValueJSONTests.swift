@@ -54,19 +54,22 @@ import Testing
 
     @Test(arguments: [
         (#"{"fooValue":1}"#, "Unknown name \"fooValue\""),
-        (#"{}"#, "exactly one"),
+        (#"{}"#, "Cannot convert firestore.v1.Value with type unset."),
         (#"{"stringValue":"a","integerValue":"1"}"#, "Oneof field 'value_type' is already set"),
         (#"{"integerValue":"12x"}"#, "TYPE_INT64"),
         (#"{"integerValue":"9223372036854775808"}"#, "TYPE_INT64"),
         (#"{"timestampValue":"yesterday"}"#, "Invalid time format"),
         (#"{"timestampValue":"0000-12-31T00:00:00Z"}"#, "Invalid time format"),
         (#"{"bytesValue":"***"}"#, "TYPE_BYTES"),
-        (#"{"referenceValue":"users/u1"}"#, "Invalid resource name"),
-        (#"{"referenceValue":"projects/p/databases/(default)/documents/users"}"#, "must name a document"),
+        (#"{"referenceValue":"users/u1"}"#, #"Resource name "users/u1" lacks "projects" at index 0."#),
+        (#"{"referenceValue":"projects/p/databases/(default)/documents/users"}"#, #"lacks "/" at index 46."#),
+        (#"{"referenceValue":"projects/p/databases/(default)/documents"}"#, #"Omit "/documents""#),
+        (#"{"timestampValue":"2001-02-03t04:05:06Z"}"#, "Invalid time format"),
+        (#"{"timestampValue":"2001-02-03T04:05:06z"}"#, "Invalid time format"),
         (#"{"geoPointValue":{"latitude":91}}"#, "latitude"),
         (#"{"arrayValue":{"values":[{"arrayValue":{}}]}}"#, "Cannot convert an array value in an array value."),
-        (#"{"stringValue":5}"#, "TYPE_STRING"),
-        (#"{"mapValue":{"fields":{"":{"nullValue":null}}}}"#, "must not be empty"),
+        (#"{"stringValue":{}}"#, "TYPE_STRING"),
+        (#"{"mapValue":{"fields":{"":{"nullValue":null}}}}"#, "contains an invalid nested entity."),
     ])
     func rejects(_ text: String, _ fragment: String) throws {
         let json = try JSON.parse(text)
@@ -85,5 +88,19 @@ import Testing
         _ = try ValueJSON.decode(v, path: "v")  // 20 levels: fine
         v = map([("x", v)])
         #expect(throws: FirestoreError.self) { try ValueJSON.decode(v, path: "v") }
+    }
+
+    /// Google's JSON parser reads a number or boolean given for a string as its text, and drops
+    /// timestamp digits past nanoseconds; `-0.0` keeps its sign.
+    @Test func lenientInputsAreReadAsGoogleReadsThem() throws {
+        #expect(try ValueJSON.decode(JSON.parse(#"{"stringValue":3}"#), path: "v") == .string("3"))
+        #expect(try ValueJSON.decode(JSON.parse(#"{"stringValue":true}"#), path: "v") == .string("true"))
+        let t = try ValueJSON.decode(JSON.parse(#"{"timestampValue":"2001-02-03T04:05:06.1234567891Z"}"#), path: "v")
+        #expect(t == .timestamp(try #require(ValueJSON.parseTimestamp("2001-02-03T04:05:06.123456Z"))))
+        guard case .double(let z) = try ValueJSON.decode(JSON.parse(#"{"doubleValue":-0.0}"#), path: "v") else {
+            Issue.record("not a double")
+            return
+        }
+        #expect(z == 0 && z.sign == .minus)
     }
 }

@@ -187,13 +187,50 @@ import Testing
         h.put("c/d", ["color": str("red")])
         let r = TestListener(h)
         try r.addQuery(Self.whereEq("color", str("red")), id: 1, resumeToken: token, expectedCount: 3)
-        #expect(r.takeSummary() == ["ADD[1]", "CHANGE a [1]", "CHANGE d [1]", "DELETE b [1]", "REMOVE_DOC c [1]",
-                                    "FILTER 1 2", "CURRENT[1]", "NO_CHANGE[]"])
+        let resumed = r.take().flatMap { $0 }
+        #expect(resumed.map(TestListener.describe) == ["ADD[1]", "CHANGE a [1]", "CHANGE d [1]", "DELETE b [1]", "REMOVE_DOC c [1]",
+                                                       "FILTER 1 2", "CURRENT[1]", "NO_CHANGE[]"])
+        // The filter's bloom filter holds exactly the names the client keeps (these two test clean).
+        if case .existenceFilter(_, _, let bloom?) = resumed[5] {
+            #expect(["a", "d"].allSatisfy { bloom.mightContain(r.db.name(of: ResourcePath(["c", $0]))) })
+            #expect(!["b", "c"].contains { bloom.mightContain(r.db.name(of: ResourcePath(["c", $0]))) })
+        } else { Issue.record("no bloom filter: \(resumed)") }
 
         // Unknown tokens: RESET and the full result.
         let u = TestListener(h)
         try u.addQuery(Self.whereEq("color", str("red")), id: 1, resumeToken: Array("bogus".utf8))
         #expect(u.takeSummary() == ["ADD[1]", "RESET[1]", "CHANGE a [1]", "CHANGE d [1]", "CURRENT[1]", "NO_CHANGE[]"])
+    }
+
+    @Test func heartbeatKeepsAnIdleStreamsResumeTokenCurrent() throws {
+        let h = try TestHarness()
+        h.put("c/a", ["n": int(1)])
+        let l = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        _ = l.take()
+        // Nothing new: no heartbeat.
+        h.service.listeners.sync { h.service.listeners.heartbeat() }
+        #expect(l.take().isEmpty)
+        // A commit elsewhere: a bare NO_CHANGE at its time.
+        h.put("other/x", ["n": int(1)])
+        #expect(l.take().isEmpty)
+        h.service.listeners.sync { h.service.listeners.heartbeat() }
+        let beat = l.take().flatMap { $0 }
+        let x = try #require(h.service.read { conn in
+            try h.service.load(h.service.storage.space(of: l.db, conn), ResourcePath(["other", "x"]), at: nil, conn)
+        })
+        guard beat.count == 1, case .targetChange(.noChange, [], nil, let t?, let token?) = beat[0] else {
+            Issue.record("\(beat)"); return
+        }
+        #expect(t == x.updateTime && ResumeToken.decode(token) == t)
+        h.service.listeners.sync { h.service.listeners.heartbeat() }
+        #expect(l.take().isEmpty)
+        // Resuming from the heartbeat's token: only what changed after it.
+        h.service.listeners.close(l.stream)
+        h.delete("c/a")
+        let r = TestListener(h)
+        try r.addQuery(Self.allOfC, id: 1, resumeToken: token)
+        #expect(r.takeSummary() == ["ADD[1]", "DELETE a [1]", "CURRENT[1]", "NO_CHANGE[]"])
     }
 
     @Test func rulesDenyPerTargetAndTheStreamGoesOn() throws {
@@ -287,6 +324,20 @@ import Testing
         #expect(sequences.allSatisfy { $0 == sequences[0] })
         #expect(sequences[0].count == 200)
         #expect(h.service.listeners.feed.outstanding == 0)
+    }
+
+    @Test func largeDocumentsGoOutInPiecesOfAboutAMebibyte() throws {
+        let h = try TestHarness()
+        let big = String(repeating: "x", count: 400_000)
+        for k in 0..<6 { h.put("c/d\(k)", ["blob": str(big)]) }
+        let l = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        let batches = l.take()
+        #expect(batches.flatMap { $0 }.map(TestListener.describe) == ["ADD[1]"] + (0..<6).map { "CHANGE d\($0) [1]" } + ["CURRENT[1]", "NO_CHANGE[]"])
+        // Each sink call stops once it passed ListenEngine.chunkBytes: never the whole result at once.
+        let sizes = batches.map { $0.reduce(0) { n, e in if case .documentChange(let d, _) = e { n + d.storageSize } else { n } } }
+        #expect(batches.count >= 3)
+        #expect(sizes.allSatisfy { $0 < ListenEngine.chunkBytes + 400_100 }, "\(sizes)")
     }
 
     @Test func manyTargetsOnOneStream() throws {

@@ -64,7 +64,7 @@ final class TestListener: @unchecked Sendable {
         case .documentChange(let d, let t): return "CHANGE \(d.path.lastSegment) \(ids(t))"
         case .documentDelete(let p, let t, _): return "DELETE \(p.lastSegment) \(ids(t))"
         case .documentRemove(let p, let t, _): return "REMOVE_DOC \(p.lastSegment) \(ids(t))"
-        case .existenceFilter(let t, let n): return "FILTER \(t) \(n)"
+        case .existenceFilter(let t, let n, _): return "FILTER \(t) \(n)"
         case .end(let error): return "END \(error.status)"
         }
     }

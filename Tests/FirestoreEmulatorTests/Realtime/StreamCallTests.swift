@@ -10,7 +10,13 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
     private let lock = NSLock()
     private var _messages: [String] = []
     private var _status: GRPCStatus?
-    var buffered = 0
+    private var _buffered = 0
+    /// Set by the test while the engine's pump reads it on its own thread, so under the lock
+    /// (ThreadSanitizer reported the unguarded field).
+    var buffered: Int {
+        get { lock.withLock { _buffered } }
+        set { lock.withLock { _buffered = newValue } }
+    }
 
     var messages: [String] { lock.withLock { _messages } }
     var status: GRPCStatus? { lock.withLock { _status } }
@@ -110,6 +116,34 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
         #expect(r.messages.suffix(4) == ["CHANGE a [1]", "NO_CHANGE[]", "CHANGE b [1]", "NO_CHANGE[]"])
     }
 
+    @Test func aFirstResultWaitingForTheClientIsReadAsOfItsReadTime() throws {
+        let h = try TestHarness()
+        h.put("c/a", ["n": int(1)])
+        h.put("c/b", ["n": int(1)])
+        let r = RecordingResponses()
+        let add = try Self.target(h, 1)
+        let call = ListenCall(engine: h.service.listeners, caller: .admin, responses: r,
+                              decode: { _ throws(FirestoreError) in (Self.dbName, add) },
+                              encode: { e, _ in
+                                  if case .documentChange(let d, _) = e, case .integer(let n)? = d.fields["n"] {
+                                      return Array("CHANGE \(d.path.lastSegment)=\(n)".utf8)
+                                  }
+                                  return Array(TestListener.describe(e).utf8)
+                              })
+        r.buffered = ListenCall.lowWater
+        call.received([0])
+        // While the first result waits (as names), one document changes and one is deleted.
+        h.put("c/a", ["n": int(2)])
+        h.delete("c/b")
+        h.service.listeners.sync {}
+        #expect(r.messages.isEmpty)
+        r.buffered = 0
+        #expect(Self.eventually { r.messages.count == 9 })
+        // The snapshot as of the add, then what changed after it: never a mix of the two.
+        #expect(r.messages == ["ADD[1]", "CHANGE a=1", "CHANGE b=1", "CURRENT[1]", "NO_CHANGE[]",
+                               "CHANGE a=2", "NO_CHANGE[]", "DELETE b [1]", "NO_CHANGE[]"])
+    }
+
     @Test func aClientThatStopsReadingIsCutAndOthersGoOn() throws {
         let h = try TestHarness()
         h.service.listeners.sync { h.service.listeners.maxOutboxBytes = 2000 }
@@ -126,6 +160,34 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
         #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 1)
         fast.cancelled()
         #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 0)
+    }
+
+    @Test func cancelFreesEveryTargetAndTheBacklog() throws {
+        let h = try TestHarness()
+        let db = DatabaseID(project: h.project, database: "(default)")
+        let group = try QueryParser(database: db, parent: .root).parse(ProtoObject(
+            json: .object(["from": .array([.object(["collectionId": .string("c"), "allDescendants": .bool(true)])])]), path: "q"))
+        let (call, r) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1)),
+                                            (Self.dbName, .add(ListenTarget(database: db, id: 2, kind: .documents([ResourcePath(["c", "a"])])))),
+                                            (Self.dbName, .add(ListenTarget(database: db, id: 3, kind: .query(group))))])
+        for i in 0..<3 { call.received([UInt8(i)]) }
+        h.service.listeners.sync {}
+        #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 3)
+        // The client stops reading, so changes pile up in the stream's backlog; then it cancels
+        // (RST_STREAM or a dropped connection both reach `cancelled`).
+        r.buffered = ListenCall.lowWater
+        for k in 0..<5 { h.put("c/a", ["n": int(Int64(k))]) }
+        #expect(h.service.listeners.sync { h.service.listeners.streams.values.map(\.pending).reduce(0, +) } > 0)
+        call.cancelled()
+        h.service.listeners.sync {}
+        #expect(h.service.listeners.sync { h.service.listeners.indexedTargetCount } == 0)
+        #expect(h.service.listeners.sync { h.service.listeners.streams.isEmpty })
+        // Later commits find nothing to do for it.
+        r.buffered = 0
+        let before = r.messages.count
+        h.put("c/a", ["n": int(9)])
+        h.service.listeners.sync {}
+        #expect(r.messages.count == before)
     }
 
     @Test func writeCallEndsOnTheFirstFailureAndIgnoresTheRest() throws {
@@ -177,9 +239,16 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
         h.service.listeners.sync {}
         #expect(r.messages.isEmpty)
         #expect(h.service.listeners.sync { h.service.listeners.streams.values.map(\.pending) } == [100_003])
+        // What waits for the client is the names, not the documents: they are read as they go out.
+        let held = h.service.listeners.sync {
+            h.service.listeners.streams.values.flatMap(\.outbox).filter { if case .document = $0 { true } else { false } }.count
+        }
+        #expect(held == 100_000)
+        #expect(h.service.listeners.sync { h.service.listeners.streams.values.map(\.outboxBytes) }.allSatisfy { $0 <= 100_003 * 64 })
         r.buffered = 0
         #expect(StreamCallTests.eventually { r.messages.count == 100_003 })
         #expect(r.messages.first == "ADD[1]" && r.messages.suffix(2) == ["CURRENT[1]", "NO_CHANGE[]"])
+        #expect(r.messages.dropFirst().prefix(3) == ["CHANGE d0 [1]", "CHANGE d1 [1]", "CHANGE d10 [1]"])
         #expect(h.service.listeners.sync { h.service.listeners.streams.values.allSatisfy { $0.pending == 0 } })
     }
 }

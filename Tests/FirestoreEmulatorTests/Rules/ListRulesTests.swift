@@ -112,7 +112,8 @@ import Testing
         let r = h.query(sq("cheap", where: ff("price", "GREATER_THAN", int(5))), as: .user("u1"))
         #expect(r.status == 403)
         let message = r.json["error"]?["message"]?.stringValue ?? ""
-        #expect(message.hasPrefix("evaluation error at L7:"), "\(message)")
+        // Firestore's wording first, the rules' account on the next line.
+        #expect(message.hasPrefix("Missing or insufficient permissions.\nevaluation error at L7:"), "\(message)")
         #expect(message.contains("constraint(> 5)"), "\(message)")
     }
 

@@ -81,7 +81,7 @@ import Testing
         #expect(try S3Operation.resolve(part, target: target).get() == .uploadPartCopy)
     }
 
-    @Test(arguments: [("PUT", "/b/k", "retention"), ("POST", "/b/k", "restore"), ("PUT", "/b", "replication"), ("GET", "/b/k", "torrent")])
+    @Test(arguments: [("PUT", "/b/k", "renameObject"), ("POST", "/b/k", "restore"), ("PUT", "/b", "replication"), ("GET", "/b/k", "torrent")])
     func unsupportedSubresources(method: String, path: String, query: String) throws {
         let request = Request(method: method, rawPath: path, rawQuery: query, headers: ["Host": "h"])
         let target = try S3Target.resolve(request, endpointHosts: [])

@@ -36,7 +36,7 @@ import Testing
             == "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<R xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><K>&quot;q&quot; &amp; &lt;t&gt;&#9;</K><E/></R>")
     }
 
-    @Test(arguments: [("a b/c+d", "a+b/c%2Bd"), ("ü~*-_.", "%C3%BC%7E*-_."), ("", "")])
+    @Test(arguments: [("a b/c+d", "a%20b/c%2Bd"), ("ü~*-_.", "%C3%BC%7E*-_."), ("", "")])
     func listingEncoding(raw: String, encoded: String) {
         #expect(S3URLEncoding.listingEncode(raw) == encoded)
     }

@@ -168,4 +168,63 @@ func main() {
 		fail("list", "got %v", names)
 	}
 	fmt.Println("ok list")
+
+	// Snapshot listeners (the Listen stream): a query and a document, fed by writes through
+	// the same client. Snapshots() returns a snapshot only when the result changed.
+	live := client.Collection(os.Args[1] + "-live")
+	qit := live.Where("on", "==", true).Snapshots(ctx)
+	defer qit.Stop()
+	dit := live.Doc("x").Snapshots(ctx)
+	defer dit.Stop()
+	expectQuery := func(step string, want []string, wantChanges []string) {
+		qs, err := qit.Next()
+		if err != nil {
+			fail(step, "query snapshot: %v", err)
+		}
+		got := ids(step, qs.Documents)
+		kinds := map[firestore.DocumentChangeKind]string{firestore.DocumentAdded: "ADDED",
+			firestore.DocumentModified: "MODIFIED", firestore.DocumentRemoved: "REMOVED"}
+		var changes []string
+		for _, c := range qs.Changes {
+			changes = append(changes, kinds[c.Kind]+" "+c.Doc.Ref.ID)
+		}
+		sort.Strings(changes)
+		if !same(got, want) || !same(changes, wantChanges) || qs.Size != len(want) {
+			fail(step, "query snapshot %v %v (size %d), want %v %v", got, changes, qs.Size, want, wantChanges)
+		}
+	}
+	expectDoc := func(step string, n int64) {
+		ds, err := dit.Next()
+		if err != nil {
+			fail(step, "document snapshot: %v", err)
+		}
+		if n < 0 && ds.Exists() || n >= 0 && (!ds.Exists() || ds.Data()["n"] != n) {
+			fail(step, "document snapshot exists=%v data=%v, want n=%d", ds.Exists(), ds.Data(), n)
+		}
+	}
+	set := func(step, id string, data map[string]interface{}) {
+		if _, err := live.Doc(id).Set(ctx, data); err != nil {
+			fail(step, "%v", err)
+		}
+	}
+	expectQuery("snapshots-initial", nil, nil)
+	expectDoc("snapshots-initial", -1)
+	set("snapshots-add", "x", map[string]interface{}{"on": true, "n": 1})
+	expectQuery("snapshots-add", []string{"x"}, []string{"ADDED x"})
+	expectDoc("snapshots-add", 1)
+	set("snapshots-add2", "y", map[string]interface{}{"on": true, "n": 2})
+	expectQuery("snapshots-add2", []string{"x", "y"}, []string{"ADDED y"})
+	if _, err := live.Doc("x").Update(ctx, []firestore.Update{{Path: "n", Value: 5}}); err != nil {
+		fail("snapshots-modify", "%v", err)
+	}
+	expectQuery("snapshots-modify", []string{"x", "y"}, []string{"MODIFIED x"})
+	expectDoc("snapshots-modify", 5)
+	set("snapshots-leave", "y", map[string]interface{}{"on": false, "n": 2})
+	expectQuery("snapshots-leave", []string{"x"}, []string{"REMOVED y"})
+	if _, err := live.Doc("x").Delete(ctx); err != nil {
+		fail("snapshots-delete", "%v", err)
+	}
+	expectQuery("snapshots-delete", nil, []string{"REMOVED x"})
+	expectDoc("snapshots-delete", -1)
+	fmt.Println("ok snapshots")
 }

@@ -8,9 +8,12 @@ import HearthSQLite
 /// Memory stays at one chunk however large the body. Nothing is visible until the caller's
 /// commit transaction calls `commit(_:)` (which also writes the final partial chunk, so a small
 /// object costs a single transaction); on any failure `discard()` removes what was staged.
-final class BlobWriter {
+/// `Checksum` is the service's own set of checksum algorithms (S3's `x-amz-checksum-*`, GCS's crc32c).
+public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAlgorithm> {
+    private typealias Store = BlobStore<Namespace>
+
     /// Size of a chunk row.
-    static let chunkSize = 1 << 20
+    public static var chunkSize: Int { blobChunkSize }
 
     private let database: Database
     private let now: Instant
@@ -18,34 +21,34 @@ final class BlobWriter {
     private var stagedBlobID: Int64?
     private var buffer: [UInt8]
     /// Bytes appended so far (flushed and buffered).
-    private(set) var size: Int64 = 0
+    public private(set) var size: Int64 = 0
     private var flushedSize: Int64 = 0
     private var md5: StreamingDigest? = StreamingDigest(.md5)
-    private var checksums: [RunningChecksum]
+    private var checksums: [(algorithm: Checksum, running: Checksum.Accumulator)]
     private var finished = false
 
     /// A writer computing `checksums` besides the MD5.
-    init(database: Database, now: Instant, checksums: [ChecksumAlgorithm]) {
+    public init(database: Database, now: Instant, checksums: [Checksum]) {
         self.database = database
         self.now = now
-        self.checksums = checksums.map(RunningChecksum.init)
+        self.checksums = checksums.map { ($0, $0.makeAccumulator()) }
         buffer = []
-        buffer.reserveCapacity(BlobWriter.chunkSize)
+        buffer.reserveCapacity(blobChunkSize)
     }
 
     /// Adds decoded body bytes, flushing a chunk row whenever one is full.
-    func append(_ bytes: UnsafeRawBufferPointer) throws {
+    public func append(_ bytes: UnsafeRawBufferPointer) throws {
         guard !bytes.isEmpty else { return }
         md5?.update(bytes)
-        for c in checksums { c.update(bytes) }
+        for c in checksums { c.running.update(bytes) }
         size += Int64(bytes.count)
         var rest = bytes
         while !rest.isEmpty {
-            let room = BlobWriter.chunkSize - buffer.count
+            let room = blobChunkSize - buffer.count
             let take = min(room, rest.count)
             buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest[0..<take]))
             rest = UnsafeRawBufferPointer(rebasing: rest[take...])
-            if buffer.count == BlobWriter.chunkSize { try flush() }
+            if buffer.count == blobChunkSize { try flush() }
         }
     }
 
@@ -53,8 +56,8 @@ final class BlobWriter {
         let offset = flushedSize
         let existing = stagedBlobID
         let id: Int64 = try database.write { c in
-            let id = try existing ?? BlobStore.createStaging(c, now: now)
-            try buffer.withUnsafeBytes { try BlobStore.appendChunk(c, blobID: id, offset: offset, bytes: $0) }
+            let id = try existing ?? Store.createStaging(c, now: now)
+            try buffer.withUnsafeBytes { try Store.appendChunk(c, blobID: id, offset: offset, bytes: $0) }
             return id
         }
         stagedBlobID = id
@@ -63,49 +66,70 @@ final class BlobWriter {
     }
 
     /// The MD5 of the body (call once, after the last `append`).
-    func finalizeDigests() -> (md5: [UInt8], checksums: [ChecksumAlgorithm: [UInt8]]) {
+    public func finalizeDigests() -> (md5: [UInt8], checksums: [Checksum: [UInt8]]) {
         let digest = md5?.finalize() ?? []
         md5 = nil
-        var out: [ChecksumAlgorithm: [UInt8]] = [:]
-        for c in checksums { out[c.algorithm] = c.finalize() }
+        var out: [Checksum: [UInt8]] = [:]
+        for c in checksums { out[c.algorithm] = c.running.finalize() }
         checksums = []
         return (digest, out)
     }
 
     /// Inside the caller's write transaction: writes the buffered tail and makes the blob final.
     /// - Returns: the blob id. If the transaction rolls back, call `discard()`.
-    func commit(_ c: Connection) throws -> Int64 {
+    public func commit(_ c: Connection) throws -> Int64 {
         guard let id = stagedBlobID else {
             // Nothing flushed: the whole body is the buffer, stored final in this transaction.
-            let id = try BlobStore.createFinal(c, size: Int64(buffer.count), now: now)
+            let id = try Store.createFinal(c, size: Int64(buffer.count), now: now)
             if !buffer.isEmpty {
-                try buffer.withUnsafeBytes { try BlobStore.appendChunk(c, blobID: id, offset: 0, bytes: $0, updateSize: false) }
+                try buffer.withUnsafeBytes { try Store.appendChunk(c, blobID: id, offset: 0, bytes: $0, updateSize: false) }
             }
             return id
         }
         if !buffer.isEmpty {
-            try buffer.withUnsafeBytes { try BlobStore.appendChunk(c, blobID: id, offset: flushedSize, bytes: $0) }
+            try buffer.withUnsafeBytes { try Store.appendChunk(c, blobID: id, offset: flushedSize, bytes: $0) }
         }
-        try BlobStore.promote(c, blobID: id)
+        try Store.promote(c, blobID: id)
         return id
     }
 
     /// The commit transaction succeeded: the blob now belongs to its object or part.
-    func committed() {
+    public func committed() {
         finished = true
         stagedBlobID = nil
         buffer = []
     }
 
     /// Removes everything staged (failed verification, client gone, precondition failed).
-    func discard() {
+    public func discard() {
         guard !finished else { return }
         finished = true
         buffer = []
         if let id = stagedBlobID {
             stagedBlobID = nil
             // A failure here leaves a staging blob that the next start sweeps away.
-            _ = try? database.write { c in try BlobStore.delete(c, blobID: id) }
+            _ = try? database.write { c in try Store.delete(c, blobID: id) }
         }
     }
+}
+
+/// Size of a chunk row (1 MiB): large enough that a GiB is a thousand rows, small enough that a
+/// writer or a download holds one in memory. A global because static stored properties cannot
+/// live in generic types.
+let blobChunkSize = 1 << 20
+
+/// A checksum algorithm a service asks `BlobWriter` to compute while the bytes stream past.
+public protocol BlobChecksumAlgorithm: Hashable {
+    /// The running state of one computation.
+    associatedtype Accumulator: BlobChecksumAccumulator
+    /// A fresh running computation.
+    func makeAccumulator() -> Accumulator
+}
+
+/// A checksum being computed over bytes as they arrive.
+public protocol BlobChecksumAccumulator: AnyObject {
+    /// Adds bytes.
+    func update(_ bytes: UnsafeRawBufferPointer)
+    /// The checksum bytes; called once.
+    func finalize() -> [UInt8]
 }

@@ -9,11 +9,11 @@ import HearthSQLite
 /// object is replaced while a download is still running, its chunks disappear and the read
 /// throws, which closes the connection mid-body — the client sees a truncated download rather
 /// than a mix of two versions.
-final class BlobBodySource: ResponseBodySource, @unchecked Sendable {
+public final class BlobBodySource<Namespace: BlobNamespace>: ResponseBodySource, @unchecked Sendable {
     // The server calls read/close from one thread at a time; the lock makes that explicit.
     private let lock = NSLock()
     private let database: Database
-    private var segments: [BlobStore.Segment]
+    private var segments: [BlobStore<Namespace>.Segment]
     private let start: Int64
     private let end: Int64
     private var segmentIndex = 0
@@ -21,7 +21,7 @@ final class BlobBodySource: ResponseBodySource, @unchecked Sendable {
     private var currentPosition = 0
 
     /// A source for bytes `start..<end` made of `segments`.
-    init(database: Database, segments: [BlobStore.Segment], start: Int64, end: Int64) {
+    public init(database: Database, segments: [BlobStore<Namespace>.Segment], start: Int64, end: Int64) {
         self.database = database
         self.segments = segments
         self.start = start
@@ -29,9 +29,11 @@ final class BlobBodySource: ResponseBodySource, @unchecked Sendable {
     }
 
     /// Why a chunk could not be read.
-    struct ChunkMissing: Error {}
+    public struct ChunkMissing: Error {
+        public init() {}
+    }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         lock.lock()
         defer { lock.unlock() }
         var written = 0
@@ -53,14 +55,14 @@ final class BlobBodySource: ResponseBodySource, @unchecked Sendable {
         return written
     }
 
-    private func load(_ s: BlobStore.Segment) throws {
+    private func load(_ s: BlobStore<Namespace>.Segment) throws {
         // The part of this slice inside the requested range, relative to the chunk.
         let from = max(s.offset, start)
         let to = min(s.offset + s.length, end)
         let lo = Int(s.chunkStart + (from - s.offset))
         let hi = lo + Int(to - from)
         let bytes: [UInt8]? = try database.read { c in
-            try c.first("SELECT data FROM s3_chunks WHERE id = ?", [s.chunkID]) { row in
+            try c.first("SELECT data FROM \(Namespace.tables.chunks) WHERE id = ?", [s.chunkID]) { row in
                 row.withBlob(0) { raw -> [UInt8]? in
                     guard lo >= 0, hi <= raw.count, lo <= hi else { return nil }
                     return [UInt8](UnsafeRawBufferPointer(rebasing: raw[lo..<hi]))
@@ -72,7 +74,7 @@ final class BlobBodySource: ResponseBodySource, @unchecked Sendable {
         currentPosition = 0
     }
 
-    func close() {
+    public func close() {
         lock.lock()
         segments = []
         current = []
@@ -81,7 +83,9 @@ final class BlobBodySource: ResponseBodySource, @unchecked Sendable {
 }
 
 /// A response body that is never read: HEAD answers that must announce the object's length.
-final class EmptyBodySource: ResponseBodySource {
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { 0 }
-    func close() {}
+public final class EmptyBodySource: ResponseBodySource {
+    /// An empty body.
+    public init() {}
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { 0 }
+    public func close() {}
 }

@@ -1,0 +1,47 @@
+import Foundation
+import HearthCore
+import HearthHTTP
+
+/// Who a request's credentials name, for the request log: read, never verified (the service
+/// verifies; the log only shows who the caller claims to be).
+enum CallerName {
+    static func of(_ request: Request) -> String? {
+        if let auth = request.headers["Authorization"], let name = ofAuthorization(auth) { return name }
+        if let credential = request.query("X-Amz-Credential") { return accessKey(credential) }
+        if let key = request.query("AWSAccessKeyId") { return key }
+        return nil
+    }
+
+    /// The caller an `Authorization` value names: a bearer token's user, or a signature's access key.
+    static func ofAuthorization(_ auth: String) -> String? {
+        if auth.hasPrefix("Bearer ") { return bearer(String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces)) }
+        if auth.hasPrefix("AWS4-HMAC-SHA256"), let r = auth.range(of: "Credential=") {
+            return accessKey(String(auth[r.upperBound...]))
+        }
+        if auth.hasPrefix("AWS "), let colon = auth.lastIndex(of: ":") {
+            return String(auth.dropFirst(4)[..<colon]).trimmingCharacters(in: .whitespaces)
+        }
+        return nil
+    }
+
+    /// `AKID/20240101/us-east-1/s3/aws4_request, …` → `AKID`.
+    static func accessKey(_ credential: String) -> String? {
+        let id = credential.prefix { $0 != "/" && $0 != "," }
+        return id.isEmpty ? nil : String(id)
+    }
+
+    /// An ID token's `user_id` (or `sub`); `owner` as is; nil for anything else.
+    static func bearer(_ token: String) -> String? {
+        if token == "owner" { return "owner" }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 2, let payload = base64URLDecode(String(parts[1])),
+              let json = try? JSON.parse(payload) else { return nil }
+        return json["user_id"]?.stringValue ?? json["sub"]?.stringValue
+    }
+
+    static func base64URLDecode(_ text: String) -> [UInt8]? {
+        var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while s.count % 4 != 0 { s += "=" }
+        return Data(base64Encoded: s).map { Array($0) }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import HearthCore
+import HearthGRPC
+
+/// Records a gRPC service's unary and server-streaming calls in a `RequestLog`, as
+/// `RecordingService` does for HTTP: Firestore's SDKs speak gRPC, and their denials are the ones
+/// people debug. Bidirectional streams (Listen, Write) are not recorded.
+public struct RecordingGRPCService: GRPCService {
+    let listener: String
+    let inner: any GRPCService
+    let log: RequestLog
+    let clock: Clock
+
+    /// Records `inner`'s calls under the listener name `listener` (`firestore`).
+    public init(_ listener: String, _ inner: any GRPCService, log: RequestLog, clock: Clock) {
+        self.listener = listener
+        self.inner = inner
+        self.log = log
+        self.clock = clock
+    }
+
+    public var name: String { inner.name }
+
+    public func handler(for method: String) -> GRPCHandler? {
+        guard let handler = inner.handler(for: method) else { return nil }
+        let path = "/\(inner.name)/\(method)"
+        let record: @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void = { [listener, log, clock] context, started, status in
+            let http = RecordingGRPCService.httpStatus(status.code)
+            var body: String?
+            if status.code != .ok {
+                // The error as the REST API would render it, so readers treat both transports alike.
+                body = JSON.object(["error": .object(["code": .int(Int64(http)), "message": .string(status.message),
+                                                      "status": .string(RecordingGRPCService.statusName(status.code))])]).serialized()
+            }
+            log.append(RequestLog.Entry(
+                seq: 0, time: clock.now(), service: listener, method: "POST", path: path, status: http,
+                durationMicros: Int64((DispatchTime.now().uptimeNanoseconds &- started) / 1000), requestID: context.requestID,
+                user: context["authorization"].flatMap(CallerName.ofAuthorization),
+                fields: [("grpc-status", .int(Int64(status.code.rawValue)))],
+                errorBody: body, errorContentType: body == nil ? nil : "application/json"))
+        }
+        switch handler {
+        case .unary(let f):
+            return .unary { request, context throws(GRPCStatus) in
+                let started = DispatchTime.now().uptimeNanoseconds
+                do throws(GRPCStatus) {
+                    let response = try f(request, context)
+                    record(context, started, .ok)
+                    return response
+                } catch {
+                    record(context, started, error)
+                    throw error
+                }
+            }
+        case .serverStreaming(let f):
+            return .serverStreaming { request, context, responses throws(GRPCStatus) in
+                let started = DispatchTime.now().uptimeNanoseconds
+                do throws(GRPCStatus) {
+                    try f(request, context, responses)
+                    record(context, started, .ok)
+                } catch {
+                    record(context, started, error)
+                    throw error
+                }
+            }
+        case .bidirectional:
+            return handler
+        }
+    }
+
+    /// The HTTP status Google's APIs map each gRPC code to (google.rpc.Code).
+    static func httpStatus(_ code: GRPCStatus.Code) -> Int {
+        switch code {
+        case .ok: 200
+        case .cancelled: 499
+        case .invalidArgument, .failedPrecondition, .outOfRange: 400
+        case .unauthenticated: 401
+        case .permissionDenied: 403
+        case .notFound: 404
+        case .alreadyExists, .aborted: 409
+        case .resourceExhausted: 429
+        case .unimplemented: 501
+        case .unavailable: 503
+        case .deadlineExceeded: 504
+        case .unknown, .internal, .dataLoss: 500
+        }
+    }
+
+    /// `PERMISSION_DENIED` for `.permissionDenied`.
+    static func statusName(_ code: GRPCStatus.Code) -> String {
+        var out = ""
+        for c in "\(code)".replacingOccurrences(of: "`", with: "") {
+            if c.isUppercase { out += "_" }
+            out += c.uppercased()
+        }
+        return out
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import HearthCore
+
+/// A bounded, in-memory log of every service's HTTP requests, newest last, for the UI's Requests
+/// page and `GET /emulator/v1/requests` on the hub.
+///
+/// Entries hold no secrets: the path without its query (presigned signatures live there), the
+/// caller as named by its credentials (a token's `user_id`, an S3 access key id, never a token or
+/// secret), and, for failed requests only, the error body the client itself received — which is
+/// where a rules trace or an S3 canonical request is.
+public final class RequestLog: @unchecked Sendable {
+    /// One request.
+    public struct Entry: Sendable {
+        /// Position in the log; increases by one per request, never reused (until a restart).
+        public var seq: Int
+        /// When it was answered, on the emulator clock.
+        public var time: Instant
+        /// The listener (`auth`, `firestore`, `s3`, `api`).
+        public var service: String
+        /// The HTTP method (`POST` for gRPC calls).
+        public var method: String
+        /// The raw path without the query (a gRPC call's `/service/Method`).
+        public var path: String
+        /// The HTTP status (a gRPC status as its HTTP equivalent).
+        public var status: Int
+        /// Time from the headers' arrival to the answer.
+        public var durationMicros: Int64
+        /// The request id the log line and S3's error body carry.
+        public var requestID: String
+        /// Who the credentials name: an ID token's `user_id`, `owner`, or an S3 access key id.
+        public var user: String?
+        /// The handler's log fields (`s3.error`, `s3.diagnosis`, `uid`, …).
+        public var fields: [(String, JSON)]
+        /// The error body as the client received it (status ≥ 400, at most `maxBodyBytes`).
+        public var errorBody: String?
+        /// The error body's Content-Type.
+        public var errorContentType: String?
+    }
+
+    /// Longest error body kept per entry.
+    public static let maxBodyBytes = 32 << 10
+    /// Error bodies kept in all: past it, the oldest entries lose theirs (a flood of failures must
+    /// not grow memory by a body each).
+    public let bodyBudget: Int
+
+    // Guarded by `lock`; appended from every listener's threads.
+    private let lock = NSLock()
+    private var ring: [Entry] = []
+    private var head = 0
+    private var nextSeq = 1
+    /// Seqs of entries holding a body, oldest first (from `bodiesHead`), and their total bytes.
+    private var bodies: [(seq: Int, bytes: Int)] = []
+    private var bodiesHead = 0
+    private var bodyBytes = 0
+    /// Entries kept.
+    public let capacity: Int
+
+    /// - Parameters:
+    ///   - capacity: entries kept; older ones are dropped.
+    ///   - bodyBudget: bytes of error bodies kept across entries.
+    public init(capacity: Int = 20_000, bodyBudget: Int = 16 << 20) {
+        self.capacity = max(1, capacity)
+        self.bodyBudget = bodyBudget
+        ring.reserveCapacity(min(self.capacity, 4096))
+    }
+
+    /// Appends an entry (its `seq` is assigned here) and returns that seq.
+    @discardableResult
+    public func append(_ entry: Entry) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        var e = entry
+        e.seq = nextSeq
+        nextSeq += 1
+        if ring.count < capacity {
+            ring.append(e)
+        } else {
+            ring[head] = e
+            head = (head + 1) % capacity
+        }
+        if let body = e.errorBody {
+            bodies.append((e.seq, body.utf8.count))
+            bodyBytes += body.utf8.count
+            trimBodies()
+        }
+        return e.seq
+    }
+
+    /// Drops the oldest bodies until the kept ones fit the budget (caller holds the lock).
+    private func trimBodies() {
+        while bodyBytes > bodyBudget && bodiesHead < bodies.count {
+            let (seq, bytes) = bodies[bodiesHead]
+            bodiesHead += 1
+            bodyBytes -= bytes
+            if let i = index(of: seq) {
+                ring[i].errorBody = nil
+                ring[i].errorContentType = nil
+            }
+        }
+        if bodiesHead > 1024 && bodiesHead * 2 > bodies.count {
+            bodies.removeFirst(bodiesHead)
+            bodiesHead = 0
+        }
+    }
+
+    /// The ring slot of `seq`, if still kept (caller holds the lock).
+    private func index(of seq: Int) -> Int? {
+        guard !ring.isEmpty else { return nil }
+        let first = ring[ring.count < capacity ? 0 : head].seq
+        guard seq >= first, seq < nextSeq else { return nil }
+        let offset = seq - first
+        return ring.count < capacity ? offset : (head + offset) % capacity
+    }
+
+    /// What a listing asks for.
+    public struct Filter: Sendable {
+        /// Only this listener's requests.
+        public var service: String?
+        /// `403`, `4xx`, `error` (≥ 400) or `ok` (< 400).
+        public var status: String?
+        /// A substring of the caller's name, any case.
+        public var user: String?
+        /// A substring of the path.
+        public var path: String?
+        /// Only entries with a larger seq (live updates).
+        public var after: Int?
+        /// Only entries with a smaller seq (older pages).
+        public var before: Int?
+        /// At most this many entries.
+        public var limit = 100
+
+        /// No filter: the newest 100.
+        public init() {}
+
+        func matches(_ e: Entry) -> Bool {
+            if let after, e.seq <= after { return false }
+            if let before, e.seq >= before { return false }
+            if let service, !service.isEmpty, e.service != service { return false }
+            if let user, !user.isEmpty, !(e.user ?? "").localizedCaseInsensitiveContains(user) { return false }
+            if let path, !path.isEmpty, !e.path.localizedCaseInsensitiveContains(path) { return false }
+            if let status, !status.isEmpty {
+                switch status.lowercased() {
+                case "error": if e.status < 400 { return false }
+                case "ok": if e.status >= 400 { return false }
+                case let s where s.count == 3 && s.hasSuffix("xx"):
+                    if String(e.status / 100) != String(s.prefix(1)) { return false }
+                case let s:
+                    if String(e.status) != s { return false }
+                }
+            }
+            return true
+        }
+    }
+
+    /// Entries matching `filter`, newest first, at most `filter.limit`; and the newest seq overall.
+    public func list(_ filter: Filter) -> (entries: [Entry], latest: Int, count: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        var out: [Entry] = []
+        let n = ring.count
+        var i = 0
+        while i < n && out.count < filter.limit {
+            // Newest first: the slot before `head`, walking backwards.
+            let e = ring[(head - 1 - i + n * 2) % n]
+            if let after = filter.after, e.seq <= after { break }
+            if filter.matches(e) { out.append(e) }
+            i += 1
+        }
+        return (out, nextSeq - 1, n)
+    }
+
+    /// The entry with `seq`, if still kept.
+    public func entry(_ seq: Int) -> Entry? {
+        lock.lock()
+        defer { lock.unlock() }
+        return index(of: seq).map { ring[$0] }
+    }
+
+    /// Forgets every entry (sequence numbers keep increasing, so live readers never go back).
+    public func clear() {
+        lock.lock()
+        ring.removeAll(keepingCapacity: true)
+        head = 0
+        bodies.removeAll()
+        bodiesHead = 0
+        bodyBytes = 0
+        lock.unlock()
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import HearthCore
+import HearthHTTP
+
+extension S3Service {
+    /// The attributes `x-amz-object-attributes` may ask for.
+    static let objectAttributeNames: Set<String> = ["ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize"]
+
+    /// GetObjectAttributes: the attributes named by `x-amz-object-attributes` (comma-separated),
+    /// with `max-parts` / `part-number-marker` paging of a multipart object's parts.
+    func getObjectAttributes(_ ctx: S3Context) -> Result<Response, S3Error> {
+        let wanted = (ctx.header("x-amz-object-attributes") ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !wanted.isEmpty, wanted.allSatisfy(S3Service.objectAttributeNames.contains) else {
+            return .failure(.invalidArgument(message: "Invalid attribute name specified.", name: "x-amz-object-attributes",
+                                             value: ctx.header("x-amz-object-attributes") ?? ""))
+        }
+        // GetObjectAttributes takes its paging in headers (x-amz-max-parts, x-amz-part-number-marker).
+        var maxParts = 1000
+        if let m = ctx.header("x-amz-max-parts") {
+            guard let n = Int(m), n >= 0 else {
+                return .failure(.invalidArgument(message: "Provided max-parts not an integer or within integer range", name: "max-parts", value: m))
+            }
+            maxParts = min(n, 1000)
+        }
+        let marker = Int(ctx.header("x-amz-part-number-marker") ?? "0") ?? 0
+        return requireObject(ctx).flatMap { found in
+            let record = found.record
+            switch SSECustomerKey.fromHeaders({ ctx.header($0) }, prefix: "x-amz-server-side-encryption-customer-") {
+            case .failure(let e): return .failure(e)
+            case .success(let key):
+                if let e = SSECustomerKey.checkRead(stored: record.metadata.extra.customerKeyMD5, sent: key) { return .failure(e) }
+            }
+            let set = Set(wanted)
+            var x = XMLWriter()
+            x.group("GetObjectAttributesResponse", namespace: true) { x in
+                if set.contains("ETag") { x.element("ETag", ETag.bare(record.etag)) }
+                if set.contains("Checksum"), let c = record.checksum {
+                    x.group("Checksum") { x in
+                        x.element(c.algorithm.xmlName, c.value)
+                        x.element("ChecksumType", c.type)
+                    }
+                }
+                if set.contains("ObjectParts"), let sizes = record.partSizes {
+                    x.group("ObjectParts") { x in
+                        x.element("PartsCount", String(sizes.count))
+                        let page = Array(sizes.enumerated().dropFirst(max(0, marker)).prefix(maxParts))
+                        x.element("PartNumberMarker", String(marker))
+                        if let last = page.last { x.element("NextPartNumberMarker", String(last.offset + 1)) }
+                        x.element("MaxParts", String(maxParts))
+                        x.element("IsTruncated", marker + page.count < sizes.count ? "true" : "false")
+                        for (i, size) in page {
+                            x.group("Part") { x in
+                                x.element("PartNumber", String(i + 1))
+                                x.element("Size", String(size))
+                                if let c = record.checksum, let sums = record.metadata.extra.partChecksums, i < sums.count, !sums[i].isEmpty {
+                                    x.element(c.algorithm.xmlName, sums[i])
+                                }
+                            }
+                        }
+                    }
+                }
+                if set.contains("StorageClass") { x.element("StorageClass", record.metadata.storageClass ?? "STANDARD") }
+                if set.contains("ObjectSize") { x.element("ObjectSize", String(record.size)) }
+            }
+            var h = S3Service.versionHeader(record, versioned: found.versioned)
+            h.add("Last-Modified", record.lastModified.httpDate)
+            return .success(S3Service.xmlResponse(x, headers: h))
+        }
+    }
+}

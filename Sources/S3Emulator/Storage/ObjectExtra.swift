@@ -1,0 +1,56 @@
+import HearthCore
+
+/// The per-object settings beyond S3's stored headers, kept together as JSON in the `extra`
+/// column (one column, so a new setting needs no migration): the object's ACL grants, its Object
+/// Lock retention and legal hold, and how it is encrypted at rest.
+struct ObjectExtra: Sendable, Equatable {
+    /// The grants beyond the owner's (`AccessControlList.serialized`); nil: private.
+    var acl: String?
+    /// `GOVERNANCE` or `COMPLIANCE`.
+    var lockMode: String?
+    /// Until when the retention holds (RFC 3339).
+    var lockRetainUntil: String?
+    /// Whether a legal hold is on.
+    var legalHold = false
+    /// `AES256`, `aws:kms`, `aws:kms:dsse`, or nil (the bucket default applies when answering).
+    var sse: String?
+    /// The KMS key id of `aws:kms`.
+    var kmsKeyID: String?
+    /// Whether the object's bytes are encrypted with a customer key (SSE-C), and that key's MD5.
+    var customerKeyMD5: String?
+    /// A multipart object's part checksums (base64, in the upload's algorithm; "" for a part
+    /// without one), answered for `partNumber` reads and by GetObjectAttributes.
+    var partChecksums: [String]?
+
+    init() {}
+
+    var isEmpty: Bool { self == ObjectExtra() }
+
+    /// The stored form.
+    var serialized: String {
+        var o = JSONObject()
+        func put(_ k: String, _ v: String?) { if let v { o[k] = .string(v) } }
+        put("acl", acl)
+        put("lockMode", lockMode)
+        put("lockRetainUntil", lockRetainUntil)
+        if legalHold { o["legalHold"] = .bool(true) }
+        put("sse", sse)
+        put("kmsKeyID", kmsKeyID)
+        put("customerKeyMD5", customerKeyMD5)
+        if let partChecksums { o["partChecksums"] = .array(partChecksums.map(JSON.string)) }
+        return JSON.object(o).serialized()
+    }
+
+    /// Reads `serialized` back (nil or unreadable: nothing set).
+    init(_ text: String?) {
+        guard let text, let json = try? JSON.parse(text) else { return }
+        acl = json["acl"]?.stringValue
+        lockMode = json["lockMode"]?.stringValue
+        lockRetainUntil = json["lockRetainUntil"]?.stringValue
+        legalHold = json["legalHold"]?.boolValue ?? false
+        sse = json["sse"]?.stringValue
+        kmsKeyID = json["kmsKeyID"]?.stringValue
+        customerKeyMD5 = json["customerKeyMD5"]?.stringValue
+        partChecksums = json["partChecksums"]?.arrayValue?.compactMap(\.stringValue)
+    }
+}

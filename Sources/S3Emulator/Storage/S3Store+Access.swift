@@ -1,0 +1,104 @@
+import HearthCore
+import HearthSQLite
+
+/// What deciding a request's access needs of its bucket, read in one snapshot, and the bucket ACL.
+extension S3Store {
+    /// A bucket's owner and access settings.
+    struct BucketAccess: Sendable {
+        var bucket: BucketRecord
+        var policy: StoredConfig
+        var publicAccessBlock: StoredConfig
+        var ownership: StoredConfig
+        /// The bucket ACL (`AccessControlList.serialized`); nil: the owner's FULL_CONTROL only.
+        var acl: String?
+
+        /// The Object Ownership setting in force (BucketOwnerEnforced unless set otherwise).
+        var objectOwnership: String {
+            if case .document(let text) = ownership, case .success(let o) = OwnershipControls.parse(Array(text.utf8)) {
+                return o.objectOwnership
+            }
+            return "BucketOwnerEnforced"
+        }
+
+        /// Whether ACLs count (ObjectWriter, BucketOwnerPreferred).
+        var aclsEnabled: Bool { objectOwnership != "BucketOwnerEnforced" }
+    }
+
+    /// The bucket's access settings, or nil when it does not exist.
+    func bucketAccess(_ name: String) throws -> BucketAccess? {
+        try database.read { c in
+            guard let b = try S3Store.bucket(c, name) else { return nil }
+            return BucketAccess(bucket: b, policy: try S3Store.bucketConfig(c, name, .policy),
+                                publicAccessBlock: try S3Store.bucketConfig(c, name, .publicAccessBlock),
+                                ownership: try S3Store.bucketConfig(c, name, .ownershipControls),
+                                acl: try S3Store.bucketACL(c, name))
+        }
+    }
+
+    static func bucketACL(_ c: Connection, _ bucket: String) throws -> String? {
+        try setting(c, bucket, kind: "acl")
+    }
+
+    /// A bucket setting without an S3 configuration sub-resource of its own shape (`acl`,
+    /// `objectLock`), kept in `s3_bucket_config` beside the others.
+    static func setting(_ c: Connection, _ bucket: String, kind: String) throws -> String? {
+        try c.first("SELECT document FROM s3_bucket_config WHERE bucket = ? AND kind = ?", [bucket, kind]) { $0.optionalText(0) } ?? nil
+    }
+
+    /// The setting `kind` of a bucket (nil: not set).
+    /// - Throws: `NoSuchBucket`.
+    func setting(_ bucket: String, kind: String) throws -> String? {
+        try database.read { c in
+            guard try S3Store.bucket(c, bucket) != nil else { throw S3Error.noSuchBucket(bucket: bucket) }
+            return try S3Store.setting(c, bucket, kind: kind)
+        }
+    }
+
+    /// Stores (nil: removes) the setting `kind` of a bucket.
+    func setSetting(_ bucket: String, kind: String, _ value: String?, now: Instant) throws {
+        try database.write { c in
+            guard try S3Store.bucket(c, bucket) != nil else { throw S3Error.noSuchBucket(bucket: bucket) }
+            try S3Store.setSetting(c, bucket, kind: kind, value, now: now)
+        }
+    }
+
+    static func setSetting(_ c: Connection, _ bucket: String, kind: String, _ value: String?, now: Instant) throws {
+        if let value {
+            try c.run("INSERT OR REPLACE INTO s3_bucket_config (bucket, kind, document, updated_at) VALUES (?, ?, ?, ?)",
+                      [bucket, kind, value, now.unixMicros])
+        } else {
+            try c.run("DELETE FROM s3_bucket_config WHERE bucket = ? AND kind = ?", [bucket, kind])
+        }
+    }
+
+    /// Stores the bucket ACL (nil: back to private).
+    func setBucketACL(_ bucket: String, _ acl: String?, now: Instant) throws {
+        try setSetting(bucket, kind: "acl", acl, now: now)
+    }
+
+    /// Replaces the ACL of the version `versionID` (`null` for the null version) of a key.
+    /// - Throws: `NoSuchVersion` when there is no such object version.
+    func setObjectACL(bucket: String, key: String, versionID: String, acl: String?) throws {
+        try database.write { c in
+            try S3Store.updateExtra(c, bucket: bucket, key: key, versionID: versionID) { $0.acl = acl }
+        }
+    }
+
+    /// Changes the `extra` settings of one object version in place.
+    static func updateExtra(_ c: Connection, bucket: String, key: String, versionID: String, _ change: (inout ObjectExtra) -> Void) throws {
+        if let current = try object(c, bucket: bucket, key: key), current.versionName == versionID {
+            var extra = current.metadata.extra
+            change(&extra)
+            try c.run("UPDATE s3_objects SET extra = ? WHERE bucket = ? AND key = ?",
+                      [extra.isEmpty ? nil : extra.serialized, bucket, key])
+            return
+        }
+        guard let entry = try version(c, bucket: bucket, key: key, versionID: versionID), !entry.isDeleteMarker else {
+            throw S3Error.noSuchVersion(key: key, versionID: versionID)
+        }
+        var extra = entry.record.metadata.extra
+        change(&extra)
+        try c.run("UPDATE s3_object_versions SET extra = ? WHERE bucket = ? AND key = ? AND version_id = ?",
+                  [extra.isEmpty ? nil : extra.serialized, bucket, key, versionID])
+    }
+}

@@ -1,0 +1,59 @@
+import HearthCore
+import HearthHTTP
+
+/// Streams a request body into a Storage blob writer and hands it to `finish` when complete;
+/// bytes before `skip` are dropped (a resumable chunk that repeats bytes already persisted).
+/// A client that goes away leaves nothing behind: the staged chunks are deleted.
+final class BlobUploadConsumer: RequestBodyConsumer {
+    typealias Finish = (_ writer: StorageBlobWriter) -> Response
+
+    private let writer: StorageBlobWriter
+    private let finishHandler: Finish
+    private let onError: (any Error) -> Response
+    private let onAbandon: () -> Void
+    private var skip: Int64
+    private let tap: ((UnsafeRawBufferPointer) -> Void)?
+    private var failure: (any Error)?
+    /// Body bytes received (skipped ones included).
+    private(set) var received: Int64 = 0
+
+    /// - Parameter tap: sees every kept byte, in order (running digests of a resumable upload).
+    init(service: StorageService, skip: Int64 = 0, tap: ((UnsafeRawBufferPointer) -> Void)? = nil,
+         finish: @escaping Finish, onError: @escaping (any Error) -> Response, onAbandon: @escaping () -> Void = {}) {
+        self.onAbandon = onAbandon
+        self.tap = tap
+        writer = StorageBlobWriter(database: service.database, now: service.clock.now(), checksums: [.crc32c])
+        self.skip = skip
+        finishHandler = finish
+        self.onError = onError
+    }
+
+    func consume(_ chunk: UnsafeRawBufferPointer) {
+        received += Int64(chunk.count)
+        guard failure == nil else { return }
+        var bytes = chunk
+        if skip > 0 {
+            let n = Int(min(skip, Int64(bytes.count)))
+            skip -= Int64(n)
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[n...])
+        }
+        tap?(bytes)
+        do { try writer.append(bytes) } catch {
+            failure = error
+            writer.discard()
+        }
+    }
+
+    func finish() -> Response {
+        if let failure { return onError(failure) }
+        let response = finishHandler(writer)
+        // The handler commits (and calls `committed()`) or leaves the bytes to be discarded.
+        writer.discard()
+        return response
+    }
+
+    func abandon() {
+        writer.discard()
+        onAbandon()
+    }
+}

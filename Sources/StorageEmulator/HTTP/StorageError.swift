@@ -1,0 +1,104 @@
+import HearthCore
+import HearthHTTP
+
+/// Every error the Storage emulator answers with, and its wire form.
+///
+/// The Cloud Storage JSON API answers `{"error": {"code", "message", "errors": [{"message",
+/// "domain": .string("global"), "reason"}]}}`; the Firebase Storage REST API (`/v0`) answers
+/// `{"error": {"code", "message"}}`. One exhaustive switch gives each case its status and reason.
+enum StorageError: Error, Sendable, Equatable {
+    case noSuchObject(bucket: String, name: String)
+    case noSuchBucket(String)
+    case bucketExists(String)
+    case bucketNotEmpty(String)
+    case preconditionFailed
+    case invalidObjectName(String)
+    case invalidBucketName(String)
+    case invalid(String)
+    case required(String)
+    case noSuchUpload(String)
+    case uploadNotActive(String)
+    case wrongOffset(expected: Int64, got: Int64)
+    case sizeMismatch(declared: Int64, received: Int64)
+    case rangeNotSatisfiable(size: Int64)
+    case metadataTooLarge
+    case payloadTooLarge(Int64)
+    /// Rules denied (`message` adds the rules' reason and Hearth's trace after a newline).
+    case permissionDenied(operation: String, message: String)
+    case unauthenticated(String)
+    case notFoundRoute(method: String, path: String)
+    case internalError
+
+    var status: Int {
+        switch self {
+        case .noSuchObject, .noSuchBucket, .noSuchUpload, .notFoundRoute: 404
+        case .bucketExists, .bucketNotEmpty: 409
+        case .preconditionFailed: 412
+        case .invalidObjectName, .invalidBucketName, .invalid, .required, .uploadNotActive, .wrongOffset, .sizeMismatch,
+             .metadataTooLarge: 400
+        case .rangeNotSatisfiable: 416
+        case .payloadTooLarge: 413
+        case .permissionDenied: 403
+        case .unauthenticated: 401
+        case .internalError: 500
+        }
+    }
+
+    /// GCS's `errors[].reason`.
+    var reason: String {
+        switch self {
+        case .noSuchObject, .noSuchBucket, .noSuchUpload, .notFoundRoute: "notFound"
+        case .bucketExists, .bucketNotEmpty: "conflict"
+        case .preconditionFailed: "conditionNotMet"
+        case .invalidObjectName, .invalidBucketName, .invalid, .uploadNotActive, .wrongOffset, .sizeMismatch, .metadataTooLarge: "invalid"
+        case .required: "required"
+        case .rangeNotSatisfiable: "requestedRangeNotSatisfiable"
+        case .payloadTooLarge: "uploadTooLarge"
+        case .permissionDenied: "forbidden"
+        case .unauthenticated: "authError"
+        case .internalError: "backendError"
+        }
+    }
+
+    var message: String {
+        switch self {
+        case .noSuchObject(let b, let n): "No such object: \(b)/\(n)"
+        case .noSuchBucket: "The specified bucket does not exist."
+        case .bucketExists: "Your previous request to create the named bucket succeeded and you already own it."
+        case .bucketNotEmpty: "The bucket you tried to delete is not empty."
+        case .preconditionFailed: "At least one of the pre-conditions you specified did not hold."
+        case .invalidObjectName(let why): "The specified object name is not valid: \(why)"
+        case .invalidBucketName(let name): "Invalid bucket name: '\(name)'"
+        case .invalid(let m), .required(let m): m
+        case .noSuchUpload(let id): "No such upload: \(id)"
+        case .uploadNotActive(let id): "The upload \(id) is no longer active."
+        case .wrongOffset(let expected, let got):
+            "Invalid request. The upload offset is \(got) but \(expected) bytes have been persisted."
+        case .sizeMismatch(let declared, let received):
+            "Invalid request. The upload declared \(declared) bytes but \(received) were received."
+        case .rangeNotSatisfiable: "The requested range cannot be satisfied."
+        case .metadataTooLarge: "Metadata part is too large."
+        case .payloadTooLarge(let limit): "The request body is larger than \(limit) bytes."
+        case .permissionDenied(_, let m): m
+        case .unauthenticated(let m): m
+        case .notFoundRoute(let method, let path): "Not Found: \(method) \(path)"
+        case .internalError: "We encountered an internal error. Please try again."
+        }
+    }
+
+    /// The Cloud Storage JSON API error response.
+    var gcsResponse: Response {
+        var headers = HTTPHeaders()
+        if case .rangeNotSatisfiable(let size) = self { headers.set("Content-Range", "bytes */\(size)") }
+        let detail: JSON = .object(["message": .string(message), "domain": .string("global"), "reason": .string(reason)])
+        return .json(.object(["error": .object([
+            "code": .int(Int64(status)), "message": .string(message), "errors": .array([detail]),
+        ])]), status: status, headers: headers)
+    }
+
+    /// The Firebase Storage REST API error response. A rules denial's message starts as
+    /// production's (`Permission denied.`); the rules' reason and Hearth's trace follow on later lines.
+    var firebaseResponse: Response {
+        .json(.object(["error": .object(["code": .int(Int64(status)), "message": .string(message)])]), status: status)
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import HearthCore
+import HearthHTTP
+
+/// The Cloud Storage JSON API (`/storage/v1/…`) for server libraries: privileged, no rules.
+extension StorageService {
+    func handleJSONAPI(_ request: Request, route: StorageRoute) -> Response {
+        do throws(StorageError) {
+            switch (request.method, route) {
+            case ("GET", .buckets): return try listBuckets(request)
+            case ("POST", .buckets): return try createBucket(request)
+            case ("GET", .bucket(let b)): return try getBucket(request, b)
+            case ("DELETE", .bucket(let b)): return try deleteBucket(b)
+            case ("GET", .objects(let b)): return try listObjects(request, bucket: b)
+            case ("GET", .object(let b, let n)), ("GET", .download(let b, let n)):
+                if request.query("alt") == "media" || route == .download(bucket: b, name: n) {
+                    return try download(request, bucket: b, name: n, api: .gcs)
+                }
+                return try getObject(request, bucket: b, name: n)
+            case ("PATCH", .object(let b, let n)), ("PUT", .object(let b, let n)):
+                return try patchObject(request, bucket: b, name: n, replace: request.method == "PUT")
+            case ("DELETE", .object(let b, let n)): return try deleteObject(request, bucket: b, name: n)
+            case ("POST", .copy(let verb, let b, let n, let tb, let tn)):
+                return try copyObject(request, verb: verb, bucket: b, name: n, toBucket: tb, toName: tn)
+            case ("POST", .compose(let b, let n)): return try composeObject(request, bucket: b, name: n)
+            default:
+                return StorageError.notFoundRoute(method: request.method, path: request.path).gcsResponse
+            }
+        } catch {
+            return error.gcsResponse
+        }
+    }
+
+    // MARK: Buckets
+
+    private func bucketJSON(_ b: (name: String, created: Instant, metageneration: Int64), base: String) -> JSON {
+        .object([
+            "kind": .string("storage#bucket"), "id": .string(b.name), "name": .string(b.name),
+            "selfLink": .string("\(base)/storage/v1/b/\(StorageURL.encode(b.name))"),
+            "projectNumber": .string("0"), "metageneration": .string(String(b.metageneration)),
+            "location": .string("US"), "storageClass": .string("STANDARD"), "etag": .string("CAE="),
+            "timeCreated": .string(b.created.rfc3339(fractionDigits: 3)), "updated": .string(b.created.rfc3339(fractionDigits: 3)),
+            "locationType": .string("multi-region"),
+        ])
+    }
+
+    private func listBuckets(_ request: Request) throws(StorageError) -> Response {
+        let buckets = try read { c in try StorageStore.buckets(c) }
+        let base = baseURL(request)
+        return .json(.object(["kind": .string("storage#buckets"), "items": .array(buckets.map { bucketJSON($0, base: base) })]))
+    }
+
+    private func createBucket(_ request: Request) throws(StorageError) -> Response {
+        let body = try parseJSON(request)
+        guard let name = body["name"]?.stringValue else { throw .required("Required field 'name' is missing.") }
+        guard ObjectName.isValidBucket(name) else { throw .invalidBucketName(name) }
+        let now = clock.now()
+        let created = try write { c in try StorageStore.createBucket(c, name, now: now) }
+        guard created else { throw .bucketExists(name) }
+        return .json(bucketJSON((name, now, 1), base: baseURL(request)))
+    }
+
+    private func getBucket(_ request: Request, _ name: String) throws(StorageError) -> Response {
+        guard let b = try read({ c in try StorageStore.bucket(c, name) }) else { throw .noSuchBucket(name) }
+        return .json(bucketJSON(b, base: baseURL(request)))
+    }
+
+    private func deleteBucket(_ name: String) throws(StorageError) -> Response {
+        try write { c in
+            guard try StorageStore.bucketExists(c, name) else { throw StorageError.noSuchBucket(name) }
+            guard try StorageStore.objects(c, bucket: name, prefix: "", after: nil, limit: 1).isEmpty else {
+                throw StorageError.bucketNotEmpty(name)
+            }
+            try c.run("DELETE FROM storage_buckets WHERE name = ?", [name])
+        }
+        return Response(status: 204)
+    }
+
+    // MARK: Objects
+
+    func parseJSON(_ request: Request) throws(StorageError) -> JSON {
+        if request.body.isEmpty { return .object([:]) }
+        do { return try JSON.parse(request.body) } catch {
+            throw .invalid("Invalid JSON payload received. \(error)")
+        }
+    }
+
+    /// The live object, honouring `generation=` (only the live generation is kept) and preconditions.
+    func existing(_ request: Request, bucket: String, name: String) throws(StorageError) -> StoredObject {
+        let found = try read { c -> StoredObject? in
+            guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
+            return try StorageStore.object(c, bucket: bucket, name: name)
+        }
+        guard let o = found else { throw .noSuchObject(bucket: bucket, name: name) }
+        if let g = request.query("generation"), Int64(g) != o.generation { throw .noSuchObject(bucket: bucket, name: name) }
+        try Preconditions(query: request.query).check(o)
+        return o
+    }
+
+    private func getObject(_ request: Request, bucket: String, name: String) throws(StorageError) -> Response {
+        .json(try existing(request, bucket: bucket, name: name).gcsResource(base: baseURL(request)))
+    }
+
+    private func listObjects(_ request: Request, bucket: String) throws(StorageError) -> Response {
+        let maxResults = min(max(request.query("maxResults").flatMap(Int.init) ?? 1000, 1), 1000)
+        let listing = try read { c -> ObjectListing in
+            guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
+            return try ObjectListing.list(c, bucket: bucket, prefix: request.query("prefix") ?? "", delimiter: request.query("delimiter") ?? "",
+                                          pageToken: request.query("pageToken"), maxResults: maxResults)
+        }
+        let base = baseURL(request)
+        var m: [(String, JSON)] = [("kind", .string("storage#objects"))]
+        if let token = listing.nextPageToken { m.append(("nextPageToken", .string(token))) }
+        if !listing.prefixes.isEmpty { m.append(("prefixes", .array(listing.prefixes.map { .string($0) }))) }
+        m.append(("items", .array(listing.items.map { $0.gcsResource(base: base) })))
+        return .json(.object(JSONObject(m)))
+    }
+
+    private func patchObject(_ request: Request, bucket: String, name: String, replace: Bool) throws(StorageError) -> Response {
+        let meta = try ObjectMetadata(json: try parseJSON(request))
+        let conditions = try Preconditions(query: request.query)
+        let updated = try updateMetadata(bucket: bucket, name: name, conditions: conditions) { o in
+            if replace {
+                var fresh = o
+                fresh.contentType = nil; fresh.contentEncoding = nil; fresh.contentDisposition = nil
+                fresh.contentLanguage = nil; fresh.cacheControl = nil; fresh.metadata = []
+                meta.apply(to: &fresh, mergeMetadata: false)
+                return fresh
+            }
+            var o = o
+            meta.apply(to: &o, mergeMetadata: true)
+            return o
+        }
+        return .json(updated.gcsResource(base: baseURL(request)))
+    }
+
+    /// Changes an object's metadata in one transaction (metageneration + 1).
+    func updateMetadata(bucket: String, name: String, conditions: Preconditions,
+                        authorize: ((StoredObject, StoredObject) throws(StorageError) -> Void)? = nil,
+                        _ change: @escaping (StoredObject) -> StoredObject) throws(StorageError) -> StoredObject {
+        let now = clock.now()
+        if let authorize {
+            guard let current = try read({ c in try StorageStore.object(c, bucket: bucket, name: name) }) else {
+                throw .noSuchObject(bucket: bucket, name: name)
+            }
+            var next = change(current)
+            next.metageneration += 1
+            next.updated = now
+            try authorize(next, current)
+        }
+        return try write { c in
+            guard let current = try StorageStore.object(c, bucket: bucket, name: name) else {
+                throw StorageError.noSuchObject(bucket: bucket, name: name)
+            }
+            try conditions.check(current)
+            var next = change(current)
+            next.metageneration = current.metageneration + 1
+            next.updated = now
+            try StorageStore.write(c, next)
+            return next
+        }
+    }
+
+    private func deleteObject(_ request: Request, bucket: String, name: String) throws(StorageError) -> Response {
+        let conditions = try Preconditions(query: request.query)
+        let generation = request.query("generation").flatMap(Int64.init)
+        try write { c in
+            guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
+            guard let o = try StorageStore.object(c, bucket: bucket, name: name), generation == nil || generation == o.generation else {
+                throw StorageError.noSuchObject(bucket: bucket, name: name)
+            }
+            try conditions.check(o)
+            try StorageStore.delete(c, o)
+        }
+        return Response(status: 204)
+    }
+
+    private func copyObject(_ request: Request, verb: String, bucket: String, name: String, toBucket: String, toName: String) throws(StorageError) -> Response {
+        try checkNames(bucket: toBucket, name: toName)
+        let source = try read { c in try StorageStore.object(c, bucket: bucket, name: name) }
+        guard let source else { throw .noSuchObject(bucket: bucket, name: name) }
+        if let g = request.query("sourceGeneration"), Int64(g) != source.generation { throw .noSuchObject(bucket: bucket, name: name) }
+        try Preconditions(query: request.query, prefix: "ifSource").check(source)
+        let meta = try ObjectMetadata(json: try parseJSON(request))
+        var draft = source
+        draft.bucket = toBucket
+        draft.name = toName
+        // A destination resource in the body replaces the source's metadata, as GCS does.
+        if request.body.count > 2 {
+            draft.contentType = nil; draft.contentEncoding = nil; draft.contentDisposition = nil
+            draft.contentLanguage = nil; draft.cacheControl = nil; draft.metadata = []
+            meta.apply(to: &draft, mergeMetadata: false)
+            if draft.contentType == nil { draft.contentType = source.contentType }
+        }
+        let stored = try store(draft, body: .copy(blobID: source.blobID, size: source.size), conditions: try Preconditions(query: request.query))
+        let resource = stored.gcsResource(base: baseURL(request))
+        guard verb == "rewriteTo" else { return .json(resource) }
+        return .json(.object([
+            "kind": .string("storage#rewriteResponse"), "totalBytesRewritten": .string(String(stored.size)),
+            "objectSize": .string(String(stored.size)), "done": .bool(true), "resource": resource,
+        ]))
+    }
+
+    private func composeObject(_ request: Request, bucket: String, name: String) throws(StorageError) -> Response {
+        try checkNames(bucket: bucket, name: name)
+        let body = try parseJSON(request)
+        guard let sources = body["sourceObjects"]?.arrayValue, !sources.isEmpty else {
+            throw .required("Required field 'sourceObjects' is missing.")
+        }
+        guard sources.count <= 32 else { throw .invalid("The number of source components provided (\(sources.count)) exceeds the maximum (32).") }
+        var parts: [StoredObject] = []
+        for s in sources {
+            guard let n = s["name"]?.stringValue else { throw .required("Required field 'sourceObjects[].name' is missing.") }
+            guard let o = try read({ c in try StorageStore.object(c, bucket: bucket, name: n) }) else {
+                throw .noSuchObject(bucket: bucket, name: n)
+            }
+            if let g = s["generation"].flatMap({ $0.intValue ?? $0.stringValue.flatMap(Int64.init) }), g != o.generation {
+                throw .noSuchObject(bucket: bucket, name: n)
+            }
+            if let g = s["objectPreconditions"]?["ifGenerationMatch"].flatMap({ $0.intValue ?? $0.stringValue.flatMap(Int64.init) }),
+               g != o.generation { throw .preconditionFailed }
+            parts.append(o)
+        }
+        let pieces = parts.map { (blobID: $0.blobID, size: $0.size) }
+        let d = try digests(of: pieces)
+        let meta = try ObjectMetadata(json: body["destination"] ?? .null)
+        var draft = draft(bucket: bucket, name: name, metadata: meta, size: pieces.reduce(0) { $0 + $1.size }, md5: d.md5, crc32c: d.crc32c)
+        if draft.contentType == nil { draft.contentType = parts[0].contentType }
+        let stored = try store(draft, body: .pieces(pieces), conditions: try Preconditions(query: request.query))
+        return .json(stored.gcsResource(base: baseURL(request)))
+    }
+}

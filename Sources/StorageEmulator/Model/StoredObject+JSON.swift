@@ -1,0 +1,81 @@
+import HearthCore
+
+extension StoredObject {
+    /// The GCS JSON API object resource (`storage#object`); `base` is `http://host:port`.
+    func gcsResource(base: String) -> JSON {
+        let path = "b/\(StorageURL.encode(bucket))/o/\(StorageURL.encode(name))"
+        var m: [(String, JSON)] = [
+            ("kind", .string("storage#object")),
+            ("id", .string("\(bucket)/\(name)/\(generation)")),
+            ("selfLink", .string("\(base)/storage/v1/\(path)")),
+            ("mediaLink", .string("\(base)/download/storage/v1/\(path)?generation=\(generation)&alt=media")),
+            ("name", .string(name)),
+            ("bucket", .string(bucket)),
+            ("generation", .string(String(generation))),
+            ("metageneration", .string(String(metageneration))),
+            ("contentType", .string(contentType ?? "application/octet-stream")),
+            ("storageClass", .string("STANDARD")),
+            ("size", .string(String(size))),
+            ("md5Hash", .string(md5Base64)),
+            ("crc32c", .string(crc32cBase64)),
+            ("etag", .string(etag)),
+            ("timeCreated", .string(timeCreated.rfc3339(fractionDigits: 3))),
+            ("updated", .string(updated.rfc3339(fractionDigits: 3))),
+            ("timeStorageClassUpdated", .string(timeCreated.rfc3339(fractionDigits: 3))),
+        ]
+        if let contentEncoding { m.append(("contentEncoding", .string(contentEncoding))) }
+        if let contentDisposition { m.append(("contentDisposition", .string(contentDisposition))) }
+        if let contentLanguage { m.append(("contentLanguage", .string(contentLanguage))) }
+        if let cacheControl { m.append(("cacheControl", .string(cacheControl))) }
+        if !metadata.isEmpty { m.append(("metadata", metadataJSON)) }
+        return .object(JSONObject(m))
+    }
+
+    /// The Firebase Storage REST API metadata (what the SDKs' `StorageMetadata` decodes):
+    /// numbers as strings, `downloadTokens` comma-separated, the tokens left out of `metadata`.
+    var firebaseMetadata: JSON {
+        var m: [(String, JSON)] = [
+            ("name", .string(name)),
+            ("bucket", .string(bucket)),
+            ("generation", .string(String(generation))),
+            ("metageneration", .string(String(metageneration))),
+            ("contentType", .string(contentType ?? "application/octet-stream")),
+            ("timeCreated", .string(timeCreated.rfc3339(fractionDigits: 3))),
+            ("updated", .string(updated.rfc3339(fractionDigits: 3))),
+            ("storageClass", .string("STANDARD")),
+            ("size", .string(String(size))),
+            ("md5Hash", .string(md5Base64)),
+            ("contentEncoding", .string(contentEncoding ?? "identity")),
+            ("contentDisposition", .string(contentDisposition ?? "inline")),
+            ("crc32c", .string(crc32cBase64)),
+            ("etag", .string(etag)),
+            ("downloadTokens", .string(downloadTokens.joined(separator: ","))),
+        ]
+        if let contentLanguage { m.append(("contentLanguage", .string(contentLanguage))) }
+        if let cacheControl { m.append(("cacheControl", .string(cacheControl))) }
+        let custom = metadata.filter { $0.0 != Self.downloadTokensKey }
+        if !custom.isEmpty { m.append(("metadata", .object(JSONObject(custom.map { ($0.0, JSON.string($0.1)) })))) }
+        return .object(JSONObject(m))
+    }
+}
+
+/// Percent-encoding of bucket and object names in URLs (everything but RFC 3986 unreserved characters).
+enum StorageURL {
+    static func encode(_ s: String) -> String {
+        var out = ""
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            default:
+                out += "%" + String(b, radix: 16, uppercase: true).leftPadded(2)
+            }
+        }
+        return out
+    }
+}
+
+private extension String {
+    func leftPadded(_ n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
+}

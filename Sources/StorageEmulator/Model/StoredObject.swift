@@ -1,0 +1,70 @@
+import Foundation
+import HearthCore
+
+/// One object's live generation, as stored.
+struct StoredObject: Sendable, Equatable {
+    var bucket: String
+    var name: String
+    var generation: Int64
+    var metageneration: Int64
+    var blobID: Int64
+    var size: Int64
+    var md5: [UInt8]
+    var crc32c: UInt32
+    var contentType: String?
+    var contentEncoding: String?
+    var contentDisposition: String?
+    var contentLanguage: String?
+    var cacheControl: String?
+    /// Custom metadata (GCS `metadata`), including `firebaseStorageDownloadTokens`.
+    var metadata: [(String, String)]
+    var timeCreated: Instant
+    var updated: Instant
+
+    static func == (a: StoredObject, b: StoredObject) -> Bool {
+        a.bucket == b.bucket && a.name == b.name && a.generation == b.generation && a.metageneration == b.metageneration
+    }
+
+    /// The custom metadata key under which Firebase keeps download tokens (comma-separated).
+    static let downloadTokensKey = "firebaseStorageDownloadTokens"
+
+    var md5Base64: String { Data(md5).base64EncodedString() }
+
+    var crc32cBase64: String { Self.base64(crc32c: crc32c) }
+
+    /// A CRC32C as GCS prints it: base64 of the four big-endian bytes.
+    static func base64(crc32c: UInt32) -> String {
+        Data([UInt8(crc32c >> 24), UInt8((crc32c >> 16) & 0xff), UInt8((crc32c >> 8) & 0xff), UInt8(crc32c & 0xff)]).base64EncodedString()
+    }
+
+    /// GCS's etag: base64 of the protobuf encoding of (generation, metageneration).
+    var etag: String {
+        var bytes: [UInt8] = [0x08]
+        bytes += Self.varint(UInt64(generation))
+        bytes.append(0x10)
+        bytes += Self.varint(UInt64(metageneration))
+        return Data(bytes).base64EncodedString()
+    }
+
+    private static func varint(_ v: UInt64) -> [UInt8] {
+        var v = v, out: [UInt8] = []
+        while v >= 0x80 {
+            out.append(UInt8(v & 0x7f) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+        return out
+    }
+
+    /// The download tokens Firebase issued for this object.
+    var downloadTokens: [String] {
+        guard let raw = metadata.first(where: { $0.0 == Self.downloadTokensKey })?.1 else { return [] }
+        return raw.split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
+    }
+
+    /// `x-goog-hash`, as GCS sends it with object bytes.
+    var googHash: String { "crc32c=\(crc32cBase64),md5=\(md5Base64)" }
+
+    /// The custom metadata as a JSON object.
+    var metadataJSON: JSON { .object(JSONObject(metadata.map { ($0.0, JSON.string($0.1)) })) }
+}

@@ -1,0 +1,62 @@
+import HearthBlobs
+import HearthSQLite
+
+/// The Cloud Storage tables (all prefixed `storage_`).
+///
+/// Object bytes live in the Storage namespace of `HearthBlobs` (`storage_blobs`, `storage_chunks`,
+/// `storage_blob_chunks`): the same code as S3's bodies, in tables of their own, so resetting one
+/// service never touches the other's objects. An object row keeps only its live generation.
+/// A resumable upload is a row in `storage_uploads` plus one final blob per acknowledged chunk
+/// (`storage_upload_pieces`); finalizing concatenates the pieces' slices without moving bytes and
+/// keeps the session row with the generation it made, so a client whose final response was lost
+/// learns the outcome by asking again.
+enum StorageSchema {
+    static let migrations: [Migration] = [
+        Migration("storage.1", StorageBlobNamespace.tables.createStatements + """
+
+        CREATE TABLE storage_buckets (
+            name TEXT PRIMARY KEY,
+            created_at INTEGER NOT NULL,
+            metageneration INTEGER NOT NULL DEFAULT 1
+        ) WITHOUT ROWID;
+        CREATE TABLE storage_objects (
+            bucket TEXT NOT NULL,
+            name TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            metageneration INTEGER NOT NULL,
+            blob_id INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            md5 BLOB NOT NULL,
+            crc32c INTEGER NOT NULL,
+            content_type TEXT,
+            content_encoding TEXT,
+            content_disposition TEXT,
+            content_language TEXT,
+            cache_control TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            time_created INTEGER NOT NULL,
+            updated INTEGER NOT NULL,
+            PRIMARY KEY (bucket, name)
+        ) WITHOUT ROWID;
+        CREATE TABLE storage_uploads (
+            id TEXT PRIMARY KEY,
+            bucket TEXT NOT NULL,
+            name TEXT NOT NULL,
+            api TEXT NOT NULL,
+            resource TEXT NOT NULL,
+            declared_size INTEGER,
+            received INTEGER NOT NULL DEFAULT 0,
+            conditions TEXT NOT NULL DEFAULT '{}',
+            created_at INTEGER NOT NULL,
+            final_generation INTEGER
+        ) WITHOUT ROWID;
+        CREATE TABLE storage_upload_pieces (
+            upload_id TEXT NOT NULL,
+            offset INTEGER NOT NULL,
+            blob_id INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            PRIMARY KEY (upload_id, offset)
+        ) WITHOUT ROWID;
+        """),
+    ]
+}

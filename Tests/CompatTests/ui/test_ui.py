@@ -1,0 +1,340 @@
+"""The web UI in a real browser: headless Chromium (Debian's chromium + chromium-driver) driven by
+selenium against a running hearth. Data is made through the real APIs, then each page must show it;
+edits made in the UI must be visible through the APIs. A screenshot of each page goes to
+.build/ui-screenshots/."""
+import json
+import os
+import shutil
+import time
+
+import boto3
+import pytest
+import requests
+from botocore.config import Config
+
+from hearthharness import REPO, start_hearth, stop_hearth
+
+selenium = pytest.importorskip("selenium", reason="selenium is not installed (Tests/CompatTests/requirements.txt)")
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+SHOTS = os.path.join(REPO, ".build", "ui-screenshots")
+OWNER = {"Authorization": "Bearer owner"}
+
+
+def browser_paths():
+    chrome = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver") or ("/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None)
+    return chrome, driver
+
+
+@pytest.fixture(scope="module")
+def hearth_ui():
+    proc, ready, _ = start_hearth()
+    yield ready
+    stop_hearth(proc)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chrome, driver = browser_paths()
+    if not chrome or not driver:
+        pytest.skip("Chromium or chromedriver is not installed (make test installs Debian's chromium and "
+                    "chromium-driver when it can); the browser suite cannot run")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chrome
+    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
+              "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(service=webdriver.ChromeService(executable_path=driver), options=opts)
+    d.set_page_load_timeout(20)
+    os.makedirs(SHOTS, exist_ok=True)
+    yield d
+    d.quit()
+
+
+@pytest.fixture(scope="module")
+def data(hearth_ui):
+    """A user, a document, an object, a denied request and a failed signature, through the real APIs."""
+    s = hearth_ui["services"]
+    env = hearth_ui["env"]
+    project = hearth_ui["project"]
+    auth, fs = s["auth"]["url"], s["firestore"]["url"]
+    user = requests.post(f"{auth}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k",
+                         json={"email": "alice@example.com", "password": "secret-pw", "returnSecureToken": True}).json()
+    docs = f"{fs}/v1/projects/{project}/databases/(default)/documents"
+    fields = {
+        "title": {"stringValue": "hello"}, "count": {"integerValue": "42"}, "ratio": {"doubleValue": 0.5},
+        "done": {"booleanValue": True}, "nothing": {"nullValue": None}, "at": {"timestampValue": "2030-01-02T03:04:05Z"},
+        "blob": {"bytesValue": "aGk="}, "where": {"geoPointValue": {"latitude": 1.5, "longitude": -2.5}},
+        "ref": {"referenceValue": f"projects/{project}/databases/(default)/documents/notes/other"},
+        "tags": {"arrayValue": {"values": [{"stringValue": "a"}, {"integerValue": "2"}]}},
+        "meta": {"mapValue": {"fields": {"nested": {"stringValue": "deep"}}}},
+    }
+    r = requests.patch(f"{docs}/notes/n1", json={"fields": fields}, headers=OWNER)
+    assert r.status_code == 200, r.text
+    s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL_S3"], region_name=env["AWS_REGION"],
+                      aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+                      config=Config(s3={"addressing_style": "path"}))
+    s3.put_object(Bucket="uploads", Key="photos/cat.txt", Body=b"meow", ContentType="text/plain")
+    denied = requests.post(f"{docs}/users/alice/files", json={"fields": {"x": {"stringValue": "y"}}})
+    assert denied.status_code == 403
+    url = requests.post(f"{s['hub']['url']}/emulator/v1/s3/presign",
+                        json={"method": "PUT", "bucket": "uploads", "key": "photos/dog.jpg", "headers": {"content-type": "image/jpeg"}}).json()["url"]
+    bad = requests.put(url, data=b"woof", headers={"Content-Type": "image/png"})
+    assert bad.status_code == 403 and "SignatureDoesNotMatch" in bad.text
+    # What the client signed, as Hearth reproduced it from its presign record.
+    assert "content-type:image/jpeg" in bad.text.split("<DiagnosisCanonicalRequest>")[1].split("</DiagnosisCanonicalRequest>")[0]
+    return {"uid": user["localId"], "docs": docs, "project": project, "auth": auth, "hub": s["hub"]["url"], "ui": s["ui"]["url"], "env": env}
+
+
+def wait(d, css, timeout=10):
+    return WebDriverWait(d, timeout).until(EC.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
+def wait_text(d, css, text, timeout=10):
+    WebDriverWait(d, timeout).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
+    return d.find_element(By.CSS_SELECTOR, css)
+
+
+def until(fn, timeout=10):
+    deadline = time.time() + timeout
+    while True:
+        v = fn()
+        if v or time.time() > deadline:
+            return v
+        time.sleep(0.1)
+
+
+def row_with(d, text):
+    """The log row whose path ends with `text` once the filters applied (only 403s listed)."""
+    rows = d.find_elements(By.CSS_SELECTOR, "#requests-body tr")
+    if any("403" not in r.text for r in rows):
+        return None
+    return next((r.find_element(By.CSS_SELECTOR, "button.link") for r in rows if text in r.text), None)
+
+
+def go(d, data, page):
+    d.get(f"{data['ui']}/#/{page}")
+
+
+def shot(d, name):
+    d.save_screenshot(os.path.join(SHOTS, name + ".png"))
+
+
+def test_overview_lists_services_exports_and_counts(browser, data):
+    go(browser, data, "overview")
+    wait_text(browser, "#env-exports", "FIRESTORE_EMULATOR_HOST=")
+    body = browser.find_element(By.TAG_NAME, "main").text
+    for name in ["hub", "auth", "firestore", "s3", "api", "ui"]:
+        assert name in body
+    assert until(lambda: "Auth users" in browser.find_element(By.TAG_NAME, "main").text)
+    shot(browser, "overview")
+
+
+def test_firestore_document_is_shown_and_edited_through_the_ui(browser, data):
+    go(browser, data, "firestore/notes/n1")
+    wait(browser, "#fields input.key")
+    keys = [e.get_attribute("value") for e in browser.find_elements(By.CSS_SELECTOR, "#fields > .map > .field > input.key")]
+    assert keys == sorted(["title", "count", "ratio", "done", "nothing", "at", "blob", "where", "ref", "tags", "meta"])
+    types = [Select(e).first_selected_option.text for e in browser.find_elements(By.CSS_SELECTOR, "#fields > .map > .field > .value > .head > select.type")]
+    assert types == ["timestamp", "bytes", "integer", "boolean", "map", "null", "double", "reference", "array", "string", "geoPoint"]
+    assert "notes" in browser.find_element(By.ID, "collections").text
+    shot(browser, "firestore")
+    title_row = [r for r in browser.find_elements(By.CSS_SELECTOR, "#fields > .map > .field") if r.find_element(By.CSS_SELECTOR, "input.key").get_attribute("value") == "title"][0]
+    value = title_row.find_element(By.CSS_SELECTOR, ".value > .head > input")
+    value.clear()
+    value.send_keys("edited in the UI")
+    browser.find_element(By.ID, "add-field").click()
+    new_key = browser.switch_to.active_element
+    new_key.send_keys("added")
+    browser.find_element(By.ID, "save-document").click()
+    doc = until(lambda: (lambda j: j if j["fields"]["title"].get("stringValue") == "edited in the UI" else None)(
+        requests.get(f"{data['docs']}/notes/n1", headers=OWNER).json()))
+    assert doc, "the edit did not reach Firestore"
+    f = doc["fields"]
+    assert f["added"] == {"stringValue": ""}
+    assert f["count"] == {"integerValue": "42"} and f["ratio"] == {"doubleValue": 0.5} and f["at"] == {"timestampValue": "2030-01-02T03:04:05Z"}
+    assert f["where"] == {"geoPointValue": {"latitude": 1.5, "longitude": -2.5}} and f["blob"] == {"bytesValue": "aGk="}
+    assert f["tags"]["arrayValue"]["values"] == [{"stringValue": "a"}, {"integerValue": "2"}]
+    assert f["meta"]["mapValue"]["fields"] == {"nested": {"stringValue": "deep"}}
+    # Live: a write through the API appears without reloading the page.
+    requests.patch(f"{data['docs']}/notes/n2", json={"fields": {}}, headers=OWNER)
+    wait_text(browser, "#documents", "n2", timeout=8)
+
+
+def test_firestore_collection_group_lists_documents_at_any_depth(browser, data):
+    requests.patch(f"{data['docs']}/users/alice/notes/deep", json={"fields": {}}, headers=OWNER)
+    go(browser, data, "firestore")
+    wait(browser, "#group-id").send_keys("notes\n")
+    text = wait_text(browser, "#group-documents", "users/alice/notes/deep").text
+    assert "notes/n1" in text
+    # A document that does not exist (yet) opens empty, ready to be created by Save.
+    go(browser, data, "firestore/notes/missing")
+    wait_text(browser, "main", "does not exist yet")
+
+
+def open_denied(d, data, service, path):
+    """Opens the Requests page filtered to `service`'s 403s and clicks the row of `path`."""
+    go(d, data, "requests")
+    Select(wait(d, "#filter-service")).select_by_value(service)
+    Select(d.find_element(By.ID, "filter-status")).select_by_value("403")
+    WebDriverWait(d, 10).until(lambda d: row_with(d, path)).click()
+
+
+def test_denied_firestore_request_opens_to_its_rules_trace(browser, data):
+    open_denied(browser, data, "firestore", "/users/alice/files")
+    trace = wait_text(browser, "#denial-trace", "false for 'create'")
+    assert "@ L" in trace.text
+    wait(browser, "#denial-rules .ln.fail")
+    browser.set_window_size(1280, 1150)  # tall enough for the table, the trace and the failing line
+    try:
+        time.sleep(0.3)
+        shot(browser, "requests-firestore")
+    finally:
+        browser.set_window_size(1280, 900)
+
+
+def test_failed_s3_signature_shows_the_diagnosis(browser, data):
+    open_denied(browser, data, "s3", "photos/dog.jpg")
+    diag = wait_text(browser, "#s3-diagnosis", "image/jpeg")
+    assert "image/png" in diag.text
+    # The diff of what the client signed against what Hearth computed marks the Content-Type lines.
+    assert browser.find_element(By.CSS_SELECTOR, "#request-detail .diff .ln.del").text.endswith("content-type:image/jpeg")
+    assert browser.find_element(By.CSS_SELECTOR, "#request-detail .diff .ln.add").text.endswith("content-type:image/png")
+    shot(browser, "requests-s3")
+
+
+def test_auth_user_is_listed_and_edited_through_the_ui(browser, data):
+    go(browser, data, "auth")
+    wait_text(browser, "#users-body", "alice@example.com")
+    browser.find_element(By.CSS_SELECTOR, f'#users-body tr[data-uid="{data["uid"]}"] button').click()
+    name = wait(browser, "#user-name")
+    name.send_keys("Alice From UI")
+    browser.find_element(By.ID, "user-disabled").click()
+    claims = browser.find_element(By.ID, "user-claims")
+    claims.clear()
+    claims.send_keys('{"role": "editor"}')
+    shot(browser, "auth")
+    browser.find_element(By.ID, "save-user").click()
+
+    def looked_up():
+        r = requests.post(f"{data['auth']}/identitytoolkit.googleapis.com/v1/projects/{data['project']}/accounts:lookup",
+                          json={"localId": [data["uid"]]}, headers=OWNER).json()
+        u = r["users"][0]
+        return u if u.get("displayName") == "Alice From UI" else None
+    u = until(looked_up)
+    assert u, "the edit did not reach Auth"
+    assert u["disabled"] is True
+    assert json.loads(u["customAttributes"]) == {"role": "editor"}
+    # A user added through the UI signs in through the API.
+    browser.find_element(By.ID, "add-user").click()
+    wait(browser, "#user-email").send_keys("bob@example.com")
+    browser.find_element(By.ID, "user-password").send_keys("bob-secret")
+    browser.find_element(By.ID, "save-user").click()
+    signed_in = until(lambda: requests.post(f"{data['auth']}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k",
+                                            json={"email": "bob@example.com", "password": "bob-secret"}).ok)
+    assert signed_in
+
+
+def test_s3_object_is_listed_with_its_metadata(browser, data):
+    go(browser, data, "s3/uploads/photos/")
+    button = WebDriverWait(browser, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, '#objects-body tr[data-key="photos/cat.txt"] button'))
+    button.click()
+    wait_text(browser, "#object-detail", "text/plain")
+    browser.find_element(By.ID, "presign").click()
+    url = wait_text(browser, "#presigned-url", "X-Amz-Signature").text
+    assert requests.get(url).content == b"meow"
+    shot(browser, "s3")
+    # An upload from the page is a SigV4-signed PUT made by the page itself.
+    path = os.path.join(SHOTS, "upload-me.txt")
+    with open(path, "wb") as f:
+        f.write(b"uploaded from the UI")
+    browser.find_element(By.ID, "upload-file").send_keys(path)
+    browser.find_element(By.CSS_SELECTOR, "#upload-file + button").click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, '#objects-body tr[data-key="photos/upload-me.txt"]'))
+    env = data["env"]
+    s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL_S3"], region_name=env["AWS_REGION"],
+                      aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+    assert s3.get_object(Bucket="uploads", Key="photos/upload-me.txt")["Body"].read() == b"uploaded from the UI"
+
+
+def test_rules_playground_decides_with_the_same_engine(browser, data):
+    go(browser, data, "rules")
+    wait(browser, "#rules-source .ln")
+    Select(browser.find_element(By.ID, "play-method")).select_by_value("get")
+    path = browser.find_element(By.ID, "play-path")
+    path.clear()
+    path.send_keys("users/alice/files/f1")
+    browser.find_element(By.ID, "play-existing").send_keys('{"ownerUid": "alice"}')
+    browser.find_element(By.ID, "play-run").click()
+    assert wait(browser, "#play-verdict").text == "DENY"  # signed out
+    browser.find_element(By.ID, "play-uid").send_keys("alice")
+    browser.find_element(By.ID, "play-run").click()
+    wait_text(browser, "#play-verdict", "ALLOW")
+    shot(browser, "rules")
+    # An edit that does not compile: its errors, in place.
+    browser.find_element(By.ID, "rules-editor").send_keys("\nallow everything;")
+    browser.find_element(By.ID, "rules-check").click()
+    assert "line" in wait(browser, "#rules-errors").text
+    wait(browser, "#rules-issues .ln.issue")
+
+
+def test_clock_moves_from_the_ui(browser, data):
+    go(browser, data, "clock")
+    wait(browser, "#clock-now")
+    browser.find_element(By.ID, "clock-freeze").click()
+    assert until(lambda: requests.get(f"{data['hub']}/emulator/v1/clock").json()["mode"] == "frozen")
+    before = requests.get(f"{data['hub']}/emulator/v1/clock").json()["now"]
+    secs = browser.find_element(By.ID, "advance-seconds")
+    secs.clear()
+    secs.send_keys("7200")
+    browser.find_element(By.ID, "clock-advance").click()
+    after = until(lambda: (lambda n: n if n != before else None)(requests.get(f"{data['hub']}/emulator/v1/clock").json()["now"]))
+    from datetime import datetime
+    parse = lambda t: datetime.fromisoformat(t.replace("Z", "+00:00"))
+    assert (parse(after) - parse(before)).total_seconds() == 7200
+    wait_text(browser, "#clock-now", after[:16])
+    shot(browser, "clock")
+    browser.find_element(By.ID, "clock-release").click()
+    assert until(lambda: requests.get(f"{data['hub']}/emulator/v1/clock").json()["mode"] == "system")
+
+
+def test_phone_width_has_no_horizontal_scroll(browser, data):
+    browser.set_window_size(390, 844)
+    try:
+        for page in ["overview", "firestore/notes/n1", "requests", "auth", "rules"]:
+            go(browser, data, page)
+            wait(browser, "main h1")
+            time.sleep(0.3)
+            width = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+            assert width[0] <= width[1] + 1, f"{page} overflows at 390 px: {width}"
+        go(browser, data, "firestore/notes/n1")
+        wait(browser, "#fields input.key")
+        shot(browser, "firestore-phone")
+    finally:
+        browser.set_window_size(1280, 900)
+
+
+def test_keyboard_reaches_the_pages(browser, data):
+    go(browser, data, "overview")
+    wait(browser, "#env-exports")
+    links = browser.find_elements(By.CSS_SELECTOR, "#nav a")
+    assert [l.text for l in links] == ["Overview", "Firestore", "Requests", "Auth", "S3", "Rules", "Clock"]
+    assert all(l.get_attribute("href") for l in links)  # real links: Tab and Enter work
+
+
+def test_the_ui_and_hub_refuse_foreign_hosts_and_origins(data):
+    assert requests.get(data["ui"] + "/", headers={"Host": "rebound.example"}).status_code == 403
+    assert requests.post(data["ui"] + "/hub/emulator/v1/reset", headers={"Origin": "https://evil.example"}).status_code == 403
+    assert requests.post(data["hub"] + "/emulator/v1/reset", headers={"Origin": "null"}).status_code == 403
+    assert requests.get(data["ui"] + "/").status_code == 200
+
+
+def test_browser_console_has_no_errors(browser, data):
+    # Last: every page above ran in this browser.
+    severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert severe == [], severe

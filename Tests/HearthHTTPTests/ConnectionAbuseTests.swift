@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import HearthHTTP
+
+/// Abuse of a listener on Hearth's own accept loop (the Firestore port's path): slowloris headers,
+/// oversized headers, pipelined garbage and idle sockets. Each is refused or reclaimed, what it may
+/// hold is bounded, and other clients are served throughout.
+@Suite struct ConnectionAbuseTests {
+    /// A listener with short limits so reclaiming is observable within a test.
+    func withAbuseServer(_ body: (HTTPServer) throws -> Void) throws {
+        var configuration = HTTPServer.Configuration(port: 0, threads: 2, connectionLimit: 200, connectionTimeout: 1, sniffTimeout: 0.2)
+        configuration.ownAcceptLoop = true
+        let server = HTTPServer(name: "abuse", configuration: configuration, service: EchoService())
+        try server.start()
+        defer { server.stop(graceSeconds: 1) }
+        try body(server)
+    }
+
+    func expectServed(_ server: HTTPServer) throws {
+        let ok = try RawClient(port: server.port)
+        ok.send("GET /echo HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(ok.readResponse()?.status == 200)
+    }
+
+    /// Waits up to `seconds` for the listener to hold no connection.
+    func waitUntilIdle(_ server: HTTPServer, seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if server.openConnections == 0 { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return server.openConnections == 0
+    }
+
+    @Test func slowlorisHeadersAreCutAtTheIdleTimeout() throws {
+        try withAbuseServer { server in
+            // Fifty clients each send half a request, then a byte now and then, never the blank line.
+            let slow = try (0..<50).map { _ in try RawClient(port: server.port) }
+            for c in slow { c.send("GET /echo HTTP/1.1\r\nHost: h\r\n") }
+            for _ in 0..<2 {
+                Thread.sleep(forTimeInterval: 0.3)
+                for c in slow { c.send("X") }
+                try expectServed(server)
+            }
+            // Trickling stops; within the idle timeout (1 s) plus a margin every one is closed.
+            #expect(waitUntilIdle(server, seconds: 4))
+            for c in slow { #expect(c.isClosedByPeer()) }
+            try expectServed(server)
+        }
+    }
+
+    @Test func headersOver64KiBAreRefused() throws {
+        try withAbuseServer { server in
+            let big = try RawClient(port: server.port)
+            big.send("GET /echo HTTP/1.1\r\nHost: h\r\nX-Big: " + String(repeating: "a", count: 100 << 10) + "\r\n\r\n")
+            // libmicrohttpd's per-connection memory cap (64 KiB) bounds what one request line and its
+            // headers may hold: the answer is 431 and the connection closes.
+            let answer = big.readResponse()
+            #expect(answer?.status == 431)
+            #expect(big.isClosedByPeer())
+            try expectServed(server)
+        }
+    }
+
+    @Test func pipelinedGarbageGets400AndClose() throws {
+        try withAbuseServer { server in
+            let junk = try RawClient(port: server.port)
+            junk.send(Array(String(repeating: "GARBAGE \u{1}\u{2} NOT HTTP\r\n\r\n", count: 2000).utf8))
+            #expect(junk.readResponse()?.status == 400)
+            #expect(junk.isClosedByPeer())
+            // Binary noise too, and a preface-like prefix that turns into noise.
+            let noise = try RawClient(port: server.port)
+            noise.send([UInt8](repeating: 0xFF, count: 70_000))
+            _ = noise.readResponse()
+            #expect(noise.isClosedByPeer())
+            try expectServed(server)
+        }
+    }
+
+    @Test func silentConnectionsAreReclaimed() throws {
+        try withAbuseServer { server in
+            // Silent sockets: sniffed for 0.2 s, then libmicrohttpd's idle timeout (1 s) closes them.
+            let silent = try (0..<100).map { _ in try RawClient(port: server.port) }
+            Thread.sleep(forTimeInterval: 0.1)
+            try expectServed(server)
+            #expect(waitUntilIdle(server, seconds: 5))
+            for c in silent { #expect(c.isClosedByPeer()) }
+            try expectServed(server)
+        }
+    }
+}

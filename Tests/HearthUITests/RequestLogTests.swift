@@ -1,0 +1,86 @@
+import HearthCore
+import HearthHTTP
+import Testing
+@testable import HearthUI
+
+@Suite struct RequestLogTests {
+    static func entry(_ service: String, _ status: Int, path: String = "/p", user: String? = nil) -> RequestLog.Entry {
+        RequestLog.Entry(seq: 0, time: Instant(unixMicros: 0), service: service, method: "GET", path: path, status: status,
+                         durationMicros: 5, requestID: "r", user: user, fields: [], errorBody: nil, errorContentType: nil)
+    }
+
+    @Test func keepsTheNewestUpToCapacityNewestFirst() {
+        let log = RequestLog(capacity: 3)
+        for i in 1...5 { log.append(Self.entry("s3", 200, path: "/\(i)")) }
+        let (entries, latest, kept) = log.list(RequestLog.Filter())
+        #expect(entries.map(\.path) == ["/5", "/4", "/3"])
+        #expect(entries.map(\.seq) == [5, 4, 3])
+        #expect(latest == 5 && kept == 3)
+        #expect(log.entry(2) == nil)
+        #expect(log.entry(4)?.path == "/4")
+    }
+
+    @Test func errorBodiesStayWithinTheirBudgetOldestDroppedFirst() {
+        let log = RequestLog(capacity: 100, bodyBudget: 250)
+        for i in 1...5 {
+            var e = Self.entry("firestore", 403, path: "/\(i)")
+            e.errorBody = String(repeating: "x", count: 100)
+            log.append(e)
+        }
+        #expect((1...5).map { log.entry($0)?.errorBody != nil } == [false, false, false, true, true])
+        #expect(log.entry(1)?.path == "/1")
+    }
+
+    @Test func filtersByServiceStatusUserPathAndCursor() {
+        let log = RequestLog(capacity: 100)
+        log.append(Self.entry("firestore", 200, path: "/v1/a", user: "alice"))
+        log.append(Self.entry("firestore", 403, path: "/v1/b", user: "bob"))
+        log.append(Self.entry("s3", 403, path: "/bucket/k", user: "test"))
+        log.append(Self.entry("auth", 500, path: "/x"))
+        func paths(_ build: (inout RequestLog.Filter) -> Void) -> [String] {
+            var f = RequestLog.Filter()
+            build(&f)
+            return log.list(f).entries.map(\.path)
+        }
+        #expect(paths { $0.service = "firestore" } == ["/v1/b", "/v1/a"])
+        #expect(paths { $0.status = "403" } == ["/bucket/k", "/v1/b"])
+        #expect(paths { $0.status = "4xx" } == ["/bucket/k", "/v1/b"])
+        #expect(paths { $0.status = "error" } == ["/x", "/bucket/k", "/v1/b"])
+        #expect(paths { $0.status = "ok" } == ["/v1/a"])
+        #expect(paths { $0.user = "BO" } == ["/v1/b"])
+        #expect(paths { $0.path = "bucket" } == ["/bucket/k"])
+        #expect(paths { $0.after = 2 } == ["/x", "/bucket/k"])
+        #expect(paths { $0.before = 3 } == ["/v1/b", "/v1/a"])
+        #expect(paths { $0.limit = 1 } == ["/x"])
+    }
+
+    @Test func recordingServiceLogsCallerStatusAndErrorBodyButNotTheQuery() {
+        let log = RequestLog()
+        let router = Router()
+        router.get("/v1/doc") { _, _ in .json(.object(["error": .object(["message": .string("false for 'get' @ L5")])]), status: 403) }
+        let service = RecordingService("firestore", router, log: log, clock: Clock(frozenAt: Instant(unixMicros: 0)))
+        // A JWT whose payload is {"user_id":"alice"} (unsigned, as the emulator's tokens).
+        let token = "eyJhbGciOiJub25lIn0.eyJ1c2VyX2lkIjoiYWxpY2UifQ."
+        let req = Request(method: "GET", target: "/v1/doc?secret=1", headers: ["Authorization": "Bearer \(token)"])
+        if case .collect(_, _, let handler) = service.dispose(req) { _ = handler(req) } else { Issue.record("expected collect") }
+        let e = try! #require(log.list(RequestLog.Filter()).entries.first)
+        #expect(e.service == "firestore" && e.status == 403 && e.path == "/v1/doc" && e.user == "alice")
+        #expect(e.errorBody?.contains("@ L5") == true)
+    }
+
+    @Test(arguments: [
+        ("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=abc", "AKIDEXAMPLE"),
+        ("Bearer owner", "owner"),
+        ("Bearer not-a-jwt", nil),
+        ("AWS test:c2lnbmF0dXJl", "test"),
+    ] as [(String, String?)])
+    func callerNames(authorization: String, expected: String?) {
+        let req = Request(method: "GET", target: "/", headers: ["Authorization": authorization])
+        #expect(CallerName.of(req) == expected)
+    }
+
+    @Test func presignedQueryNamesTheAccessKey() {
+        let req = Request(method: "GET", target: "/b/k?X-Amz-Credential=test%2F20240101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=x")
+        #expect(CallerName.of(req) == "test")
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import HearthCore
+import Testing
+@testable import StorageEmulator
+
+@Suite struct StorageRulesTests {
+    static let allowAll = "service firebase.storage { match /b/{bucket}/o { match /{p=**} { allow read, write; } } }\n"
+    static let denyAll = "service firebase.storage { match /b/{bucket}/o { match /{p=**} { allow read, write: if false; } } }\n"
+
+    func allows(_ rules: StorageRules) -> Bool? {
+        guard case .ruleset(let r, _) = rules.current else { return nil }
+        return r.source.contains("if false") ? false : true
+    }
+
+    @Test func theFileIsReloadedWhenItChangesAndABrokenEditKeepsTheLastGoodRules() throws {
+        let path = NSTemporaryDirectory() + "storage-\(UUID().uuidString).rules"
+        try Self.allowAll.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let rules = StorageRules(path: path, source: nil, logger: Logger(quiet: true, sink: { _ in }))
+        rules.startWatching(interval: 0.05)
+        defer { rules.stopWatching() }
+        #expect(allows(rules) == true)
+        // A modification time one second later, so the change is seen whatever the clock's resolution.
+        try Self.denyAll.write(toFile: path, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(1)], ofItemAtPath: path)
+        let deadline = Date().addingTimeInterval(5)
+        while allows(rules) != false, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(allows(rules) == false)
+        try "service firebase.storage {".write(toFile: path, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(2)], ofItemAtPath: path)
+        Thread.sleep(forTimeInterval: 0.4)
+        #expect(allows(rules) == false)
+    }
+
+    @Test func missingOrFirestoreRulesDenyEverything() throws {
+        let missing = StorageRules(path: "/nonexistent/storage.rules", source: nil, logger: Logger(quiet: true, sink: { _ in }))
+        guard case .broken = missing.current else { Issue.record("a missing rules file must not allow"); return }
+        let firestore = StorageRules(path: nil, source: "service cloud.firestore { match /databases/{d}/documents { allow read; } }",
+                                     logger: Logger(quiet: true, sink: { _ in }))
+        guard case .broken = firestore.current else { Issue.record("Firestore rules must not govern Storage"); return }
+    }
+}

@@ -100,7 +100,8 @@ compat: venv browser
 	HEARTH_BIN=$(CURDIR)/.build/debug/hearth PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
 	  $(PY) -m pytest -q -p no:cacheprovider Tests/CompatTests $(PYTEST_ARGS)
 
-# Benchmarks: wrk and nginx from Debian (when missing), moto's server into the venv, then bench/run.py.
+# Benchmarks: wrk, h2load (nghttp2-client) and nginx from Debian (when missing), moto's server into the
+# venv, then bench/run.py (which builds bench/grpcload with the Go packages of DEB_PACKAGES).
 # The full run builds and measures release; QUICK=1 (what `make test` runs) uses the debug binary.
 $(VENV)/.bench-installed: bench/requirements.txt | $(VENV)/.installed
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r bench/requirements.txt
@@ -108,6 +109,7 @@ $(VENV)/.bench-installed: bench/requirements.txt | $(VENV)/.installed
 
 bench: deps venv $(VENV)/.bench-installed $(if $(QUICK),,build)
 	@need=""; command -v wrk >/dev/null 2>&1 || need="$$need wrk"; \
+	command -v h2load >/dev/null 2>&1 || need="$$need nghttp2-client"; \
 	if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then need="$$need nginx-light"; fi; \
 	if [ -n "$$need" ]; then \
 	  echo "installing:$$need"; \

@@ -23,10 +23,10 @@ import traceback
 sys.dont_write_bytecode = True  # no __pycache__ inside the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, rules, s3, startup  # noqa: E402
+from benchlib import firebase, grpcbench, rules, s3, startup  # noqa: E402
 from benchlib.context import Context, MiB  # noqa: E402
 from benchlib.httpc import HarnessError, NotAvailable  # noqa: E402
-from benchlib.procs import BareMHD, Hearth, Moto, Nginx, compile_c, proc_status  # noqa: E402
+from benchlib.procs import BareMHD, Hearth, Moto, Nginx, OfficialFirestore, compile_c, proc_status  # noqa: E402
 from benchlib.report import Row, jsonable, loadavg, machine_info, render_table  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -144,15 +144,29 @@ def phase_hearth_main(ctx, s3_others, after_s3):
         ctx.log("hearth: Firestore")
         try:
             h.check_alive()
-            firebase.firestore(ctx, h, user)
+            firebase.firestore(ctx, h.port("firestore"), user)
         except NotAvailable as e:
-            na_all(ctx, ["fs.get.c1", "fs.get.c16", "fs.commit.c1", "fs.commit.c16", "rules.insitu"], str(e))
+            na_all(ctx, FS_REST_KEYS + ["rules.insitu"], str(e))
+        ctx.log("hearth: Firestore over gRPC")
         try:
             h.check_alive()
-            counts["docs"] = firebase.queries(ctx, h, h.port("auth"))
+            grpcbench.grpc_rows(ctx, "hearth", h.port("firestore"), user)
+            grpcbench.txn_row(ctx, "hearth", h.port("firestore"), user)
+        except NotAvailable as e:
+            na_all(ctx, GRPC_KEYS, str(e))
+        ctx.log("hearth: realtime listeners")
+        try:
+            h.check_alive()
+            grpcbench.listener_rows(ctx, "hearth", h.port("firestore"), h.pid, signer(h.port("auth")))
+        except NotAvailable as e:
+            na_all(ctx, rt_keys(ctx), str(e))
+        try:
+            h.check_alive()
+            counts["docs"] = firebase.queries(ctx, h.port("firestore"), h.port("auth"), pid=h.pid)
         except NotAvailable as e:
             na_all(ctx, [f"fs.query.{n}" for n in ctx.s.query_sizes]
                    + [f"fs.query_latency.{n}" for n in ctx.s.query_sizes] + ["footprint.docs"], str(e))
+        phase_official_emulator(ctx, h, user)
 
         ctx.log("hearth: seed flow")
         try:
@@ -173,6 +187,71 @@ def phase_hearth_main(ctx, s3_others, after_s3):
         ctx.wrk.profile_pid = None
         h.stop()
     return data_dir, counts
+
+
+FS_REST_KEYS = ["fs.get.c1", "fs.get.c16", "fs.commit.c1", "fs.commit.c16", "fs.batchget.c16"]
+GRPC_KEYS = ["grpc.get.s1", "grpc.get.s16", "grpc.commit.s16", "rt.write.s16", "fs.txn.c16"]
+
+
+def rt_keys(ctx):
+    return ([f"rt.latency.{n}" for n in ctx.s.listener_counts] + [f"rt.latency99.{n}" for n in ctx.s.listener_counts]
+            + ["rt.idle.rss", "rt.idle.threads"])
+
+
+def signer(auth_port):
+    """sign_up(email) → a fresh user on Hearth's Auth (its tokens work on the official emulator too)."""
+    def sign_up(email):
+        c = firebase.Client(auth_port)
+        try:
+            return firebase.sign_up(c, email)
+        finally:
+            c.close()
+    return sign_up
+
+
+def phase_official_emulator(ctx, h, user):
+    """The official Cloud Firestore emulator as the peer of every Firestore row: the same rules file,
+    the same users and tokens (signed up on Hearth's Auth, which stays up but idle meanwhile), the same
+    data and load, JVM warmed up by a run of each load before the timed ones. Skipped in QUICK mode
+    (keeps `make test` fast) and, with a note, when gcloud is absent."""
+    keys = (FS_REST_KEYS + GRPC_KEYS + rt_keys(ctx) + [f"fs.query.{n}" for n in ctx.s.query_sizes]
+            + [f"fs.query_latency.{n}" for n in ctx.s.query_sizes] + ["startup.empty", "footprint.idle"])
+    if ctx.quick:
+        ctx.log("peer: the official Firestore emulator is skipped in QUICK runs (the full run measures it)")
+        return
+    if not OfficialFirestore.available():
+        for k in keys:
+            ctx.results.na(k, "emulator", "gcloud (Google Cloud CLI with the Firestore emulator) is not installed")
+        return
+    ctx.log("peer: the official Cloud Firestore emulator")
+    emu = OfficialFirestore(ctx.registry, ctx.run_dir, ctx.rules_for_hearth)
+    try:
+        emu.start()
+        ctx.results.put("startup.empty", "emulator", emu.startup_seconds * 1e3)
+        time.sleep(1)
+        st = proc_status(emu.pid)
+        ctx.results.put("footprint.idle", "emulator", st.get("VmRSS", 0) / 1024, threads=st.get("Threads"))
+        ctx.log(f"  started in {emu.startup_seconds:.1f}s, RSS {st.get('VmRSS', 0) / 1024:.0f} MiB")
+        try:
+            firebase.firestore(ctx, emu.port, user, system="emulator")
+        except NotAvailable as e:
+            na_all_sys(ctx, FS_REST_KEYS, "emulator", str(e))
+        grpcbench.grpc_rows(ctx, "emulator", emu.port, user, role="peer")
+        grpcbench.txn_row(ctx, "emulator", emu.port, user, role="peer")
+        grpcbench.listener_rows(ctx, "emulator", emu.port, emu.pid, signer(h.port("auth")))
+        # The JVM stores 100,000 documents slowly: the peer's runQuery stops at 10,000.
+        firebase.queries(ctx, emu.port, h.port("auth"), system="emulator", sizes=ctx.s.query_sizes[:2])
+    except (NotAvailable, OSError) as e:  # OSError: a socket timeout from a JVM that stopped answering
+        for k in keys:
+            if ctx.results.get(k, "emulator") is None:
+                ctx.results.na(k, "emulator", f"{type(e).__name__}: {e}")
+    finally:
+        emu.stop()
+
+
+def na_all_sys(ctx, keys, system, reason):
+    for k in keys:
+        ctx.results.na(k, system, reason)
 
 
 def phase_hearth_startup_data(ctx, data_dir, counts):
@@ -236,10 +315,12 @@ def rows(ctx, counts):
     q = s.query_sizes
     rows = [
         Row("startup.empty", f"Start-up to first 200, empty data dir (median of {n})", "ms",
-            peers=[("moto", "moto")], target=("max", None, 100, "< 100 ms"), higher_is_better=False),
+            peers=[("moto", "moto"), ("official Firestore emulator (once)", "emulator")],
+            target=("max", None, 100, "< 100 ms"), higher_is_better=False),
         Row("startup.data", f"Start-up with {counts['docs']:,} docs + {counts['objects']:,} objects (median of {n})",
             "ms", peers=[("moto (empty)", "moto")], target=("max", None, 300, "< 300 ms"), higher_is_better=False),
-        Row("footprint.idle", "RSS idle after start", "MiB", peers=[("moto", "moto")],
+        Row("footprint.idle", "RSS idle after start", "MiB",
+            peers=[("moto", "moto"), ("official Firestore emulator", "emulator")],
             target=("max", None, 30, "< 30 MiB"), higher_is_better=False, note=idle_note(ctx)),
         Row("footprint.docs", f"RSS after loading {counts['docs']:,} documents", "MiB", higher_is_better=False),
     ]
@@ -273,17 +354,45 @@ def rows(ctx, counts):
         Row("auth.signin", "Auth accounts:signInWithPassword, 16 conn", "req/s"),
         Row("auth.refresh", "Auth securetoken refresh, 16 conn", "req/s"),
     ]
+    emu = [("official emulator", "emulator")]
+    x10 = ("min_ratio", "official emulator", 10, "≥ 10× emulator")
     for c in (1, 16):
-        rows.append(Row(f"fs.get.c{c}", f"Firestore get, user token, rules on, {c} conn", "req/s",
+        rows.append(Row(f"fs.get.c{c}", f"Firestore get, user token, rules on, {c} conn", "req/s", peers=emu,
                         ceilings=[("nginx 4 KiB", "nginx")],
-                        target=("min_ratio", "nginx 4 KiB", 0.4, "≥ 0.40× nginx")))
+                        target=[("min_ratio", "nginx 4 KiB", 0.4, "≥ 0.40× nginx"), x10]))
     for c in (1, 16):
         rows.append(Row(f"fs.commit.c{c}", f"Firestore commit 1 doc + serverTimestamp, rules on, {c} conn", "req/s",
-                        ceilings=[("raw SQLite", "sqlite")],
-                        target=("min_ratio", "raw SQLite", 0.5, "≥ 0.50× raw SQLite") if c == 16 else None))
+                        peers=emu, ceilings=[("raw SQLite", "sqlite")],
+                        target=[("min_ratio", "raw SQLite", 0.5, "≥ 0.50× raw SQLite"), x10] if c == 16 else x10))
+    rows.append(Row("fs.batchget.c16", "Firestore batchGet of 10 docs, user token, rules on, 16 conn", "req/s",
+                    peers=emu, target=x10))
+    rows.append(Row("fs.txn.c16", "Firestore transaction: begin + get + commit of an update, rules on, 16 clients "
+                    "(grpcload, REST)", "txn/s", peers=emu, target=x10))
+    for c in (1, 16):
+        rows.append(Row(f"grpc.get.s{c}", f"gRPC GetDocument, user token, rules on, {c} stream{'s' if c > 1 else ''} "
+                        f"(h2load, 1 conn)", "calls/s", peers=emu,
+                        ceilings=[(f"REST get {c} conn", (f"fs.get.c{c}", "hearth"))],
+                        target=[("min_ratio", f"REST get {c} conn", 1.0, "≥ the REST get"), x10]))
+    rows.append(Row("grpc.commit.s16", "gRPC Commit 1 doc + serverTimestamp, rules on, 16 streams (grpcload, 1 conn)",
+                    "calls/s", peers=emu, target=x10))
+    rows.append(Row("rt.write.s16", "Write stream: creates acknowledged, 16 streams, one write in flight each", "commits/s",
+                    peers=emu, target=x10))
+    for n in s.listener_counts:
+        rows.append(Row(f"rt.latency.{n}", f"Commit → snapshot delivered, {n:,} listener{'s' if n > 1 else ''}: p50",
+                        "ms", peers=emu, higher_is_better=False,
+                        target=("max_inverse_ratio", "official emulator", 10, "≥ 10× faster than emulator")
+                        if n == 100 else None))
+        rows.append(Row(f"rt.latency99.{n}", f"Commit → snapshot delivered, {n:,} listener{'s' if n > 1 else ''}: p99",
+                        "ms", peers=emu, higher_is_better=False,
+                        target=[("max", None, 10, "< 10 ms")] if n == 1000 else
+                        ([("max_inverse_ratio", "official emulator", 10, "≥ 10× faster than emulator")] if n == 100 else None)))
+    rows.append(Row("rt.idle.rss", f"RSS added by {s.idle_listeners:,} idle listeners", "MiB", peers=emu,
+                    higher_is_better=False, target=("max", None, 50, "< 50 MiB") if s.idle_listeners >= 10_000 else None))
+    rows.append(Row("rt.idle.threads", f"Threads added by {s.idle_listeners:,} idle listeners", "threads", peers=emu,
+                    higher_is_better=False, target=("max", None, 0, "none")))
     for size in q:
         rows.append(Row(f"fs.query.{size}", f"Firestore runQuery (== filter, orderBy, limit 10), {size:,} docs, 1 conn",
-                        "req/s"))
+                        "req/s", peers=emu, target=x10))
     rows.append(Row("fs.query_flat", f"runQuery latency at {q[-1]:,} vs {q[0]:,} docs", "µs",
                     hearth_key=(f"fs.query_latency.{q[-1]}", "hearth"),
                     ceilings=[(f"at {q[0]:,} docs", (f"fs.query_latency.{q[0]}", "hearth"))],

@@ -37,6 +37,15 @@ class Settings:
         self.flow_seconds = 2 if quick else 10
         self.sqlite_commits = 5_000 if quick else 50_000
         self.mhd_threads = 8                              # as HTTPServer.Configuration's default
+        # Realtime: Listen streams on the committed query, and idle listeners held open.
+        self.listener_counts = [1, 100] if quick else [1, 100, 1_000]
+        self.idle_listeners = 1_000 if quick else 10_000
+
+    def listener_commits(self, listeners):
+        """Commits timed per listener count (every listener's snapshot of each is one sample)."""
+        if self.quick:
+            return 10
+        return {1: 200, 100: 100}.get(listeners, 30)
 
 
 class Context:

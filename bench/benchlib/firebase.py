@@ -100,19 +100,20 @@ def seed_docs(client, uid, count, start=0, batch=500):
                f"Firestore admin commit of {len(writes)} writes")
 
 
-def firestore(ctx, hearth, user):
-    """get and commit with rules on (user token) at 1 and 16 connections; an admin get for the rules
-    cost; runQuery on collections of growing size; RSS after loading them."""
-    port = hearth.port("firestore")
+def firestore(ctx, port, user, system="hearth"):
+    """get and commit with rules on (user token) at 1 and 16 connections, batchGet of 10 documents at 16;
+    for Hearth also the nginx ceiling beside each get and an admin get for the rules cost. `system` is
+    "hearth" or "emulator" (the official one: same rules, same token, same data)."""
     host = f"127.0.0.1:{port}"
+    hearth = system == "hearth"
     if user is None:
         raise NotAvailable("no user token (Auth not available)")
     c = Client(port)
     try:
-        expect(c.request("POST", f"{DOCS}:commit", headers={"Authorization": "Bearer owner"},
-                         body={"writes": [{"update": {"name": f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0",
-                                                      "fields": file_fields(user.uid, created="2024-01-01T00:00:00Z")}}]}),
-               "Firestore admin commit")
+        writes = [{"update": {"name": f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f{i}",
+                              "fields": file_fields(user.uid, created="2024-01-01T00:00:00Z")}} for i in range(10)]
+        expect(c.request("POST", f"{DOCS}:commit", headers={"Authorization": "Bearer owner"}, body={"writes": writes}),
+               f"{system} Firestore admin commit")
     finally:
         c.close()
     doc_path = f"{DOCS}/users/{user.uid}/files/f0"
@@ -121,6 +122,9 @@ def firestore(ctx, hearth, user):
     commit_body = json.dumps({"writes": [create_write(user.uid, "b-@@RUN@@-@@SEQ@@", file_fields(user.uid))]})
     commit = {"method": "POST", "path": f"{DOCS}:commit", "template": True, "body": commit_body,
               "headers": {"Host": host, "Authorization": f"Bearer {user.id_token}", "Content-Type": "application/json"}}
+    batch_body = json.dumps({"documents": [f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f{i}" for i in range(10)]})
+    batch = {"method": "POST", "path": f"{DOCS}:batchGet", "body": batch_body,
+             "headers": {"Host": host, "Authorization": f"Bearer {user.id_token}", "Content-Type": "application/json"}}
 
     def probe(req, what, body=None):
         c = Client(port)
@@ -129,23 +133,34 @@ def firestore(ctx, hearth, user):
         finally:
             c.close()
 
-    for name, req, body, what in (("get", get_user, None, "Firestore get (user token, rules on)"),
-                                  ("commit", commit, commit_body.replace("@@RUN@@-@@SEQ@@", "probe"),
-                                   "Firestore commit (user token, serverTimestamp, rules on)")):
+    for name, req, body, what, points in (
+            ("get", get_user, None, "Firestore get (user token, rules on)", (1, 16)),
+            ("commit", commit, commit_body.replace("@@RUN@@-@@SEQ@@", "probe"),
+             "Firestore commit (user token, serverTimestamp, rules on)", (1, 16)),
+            ("batchget", batch, batch_body, "Firestore batchGet of 10 documents (user token, rules on)", (16,))):
         try:
-            r = probe(req, what, body)
+            r = probe(req, f"{system} {what}", body)
             if name == "get" and (r.json() or {}).get("name", "").split("/")[-1] != "f0":
                 raise NotAvailable(f"{what} answered an unexpected body: {r.snippet()}")
-            for conns in (1, 16):
-                if name == "get":
+            if name == "batchget":
+                found = [x for x in (r.json() or []) if isinstance(x, dict) and "found" in x]
+                if len(found) != 10:
+                    raise NotAvailable(f"{what} found {len(found)} of 10 documents: {r.snippet()}")
+            if not hearth and not ctx.quick:
+                ctx.wrk.run(port, [req], 16, f"{system}-fs-{name}-warmup", duration=5, profile=False)  # JIT warm-up
+            for conns in points:
+                if name == "get" and hearth:
                     # The HTTP-path ceiling right beside it: nginx answering a static 4 KiB file.
                     run_point(ctx, "nginx", ctx.nginx_get[0], ctx.nginx_get[1], f"fs.get.c{conns}", conns, "ceiling")
-                s = require_clean(ctx.wrk.run(port, [req], conns, f"fs-{name}-c{conns}"), what)
-                ctx.results.put(f"fs.{name}.c{conns}", "hearth", s["rps"], wrk=s)
-                ctx.log(f"  firestore {name} c{conns}: {s['rps']:,.0f} req/s, mean {s['lat_mean_us']:.0f} µs")
+                s = require_clean(ctx.wrk.run(port, [req], conns, f"{system}-fs-{name}-c{conns}", profile=hearth),
+                                  f"{system} {what}")
+                ctx.results.put(f"fs.{name}.c{conns}", system, s["rps"], wrk=s)
+                ctx.log(f"  {system} firestore {name} c{conns}: {s['rps']:,.0f} req/s, mean {s['lat_mean_us']:.0f} µs")
         except NotAvailable as e:
-            for conns in (1, 16):
-                ctx.results.na(f"fs.{name}.c{conns}", "hearth", str(e))
+            for conns in points:
+                ctx.results.na(f"fs.{name}.c{conns}", system, str(e))
+    if not hearth:
+        return
 
     # Rules in situ: the same get as the admin (rules bypassed) at one connection; the latency difference
     # bounds token verification plus rules evaluation from above.
@@ -161,18 +176,18 @@ def firestore(ctx, hearth, user):
         ctx.results.na("rules.insitu", "hearth", str(e))
 
 
-def queries(ctx, hearth, auth_port):
-    """runQuery (equality filter + orderBy + limit 10, user token) on collections of growing size."""
-    port = hearth.port("firestore")
+def queries(ctx, port, auth_port, system="hearth", pid=None, sizes=None):
+    """runQuery (equality filter + orderBy + limit 10, user token) on collections of growing size;
+    users signed up on Hearth's Auth (the official emulator takes the same tokens)."""
     host = f"127.0.0.1:{port}"
     ac = Client(auth_port)
     fc = Client(port)
     seeded = 0
     try:
-        for size in ctx.s.query_sizes:
+        for size in sizes or ctx.s.query_sizes:
             key = f"fs.query.{size}"
             try:
-                user = sign_up(ac, f"bench-q{size}@example.com")
+                user = sign_up(ac, f"bench-q{size}-{system}@example.com")
                 t0 = time.perf_counter()
                 seed_docs(fc, user.uid, size)
                 seeded += size
@@ -186,26 +201,29 @@ def queries(ctx, hearth, auth_port):
                 req = {"method": "POST", "path": f"{DOCS}/users/{user.uid}:runQuery", "body": body,
                        "headers": {"Host": host, "Authorization": f"Bearer {user.id_token}",
                                    "Content-Type": "application/json"}}
-                r = expect(fc.request("POST", req["path"], body=body, headers=req["headers"]), "Firestore runQuery")
+                r = expect(fc.request("POST", req["path"], body=body, headers=req["headers"]), f"{system} Firestore runQuery")
                 docs = [x["document"] for x in (r.json() or []) if isinstance(x, dict) and "document" in x]
                 want = [f"f{i:06d}" for i in range(size - 1, -1, -1) if i % 2 == 0][:10]
                 got = [d.get("name", "").rsplit("/", 1)[-1] for d in docs]
                 if got != want:
                     raise NotAvailable(f"runQuery returned {got[:3]}… instead of {want[:3]}…")
-                s = require_clean(ctx.wrk.run(port, [req], 1, f"fs-query-{size}"), "Firestore runQuery")
-                ctx.results.put(key, "hearth", s["rps"], wrk=s)
-                ctx.results.put(f"fs.query_latency.{size}", "hearth", s["lat_mean_us"])
-                ctx.log(f"  runQuery on {size:,}: {s['rps']:,.0f} req/s, mean {s['lat_mean_us']:.0f} µs")
+                if system != "hearth" and not ctx.quick:
+                    ctx.wrk.run(port, [req], 1, f"{system}-fs-query-{size}-warmup", duration=3, profile=False)
+                s = require_clean(ctx.wrk.run(port, [req], 1, f"{system}-fs-query-{size}", profile=system == "hearth"),
+                                  f"{system} Firestore runQuery")
+                ctx.results.put(key, system, s["rps"], wrk=s)
+                ctx.results.put(f"fs.query_latency.{size}", system, s["lat_mean_us"])
+                ctx.log(f"  {system} runQuery on {size:,}: {s['rps']:,.0f} req/s, mean {s['lat_mean_us']:.0f} µs")
             except NotAvailable as e:
-                ctx.results.na(key, "hearth", str(e))
-                ctx.results.na(f"fs.query_latency.{size}", "hearth", str(e))
+                ctx.results.na(key, system, str(e))
+                ctx.results.na(f"fs.query_latency.{size}", system, str(e))
     finally:
         ac.close()
         fc.close()
-    if seeded:
-        ctx.results.put("footprint.docs", "hearth", proc_status(hearth.pid).get("VmRSS", 0) / 1024, documents=seeded)
-    else:
-        ctx.results.na("footprint.docs", "hearth", "no documents could be loaded")
+    if seeded and pid:
+        ctx.results.put("footprint.docs", system, proc_status(pid).get("VmRSS", 0) / 1024, documents=seeded)
+    elif pid:
+        ctx.results.na("footprint.docs", system, "no documents could be loaded")
     return seeded
 
 

@@ -306,3 +306,65 @@ class BareMHD:
 def make_temp_dir(parent, prefix):
     os.makedirs(parent, exist_ok=True)
     return tempfile.mkdtemp(prefix=prefix, dir=parent)
+
+
+class OfficialFirestore:
+    """The official Cloud Firestore emulator (`gcloud emulators firestore start`, a JVM) with the same
+    rules file Hearth runs; `pid` is the JVM's (what memory and threads are read from)."""
+
+    def __init__(self, registry, work_dir, rules):
+        self.registry, self.work_dir, self.rules = registry, work_dir, rules
+        self.port = None
+        self.proc = None
+        self.java_pid = None
+        self.log = os.path.join(work_dir, "firestore-emulator.log")
+
+    @staticmethod
+    def available():
+        return shutil.which("gcloud") is not None and shutil.which("java") is not None
+
+    def argv(self, port):
+        a = ["gcloud", "emulators", "firestore", "start", f"--host-port=127.0.0.1:{port}"]
+        return a + (["--rules", self.rules] if self.rules else [])
+
+    def start(self, timeout=120):
+        if not self.available():
+            raise NotAvailable("gcloud (Google Cloud CLI with the Firestore emulator) or java is not installed")
+        self.port = free_port()
+        env = dict(os.environ, CLOUDSDK_CORE_DISABLE_PROMPTS="1")
+        t0 = time.perf_counter()
+        self.proc = self.registry.spawn(self.argv(self.port), self.log, cwd=self.work_dir, env=env)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise NotAvailable(f"the Firestore emulator exited with {self.proc.returncode}: {tail(self.log, 300)}")
+            if http_status(self.port, "/") == 200:
+                self.startup_seconds = time.perf_counter() - t0
+                self.java_pid = self._find_java()
+                return self
+            time.sleep(0.05)
+        self.stop()
+        raise NotAvailable(f"the Firestore emulator did not answer within {timeout}s: {tail(self.log, 300)}")
+
+    def _find_java(self):
+        """The JVM among the processes of the emulator's session (gcloud → shell script → java)."""
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+                fields = stat[stat.rindex(")") + 2:].split()
+                if int(fields[3]) == self.proc.pid and "(java)" in stat:  # fields[3]: session id
+                    return int(entry)
+            except (OSError, ValueError, IndexError):
+                continue
+        return self.proc.pid
+
+    @property
+    def pid(self):
+        return self.java_pid or self.proc.pid
+
+    def stop(self):
+        if self.proc is not None:
+            self.registry.stop(self.proc)

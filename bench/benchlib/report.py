@@ -44,7 +44,7 @@ def fmt(v, unit):
         return "—"
     if isinstance(v, NA):
         return "n/a"
-    if unit in ("req/s", "flows/s", "commits/s"):
+    if unit in ("req/s", "flows/s", "commits/s", "calls/s", "txn/s"):
         return f"{v:,.0f} {unit}"
     if unit == "MB/s":
         return f"{v:,.0f} MB/s"
@@ -54,6 +54,8 @@ def fmt(v, unit):
         return f"{v:,.2f} µs" if v < 10 else f"{v:,.1f} µs"
     if unit == "MiB":
         return f"{v:,.1f} MiB"
+    if unit == "threads":
+        return f"{v:+,.0f}"
     return f"{v:,.3g} {unit}"
 
 
@@ -67,8 +69,10 @@ class Row:
     """One table line: Hearth against peers and ceilings for one scenario.
 
     `peers`/`ceilings` are lists of (label, system key); `target` is (kind, reference label or None,
-    threshold, text) with kind "max" (Hearth ≤ threshold), "min_ratio" (Hearth ÷ reference ≥ threshold)
-    or "max_ratio" (Hearth ÷ reference ≤ threshold; for latencies and times)."""
+    threshold, text), or a list of them (met when every one that can be judged is), with kind "max"
+    (Hearth ≤ threshold), "min" (Hearth ≥ threshold), "min_ratio" (Hearth ÷ reference ≥ threshold),
+    "max_ratio" (Hearth ÷ reference ≤ threshold) or "max_inverse_ratio" (reference ÷ Hearth ≥
+    threshold: a latency or size `threshold`× smaller than the reference's)."""
 
     def __init__(self, key, scenario, unit, peers=(), ceilings=(), target=None, higher_is_better=True, note=None,
                  hearth_key=None, plain_ratio=False):
@@ -94,19 +98,30 @@ class Row:
                 if is_num(v) and v > 0 and hearth > 0:
                     r = hearth / v if (self.higher_is_better or self.plain_ratio) else v / hearth
                     ratios.append((label, r))
-        met, target_text = None, ""
-        if self.target:
-            kind, ref, threshold, target_text = self.target
+        met, texts = None, []
+        targets = self.target if isinstance(self.target, list) else ([self.target] if self.target else [])
+        for kind, ref, threshold, text in targets:
+            texts.append(text)
+            one = None
             if judge and is_num(hearth):
                 if kind == "max":
-                    met = hearth <= threshold
+                    one = hearth <= threshold
                 elif kind == "min":
-                    met = hearth >= threshold
-                elif kind in ("min_ratio", "max_ratio"):
+                    one = hearth >= threshold
+                elif kind in ("min_ratio", "max_ratio", "max_inverse_ratio"):
                     rv = refs.get(ref)
                     if is_num(rv) and rv > 0:
                         q = hearth / rv
-                        met = q >= threshold if kind == "min_ratio" else q <= threshold
+                        if kind == "min_ratio":
+                            one = q >= threshold
+                        elif kind == "max_ratio":
+                            one = q <= threshold
+                        else:  # latencies: the reference takes `threshold`× as long or longer
+                            one = rv / max(hearth, 1e-12) >= threshold
+            # Met only when every judged target is; one that cannot be judged (peer absent) is left out.
+            if one is not None:
+                met = one if met is None else (met and one)
+        target_text = "; ".join(texts)
         return {
             "key": self.key, "scenario": self.scenario, "unit": self.unit,
             "hearth": hearth, "refs": refs, "ratios": ratios,
@@ -121,13 +136,22 @@ def render_table(evaluated, quick):
     lines = ["| Scenario | Hearth | Peer | Ceiling | Ratio (>1×: Hearth better) | Target | Met |",
              "|---|---|---|---|---|---|---|"]
     reasons = []
+    index = {}
+
+    def note(subject, reason):
+        """The footnote number of `reason`; one note per distinct reason (a peer that is absent is
+        absent from every row)."""
+        if reason not in index:
+            reasons.append((subject, reason))
+            index[reason] = len(reasons)
+        return index[reason]
+
     for e in evaluated:
         u = e["unit"]
         h = e["hearth"]
         htext = fmt(h, u)
         if isinstance(h, NA):
-            reasons.append((e["scenario"], h.reason))
-            htext = f"n/a [{len(reasons)}]"
+            htext = f"n/a [{note(e['scenario'], h.reason)}]"
 
         def refs_text(labels):
             out = []
@@ -136,11 +160,9 @@ def render_table(evaluated, quick):
                 if v is None:
                     continue
                 if isinstance(v, NA):
-                    reasons.append((f"{e['scenario']} — {l}", v.reason))
-                    out.append(f"{l}: n/a [{len(reasons)}]")
+                    out.append(f"{l}: n/a [{note(e['scenario'] + ' — ' + l, v.reason)}]")
                 elif l in e["warnings"]:
-                    reasons.append((f"{e['scenario']} — {l}", e["warnings"][l]))
-                    out.append(f"{l}: {fmt(v, u)} [{len(reasons)}]")
+                    out.append(f"{l}: {fmt(v, u)} [{note(e['scenario'] + ' — ' + l, e['warnings'][l])}]")
                 else:
                     out.append(f"{l}: {fmt(v, u)}")
             return "; ".join(out) or "—"

@@ -20,7 +20,7 @@ struct FirestoreGRPCService: GRPCService {
         let rest = RESTBridge(service: service)
         switch method {
         case "GetDocument":
-            return rest.unary("GetDocumentRequest", response: "Document") { o in
+            return rest.unary("GetDocumentRequest", response: "Document", direct: rest.directGet) { o in
                 var q = RESTBridge.maskQuery(o, "mask")
                 RESTBridge.consistencyQuery(o, &q)
                 return RESTCall(method: "GET", name: o["name"]?.stringValue ?? "", query: q)
@@ -59,7 +59,7 @@ struct FirestoreGRPCService: GRPCService {
         case "BeginTransaction":
             return rest.verb("BeginTransactionRequest", field: "database", verb: "beginTransaction", response: "BeginTransactionResponse")
         case "Commit":
-            return rest.verb("CommitRequest", field: "database", verb: "commit", response: "CommitResponse")
+            return rest.verb("CommitRequest", field: "database", verb: "commit", response: "CommitResponse", direct: rest.directCommit)
         case "Rollback":
             return rest.verb("RollbackRequest", field: "database", verb: "rollback", response: nil)
         case "BatchWrite":
@@ -105,6 +105,9 @@ struct RESTCall: Sendable {
 struct RESTBridge: Sendable {
     let service: FirestoreService
 
+    /// A call answered without the REST round trip; nil when the request needs the general path.
+    typealias Direct = @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8]?
+
     /// Runs `body`, turning Firestore errors into their gRPC status.
     func call<T>(_ body: () throws(FirestoreError) -> T) throws(GRPCStatus) -> T {
         do {
@@ -141,11 +144,13 @@ struct RESTBridge: Sendable {
     }
 
     /// A unary method: the request decoded, turned into its REST call by `build`, answered by the
-    /// REST handler, and the answer encoded as `response` (nil: `Empty`).
-    func unary(_ request: String, response: String?,
+    /// REST handler, and the answer encoded as `response` (nil: `Empty`). `direct` answers the forms
+    /// it knows straight from the core (see `directGet`) and returns nil for the rest.
+    func unary(_ request: String, response: String?, direct: Direct? = nil,
                _ build: @escaping @Sendable (JSONObject) throws(FirestoreError) -> RESTCall) -> GRPCHandler {
         .unary { bytes, ctx throws(GRPCStatus) in
-            try call { () throws(FirestoreError) in
+            if let direct, let answer = try direct(bytes, ctx) { return answer }
+            return try call { () throws(FirestoreError) in
                 let json = try send(ctx, try build(try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + request)))
                 guard let response else { return [] }
                 return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + response)
@@ -154,8 +159,8 @@ struct RESTBridge: Sendable {
     }
 
     /// A unary custom method: `POST /v1/{field}/documents:verb` (or `/v1/{parent}:verb`).
-    func verb(_ request: String, field: String, verb: String, response: String?) -> GRPCHandler {
-        unary(request, response: response) { o throws(FirestoreError) in try Self.customMethod(o, request: request, field: field, verb: verb) }
+    func verb(_ request: String, field: String, verb: String, response: String?, direct: Direct? = nil) -> GRPCHandler {
+        unary(request, response: response, direct: direct) { o throws(FirestoreError) in try Self.customMethod(o, request: request, field: field, verb: verb) }
     }
 
     /// A server-streaming custom method whose REST answer is an array: one message per element

@@ -1,0 +1,106 @@
+import HearthCore
+import HearthGRPC
+import HearthProtobuf
+
+/// The hot unary calls answered by the core directly, without the REST round trip.
+///
+/// A GetDocument through `send` built a REST request (percent-encoding the name), parsed it back,
+/// wrote the document as JSON, parsed that JSON and wrote it as protobuf: several times the cost of
+/// the read itself. Here the plain forms — the request every client sends — call the same core
+/// methods in the same order as the REST handler does (name checks, then the caller, then the
+/// operation), so results and errors are those of the REST path; any other form (a mask, a
+/// transaction, a name the REST router would refuse) still goes through `send`.
+extension RESTBridge {
+    /// GetDocument whose request carries only a plain document name; nil: use the general path.
+    func directGet(_ bytes: [UInt8], _ ctx: GRPCContext) throws(GRPCStatus) -> [UInt8]? {
+        var reader = ProtoReader(bytes)
+        var name: String?
+        do {
+            while let (number, wire) = try reader.nextField() {
+                switch number {
+                case 1 where wire == .lengthDelimited: name = try reader.readString()
+                case 1, 2, 3, 5: return nil  // mask, transaction, read time (or a wrong wire type): general path
+                default: try reader.skip(wire)
+                }
+            }
+        } catch {
+            return nil  // the general path reports malformed input with its message
+        }
+        guard let name, let (db, path) = Self.plainName(name), path.isDocument else { return nil }
+        return try direct { () throws(FirestoreError) in
+            try path.validate(in: db)
+            let caller = try caller(ctx, db)
+            let doc = try service.getDocument(db, path: path, consistency: .strong, caller: caller)
+            return DocumentProto.document(doc, in: db)
+        }
+    }
+
+    /// Commit on a plainly named database; nil: use the general path.
+    func directCommit(_ bytes: [UInt8], _ ctx: GRPCContext) throws(GRPCStatus) -> [UInt8]? {
+        let request: JSONObject
+        do {
+            request = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "CommitRequest")
+        } catch {
+            return nil
+        }
+        guard let database = request["database"]?.stringValue, let (db, path) = Self.plainName(database + "/documents"),
+              path.segments.isEmpty else { return nil }
+        return try direct { () throws(FirestoreError) in
+            let caller = try caller(ctx, db)
+            // What `FirestoreHTTPService.commit` does with the same message as its JSON body.
+            let body = ProtoObject(JSONObject(request.members.filter { $0.0 != "database" }), path: "")
+            try body.requireKnown(["writes", "transaction", "requestOptions"])
+            let parser = WriteParser(database: db)
+            var writes: [Write] = []
+            for (i, item) in (try body.array("writes") ?? []).enumerated() {
+                writes.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
+            }
+            let transaction = try body.string("transaction").map { t throws(FirestoreError) in try RequestContext.transactionID(t) }
+            let (commitTime, results) = try service.commit(db, writes: writes, transaction: transaction, caller: caller)
+            return DocumentProto.commitResponse(commitTime: commitTime, results: results)
+        }
+    }
+
+    /// The caller as `RequestContext` decides it from the same `authorization` value.
+    private func caller(_ ctx: GRPCContext, _ db: DatabaseID) throws(FirestoreError) -> Caller {
+        try Caller.from(authorization: ctx["authorization"], projectID: db.project, verifier: service.tokenVerifier,
+                        logger: service.logger, known: service.callers, now: service.clock.now().unixSeconds)
+    }
+
+    /// Runs `body`; an internal error is logged as the REST handler logs it, every error becomes its status.
+    private func direct<T>(_ body: () throws(FirestoreError) -> T) throws(GRPCStatus) -> T {
+        do {
+            return try body()
+        } catch {
+            if case .internal = error {
+                service.logger.error("firestore: internal error", [("error", .string(error.message))])
+            }
+            throw error.grpcStatus
+        }
+    }
+
+    /// `projects/{p}/databases/{d}/documents[/…]` split as the REST router splits its path, when the
+    /// name is ASCII and every segment is non-empty (anything else is left to the router and its own
+    /// errors). Split on bytes: splitting a String by Characters cost more than the document read, and
+    /// for ASCII both agree (only a non-ASCII mark can join a `/` into a larger Character).
+    static func plainName(_ name: String) -> (DatabaseID, ResourcePath)? {
+        var segments: [String] = []
+        var ok = true
+        var copy = name
+        copy.withUTF8 { utf8 in
+            var start = 0
+            for i in 0...utf8.count {
+                guard i == utf8.count || utf8[i] == 0x2F else {
+                    if utf8[i] >= 0x80 { ok = false; return }
+                    continue
+                }
+                guard i > start else { ok = false; return }
+                segments.append(String(decoding: UnsafeBufferPointer(rebasing: utf8[start..<i]), as: UTF8.self))
+                start = i + 1
+            }
+        }
+        guard ok, segments.count >= 5, segments[0] == "projects", segments[2] == "databases", segments[4] == "documents"
+        else { return nil }
+        return (DatabaseID(project: segments[1], database: segments[3]), ResourcePath(Array(segments[5...])))
+    }
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Instructions per Firestore get, REST and gRPC, counted by callgrind (repeatable where wall-clock
+rates on a shared machine are not): `python3 bench/callgrind_get.py [--hearth-bin B] [-n N]`.
+
+Starts Hearth under `valgrind --tool=callgrind --instr-atstart=no` with the shipped rules, signs up
+a user, stores users/{uid}/files/f0, then instruments (and so counts) only while N user-token gets run: REST over one
+keep-alive connection, gRPC through h2load on one stream. Prints instructions per request for each.
+Needs valgrind (Debian package valgrind) and h2load (nghttp2-client); loopback only.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from benchlib import firebase  # noqa: E402
+from benchlib.context import DOC_NAME_PREFIX, DOCS  # noqa: E402
+from benchlib.httpc import Client, expect  # noqa: E402
+from benchlib.procs import Hearth, Registry  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def control(pid, *args):
+    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True, timeout=120)
+
+
+def total_ir(out_dir):
+    """Sum of the `totals:` Ir of the dumps callgrind wrote (each dump covers the time since the last)."""
+    total = 0
+    for name in os.listdir(out_dir):
+        if not name.startswith("callgrind.out"):
+            continue
+        with open(os.path.join(out_dir, name)) as f:
+            for line in f:
+                m = re.match(r"totals: (\d+)", line)
+                if m:
+                    total += int(m.group(1))
+    return total
+
+
+def measure(label, hearth_bin, rules, n, load, keep=False):
+    """Instructions while `load(ports, user)` runs n requests, in a fresh Hearth under callgrind."""
+    work = tempfile.mkdtemp(prefix="cg-", dir=os.path.join(ROOT, ".build"))
+    reg = Registry()
+    h = Hearth(reg, hearth_bin, work, rules=rules, log_name="hearth-cg")
+    argv = h.argv()
+    h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                                 f"--callgrind-out-file={work}/callgrind.out.%p"] + argv
+    try:
+        h.start(timeout=300)
+        c = Client(h.port("auth"))
+        user = firebase.sign_up(c, "cg@example.com")
+        c.close()
+        c = Client(h.port("firestore"))
+        expect(c.request("POST", f"{DOCS}:commit", headers={"Authorization": "Bearer owner"},
+                         body={"writes": [{"update": {"name": f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0",
+                                                      "fields": firebase.file_fields(user.uid, created="2024-01-01T00:00:00Z")}}]}),
+               "seed commit")
+        c.close()
+        load(h, user, 50)  # warm: token cache, prepared statements, first-call paths
+        control(h.pid, "-i", "on")
+        t0 = time.time()
+        load(h, user, n)
+        control(h.pid, "-i", "off")
+        control(h.pid, "-d")
+        secs = time.time() - t0
+    finally:
+        reg.stop_all()
+    ir = total_ir(work)
+    if keep:
+        print(f"kept {work}", file=sys.stderr)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{label}: {ir / n:,.0f} instructions per request ({n} requests, {secs:.1f}s under callgrind)")
+    return ir / n
+
+
+def rest_load(h, user, n):
+    c = Client(h.port("firestore"))
+    try:
+        for _ in range(n):
+            r = c.request("GET", f"{DOCS}/users/{user.uid}/files/f0", headers={"Authorization": f"Bearer {user.id_token}"})
+            if r.status != 200:
+                raise SystemExit(f"REST get answered {r.status}: {r.snippet()}")
+    finally:
+        c.close()
+
+
+def grpc_load(frame_file):
+    def load(h, user, n):
+        r = subprocess.run(["h2load", "-n", str(n), "-c", "1", "-m", "1", "-d", frame_file,
+                            "-H", "content-type: application/grpc", "-H", "te: trailers",
+                            "-H", f"authorization: Bearer {user.id_token}",
+                            f"http://127.0.0.1:{h.port('firestore')}/google.firestore.v1.Firestore/GetDocument"],
+                           capture_output=True, text=True, timeout=600)
+        if f"{n} succeeded" not in r.stdout:
+            raise SystemExit(f"h2load: {r.stdout[-400:]}")
+    return load
+
+
+def framed_get(name):
+    """A 5-byte-framed GetDocumentRequest{name} (field 1, length-delimited)."""
+    body = bytes([0x0A]) + varint(len(name.encode())) + name.encode()
+    return bytes([0]) + len(body).to_bytes(4, "big") + body
+
+
+def varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
+    ap.add_argument("-n", type=int, default=2000)
+    ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
+    args = ap.parse_args()
+    for tool in ("valgrind", "callgrind_control", "h2load"):
+        if not shutil.which(tool):
+            print(f"{tool} is not installed (Debian packages valgrind, nghttp2-client)", file=sys.stderr)
+            return 2
+    rules = os.path.join(ROOT, "rules", "firestore.rules")
+    measure("REST get (user token, rules on)", args.hearth_bin, rules, args.n, rest_load, args.keep)
+
+    def grpc(h, user, n):
+        path = os.path.join(ROOT, ".build", "cg-getdoc.bin")
+        with open(path, "wb") as f:
+            f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
+        grpc_load(path)(h, user, n)
+    measure("gRPC GetDocument (user token, rules on)", args.hearth_bin, rules, args.n, grpc, args.keep)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

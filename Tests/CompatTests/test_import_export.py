@@ -24,6 +24,19 @@ FIELDS = {
 OWNER = {"Authorization": "Bearer owner"}
 
 
+@pytest.fixture(autouse=True)
+def _emulator_hosts_restored(monkeypatch):
+    """The Admin SDK and google-cloud-firestore read their emulator host from the environment;
+    each test here points them at its own short-lived hearth, so the variables are put back after
+    it (other suites in the same run use them for their shared server)."""
+    for name in ("FIREBASE_AUTH_EMULATOR_HOST", "FIRESTORE_EMULATOR_HOST"):
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
+    yield
+
+
 def doc_url(ready, path):
     return f"{ready['services']['firestore']['url']}/v1/projects/demo-hearth/databases/(default)/documents/{path}"
 

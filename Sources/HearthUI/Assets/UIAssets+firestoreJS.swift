@@ -3,9 +3,10 @@
 extension UIAssets {
     static let firestoreJS = #"""
 // The Firestore data browser: collections → documents → fields, as the owner through the REST API.
-// Route: #/firestore/<collection>/<doc>/<subcollection>/…; it polls the open view to stay live.
+// Route: #/firestore/<collection>/<doc>/<subcollection>/…; the hub's document events (or polling
+// while they are down) keep the open view live.
 import { h, fill, guarded, toast } from './dom.js';
-import { firestore, encodePath, project } from './api.js';
+import { firestore, encodePath, project, live } from './api.js';
 
 const PAGE = 50;
 const TYPES = ['string', 'integer', 'double', 'boolean', 'null', 'timestamp', 'bytes', 'reference', 'geoPoint', 'array', 'map'];
@@ -143,11 +144,24 @@ export async function render(root, args) {
   }
 
   await Promise.all([loadCollections(), loadDocuments(), loadDocument(true)]);
-  const timer = setInterval(() => {
-    if (document.hidden) return;
-    Promise.all([loadCollections(), loadDocuments(), loadDocument()]).catch(() => {});
-  }, 2000);
-  return () => clearInterval(timer);
+  const all = () => Promise.all([loadCollections(), loadDocuments(), loadDocument()]).catch(() => {});
+  // A burst of commits (an import, a batch) reloads each part once, shortly after.
+  const later = new Map();
+  const soon = fn => { if (!later.has(fn)) later.set(fn, setTimeout(() => { later.delete(fn); fn().catch(() => {}); }, 100)); };
+  const database = `projects/${proj}/databases/(default)`;
+  const changed = e => {
+    if (e.change === 'cleared') { if (!e.database || e.database === database) soon(all); return; }
+    if (e.database !== database) return;
+    const segs = e.path.split('/');
+    const coll = segs.slice(0, -1).join('/');
+    if (coll === collPath) soon(loadDocuments);
+    if (e.path === docPath) soon(loadDocument);
+    // A first document in a new collection (or the last one gone) changes the collection list.
+    if (e.change !== 'updated' && segs.slice(0, -2).join('/') === parentDoc) soon(loadCollections);
+  };
+  const stopLive = live({ topics: ['documents'], handlers: { document: changed }, poll: all, interval: 2000,
+    resyncOnReconnect: true, resync: all });
+  return () => { stopLive(); for (const t of later.values()) clearTimeout(t); };
 }
 
 function newCollectionForm(parent, href) {

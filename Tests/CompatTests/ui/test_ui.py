@@ -177,6 +177,52 @@ def test_firestore_collection_group_lists_documents_at_any_depth(browser, data):
     wait_text(browser, "main", "does not exist yet")
 
 
+def live_mode(d):
+    """How the open page stays live: 'events' (the hub's server-sent events) or 'polling'."""
+    return d.execute_script("return document.documentElement.dataset.live || ''")
+
+
+def test_live_views_are_pushed_without_reload(browser, data):
+    """A document written through the REST API and a request made by a client appear in the open
+    page by themselves, carried by the hub's event stream (not the polling fallback)."""
+    go(browser, data, "firestore/pushed")
+    wait_text(browser, "main", "No documents.")
+    WebDriverWait(browser, 10).until(lambda d: live_mode(d) == "events")
+    browser.execute_script("window.__notReloaded = true")
+    requests.patch(f"{data['docs']}/pushed/p1", json={"fields": {"v": {"integerValue": "1"}}}, headers=OWNER)
+    wait_text(browser, "#documents", "p1", timeout=8)
+    # A first document in a new root collection shows up in the collection list too.
+    assert "pushed" in wait_text(browser, "#collections", "pushed").text
+
+    go(browser, data, "requests")
+    wait(browser, "#requests-body tr")
+    WebDriverWait(browser, 10).until(lambda d: live_mode(d) == "events")
+    path = f"/v1/projects/{data['project']}/databases/(default)/documents/pushed/by-a-client"
+    r = requests.get(f"{data['docs']}/pushed/by-a-client")  # an unauthenticated client: denied
+    assert r.status_code == 403
+    wait_text(browser, "#requests-body", "pushed/by-a-client", timeout=8)
+    assert browser.execute_script("return window.__notReloaded === true")
+    assert live_mode(browser) == "events"
+    assert path.endswith("pushed/by-a-client")
+
+
+def test_event_stream_replays_after_last_event_id(data):
+    """The hub's stream directly: a reconnect with Last-Event-ID gets the entries it missed."""
+    requests.get(f"{data['docs']}/pushed/replay-1")
+    latest = requests.get(f"{data['hub']}/emulator/v1/requests?limit=1").json()["latest"]
+    requests.get(f"{data['docs']}/pushed/replay-2")
+    with requests.get(f"{data['hub']}/emulator/v1/events?topics=requests&service=firestore",
+                      headers={"Last-Event-ID": str(latest)}, stream=True, timeout=10) as r:
+        assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/event-stream")
+        seen = ""
+        for line in r.iter_lines(decode_unicode=True):
+            seen += line + "\n"
+            if "replay-2" in line:
+                break
+    assert "event: hello" in seen and '"resumed":true' in seen
+    assert "replay-1" not in seen
+
+
 def open_denied(d, data, service, path):
     """Opens the Requests page filtered to `service`'s 403s and clicks the row of `path`."""
     go(d, data, "requests")

@@ -178,6 +178,31 @@ def test_firestore_collection_group_lists_documents_at_any_depth(browser, data):
     wait_text(browser, "main", "does not exist yet")
 
 
+def test_data_browser_pages_a_large_collection_by_cursor(browser, data):
+    """120 documents: pages of 50 from the server (runQuery cursors), Next and Previous."""
+    db = f"projects/{data['project']}/databases/(default)/documents"
+    writes = [{"update": {"name": f"{db}/paged/d{i:03d}", "fields": {"n": {"integerValue": str(i)}}}} for i in range(120)]
+    r = requests.post(f"{data['docs']}:commit", json={"writes": writes}, headers=OWNER)
+    assert r.status_code == 200, r.text
+
+    def ids():  # read in one step: the list is redrawn as pages arrive
+        return browser.execute_script("return [...document.querySelectorAll('#documents li')].map(li => li.textContent)")
+
+    def click(button):
+        browser.execute_script(f"document.getElementById('{button}').click()")
+    go(browser, data, "firestore/paged")
+    WebDriverWait(browser, 10).until(lambda d: len(ids()) == 50)
+    assert ids()[0] == "d000" and ids()[-1] == "d049"
+    assert browser.find_element(By.ID, "previous-page").get_attribute("disabled")
+    click("next-page")
+    WebDriverWait(browser, 10).until(lambda d: ids()[:1] == ["d050"])
+    click("next-page")
+    WebDriverWait(browser, 10).until(lambda d: ids()[:1] == ["d100"])
+    assert len(ids()) == 20 and browser.find_element(By.ID, "next-page").get_attribute("disabled")
+    click("previous-page")
+    WebDriverWait(browser, 10).until(lambda d: ids()[:1] == ["d050"])
+
+
 def live_mode(d):
     """How the open page stays live: 'events' (the hub's server-sent events) or 'polling'."""
     return d.execute_script("return document.documentElement.dataset.live || ''")

@@ -54,7 +54,7 @@ enum StartCommand {
         let registry = ListenerRegistry()
         var servers: [(HTTPServer, ServiceUnit?)] = []
         let hubRouter = Hub.makeRouter(context: context, units: units, listeners: { registry.all })
-        let requestLog = RequestLog()
+        let requestLog = RequestLog(capacity: options.requestLogSize)
         let readyStatus = ReadyStatus()
         let liveEvents = LiveEvents(log: requestLog, documents: units.lazy.compactMap(\.documentChanges).first)
         WebUI.registerHubRoutes(hubRouter, log: requestLog, status: readyStatus, events: liveEvents)

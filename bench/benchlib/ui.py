@@ -9,7 +9,7 @@ import time
 from .context import DOC_NAME_PREFIX, DOCS
 from .firebase import Client
 from .httpc import NotAvailable, expect
-from .procs import Hearth
+from .procs import Hearth, proc_status
 
 KEYS = ["ui.first_page", "ui.fs_page", "ui.log_page"]
 
@@ -29,7 +29,7 @@ def rows(ctx):
             f"median of {reps}", "ms", target=("max", None, 300, "< 300 ms"), higher_is_better=False),
         Row("ui.fs_page", f"UI data browser: first page of a {docs:,}-document collection shown{quick}", "ms",
             target=("max", None, 300, "< 300 ms") if not ctx.quick else None, higher_is_better=False),
-        Row("ui.log_page", f"UI request log: first page after {entries:,} requests (bounded, paged){quick}", "ms",
+        Row("ui.log_page", f"UI request log: first page of a log holding {entries:,} requests (`--request-log`){quick}", "ms",
             target=("max", None, 300, "< 300 ms") if not ctx.quick else None, higher_is_better=False),
     ]
 
@@ -136,7 +136,9 @@ def run(ctx):
         for k in KEYS:
             ctx.results.na(k, "hearth", str(e))
         return
-    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, rules=ctx.rules_for_hearth, log_name="hearth-ui")
+    # The log keeps every one of the requests made (--request-log), so the page reads a full log.
+    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, rules=ctx.rules_for_hearth, log_name="hearth-ui",
+               extra=["--request-log", str(entries)])
     try:
         h.start()
         ui = f"http://127.0.0.1:{h.port('ui')}"
@@ -158,7 +160,9 @@ def run(ctx):
         try:
             seen = fill_log(ctx, h, entries)
             times = time_view(d, "#/requests", "#requests-body tr", 100, reps)
-            ctx.results.put("ui.log_page", "hearth", statistics.median(times), runs_ms=times, requests_seen=seen)
+            rss = proc_status(h.pid).get("VmRSS", 0) / 1024
+            ctx.results.put("ui.log_page", "hearth", statistics.median(times), runs_ms=times, requests_seen=seen,
+                            rss_mib_with_full_log=round(rss, 1))
             ctx.log(f"  request log first page {statistics.median(times):.0f} ms after {seen:,} requests")
         except NotAvailable as e:
             ctx.results.na("ui.log_page", "hearth", str(e))

@@ -44,7 +44,7 @@ export async function render(root, args) {
       h('td', { class: 'mono' }, fmtTime(e.time).slice(11)),
       h('td', {}, e.service),
       h('td', { class: 'mono' }, h('button', { class: 'link mono', title: `${e.method} ${e.path} (${e.durationMs.toFixed(1)} ms)`, onclick: () => open(e.seq, tr) },
-        h('strong', {}, e.method), ' ', shortPath(e.path))),
+        h('strong', {}, e.method), ' ', shortPath(e.path), e.fields?.stream ? h('span', { class: 'muted' }, ` · ${e.fields.stream}`) : null)),
       h('td', {}, statusBadge(e.status)),
       h('td', { class: 'hide-narrow' }, e.user || ''));
     tr.addEventListener('click', ev => { if (ev.target.tagName !== 'BUTTON') open(e.seq, tr); });

@@ -49,7 +49,10 @@ def browser():
     for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
               "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
         opts.add_argument(a)
-    d = webdriver.Chrome(service=webdriver.ChromeService(executable_path=driver), options=opts)
+    try:
+        d = webdriver.Chrome(service=webdriver.ChromeService(executable_path=driver), options=opts)
+    except Exception as e:  # a browser that cannot start here (sandbox, display) is n/a, not a harness failure
+        raise NotAvailable(f"headless Chromium did not start: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
     d.set_page_load_timeout(30)
     d.set_script_timeout(60)
     return d
@@ -126,6 +129,12 @@ def fill_log(ctx, h, entries):
         hub.close()
 
 
+def failure(e):
+    """A short reason for an n/a row (selenium's messages carry a stack trace)."""
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
 def run(ctx):
     ctx.log("UI in headless Chromium")
     docs, entries = sizes(ctx)
@@ -136,6 +145,7 @@ def run(ctx):
         for k in KEYS:
             ctx.results.na(k, "hearth", str(e))
         return
+    from selenium.common.exceptions import WebDriverException
     # The log keeps every one of the requests made (--request-log), so the page reads a full log.
     h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, rules=ctx.rules_for_hearth, log_name="hearth-ui",
                extra=["--request-log", str(entries)])
@@ -155,8 +165,8 @@ def run(ctx):
             times = time_view(d, "#/firestore/big", "#documents li", 50, reps)
             ctx.results.put("ui.fs_page", "hearth", statistics.median(times), runs_ms=times, documents=docs)
             ctx.log(f"  data browser first page {statistics.median(times):.0f} ms")
-        except NotAvailable as e:
-            ctx.results.na("ui.fs_page", "hearth", str(e))
+        except (NotAvailable, WebDriverException) as e:
+            ctx.results.na("ui.fs_page", "hearth", failure(e))
         try:
             seen = fill_log(ctx, h, entries)
             times = time_view(d, "#/requests", "#requests-body tr", 100, reps)
@@ -164,12 +174,12 @@ def run(ctx):
             ctx.results.put("ui.log_page", "hearth", statistics.median(times), runs_ms=times, requests_seen=seen,
                             rss_mib_with_full_log=round(rss, 1))
             ctx.log(f"  request log first page {statistics.median(times):.0f} ms after {seen:,} requests")
-        except NotAvailable as e:
-            ctx.results.na("ui.log_page", "hearth", str(e))
-    except NotAvailable as e:
+        except (NotAvailable, WebDriverException) as e:
+            ctx.results.na("ui.log_page", "hearth", failure(e))
+    except (NotAvailable, WebDriverException) as e:
         for k in KEYS:
             if ctx.results.get(k, "hearth") is None:
-                ctx.results.na(k, "hearth", str(e))
+                ctx.results.na(k, "hearth", failure(e))
     finally:
         d.quit()
         h.stop()

@@ -266,10 +266,13 @@ public final class HTTPServer: @unchecked Sendable {
         stateLock.unlock()
     }
 
-    func pushOpened(_ box: PushBox) {
+    /// Registers a push response; false when the server is stopping (the box must end at once: a
+    /// keep-alive connection can still ask for a stream after `endPushes` ran).
+    func pushOpened(_ box: PushBox) -> Bool {
         stateLock.lock()
+        defer { stateLock.unlock() }
         pushes[ObjectIdentifier(box)] = box
-        stateLock.unlock()
+        return !stopping
     }
 
     func pushClosed(_ box: PushBox) {

@@ -30,7 +30,7 @@ final class PushBox: @unchecked Sendable {
     static func response(_ source: any PushBodySource, connection: OpaquePointer, server: HTTPServer) -> OpaquePointer? {
         let box = PushBox(source, connection: connection, server: server)
         source.attach(PushWaker { [weak box] in box?.wake() })
-        server.pushOpened(box)
+        if !server.pushOpened(box) { box.end() }
         let context = Unmanaged.passRetained(box).toOpaque()
         return MHD_create_response_from_callback(hearth_mhd_size_unknown(), 16 << 10, { cls, _, buf, max in
             guard let cls, let buf else { return hearth_mhd_reader_end_with_error() }

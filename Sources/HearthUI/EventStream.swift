@@ -26,6 +26,7 @@ public final class EventStream: PushBodySource, @unchecked Sendable {
     /// Wakes run here, never under a caller's lock (the request log calls in holding its own).
     private static let wakeQueue = DispatchQueue(label: "hearth.ui.events.wake")
 
+    /// An empty stream that drops its client once more than `maxQueuedBytes` wait.
     public init(maxQueuedBytes: Int = 1 << 20) {
         self.maxQueuedBytes = maxQueuedBytes
     }

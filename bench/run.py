@@ -23,7 +23,7 @@ import traceback
 sys.dont_write_bytecode = True  # no __pycache__ inside the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench, rules, s3, startup  # noqa: E402
+from benchlib import firebase, grpcbench, rules, s3, startup, ui  # noqa: E402
 from benchlib.context import Context, MiB  # noqa: E402
 from benchlib.httpc import HarnessError, NotAvailable  # noqa: E402
 from benchlib.procs import BareMHD, Hearth, Moto, Nginx, OfficialFirestore, compile_c, proc_status  # noqa: E402
@@ -410,7 +410,7 @@ def rows(ctx, counts):
         Row("rules.insitu", "ID-token check + rules in a Firestore get: user − admin mean latency, 1 conn", "µs", higher_is_better=False),
         Row("seed.flow", f"Seed flow: presign + PUT 64 KiB + commit ({s.flow_workers} Python clients)", "flows/s"),
     ]
-    return rows
+    return rows + ui.rows(ctx)
 
 
 def default_hearth_bin(quick):
@@ -468,6 +468,7 @@ def main():
         phase_hearth_startup_data(ctx, data_dir, counts)
         phase_large(ctx, nginx)
         phase_clear(ctx)
+        ui.run(ctx)
         ctx.log("rules (CLI)")
         rules.rules(ctx)
         shutil.rmtree(data_dir, ignore_errors=True)

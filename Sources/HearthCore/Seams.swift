@@ -94,3 +94,35 @@ public protocol DocumentStore: Sendable {
     /// - Returns: the written document in REST JSON form.
     func setDocument(projectID: String, path: String, fields: JSONObject, serverTimestampFields: [String]) throws -> JSON
 }
+
+/// A document change as watchers outside Firestore see it (the UI's live data browser).
+public struct DocumentChangeNotice: Sendable, Equatable {
+    /// What happened to the document.
+    public enum Kind: String, Sendable {
+        case created, updated, deleted
+        /// Every document of `database` is gone (nil database: of every database); `path` is empty.
+        case cleared
+    }
+
+    /// `projects/p/databases/d`; nil only for a clear of every database.
+    public var database: String?
+    /// The document's path under the documents root (`users/u1`); empty for `cleared`.
+    public var path: String
+    public var kind: Kind
+    /// The commit time.
+    public var time: Instant
+
+    public init(database: String?, path: String, kind: Kind, time: Instant) {
+        self.database = database
+        self.path = path
+        self.kind = kind
+        self.time = time
+    }
+}
+
+/// Where watchers outside Firestore hear of committed document changes.
+public protocol DocumentChangeFeed: Sendable {
+    /// Calls `handler` with the documents of each commit, in commit order, on Firestore's delivery
+    /// queue (never on the writer): keep it short. Watches last as long as the process.
+    func watchDocumentChanges(_ handler: @escaping @Sendable ([DocumentChangeNotice]) -> Void)
+}

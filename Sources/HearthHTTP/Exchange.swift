@@ -156,6 +156,12 @@ final class Exchange {
             mhdResponse = bytes.withUnsafeBytes { p in
                 MHD_create_response_from_buffer(p.count, UnsafeMutableRawPointer(mutating: p.baseAddress), .RESPMEM_MUST_COPY)
             }
+        case .push(let source):
+            guard server.configuration.allowsPush else {
+                source.close()
+                return queue(.text("this listener does not serve streamed (server-sent event) responses\n", status: 500), on: connection)
+            }
+            mhdResponse = PushBox.response(source, connection: connection, server: server)
         case .stream(let length, let source):
             let box = Unmanaged.passRetained(SourceBox(source)).toOpaque()
             mhdResponse = MHD_create_response_from_callback(

@@ -47,6 +47,9 @@ public final class HTTPServer: @unchecked Sendable {
         /// Accept connections on Hearth's own loop (sniffing for HTTP/2) even without an HTTP/2
         /// handler; listeners with one always do.
         public var ownAcceptLoop = false
+        /// Serve `Response.Body.push` bodies (server-sent events): the connection is parked between
+        /// events (libmicrohttpd's suspend/resume), holding no thread.
+        public var allowsPush = false
         /// PEM certificate and key: serve HTTPS.
         public var tlsCertificatePEM: String?
         public var tlsKeyPEM: String?
@@ -81,6 +84,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// Connections libmicrohttpd holds (its notify callback counts them), for the shared cap.
     private var mhdConnections = 0
     private(set) var stopping = false
+    /// Push responses being served (`PushBox`), ended before the daemon stops: libmicrohttpd must
+    /// not be stopped with a connection suspended.
+    private var pushes: [ObjectIdentifier: PushBox] = [:]
     private var boundPort = 0
 
     /// A server named `name` (it appears in log lines) for `service`.
@@ -116,6 +122,7 @@ public final class HTTPServer: @unchecked Sendable {
         var flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue)
         if isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
         if tls { flags |= UInt32(MHD_USE_TLS.rawValue) }
+        if configuration.allowsPush { flags |= UInt32(MHD_ALLOW_SUSPEND_RESUME.rawValue) }
         var listenFD: Int32 = -1
         // Only listeners that serve HTTP/2 (the Firestore port) accept connections themselves; the others
         // keep libmicrohttpd's own listening socket, exactly as before HTTP/2 existed (see
@@ -242,6 +249,7 @@ public final class HTTPServer: @unchecked Sendable {
         // own listener MHD_quiesce_daemon has no socket to close; closing ours does that job.
         if let acceptor { acceptor.stop() } else { _ = MHD_quiesce_daemon(d) }
         http2?.goAway()
+        endPushes()
         let deadline = Date().addingTimeInterval(graceSeconds)
         while Date() < deadline {
             stateLock.lock()
@@ -256,6 +264,40 @@ public final class HTTPServer: @unchecked Sendable {
         stateLock.lock()
         daemon = nil
         stateLock.unlock()
+    }
+
+    /// Registers a push response; false when the server is stopping (the box must end at once: a
+    /// keep-alive connection can still ask for a stream after `endPushes` ran).
+    func pushOpened(_ box: PushBox) -> Bool {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        pushes[ObjectIdentifier(box)] = box
+        return !stopping
+    }
+
+    func pushClosed(_ box: PushBox) {
+        stateLock.lock()
+        pushes[ObjectIdentifier(box)] = nil
+        stateLock.unlock()
+    }
+
+    /// Push responses being served now.
+    public var pushCount: Int {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        return pushes.count
+    }
+
+    /// Ends every push response and waits (up to 2 s) until libmicrohttpd has released them, so no
+    /// connection is still suspended when the daemon stops.
+    private func endPushes() {
+        stateLock.lock()
+        let boxes = Array(pushes.values)
+        stateLock.unlock()
+        guard !boxes.isEmpty else { return }
+        for b in boxes { b.end() }
+        let deadline = Date().addingTimeInterval(2)
+        while pushCount > 0 && Date() < deadline { usleep(2_000) }
     }
 
     /// Number of requests being handled now.

@@ -17,6 +17,9 @@ public struct Response: Sendable {
         case bytes([UInt8])
         /// Streamed from `source`; `length` sets Content-Length (nil: chunked transfer encoding).
         case stream(length: Int64?, source: any ResponseBodySource)
+        /// Written as `source` has bytes, chunked, the connection parked in between (server-sent
+        /// events); only on listeners with `allowsPush` (elsewhere: 500).
+        case push(any PushBodySource)
     }
 
     public var status: Int
@@ -53,7 +56,7 @@ public struct Response: Sendable {
         switch body {
         case .empty: []
         case .bytes(let b): b
-        case .stream: nil
+        case .stream, .push: nil
         }
     }
 }

@@ -4,7 +4,8 @@ import HearthGRPC
 
 /// Records a gRPC service's unary and server-streaming calls in a `RequestLog`, as
 /// `RecordingService` does for HTTP: Firestore's SDKs speak gRPC, and their denials are the ones
-/// people debug. Bidirectional streams (Listen, Write) are not recorded.
+/// people debug. Bidirectional streams (Listen, Write) get an entry as they open, one as they end,
+/// and one per Listen target denied (`RecordingGRPCService+Streams.swift`).
 public struct RecordingGRPCService: GRPCService {
     let listener: String
     let inner: any GRPCService
@@ -26,12 +27,7 @@ public struct RecordingGRPCService: GRPCService {
         let path = "/\(inner.name)/\(method)"
         let record: @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void = { [listener, log, clock] context, started, status in
             let http = RecordingGRPCService.httpStatus(status.code)
-            var body: String?
-            if status.code != .ok {
-                // The error as the REST API would render it, so readers treat both transports alike.
-                body = JSON.object(["error": .object(["code": .int(Int64(http)), "message": .string(status.message),
-                                                      "status": .string(RecordingGRPCService.statusName(status.code))])]).serialized()
-            }
+            let body = status.code == .ok ? nil : RecordingGRPCService.errorBody(status.code, status.message)
             log.append(RequestLog.Entry(
                 seq: 0, time: clock.now(), service: listener, method: "POST", path: path, status: http,
                 durationMicros: Int64((DispatchTime.now().uptimeNanoseconds &- started) / 1000), requestID: context.requestID,
@@ -63,9 +59,15 @@ public struct RecordingGRPCService: GRPCService {
                     throw error
                 }
             }
-        case .bidirectional:
-            return handler
+        case .bidirectional(let open):
+            return recordingStream(open, method: method, path: path)
         }
+    }
+
+    /// The error as the REST API would render it, so readers treat both transports alike.
+    static func errorBody(_ code: GRPCStatus.Code, _ message: String) -> String {
+        JSON.object(["error": .object(["code": .int(Int64(httpStatus(code))), "message": .string(message),
+                                       "status": .string(statusName(code))])]).serialized()
     }
 
     /// The HTTP status Google's APIs map each gRPC code to (google.rpc.Code).

@@ -54,6 +54,9 @@ public final class RequestLog: @unchecked Sendable {
     private var bodyBytes = 0
     /// Entries kept.
     public let capacity: Int
+    /// Told of every entry as it is appended, under `lock` (so it sees entries in seq order and
+    /// never between a `follow` replay and the registration it guards); keep it short.
+    private var observer: (@Sendable (Entry) -> Void)?
 
     /// - Parameters:
     ///   - capacity: entries kept; older ones are dropped.
@@ -83,7 +86,37 @@ public final class RequestLog: @unchecked Sendable {
             bodyBytes += body.utf8.count
             trimBodies()
         }
+        observer?(e)
         return e.seq
+    }
+
+    /// Sets the one observer told of every appended entry, in seq order, under the log's lock
+    /// (the live event stream; `nil` removes it).
+    public func observe(_ observer: (@Sendable (Entry) -> Void)?) {
+        lock.withLock { self.observer = observer }
+    }
+
+    /// Runs `body` with the kept entries after `seq` that match `filter` (oldest first, at most
+    /// `limit`), the newest seq overall, and whether entries after `seq` were already dropped;
+    /// no entry is appended meanwhile, so what `body` registers sees exactly the entries after these.
+    public func follow<T>(after seq: Int, filter: Filter, limit: Int,
+                          _ body: (_ entries: [Entry], _ latest: Int, _ gap: Bool) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        var out: [Entry] = []
+        let n = ring.count
+        let oldest = n == 0 ? nextSeq : ring[n < capacity ? 0 : head].seq
+        var i = 0
+        // Newest first, stopping at `seq`; reversed below.
+        while i < n {
+            let e = ring[(head - 1 - i + n * 2) % n]
+            if e.seq <= seq { break }
+            if filter.matches(e) { out.append(e) }
+            i += 1
+        }
+        let gap = seq < oldest - 1 || out.count > limit
+        if out.count > limit { out.removeLast(out.count - limit) }
+        return body(out.reversed(), nextSeq - 1, gap)
     }
 
     /// Drops the oldest bodies until the kept ones fit the budget (caller holds the lock).
@@ -132,7 +165,8 @@ public final class RequestLog: @unchecked Sendable {
         /// No filter: the newest 100.
         public init() {}
 
-        func matches(_ e: Entry) -> Bool {
+        /// Whether `e` passes every filter.
+        public func matches(_ e: Entry) -> Bool {
             if let after, e.seq <= after { return false }
             if let before, e.seq >= before { return false }
             if let service, !service.isEmpty, e.service != service { return false }

@@ -32,6 +32,8 @@ struct ServiceUnit {
     /// Loads this service's part of a Firebase emulators export directory (Auth's `auth_export`,
     /// Firestore's `firestore_export`); returns how many items it wrote, nil when it holds none.
     var importFirebaseExport: ((String) throws -> Int?)? = nil
+    /// Its committed document changes, for the UI's live views (Firestore).
+    var documentChanges: (any DocumentChangeFeed)? = nil
 }
 
 /// Shared process-wide objects handed to every service.

@@ -54,11 +54,14 @@ enum StartCommand {
         let registry = ListenerRegistry()
         var servers: [(HTTPServer, ServiceUnit?)] = []
         let hubRouter = Hub.makeRouter(context: context, units: units, listeners: { registry.all })
-        let requestLog = RequestLog()
+        let requestLog = RequestLog(capacity: options.requestLogSize)
         let readyStatus = ReadyStatus()
-        WebUI.registerHubRoutes(hubRouter, log: requestLog, status: readyStatus)
+        let liveEvents = LiveEvents(log: requestLog, documents: units.lazy.compactMap(\.documentChanges).first)
+        WebUI.registerHubRoutes(hubRouter, log: requestLog, status: readyStatus, events: liveEvents)
         let hostGuard = WebUI.hostGuard(options, registry)
-        let hub = HTTPServer(name: "hub", configuration: .init(host: options.host, port: options.hubPort, threads: 2),
+        var hubConfiguration = HTTPServer.Configuration(host: options.host, port: options.hubPort, threads: 2)
+        hubConfiguration.allowsPush = true  // GET /emulator/v1/events
+        let hub = HTTPServer(name: "hub", configuration: hubConfiguration,
                              service: GuardedService(hubRouter, guard: hostGuard), logger: logger, ids: requestIDs, clock: clock)
         do {
             try hub.start()
@@ -100,6 +103,7 @@ enum StartCommand {
 
         waitForTerminationSignal(watchingParent: options.exitWithParent)
         logger.info("shutting down")
+        liveEvents.finishAll()
         // Stop accepting on every listener first, then let in-flight requests finish.
         for (s, _) in servers.reversed() { s.stop(graceSeconds: 5) }
         var status: Int32 = 0

@@ -23,6 +23,8 @@ struct StartOptions: Sendable {
     var hubPort = 4400
     /// The web UI's port (`--ui-port`).
     var uiPort = 4000
+    /// Entries the request log keeps (`--request-log`).
+    var requestLogSize = 20_000
     var s3AccessKey = "test"
     var s3SecretKey = "test"
     var s3Region = "us-east-1"
@@ -68,6 +70,7 @@ struct StartOptions: Sendable {
         ("--api-port", "N", "uploads API port (default 8000)"),
         ("--hub-port", "N", "hub/admin port (default 4400)"),
         ("--ui-port", "N", "web UI port (default 4000)"),
+        ("--request-log", "N", "requests the log keeps for the UI and GET /emulator/v1/requests (default 20000)"),
         ("--s3-access-key", "KEY", "S3 access key id (default test)"),
         ("--s3-secret-key", "SECRET", "S3 secret access key (default test)"),
         ("--s3-region", "REGION", "S3 region (default us-east-1)"),
@@ -250,6 +253,11 @@ struct StartOptions: Sendable {
         case "--api-port": apiPort = try Self.port(flag, v)
         case "--hub-port": hubPort = try Self.port(flag, v)
         case "--ui-port": uiPort = try Self.port(flag, v)
+        case "--request-log":
+            guard let n = Int(v), (1...1_000_000).contains(n) else {
+                throw UsageError(description: "--request-log must be a number of entries 1-1000000, got '\(v)'")
+            }
+            requestLogSize = n
         case "--s3-access-key": s3AccessKey = v
         case "--s3-secret-key": s3SecretKey = v
         case "--s3-region": s3Region = v

@@ -13,8 +13,9 @@ enum WebUI {
     }
 
     /// `GET /emulator/v1/status` (the ready JSON) and the request log's routes.
-    static func registerHubRoutes(_ hub: Router, log: RequestLog, status: ReadyStatus) {
+    static func registerHubRoutes(_ hub: Router, log: RequestLog, status: ReadyStatus, events: LiveEvents) {
         log.registerHubRoutes(hub)
+        events.registerHubRoutes(hub)
         hub.get("/emulator/v1/status") { _, _ in
             guard let json = status.json else {
                 return .json(Hub.errorBody(503, "UNAVAILABLE", "hearth is still starting"), status: 503)
@@ -32,7 +33,10 @@ enum WebUI {
         }
         // No request lines: the open pages poll every second or two, which would bury the log of
         // the app's own requests (the only thing the logger writes per listener).
-        return HTTPServer(name: "ui", configuration: .init(host: o.host, port: o.uiPort, threads: 4),
+        var configuration = HTTPServer.Configuration(host: o.host, port: o.uiPort, threads: 4)
+        // `/hub/emulator/v1/events` (server-sent events) parks its connections between events.
+        configuration.allowsPush = true
+        return HTTPServer(name: "ui", configuration: configuration,
                           service: GuardedService(UIService(mounts: mounts), guard: hostGuard),
                           logger: nil, ids: ids, clock: clock)
     }

@@ -87,6 +87,9 @@ struct TestResponse {
             while let n = try? buffer.withUnsafeMutableBytes({ try source.read(into: $0) }), n > 0 { out += buffer[0..<n] }
             source.close()
             body = out
+        case .push(let source):  // the hub's server-sent events only
+            source.close()
+            body = []
         }
     }
 

@@ -33,6 +33,7 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         (["start", "--log-format", "xml"], "--log-format must be text or json"),
         (["start", "--seed"], "--seed needs a value"),
         (["start", "--public-host", "http://x/"], "--public-host must be a host name or IP address"),
+        (["start", "--request-log", "0"], "--request-log must be a number of entries 1-1000000"),
         (["start", "--config", "/nonexistent/hearth.json"], "cannot read config file"),
         (["frobnicate"], "unknown command 'frobnicate'"),
     ])

@@ -24,6 +24,8 @@ final class ChangeFeed: @unchecked Sendable {
     private var ready: [UInt64: CommittedChange?] = [:]
     private let queue: DispatchQueue
     private let deliver: @Sendable (CommittedChange) -> Void
+    /// Watchers outside the Listen engine (the UI), called after `deliver`; guarded by `lock`.
+    private var taps: [@Sendable (CommittedChange) -> Void] = []
 
     /// - Parameters:
     ///   - queue: a serial queue; `deliver` runs on it, one change at a time.
@@ -58,6 +60,11 @@ final class ChangeFeed: @unchecked Sendable {
         return Int(next - nextToDeliver)
     }
 
+    /// Also hands every change published from now on to `tap`, on the delivery queue after `deliver`.
+    func tap(_ tap: @escaping @Sendable (CommittedChange) -> Void) {
+        lock.withLock { taps.append(tap) }
+    }
+
     /// Runs `body` on the delivery queue after every change published so far has been delivered.
     func afterDelivered(_ body: @escaping @Sendable () -> Void) {
         queue.async(execute: body)
@@ -75,7 +82,13 @@ final class ChangeFeed: @unchecked Sendable {
         if !due.isEmpty {
             let deliver = self.deliver
             let batch = due
-            queue.async { for c in batch { deliver(c) } }
+            let taps = self.taps
+            queue.async {
+                for c in batch {
+                    deliver(c)
+                    for t in taps { t(c) }
+                }
+            }
         }
         lock.unlock()
     }

@@ -48,6 +48,59 @@ export function errorMessage(status, text) {
 
 export const hub = (method, path, body) => call(method, '/hub' + path, { body });
 
+/**
+ * Live updates pushed by the hub (server-sent events, `GET /emulator/v1/events`), falling back to
+ * calling `poll` every `interval` ms whenever the event stream is down (or EventSource is missing).
+ * `handlers` maps event names (`request`, `document`) to functions of the parsed data; `resync` runs
+ * when events may have been missed (`reset`/`overflow` from the hub, and for `documents` every
+ * reconnect, which replays nothing). A hidden tab closes its stream (a browser allows only six
+ * connections per host, and each open stream holds one) and resyncs when shown again.
+ * Returns a function that stops everything.
+ */
+export function live({ topics, params = {}, handlers = {}, poll, interval = 2000, resyncOnReconnect = false, resync }) {
+  let source = null, timer = null, stopped = false, opened = false;
+  const mode = m => { document.documentElement.dataset.live = m; };
+  const startPolling = () => {
+    mode('polling');
+    if (!timer && poll) timer = setInterval(() => { if (!document.hidden) poll(); }, interval);
+  };
+  const stopPolling = () => { if (timer) { clearInterval(timer); timer = null; } };
+  if (typeof EventSource !== 'function') { startPolling(); return () => stopPolling(); }
+  const q = new URLSearchParams({ topics: topics.join(',') });
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  let lastId = params.lastEventId || '';
+  const connect = () => {
+    if (lastId) q.set('lastEventId', lastId);
+    source = new EventSource('/hub/emulator/v1/events?' + q);
+    for (const [name, fn] of Object.entries(handlers)) {
+      source.addEventListener(name, e => { if (e.lastEventId) lastId = e.lastEventId; if (!stopped) fn(JSON.parse(e.data)); });
+    }
+    for (const name of ['reset', 'overflow']) source.addEventListener(name, () => { if (!stopped && resync) resync(); });
+    source.onopen = () => {
+      stopPolling();
+      mode('events');
+      // What happened while the stream was down was polled, or must be reloaded.
+      if (opened && resyncOnReconnect && resync) resync();
+      opened = true;
+    };
+    // CONNECTING: the browser retries by itself (poll meanwhile); CLOSED: it gave up, poll for good.
+    source.onerror = () => { if (!stopped) startPolling(); };
+  };
+  const onVisibility = () => {
+    if (stopped) return;
+    if (document.hidden) { if (source) { source.close(); source = null; } stopPolling(); }
+    else if (!source) connect();
+  };
+  document.addEventListener('visibilitychange', onVisibility);
+  connect();
+  return () => {
+    stopped = true;
+    document.removeEventListener('visibilitychange', onVisibility);
+    if (source) source.close();
+    stopPolling();
+  };
+}
+
 /** Identity Toolkit / emulator endpoints with admin rights (Bearer owner). */
 export const auth = (method, path, body) => call(method, '/auth' + path, { body, headers: { Authorization: 'Bearer owner' } });
 

@@ -3,9 +3,10 @@
 extension UIAssets {
     static let firestoreJS = #"""
 // The Firestore data browser: collections → documents → fields, as the owner through the REST API.
-// Route: #/firestore/<collection>/<doc>/<subcollection>/…; it polls the open view to stay live.
+// Route: #/firestore/<collection>/<doc>/<subcollection>/…; the hub's document events (or polling
+// while they are down) keep the open view live.
 import { h, fill, guarded, toast } from './dom.js';
-import { firestore, encodePath, project } from './api.js';
+import { firestore, encodePath, project, live } from './api.js';
 
 const PAGE = 50;
 const TYPES = ['string', 'integer', 'double', 'boolean', 'null', 'timestamp', 'bytes', 'reference', 'geoPoint', 'array', 'map'];
@@ -26,7 +27,9 @@ export async function render(root, args) {
     segs.map((s, i) => [h('span', { class: 'muted' }, '/'), h('a', { href: href(segs.slice(0, i + 1).join('/')) }, s)]));
   fill(root, h('h1', {}, 'Firestore'), crumbs, h('div', { class: 'grid cols3' }, colsPane, docsPane, docPane));
 
-  const state = { pageTokens: [''], page: 0, docsSig: '', colsSig: '', docSig: '', dirty: false, editor: null };
+  // Pages are runQuery cursors (the name each page starts after), so any page of a collection of
+  // any size costs one indexed read of PAGE + 1 documents; nothing loads the whole collection.
+  const state = { cursors: [null], page: 0, docsSig: '', colsSig: '', docSig: '', dirty: false, editor: null };
 
   async function loadCollections() {
     const r = await firestore('POST', (parentDoc ? '/' + encodePath(parentDoc) : '') + ':listCollectionIds', { pageSize: 500 });
@@ -65,18 +68,27 @@ export async function render(root, args) {
 
   async function loadDocuments() {
     if (!collPath) { if (state.docsSig !== 'group') fill(docsPane, h('p', { class: 'muted' }, 'Pick a collection.')); return; }
-    const token = state.pageTokens[state.page];
-    const r = await firestore('GET', `/${encodePath(collPath)}?pageSize=${PAGE}&showMissing=true${token ? '&pageToken=' + encodeURIComponent(token) : ''}`);
-    const docs = r.documents || [];
-    state.pageTokens[state.page + 1] = r.nextPageToken || '';
-    const sig = docs.map(d => d.name + (d.updateTime || '')).join('\n') + '|' + (r.nextPageToken || '');
+    const cursor = state.cursors[state.page];
+    const query = { from: [{ collectionId: collPath.split('/').pop() }], orderBy: [{ field: { fieldPath: '__name__' } }], limit: PAGE + 1 };
+    if (cursor) query.startAt = { values: [{ referenceValue: cursor }], before: false };
+    const rows = await firestore('POST', (parentDoc ? '/' + encodePath(parentDoc) : '') + ':runQuery', { structuredQuery: query });
+    let docs = rows.filter(x => x.document).map(x => x.document);
+    const hasNext = docs.length > PAGE;
+    docs = docs.slice(0, PAGE);
+    state.cursors[state.page + 1] = hasNext ? docs[PAGE - 1].name : null;
+    if (state.page === 0 && !hasNext) {
+      // The whole collection fits one page: list it again with the documents that exist only as
+      // parents of subcollections (showMissing reads every child name, cheap for a small collection).
+      docs = (await firestore('GET', `/${encodePath(collPath)}?pageSize=${PAGE + 1}&showMissing=true`)).documents || [];
+    }
+    const sig = docs.map(d => d.name + (d.updateTime || '')).join('\n') + '|' + hasNext;
     if (sig === state.docsSig) return;
     state.docsSig = sig;
     const selected = docPath ? docPath.split('/').pop() : null;
     const pager = h('div', { class: 'row' },
-      h('button', { disabled: state.page === 0, onclick: () => { state.page--; state.docsSig = ''; loadDocuments(); } }, '← Previous'),
+      h('button', { id: 'previous-page', disabled: state.page === 0, onclick: () => { state.page--; state.docsSig = ''; loadDocuments(); } }, '← Previous'),
       h('span', { class: 'muted' }, `page ${state.page + 1}`),
-      h('button', { disabled: !r.nextPageToken, onclick: () => { state.page++; state.docsSig = ''; loadDocuments(); } }, 'Next →'));
+      h('button', { id: 'next-page', disabled: !hasNext, onclick: () => { state.page++; state.docsSig = ''; loadDocuments(); } }, 'Next →'));
     fill(docsPane, h('h2', {}, collPath.split('/').pop()),
       h('div', { class: 'row' },
         h('button', { class: 'primary', id: 'add-document', onclick: () => addDocument(collPath, href) }, '+ Add document')),
@@ -143,11 +155,24 @@ export async function render(root, args) {
   }
 
   await Promise.all([loadCollections(), loadDocuments(), loadDocument(true)]);
-  const timer = setInterval(() => {
-    if (document.hidden) return;
-    Promise.all([loadCollections(), loadDocuments(), loadDocument()]).catch(() => {});
-  }, 2000);
-  return () => clearInterval(timer);
+  const all = () => Promise.all([loadCollections(), loadDocuments(), loadDocument()]).catch(() => {});
+  // A burst of commits (an import, a batch) reloads each part once, shortly after.
+  const later = new Map();
+  const soon = fn => { if (!later.has(fn)) later.set(fn, setTimeout(() => { later.delete(fn); fn().catch(() => {}); }, 100)); };
+  const database = `projects/${proj}/databases/(default)`;
+  const changed = e => {
+    if (e.change === 'cleared') { if (!e.database || e.database === database) soon(all); return; }
+    if (e.database !== database) return;
+    const segs = e.path.split('/');
+    const coll = segs.slice(0, -1).join('/');
+    if (coll === collPath) soon(loadDocuments);
+    if (e.path === docPath) soon(loadDocument);
+    // A first document in a new collection (or the last one gone) changes the collection list.
+    if (e.change !== 'updated' && segs.slice(0, -2).join('/') === parentDoc) soon(loadCollections);
+  };
+  const stopLive = live({ topics: ['documents'], handlers: { document: changed }, poll: all, interval: 2000,
+    resyncOnReconnect: true, resync: all });
+  return () => { stopLive(); for (const t of later.values()) clearTimeout(t); };
 }
 
 function newCollectionForm(parent, href) {

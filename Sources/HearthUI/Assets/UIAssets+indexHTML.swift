@@ -11,6 +11,10 @@ extension UIAssets {
 <link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/ui/app.css">
 <script type="module" src="/ui/app.js"></script>
+<!-- Fetched at once, beside app.js, instead of one import after another. -->
+<link rel="modulepreload" href="/ui/dom.js">
+<link rel="modulepreload" href="/ui/api.js">
+<link rel="modulepreload" href="/ui/overview.js">
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>

@@ -37,8 +37,7 @@ export async function render(root) {
           h('button', { class: 'danger', onclick: resetAll }, 'Reset all data…')))),
     h('h2', {}, 'Contents'), counts,
     h('h2', {}, 'Clock'), h('p', { id: 'overview-clock', class: 'mono' }));
-  await loadCounts(counts, st);
-  const clock = await hub('GET', '/emulator/v1/clock');
+  const [, clock] = await Promise.all([loadCounts(counts, st), hub('GET', '/emulator/v1/clock')]);
   document.getElementById('overview-clock').textContent = `${clock.now} (${clock.mode})`;
 }
 

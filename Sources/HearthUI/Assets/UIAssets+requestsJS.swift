@@ -2,11 +2,12 @@
 
 extension UIAssets {
     static let requestsJS = #"""
-// One request log across services, newest first, live (polls with `after`), filterable.
+// One request log across services, newest first, live (server-sent events; polling with `after`
+// while they are down), filterable.
 // A denied Firestore request opens to its rules trace beside the rules source; a failed S3
 // signature to the diagnosis and the canonical request / string-to-sign.
 import { h, fill, guarded, codeView, diffView, statusBadge, fmtTime } from './dom.js';
-import { hub, firestoreEmulator } from './api.js';
+import { hub, firestoreEmulator, live } from './api.js';
 
 export async function render(root, args) {
   const selectedSeq = args[0] ? Number(args[0]) : null;
@@ -43,7 +44,7 @@ export async function render(root, args) {
       h('td', { class: 'mono' }, fmtTime(e.time).slice(11)),
       h('td', {}, e.service),
       h('td', { class: 'mono' }, h('button', { class: 'link mono', title: `${e.method} ${e.path} (${e.durationMs.toFixed(1)} ms)`, onclick: () => open(e.seq, tr) },
-        h('strong', {}, e.method), ' ', shortPath(e.path))),
+        h('strong', {}, e.method), ' ', shortPath(e.path), e.fields?.stream ? h('span', { class: 'muted' }, ` · ${e.fields.stream}`) : null)),
       h('td', {}, statusBadge(e.status)),
       h('td', { class: 'hide-narrow' }, e.user || ''));
     tr.addEventListener('click', ev => { if (ev.target.tagName !== 'BUTTON') open(e.seq, tr); });
@@ -58,10 +59,35 @@ export async function render(root, args) {
     latest = Math.max(latest, r.latest);
     info.textContent = `${r.kept} kept (up to ${r.capacity}), newest #${r.latest}`;
   }
+  // Live rows arrive one event at a time; they are added once per frame, and the table keeps at
+  // most MAX_ROWS (older ones are a click on "Older" away).
+  let pending = [], frame = 0, stopLive = null;
+  const flush = () => {
+    frame = 0;
+    const fresh = pending.filter(e => e.seq > latest).sort((a, b) => b.seq - a.seq);
+    pending = [];
+    if (!fresh.length) return;
+    latest = fresh[0].seq;
+    body.prepend(...fresh.map(row));
+    while (body.rows.length > MAX_ROWS) body.lastElementChild.remove();
+    const last = body.lastElementChild;
+    if (last && body.rows.length === MAX_ROWS) { oldest = Number(last.dataset.seq); more.disabled = false; }
+    info.textContent = info.textContent.replace(/newest #\d+/, `newest #${latest}`);
+  };
+  const pushed = e => { pending.push(e); if (!frame) frame = requestAnimationFrame(flush); };
+  function follow() {
+    if (stopLive) stopLive();
+    // The stream starts right after the page just loaded (the hub replays what came in between).
+    const params = { lastEventId: latest ? String(latest) : '' };
+    for (const [k, el] of Object.entries(f)) if (el.value.trim()) params[k] = el.value.trim();
+    stopLive = live({ topics: ['requests'], params, handlers: { request: pushed }, interval: 1000,
+      poll: () => load('newer').catch(() => {}), resync: () => reset() });
+  }
   async function reset() {
     body.replaceChildren();
     latest = 0; oldest = null; more.disabled = false;
     await guarded(() => load('first'));
+    follow();
   }
   async function open(seq, tr) {
     if (selectedRow) selectedRow.classList.remove('sel');
@@ -72,9 +98,10 @@ export async function render(root, args) {
   }
   await reset();
   if (selectedSeq) await open(selectedSeq, body.querySelector(`tr[data-seq="${selectedSeq}"]`));
-  const timer = setInterval(() => { if (!document.hidden) load('newer').catch(() => {}); }, 1000);
-  return () => clearInterval(timer);
+  return () => { if (stopLive) stopLive(); if (frame) cancelAnimationFrame(frame); };
 }
+
+const MAX_ROWS = 1000;
 
 /** Firestore's long resource prefix folded, and at most 40 characters (the end, where the ids are). */
 function shortPath(path) {

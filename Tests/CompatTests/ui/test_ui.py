@@ -4,6 +4,7 @@ edits made in the UI must be visible through the APIs. A screenshot of each page
 .build/ui-screenshots/."""
 import json
 import os
+import queue
 import shutil
 import time
 
@@ -175,6 +176,147 @@ def test_firestore_collection_group_lists_documents_at_any_depth(browser, data):
     # A document that does not exist (yet) opens empty, ready to be created by Save.
     go(browser, data, "firestore/notes/missing")
     wait_text(browser, "main", "does not exist yet")
+
+
+def test_data_browser_pages_a_large_collection_by_cursor(browser, data):
+    """120 documents: pages of 50 from the server (runQuery cursors), Next and Previous."""
+    db = f"projects/{data['project']}/databases/(default)/documents"
+    writes = [{"update": {"name": f"{db}/paged/d{i:03d}", "fields": {"n": {"integerValue": str(i)}}}} for i in range(120)]
+    r = requests.post(f"{data['docs']}:commit", json={"writes": writes}, headers=OWNER)
+    assert r.status_code == 200, r.text
+
+    def ids():  # read in one step: the list is redrawn as pages arrive
+        return browser.execute_script("return [...document.querySelectorAll('#documents li')].map(li => li.textContent)")
+
+    def click(button):
+        browser.execute_script(f"document.getElementById('{button}').click()")
+    go(browser, data, "firestore/paged")
+    WebDriverWait(browser, 10).until(lambda d: len(ids()) == 50)
+    assert ids()[0] == "d000" and ids()[-1] == "d049"
+    assert browser.find_element(By.ID, "previous-page").get_attribute("disabled")
+    click("next-page")
+    WebDriverWait(browser, 10).until(lambda d: ids()[:1] == ["d050"])
+    click("next-page")
+    WebDriverWait(browser, 10).until(lambda d: ids()[:1] == ["d100"])
+    assert len(ids()) == 20 and browser.find_element(By.ID, "next-page").get_attribute("disabled")
+    click("previous-page")
+    WebDriverWait(browser, 10).until(lambda d: ids()[:1] == ["d050"])
+
+
+def live_mode(d):
+    """How the open page stays live: 'events' (the hub's server-sent events) or 'polling'."""
+    return d.execute_script("return document.documentElement.dataset.live || ''")
+
+
+def test_live_views_are_pushed_without_reload(browser, data):
+    """A document written through the REST API and a request made by a client appear in the open
+    page by themselves, carried by the hub's event stream (not the polling fallback)."""
+    go(browser, data, "firestore/pushed")
+    wait_text(browser, "main", "No documents.")
+    WebDriverWait(browser, 10).until(lambda d: live_mode(d) == "events")
+    browser.execute_script("window.__notReloaded = true")
+    requests.patch(f"{data['docs']}/pushed/p1", json={"fields": {"v": {"integerValue": "1"}}}, headers=OWNER)
+    wait_text(browser, "#documents", "p1", timeout=8)
+    # A first document in a new root collection shows up in the collection list too.
+    assert "pushed" in wait_text(browser, "#collections", "pushed").text
+
+    go(browser, data, "requests")
+    wait(browser, "#requests-body tr")
+    WebDriverWait(browser, 10).until(lambda d: live_mode(d) == "events")
+    path = f"/v1/projects/{data['project']}/databases/(default)/documents/pushed/by-a-client"
+    r = requests.get(f"{data['docs']}/pushed/by-a-client")  # an unauthenticated client: denied
+    assert r.status_code == 403
+    wait_text(browser, "#requests-body", "pushed/by-a-client", timeout=8)
+    assert browser.execute_script("return window.__notReloaded === true")
+    assert live_mode(browser) == "events"
+    assert path.endswith("pushed/by-a-client")
+
+
+def test_event_stream_replays_after_last_event_id(data):
+    """The hub's stream directly: a reconnect with Last-Event-ID gets the entries it missed."""
+    requests.get(f"{data['docs']}/pushed/replay-1")
+    latest = requests.get(f"{data['hub']}/emulator/v1/requests?limit=1").json()["latest"]
+    requests.get(f"{data['docs']}/pushed/replay-2")
+    with requests.get(f"{data['hub']}/emulator/v1/events?topics=requests&service=firestore",
+                      headers={"Last-Event-ID": str(latest)}, stream=True, timeout=10) as r:
+        assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/event-stream")
+        seen = ""
+        for line in r.iter_lines(decode_unicode=True):
+            seen += line + "\n"
+            if "replay-2" in line:
+                break
+    assert "event: hello" in seen and '"resumed":true' in seen
+    assert "replay-1" not in seen
+
+
+def log_entries(data, **filters):
+    return requests.get(f"{data['hub']}/emulator/v1/requests", params={"limit": 1000, **filters}).json()["requests"]
+
+
+def test_listen_and_write_streams_are_in_the_request_log(browser, data):
+    """Real grpcio streams with an end user's ID token: each stream's opening and end are logged
+    (status, counts, the user), and a Listen target the rules deny is logged as a 403 with the
+    rules trace, which the Requests page opens beside the rules."""
+    grpc = pytest.importorskip("grpc")
+    from google.cloud.firestore_v1 import types
+
+    fs = data["env"]["FIRESTORE_EMULATOR_HOST"]
+    db = f"projects/{data['project']}/databases/(default)"
+    user = requests.post(f"{data['auth']}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k",
+                         json={"email": "streamer@example.com", "password": "secret-pw", "returnSecureToken": True}).json()
+    md = [("authorization", "Bearer " + user["idToken"]), ("google-cloud-resource-prefix", db)]
+    channel = grpc.insecure_channel(fs)
+    try:
+        listen = channel.stream_stream("/google.firestore.v1.Firestore/Listen", request_serializer=types.ListenRequest.serialize,
+                                       response_deserializer=types.ListenResponse.deserialize)
+        other = f"{db}/documents/users/someone-else/files/f1"
+        outbox = queue.Queue()  # kept open: the client cancels, as an app leaving a screen does
+        outbox.put(types.ListenRequest(database=db, add_target=types.Target(target_id=7, documents=types.Target.DocumentsTarget(documents=[other]))))
+        call = listen(iter(outbox.get, None), metadata=md)
+        for r in call:
+            if r.target_change.target_change_type == types.TargetChange.TargetChangeType.REMOVE:
+                assert r.target_change.cause.code == 7
+                break
+        call.cancel()
+
+        write = channel.stream_stream("/google.firestore.v1.Firestore/Write", request_serializer=types.WriteRequest.serialize,
+                                      response_deserializer=types.WriteResponse.deserialize)
+        mine = types.Write(update=types.Document(name=f"{db}/documents/users/{user['localId']}/files/w1",
+                                                 fields={"ownerUid": types.Value(string_value=user["localId"])}))
+        handshake = list(write(iter([types.WriteRequest(database=db)]), metadata=md))
+        assert handshake and handshake[0].stream_token
+        token = handshake[0].stream_token
+        sid = handshake[0].stream_id
+        # A second stream: handshake, then one write (it may be denied by the shipped rules: either is logged).
+        try:
+            list(write(iter([types.WriteRequest(database=db), types.WriteRequest(stream_id=sid, stream_token=token, writes=[mine, mine])]), metadata=md))
+        except grpc.RpcError:
+            pass
+    finally:
+        channel.close()
+
+    path = "/google.firestore.v1.Firestore/Listen"
+    entries = until(lambda: (lambda es: es if any(e["fields"].get("stream") == "ended" for e in es) else None)(
+        [e for e in log_entries(data, path=path) if e["user"] == user["localId"]]))
+    assert entries, "the Listen stream's end was not logged"
+    kinds_logged = [e["fields"]["stream"] for e in reversed(entries)]
+    assert kinds_logged == ["opened", "target removed", "ended"], kinds_logged
+    removed = next(e for e in entries if e["fields"]["stream"] == "target removed")
+    assert removed["status"] == 403 and removed["fields"]["targetId"] == 7 and removed["fields"]["target"] == "users/someone-else/files/f1"
+    ended = next(e for e in entries if e["fields"]["stream"] == "ended")
+    assert ended["fields"]["targetsAdded"] == 1 and ended["fields"]["targetsDenied"] == 1 and ended["status"] == 499
+    detail = requests.get(f"{data['hub']}/emulator/v1/requests/{removed['seq']}").json()
+    assert "false for 'get'" in json.loads(detail["errorBody"])["error"]["message"]
+
+    writes = [e for e in log_entries(data, path="/google.firestore.v1.Firestore/Write") if e["user"] == user["localId"]]
+    ends = [e for e in writes if e["fields"]["stream"] == "ended"]
+    assert len(ends) == 2 and sorted(e["fields"]["writes"] for e in ends) == [0, 2], writes
+    assert len([e for e in writes if e["fields"]["stream"] == "opened"]) == 2
+
+    # The denied target opens to its rules trace like a denied REST request.
+    go(browser, data, f"requests/{removed['seq']}")
+    wait_text(browser, "#denial-trace", "false for 'get'")
+    wait(browser, "#denial-rules .ln.fail")
 
 
 def open_denied(d, data, service, path):

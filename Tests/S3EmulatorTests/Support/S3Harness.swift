@@ -190,6 +190,10 @@ struct S3TestResponse {
             body = out
             streamed = true
             declaredLength = length
+        case .push(let source):  // the hub's server-sent events only
+            source.close()
+            body = []
+            streamed = true
         }
     }
 

@@ -1,0 +1,190 @@
+import Foundation
+import HearthCore
+import HearthGRPC
+
+/// Listen and Write streams in the request log: an entry when a stream opens, one when it ends
+/// (status, duration, targets or writes, messages each way), and one per Listen target removed for
+/// a denial (REMOVE with cause PERMISSION_DENIED), carrying the rules' message as a denied REST
+/// request's error body does.
+extension RecordingGRPCService {
+    func recordingStream(_ open: @escaping @Sendable (GRPCContext, any GRPCResponseStream) -> any GRPCRequestStream,
+                         method: String, path: String) -> GRPCHandler {
+        .bidirectional { [listener, log, clock] context, responses in
+            let record = StreamRecord(listener: listener, method: method, path: path, context: context, log: log, clock: clock)
+            record.opened()
+            let inner = open(context, RecordingResponses(inner: responses, record: record))
+            return RecordingRequests(inner: inner, record: record)
+        }
+    }
+}
+
+/// What one stream did, logged as it opens, as targets are denied, and once as it ends.
+final class StreamRecord: @unchecked Sendable {
+    let listener: String
+    let method: String
+    let path: String
+    let context: GRPCContext
+    let log: RequestLog
+    let clock: Clock
+    let user: String?
+    let started = DispatchTime.now().uptimeNanoseconds
+
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var messagesIn = 0
+    private var messagesOut = 0
+    private var targetsAdded = 0
+    private var targetsRemoved = 0
+    private var documentsSent = 0
+    private var writes = 0
+    private var denied = 0
+    private var targets: [Int32: String] = [:]
+    private var ended = false
+
+    init(listener: String, method: String, path: String, context: GRPCContext, log: RequestLog, clock: Clock) {
+        self.listener = listener
+        self.method = method
+        self.path = path
+        self.context = context
+        self.log = log
+        self.clock = clock
+        user = context["authorization"].flatMap(CallerName.ofAuthorization)
+    }
+
+    func opened() {
+        append(status: 200, micros: 0, fields: [("stream", .string("opened"))], errorBody: nil)
+    }
+
+    /// A request message from the client.
+    func received(_ message: [UInt8]) {
+        var description: (Int32, String)?
+        var writeCount = 0
+        switch method {
+        case "Listen":
+            let (added, removed) = FirestoreStreamWire.listenRequest(message)
+            description = added
+            lock.withLock {
+                if added != nil { targetsAdded += 1 }
+                if removed != nil { targetsRemoved += 1 }
+            }
+        case "Write": writeCount = FirestoreStreamWire.writeCount(message)
+        default: break
+        }
+        lock.withLock {
+            messagesIn += 1
+            writes += writeCount
+            if let (id, what) = description { targets[id] = what }
+        }
+    }
+
+    /// A response message to the client.
+    func sent(_ message: [UInt8]) {
+        guard method == "Listen" else {
+            lock.withLock { messagesOut += 1 }
+            return
+        }
+        let kind = FirestoreStreamWire.listenResponse(message)
+        var deniedTargets: [(Int32, String)] = []
+        var cause: (code: Int, message: String)?
+        lock.withLock {
+            messagesOut += 1
+            switch kind {
+            case .document: documentsSent += 1
+            case .removed(let ids, let code, let message):
+                cause = (code, message)
+                for id in ids {
+                    deniedTargets.append((id, targets[id] ?? "?"))
+                    denied += 1
+                }
+            case .other: break
+            }
+        }
+        guard let cause, let code = GRPCStatus.Code(rawValue: cause.code) else { return }
+        let http = RecordingGRPCService.httpStatus(code)
+        for (id, what) in deniedTargets {
+            append(status: http, micros: elapsedMicros,
+                   fields: [("stream", .string("target removed")), ("targetId", .int(Int64(id))), ("target", .string(what)),
+                            ("grpc-status", .int(Int64(cause.code)))],
+                   errorBody: RecordingGRPCService.errorBody(code, cause.message))
+        }
+    }
+
+    /// The stream ended with `status` (finished by the server, or cancelled).
+    func ended(_ status: GRPCStatus) {
+        let counts: [(String, JSON)]? = lock.withLock {
+            guard !ended else { return nil }
+            ended = true
+            var c: [(String, JSON)] = [("messagesIn", .int(Int64(messagesIn))), ("messagesOut", .int(Int64(messagesOut)))]
+            if method == "Listen" {
+                c += [("targetsAdded", .int(Int64(targetsAdded))), ("targetsRemoved", .int(Int64(targetsRemoved))),
+                      ("targetsDenied", .int(Int64(denied))), ("documentsSent", .int(Int64(documentsSent)))]
+            } else if method == "Write" {
+                c.append(("writes", .int(Int64(writes))))
+            }
+            return c
+        }
+        guard let counts else { return }
+        append(status: RecordingGRPCService.httpStatus(status.code), micros: elapsedMicros,
+               fields: [("stream", .string("ended"))] + counts + [("grpc-status", .int(Int64(status.code.rawValue)))],
+               errorBody: status.code == .ok ? nil : RecordingGRPCService.errorBody(status.code, status.message))
+    }
+
+    private var elapsedMicros: Int64 { Int64((DispatchTime.now().uptimeNanoseconds &- started) / 1000) }
+
+    private func append(status: Int, micros: Int64, fields: [(String, JSON)], errorBody: String?) {
+        log.append(RequestLog.Entry(
+            seq: 0, time: clock.now(), service: listener, method: "POST", path: path, status: status,
+            durationMicros: micros, requestID: context.requestID, user: user, fields: fields,
+            errorBody: errorBody, errorContentType: errorBody == nil ? nil : "application/json"))
+    }
+}
+
+/// The response side, counting what goes out and noting the status the stream ends with.
+final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
+    let inner: any GRPCResponseStream
+    let record: StreamRecord
+
+    init(inner: any GRPCResponseStream, record: StreamRecord) {
+        self.inner = inner
+        self.record = record
+    }
+
+    @discardableResult func send(_ message: [UInt8]) -> Bool {
+        guard inner.send(message) else { return false }
+        record.sent(message)
+        return true
+    }
+
+    func finish(_ status: GRPCStatus) {
+        inner.finish(status)
+        record.ended(status)
+    }
+
+    @discardableResult func waitUntilWritable() -> Bool { inner.waitUntilWritable() }
+    var bufferedBytes: Int { inner.bufferedBytes }
+    var isClosed: Bool { inner.isClosed }
+}
+
+/// The request side, counting what comes in and noting a cancelled stream.
+final class RecordingRequests: GRPCRequestStream, @unchecked Sendable {
+    let inner: any GRPCRequestStream
+    let record: StreamRecord
+
+    init(inner: any GRPCRequestStream, record: StreamRecord) {
+        self.inner = inner
+        self.record = record
+    }
+
+    func received(_ message: [UInt8]) {
+        record.received(message)
+        inner.received(message)
+    }
+
+    func halfClosed() { inner.halfClosed() }
+
+    func cancelled() {
+        inner.cancelled()
+        // The client went away (or the deadline passed, or hearth is stopping): CANCELLED, 499.
+        record.ended(GRPCStatus(.cancelled, "The stream was cancelled by the client or the connection closed."))
+    }
+}

@@ -82,7 +82,7 @@ extension StorageService {
             } catch {
                 return render(error)
             }
-        }, onError: { [self] e in
+        }, onError: { [self] (e: any Error) -> Response in
             if let e = e as? StorageError { return render(e) }
             return internalError(e)
         }))

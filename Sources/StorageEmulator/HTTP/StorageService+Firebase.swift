@@ -202,7 +202,7 @@ extension StorageService {
             return .respond(r)
         }
         let digest = uploadDigests.begin(session.id, at: session.received)
-        return .stream(BlobUploadConsumer(service: self, tap: digest.map { d in { d.update($0) } }, finish: { [self] writer in
+        return .stream(BlobUploadConsumer(service: self, tap: digest.map { d in { d.update($0) } }, digests: false, finish: { [self] writer in
             do throws(StorageError) {
                 if let declared = session.declaredSize, session.received + writer.size > declared {
                     throw .sizeMismatch(declared: declared, received: session.received + writer.size)

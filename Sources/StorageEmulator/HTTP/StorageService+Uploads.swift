@@ -195,7 +195,7 @@ extension StorageService {
             return .respond(StorageError.wrongOffset(expected: session.received, got: first).gcsResponse)
         }
         let digest = uploadDigests.begin(session.id, at: session.received)
-        return .stream(BlobUploadConsumer(service: self, skip: session.received - first, tap: digest.map { d in { d.update($0) } }, finish: { [self] writer in
+        return .stream(BlobUploadConsumer(service: self, skip: session.received - first, tap: digest.map { d in { d.update($0) } }, digests: false, finish: { [self] writer in
             do throws(StorageError) {
                 let got = writer.size + (session.received - first)
                 if let last = range.last, last - first + 1 != got {

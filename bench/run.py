@@ -23,7 +23,7 @@ import traceback
 sys.dont_write_bytecode = True  # no __pycache__ inside the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench, rules, s3, startup, ui  # noqa: E402
+from benchlib import firebase, grpcbench, rules, s3, startup, storage, ui  # noqa: E402
 from benchlib.context import Context, MiB  # noqa: E402
 from benchlib.httpc import HarnessError, NotAvailable  # noqa: E402
 from benchlib.procs import BareMHD, Hearth, Moto, Nginx, OfficialFirestore, compile_c, proc_status  # noqa: E402
@@ -131,6 +131,8 @@ def phase_hearth_main(ctx, s3_others, after_s3):
         except NotAvailable as e:
             hearth_s3 = ("hearth", 0, str(e), "hearth")
         s3.run_small(ctx, s3_others + [hearth_s3])
+        ctx.log("hearth: Storage download URLs")
+        storage.token_downloads(ctx, h)
         after_s3()
 
         ctx.log("hearth: Auth")
@@ -279,6 +281,8 @@ def phase_large(ctx, nginx):
         except NotAvailable:
             pass  # large_objects reports every Hearth row n/a with the reason
         s3.large_objects(ctx, h, nginx)
+        ctx.log("Storage large upload")
+        storage.large_upload(ctx, h)
     finally:
         h.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -410,7 +414,7 @@ def rows(ctx, counts):
         Row("rules.insitu", "ID-token check + rules in a Firestore get: user − admin mean latency, 1 conn", "µs", higher_is_better=False),
         Row("seed.flow", f"Seed flow: presign + PUT 64 KiB + commit ({s.flow_workers} Python clients)", "flows/s"),
     ]
-    return rows + ui.rows(ctx)
+    return rows + storage.rows(ctx) + ui.rows(ctx)
 
 
 def default_hearth_bin(quick):
@@ -471,6 +475,7 @@ def main():
         ui.run(ctx)
         ctx.log("rules (CLI)")
         rules.rules(ctx)
+        storage.rules_decision(ctx)
         shutil.rmtree(data_dir, ignore_errors=True)
     except HarnessError as e:
         failure = f"harness failure: {e}"

@@ -111,6 +111,16 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
             _ = try? database.write { c in try Store.delete(c, blobID: id) }
         }
     }
+
+    /// Computes no digest at all (`finalizeDigests()` then returns an empty MD5 and no
+    /// checksums): for a caller that digests the bytes itself, e.g. across the chunks of a
+    /// resumable upload, where hashing each chunk again would only double the cost per byte.
+    @discardableResult
+    public func withoutDigests() -> Self {
+        md5 = nil
+        checksums = []
+        return self
+    }
 }
 
 /// Size of a chunk row (1 MiB): large enough that a GiB is a thousand rows, small enough that a

@@ -1,13 +1,18 @@
 /// CRC-32 (IEEE, as zlib and S3's `x-amz-checksum-crc32`) and CRC-32C (Castagnoli, `x-amz-checksum-crc32c`).
 ///
-/// These are checksums, not cryptography, and libcrypto has none; a table-driven loop is the standard way.
+/// These are checksums, not cryptography, and libcrypto has none; a table-driven loop is the standard
+/// way. Eight bytes a step ("slicing-by-8", eight 256-entry tables) cuts the dependent table lookups
+/// per byte from one to an eighth, which is what bounds a byte-at-a-time loop (a large upload
+/// computes one of these over every byte).
 public struct CRC32: Sendable {
     /// The polynomial variant.
     public enum Variant: Sendable { case ieee, castagnoli }
 
-    private static let ieeeTable = makeTable(0xEDB8_8320)
-    private static let castagnoliTable = makeTable(0x82F6_3B78)
+    private static let ieeeTable = makeTables(0xEDB8_8320)
+    private static let castagnoliTable = makeTables(0x82F6_3B78)
 
+    /// Eight tables of 256, one after the other: `table[k * 256 + b]` is the CRC of byte `b`
+    /// followed by `k` zero bytes.
     private let table: [UInt32]
     private var crc: UInt32 = 0xFFFF_FFFF
 
@@ -18,9 +23,24 @@ public struct CRC32: Sendable {
 
     /// Adds bytes.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress else { return }
         var c = crc
+        let n = bytes.count
+        var i = 0
         table.withUnsafeBufferPointer { t in
-            for b in bytes { c = t[Int((c ^ UInt32(b)) & 0xff)] ^ (c >> 8) }
+            while n - i >= 8 {
+                let one = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt32.self)) ^ c
+                let two = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: i + 4, as: UInt32.self))
+                c = t[7 * 256 + Int(one & 0xff)] ^ t[6 * 256 + Int((one >> 8) & 0xff)]
+                    ^ t[5 * 256 + Int((one >> 16) & 0xff)] ^ t[4 * 256 + Int(one >> 24)]
+                    ^ t[3 * 256 + Int(two & 0xff)] ^ t[2 * 256 + Int((two >> 8) & 0xff)]
+                    ^ t[256 + Int((two >> 16) & 0xff)] ^ t[Int(two >> 24)]
+                i += 8
+            }
+            while i < n {
+                c = t[Int((c ^ UInt32(base.load(fromByteOffset: i, as: UInt8.self))) & 0xff)] ^ (c >> 8)
+                i += 1
+            }
         }
         crc = c
     }
@@ -47,11 +67,19 @@ public struct CRC32: Sendable {
         return c.value
     }
 
-    private static func makeTable(_ polynomial: UInt32) -> [UInt32] {
-        (0..<256).map { n -> UInt32 in
+    private static func makeTables(_ polynomial: UInt32) -> [UInt32] {
+        var t = (0..<256).map { n -> UInt32 in
             var c = UInt32(n)
             for _ in 0..<8 { c = (c & 1) != 0 ? polynomial ^ (c >> 1) : c >> 1 }
             return c
         }
+        t.reserveCapacity(8 * 256)
+        for k in 1..<8 {
+            for b in 0..<256 {
+                let previous = t[(k - 1) * 256 + b]
+                t.append((previous >> 8) ^ t[Int(previous & 0xff)])
+            }
+        }
+        return t
     }
 }

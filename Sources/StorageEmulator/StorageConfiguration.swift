@@ -8,8 +8,8 @@ public struct StorageConfiguration: Sendable {
     public var rulesPath: String?
     /// Rules source used when there is no file (the copy shipped in the binary).
     public var rulesSource: String?
-    /// Multipart and JSON request bodies are held in memory up to this size (uploads of any size
-    /// stream through the media and resumable paths).
+    /// JSON request bodies (metadata, resumable session starts) are held in memory up to this
+    /// size; uploads of any size stream (media, multipart and resumable alike).
     public var maxBufferedBody: Int
 
     public init(projectID: String, defaultBuckets: [String]? = nil, rulesPath: String? = nil, rulesSource: String? = nil,

@@ -4,6 +4,7 @@ import FirestoreEmulator
 import HearthCore
 import HearthSQLite
 import S3Emulator
+import StorageEmulator
 
 /// `hearth export DIR [--data-dir D]`: seed data out of a stopped hearth's data directory, in the
 /// format `--import` reads. A running hearth holds the directory's lock; export it through its hub
@@ -52,11 +53,16 @@ enum ExportCommand {
                                              tokenVerifier: NoRequests())
             let auth = try AuthService(database: database, clock: Clock(), ids: IDGenerator(), logger: logger)
             let s3 = try S3Service(database: database, clock: Clock(), ids: IDGenerator(), logger: logger, configuration: S3Configuration())
+            // No default buckets: exporting must not add a project's buckets to someone's data.
+            let storage = try StorageService(database: database, clock: Clock(), ids: IDGenerator(), logger: logger,
+                                             configuration: StorageConfiguration(projectID: "", defaultBuckets: []),
+                                             tokenVerifier: NoRequests(), firestore: nil)
             let units = [
                 ServiceUnit(name: "auth", port: 0, http: auth.http, exportData: auth.exportAccounts, exportFile: "accounts.json"),
                 ServiceUnit(name: "firestore", port: 0, http: firestore.http, exportData: firestore.exportDocuments,
                             exportFile: "documents.json"),
                 ServiceUnit(name: "s3", port: 0, http: s3.http, exportTo: { try s3.exportData(to: $0) }),
+                ServiceUnit(name: "storage", port: 0, http: storage.http, exportTo: { try storage.exportData(to: $0) }),
             ]
             try SeedData.export(units, to: target)
             print("exported \(dataDir) to \(target)")

@@ -5,11 +5,13 @@ import HearthCore
 /// a directory of JSON files, one folder per service, documented in docs/import-export.md.
 ///
 /// ```
-/// DIR/hearth-export.json          {"format": "hearth-export", "version": 1, "services": ["auth", "firestore", "s3"]}
+/// DIR/hearth-export.json          {"format": "hearth-export", "version": 1, "services": ["auth", "firestore", "s3", "storage"]}
 /// DIR/auth/accounts.json          {"projects": [{"projectId": …, "config": …, "tenants": […], "accounts": […]}]}
 /// DIR/firestore/documents.json    {"databases": [{"name": …, "documents": [REST Document JSON…]}]}
 /// DIR/s3/buckets.json             {"buckets": [{"name": …, "configurations": …, "objects": [{"key": …, "file": …}]}]}
 /// DIR/s3/objects/<bucket>/<key>   each object's bytes
+/// DIR/storage/buckets.json        Cloud Storage, in the Firebase emulators' storage_export layout
+/// DIR/storage/blobs/…, metadata/…  each object's bytes and metadata
 /// ```
 /// Pretty-printed with a stable order, so exports diff well in a fixture repository.
 enum SeedData {

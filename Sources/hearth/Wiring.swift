@@ -82,7 +82,9 @@ enum Wiring {
                         didStart: { port in s3.setPublicBaseURL("\(scheme)://\(urlHost):\(port)") },
                         exportTo: { try s3.exportData(to: $0) }, importFrom: s3.importData),
             ServiceUnit(name: "storage", port: o.storagePort, http: storage.http,
-                        registerHubRoutes: storage.registerHubRoutes, reset: storage.reset, shutdown: storage.stopWatchingRules),
+                        registerHubRoutes: storage.registerHubRoutes, reset: storage.reset, shutdown: storage.stopWatchingRules,
+                        exportTo: { try storage.exportData(to: $0) }, importFrom: storage.importData,
+                        importFirebaseExport: storage.importFirebaseEmulatorExport),
             ServiceUnit(name: "api", port: o.apiPort, http: uploads.http,
                         registerHubRoutes: uploads.registerHubRoutes, reset: uploads.reset),
         ]

@@ -58,7 +58,7 @@ def test_offline_export_then_import_round_trips_every_value_type():
     r = subprocess.run([hearth_bin(), "export", "out"], cwd=tmp, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     meta = json.load(open(os.path.join(tmp, "out", "hearth-export.json")))
-    assert meta == {"format": "hearth-export", "version": 1, "services": ["auth", "firestore", "s3"]}
+    assert meta == {"format": "hearth-export", "version": 1, "services": ["auth", "firestore", "s3", "storage"]}
     export = json.load(open(os.path.join(tmp, "out", "firestore", "documents.json")))
     [database] = export["databases"]
     assert database["name"] == "projects/demo-hearth/databases/(default)"
@@ -181,7 +181,7 @@ def test_auth_round_trips_accounts_tenants_and_config_and_passwords_keep_working
     finally:
         stop_hearth(proc)
     meta = json.load(open(os.path.join(out, "hearth-export.json")))
-    assert meta["services"] == ["auth", "firestore", "s3"]
+    assert meta["services"] == ["auth", "firestore", "s3", "storage"]
     exported = json.load(open(os.path.join(out, "auth", "accounts.json")))
     [project] = exported["projects"]
     assert project["projectId"] == "demo-hearth" and project["config"]["mfa"]["state"] == "ENABLED"

@@ -17,12 +17,16 @@ final class BlobUploadConsumer: RequestBodyConsumer {
     /// Body bytes received (skipped ones included).
     private(set) var received: Int64 = 0
 
-    /// - Parameter tap: sees every kept byte, in order (running digests of a resumable upload).
-    init(service: StorageService, skip: Int64 = 0, tap: ((UnsafeRawBufferPointer) -> Void)? = nil,
+    /// - Parameters:
+    ///   - tap: sees every kept byte, in order (running digests of a resumable upload).
+    ///   - digests: whether the writer digests the bytes (a resumable chunk's never are: the
+    ///     session's running digests, or a read-back at finalize, give the object's).
+    init(service: StorageService, skip: Int64 = 0, tap: ((UnsafeRawBufferPointer) -> Void)? = nil, digests: Bool = true,
          finish: @escaping Finish, onError: @escaping (any Error) -> Response, onAbandon: @escaping () -> Void = {}) {
         self.onAbandon = onAbandon
         self.tap = tap
         writer = StorageBlobWriter(database: service.database, now: service.clock.now(), checksums: [.crc32c])
+        if !digests { writer.withoutDigests() }
         self.skip = skip
         finishHandler = finish
         self.onError = onError

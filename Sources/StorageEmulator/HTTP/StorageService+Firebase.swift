@@ -69,11 +69,14 @@ extension StorageService {
     private func firebaseList(_ request: Request, bucket: String, caller: StorageCaller) throws(StorageError) -> JSON {
         let prefix = request.query("prefix") ?? ""
         try authorize(.list, caller: caller, bucket: bucket, name: prefix)
-        let maxResults = min(max(request.query("maxResults").flatMap(Int.init) ?? 1000, 1), 1000)
+        var q = ObjectListing.Query()
+        q.prefix = prefix
+        q.delimiter = request.query("delimiter") ?? ""
+        q.pageToken = request.query("pageToken")
+        q.maxResults = min(max(request.query("maxResults").flatMap(Int.init) ?? 1000, 1), 1000)
         let listing = try read { c -> ObjectListing in
             guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
-            return try ObjectListing.list(c, bucket: bucket, prefix: prefix, delimiter: request.query("delimiter") ?? "",
-                                          pageToken: request.query("pageToken"), maxResults: maxResults)
+            return try ObjectListing.list(c, bucket: bucket, q)
         }
         var m: [(String, JSON)] = [
             ("prefixes", .array(listing.prefixes.map { .string($0) })),
@@ -125,9 +128,7 @@ extension StorageService {
         // The SDKs send the protocol header on `start` only; the later commands go to the upload URL.
         if proto == "resumable" || request.headers["X-Goog-Upload-Command"] != nil { return disposeFirebaseResumable(request, bucket: bucket, caller: caller) }
         if proto == "multipart" || request.query("uploadType") == "multipart" {
-            return collectJSON(request) { [self] req in
-                firebase { () throws(StorageError) in try multipartUpload(req, bucket: bucket, api: .firebase, caller: caller).firebaseMetadata }
-            }
+            return disposeMultipart(request, bucket: bucket, api: .firebase, caller: caller)
         }
         // A raw body: the bytes are the object, its Content-Type the object's.
         guard let name = request.query("name") else { return .respond(StorageError.required("Required parameter 'name' is missing.").firebaseResponse) }
@@ -201,7 +202,7 @@ extension StorageService {
             return .respond(r)
         }
         let digest = uploadDigests.begin(session.id, at: session.received)
-        return .stream(BlobUploadConsumer(service: self, tap: digest.map { d in { d.update($0) } }, finish: { [self] writer in
+        return .stream(BlobUploadConsumer(service: self, tap: digest.map { d in { d.update($0) } }, digests: false, finish: { [self] writer in
             do throws(StorageError) {
                 if let declared = session.declaredSize, session.received + writer.size > declared {
                     throw .sizeMismatch(declared: declared, received: session.received + writer.size)

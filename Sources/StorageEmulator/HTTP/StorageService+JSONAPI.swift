@@ -102,11 +102,20 @@ extension StorageService {
     }
 
     private func listObjects(_ request: Request, bucket: String) throws(StorageError) -> Response {
-        let maxResults = min(max(request.query("maxResults").flatMap(Int.init) ?? 1000, 1), 1000)
+        var q = ObjectListing.Query()
+        q.prefix = request.query("prefix") ?? ""
+        q.delimiter = request.query("delimiter") ?? ""
+        q.pageToken = request.query("pageToken")
+        q.maxResults = min(max(request.query("maxResults").flatMap(Int.init) ?? 1000, 1), 1000)
+        q.startOffset = request.query("startOffset").flatMap { $0.isEmpty ? nil : $0 }
+        q.endOffset = request.query("endOffset").flatMap { $0.isEmpty ? nil : $0 }
+        if let glob = request.query("matchGlob"), !glob.isEmpty { q.glob = try NameGlob(glob) }
+        q.includeTrailingDelimiter = request.query("includeTrailingDelimiter") == "true"
+        // `versions=true` lists noncurrent generations too; buckets here never keep any (no
+        // object versioning, as a GCS bucket without it), so the live objects are the answer.
         let listing = try read { c -> ObjectListing in
             guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
-            return try ObjectListing.list(c, bucket: bucket, prefix: request.query("prefix") ?? "", delimiter: request.query("delimiter") ?? "",
-                                          pageToken: request.query("pageToken"), maxResults: maxResults)
+            return try ObjectListing.list(c, bucket: bucket, q)
         }
         let base = baseURL(request)
         var m: [(String, JSON)] = [("kind", .string("storage#objects"))]

@@ -37,9 +37,7 @@ extension StorageService {
                 return .respond(error.gcsResponse)
             }
         case "multipart":
-            return collectJSON(request) { [self] req in
-                respond { () throws(StorageError) in try multipartUpload(req, bucket: bucket, api: .gcs).gcsResource(base: baseURL(req)) }
-            }
+            return disposeMultipart(request, bucket: bucket, api: .gcs)
         case "resumable":
             return collectJSON(request) { [self] req in
                 do throws(StorageError) {
@@ -69,12 +67,30 @@ extension StorageService {
         return StorageError.internalError.gcsResponse
     }
 
-    /// A multipart upload (metadata part + media part), for either API.
-    func multipartUpload(_ request: Request, bucket: String, api: API, caller: StorageCaller = .owner) throws(StorageError) -> StoredObject {
+    /// A multipart upload (metadata part + media part), for either API: the media part streams
+    /// into the blob store as it arrives; the object is made (and, for the Firebase API, judged by
+    /// the rules) once the body is complete.
+    func disposeMultipart(_ request: Request, bucket: String, api: API, caller: StorageCaller = .owner) -> RequestDisposition {
+        let render: (StorageError) -> Response = { api == .firebase ? $0.firebaseResponse : $0.gcsResponse }
         guard let boundary = MultipartRelated.boundary(contentType: request.headers["Content-Type"] ?? "") else {
-            throw .invalid("Invalid multipart request: the Content-Type must be multipart/related with a boundary.")
+            return .respond(render(.invalid("Invalid multipart request: the Content-Type must be multipart/related with a boundary.")))
         }
-        let parts = try MultipartRelated.parse(request.body, boundary: boundary)
+        return .stream(MultipartUploadConsumer(service: self, boundary: boundary, finish: { [self] parts, writer in
+            do throws(StorageError) {
+                let object = try multipartUpload(request, bucket: bucket, api: api, caller: caller, parts: parts, writer: writer)
+                return .json(api == .firebase ? object.firebaseMetadata : object.gcsResource(base: baseURL(request)))
+            } catch {
+                return render(error)
+            }
+        }, onError: { [self] (e: any Error) -> Response in
+            if let e = e as? StorageError { return render(e) }
+            return internalError(e)
+        }))
+    }
+
+    /// Makes the object of a complete multipart body whose media part is in `writer`.
+    private func multipartUpload(_ request: Request, bucket: String, api: API, caller: StorageCaller,
+                                 parts: MultipartRelated, writer: StorageBlobWriter) throws(StorageError) -> StoredObject {
         let metaJSON: JSON
         do { metaJSON = parts.metadata.isEmpty ? .object([:]) : try JSON.parse(parts.metadata) } catch {
             throw .invalid("Invalid JSON payload received in the metadata part. \(error)")
@@ -84,9 +100,6 @@ extension StorageService {
         guard let name = request.query("name") ?? meta.name else { throw .required("Required parameter 'name' is missing.") }
         try checkNames(bucket: bucket, name: name)
         let conditions = try Preconditions(query: request.query)
-        let writer = StorageBlobWriter(database: database, now: clock.now(), checksums: [.crc32c])
-        defer { writer.discard() }
-        do { try parts.media.withUnsafeBytes { try writer.append($0) } } catch { throw .internalError }
         let d = writer.finalizeDigests()
         let crc = Self.crcValue(d.checksums[.crc32c])
         try meta.verify(md5: d.md5, crc32c: crc)
@@ -182,7 +195,7 @@ extension StorageService {
             return .respond(StorageError.wrongOffset(expected: session.received, got: first).gcsResponse)
         }
         let digest = uploadDigests.begin(session.id, at: session.received)
-        return .stream(BlobUploadConsumer(service: self, skip: session.received - first, tap: digest.map { d in { d.update($0) } }, finish: { [self] writer in
+        return .stream(BlobUploadConsumer(service: self, skip: session.received - first, tap: digest.map { d in { d.update($0) } }, digests: false, finish: { [self] writer in
             do throws(StorageError) {
                 let got = writer.size + (session.received - first)
                 if let last = range.last, last - first + 1 != got {

@@ -55,8 +55,10 @@ enum StorageStore {
         try c.first("SELECT \(objectColumns) FROM storage_objects WHERE bucket = ? AND name = ?", [bucket, name], decode)
     }
 
-    /// Objects of `bucket` whose names start with `prefix` and sort after `after`, in name order.
-    static func objects(_ c: Connection, bucket: String, prefix: String, after: String?, limit: Int) throws -> [StoredObject] {
+    /// Objects of `bucket` whose names start with `prefix`, sort after `after` and lie in
+    /// [`atLeast`, `below`), in name order (SQLite's BINARY collation: UTF-8 byte order, as GCS's).
+    static func objects(_ c: Connection, bucket: String, prefix: String, after: String?, limit: Int,
+                        atLeast: String? = nil, below: String? = nil) throws -> [StoredObject] {
         var sql = "SELECT \(objectColumns) FROM storage_objects WHERE bucket = ?"
         var args: [any SQLBindable] = [bucket]
         if !prefix.isEmpty {
@@ -67,6 +69,14 @@ enum StorageStore {
         if let after {
             sql += " AND name > ?"
             args.append(after)
+        }
+        if let atLeast {
+            sql += " AND name >= ?"
+            args.append(atLeast)
+        }
+        if let below {
+            sql += " AND name < ?"
+            args.append(below)
         }
         sql += " ORDER BY name LIMIT ?"
         args.append(limit)

@@ -161,7 +161,7 @@ def test_kill_9_during_a_resumable_upload_loses_no_acknowledged_chunk():
             os.remove(ready_path)
         proc = subprocess.Popen([hearth_bin(), "start", "--data-dir", os.path.join(tmp, "data"), "--ready-file", ready_path,
                                  "--quiet", "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0",
-                                 "--api-port", "0", "--storage-port", "0", "--exit-with-parent"],
+                                 "--api-port", "0", "--storage-port", "0", "--ui-port", "0", "--exit-with-parent"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
         deadline = time.time() + 30
         while not os.path.exists(ready_path):
@@ -180,8 +180,16 @@ def test_kill_9_during_a_resumable_upload_loses_no_acknowledged_chunk():
     step = 256 * 1024
     assert up.chunk(url, 0, data[:step]).status_code == 200
     assert up.chunk(url, step, data[step:2 * step]).status_code == 200
+    # The third chunk is mid-body (its first half in the server) when the process dies.
+    u = urllib.parse.urlsplit(url)
+    s = socket.create_connection((u.hostname, u.port))
+    s.sendall((f"POST {u.path}?{u.query} HTTP/1.1\r\nHost: {u.netloc}\r\nAuthorization: Firebase {user['idToken']}\r\n"
+               f"X-Goog-Upload-Command: upload\r\nX-Goog-Upload-Offset: {2 * step}\r\nContent-Length: {step}\r\n\r\n").encode()
+              + data[2 * step:2 * step + step // 2])
+    time.sleep(0.3)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    s.close()
     proc, ready2 = start()
     try:
         new_base = ready2["services"]["storage"]["url"]

@@ -202,6 +202,16 @@ def test_data_browser_pages_a_large_collection_by_cursor(browser, data):
     click("previous-page")
     WebDriverWait(browser, 10).until(lambda d: ids()[:1] == ["d050"])
 
+    # Documents that exist only as parents of subcollections are listed (in italics) and paged too.
+    writes = [{"update": {"name": f"{db}/parents/p{i:03d}/kids/k", "fields": {}}} for i in range(60)]
+    assert requests.post(f"{data['docs']}:commit", json={"writes": writes}, headers=OWNER).status_code == 200
+    go(browser, data, "firestore/parents")
+    WebDriverWait(browser, 10).until(lambda d: len(ids()) == 50)
+    assert ids()[0] == "p000" and len(browser.find_elements(By.CSS_SELECTOR, "#documents li i")) == 50
+    click("next-page")
+    WebDriverWait(browser, 10).until(lambda d: ids()[:1] == ["p050"])
+    assert len(ids()) == 10
+
 
 def live_mode(d):
     """How the open page stays live: 'events' (the hub's server-sent events) or 'polling'."""

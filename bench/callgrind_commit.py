@@ -5,7 +5,8 @@ wall-clock rates on a shared machine are not): `python3 bench/callgrind_commit.p
 The commit is the bench's fs.commit row: a user-token REST commit creating users/{uid}/files/{id}
 with createdAt = serverTimestamp and `exists: false`, under the shipped rules, on a data directory
 (WAL, synchronous=NORMAL). With `-c C` (default 1) C clients commit at once, each on its own
-keep-alive connection, so group commit can batch them.
+keep-alive connection, so group commit can batch them. `--transport commit|write` sends gRPC Commit
+calls or Write-stream creates through bench/grpcload instead (N is then what ran in --seconds).
 
 Prints, per commit: instructions in Hearth (callgrind, only while the N commits run), WAL bytes
 written (the -wal file's growth with checkpoints off: a fresh run's WAL only grows until the first
@@ -13,6 +14,7 @@ checkpoint, so N stays under it) and, with --strace, the syscalls Hearth made.
 Needs valgrind (Debian package valgrind); loopback only.
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -59,6 +61,21 @@ def commits(port, user, n, clients, tag):
         raise SystemExit(errors[0])
 
 
+def grpc_commits(grpcload, mode, port, user, seconds, clients, tag):
+    """Commits through bench/grpcload (`commit`: unary Commit calls; `write`: Write streams, one
+    create in flight each) for `seconds`; returns how many succeeded."""
+    r = subprocess.run([grpcload, "-addr", f"127.0.0.1:{port}", "-token", user.id_token, "-mode", mode, "-uid", user.uid,
+                        "-streams", str(clients), "-per-conn", "16", "-duration", str(seconds), "-tag", tag],
+                       capture_output=True, text=True, timeout=seconds * 10 + 120)
+    line = next((l for l in r.stdout.splitlines() if l.startswith("GRPCLOAD ")), None)
+    if r.returncode != 0 or line is None:
+        raise SystemExit(f"grpcload {mode} failed: {r.stderr.strip()[-300:]}")
+    s = json.loads(line[len("GRPCLOAD "):])
+    if sum((s.get("failed") or {}).values()):
+        raise SystemExit(f"grpcload {mode}: failed calls {s.get('failed')}")
+    return s["ok"]
+
+
 def wal_size(data_dir):
     total = 0
     for root, _, files in os.walk(data_dir):
@@ -75,7 +92,7 @@ def cpu_times(pid):
     return int(fields[11]), int(fields[12])
 
 
-def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None):
+def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, transport="rest", grpcload=None, seconds=10):
     work = tempfile.mkdtemp(prefix="cg-commit-", dir=os.path.join(ROOT, ".build"))
     data = os.path.join(work, "data")
     os.makedirs(data)
@@ -98,13 +115,19 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None):
         user = firebase.sign_up(c, "cg@example.com")
         c.close()
         port = h.port("firestore")
-        commits(port, user, 50, clients, "warm")  # token cache, prepared statements, first-call paths
+        if transport == "rest":
+            commits(port, user, 50, clients, "warm")  # token cache, prepared statements, first-call paths
+        else:
+            grpc_commits(grpcload, transport, port, user, 2, clients, "warm")
         before = wal_size(data)
         cpu0 = cpu_times(h.pid)
         if tool == "callgrind":
             control(h.pid, "-i", "on")
         t0 = time.time()
-        commits(port, user, n, clients, "m")
+        if transport == "rest":
+            commits(port, user, n, clients, "m")
+        else:
+            n = grpc_commits(grpcload, transport, port, user, seconds, clients, "m")
         secs = time.time() - t0
         cpu1 = cpu_times(h.pid)
         if tool == "callgrind":
@@ -113,7 +136,8 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None):
         wal = wal_size(data) - before
     finally:
         reg.stop_all()
-    label = f"REST commit (user token, rules on, serverTimestamp), {clients} client{'s' if clients > 1 else ''}"
+    what = {"rest": "REST commit", "commit": "gRPC Commit", "write": "Write-stream commit"}[transport]
+    label = f"{what} (user token, rules on, serverTimestamp), {clients} client{'s' if clients > 1 else ''}"
     if tool == "callgrind":
         print(f"{label}: {total_ir(work) / n:,.0f} instructions per commit ({n} commits, {secs:.1f}s under callgrind)")
     elif tool == "strace":
@@ -137,6 +161,11 @@ def main():
     ap.add_argument("-n", type=int, default=400)
     ap.add_argument("-c", type=int, default=1, help="concurrent clients")
     ap.add_argument("--tool", choices=["callgrind", "strace", "none"], default="callgrind")
+    ap.add_argument("--transport", choices=["rest", "commit", "write"], default="rest",
+                    help="REST commits, gRPC Commit calls or Write-stream commits (the last two through bench/grpcload)")
+    ap.add_argument("--grpcload", default=os.path.join(ROOT, ".build", "bin", "grpcload"),
+                    help="a built bench/grpcload (bench/run.py builds it)")
+    ap.add_argument("--seconds", type=float, default=10, help="load time of a gRPC run (its commits are counted)")
     ap.add_argument("--page-size", type=int, help="create the database with this page size first (an experiment)")
     ap.add_argument("--keep", action="store_true", help="keep the dumps (for callgrind_annotate)")
     args = ap.parse_args()
@@ -145,7 +174,8 @@ def main():
         if not shutil.which(tool):
             print(f"{tool} is not installed (Debian packages valgrind, strace)", file=sys.stderr)
             return 2
-    measure(args.hearth_bin, os.path.join(ROOT, "rules", "firestore.rules"), args.n, args.c, args.tool, args.keep, args.page_size)
+    measure(args.hearth_bin, os.path.join(ROOT, "rules", "firestore.rules"), args.n, args.c, args.tool, args.keep, args.page_size,
+            args.transport, args.grpcload, args.seconds)
     return 0
 
 

@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "UploadsAPI", dependencies: ["HearthCore", "HearthHTTP", "HearthCrypto"]),
         // The web UI: its files as Swift strings, the request log, Host/Origin checks; it reaches
         // services only through their HTTP handlers.
-        .target(name: "HearthUI", dependencies: ["HearthCore", "HearthHTTP", "HearthGRPC", "HearthProtobuf"]),
+        .target(name: "HearthUI", dependencies: ["HearthCore", "HearthCrypto", "HearthHTTP", "HearthGRPC", "HearthProtobuf"]),
 
         // A client library for app and CI code: Foundation only, speaks the real services' REST shapes.
         .target(name: "HearthClient"),

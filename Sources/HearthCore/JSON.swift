@@ -335,7 +335,21 @@ private struct JSONParser {
 
     mutating func parseString() throws(JSONParseError) -> String {
         i += 1  // opening quote
-        var out = [UInt8]()
+        // Most strings have no escape: find the closing quote and validate the run in place,
+        // without copying it byte by byte into a buffer first.
+        let start = i
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
+            i += 1
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+            let end = i
+            i += 1
+            guard let s = String(validating: bytes[start..<end], as: UTF8.self) else { throw fail("Invalid UTF-8 in string") }
+            return s
+        }
+        var out = Array(bytes[start..<i])
         while true {
             guard i < bytes.count else { throw fail("Unterminated string") }
             let c = bytes[i]

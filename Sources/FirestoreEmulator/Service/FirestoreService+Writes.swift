@@ -220,19 +220,21 @@ extension FirestoreService {
     }
 
     /// The `exists: false` precondition alone (judged before rules).
-    static func checkCreate(_ precondition: Precondition?, against before: StoredDocument?, name: String) throws(FirestoreError) {
-        if precondition?.exists == false && before != nil { throw .alreadyExists("Document already exists: \(name)") }
+    static func checkCreate(_ precondition: Precondition?, against before: StoredDocument?,
+                            name: @autoclosure () -> String) throws(FirestoreError) {
+        if precondition?.exists == false && before != nil { throw .alreadyExists("Document already exists: \(name())") }
     }
 
-    /// `currentDocument`: exists / updateTime, with Firestore's messages.
-    static func check(_ precondition: Precondition?, against before: StoredDocument?, name: String) throws(FirestoreError) {
+    /// `currentDocument`: exists / updateTime, with Firestore's messages (`name` is built only for one).
+    static func check(_ precondition: Precondition?, against before: StoredDocument?,
+                      name: @autoclosure () -> String) throws(FirestoreError) {
         guard let precondition else { return }
         if let exists = precondition.exists {
-            if exists && before == nil { throw .notFound("No document to update: \(name)") }
-            if !exists && before != nil { throw .alreadyExists("Document already exists: \(name)") }
+            if exists && before == nil { throw .notFound("No document to update: \(name())") }
+            if !exists && before != nil { throw .alreadyExists("Document already exists: \(name())") }
         }
         if let t = precondition.updateTime {
-            guard let before else { throw .notFound("No document to update: \(name)") }
+            guard let before else { throw .notFound("No document to update: \(name())") }
             if before.updateTime != t {
                 throw .failedPrecondition("the stored version (\(before.updateTime.unixMicros)) does not match the required base version (\(t.unixMicros))")
             }

@@ -23,12 +23,20 @@ import HearthSQLite
 ///   reads at a `readTime` (Firestore keeps one hour too). The current-state tables never hold
 ///   history, so current reads do not pay for it.
 final class FirestoreStorage: @unchecked Sendable {
-    // `spaces`, `lastCommit` and `groupBuilds` are guarded by `lock`; everything else is immutable.
+    // `spaces`, `lastCommit`, `groupBuilds`, `groupMarkers` and `lastPrune` are guarded by `lock`;
+    // everything else is immutable.
     private let lock = NSLock()
     private var spaces: [String: Int64] = [:]
     private var lastCommit: Int64?
     /// `space/collectionID` of collection-group index builds under way.
     private var groupBuilds = Set<String>()
+    /// `fs_group_indexes` as committed, per `space/collectionID` looked up by a writer: `.some(nil)`
+    /// no group index, `.some(.some(marker))` its `built_upto` (nil: complete). Spares every write a
+    /// SELECT. Only the group-index build changes that table (space ids are never reused), and it
+    /// drops its entry inside its own write transaction, so a writer never sees a stale one.
+    private var groupMarkers: [String: [UInt8]??] = [:]
+    /// Per space, the commit time of the last pruning of `fs_history` (see `remember`).
+    private var lastPrune: [Int64: Int64] = [:]
     let database: Database
     private let logger: Logger
     private let collector = DispatchQueue(label: "hearth.firestore.gc", qos: .utility)
@@ -288,8 +296,20 @@ final class FirestoreStorage: @unchecked Sendable {
             """, [space, old.path.key, ended.unixMicros, StoredValueCodec.encodeFields(old.fields),
                   old.createTime.unixMicros, old.updateTime.unixMicros])
         // A reader may ask for any time down to (latest commit − window); `ended` is the latest commit.
-        try conn.run("DELETE FROM fs_history WHERE space = ? AND ended < ?", [space, ended.unixMicros - Self.historyMicros])
+        // Versions that ended before the window are never read (older read times are refused), so
+        // pruning only saves space: once per `pruneIntervalMicros` of commit time per space is
+        // enough, and spares most writes a statement.
+        lock.lock()
+        let due = lastPrune[space].map { ended.unixMicros &- $0 >= Self.pruneIntervalMicros } ?? true
+        if due { lastPrune[space] = ended.unixMicros }
+        lock.unlock()
+        if due {
+            try conn.run("DELETE FROM fs_history WHERE space = ? AND ended < ?", [space, ended.unixMicros - Self.historyMicros])
+        }
     }
+
+    /// How often (in commit time) replaced versions beyond the retention window are deleted.
+    static let pruneIntervalMicros: Int64 = 1_000_000
 
     /// The version of `path` that was current at `time`, or nil when none was (within the window).
     func document(space: Int64, path: ResourcePath, at time: Instant, _ conn: Connection) throws -> StoredDocument? {
@@ -373,20 +393,53 @@ final class FirestoreStorage: @unchecked Sendable {
     /// collection group when that group's index is kept and its build has reached the document.
     private func indexScopes(space: Int64, path: ResourcePath, key: [UInt8], _ conn: Connection) throws -> [[UInt8]] {
         var scopes = [path.parent.key]
-        let marker = try conn.first("SELECT built_upto FROM fs_group_indexes WHERE space = ? AND collection_id = ?",
+        let name = "\(space)/\(path.collectionID)"
+        lock.lock()
+        let cached = groupMarkers[name]
+        lock.unlock()
+        let marker: [UInt8]??
+        if let cached {
+            marker = cached
+        } else {
+            marker = try conn.first("SELECT built_upto FROM fs_group_indexes WHERE space = ? AND collection_id = ?",
                                     [space, path.collectionID]) { row -> [UInt8]? in row.isNull(0) ? nil : row.blob(0) }
+            lock.lock()
+            if groupMarkers.count >= Self.groupMarkerCapacity { groupMarkers.removeAll() }
+            groupMarkers[name] = .some(marker)
+            lock.unlock()
+        }
         if let marker, marker.map({ OrderedEncoding.compare(key, $0) <= 0 }) ?? true {
             scopes.append(IndexEntry.groupScope(path.collectionID))
         }
         return scopes
     }
 
+    /// Adds index rows, up to `indexRowsPerInsert` per statement: one statement for a document's
+    /// rows instead of one each spares the per-statement work (bind, reset, opening the cursor).
     private func addIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: Set<IndexEntry>, _ conn: Connection) throws {
         guard !entries.isEmpty else { return }
-        let insert = try conn.prepare("INSERT OR IGNORE INTO fs_index (space, scope, field, kind, value, doc_key) VALUES (?, ?, ?, ?, ?, ?)")
-        for e in entries {
-            for scope in scopes { try insert.run([space, scope, e.field, e.kind, e.value, key]) }
+        var values: [any SQLBindable] = []
+        values.reserveCapacity(min(entries.count * scopes.count, Self.indexRowsPerInsert) * 6)
+        func flush() throws {
+            guard !values.isEmpty else { return }
+            try conn.prepare(Self.insertIndexRows[values.count / 6 - 1]).run(values)
+            values.removeAll(keepingCapacity: true)
         }
+        for e in entries {
+            for scope in scopes {
+                values.append(contentsOf: [space, scope, e.field, e.kind, e.value, key] as [any SQLBindable])
+                if values.count == Self.indexRowsPerInsert * 6 { try flush() }
+            }
+        }
+        try flush()
+    }
+
+    /// Index rows one INSERT adds at most (6 parameters each, well under SQLite's limit of 999).
+    static let indexRowsPerInsert = 16
+    /// `insertIndexRows[n - 1]` inserts n index rows.
+    private static let insertIndexRows: [String] = (1...indexRowsPerInsert).map { n in
+        "INSERT OR IGNORE INTO fs_index (space, scope, field, kind, value, doc_key) VALUES "
+            + Array(repeating: "(?, ?, ?, ?, ?, ?)", count: n).joined(separator: ", ")
     }
 
     private func removeIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: Set<IndexEntry>, _ conn: Connection) throws {
@@ -398,6 +451,9 @@ final class FirestoreStorage: @unchecked Sendable {
     }
 
     // MARK: Collection-group index
+
+    /// Cached `fs_group_indexes` lookups kept at most (the cache is emptied when full).
+    static let groupMarkerCapacity = 4096
 
     /// Whether the collection-group index rows of `collectionID` are complete in `conn`'s snapshot
     /// (a query may then read them; otherwise it scans the group's documents).
@@ -434,6 +490,10 @@ final class FirestoreStorage: @unchecked Sendable {
         for _ in 0..<transactions {
             do {
                 let done: Bool = try database.write { conn in
+                    // Writers re-read this collection's marker from the transaction's outcome.
+                    lock.lock()
+                    groupMarkers["\(space)/\(collectionID)"] = nil
+                    lock.unlock()
                     guard try conn.scalarInt("SELECT 1 FROM fs_spaces WHERE space = ?", [space]) != nil else { return true }
                     let marker = try conn.first("SELECT built_upto FROM fs_group_indexes WHERE space = ? AND collection_id = ?",
                                                 [space, collectionID]) { row -> [UInt8]? in row.isNull(0) ? nil : row.blob(0) }

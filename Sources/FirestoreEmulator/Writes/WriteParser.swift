@@ -25,9 +25,9 @@ struct WriteParser {
         var named = database
         let operation: Write.Operation
         if let update = try o.object("update") {
-            let (p, fields) = try parseDocument(update, requireName: true)
+            let (db, p, fields) = try parseNamedDocument(update, requireName: true)
             path = p
-            if let name = try update.string("name") { (named, path) = try ResourcePath.parseAnyDocumentName(name) }
+            if let db { named = db }
             var mask: [FieldPath]?
             if let m = try o.object("updateMask") {
                 mask = try parseMask(m)
@@ -73,15 +73,23 @@ struct WriteParser {
 
     /// A `Document` in a write or request body: its path (when named) and validated fields.
     func parseDocument(_ o: ProtoObject, requireName: Bool) throws(FirestoreError) -> (ResourcePath, [String: FirestoreValue]) {
+        // The name's database is the write's own concern (see `parseWrite`).
+        let (_, path, fields) = try parseNamedDocument(o, requireName: requireName)
+        return (path, fields)
+    }
+
+    /// `parseDocument` with the database its name names (nil when it has no name), the name parsed once.
+    private func parseNamedDocument(_ o: ProtoObject, requireName: Bool) throws(FirestoreError)
+        -> (DatabaseID?, ResourcePath, [String: FirestoreValue]) {
         try o.requireKnown(["name", "fields", "createTime", "updateTime"])
         let fields = try ValueJSON.decodeFields(o.raw("fields"), path: o.childPath("fields"))
         try DocumentFields.validateNames(fields)
         guard let name = try o.string("name"), !name.isEmpty else {
             if requireName { throw .invalidArgument("Document name must be set at '\(o.childPath("name"))'.") }
-            return (ResourcePath.root, fields)
+            return (nil, ResourcePath.root, fields)
         }
-        // The name's database is the write's own concern (see `parseWrite`).
-        return (try ResourcePath.parseAnyDocumentName(name).1, fields)
+        let (db, path) = try ResourcePath.parseAnyDocumentName(name)
+        return (db, path, fields)
     }
 
     func parseMask(_ o: ProtoObject) throws(FirestoreError) -> [FieldPath] {

@@ -76,12 +76,12 @@ def s3_setup(h):
     host = f"127.0.0.1:{port}"
     signer = Signer()
     c = Client(port)
-    expect(c.request("PUT", "/cg", headers=signer.sign_headers("PUT", host, "/cg")), "CreateBucket")
+    expect(c.request("PUT", "/cg-bench", headers=signer.sign_headers("PUT", host, "/cg-bench")), "CreateBucket")
     import hashlib
-    expect(c.request("PUT", "/cg/obj4k", body=BODY,
-                     headers=signer.sign_headers("PUT", host, "/cg/obj4k", payload_hash=hashlib.sha256(BODY).hexdigest())), "PutObject")
+    expect(c.request("PUT", "/cg-bench/obj4k", body=BODY,
+                     headers=signer.sign_headers("PUT", host, "/cg-bench/obj4k", payload_hash=hashlib.sha256(BODY).hexdigest())), "PutObject")
     c.close()
-    return signer.presign("GET", host, "/cg/obj4k", expires=3600)
+    return signer.presign("GET", host, "/cg-bench/obj4k", expires=3600)
 
 
 def get_load(service, n):

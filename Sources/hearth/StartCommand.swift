@@ -14,6 +14,9 @@ enum StartCommand {
     }
 
     static func run(_ options: StartOptions) -> Int32 {
+        // Watched from the first instruction: a SIGTERM sent as soon as the ready file appears (or
+        // even before) must stop this process, not fall into a gap before the watch exists.
+        let termination = TerminationWatch(watchingParent: options.exitWithParent)
         let clock = Clock(frozenAt: options.clock)
         let entropy: @Sendable (Int) -> [UInt8] = { SecureRandom.bytes($0) }
         let ids = IDGenerator(seed: options.seed, entropy: entropy)
@@ -101,7 +104,7 @@ enum StartCommand {
             }
         }
 
-        waitForTerminationSignal(watchingParent: options.exitWithParent)
+        termination.wait()
         logger.info("shutting down")
         liveEvents.finishAll()
         // Stop accepting on every listener first, then let in-flight requests finish.
@@ -216,32 +219,6 @@ enum StartCommand {
     /// Returns on SIGINT or SIGTERM, or, when watchingParent, once the parent process is gone (its
     /// children are re-parented, so getppid() changes): a test harness that crashes or is killed
     /// with SIGKILL cannot forward a signal, and its hearth would otherwise keep running.
-    static func waitForTerminationSignal(watchingParent: Bool = false) {
-        let done = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { done.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        var timer: (any DispatchSourceTimer)?
-        if watchingParent {
-            let parent = getppid()
-            let t = DispatchSource.makeTimerSource(queue: .global())
-            t.schedule(deadline: .now() + .milliseconds(200), repeating: .milliseconds(200))
-            t.setEventHandler {
-                if getppid() != parent { done.signal() }
-            }
-            t.resume()
-            timer = t
-        }
-        done.wait()
-        timer?.cancel()
-        _ = sources
-    }
-
     static func fail(_ message: String) {
         StandardStream.write("hearth: \(message)\n", to: StandardStream.error)
     }

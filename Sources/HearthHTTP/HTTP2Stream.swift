@@ -60,7 +60,7 @@ public final class HTTP2Stream: @unchecked Sendable {
 
     /// Queues body bytes (after `respond`).
     public func write(_ bytes: [UInt8]) {
-        change { outbound.append(contentsOf: bytes) }
+        change { if outbound.isEmpty { outbound = bytes } else { outbound.append(contentsOf: bytes) } }
     }
 
     /// Ends the response with trailers after the queued bytes; `discardingUnsent` drops the bytes not
@@ -100,7 +100,13 @@ public final class HTTP2Stream: @unchecked Sendable {
         let schedule = !wakeScheduled && !isClosed
         if schedule { wakeScheduled = true }
         lock.unlock()
-        if schedule, let connection { connection.loop.execute { [self] in connection.flush(self) } }
+        guard schedule, let connection else { return }
+        // A handler answering on the loop thread itself (a quick unary call) needs no wake-up.
+        if connection.loop.isLoopThread {
+            connection.flushSoon(self)
+        } else {
+            connection.loop.execute { [self] in connection.flush(self) }
+        }
     }
 
     // MARK: Loop side

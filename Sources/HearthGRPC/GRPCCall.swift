@@ -164,19 +164,9 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             runOnWorker(run, request)
         case .unaryQuick(let quick, let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
-            // Here, on the loop thread: the answer goes out with this read's other answers, in one
-            // write, and no thread is woken. A compressed request is inflated on a worker instead.
-            if !request.compressed {
-                do throws(GRPCStatus) {
-                    if let response = try quick(request.bytes, context) {
-                        send(response)
-                        return finish(.ok)
-                    }
-                } catch {
-                    return finish(error)
-                }
-            }
-            runOnWorker(run, request)
+            // A compressed request is inflated on a worker, never on the loop.
+            guard !request.compressed else { return runOnWorker(run, request) }
+            server.quickCalls.add(QuickCall(call: self, quick: quick, run: run, request: request.bytes), stream: stream)
         case .serverStreaming(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             let context = self.context
@@ -192,6 +182,21 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         case .bidirectional:
             deliverRequestSideEnd(cancelled: false)
         }
+    }
+
+    /// Answers a quick call: `quick` here (the loop thread, or a worker sharing a batch), else `run`
+    /// on a worker.
+    func answer(_ q: QuickCall) {
+        guard !isClosed else { return }
+        do throws(GRPCStatus) {
+            if let response = try q.quick(q.request, context) {
+                send(response)
+                return finish(.ok)
+            }
+        } catch {
+            return finish(error)
+        }
+        runOnWorker(q.run, (q.request, false))
     }
 
     private func runOnWorker(_ run: @escaping @Sendable ([UInt8], GRPCContext) throws(GRPCStatus) -> [UInt8],

@@ -33,6 +33,8 @@ public final class GRPCServer: HTTP2StreamHandler, @unchecked Sendable {
     let ids: IDGenerator
     let pool: WorkerPool
     let timers = DispatchQueue(label: "hearth.grpc.deadlines")
+    /// Quick unary calls waiting for the end of the read that completed them.
+    let quickCalls: QuickCalls
     /// `:path` → handler for the methods found so far (asking the service builds closures each time).
     private let routesLock = NSLock()
     private var routes: [String: GRPCHandler] = [:]
@@ -45,6 +47,7 @@ public final class GRPCServer: HTTP2StreamHandler, @unchecked Sendable {
         self.logger = logger
         self.ids = ids
         self.pool = WorkerPool(threads: configuration.workers, name: "grpc")
+        self.quickCalls = QuickCalls(pool: pool)
     }
 
     public func open(_ stream: HTTP2Stream, headers: [(name: String, value: String)]) -> any HTTP2StreamDelegate {

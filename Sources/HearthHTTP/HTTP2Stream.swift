@@ -86,6 +86,15 @@ public final class HTTP2Stream: @unchecked Sendable {
         change { consumed += count }
     }
 
+    /// Runs `task` on this stream's loop thread once the frames of the read being handled are all
+    /// delivered (so a handler can see every call that one read completed before answering any).
+    /// Call it only from a delegate method (the loop thread); false when the connection is gone.
+    @discardableResult public func afterCurrentRead(_ task: @escaping () -> Void) -> Bool {
+        guard let connection else { return false }
+        connection.loop.executeSoon(task)
+        return true
+    }
+
     /// Blocks until fewer than `bytes` are buffered, or the stream closes (then false). Worker threads only.
     public func waitUntilBuffered(below bytes: Int) -> Bool {
         writable.lock()
@@ -105,7 +114,8 @@ public final class HTTP2Stream: @unchecked Sendable {
         if connection.loop.isLoopThread {
             connection.flushSoon(self)
         } else {
-            connection.loop.execute { [self] in connection.flush(self) }
+            // Through `flushSoon`: the answers workers gave between two wake-ups go out in one write.
+            connection.loop.execute { [self] in connection.flushSoon(self) }
         }
     }
 

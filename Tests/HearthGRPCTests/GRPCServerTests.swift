@@ -144,6 +144,35 @@ func framed(_ message: [UInt8]) -> [UInt8] {
         #expect(answers.compressed?.body == framed(Array("run".utf8)))
     }
 
+    /// Quick calls completed by one read are shared: the loop answers half (here 2 of 4), a worker
+    /// the rest — which wait while the only worker is busy.
+    @Test func aBatchOfQuickCallsIsSharedWithAWorker() throws {
+        let echo = EchoService()
+        let server = HTTPServer(name: "t", configuration: .init(port: 0, threads: 2), service: PlainService(),
+                                http2: GRPCServer(services: [echo], configuration: .init(workers: 1)))
+        try server.start()
+        defer { server.stop(graceSeconds: 1) }
+        let blocked = DispatchGroup()
+        DispatchQueue.global().async(group: blocked) { _ = try? curl(server.port, "/echo.Echo/Block", body: framed([1])) }
+        for _ in 0..<200 where !echo.blocking.value { Thread.sleep(forTimeInterval: 0.01) }
+        let c = try RawSocket(port: server.port)
+        var calls = preface + h2Frame(type: 4, flags: 0, stream: 0)
+        for i in 0..<4 {
+            let id = Int32(1 + 2 * i)
+            calls += h2Frame(type: 1, flags: 4, stream: id, BadInputTests.requestHeaders("/echo.Echo/Quick"))
+            calls += h2Frame(type: 0, flags: 1, stream: id, framed([1]))
+        }
+        c.send(calls)
+        func answered(_ bytes: [UInt8]) -> Set<Int32> {
+            Set(h2Frames(bytes).filter { $0.type == 0 && $0.payload == framed(Array("quick".utf8)) }.map(\.stream))
+        }
+        let first = answered(BadInputTests.read(c, seconds: 1))
+        #expect(first == [1, 3])
+        echo.release.signal()
+        #expect(blocked.wait(timeout: .now() + 10) == .success)
+        #expect(answered(BadInputTests.read(c, seconds: 1)) == [5, 7])
+    }
+
     /// Paths split on bytes as `/{service}/{method}`, a stray query ignored.
     @Test func pathsSplitIntoServiceAndMethod() {
         #expect(GRPCServer.split("/a.B/C")! == ("a.B", "C"))

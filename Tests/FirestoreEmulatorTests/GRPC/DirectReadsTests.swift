@@ -7,8 +7,9 @@ import Testing
 /// BatchGetDocuments and RunQuery answered directly from the core send exactly the messages (and
 /// fail with exactly the status) the general path makes from the REST handler's JSON.
 ///
-/// Each request runs on two identical stores (same documents, same frozen clock, same id seed), the
-/// general path on one and the direct path on the other, so even a new transaction's id agrees.
+/// The requests run in the same order on two identical stores (same documents, same frozen clock,
+/// same id seed), the general path on one and the direct path on the other, so even a new
+/// transaction's id agrees.
 struct DirectReadsTests {
     static let rules = """
         rules_version = '2';
@@ -63,9 +64,10 @@ struct DirectReadsTests {
         return GRPCContext(metadata: metadata, deadlineNanos: nil, remoteAddress: "127.0.0.1:1", requestID: "T")
     }
 
-    /// Runs `request` through the general path on one store and the direct path on another.
-    func compare(_ method: String, _ request: JSONObject, as who: TestHarness.As = .owner) throws -> (general: Outcome, direct: Outcome) {
-        let (general, direct) = (try Self.seeded(), try Self.seeded())
+    /// Runs `request` through the general path on one store and the direct path on the other.
+    func compare(_ method: String, _ request: JSONObject, as who: TestHarness.As = .owner,
+                 on stores: (general: TestHarness, direct: TestHarness)) throws -> (general: Outcome, direct: Outcome) {
+        let (general, direct) = stores
         let messageName = method == "RunQuery" ? "RunQueryRequest" : "BatchGetDocumentsRequest"
         let bytes = Self.encoded(request, messageName)
         let ctx = Self.context(who)
@@ -119,8 +121,9 @@ struct DirectReadsTests {
             (["database": database], .owner),
         ]
         var answered = 0
+        let stores = (try Self.seeded(), try Self.seeded())
         for (request, who) in requests {
-            let (general, direct) = try compare("BatchGetDocuments", request, as: who)
+            let (general, direct) = try compare("BatchGetDocuments", request, as: who, on: stores)
             #expect(general == direct, "\(request)")
             if case .messages(let m) = general, !m.isEmpty { answered += 1 }
         }
@@ -153,8 +156,9 @@ struct DirectReadsTests {
             (JSONObject([("parent", .string(root))]), .owner),
         ]
         var answered = 0
+        let stores = (try Self.seeded(), try Self.seeded())
         for (request, who) in requests {
-            let (general, direct) = try compare("RunQuery", request, as: who)
+            let (general, direct) = try compare("RunQuery", request, as: who, on: stores)
             #expect(general == direct, "\(request)")
             if case .messages(let m) = general, !m.isEmpty { answered += 1 }
         }

@@ -158,14 +158,9 @@ final class HTTP2Connection: @unchecked Sendable {
 
     // MARK: Streams
 
-    /// Applies what other threads asked of `stream` and sends (loop thread).
-    func flush(_ stream: HTTP2Stream) {
-        apply(stream)
-        send()
-    }
-
-    /// Applies what the loop thread itself asked of `stream` once the current handler returns: the
-    /// answers a handler gave while nghttp2 was delivering frames go out together, in one write.
+    /// Applies what was asked of `stream` once the current handler or task returns (loop thread):
+    /// the answers given meanwhile — by a handler while nghttp2 delivered frames, or by workers
+    /// between two wake-ups — go out together, in one write.
     func flushSoon(_ stream: HTTP2Stream) {
         dirty.append(stream)
         guard dirty.count == 1 else { return }

@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
-"""Instructions per Firestore get, REST and gRPC, counted by callgrind (repeatable where wall-clock
-rates on a shared machine are not): `python3 bench/callgrind_get.py [--hearth-bin B] [-n N]`.
+"""Instructions per Firestore get (REST and gRPC) and per gRPC Commit, counted by callgrind
+(repeatable where wall-clock rates on a shared machine are not):
+`python3 bench/callgrind_get.py [--hearth-bin B] [-n N] [--only rest,grpc,commit]`.
 
-Starts Hearth under `valgrind --tool=callgrind --instr-atstart=no` with the shipped rules, signs up
-a user, stores users/{uid}/files/f0, then instruments (and so counts) only while N user-token gets run: REST over one
-keep-alive connection, gRPC through h2load on one stream. Prints instructions per request for each.
-Needs valgrind (Debian package valgrind) and h2load (nghttp2-client); loopback only.
+Starts Hearth under `valgrind --tool=callgrind --instr-atstart=no` with the shipped rules and a
+data directory (as `make bench` does), signs up
+a user, stores users/{uid}/files/f0, then instruments (and so counts) only while the load runs:
+N user-token gets over REST (one keep-alive connection) and over gRPC (h2load, one stream), and
+gRPC Commits creating a valid users/{uid}/files document (bench/grpcload -mode commit, one stream,
+as many as it completes in a few seconds; instructions are divided by its count of grpc-status 0
+answers). Prints instructions per request for each.
+Needs valgrind (Debian package valgrind), h2load (nghttp2-client) and for the Commit go with
+golang-google-cloud-dev (the Makefile's DEB_PACKAGES); loopback only.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -15,11 +22,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase  # noqa: E402
+from benchlib import firebase, grpcbench  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, DOCS  # noqa: E402
 from benchlib.httpc import Client, expect  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
@@ -49,7 +57,9 @@ def measure(label, hearth_bin, rules, n, load, keep=False):
     """Instructions while `load(ports, user)` runs n requests, in a fresh Hearth under callgrind."""
     work = tempfile.mkdtemp(prefix="cg-", dir=os.path.join(ROOT, ".build"))
     reg = Registry()
-    h = Hearth(reg, hearth_bin, work, rules=rules, log_name="hearth-cg")
+    # A data directory, as `make bench` runs Hearth (an in-memory store reads through the writer's
+    # connection, so its reads are not what the bench measures).
+    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data"), rules=rules, log_name="hearth-cg")
     argv = h.argv()
     h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                                  f"--callgrind-out-file={work}/callgrind.out.%p"] + argv
@@ -67,7 +77,8 @@ def measure(label, hearth_bin, rules, n, load, keep=False):
         load(h, user, 50)  # warm: token cache, prepared statements, first-call paths
         control(h.pid, "-i", "on")
         t0 = time.time()
-        load(h, user, n)
+        # A load may report how many calls it completed (a timed one), else it ran exactly n.
+        n = load(h, user, n) or n
         control(h.pid, "-i", "off")
         control(h.pid, "-d")
         secs = time.time() - t0
@@ -105,6 +116,27 @@ def grpc_load(frame_file):
     return load
 
 
+def grpc_commit_load(grpcload_bin):
+    """Commits creating users/{uid}/files/<unique id> from grpcload, one in flight; returns how many
+    succeeded (the warm-up call passes n=50 and runs briefly)."""
+    runs = [0]
+
+    def load(h, user, n):
+        runs[0] += 1
+        seconds = 1 if n <= 50 else max(2, n // 400)
+        r = subprocess.run([grpcload_bin, "-addr", f"127.0.0.1:{h.port('firestore')}", "-token", user.id_token,
+                            "-mode", "commit", "-uid", user.uid, "-streams", "1", "-duration", str(seconds),
+                            "-tag", f"cg-{runs[0]}"], capture_output=True, text=True, timeout=600)
+        line = next((l for l in r.stdout.splitlines() if l.startswith("GRPCLOAD ")), None)
+        if r.returncode != 0 or line is None:
+            raise SystemExit(f"grpcload commit failed: {r.stderr[-400:]}")
+        summary = json.loads(line[len("GRPCLOAD "):])
+        if sum((summary.get("failed") or {}).values()) or not summary.get("ok"):
+            raise SystemExit(f"grpcload commit: calls failed: {summary}")
+        return summary["ok"]
+    return load
+
+
 def framed_get(name):
     """A 5-byte-framed GetDocumentRequest{name} (field 1, length-delimited)."""
     body = bytes([0x0A]) + varint(len(name.encode())) + name.encode()
@@ -125,13 +157,27 @@ def main():
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
     ap.add_argument("-n", type=int, default=2000)
     ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
+    ap.add_argument("--only", default="rest,grpc,commit", help="comma-separated: rest, grpc, commit")
     args = ap.parse_args()
+    only = set(args.only.split(","))
     for tool in ("valgrind", "callgrind_control", "h2load"):
         if not shutil.which(tool):
             print(f"{tool} is not installed (Debian packages valgrind, nghttp2-client)", file=sys.stderr)
             return 2
     rules = os.path.join(ROOT, "rules", "firestore.rules")
-    measure("REST get (user token, rules on)", args.hearth_bin, rules, args.n, rest_load, args.keep)
+    if "rest" in only:
+        measure("REST get (user token, rules on)", args.hearth_bin, rules, args.n, rest_load, args.keep)
+    if "commit" in only:
+        ctx = types.SimpleNamespace(build=os.path.join(ROOT, ".build"), grpcload=None)
+        try:
+            grpcload_bin = grpcbench.build_grpcload(ctx)
+        except grpcbench.NotAvailable as e:
+            print(f"gRPC Commit: n/a ({e})", file=sys.stderr)
+        else:
+            measure("gRPC Commit creating users/{uid}/files/* (user token, rules on)", args.hearth_bin, rules, args.n,
+                    grpc_commit_load(grpcload_bin), args.keep)
+    if "grpc" not in only:
+        return 0
 
     def grpc(h, user, n):
         path = os.path.join(ROOT, ".build", "cg-getdoc.bin")

@@ -14,8 +14,11 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     private let requestHeaders: [(name: String, value: String)]
     private let lock = NSLock()
     private var handler: GRPCHandler?
+    /// What `:path` names, looked up once.
+    private let routed: Result<GRPCHandler, GRPCStatus>
     private var context: GRPCContext
-    private let jobs: SerialJobs
+    /// A bidirectional call's worker queue (nil for the others, which never queue more than one job).
+    private let jobs: SerialJobs?
     private let started = DispatchTime.now().uptimeNanoseconds
     // Loop thread only.
     private var inbound: [UInt8] = []
@@ -37,8 +40,9 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         self.stream = stream
         self.requestHeaders = headers
         self.path = headers.first(where: { $0.name == ":path" })?.value ?? ""
-        self.jobs = SerialJobs(pool: server.pool)
-        let metadata = headers.filter { !$0.name.hasPrefix(":") }
+        self.routed = server.route(path)
+        if case .success(.bidirectional) = routed { jobs = SerialJobs(pool: server.pool) } else { jobs = nil }
+        let metadata = headers.filter { $0.name.utf8.first != UInt8(ascii: ":") }
         self.context = GRPCContext(metadata: metadata, deadlineNanos: nil, remoteAddress: stream.remoteAddress,
                                    requestID: server.ids.hex(byteCount: 8).uppercased())
     }
@@ -77,12 +81,12 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
                 server.timers.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { [weak self] in self?.deadlineReached() }
             }
         }
-        switch server.route(path) {
+        switch routed {
         case .failure(let status):
             finish(status)
         case .success(let h):
             handler = h
-            if case .bidirectional(let open) = h {
+            if case .bidirectional(let open) = h, let jobs {
                 let context = self.context
                 jobs.submit { [self] in
                     let rs = open(context, self)
@@ -101,7 +105,8 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             stream.consume(bytes.count)
             return
         }
-        inbound.append(contentsOf: bytes)
+        // The usual request arrives whole in one DATA frame: take that array rather than copy it.
+        if inbound.isEmpty { inbound = bytes } else { inbound.append(contentsOf: bytes) }
         while inbound.count >= 5 {
             let flag = inbound[0]
             let length = Int(inbound[1]) << 24 | Int(inbound[2]) << 16 | Int(inbound[3]) << 8 | Int(inbound[4])
@@ -121,8 +126,8 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             guard inbound.count >= 5 + length else { break }
             let message = Array(inbound[5..<(5 + length)])
             let compressed = flag == 1
-            inbound.removeFirst(5 + length)
-            if case .bidirectional = handler {
+            if inbound.count == 5 + length { inbound = [] } else { inbound.removeFirst(5 + length) }
+            if case .bidirectional = handler, let jobs {
                 let size = 5 + length
                 // Inflating runs here on the call's worker queue, never on the connection's loop.
                 jobs.submit { [self] in
@@ -156,17 +161,12 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         switch handler {
         case .unary(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
-            let context = self.context
-            server.pool.submit { [self] in
-                guard !isClosed else { return }
-                do throws(GRPCStatus) {
-                    let response = try run(try decoded(request.bytes, compressed: request.compressed).get(), context)
-                    send(response)
-                    finish(.ok)
-                } catch {
-                    finish(error)
-                }
-            }
+            runOnWorker(run, request)
+        case .unaryQuick(let quick, let run):
+            guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
+            // A compressed request is inflated on a worker, never on the loop.
+            guard !request.compressed else { return runOnWorker(run, request) }
+            server.quickCalls.add(QuickCall(call: self, quick: quick, run: run, request: request.bytes), stream: stream)
         case .serverStreaming(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             let context = self.context
@@ -184,6 +184,36 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         }
     }
 
+    /// Answers a quick call: `quick` here (the loop thread, or a worker sharing a batch), else `run`
+    /// on a worker.
+    func answer(_ q: QuickCall) {
+        guard !isClosed else { return }
+        do throws(GRPCStatus) {
+            if let response = try q.quick(q.request, context) {
+                send(response)
+                return finish(.ok)
+            }
+        } catch {
+            return finish(error)
+        }
+        runOnWorker(q.run, (q.request, false))
+    }
+
+    private func runOnWorker(_ run: @escaping @Sendable ([UInt8], GRPCContext) throws(GRPCStatus) -> [UInt8],
+                             _ request: (bytes: [UInt8], compressed: Bool)) {
+        let context = self.context
+        server.pool.submit { [self] in
+            guard !isClosed else { return }
+            do throws(GRPCStatus) {
+                let response = try run(try decoded(request.bytes, compressed: request.compressed).get(), context)
+                send(response)
+                finish(.ok)
+            } catch {
+                finish(error)
+            }
+        }
+    }
+
     func closed(errorCode: UInt32) {
         lock.lock()
         let wasEnded = ended
@@ -191,6 +221,14 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         if finalStatus == nil { finalStatus = GRPCStatus(.cancelled, "Cancelled by the client (HTTP/2 error \(errorCode))") }
         lock.unlock()
         if !wasEnded || errorCode != 0 { deliverRequestSideEnd(cancelled: true) }
+        // A bidirectional handler holds this call (its response stream) and the call held the
+        // handler: a cycle that kept both alive after every stream. The stream is gone, so the call
+        // lets go of the handler — after the handler's queued jobs, `open` included, have run.
+        jobs?.submit { [self] in
+            lock.lock()
+            requestStream = nil
+            lock.unlock()
+        }
         log()
     }
 
@@ -278,7 +316,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         let already = requestSideDone
         requestSideDone = true
         lock.unlock()
-        guard !already else { return }
+        guard !already, let jobs else { return }
         jobs.submit { [self] in
             lock.lock()
             let rs = requestStream

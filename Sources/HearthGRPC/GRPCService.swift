@@ -13,6 +13,13 @@ public protocol GRPCService: Sendable {
 public enum GRPCHandler: Sendable {
     /// One request message, one response message. Runs on a worker thread, never a loop thread.
     case unary(@Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8])
+    /// A unary method whose common requests are answered on the connection's loop thread the moment
+    /// they are complete, with no hand-off to a worker and back (two thread wake-ups, most of a
+    /// short call's latency). `quick` must do only bounded work that never waits: no lock another
+    /// call may hold for long, no disk writer, no network, no decompression; it returns nil for a
+    /// request it cannot answer so, and `run` answers that one on a worker thread.
+    case unaryQuick(quick: @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8]?,
+                    run: @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8])
     /// One request message, any number of responses sent through `responses`; returning ends the
     /// call with OK, throwing ends it with that status. Runs on a worker thread, and may block in
     /// `responses.waitUntilWritable()` while the client reads slowly.

@@ -18,6 +18,8 @@ final class HTTP2Connection: @unchecked Sendable {
     /// Bytes nghttp2 produced that the socket has not taken yet.
     private var unsent: [UInt8] = []
     private var interest: UInt32 = 0
+    /// Streams the loop thread changed, applied by one `executeSoon` task (loop thread only).
+    private var dirty: [HTTP2Stream] = []
     private var closed = false
     var onClose: (HTTP2Connection) -> Void = { _ in }
     var streamsChanged: (Int) -> Void = { _ in }
@@ -69,11 +71,13 @@ final class HTTP2Connection: @unchecked Sendable {
     }
 
     private func receive() {
-        var buffer = [UInt8](repeating: 0, count: 32 << 10)
-        let n = recv(fd, &buffer, buffer.count, 0)
+        // nghttp2 copies what it keeps, and the callbacks copy request bytes out, so the loop's one
+        // buffer serves every read.
+        let buffer = loop.scratch
+        let n = recv(fd, buffer.baseAddress, buffer.count, 0)
         if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
         guard n > 0 else { return shutdown(errorCode: 8) }
-        let used = buffer.withUnsafeBufferPointer { nghttp2_session_mem_recv(session, $0.baseAddress, n) }
+        let used = nghttp2_session_mem_recv(session, buffer.baseAddress, n)
         if used < 0 {
             // Bad preface, garbage frames, a flood: nghttp2 has queued a GOAWAY; send it, then close.
             send()
@@ -105,7 +109,12 @@ final class HTTP2Connection: @unchecked Sendable {
                     if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
                     return shutdown(errorCode: 8)
                 }
-                unsent.removeFirst(n)
+                if n == unsent.count {
+                    // Keep a small buffer for the next answer; a burst's large one goes back.
+                    unsent.removeAll(keepingCapacity: unsent.capacity <= 16 << 10)
+                } else {
+                    unsent.removeFirst(n)
+                }
             }
             if !unsent.isEmpty { more = false }
         }
@@ -149,8 +158,21 @@ final class HTTP2Connection: @unchecked Sendable {
 
     // MARK: Streams
 
-    /// Applies what other threads asked of `stream` (loop thread).
-    func flush(_ stream: HTTP2Stream) {
+    /// Applies what was asked of `stream` once the current handler or task returns (loop thread):
+    /// the answers given meanwhile — by a handler while nghttp2 delivered frames, or by workers
+    /// between two wake-ups — go out together, in one write.
+    func flushSoon(_ stream: HTTP2Stream) {
+        dirty.append(stream)
+        guard dirty.count == 1 else { return }
+        loop.executeSoon { [self] in
+            let changed = dirty
+            dirty = []
+            for s in changed { apply(s) }
+            send()
+        }
+    }
+
+    private func apply(_ stream: HTTP2Stream) {
         stream.lock.lock()
         stream.wakeScheduled = false
         let headers = stream.pendingHeaders
@@ -171,7 +193,6 @@ final class HTTP2Connection: @unchecked Sendable {
         } else if submitted {
             nghttp2_session_resume_data(session, stream.id)
         }
-        send()
     }
 
     private func submit(_ headers: [(String, String)], on id: Int32, endStream: Bool) {
@@ -245,15 +266,15 @@ private let h2Header: nghttp2_on_header_callback = { _, frame, name, nameLength,
     guard let frame, hearth_frame_is_request_headers(frame) != 0 else { return 0 }
     let c = connection(userData)
     let id = hearth_frame_stream_id(frame)
-    guard var entry = c.streams[id] else { return 0 }
+    // Changed in place: a copy of the entry would copy its header list at every header.
+    guard let i = c.streams.index(forKey: id) else { return 0 }
     // RFC 9113 §6.5.2 counts 32 bytes of overhead per field.
-    entry.headerBytes += nameLength + valueLength + 32
-    if entry.headerBytes > c.limits.maxHeaderListSize {
+    c.streams.values[i].headerBytes += nameLength + valueLength + 32
+    if c.streams.values[i].headerBytes > c.limits.maxHeaderListSize {
         return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)  // resets this stream only
     }
-    entry.headers.append((String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
-                          String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)))
-    c.streams[id] = entry
+    c.streams.values[i].headers.append((String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
+                                        String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)))
     return 0
 }
 

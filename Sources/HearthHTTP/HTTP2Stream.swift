@@ -60,7 +60,7 @@ public final class HTTP2Stream: @unchecked Sendable {
 
     /// Queues body bytes (after `respond`).
     public func write(_ bytes: [UInt8]) {
-        change { outbound.append(contentsOf: bytes) }
+        change { if outbound.isEmpty { outbound = bytes } else { outbound.append(contentsOf: bytes) } }
     }
 
     /// Ends the response with trailers after the queued bytes; `discardingUnsent` drops the bytes not
@@ -86,6 +86,15 @@ public final class HTTP2Stream: @unchecked Sendable {
         change { consumed += count }
     }
 
+    /// Runs `task` on this stream's loop thread once the frames of the read being handled are all
+    /// delivered (so a handler can see every call that one read completed before answering any).
+    /// Call it only from a delegate method (the loop thread); false when the connection is gone.
+    @discardableResult public func afterCurrentRead(_ task: @escaping () -> Void) -> Bool {
+        guard let connection else { return false }
+        connection.loop.executeSoon(task)
+        return true
+    }
+
     /// Blocks until fewer than `bytes` are buffered, or the stream closes (then false). Worker threads only.
     public func waitUntilBuffered(below bytes: Int) -> Bool {
         writable.lock()
@@ -100,7 +109,14 @@ public final class HTTP2Stream: @unchecked Sendable {
         let schedule = !wakeScheduled && !isClosed
         if schedule { wakeScheduled = true }
         lock.unlock()
-        if schedule, let connection { connection.loop.execute { [self] in connection.flush(self) } }
+        guard schedule, let connection else { return }
+        // A handler answering on the loop thread itself (a quick unary call) needs no wake-up.
+        if connection.loop.isLoopThread {
+            connection.flushSoon(self)
+        } else {
+            // Through `flushSoon`: the answers workers gave between two wake-ups go out in one write.
+            connection.loop.execute { [self] in connection.flushSoon(self) }
+        }
     }
 
     // MARK: Loop side

@@ -37,17 +37,20 @@ public struct RecordingGRPCService: GRPCService {
         }
         switch handler {
         case .unary(let f):
-            return .unary { request, context throws(GRPCStatus) in
+            return .unary(recorded(f, record))
+        case .unaryQuick(let quick, let f):
+            // A request `quick` leaves (nil) is recorded by `f`, which answers it.
+            return .unaryQuick(quick: { request, context throws(GRPCStatus) in
                 let started = DispatchTime.now().uptimeNanoseconds
                 do throws(GRPCStatus) {
-                    let response = try f(request, context)
+                    guard let response = try quick(request, context) else { return nil }
                     record(context, started, .ok)
                     return response
                 } catch {
                     record(context, started, error)
                     throw error
                 }
-            }
+            }, run: recorded(f, record))
         case .serverStreaming(let f):
             return .serverStreaming { request, context, responses throws(GRPCStatus) in
                 let started = DispatchTime.now().uptimeNanoseconds
@@ -68,6 +71,23 @@ public struct RecordingGRPCService: GRPCService {
     static func errorBody(_ code: GRPCStatus.Code, _ message: String) -> String {
         JSON.object(["error": .object(["code": .int(Int64(httpStatus(code))), "message": .string(message),
                                        "status": .string(statusName(code))])]).serialized()
+    }
+
+    private typealias Unary = @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8]
+
+    /// `f`, recording each call's outcome.
+    private func recorded(_ f: @escaping Unary, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void) -> Unary {
+        { request, context throws(GRPCStatus) in
+            let started = DispatchTime.now().uptimeNanoseconds
+            do throws(GRPCStatus) {
+                let response = try f(request, context)
+                record(context, started, .ok)
+                return response
+            } catch {
+                record(context, started, error)
+                throw error
+            }
+        }
     }
 
     /// The HTTP status Google's APIs map each gRPC code to (google.rpc.Code).

@@ -244,3 +244,64 @@ final class CancelWatcher: GRPCService, @unchecked Sendable {
         }
     }
 }
+
+/// leak.Leak/Hold: a bidirectional call whose handler keeps its response stream, as real handlers
+/// do; weak references tell whether the call and the handler outlive their stream.
+final class LifetimeWatcher: GRPCService, @unchecked Sendable {
+    let name = "leak.Leak"
+    private let lock = NSLock()
+    private var calls: [() -> AnyObject?] = []
+    final class Hold: GRPCRequestStream, @unchecked Sendable {
+        let responses: any GRPCResponseStream
+        init(_ r: any GRPCResponseStream) { responses = r }
+        func received(_ message: [UInt8]) { responses.send(message) }
+        func halfClosed() {}
+        func cancelled() {}
+    }
+    var opened: Int { lock.lock(); defer { lock.unlock() }; return calls.count }
+    var alive: Int { lock.lock(); defer { lock.unlock() }; return calls.filter { $0() != nil }.count }
+    func handler(for method: String) -> GRPCHandler? {
+        .bidirectional { [self] _, responses in
+            let hold = Hold(responses)
+            lock.lock()
+            calls.append { [weak responses] in responses }
+            calls.append { [weak hold] in hold }
+            lock.unlock()
+            return hold
+        }
+    }
+}
+
+extension BadInputTests {
+    /// Streams the client resets (RST_STREAM CANCEL) and streams of a connection that drops release
+    /// their call and its handler (LeakSanitizer saw one kept per abandoned stream).
+    @Test func cancelledStreamsReleaseTheirCalls() throws {
+        let watcher = LifetimeWatcher()
+        let server = HTTPServer(name: "t", configuration: .init(port: 0, threads: 2), service: PlainService(),
+                                http2: GRPCServer(services: [EchoService(), watcher]))
+        try server.start()
+        defer { server.stop(graceSeconds: 1) }
+        var c: RawSocket? = try RawSocket(port: server.port)
+        c!.send(preface + h2Frame(type: 4, flags: 0, stream: 0))
+        let block = Self.requestHeaders("/leak.Leak/Hold")
+        var opening: [UInt8] = []
+        for i in 0..<20 {
+            let id = Int32(1 + 2 * i)
+            opening += h2Frame(type: 1, flags: 4, stream: id, block)
+            opening += h2Frame(type: 0, flags: 0, stream: id, framed([7]))
+        }
+        c!.send(opening)
+        for _ in 0..<100 where watcher.opened < 40 { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(watcher.opened == 40)
+        // Half of them reset by the client, the rest dropped with the connection.
+        var resets: [UInt8] = []
+        for i in 0..<10 { resets += h2Frame(type: 3, flags: 0, stream: Int32(1 + 2 * i), [0, 0, 0, 8]) }
+        c!.send(resets)
+        for _ in 0..<100 where watcher.alive > 20 { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(watcher.alive == 20)
+        c = nil
+        for _ in 0..<100 where watcher.alive > 0 { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(watcher.alive == 0)
+        try expectStillServing(server)
+    }
+}

@@ -8,6 +8,8 @@ import HearthCore
 /// Stream sends the request back N times (N = its first byte), Chat echoes each message.
 struct EchoService: GRPCService {
     let name = "echo.Echo"
+    let blocking = Flag()
+    let release = DispatchSemaphore(value: 0)
     final class Chat: GRPCRequestStream, @unchecked Sendable {
         let responses: any GRPCResponseStream
         init(_ responses: any GRPCResponseStream) { self.responses = responses }
@@ -24,6 +26,21 @@ struct EchoService: GRPCService {
             for _ in 0..<Int(request.first ?? 0) { responses.send(request) }
         }
         case "Chat": .bidirectional { _, responses in Chat(responses) }
+        // Answers "quick" itself when the request's first byte is 1, fails when it is 2, and leaves
+        // the others to `run` (on a worker), which answers "run".
+        case "Quick": .unaryQuick(quick: { request, _ throws(GRPCStatus) in
+            switch request.first {
+            case 1: return Array("quick".utf8)
+            case 2: throw GRPCStatus(.permissionDenied, "no")
+            default: return nil
+            }
+        }, run: { _, _ in Array("run".utf8) })
+        // Holds its worker until `release` is signalled.
+        case "Block": .unary { [blocking, release] request, _ in
+            blocking.raise()
+            release.wait()
+            return request
+        }
         default: nil
         }
     }
@@ -87,6 +104,81 @@ func framed(_ message: [UInt8]) -> [UInt8] {
             #expect(r.body == framed(Array("hello".utf8)))
             #expect(r.field("grpc-status") == "0")
         }
+    }
+
+    /// A quick handler answers on the connection's loop thread, with no worker: it is answered while
+    /// the only worker is busy. A request it leaves (or a compressed one) waits for a worker; its
+    /// error is the call's status.
+    @Test func quickUnaryNeedsNoWorkerAndFallsBackToOne() throws {
+        let echo = EchoService()
+        let server = HTTPServer(name: "t", configuration: .init(port: 0, threads: 2), service: PlainService(),
+                                http2: GRPCServer(services: [echo], configuration: .init(workers: 1)))
+        try server.start()
+        defer { server.stop(graceSeconds: 1) }
+        // Hold the one worker.
+        let blocked = DispatchGroup()
+        DispatchQueue.global().async(group: blocked) { _ = try? curl(server.port, "/echo.Echo/Block", body: framed([1])) }
+        for _ in 0..<200 where !echo.blocking.value { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(echo.blocking.value)
+        let quick = try curl(server.port, "/echo.Echo/Quick", body: framed([1]))
+        #expect(quick.field("grpc-status") == "0" && quick.body == framed(Array("quick".utf8)))
+        let failed = try curl(server.port, "/echo.Echo/Quick", body: framed([2]))
+        #expect(failed.field("grpc-status") == "7" && failed.field("grpc-message") == "no" && failed.body.isEmpty)
+        #expect(echo.blocking.value)  // both answered while the worker was still held
+        // The others wait for the worker: answered only once it is free.
+        let waiting = DispatchGroup()
+        final class Answers: @unchecked Sendable { var declined, compressed: CurlResult? }  // read after `waiting`
+        let answers = Answers()
+        DispatchQueue.global().async(group: waiting) { answers.declined = try? curl(server.port, "/echo.Echo/Quick", body: framed([0])) }
+        DispatchQueue.global().async(group: waiting) {
+            // gzip of [1]: inflated on a worker, never on the loop.
+            answers.compressed = try? curl(server.port, "/echo.Echo/Quick",
+                                   body: [1, 0, 0, 0, 21] + [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3, 0x63, 4, 0, 0x1B, 0xDF, 5, 0xA5, 1, 0, 0, 0],
+                                   headers: ["content-type: application/grpc", "grpc-encoding: gzip"])
+        }
+        #expect(waiting.wait(timeout: .now() + 0.5) == .timedOut)
+        echo.release.signal()
+        #expect(blocked.wait(timeout: .now() + 10) == .success)
+        #expect(waiting.wait(timeout: .now() + 10) == .success)
+        #expect(answers.declined?.body == framed(Array("run".utf8)))
+        #expect(answers.compressed?.body == framed(Array("run".utf8)))
+    }
+
+    /// Quick calls completed by one read are shared: the loop answers half (here 2 of 4), a worker
+    /// the rest — which wait while the only worker is busy.
+    @Test func aBatchOfQuickCallsIsSharedWithAWorker() throws {
+        let echo = EchoService()
+        let server = HTTPServer(name: "t", configuration: .init(port: 0, threads: 2), service: PlainService(),
+                                http2: GRPCServer(services: [echo], configuration: .init(workers: 1)))
+        try server.start()
+        defer { server.stop(graceSeconds: 1) }
+        let blocked = DispatchGroup()
+        DispatchQueue.global().async(group: blocked) { _ = try? curl(server.port, "/echo.Echo/Block", body: framed([1])) }
+        for _ in 0..<200 where !echo.blocking.value { Thread.sleep(forTimeInterval: 0.01) }
+        let c = try RawSocket(port: server.port)
+        var calls = preface + h2Frame(type: 4, flags: 0, stream: 0)
+        for i in 0..<4 {
+            let id = Int32(1 + 2 * i)
+            calls += h2Frame(type: 1, flags: 4, stream: id, BadInputTests.requestHeaders("/echo.Echo/Quick"))
+            calls += h2Frame(type: 0, flags: 1, stream: id, framed([1]))
+        }
+        c.send(calls)
+        func answered(_ bytes: [UInt8]) -> Set<Int32> {
+            Set(h2Frames(bytes).filter { $0.type == 0 && $0.payload == framed(Array("quick".utf8)) }.map(\.stream))
+        }
+        let first = answered(BadInputTests.read(c, seconds: 1))
+        #expect(first == [1, 3])
+        echo.release.signal()
+        #expect(blocked.wait(timeout: .now() + 10) == .success)
+        #expect(answered(BadInputTests.read(c, seconds: 1)) == [5, 7])
+    }
+
+    /// Paths split on bytes as `/{service}/{method}`, a stray query ignored.
+    @Test func pathsSplitIntoServiceAndMethod() {
+        #expect(GRPCServer.split("/a.B/C")! == ("a.B", "C"))
+        #expect(GRPCServer.split("/a.B/C?x=/y")! == ("a.B", "C"))
+        #expect(GRPCServer.split("/a.B/")! == ("a.B", ""))
+        for bad in ["", "/", "a.B/C", "/a.B", "/a.B/C/D"] { #expect(GRPCServer.split(bad) == nil, "\(bad)") }
     }
 
     @Test func unknownMethodAndServiceAreUnimplemented() throws {

@@ -10,6 +10,8 @@ import Testing
             switch method {
             case "Commit": .unary { _, _ throws(GRPCStatus) in throw GRPCStatus(.permissionDenied, "false for 'create' @ L5") }
             case "GetDocument": .unary { request, _ in request }
+            // Answers a request starting with 1 itself and leaves the others to `run`.
+            case "Quick": .unaryQuick(quick: { request, _ in request.first == 1 ? request : nil }, run: { _, _ in [9] })
             default: nil
             }
         }
@@ -34,6 +36,21 @@ import Testing
         let body = try JSON.parse(denied.errorBody ?? "")
         #expect(body["error"]?["status"]?.stringValue == "PERMISSION_DENIED")
         #expect(body["error"]?["message"]?.stringValue == "false for 'create' @ L5")
+    }
+
+    /// A quick call is recorded once, by the path that answered it.
+    @Test func quickCallsAreLoggedOnceWhicheverPathAnswers() throws {
+        let log = RequestLog()
+        let service = RecordingGRPCService("firestore", Fake(), log: log, clock: Clock(frozenAt: Instant(unixMicros: 0)))
+        let context = GRPCContext(metadata: [], deadlineNanos: nil, remoteAddress: "127.0.0.1:1", requestID: "r1")
+        guard case .unaryQuick(let quick, let run)? = service.handler(for: "Quick") else {
+            Issue.record("expected a quick unary handler")
+            return
+        }
+        #expect(try quick([1], context) == [1])
+        #expect(try quick([0], context) == nil)
+        #expect(try run([0], context) == [9])
+        #expect(log.list(RequestLog.Filter()).entries.map(\.status) == [200, 200])
     }
 
     @Test func statusNamesAreGoogles() {

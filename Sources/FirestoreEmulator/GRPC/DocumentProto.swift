@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import HearthProtobuf
 
@@ -9,9 +10,9 @@ import HearthProtobuf
 /// field (`DocumentProtoTests` compares the two).
 enum DocumentProto {
     /// A `google.firestore.v1.Document`: name, fields (keys in byte order), create and update time.
-    static func document(_ doc: StoredDocument, in database: DatabaseID, into w: inout ProtoWriter) {
+    static func document(_ doc: StoredDocument, in database: DatabaseID, mask: [FieldPath]? = nil, into w: inout ProtoWriter) {
         w.string(1, database.name(of: doc.path))
-        fields(2, doc.fields, into: &w)
+        fields(2, mask.map { DocumentFields.project(doc.fields, onto: $0) } ?? doc.fields, into: &w)
         timestamp(3, doc.createTime, into: &w)
         timestamp(4, doc.updateTime, into: &w)
     }
@@ -67,6 +68,14 @@ enum DocumentProto {
             inner.int64IfNonZero(1, t.unixSeconds)
             inner.int64IfNonZero(2, Int64(t.nanos))
         }
+    }
+
+    /// A response holding only a new transaction's id (`transaction`, a bytes field, is its base64 text,
+    /// as in the REST JSON).
+    static func transactionOnly(_ transaction: String, field: Int) -> [UInt8] {
+        var w = ProtoWriter(capacity: 32)
+        w.bytes(field, Data(base64Encoded: transaction).map { [UInt8]($0) } ?? [])
+        return w.bytes
     }
 
     /// A `CommitResponse`: one `WriteResult` per write (update time, transform results), the commit time.

@@ -20,7 +20,7 @@ struct FirestoreGRPCService: GRPCService {
         let rest = RESTBridge(service: service)
         switch method {
         case "GetDocument":
-            return rest.unary("GetDocumentRequest", response: "Document", direct: rest.directGet) { o in
+            return rest.unary("GetDocumentRequest", response: "Document", direct: rest.directGet, directIsQuick: true) { o in
                 var q = RESTBridge.maskQuery(o, "mask")
                 RESTBridge.consistencyQuery(o, &q)
                 return RESTCall(method: "GET", name: o["name"]?.stringValue ?? "", query: q)
@@ -70,9 +70,10 @@ struct FirestoreGRPCService: GRPCService {
             return rest.verb("ListCollectionIdsRequest", field: "parent", verb: "listCollectionIds", response: "ListCollectionIdsResponse")
         case "BatchGetDocuments":
             return rest.streamingVerb("BatchGetDocumentsRequest", field: "database", verb: "batchGet",
-                                      response: "BatchGetDocumentsResponse", markDone: false)
+                                      response: "BatchGetDocumentsResponse", markDone: false, direct: rest.directBatchGet)
         case "RunQuery":
-            return rest.streamingVerb("RunQueryRequest", field: "parent", verb: "runQuery", response: "RunQueryResponse", markDone: true)
+            return rest.streamingVerb("RunQueryRequest", field: "parent", verb: "runQuery", response: "RunQueryResponse", markDone: true,
+                                      direct: rest.directRunQuery)
         case "RunAggregationQuery":
             return rest.streamingVerb("RunAggregationQueryRequest", field: "parent", verb: "runAggregationQuery",
                                       response: "RunAggregationQueryResponse", markDone: false)
@@ -146,15 +147,24 @@ struct RESTBridge: Sendable {
     /// A unary method: the request decoded, turned into its REST call by `build`, answered by the
     /// REST handler, and the answer encoded as `response` (nil: `Empty`). `direct` answers the forms
     /// it knows straight from the core (see `directGet`) and returns nil for the rest.
-    func unary(_ request: String, response: String?, direct: Direct? = nil,
+    ///
+    /// `directIsQuick`: `direct` only reads (a bounded amount, never waiting for the writer), so it may
+    /// answer on the connection's loop thread (`GRPCHandler.unaryQuick`) — unless reads share the
+    /// writer's connection (an in-memory database), where a read waits for any commit in progress.
+    func unary(_ request: String, response: String?, direct: Direct? = nil, directIsQuick: Bool = false,
                _ build: @escaping @Sendable (JSONObject) throws(FirestoreError) -> RESTCall) -> GRPCHandler {
-        .unary { bytes, ctx throws(GRPCStatus) in
-            if let direct, let answer = try direct(bytes, ctx) { return answer }
-            return try call { () throws(FirestoreError) in
+        let general: @Sendable ([UInt8], GRPCContext) throws(GRPCStatus) -> [UInt8] = { bytes, ctx throws(GRPCStatus) in
+            try call { () throws(FirestoreError) in
                 let json = try send(ctx, try build(try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + request)))
                 guard let response else { return [] }
                 return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + response)
             }
+        }
+        guard let direct else { return .unary(general) }
+        if directIsQuick && service.storage.database.path != nil { return .unaryQuick(quick: direct, run: general) }
+        return .unary { bytes, ctx throws(GRPCStatus) in
+            if let answer = try direct(bytes, ctx) { return answer }
+            return try general(bytes, ctx)
         }
     }
 
@@ -165,8 +175,10 @@ struct RESTBridge: Sendable {
 
     /// A server-streaming custom method whose REST answer is an array: one message per element
     /// (`done` set on the last for RunQuery, as Firestore does).
-    func streamingVerb(_ request: String, field: String, verb: String, response: String, markDone: Bool) -> GRPCHandler {
+    func streamingVerb(_ request: String, field: String, verb: String, response: String, markDone: Bool,
+                       direct: DirectStream? = nil) -> GRPCHandler {
         .serverStreaming { bytes, ctx, responses throws(GRPCStatus) in
+            if let direct, try direct(bytes, ctx, responses) { return }
             let json = try call { () throws(FirestoreError) in
                 let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + request)
                 return try send(ctx, try Self.customMethod(o, request: request, field: field, verb: verb))

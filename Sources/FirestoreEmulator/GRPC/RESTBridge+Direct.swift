@@ -37,13 +37,8 @@ extension RESTBridge {
 
     /// Commit on a plainly named database; nil: use the general path.
     func directCommit(_ bytes: [UInt8], _ ctx: GRPCContext) throws(GRPCStatus) -> [UInt8]? {
-        let request: JSONObject
-        do {
-            request = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "CommitRequest")
-        } catch {
-            return nil
-        }
-        guard let database = request["database"]?.stringValue, let (db, path) = Self.plainName(database + "/documents"),
+        guard let request = Self.decoded(bytes, "CommitRequest"),
+              let database = request["database"]?.stringValue, let (db, path) = Self.plainName(database + "/documents"),
               path.segments.isEmpty else { return nil }
         return try direct { () throws(FirestoreError) in
             let caller = try caller(ctx, db)
@@ -61,14 +56,19 @@ extension RESTBridge {
         }
     }
 
+    /// The request's proto3 JSON; nil when it is malformed (the general path reports that, with its message).
+    static func decoded(_ bytes: [UInt8], _ message: String) -> JSONObject? {
+        try? ProtoJSON.decode(bytes, FirestoreSchemas.v1 + message)
+    }
+
     /// The caller as `RequestContext` decides it from the same `authorization` value.
-    private func caller(_ ctx: GRPCContext, _ db: DatabaseID) throws(FirestoreError) -> Caller {
+    func caller(_ ctx: GRPCContext, _ db: DatabaseID) throws(FirestoreError) -> Caller {
         try Caller.from(authorization: ctx["authorization"], projectID: db.project, verifier: service.tokenVerifier,
                         logger: service.logger, known: service.callers, now: service.clock.now().unixSeconds)
     }
 
     /// Runs `body`; an internal error is logged as the REST handler logs it, every error becomes its status.
-    private func direct<T>(_ body: () throws(FirestoreError) -> T) throws(GRPCStatus) -> T {
+    func direct<T>(_ body: () throws(FirestoreError) -> T) throws(GRPCStatus) -> T {
         do {
             return try body()
         } catch {

@@ -159,12 +159,11 @@ extension FirestoreHTTPService {
 
     // MARK: batchGet
 
-    func batchGet(_ c: RequestContext) throws(FirestoreError) -> Response {
-        try c.allowParameters([])
-        let body = try c.body()
-        try body.requireKnown(["documents", "mask", "transaction", "newTransaction", "readTime", "requestOptions"])
+    /// A batchGet body's `documents`: their database (the one they name, whatever the URL says;
+    /// `database` when there are none) and paths.
+    static func batchGetDocuments(_ body: ProtoObject, database: DatabaseID) throws(FirestoreError) -> (DatabaseID, [ResourcePath]) {
         var paths: [ResourcePath] = []
-        var database = c.database
+        var database = database
         for (i, item) in (try body.array("documents") ?? []).enumerated() {
             // Google's JSON parser reads a number or boolean given for a string as its text.
             let name: String
@@ -174,12 +173,19 @@ extension FirestoreHTTPService {
             default: throw .invalidArgument("Invalid value at 'documents[\(i)]' (TYPE_STRING), \(item.serialized())")
             }
             let (named, path) = try ResourcePath.parseAnyDocumentName(name)
-            // Firestore reads the database the names name, whatever the URL says.
             if paths.isEmpty { database = named } else if named != database {
                 throw .invalidArgument("The documents of one request must all be in one database.")
             }
             paths.append(path)
         }
+        return (database, paths)
+    }
+
+    func batchGet(_ c: RequestContext) throws(FirestoreError) -> Response {
+        try c.allowParameters([])
+        let body = try c.body()
+        try body.requireKnown(["documents", "mask", "transaction", "newTransaction", "readTime", "requestOptions"])
+        let (database, paths) = try Self.batchGetDocuments(body, database: c.database)
         let mask = try body.object("mask").map { m throws(FirestoreError) in try WriteParser(database: c.database).parseMask(m) }
         let consistency = try c.consistency(body)
         let (results, transaction, readTime) = try service.batchGet(database, paths: paths, consistency: consistency, caller: c.caller)

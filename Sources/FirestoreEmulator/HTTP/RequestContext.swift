@@ -100,6 +100,11 @@ struct RequestContext {
 
     /// The read consistency of a request body (`transaction`, `newTransaction`, `readTime`).
     func consistency(_ o: ProtoObject) throws(FirestoreError) -> ReadConsistency {
+        try Self.consistency(o)
+    }
+
+    /// The same, for the gRPC adapter's direct path (it depends on the body alone).
+    static func consistency(_ o: ProtoObject) throws(FirestoreError) -> ReadConsistency {
         let set = ["transaction", "newTransaction", "readTime"].filter { o.raw($0) != nil }
         if set.count > 1 {
             throw .invalidArgument("Invalid JSON payload received. Oneof field 'consistency_selector' is already set. Cannot set '\(set[1])'.")

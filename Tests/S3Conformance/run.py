@@ -66,7 +66,9 @@ def free_config(tmp, hearth_url):
 
 def start_hearth(binary, tmp):
     config = {"s3Credentials": [{k: u[k] for k in ("accessKey", "secretKey", "displayName", "canonicalId")}
-                                for u in USERS.values()]}
+                                for u in USERS.values()],
+              # The suite's `kms_keyid`s, as the key ring's keys of the main account.
+              "s3KmsKeys": [{"keyId": "testkey-1"}, {"keyId": "testkey-2"}]}
     config_path = os.path.join(tmp, "hearth.json")
     with open(config_path, "w") as f:
         json.dump(config, f)

@@ -244,6 +244,14 @@ extension S3Service {
         case .failure(let e): return .failure(e)
         case .success(let u): upload = u
         }
+        // S3 documents the SSE-C key on completion as "required only when the object was created
+        // using a checksum algorithm"; a key that is sent must be the upload's.
+        if upload.metadata.extra.customerKeyMD5 != nil,
+           upload.checksumAlgorithm != nil || ctx.header("x-amz-server-side-encryption-customer-algorithm") != nil
+            || ctx.header("x-amz-server-side-encryption-customer-key") != nil,
+           let e = S3Service.partKeyError(ctx, upload) {
+            return .failure(e)
+        }
         guard let root = try? S3XMLParser.parse(body), root.name == "CompleteMultipartUpload" else { return .failure(.malformedXML) }
         var requested: [(number: Int, etag: String, checksum: String?)] = []
         for p in root.children(named: "Part") {
@@ -304,8 +312,12 @@ extension S3Service {
             } else {
                 var raw = [UInt8]()
                 for part in chosen { raw += part.checksumValue.flatMap { algorithm.decode($0) } ?? [] }
-                checksum = ObjectChecksum(algorithm: algorithm, value: Data(RunningChecksum.checksum(algorithm, raw)).base64EncodedString() + "-\(chosen.count)",
-                                          type: "COMPOSITE")
+                let composite = Data(RunningChecksum.checksum(algorithm, raw)).base64EncodedString()
+                checksum = ObjectChecksum(algorithm: algorithm, value: composite + "-\(chosen.count)", type: "COMPOSITE")
+                // A whole-object value sent with the completion must be the composite one (with or without its `-N`).
+                if let sent = ctx.header(algorithm.headerName), sent != composite, sent != composite + "-\(chosen.count)" {
+                    return .failure(.checksumMismatch(algorithm))
+                }
             }
         }
         let size = chosen.reduce(Int64(0)) { $0 + $1.size }

@@ -160,7 +160,7 @@ extension S3Service {
         }
         if m.extra.legalHold { h.add("x-amz-object-lock-legal-hold", "ON") }
         if let expiration = expirationHeader(record) { h.add("x-amz-expiration", expiration) }
-        for pair in m.userMetadata { h.add("x-amz-meta-" + pair.name, pair.value) }
+        for pair in m.userMetadata { h.add("x-amz-meta-" + pair.name, MIMEEncodedWord.encode(pair.value)) }
         if let v = m.cacheControl { h.add("Cache-Control", v) }
         if let v = m.contentDisposition { h.add("Content-Disposition", v) }
         if let v = m.contentEncoding { h.add("Content-Encoding", v) }

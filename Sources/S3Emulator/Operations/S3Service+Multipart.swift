@@ -195,7 +195,8 @@ extension S3Service {
             let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]), first <= last else { return .failure(malformed) }
             guard last < sourceRecord.size else {
-                return .failure(.invalidRequest(message: "Range specified is not valid for source object of size: \(sourceRecord.size)"))
+                return .failure(.invalidArgument(message: "Range specified is not valid for source object of size: \(sourceRecord.size)",
+                                                 name: "x-amz-copy-source-range", value: range))
             }
             start = first
             end = last + 1

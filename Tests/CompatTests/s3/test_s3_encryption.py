@@ -186,6 +186,13 @@ def test_multipart_and_part_copy_stay_encrypted(env, bucket):
     done = s3.complete_multipart_upload(Bucket=bucket, Key="mp", UploadId=uid, MultipartUpload={"Parts": [
         {"PartNumber": 1, "ETag": p1["ETag"]}, {"PartNumber": 2, "ETag": p2["CopyPartResult"]["ETag"]}]}, **ssec(key))
     assert done["ETag"].endswith('-2"')
+    # Completing with another SSE-C key than the upload's is refused (S3 needs none without a checksum).
+    other = s3.create_multipart_upload(Bucket=bucket, Key="mp2", **ssec(key))["UploadId"]
+    q = s3.upload_part(Bucket=bucket, Key="mp2", UploadId=other, PartNumber=1, Body=b"x", **ssec(key))
+    with pytest.raises(ClientError) as e:
+        s3.complete_multipart_upload(Bucket=bucket, Key="mp2", UploadId=other, MultipartUpload={"Parts": [
+            {"PartNumber": 1, "ETag": q["ETag"]}]}, **ssec(os.urandom(32)))
+    assert code(e) == "InvalidRequest"
     expected = part1 + src[100:1048676]
     got = s3.get_object(Bucket=bucket, Key="mp", **ssec(key))["Body"].read()
     assert got == expected

@@ -69,7 +69,8 @@ struct KMSKeyRing: Sendable {
     }
 
     /// Creates a key for `account` (a new UUID unless `keyID` is given); an existing key with the
-    /// same id, account and alias is returned as it is, so configured keys survive restarts.
+    /// same id and account (and alias, if given), or without `keyID` the key the alias already
+    /// names, is returned as it is, so configured keys survive restarts.
     func create(account: String, keyID: String?, alias: String?, description: String?, ids: IDGenerator, now: Instant) throws -> Result<Key, CreateError> {
         if let alias, !alias.hasPrefix("alias/") || alias.count <= 6 || alias.hasPrefix("alias/aws/") {
             return .failure(.badAlias(alias))
@@ -79,8 +80,9 @@ struct KMSKeyRing: Sendable {
                 guard existing.account == account, alias == nil || existing.alias == alias else { return .failure(.keyIDTaken(keyID)) }
                 return .success(existing)
             }
-            if let alias, try c.first("SELECT 1 FROM s3_kms_keys WHERE account = ? AND alias = ?", [account, alias], { _ in true }) != nil {
-                return .failure(.aliasTaken(alias))
+            if let alias, let existing = try c.first("SELECT \(Self.columns) FROM s3_kms_keys WHERE account = ? AND alias = ?", [account, alias], Self.key) {
+                // The same alias again (a configured key at the next start, a setup script run twice) is that key.
+                return keyID == nil ? .success(existing) : .failure(.aliasTaken(alias))
             }
             let key = Key(keyID: keyID ?? ids.uuid(), account: account, alias: alias, description: description,
                           material: SecureRandom.bytes(AESGCM.keySize), createdAt: now)

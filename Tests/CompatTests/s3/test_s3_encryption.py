@@ -254,3 +254,29 @@ def test_export_and_import_keep_encrypted_objects(env, bucket):
         assert c.get_object(Bucket=bucket, Key="k")["Body"].read() == b"kms secret"
     finally:
         stop_hearth(proc)
+
+
+def test_configured_keys_survive_a_restart_and_the_hub_creates_keys():
+    tmp = tempfile.mkdtemp(prefix="hearth-sse-restart-")
+    data, config = os.path.join(tmp, "data"), os.path.join(tmp, "hearth.json")
+    with open(config, "w") as f:
+        json.dump({"s3KmsKeys": [{"alias": "alias/app"}, {"keyId": "fixed"}]}, f)
+    args = ["--config", config, "--data-dir", data]
+    keys = []
+    for _ in range(2):
+        proc, ready, _ = start_hearth(args, in_memory=False)
+        try:
+            hub = ready["services"]["hub"]["url"]
+            keys.append(requests.get(hub + "/emulator/v1/s3/kms/keys").json()["keys"])
+            if len(keys) == 1:
+                r = requests.post(hub + "/emulator/v1/s3/kms/keys", json={"alias": "alias/extra", "description": "made by a test"})
+                assert r.status_code == 200 and r.json()["alias"] == "alias/extra"
+                assert requests.post(hub + "/emulator/v1/s3/kms/keys", json={"alias": "aws/s3"}).status_code == 400
+                assert requests.post(hub + "/emulator/v1/s3/kms/keys", json={"accessKeyId": "nobody"}).status_code == 400
+        finally:
+            stop_hearth(proc)
+    first = {k["keyId"]: k.get("alias") for k in keys[0]}
+    second = {k["keyId"]: k.get("alias") for k in keys[1]}
+    assert set(first.values()) == {"alias/app", None}
+    assert "fixed" in first and set(second.items()) >= set(first.items())
+    assert "alias/extra" in second.values()

@@ -19,10 +19,13 @@ public final class BlobBodySource<Namespace: BlobNamespace>: ResponseBodySource,
     private var segmentIndex = 0
     private var current: [UInt8] = []
     private var currentPosition = 0
+    /// Opens sealed chunk rows (nil: the rows hold the bytes as sent).
+    private let dataKey: BlobDataKey?
 
-    /// A source for bytes `start..<end` made of `segments`.
-    public init(database: Database, segments: [BlobStore<Namespace>.Segment], start: Int64, end: Int64) {
+    /// A source for bytes `start..<end` made of `segments`, whose chunks are sealed with `dataKey` when given.
+    public init(database: Database, segments: [BlobStore<Namespace>.Segment], start: Int64, end: Int64, dataKey: BlobDataKey? = nil) {
         self.database = database
+        self.dataKey = dataKey
         self.segments = segments
         self.start = start
         self.end = end
@@ -61,17 +64,33 @@ public final class BlobBodySource<Namespace: BlobNamespace>: ResponseBodySource,
         let to = min(s.offset + s.length, end)
         let lo = Int(s.chunkStart + (from - s.offset))
         let hi = lo + Int(to - from)
-        let bytes: [UInt8]? = try database.read { c in
-            try c.first("SELECT data FROM \(Namespace.tables.chunks) WHERE id = ?", [s.chunkID]) { row in
-                row.withBlob(0) { raw -> [UInt8]? in
-                    guard lo >= 0, hi <= raw.count, lo <= hi else { return nil }
-                    return [UInt8](UnsafeRawBufferPointer(rebasing: raw[lo..<hi]))
-                }
-            } ?? nil
-        }
-        guard let bytes else { throw ChunkMissing() }
+        let bytes = try BlobBodySource.chunkBytes(database, chunkID: s.chunkID, range: lo..<hi, dataKey: dataKey)
         current = bytes
         currentPosition = 0
+    }
+
+    /// Bytes `range` of a chunk's plaintext, opening a sealed row with `dataKey`.
+    /// - Throws: `ChunkMissing` when the row is gone or shorter, `ChunkUnreadable` when it does not open.
+    public static func chunkBytes(_ database: Database, chunkID: Int64, range: Range<Int>, dataKey: BlobDataKey?) throws -> [UInt8] {
+        try database.read { c in try chunkBytes(c, chunkID: chunkID, range: range, dataKey: dataKey) }
+    }
+
+    /// `chunkBytes` inside a read the caller holds.
+    public static func chunkBytes(_ c: Connection, chunkID: Int64, range: Range<Int>, dataKey: BlobDataKey?) throws -> [UInt8] {
+        let (lo, hi) = (range.lowerBound, range.upperBound)
+        let bytes: [UInt8]? = try c.first("SELECT data FROM \(Namespace.tables.chunks) WHERE id = ?", [chunkID]) { row in
+            try row.withBlob(0) { raw -> [UInt8]? in
+                if let dataKey {
+                    let plain = try dataKey.open(raw)
+                    guard lo >= 0, hi <= plain.count, lo <= hi else { return nil }
+                    return lo == 0 && hi == plain.count ? plain : Array(plain[lo..<hi])
+                }
+                guard lo >= 0, hi <= raw.count, lo <= hi else { return nil }
+                return [UInt8](UnsafeRawBufferPointer(rebasing: raw[lo..<hi]))
+            }
+        } ?? nil
+        guard let bytes else { throw ChunkMissing() }
+        return bytes
     }
 
     public func close() {

@@ -34,17 +34,20 @@ public enum BlobStore<Namespace: BlobNamespace> {
         return c.lastInsertRowID
     }
 
-    /// Appends one chunk of body bytes at `offset` of the staging blob `blobID` (and records the
-    /// blob's new size unless `updateSize` is false: its row already has it).
-    public static func appendChunk(_ c: Connection, blobID: Int64, offset: Int64, bytes: UnsafeRawBufferPointer, updateSize: Bool = true) throws {
+    /// Appends one chunk row holding `bytes` at `offset` of the staging blob `blobID` (and records
+    /// the blob's new size unless `updateSize` is false: its row already has it). `length` is the
+    /// plaintext length the slice covers: the row is longer when it is sealed (`BlobDataKey`).
+    public static func appendChunk(_ c: Connection, blobID: Int64, offset: Int64, bytes: UnsafeRawBufferPointer,
+                                   length: Int64? = nil, chunkStart: Int64 = 0, updateSize: Bool = true) throws {
+        let length = length ?? Int64(bytes.count)
         let insert = try c.prepare("INSERT INTO \(chunksTable) (data) VALUES (?)")
         try insert.bind([])
         try insert.bindBlob(bytes, at: 1)
         while try insert.step() {}
         let chunkID = c.lastInsertRowID
-        try c.run("INSERT INTO \(blobChunksTable) (blob_id, offset, length, chunk_id, chunk_start) VALUES (?, ?, ?, ?, 0)",
-                  [blobID, offset, Int64(bytes.count), chunkID])
-        if updateSize { try c.run("UPDATE \(blobsTable) SET size = ? WHERE id = ?", [offset + Int64(bytes.count), blobID]) }
+        try c.run("INSERT INTO \(blobChunksTable) (blob_id, offset, length, chunk_id, chunk_start) VALUES (?, ?, ?, ?, ?)",
+                  [blobID, offset, length, chunkID, chunkStart])
+        if updateSize { try c.run("UPDATE \(blobsTable) SET size = ? WHERE id = ?", [offset + length, blobID]) }
     }
 
     /// Marks a blob final (an object or part now refers to it).

@@ -26,11 +26,14 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
     private var md5: StreamingDigest? = StreamingDigest(.md5)
     private var checksums: [(algorithm: Checksum, running: Checksum.Accumulator)]
     private var finished = false
+    /// Seals each chunk at rest (nil: stored as sent).
+    private let dataKey: BlobDataKey?
 
-    /// A writer computing `checksums` besides the MD5.
-    public init(database: Database, now: Instant, checksums: [Checksum]) {
+    /// A writer computing `checksums` besides the MD5, sealing chunks with `dataKey` when given.
+    public init(database: Database, now: Instant, checksums: [Checksum], dataKey: BlobDataKey? = nil) {
         self.database = database
         self.now = now
+        self.dataKey = dataKey
         self.checksums = checksums.map { ($0, $0.makeAccumulator()) }
         buffer = []
         buffer.reserveCapacity(blobChunkSize)
@@ -57,12 +60,23 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
         let existing = stagedBlobID
         let id: Int64 = try database.write { c in
             let id = try existing ?? Store.createStaging(c, now: now)
-            try buffer.withUnsafeBytes { try Store.appendChunk(c, blobID: id, offset: offset, bytes: $0) }
+            try store(c, blobID: id, offset: offset)
             return id
         }
         stagedBlobID = id
         flushedSize += Int64(buffer.count)
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes the buffer as one chunk row, sealed when the writer has a data key.
+    private func store(_ c: Connection, blobID: Int64, offset: Int64, updateSize: Bool = true) throws {
+        let length = Int64(buffer.count)
+        if let dataKey {
+            let sealed = buffer.withUnsafeBytes { dataKey.seal($0) }
+            try sealed.withUnsafeBytes { try Store.appendChunk(c, blobID: blobID, offset: offset, bytes: $0, length: length, updateSize: updateSize) }
+        } else {
+            try buffer.withUnsafeBytes { try Store.appendChunk(c, blobID: blobID, offset: offset, bytes: $0, length: length, updateSize: updateSize) }
+        }
     }
 
     /// The MD5 of the body (call once, after the last `append`).
@@ -82,13 +96,11 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
             // Nothing flushed: the whole body is the buffer, stored final in this transaction.
             let id = try Store.createFinal(c, size: Int64(buffer.count), now: now)
             if !buffer.isEmpty {
-                try buffer.withUnsafeBytes { try Store.appendChunk(c, blobID: id, offset: 0, bytes: $0, updateSize: false) }
+                try store(c, blobID: id, offset: 0, updateSize: false)
             }
             return id
         }
-        if !buffer.isEmpty {
-            try buffer.withUnsafeBytes { try Store.appendChunk(c, blobID: id, offset: flushedSize, bytes: $0) }
-        }
+        if !buffer.isEmpty { try store(c, blobID: id, offset: flushedSize) }
         try Store.promote(c, blobID: id)
         return id
     }

@@ -32,6 +32,8 @@ struct StartOptions: Sendable {
     var s3Credentials: [S3CredentialOption] = []
     var s3AllowSigV2 = false
     var s3AllowSSECOverHTTP = false
+    /// `s3KmsKeys` of the config file: the key ring's keys.
+    var s3KmsKeys: [S3KMSKeyOption] = []
     /// Origins buckets without a CORS configuration allow (empty: none, as S3).
     var s3CorsOrigins: [String] = []
     var tlsCert: String?
@@ -132,6 +134,10 @@ struct StartOptions: Sendable {
                 try applyCredentials(value, source: path)
                 continue
             }
+            if flag == "--s3-kms-keys" {
+                try applyKMSKeys(value, source: path)
+                continue
+            }
             guard let spec = StartOptions.flags.first(where: { $0.name == flag }) else {
                 throw UsageError(description: "config file \(path): unknown setting '\(key)'")
             }
@@ -163,6 +169,15 @@ struct StartOptions: Sendable {
                                                     canonicalID: item["canonicalId"]?.stringValue,
                                                     displayName: item["displayName"]?.stringValue,
                                                     accountID: item["accountId"]?.stringValue))
+        }
+    }
+
+    private mutating func applyKMSKeys(_ value: JSON, source: String) throws {
+        guard let list = value.arrayValue else { throw UsageError(description: "\(source): s3KmsKeys must be an array") }
+        for item in list {
+            guard item.objectValue != nil else { throw UsageError(description: "\(source): each s3KmsKeys entry must be an object") }
+            s3KmsKeys.append(S3KMSKeyOption(keyID: item["keyId"]?.stringValue, alias: item["alias"]?.stringValue,
+                                            accessKey: item["accessKey"]?.stringValue))
         }
     }
 
@@ -342,4 +357,12 @@ struct S3CredentialOption: Sendable {
     var canonicalID: String? = nil
     var displayName: String? = nil
     var accountID: String? = nil
+}
+
+/// One `s3KmsKeys` entry of the config file: a KMS key of the local key ring.
+struct S3KMSKeyOption: Sendable {
+    var keyID: String?
+    var alias: String?
+    /// The access key whose account owns the key (nil: the first key's).
+    var accessKey: String?
 }

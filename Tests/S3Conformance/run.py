@@ -66,7 +66,9 @@ def free_config(tmp, hearth_url):
 
 def start_hearth(binary, tmp):
     config = {"s3Credentials": [{k: u[k] for k in ("accessKey", "secretKey", "displayName", "canonicalId")}
-                                for u in USERS.values()]}
+                                for u in USERS.values()],
+              # The suite's `kms_keyid`s, as the key ring's keys of the main account.
+              "s3KmsKeys": [{"keyId": "testkey-1"}, {"keyId": "testkey-2"}]}
     config_path = os.path.join(tmp, "hearth.json")
     with open(config_path, "w") as f:
         json.dump(config, f)
@@ -75,7 +77,7 @@ def start_hearth(binary, tmp):
     args = [binary, "start", "--in-memory", "--seed", "1", "--ready-file", ready, "--config", config_path,
             "--s3-access-key", main["accessKey"], "--s3-secret-key", main["secretKey"], "--s3-allow-sigv2", "--s3-allow-ssec-http",
             "--hub-port", "0", "--auth-port", "0", "--firestore-port", "0", "--s3-port", "0", "--api-port", "0",
-            "--quiet", "--exit-with-parent"]
+            "--ui-port", "0", "--storage-port", "0", "--quiet", "--exit-with-parent"]
     log = open(os.path.join(tmp, "hearth.log"), "wb")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=tmp)
     deadline = time.time() + 60

@@ -26,8 +26,8 @@ enum PlainS3Error: Sendable, Equatable {
     case invalidRetentionPeriod(message: String)
     /// SSE-C: the key's MD5 or length is wrong, or the object needs the key.
     case sseCustomerKey(message: String)
-    /// SSE-KMS: the key id is unknown.
-    case kmsNotFound(keyID: String)
+    /// SSE-KMS: the key is not in the key ring (S3 passes on KMS's message).
+    case kmsNotFound(message: String)
     /// A body where the headers already said everything (PutObjectAcl with `x-amz-acl` and a document).
     case unexpectedContent
     /// A conditional write lost a race with another write of the same key.
@@ -77,7 +77,7 @@ enum PlainS3Error: Sendable, Equatable {
         case .invalidBucketState(let m), .noSuchObjectLockConfiguration(let m), .invalidRetentionPeriod(let m), .sseCustomerKey(let m): m
         case .objectLocked: "Access Denied because object protected by object lock."
         case .objectLockConfigurationNotFound: "Object Lock configuration does not exist for this bucket"
-        case .kmsNotFound(let keyID): "Invalid keyId \(keyID)"
+        case .kmsNotFound(let message): message
         case .unexpectedContent: "This request does not support content"
         case .conditionalRequestConflict: "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part."
         }

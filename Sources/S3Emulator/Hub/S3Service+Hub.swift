@@ -7,8 +7,10 @@ extension S3Service {
     /// - `DELETE /emulator/v1/s3` wipes every bucket and object;
     /// - `POST /emulator/v1/s3/presign` signs a URL (`{method, bucket, key, expiresSeconds, headers}` → `{url}`)
     ///   and remembers what it signed, for the signature diagnosis;
-    /// - `GET /emulator/v1/s3/requests?limit=N` lists recent S3 requests, newest first.
+    /// - `GET /emulator/v1/s3/requests?limit=N` lists recent S3 requests, newest first;
+    /// - `/emulator/v1/s3/kms/keys` creates and lists the key ring's KMS keys.
     public func registerHubRoutes(_ hub: Router) {
+        registerKMSRoutes(hub)
         hub.delete("/emulator/v1/s3") { [self] _, _ in
             do {
                 try reset()

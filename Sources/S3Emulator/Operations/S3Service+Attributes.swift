@@ -26,10 +26,9 @@ extension S3Service {
         let marker = Int(ctx.header("x-amz-part-number-marker") ?? "0") ?? 0
         return requireObject(ctx).flatMap { found in
             let record = found.record
-            switch SSECustomerKey.fromHeaders({ ctx.header($0) }, prefix: "x-amz-server-side-encryption-customer-") {
-            case .failure(let e): return .failure(e)
-            case .success(let key):
-                if let e = SSECustomerKey.checkRead(stored: record.metadata.extra.customerKeyMD5, sent: key) { return .failure(e) }
+            if case .failure(let e) = SSECustomerKey.forRead({ ctx.header($0) }, prefix: "x-amz-server-side-encryption-customer-",
+                                                            stored: record.metadata.extra.customerKeyMD5) {
+                return .failure(e)
             }
             let set = Set(wanted)
             var x = XMLWriter()

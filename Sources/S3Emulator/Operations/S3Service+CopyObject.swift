@@ -1,4 +1,5 @@
 import Foundation
+import HearthBlobs
 import HearthCore
 import HearthCrypto
 import HearthHTTP
@@ -107,9 +108,10 @@ extension S3Service {
 
     /// Reads bytes `start..<end` of a blob once, computing its MD5 and optionally one checksum
     /// (copies of multipart objects and part ranges need digests of bytes they do not move).
-    func digestBlob(_ blobID: Int64, start: Int64, end: Int64, checksum: ChecksumAlgorithm?) throws -> (md5: [UInt8], checksum: [UInt8]?) {
+    func digestBlob(_ blobID: Int64, start: Int64, end: Int64, checksum: ChecksumAlgorithm?,
+                    dataKey: BlobDataKey? = nil) throws -> (md5: [UInt8], checksum: [UInt8]?) {
         let segments = try database.read { c in try BlobStore.segments(c, blobID: blobID, start: start, end: end) }
-        let source = BlobBodySource(database: database, segments: segments, start: start, end: end)
+        let source = BlobBodySource(database: database, segments: segments, start: start, end: end, dataKey: dataKey)
         defer { source.close() }
         let md5 = StreamingDigest(.md5)
         let sum = checksum.map(RunningChecksum.init)
@@ -189,31 +191,55 @@ extension S3Service {
             metadata.tagging = taggingDirective == "REPLACE" ? requested.tagging : sourceRecord.metadata.tagging
             // The copy's ACL, lock and encryption come from this request and the destination bucket.
             metadata.extra = ObjectExtra()
-            switch SSECustomerKey.fromHeaders({ ctx.header($0) }, prefix: "x-amz-copy-source-server-side-encryption-customer-") {
+            let sourceCustomerKey: SSECustomerKey?
+            switch SSECustomerKey.forRead({ ctx.header($0) }, prefix: "x-amz-copy-source-server-side-encryption-customer-",
+                                          stored: sourceRecord.metadata.extra.customerKeyMD5) {
             case .failure(let e): return .failure(e)
-            case .success(let key):
-                if let e = SSECustomerKey.checkRead(stored: sourceRecord.metadata.extra.customerKeyMD5, sent: key) { return .failure(e) }
+            case .success(let key): sourceCustomerKey = key
             }
             let owner: String
             switch newObjectSettings(ctx, &metadata) {
             case .failure(let e): return .failure(e)
             case .success(let o): owner = o
             }
+            // Encrypted to encrypted keeps the source's data key, wrapped anew under the
+            // destination's key, so the chunks are shared as for plain copies; plain to encrypted
+            // or back rewrites the bytes once.
+            let sourceDataKey: BlobDataKey?
+            switch dataKey(of: sourceRecord.metadata.extra, customerKey: sourceCustomerKey) {
+            case .failure(let e): return .failure(e)
+            case .success(let k): sourceDataKey = k
+            }
+            let destinationKey: BlobDataKey?
+            switch sealNew(&metadata.extra, customerKey: S3Service.customerKey(ctx), reuse: sourceDataKey) {
+            case .failure(let e): return .failure(e)
+            case .success(let k): destinationKey = k
+            }
             let finalMetadata = metadata
+            if (sourceDataKey == nil) != (destinationKey == nil) {
+                let rewritten = copyRewritten(ctx, source: source, found: foundSource, metadata: finalMetadata, owner: owner,
+                                              keys: (sourceDataKey, destinationKey),
+                                              checksum: requestedAlgorithm ?? sourceRecord.checksum?.algorithm, condition: condition)
+                guard let rewritten else { continue }
+                return rewritten
+            }
             // A multipart source gets a plain MD5 ETag when copied, and a checksum of the new
             // algorithm needs the bytes: read them once, without holding the writer.
             var etag = sourceRecord.etag
             var checksum = sourceRecord.checksum?.type == "FULL_OBJECT" ? sourceRecord.checksum : nil
             let wantAlgorithm = requestedAlgorithm ?? sourceRecord.checksum?.algorithm
             let needChecksum = wantAlgorithm != nil && checksum?.algorithm != wantAlgorithm
-            if sourceRecord.partSizes != nil || needChecksum {
+            // An SSE-C or SSE-KMS ETag is no MD5 of the bytes, so either side having one needs the bytes' MD5.
+            let derivedETag = S3Service.hasDerivedETag(sourceRecord.metadata.extra) || S3Service.hasDerivedETag(finalMetadata.extra)
+            if sourceRecord.partSizes != nil || needChecksum || derivedETag {
                 let digest = attempt(ctx) {
-                    try digestBlob(sourceRecord.blobID, start: 0, end: sourceRecord.size, checksum: needChecksum ? wantAlgorithm : nil)
+                    try digestBlob(sourceRecord.blobID, start: 0, end: sourceRecord.size, checksum: needChecksum ? wantAlgorithm : nil,
+                                   dataKey: sourceDataKey)
                 }
                 switch digest {
                 case .failure(let e): return .failure(e)
                 case .success(let d):
-                    etag = ETag.quoted(md5: d.md5)
+                    etag = S3Service.etag(md5: d.md5, extra: finalMetadata.extra, dataKey: destinationKey)
                     if let a = wantAlgorithm, let sum = d.checksum {
                         checksum = ObjectChecksum(algorithm: a, value: Data(sum).base64EncodedString(), type: "FULL_OBJECT")
                     }
@@ -244,22 +270,28 @@ extension S3Service {
             case .success(.none): continue
             case .success(.some(let v)): versionID = v
             }
-            var x = XMLWriter()
-            x.group("CopyObjectResult", namespace: true) { x in
-                x.element("LastModified", now.rfc3339(fractionDigits: 3))
-                x.element("ETag", finalEtag)
-                if let c = finalChecksum {
-                    x.element(c.algorithm.xmlName, c.value)
-                    x.element("ChecksumType", c.type)
-                }
-            }
-            var h = HTTPHeaders()
-            foundSource.addHeader(to: &h)
-            if let versionID { h.add("x-amz-version-id", versionID) }
-            S3Service.addEncryptionHeaders(&h, finalMetadata.extra)
-            return .success(S3Service.xmlResponse(x, headers: h))
+            return .success(copyObjectResponse(now: now, etag: finalEtag, checksum: finalChecksum, found: foundSource,
+                                               versionID: versionID, extra: finalMetadata.extra))
         }
         return .failure(.internalError)
+    }
+
+    /// CopyObject's answer.
+    func copyObjectResponse(now: Instant, etag: String, checksum: ObjectChecksum?, found: FoundSource, versionID: String?, extra: ObjectExtra) -> Response {
+        var x = XMLWriter()
+        x.group("CopyObjectResult", namespace: true) { x in
+            x.element("LastModified", now.rfc3339(fractionDigits: 3))
+            x.element("ETag", etag)
+            if let c = checksum {
+                x.element(c.algorithm.xmlName, c.value)
+                x.element("ChecksumType", c.type)
+            }
+        }
+        var h = HTTPHeaders()
+        found.addHeader(to: &h)
+        if let versionID { h.add("x-amz-version-id", versionID) }
+        S3Service.addEncryptionHeaders(&h, extra)
+        return S3Service.xmlResponse(x, headers: h)
     }
 
     /// The error S3 gives for an unknown `x-amz-checksum-algorithm`.

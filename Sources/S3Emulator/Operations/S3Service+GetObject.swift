@@ -1,4 +1,5 @@
 import Foundation
+import HearthBlobs
 import HearthCore
 import HearthHTTP
 
@@ -80,10 +81,10 @@ extension S3Service {
             return .failure(S3Service.deleteMarkerError(marker, key: ctx.key, namedByVersion: true, method: ctx.request.method))
         case .success(.found(let r, let b, let v)): (record, body, versioned) = (r, b, v)
         }
-        switch SSECustomerKey.fromHeaders({ ctx.header($0) }, prefix: "x-amz-server-side-encryption-customer-") {
+        let customerKey: SSECustomerKey?
+        switch SSECustomerKey.forRead({ ctx.header($0) }, prefix: "x-amz-server-side-encryption-customer-", stored: record.metadata.extra.customerKeyMD5) {
         case .failure(let e): return .failure(e)
-        case .success(let key):
-            if let e = SSECustomerKey.checkRead(stored: record.metadata.extra.customerKeyMD5, sent: key) { return .failure(e) }
+        case .success(let key): customerKey = key
         }
         switch plan {
         case .precondition(let c): return .failure(.preconditionFailed(condition: c))
@@ -130,8 +131,13 @@ extension S3Service {
         case .none: responseBody = .stream(length: length, source: EmptyBodySource())
         case .inline(let bytes): responseBody = .bytes(bytes)
         case .segments(let segments):
+            let dataKey: BlobDataKey?
+            switch self.dataKey(of: record.metadata.extra, customerKey: customerKey) {
+            case .failure(let e): return .failure(e)
+            case .success(let k): dataKey = k
+            }
             responseBody = .stream(length: length, source: BlobBodySource(database: database, segments: segments,
-                                                                          start: rangeStart, end: rangeStart + length))
+                                                                          start: rangeStart, end: rangeStart + length, dataKey: dataKey))
         }
         return .success(Response(status: status, headers: h, body: responseBody))
     }
@@ -154,7 +160,7 @@ extension S3Service {
         }
         if m.extra.legalHold { h.add("x-amz-object-lock-legal-hold", "ON") }
         if let expiration = expirationHeader(record) { h.add("x-amz-expiration", expiration) }
-        for pair in m.userMetadata { h.add("x-amz-meta-" + pair.name, pair.value) }
+        for pair in m.userMetadata { h.add("x-amz-meta-" + pair.name, MIMEEncodedWord.encode(pair.value)) }
         if let v = m.cacheControl { h.add("Cache-Control", v) }
         if let v = m.contentDisposition { h.add("Content-Disposition", v) }
         if let v = m.contentEncoding { h.add("Content-Encoding", v) }

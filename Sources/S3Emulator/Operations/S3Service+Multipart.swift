@@ -1,4 +1,5 @@
 import Foundation
+import HearthBlobs
 import HearthCore
 import HearthCrypto
 import HearthHTTP
@@ -59,6 +60,9 @@ extension S3Service {
             type = t
         }
         if let a = algorithm, type == nil { type = a == .crc64nvme ? "FULL_OBJECT" : "COMPOSITE" }
+        // One data key for the whole upload: every part is sealed with it, so completion only
+        // concatenates slices, as for plain uploads.
+        if case .failure(let e) = sealNew(&metadata.extra, customerKey: S3Service.customerKey(ctx)) { return .failure(e) }
         let upload = UploadRecord(uploadID: ids.alphanumeric(64), bucket: ctx.bucket, key: ctx.key,
                                   initiated: Instant(unixSeconds: ctx.now.unixSeconds), owner: owner,
                                   metadata: metadata, checksumAlgorithm: algorithm, checksumType: type)
@@ -118,9 +122,14 @@ extension S3Service {
             return .respond(complete(ctx, .failure(.invalidRequest(message:
                 "Checksum Type mismatch occurred, expected checksum Type: \(expected.rawValue), actual checksum Type: \(sent.rawValue)"))))
         }
+        let dataKey: BlobDataKey?
+        switch self.dataKey(of: upload.metadata.extra, customerKey: S3Service.customerKey(ctx)) {
+        case .failure(let e): return .respond(complete(ctx, .failure(e)))
+        case .success(let k): dataKey = k
+        }
         let algorithm = upload.checksumAlgorithm ?? headers.checksumAlgorithm
         let consumer = UploadConsumer(service: self, ctx: ctx, headers: headers, checksums: algorithm.map { [$0] } ?? [],
-                                      maxSize: S3Service.maxPartSize) { [self] writer, body in
+                                      maxSize: S3Service.maxPartSize, dataKey: dataKey) { [self] writer, body in
             let etag = ETag.quoted(md5: body.md5)
             let checksum = algorithm.flatMap { body.checksums[$0] }.map { Data($0).base64EncodedString() }
             let now = Instant(unixSeconds: clock.now().unixSeconds)
@@ -157,11 +166,24 @@ extension S3Service {
         case .failure(let e): return .failure(e)
         case .success(let u): upload = u
         }
+        if let e = S3Service.partKeyError(ctx, upload) { return .failure(e) }
         let sourceRecord: ObjectRecord
         let foundSource: FoundSource
         switch copySourceRecord(ctx, source) {
         case .failure(let e): return .failure(e)
         case .success(let found): (foundSource, sourceRecord) = (found, found.record)
+        }
+        let sourceKey: SSECustomerKey?
+        switch SSECustomerKey.forRead({ ctx.header($0) }, prefix: "x-amz-copy-source-server-side-encryption-customer-",
+                                      stored: sourceRecord.metadata.extra.customerKeyMD5) {
+        case .failure(let e): return .failure(e)
+        case .success(let key): sourceKey = key
+        }
+        let keys: (source: BlobDataKey?, part: BlobDataKey?)
+        switch (dataKey(of: sourceRecord.metadata.extra, customerKey: sourceKey),
+                dataKey(of: upload.metadata.extra, customerKey: S3Service.customerKey(ctx))) {
+        case (.failure(let e), _), (_, .failure(let e)): return .failure(e)
+        case (.success(let s), .success(let p)): keys = (s, p)
         }
         var start: Int64 = 0
         var end = sourceRecord.size  // exclusive
@@ -173,7 +195,8 @@ extension S3Service {
             let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]), first <= last else { return .failure(malformed) }
             guard last < sourceRecord.size else {
-                return .failure(.invalidRequest(message: "Range specified is not valid for source object of size: \(sourceRecord.size)"))
+                return .failure(.invalidArgument(message: "Range specified is not valid for source object of size: \(sourceRecord.size)",
+                                                 name: "x-amz-copy-source-range", value: range))
             }
             start = first
             end = last + 1
@@ -182,6 +205,9 @@ extension S3Service {
             return .failure(.entityTooLarge(proposedSize: end - start, maxSize: S3Service.maxPartSize))
         }
         let algorithm = upload.checksumAlgorithm
+        if keys.source != nil || keys.part != nil {
+            return copyPartSealed(ctx, upload: upload, number: number, source: source, found: foundSource, range: start..<end, keys: keys)
+        }
         let digest: (md5: [UInt8], checksum: [UInt8]?)
         switch attempt(ctx, { try digestBlob(sourceRecord.blobID, start: start, end: end, checksum: algorithm) }) {
         case .failure(let e): return .failure(e)
@@ -200,16 +226,7 @@ extension S3Service {
                                       part: PartRecord(partNumber: number, blobID: blob, size: end - start, etag: etag,
                                                        lastModified: now, checksumValue: checksum))
             }
-            var x = XMLWriter()
-            x.group("CopyPartResult", namespace: true) { x in
-                x.element("LastModified", now.rfc3339(fractionDigits: 3))
-                x.element("ETag", etag)
-                if let algorithm, let checksum { x.element(algorithm.xmlName, checksum) }
-            }
-            var h = HTTPHeaders()
-            foundSource.addHeader(to: &h)
-            h.add("x-amz-server-side-encryption", "AES256")
-            return S3Service.xmlResponse(x, headers: h)
+            return copyPartResponse(now: now, etag: etag, algorithm: algorithm, checksum: checksum, found: foundSource, upload: upload)
         }
     }
 
@@ -227,6 +244,14 @@ extension S3Service {
             return .failure(.noSuchUpload(uploadID: id))
         case .failure(let e): return .failure(e)
         case .success(let u): upload = u
+        }
+        // S3 documents the SSE-C key on completion as "required only when the object was created
+        // using a checksum algorithm"; a key that is sent must be the upload's.
+        if upload.metadata.extra.customerKeyMD5 != nil,
+           upload.checksumAlgorithm != nil || ctx.header("x-amz-server-side-encryption-customer-algorithm") != nil
+            || ctx.header("x-amz-server-side-encryption-customer-key") != nil,
+           let e = S3Service.partKeyError(ctx, upload) {
+            return .failure(e)
         }
         guard let root = try? S3XMLParser.parse(body), root.name == "CompleteMultipartUpload" else { return .failure(.malformedXML) }
         var requested: [(number: Int, etag: String, checksum: String?)] = []
@@ -272,8 +297,13 @@ extension S3Service {
             if upload.checksumType == "FULL_OBJECT" {
                 // A CRC of the whole object: read the parts once (the CRC of a concatenation).
                 let sum = RunningChecksum(algorithm)
+                let dataKey: BlobDataKey?
+                switch self.dataKey(of: upload.metadata.extra, customerKey: S3Service.customerKey(ctx)) {
+                case .failure(let e): return .failure(e)
+                case .success(let k): dataKey = k
+                }
                 for part in chosen {
-                    let r = attempt(ctx) { try feedBlob(part.blobID, size: part.size, into: sum) }
+                    let r = attempt(ctx) { try feedBlob(part.blobID, size: part.size, into: sum, dataKey: dataKey) }
                     if case .failure(let e) = r { return .failure(e) }
                 }
                 checksum = ObjectChecksum(algorithm: algorithm, value: Data(sum.finalize()).base64EncodedString(), type: "FULL_OBJECT")
@@ -283,8 +313,12 @@ extension S3Service {
             } else {
                 var raw = [UInt8]()
                 for part in chosen { raw += part.checksumValue.flatMap { algorithm.decode($0) } ?? [] }
-                checksum = ObjectChecksum(algorithm: algorithm, value: Data(RunningChecksum.checksum(algorithm, raw)).base64EncodedString() + "-\(chosen.count)",
-                                          type: "COMPOSITE")
+                let composite = Data(RunningChecksum.checksum(algorithm, raw)).base64EncodedString()
+                checksum = ObjectChecksum(algorithm: algorithm, value: composite + "-\(chosen.count)", type: "COMPOSITE")
+                // A whole-object value sent with the completion must be the composite one (with or without its `-N`).
+                if let sent = ctx.header(algorithm.headerName), sent != composite, sent != composite + "-\(chosen.count)" {
+                    return .failure(.checksumMismatch(algorithm))
+                }
             }
         }
         let size = chosen.reduce(Int64(0)) { $0 + $1.size }
@@ -336,9 +370,9 @@ extension S3Service {
     }
 
     /// Feeds a whole blob to a running checksum.
-    func feedBlob(_ blobID: Int64, size: Int64, into sum: RunningChecksum) throws {
+    func feedBlob(_ blobID: Int64, size: Int64, into sum: RunningChecksum, dataKey: BlobDataKey?) throws {
         let segments = try database.read { c in try BlobStore.segments(c, blobID: blobID, start: 0, end: size) }
-        let source = BlobBodySource(database: database, segments: segments, start: 0, end: size)
+        let source = BlobBodySource(database: database, segments: segments, start: 0, end: size, dataKey: dataKey)
         defer { source.close() }
         var buffer = [UInt8](repeating: 0, count: 256 << 10)
         while true {

@@ -182,13 +182,15 @@ extension S3Service {
 
     /// `x-amz-server-side-encryption` (`AES256`, `aws:kms`, `aws:kms:dsse`) with its KMS key id,
     /// or SSE-C's customer key headers; without them the bucket's default encryption.
-    func encryptionSettings(_ ctx: S3Context, _ extra: inout ObjectExtra) -> Result<Void, S3Error> {
-        switch SSECustomerKey.fromHeaders({ ctx.header($0) }, prefix: "x-amz-server-side-encryption-customer-") {
+    /// `field` reads the settings from elsewhere than the headers (a browser form's fields).
+    func encryptionSettings(_ ctx: S3Context, _ extra: inout ObjectExtra, field: ((String) -> String?)? = nil) -> Result<Void, S3Error> {
+        let header = field ?? { ctx.header($0) }
+        switch SSECustomerKey.fromHeaders(header, prefix: "x-amz-server-side-encryption-customer-") {
         case .failure(let e): return .failure(e)
         case .success(let key?):
-            if ctx.header("x-amz-server-side-encryption") != nil {
+            if header("x-amz-server-side-encryption") != nil {
                 return .failure(.invalidArgument(message: "Server Side Encryption with Customer provided key is incompatible with the encryption method specified",
-                                                 name: "x-amz-server-side-encryption", value: ctx.header("x-amz-server-side-encryption")))
+                                                 name: "x-amz-server-side-encryption", value: header("x-amz-server-side-encryption")))
             }
             guard ctx.request.isTLS || configuration.allowSSECOverHTTP else {
                 return .failure(.invalidRequest(message: "Requests specifying Server Side Encryption with Customer provided keys must be made over a secure connection."))
@@ -197,8 +199,8 @@ extension S3Service {
             return .success(())
         case .success(nil): break
         }
-        let requested = ctx.header("x-amz-server-side-encryption")
-        let keyID = ctx.header("x-amz-server-side-encryption-aws-kms-key-id")
+        let requested = header("x-amz-server-side-encryption")
+        let keyID = header("x-amz-server-side-encryption-aws-kms-key-id")
         if let requested {
             guard ["AES256", "aws:kms", "aws:kms:dsse"].contains(requested) else {
                 return .failure(.invalidArgument(message: "The encryption method specified is not supported",
@@ -209,7 +211,10 @@ extension S3Service {
                                                  name: "x-amz-server-side-encryption-aws-kms-key-id", value: keyID))
             }
             extra.sse = requested
-            if requested != "AES256" { extra.kmsKeyID = kmsKeyARN(keyID ?? "aws/s3") }
+            if requested != "AES256" {
+                extra.bucketKeyEnabled = header("x-amz-server-side-encryption-bucket-key-enabled")?.lowercased() == "true"
+                return kmsKey(ctx, keyID).map { extra.kmsKeyID = $0 }
+            }
             return .success(())
         }
         if let keyID {
@@ -220,13 +225,19 @@ extension S3Service {
         if case .success(.document(let text)) = attempt(ctx, { try store.bucketConfig(ctx.bucket, .encryption) }),
            case .success(let rule) = EncryptionConfiguration.parse(Array(text.utf8)) {
             extra.sse = rule.algorithm
-            if rule.algorithm != "AES256" { extra.kmsKeyID = kmsKeyARN(rule.kmsMasterKeyID ?? "aws/s3") }
+            if rule.algorithm != "AES256" {
+                extra.bucketKeyEnabled = header("x-amz-server-side-encryption-bucket-key-enabled").map { $0.lowercased() == "true" } ?? rule.bucketKeyEnabled
+                return kmsKey(ctx, rule.kmsMasterKeyID).map { extra.kmsKeyID = $0 }
+            }
         }
         return .success(())
     }
 
-    /// A KMS key id as S3 reports it: the ARN of the key in this region and account.
-    func kmsKeyARN(_ id: String) -> String {
-        id.hasPrefix("arn:") ? id : "arn:aws:kms:\(configuration.region):\(S3Service.accountID):key/\(id)"
+    /// The ARN of the KMS key a request names for the caller's account (nil: the account's
+    /// AWS-managed `aws/s3` key), as S3 reports it; an unknown key is `KMS.NotFoundException`.
+    func kmsKey(_ ctx: S3Context, _ reference: String?) -> Result<String, S3Error> {
+        let account = ctx.account ?? accounts.primary
+        return attempt(ctx) { try keyRing.resolve(reference, account: account.accountID, ids: ids, now: clock.now()) }
+            .flatMap { $0.map { keyRing.arn($0) } }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthBlobs
 import HearthCore
 import HearthHTTP
 
@@ -116,6 +117,14 @@ extension S3Service {
             }
             algorithm = named
         }
+        if case .failure(let e) = encryptionSettings(ctx, &metadata.extra, field: { form[$0] }) { return .failure(e) }
+        let dataKey: BlobDataKey?
+        let customerKey: SSECustomerKey?
+        if case .success(let k) = SSECustomerKey.fromHeaders({ form[$0] }, prefix: "x-amz-server-side-encryption-customer-") { customerKey = k } else { customerKey = nil }
+        switch sealNew(&metadata.extra, customerKey: customerKey) {
+        case .failure(let e): return .failure(e)
+        case .success(let k): dataKey = k
+        }
         var contentMD5: (text: String, digest: [UInt8])?
         if let md5 = form["Content-MD5"] {
             guard let d = Data(base64Encoded: md5.trimmingCharacters(in: .whitespaces)), d.count == 16 else {
@@ -124,7 +133,7 @@ extension S3Service {
             contentMD5 = (md5, [UInt8](d))
         }
         return .success(PostObjectPlan(
-            key: key, owner: owner, metadata: metadata, declaredChecksum: declared, checksumAlgorithm: algorithm,
+            key: key, owner: owner, metadata: metadata, dataKey: dataKey, declaredChecksum: declared, checksumAlgorithm: algorithm,
             contentMD5: contentMD5, lengthRanges: lengthRanges,
             redirect: PostObjectPlan.redirectTarget(form["success_action_redirect"] ?? form["redirect"]),
             status: PostObjectPlan.successStatus(form["success_action_status"])))
@@ -134,7 +143,7 @@ extension S3Service {
     /// `etag` added to its query, else the status the form asked for (201 with a `PostResponse`).
     func postObjectResponse(_ ctx: S3Context, plan: PostObjectPlan, etag: String, checksum: ObjectChecksum?) -> Response {
         let location = objectURL(ctx, key: plan.key)
-        var h = S3Service.storedObjectHeaders(etag: etag, checksum: checksum)
+        var h = S3Service.storedObjectHeaders(etag: etag, checksum: checksum, extra: plan.metadata.extra)
         if let redirect = plan.redirect {
             let query = "bucket=\(SigV4Encoding.encode(ctx.bucket))&key=\(SigV4Encoding.encode(plan.key))&etag=\(SigV4Encoding.encode(etag))"
             h.add("Location", redirect + (redirect.contains("?") ? "&" : "?") + query)

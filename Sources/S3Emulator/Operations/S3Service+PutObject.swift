@@ -1,4 +1,5 @@
 import Foundation
+import HearthBlobs
 import HearthCore
 import HearthHTTP
 
@@ -60,11 +61,18 @@ extension S3Service {
         case .failure(let e): return .respond(complete(ctx, .failure(e)))
         case .success(let o): owner = o
         }
+        let dataKey: BlobDataKey?
+        switch sealNew(&metadata.extra, customerKey: S3Service.customerKey(ctx)) {
+        case .failure(let e): return .respond(complete(ctx, .failure(e)))
+        case .success(let k): dataKey = k
+        }
         let algorithm = headers.checksumAlgorithm
+        let sealed = metadata
         let consumer = UploadConsumer(service: self, ctx: ctx, headers: headers, checksums: algorithm.map { [$0] } ?? [],
-                                      maxSize: configuration.maxObjectSize) { [self] writer, body in
+                                      maxSize: configuration.maxObjectSize, dataKey: dataKey) { [self] writer, body in
+            let metadata = sealed
             let now = Instant(unixSeconds: clock.now().unixSeconds)
-            let etag = ETag.quoted(md5: body.md5)
+            let etag = S3Service.etag(md5: body.md5, extra: metadata.extra, dataKey: dataKey)
             let checksum = algorithm.flatMap { a in
                 body.checksums[a].map { ObjectChecksum(algorithm: a, value: Data($0).base64EncodedString(), type: "FULL_OBJECT") }
             }
@@ -106,6 +114,7 @@ extension S3Service {
         }
         h.add("x-amz-server-side-encryption", extra.sse ?? "AES256")
         if let key = extra.kmsKeyID { h.add("x-amz-server-side-encryption-aws-kms-key-id", key) }
+        if extra.bucketKeyEnabled { h.add("x-amz-server-side-encryption-bucket-key-enabled", "true") }
     }
 
     // MARK: DeleteObject

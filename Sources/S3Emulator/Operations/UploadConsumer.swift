@@ -1,4 +1,5 @@
 import Foundation
+import HearthBlobs
 import HearthCore
 import HearthHTTP
 
@@ -29,14 +30,17 @@ final class UploadConsumer: RequestBodyConsumer {
 
     /// - Parameter checksums: algorithms whose values the commit needs; those the payload verifier
     ///   computes anyway (a declared trailer or checksum header) are taken from it, not recomputed.
-    init(service: S3Service, ctx: S3Context, headers: UploadHeaders, checksums: [ChecksumAlgorithm], maxSize: Int64, commit: @escaping Commit) {
+    /// - Parameter dataKey: seals the stored chunks (an encrypted object or upload).
+    init(service: S3Service, ctx: S3Context, headers: UploadHeaders, checksums: [ChecksumAlgorithm], maxSize: Int64,
+         dataKey: BlobDataKey? = nil, commit: @escaping Commit) {
         self.service = service
         self.ctx = ctx
         self.headers = headers
         self.maxSize = maxSize
         self.commit = commit
         let verified = Set([ctx.auth?.declaredTrailer, ctx.auth?.headerChecksum?.algorithm].compactMap { $0 })
-        writer = BlobWriter(database: service.database, now: ctx.now, checksums: checksums.filter { !verified.contains($0) })
+        writer = BlobWriter(database: service.database, now: ctx.now, checksums: checksums.filter { !verified.contains($0) },
+                            dataKey: dataKey)
     }
 
     func consume(_ chunk: UnsafeRawBufferPointer) {

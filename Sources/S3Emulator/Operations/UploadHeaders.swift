@@ -34,6 +34,7 @@ struct UploadHeaders {
             if lower.hasPrefix("x-amz-meta-") {
                 // S3 lower-cases metadata names (HTTP header names are case-insensitive) and joins repeats with commas.
                 let key = String(lower.dropFirst("x-amz-meta-".count))
+                let value = MIMEEncodedWord.decode(value)
                 if let i = m.userMetadata.firstIndex(where: { $0.name == key }) {
                     m.userMetadata[i].value += "," + value
                 } else {
@@ -99,10 +100,12 @@ struct UploadHeaders {
                     "x-amz-sdk-checksum-algorithm specified, but no corresponding x-amz-checksum-* or x-amz-trailer headers were found."))
             }
         }
-        // The body length: aws-chunked bodies announce their decoded length separately.
+        // The body length: aws-chunked bodies announce their decoded length separately. A
+        // `Content-Encoding: aws-chunked` whose payload hash is not a streaming one and that
+        // announces no decoded length is a plain body (S3 stores it, dropping the token).
         let sha = headers["x-amz-content-sha256"] ?? ""
         let chunked = sha.hasPrefix("STREAMING-")
-            || (headers["Content-Encoding"] ?? "").lowercased().contains("aws-chunked")
+            || ((headers["Content-Encoding"] ?? "").lowercased().contains("aws-chunked") && headers["x-amz-decoded-content-length"] != nil)
         if chunked {
             guard let text = headers["x-amz-decoded-content-length"] else { return .failure(.missingContentLength) }
             guard let n = S3Service.contentLength(text), n >= 0 else {

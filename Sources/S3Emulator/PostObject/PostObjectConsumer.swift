@@ -107,7 +107,7 @@ final class PostObjectConsumer: RequestBodyConsumer {
         case .success(let p):
             plan = p
             for range in p.lengthRanges { keepLimit = min(keepLimit, range.max) }
-            writer = BlobWriter(database: service.database, now: ctx.now, checksums: p.checksumAlgorithm.map { [$0] } ?? [])
+            writer = BlobWriter(database: service.database, now: ctx.now, checksums: p.checksumAlgorithm.map { [$0] } ?? [], dataKey: p.dataKey)
         }
     }
 
@@ -182,7 +182,7 @@ final class PostObjectConsumer: RequestBodyConsumer {
         if let declared = plan.declaredChecksum, digests.checksums[declared.algorithm] != declared.digest {
             return .failure(.checksumMismatch(declared.algorithm))
         }
-        let etag = ETag.quoted(md5: digests.md5)
+        let etag = S3Service.etag(md5: digests.md5, extra: plan.metadata.extra, dataKey: plan.dataKey)
         let checksum = plan.checksumAlgorithm.flatMap { a in
             digests.checksums[a].map { ObjectChecksum(algorithm: a, value: Data($0).base64EncodedString(), type: "FULL_OBJECT") }
         }

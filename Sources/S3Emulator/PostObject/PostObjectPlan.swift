@@ -1,3 +1,4 @@
+import HearthBlobs
 /// What a browser form upload will store and answer, decided from the fields before its file —
 /// before a byte of the file is kept.
 struct PostObjectPlan {
@@ -7,6 +8,8 @@ struct PostObjectPlan {
     let owner: String?
     /// Content-Type, Cache-Control, …, `x-amz-meta-*`, storage class and tags from the fields.
     let metadata: ObjectMetadata
+    /// Seals the file's chunks (the form asked for encryption, or the bucket's default does).
+    let dataKey: BlobDataKey?
     /// An `x-amz-checksum-<algorithm>` field to verify against the file.
     let declaredChecksum: (algorithm: ChecksumAlgorithm, digest: [UInt8])?
     /// The algorithm whose checksum is stored with the object (declared, or asked for with

@@ -57,4 +57,12 @@ struct SSECustomerKey: Sendable, Equatable {
             return stored == key.md5 ? nil : .accessDenied(message: "Access Denied")
         }
     }
+
+    /// The key a read of an object stored with `storedMD5` carries under `prefix`, after
+    /// `checkRead` accepted it (nil: the object is not SSE-C and none was sent).
+    static func forRead(_ header: (String) -> String?, prefix: String, stored storedMD5: String?) -> Result<SSECustomerKey?, S3Error> {
+        fromHeaders(header, prefix: prefix).flatMap { key in
+            checkRead(stored: storedMD5, sent: key).map { .failure($0) } ?? .success(key)
+        }
+    }
 }

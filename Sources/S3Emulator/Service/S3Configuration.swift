@@ -26,6 +26,22 @@ public struct S3Configuration: Sendable {
         }
     }
 
+    /// A KMS key of the local key ring, created at start when missing (`s3KmsKeys`).
+    public struct KMSKey: Sendable, Equatable {
+        /// The key id (a UUID when nil; any id without `/` or `:` is accepted, as s3-tests' `testkey-1`).
+        public var keyID: String?
+        /// `alias/…`.
+        public var alias: String?
+        /// The access key whose account owns it (nil: the first key's).
+        public var accessKey: String?
+
+        public init(keyID: String?, alias: String? = nil, accessKey: String? = nil) {
+            self.keyID = keyID
+            self.alias = alias
+            self.accessKey = accessKey
+        }
+    }
+
     /// The region every bucket lives in and every signature must name.
     public var region: String
     /// Accepted key pairs; the first one owns buckets created at start.
@@ -51,6 +67,8 @@ public struct S3Configuration: Sendable {
     public var corsOrigins: [String]
     /// Accept SSE-C keys over plain HTTP (S3 refuses them; `--s3-allow-ssec-http`).
     public var allowSSECOverHTTP: Bool
+    /// KMS keys to have in the key ring.
+    public var kmsKeys: [KMSKey]
 
     /// The configuration `hearth start` uses unless told otherwise: us-east-1, the `test`/`test` key.
     public init(region: String = "us-east-1",
@@ -63,7 +81,8 @@ public struct S3Configuration: Sendable {
                 requestLogCapacity: Int = 500,
                 maxObjectSize: Int64 = 5 << 30,
                 corsOrigins: [String] = [],
-                allowSSECOverHTTP: Bool = false) {
+                allowSSECOverHTTP: Bool = false,
+                kmsKeys: [KMSKey] = []) {
         self.region = region
         self.credentials = credentials
         self.allowSigV2 = allowSigV2
@@ -75,5 +94,6 @@ public struct S3Configuration: Sendable {
         self.maxObjectSize = maxObjectSize
         self.corsOrigins = corsOrigins
         self.allowSSECOverHTTP = allowSSECOverHTTP
+        self.kmsKeys = kmsKeys
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthBlobs
 import HearthCore
 import HearthCrypto
 import HearthSQLite
@@ -59,7 +60,7 @@ extension S3Service {
                     let file = "objects/\(bucket.name)/" + names.path(for: record.key)
                     guard let written = try exportBody(of: record.key, in: bucket.name, versionID: nil,
                                                        to: (folder as NSString).appendingPathComponent(file)) else { continue }
-                    objects.append(Self.entryJSON(written, file: file))
+                    objects.append(Self.entryJSON(written.record, file: file, sealed: written.sealed))
                     count += 1
                 }
                 guard page.count == 1000, let last = page.last else { break }
@@ -83,7 +84,7 @@ extension S3Service {
                 let file = "versions/\(bucket.name)/\(i + 1)"
                 guard let written = try exportBody(of: entry.record.key, in: bucket.name, versionID: entry.record.versionName,
                                                    to: (folder as NSString).appendingPathComponent(file)) else { continue }
-                versions.append(Self.entryJSON(written, file: file))
+                versions.append(Self.entryJSON(written.record, file: file, sealed: written.sealed))
                 count += 1
             }
             if !versions.isEmpty { o["versions"] = .array(versions) }
@@ -96,9 +97,15 @@ extension S3Service {
     }
 
     /// Streams one object's (or version's) bytes into `path`; nil when it vanished meanwhile.
-    private func exportBody(of key: String, in bucket: String, versionID: String?, to path: String) throws -> ObjectRecord? {
+    ///
+    /// SSE-S3 and SSE-KMS objects are written decrypted (the export is plain files, and the import
+    /// encrypts them again); an SSE-C object cannot be opened without its client's key, so its
+    /// chunk rows are written as stored, sealed, with their layout in `sealed` (stored length,
+    /// start and length of each slice) and its wrapped data key kept in its `extra`.
+    private func exportBody(of key: String, in bucket: String, versionID: String?,
+                            to path: String) throws -> (record: ObjectRecord, sealed: [[Int64]]?)? {
         let outcome = try store.objectForRead(bucket: bucket, key: key, versionID: versionID) { (0, $0.size) }
-        guard case .found(let record, let plan, _) = outcome else { return nil }
+        guard case .found(var record, let plan, _) = outcome else { return nil }
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
             throw ExportError(description: "cannot create \(path)")
@@ -107,8 +114,23 @@ extension S3Service {
         switch plan {
         case .none: break
         case .inline(let bytes): try handle.write(contentsOf: bytes)
+        case .segments(let segments) where record.metadata.extra.customerKeyMD5 != nil && record.metadata.extra.dataKey != nil:
+            var layout: [[Int64]] = []
+            for segment in segments {
+                let row = try database.read { c in
+                    try c.first("SELECT data FROM s3_chunks WHERE id = ?", [segment.chunkID]) { $0.withBlob(0) { Array($0) } }
+                }
+                guard let row else { throw BlobBodySource.ChunkMissing() }
+                try handle.write(contentsOf: row)
+                layout.append([Int64(row.count), segment.chunkStart, segment.length])
+            }
+            return (record, layout)
         case .segments(let segments):
-            let source = BlobBodySource(database: database, segments: segments, start: 0, end: record.size)
+            guard case .success(let dataKey) = self.dataKey(of: record.metadata.extra, customerKey: nil) else {
+                throw ExportError(description: "\(bucket)/\(key): its KMS key is not in the key ring")
+            }
+            record.metadata.extra.dataKey = nil
+            let source = BlobBodySource(database: database, segments: segments, start: 0, end: record.size, dataKey: dataKey)
             defer { source.close() }
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             while true {
@@ -117,11 +139,11 @@ extension S3Service {
                 try handle.write(contentsOf: buffer[0..<n])
             }
         }
-        return record
+        return (record, nil)
     }
 
     /// One object or version entry of `buckets.json`.
-    static func entryJSON(_ r: ObjectRecord, file: String?) -> JSON {
+    static func entryJSON(_ r: ObjectRecord, file: String?, sealed: [[Int64]]? = nil) -> JSON {
         var o = JSONObject([("key", .string(r.key))])
         if let v = r.versionID { o["versionId"] = .string(v) }
         if let file { o["file"] = .string(file) }
@@ -137,6 +159,7 @@ extension S3Service {
             o["checksum"] = .object(JSONObject([("algorithm", .string(c.algorithm.displayName)), ("value", .string(c.value)), ("type", .string(c.type))]))
         }
         if let parts = r.partSizes { o["partSizes"] = .array(parts.map { .int($0) }) }
+        if let sealed { o["sealedChunks"] = .array(sealed.map { .array($0.map { JSON.int($0) }) }) }
         return .object(o)
     }
 
@@ -230,12 +253,32 @@ extension S3Service {
            let value = c["value"]?.stringValue {
             checksum = ObjectChecksum(algorithm: algorithm, value: value, type: c["type"]?.stringValue ?? "FULL_OBJECT")
         }
-        let recompute = checksum.map { $0.type == "FULL_OBJECT" ? [$0.algorithm] : [] } ?? []
-        let writer = BlobWriter(database: database, now: clock.now(), checksums: recompute)
+        // An SSE-C object comes sealed, as it was stored; SSE-S3 and SSE-KMS objects come plain and
+        // are sealed again under a fresh data key (their KMS key recreated when the ring lacks it).
+        let layout = e["sealedChunks"]?.arrayValue?.map { $0.arrayValue?.compactMap(\.intValue) ?? [] }
+        let sealed = layout != nil && metadata.extra.customerKeyMD5 != nil && metadata.extra.dataKey != nil
+        if !sealed { metadata.extra.dataKey = nil }
+        var dataKey: BlobDataKey?
+        if !sealed, metadata.extra.customerKeyMD5 == nil, let sse = metadata.extra.sse {
+            if sse != "AES256", let arn = metadata.extra.kmsKeyID, let id = KMSKeyRing.keyID(fromARN: arn), try keyRing.key(id: id) == nil {
+                let account = arn.split(separator: ":", omittingEmptySubsequences: false).dropFirst(4).first.map(String.init) ?? accounts.primary.accountID
+                _ = try keyRing.create(account: account, keyID: id, alias: nil, description: "imported", ids: ids, now: clock.now())
+            }
+            switch sealNew(&metadata.extra, customerKey: nil) {
+            case .failure(let e): throw ExportError(description: "\(bucket)/\(key): \(e.message)")
+            case .success(let k): dataKey = k
+            }
+        }
+        var staged: (blob: Int64, size: Int64)?
+        if sealed, let layout {
+            staged = try stageSealed(fd, layout: layout, path: path)
+        }
+        let recompute = sealed ? [] : checksum.map { $0.type == "FULL_OBJECT" ? [$0.algorithm] : [] } ?? []
+        let writer = BlobWriter(database: database, now: clock.now(), checksums: recompute, dataKey: dataKey)
         do {
             // One reused buffer and read(2): the file is never mapped or held whole.
             var buffer = [UInt8](repeating: 0, count: BlobWriter.chunkSize)
-            while true {
+            while staged == nil {
                 let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n < 0 {
                     if errno == EINTR { continue }
@@ -248,9 +291,12 @@ extension S3Service {
             writer.discard()
             throw ExportError(description: "\(bucket)/\(key): \(error)")
         }
-        let size = writer.size
+        let size = staged?.size ?? writer.size
         let digests = writer.finalizeDigests()
         var etag = ETag.quoted(md5: digests.md5)
+        if staged != nil || S3Service.hasDerivedETag(metadata.extra) {
+            etag = e["etag"]?.stringValue ?? S3Service.etag(md5: digests.md5, extra: metadata.extra, dataKey: dataKey)
+        }
         var partSizes = e["partSizes"]?.arrayValue?.compactMap(\.intValue)
         if let parts = partSizes, parts.reduce(0, +) == size, let exported = e["etag"]?.stringValue, exported.contains("-") {
             etag = exported  // A multipart ETag is the MD5 of the parts' MD5s: kept while the layout holds.
@@ -258,7 +304,7 @@ extension S3Service {
             partSizes = nil
             if checksum?.type == "COMPOSITE" { checksum = nil }
         }
-        if let c = checksum, c.type == "FULL_OBJECT" {
+        if staged == nil, let c = checksum, c.type == "FULL_OBJECT" {
             checksum?.value = digests.checksums[c.algorithm].map { Data($0).base64EncodedString() } ?? c.value
         }
         let record = ObjectRecord(bucket: bucket, key: key, blobID: 0, size: size, etag: etag, lastModified: lastModified,
@@ -267,7 +313,12 @@ extension S3Service {
         do {
             try database.write { c in
                 var r = record
-                r.blobID = try writer.commit(c)
+                if let staged {
+                    try BlobStore.promote(c, blobID: staged.blob)
+                    r.blobID = staged.blob
+                } else {
+                    r.blobID = try writer.commit(c)
+                }
                 if current {
                     if let old = try S3Store.object(c, bucket: bucket, key: key) {
                         try c.run("DELETE FROM s3_objects WHERE bucket = ? AND key = ?", [bucket, key])
@@ -335,5 +386,39 @@ struct ExportNames {
             }
         }
         return ".hashed/" + Digest.sha256(Array(key.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+extension S3Service {
+    /// Writes an exported SSE-C object's sealed chunk rows, as they were stored, into a staging
+    /// blob (swept at start if the import dies before its commit promotes it).
+    /// - Parameter layout: per slice, the stored row's length, the slice's start and length.
+    func stageSealed(_ fd: Int32, layout: [[Int64]], path: String) throws -> (blob: Int64, size: Int64) {
+        let now = clock.now()
+        let blob = try database.write { c in try BlobStore.createStaging(c, now: now) }
+        var offset: Int64 = 0
+        for slice in layout {
+            let overhead = Int64(BlobDataKey.overhead)
+            guard slice.count == 3, slice[0] > overhead, slice[0] <= Int64(BlobWriter.chunkSize) + overhead,
+                  slice[1] >= 0, slice[2] >= 0, slice[1] + slice[2] <= slice[0] - overhead else {
+                throw ExportError(description: "\(path): a malformed sealedChunks entry")
+            }
+            var row = [UInt8](repeating: 0, count: Int(slice[0]))
+            var filled = 0
+            while filled < row.count {
+                let n = row.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { throw ExportError(description: "\(path): shorter than its sealedChunks say") }
+                filled += n
+            }
+            let at = offset
+            try database.write { c in
+                try row.withUnsafeBytes {
+                    try BlobStore.appendChunk(c, blobID: blob, offset: at, bytes: $0, length: slice[2], chunkStart: slice[1])
+                }
+            }
+            offset += slice[2]
+        }
+        return (blob, offset)
     }
 }

@@ -64,6 +64,12 @@ public final class S3Service: HTTPService, Sendable {
         if orphans > 0 { logger.info("s3: removed \(orphans) unfinished upload(s) left by a previous run") }
         try createDefaultBuckets()
         try lifecycleRules.load(from: store)
+        for k in configuration.kmsKeys {
+            let account = k.accessKey.flatMap { accounts.account(accessKey: $0) } ?? accounts.primary
+            if case .failure(let refused) = createKMSKey(account: account.accountID, keyID: k.keyID, alias: k.alias, description: nil as String?) {
+                throw KMSKeyRing.ConfigurationError(description: "s3KmsKeys: \(refused.message)")
+            }
+        }
     }
 
     /// What the S3 port serves.

@@ -18,6 +18,12 @@ struct ObjectExtra: Sendable, Equatable {
     var kmsKeyID: String?
     /// Whether the object's bytes are encrypted with a customer key (SSE-C), and that key's MD5.
     var customerKeyMD5: String?
+    /// The object's data key, wrapped (base64 of an AES-256-GCM box) under the key its
+    /// encryption names; nil: the bytes are stored as sent.
+    var dataKey: String?
+    /// Whether an SSE-KMS object uses an S3 Bucket Key (`x-amz-server-side-encryption-bucket-key-enabled`);
+    /// recorded and answered, as the key ring has no per-request KMS cost to save.
+    var bucketKeyEnabled = false
     /// A multipart object's part checksums (base64, in the upload's algorithm; "" for a part
     /// without one), answered for `partNumber` reads and by GetObjectAttributes.
     var partChecksums: [String]?
@@ -37,6 +43,8 @@ struct ObjectExtra: Sendable, Equatable {
         put("sse", sse)
         put("kmsKeyID", kmsKeyID)
         put("customerKeyMD5", customerKeyMD5)
+        put("dataKey", dataKey)
+        if bucketKeyEnabled { o["bucketKeyEnabled"] = .bool(true) }
         if let partChecksums { o["partChecksums"] = .array(partChecksums.map(JSON.string)) }
         return JSON.object(o).serialized()
     }
@@ -51,6 +59,8 @@ struct ObjectExtra: Sendable, Equatable {
         sse = json["sse"]?.stringValue
         kmsKeyID = json["kmsKeyID"]?.stringValue
         customerKeyMD5 = json["customerKeyMD5"]?.stringValue
+        dataKey = json["dataKey"]?.stringValue
+        bucketKeyEnabled = json["bucketKeyEnabled"]?.boolValue ?? false
         partChecksums = json["partChecksums"]?.arrayValue?.compactMap(\.stringValue)
     }
 }

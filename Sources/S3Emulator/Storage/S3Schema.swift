@@ -173,5 +173,19 @@ enum S3Schema {
             DELETE FROM s3_gone_versions WHERE bucket = OLD.name;
         END;
         """),
+        // The local KMS key ring (issue 18): keys per account, with the material that wraps the
+        // data keys of SSE-KMS objects; `account` '' holds the SSE-S3 master key. The ring is
+        // KMS's, not S3's: a reset of S3 keeps it.
+        Migration("s3.5", """
+        CREATE TABLE s3_kms_keys (
+            key_id TEXT PRIMARY KEY,
+            account TEXT NOT NULL,
+            alias TEXT,
+            description TEXT,
+            material BLOB NOT NULL,
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE UNIQUE INDEX s3_kms_keys_alias ON s3_kms_keys(account, alias) WHERE alias IS NOT NULL;
+        """),
     ]
 }

@@ -183,7 +183,8 @@ final class S3Store: Sendable {
     static func bodyPlan(_ c: Connection, _ record: ObjectRecord, range: (Int64, Int64)?) throws -> BodyPlan {
         guard let (start, end) = range else { return .none }
         let segments = try BlobStore.segments(c, blobID: record.blobID, start: start, end: end)
-        guard end - start <= S3Store.inlineReadLimit else { return .segments(segments) }
+        // Sealed chunks open only with the data key, which the request's key (SSE-C) unwraps later.
+        guard end - start <= S3Store.inlineReadLimit, record.metadata.extra.dataKey == nil else { return .segments(segments) }
         var bytes = [UInt8]()
         bytes.reserveCapacity(Int(end - start))
         for s in segments {

@@ -262,9 +262,14 @@ def test_sse_c_needs_https(s3, bucket):
 
 
 def test_sse_kms_headers(s3, bucket):
+    with pytest.raises(ClientError) as e:
+        s3.put_object(Bucket=bucket, Key="k", Body=b"x", ServerSideEncryption="aws:kms", SSEKMSKeyId="my-key")
+    assert code(e) == "KMS.NotFoundException"
+    created = requests.post(os.environ["HEARTH_HUB_URL"] + "/emulator/v1/s3/kms/keys", json={"keyId": "my-key"})
+    assert created.status_code == 200, created.text
     r = s3.put_object(Bucket=bucket, Key="k", Body=b"x", ServerSideEncryption="aws:kms", SSEKMSKeyId="my-key")
     assert r["ServerSideEncryption"] == "aws:kms"
-    assert r["SSEKMSKeyId"].endswith(":key/my-key")
+    assert r["SSEKMSKeyId"] == created.json()["arn"] and r["SSEKMSKeyId"].endswith(":key/my-key")
     h = s3.head_object(Bucket=bucket, Key="k")
     assert h["ServerSideEncryption"] == "aws:kms"
     with pytest.raises(ClientError) as e:

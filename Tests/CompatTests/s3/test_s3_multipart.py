@@ -1,4 +1,5 @@
 """Multipart uploads with boto3: the low-level calls, their validation, and the transfer manager."""
+import base64
 import hashlib
 import os
 
@@ -97,3 +98,26 @@ def test_upload_file_20_mib_uses_multipart(s3, bucket, tmp_path):
     h = s3.head_object(Bucket=bucket, Key="big.bin", ChecksumMode="ENABLED")
     assert h.get("ChecksumCRC32", "").endswith("-3")
     assert h.get("ChecksumType") == "COMPOSITE"
+
+
+def test_part_copy_range_past_the_source_is_invalid_argument(s3, bucket):
+    s3.put_object(Bucket=bucket, Key="src", Body=b"12345")
+    uid = s3.create_multipart_upload(Bucket=bucket, Key="dst")["UploadId"]
+    with pytest.raises(ClientError) as e:
+        s3.upload_part_copy(Bucket=bucket, Key="dst", UploadId=uid, PartNumber=1, CopySource={"Bucket": bucket, "Key": "src"},
+                            CopySourceRange="bytes=0-21")
+    err = e.value.response["Error"]
+    assert err["Code"] == "InvalidArgument" and err["Message"] == "Range specified is not valid for source object of size: 5"
+    assert err["ArgumentName"] == "x-amz-copy-source-range"
+
+
+def test_complete_checks_a_composite_whole_object_checksum(s3, bucket):
+    uid = s3.create_multipart_upload(Bucket=bucket, Key="k", ChecksumAlgorithm="SHA256")["UploadId"]
+    p = s3.upload_part(Bucket=bucket, Key="k", UploadId=uid, PartNumber=1, Body=b"A" * 1024, ChecksumAlgorithm="SHA256")
+    parts = {"Parts": [{"PartNumber": 1, "ETag": p["ETag"], "ChecksumSHA256": p["ChecksumSHA256"]}]}
+    with pytest.raises(ClientError) as e:
+        s3.complete_multipart_upload(Bucket=bucket, Key="k", UploadId=uid, ChecksumSHA256="bad", MultipartUpload=parts)
+    assert e.value.response["Error"]["Code"] == "BadDigest"
+    composite = base64.b64encode(hashlib.sha256(base64.b64decode(p["ChecksumSHA256"])).digest()).decode() + "-1"
+    done = s3.complete_multipart_upload(Bucket=bucket, Key="k", UploadId=uid, ChecksumSHA256=composite, MultipartUpload=parts)
+    assert done["ChecksumSHA256"] == composite

@@ -211,3 +211,22 @@ def test_empty_object(s3, bucket):
     got = s3.get_object(Bucket=bucket, Key="empty")
     assert got["ContentLength"] == 0
     assert got["Body"].read() == b""
+
+
+def test_aws_chunked_content_encoding_on_a_plain_body_is_dropped(s3, bucket):
+    s3.put_object(Bucket=bucket, Key="a", Body=b"plain", ContentEncoding="gzip, aws-chunked")
+    assert s3.head_object(Bucket=bucket, Key="a")["ContentEncoding"] == "gzip"
+    s3.put_object(Bucket=bucket, Key="b", Body=b"plain", ContentEncoding="aws-chunked")
+    got = s3.get_object(Bucket=bucket, Key="b")
+    assert "ContentEncoding" not in got and got["Body"].read() == b"plain"
+
+
+def test_non_ascii_metadata_comes_back_rfc2047_encoded(s3, bucket):
+    # S3 stores an RFC 2047 encoded word decoded and answers non-US-ASCII values mail-safe.
+    s3.put_object(Bucket=bucket, Key="m", Body=b"x", Metadata={"plain": "ascii value", "word": "=?UTF-8?B?SGVsbG8gV29ybGTDqQ==?="})
+    got = s3.head_object(Bucket=bucket, Key="m")["Metadata"]
+    assert got["plain"] == "ascii value"
+    assert got["word"] == "=?UTF-8?B?SGVsbG8gV29ybGTDqQ==?="
+    s3.copy_object(Bucket=bucket, Key="m2", CopySource={"Bucket": bucket, "Key": "m"}, MetadataDirective="REPLACE",
+                   Metadata={"q": "=?utf-8?Q?caf=C3=A9_au_lait?="})
+    assert s3.head_object(Bucket=bucket, Key="m2")["Metadata"]["q"] == "=?UTF-8?B?Y2Fmw6kgYXUgbGFpdA==?="

@@ -197,7 +197,7 @@ import Testing
         #expect(p2.xml?.childText("ETag") == ETag.quoted(md5: Digest.md5(Array(source[100...199]))))
         let bad = s3.call("PUT", "/bkt/dst?partNumber=3&uploadId=\(upload)", headers: [("x-amz-copy-source", "bkt/src"),
                                                                                         ("x-amz-copy-source-range", "bytes=0-\(6 << 20)")])
-        #expect(bad.errorCode == "InvalidRequest")
+        #expect(bad.errorCode == "InvalidArgument")  // S3: "Range specified is not valid for source object of size: N"
         let etags = [p1.xml?.childText("ETag") ?? "", p2.xml?.childText("ETag") ?? ""]
         let done = s3.call("POST", "/bkt/dst?uploadId=\(upload)", body: completeXML(Array(zip([1, 2], etags))))
         #expect(done.status == 200, "\(done.text)")

@@ -149,8 +149,32 @@ final class HTTP2Connection: @unchecked Sendable {
 
     // MARK: Streams
 
-    /// Applies what other threads asked of `stream` (loop thread).
-    func flush(_ stream: HTTP2Stream) {
+    /// Streams other threads changed since the loop last flushed them (under `dirtyLock`).
+    private let dirtyLock = NSLock()
+    private var dirty: [HTTP2Stream] = []
+
+    /// Has the loop apply what other threads asked of `stream` (any thread). Streams changed
+    /// together (one commit fanned out to a hundred listeners on this connection) are flushed by
+    /// one loop task and leave in one socket write, not one task and one write each.
+    func scheduleFlush(_ stream: HTTP2Stream) {
+        dirtyLock.lock()
+        let first = dirty.isEmpty
+        dirty.append(stream)
+        dirtyLock.unlock()
+        if first { loop.execute { [self] in flushDirty() } }
+    }
+
+    private func flushDirty() {
+        dirtyLock.lock()
+        let batch = dirty
+        dirty = []
+        dirtyLock.unlock()
+        for stream in batch { flush(stream) }
+        send()
+    }
+
+    /// Applies what other threads asked of `stream` (loop thread); the caller sends.
+    private func flush(_ stream: HTTP2Stream) {
         stream.lock.lock()
         stream.wakeScheduled = false
         let headers = stream.pendingHeaders
@@ -171,7 +195,6 @@ final class HTTP2Connection: @unchecked Sendable {
         } else if submitted {
             nghttp2_session_resume_data(session, stream.id)
         }
-        send()
     }
 
     private func submit(_ headers: [(String, String)], on id: Int32, endStream: Bool) {

@@ -27,7 +27,9 @@ public final class HTTP2Stream: @unchecked Sendable {
     weak var connection: HTTP2Connection?
 
     let lock = NSLock()
-    private let writable = NSCondition()
+    /// Made by the first waiter (under `lock`): only server-streaming handlers wait, so thousands
+    /// of idle bidirectional streams carry none.
+    private var writable: NSCondition?
     /// Response headers not yet submitted, and whether they end the stream.
     var pendingHeaders: (headers: [(String, String)], endStream: Bool)?
     var headersSubmitted = false
@@ -88,9 +90,13 @@ public final class HTTP2Stream: @unchecked Sendable {
 
     /// Blocks until fewer than `bytes` are buffered, or the stream closes (then false). Worker threads only.
     public func waitUntilBuffered(below bytes: Int) -> Bool {
-        writable.lock()
-        defer { writable.unlock() }
-        while !isClosed && bufferedBytes >= bytes { writable.wait() }
+        lock.lock()
+        let condition = writable ?? NSCondition()
+        writable = condition
+        lock.unlock()
+        condition.lock()
+        defer { condition.unlock() }
+        while !isClosed && bufferedBytes >= bytes { condition.wait() }
         return !isClosed
     }
 
@@ -100,7 +106,7 @@ public final class HTTP2Stream: @unchecked Sendable {
         let schedule = !wakeScheduled && !isClosed
         if schedule { wakeScheduled = true }
         lock.unlock()
-        if schedule, let connection { connection.loop.execute { [self] in connection.flush(self) } }
+        if schedule, let connection { connection.scheduleFlush(self) }
     }
 
     // MARK: Loop side
@@ -136,8 +142,12 @@ public final class HTTP2Stream: @unchecked Sendable {
     }
 
     private func signalWritable() {
-        writable.lock()
-        writable.broadcast()
-        writable.unlock()
+        lock.lock()
+        let condition = writable
+        lock.unlock()
+        guard let condition else { return }
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
     }
 }

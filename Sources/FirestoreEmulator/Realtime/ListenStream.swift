@@ -9,7 +9,10 @@ final class ListenStream: @unchecked Sendable {
         let id: Int32
         let database: DatabaseID
         let kind: ListenTarget.Kind
-        /// Documents the client holds for the target, with the version it holds.
+        /// Documents the client holds for the target, with the version it holds. Kept only for
+        /// documents targets and limited or cursored queries: a plain query's changes follow from
+        /// each commit's before and after alone, so an idle listener on a large collection holds
+        /// nothing per document.
         var known: [ResourcePath: Instant] = [:]
         /// The time the client's view of the target is consistent at.
         var readTime: Instant
@@ -46,6 +49,24 @@ final class ListenStream: @unchecked Sendable {
         /// when its turn to go out comes: a large result waiting for a slow client holds names,
         /// not documents.
         case document(ResourcePath, targetID: Int32, space: Int64?, at: Instant)
+        /// The rest of a plain query's first result after `after` (nil: from its start), read a
+        /// page at a time (as of `at`) when its turn comes: a first result of any size waits for a
+        /// slow client as this one entry.
+        case page(FirstResultPage)
+    }
+
+    /// Where a first result being paged out stands.
+    struct FirstResultPage {
+        var targetID: Int32
+        var database: DatabaseID
+        var query: Query
+        var space: Int64?
+        var at: Instant
+        /// The last document sent, as a cursor in the query's order.
+        var after: Cursor?
+        /// Documents per read: sized from the documents read so far so one page stays near
+        /// `ListenEngine.chunkBytes`.
+        var pageSize: Int
     }
 
     /// What is not yet handed to the sink because the client was not writable, oldest first

@@ -30,10 +30,25 @@ final class ListenResponseEncoder: @unchecked Sendable {
     /// latest commit's, encoded again at most once each).
     static let cacheLimit = 4 << 20
 
+    /// The global NO_CHANGE last encoded (every stream a commit reaches ends its snapshot with it).
+    private var lastSnapshotEnd: (readTime: Instant, token: [UInt8], bytes: [UInt8])?
+
     /// One event as a `ListenResponse` (document names in `db`); `.end` has no message (empty).
     func encode(_ event: ListenEvent, _ db: DatabaseID) -> [UInt8] {
         var w = ProtoWriter(capacity: 96)
         switch event {
+        case .targetChange(.noChange, let targetIDs, nil, let readTime?, let token?) where targetIDs.isEmpty:
+            lock.lock()
+            let last = lastSnapshotEnd
+            lock.unlock()
+            if let last, last.readTime == readTime, last.token == token { return last.bytes }
+            w.message(2) { m in
+                m.bytesIfNonEmpty(4, token)
+                DocumentProto.timestamp(6, readTime, into: &m)
+            }
+            lock.lock()
+            lastSnapshotEnd = (readTime, token, w.bytes)
+            lock.unlock()
         case .targetChange(let kind, let targetIDs, let cause, let readTime, let token):
             w.message(2) { m in
                 m.int64IfNonZero(1, Int64(kind.rawValue))

@@ -55,7 +55,7 @@ extension ListenEngine {
                         out.append(.event(.existenceFilter(targetID: id, count: names.count, unchangedNames: BloomFilter(names))))
                     }
                     // A plain query follows commits from their before and after alone.
-                    if target.plainQuery != nil { target.known = [:] }
+                    if target.isPlainQuery { target.known = [:] }
                 } else {
                     if resumes {
                         // Unknown or expired token: the client drops what it holds and gets everything.
@@ -155,7 +155,7 @@ extension ListenEngine {
         var out: [ListenStream.Pending] = []
         out.reserveCapacity(now.documents.count + now.missing.count)
         target.known = [:]
-        let plain = target.plainQuery != nil
+        let plain = target.isPlainQuery
         for d in now.documents {
             if !plain { target.known[d.path] = d.updateTime }
             out.append(.document(d.path, targetID: target.id, space: space, at: readTime))
@@ -293,7 +293,7 @@ extension ListenEngine {
     /// query, or a documents target no rules judge.
     private func followsFromChange(_ t: ListenStream.Target) -> Bool {
         switch t.kind {
-        case .query: return t.plainQuery != nil
+        case .query: return t.isPlainQuery
         case .documents:
             if case .client = t.stream.caller { return false }
             return true

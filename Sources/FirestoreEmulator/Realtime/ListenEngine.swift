@@ -160,6 +160,20 @@ final class ListenEngine: @unchecked Sendable {
     /// outweighs `maxOutboxBytes` is cut with RESOURCE_EXHAUSTED (the client stopped reading).
     func enqueue(_ stream: ListenStream, _ items: [ListenStream.Pending]) {
         guard !stream.closed, !items.isEmpty else { return }
+        // The common case of a commit's snapshot for a client that keeps up: straight to the sink.
+        if stream.pending == 0, items.count <= Self.chunk, stream.writable() {
+            var events: [ListenEvent] = []
+            events.reserveCapacity(items.count)
+            var bytes = 0
+            for case .event(let e) in items {
+                events.append(e)
+                bytes += Self.weight(.event(e))
+            }
+            if events.count == items.count, bytes <= Self.chunkBytes {
+                if !stream.sink(events) { closeNow(stream) }
+                return
+            }
+        }
         stream.outbox.append(contentsOf: items)
         for e in items { stream.outboxBytes += Self.weight(e) }
         pump(stream)

@@ -18,18 +18,27 @@ final class ListenStream: @unchecked Sendable {
         var readTime: Instant
         unowned let stream: ListenStream
 
+        /// A query target whose result can change only where a changed document now or before
+        /// matched (no limit, offset or cursor): it is updated from the change alone. Decided once
+        /// (asking the query each commit copied it, a retain per member, per listener).
+        let isPlainQuery: Bool
+
         init(id: Int32, database: DatabaseID, kind: ListenTarget.Kind, readTime: Instant, stream: ListenStream) {
             self.id = id
             self.database = database
             self.kind = kind
             self.readTime = readTime
             self.stream = stream
+            if case .query(let q) = kind, q.limit == nil, q.offset == 0, q.startAt == nil, q.endAt == nil {
+                isPlainQuery = true
+            } else {
+                isPlainQuery = false
+            }
         }
 
-        /// The query of a query target whose result can change only where a changed document
-        /// now or before matched (no limit, offset or cursor): it is updated from the change alone.
+        /// The query of a plain query target (see `isPlainQuery`).
         var plainQuery: Query? {
-            guard case .query(let q) = kind, q.limit == nil, q.offset == 0, q.startAt == nil, q.endAt == nil else { return nil }
+            guard isPlainQuery, case .query(let q) = kind else { return nil }
             return q
         }
     }

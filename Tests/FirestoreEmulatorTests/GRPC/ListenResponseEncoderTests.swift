@@ -87,4 +87,13 @@ struct ListenResponseEncoderTests {
         let elsewhere = try ProtoJSON.decode(encoder.encode(.documentChange(Self.doc, targetIDs: [1]), other), Self.listen)
         #expect("\(elsewhere)".contains("databases/other/documents/users/u1"))
     }
+
+    @Test func theSharedSnapshotEndFollowsItsReadTime() throws {
+        let encoder = ListenResponseEncoder()
+        for micros in [Self.t.unixMicros, Self.t.unixMicros, Self.t.unixMicros + 1, Self.t.unixMicros] {
+            let t = Instant(unixMicros: micros)
+            let event = ListenEvent.targetChange(.noChange, targetIDs: [], cause: nil, readTime: t, resumeToken: ResumeToken.encode(t))
+            #expect(try ProtoJSON.decode(encoder.encode(event, db), Self.listen) == (try ProtoJSON.decode(general(event), Self.listen)))
+        }
+    }
 }

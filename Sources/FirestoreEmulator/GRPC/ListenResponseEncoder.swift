@@ -106,11 +106,20 @@ final class ListenResponseEncoder: @unchecked Sendable {
         ids.map { UInt64(bitPattern: Int64($0)) }
     }
 
+    /// The version encoded last, checked before hashing: a commit's listeners ask for the same
+    /// version one after another, and comparing a path with itself is a pointer check.
+    private var last: (key: Key, bytes: [UInt8])?
+
     /// The `Document` bytes of this version, made once while it is cached.
     private func document(_ doc: StoredDocument, _ db: DatabaseID) -> [UInt8] {
         let key = Key(database: db, path: doc.path, createTime: doc.createTime, updateTime: doc.updateTime)
         lock.lock()
+        if let last, last.key == key {
+            lock.unlock()
+            return last.bytes
+        }
         let cached = documents[key]
+        if let cached { last = (key, cached) }
         lock.unlock()
         if let cached { return cached }
         let bytes = DocumentProto.document(doc, in: db)
@@ -118,10 +127,12 @@ final class ListenResponseEncoder: @unchecked Sendable {
         if cachedBytes + bytes.count > Self.cacheLimit {
             documents.removeAll(keepingCapacity: true)
             cachedBytes = 0
+            last = nil
         }
         if bytes.count <= Self.cacheLimit / 4 {
             documents[key] = bytes
             cachedBytes += bytes.count
+            last = (key, bytes)
         }
         lock.unlock()
         return bytes

@@ -93,7 +93,9 @@ extension ListenEngine {
     func snapshotEnd(_ stream: ListenStream, _ readTime: Instant) -> ListenEvent {
         let t = max(readTime, stream.lastReadTime)
         stream.lastReadTime = t
-        return .targetChange(.noChange, targetIDs: [], cause: nil, readTime: t, resumeToken: ResumeToken.encode(t))
+        // One token per commit, shared by every stream it reaches.
+        if lastToken?.time != t { lastToken = (t, ResumeToken.encode(t)) }
+        return .targetChange(.noChange, targetIDs: [], cause: nil, readTime: t, resumeToken: lastToken?.token)
     }
 
     /// Rules for a client's target when added: `list` from a query's constraints (as runQuery),
@@ -245,9 +247,10 @@ extension ListenEngine {
             for (stream, targets) in ordered {
                 do {
                     var events: [ListenStream.Pending] = []
-                    for (t, paths) in targets.sorted(by: { $0.0.id < $1.0.id }) {
+                    events.reserveCapacity(2)
+                    for (t, paths) in targets.count < 2 ? targets : targets.sorted(by: { $0.0.id < $1.0.id }) {
                         guard let conn else {
-                            events += update(t, paths: paths, finals: finals, service: service, at: readTime).map { .event($0) }
+                            for e in update(t, paths: paths, finals: finals, service: service, at: readTime) { events.append(.event(e)) }
                             continue
                         }
                         let space: Int64?
@@ -272,7 +275,10 @@ extension ListenEngine {
                                                  at: readTime, conn).map { .event($0) }
                         }
                     }
-                    if !events.isEmpty { outgoing.append((stream, events + [.event(snapshotEnd(stream, readTime))])) }
+                    if !events.isEmpty {
+                        events.append(.event(snapshotEnd(stream, readTime)))
+                        outgoing.append((stream, events))
+                    }
                 } catch {
                     broken.append((stream, (error as? FirestoreError) ?? .internal("\(error)")))
                 }
@@ -320,7 +326,8 @@ extension ListenEngine {
             // The client holds exactly the result as of the previous commit (every commit reaches
             // the target in order), so what it holds of `p` is its version before this one.
             let executor = QueryExecutor(storage: service.storage, database: t.database)
-            for p in paths.sorted(by: { OrderedEncoding.compare($0.key, $1.key) < 0 }) {
+            let ordered = paths.count < 2 ? paths : paths.sorted(by: { OrderedEncoding.compare($0.key, $1.key) < 0 })
+            for p in ordered {
                 let v = finals[p] ?? Versions()
                 let held = v.before.flatMap { executor.accepts($0, query: q) ? $0 : nil }
                 if let after = v.after, executor.accepts(after, query: q) {

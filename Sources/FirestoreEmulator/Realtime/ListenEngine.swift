@@ -34,6 +34,8 @@ final class ListenEngine: @unchecked Sendable {
     private var groups: [DatabaseID: [ObjectIdentifier: ListenStream.Target]] = [:]
     /// The commit time of the last change delivered: new targets read at it.
     var deliveredTime = Instant(unixMicros: 0)
+    /// The resume token of the last snapshot's read time (see `snapshotEnd`).
+    var lastToken: (time: Instant, token: [UInt8])?
 
     /// Events per sink call (bounds what one call encodes at once).
     static let chunk = 500

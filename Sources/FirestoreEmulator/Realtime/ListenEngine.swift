@@ -20,7 +20,10 @@ final class ListenEngine: @unchecked Sendable {
         var path: ResourcePath
     }
 
-    let queue = DispatchQueue(label: "hearth.firestore.listen")
+    /// Serial, on the global pool's threads (at most one per core) rather than an overcommit
+    /// thread: a burst of adds (10,000 listeners opening) wakes the queue thousands of times, and
+    /// an overcommit root queue starts a new thread for a wake-up that finds none idle.
+    let queue = DispatchQueue(label: "hearth.firestore.listen", target: .global())
     private(set) var feed: ChangeFeed!
     /// Set once by the service right after it is built (the engine reads through it).
     weak var service: FirestoreService?

@@ -230,8 +230,13 @@ final class ListenEngine: @unchecked Sendable {
                     bytes += doc.storageSize + 32
                 case .page(var page):
                     guard let conn, let service else { throw .internal("The Firestore service is gone.") }
-                    // Read as of `at`, which needs the versions of then (kept for the history window).
-                    guard page.at.unixMicros >= service.latestTime().unixMicros - FirestoreStorage.historyMicros else {
+                    // Read as of `at`, which needs the versions of then (kept for the history window)
+                    // in the space of then (a clear since hands it to the collector: a page read there
+                    // could come back short, a snapshot that never existed).
+                    let current: Int64?
+                    do { current = try service.storage.space(of: page.database, conn) } catch { throw .internal("\(error)") }
+                    guard page.at.unixMicros >= service.latestTime().unixMicros - FirestoreStorage.historyMicros,
+                          page.space == nil || current == page.space else {
                         throw Self.fellBehind
                     }
                     var q = page.query

@@ -80,6 +80,25 @@ import Testing
         #expect(engine.sync { l.stream.targets[2]?.known.isEmpty } == true)
     }
 
+    /// A clear while a first result still waits for the client: its pages would be read from a
+    /// space being collected, so the stream ends ABORTED (the SDKs listen again) instead of sending a
+    /// result that was never whole.
+    @Test func aClearUnderAWaitingFirstResultEndsTheStream() throws {
+        let h = try TestHarness()
+        Self.fill(h, 600)
+        let gate = Gate()
+        let l = TestListener(h, writable: { gate.isOpen })
+        try l.addQuery(ListenEngineTests.allOfC, id: 1)
+        #expect(h.service.listeners.sync { l.stream.pending } == 4)
+        #expect(h.call("DELETE", "/emulator/v1/projects/\(h.project)/databases/(default)/documents").status == 200)
+        gate.isOpen = true
+        for _ in 0..<5_000 where !l.stream.closed { usleep(1_000) }
+        let summary = l.takeSummary()
+        #expect(!summary.contains { $0.hasPrefix("CHANGE") })
+        #expect(summary.last == "END \(FirestoreError.aborted("").status)", "\(summary.suffix(3))")
+        #expect(!summary.contains("CURRENT[1]"))
+    }
+
     static func orderedBy(_ field: String, descending: Bool, whereG: String? = nil) -> JSON {
         var o: [(String, JSON)] = [
             ("from", .array([.object(["collectionId": .string("c")])])),

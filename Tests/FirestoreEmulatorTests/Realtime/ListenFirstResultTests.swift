@@ -42,12 +42,18 @@ import Testing
         }
     }
 
-    @Test func aLargeFirstResultWaitsAsOneEntryAndArrivesWholeThenTheCommitsAfterIt() throws {
-        let h = try TestHarness()
-        Self.fill(h, 1_200)
+    /// `n` documents and a listener of all of them whose client is not reading yet.
+    static func waitingListener(_ h: TestHarness, documents n: Int) throws -> (TestListener, Gate) {
+        fill(h, n)
         let gate = Gate()
         let l = TestListener(h, writable: { gate.isOpen })
         try l.addQuery(ListenEngineTests.allOfC, id: 1)
+        return (l, gate)
+    }
+
+    @Test func aLargeFirstResultWaitsAsOneEntryAndArrivesWholeThenTheCommitsAfterIt() throws {
+        let h = try TestHarness()
+        let (l, gate) = try Self.waitingListener(h, documents: 1_200)
         let engine = h.service.listeners
         // ADD, the first result, CURRENT, NO_CHANGE: four entries however large the result.
         #expect(engine.sync { l.stream.pending } == 4)
@@ -85,10 +91,7 @@ import Testing
     /// result that was never whole.
     @Test func aClearUnderAWaitingFirstResultEndsTheStream() throws {
         let h = try TestHarness()
-        Self.fill(h, 600)
-        let gate = Gate()
-        let l = TestListener(h, writable: { gate.isOpen })
-        try l.addQuery(ListenEngineTests.allOfC, id: 1)
+        let (l, gate) = try Self.waitingListener(h, documents: 600)
         #expect(h.service.listeners.sync { l.stream.pending } == 4)
         #expect(h.call("DELETE", "/emulator/v1/projects/\(h.project)/databases/(default)/documents").status == 200)
         gate.isOpen = true

@@ -29,7 +29,7 @@ extension FirestoreGRPCService {
             return Refused()
         }
         return ListenCall(engine: service.listeners, caller: caller, responses: responses,
-                          decode: Self.decodeListen, encode: Self.encodeListen)
+                          decode: Self.decodeListen, encode: service.listenResponses.encode)
     }
 
     func write(_ ctx: GRPCContext, _ responses: any GRPCResponseStream) -> any GRPCRequestStream {
@@ -89,9 +89,9 @@ extension FirestoreGRPCService {
         return path
     }
 
-    /// One event as a `ListenResponse`, through the encoder every stream shares.
-    @Sendable static func encodeListen(_ event: ListenEvent, _ db: DatabaseID) -> [UInt8] {
-        ListenResponseEncoder.shared.encode(event, db)
+    /// One event as a `ListenResponse` (streams use their service's shared encoder instead).
+    static func encodeListen(_ event: ListenEvent, _ db: DatabaseID) -> [UInt8] {
+        ListenResponseEncoder().encode(event, db)
     }
 
     static func document(_ doc: StoredDocument, _ db: DatabaseID) -> JSON {

@@ -3,7 +3,7 @@ import HearthCore
 import HearthProtobuf
 
 /// Writes `ListenResponse`s straight as protobuf, and encodes each document version once however
-/// many streams send it.
+/// many streams send it (one per service: `FirestoreService.listenResponses`).
 ///
 /// A commit seen by a thousand listeners of one query is one `Document` sent a thousand times,
 /// each with its own target ids: the document's bytes are made once and copied into each
@@ -12,9 +12,6 @@ import HearthProtobuf
 /// The responses are those `ProtoJSON` makes from the JSON form (`ListenResponseEncoderTests`
 /// compares the two).
 final class ListenResponseEncoder: @unchecked Sendable {
-    /// The encoder every Listen stream of the process shares.
-    static let shared = ListenResponseEncoder()
-
     private struct Key: Hashable {
         var database: DatabaseID
         var path: ResourcePath

@@ -177,7 +177,10 @@ struct QueryExecutor {
             if !query.collectionID.isEmpty && doc.path.collectionID != query.collectionID { return false }
             if query.childrenOnly && doc.path.segments.count != query.parent.segments.count + 2 { return false }
         } else {
-            guard doc.path.parent == query.collectionPath else { return false }
+            // `doc.path.parent == query.collectionPath`, without building either path (a listener
+            // asks this of every change it may see).
+            let s = doc.path.segments, p = query.parent.segments
+            guard s.count == p.count + 2, s[p.count] == query.collectionID, s[..<p.count].elementsEqual(p) else { return false }
         }
         if let filter = query.filter, !matcher.matches(filter, doc) { return false }
         for o in query.order where !o.field.isDocumentKey {

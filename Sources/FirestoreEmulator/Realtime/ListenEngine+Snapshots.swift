@@ -198,6 +198,13 @@ extension ListenEngine {
         var after: StoredDocument?
     }
 
+    /// A touched document with its versions, handed to each target it may concern (no lookup by
+    /// path per target).
+    struct Touch {
+        var path: ResourcePath
+        var versions: Versions
+    }
+
     /// Matches one committed change against the targets it can touch and sends each affected
     /// stream its changes as one snapshot.
     ///
@@ -208,13 +215,14 @@ extension ListenEngine {
         deliveredTime = max(deliveredTime, change.commitTime)
         guard let service, !streams.isEmpty else { return }
         let readTime = change.commitTime
-        var touched: [ObjectIdentifier: (target: ListenStream.Target, paths: [ResourcePath])] = [:]
+        var touched: [ObjectIdentifier: (target: ListenStream.Target, paths: [Touch])] = [:]
         var finals: [ResourcePath: Versions] = [:]
         switch change.kind {
         case .cleared:
             for t in allTargets(in: change.database) { touched[ObjectIdentifier(t)] = (t, []) }
         case .documents(let docs, _):
             guard let db = change.database else { return }
+            var order: [ResourcePath] = []
             for d in docs {
                 // Written twice in one commit: the first before and the last after.
                 if finals[d.path] != nil {
@@ -222,7 +230,12 @@ extension ListenEngine {
                     continue
                 }
                 finals[d.path] = Versions(before: d.before, after: d.after)
-                for t in targets(touchedBy: d.path, in: db) { touched[ObjectIdentifier(t), default: (t, [])].paths.append(d.path) }
+                order.append(d.path)
+            }
+            for p in order {
+                // Force-unwrap safe: every path of `order` went into `finals`.
+                let touch = Touch(path: p, versions: finals[p]!)
+                for t in targets(touchedBy: p, in: db) { touched[ObjectIdentifier(t), default: (t, [])].paths.append(touch) }
             }
         }
         if touched.isEmpty { return }
@@ -233,7 +246,7 @@ extension ListenEngine {
         }
 
         // Per stream, its targets in id order, so a snapshot's events are deterministic.
-        var perStream: [UInt64: (stream: ListenStream, targets: [(ListenStream.Target, [ResourcePath])])] = [:]
+        var perStream: [UInt64: (stream: ListenStream, targets: [(ListenStream.Target, [Touch])])] = [:]
         var reads = false
         for (t, paths) in touched.values {
             perStream[t.stream.id, default: (t.stream, [])].targets.append((t, paths))
@@ -308,13 +321,14 @@ extension ListenEngine {
 
     /// One target's changes from a commit that wrote `paths`, from the versions alone (see
     /// `followsFromChange`).
-    private func update(_ t: ListenStream.Target, paths: [ResourcePath], finals: [ResourcePath: Versions],
+    private func update(_ t: ListenStream.Target, paths: [Touch], finals: [ResourcePath: Versions],
                         service: FirestoreService, at readTime: Instant) -> [ListenEvent] {
         var out: [ListenEvent] = []
         switch t.kind {
         case .documents:
-            for p in paths {
-                let after = finals[p]?.after
+            for touch in paths {
+                let p = touch.path
+                let after = touch.versions.after
                 if let after {
                     if t.known[p] != after.updateTime { out.append(.documentChange(after, targetIDs: [t.id])) }
                     t.known[p] = after.updateTime
@@ -326,9 +340,10 @@ extension ListenEngine {
             // The client holds exactly the result as of the previous commit (every commit reaches
             // the target in order), so what it holds of `p` is its version before this one.
             let executor = QueryExecutor(storage: service.storage, database: t.database)
-            let ordered = paths.count < 2 ? paths : paths.sorted(by: { OrderedEncoding.compare($0.key, $1.key) < 0 })
-            for p in ordered {
-                let v = finals[p] ?? Versions()
+            let ordered = paths.count < 2 ? paths : paths.sorted(by: { OrderedEncoding.compare($0.path.key, $1.path.key) < 0 })
+            for touch in ordered {
+                let p = touch.path
+                let v = touch.versions
                 let held = v.before.flatMap { executor.accepts($0, query: q) ? $0 : nil }
                 if let after = v.after, executor.accepts(after, query: q) {
                     if held?.updateTime != after.updateTime { out.append(.documentChange(after, targetIDs: [t.id])) }
@@ -345,14 +360,15 @@ extension ListenEngine {
 
     /// One target's changes from one commit that wrote `paths`, reading storage: rules on a
     /// documents target, the window of a limited or cursored query.
-    private func update(_ t: ListenStream.Target, paths: [ResourcePath], finals: [ResourcePath: Versions],
+    private func update(_ t: ListenStream.Target, paths: [Touch], finals: [ResourcePath: Versions],
                         service: FirestoreService, space: Int64?, at readTime: Instant,
                         _ conn: Connection) throws -> [ListenEvent] {
         var out: [ListenEvent] = []
         switch t.kind {
         case .documents:
-            for p in paths {
-                let after = finals[p]?.after
+            for touch in paths {
+                let p = touch.path
+                let after = touch.versions.after
                 // Documents targets are judged again on every change (as the official emulator does).
                 if case .client(let auth) = t.stream.caller {
                     do {

@@ -62,7 +62,8 @@ public final class HTTP2Stream: @unchecked Sendable {
 
     /// Queues body bytes (after `respond`).
     public func write(_ bytes: [UInt8]) {
-        change { outbound.append(contentsOf: bytes) }
+        // Nothing waiting (the usual case between a listener's snapshots): take the array as it is.
+        change { if outbound.isEmpty { outbound = bytes } else { outbound.append(contentsOf: bytes) } }
     }
 
     /// Ends the response with trailers after the queued bytes; `discardingUnsent` drops the bytes not

@@ -11,7 +11,6 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     let server: GRPCServer
     let stream: HTTP2Stream
     let path: String
-    private let requestHeaders: [(name: String, value: String)]
     private let lock = NSLock()
     private var handler: GRPCHandler?
     /// What `:path` names, looked up once.
@@ -38,7 +37,6 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     init(server: GRPCServer, stream: HTTP2Stream, headers: [(name: String, value: String)]) {
         self.server = server
         self.stream = stream
-        self.requestHeaders = headers
         self.path = headers.first(where: { $0.name == ":path" })?.value ?? ""
         self.routed = server.route(path)
         if case .success(.bidirectional) = routed { jobs = SerialJobs(pool: server.pool) } else { jobs = nil }
@@ -88,6 +86,9 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             handler = h
             if case .bidirectional(let open) = h, let jobs {
                 let context = self.context
+                // The handler has its copy; a long-lived stream need not keep the request's headers
+                // (an ID token alone is a kilobyte, times every idle listener).
+                self.context.metadata = []
                 jobs.submit { [self] in
                     let rs = open(context, self)
                     lock.lock()
@@ -149,6 +150,8 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
                 request = (message, compressed)
             }
         }
+        // Let go of the buffer between messages (an idle stream keeps nothing).
+        if inbound.isEmpty { inbound = [] }
         // A unary request is bounded by the size limit, so its bytes are taken as they come.
         if case .bidirectional = handler {} else {
             stream.consume(bytes.count)

@@ -18,8 +18,6 @@ final class HTTP2Connection: @unchecked Sendable {
     /// Bytes nghttp2 produced that the socket has not taken yet.
     private var unsent: [UInt8] = []
     private var interest: UInt32 = 0
-    /// Streams the loop thread changed, applied by one `executeSoon` task (loop thread only).
-    private var dirty: [HTTP2Stream] = []
     private var closed = false
     var onClose: (HTTP2Connection) -> Void = { _ in }
     var streamsChanged: (Int) -> Void = { _ in }
@@ -158,21 +156,38 @@ final class HTTP2Connection: @unchecked Sendable {
 
     // MARK: Streams
 
-    /// Applies what was asked of `stream` once the current handler or task returns (loop thread):
-    /// the answers given meanwhile — by a handler while nghttp2 delivered frames, or by workers
-    /// between two wake-ups — go out together, in one write.
-    func flushSoon(_ stream: HTTP2Stream) {
+    /// Streams changed since the loop last flushed them (under `dirtyLock`).
+    private let dirtyLock = NSLock()
+    private var dirty: [HTTP2Stream] = []
+
+    /// Has the loop apply what was asked of `stream` (any thread). Streams changed together — one
+    /// commit fanned out to a hundred listeners on this connection, or the quick calls one read
+    /// completed — are flushed by one loop task and leave in one socket write. On the loop thread
+    /// (a handler answering there) the flush runs after the current handler, with no eventfd wake-up.
+    func scheduleFlush(_ stream: HTTP2Stream) {
+        dirtyLock.lock()
+        let first = dirty.isEmpty
         dirty.append(stream)
-        guard dirty.count == 1 else { return }
-        loop.executeSoon { [self] in
-            let changed = dirty
-            dirty = []
-            for s in changed { apply(s) }
-            send()
+        dirtyLock.unlock()
+        guard first else { return }
+        if loop.isLoopThread {
+            loop.executeSoon { [self] in flushDirty() }
+        } else {
+            loop.execute { [self] in flushDirty() }
         }
     }
 
-    private func apply(_ stream: HTTP2Stream) {
+    private func flushDirty() {
+        dirtyLock.lock()
+        let batch = dirty
+        dirty = []
+        dirtyLock.unlock()
+        for stream in batch { flush(stream) }
+        send()
+    }
+
+    /// Applies what was asked of `stream` (loop thread); the caller sends.
+    private func flush(_ stream: HTTP2Stream) {
         stream.lock.lock()
         stream.wakeScheduled = false
         let headers = stream.pendingHeaders

@@ -27,7 +27,9 @@ public final class HTTP2Stream: @unchecked Sendable {
     weak var connection: HTTP2Connection?
 
     let lock = NSLock()
-    private let writable = NSCondition()
+    /// Made by the first waiter (under `lock`): only server-streaming handlers wait, so thousands
+    /// of idle bidirectional streams carry none.
+    private var writable: NSCondition?
     /// Response headers not yet submitted, and whether they end the stream.
     var pendingHeaders: (headers: [(String, String)], endStream: Bool)?
     var headersSubmitted = false
@@ -60,6 +62,7 @@ public final class HTTP2Stream: @unchecked Sendable {
 
     /// Queues body bytes (after `respond`).
     public func write(_ bytes: [UInt8]) {
+        // Nothing waiting (the usual case between a listener's snapshots): take the array as it is.
         change { if outbound.isEmpty { outbound = bytes } else { outbound.append(contentsOf: bytes) } }
     }
 
@@ -97,9 +100,13 @@ public final class HTTP2Stream: @unchecked Sendable {
 
     /// Blocks until fewer than `bytes` are buffered, or the stream closes (then false). Worker threads only.
     public func waitUntilBuffered(below bytes: Int) -> Bool {
-        writable.lock()
-        defer { writable.unlock() }
-        while !isClosed && bufferedBytes >= bytes { writable.wait() }
+        lock.lock()
+        let condition = writable ?? NSCondition()
+        writable = condition
+        lock.unlock()
+        condition.lock()
+        defer { condition.unlock() }
+        while !isClosed && bufferedBytes >= bytes { condition.wait() }
         return !isClosed
     }
 
@@ -109,14 +116,7 @@ public final class HTTP2Stream: @unchecked Sendable {
         let schedule = !wakeScheduled && !isClosed
         if schedule { wakeScheduled = true }
         lock.unlock()
-        guard schedule, let connection else { return }
-        // A handler answering on the loop thread itself (a quick unary call) needs no wake-up.
-        if connection.loop.isLoopThread {
-            connection.flushSoon(self)
-        } else {
-            // Through `flushSoon`: the answers workers gave between two wake-ups go out in one write.
-            connection.loop.execute { [self] in connection.flushSoon(self) }
-        }
+        if schedule, let connection { connection.scheduleFlush(self) }
     }
 
     // MARK: Loop side
@@ -152,8 +152,12 @@ public final class HTTP2Stream: @unchecked Sendable {
     }
 
     private func signalWritable() {
-        writable.lock()
-        writable.broadcast()
-        writable.unlock()
+        lock.lock()
+        let condition = writable
+        lock.unlock()
+        guard let condition else { return }
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
     }
 }

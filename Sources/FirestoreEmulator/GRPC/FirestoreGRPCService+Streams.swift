@@ -29,7 +29,7 @@ extension FirestoreGRPCService {
             return Refused()
         }
         return ListenCall(engine: service.listeners, caller: caller, responses: responses,
-                          decode: Self.decodeListen, encode: Self.encodeListen)
+                          decode: Self.decodeListen, encode: service.listenResponses.encode)
     }
 
     func write(_ ctx: GRPCContext, _ responses: any GRPCResponseStream) -> any GRPCRequestStream {
@@ -89,36 +89,9 @@ extension FirestoreGRPCService {
         return path
     }
 
-    @Sendable static func encodeListen(_ event: ListenEvent, _ db: DatabaseID) -> [UInt8] {
-        func ids(_ a: [Int32]) -> JSON { .array(a.map { .int(Int64($0)) }) }
-        func ts(_ t: Instant) -> JSON { .string(ValueJSON.formatTimestamp(t)) }
-        var response = JSONObject()
-        switch event {
-        case .targetChange(let kind, let targetIDs, let cause, let readTime, let token):
-            var m: [(String, JSON)] = [("targetChangeType", .int(Int64(kind.rawValue))), ("targetIds", ids(targetIDs))]
-            if let cause { m.append(("cause", .object(["code": .int(cause.grpcCode), "message": .string(cause.message)]))) }
-            if let token { m.append(("resumeToken", .string(Data(token).base64EncodedString()))) }
-            if let readTime { m.append(("readTime", ts(readTime))) }
-            response = JSONObject([("targetChange", .object(JSONObject(m)))])
-        case .documentChange(let doc, let targetIDs):
-            response = JSONObject([("documentChange", .object(JSONObject([("document", document(doc, db)), ("targetIds", ids(targetIDs))])))])
-        case .documentDelete(let path, let removed, let readTime):
-            response = JSONObject([("documentDelete", .object(JSONObject([("document", .string(db.name(of: path))),
-                                                                          ("removedTargetIds", ids(removed)), ("readTime", ts(readTime))])))])
-        case .documentRemove(let path, let removed, let readTime):
-            response = JSONObject([("documentRemove", .object(JSONObject([("document", .string(db.name(of: path))),
-                                                                          ("removedTargetIds", ids(removed)), ("readTime", ts(readTime))])))])
-        case .existenceFilter(let target, let count, let bloom):
-            var f: [(String, JSON)] = [("targetId", .int(Int64(target))), ("count", .int(Int64(count)))]
-            if let bloom {
-                let bits = JSONObject([("bitmap", .string(Data(bloom.bitmap).base64EncodedString())), ("padding", .int(Int64(bloom.padding)))])
-                f.append(("unchangedNames", .object(JSONObject([("bits", .object(bits)), ("hashCount", .int(Int64(bloom.hashCount)))]))))
-            }
-            response = JSONObject([("filter", .object(JSONObject(f)))])
-        case .end:
-            return []
-        }
-        return ProtoJSON.encode(response, FirestoreSchemas.v1 + "ListenResponse")
+    /// One event as a `ListenResponse` (streams use their service's shared encoder instead).
+    static func encodeListen(_ event: ListenEvent, _ db: DatabaseID) -> [UInt8] {
+        ListenResponseEncoder().encode(event, db)
     }
 
     static func document(_ doc: StoredDocument, _ db: DatabaseID) -> JSON {

@@ -177,7 +177,10 @@ struct QueryExecutor {
             if !query.collectionID.isEmpty && doc.path.collectionID != query.collectionID { return false }
             if query.childrenOnly && doc.path.segments.count != query.parent.segments.count + 2 { return false }
         } else {
-            guard doc.path.parent == query.collectionPath else { return false }
+            // `doc.path.parent == query.collectionPath`, without building either path (a listener
+            // asks this of every change it may see).
+            let s = doc.path.segments, p = query.parent.segments
+            guard s.count == p.count + 2, s[p.count] == query.collectionID, s[..<p.count].elementsEqual(p) else { return false }
         }
         if let filter = query.filter, !matcher.matches(filter, doc) { return false }
         for o in query.order where !o.field.isDocumentKey {
@@ -403,6 +406,28 @@ struct QueryExecutor {
         }
     }
 
+    /// Whether a page of `query` after a cursor (a `startAfter` and a limit, as a listener's first
+    /// result is paged out) is read from the cursor on rather than from the start: one conjunction
+    /// whose access path yields the query's order and seeks to the cursor's first ordered value.
+    func pagesBySeeking(_ query: Query) -> Bool {
+        let conjunctions = query.filter?.disjunctiveNormalForm(limit: 64) ?? [[]]
+        guard conjunctions.count == 1, let first = query.order.first else { return false }
+        let access = chooseAccess(conjunctions[0], query: query, indexed: true)
+        guard streamingDirection(access, conjunction: conjunctions[0], query: query) != nil else { return false }
+        switch access {
+        case .keys: return true
+        case .scan, .lookups: return first.field.isDocumentKey
+        case .range(let field, _, _): return first.field.canonical == field
+        }
+    }
+
+    /// The document key a cursor on a query ordered first by name starts at (nil: no such cursor).
+    private func nameCursorKey(_ c: Cursor?, _ query: Query) -> [UInt8]? {
+        guard let first = query.order.first, first.field.isDocumentKey,
+              case .reference(let name)? = c?.values.first, let (_, p) = try? ResourcePath.parseName(name) else { return nil }
+        return p.key
+    }
+
     // MARK: Reading
 
     /// `FirestoreStorage.documentColumns` of the `d` side of an index join (built once, not per read).
@@ -448,19 +473,13 @@ struct QueryExecutor {
                 values.append(hi)
             }
             // Name cursors (the SDKs' `startAfter(snapshot)` on the default order) seek too.
-            if let first = query.order.first, first.field.isDocumentKey {
-                func key(_ c: Cursor?) -> [UInt8]? {
-                    guard case .reference(let name)? = c?.values.first, let (_, p) = try? ResourcePath.parseName(name) else { return nil }
-                    return p.key
-                }
-                if let k = key(query.startAt) {
-                    sql += first.descending ? " AND key <= ?" : " AND key >= ?"
-                    values.append(k)
-                }
-                if let k = key(query.endAt) {
-                    sql += first.descending ? " AND key >= ?" : " AND key <= ?"
-                    values.append(k)
-                }
+            if let k = nameCursorKey(query.startAt, query) {
+                sql += query.order[0].descending ? " AND key <= ?" : " AND key >= ?"
+                values.append(k)
+            }
+            if let k = nameCursorKey(query.endAt, query) {
+                sql += query.order[0].descending ? " AND key >= ?" : " AND key <= ?"
+                values.append(k)
             }
             sql += " ORDER BY key \(direction)"
             try FirestoreStorage.forEachRow(conn, sql, values) { row in try body(FirestoreStorage.document(from: row)) }
@@ -469,6 +488,9 @@ struct QueryExecutor {
             var sql = "SELECT \(columns) FROM fs_index i CROSS JOIN fs_documents d ON d.space = i.space AND d.key = i.doc_key "
                 + "WHERE i.space = ? AND i.scope = ? AND i.field = ? AND i.kind = ? AND i.value = ?"
             if keyRange != nil { sql += " AND i.doc_key >= ? AND i.doc_key < ?" }
+            // A name cursor seeks within each value's rows (ordered by name), as in a scan.
+            let seek = nameCursorKey(query.startAt, query)
+            if seek != nil { sql += query.order[0].descending ? " AND i.doc_key <= ?" : " AND i.doc_key >= ?" }
             sql += " ORDER BY i.doc_key \(direction)"
             for v in encodedValues {
                 var values: [any SQLBindable] = [space, scope, field, kind, v]
@@ -476,6 +498,7 @@ struct QueryExecutor {
                     values.append(lo)
                     values.append(hi)
                 }
+                if let seek { values.append(seek) }
                 var stop = false
                 try FirestoreStorage.forEachRow(conn, sql, values) { row in
                     let go = try body(FirestoreStorage.document(from: row))

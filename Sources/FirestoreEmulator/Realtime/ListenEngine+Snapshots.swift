@@ -33,6 +33,11 @@ extension ListenEngine {
             let body: [ListenStream.Pending] = try service.read { conn in
                 let space = try service.storage.space(of: spec.database, conn)
                 try authorize(target, service: service, space: space, conn)
+                if since == nil, let page = firstPage(target, service: service, space: space, at: readTime) {
+                    // A fresh plain query: paged out as the client reads, never read whole.
+                    return (resumes ? [.event(.targetChange(.reset, targetIDs: [id], cause: nil, readTime: readTime,
+                                                            resumeToken: nil))] : []) + [page]
+                }
                 let now = try fetch(target, service: service, space: space, at: readTime, conn)
                 var out: [ListenStream.Pending] = []
                 if let since {
@@ -49,6 +54,8 @@ extension ListenEngine {
                         let names = target.known.keys.map { spec.database.name(of: $0) }
                         out.append(.event(.existenceFilter(targetID: id, count: names.count, unchangedNames: BloomFilter(names))))
                     }
+                    // A plain query follows commits from their before and after alone.
+                    if target.isPlainQuery { target.known = [:] }
                 } else {
                     if resumes {
                         // Unknown or expired token: the client drops what it holds and gets everything.
@@ -86,7 +93,9 @@ extension ListenEngine {
     func snapshotEnd(_ stream: ListenStream, _ readTime: Instant) -> ListenEvent {
         let t = max(readTime, stream.lastReadTime)
         stream.lastReadTime = t
-        return .targetChange(.noChange, targetIDs: [], cause: nil, readTime: t, resumeToken: ResumeToken.encode(t))
+        // One token per commit, shared by every stream it reaches.
+        if lastToken?.time != t { lastToken = (t, ResumeToken.encode(t)) }
+        return .targetChange(.noChange, targetIDs: [], cause: nil, readTime: t, resumeToken: lastToken?.token)
     }
 
     /// Rules for a client's target when added: `list` from a query's constraints (as runQuery),
@@ -126,6 +135,21 @@ extension ListenEngine {
         }
     }
 
+    /// The first result of a plain query whose pages seek (see `QueryExecutor.pagesBySeeking`), as
+    /// one outbox entry that reads it a page at a time as the client takes it; nil for other targets.
+    private func firstPage(_ target: ListenStream.Target, service: FirestoreService, space: Int64?,
+                           at readTime: Instant) -> ListenStream.Pending? {
+        guard let q = target.plainQuery,
+              QueryExecutor(storage: service.storage, database: target.database).pagesBySeeking(q) else { return nil }
+        target.known = [:]
+        target.readTime = readTime
+        return .page(ListenStream.FirstResultPage(targetID: target.id, database: target.database, query: q, space: space,
+                                                  at: readTime, after: nil, pageSize: Self.firstPageSize))
+    }
+
+    /// Documents in the first page of a first result (later pages are sized from what was read).
+    static let firstPageSize = 8
+
     /// The whole result of a target the client holds nothing of; its documents are read again
     /// (at `readTime`) as they go out, so what waits for the client is only their names.
     private func fresh(_ target: ListenStream.Target, _ now: (documents: [StoredDocument], missing: [ResourcePath]),
@@ -133,8 +157,9 @@ extension ListenEngine {
         var out: [ListenStream.Pending] = []
         out.reserveCapacity(now.documents.count + now.missing.count)
         target.known = [:]
+        let plain = target.isPlainQuery
         for d in now.documents {
-            target.known[d.path] = d.updateTime
+            if !plain { target.known[d.path] = d.updateTime }
             out.append(.document(d.path, targetID: target.id, space: space, at: readTime))
         }
         // As the official emulator does: a missing named document is reported deleted.
@@ -167,75 +192,183 @@ extension ListenEngine {
 
     // MARK: Commits
 
+    /// One document a commit touched: as it was before the commit, and as the commit left it.
+    struct Versions {
+        var before: StoredDocument?
+        var after: StoredDocument?
+    }
+
+    /// A touched document with its versions, handed to each target it may concern (no lookup by
+    /// path per target).
+    struct Touch {
+        var path: ResourcePath
+        var versions: Versions
+    }
+
     /// Matches one committed change against the targets it can touch and sends each affected
     /// stream its changes as one snapshot.
+    ///
+    /// Plain query targets and an admin's documents targets follow from the change alone; only
+    /// other targets (limits and cursors, rules on documents targets, a clear) read storage, and
+    /// then all in one read transaction for the whole change.
     func apply(_ change: CommittedChange) {
         deliveredTime = max(deliveredTime, change.commitTime)
         guard let service, !streams.isEmpty else { return }
         let readTime = change.commitTime
-        var touched: [ObjectIdentifier: (target: ListenStream.Target, paths: [ResourcePath])] = [:]
-        var finals: [ResourcePath: StoredDocument?] = [:]
+        var touched: [ObjectIdentifier: (target: ListenStream.Target, paths: [Touch])] = [:]
+        var finals: [ResourcePath: Versions] = [:]
         switch change.kind {
         case .cleared:
             for t in allTargets(in: change.database) { touched[ObjectIdentifier(t)] = (t, []) }
         case .documents(let docs, _):
             guard let db = change.database else { return }
+            var order: [ResourcePath] = []
             for d in docs {
-                finals[d.path] = .some(d.after)
-                for t in targets(touchedBy: d.path, in: db) { touched[ObjectIdentifier(t), default: (t, [])].paths.append(d.path) }
+                // Written twice in one commit: the first before and the last after.
+                if finals[d.path] != nil {
+                    finals[d.path]?.after = d.after
+                    continue
+                }
+                finals[d.path] = Versions(before: d.before, after: d.after)
+                order.append(d.path)
+            }
+            for p in order {
+                // Force-unwrap safe: every path of `order` went into `finals`.
+                let touch = Touch(path: p, versions: finals[p]!)
+                for t in targets(touchedBy: p, in: db) { touched[ObjectIdentifier(t), default: (t, [])].paths.append(touch) }
             }
         }
         if touched.isEmpty { return }
-        if case .documents(_, let space) = change.kind, let db = change.database {
+        if case .documents(_, let space) = change.kind, let db = change.database,
+           service.storage.cachedSpace(of: db) != space {
             // Written into a space a later clear already replaced: listeners saw the clear.
             guard (try? service.read({ conn in try service.storage.space(of: db, conn) })) == space else { return }
         }
 
         // Per stream, its targets in id order, so a snapshot's events are deterministic.
-        var perStream: [UInt64: (stream: ListenStream, targets: [(ListenStream.Target, [ResourcePath])])] = [:]
-        for (t, paths) in touched.values { perStream[t.stream.id, default: (t.stream, [])].targets.append((t, paths)) }
+        var perStream: [UInt64: (stream: ListenStream, targets: [(ListenStream.Target, [Touch])])] = [:]
+        var reads = false
+        for (t, paths) in touched.values {
+            perStream[t.stream.id, default: (t.stream, [])].targets.append((t, paths))
+            if case .cleared = change.kind { reads = true } else if !followsFromChange(t) { reads = true }
+        }
         let ordered = perStream.values.sorted { $0.stream.id < $1.stream.id }
         var outgoing: [(ListenStream, [ListenStream.Pending])] = []
         var broken: [(ListenStream, FirestoreError)] = []
-        for (stream, targets) in ordered {
-            do {
-                let events: [ListenStream.Pending] = try service.read { conn in
+        func run(_ conn: Connection?) {
+            var spaces: [DatabaseID: Int64?] = [:]
+            for (stream, targets) in ordered {
+                do {
                     var events: [ListenStream.Pending] = []
-                    for (t, paths) in targets.sorted(by: { $0.0.id < $1.0.id }) {
-                        let space = try service.storage.space(of: t.database, conn)
+                    events.reserveCapacity(2)
+                    for (t, paths) in targets.count < 2 ? targets : targets.sorted(by: { $0.0.id < $1.0.id }) {
+                        guard let conn else {
+                            for e in update(t, paths: paths, finals: finals, service: service, at: readTime) { events.append(.event(e)) }
+                            continue
+                        }
+                        let space: Int64?
+                        if let known = spaces[t.database] { space = known } else {
+                            space = try service.storage.space(of: t.database, conn)
+                            spaces[t.database] = space
+                        }
                         if case .cleared = change.kind {
                             events.append(.event(.targetChange(.reset, targetIDs: [t.id], cause: nil, readTime: readTime, resumeToken: nil)))
-                            events += fresh(t, try fetch(t, service: service, space: space, at: readTime, conn),
-                                            space: space, at: readTime)
+                            if let page = firstPage(t, service: service, space: space, at: readTime) {
+                                events.append(page)
+                            } else {
+                                events += fresh(t, try fetch(t, service: service, space: space, at: readTime, conn),
+                                                space: space, at: readTime)
+                            }
                             events.append(.event(.targetChange(.current, targetIDs: [t.id], cause: nil, readTime: readTime,
                                                                resumeToken: ResumeToken.encode(readTime))))
+                        } else if followsFromChange(t) {
+                            events += update(t, paths: paths, finals: finals, service: service, at: readTime).map { .event($0) }
                         } else {
                             events += try update(t, paths: paths, finals: finals, service: service, space: space,
                                                  at: readTime, conn).map { .event($0) }
                         }
                     }
-                    return events
+                    if !events.isEmpty {
+                        events.append(.event(snapshotEnd(stream, readTime)))
+                        outgoing.append((stream, events))
+                    }
+                } catch {
+                    broken.append((stream, (error as? FirestoreError) ?? .internal("\(error)")))
                 }
-                if !events.isEmpty { outgoing.append((stream, events + [.event(snapshotEnd(stream, readTime))])) }
-            } catch {
-                broken.append((stream, error))
             }
+        }
+        if reads {
+            do { try service.read { conn in run(conn) } } catch {
+                for (stream, _) in ordered { broken.append((stream, error)) }
+            }
+        } else {
+            run(nil)
         }
         for (s, events) in outgoing { enqueue(s, events) }
         for (s, error) in broken { fail(s, error) }
     }
 
-    /// One target's changes from one commit that wrote `paths`.
-    private func update(_ t: ListenStream.Target, paths: [ResourcePath], finals: [ResourcePath: StoredDocument?],
+    /// Whether a target's changes follow from a commit's before and after alone (no read): a plain
+    /// query, or a documents target no rules judge.
+    private func followsFromChange(_ t: ListenStream.Target) -> Bool {
+        switch t.kind {
+        case .query: return t.isPlainQuery
+        case .documents:
+            if case .client = t.stream.caller { return false }
+            return true
+        }
+    }
+
+    /// One target's changes from a commit that wrote `paths`, from the versions alone (see
+    /// `followsFromChange`).
+    private func update(_ t: ListenStream.Target, paths: [Touch], finals: [ResourcePath: Versions],
+                        service: FirestoreService, at readTime: Instant) -> [ListenEvent] {
+        var out: [ListenEvent] = []
+        switch t.kind {
+        case .documents:
+            for touch in paths {
+                let p = touch.path
+                let after = touch.versions.after
+                if let after {
+                    if t.known[p] != after.updateTime { out.append(.documentChange(after, targetIDs: [t.id])) }
+                    t.known[p] = after.updateTime
+                } else if t.known.removeValue(forKey: p) != nil {
+                    out.append(.documentDelete(p, removedTargetIDs: [t.id], readTime: readTime))
+                }
+            }
+        case .query(let q):
+            // The client holds exactly the result as of the previous commit (every commit reaches
+            // the target in order), so what it holds of `p` is its version before this one.
+            let executor = QueryExecutor(storage: service.storage, database: t.database)
+            let ordered = paths.count < 2 ? paths : paths.sorted(by: { OrderedEncoding.compare($0.path.key, $1.path.key) < 0 })
+            for touch in ordered {
+                let p = touch.path
+                let v = touch.versions
+                let held = v.before.flatMap { executor.accepts($0, query: q) ? $0 : nil }
+                if let after = v.after, executor.accepts(after, query: q) {
+                    if held?.updateTime != after.updateTime { out.append(.documentChange(after, targetIDs: [t.id])) }
+                } else if held != nil {
+                    out.append(v.after == nil
+                        ? .documentDelete(p, removedTargetIDs: [t.id], readTime: readTime)
+                        : .documentRemove(p, removedTargetIDs: [t.id], readTime: readTime))
+                }
+            }
+        }
+        t.readTime = max(t.readTime, readTime)
+        return out
+    }
+
+    /// One target's changes from one commit that wrote `paths`, reading storage: rules on a
+    /// documents target, the window of a limited or cursored query.
+    private func update(_ t: ListenStream.Target, paths: [Touch], finals: [ResourcePath: Versions],
                         service: FirestoreService, space: Int64?, at readTime: Instant,
                         _ conn: Connection) throws -> [ListenEvent] {
         var out: [ListenEvent] = []
-        var seen = Set<ResourcePath>()
-        let unique = paths.filter { seen.insert($0).inserted }
         switch t.kind {
         case .documents:
-            for p in unique {
-                let after = finals[p] ?? nil
+            for touch in paths {
+                let p = touch.path
+                let after = touch.versions.after
                 // Documents targets are judged again on every change (as the official emulator does).
                 if case .client(let auth) = t.stream.caller {
                     do {
@@ -250,38 +383,16 @@ extension ListenEngine {
                         return [.targetChange(.remove, targetIDs: [t.id], cause: cause, readTime: nil, resumeToken: nil)]
                     }
                 }
-                if let after {
-                    if t.known[p] != after.updateTime { out.append(.documentChange(after, targetIDs: [t.id])) }
-                    t.known[p] = after.updateTime
-                } else if t.known.removeValue(forKey: p) != nil {
-                    out.append(.documentDelete(p, removedTargetIDs: [t.id], readTime: readTime))
-                }
             }
-            t.readTime = max(t.readTime, readTime)
-        case .query(let q):
-            if t.plainQuery != nil {
-                let executor = QueryExecutor(storage: service.storage, database: t.database)
-                for p in unique.sorted(by: { OrderedEncoding.compare($0.key, $1.key) < 0 }) {
-                    let after = finals[p] ?? nil
-                    if let after, executor.accepts(after, query: q) {
-                        if t.known[p] != after.updateTime { out.append(.documentChange(after, targetIDs: [t.id])) }
-                        t.known[p] = after.updateTime
-                    } else if t.known.removeValue(forKey: p) != nil {
-                        out.append(after == nil
-                            ? .documentDelete(p, removedTargetIDs: [t.id], readTime: readTime)
-                            : .documentRemove(p, removedTargetIDs: [t.id], readTime: readTime))
-                    }
-                }
-                t.readTime = max(t.readTime, readTime)
-            } else {
-                // Limits, offsets and cursors: a write elsewhere can move the window, so the
-                // query runs again as of the commit (never before what the client already saw).
-                let at = max(t.readTime, readTime)
-                let now = try fetch(t, service: service, space: space, at: at, conn).documents
-                out += try diff(t, now: now, at: at) { p in
-                    if let f = finals[p] { return f == nil }
-                    return try service.load(space, p, at: at, conn) == nil
-                }
+            return update(t, paths: paths, finals: finals, service: service, at: readTime)
+        case .query:
+            // Limits, offsets and cursors: a write elsewhere can move the window, so the
+            // query runs again as of the commit (never before what the client already saw).
+            let at = max(t.readTime, readTime)
+            let now = try fetch(t, service: service, space: space, at: at, conn).documents
+            out += try diff(t, now: now, at: at) { p in
+                if let f = finals[p] { return f.after == nil }
+                return try service.load(space, p, at: at, conn) == nil
             }
         }
         return out

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthSQLite
 
 /// The Listen side of Firestore, transport-neutral: streams register targets, every committed
 /// change from the `ChangeFeed` is matched against the targets it can touch, and each affected
@@ -19,7 +20,10 @@ final class ListenEngine: @unchecked Sendable {
         var path: ResourcePath
     }
 
-    let queue = DispatchQueue(label: "hearth.firestore.listen")
+    /// Serial, on the global pool's threads (at most one per core) rather than an overcommit
+    /// thread: a burst of adds (10,000 listeners opening) wakes the queue thousands of times, and
+    /// an overcommit root queue starts a new thread for a wake-up that finds none idle.
+    let queue = DispatchQueue(label: "hearth.firestore.listen", target: .global())
     private(set) var feed: ChangeFeed!
     /// Set once by the service right after it is built (the engine reads through it).
     weak var service: FirestoreService?
@@ -33,6 +37,8 @@ final class ListenEngine: @unchecked Sendable {
     private var groups: [DatabaseID: [ObjectIdentifier: ListenStream.Target]] = [:]
     /// The commit time of the last change delivered: new targets read at it.
     var deliveredTime = Instant(unixMicros: 0)
+    /// The resume token of the last snapshot's read time (see `snapshotEnd`).
+    var lastToken: (time: Instant, token: [UInt8])?
 
     /// Events per sink call (bounds what one call encodes at once).
     static let chunk = 500
@@ -159,6 +165,20 @@ final class ListenEngine: @unchecked Sendable {
     /// outweighs `maxOutboxBytes` is cut with RESOURCE_EXHAUSTED (the client stopped reading).
     func enqueue(_ stream: ListenStream, _ items: [ListenStream.Pending]) {
         guard !stream.closed, !items.isEmpty else { return }
+        // The common case of a commit's snapshot for a client that keeps up: straight to the sink.
+        if stream.pending == 0, items.count <= Self.chunk, stream.writable() {
+            var events: [ListenEvent] = []
+            events.reserveCapacity(items.count)
+            var bytes = 0
+            for case .event(let e) in items {
+                events.append(e)
+                bytes += Self.weight(.event(e))
+            }
+            if events.count == items.count, bytes <= Self.chunkBytes {
+                if !stream.sink(events) { closeNow(stream) }
+                return
+            }
+        }
         stream.outbox.append(contentsOf: items)
         for e in items { stream.outboxBytes += Self.weight(e) }
         pump(stream)
@@ -191,34 +211,72 @@ final class ListenEngine: @unchecked Sendable {
         var chunk: [ListenEvent] = []
         var bytes = 0
         var end = stream.outboxStart
-        // Takes entries in order, reading the documents of a first result with `load`.
-        func take(_ load: (ResourcePath, Int64?, Instant) throws -> StoredDocument?) throws {
+        // Takes entries in order, reading the documents of a first result through `conn`.
+        func take(_ conn: Connection?) throws(FirestoreError) {
             while end < stream.outbox.count, chunk.count < Self.chunk, bytes < Self.chunkBytes {
                 let item = stream.outbox[end]
-                let event: ListenEvent
                 switch item {
-                case .event(let e): event = e
+                case .event(let e):
+                    chunk.append(e)
+                    bytes += Self.weight(item)
                 case .document(let path, let target, let space, let time):
+                    guard let conn, let service else { throw .internal("The Firestore service is gone.") }
                     // Gone only when the stream outlived the history kept (or a clear dropped the
                     // space): the client listens again, as after any stream error.
-                    guard let doc = try load(path, space, time), doc.updateTime <= time else {
-                        throw FirestoreError.aborted("The Listen stream fell too far behind its read time; listen again.")
+                    let doc: StoredDocument?
+                    do { doc = try service.load(space, path, at: time, conn) } catch { throw .internal("\(error)") }
+                    guard let doc, doc.updateTime <= time else { throw Self.fellBehind }
+                    chunk.append(.documentChange(doc, targetIDs: [target]))
+                    bytes += doc.storageSize + 32
+                case .page(var page):
+                    guard let conn, let service else { throw .internal("The Firestore service is gone.") }
+                    // Read as of `at`, which needs the versions of then (kept for the history window)
+                    // in the space of then (a clear since hands it to the collector: a page read there
+                    // could come back short, a snapshot that never existed).
+                    let current: Int64?
+                    do { current = try service.storage.space(of: page.database, conn) } catch { throw .internal("\(error)") }
+                    guard page.at.unixMicros >= service.latestTime().unixMicros - FirestoreStorage.historyMicros,
+                          page.space == nil || current == page.space else {
+                        throw Self.fellBehind
                     }
-                    event = .documentChange(doc, targetIDs: [target])
+                    var q = page.query
+                    q.startAt = page.after
+                    let want = min(page.pageSize, Self.chunk - chunk.count)
+                    q.limit = want
+                    let docs: [StoredDocument]
+                    do {
+                        docs = try QueryExecutor(storage: service.storage, database: page.database)
+                            .run(q, space: page.space, conn, at: page.at).documents
+                    } catch { throw .internal("\(error)") }
+                    var largest = 0
+                    var taken = 0
+                    for d in docs {
+                        // The chunk is full by bytes: the rest of this page is read again next time.
+                        if bytes >= Self.chunkBytes { break }
+                        chunk.append(.documentChange(d, targetIDs: [page.targetID]))
+                        bytes += d.storageSize + 32
+                        largest = max(largest, d.storageSize + 32)
+                        taken += 1
+                    }
+                    if taken > 0, taken < docs.count || docs.count == want {
+                        // More may follow: the entry stays first in line, moved past what went out.
+                        page.after = Self.cursor(after: docs[taken - 1], in: page.query, page.database)
+                        page.pageSize = max(1, min(Self.chunk, Self.chunkBytes / largest))
+                        stream.outbox[end] = .page(page)
+                        continue
+                    }
                 }
                 stream.outboxBytes -= Self.weight(item)
-                bytes += Self.weight(.event(event))
-                chunk.append(event)
                 end += 1
             }
         }
         do throws(FirestoreError) {
             let next = stream.outbox[stream.outboxStart..<min(stream.outbox.count, stream.outboxStart + Self.chunk)]
-            if next.contains(where: { if case .document = $0 { true } else { false } }) {
+            if next.contains(where: { if case .event = $0 { false } else { true } }) {
                 guard let service else { throw .internal("The Firestore service is gone.") }
-                try service.read { conn in try take { path, space, time in try service.load(space, path, at: time, conn) } }
+                try service.read { conn in try take(conn) }
             } else {
-                do { try take { _, _, _ in nil } } catch { throw (error as? FirestoreError) ?? .internal("\(error)") }
+                try take(nil)
             }
         } catch {
             fail(stream, error)
@@ -240,12 +298,22 @@ final class ListenEngine: @unchecked Sendable {
         return true
     }
 
+    /// A first result can no longer be read as of its read time.
+    static let fellBehind = FirestoreError.aborted("The Listen stream fell too far behind its read time; listen again.")
+
+    /// The position just after `doc` in `query`'s order (a `startAfter` of its ordered values).
+    static func cursor(after doc: StoredDocument, in query: Query, _ db: DatabaseID) -> Cursor {
+        Cursor(values: query.order.map { o in
+            o.field.isDocumentKey ? .reference(db.name(of: doc.path)) : DocumentFields.value(at: o.field, in: doc.fields) ?? .null
+        }, before: false)
+    }
+
     /// Roughly what an entry costs on the wire (a document of a first result not read yet: only
     /// its name).
     static func weight(_ e: ListenStream.Pending) -> Int {
         switch e {
         case .event(.documentChange(let d, _)): d.storageSize + 32
-        case .event, .document: 64
+        case .event, .document, .page: 64
         }
     }
 

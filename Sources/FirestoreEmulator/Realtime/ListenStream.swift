@@ -9,11 +9,19 @@ final class ListenStream: @unchecked Sendable {
         let id: Int32
         let database: DatabaseID
         let kind: ListenTarget.Kind
-        /// Documents the client holds for the target, with the version it holds.
+        /// Documents the client holds for the target, with the version it holds. Kept only for
+        /// documents targets and limited or cursored queries: a plain query's changes follow from
+        /// each commit's before and after alone, so an idle listener on a large collection holds
+        /// nothing per document.
         var known: [ResourcePath: Instant] = [:]
         /// The time the client's view of the target is consistent at.
         var readTime: Instant
         unowned let stream: ListenStream
+
+        /// A query target whose result can change only where a changed document now or before
+        /// matched (no limit, offset or cursor): it is updated from the change alone. Decided once
+        /// (asking the query each commit copied it, a retain per member, per listener).
+        let isPlainQuery: Bool
 
         init(id: Int32, database: DatabaseID, kind: ListenTarget.Kind, readTime: Instant, stream: ListenStream) {
             self.id = id
@@ -21,12 +29,16 @@ final class ListenStream: @unchecked Sendable {
             self.kind = kind
             self.readTime = readTime
             self.stream = stream
+            if case .query(let q) = kind, q.limit == nil, q.offset == 0, q.startAt == nil, q.endAt == nil {
+                isPlainQuery = true
+            } else {
+                isPlainQuery = false
+            }
         }
 
-        /// The query of a query target whose result can change only where a changed document
-        /// now or before matched (no limit, offset or cursor): it is updated from the change alone.
+        /// The query of a plain query target (see `isPlainQuery`).
         var plainQuery: Query? {
-            guard case .query(let q) = kind, q.limit == nil, q.offset == 0, q.startAt == nil, q.endAt == nil else { return nil }
+            guard isPlainQuery, case .query(let q) = kind else { return nil }
             return q
         }
     }
@@ -46,6 +58,24 @@ final class ListenStream: @unchecked Sendable {
         /// when its turn to go out comes: a large result waiting for a slow client holds names,
         /// not documents.
         case document(ResourcePath, targetID: Int32, space: Int64?, at: Instant)
+        /// The rest of a plain query's first result after `after` (nil: from its start), read a
+        /// page at a time (as of `at`) when its turn comes: a first result of any size waits for a
+        /// slow client as this one entry.
+        case page(FirstResultPage)
+    }
+
+    /// Where a first result being paged out stands.
+    struct FirstResultPage {
+        var targetID: Int32
+        var database: DatabaseID
+        var query: Query
+        var space: Int64?
+        var at: Instant
+        /// The last document sent, as a cursor in the query's order.
+        var after: Cursor?
+        /// Documents per read: sized from the documents read so far so one page stays near
+        /// `ListenEngine.chunkBytes`.
+        var pageSize: Int
     }
 
     /// What is not yet handed to the sink because the client was not writable, oldest first

@@ -26,6 +26,10 @@ public final class FirestoreService: Sendable {
     let callers = CallerCache()
     /// Listen targets and the change feed every commit publishes to.
     let listeners = ListenEngine()
+    /// The gRPC Listen streams' encoder, shared by this service's streams only: a document version
+    /// (path, create and update time) names one content within one service, whose commit times
+    /// only grow; other services in the process (tests) may reuse the same times.
+    let listenResponses = ListenResponseEncoder()
 
     /// - Parameters:
     ///   - database: the process's database, already migrated with `migrations`.

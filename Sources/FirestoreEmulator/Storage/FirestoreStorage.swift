@@ -143,6 +143,13 @@ final class FirestoreStorage: @unchecked Sendable {
         return try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [name])
     }
 
+    /// The space of `db` as the last writer saw it committed, when cached (no read needed).
+    func cachedSpace(of db: DatabaseID) -> Int64? {
+        lock.lock()
+        defer { lock.unlock() }
+        return spaces[db.spaceName]
+    }
+
     /// The space of `db`, created when missing (inside a write transaction).
     func writableSpace(of db: DatabaseID, _ conn: Connection) throws -> Int64 {
         if let s = try space(of: db, conn) {

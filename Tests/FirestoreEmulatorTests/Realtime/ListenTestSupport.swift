@@ -11,9 +11,10 @@ final class TestListener: @unchecked Sendable {
     let harness: TestHarness
     private(set) var stream: ListenStream!
 
-    init(_ h: TestHarness, caller: Caller = .admin) {
+    /// - Parameter writable: the client's flow control (false: it is not reading now).
+    init(_ h: TestHarness, caller: Caller = .admin, writable: @escaping @Sendable () -> Bool = { true }) {
         harness = h
-        stream = h.service.listeners.open(caller: caller) { [weak self] events in
+        stream = h.service.listeners.open(caller: caller, writable: writable) { [weak self] events in
             guard let self else { return false }
             self.lock.lock()
             defer { self.lock.unlock() }

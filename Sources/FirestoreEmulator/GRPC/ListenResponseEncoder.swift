@@ -1,0 +1,137 @@
+import Foundation
+import HearthCore
+import HearthProtobuf
+
+/// Writes `ListenResponse`s straight as protobuf, and encodes each document version once however
+/// many streams send it (one per service: `FirestoreService.listenResponses`).
+///
+/// A commit seen by a thousand listeners of one query is one `Document` sent a thousand times,
+/// each with its own target ids: the document's bytes are made once and copied into each
+/// response. A document version (name, create and update time) never changes its contents (every
+/// commit has its own, later time), so the bytes of one version are the bytes of any copy of it.
+/// The responses are those `ProtoJSON` makes from the JSON form (`ListenResponseEncoderTests`
+/// compares the two).
+final class ListenResponseEncoder: @unchecked Sendable {
+    private struct Key: Hashable {
+        var database: DatabaseID
+        var path: ResourcePath
+        var createTime: Instant
+        var updateTime: Instant
+    }
+
+    // Under `lock`.
+    private let lock = NSLock()
+    private var documents: [Key: [UInt8]] = [:]
+    private var cachedBytes = 0
+    /// What the cache may hold; past it, it starts over (the versions worth sharing are the
+    /// latest commit's, encoded again at most once each).
+    static let cacheLimit = 4 << 20
+
+    /// The global NO_CHANGE last encoded (every stream a commit reaches ends its snapshot with it).
+    private var lastSnapshotEnd: (readTime: Instant, token: [UInt8], bytes: [UInt8])?
+
+    /// One event as a `ListenResponse` (document names in `db`); `.end` has no message (empty).
+    func encode(_ event: ListenEvent, _ db: DatabaseID) -> [UInt8] {
+        var w = ProtoWriter(capacity: 96)
+        switch event {
+        case .targetChange(.noChange, let targetIDs, nil, let readTime?, let token?) where targetIDs.isEmpty:
+            lock.lock()
+            let last = lastSnapshotEnd
+            lock.unlock()
+            if let last, last.readTime == readTime, last.token == token { return last.bytes }
+            w.message(2) { m in
+                m.bytesIfNonEmpty(4, token)
+                DocumentProto.timestamp(6, readTime, into: &m)
+            }
+            lock.lock()
+            lastSnapshotEnd = (readTime, token, w.bytes)
+            lock.unlock()
+        case .targetChange(let kind, let targetIDs, let cause, let readTime, let token):
+            w.message(2) { m in
+                m.int64IfNonZero(1, Int64(kind.rawValue))
+                m.packedVarints(2, Self.ids(targetIDs))
+                if let cause {
+                    m.message(3) { c in
+                        c.int64IfNonZero(1, cause.grpcCode)
+                        c.stringIfNonEmpty(2, cause.message)
+                    }
+                }
+                if let token { m.bytesIfNonEmpty(4, token) }
+                if let readTime { DocumentProto.timestamp(6, readTime, into: &m) }
+            }
+        case .documentChange(let doc, let targetIDs):
+            let bytes = document(doc, db)
+            w = ProtoWriter(capacity: bytes.count + 16 + 5 * targetIDs.count)
+            w.message(3) { m in
+                m.encodedMessage(1, bytes)
+                m.packedVarints(5, Self.ids(targetIDs))
+            }
+        case .documentDelete(let path, let removed, let readTime):
+            w.message(4) { m in
+                m.string(1, db.name(of: path))
+                m.packedVarints(6, Self.ids(removed))
+                DocumentProto.timestamp(4, readTime, into: &m)
+            }
+        case .documentRemove(let path, let removed, let readTime):
+            w.message(6) { m in
+                m.string(1, db.name(of: path))
+                m.packedVarints(2, Self.ids(removed))
+                DocumentProto.timestamp(4, readTime, into: &m)
+            }
+        case .existenceFilter(let target, let count, let bloom):
+            w.message(5) { m in
+                m.int64IfNonZero(1, Int64(target))
+                m.int64IfNonZero(2, Int64(count))
+                if let bloom {
+                    m.message(3) { b in
+                        b.message(1) { bits in
+                            bits.bytesIfNonEmpty(1, bloom.bitmap)
+                            bits.int64IfNonZero(2, Int64(bloom.padding))
+                        }
+                        b.int64IfNonZero(2, Int64(bloom.hashCount))
+                    }
+                }
+            }
+        case .end:
+            return []
+        }
+        return w.bytes
+    }
+
+    /// int32 values as protobuf writes them (negative ones sign-extended to 64 bits).
+    private static func ids(_ ids: [Int32]) -> [UInt64] {
+        ids.map { UInt64(bitPattern: Int64($0)) }
+    }
+
+    /// The version encoded last, checked before hashing: a commit's listeners ask for the same
+    /// version one after another, and comparing a path with itself is a pointer check.
+    private var last: (key: Key, bytes: [UInt8])?
+
+    /// The `Document` bytes of this version, made once while it is cached.
+    private func document(_ doc: StoredDocument, _ db: DatabaseID) -> [UInt8] {
+        let key = Key(database: db, path: doc.path, createTime: doc.createTime, updateTime: doc.updateTime)
+        lock.lock()
+        if let last, last.key == key {
+            lock.unlock()
+            return last.bytes
+        }
+        let cached = documents[key]
+        if let cached { last = (key, cached) }
+        lock.unlock()
+        if let cached { return cached }
+        let bytes = DocumentProto.document(doc, in: db)
+        lock.lock()
+        if cachedBytes + bytes.count > Self.cacheLimit {
+            documents.removeAll(keepingCapacity: true)
+            cachedBytes = 0
+            last = nil
+        }
+        if bytes.count <= Self.cacheLimit / 4 {
+            documents[key] = bytes
+            cachedBytes += bytes.count
+            last = (key, bytes)
+        }
+        lock.unlock()
+        return bytes
+    }
+}

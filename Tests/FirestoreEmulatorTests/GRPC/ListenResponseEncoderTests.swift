@@ -1,0 +1,99 @@
+import Foundation
+import HearthCore
+import Testing
+@testable import FirestoreEmulator
+
+/// The Listen responses written straight as protobuf are the ones the schemas make from their JSON
+/// form, for every event kind, and a document's shared bytes follow its version.
+struct ListenResponseEncoderTests {
+    let db = DatabaseID(project: "p", database: "(default)")
+    static let listen = FirestoreSchemas.v1 + "ListenResponse"
+
+    func ts(_ t: Instant) -> JSON { .string(ValueJSON.formatTimestamp(t)) }
+    func ids(_ a: [Int32]) -> JSON { .array(a.map { .int(Int64($0)) }) }
+
+    /// The JSON form of one response, encoded by the schemas (zero scalars left out: proto3 does
+    /// not write defaults, and Firestore's NO_CHANGE has no target change type on the wire).
+    func general(_ event: ListenEvent) -> [UInt8] {
+        let response: JSONObject
+        switch event {
+        case .targetChange(let kind, let targetIDs, let cause, let readTime, let token):
+            var m: [(String, JSON)] = [("targetIds", ids(targetIDs))]
+            if kind != .noChange { m.append(("targetChangeType", .int(Int64(kind.rawValue)))) }
+            if let cause { m.append(("cause", .object(["code": .int(cause.grpcCode), "message": .string(cause.message)]))) }
+            if let token { m.append(("resumeToken", .string(Data(token).base64EncodedString()))) }
+            if let readTime { m.append(("readTime", ts(readTime))) }
+            response = JSONObject([("targetChange", .object(JSONObject(m)))])
+        case .documentChange(let doc, let targetIDs):
+            response = JSONObject([("documentChange", .object(JSONObject([("document", FirestoreGRPCService.document(doc, db)),
+                                                                          ("targetIds", ids(targetIDs))])))])
+        case .documentDelete(let path, let removed, let readTime):
+            response = JSONObject([("documentDelete", .object(JSONObject([("document", .string(db.name(of: path))),
+                                                                          ("removedTargetIds", ids(removed)), ("readTime", ts(readTime))])))])
+        case .documentRemove(let path, let removed, let readTime):
+            response = JSONObject([("documentRemove", .object(JSONObject([("document", .string(db.name(of: path))),
+                                                                          ("removedTargetIds", ids(removed)), ("readTime", ts(readTime))])))])
+        case .existenceFilter(let target, let count, let bloom):
+            var f: [(String, JSON)] = [("targetId", .int(Int64(target)))]
+            if count != 0 { f.append(("count", .int(Int64(count)))) }
+            if let bloom {
+                let bits = JSONObject([("bitmap", .string(Data(bloom.bitmap).base64EncodedString())), ("padding", .int(Int64(bloom.padding)))])
+                f.append(("unchangedNames", .object(JSONObject([("bits", .object(bits)), ("hashCount", .int(Int64(bloom.hashCount)))]))))
+            }
+            response = JSONObject([("filter", .object(JSONObject(f)))])
+        case .end:
+            return []
+        }
+        return ProtoJSON.encode(response, Self.listen)
+    }
+
+    static let t = Instant(unixMicros: 1_700_000_000_123_456)
+    static let doc = StoredDocument(path: ResourcePath(["users", "u1", "files", "f é"]), fields: DocumentProtoTests.fields.filter { $0.key != "nan" },
+                                    createTime: Instant(unixMicros: 1_000_001), updateTime: t)
+
+    static let events: [ListenEvent] = [
+        .targetChange(.noChange, targetIDs: [], cause: nil, readTime: t, resumeToken: [1, 2, 3]),
+        .targetChange(.add, targetIDs: [1], cause: nil, readTime: nil, resumeToken: nil),
+        .targetChange(.current, targetIDs: [7, 1_000_000, -3], cause: nil, readTime: Instant(unixMicros: 5_000_000), resumeToken: [0xFF]),
+        .targetChange(.remove, targetIDs: [2], cause: .permissionDenied("Missing or insufficient permissions."), readTime: nil, resumeToken: nil),
+        .targetChange(.reset, targetIDs: [2], cause: nil, readTime: t, resumeToken: nil),
+        .documentChange(doc, targetIDs: [1, 2]),
+        .documentChange(StoredDocument(path: ResourcePath(["c", "empty"]), fields: [:], createTime: t, updateTime: t), targetIDs: [300]),
+        .documentDelete(ResourcePath(["c", "gone"]), removedTargetIDs: [4], readTime: t),
+        .documentRemove(ResourcePath(["c", "left"]), removedTargetIDs: [4, 5], readTime: t),
+        .existenceFilter(targetID: 3, count: 2, unchangedNames: BloomFilter(["projects/p/databases/(default)/documents/c/a", "x"])),
+        .existenceFilter(targetID: 3, count: 0, unchangedNames: nil),
+    ]
+
+    @Test(arguments: events.indices) func aResponseDecodesAsItsJSONFormEncodes(_ i: Int) throws {
+        let event = Self.events[i]
+        let direct = ListenResponseEncoder().encode(event, db)
+        // Field order may differ; the decoded messages may not.
+        let a = try ProtoJSON.decode(direct, Self.listen), b = try ProtoJSON.decode(general(event), Self.listen)
+        #expect(a == b, "\(a) vs \(b)")
+    }
+
+    @Test func aDocumentVersionIsEncodedOnceAndANewVersionAgain() throws {
+        let encoder = ListenResponseEncoder()
+        let first = encoder.encode(.documentChange(Self.doc, targetIDs: [1]), db)
+        #expect(encoder.encode(.documentChange(Self.doc, targetIDs: [1]), db) == first)
+        var changed = Self.doc
+        changed.fields["n"] = .integer(99)
+        changed.updateTime = Instant(unixMicros: Self.t.unixMicros + 1)
+        let next = encoder.encode(.documentChange(changed, targetIDs: [1]), db)
+        #expect(try ProtoJSON.decode(next, Self.listen) == (try ProtoJSON.decode(general(.documentChange(changed, targetIDs: [1])), Self.listen)))
+        // The same version in another database is named there.
+        let other = DatabaseID(project: "p", database: "other")
+        let elsewhere = try ProtoJSON.decode(encoder.encode(.documentChange(Self.doc, targetIDs: [1]), other), Self.listen)
+        #expect("\(elsewhere)".contains("databases/other/documents/users/u1"))
+    }
+
+    @Test func theSharedSnapshotEndFollowsItsReadTime() throws {
+        let encoder = ListenResponseEncoder()
+        for micros in [Self.t.unixMicros, Self.t.unixMicros, Self.t.unixMicros + 1, Self.t.unixMicros] {
+            let t = Instant(unixMicros: micros)
+            let event = ListenEvent.targetChange(.noChange, targetIDs: [], cause: nil, readTime: t, resumeToken: ResumeToken.encode(t))
+            #expect(try ProtoJSON.decode(encoder.encode(event, db), Self.listen) == (try ProtoJSON.decode(general(event), Self.listen)))
+        }
+    }
+}

@@ -409,6 +409,47 @@ struct QueryExecutor {
     private static let joinedColumns = FirestoreStorage.documentColumns.split(separator: ",")
         .map { "d." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
 
+    /// The statement of a `.scan`: the documents of the query's scope in name order, from a name cursor.
+    static func scanStatement(_ query: Query, space: Int64, keyRange: ([UInt8], [UInt8])?, descending: Bool)
+        -> (sql: String, values: [any SQLBindable]) {
+        var sql: String
+        var values: [any SQLBindable] = [space]
+        if query.collectionID.isEmpty {
+            sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ?"
+        } else if query.allDescendants {
+            // The index is named because without statistics SQLite prefers walking the primary key
+            // from the start of the space and filtering, which reads every document of the collections
+            // around this one (the whole database for a small collection's last page).
+            sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents INDEXED BY fs_documents_group WHERE space = ? AND collection_id = ?"
+            values.append(query.collectionID)
+        } else {
+            sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents INDEXED BY fs_documents_parent WHERE space = ? AND parent = ?"
+            values.append(query.collectionPath.key)
+        }
+        if let (lo, hi) = keyRange {
+            sql += " AND key >= ? AND key < ?"
+            values.append(lo)
+            values.append(hi)
+        }
+        // Name cursors (the SDKs' `startAfter(snapshot)` on the default order) seek too.
+        if let first = query.order.first, first.field.isDocumentKey {
+            func key(_ c: Cursor?) -> [UInt8]? {
+                guard case .reference(let name)? = c?.values.first, let (_, p) = try? ResourcePath.parseName(name) else { return nil }
+                return p.key
+            }
+            if let k = key(query.startAt) {
+                sql += first.descending ? " AND key <= ?" : " AND key >= ?"
+                values.append(k)
+            }
+            if let k = key(query.endAt) {
+                sql += first.descending ? " AND key >= ?" : " AND key <= ?"
+                values.append(k)
+            }
+        }
+        sql += " ORDER BY key \(descending ? "DESC" : "ASC")"
+        return (sql, values)
+    }
+
     /// Feeds the documents of `access` to `body` (in access order) until it returns false.
     private func read(_ access: Access, query: Query, space: Int64, descending: Bool, _ conn: Connection,
                       _ body: (StoredDocument) throws -> Bool) throws {
@@ -431,38 +472,7 @@ struct QueryExecutor {
             }
 
         case .scan:
-            var sql: String
-            var values: [any SQLBindable] = [space]
-            if query.collectionID.isEmpty {
-                sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ?"
-            } else if query.allDescendants {
-                sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ? AND collection_id = ?"
-                values.append(query.collectionID)
-            } else {
-                sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ? AND parent = ?"
-                values.append(query.collectionPath.key)
-            }
-            if let (lo, hi) = keyRange {
-                sql += " AND key >= ? AND key < ?"
-                values.append(lo)
-                values.append(hi)
-            }
-            // Name cursors (the SDKs' `startAfter(snapshot)` on the default order) seek too.
-            if let first = query.order.first, first.field.isDocumentKey {
-                func key(_ c: Cursor?) -> [UInt8]? {
-                    guard case .reference(let name)? = c?.values.first, let (_, p) = try? ResourcePath.parseName(name) else { return nil }
-                    return p.key
-                }
-                if let k = key(query.startAt) {
-                    sql += first.descending ? " AND key <= ?" : " AND key >= ?"
-                    values.append(k)
-                }
-                if let k = key(query.endAt) {
-                    sql += first.descending ? " AND key >= ?" : " AND key <= ?"
-                    values.append(k)
-                }
-            }
-            sql += " ORDER BY key \(direction)"
+            let (sql, values) = Self.scanStatement(query, space: space, keyRange: keyRange, descending: descending)
             try FirestoreStorage.forEachRow(conn, sql, values) { row in try body(FirestoreStorage.document(from: row)) }
 
         case .lookups(let field, let kind, let encodedValues):

@@ -71,6 +71,25 @@ import Testing
         #expect(deep.examined <= 12)
     }
 
+    /// SQLite's plan for a name-ordered page seeks the collection's own index rows: walking the
+    /// primary key instead (SQLite's choice without statistics) would read every document of the
+    /// collections around it, which `examined` cannot see (SQLite filters them itself).
+    @Test func nameOrderedPagesSeekTheCollectionsIndex() throws {
+        let h = try TestHarness()
+        let collection = ResourcePath(["users"])
+        let ref = FirestoreValue.reference(DatabaseID(project: h.project, database: "(default)").name(of: collection.appending("u1")))
+        let plain = Query(parent: .root, collectionID: "users", allDescendants: false, filter: nil, explicitOrder: [],
+                          order: [Ordering(field: .documentKey, descending: false)], startAt: Cursor(values: [ref], before: false),
+                          endAt: nil, offset: 0, limit: 51, projection: nil)
+        var group = plain
+        group.allDescendants = true
+        for (query, index) in [(plain, "fs_documents_parent"), (group, "fs_documents_group")] {
+            let (sql, values) = QueryExecutor.scanStatement(query, space: 1, keyRange: nil, descending: false)
+            let plan = try h.database.read { conn in try conn.rows("EXPLAIN QUERY PLAN " + sql, values) { $0.text(3) } }
+            #expect(plan.count == 1 && plan[0].contains("USING INDEX \(index) (space=? AND ") && plan[0].contains("key>"), "\(plan)")
+        }
+    }
+
     @Test func pagesAtAReadTimeAndInATransactionStayExact() throws {
         let h = try Self.seed()
         let before = h.service.latestTime()

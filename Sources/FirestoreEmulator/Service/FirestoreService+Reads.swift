@@ -268,7 +268,8 @@ extension FirestoreService {
             query.startAt = Cursor(values: pageToken.values, before: false)
             after = pageToken.path
         }
-        let pageLimit = pageSize.flatMap { $0 > 0 ? $0 + 1 : nil }
+        // (Capped so the look-ahead cannot overflow; no collection holds 2^40 documents.)
+        let pageLimit = pageSize.flatMap { $0 > 0 ? min($0, 1 << 40) + 1 : nil }
         query.limit = pageLimit
         let (txn, _, readTime) = try transactionForRead(consistency, db)
         var docs: [StoredDocument] = []

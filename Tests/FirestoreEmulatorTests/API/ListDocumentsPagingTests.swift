@@ -139,6 +139,9 @@ import Testing
         let second = h.call("GET", h.api("/items?pageSize=2&pageToken=\(token)"))
         #expect(second.json["documents"]?.arrayValue?.compactMap { $0["name"]?.stringValue?.split(separator: "/").last } == ["e", "g"])
         #expect(second.json["nextPageToken"] == nil)
+        let huge = h.call("GET", h.api("/items?pageSize=\(Int32.max)"))
+        #expect(huge.status == 200, "\(huge.json)")
+        #expect(huge.json["documents"]?.arrayValue?.count == 5 && huge.json["nextPageToken"] == nil)
 
         let invalid: JSON = .object(["error": .object(["code": .int(400), "message": .string("invalid page token"),
                                                         "status": .string("INVALID_ARGUMENT")])])

@@ -23,7 +23,7 @@ import traceback
 sys.dont_write_bytecode = True  # no __pycache__ inside the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench, rules, s3, startup, storage, ui  # noqa: E402
+from benchlib import firebase, grpcbench, listing, rules, s3, startup, storage, ui  # noqa: E402
 from benchlib.context import Context, MiB  # noqa: E402
 from benchlib.httpc import HarnessError, NotAvailable  # noqa: E402
 from benchlib.procs import BareMHD, Hearth, Moto, Nginx, OfficialFirestore, compile_c, proc_status  # noqa: E402
@@ -402,6 +402,7 @@ def rows(ctx, counts):
                     ceilings=[(f"at {q[0]:,} docs", (f"fs.query_latency.{q[0]}", "hearth"))],
                     target=("max_ratio", f"at {q[0]:,} docs", 2.0, f"≤ 2× the {q[0]:,}-doc latency"),
                     higher_is_better=False, plain_ratio=True))
+    rows += listing.rows(ctx, emu, x10)
     rows += [
         Row("fs.clear", f"Firestore clear of {s.clear_docs:,} documents (median of {s.clear_reps})", "ms",
             higher_is_better=False),

@@ -5,6 +5,7 @@ import signal
 import time
 import urllib.parse
 
+from . import listing
 from .context import DOC_NAME_PREFIX, DOCS
 from .httpc import Client, NotAvailable, expect, parse_url
 from .loadgen import require_clean
@@ -214,6 +215,7 @@ def queries(ctx, port, auth_port, system="hearth", pid=None, sizes=None):
                 ctx.results.put(key, system, s["rps"], wrk=s)
                 ctx.results.put(f"fs.query_latency.{size}", system, s["lat_mean_us"])
                 ctx.log(f"  {system} runQuery on {size:,}: {s['rps']:,.0f} req/s, mean {s['lat_mean_us']:.0f} µs")
+                listing.first_page(ctx, fc, port, system, size, user)
             except NotAvailable as e:
                 ctx.results.na(key, system, str(e))
                 ctx.results.na(f"fs.query_latency.{size}", system, str(e))

@@ -31,13 +31,8 @@ extension FirestoreHTTPService {
         let mask = try c.maskParameter("mask.fieldPaths")
         let pageSize = try c.intParameter("pageSize")
         if let pageSize, pageSize < 0 { throw .invalidArgument("Page size must be nonnegative.") }
-        var offset = 0
-        if let token = c.request.query("pageToken"), !token.isEmpty {
-            guard let bytes = ValueJSON.decodeBase64(token), let text = String(bytes: bytes, encoding: .utf8),
-                  text.hasPrefix("o:"), let o = Int(text.dropFirst(2)), o >= 0
-            else { throw .invalidArgument("invalid page token") }
-            offset = o
-        }
+        var pageToken: ListPageToken?
+        if let text = c.request.query("pageToken"), !text.isEmpty { pageToken = try ListPageToken.parse(text) }
         let order = try Self.parseOrderBy(c.request.query("orderBy") ?? "")
         let showMissing = try c.boolParameter("showMissing") ?? false
         let recursive = try c.boolParameter("recursive") ?? false
@@ -55,9 +50,10 @@ extension FirestoreHTTPService {
             // The collection id may also come as a parameter (`…/documents?collectionId=x`).
             collectionPath = collection.appending(id)
         }
-        let (entries, next) = try service.listDocuments(c.database, collection: collectionPath, order: order, pageSize: pageSize,
-                                                        offset: offset, showMissing: showMissing, recursive: recursive,
-                                                        consistency: consistency, caller: c.caller)
+        let page = try service.listDocuments(c.database, collection: collectionPath, order: order, pageSize: pageSize,
+                                             pageToken: pageToken, showMissing: showMissing, recursive: recursive,
+                                             consistency: consistency, caller: c.caller)
+        let entries = page.entries
         var w = JSONWriter(capacity: 256 * max(1, entries.count))
         w.byte(0x7B)
         if !entries.isEmpty {
@@ -75,10 +71,10 @@ extension FirestoreHTTPService {
             }
             w.byte(0x5D)
         }
-        if let next {
+        if let next = page.nextPageToken {
             if !entries.isEmpty { w.byte(0x2C) }
             w.key("nextPageToken")
-            w.string(Data("o:\(next)".utf8).base64EncodedString())
+            w.string(next)
         }
         w.byte(0x7D)
         return c.respond(w)

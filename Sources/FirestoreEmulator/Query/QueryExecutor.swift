@@ -422,7 +422,7 @@ struct QueryExecutor {
     }
 
     /// The document key a cursor on a query ordered first by name starts at (nil: no such cursor).
-    private func nameCursorKey(_ c: Cursor?, _ query: Query) -> [UInt8]? {
+    private static func nameCursorKey(_ c: Cursor?, _ query: Query) -> [UInt8]? {
         guard let first = query.order.first, first.field.isDocumentKey,
               case .reference(let name)? = c?.values.first, let (_, p) = try? ResourcePath.parseName(name) else { return nil }
         return p.key
@@ -433,6 +433,41 @@ struct QueryExecutor {
     /// `FirestoreStorage.documentColumns` of the `d` side of an index join (built once, not per read).
     private static let joinedColumns = FirestoreStorage.documentColumns.split(separator: ",")
         .map { "d." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+
+    /// The statement of a `.scan`: the documents of the query's scope in name order, from a name cursor.
+    static func scanStatement(_ query: Query, space: Int64, keyRange: ([UInt8], [UInt8])?, descending: Bool)
+        -> (sql: String, values: [any SQLBindable]) {
+        var sql: String
+        var values: [any SQLBindable] = [space]
+        if query.collectionID.isEmpty {
+            sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ?"
+        } else if query.allDescendants {
+            // The index is named because without statistics SQLite prefers walking the primary key
+            // from the start of the space and filtering, which reads every document of the collections
+            // around this one (the whole database for a small collection's last page).
+            sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents INDEXED BY fs_documents_group WHERE space = ? AND collection_id = ?"
+            values.append(query.collectionID)
+        } else {
+            sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents INDEXED BY fs_documents_parent WHERE space = ? AND parent = ?"
+            values.append(query.collectionPath.key)
+        }
+        if let (lo, hi) = keyRange {
+            sql += " AND key >= ? AND key < ?"
+            values.append(lo)
+            values.append(hi)
+        }
+        // Name cursors (the SDKs' `startAfter(snapshot)` on the default order) seek too.
+        if let k = nameCursorKey(query.startAt, query) {
+            sql += query.order[0].descending ? " AND key <= ?" : " AND key >= ?"
+            values.append(k)
+        }
+        if let k = nameCursorKey(query.endAt, query) {
+            sql += query.order[0].descending ? " AND key >= ?" : " AND key <= ?"
+            values.append(k)
+        }
+        sql += " ORDER BY key \(descending ? "DESC" : "ASC")"
+        return (sql, values)
+    }
 
     /// Feeds the documents of `access` to `body` (in access order) until it returns false.
     private func read(_ access: Access, query: Query, space: Int64, descending: Bool, _ conn: Connection,
@@ -456,32 +491,7 @@ struct QueryExecutor {
             }
 
         case .scan:
-            var sql: String
-            var values: [any SQLBindable] = [space]
-            if query.collectionID.isEmpty {
-                sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ?"
-            } else if query.allDescendants {
-                sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ? AND collection_id = ?"
-                values.append(query.collectionID)
-            } else {
-                sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ? AND parent = ?"
-                values.append(query.collectionPath.key)
-            }
-            if let (lo, hi) = keyRange {
-                sql += " AND key >= ? AND key < ?"
-                values.append(lo)
-                values.append(hi)
-            }
-            // Name cursors (the SDKs' `startAfter(snapshot)` on the default order) seek too.
-            if let k = nameCursorKey(query.startAt, query) {
-                sql += query.order[0].descending ? " AND key <= ?" : " AND key >= ?"
-                values.append(k)
-            }
-            if let k = nameCursorKey(query.endAt, query) {
-                sql += query.order[0].descending ? " AND key >= ?" : " AND key <= ?"
-                values.append(k)
-            }
-            sql += " ORDER BY key \(direction)"
+            let (sql, values) = Self.scanStatement(query, space: space, keyRange: keyRange, descending: descending)
             try FirestoreStorage.forEachRow(conn, sql, values) { row in try body(FirestoreStorage.document(from: row)) }
 
         case .lookups(let field, let kind, let encodedValues):
@@ -489,7 +499,7 @@ struct QueryExecutor {
                 + "WHERE i.space = ? AND i.scope = ? AND i.field = ? AND i.kind = ? AND i.value = ?"
             if keyRange != nil { sql += " AND i.doc_key >= ? AND i.doc_key < ?" }
             // A name cursor seeks within each value's rows (ordered by name), as in a scan.
-            let seek = nameCursorKey(query.startAt, query)
+            let seek = Self.nameCursorKey(query.startAt, query)
             if seek != nil { sql += query.order[0].descending ? " AND i.doc_key <= ?" : " AND i.doc_key >= ?" }
             sql += " ORDER BY i.doc_key \(direction)"
             for v in encodedValues {

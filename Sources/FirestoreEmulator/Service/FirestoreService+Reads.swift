@@ -227,10 +227,25 @@ extension FirestoreService {
 
     // MARK: list
 
-    /// `documents.list`: one page of a collection in `order`, and the next page's offset.
-    func listDocuments(_ db: DatabaseID, collection: ResourcePath, order: [Ordering], pageSize: Int?, offset: Int,
+    /// One page of `documents.list`.
+    struct ListPage {
+        /// Each entry in order: a document, or (`showMissing`) the path of one that exists only as
+        /// the parent of sub-collections.
+        var entries: [(ResourcePath, StoredDocument?)]
+        /// The token of the next page; nil on the last.
+        var nextPageToken: String?
+        /// Documents and child probes read from storage to answer (tests check a page reads about a page).
+        var examined = 0
+    }
+
+    /// `documents.list`: one page of a collection in `order`, starting after `pageToken`'s position.
+    ///
+    /// A page is one query with a `startAfter` cursor at the token's position and a limit of
+    /// `pageSize + 1` (the extra entry only tells whether a next page exists), so it reads about
+    /// a page of index rows wherever it starts; without a page size everything is one page.
+    func listDocuments(_ db: DatabaseID, collection: ResourcePath, order: [Ordering], pageSize: Int?, pageToken: ListPageToken?,
                        showMissing: Bool, recursive: Bool = false, consistency: ReadConsistency, caller: Caller) throws(FirestoreError)
-        -> (documents: [(ResourcePath, StoredDocument?)], nextOffset: Int?) {
+        -> ListPage {
         var fullOrder = order
         if !fullOrder.contains(where: { $0.field.isDocumentKey }) {
             fullOrder.append(Ordering(field: .documentKey, descending: fullOrder.last?.descending ?? false))
@@ -239,43 +254,76 @@ extension FirestoreService {
         // scan). Without a collection id (`collection` is the root or a document): the documents
         // of every collection directly under it, or with `recursive` every descendant.
         let withoutCollection = !collection.isCollection
-        let query = recursive || withoutCollection
+        var query = recursive || withoutCollection
             ? Query(parent: collection, collectionID: "", allDescendants: true, filter: nil, explicitOrder: order, order: fullOrder,
                     startAt: nil, endAt: nil, offset: 0, limit: nil, projection: nil)
             : Query(parent: collection.parent, collectionID: collection.lastSegment, allDescendants: false, filter: nil,
                     explicitOrder: order, order: fullOrder, startAt: nil, endAt: nil, offset: 0, limit: nil, projection: nil)
+        query.childrenOnly = withoutCollection && !recursive
+        // Rules judge the listing as asked (no cursor, no limit), whichever page this is.
+        let asked = query
+        var after: ResourcePath?
+        if let pageToken {
+            try pageToken.check(order: fullOrder, database: db, collection: collection, anyDepth: recursive || withoutCollection)
+            query.startAt = Cursor(values: pageToken.values, before: false)
+            after = pageToken.path
+        }
+        // (Capped so the look-ahead cannot overflow; no collection holds 2^40 documents.)
+        let pageLimit = pageSize.flatMap { $0 > 0 ? min($0, 1 << 40) + 1 : nil }
+        query.limit = pageLimit
         let (txn, _, readTime) = try transactionForRead(consistency, db)
-        let depth = withoutCollection && !recursive ? collection.segments.count + 2 : nil
         var docs: [StoredDocument] = []
+        var examined = 0
         var entries: [(ResourcePath, StoredDocument?)] = try read { conn in
             let space = try storage.space(of: db, conn)
             if case .client(let auth) = caller {
-                try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
+                try authorizeList(db, query: asked, auth: auth, lookup: readLookup(db, space: space, conn))
             }
-            docs = try QueryExecutor(storage: storage, database: db).run(query, space: space, conn, at: readTime).documents
-            if let depth { docs = docs.filter { $0.path.segments.count == depth } }
+            let result = try QueryExecutor(storage: storage, database: db).run(query, space: space, conn, at: readTime)
+            docs = result.documents
+            examined = result.examined
             var entries: [(ResourcePath, StoredDocument?)] = docs.map { ($0.path, $0) }
             if showMissing, collection.isCollection, let space {
-                // Documents that do not exist but have sub-collections, in name order with the rest.
+                // Documents that do not exist but have sub-collections, in name order with the rest:
+                // the children after the position up to the last document read (all of those are
+                // in `docs`, so a child not among them is missing), at most a page of them.
                 let existing = Set(docs.map(\.path))
-                let ids = try readTime.map { t in try storage.childSegments(space: space, under: collection.key, at: t, conn) }
-                    ?? storage.childSegments(space: space, under: collection.key, conn)
-                for id in ids {
+                let bound = pageLimit.flatMap { docs.count == $0 ? docs.last?.path.key : nil }
+                var missing = 0
+                func visit(_ id: String) -> Bool {
+                    examined += 1
                     let p = collection.appending(id)
-                    if !existing.contains(p) { entries.append((p, nil)) }
+                    if let bound, OrderedEncoding.compare(p.key, bound) > 0 { return false }
+                    if !existing.contains(p) {
+                        entries.append((p, nil))
+                        missing += 1
+                        if let pageLimit, missing >= pageLimit { return false }
+                    }
+                    return true
                 }
-                entries.sort { OrderedEncoding.compare($0.0.key, $1.0.key) < 0 }
+                let afterID = after.map(\.lastSegment)
+                if let readTime {
+                    try storage.forEachChildSegment(space: space, under: collection.key, after: afterID, at: readTime, conn, visit)
+                } else {
+                    try storage.forEachChildSegment(space: space, under: collection.key, after: afterID, conn, visit)
+                }
+                if missing > 0 { entries.sort { OrderedEncoding.compare($0.0.key, $1.0.key) < 0 } }
             }
             return entries
         }
         if let txn, readTime == nil {
-            recordQuery(txn, query, documents: docs, depth: depth)
+            recordQuery(txn, query, documents: docs, depth: nil)
         }
-        entries = Array(entries.dropFirst(offset))
-        if let pageSize, pageSize > 0, entries.count > pageSize {
-            return (Array(entries.prefix(pageSize)), offset + pageSize)
+        guard let pageSize, pageSize > 0, entries.count > pageSize else {
+            return ListPage(entries: entries, nextPageToken: nil, examined: examined)
         }
-        return (entries, nil)
+        entries.removeLast(entries.count - pageSize)
+        let (lastPath, lastDoc) = entries[entries.count - 1]
+        let values = fullOrder.map { o -> FirestoreValue in
+            if o.field.isDocumentKey { return .reference(db.name(of: lastPath)) }
+            return lastDoc.flatMap { DocumentFields.value(at: o.field, in: $0.fields) } ?? .null
+        }
+        return ListPage(entries: entries, nextPageToken: ListPageToken.encode(values: values, order: fullOrder), examined: examined)
     }
 
     // MARK: partitionQuery

@@ -27,10 +27,10 @@ export async function render(root, args) {
     segs.map((s, i) => [h('span', { class: 'muted' }, '/'), h('a', { href: href(segs.slice(0, i + 1).join('/')) }, s)]));
   fill(root, h('h1', {}, 'Firestore'), crumbs, h('div', { class: 'grid cols3' }, colsPane, docsPane, docPane));
 
-  // Pages are runQuery cursors (the name each page starts after), so any page of a collection of
-  // any size costs one indexed read of PAGE + 1 documents; nothing loads the whole collection
-  // (`mode` 'query'), unless its documents fit one page (`mode` 'list', below).
-  const state = { cursors: [null], tokens: [''], mode: null, page: 0, docsSig: '', colsSig: '', docSig: '', dirty: false, editor: null };
+  // Pages are documents.list pages with showMissing (each page token is a position), so any page of
+  // a collection of any size is one indexed read of PAGE + 1 entries, and the documents that exist
+  // only as parents of subcollections (`users/{uid}` above `files`) are listed too.
+  const state = { tokens: [''], page: 0, docsSig: '', colsSig: '', docSig: '', dirty: false, editor: null };
 
   async function loadCollections() {
     const r = await firestore('POST', (parentDoc ? '/' + encodePath(parentDoc) : '') + ':listCollectionIds', { pageSize: 500 });
@@ -69,28 +69,11 @@ export async function render(root, args) {
 
   async function loadDocuments() {
     if (!collPath) { if (state.docsSig !== 'group') fill(docsPane, h('p', { class: 'muted' }, 'Pick a collection.')); return; }
-    let docs, hasNext;
-    if (state.page === 0 || state.mode === 'query') {
-      const cursor = state.cursors[state.page];
-      const query = { from: [{ collectionId: collPath.split('/').pop() }], orderBy: [{ field: { fieldPath: '__name__' } }], limit: PAGE + 1 };
-      if (cursor) query.startAt = { values: [{ referenceValue: cursor }], before: false };
-      const rows = await firestore('POST', (parentDoc ? '/' + encodePath(parentDoc) : '') + ':runQuery', { structuredQuery: query });
-      docs = rows.filter(x => x.document).map(x => x.document);
-      hasNext = docs.length > PAGE;
-      docs = docs.slice(0, PAGE);
-      state.cursors[state.page + 1] = hasNext ? docs[PAGE - 1].name : null;
-      // Its documents fit one page: page it by the list API instead, which also names the documents
-      // that exist only as parents of subcollections (showMissing reads every child name: cheap
-      // while the collection is small, and `users/{uid}` parents of files are what people look for).
-      if (state.page === 0) state.mode = hasNext ? 'query' : 'list';
-    }
-    if (state.mode === 'list') {
-      const token = state.tokens[state.page];
-      const r = await firestore('GET', `/${encodePath(collPath)}?pageSize=${PAGE}&showMissing=true${token ? '&pageToken=' + encodeURIComponent(token) : ''}`);
-      docs = r.documents || [];
-      hasNext = !!r.nextPageToken;
-      state.tokens[state.page + 1] = r.nextPageToken || '';
-    }
+    const token = state.tokens[state.page];
+    const r = await firestore('GET', `/${encodePath(collPath)}?pageSize=${PAGE}&showMissing=true${token ? '&pageToken=' + encodeURIComponent(token) : ''}`);
+    const docs = r.documents || [];
+    const hasNext = !!r.nextPageToken;
+    state.tokens[state.page + 1] = r.nextPageToken || '';
     const sig = docs.map(d => d.name + (d.updateTime || '')).join('\n') + '|' + hasNext;
     if (sig === state.docsSig) return;
     state.docsSig = sig;

@@ -240,6 +240,25 @@ def test_collection_group_and_list_collections(db):
     assert sorted(d.id for d in root.list_documents()) == ["u1", "u2"]
 
 
+def test_list_documents_pages_through_tokens(db):
+    c = coll(db)
+    batch = db.batch()
+    want = []
+    for i in range(40):
+        doc = c.document(f"d{i:02d}")
+        # Every fifth one exists only as the parent of a subcollection (listed with show_missing).
+        batch.set(doc.collection("sub").document("x") if i % 5 == 2 else doc, {"i": i})
+        want.append(doc.id)
+    batch.commit()
+    # page_size=7: six pages, each a ListDocuments call with the previous page's token.
+    assert [d.id for d in c.list_documents(page_size=7)] == want
+    # A document created before the position between pages does not shift the later ones.
+    listed = c.list_documents(page_size=7)
+    first = [next(listed).id for _ in range(7)]  # the first page; the next is fetched on demand
+    c.document("d00a").set({"i": -1})
+    assert first + [d.id for d in listed] == want
+
+
 def test_errors_carry_firestore_status(db):
     c = coll(db)
     with pytest.raises(exceptions.InvalidArgument):

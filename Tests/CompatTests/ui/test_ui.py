@@ -179,7 +179,7 @@ def test_firestore_collection_group_lists_documents_at_any_depth(browser, data):
 
 
 def test_data_browser_pages_a_large_collection_by_cursor(browser, data):
-    """120 documents: pages of 50 from the server (runQuery cursors), Next and Previous."""
+    """120 documents: pages of 50 from the server (documents.list page tokens), Next and Previous."""
     db = f"projects/{data['project']}/databases/(default)/documents"
     writes = [{"update": {"name": f"{db}/paged/d{i:03d}", "fields": {"n": {"integerValue": str(i)}}}} for i in range(120)]
     r = requests.post(f"{data['docs']}:commit", json={"writes": writes}, headers=OWNER)
@@ -211,6 +211,16 @@ def test_data_browser_pages_a_large_collection_by_cursor(browser, data):
     click("next-page")
     WebDriverWait(browser, 10).until(lambda d: ids()[:1] == ["p050"])
     assert len(ids()) == 10
+
+    # In a collection larger than a page as well: every third entry of 90 is only a parent.
+    writes = [{"update": {"name": f"{db}/mixed/m{i:03d}" + ("/kids/k" if i % 3 == 0 else ""), "fields": {}}} for i in range(90)]
+    assert requests.post(f"{data['docs']}:commit", json={"writes": writes}, headers=OWNER).status_code == 200
+    go(browser, data, "firestore/mixed")
+    WebDriverWait(browser, 10).until(lambda d: len(ids()) == 50)
+    assert ids()[:4] == ["m000", "m001", "m002", "m003"] and len(browser.find_elements(By.CSS_SELECTOR, "#documents li i")) == 17
+    click("next-page")
+    WebDriverWait(browser, 10).until(lambda d: ids()[:1] == ["m050"])
+    assert len(ids()) == 40 and len(browser.find_elements(By.CSS_SELECTOR, "#documents li i")) == 13
 
 
 def live_mode(d):

@@ -1,0 +1,50 @@
+"""Firestore documents.list: the first page of the runQuery collections (1,000 … 100,000 documents).
+
+`firebase.queries` calls `first_page` on each collection it seeded, for Hearth and for the official
+emulator alike (same user token, same rules). A page is an indexed range read, so its latency
+should not grow with the collection: `fs.list_flat` compares the largest collection with the smallest.
+"""
+from .context import DOCS
+from .httpc import NotAvailable, expect
+from .loadgen import require_clean
+from .report import Row
+
+PAGE = 50  # the data browser's page
+
+
+def first_page(ctx, fc, port, system, size, user):
+    """Times GET …/users/{uid}/files?pageSize=50 (user token) on a collection of `size` documents."""
+    key = f"fs.list.{size}"
+    try:
+        path = f"{DOCS}/users/{user.uid}/files?pageSize={PAGE}"
+        headers = {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {user.id_token}"}
+        r = expect(fc.request("GET", path, headers=headers), f"{system} Firestore documents.list")
+        body = r.json() or {}
+        got = [d.get("name", "").rsplit("/", 1)[-1] for d in body.get("documents", [])]
+        want = [f"f{i:06d}" for i in range(min(PAGE, size))]
+        if got != want or not body.get("nextPageToken"):
+            raise NotAvailable(f"documents.list returned {got[:3]}… instead of {want[:3]}… with a next page")
+        req = {"method": "GET", "path": path, "headers": headers}
+        if system != "hearth" and not ctx.quick:
+            ctx.wrk.run(port, [req], 1, f"{system}-fs-list-{size}-warmup", duration=3, profile=False)
+        s = require_clean(ctx.wrk.run(port, [req], 1, f"{system}-fs-list-{size}", profile=system == "hearth"),
+                          f"{system} Firestore documents.list")
+        ctx.results.put(key, system, s["rps"], wrk=s)
+        ctx.results.put(f"fs.list_latency.{size}", system, s["lat_mean_us"])
+        ctx.log(f"  {system} documents.list first page on {size:,}: {s['rps']:,.0f} req/s, mean {s['lat_mean_us']:.0f} µs")
+    except NotAvailable as e:
+        ctx.results.na(key, system, str(e))
+        ctx.results.na(f"fs.list_latency.{size}", system, str(e))
+
+
+def rows(ctx, emu, x10):
+    """The list rows beside the runQuery rows."""
+    q = ctx.s.query_sizes
+    out = [Row(f"fs.list.{size}", f"Firestore documents.list first page (pageSize {PAGE}), {size:,} docs, 1 conn",
+               "req/s", peers=emu, target=x10) for size in q]
+    out.append(Row("fs.list_flat", f"documents.list page latency at {q[-1]:,} vs {q[0]:,} docs", "µs",
+                   hearth_key=(f"fs.list_latency.{q[-1]}", "hearth"),
+                   ceilings=[(f"at {q[0]:,} docs", (f"fs.list_latency.{q[0]}", "hearth"))],
+                   target=("max_ratio", f"at {q[0]:,} docs", 2.0, f"≤ 2× the {q[0]:,}-doc latency"),
+                   higher_is_better=False, plain_ratio=True))
+    return out

@@ -23,7 +23,7 @@ import traceback
 sys.dont_write_bytecode = True  # no __pycache__ inside the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench, rules, s3, startup  # noqa: E402
+from benchlib import firebase, grpcbench, instructions, rules, s3, startup  # noqa: E402
 from benchlib.context import Context, MiB  # noqa: E402
 from benchlib.httpc import HarnessError, NotAvailable  # noqa: E402
 from benchlib.procs import BareMHD, Hearth, Moto, Nginx, OfficialFirestore, compile_c, proc_status  # noqa: E402
@@ -410,6 +410,7 @@ def rows(ctx, counts):
         Row("rules.insitu", "ID-token check + rules in a Firestore get: user − admin mean latency, 1 conn", "µs", higher_is_better=False),
         Row("seed.flow", f"Seed flow: presign + PUT 64 KiB + commit ({s.flow_workers} Python clients)", "flows/s"),
     ]
+    rows += instructions.rows(Row)
     return rows
 
 
@@ -470,6 +471,8 @@ def main():
         phase_clear(ctx)
         ctx.log("rules (CLI)")
         rules.rules(ctx)
+        ctx.log("instructions per request (callgrind)")
+        instructions.measure(ctx)
         shutil.rmtree(data_dir, ignore_errors=True)
     except HarnessError as e:
         failure = f"harness failure: {e}"

@@ -184,7 +184,11 @@ final class Exchange {
             if HTTPHeaders.namesEqual(name, "Content-Length") || HTTPHeaders.namesEqual(name, "Transfer-Encoding") { continue }
             // libmicrohttpd refuses an empty value (the header would vanish, e.g. S3 metadata set
             // to ""); a lone space is the same field value on the wire (RFC 9110 §5.5 strips it).
-            MHD_add_response_header(mhdResponse, name, value.isEmpty ? " " : value)
+            // `withCString` lends a native string's own bytes; passing the String itself made a
+            // C copy (an allocation) of every name and value.
+            name.withCString { n in
+                (value.isEmpty ? " " : value).withCString { v in _ = MHD_add_response_header(mhdResponse, n, v) }
+            }
         }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)

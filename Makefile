@@ -51,8 +51,10 @@ $(VENV)/.installed: Tests/CompatTests/requirements.txt | deps
 
 venv: $(VENV)/.installed
 
+# The release build links the Swift runtime and Foundation statically (as the Dockerfile does): fewer
+# shared libraries mapped at start (idle RSS, start-up); docs/benchmarks.md has the measurement.
 build: deps
-	$(SWIFT) build -c release --product hearth
+	$(SWIFT) build -c release --product hearth --static-swift-stdlib
 
 build-debug: deps
 	$(SWIFT) build --build-tests

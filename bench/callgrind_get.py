@@ -20,9 +20,9 @@ import re
 import shutil
 import subprocess
 import sys
+import types
 import tempfile
 import time
-import types
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -53,32 +53,26 @@ def total_ir(out_dir):
     return total
 
 
-def measure(label, hearth_bin, rules, n, load, keep=False):
-    """Instructions while `load(ports, user)` runs n requests, in a fresh Hearth under callgrind."""
+def counted(label, hearth_bin, n, prepare, load, rules=None, data_dir=False, keep=False):
+    """Instructions per request while `load(h, state, n)` runs, in a fresh Hearth under callgrind.
+
+    `prepare(h)` seeds what the load needs and returns its state; `load` runs once untimed (50
+    requests) first. With `data_dir` Hearth stores on disk as `make bench` runs it, else in memory."""
     work = tempfile.mkdtemp(prefix="cg-", dir=os.path.join(ROOT, ".build"))
     reg = Registry()
-    # A data directory, as `make bench` runs Hearth (an in-memory store reads through the writer's
-    # connection, so its reads are not what the bench measures).
-    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data"), rules=rules, log_name="hearth-cg")
+    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data") if data_dir else None, rules=rules,
+               log_name="hearth-cg")
     argv = h.argv()
     h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                                  f"--callgrind-out-file={work}/callgrind.out.%p"] + argv
     try:
         h.start(timeout=300)
-        c = Client(h.port("auth"))
-        user = firebase.sign_up(c, "cg@example.com")
-        c.close()
-        c = Client(h.port("firestore"))
-        expect(c.request("POST", f"{DOCS}:commit", headers={"Authorization": "Bearer owner"},
-                         body={"writes": [{"update": {"name": f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0",
-                                                      "fields": firebase.file_fields(user.uid, created="2024-01-01T00:00:00Z")}}]}),
-               "seed commit")
-        c.close()
-        load(h, user, 50)  # warm: token cache, prepared statements, first-call paths
+        state = prepare(h)
+        load(h, state, 50)  # warm: token cache, prepared statements, first-call paths
         control(h.pid, "-i", "on")
         t0 = time.time()
         # A load may report how many calls it completed (a timed one), else it ran exactly n.
-        n = load(h, user, n) or n
+        n = load(h, state, n) or n
         control(h.pid, "-i", "off")
         control(h.pid, "-d")
         secs = time.time() - t0
@@ -91,6 +85,25 @@ def measure(label, hearth_bin, rules, n, load, keep=False):
         shutil.rmtree(work, ignore_errors=True)
     print(f"{label}: {ir / n:,.0f} instructions per request ({n} requests, {secs:.1f}s under callgrind)")
     return ir / n
+
+
+def seed_user(h):
+    """A signed-up user with users/{uid}/files/f0 stored."""
+    c = Client(h.port("auth"))
+    user = firebase.sign_up(c, "cg@example.com")
+    c.close()
+    c = Client(h.port("firestore"))
+    expect(c.request("POST", f"{DOCS}:commit", headers={"Authorization": "Bearer owner"},
+                     body={"writes": [{"update": {"name": f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0",
+                                                  "fields": firebase.file_fields(user.uid, created="2024-01-01T00:00:00Z")}}]}),
+           "seed commit")
+    c.close()
+    return user
+
+
+def measure(label, hearth_bin, rules, n, load, keep=False):
+    """Instructions per request while `load(h, user, n)` runs user-token requests."""
+    return counted(label, hearth_bin, n, seed_user, load, rules=rules, data_dir=True, keep=keep)
 
 
 def rest_load(h, user, n):

@@ -23,7 +23,7 @@ import traceback
 sys.dont_write_bytecode = True  # no __pycache__ inside the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench, listing, rules, s3, startup, storage, ui  # noqa: E402
+from benchlib import firebase, grpcbench, instructions, listing, rules, s3, startup, storage, ui  # noqa: E402
 from benchlib.context import Context, MiB  # noqa: E402
 from benchlib.httpc import HarnessError, NotAvailable  # noqa: E402
 from benchlib.procs import BareMHD, Hearth, Moto, Nginx, OfficialFirestore, compile_c, proc_status  # noqa: E402
@@ -415,6 +415,7 @@ def rows(ctx, counts):
         Row("rules.insitu", "ID-token check + rules in a Firestore get: user − admin mean latency, 1 conn", "µs", higher_is_better=False),
         Row("seed.flow", f"Seed flow: presign + PUT 64 KiB + commit ({s.flow_workers} Python clients)", "flows/s"),
     ]
+    rows += instructions.rows(Row)
     return rows + storage.rows(ctx) + ui.rows(ctx)
 
 
@@ -477,6 +478,8 @@ def main():
         ctx.log("rules (CLI)")
         rules.rules(ctx)
         storage.rules_decision(ctx)
+        ctx.log("instructions per request (callgrind)")
+        instructions.measure(ctx)
         shutil.rmtree(data_dir, ignore_errors=True)
     except HarnessError as e:
         failure = f"harness failure: {e}"

@@ -10,6 +10,9 @@ public final class IDGenerator: @unchecked Sendable {
     private var state: UInt64
     private let seeded: Bool
     private let entropy: @Sendable (Int) -> [UInt8]
+    /// Request ids' own SplitMix64 state when unseeded (guarded by `lock`; drawn from `entropy` on
+    /// first use): request ids need to be unique, not unguessable, and one is made per request.
+    private var requestState: UInt64?
 
     /// A generator; `seed` makes it reproducible.
     public init(seed: UInt64? = nil, entropy: @escaping @Sendable (Int) -> [UInt8] = IDGenerator.systemEntropy) {
@@ -72,6 +75,28 @@ public final class IDGenerator: @unchecked Sendable {
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
+    private static let upperHexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// A request id: 16 upper-case hex digits (S3's `x-amz-request-id` shape), unique in the process.
+    /// Seeded, it is `hex(byteCount: 8).uppercased()` of the seeded stream (reproducible); unseeded,
+    /// it comes from a SplitMix64 stream seeded once from the entropy source — a full-period
+    /// generator never repeats a value within 2^64 draws — and costs no call into libcrypto.
+    public func requestID() -> String {
+        guard !seeded else { return hex(byteCount: 8).uppercased() }
+        lock.lock()
+        var s = requestState ?? entropy(8).reduce(0) { $0 << 8 | UInt64($1) }
+        s &+= 0x9E37_79B9_7F4A_7C15
+        requestState = s
+        lock.unlock()
+        var z = s
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return String(unsafeUninitializedCapacity: 16) { out in
+            for i in 0..<16 { out[i] = Self.upperHexDigits[Int((z >> UInt64(60 - 4 * i)) & 0xF)] }
+            return 16
+        }
+    }
 
     /// Lower-case hex without Foundation formatting (request ids are made on every request).
     static func hexString(_ bytes: [UInt8]) -> String {

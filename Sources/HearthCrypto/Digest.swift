@@ -7,9 +7,9 @@ public enum DigestAlgorithm: Sendable {
 
     var evp: OpaquePointer? {
         switch self {
-        case .md5: EVP_md5()
-        case .sha1: EVP_sha1()
-        case .sha256: EVP_sha256()
+        case .md5: FetchedDigests.md5
+        case .sha1: FetchedDigests.sha1
+        case .sha256: FetchedDigests.sha256
         }
     }
 
@@ -21,6 +21,16 @@ public enum DigestAlgorithm: Sendable {
         case .sha256: 32
         }
     }
+}
+
+/// The digests fetched from libcrypto's default provider once, for the life of the process. OpenSSL 3
+/// fetches a digest again on every init given the static `EVP_sha256()` (an "implicit fetch"), which
+/// costs more than hashing a short message; a fetched one is used as is. Where a fetch fails (a
+/// FIPS-only provider has no MD5) the static one stands in, and its init fails as it always did.
+enum FetchedDigests {
+    nonisolated(unsafe) static let md5: OpaquePointer? = EVP_MD_fetch(nil, "MD5", nil) ?? EVP_md5()
+    nonisolated(unsafe) static let sha1: OpaquePointer? = EVP_MD_fetch(nil, "SHA1", nil) ?? EVP_sha1()
+    nonisolated(unsafe) static let sha256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil) ?? EVP_sha256()
 }
 
 /// Stops the process with libcrypto's own reason when a call that cannot fail for any input did.
@@ -112,7 +122,7 @@ public enum HMAC {
                 withUnsafePointer(to: dummy) { zero in
                     let keyPointer = k.baseAddress ?? UnsafeRawPointer(zero)
                     let dataPointer = d.baseAddress?.assumingMemoryBound(to: UInt8.self)
-                    guard COpenSSL.HMAC(algorithm.evp, keyPointer, Int32(k.count), dataPointer, d.count, &out, &length) != nil,
+                    guard hearth_hmac(algorithm.evp, keyPointer, Int32(k.count), dataPointer, d.count, &out, &length) == 1,
                           Int(length) == algorithm.length else { libcryptoFailure("HMAC") }
                 }
             }

@@ -90,7 +90,7 @@ final class Exchange {
         let request = Request(method: method, rawPath: path, rawQuery: query, hasQuery: hasQuery, headers: headers,
                               version: version, isTLS: hearth_mhd_connection_is_tls(connection) != 0,
                               remoteAddress: Exchange.remoteAddress(of: connection),
-                              id: server.ids.hex(byteCount: 8).uppercased())
+                              id: server.ids.requestID())
         self.request = request
         let hasBody: Bool = {
             if let te = headers["Transfer-Encoding"], te.lowercased().contains("chunked") { return true }
@@ -186,11 +186,15 @@ final class Exchange {
         guard let mhdResponse else { return .NO }
         for (name, value) in response.headers {
             // libmicrohttpd writes framing headers itself from the body it is given.
-            let lower = name.lowercased()
-            if lower == "content-length" || lower == "transfer-encoding" { continue }
+            // Compared in place: lower-casing each name allocated for every header of every answer.
+            if HTTPHeaders.namesEqual(name, "Content-Length") || HTTPHeaders.namesEqual(name, "Transfer-Encoding") { continue }
             // libmicrohttpd refuses an empty value (the header would vanish, e.g. S3 metadata set
             // to ""); a lone space is the same field value on the wire (RFC 9110 §5.5 strips it).
-            MHD_add_response_header(mhdResponse, name, value.isEmpty ? " " : value)
+            // `withCString` lends a native string's own bytes; passing the String itself made a
+            // C copy (an allocation) of every name and value.
+            name.withCString { n in
+                (value.isEmpty ? " " : value).withCString { v in _ = MHD_add_response_header(mhdResponse, n, v) }
+            }
         }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)

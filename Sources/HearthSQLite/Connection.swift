@@ -89,10 +89,12 @@ public final class Connection {
                 throw error
             }
         }
-        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        // Prepared once and kept, like every other statement: `execute` (sqlite3_exec) compiles its
+        // SQL on every call, which cost more than a small read transaction's own query.
+        try prepare(immediate ? "BEGIN IMMEDIATE" : "BEGIN").run()
         do {
             let v = try body()
-            try execute("COMMIT")
+            try prepare("COMMIT").run()
             return v
         } catch {
             if inTransaction { try? execute("ROLLBACK") }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 internal import CSQLite
 
 /// One schema change, identified by a stable id (`"s3.1"`), applied once and recorded.
@@ -46,6 +47,7 @@ public final class Database: @unchecked Sendable {
     private let writeLock = NSLock()
     private let poolLock = NSLock()
     private var idleReaders: [Connection] = []
+    private let writes = Atomic<Int>(0)
     private let durability: Durability
 
     /// Opens the database at `path` (nil: in memory, private to this object).
@@ -125,14 +127,27 @@ public final class Database: @unchecked Sendable {
 
     /// Runs `body` as one write transaction on the single writer; commits before returning.
     public func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        try inWriteLock { try writer.transaction(immediate: path != nil) { try body(writer) } }
+        try inWriteLock {
+            defer { writes.add(1, ordering: .releasing) }
+            return try writer.transaction(immediate: path != nil) { try body(writer) }
+        }
     }
 
     /// Runs `body` on the writer without opening a transaction (for statements that manage their own,
     /// such as `VACUUM` or a checkpoint).
     public func withWriter<T>(_ body: (Connection) throws -> T) throws -> T {
-        try inWriteLock { try body(writer) }
+        try inWriteLock {
+            defer { writes.add(1, ordering: .releasing) }
+            return try body(writer)
+        }
     }
+
+    /// A number that grows after every use of the writer ends (committed or not), so a cache of
+    /// what a read found stays valid while it is unchanged: read it *before* the read transaction
+    /// that fills the cache, and label the entry with it. A write that commits after that read began
+    /// bumps it only once its commit is done (before its caller is answered), so an entry never
+    /// outlives a write that was acknowledged.
+    public var writeGeneration: Int { writes.load(ordering: .acquiring) }
 
     /// Runs `body` in a read transaction on a pooled reader connection (a consistent snapshot).
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {

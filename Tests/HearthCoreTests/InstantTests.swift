@@ -81,6 +81,17 @@ import HearthCore
         #expect(g.hex(byteCount: 8).count == 16)
     }
 
+    @Test func requestIDs() {
+        // Seeded: the seeded stream's bytes, as hex upper-cased (reproducible runs keep their ids).
+        let a = IDGenerator(seed: 5), b = IDGenerator(seed: 5)
+        #expect(a.requestID() == b.hex(byteCount: 8).uppercased())
+        // Unseeded: 16 upper-case hex digits, never repeating, even from an all-zero entropy source.
+        let g = IDGenerator(entropy: { n in [UInt8](repeating: 0, count: n) })
+        let ids = (0..<10_000).map { _ in g.requestID() }
+        #expect(Set(ids).count == ids.count)
+        #expect(ids.allSatisfy { $0.utf8.count == 16 && $0.utf8.allSatisfy { (48...57).contains($0) || (65...70).contains($0) } })
+    }
+
     @Test func unseededUsesEntropy() {
         let g = IDGenerator(entropy: { n in [UInt8](repeating: 0, count: n) })
         #expect(g.alphanumeric(3) == "AAA")

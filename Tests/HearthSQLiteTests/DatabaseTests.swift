@@ -32,6 +32,20 @@ func temporaryDatabasePath() -> String {
         try db.migrate(Self.migrations)
     }
 
+    @Test func writeGenerationMovesOnWritesOnly() throws {
+        let db = try Database(path: temporaryDatabasePath())
+        try db.migrate(Self.migrations)
+        let g0 = db.writeGeneration
+        _ = try db.read { try $0.first("SELECT count(*) FROM kv") { $0.int(0) } }
+        #expect(db.writeGeneration == g0)
+        try db.write { try $0.run("INSERT INTO kv (k, v) VALUES (?, ?)", ["g", [UInt8]([1])]) }
+        let g1 = db.writeGeneration
+        #expect(g1 > g0)
+        // A write that fails (and rolls back) still moves it: a cache may only ever be emptied too often.
+        #expect(throws: Boom.self) { try db.write { _ in throw Boom() } }
+        #expect(db.writeGeneration > g1)
+    }
+
     @Test func refusesANewerDatabase() throws {
         let path = temporaryDatabasePath()
         do {

@@ -54,6 +54,8 @@ def fmt(v, unit):
         return f"{v:,.2f} µs" if v < 10 else f"{v:,.1f} µs"
     if unit == "MiB":
         return f"{v:,.1f} MiB"
+    if unit == "instructions":
+        return f"{v / 1000:,.0f}k instructions"
     if unit == "threads":
         return f"{v:+,.0f}"
     return f"{v:,.3g} {unit}"

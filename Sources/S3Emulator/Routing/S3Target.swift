@@ -55,7 +55,11 @@ struct S3Target: Sendable, Equatable {
 
     /// `virtualHostBucket` with the host names already in `matchOrder`.
     static func virtualHostBucket(_ hostHeader: String?, matchingHosts: [String]) -> String? {
-        guard var host = hostHeader?.lowercased(), !host.isEmpty else { return nil }
+        guard let hostHeader, !hostHeader.isEmpty else { return nil }
+        // Every request asks; most hosts (`127.0.0.1:9000`, `localhost:9000`) name no bucket. For an
+        // ASCII host, rule those out on its bytes before lower-casing and slicing it as Strings.
+        if let named = hostMayNameBucket(hostHeader, matchingHosts: matchingHosts), !named { return nil }
+        var host = hostHeader.lowercased()
         if host.hasPrefix("[") { return nil }  // an IPv6 literal never carries a bucket
         if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
         if host.hasSuffix(".") { host.removeLast() }
@@ -67,6 +71,30 @@ struct S3Target: Sendable, Equatable {
             }
         }
         return nil
+    }
+
+    /// Whether an ASCII host header (port and one trailing dot dropped) ends with `.` + one of
+    /// `matchingHosts` (lower-case), ignoring case; nil when the header is not ASCII or is an IPv6
+    /// literal (the String path decides those).
+    static func hostMayNameBucket(_ hostHeader: String, matchingHosts: [String]) -> Bool? {
+        var header = hostHeader
+        return header.withUTF8 { bytes -> Bool? in
+            guard !bytes.contains(where: { $0 >= 0x80 }), bytes.first != 0x5B else { return nil }
+            var end = bytes.count
+            if let colon = bytes.lastIndex(of: 0x3A) { end = colon }
+            if end > 0, bytes[end - 1] == 0x2E { end -= 1 }
+            for base in matchingHosts {
+                let b = Array(base.utf8)
+                guard end > b.count, bytes[end - b.count - 1] == 0x2E else { continue }
+                var equal = true
+                for i in 0..<b.count where HTTPHeaders.asciiLowercase(bytes[end - b.count + i]) != b[i] {
+                    equal = false
+                    break
+                }
+                if equal { return true }
+            }
+            return false
+        }
     }
 
     /// Strict percent-decoding: an escape must be two hex digits and the result valid UTF-8

@@ -347,9 +347,23 @@ public final class S3Service: HTTPService, Sendable {
     }
 
     /// `x-amz-id-2`: derived from the request id so it costs no randomness (and `--seed` runs
-    /// stay reproducible), shaped like S3's base64 host ids.
+    /// stay reproducible), shaped like S3's base64 host ids (56 bytes). The id is opaque, so the
+    /// derivation need not be cryptographic: a SplitMix64 stream seeded with the id's FNV-1a hash
+    /// costs a few hundred instructions where two SHA-256 digests cost several thousand.
     static func hostID(for requestID: String) -> String {
-        Data(Digest.sha256(Array("hearth-host:\(requestID)".utf8)) + Digest.sha256(Array(requestID.utf8))[0..<24]).base64EncodedString()
+        var seed: UInt64 = 0xCBF2_9CE4_8422_2325
+        for b in requestID.utf8 { seed = (seed ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(56)
+        for _ in 0..<7 {
+            seed &+= 0x9E37_79B9_7F4A_7C15
+            var z = seed
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            z ^= z >> 31
+            for k in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: z >> (8 * UInt64(k)))) }
+        }
+        return Data(bytes).base64EncodedString()
     }
 }
 

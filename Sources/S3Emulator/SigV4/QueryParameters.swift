@@ -31,20 +31,23 @@ struct QueryParameters: Sendable {
         var raw = rawQuery
         raw.withUTF8 { bytes in
             Request.forEachQueryPair(bytes) { name, value in
+                let rawName = String(decoding: name, as: UTF8.self)
                 if let value {
-                    parsed.append(Item(rawName: String(decoding: name, as: UTF8.self), rawValue: String(decoding: value, as: UTF8.self),
-                                       name: Self.decoded(name), value: Self.decoded(value)))
+                    let rawValue = String(decoding: value, as: UTF8.self)
+                    parsed.append(Item(rawName: rawName, rawValue: rawValue,
+                                       name: Self.decoded(name, raw: rawName), value: Self.decoded(value, raw: rawValue)))
                 } else {
-                    parsed.append(Item(rawName: String(decoding: name, as: UTF8.self), rawValue: nil, name: Self.decoded(name), value: ""))
+                    parsed.append(Item(rawName: rawName, rawValue: nil, name: Self.decoded(name, raw: rawName), value: ""))
                 }
             }
         }
         items = parsed
     }
 
-    /// `bytes` form-decoded (`%XX` and `+` as space).
-    private static func decoded(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        if !bytes.contains(where: { $0 == 0x25 || $0 == 0x2B }) { return String(decoding: bytes, as: UTF8.self) }
+    /// `bytes` (whose text is `raw`) form-decoded (`%XX` and `+` as space); `raw` itself, sharing its
+    /// storage, when there is nothing to decode.
+    private static func decoded(_ bytes: UnsafeBufferPointer<UInt8>, raw: String) -> String {
+        if !bytes.contains(where: { $0 == 0x25 || $0 == 0x2B }) { return raw }
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)
         Request.appendPercentDecoded(bytes, plusAsSpace: true, to: &out)

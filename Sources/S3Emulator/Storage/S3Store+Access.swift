@@ -26,13 +26,27 @@ extension S3Store {
 
     /// The bucket's access settings, or nil when it does not exist.
     func bucketAccess(_ name: String) throws -> BucketAccess? {
-        try database.read { c in
-            guard let b = try S3Store.bucket(c, name) else { return nil }
-            return BucketAccess(bucket: b, policy: try S3Store.bucketConfig(c, name, .policy),
-                                publicAccessBlock: try S3Store.bucketConfig(c, name, .publicAccessBlock),
-                                ownership: try S3Store.bucketConfig(c, name, .ownershipControls),
-                                acl: try S3Store.bucketACL(c, name))
-        }
+        let generation = database.writeGeneration
+        if let hit = bucketCache.lookup(name, generation: generation) { return hit }
+        return try database.read { c in try cachedAccess(c, name, generation: generation) }
+    }
+
+    /// `bucketAccess` inside a read transaction `c`, from the cache while no write has ended since
+    /// `generation` (read before `c`'s transaction began), else read in `c` and cached.
+    func cachedAccess(_ c: Connection, _ name: String, generation: Int) throws -> BucketAccess? {
+        if let hit = bucketCache.lookup(name, generation: generation) { return hit }
+        let access = try S3Store.bucketAccess(c, name)
+        bucketCache.store(name, access, generation: generation)
+        return access
+    }
+
+    /// The bucket's access settings read in `c`, or nil when it does not exist.
+    static func bucketAccess(_ c: Connection, _ name: String) throws -> BucketAccess? {
+        guard let b = try S3Store.bucket(c, name) else { return nil }
+        return BucketAccess(bucket: b, policy: try S3Store.bucketConfig(c, name, .policy),
+                            publicAccessBlock: try S3Store.bucketConfig(c, name, .publicAccessBlock),
+                            ownership: try S3Store.bucketConfig(c, name, .ownershipControls),
+                            acl: try S3Store.bucketACL(c, name))
     }
 
     static func bucketACL(_ c: Connection, _ bucket: String) throws -> String? {

@@ -7,6 +7,8 @@ import HearthSQLite
 /// pass SQLite errors through; callers turn the latter into `InternalError`.
 final class S3Store: Sendable {
     let database: Database
+    /// Every request reads its bucket's access settings (five rows) and record; they change rarely.
+    let bucketCache = BucketAccessCache()
 
     init(database: Database) {
         self.database = database
@@ -125,8 +127,11 @@ final class S3Store: Sendable {
     }
 
     static func object(_ c: Connection, bucket: String, key: String) throws -> ObjectRecord? {
-        try c.first("SELECT \(objectColumns) FROM s3_objects WHERE bucket = ? AND key = ?", [bucket, key], objectRecord)
+        try c.first(selectObject, [bucket, key], objectRecord)
     }
+
+    /// Built once: interpolating the column list on every read cost an allocation and a copy.
+    private static let selectObject = "SELECT \(objectColumns) FROM s3_objects WHERE bucket = ? AND key = ?"
 
     /// How a response body will be produced.
     enum BodyPlan {
@@ -159,8 +164,12 @@ final class S3Store: Sendable {
     /// bytes belong to the same version.
     func objectForRead(bucket: String, key: String, versionID: String? = nil,
                        range: (ObjectRecord) -> (Int64, Int64)?) throws -> ReadOutcome {
-        try database.read { c in
-            guard let bucketRecord = try S3Store.bucket(c, bucket) else { throw S3Error.noSuchBucket(bucket: bucket) }
+        // A bucket record at least as new as this transaction's snapshot start (see `cachedAccess`).
+        let generation = database.writeGeneration
+        return try database.read { c in
+            guard let bucketRecord = try cachedAccess(c, bucket, generation: generation)?.bucket else {
+                throw S3Error.noSuchBucket(bucket: bucket)
+            }
             let record: ObjectRecord
             if let versionID {
                 guard let entry = try S3Store.version(c, bucket: bucket, key: key, versionID: versionID) else { return .missing }

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Instructions per S3 request, counted by callgrind (repeatable where wall-clock rates on a shared
+machine are not): `python3 bench/callgrind_s3.py [--hearth-bin B] [-n N] [--keep] [--kinds K,...]`.
+
+Starts Hearth on a fresh data directory (as `make bench` does) under
+`valgrind --tool=callgrind --instr-atstart=no`, stores the bench's 4 KiB object, then instruments
+(and so counts) only while N requests of one kind run over one keep-alive connection, the very
+requests `make bench` replays with wrk: the presigned GET, the presigned PUT (same URL, overwriting)
+and the header-signed GET. Prints instructions per request for each kind; `--keep` keeps the dumps
+for `callgrind_annotate`. Needs valgrind (Debian package valgrind); loopback only.
+"""
+import argparse
+import hashlib
+import os
+import shutil
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from benchlib.httpc import Client, expect  # noqa: E402
+from benchlib.sigv4 import Signer  # noqa: E402
+from callgrind_get import counted  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUCKET = "bench-small"
+BODY = bytes(range(256)) * 16  # 4 KiB
+KINDS = ("get_presigned", "put_presigned", "get_signed")
+
+
+def seed(port, signer):
+    """The bucket and objects of the bench's small-object rows; returns the request of each kind."""
+    host = f"127.0.0.1:{port}"
+    c = Client(port)
+    try:
+        expect(c.request("PUT", f"/{BUCKET}", headers=signer.sign_headers("PUT", host, f"/{BUCKET}")), "CreateBucket")
+        for key in ("obj4k", "h0"):
+            h = signer.sign_headers("PUT", host, f"/{BUCKET}/{key}", payload_hash=hashlib.sha256(BODY).hexdigest())
+            expect(c.request("PUT", f"/{BUCKET}/{key}", body=BODY, headers=h), "PutObject")
+    finally:
+        c.close()
+    week = 7 * 24 * 3600
+    return {
+        "get_presigned": ("GET", signer.presign("GET", host, f"/{BUCKET}/obj4k", expires=week), {"Host": host}, None),
+        "put_presigned": ("PUT", signer.presign("PUT", host, f"/{BUCKET}/put4k", expires=week), {"Host": host}, BODY),
+        "get_signed": ("GET", f"/{BUCKET}/h0", signer.sign_headers("GET", host, f"/{BUCKET}/h0"), None),
+    }
+
+
+def run(port, request, n):
+    method, path, headers, body = request
+    c = Client(port)
+    try:
+        for _ in range(n):
+            r = c.request(method, path, body=body, headers=headers)
+            if r.status != 200 or (method == "GET" and r.body != BODY):
+                raise SystemExit(f"{method} answered {r.status}: {r.snippet()}")
+    finally:
+        c.close()
+
+
+def measure(hearth_bin, kind, n, keep=False):
+    def prepare(h):
+        return seed(h.port("s3"), Signer())[kind]
+    return counted(f"S3 4 KiB {kind}", hearth_bin, n, prepare, lambda h, request, count: run(h.port("s3"), request, count),
+                   data_dir=True, keep=keep)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
+    ap.add_argument("-n", type=int, default=2000)
+    ap.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated subset of {', '.join(KINDS)}")
+    ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
+    args = ap.parse_args()
+    for tool in ("valgrind", "callgrind_control"):
+        if not shutil.which(tool):
+            print(f"{tool} is not installed (Debian package valgrind)", file=sys.stderr)
+            return 2
+    for kind in args.kinds.split(","):
+        if kind not in KINDS:
+            print(f"unknown kind {kind!r}; one of {', '.join(KINDS)}", file=sys.stderr)
+            return 2
+        measure(args.hearth_bin, kind, args.n, args.keep)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -191,6 +191,10 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         if finalStatus == nil { finalStatus = GRPCStatus(.cancelled, "Cancelled by the client (HTTP/2 error \(errorCode))") }
         lock.unlock()
         if !wasEnded || errorCode != 0 { deliverRequestSideEnd(cancelled: true) }
+        // The stream is gone (also when the handler ended the call before the client's side
+        // ended, so no request-side end was delivered): release the request side after whatever
+        // is queued for it, breaking its cycle with this call.
+        jobs.submit { [self] in lock.withLock { requestStream = nil } }
         log()
     }
 
@@ -282,6 +286,9 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         jobs.submit { [self] in
             lock.lock()
             let rs = requestStream
+            // Nothing reaches the request side after this, and it holds this call (its response
+            // stream): kept, the pair would be a cycle outliving the call (LeakSanitizer saw it).
+            requestStream = nil
             lock.unlock()
             if cancelled { rs?.cancelled() } else { rs?.halfClosed() }
         }

@@ -42,10 +42,17 @@ import Testing
         let target = try #require(FuzzCatalog.target(name))
         let seeds = Self.inputs("seeds", name)
         #expect(!seeds.isEmpty, "Fuzz/seeds/\(name) is empty")
+        let before = FuzzChecks.made(by: name)
         for (file, bytes) in seeds + Self.inputs("regressions", name) {
             if let failure = Self.run(target, bytes) { Issue.record("\(file): \(failure)") }
         }
+        // The targets that check answers must get that far on their seeds.
+        if Self.checking.contains(name) {
+            #expect(FuzzChecks.made(by: name) > before, "the seeds of \(name) never reach its checks")
+        }
     }
+
+    static let checking: Set<String> = ["value-order", "rules-eval", "percent", "storage-upload", "listen-write"]
 
     @Test(arguments: names)
     func seededMutationsPass(_ name: String) throws {
@@ -63,7 +70,7 @@ import Testing
                 break
             }
         }
-        print("fuzz \(name): \(count) mutated inputs in \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+        print("fuzz \(name): \(count) mutated inputs in \(String(format: "%.1f", Date().timeIntervalSince(start))) s, \(FuzzChecks.made(by: name)) checks")
         #expect(count > 0)
     }
 }

@@ -24,7 +24,7 @@ private struct FuzzEchoService: GRPCService {
 extension FuzzTargets {
     /// One HTTP/2 engine for the whole run, as a listener has (a static `let`: made once, safely,
     /// though the replay tests run the target from several threads).
-    nonisolated(unsafe) private static let engine: HTTP2Engine? =
+    private static let engine: HTTP2Engine? =
         try? HTTP2Engine(name: "fuzz", handler: GRPCServer(services: [FuzzEchoService()],
                                                            configuration: .init(maxReceiveMessageBytes: 1 << 20, workers: 2)))
 

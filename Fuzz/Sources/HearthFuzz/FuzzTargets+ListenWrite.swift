@@ -311,6 +311,8 @@ final class ListenClient: @unchecked Sendable {
                     guard view == want else {
                         throw FuzzFailure("step \(step) target \(id): view \(view.keys.map(\.description).sorted()) != fresh read \(want.keys.map(\.description).sorted())")
                     }
+                    // Only views with documents in them count: an empty one proves little.
+                    if !view.isEmpty { FuzzChecks.count("listen-write") }
                 }
             case .targetChange(.noChange, _, _, nil, _):
                 throw FuzzFailure("step \(step): a global NO_CHANGE without a read time")

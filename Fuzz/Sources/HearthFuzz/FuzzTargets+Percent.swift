@@ -15,6 +15,7 @@ extension FuzzTargets {
             let lossyGeneral = PercentReference.decodeLossy(raw, plusAsSpace: plus)
             guard lossy == lossyGeneral else { throw FuzzFailure("SigV4Encoding.decode(\(raw.debugDescription)) = \(lossy.debugDescription), general \(lossyGeneral.debugDescription)") }
         }
+        FuzzChecks.count("percent")
         // HTTP's query items: ASCII queries take the byte path, the rest the Character one.
         let items = Request.parseQuery(raw, plusAsSpace: true)
         let general = PercentReference.query(raw)

@@ -29,6 +29,7 @@ extension FuzzTargets {
             guard a == b else {
                 throw FuzzFailure("\(request.method) \(request.path.joined(separator: "/")): recorded \(a ? "allows" : "denies"), fast \(b ? "allows" : "denies")")
             }
+            FuzzChecks.count("rules-eval")
             guard recorded.attempts.count == fast.attempts.count else {
                 throw FuzzFailure("\(request.method): \(recorded.attempts.count) allows tried with recording, \(fast.attempts.count) without")
             }

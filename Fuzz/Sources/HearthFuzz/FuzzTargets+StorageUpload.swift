@@ -110,6 +110,7 @@ extension FuzzTargets {
             guard String(data.count) == size, Data(Digest.md5(data)).base64EncodedString() == md5 else {
                 throw FuzzFailure("\(what): object \(name) downloads \(data.count) bytes, stated size \(size) md5 \(md5)")
             }
+            FuzzChecks.count("storage-upload")
         }
     }
 }

@@ -26,6 +26,7 @@ extension FuzzTargets {
                 }
             }
         }
+        FuzzChecks.count("value-order", values.count * values.count)
         // Stored form: what a write persists reads back as the same value.
         var fields: [String: FirestoreValue] = [:]
         for (i, v) in values.enumerated() { fields["f\(i)"] = v }

@@ -43,7 +43,7 @@ extension FuzzTargets {
 /// Firestore values built from fuzz bytes, biased toward the edges of each type's order.
 enum ValueGenerator {
     static let doubles: [Double] = [0, -0.0, 1, -1, 0.5, -0.5, 2.5, -2.5, .nan, .infinity, -.infinity,
-                                    9_007_199_254_740_992, 9_007_199_254_740_993, 9_007_199_254_740_994,
+                                    9_007_199_254_740_992, 9_007_199_254_740_994, 9_007_199_254_740_996,
                                     9.223372036854775807e18, 9.223372036854775808e18, -9.223372036854775808e18,
                                     -9.223372036854777e18, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
                                     .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 1e-300, 3.0]

@@ -13,7 +13,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 SWIFT_TEST_ARGS ?=
 
-.PHONY: help deps browser venv build build-debug run test swift-test compat rules-test bench bench-quick s3-conformance test-asan test-tsan soak clean fuzz fuzz-build fuzz-smoke
+.PHONY: help deps browser venv build build-debug run test swift-test compat rules-test bench bench-quick s3-conformance test-asan test-tsan soak clean fuzz fuzz-build fuzz-smoke fuzz-cached
 
 help:
 	@echo "make run     install missing packages, build release, start hearth on its defaults"
@@ -62,7 +62,7 @@ build-debug: deps
 run: build
 	.build/release/hearth start
 
-test: deps venv build-debug swift-test rules-test compat bench-quick
+test: deps venv build-debug swift-test fuzz-cached rules-test compat bench-quick
 
 # Every benchmark scenario briefly, on the debug build, so the harness itself stays working.
 bench-quick:
@@ -87,7 +87,8 @@ rules-test:
 # libFuzzer targets (Fuzz/), built with the toolchain's -sanitize=fuzzer,address into .build/fuzz
 # (the manifest declares them only when HEARTH_FUZZ is set, so other builds are untouched).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= protobuf http2 grpc-frames rules sigv4 chunked multipart xml json firestore
+FUZZ_TARGETS ?= protobuf http2 grpc-frames rules sigv4 chunked multipart xml json firestore storage-upload \
+  rules-eval value-order percent listen-write
 
 fuzz-build: deps
 	HEARTH_FUZZ=1 $(SWIFT) build --build-path .build/fuzz --product hearth-fuzz -Xswiftc -sanitize=fuzzer,address
@@ -97,6 +98,20 @@ fuzz: fuzz-build
 
 fuzz-smoke:
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+
+# In `make test`: swift test has already replayed every seed and regression input and run a seeded
+# mutation pass per target (HearthFuzzTests). libFuzzer adds 2 s per target only where that is
+# cheap: an instrumented binary built by `make fuzz` that is newer than every source. Building one
+# takes minutes, so otherwise this says why it skips.
+fuzz-cached:
+	@bin=.build/fuzz/debug/hearth-fuzz; \
+	if [ ! -x "$$bin" ]; then \
+	  echo "libFuzzer pass skipped: no instrumented build ($$bin; make fuzz-build makes one, ~8 min)"; \
+	elif [ -n "$$(find Sources Fuzz/Sources -name '*.swift' -newer "$$bin" | head -1)" ]; then \
+	  echo "libFuzzer pass skipped: $$bin is older than the sources (make fuzz-build)"; \
+	else \
+	  Fuzz/run.sh 2 $(FUZZ_TARGETS); \
+	fi
 
 compat: venv browser
 	HEARTH_BIN=$(CURDIR)/.build/debug/hearth PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \

@@ -72,6 +72,16 @@ let package = Package(
         .testTarget(name: "HearthUITests", dependencies: ["HearthUI", "HearthHTTP", "HearthGRPC", "HearthCore"]),
         .testTarget(name: "HearthClientTests", dependencies: ["HearthClient"]),
         .testTarget(name: "hearthTests", dependencies: ["HearthCore"]),
+
+        // The fuzz targets' bodies (Fuzz/): `make fuzz` drives them with libFuzzer, and
+        // HearthFuzzTests replays the seeds and regression inputs through them and runs a short
+        // seeded mutation pass in every `make test`. Debug builds only (it uses @testable imports);
+        // no product names it, so the release build never compiles it.
+        .target(name: "HearthFuzz",
+                dependencies: ["HearthCore", "HearthProtobuf", "HearthHTTP", "HearthGRPC", "S3Emulator",
+                               "FirestoreEmulator", "StorageEmulator", "SecurityRules"],
+                path: "Fuzz/Sources/HearthFuzz"),
+        .testTarget(name: "HearthFuzzTests", dependencies: ["HearthFuzz"]),
     ]
 )
 
@@ -80,8 +90,8 @@ let package = Package(
 if Context.environment["HEARTH_FUZZ"] != nil {
     package.targets.append(.executableTarget(
         name: "hearth-fuzz",
-        dependencies: ["HearthCore", "HearthProtobuf", "HearthHTTP", "HearthGRPC", "S3Emulator", "FirestoreEmulator", "SecurityRules"],
-        path: "Fuzz/Sources"))
+        dependencies: ["HearthFuzz"],
+        path: "Fuzz/Sources/hearth-fuzz"))
 }
 
 // One set of Swift settings for every target (as swift-log does).

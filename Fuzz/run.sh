@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target of .build/fuzz/debug/hearth-fuzz for SECONDS, from the committed seeds
-# (Fuzz/seeds/TARGET) plus the corpus earlier runs grew (.build/fuzz/corpus/TARGET), and prints one
+# (Fuzz/seeds/TARGET), the inputs that once broke it (Fuzz/regressions/TARGET) and the corpus earlier
+# runs grew (.build/fuzz/corpus/TARGET), and prints one
 # row per target: executions, corpus size, crashes. Exits 1 if any target crashed; the input that
 # did is kept in .build/fuzz/crashes/ (replay: HEARTH_FUZZ_TARGET=T .build/fuzz/debug/hearth-fuzz FILE).
 # Usage: Fuzz/run.sh SECONDS TARGET...
@@ -22,7 +23,7 @@ for target in "$@"; do
   # Leak checks stay off: the Swift runtime's caches read as leaks to LeakSanitizer.
   HEARTH_FUZZ_TARGET=$target ASAN_OPTIONS=detect_leaks=0 "$bin" -max_total_time="$seconds" -timeout=20 \
     -rss_limit_mb=2048 -detect_leaks=0 -print_final_stats=1 -artifact_prefix=".build/fuzz/crashes/$target-" \
-    "$corpus" "Fuzz/seeds/$target" > "$log" 2>&1
+    "$corpus" "Fuzz/seeds/$target" $([ -d "Fuzz/regressions/$target" ] && echo "Fuzz/regressions/$target") > "$log" 2>&1
   status=$?
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
   files=$(find "$corpus" -type f | wc -l)

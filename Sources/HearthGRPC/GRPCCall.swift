@@ -224,14 +224,11 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         if finalStatus == nil { finalStatus = GRPCStatus(.cancelled, "Cancelled by the client (HTTP/2 error \(errorCode))") }
         lock.unlock()
         if !wasEnded || errorCode != 0 { deliverRequestSideEnd(cancelled: true) }
-        // A bidirectional handler holds this call (its response stream) and the call held the
-        // handler: a cycle that kept both alive after every stream. The stream is gone, so the call
-        // lets go of the handler — after the handler's queued jobs, `open` included, have run.
-        jobs?.submit { [self] in
-            lock.lock()
-            requestStream = nil
-            lock.unlock()
-        }
+        // The stream is gone (also when the handler ended the call before the client's side
+        // ended, so no request-side end was delivered): a bidirectional handler holds this call (its
+        // response stream) and the call held the handler's request side, a cycle that kept both alive
+        // after every stream. Release it after whatever is queued for it, `open` included.
+        jobs?.submit { [self] in lock.withLock { requestStream = nil } }
         log()
     }
 
@@ -323,6 +320,9 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         jobs.submit { [self] in
             lock.lock()
             let rs = requestStream
+            // Nothing reaches the request side after this, and it holds this call (its response
+            // stream): kept, the pair would be a cycle outliving the call (LeakSanitizer saw it).
+            requestStream = nil
             lock.unlock()
             if cancelled { rs?.cancelled() } else { rs?.halfClosed() }
         }

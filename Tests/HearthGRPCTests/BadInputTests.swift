@@ -229,7 +229,15 @@ final class CancelWatcher: GRPCService, @unchecked Sendable {
     let name = "watch.Watch"
     let opened = Flag()
     let cancelled = Flag()
-    var responses: (any GRPCResponseStream)?
+    private let lock = NSLock()
+    private var _responses: (any GRPCResponseStream)?
+    /// The last call's response side. Under the lock: calls open on several worker threads at once,
+    /// and unguarded concurrent stores of a reference over-release it (ThreadSanitizer reported
+    /// the race, and the over-released `GRPCCall` later crashed the run).
+    var responses: (any GRPCResponseStream)? {
+        get { lock.withLock { _responses } }
+        set { lock.withLock { _responses = newValue } }
+    }
     final class Hold: GRPCRequestStream, @unchecked Sendable {
         let watcher: CancelWatcher
         init(_ w: CancelWatcher) { watcher = w }

@@ -22,17 +22,16 @@ private struct FuzzEchoService: GRPCService {
 }
 
 extension FuzzTargets {
-    /// One HTTP/2 engine for the whole run, as a listener has.
-    nonisolated(unsafe) private static var engine: HTTP2Engine?
+    /// One HTTP/2 engine for the whole run, as a listener has (a static `let`: made once, safely,
+    /// though the replay tests run the target from several threads).
+    private static let engine: HTTP2Engine? =
+        try? HTTP2Engine(name: "fuzz", handler: GRPCServer(services: [FuzzEchoService()],
+                                                           configuration: .init(maxReceiveMessageBytes: 1 << 20, workers: 2)))
 
     /// The connection front end: the client preface, then the input as the rest of the connection,
     /// through a socketpair into the same `HTTP2Engine` and gRPC server the Firestore port uses.
     /// The client then closes its side; the server must answer what it can and close too.
     static func http2(_ bytes: UnsafeRawBufferPointer) {
-        if engine == nil {
-            engine = try? HTTP2Engine(name: "fuzz", handler: GRPCServer(services: [FuzzEchoService()],
-                                                                        configuration: .init(maxReceiveMessageBytes: 1 << 20, workers: 2)))
-        }
         guard let engine else { fatalError("no HTTP/2 engine") }
         var fds: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { fatalError("socketpair: \(errno)") }

@@ -6,7 +6,7 @@ import HearthHTTP
 /// life.Life/Chat: echo.Echo's Chat, whose request side holds its responses strongly as every
 /// real handler does (Listen, Write), under a watcher that lets the test see, through weak references,
 /// whether the call and its request side are freed once the call is over.
-final class LifetimeWatcher: GRPCService, @unchecked Sendable {
+final class CallLifetimeWatcher: GRPCService, @unchecked Sendable {
     let name = "life.Life"
     private let lock = NSLock()
     private var calls: [Weak] = []
@@ -33,7 +33,7 @@ final class LifetimeWatcher: GRPCService, @unchecked Sendable {
 /// holds its bidirectional request side, which holds the call as its response stream. Every
 /// finished call — completed, cancelled by the client, or ended by the server — must be freed.
 @Suite struct CallLifetimeTests {
-    static func eventuallyFreed(_ watcher: LifetimeWatcher) -> Bool {
+    static func eventuallyFreed(_ watcher: CallLifetimeWatcher) -> Bool {
         for _ in 0..<250 {
             if watcher.alive == 0 { return true }
             Thread.sleep(forTimeInterval: 0.02)
@@ -41,7 +41,7 @@ final class LifetimeWatcher: GRPCService, @unchecked Sendable {
         return watcher.alive == 0
     }
 
-    static func server(_ watcher: LifetimeWatcher) throws -> HTTPServer {
+    static func server(_ watcher: CallLifetimeWatcher) throws -> HTTPServer {
         let server = HTTPServer(name: "t", configuration: .init(port: 0, threads: 2), service: PlainService(),
                                 http2: GRPCServer(services: [EchoService(), watcher]))
         try server.start()
@@ -49,7 +49,7 @@ final class LifetimeWatcher: GRPCService, @unchecked Sendable {
     }
 
     @Test func completedBidirectionalCallsAreFreed() throws {
-        let watcher = LifetimeWatcher()
+        let watcher = CallLifetimeWatcher()
         let server = try Self.server(watcher)
         defer { server.stop(graceSeconds: 1) }
         for i in 0..<3 {
@@ -62,7 +62,7 @@ final class LifetimeWatcher: GRPCService, @unchecked Sendable {
     }
 
     @Test func callsAbandonedByTheClientAreFreed() throws {
-        let watcher = LifetimeWatcher()
+        let watcher = CallLifetimeWatcher()
         let server = try Self.server(watcher)
         defer { server.stop(graceSeconds: 1) }
         // curl streams a pipe we never close, so the call is open until curl is killed.

@@ -6,12 +6,14 @@ RUN apt-get update -qq \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Everything Package.swift declares must exist for the manifest to load (the example and the test
-# targets too), so the build context is the manifest, Sources, Examples, Tests and the shipped rules.
+# targets too), so the build context is the manifest, Sources, Examples, Tests, the fuzz targets (a test target
+# replays them) and the shipped rules.
 # `make test` builds the package from exactly these paths (test_packaging.py), without Docker.
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Examples ./Examples
 COPY Tests ./Tests
+COPY Fuzz/Sources ./Fuzz/Sources
 COPY rules ./rules
 RUN swift build -c release --product hearth --static-swift-stdlib \
  && cp "$(swift build -c release --show-bin-path)/hearth" /hearth

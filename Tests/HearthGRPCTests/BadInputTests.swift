@@ -76,24 +76,11 @@ func expectStillServing(_ server: HTTPServer) throws {
                                 http2: GRPCServer(services: [EchoService(), watcher]))
         try server.start()
         defer { server.stop(graceSeconds: 1) }
-        // curl reads the body from a pipe we never close: the stream stays open until curl is killed.
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        // -T - streams stdin as it comes (--data-binary @- would read it all first).
-        p.arguments = ["-s", "--http2-prior-knowledge", "-X", "POST", "-T", "-", "-H", "content-type: application/grpc",
-                       "http://127.0.0.1:\(server.port)/watch.Watch/Hold"]
-        let input = Pipe()
-        p.standardInput = input
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        input.fileHandleForWriting.write(Data(framed([1])))
+        let curl = try HeldOpenCurl(port: server.port, path: "/watch.Watch/Hold", first: [1])
         let opened = Date().addingTimeInterval(5)
         while !watcher.opened.value && Date() < opened { Thread.sleep(forTimeInterval: 0.02) }
         #expect(watcher.opened.value)
-        // SIGKILL, not terminate(): a child spawned from a test thread inherits its blocked signal
-        // mask, so curl never sees SIGTERM (that, not the server, was why this test once hung).
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        curl.kill()
         let deadline = Date().addingTimeInterval(5)
         while !watcher.cancelled.value && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         #expect(watcher.cancelled.value)

@@ -65,21 +65,11 @@ final class CallLifetimeWatcher: GRPCService, @unchecked Sendable {
         let watcher = CallLifetimeWatcher()
         let server = try Self.server(watcher)
         defer { server.stop(graceSeconds: 1) }
-        // curl streams a pipe we never close, so the call is open until curl is killed.
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        p.arguments = ["-s", "--http2-prior-knowledge", "-X", "POST", "-T", "-", "-H", "content-type: application/grpc",
-                       "http://127.0.0.1:\(server.port)/life.Life/Chat"]
-        let input = Pipe()
-        p.standardInput = input
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        input.fileHandleForWriting.write(Data(framed([1])))
+        let curl = try HeldOpenCurl(port: server.port, path: "/life.Life/Chat", first: [1])
         let deadline = Date().addingTimeInterval(5)
         while watcher.opened == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         #expect(watcher.opened == 1)
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        curl.kill()
         #expect(Self.eventuallyFreed(watcher), "the abandoned call is still alive")
     }
 }

@@ -63,6 +63,8 @@ RELEASE_FLAGS = --static-swift-stdlib -Xswiftc -Xfrontend -Xswiftc -function-sec
   -Xlinker -z -Xlinker pack-relative-relocs \
   -Xlinker --symbol-ordering-file=$(CURDIR)/linker/startup.order -Xlinker --no-warn-symbol-ordering
 build: deps
+	@# SwiftPM does not see the order file as an input: a newer one must relink the binary.
+	@bin=.build/release/hearth; if [ -e "$$bin" ] && [ linker/startup.order -nt "$$bin" ]; then rm -f "$$bin"; fi
 	$(SWIFT) build -c release --product hearth $(RELEASE_FLAGS)
 
 build-debug: deps

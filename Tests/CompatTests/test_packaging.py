@@ -62,6 +62,27 @@ def test_dockerfile_swift_matches_the_toolchain():
     assert local and image.groups() == local.groups(), f"Dockerfile uses swift:{'.'.join(image.groups())}, the toolchain is {local and '.'.join(local.groups())}"
 
 
+def _makefile_release_flags():
+    """RELEASE_FLAGS from the Makefile (continuation lines joined), split into words."""
+    text = open(os.path.join(REPO, "Makefile")).read().replace("\\\n", " ")
+    m = re.search(r"^RELEASE_FLAGS\s*:?=(.*)$", text, re.M)
+    assert m, "the Makefile defines RELEASE_FLAGS for its release build"
+    return m.group(1).split()
+
+
+def test_dockerfile_builds_release_with_the_makefiles_flags():
+    """The image's binary is built as `make build` builds it (static runtime, lld with packed
+    relocations, start-up code ordered), so the image has the idle memory docs/benchmarks.md measures."""
+    text = _dockerfile().replace("\\\n", " ")
+    m = re.search(r"^RUN swift build -c release --product hearth (.*?)&&", text, re.M)
+    assert m, "the build stage builds the hearth product in release"
+    make = [w.replace("$(CURDIR)", "/src") for w in _makefile_release_flags()]
+    assert m.group(1).split() == make
+    order = [w for w in make if w.startswith("--symbol-ordering-file=")]
+    assert order and ("linker", "./linker") in _build_stage_copies()
+    assert os.path.getsize(os.path.join(REPO, order[0].split("=", 1)[1].replace("/src/", "", 1))) > 0
+
+
 def _context_build():
     """Copies exactly what the Dockerfile's build stage copies into .build/docker-context/src (mtimes
     kept, so a second run rebuilds nothing) and builds the hearth product there."""

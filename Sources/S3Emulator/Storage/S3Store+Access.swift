@@ -11,6 +11,10 @@ extension S3Store {
         var ownership: StoredConfig
         /// The bucket ACL (`AccessControlList.serialized`); nil: the owner's FULL_CONTROL only.
         var acl: String?
+        /// The Object Lock configuration document (nil: none) and the default encryption, which
+        /// every write reads: read with the rest so a PutObject needs no read of its own for them.
+        var objectLock: String? = nil
+        var encryption: StoredConfig = .absent
 
         /// The Object Ownership setting in force (BucketOwnerEnforced unless set otherwise).
         var objectOwnership: String {
@@ -46,7 +50,8 @@ extension S3Store {
         return BucketAccess(bucket: b, policy: try S3Store.bucketConfig(c, name, .policy),
                             publicAccessBlock: try S3Store.bucketConfig(c, name, .publicAccessBlock),
                             ownership: try S3Store.bucketConfig(c, name, .ownershipControls),
-                            acl: try S3Store.bucketACL(c, name))
+                            acl: try S3Store.bucketACL(c, name), objectLock: try S3Store.setting(c, name, kind: "objectLock"),
+                            encryption: try S3Store.bucketConfig(c, name, .encryption))
     }
 
     static func bucketACL(_ c: Connection, _ bucket: String) throws -> String? {

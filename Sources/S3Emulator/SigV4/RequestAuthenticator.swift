@@ -61,10 +61,10 @@ struct RequestAuthenticator: Sendable {
             throw .anonymous
         case .sigV4Header(let value):
             let authorization = try AuthorizationParser.parseHeader(value, headers: parts.headers, expectedRegion: region)
-            return try verifySigV4(authorization, parts: parts, query: query, bucket: bucket)
+            return try verifySigV4(authorization, request, parts: parts, query: query, bucket: bucket)
         case .sigV4Query:
             let authorization = try AuthorizationParser.parseQuery(query, expectedRegion: region)
-            return try verifySigV4(authorization, parts: parts, query: query, bucket: bucket)
+            return try verifySigV4(authorization, request, parts: parts, query: query, bucket: bucket)
         case .sigV2Header(let value):
             guard allowSigV2 else { throw .sigV2NotSupported(presigned: false) }
             let authorization = try AuthorizationParser.parseSigV2Header(value)
@@ -92,10 +92,11 @@ struct RequestAuthenticator: Sendable {
         } catch {
             return nil
         }
+        request.queryItems = entry.queryItems
         return entry.result
     }
 
-    private func verifySigV4(_ authorization: SigV4Authorization, parts: SignedRequestParts, query: QueryParameters, bucket: String?) throws(SigV4Failure) -> AuthenticatedRequest {
+    private func verifySigV4(_ authorization: SigV4Authorization, _ request: Request, parts: SignedRequestParts, query: QueryParameters, bucket: String?) throws(SigV4Failure) -> AuthenticatedRequest {
         let scope = authorization.credential
         guard let secret = credentials.secret(for: scope.accessKey) else { throw .invalidAccessKeyId(accessKey: scope.accessKey) }
 
@@ -147,7 +148,7 @@ struct RequestAuthenticator: Sendable {
             accessKey: scope.accessKey, method: authorization.presigned ? .sigV4Query : .sigV4Header, payload: payload,
             declaredTrailer: try declaredTrailer(payload, parts: parts), headerChecksum: try headerChecksum(parts, query: query),
             chunkSigning: chunkSigning)
-        verified.store(received, authorization: authorization, secret: secret, result: result)
+        verified.store(received, authorization: authorization, secret: secret, result: result, queryItems: request.queryItems)
         return result
     }
 

@@ -31,6 +31,10 @@ final class VerifiedSignatureCache: @unchecked Sendable {
         /// The secret the signature was verified with.
         let secret: String
         let result: AuthenticatedRequest
+        /// The raw query's parameters as `Request.queryItems` parses them (a pure function of the
+        /// raw query, which a hit has byte for byte): a hit hands them over so routing does not
+        /// split and decode the long presigned query again.
+        let queryItems: [(name: String, value: String?)]
     }
 
     /// What carries the signature: the Authorization header's value, else the raw query.
@@ -80,12 +84,14 @@ final class VerifiedSignatureCache: @unchecked Sendable {
         return i == entry.inputs.count ? entry : nil
     }
 
-    /// Remembers a successful verification of `parts` (the request as received, names lower-cased).
-    func store(_ parts: SignedRequestParts, authorization: SigV4Authorization, secret: String, result: AuthenticatedRequest) {
+    /// Remembers a successful verification of `parts` (the request as received, names lower-cased),
+    /// with the request's parsed query parameters.
+    func store(_ parts: SignedRequestParts, authorization: SigV4Authorization, secret: String, result: AuthenticatedRequest,
+               queryItems: [(name: String, value: String?)]) {
         guard let key = Self.key(rawQuery: parts.rawQuery, authorization: parts.header("authorization")) else { return }
         let entry = Entry(method: parts.method, rawPath: parts.rawPath, rawQuery: parts.rawQuery,
                           inputs: parts.headers.filter { Self.reads($0.name, signedHeaders: authorization.signedHeaders) },
-                          authorization: authorization, secret: secret, result: result)
+                          authorization: authorization, secret: secret, result: result, queryItems: queryItems)
         lock.lock()
         defer { lock.unlock() }
         if entries.count >= capacity && entries[key] == nil { entries.removeAll(keepingCapacity: true) }

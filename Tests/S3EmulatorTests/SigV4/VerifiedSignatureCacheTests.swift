@@ -71,6 +71,13 @@ import Testing
             }
         }
         #expect(auth.verified.count == 2)
+        // A hit hands over the query as parsed for the verified request: the same parameters.
+        let again = try Self.presigned()
+        #expect(auth.authenticate(again, bucket: "bkt").sigValue != nil)
+        let parsed = Request.parseQuery(again.rawQuery, plusAsSpace: true)
+        #expect(again.queryItems.map(\.name) == parsed.map(\.name))
+        #expect(again.queryItems.map(\.value) == parsed.map(\.value))
+        #expect(again.query("X-Amz-Expires") == "3600")
     }
 
     @Test func failuresAreNotRemembered() throws {

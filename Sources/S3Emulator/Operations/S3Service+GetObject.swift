@@ -146,7 +146,7 @@ extension S3Service {
     /// Content-Type, Content-Length and range headers).
     func objectHeaders(_ record: ObjectRecord, ctx: S3Context, includeChecksum: Bool) -> HTTPHeaders {
         var h = HTTPHeaders()
-        h.add("Last-Modified", record.lastModified.httpDate)
+        h.add("Last-Modified", lastModifiedHeader.value(for: record.lastModified))
         h.add("ETag", record.etag)
         if includeChecksum, let c = record.checksum, ctx.header("x-amz-checksum-mode")?.uppercased() == "ENABLED" {
             h.add(c.algorithm.headerName, c.value)

@@ -7,8 +7,15 @@ extension S3Service {
     static let objectLockKind = "objectLock"
 
     /// The bucket's Object Lock configuration (nil: lock not enabled).
-    func objectLockConfiguration(_ bucket: String) throws -> ObjectLock.Configuration? {
-        guard let text = try store.setting(bucket, kind: S3Service.objectLockKind) else { return nil }
+    /// `known`: the bucket's access settings as this request's authorization read them, if it did.
+    func objectLockConfiguration(_ bucket: String, known: S3Store.BucketAccess? = nil) throws -> ObjectLock.Configuration? {
+        let stored: String?
+        if let known, known.bucket.name == bucket {
+            stored = known.objectLock
+        } else {
+            stored = try store.setting(bucket, kind: S3Service.objectLockKind)
+        }
+        guard let text = stored else { return nil }
         return try ObjectLock.Configuration.parse(Array(text.utf8)).get()
     }
 
@@ -45,7 +52,7 @@ extension S3Service {
 
     /// The object version a retention / legal hold request names, in a lock-enabled bucket.
     private func lockedObject(_ ctx: S3Context) -> Result<(record: ObjectRecord, versioned: Bool), S3Error> {
-        switch attempt(ctx, { try objectLockConfiguration(ctx.bucket) }) {
+        switch attempt(ctx, { try objectLockConfiguration(ctx.bucket, known: ctx.bucketAccess) }) {
         case .failure(let e): return .failure(e)
         case .success(nil): return .failure(.invalidRequest(message: "Bucket is missing Object Lock Configuration"))
         case .success: return requireObject(ctx)
@@ -141,7 +148,7 @@ extension S3Service {
         let untilText = ctx.header("x-amz-object-lock-retain-until-date")
         let hold = ctx.header("x-amz-object-lock-legal-hold")
         let lock: ObjectLock.Configuration?
-        switch attempt(ctx, { try objectLockConfiguration(ctx.bucket) }) {
+        switch attempt(ctx, { try objectLockConfiguration(ctx.bucket, known: ctx.bucketAccess) }) {
         case .failure(let e): return .failure(e)
         case .success(let c): lock = c
         }
@@ -222,7 +229,8 @@ extension S3Service {
                                              name: "x-amz-server-side-encryption-aws-kms-key-id", value: keyID))
         }
         // The bucket default.
-        if case .success(.document(let text)) = attempt(ctx, { try store.bucketConfig(ctx.bucket, .encryption) }),
+        let known = ctx.bucketAccess.flatMap { $0.bucket.name == ctx.bucket ? $0.encryption : nil }
+        if case .success(.document(let text)) = attempt(ctx, { try known ?? store.bucketConfig(ctx.bucket, .encryption) }),
            case .success(let rule) = EncryptionConfiguration.parse(Array(text.utf8)) {
             extra.sse = rule.algorithm
             if rule.algorithm != "AES256" {

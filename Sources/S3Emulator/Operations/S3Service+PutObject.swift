@@ -38,8 +38,11 @@ extension S3Service {
         case .success(let c): condition = c
         }
         // Refuse before the body is sent (the client may be waiting on `Expect: 100-continue`).
+        // Authorization has just read the bucket when it found one; the commit checks it again.
+        let bucketSeen = ctx.bucketAccess?.bucket.name == ctx.bucket
         let precheck = attempt(ctx) { () throws -> S3Error? in
-            try database.read { c in
+            if bucketSeen && !condition.mustNotExist && condition.ifMatch == nil { return nil }
+            return try database.read { c in
                 guard try S3Store.bucket(c, ctx.bucket) != nil else { return .noSuchBucket(bucket: ctx.bucket) }
                 guard condition.mustNotExist || condition.ifMatch != nil else { return nil }
                 let existing = try S3Store.object(c, bucket: ctx.bucket, key: ctx.key)

@@ -34,6 +34,8 @@ public final class S3Service: HTTPService, Sendable {
     let lifecycleRules = LifecycleRuleCache()
     /// Every answer's `Date`, formatted once per second.
     private let dateHeader = HTTPDateCache()
+    /// The last `Last-Modified` formatted: repeated reads of one object format it once.
+    let lastModifiedHeader = HTTPDateCache()
     private let baseURL: LockedValue<String?>
     /// Host names that mean "this endpoint" (configured ones plus the public base URL's host), in
     /// `S3Target.matchOrder`.
@@ -367,7 +369,8 @@ public final class S3Service: HTTPService, Sendable {
     }
 }
 
-/// The HTTP date of the current second, formatted once per second rather than for every answer.
+/// An HTTP date remembered for its second: the `Date` of every answer is formatted once per second
+/// rather than for each, and so is the `Last-Modified` of an object read again and again.
 final class HTTPDateCache: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()

@@ -15,15 +15,19 @@ struct RequestAuthenticator: Sendable {
     let allowSigV2: Bool
     let presignLedger: PresignLedger
     let signingKeys: SigningKeyCache
+    /// Successful SigV4 verifications, reused for byte-identical requests (see its type).
+    let verified: VerifiedSignatureCache
 
     init(credentials: S3Credentials, region: String, clock: Clock, allowSigV2: Bool = false,
-         presignLedger: PresignLedger = PresignLedger(), signingKeys: SigningKeyCache = SigningKeyCache()) {
+         presignLedger: PresignLedger = PresignLedger(), signingKeys: SigningKeyCache = SigningKeyCache(),
+         verified: VerifiedSignatureCache = VerifiedSignatureCache()) {
         self.credentials = credentials
         self.region = region
         self.clock = clock
         self.allowSigV2 = allowSigV2
         self.presignLedger = presignLedger
         self.signingKeys = signingKeys
+        self.verified = verified
     }
 
     /// A presigner sharing this authenticator's credentials, region, clock, ledger and key cache.
@@ -49,6 +53,7 @@ struct RequestAuthenticator: Sendable {
     }
 
     private func authenticateOrThrow(_ request: Request, bucket: String?, virtualHosted: Bool?) throws(SigV4Failure) -> AuthenticatedRequest {
+        if let repeated = reverified(request, bucket: bucket) { return repeated }
         let parts = SignedRequestParts(request)
         let query = QueryParameters(rawQuery: request.rawQuery)
         switch try AuthorizationParser.scheme(authorization: parts.header("authorization"), query: query) {
@@ -56,10 +61,10 @@ struct RequestAuthenticator: Sendable {
             throw .anonymous
         case .sigV4Header(let value):
             let authorization = try AuthorizationParser.parseHeader(value, headers: parts.headers, expectedRegion: region)
-            return try verifySigV4(authorization, parts: parts, query: query, bucket: bucket)
+            return try verifySigV4(authorization, request, parts: parts, query: query, bucket: bucket)
         case .sigV4Query:
             let authorization = try AuthorizationParser.parseQuery(query, expectedRegion: region)
-            return try verifySigV4(authorization, parts: parts, query: query, bucket: bucket)
+            return try verifySigV4(authorization, request, parts: parts, query: query, bucket: bucket)
         case .sigV2Header(let value):
             guard allowSigV2 else { throw .sigV2NotSupported(presigned: false) }
             let authorization = try AuthorizationParser.parseSigV2Header(value)
@@ -73,7 +78,25 @@ struct RequestAuthenticator: Sendable {
 
     // MARK: SigV4
 
-    private func verifySigV4(_ authorization: SigV4Authorization, parts: SignedRequestParts, query: QueryParameters, bucket: String?) throws(SigV4Failure) -> AuthenticatedRequest {
+    /// The remembered result of an earlier verification of this very request, when what can have
+    /// changed since still holds: the clock rules at the current time (through the same
+    /// `checkTime`), the key's secret, the key's access to `bucket`. nil sends the request through
+    /// the full verifier (which gives the exact error when one of these fails now).
+    private func reverified(_ request: Request, bucket: String?) -> AuthenticatedRequest? {
+        guard let entry = verified.lookup(request, authorization: request.headers["Authorization"]) else { return nil }
+        let accessKey = entry.result.accessKey
+        guard let secret = credentials.secret(for: accessKey), ExactText.sameBytes(secret, entry.secret),
+              credentials.allows(accessKey: accessKey, bucket: bucket) else { return nil }
+        do throws(SigV4Failure) {
+            try SignatureVerifier.checkTime(entry.authorization, now: clock.now(), unshifted: unshiftedNow())
+        } catch {
+            return nil
+        }
+        request.queryItems = entry.queryItems
+        return entry.result
+    }
+
+    private func verifySigV4(_ authorization: SigV4Authorization, _ request: Request, parts: SignedRequestParts, query: QueryParameters, bucket: String?) throws(SigV4Failure) -> AuthenticatedRequest {
         let scope = authorization.credential
         guard let secret = credentials.secret(for: scope.accessKey) else { throw .invalidAccessKeyId(accessKey: scope.accessKey) }
 
@@ -94,6 +117,7 @@ struct RequestAuthenticator: Sendable {
 
         // Some presigners (the v2 JavaScript SDK) put a signed header's value in the query
         // instead of asking the caller to send it; S3 reads it from there.
+        let received = parts
         var parts = parts
         if authorization.presigned {
             for name in authorization.signedHeaders where name != "host" && parts.header(name) == nil {
@@ -120,10 +144,12 @@ struct RequestAuthenticator: Sendable {
             chunkSigning = ChunkSigningContext(accessKey: scope.accessKey, signingKey: key, amzDate: authorization.amzDate,
                                                scope: scope.scope, seedSignature: computed.signature)
         }
-        return AuthenticatedRequest(
+        let result = AuthenticatedRequest(
             accessKey: scope.accessKey, method: authorization.presigned ? .sigV4Query : .sigV4Header, payload: payload,
             declaredTrailer: try declaredTrailer(payload, parts: parts), headerChecksum: try headerChecksum(parts, query: query),
             chunkSigning: chunkSigning)
+        verified.store(received, authorization: authorization, secret: secret, result: result, queryItems: request.queryItems)
+        return result
     }
 
     /// The payload mode `x-amz-content-sha256` names.

@@ -11,6 +11,10 @@ extension S3Store {
         var ownership: StoredConfig
         /// The bucket ACL (`AccessControlList.serialized`); nil: the owner's FULL_CONTROL only.
         var acl: String?
+        /// The Object Lock configuration document (nil: none) and the default encryption, which
+        /// every write reads: read with the rest so a PutObject needs no read of its own for them.
+        var objectLock: String? = nil
+        var encryption: StoredConfig = .absent
 
         /// The Object Ownership setting in force (BucketOwnerEnforced unless set otherwise).
         var objectOwnership: String {
@@ -43,11 +47,25 @@ extension S3Store {
     /// The bucket's access settings read in `c`, or nil when it does not exist.
     static func bucketAccess(_ c: Connection, _ name: String) throws -> BucketAccess? {
         guard let b = try S3Store.bucket(c, name) else { return nil }
-        return BucketAccess(bucket: b, policy: try S3Store.bucketConfig(c, name, .policy),
-                            publicAccessBlock: try S3Store.bucketConfig(c, name, .publicAccessBlock),
-                            ownership: try S3Store.bucketConfig(c, name, .ownershipControls),
-                            acl: try S3Store.bucketACL(c, name))
+        // Every setting in one statement (a range of the (bucket, kind) key) rather than one each:
+        // after any write this read runs again, once per request that follows.
+        let rows = try c.rows(accessSettingsSQL, [name]) { (kind: $0.text(0), document: $0.optionalText(1)) }
+        func config(_ kind: String) -> StoredConfig {
+            guard let row = rows.first(where: { $0.kind == kind }) else { return .absent }
+            return row.document.map(StoredConfig.document) ?? .removed
+        }
+        func setting(_ kind: String) -> String? { rows.first(where: { $0.kind == kind })?.document }
+        return BucketAccess(bucket: b, policy: config(BucketConfigKind.policy.rawValue),
+                            publicAccessBlock: config(BucketConfigKind.publicAccessBlock.rawValue),
+                            ownership: config(BucketConfigKind.ownershipControls.rawValue),
+                            acl: setting("acl"), objectLock: setting("objectLock"),
+                            encryption: config(BucketConfigKind.encryption.rawValue))
     }
+
+    private static let accessSettingsSQL = """
+        SELECT kind, document FROM s3_bucket_config WHERE bucket = ? \
+        AND kind IN ('policy', 'publicAccessBlock', 'ownershipControls', 'acl', 'objectLock', 'encryption')
+        """
 
     static func bucketACL(_ c: Connection, _ bucket: String) throws -> String? {
         try setting(c, bucket, kind: "acl")

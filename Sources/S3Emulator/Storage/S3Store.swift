@@ -8,7 +8,36 @@ import HearthSQLite
 final class S3Store: Sendable {
     let database: Database
     /// Every request reads its bucket's access settings (five rows) and record; they change rarely.
-    let bucketCache = BucketAccessCache()
+    /// Absent buckets are cached too (as nil).
+    let bucketCache = WriteGenerationCache<String, BucketAccess?>(capacity: 1024)
+    /// Small objects as last read whole (record and bytes), so a GET repeated between writes needs
+    /// no read transaction. Bounded to `cachedObjectLimit` bytes each and 4 MiB in all.
+    let objectCache = WriteGenerationCache<ObjectCacheKey, CachedObject>(capacity: 1024, maxCost: 4 << 20) { $0.bytes.count }
+
+    /// Largest object `objectCache` holds.
+    static let cachedObjectLimit = 64 << 10
+
+    /// An object's bucket and key, compared as bytes (as SQLite compares them).
+    struct ObjectCacheKey: Hashable, Sendable {
+        let bucket: ExactText
+        let key: ExactText
+    }
+
+    /// A current (unversioned-read) object read whole: its record, its bytes, and whether its
+    /// bucket has had versioning.
+    struct CachedObject: Sendable {
+        let record: ObjectRecord
+        let bytes: [UInt8]
+        let versioned: Bool
+
+        /// The body plan `bodyPlan` would give for `range`; nil when the range is not within the bytes.
+        func plan(_ range: (Int64, Int64)?) -> BodyPlan? {
+            guard let (start, end) = range else { return BodyPlan.none }
+            guard start >= 0, start <= end, end <= Int64(bytes.count) else { return nil }
+            if start == 0 && end == Int64(bytes.count) { return .inline(bytes) }
+            return .inline(Array(bytes[Int(start)..<Int(end)]))
+        }
+    }
 
     init(database: Database) {
         self.database = database
@@ -166,6 +195,10 @@ final class S3Store: Sendable {
                        range: (ObjectRecord) -> (Int64, Int64)?) throws -> ReadOutcome {
         // A bucket record at least as new as this transaction's snapshot start (see `cachedAccess`).
         let generation = database.writeGeneration
+        let cacheKey = ObjectCacheKey(bucket: ExactText(bucket), key: ExactText(key))
+        if versionID == nil, let hit = objectCache.lookup(cacheKey, generation: generation), let plan = hit.plan(range(hit.record)) {
+            return .found(hit.record, plan, versioned: hit.versioned)
+        }
         return try database.read { c in
             guard let bucketRecord = try cachedAccess(c, bucket, generation: generation)?.bucket else {
                 throw S3Error.noSuchBucket(bucket: bucket)
@@ -184,7 +217,14 @@ final class S3Store: Sendable {
                 }
                 return .deleted(marker: marker)
             }
-            return .found(record, try S3Store.bodyPlan(c, record, range: range(record)), versioned: bucketRecord.versioning != nil)
+            let versioned = bucketRecord.versioning != nil
+            let plan = try S3Store.bodyPlan(c, record, range: range(record))
+            // Only a whole, unsealed, small current object (the bytes then are the object).
+            if versionID == nil, case .inline(let bytes) = plan, Int64(bytes.count) == record.size, bytes.count <= S3Store.cachedObjectLimit,
+               record.metadata.extra.dataKey == nil {
+                objectCache.store(cacheKey, CachedObject(record: record, bytes: bytes, versioned: versioned), generation: generation)
+            }
+            return .found(record, plan, versioned: versioned)
         }
     }
 

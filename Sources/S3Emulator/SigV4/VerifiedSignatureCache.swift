@@ -1,0 +1,112 @@
+import Foundation
+import HearthHTTP
+
+/// SigV4 verifications that succeeded, remembered with every input they read, so a request
+/// repeated byte for byte — a presigned URL fetched again, a signed request replayed within its
+/// 15 minutes, as S3 allows — skips the query parsing, the canonical request, SHA-256 and the HMAC
+/// (about a quarter of a presigned GET's instructions).
+///
+/// Why it is sound: apart from the clock and the credentials, a SigV4 verification is a pure
+/// function of the method, the raw path, the raw query and the header fields it reads — the
+/// signed ones, every `x-amz-*` one (unsigned ones are refused, checksums and payload modes are
+/// read from them) and `Authorization`. An entry keeps all of those as bytes and a hit needs every
+/// one equal (as UTF-8 bytes: Swift's `==` equates canonically equivalent text, which signs
+/// differently). What can change between uses is checked again on every hit with the values of the
+/// moment — the URL's expiry or the header date's skew against Hearth's clock as it now reads
+/// (frozen or shifted by the admin endpoint), the access key still having the secret it was
+/// verified with, the key being allowed on this request's bucket — and a hit that fails any check
+/// goes through the full verifier, which gives the exact error. Failures are never remembered.
+///
+/// Bounded: at most `capacity` entries; when full it is emptied (a replayed request costs one full
+/// verification again).
+final class VerifiedSignatureCache: @unchecked Sendable {
+    /// One successful verification and the inputs it read.
+    struct Entry: Sendable {
+        let method: String
+        let rawPath: String
+        let rawQuery: String
+        /// The header fields the verification read (`reads`), names lower-cased, in the order received.
+        let inputs: [(name: String, value: String)]
+        let authorization: SigV4Authorization
+        /// The secret the signature was verified with.
+        let secret: String
+        let result: AuthenticatedRequest
+        /// The raw query's parameters as `Request.queryItems` parses them (a pure function of the
+        /// raw query, which a hit has byte for byte): a hit hands them over so routing does not
+        /// split and decode the long presigned query again.
+        let queryItems: [(name: String, value: String?)]
+    }
+
+    /// What carries the signature: the Authorization header's value, else the raw query.
+    private struct Key: Hashable, Sendable {
+        let carrier: ExactText
+        let header: Bool
+    }
+
+    // Guarded by `lock`; entries are immutable.
+    private let lock = NSLock()
+    private var entries: [Key: Entry] = [:]
+    private let capacity: Int
+
+    /// A cache of at most `capacity` verifications.
+    init(capacity: Int = 512) { self.capacity = max(1, capacity) }
+
+    /// How many verifications are remembered.
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries.count
+    }
+
+    /// Whether the verifier reads header `name` (lower-case) of a request signing `signedHeaders`.
+    static func reads(_ name: String, signedHeaders: [String]) -> Bool {
+        name.hasPrefix("x-amz-") || name == "authorization" || signedHeaders.contains(name)
+    }
+
+    /// The entry whose inputs are byte for byte `request`'s, if any. `authorization` is the
+    /// request's first Authorization header.
+    func lookup(_ request: Request, authorization: String?) -> Entry? {
+        guard let key = Self.key(rawQuery: request.rawQuery, authorization: authorization) else { return nil }
+        lock.lock()
+        let found = entries[key]
+        lock.unlock()
+        guard let entry = found, ExactText.sameBytes(entry.method, request.method), ExactText.sameBytes(entry.rawPath, request.rawPath),
+              ExactText.sameBytes(entry.rawQuery, request.rawQuery) else { return nil }
+        // The fields the verifier would read, in order, against those it read.
+        var i = 0
+        for field in request.headers.fields {
+            let name = field.name.lowercased()
+            guard Self.reads(name, signedHeaders: entry.authorization.signedHeaders) else { continue }
+            guard i < entry.inputs.count, ExactText.sameBytes(entry.inputs[i].name, name),
+                  ExactText.sameBytes(entry.inputs[i].value, field.value) else { return nil }
+            i += 1
+        }
+        return i == entry.inputs.count ? entry : nil
+    }
+
+    /// Remembers a successful verification of `parts` (the request as received, names lower-cased),
+    /// with the request's parsed query parameters.
+    func store(_ parts: SignedRequestParts, authorization: SigV4Authorization, secret: String, result: AuthenticatedRequest,
+               queryItems: [(name: String, value: String?)]) {
+        guard let key = Self.key(rawQuery: parts.rawQuery, authorization: parts.header("authorization")) else { return }
+        let entry = Entry(method: parts.method, rawPath: parts.rawPath, rawQuery: parts.rawQuery,
+                          inputs: parts.headers.filter { Self.reads($0.name, signedHeaders: authorization.signedHeaders) },
+                          authorization: authorization, secret: secret, result: result, queryItems: queryItems)
+        lock.lock()
+        defer { lock.unlock() }
+        if entries.count >= capacity && entries[key] == nil { entries.removeAll(keepingCapacity: true) }
+        entries[key] = entry
+    }
+
+    /// Forgets every verification.
+    func removeAll() {
+        lock.lock()
+        entries.removeAll()
+        lock.unlock()
+    }
+
+    private static func key(rawQuery: String, authorization: String?) -> Key? {
+        if let authorization { return Key(carrier: ExactText(authorization), header: true) }
+        return rawQuery.isEmpty ? nil : Key(carrier: ExactText(rawQuery), header: false)
+    }
+}

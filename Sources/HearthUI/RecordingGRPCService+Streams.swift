@@ -78,12 +78,18 @@ final class StreamRecord: @unchecked Sendable {
     }
 
     /// A response message to the client.
-    func sent(_ message: [UInt8]) {
+    func sent(_ message: [UInt8]) { sent(message[...]) }
+
+    /// A response message to the client (one of a batch).
+    func sent(_ message: ArraySlice<UInt8>) {
         guard method == "Listen" else {
             lock.withLock { messagesOut += 1 }
             return
         }
-        let kind = FirestoreStreamWire.listenResponse(message)
+        // A document change (field 3, the bulk of a fan-out) is known by its first byte; only the
+        // rest are read whole.
+        let kind: FirestoreStreamWire.ListenResponse = message.first == 0x1a ? .document
+            : FirestoreStreamWire.listenResponse(Array(message))
         var deniedTargets: [(Int32, String)] = []
         var cause: (code: Int, message: String)?
         lock.withLock {
@@ -155,6 +161,12 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
         return true
     }
 
+    @discardableResult func send(_ batch: GRPCMessageBatch) -> Bool {
+        guard inner.send(batch) else { return false }
+        for m in batch.messages { record.sent(m) }
+        return true
+    }
+
     func finish(_ status: GRPCStatus) {
         inner.finish(status)
         record.ended(status)
@@ -163,6 +175,8 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
     @discardableResult func waitUntilWritable() -> Bool { inner.waitUntilWritable() }
     var bufferedBytes: Int { inner.bufferedBytes }
     var isClosed: Bool { inner.isClosed }
+    // `produce` sends through this wrapper, so what it makes is recorded too.
+    func produceSoon(_ produce: @escaping @Sendable () -> Void) { inner.produceSoon(produce) }
 }
 
 /// The request side, counting what comes in and noting a cancelled stream.

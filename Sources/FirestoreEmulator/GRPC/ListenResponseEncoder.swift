@@ -32,13 +32,15 @@ final class ListenResponseEncoder: @unchecked Sendable {
 
     /// One event as a `ListenResponse` (document names in `db`); `.end` has no message (empty).
     func encode(_ event: ListenEvent, _ db: DatabaseID) -> [UInt8] {
-        var w = ProtoWriter(capacity: 96)
+        // Made per case: the shared NO_CHANGE (every listener, every commit) allocates nothing.
+        var w: ProtoWriter
         switch event {
         case .targetChange(.noChange, let targetIDs, nil, let readTime?, let token?) where targetIDs.isEmpty:
             lock.lock()
             let last = lastSnapshotEnd
             lock.unlock()
             if let last, last.readTime == readTime, last.token == token { return last.bytes }
+            w = ProtoWriter(capacity: 96)
             w.message(2) { m in
                 m.bytesIfNonEmpty(4, token)
                 DocumentProto.timestamp(6, readTime, into: &m)
@@ -47,6 +49,7 @@ final class ListenResponseEncoder: @unchecked Sendable {
             lastSnapshotEnd = (readTime, token, w.bytes)
             lock.unlock()
         case .targetChange(let kind, let targetIDs, let cause, let readTime, let token):
+            w = ProtoWriter(capacity: 96)
             w.message(2) { m in
                 m.int64IfNonZero(1, Int64(kind.rawValue))
                 m.packedVarints(2, Self.ids(targetIDs))
@@ -60,25 +63,38 @@ final class ListenResponseEncoder: @unchecked Sendable {
                 if let readTime { DocumentProto.timestamp(6, readTime, into: &m) }
             }
         case .documentChange(let doc, let targetIDs):
+            // Every listener a commit reaches sends one: written at its exact size, lengths first
+            // (no nested-length fix-up moving the document, no growth).
             let bytes = document(doc, db)
-            w = ProtoWriter(capacity: bytes.count + 16 + 5 * targetIDs.count)
-            w.message(3) { m in
-                m.encodedMessage(1, bytes)
-                m.packedVarints(5, Self.ids(targetIDs))
+            var idsLength = 0
+            for id in targetIDs { idsLength += Self.varintSize(UInt64(bitPattern: Int64(id))) }
+            let idsField = idsLength == 0 ? 0 : 1 + Self.varintSize(UInt64(idsLength)) + idsLength
+            let body = 1 + Self.varintSize(UInt64(bytes.count)) + bytes.count + idsField
+            w = ProtoWriter(capacity: 1 + Self.varintSize(UInt64(body)) + body)
+            w.tag(3, .lengthDelimited)
+            w.varint(UInt64(body))
+            w.encodedMessage(1, bytes)
+            if idsLength > 0 {
+                w.tag(5, .lengthDelimited)
+                w.varint(UInt64(idsLength))
+                for id in targetIDs { w.varint(UInt64(bitPattern: Int64(id))) }
             }
         case .documentDelete(let path, let removed, let readTime):
+            w = ProtoWriter(capacity: 96)
             w.message(4) { m in
                 m.string(1, db.name(of: path))
                 m.packedVarints(6, Self.ids(removed))
                 DocumentProto.timestamp(4, readTime, into: &m)
             }
         case .documentRemove(let path, let removed, let readTime):
+            w = ProtoWriter(capacity: 96)
             w.message(6) { m in
                 m.string(1, db.name(of: path))
                 m.packedVarints(2, Self.ids(removed))
                 DocumentProto.timestamp(4, readTime, into: &m)
             }
         case .existenceFilter(let target, let count, let bloom):
+            w = ProtoWriter(capacity: 96)
             w.message(5) { m in
                 m.int64IfNonZero(1, Int64(target))
                 m.int64IfNonZero(2, Int64(count))
@@ -96,6 +112,17 @@ final class ListenResponseEncoder: @unchecked Sendable {
             return []
         }
         return w.bytes
+    }
+
+    /// Bytes of `v` as a varint.
+    private static func varintSize(_ v: UInt64) -> Int {
+        var n = 1
+        var v = v
+        while v >= 0x80 {
+            v >>= 7
+            n += 1
+        }
+        return n
     }
 
     /// int32 values as protobuf writes them (negative ones sign-extended to 64 bits).

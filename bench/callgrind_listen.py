@@ -19,7 +19,6 @@ Needs valgrind (Debian package valgrind) and a built bench/grpcload (bench/run.p
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import firebase  # noqa: E402
 from benchlib.httpc import Client  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
-from callgrind_get import control, total_ir  # noqa: E402
+from callgrind_get import callgrind_missing, collect, control  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -82,11 +81,7 @@ def run(hearth_bin, grpcload, rules, listeners, commits, warm, keep=False):
         if load and load.poll() is None:
             load.kill()
         reg.stop_all()
-    ir = total_ir(work)
-    if keep:
-        print(f"kept {work}", file=sys.stderr)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
+    ir = collect(work, keep)
     print(f"  {listeners} listener{'s' if listeners > 1 else ''}: {ir / commits:,.0f} instructions per commit "
           f"({commits} commits, {secs:.1f}s under callgrind)", flush=True)
     return ir
@@ -101,10 +96,8 @@ def main():
     ap.add_argument("--warm", type=int, default=3, help="untimed commits first (first-call paths, caches)")
     ap.add_argument("--keep", action="store_true", help="keep the dumps (for callgrind_annotate)")
     args = ap.parse_args()
-    for tool in ("valgrind", "callgrind_control"):
-        if not shutil.which(tool):
-            print(f"{tool} is not installed (Debian package valgrind)", file=sys.stderr)
-            return 2
+    if callgrind_missing():
+        return 2
     if not os.path.exists(args.grpcload):
         print(f"{args.grpcload} is missing: build bench/grpcload first", file=sys.stderr)
         return 2

@@ -25,16 +25,27 @@ public struct GRPCMessageBatch: Sendable {
         count += 1
     }
 
-    /// The messages one by one (for a response side that looks at each).
-    public var messages: [ArraySlice<UInt8>] {
-        var out: [ArraySlice<UInt8>] = []
-        out.reserveCapacity(count)
+    /// Appends one uncompressed message that `write` appends to the buffer it is given (a message
+    /// made straight into the batch, without an array of its own).
+    public mutating func append(writing write: (inout [UInt8]) -> Void) {
+        let start = framed.count
+        framed.append(contentsOf: repeatElement(0, count: 5))
+        write(&framed)
+        let n = framed.count - start - 5
+        framed[start + 1] = UInt8(truncatingIfNeeded: n >> 24)
+        framed[start + 2] = UInt8(truncatingIfNeeded: n >> 16)
+        framed[start + 3] = UInt8(truncatingIfNeeded: n >> 8)
+        framed[start + 4] = UInt8(truncatingIfNeeded: n)
+        count += 1
+    }
+
+    /// Calls `body` with each message in order (for a response side that looks at each).
+    public func forEachMessage(_ body: (ArraySlice<UInt8>) -> Void) {
         var i = 0
         while i + 5 <= framed.count {
             let n = Int(framed[i + 1]) << 24 | Int(framed[i + 2]) << 16 | Int(framed[i + 3]) << 8 | Int(framed[i + 4])
-            out.append(framed[(i + 5)..<(i + 5 + n)])
+            body(framed[(i + 5)..<(i + 5 + n)])
             i += 5 + n
         }
-        return out
     }
 }

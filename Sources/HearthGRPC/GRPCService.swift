@@ -83,8 +83,9 @@ public protocol GRPCResponseStream: AnyObject, Sendable {
 extension GRPCResponseStream {
     /// One `send` per message.
     @discardableResult public func send(_ batch: GRPCMessageBatch) -> Bool {
-        for m in batch.messages where !send(Array(m)) { return false }
-        return true
+        var ok = true
+        batch.forEachMessage { m in if ok { ok = send(Array(m)) } }
+        return ok
     }
 
     /// A response side without a thread of its own produces at once, on the caller's thread.

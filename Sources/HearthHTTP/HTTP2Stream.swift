@@ -159,8 +159,14 @@ public final class HTTP2Stream: @unchecked Sendable {
         }
         let drained = outboundStart == outbound.count
         let t = drained ? trailers : nil
+        // Only a server-streaming handler ever waits (most streams have no condition to signal).
+        let waiter = n > 0 ? writable : nil
         lock.unlock()
-        if n > 0 { signalWritable() }
+        if let waiter {
+            waiter.lock()
+            waiter.broadcast()
+            waiter.unlock()
+        }
         return (n, t, !drained)
     }
 

@@ -86,10 +86,17 @@ final class StreamRecord: @unchecked Sendable {
             lock.withLock { messagesOut += 1 }
             return
         }
-        // A document change (field 3, the bulk of a fan-out) is known by its first byte; only the
-        // rest are read whole.
-        let kind: FirestoreStreamWire.ListenResponse = message.first == 0x1a ? .document
-            : FirestoreStreamWire.listenResponse(Array(message))
+        // What a fan-out sends every listener is known by its first bytes: a document change
+        // (field 3), and a target change (field 2) whose type (field 1, which Hearth's encoder writes
+        // first) is not REMOVE or is absent (NO_CHANGE). Only the rest are read whole.
+        let kind: FirestoreStreamWire.ListenResponse
+        if message.first == 0x1a {
+            kind = .document
+        } else if message.first == 0x12, Self.notRemove(message) {
+            kind = .other
+        } else {
+            kind = FirestoreStreamWire.listenResponse(Array(message))
+        }
         var deniedTargets: [(Int32, String)] = []
         var cause: (code: Int, message: String)?
         lock.withLock {
@@ -113,6 +120,17 @@ final class StreamRecord: @unchecked Sendable {
                             ("grpc-status", .int(Int64(cause.code)))],
                    errorBody: RecordingGRPCService.errorBody(code, cause.message))
         }
+    }
+
+    /// A `target_change` message whose first field is not a type of REMOVE (2).
+    private static func notRemove(_ message: ArraySlice<UInt8>) -> Bool {
+        var i = message.startIndex + 1
+        // Skip the length varint.
+        while i < message.endIndex, message[i] & 0x80 != 0 { i += 1 }
+        i += 1
+        guard i < message.endIndex else { return true }
+        guard message[i] == 0x08 else { return true }
+        return i + 1 < message.endIndex && message[i + 1] != 2
     }
 
     /// The stream ended with `status` (finished by the server, or cancelled).
@@ -163,7 +181,7 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
 
     @discardableResult func send(_ batch: GRPCMessageBatch) -> Bool {
         guard inner.send(batch) else { return false }
-        for m in batch.messages { record.sent(m) }
+        batch.forEachMessage { record.sent($0) }
         return true
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthGRPC
 import HearthProtobuf
 
 /// Writes `ListenResponse`s straight as protobuf, and encodes each document version once however
@@ -29,6 +30,43 @@ final class ListenResponseEncoder: @unchecked Sendable {
 
     /// The global NO_CHANGE last encoded (every stream a commit reaches ends its snapshot with it).
     private var lastSnapshotEnd: (readTime: Instant, token: [UInt8], bytes: [UInt8])?
+
+    /// One event as a `ListenResponse` appended to `batch` (`.end` appends nothing). A document
+    /// change, what a commit sends every listener, is written straight into the batch.
+    func encode(_ event: ListenEvent, _ db: DatabaseID, into batch: inout GRPCMessageBatch) {
+        switch event {
+        case .end:
+            return
+        case .documentChange(let doc, let targetIDs):
+            let bytes = document(doc, db)
+            batch.append { out in
+                var w = ProtoWriter(capacity: 0)
+                swap(&w.bytes, &out)
+                Self.documentChange(bytes, targetIDs, into: &w)
+                swap(&w.bytes, &out)
+            }
+        default:
+            batch.append(encode(event, db))
+        }
+    }
+
+    /// A `ListenResponse` with `document_change` of an encoded `Document`: lengths first, so the
+    /// document is copied once (no nested-length fix-up moving it).
+    private static func documentChange(_ document: [UInt8], _ targetIDs: [Int32], into w: inout ProtoWriter) {
+        var idsLength = 0
+        for id in targetIDs { idsLength += varintSize(UInt64(bitPattern: Int64(id))) }
+        let idsField = idsLength == 0 ? 0 : 1 + varintSize(UInt64(idsLength)) + idsLength
+        let body = 1 + varintSize(UInt64(document.count)) + document.count + idsField
+        w.bytes.reserveCapacity(w.bytes.count + 1 + varintSize(UInt64(body)) + body)
+        w.tag(3, .lengthDelimited)
+        w.varint(UInt64(body))
+        w.encodedMessage(1, document)
+        if idsLength > 0 {
+            w.tag(5, .lengthDelimited)
+            w.varint(UInt64(idsLength))
+            for id in targetIDs { w.varint(UInt64(bitPattern: Int64(id))) }
+        }
+    }
 
     /// One event as a `ListenResponse` (document names in `db`); `.end` has no message (empty).
     func encode(_ event: ListenEvent, _ db: DatabaseID) -> [UInt8] {
@@ -63,22 +101,8 @@ final class ListenResponseEncoder: @unchecked Sendable {
                 if let readTime { DocumentProto.timestamp(6, readTime, into: &m) }
             }
         case .documentChange(let doc, let targetIDs):
-            // Every listener a commit reaches sends one: written at its exact size, lengths first
-            // (no nested-length fix-up moving the document, no growth).
-            let bytes = document(doc, db)
-            var idsLength = 0
-            for id in targetIDs { idsLength += Self.varintSize(UInt64(bitPattern: Int64(id))) }
-            let idsField = idsLength == 0 ? 0 : 1 + Self.varintSize(UInt64(idsLength)) + idsLength
-            let body = 1 + Self.varintSize(UInt64(bytes.count)) + bytes.count + idsField
-            w = ProtoWriter(capacity: 1 + Self.varintSize(UInt64(body)) + body)
-            w.tag(3, .lengthDelimited)
-            w.varint(UInt64(body))
-            w.encodedMessage(1, bytes)
-            if idsLength > 0 {
-                w.tag(5, .lengthDelimited)
-                w.varint(UInt64(idsLength))
-                for id in targetIDs { w.varint(UInt64(bitPattern: Int64(id))) }
-            }
+            w = ProtoWriter(capacity: 0)
+            Self.documentChange(document(doc, db), targetIDs, into: &w)
         case .documentDelete(let path, let removed, let readTime):
             w = ProtoWriter(capacity: 96)
             w.message(4) { m in

@@ -6,9 +6,15 @@ import HearthGRPC
 /// the call, with the message codec passed in (the google.firestore.v1 messages live with the
 /// other RPCs in `GRPC/`).
 ///
+/// The engine's queue only hands events over; they are encoded and framed on the connection's own
+/// thread (`GRPCResponseStream.produceSoon`), every event handed over since the last pass in one
+/// buffer, so a commit reaching a thousand listeners is not one thread's serial work and the first
+/// connections' bytes leave while the engine still matches the rest.
+///
 /// Flow control: the engine hands events over only while fewer than `lowWater` bytes wait for the
-/// client's socket, keeping the rest unencoded in the stream's outbox; a client that stops reading
-/// is cut when that outbox outgrows its bound, and other listeners go on meanwhile.
+/// client's socket (counting those handed over and not yet encoded), keeping the rest unencoded in
+/// the stream's outbox; a client that stops reading is cut when that outbox outgrows its bound, and
+/// other listeners go on meanwhile.
 final class ListenCall: GRPCRequestStream, @unchecked Sendable {
     /// What one `ListenRequest` asks.
     enum Action: Sendable {
@@ -18,8 +24,8 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
 
     /// Decodes one `ListenRequest`: its `database` and what it asks (nil: neither add nor remove).
     typealias Decode = @Sendable (_ message: [UInt8]) throws(FirestoreError) -> (database: String, action: Action?)
-    /// Encodes one event as a `ListenResponse` (document names in `database`).
-    typealias Encode = @Sendable (_ event: ListenEvent, _ database: DatabaseID) -> [UInt8]
+    /// Encodes one event as a `ListenResponse` (document names in `database`) appended to `batch`.
+    typealias Encode = @Sendable (_ event: ListenEvent, _ database: DatabaseID, _ batch: inout GRPCMessageBatch) -> Void
 
     /// Bytes waiting for the socket below which the client takes more events.
     static let lowWater = 1 << 20
@@ -41,17 +47,19 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
         self.box = box
         // Runs on the connection's thread: encodes and sends what the engine handed over since.
         let produce: @Sendable () -> Void = { [responses] in
-            let (events, db, end) = box.take()
+            let (events, weight, db, end) = box.take()
             if let db, !events.isEmpty {
                 // One buffer and one write for what the engine handed over (a snapshot, usually).
-                var batch = GRPCMessageBatch(capacity: 256)
+                // The weights count a document's stored size; its message adds the full name, the
+                // times, the target ids and the frame prefix (so the buffer never grows midway).
+                var batch = GRPCMessageBatch(capacity: min(weight, 1 << 20) + 160 * events.count)
                 var failed: FirestoreError?
                 for e in events {
                     if case .end(let error) = e {
                         failed = error
                         break
                     }
-                    batch.append(encode(e, db))
+                    encode(e, db, &batch)
                 }
                 if !responses.send(batch) { return box.markGone() }
                 if let failed {
@@ -63,10 +71,10 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
         }
         self.produce = produce
         stream = engine.open(caller: caller, writable: { [responses] in responses.bufferedBytes + box.queuedBytes < Self.lowWater }) {
-            [responses] events in
+            [responses] events, bytes in
             // On the engine's queue: only queued here; the encoding and framing happen on the
             // connection's thread, so a commit's fan-out is not one thread's serial work.
-            switch box.put(events) {
+            switch box.put(events, bytes) {
             case .gone: return false
             case .first: responses.produceSoon(produce)
             case .queued: break
@@ -100,9 +108,7 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
         var queuedBytes: Int { lock.withLock { bytes } }
 
         /// Queues `batch`; `.first` when the producer must be asked to run.
-        func put(_ batch: [ListenEvent]) -> Put {
-            var weight = 0
-            for e in batch { weight += ListenEngine.weight(.event(e)) }
+        func put(_ batch: [ListenEvent], _ weight: Int) -> Put {
             lock.lock()
             defer { lock.unlock() }
             if gone || end != nil { return .gone }
@@ -121,14 +127,14 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
             }
         }
 
-        func take() -> (events: [ListenEvent], database: DatabaseID?, end: GRPCStatus?) {
+        func take() -> (events: [ListenEvent], bytes: Int, database: DatabaseID?, end: GRPCStatus?) {
             lock.withLock {
                 defer {
                     events = []
                     bytes = 0
                     if end != nil { gone = true }
                 }
-                return (events, value, end)
+                return (events, bytes, value, end)
             }
         }
 

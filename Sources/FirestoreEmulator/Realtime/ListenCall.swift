@@ -50,9 +50,7 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
             let (events, weight, db, end) = box.take()
             if let db, !events.isEmpty {
                 // One buffer and one write for what the engine handed over (a snapshot, usually).
-                // The weights count a document's stored size; its message adds the full name, the
-                // times, the target ids and the frame prefix (so the buffer never grows midway).
-                var batch = GRPCMessageBatch(capacity: min(weight, 1 << 20) + 160 * events.count)
+                var batch = GRPCMessageBatch(capacity: min(weight, 1 << 20) + 16 * events.count)
                 var failed: FirestoreError?
                 for e in events {
                     if case .end(let error) = e {

@@ -53,6 +53,25 @@ def total_ir(out_dir):
     return total
 
 
+def collect(work, keep):
+    """The instructions counted in `work`'s dumps; the dumps are kept (for callgrind_annotate) or removed."""
+    ir = total_ir(work)
+    if keep:
+        print(f"kept {work}", file=sys.stderr)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return ir
+
+
+def callgrind_missing():
+    """Says so on stderr and returns True when valgrind's callgrind tools are not installed."""
+    for tool in ("valgrind", "callgrind_control"):
+        if not shutil.which(tool):
+            print(f"{tool} is not installed (Debian package valgrind)", file=sys.stderr)
+            return True
+    return False
+
+
 def counted(label, hearth_bin, n, prepare, load, rules=None, data_dir=False, keep=False):
     """Instructions per request while `load(h, state, n)` runs, in a fresh Hearth under callgrind.
 
@@ -78,11 +97,7 @@ def counted(label, hearth_bin, n, prepare, load, rules=None, data_dir=False, kee
         secs = time.time() - t0
     finally:
         reg.stop_all()
-    ir = total_ir(work)
-    if keep:
-        print(f"kept {work}", file=sys.stderr)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
+    ir = collect(work, keep)
     print(f"{label}: {ir / n:,.0f} instructions per request ({n} requests, {secs:.1f}s under callgrind)")
     return ir / n
 

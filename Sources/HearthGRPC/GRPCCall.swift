@@ -33,6 +33,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     /// Whether `halfClosed` or `cancelled` has been queued for a bidirectional handler.
     private var requestSideDone = false
     private var logged = false
+    private var producerSet = false
 
     init(server: GRPCServer, stream: HTTP2Stream, headers: [(name: String, value: String)]) {
         self.server = server
@@ -235,12 +236,22 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     // MARK: GRPCResponseStream (any thread)
 
     @discardableResult func send(_ message: [UInt8]) -> Bool {
+        let n = message.count
+        return write([0, UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)] + message)
+    }
+
+    @discardableResult func send(_ batch: GRPCMessageBatch) -> Bool {
+        batch.count == 0 ? !isClosed : write(batch.framed)
+    }
+
+    /// Queues framed messages.
+    private func write(_ framed: [UInt8]) -> Bool {
         lock.lock()
         guard !ended else {
             lock.unlock()
             return false
         }
-        if stream.bufferedBytes + message.count > server.configuration.maxBufferedResponseBytes {
+        if stream.bufferedBytes + framed.count > server.configuration.maxBufferedResponseBytes {
             lock.unlock()
             // The client stopped reading: end only this stream, dropping what it would never take.
             finish(GRPCStatus(.resourceExhausted, "Client is not reading responses; more than \(server.configuration.maxBufferedResponseBytes) bytes queued"),
@@ -251,10 +262,23 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             headersSent = true
             stream.respond(headers: GRPCCall.responseHeaders)
         }
-        let n = message.count
-        stream.write([0, UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)] + message)
+        stream.write(framed)
         lock.unlock()
         return true
+    }
+
+    func produceSoon(_ produce: @escaping @Sendable () -> Void) {
+        lock.lock()
+        if ended {
+            lock.unlock()
+            return
+        }
+        if !producerSet {
+            producerSet = true
+            stream.setProducer(produce)
+        }
+        lock.unlock()
+        stream.produceSoon()
     }
 
     func finish(_ status: GRPCStatus) { finish(status, discardingUnsent: false) }

@@ -69,6 +69,27 @@ public protocol GRPCResponseStream: AnyObject, Sendable {
     var bufferedBytes: Int { get }
     /// Whether the call has ended.
     var isClosed: Bool { get }
+    /// Queues several messages at once, in order (one write to the transport); false (and nothing
+    /// queued) once the call has ended.
+    @discardableResult func send(_ batch: GRPCMessageBatch) -> Bool
+    /// Runs `produce` soon on the transport's own thread (the connection's event loop), where it
+    /// `send`s what it makes. Asks before it runs coalesce into one run, and the calls of one
+    /// connection asked together run in one pass and leave in one socket write: a thread fanning
+    /// one change out to many calls hands each call's encoding and framing to its connection
+    /// instead of doing them all itself. Pass the same closure every time (the first one is kept).
+    func produceSoon(_ produce: @escaping @Sendable () -> Void)
+}
+
+extension GRPCResponseStream {
+    /// One `send` per message.
+    @discardableResult public func send(_ batch: GRPCMessageBatch) -> Bool {
+        var ok = true
+        batch.forEachMessage { m in if ok { ok = send(Array(m)) } }
+        return ok
+    }
+
+    /// A response side without a thread of its own produces at once, on the caller's thread.
+    public func produceSoon(_ produce: @escaping @Sendable () -> Void) { produce() }
 }
 
 /// The request side of a bidirectional call.

@@ -189,7 +189,17 @@ final class HTTP2Connection: @unchecked Sendable {
     /// Applies what was asked of `stream` (loop thread); the caller sends.
     private func flush(_ stream: HTTP2Stream) {
         stream.lock.lock()
+        let produce = stream.produceWanted ? stream.producer : nil
+        stream.produceWanted = false
+        stream.lock.unlock()
+        // Still marked scheduled while it runs: what the producer writes is applied below, not by
+        // another flush.
+        if let produce, !closed, streams[stream.id] != nil { produce() }
+        stream.lock.lock()
         stream.wakeScheduled = false
+        // Asked again (another thread) while the producer ran: it runs again at the next flush.
+        let again = stream.produceWanted && !stream.isClosed
+        if again { stream.wakeScheduled = true }
         let headers = stream.pendingHeaders
         stream.pendingHeaders = nil
         let reset = stream.resetCode
@@ -199,6 +209,7 @@ final class HTTP2Connection: @unchecked Sendable {
         let submitted = stream.headersSubmitted
         if headers != nil { stream.headersSubmitted = true }
         stream.lock.unlock()
+        if again { scheduleFlush(stream) }
         guard let session, !closed, streams[stream.id] != nil else { return }
         if consumed > 0 { nghttp2_session_consume(session, stream.id, consumed) }
         if let reset {

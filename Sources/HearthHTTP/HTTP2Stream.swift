@@ -40,6 +40,10 @@ public final class HTTP2Stream: @unchecked Sendable {
     var resetCode: UInt32?
     var consumed = 0
     var wakeScheduled = false
+    /// Writes this stream's body on the loop thread (`setProducer`), run at the next flush after
+    /// `produceSoon` asked for it.
+    var producer: (() -> Void)?
+    var produceWanted = false
     private(set) var isClosed = false
 
     init(id: Int32, remoteAddress: String, connection: HTTP2Connection) {
@@ -82,6 +86,22 @@ public final class HTTP2Stream: @unchecked Sendable {
     /// Resets the stream (RST_STREAM with `errorCode`, 8 = CANCEL).
     public func reset(errorCode: UInt32 = 8) {
         change { resetCode = errorCode }
+    }
+
+    /// Sets what writes this stream's body on the connection's loop thread: `produce` runs there
+    /// (calling `write`, `respond`, `finish`) at the flush after each `produceSoon`.
+    public func setProducer(_ produce: @escaping () -> Void) {
+        lock.lock()
+        producer = produce
+        lock.unlock()
+    }
+
+    /// Has the producer run on the loop thread soon. Asks before it runs coalesce into one run, and
+    /// the streams of one connection asked together are produced and flushed by one loop task: the
+    /// thread that asks (a thousand listeners' snapshots) hands the framing of each stream's bytes
+    /// to the loop instead of doing it itself.
+    public func produceSoon() {
+        change { produceWanted = true }
     }
 
     /// Returns `count` received bytes to the flow-control window: the client may send that much more.
@@ -139,15 +159,25 @@ public final class HTTP2Stream: @unchecked Sendable {
         }
         let drained = outboundStart == outbound.count
         let t = drained ? trailers : nil
+        // Only a server-streaming handler ever waits (most streams have no condition to signal).
+        let waiter = n > 0 ? writable : nil
         lock.unlock()
-        if n > 0 { signalWritable() }
+        if let waiter {
+            waiter.lock()
+            waiter.broadcast()
+            waiter.unlock()
+        }
         return (n, t, !drained)
     }
 
     func markClosed() {
         lock.lock()
         isClosed = true
+        // The producer usually holds what holds this stream (the call): let the cycle go.
+        let producer = self.producer
+        self.producer = nil
         lock.unlock()
+        _ = producer
         signalWritable()
     }
 

@@ -78,12 +78,25 @@ final class StreamRecord: @unchecked Sendable {
     }
 
     /// A response message to the client.
-    func sent(_ message: [UInt8]) {
+    func sent(_ message: [UInt8]) { sent(message[...]) }
+
+    /// A response message to the client (one of a batch).
+    func sent(_ message: ArraySlice<UInt8>) {
         guard method == "Listen" else {
             lock.withLock { messagesOut += 1 }
             return
         }
-        let kind = FirestoreStreamWire.listenResponse(message)
+        // What a fan-out sends every listener is known by its first bytes: a document change
+        // (field 3), and a target change (field 2) whose type (field 1, which Hearth's encoder writes
+        // first) is not REMOVE or is absent (NO_CHANGE). Only the rest are read whole.
+        let kind: FirestoreStreamWire.ListenResponse
+        if message.first == 0x1a {
+            kind = .document
+        } else if message.first == 0x12, Self.notRemove(message) {
+            kind = .other
+        } else {
+            kind = FirestoreStreamWire.listenResponse(Array(message))
+        }
         var deniedTargets: [(Int32, String)] = []
         var cause: (code: Int, message: String)?
         lock.withLock {
@@ -107,6 +120,17 @@ final class StreamRecord: @unchecked Sendable {
                             ("grpc-status", .int(Int64(cause.code)))],
                    errorBody: RecordingGRPCService.errorBody(code, cause.message))
         }
+    }
+
+    /// A `target_change` message whose first field is not a type of REMOVE (2).
+    private static func notRemove(_ message: ArraySlice<UInt8>) -> Bool {
+        var i = message.startIndex + 1
+        // Skip the length varint.
+        while i < message.endIndex, message[i] & 0x80 != 0 { i += 1 }
+        i += 1
+        guard i < message.endIndex else { return true }
+        guard message[i] == 0x08 else { return true }
+        return i + 1 < message.endIndex && message[i + 1] != 2
     }
 
     /// The stream ended with `status` (finished by the server, or cancelled).
@@ -155,6 +179,12 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
         return true
     }
 
+    @discardableResult func send(_ batch: GRPCMessageBatch) -> Bool {
+        guard inner.send(batch) else { return false }
+        batch.forEachMessage { record.sent($0) }
+        return true
+    }
+
     func finish(_ status: GRPCStatus) {
         inner.finish(status)
         record.ended(status)
@@ -163,6 +193,8 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
     @discardableResult func waitUntilWritable() -> Bool { inner.waitUntilWritable() }
     var bufferedBytes: Int { inner.bufferedBytes }
     var isClosed: Bool { inner.isClosed }
+    // `produce` sends through this wrapper, so what it makes is recorded too.
+    func produceSoon(_ produce: @escaping @Sendable () -> Void) { inner.produceSoon(produce) }
 }
 
 /// The request side, counting what comes in and noting a cancelled stream.

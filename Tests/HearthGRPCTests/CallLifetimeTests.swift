@@ -18,7 +18,7 @@ final class CallLifetimeWatcher: GRPCService, @unchecked Sendable {
 
     func handler(for method: String) -> GRPCHandler? {
         .bidirectional { [self] _, responses in
-            let chat = EchoService.Chat(responses)
+            let chat: any GRPCRequestStream = method == "Produced" ? EchoService.ProducedChat(responses) : EchoService.Chat(responses)
             lock.withLock { calls.append(Weak(responses: responses as AnyObject, requestSide: chat)) }
             return chat
         }
@@ -59,6 +59,25 @@ final class CallLifetimeWatcher: GRPCService, @unchecked Sendable {
         }
         #expect(watcher.opened == 3)
         #expect(Self.eventuallyFreed(watcher), "\(watcher.alive) of 3 completed calls still alive")
+    }
+
+    /// A producer is kept by the call's HTTP/2 stream and holds the call (its response side): the
+    /// stream lets it go when it closes.
+    @Test func callsSendingThroughAProducerAreFreed() throws {
+        let watcher = CallLifetimeWatcher()
+        let server = try Self.server(watcher)
+        defer { server.stop(graceSeconds: 1) }
+        for i in 0..<3 {
+            let r = try curl(server.port, "/life.Life/Produced", body: framed([UInt8(i)]) + framed([9]))
+            #expect(r.body == framed([UInt8(i)]) + framed([9]))
+            #expect(r.field("grpc-status") == "0")
+        }
+        let held = try HeldOpenCurl(port: server.port, path: "/life.Life/Produced", first: [1])
+        let deadline = Date().addingTimeInterval(5)
+        while watcher.opened < 4 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        held.kill()
+        #expect(watcher.opened == 4)
+        #expect(Self.eventuallyFreed(watcher), "\(watcher.alive) of 4 calls with a producer still alive")
     }
 
     @Test func callsAbandonedByTheClientAreFreed() throws {

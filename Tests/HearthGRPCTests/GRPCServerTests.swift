@@ -17,6 +17,39 @@ struct EchoService: GRPCService {
         func halfClosed() { responses.finish(.ok) }
         func cancelled() {}
     }
+    /// Chat through the connection's producer: each message is queued here and sent, batched,
+    /// by `produce` on the connection's thread; half-close ends the call after what is queued.
+    final class ProducedChat: GRPCRequestStream, @unchecked Sendable {
+        final class Queue: @unchecked Sendable {
+            let lock = NSLock()
+            var messages: [[UInt8]] = []
+            var ending = false
+            func take() -> ([[UInt8]], Bool) { lock.withLock { defer { messages = [] }; return (messages, ending) } }
+        }
+        let responses: any GRPCResponseStream
+        let queue = Queue()
+        let produce: @Sendable () -> Void
+        init(_ responses: any GRPCResponseStream) {
+            self.responses = responses
+            let queue = self.queue
+            produce = { [responses] in
+                let (messages, ending) = queue.take()
+                var batch = GRPCMessageBatch()
+                for m in messages { batch.append(m) }
+                responses.send(batch)
+                if ending { responses.finish(.ok) }
+            }
+        }
+        func received(_ message: [UInt8]) {
+            queue.lock.withLock { queue.messages.append(message) }
+            responses.produceSoon(produce)
+        }
+        func halfClosed() {
+            queue.lock.withLock { queue.ending = true }
+            responses.produceSoon(produce)
+        }
+        func cancelled() {}
+    }
     func handler(for method: String) -> GRPCHandler? {
         switch method {
         case "Unary": .unary { request, _ in request }
@@ -26,6 +59,7 @@ struct EchoService: GRPCService {
             for _ in 0..<Int(request.first ?? 0) { responses.send(request) }
         }
         case "Chat": .bidirectional { _, responses in Chat(responses) }
+        case "Produced": .bidirectional { _, responses in ProducedChat(responses) }
         // Answers "quick" itself when the request's first byte is 1, fails when it is 2, and leaves
         // the others to `run` (on a worker), which answers "run".
         case "Quick": .unaryQuick(quick: { request, _ throws(GRPCStatus) in
@@ -216,6 +250,14 @@ func framed(_ message: [UInt8]) -> [UInt8] {
         try withGRPCServer { server in
             let r = try curl(server.port, "/echo.Echo/Chat", body: framed([1]) + framed([2, 2]))
             #expect(r.body == framed([1]) + framed([2, 2]))
+            #expect(r.field("grpc-status") == "0")
+        }
+    }
+
+    @Test func producedOnTheConnectionsThreadInOrderThenEndsAfterThem() throws {
+        try withGRPCServer { server in
+            let r = try curl(server.port, "/echo.Echo/Produced", body: framed([1]) + framed([2, 2]) + framed([3, 3, 3]))
+            #expect(r.body == framed([1]) + framed([2, 2]) + framed([3, 3, 3]))
             #expect(r.field("grpc-status") == "0")
         }
     }

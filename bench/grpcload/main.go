@@ -9,6 +9,9 @@
 //	commit  -uid U -streams S                Commit creating users/U/files/<unique id> (serverTimestamp)
 //	write   -uid U -streams S                the same creates through S Write streams (one write in flight each)
 //	listen  -uid U -listeners N -commits K   commit → snapshot latency over N Listen streams on users/U/files
+//	        [-warm W -gate]                  W untimed commits first; -gate: print CURRENT, wait for a stdin line
+//	                                         before the timed commits, and after them hold the streams until
+//	                                         stdin closes (bench/callgrind_listen.py counts only the commits)
 //	idle    -uid U -listeners N              N Listen streams, all current; prints READY, holds until stdin closes
 //	txn     -uid U -streams S                REST read-write transactions (beginTransaction, get, commit of an
 //	                                         update), each worker on its own document users/U/files/<tag>-w<i>
@@ -43,20 +46,22 @@ import (
 )
 
 var (
-	addr       = flag.String("addr", "", "host:port (loopback only)")
-	project    = flag.String("project", "demo-hearth", "project id")
-	token      = flag.String("token", "", "ID token sent as 'authorization: Bearer <token>'")
-	mode       = flag.String("mode", "", "frame, get, commit, write, listen or idle")
-	doc        = flag.String("doc", "", "document name relative to the documents root (get, frame)")
-	uid        = flag.String("uid", "", "the user whose users/{uid}/files collection is written and watched")
-	streams    = flag.Int("streams", 1, "calls or streams in flight")
-	perConn    = flag.Int("per-conn", 100, "streams per connection (listen, idle, write; unary calls share one connection per this many)")
-	duration   = flag.Float64("duration", 5, "seconds of load (get, commit, write)")
-	warmup     = flag.Float64("warmup", 0, "seconds of the same load before the timed run (not counted)")
-	listeners  = flag.Int("listeners", 1, "Listen streams (listen, idle)")
-	commits    = flag.Int("commits", 100, "commits whose delivery is timed (listen)")
-	tag        = flag.String("tag", "run", "prefix of the document ids this run creates (unique per run)")
-	timeoutSec = flag.Float64("timeout", 60, "seconds allowed for set-up (listeners becoming current)")
+	addr        = flag.String("addr", "", "host:port (loopback only)")
+	project     = flag.String("project", "demo-hearth", "project id")
+	token       = flag.String("token", "", "ID token sent as 'authorization: Bearer <token>'")
+	mode        = flag.String("mode", "", "frame, get, commit, write, listen or idle")
+	doc         = flag.String("doc", "", "document name relative to the documents root (get, frame)")
+	uid         = flag.String("uid", "", "the user whose users/{uid}/files collection is written and watched")
+	streams     = flag.Int("streams", 1, "calls or streams in flight")
+	perConn     = flag.Int("per-conn", 100, "streams per connection (listen, idle, write; unary calls share one connection per this many)")
+	duration    = flag.Float64("duration", 5, "seconds of load (get, commit, write)")
+	warmup      = flag.Float64("warmup", 0, "seconds of the same load before the timed run (not counted)")
+	listeners   = flag.Int("listeners", 1, "Listen streams (listen, idle)")
+	commits     = flag.Int("commits", 100, "commits whose delivery is timed (listen)")
+	tag         = flag.String("tag", "run", "prefix of the document ids this run creates (unique per run)")
+	timeoutSec  = flag.Float64("timeout", 60, "seconds allowed for set-up (listeners becoming current)")
+	warmCommits = flag.Int("warm", 0, "untimed commits delivered to every listener before the timed ones (listen)")
+	gate        = flag.Bool("gate", false, "listen: after the warm commits print CURRENT and wait for a line on stdin")
 )
 
 func die(format string, args ...interface{}) {
@@ -414,6 +419,31 @@ func runListen(ctx context.Context) {
 	}
 	openListeners(ctx, *listeners, delivered)
 	writer := pb.NewFirestoreClient(dial(ctx))
+	// Warm commits: delivered to every listener like the timed ones, then forgotten.
+	for i := 0; i < *warmCommits; i++ {
+		id := fmt.Sprintf("%s-warm-%d", *tag, i)
+		mu.Lock()
+		sent[docsRoot()+"/users/"+*uid+"/files/"+id] = time.Now()
+		mu.Unlock()
+		if _, err := writer.Commit(callContext(ctx), &pb.CommitRequest{Database: database(), Writes: []*pb.Write{createWrite(id)}}); err != nil {
+			die("warm commit: %v", err)
+		}
+		select {
+		case <-done:
+		case <-time.After(time.Duration(*timeoutSec * float64(time.Second))):
+			die("warm commit %d was not delivered to every listener", i)
+		}
+	}
+	mu.Lock()
+	lat = lat[:0]
+	mu.Unlock()
+	if *gate {
+		fmt.Println("CURRENT")
+		os.Stdout.Sync()
+		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+			die("gate: %v", err)
+		}
+	}
 	c := &counts{}
 	missing := 0
 	for i := 0; i < *commits; i++ {
@@ -443,6 +473,11 @@ func runListen(ctx context.Context) {
 		"samples": len(lat), "expected_samples": int(c.ok) * *listeners, "timed_out_commits": missing,
 		"p50_us": percentile(lat, 50), "p99_us": percentile(lat, 99), "max_us": percentile(lat, 100),
 	})
+	if *gate {
+		// Hold the streams until stdin closes, so a counter can stop before their teardown.
+		os.Stdout.Sync()
+		io.Copy(io.Discard, os.Stdin)
+	}
 }
 
 func runIdle(ctx context.Context) {

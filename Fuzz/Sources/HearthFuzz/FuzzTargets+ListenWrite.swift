@@ -198,9 +198,9 @@ final class ListenClient: @unchecked Sendable {
         let log = events
         call = ListenCall(engine: h.service.listeners, caller: .admin, responses: responses,
                           decode: FirestoreGRPCService.decodeListen,
-                          encode: { event, db in
+                          encode: { event, db, batch in
                               log.append(event)
-                              return FirestoreGRPCService.encodeListen(event, db)
+                              batch.append(FirestoreGRPCService.encodeListen(event, db))
                           })
     }
 

@@ -29,7 +29,9 @@ extension FirestoreGRPCService {
             return Refused()
         }
         return ListenCall(engine: service.listeners, caller: caller, responses: responses,
-                          decode: Self.decodeListen, encode: service.listenResponses.encode)
+                          decode: Self.decodeListen, encode: { [encoder = service.listenResponses] event, db, batch in
+                              encoder.encode(event, db, into: &batch)
+                          })
     }
 
     func write(_ ctx: GRPCContext, _ responses: any GRPCResponseStream) -> any GRPCRequestStream {

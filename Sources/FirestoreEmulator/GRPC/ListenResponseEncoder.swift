@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthGRPC
 import HearthProtobuf
 
 /// Writes `ListenResponse`s straight as protobuf, and encodes each document version once however
@@ -30,15 +31,54 @@ final class ListenResponseEncoder: @unchecked Sendable {
     /// The global NO_CHANGE last encoded (every stream a commit reaches ends its snapshot with it).
     private var lastSnapshotEnd: (readTime: Instant, token: [UInt8], bytes: [UInt8])?
 
+    /// One event as a `ListenResponse` appended to `batch` (`.end` appends nothing). A document
+    /// change, what a commit sends every listener, is written straight into the batch.
+    func encode(_ event: ListenEvent, _ db: DatabaseID, into batch: inout GRPCMessageBatch) {
+        switch event {
+        case .end:
+            return
+        case .documentChange(let doc, let targetIDs):
+            let bytes = document(doc, db)
+            batch.append { out in
+                var w = ProtoWriter(capacity: 0)
+                swap(&w.bytes, &out)
+                Self.documentChange(bytes, targetIDs, into: &w)
+                swap(&w.bytes, &out)
+            }
+        default:
+            batch.append(encode(event, db))
+        }
+    }
+
+    /// A `ListenResponse` with `document_change` of an encoded `Document`: lengths first, so the
+    /// document is copied once (no nested-length fix-up moving it).
+    private static func documentChange(_ document: [UInt8], _ targetIDs: [Int32], into w: inout ProtoWriter) {
+        var idsLength = 0
+        for id in targetIDs { idsLength += varintSize(UInt64(bitPattern: Int64(id))) }
+        let idsField = idsLength == 0 ? 0 : 1 + varintSize(UInt64(idsLength)) + idsLength
+        let body = 1 + varintSize(UInt64(document.count)) + document.count + idsField
+        w.bytes.reserveCapacity(w.bytes.count + 1 + varintSize(UInt64(body)) + body)
+        w.tag(3, .lengthDelimited)
+        w.varint(UInt64(body))
+        w.encodedMessage(1, document)
+        if idsLength > 0 {
+            w.tag(5, .lengthDelimited)
+            w.varint(UInt64(idsLength))
+            for id in targetIDs { w.varint(UInt64(bitPattern: Int64(id))) }
+        }
+    }
+
     /// One event as a `ListenResponse` (document names in `db`); `.end` has no message (empty).
     func encode(_ event: ListenEvent, _ db: DatabaseID) -> [UInt8] {
-        var w = ProtoWriter(capacity: 96)
+        // Made per case: the shared NO_CHANGE (every listener, every commit) allocates nothing.
+        var w: ProtoWriter
         switch event {
         case .targetChange(.noChange, let targetIDs, nil, let readTime?, let token?) where targetIDs.isEmpty:
             lock.lock()
             let last = lastSnapshotEnd
             lock.unlock()
             if let last, last.readTime == readTime, last.token == token { return last.bytes }
+            w = ProtoWriter(capacity: 96)
             w.message(2) { m in
                 m.bytesIfNonEmpty(4, token)
                 DocumentProto.timestamp(6, readTime, into: &m)
@@ -47,6 +87,7 @@ final class ListenResponseEncoder: @unchecked Sendable {
             lastSnapshotEnd = (readTime, token, w.bytes)
             lock.unlock()
         case .targetChange(let kind, let targetIDs, let cause, let readTime, let token):
+            w = ProtoWriter(capacity: 96)
             w.message(2) { m in
                 m.int64IfNonZero(1, Int64(kind.rawValue))
                 m.packedVarints(2, Self.ids(targetIDs))
@@ -60,25 +101,24 @@ final class ListenResponseEncoder: @unchecked Sendable {
                 if let readTime { DocumentProto.timestamp(6, readTime, into: &m) }
             }
         case .documentChange(let doc, let targetIDs):
-            let bytes = document(doc, db)
-            w = ProtoWriter(capacity: bytes.count + 16 + 5 * targetIDs.count)
-            w.message(3) { m in
-                m.encodedMessage(1, bytes)
-                m.packedVarints(5, Self.ids(targetIDs))
-            }
+            w = ProtoWriter(capacity: 0)
+            Self.documentChange(document(doc, db), targetIDs, into: &w)
         case .documentDelete(let path, let removed, let readTime):
+            w = ProtoWriter(capacity: 96)
             w.message(4) { m in
                 m.string(1, db.name(of: path))
                 m.packedVarints(6, Self.ids(removed))
                 DocumentProto.timestamp(4, readTime, into: &m)
             }
         case .documentRemove(let path, let removed, let readTime):
+            w = ProtoWriter(capacity: 96)
             w.message(6) { m in
                 m.string(1, db.name(of: path))
                 m.packedVarints(2, Self.ids(removed))
                 DocumentProto.timestamp(4, readTime, into: &m)
             }
         case .existenceFilter(let target, let count, let bloom):
+            w = ProtoWriter(capacity: 96)
             w.message(5) { m in
                 m.int64IfNonZero(1, Int64(target))
                 m.int64IfNonZero(2, Int64(count))
@@ -96,6 +136,17 @@ final class ListenResponseEncoder: @unchecked Sendable {
             return []
         }
         return w.bytes
+    }
+
+    /// Bytes of `v` as a varint.
+    private static func varintSize(_ v: UInt64) -> Int {
+        var n = 1
+        var v = v
+        while v >= 0x80 {
+            v >>= 7
+            n += 1
+        }
+        return n
     }
 
     /// int32 values as protobuf writes them (negative ones sign-extended to 64 bits).

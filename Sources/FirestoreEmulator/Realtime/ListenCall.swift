@@ -6,9 +6,15 @@ import HearthGRPC
 /// the call, with the message codec passed in (the google.firestore.v1 messages live with the
 /// other RPCs in `GRPC/`).
 ///
+/// The engine's queue only hands events over; they are encoded and framed on the connection's own
+/// thread (`GRPCResponseStream.produceSoon`), every event handed over since the last pass in one
+/// buffer, so a commit reaching a thousand listeners is not one thread's serial work and the first
+/// connections' bytes leave while the engine still matches the rest.
+///
 /// Flow control: the engine hands events over only while fewer than `lowWater` bytes wait for the
-/// client's socket, keeping the rest unencoded in the stream's outbox; a client that stops reading
-/// is cut when that outbox outgrows its bound, and other listeners go on meanwhile.
+/// client's socket (counting those handed over and not yet encoded), keeping the rest unencoded in
+/// the stream's outbox; a client that stops reading is cut when that outbox outgrows its bound, and
+/// other listeners go on meanwhile.
 final class ListenCall: GRPCRequestStream, @unchecked Sendable {
     /// What one `ListenRequest` asks.
     enum Action: Sendable {
@@ -18,8 +24,8 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
 
     /// Decodes one `ListenRequest`: its `database` and what it asks (nil: neither add nor remove).
     typealias Decode = @Sendable (_ message: [UInt8]) throws(FirestoreError) -> (database: String, action: Action?)
-    /// Encodes one event as a `ListenResponse` (document names in `database`).
-    typealias Encode = @Sendable (_ event: ListenEvent, _ database: DatabaseID) -> [UInt8]
+    /// Encodes one event as a `ListenResponse` (document names in `database`) appended to `batch`.
+    typealias Encode = @Sendable (_ event: ListenEvent, _ database: DatabaseID, _ batch: inout GRPCMessageBatch) -> Void
 
     /// Bytes waiting for the socket below which the client takes more events.
     static let lowWater = 1 << 20
@@ -37,31 +43,105 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
         self.responses = responses
         self.decode = decode
         // The database is fixed before any event can exist (events follow an add).
-        let box = DatabaseBox()
+        let box = Outgoing()
         self.box = box
-        stream = engine.open(caller: caller, writable: { [responses] in responses.bufferedBytes < Self.lowWater }) { [responses] events in
-            guard let db = box.database else { return false }
-            for e in events {
-                if case .end(let error) = e {
-                    responses.finish(error.grpcStatus)
-                    return false
+        // Runs on the connection's thread: encodes and sends what the engine handed over since.
+        let produce: @Sendable () -> Void = { [responses] in
+            let (events, weight, db, end) = box.take()
+            if let db, !events.isEmpty {
+                // One buffer and one write for what the engine handed over (a snapshot, usually).
+                var batch = GRPCMessageBatch(capacity: min(weight, 1 << 20) + 16 * events.count)
+                var failed: FirestoreError?
+                for e in events {
+                    if case .end(let error) = e {
+                        failed = error
+                        break
+                    }
+                    encode(e, db, &batch)
                 }
-                if !responses.send(encode(e, db)) { return false }
+                if !responses.send(batch) { return box.markGone() }
+                if let failed {
+                    responses.finish(failed.grpcStatus)
+                    return box.markGone()
+                }
+            }
+            if let end { responses.finish(end) }
+        }
+        self.produce = produce
+        stream = engine.open(caller: caller, writable: { [responses] in responses.bufferedBytes + box.queuedBytes < Self.lowWater }) {
+            [responses] events, bytes in
+            // On the engine's queue: only queued here; the encoding and framing happen on the
+            // connection's thread, so a commit's fan-out is not one thread's serial work.
+            switch box.put(events, bytes) {
+            case .gone: return false
+            case .first: responses.produceSoon(produce)
+            case .queued: break
             }
             return true
         }
     }
 
-    private let box: DatabaseBox
+    private let box: Outgoing
+    private let produce: @Sendable () -> Void
 
-    /// The stream's database, read by the sink on the engine's queue after the request thread set it.
-    private final class DatabaseBox: @unchecked Sendable {
+    /// The stream's database (set by the request thread, read where events are encoded) and the
+    /// events the engine handed over that the connection's thread has not encoded yet.
+    private final class Outgoing: @unchecked Sendable {
         private let lock = NSLock()
         private var value: DatabaseID?
+        private var events: [ListenEvent] = []
+        /// Roughly what `events` weigh on the wire (counted against the low-water mark).
+        private var bytes = 0
+        /// The status to end with after `events` (set once).
+        private var end: GRPCStatus?
+        private var gone = false
+
+        enum Put { case first, queued, gone }
+
         var database: DatabaseID? {
             get { lock.withLock { value } }
             set { lock.withLock { value = newValue } }
         }
+
+        var queuedBytes: Int { lock.withLock { bytes } }
+
+        /// Queues `batch`; `.first` when the producer must be asked to run.
+        func put(_ batch: [ListenEvent], _ weight: Int) -> Put {
+            lock.lock()
+            defer { lock.unlock() }
+            if gone || end != nil { return .gone }
+            let first = events.isEmpty
+            if first { events = batch } else { events.append(contentsOf: batch) }
+            bytes += weight
+            return first ? .first : .queued
+        }
+
+        /// Ends the call with `status` once the queued events are sent; false when it had ended.
+        func finish(_ status: GRPCStatus) -> Bool {
+            lock.withLock {
+                if gone || end != nil { return false }
+                end = status
+                return true
+            }
+        }
+
+        func take() -> (events: [ListenEvent], bytes: Int, database: DatabaseID?, end: GRPCStatus?) {
+            lock.withLock {
+                defer {
+                    events = []
+                    bytes = 0
+                    if end != nil { gone = true }
+                }
+                return (events, bytes, value, end)
+            }
+        }
+
+        func markGone() { lock.withLock { gone = true } }
+    }
+
+    /// Ends the call with `status` after what was handed over for it (on the connection's thread).
+    private func end(_ status: GRPCStatus) {
+        if box.finish(status) { responses.produceSoon(produce) }
     }
 
     func received(_ message: [UInt8]) {
@@ -87,14 +167,13 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
             }
         } catch {
             engine.close(stream)
-            responses.finish(error.grpcStatus)
+            end(error.grpcStatus)
         }
     }
 
     func halfClosed() {
         // After what is queued on the engine for this stream, so its answers go out first.
-        let responses = self.responses
-        engine.finish(stream) { responses.finish(.ok) }
+        engine.finish(stream) { [self] in end(.ok) }
     }
 
     func cancelled() {

@@ -215,11 +215,13 @@ extension ListenEngine {
         deliveredTime = max(deliveredTime, change.commitTime)
         guard let service, !streams.isEmpty else { return }
         let readTime = change.commitTime
-        var touched: [ObjectIdentifier: (target: ListenStream.Target, paths: [Touch])] = [:]
+        // The targets touched, each with the touches that concern it. A commit of one document
+        // (the usual case) shares its one touch among every target: no table or array per target.
+        var hits: [(target: ListenStream.Target, paths: [Touch])] = []
         var finals: [ResourcePath: Versions] = [:]
         switch change.kind {
         case .cleared:
-            for t in allTargets(in: change.database) { touched[ObjectIdentifier(t)] = (t, []) }
+            for t in allTargets(in: change.database) { hits.append((t, [])) }
         case .documents(let docs, _):
             guard let db = change.database else { return }
             var order: [ResourcePath] = []
@@ -232,38 +234,76 @@ extension ListenEngine {
                 finals[d.path] = Versions(before: d.before, after: d.after)
                 order.append(d.path)
             }
-            for p in order {
-                // Force-unwrap safe: every path of `order` went into `finals`.
-                let touch = Touch(path: p, versions: finals[p]!)
-                for t in targets(touchedBy: p, in: db) { touched[ObjectIdentifier(t), default: (t, [])].paths.append(touch) }
+            if order.count == 1, let only = order.first {
+                // Force-unwrap safe: `only` went into `finals`.
+                let one = [Touch(path: only, versions: finals[only]!)]
+                targets(touchedBy: only, in: db) { t in hits.append((t, one)) }
+            } else {
+                var index: [ObjectIdentifier: Int] = [:]
+                for p in order {
+                    // Force-unwrap safe: every path of `order` went into `finals`.
+                    let touch = Touch(path: p, versions: finals[p]!)
+                    targets(touchedBy: p, in: db) { t in
+                        if let i = index[ObjectIdentifier(t)] {
+                            hits[i].paths.append(touch)
+                        } else {
+                            index[ObjectIdentifier(t)] = hits.count
+                            hits.append((t, [touch]))
+                        }
+                    }
+                }
             }
         }
-        if touched.isEmpty { return }
+        if hits.isEmpty { return }
         if case .documents(_, let space) = change.kind, let db = change.database,
            service.storage.cachedSpace(of: db) != space {
             // Written into a space a later clear already replaced: listeners saw the clear.
             guard (try? service.read({ conn in try service.storage.space(of: db, conn) })) == space else { return }
         }
 
-        // Per stream, its targets in id order, so a snapshot's events are deterministic.
-        var perStream: [UInt64: (stream: ListenStream, targets: [(ListenStream.Target, [Touch])])] = [:]
-        var reads = false
-        for (t, paths) in touched.values {
-            perStream[t.stream.id, default: (t.stream, [])].targets.append((t, paths))
-            if case .cleared = change.kind { reads = true } else if !followsFromChange(t) { reads = true }
+        // Grouped per stream, its targets in id order, so a snapshot's events are deterministic.
+        // Sorted only when some stream has several targets here: a thousand listeners with one
+        // target each (the usual fan-out) are already one group each, and sorting them cost more
+        // than everything else the engine does for them.
+        applyPass &+= 1
+        var repeated = false
+        for h in hits {
+            let s = h.target.stream
+            if s.applyPass == applyPass {
+                repeated = true
+                break
+            }
+            s.applyPass = applyPass
         }
-        let ordered = perStream.values.sorted { $0.stream.id < $1.stream.id }
-        var outgoing: [(ListenStream, [ListenStream.Pending])] = []
+        if repeated {
+            hits.sort { a, b in
+                a.target.stream.id != b.target.stream.id ? a.target.stream.id < b.target.stream.id : a.target.id < b.target.id
+            }
+        }
+        var reads = false
+        for h in hits {
+            if case .cleared = change.kind { reads = true } else if !followsFromChange(h.target) { reads = true }
+            if reads { break }
+        }
+        var outgoing: [(ListenStream, [ListenEvent])] = []
+        outgoing.reserveCapacity(hits.count)
         var broken: [(ListenStream, FirestoreError)] = []
+        // Streams whose snapshot carries a first result again (a clear): through the outbox.
+        var enqueueLater: [(ListenStream, [ListenStream.Pending])] = []
         func run(_ conn: Connection?) {
             var spaces: [DatabaseID: Int64?] = [:]
-            for (stream, targets) in ordered {
+            var i = 0
+            while i < hits.count {
+                let stream = hits[i].target.stream
+                var end = i + 1
+                while end < hits.count, hits[end].target.stream === stream { end += 1 }
+                defer { i = end }
                 do {
-                    var events: [ListenStream.Pending] = []
-                    events.reserveCapacity(2)
-                    for (t, paths) in targets.count < 2 ? targets : targets.sorted(by: { $0.0.id < $1.0.id }) {
+                    var events: [ListenEvent] = []
+                    var pending: [ListenStream.Pending] = []
+                    for (t, paths) in hits[i..<end] {
                         guard let conn else {
-                            for e in update(t, paths: paths, finals: finals, service: service, at: readTime) { events.append(.event(e)) }
+                            update(t, paths: paths, service: service, at: readTime, into: &events)
                             continue
                         }
                         let space: Int64?
@@ -272,25 +312,34 @@ extension ListenEngine {
                             spaces[t.database] = space
                         }
                         if case .cleared = change.kind {
-                            events.append(.event(.targetChange(.reset, targetIDs: [t.id], cause: nil, readTime: readTime, resumeToken: nil)))
+                            // A first result again: it goes out through the outbox (read as the client takes it).
+                            pending += events.map { .event($0) }
+                            events = []
+                            pending.append(.event(.targetChange(.reset, targetIDs: [t.id], cause: nil, readTime: readTime, resumeToken: nil)))
                             if let page = firstPage(t, service: service, space: space, at: readTime) {
-                                events.append(page)
+                                pending.append(page)
                             } else {
-                                events += fresh(t, try fetch(t, service: service, space: space, at: readTime, conn),
-                                                space: space, at: readTime)
+                                pending += fresh(t, try fetch(t, service: service, space: space, at: readTime, conn),
+                                                 space: space, at: readTime)
                             }
-                            events.append(.event(.targetChange(.current, targetIDs: [t.id], cause: nil, readTime: readTime,
-                                                               resumeToken: ResumeToken.encode(readTime))))
+                            pending.append(.event(.targetChange(.current, targetIDs: [t.id], cause: nil, readTime: readTime,
+                                                                resumeToken: ResumeToken.encode(readTime))))
                         } else if followsFromChange(t) {
-                            events += update(t, paths: paths, finals: finals, service: service, at: readTime).map { .event($0) }
+                            update(t, paths: paths, service: service, at: readTime, into: &events)
                         } else {
                             events += try update(t, paths: paths, finals: finals, service: service, space: space,
-                                                 at: readTime, conn).map { .event($0) }
+                                                 at: readTime, conn)
                         }
                     }
-                    if !events.isEmpty {
-                        events.append(.event(snapshotEnd(stream, readTime)))
-                        outgoing.append((stream, events))
+                    if pending.isEmpty {
+                        if !events.isEmpty {
+                            events.append(snapshotEnd(stream, readTime))
+                            outgoing.append((stream, events))
+                        }
+                    } else {
+                        pending += events.map { .event($0) }
+                        pending.append(.event(snapshotEnd(stream, readTime)))
+                        enqueueLater.append((stream, pending))
                     }
                 } catch {
                     broken.append((stream, (error as? FirestoreError) ?? .internal("\(error)")))
@@ -299,12 +348,14 @@ extension ListenEngine {
         }
         if reads {
             do { try service.read { conn in run(conn) } } catch {
-                for (stream, _) in ordered { broken.append((stream, error)) }
+                var seen = Set<UInt64>()
+                for h in hits where seen.insert(h.target.stream.id).inserted { broken.append((h.target.stream, error)) }
             }
         } else {
             run(nil)
         }
-        for (s, events) in outgoing { enqueue(s, events) }
+        for (s, events) in outgoing { send(s, events) }
+        for (s, items) in enqueueLater { enqueue(s, items) }
         for (s, error) in broken { fail(s, error) }
     }
 
@@ -320,10 +371,9 @@ extension ListenEngine {
     }
 
     /// One target's changes from a commit that wrote `paths`, from the versions alone (see
-    /// `followsFromChange`).
-    private func update(_ t: ListenStream.Target, paths: [Touch], finals: [ResourcePath: Versions],
-                        service: FirestoreService, at readTime: Instant) -> [ListenEvent] {
-        var out: [ListenEvent] = []
+    /// `followsFromChange`), appended to `out`.
+    private func update(_ t: ListenStream.Target, paths: [Touch], service: FirestoreService, at readTime: Instant,
+                        into out: inout [ListenEvent]) {
         switch t.kind {
         case .documents:
             for touch in paths {
@@ -355,7 +405,6 @@ extension ListenEngine {
             }
         }
         t.readTime = max(t.readTime, readTime)
-        return out
     }
 
     /// One target's changes from one commit that wrote `paths`, reading storage: rules on a
@@ -384,7 +433,8 @@ extension ListenEngine {
                     }
                 }
             }
-            return update(t, paths: paths, finals: finals, service: service, at: readTime)
+            update(t, paths: paths, service: service, at: readTime, into: &out)
+            return out
         case .query:
             // Limits, offsets and cursors: a write elsewhere can move the window, so the
             // query runs again as of the commit (never before what the client already saw).

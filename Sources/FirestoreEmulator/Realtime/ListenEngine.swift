@@ -39,6 +39,10 @@ final class ListenEngine: @unchecked Sendable {
     var deliveredTime = Instant(unixMicros: 0)
     /// The resume token of the last snapshot's read time (see `snapshotEnd`).
     var lastToken: (time: Instant, token: [UInt8])?
+    /// Counts `apply` passes (see `ListenStream.applyPass`).
+    var applyPass: UInt64 = 0
+    /// The document version `weigh` saw last, and its weight.
+    private var lastWeighed: (path: ResourcePath, updateTime: Instant, bytes: Int)?
 
     /// Events per sink call (bounds what one call encodes at once).
     static let chunk = 500
@@ -89,7 +93,7 @@ final class ListenEngine: @unchecked Sendable {
     /// Opens a stream for `caller`; `sink` receives its events on the engine's queue, handed
     /// over only while `writable` says the client keeps up.
     func open(caller: Caller, writable: @escaping @Sendable () -> Bool = { true },
-              sink: @escaping @Sendable ([ListenEvent]) -> Bool) -> ListenStream {
+              sink: @escaping @Sendable (_ events: [ListenEvent], _ bytes: Int) -> Bool) -> ListenStream {
         queue.sync {
             let s = ListenStream(id: nextStreamID, caller: caller, writable: writable, sink: sink)
             nextStreamID += 1
@@ -158,7 +162,27 @@ final class ListenEngine: @unchecked Sendable {
 
     /// Queues `events` for the stream and hands over what the client can take now.
     func send(_ stream: ListenStream, _ events: [ListenEvent]) {
+        guard !stream.closed, !events.isEmpty else { return }
+        // The common case of a commit's snapshot for a client that keeps up: straight to the sink.
+        if stream.pending == 0, events.count <= Self.chunk, stream.writable() {
+            var bytes = 0
+            for e in events { bytes += weigh(e) }
+            if bytes <= Self.chunkBytes {
+                if !stream.sink(events, bytes) { closeNow(stream) }
+                return
+            }
+        }
         enqueue(stream, events.map { .event($0) })
+    }
+
+    /// `weight(.event(e))`, remembering the last document weighed: a commit's snapshot carries the
+    /// same document version to every listener, and weighing one walks all its fields.
+    private func weigh(_ e: ListenEvent) -> Int {
+        guard case .documentChange(let d, _) = e else { return Self.weight(.event(e)) }
+        if let w = lastWeighed, w.updateTime == d.updateTime, w.path == d.path { return w.bytes }
+        let bytes = Self.weight(.event(e))
+        lastWeighed = (d.path, d.updateTime, bytes)
+        return bytes
     }
 
     /// Queues `items` and hands over what the client can take now; a stream whose backlog then
@@ -175,7 +199,7 @@ final class ListenEngine: @unchecked Sendable {
                 bytes += Self.weight(.event(e))
             }
             if events.count == items.count, bytes <= Self.chunkBytes {
-                if !stream.sink(events) { closeNow(stream) }
+                if !stream.sink(events, bytes) { closeNow(stream) }
                 return
             }
         }
@@ -291,7 +315,7 @@ final class ListenEngine: @unchecked Sendable {
             stream.outbox.removeFirst(stream.outboxStart)
             stream.outboxStart = 0
         }
-        if !stream.sink(chunk) {
+        if !stream.sink(chunk, bytes) {
             closeNow(stream)
             return false
         }
@@ -319,7 +343,7 @@ final class ListenEngine: @unchecked Sendable {
 
     /// Ends the stream with `error` (bad request, too slow) and frees it; what was queued for it is dropped.
     func fail(_ stream: ListenStream, _ error: FirestoreError) {
-        if !stream.closed { _ = stream.sink([.end(error)]) }
+        if !stream.closed { _ = stream.sink([.end(error)], 0) }
         closeNow(stream)
     }
 
@@ -358,20 +382,18 @@ final class ListenEngine: @unchecked Sendable {
         }
     }
 
-    /// Targets a change of `path` in `db` can touch.
-    func targets(touchedBy path: ResourcePath, in db: DatabaseID) -> [ListenStream.Target] {
-        var out: [ListenStream.Target] = []
-        if let d = byDocument[Scope(database: db, path: path)] { out.append(contentsOf: d.values) }
-        if let c = byCollection[Scope(database: db, path: path.parent)] { out.append(contentsOf: c.values) }
+    /// Calls `body` with each target a change of `path` in `db` can touch.
+    func targets(touchedBy path: ResourcePath, in db: DatabaseID, _ body: (ListenStream.Target) -> Void) {
+        if let d = byDocument[Scope(database: db, path: path)] { for t in d.values { body(t) } }
+        if let c = byCollection[Scope(database: db, path: path.parent)] { for t in c.values { body(t) } }
         if let g = groups[db] {
             for t in g.values {
                 guard case .query(let q) = t.kind else { continue }
                 if q.parent.isAncestor(of: path) && (q.collectionID.isEmpty || q.collectionID == path.collectionID) {
-                    out.append(t)
+                    body(t)
                 }
             }
         }
-        return out
     }
 
     /// Every target of `db` (every target at all when nil).

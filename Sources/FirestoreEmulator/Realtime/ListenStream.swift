@@ -45,8 +45,9 @@ final class ListenStream: @unchecked Sendable {
 
     let id: UInt64
     let caller: Caller
-    /// Receives each batch of events; false when the client is gone (the engine then frees the stream).
-    let sink: @Sendable ([ListenEvent]) -> Bool
+    /// Receives each batch of events with roughly what they weigh on the wire (`ListenEngine.weight`);
+    /// false when the client is gone (the engine then frees the stream).
+    let sink: @Sendable (_ events: [ListenEvent], _ bytes: Int) -> Bool
     /// Whether the client reads fast enough to take more now (flow control: the transport's
     /// buffer is below its low-water mark).
     let writable: @Sendable () -> Bool
@@ -87,12 +88,14 @@ final class ListenStream: @unchecked Sendable {
     var lastReadTime = Instant(unixMicros: 0)
     /// A retry of the outbox is scheduled.
     var pumpScheduled = false
+    /// The last `ListenEngine.apply` pass that saw one of its targets (finds streams with several).
+    var applyPass: UInt64 = 0
     /// Server-assigned target ids count up from here.
     var nextAssigned: Int32 = 1
     var closed = false
 
     init(id: UInt64, caller: Caller, writable: @escaping @Sendable () -> Bool,
-         sink: @escaping @Sendable ([ListenEvent]) -> Bool) {
+         sink: @escaping @Sendable (_ events: [ListenEvent], _ bytes: Int) -> Bool) {
         self.id = id
         self.caller = caller
         self.writable = writable

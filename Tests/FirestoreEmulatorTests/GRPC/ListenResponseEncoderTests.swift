@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthGRPC
 import Testing
 @testable import FirestoreEmulator
 
@@ -71,6 +72,19 @@ struct ListenResponseEncoderTests {
         // Field order may differ; the decoded messages may not.
         let a = try ProtoJSON.decode(direct, Self.listen), b = try ProtoJSON.decode(general(event), Self.listen)
         #expect(a == b, "\(a) vs \(b)")
+    }
+
+    /// What a stream's pass on its connection sends: each event's response, framed, in order
+    /// (document changes written straight into the batch), and nothing for `.end`.
+    @Test func aBatchHoldsEachResponseAsEncodeMakesIt() throws {
+        let encoder = ListenResponseEncoder()
+        var batch = GRPCMessageBatch()
+        for e in Self.events + [.end(.internal("gone"))] + Self.events { encoder.encode(e, db, into: &batch) }
+        var got: [[UInt8]] = []
+        batch.forEachMessage { got.append(Array($0)) }
+        let one = Self.events.map { ListenResponseEncoder().encode($0, db) }
+        #expect(batch.count == 2 * Self.events.count)
+        #expect(got == one + one)
     }
 
     @Test func aDocumentVersionIsEncodedOnceAndANewVersionAgain() throws {

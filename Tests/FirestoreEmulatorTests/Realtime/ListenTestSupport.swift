@@ -14,7 +14,7 @@ final class TestListener: @unchecked Sendable {
     /// - Parameter writable: the client's flow control (false: it is not reading now).
     init(_ h: TestHarness, caller: Caller = .admin, writable: @escaping @Sendable () -> Bool = { true }) {
         harness = h
-        stream = h.service.listeners.open(caller: caller, writable: writable) { [weak self] events in
+        stream = h.service.listeners.open(caller: caller, writable: writable) { [weak self] events, _ in
             guard let self else { return false }
             self.lock.lock()
             defer { self.lock.unlock() }

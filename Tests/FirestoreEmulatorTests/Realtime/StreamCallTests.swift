@@ -34,6 +34,46 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
     var isClosed: Bool { status != nil }
 }
 
+/// A response side with a thread of its own (a connection's loop), stood in by the test: what the
+/// engine hands over waits, unencoded, until the test runs the producer as the loop would.
+final class DeferredResponses: GRPCResponseStream, @unchecked Sendable {
+    let inner = RecordingResponses()
+    private let lock = NSLock()
+    private var producer: (@Sendable () -> Void)?
+    private var asked = false
+    private var _batches = 0
+
+    /// Batches sent (one per producer pass that had something).
+    var batches: Int { lock.withLock { _batches } }
+
+    func send(_ message: [UInt8]) -> Bool { inner.send(message) }
+    func send(_ batch: GRPCMessageBatch) -> Bool {
+        lock.withLock { _batches += 1 }
+        var ok = true
+        batch.forEachMessage { if !inner.send(Array($0)) { ok = false } }
+        return ok
+    }
+    func finish(_ status: GRPCStatus) { inner.finish(status) }
+    func waitUntilWritable() -> Bool { !isClosed }
+    var bufferedBytes: Int { inner.bufferedBytes }
+    var isClosed: Bool { inner.isClosed }
+    func produceSoon(_ produce: @escaping @Sendable () -> Void) {
+        lock.withLock {
+            if producer == nil { producer = produce }
+            asked = true
+        }
+    }
+
+    /// Runs the producer once if it was asked for since the last run (the loop's flush).
+    func runProducer() {
+        let p: (@Sendable () -> Void)? = lock.withLock {
+            defer { asked = false }
+            return asked ? producer : nil
+        }
+        p?()
+    }
+}
+
 /// `ListenCall` and `WriteCall` over a recorded response side, with stand-in codecs (the real
 /// protobuf codec is tested with the messages): ordering, errors, slow clients, teardown.
 @Suite struct StreamCallTests {
@@ -48,7 +88,7 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
                                   guard let i = message.first, Int(i) < actions.count else { throw .invalidArgument("bad request") }
                                   return actions[Int(i)]
                               },
-                              encode: { event, _ in Array(TestListener.describe(event).utf8) })
+                              encode: { event, _, batch in batch.append(Array(TestListener.describe(event).utf8)) })
         return (call, r)
     }
 
@@ -100,6 +140,59 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
         return condition()
     }
 
+    /// A call on target 1 whose connection produces only when the test says (see `DeferredResponses`),
+    /// its add already sent.
+    static func deferredCall(_ h: TestHarness) throws -> (ListenCall, DeferredResponses) {
+        let d = DeferredResponses()
+        let add = try target(h, 1)
+        let call = ListenCall(engine: h.service.listeners, caller: .admin, responses: d,
+                              decode: { _ throws(FirestoreError) in (dbName, add) },
+                              encode: { e, _, batch in batch.append(Array(TestListener.describe(e).utf8)) })
+        call.received([0])
+        return (call, d)
+    }
+
+    /// The engine only hands events over; the connection's pass encodes everything handed over
+    /// since the last one as one batch, and a half-close ends the call after it.
+    @Test func theConnectionsPassSendsWhatWasHandedOverThenEnds() throws {
+        let h = try TestHarness()
+        let (call, d) = try Self.deferredCall(h)
+        // The add is read first (the harness's frozen clock gives the first commit the add's time).
+        h.service.listeners.sync {}
+        h.put("c/a", ["n": int(1)])
+        h.put("c/b", ["n": int(1)])
+        call.halfClosed()
+        h.service.listeners.sync {}
+        #expect(d.inner.messages.isEmpty && d.inner.status == nil)
+        d.runProducer()
+        #expect(d.inner.messages == ["ADD[1]", "CURRENT[1]", "NO_CHANGE[]", "CHANGE a [1]", "NO_CHANGE[]", "CHANGE b [1]", "NO_CHANGE[]"])
+        #expect(d.inner.status == .ok)
+        #expect(d.batches == 1)
+        #expect(h.service.listeners.sync { h.service.listeners.streams.isEmpty })
+    }
+
+    /// Events handed over and not yet encoded count against the low-water mark: a connection that
+    /// does not get to encode them leaves the rest in the engine's outbox (unencoded, bounded).
+    @Test func eventsWaitingForTheConnectionCountAgainstTheLowWaterMark() throws {
+        let h = try TestHarness()
+        let (call, d) = try Self.deferredCall(h)
+        h.service.listeners.sync {}
+        let big = String(repeating: "x", count: 300_000)
+        for k in 0..<6 { h.put("c/d\(k)", ["blob": str(big)]) }
+        h.service.listeners.sync {}
+        // About a mebibyte was handed over; the rest waits in the outbox.
+        #expect(h.service.listeners.sync { h.service.listeners.streams.values.map(\.pending).reduce(0, +) } > 0)
+        var passes = 0
+        while d.inner.messages.count < 3 + 12, passes < 500 {
+            d.runProducer()
+            passes += 1
+            usleep(2000)
+        }
+        #expect(d.inner.messages == ["ADD[1]", "CURRENT[1]", "NO_CHANGE[]"] + (0..<6).flatMap { ["CHANGE d\($0) [1]", "NO_CHANGE[]"] })
+        #expect(d.batches >= 2)
+        call.cancelled()
+    }
+
     @Test func flowControlHoldsEventsUntilTheClientReads() throws {
         let h = try TestHarness()
         let (call, r) = Self.listenCall(h, [(Self.dbName, try Self.target(h, 1))])
@@ -124,11 +217,11 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
         let add = try Self.target(h, 1)
         let call = ListenCall(engine: h.service.listeners, caller: .admin, responses: r,
                               decode: { _ throws(FirestoreError) in (Self.dbName, add) },
-                              encode: { e, _ in
+                              encode: { e, _, batch in
                                   if case .documentChange(let d, _) = e, case .integer(let n)? = d.fields["n"] {
-                                      return Array("CHANGE \(d.path.lastSegment)=\(n)".utf8)
+                                      return batch.append(Array("CHANGE \(d.path.lastSegment)=\(n)".utf8))
                                   }
-                                  return Array(TestListener.describe(e).utf8)
+                                  batch.append(Array(TestListener.describe(e).utf8))
                               })
         r.buffered = ListenCall.lowWater
         call.received([0])
@@ -232,7 +325,7 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
         let add = try StreamCallTests.target(h, 1)
         let call = ListenCall(engine: h.service.listeners, caller: .admin, responses: r,
                               decode: { _ throws(FirestoreError) in (StreamCallTests.dbName, add) },
-                              encode: { e, _ in Array(TestListener.describe(e).utf8) })
+                              encode: { e, _, batch in batch.append(Array(TestListener.describe(e).utf8)) })
         // A client that is not reading gets nothing past the first piece it was writable for.
         r.buffered = ListenCall.lowWater
         call.received([0])

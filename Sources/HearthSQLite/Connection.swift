@@ -71,6 +71,8 @@ public final class Connection {
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
     /// Rows changed by the last statement.
     public var changes: Int { Int(sqlite3_changes64(handle)) }
+    /// Rows changed by every statement since the connection opened (grows with each write).
+    public var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
     /// Whether a transaction is open.
     public var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 

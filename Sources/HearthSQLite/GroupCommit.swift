@@ -17,6 +17,14 @@ import Foundation
 /// (its own included), runs them, keeps taking bodies queued meanwhile (up to `maxBatch`),
 /// commits, and wakes their callers. A body alone in its transaction runs without a savepoint, so
 /// a lone write costs what it did unbatched.
+///
+/// A savepoint is not free: SQLite copies every page a savepoint first changes into its sub-journal
+/// (16 KiB each here), which cost a batched Firestore create as much as the WAL pages batching saved.
+/// A caller whose body makes every check before its first write passes `savepoint: false`: its
+/// body then runs bare; if it throws having written nothing (counted by `sqlite3_total_changes`)
+/// nothing needs undoing and the batch goes on; if it throws after writing, only the whole
+/// transaction's rollback can undo that, so the batch fails as a whole (`batchFailed`) — nothing of
+/// any body in it is stored.
 public final class GroupCommit: @unchecked Sendable {
     // `queue` and `leading` are guarded by `condition`; a job's `failure` is written by the leader
     // before it marks the job `finished` under `condition`, and read by its caller after that.
@@ -35,8 +43,13 @@ public final class GroupCommit: @unchecked Sendable {
         var body: ((Connection) throws -> Void)?
         var failure: (any Error)?
         var finished = false
+        /// Whether the body runs in its own savepoint when it shares a transaction.
+        let savepoint: Bool
 
-        init(_ body: @escaping (Connection) throws -> Void) { self.body = body }
+        init(savepoint: Bool, _ body: @escaping (Connection) throws -> Void) {
+            self.savepoint = savepoint
+            self.body = body
+        }
 
         func run(_ conn: Connection) throws {
             guard let body else { throw GroupCommitError.notRun }
@@ -62,11 +75,13 @@ public final class GroupCommit: @unchecked Sendable {
     /// (`GroupCommitError.batchFailed` when the transaction it shared with others failed as a
     /// whole: its COMMIT, or a savepoint SQLite had already rolled back; a body of the batch may
     /// then have seen another's uncommitted changes, so caches filled from them are suspect).
-    public func perform<T>(_ body: (Connection) throws -> T) throws -> T {
+    /// - Parameter savepoint: false when `body` throws only before its first write (then it needs
+    ///   no savepoint; see the type's comment).
+    public func perform<T>(savepoint: Bool = true, _ body: (Connection) throws -> T) throws -> T {
         try withoutActuallyEscaping(body) { body in
             var result: T?
             // The job never outlives this call: the caller waits below until it has run.
-            let job = Job { conn in result = try body(conn) }
+            let job = Job(savepoint: savepoint) { conn in result = try body(conn) }
             condition.lock()
             queue.append(job)
             while !job.finished {
@@ -109,11 +124,16 @@ public final class GroupCommit: @unchecked Sendable {
         var ran: [Job] = []
         var failures: [(any Error)?] = []
         var aloneFailed = false
+        // Taken but not yet started: when the transaction fails part-way these never ran, and
+        // they fail with it (their callers must not wait for a run that is not coming).
+        var pending = first
+        var started = 0
         do {
             try database.write { conn in
-                var pending = first
                 while !pending.isEmpty {
+                    started = 0
                     for job in pending {
+                        started += 1
                         ran.append(job)
                         failures.append(nil)
                         let k = ran.count - 1
@@ -124,6 +144,15 @@ public final class GroupCommit: @unchecked Sendable {
                                 failures[k] = error
                                 aloneFailed = true
                                 throw error
+                            }
+                            continue
+                        }
+                        if !job.savepoint {
+                            let before = conn.totalChanges
+                            do { try job.run(conn) } catch {
+                                failures[k] = error
+                                // Written, then failed: only the whole transaction's rollback undoes it.
+                                if conn.totalChanges != before { throw error }
                             }
                             continue
                         }
@@ -146,6 +175,10 @@ public final class GroupCommit: @unchecked Sendable {
         } catch {
             if !aloneFailed {
                 for k in ran.indices where failures[k] == nil { failures[k] = GroupCommitError.batchFailed(error) }
+            }
+            for job in pending.dropFirst(started) {
+                ran.append(job)
+                failures.append(GroupCommitError.batchFailed(error))
             }
         }
         for (k, job) in ran.enumerated() { job.failure = failures[k] }

@@ -98,6 +98,77 @@ import Testing
         #expect(Set(try values(db)) == ["leader", "kept", "also-kept"])
     }
 
+    /// How a lined-up body behaves: `bare` runs with `savepoint: false`.
+    struct Body {
+        var name: String
+        var bare = false
+        var failBeforeWriting = false
+        var failAfterWriting = false
+    }
+
+    /// Runs `bodies` in one transaction behind a held writer (the first leads) and returns what
+    /// each caller got and what the table holds afterwards.
+    func batch(_ bodies: [Body]) throws -> (Outcomes, Set<String>) {
+        let db = try database()
+        let batcher = GroupCommit(database: db)
+        let outcomes = Outcomes()
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            _ = try? db.write { _ in
+                holding.signal()
+                release.wait()
+            }
+        }
+        holding.wait()
+        for (i, b) in bodies.enumerated() {
+            DispatchQueue.global().async(group: group) {
+                do {
+                    let r = try batcher.perform(savepoint: !b.bare) { c -> Int in
+                        if b.failBeforeWriting { throw Refused() }
+                        try c.run("INSERT INTO t (v) VALUES (?)", [b.name])
+                        if b.failAfterWriting { throw Refused() }
+                        return b.name.utf8.count
+                    }
+                    outcomes.set(b.name, .success(r))
+                } catch {
+                    outcomes.set(b.name, .failure(Refused()))
+                }
+            }
+            // The leader first takes its own body and blocks on the held writer; the rest queue.
+            if i == 0 { usleep(50_000) }
+        }
+        while batcher.queued < bodies.count - 1 { usleep(1000) }
+        release.signal()
+        group.wait()
+        return (outcomes, Set(try values(db)))
+    }
+
+    /// A body without a savepoint that throws before writing leaves the batch as it was.
+    @Test func bareBodyThatThrowsBeforeWritingFailsAlone() throws {
+        let (outcomes, stored) = try batch([Body(name: "leader"), Body(name: "kept", bare: true),
+                                            Body(name: "refused", bare: true, failBeforeWriting: true),
+                                            Body(name: "also-kept", bare: true)])
+        #expect(outcomes["leader"] == .success(6))
+        #expect(outcomes["kept"] == .success(4))
+        #expect(outcomes["also-kept"] == .success(9))
+        #expect(outcomes["refused"] == .failure(Refused()))
+        #expect(stored == ["leader", "kept", "also-kept"])
+    }
+
+    /// A body without a savepoint that throws after writing cannot be undone alone: the whole batch
+    /// fails and nothing of it is stored (never half of it).
+    @Test func bareBodyThatThrowsAfterWritingFailsItsBatch() throws {
+        let (outcomes, stored) = try batch([Body(name: "leader"), Body(name: "kept", bare: true),
+                                            Body(name: "refused", bare: true, failAfterWriting: true),
+                                            Body(name: "with-savepoint")])
+        for name in ["leader", "kept", "refused", "with-savepoint"] {
+            #expect(outcomes[name] == .failure(Refused()), "\(name)")
+        }
+        #expect(stored.isEmpty)
+    }
+
     @Test func concurrentCallersAllCommit() throws {
         let db = try database()
         let batcher = GroupCommit(database: db)

@@ -107,6 +107,7 @@ extension FirestoreGRPCService {
     // MARK: Write codec
 
     @Sendable static func decodeWrite(_ message: [UInt8], _ database: DatabaseID?) throws(FirestoreError) -> WriteStreamSession.Request {
+        if let request = directWrite(message, database) { return request }
         let o = try ProtoJSON.decode(message, FirestoreSchemas.v1 + "WriteRequest")
         var request = WriteStreamSession.Request(database: o["database"]?.stringValue ?? "")
         request.streamID = o["streamId"]?.stringValue ?? ""
@@ -119,6 +120,20 @@ extension FirestoreGRPCService {
             for (i, w) in writes.enumerated() {
                 request.writes.append(try parser.parseWrite(try ProtoObject(json: w, path: "writes[\(i)]")))
             }
+        }
+        return request
+    }
+
+    /// The plain form of a `WriteRequest` read straight from protobuf; nil: the general path decides.
+    static func directWrite(_ message: [UInt8], _ database: DatabaseID?) -> WriteStreamSession.Request? {
+        guard let plain = WriteProtoDecoder.writeRequest(message) else { return nil }
+        var request = WriteStreamSession.Request(database: plain.database)
+        request.streamID = plain.streamID
+        request.streamToken = plain.streamToken
+        if !plain.writes.isEmpty {
+            guard let db = database ?? (try? WriteStreamSession.database(named: plain.database)),
+                  let writes = WriteProtoDecoder(database: db).writes(plain.writes) else { return nil }
+            request.writes = writes
         }
         return request
     }

@@ -37,6 +37,16 @@ extension RESTBridge {
 
     /// Commit on a plainly named database; nil: use the general path.
     func directCommit(_ bytes: [UInt8], _ ctx: GRPCContext) throws(GRPCStatus) -> [UInt8]? {
+        // The plain writes read straight from protobuf (no proto3 JSON in between).
+        if let request = WriteProtoDecoder.commitRequest(bytes),
+           let (db, path) = Self.plainName(request.database + "/documents"), path.segments.isEmpty,
+           let writes = WriteProtoDecoder(database: db).writes(request.writes) {
+            return try direct { () throws(FirestoreError) in
+                let caller = try caller(ctx, db)
+                let (commitTime, results) = try service.commit(db, writes: writes, transaction: request.transaction, caller: caller)
+                return DocumentProto.commitResponse(commitTime: commitTime, results: results)
+            }
+        }
         guard let request = Self.decoded(bytes, "CommitRequest"),
               let database = request["database"]?.stringValue, let (db, path) = Self.plainName(database + "/documents"),
               path.segments.isEmpty else { return nil }

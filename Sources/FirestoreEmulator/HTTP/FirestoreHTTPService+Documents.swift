@@ -240,6 +240,8 @@ extension FirestoreHTTPService {
     // MARK: commit / batchWrite
 
     private func parseWrites(_ c: RequestContext, _ body: ProtoObject) throws(FirestoreError) -> [Write] {
+        // The plain forms straight from the JSON; anything else through the general parser.
+        if let writes = WriteJSONDecoder(database: c.database).writes(body.members["writes"]) { return writes }
         let parser = WriteParser(database: c.database)
         var writes: [Write] = []
         for (i, item) in (try body.array("writes") ?? []).enumerated() {

@@ -36,7 +36,10 @@ extension FirestoreService {
 
         let recorder = ChangeRecorder(feed: listeners.feed, database: db)
         defer { recorder.finish() }
-        let committed = try write { conn in
+        // Every check below comes before the first write (the commit time is stored with the
+        // documents), so in a batch the body needs no savepoint — unless the database's space is
+        // not known yet and finding it may create it (a write before the checks).
+        let committed = try write(savepoint: storage.cachedSpace(of: db) == nil) { conn in
             let space = try storage.writableSpace(of: db, conn)
             var originals: [ResourcePath: StoredDocument?] = [:]
             func load(_ p: ResourcePath) throws -> StoredDocument? {
@@ -62,7 +65,7 @@ extension FirestoreService {
                 }
             }
 
-            let commitTime = try storage.nextCommitTime(now: clock.now(), conn)
+            let commitTime = try storage.commitTime(now: clock.now(), conn)
             recorder.begin(at: commitTime, space: space)
             var overlay: [ResourcePath: StoredDocument?] = [:]
             var steps: [Step] = []
@@ -101,6 +104,8 @@ extension FirestoreService {
                 try Self.check(step.write.precondition, against: step.before, name: db.name(of: step.write.path))
             }
 
+            // The first write: nothing below throws but SQLite.
+            try storage.store(commitTime: commitTime, conn)
             for (path, final) in overlay {
                 let original = try load(path)
                 if let final {

@@ -113,9 +113,9 @@ public final class FirestoreService: Sendable {
 
     /// Runs `body` in a write transaction on the single writer (committed before it returns,
     /// together with concurrent writes; rolled back on throw).
-    func write<T>(_ body: (Connection) throws -> T) throws(FirestoreError) -> T {
+    func write<T>(savepoint: Bool = true, _ body: (Connection) throws -> T) throws(FirestoreError) -> T {
         do {
-            return try storage.write(body)
+            return try storage.write(savepoint: savepoint, body)
         } catch let e as FirestoreError {
             throw e
         } catch let e as SQLiteError where e.isDiskFull {

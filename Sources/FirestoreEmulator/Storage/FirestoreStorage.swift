@@ -116,9 +116,10 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Runs `body` in a write transaction, committed together with concurrent ones (`GroupCommit`);
     /// returns after the commit, or throws (its changes undone).
-    func write<T>(_ body: (Connection) throws -> T) throws -> T {
+    /// `savepoint`: false when `body` throws only before its first write (`GroupCommit.perform`).
+    func write<T>(savepoint: Bool = true, _ body: (Connection) throws -> T) throws -> T {
         do {
-            return try batcher.perform(body)
+            return try batcher.perform(savepoint: savepoint, body)
         } catch GroupCommitError.batchFailed(let error) {
             // A body may have found (and cached) a space another body of the batch created.
             lock.lock()
@@ -243,16 +244,27 @@ final class FirestoreStorage: @unchecked Sendable {
     /// The next commit time: the clock's time, but always after the previous commit's
     /// (call inside the write transaction that commits with it).
     func nextCommitTime(now: Instant, _ conn: Connection) throws -> Instant {
+        let t = try commitTime(now: now, conn)
+        try store(commitTime: t, conn)
+        return t
+    }
+
+    /// The next commit time without storing it (reads only): a body that checks everything before
+    /// its first write takes it first and stores it with its writes (`store(commitTime:)`).
+    func commitTime(now: Instant, _ conn: Connection) throws -> Instant {
         lock.lock()
         let cached = lastCommit
         lock.unlock()
         let last = try cached ?? (conn.scalarInt("SELECT value FROM fs_meta WHERE key = 'last_commit'") ?? 0)
-        let t = max(now.unixMicros, last + 1)
-        try conn.run("UPDATE fs_meta SET value = ? WHERE key = 'last_commit'", [t])
+        return Instant(unixMicros: max(now.unixMicros, last + 1))
+    }
+
+    /// Records `t` (from `commitTime`) as the last commit time, inside the transaction that commits with it.
+    func store(commitTime t: Instant, _ conn: Connection) throws {
+        try conn.run("UPDATE fs_meta SET value = ? WHERE key = 'last_commit'", [t.unixMicros])
         lock.lock()
-        lastCommit = t
+        lastCommit = t.unixMicros
         lock.unlock()
-        return Instant(unixMicros: t)
     }
 
     /// The latest commit time handed out by this process (0 before the first commit).

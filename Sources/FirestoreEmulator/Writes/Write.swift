@@ -2,8 +2,8 @@ import HearthCore
 
 /// One parsed `Write`: an update (set or masked merge), a delete, or transforms alone, with
 /// field transforms applied after the update and an optional precondition.
-struct Write: Sendable {
-    enum Operation: Sendable {
+struct Write: Sendable, Equatable {
+    enum Operation: Sendable, Equatable {
         /// Replace the fields (`mask` nil) or only the masked paths (absent ones are deleted).
         case update(fields: [String: FirestoreValue], mask: [FieldPath]?)
         case delete
@@ -32,8 +32,8 @@ struct Precondition: Sendable, Equatable {
 }
 
 /// One `FieldTransform`.
-struct FieldTransform: Sendable {
-    enum Kind: Sendable {
+struct FieldTransform: Sendable, Equatable {
+    enum Kind: Sendable, Equatable {
         case serverTime
         case increment(FirestoreValue)
         case maximum(FirestoreValue)

@@ -56,8 +56,14 @@ struct WriteParser {
         } else {
             throw .invalidArgument("A write must set one of update, delete or transform.")
         }
-        // Transforms of one field apply in order (Firestore accepts them); a field and a field
-        // inside it may not both be transformed.
+        try Self.checkTransforms(transforms)
+        return Write(path: path, operation: operation, transforms: transforms, precondition: precondition,
+                     database: named == database ? nil : named)
+    }
+
+    /// Transforms of one field apply in order (Firestore accepts them); a field and a field
+    /// inside it may not both be transformed, nor `__name__`.
+    static func checkTransforms(_ transforms: [FieldTransform]) throws(FirestoreError) {
         for (i, t) in transforms.enumerated() {
             if t.field.isDocumentKey {
                 throw .invalidArgument("Cannot transform the field __name__.")
@@ -67,8 +73,6 @@ struct WriteParser {
                 throw .invalidArgument("Cannot transform property \(parent.canonical) and its nested property at the same time.")
             }
         }
-        return Write(path: path, operation: operation, transforms: transforms, precondition: precondition,
-                     database: named == database ? nil : named)
     }
 
     /// A `Document` in a write or request body: its path (when named) and validated fields.

@@ -107,6 +107,8 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Write transactions of concurrent requests, committed together.
     let batcher: GroupCommit
+    /// Documents as last read; every write transaction below empties it once it has ended.
+    let readCache = DocumentCache()
 
     init(database: Database, logger: Logger) {
         self.database = database
@@ -117,6 +119,8 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Runs `body` in a write transaction, committed together with concurrent ones (`GroupCommit`);
     /// returns after the commit, or throws (its changes undone).
     func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        // Before the caller hears of the commit (or of its failure: nothing cached may outlive it).
+        defer { readCache.invalidate() }
         do {
             return try batcher.perform(body)
         } catch GroupCommitError.batchFailed(let error) {
@@ -172,6 +176,7 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Empties one database in constant time; its rows are collected in the background.
     func clear(_ db: DatabaseID) throws {
+        defer { readCache.invalidate() }
         let garbage: Int64? = try database.write { conn in
             // Forget the cached space inside the write transaction: no writer can use it after this.
             lock.lock()
@@ -187,6 +192,7 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Empties every database.
     func clearAll() throws {
+        defer { readCache.invalidate() }
         try database.write { conn in
             lock.lock()
             spaces.removeAll()

@@ -17,11 +17,14 @@ struct FirestoreHTTPService: HTTPService {
         if request.method == "OPTIONS" {
             return .respond(Self.withCORS(Self.preflight(request), request))
         }
-        let tooLarge = FirestoreError.invalidArgument("Request payload size exceeds the limit: \(Self.bodyLimit) bytes.").response()
-        return .collect(limit: Self.bodyLimit, tooLarge: Self.withCORS(tooLarge, request)) { [service] req in
+        return .collect(limit: Self.bodyLimit, tooLarge: Self.withCORS(Self.tooLarge, request)) { [service] req in
             Self.withCORS(FirestoreHTTPService(service: service).handle(req), req)
         }
     }
+
+    /// The answer to a body over `bodyLimit`, made once (rendering it for every request, in case,
+    /// cost more than the handler's own routing).
+    static let tooLarge = FirestoreError.invalidArgument("Request payload size exceeds the limit: \(bodyLimit) bytes.").response()
 
     // MARK: CORS
 

@@ -41,49 +41,37 @@ final class DocumentCache: @unchecked Sendable {
 
         /// `resource` as the rules see the document (nil when absent).
         var resource: RulesValue? {
-            lock.lock()
-            if let v = resourceValue {
-                lock.unlock()
-                return v
+            once({ resourceValue }, { resourceValue = $0 }) {
+                document.map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
             }
-            lock.unlock()
-            // Made outside the lock: two racing readers make equal values, and either may be kept.
-            let made = document.map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
-            lock.lock()
-            resourceValue = .some(made)
-            lock.unlock()
-            return made
         }
 
         /// The `google.firestore.v1.Document` message (only for a present document).
         var proto: [UInt8] {
-            lock.lock()
-            if let v = protoBytes {
-                lock.unlock()
-                return v
-            }
-            lock.unlock()
-            let made = document.map { DocumentProto.document($0, in: database) } ?? []
-            lock.lock()
-            protoBytes = made
-            lock.unlock()
-            return made
+            once({ protoBytes }, { protoBytes = $0 }) { document.map { DocumentProto.document($0, in: database) } ?? [] }
         }
 
         /// The REST `Document` JSON without a mask (only for a present document).
         var json: [UInt8] {
-            lock.lock()
-            if let v = jsonBytes {
-                lock.unlock()
-                return v
+            once({ jsonBytes }, { jsonBytes = $0 }) {
+                var w = JSONWriter()
+                if let document { w.document(document, in: database, mask: nil) }
+                return w.bytes
             }
-            lock.unlock()
-            var w = JSONWriter()
-            if let document { w.document(document, in: database, mask: nil) }
+        }
+
+        /// The value `get` reads under the lock, made by `make` (outside it) and stored by `set` when
+        /// absent. Two racing readers make equal values, and either may be kept.
+        private func once<T>(_ get: () -> T?, _ set: (T) -> Void, _ make: () -> T) -> T {
             lock.lock()
-            jsonBytes = w.bytes
+            let kept = get()
             lock.unlock()
-            return w.bytes
+            if let kept { return kept }
+            let made = make()
+            lock.lock()
+            set(made)
+            lock.unlock()
+            return made
         }
     }
 

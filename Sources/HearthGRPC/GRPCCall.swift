@@ -43,7 +43,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         if case .success(.bidirectional) = routed { jobs = SerialJobs(pool: server.pool) } else { jobs = nil }
         let metadata = headers.filter { $0.name.utf8.first != UInt8(ascii: ":") }
         self.context = GRPCContext(metadata: metadata, deadlineNanos: nil, remoteAddress: stream.remoteAddress,
-                                   requestID: server.ids.hex(byteCount: 8).uppercased())
+                                   requestID: server.ids.requestID())
     }
 
     /// Responses are sent uncompressed (the spec lets a server answer identity to any client);

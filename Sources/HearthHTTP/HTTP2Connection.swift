@@ -252,23 +252,35 @@ final class HTTP2Connection: @unchecked Sendable {
     }
 
     /// Lays header names and values out in one buffer and points an `nghttp2_nv` array into it
-    /// (nghttp2 copies them during the call).
+    /// (nghttp2 copies them during the call). Both live on the stack when small, as a unary call's
+    /// headers and trailers are: three growing heap arrays per HEADERS frame were a visible part of
+    /// a GetDocument.
     private func withHeaderVector(_ headers: [(String, String)], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Void) {
-        var bytes: [UInt8] = []
-        var ranges: [(Int, Int, Int, Int)] = []
-        for (name, value) in headers {
-            let n = bytes.count
-            bytes.append(contentsOf: name.utf8)
-            let v = bytes.count
-            bytes.append(contentsOf: value.utf8)
-            ranges.append((n, v - n, v, bytes.count - v))
-        }
-        bytes.withUnsafeMutableBufferPointer { p in
-            let base = p.baseAddress ?? UnsafeMutablePointer<UInt8>.allocate(capacity: 0)
-            let nva = ranges.map { r in
-                nghttp2_nv(name: base + r.0, value: base + r.2, namelen: r.1, valuelen: r.3, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        var total = 0
+        for (name, value) in headers { total += name.utf8.count + value.utf8.count }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(total, 1)) { bytes in
+            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(headers.count, 1)) { nva in
+                // Force-unwraps safe: both capacities are at least 1.
+                let base = bytes.baseAddress!
+                var at = 0
+                func place(_ text: String) -> (UnsafeMutablePointer<UInt8>, Int) {
+                    var text = text
+                    let start = base + at
+                    let count = text.withUTF8 { utf8 in
+                        if let source = utf8.baseAddress { start.initialize(from: source, count: utf8.count) }
+                        return utf8.count
+                    }
+                    at += count
+                    return (start, count)
+                }
+                for (i, (name, value)) in headers.enumerated() {
+                    let (n, nl) = place(name)
+                    let (v, vl) = place(value)
+                    (nva.baseAddress! + i).initialize(to: nghttp2_nv(name: n, value: v, namelen: nl, valuelen: vl,
+                                                                     flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                }
+                body(nva.baseAddress!, headers.count)
             }
-            nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
         }
     }
 }

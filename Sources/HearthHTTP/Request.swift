@@ -51,9 +51,13 @@ public final class Request: @unchecked Sendable {
     }
 
     /// Splits a request target at the first `?`.
+    /// Split on bytes, as RFC 3986 reads a target (the query starts at the first `?` byte): a scan by
+    /// Characters cost more than the Firestore document read behind it, and would miss a `?` that
+    /// a combining mark follows.
     public static func split(target: String) -> (path: String, query: String, hasQuery: Bool) {
-        guard let q = target.firstIndex(of: "?") else { return (target, "", false) }
-        return (String(target[..<q]), String(target[target.index(after: q)...]), true)
+        let utf8 = target.utf8
+        guard let q = utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target, "", false) }
+        return (String(decoding: utf8[..<q], as: UTF8.self), String(decoding: utf8[utf8.index(after: q)...], as: UTF8.self), true)
     }
 
     /// The path percent-decoded (invalid escapes are kept literally).

@@ -17,6 +17,11 @@ public final class Ruleset: Sendable {
 
     let program: Program
 
+    /// Whether any expression calls get(), exists(), getAfter(), existsAfter() or a cross-service
+    /// firestore.get()/exists(): when false, no decision reads a document beyond the request's own
+    /// `resource`, so a caller may judge it without a database at hand.
+    public let readsDocuments: Bool
+
     /// Firestore's limit on the size of a rules source.
     static let maxSourceBytes = 256 * 1024
 
@@ -26,6 +31,15 @@ public final class Ruleset: Sendable {
         self.fileName = fileName
         self.program = program
         self.warnings = warnings
+        readsDocuments = program.code.ops.contains { op in
+            switch op {
+            case .builtin(.get, _, _), .builtin(.exists, _, _), .builtin(.getAfter, _, _), .builtin(.existsAfter, _, _),
+                 .builtin(.firestoreGet, _, _), .builtin(.firestoreExists, _, _):
+                return true
+            default:
+                return false
+            }
+        }
     }
 
     /// Compiles (parse + check). ruleset is nil when any error-severity issue exists; issues hold all
@@ -84,7 +98,9 @@ public final class Ruleset: Sendable {
             allowed = evaluation.run()
             assert(!allowed, "the fast evaluation denied what the recorded one allows")
         }
-        let (trace, message) = TraceBuilder.build(evaluation, allowed: allowed)
+        // Coverage records values, but a grant's details are built only when asked for: nobody
+        // reads them otherwise, and building them cost half as much as the decision.
+        let (trace, message) = TraceBuilder.build(evaluation, allowed: allowed, details: recording || !allowed)
         return (RulesDecision(allowed: allowed, message: message, trace: trace), evaluation)
     }
 }

@@ -109,10 +109,12 @@ public struct RulesTrace: Sendable {
 
 /// Builds the trace and the Firestore-style message from a finished evaluation.
 enum TraceBuilder {
-    static func build(_ e: Evaluation, allowed: Bool) -> (RulesTrace, String) {
+    /// `details: false` reports a grant without matches, allows and values even when they were
+    /// recorded (for coverage).
+    static func build(_ e: Evaluation, allowed: Bool, details: Bool = true) -> (RulesTrace, String) {
         let program = e.program
         // An allowed request judged without recording reports no details (nobody reads them).
-        if allowed, !e.recording {
+        if allowed, !e.recording || !details {
             // debug() output and document accesses are kept: they cost nothing unless used.
             let trace = RulesTrace(matches: [], allows: [], debugMessages: e.debugMessages,
                                    functionCalls: e.functionCalls.map { RulesTrace.FunctionCall(function: $0.0, arguments: $0.1) },

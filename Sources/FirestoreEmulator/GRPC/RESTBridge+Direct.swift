@@ -26,12 +26,14 @@ extension RESTBridge {
         } catch {
             return nil  // the general path reports malformed input with its message
         }
-        guard let name, let (db, path) = Self.plainName(name), path.isDocument else { return nil }
+        guard let name else { return nil }
+        // A name read before was split and validated then (both depend on the name alone).
+        let known = service.storage.readCache.entry(name)
+        guard let (db, path) = known.map({ ($0.database, $0.path) }) ?? Self.plainName(name), path.isDocument else { return nil }
         return try direct { () throws(FirestoreError) in
-            try path.validate(in: db)
+            if known == nil { try path.validate(in: db) }
             let caller = try caller(ctx, db)
-            let doc = try service.getDocument(db, path: path, consistency: .strong, caller: caller)
-            return DocumentProto.document(doc, in: db)
+            return try service.getLatest(db, path: path, name: name, caller: caller).entry.proto
         }
     }
 

@@ -10,8 +10,13 @@ extension FirestoreHTTPService {
         try c.allowParameters(["mask.fieldPaths", "transaction", "readTime"])
         let mask = try c.maskParameter("mask.fieldPaths")
         let consistency = try parameterConsistency(c)
-        let doc = try service.getDocument(c.database, path: path, consistency: consistency, caller: c.caller)
-        return c.respond(document: doc, mask: mask)
+        guard case .strong = consistency else {
+            return c.respond(document: try service.getDocument(c.database, path: path, consistency: consistency, caller: c.caller), mask: mask)
+        }
+        let (entry, document) = try service.getLatest(c.database, path: path, caller: c.caller)
+        // The entry's JSON is what `respond(document:mask:)` writes without a mask, made once per version.
+        guard mask == nil, !c.pretty else { return c.respond(document: document, mask: mask) }
+        return RequestContext.jsonResponse(entry.json)
     }
 
     private func parameterConsistency(_ c: RequestContext) throws(FirestoreError) -> ReadConsistency {

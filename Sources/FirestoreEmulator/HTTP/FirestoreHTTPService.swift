@@ -17,11 +17,14 @@ struct FirestoreHTTPService: HTTPService {
         if request.method == "OPTIONS" {
             return .respond(Self.withCORS(Self.preflight(request), request))
         }
-        let tooLarge = FirestoreError.invalidArgument("Request payload size exceeds the limit: \(Self.bodyLimit) bytes.").response()
-        return .collect(limit: Self.bodyLimit, tooLarge: Self.withCORS(tooLarge, request)) { [service] req in
+        return .collect(limit: Self.bodyLimit, tooLarge: Self.withCORS(Self.tooLarge, request)) { [service] req in
             Self.withCORS(FirestoreHTTPService(service: service).handle(req), req)
         }
     }
+
+    /// The answer to a body over `bodyLimit`, made once (rendering it for every request, in case,
+    /// cost more than the handler's own routing).
+    static let tooLarge = FirestoreError.invalidArgument("Request payload size exceeds the limit: \(bodyLimit) bytes.").response()
 
     // MARK: CORS
 
@@ -87,22 +90,24 @@ struct FirestoreHTTPService: HTTPService {
         // which the general version (splitting Characters) would not split at.
         guard !utf8.contains(where: { $0 >= 0x80 }) else { return request.pathSegments }
         var segments: [String] = []
-        var start = utf8.startIndex
-        var first = true
-        var i = utf8.startIndex
-        while true {
-            let end = i == utf8.endIndex
-            if end || utf8[i] == 0x2F {
+        segments.reserveCapacity(12)
+        // Pieces are made from the bytes: slicing the String itself rounds each bound to a Character
+        // boundary, which runs grapheme breaking at every `/`.
+        var copy = raw
+        copy.withUTF8 { bytes in
+            var start = 0
+            var first = true
+            for i in 0...bytes.count {
+                guard i == bytes.count || bytes[i] == 0x2F else { continue }
                 // The piece before the first `/` is dropped, as `pathSegments` drops it.
                 if !first {
-                    let piece = raw[start..<i]
-                    segments.append(piece.utf8.contains(0x25) ? Request.percentDecode(String(piece)) : String(piece))
+                    let piece = UnsafeBufferPointer(rebasing: bytes[start..<i])
+                    let text = String(decoding: piece, as: UTF8.self)
+                    segments.append(piece.contains(0x25) ? Request.percentDecode(text) : text)
                 }
                 first = false
-                if end { break }
-                start = utf8.index(after: i)
+                start = i + 1
             }
-            i = utf8.index(after: i)
         }
         return segments
     }

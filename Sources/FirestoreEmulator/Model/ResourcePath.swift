@@ -11,8 +11,24 @@ struct DatabaseID: Sendable, Hashable {
     var spaceName: String { project + "/" + database }
 
     /// The full name of a document or collection path.
+    ///
+    /// Appended piece by piece into one reserved buffer: made for every document answered, and the
+    /// interpolation, the join and three concatenations cost as much as a cached get.
     func name(of path: ResourcePath) -> String {
-        path.segments.isEmpty ? documentsRoot : documentsRoot + "/" + path.string
+        var length = 30 + project.utf8.count + database.utf8.count
+        for s in path.segments { length += 1 + s.utf8.count }
+        var out = ""
+        out.reserveCapacity(length)
+        out += "projects/"
+        out += project
+        out += "/databases/"
+        out += database
+        out += "/documents"
+        for s in path.segments {
+            out += "/"
+            out += s
+        }
+        return out
     }
 }
 

@@ -86,6 +86,54 @@ extension FirestoreService {
         return doc
     }
 
+    /// `documents.get` of the latest committed state (no transaction, no read time), through the
+    /// storage's `DocumentCache`: a document read before and unchanged since is not read again,
+    /// and comes with its `resource` and encodings. The rules judge every request all the same,
+    /// with the same request (`authorizeGet`); when they can read other documents (get(),
+    /// exists()) the request takes the store's path, so those reads see the same snapshot.
+    /// - Parameter name: `db.name(of: path)`, when the caller has it already.
+    func getLatest(_ db: DatabaseID, path: ResourcePath, name: String? = nil, caller: Caller) throws(FirestoreError)
+        -> (entry: DocumentCache.Entry, document: StoredDocument) {
+        let cache = storage.readCache
+        let key = name ?? db.name(of: path)
+        let cacheable = DocumentCache.accepts(db)
+        if cacheable, let entry = cache.entry(key), try authorizeCached(entry, caller: caller) {
+            return try present(entry)
+        }
+        let generation = cache.current
+        let entry: DocumentCache.Entry = try read { conn in
+            let space = try storage.space(of: db, conn)
+            let entry = DocumentCache.Entry(database: db, path: path, name: key, document: try load(space, path, at: nil, conn))
+            if case .client(let auth) = caller {
+                try authorizeGet(db, path: path, resource: entry.resource, auth: auth, lookup: readLookup(db, space: space, conn))
+            }
+            return entry
+        }
+        if cacheable { cache.insert(entry, readAt: generation) }
+        return try present(entry)
+    }
+
+    /// Judges a cached entry's get for `caller`; false when the rules need the store (then
+    /// nothing was decided, and the caller reads through it).
+    private func authorizeCached(_ entry: DocumentCache.Entry, caller: Caller) throws(FirestoreError) -> Bool {
+        guard case .client(let auth) = caller else { return true }
+        if case .ruleset(let ruleset, _) = rules.active(for: entry.database.project), ruleset.readsDocuments { return false }
+        // These rules read no documents; should one be asked for anyway, the lookup fails and the
+        // request is denied (fail closed).
+        let none: (ResourcePath) throws -> StoredDocument? = { _ in throw NoStoreAtHand() }
+        let lookup = RulesLookup(database: entry.database, current: none, after: none)
+        try authorizeGet(entry.database, path: entry.path, resource: entry.resource, auth: auth, lookup: lookup)
+        return true
+    }
+
+    private struct NoStoreAtHand: Error {}
+
+    /// The entry with its document when it exists, else get's NOT_FOUND.
+    private func present(_ entry: DocumentCache.Entry) throws(FirestoreError) -> (entry: DocumentCache.Entry, document: StoredDocument) {
+        guard let document = entry.document else { throw .notFound("Document (\(entry.name)) not found.") }
+        return (entry, document)
+    }
+
     // MARK: batchGet
 
     /// `documents.batchGet`: each document found or missing, in request order (duplicates elided),

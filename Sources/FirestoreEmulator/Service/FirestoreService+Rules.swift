@@ -39,10 +39,16 @@ extension FirestoreService {
     /// `get` on one document (present or not).
     func authorizeGet(_ db: DatabaseID, path: ResourcePath, document: StoredDocument?, auth: RulesValue?,
                       lookup: RulesLookup, accessLimit: Int = 10) throws(FirestoreError) {
+        try authorizeGet(db, path: path, resource: document.map { RulesConversion.resource(db, path: $0.path, fields: $0.fields) },
+                         auth: auth, lookup: lookup, accessLimit: accessLimit)
+    }
+
+    /// The same, with the document already as `resource` (nil: absent).
+    func authorizeGet(_ db: DatabaseID, path: ResourcePath, resource: RulesValue?, auth: RulesValue?,
+                      lookup: RulesLookup, accessLimit: Int = 10) throws(FirestoreError) {
         let request = RulesRequest(
             method: .get, path: RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(clock.now()),
-            resource: document.map { RulesConversion.resource(db, path: $0.path, fields: $0.fields) },
-            accessLimit: accessLimit)
+            resource: resource, accessLimit: accessLimit)
         try authorize(request, project: db.project, lookup: lookup)
     }
 

@@ -107,6 +107,8 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Write transactions of concurrent requests, committed together.
     let batcher: GroupCommit
+    /// Documents as last read; every write transaction below empties it once it has ended.
+    let readCache = DocumentCache()
 
     init(database: Database, logger: Logger) {
         self.database = database
@@ -118,6 +120,8 @@ final class FirestoreStorage: @unchecked Sendable {
     /// returns after the commit, or throws (its changes undone).
     /// `savepoint`: false when `body` throws only before its first write (`GroupCommit.perform`).
     func write<T>(savepoint: Bool = true, _ body: (Connection) throws -> T) throws -> T {
+        // Before the caller hears of the commit (or of its failure: nothing cached may outlive it).
+        defer { readCache.invalidate() }
         do {
             return try batcher.perform(savepoint: savepoint, body)
         } catch GroupCommitError.batchFailed(let error) {
@@ -173,6 +177,7 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Empties one database in constant time; its rows are collected in the background.
     func clear(_ db: DatabaseID) throws {
+        defer { readCache.invalidate() }
         let garbage: Int64? = try database.write { conn in
             // Forget the cached space inside the write transaction: no writer can use it after this.
             lock.lock()
@@ -188,6 +193,7 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Empties every database.
     func clearAll() throws {
+        defer { readCache.invalidate() }
         try database.write { conn in
             lock.lock()
             spaces.removeAll()

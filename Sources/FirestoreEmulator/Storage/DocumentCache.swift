@@ -1,0 +1,145 @@
+import Foundation
+import SecurityRules
+
+/// Documents as last committed, with what a read of each needs besides the row (`resource` for
+/// the rules, the protobuf and JSON answers), so a repeated get skips the SQLite read, the decode
+/// and the encoding. Rules are still judged on every request: an entry holds data, never a decision.
+///
+/// Coherence is one counter. Every write transaction of `FirestoreStorage` bumps `generation` once
+/// it has committed (or failed) and before its caller hears of it; an entry is served only at the
+/// generation it was read at. A reader takes the generation *before* opening its read transaction
+/// and inserts only if it is still current, so an entry always holds a state at least as new as
+/// the last acknowledged write: a read that raced a commit is simply not kept. Any write empties
+/// the cache (no per-document bookkeeping that could miss a path); a read-mostly workload, the one
+/// this serves, keeps it.
+///
+/// Keys are full document names (`projects/p/databases/d/documents/…`), which name one
+/// (database, path) only while the project and database ids hold no `/` (`accepts`); others
+/// are not cached.
+final class DocumentCache: @unchecked Sendable {
+    /// One document (or its absence) at one generation. Immutable but for the encodings, made on
+    /// first use.
+    final class Entry: @unchecked Sendable {
+        let database: DatabaseID
+        let path: ResourcePath
+        /// The full name (the key).
+        let name: String
+        /// nil: no such document.
+        let document: StoredDocument?
+        // Guarded by `lock`.
+        private let lock = NSLock()
+        private var resourceValue: RulesValue??
+        private var protoBytes: [UInt8]?
+        private var jsonBytes: [UInt8]?
+
+        init(database: DatabaseID, path: ResourcePath, name: String, document: StoredDocument?) {
+            self.database = database
+            self.path = path
+            self.name = name
+            self.document = document
+        }
+
+        /// `resource` as the rules see the document (nil when absent).
+        var resource: RulesValue? {
+            once({ resourceValue }, { resourceValue = $0 }) {
+                document.map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
+            }
+        }
+
+        /// The `google.firestore.v1.Document` message (only for a present document).
+        var proto: [UInt8] {
+            once({ protoBytes }, { protoBytes = $0 }) { document.map { DocumentProto.document($0, in: database) } ?? [] }
+        }
+
+        /// The REST `Document` JSON without a mask (only for a present document).
+        var json: [UInt8] {
+            once({ jsonBytes }, { jsonBytes = $0 }) {
+                var w = JSONWriter()
+                if let document { w.document(document, in: database, mask: nil) }
+                return w.bytes
+            }
+        }
+
+        /// The value `get` reads under the lock, made by `make` (outside it) and stored by `set` when
+        /// absent. Two racing readers make equal values, and either may be kept.
+        private func once<T>(_ get: () -> T?, _ set: (T) -> Void, _ make: () -> T) -> T {
+            lock.lock()
+            let kept = get()
+            lock.unlock()
+            if let kept { return kept }
+            let made = make()
+            lock.lock()
+            set(made)
+            lock.unlock()
+            return made
+        }
+    }
+
+    /// Firestore's size (`StoredDocument.storageSize`) of the documents kept, at most; past it the
+    /// cache starts over. With the encodings and `resource` an entry holds a few times its size.
+    static let capacityBytes = 1 << 20
+    static let capacityEntries = 1024
+    /// Larger documents are not kept (one would crowd out hundreds of small ones).
+    static let maxDocumentBytes = 16 << 10
+
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var generation: UInt64 = 0
+    /// Every entry in `entries` was read at this generation.
+    private var entriesGeneration: UInt64 = 0
+    private var entries: [String: Entry] = [:]
+    private var bytes = 0
+
+    /// Whether documents of `db` may be kept (see the type's note on keys).
+    static func accepts(_ db: DatabaseID) -> Bool {
+        !db.project.utf8.contains(0x2F) && !db.database.utf8.contains(0x2F)
+    }
+
+    /// The current generation: take it before opening the read whose result `insert` will get.
+    var current: UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return generation
+    }
+
+    /// The entry for `name` at the current generation, if kept.
+    func entry(_ name: String) -> Entry? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard entriesGeneration == generation else { return nil }
+        return entries[name]
+    }
+
+    /// Keeps `entry`, read in a transaction opened at `generation`, unless a write has
+    /// committed since (then its state may already be old).
+    func insert(_ entry: Entry, readAt generation: UInt64) {
+        let size = entry.document?.storageSize ?? 0
+        guard size <= Self.maxDocumentBytes else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        guard generation == self.generation else { return }
+        if entriesGeneration != generation || bytes + size > Self.capacityBytes || entries.count >= Self.capacityEntries {
+            entries.removeAll(keepingCapacity: entriesGeneration == generation)
+            bytes = 0
+            entriesGeneration = generation
+        }
+        if let old = entries.updateValue(entry, forKey: entry.name) { bytes -= old.document?.storageSize ?? 0 }
+        bytes += size
+    }
+
+    /// Forgets every entry: a write transaction has ended (call after it commits or rolls back,
+    /// before its caller is answered).
+    func invalidate() {
+        lock.lock()
+        generation &+= 1
+        // The entries go now rather than at the next insert (a write-heavy phase keeps no
+        // memory), released after the lock.
+        let dropped = entries
+        if !entries.isEmpty {
+            entries = [:]
+            bytes = 0
+        }
+        lock.unlock()
+        withExtendedLifetime(dropped) {}
+    }
+}

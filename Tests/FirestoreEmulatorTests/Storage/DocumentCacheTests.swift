@@ -1,0 +1,165 @@
+import Foundation
+import HearthCore
+import HearthGRPC
+import HearthProtobuf
+import SecurityRules
+import Testing
+@testable import FirestoreEmulator
+
+/// The read cache answers what the store answers: the same bytes as the general path, never a
+/// version a write has replaced, and a rules decision made for each request and caller.
+struct DocumentCacheTests {
+    static let rules = """
+        rules_version = '2';
+        service cloud.firestore {
+          match /databases/{database}/documents {
+            match /users/{uid}/files/{f} { allow read: if request.auth != null && request.auth.uid == uid; }
+            match /granted/{d} { allow read: if exists(/databases/$(database)/documents/grants/$(request.auth.uid)); }
+          }
+        }
+        """
+
+    let db = DatabaseID(project: "demo-test", database: "(default)")
+
+    func path(_ p: String) -> ResourcePath { ResourcePath(p.split(separator: "/").map(String.init)) }
+
+    /// The document as the store holds it now, read past the cache (a transaction-free admin read
+    /// at the latest time goes through `getDocument`, which never consults the cache).
+    func stored(_ h: TestHarness, _ p: String) throws -> StoredDocument {
+        try h.service.getDocument(db, path: path(p), consistency: .strong, caller: .admin)
+    }
+
+    /// A GetDocument request for `p`, as every client sends it (the name only).
+    func getRequest(_ h: TestHarness, _ p: String) -> [UInt8] {
+        var w = ProtoWriter(capacity: 128)
+        w.string(1, h.root + "/" + p)
+        return w.bytes
+    }
+
+    func grpcGet(_ h: TestHarness, _ p: String, as who: TestHarness.As) throws(GRPCStatus) -> [UInt8]? {
+        try RESTBridge(service: h.service).directGet(getRequest(h, p), DirectReadsTests.context(who))
+    }
+
+    @Test func restGetsAnswerTheGeneralPathsBytesWhetherCachedOrNot() throws {
+        let h = try TestHarness(rules: Self.rules)
+        h.put("users/alice/files/f1", ["name": str("a \"quoted\" é"), "n": int(7), "m": map([("z", bool(true)), ("a", dbl(0.5))])])
+        var w = JSONWriter()
+        w.document(try stored(h, "users/alice/files/f1"), in: db, mask: nil)
+        let miss = h.call("GET", h.api("/users/alice/files/f1"), as: .user("alice"))
+        let hit = h.call("GET", h.api("/users/alice/files/f1"), as: .user("alice"))
+        #expect(miss.status == 200 && hit.status == 200)
+        #expect(h.service.storage.readCache.entry(h.root + "/users/alice/files/f1") != nil)
+        #expect(miss.response.bodyBytes == w.bytes)
+        #expect(hit.response.bodyBytes == w.bytes)
+        // A mask or prettyPrint still shapes the answer from the cached document.
+        let masked = h.call("GET", h.api("/users/alice/files/f1?mask.fieldPaths=n"), as: .user("alice"))
+        #expect(masked.json["fields"]?.objectValue?.members.map(\.0) == ["n"])
+        let pretty = h.call("GET", h.api("/users/alice/files/f1?prettyPrint=true"), as: .user("alice"))
+        #expect(pretty.json == hit.json && pretty.response.bodyBytes != hit.response.bodyBytes)
+    }
+
+    @Test func grpcGetsAnswerTheDocumentsProtobufWhetherCachedOrNot() throws {
+        let h = try TestHarness(rules: Self.rules)
+        h.put("users/alice/files/f1", ["name": str("x"), "n": int(7)])
+        let expected = DocumentProto.document(try stored(h, "users/alice/files/f1"), in: db)
+        #expect(try grpcGet(h, "users/alice/files/f1", as: .user("alice")) == expected)
+        #expect(try grpcGet(h, "users/alice/files/f1", as: .user("alice")) == expected)
+        // The REST path's entry serves gRPC too, and the other way round.
+        h.put("users/alice/files/f2", ["n": int(1)])
+        #expect(h.call("GET", h.api("/users/alice/files/f2"), as: .user("alice")).status == 200)
+        #expect(try grpcGet(h, "users/alice/files/f2", as: .user("alice")) == DocumentProto.document(try stored(h, "users/alice/files/f2"), in: db))
+    }
+
+    @Test func everyWriteEndsTheCachedVersions() throws {
+        let h = try TestHarness(rules: Self.rules)
+        h.put("users/alice/files/f1", ["n": int(1)])
+        #expect(h.call("GET", h.api("/users/alice/files/f1"), as: .user("alice")).json["fields"]?["n"] == int(1))
+        h.put("users/alice/files/f1", ["n": int(2)])
+        #expect(h.call("GET", h.api("/users/alice/files/f1"), as: .user("alice")).json["fields"]?["n"] == int(2))
+        #expect(try grpcGet(h, "users/alice/files/f1", as: .user("alice")) == DocumentProto.document(try stored(h, "users/alice/files/f1"), in: db))
+        // A write to another document ends it too (the cache keeps one generation).
+        h.put("users/alice/files/other", ["n": int(0)])
+        #expect(h.service.storage.readCache.entry(h.root + "/users/alice/files/f1") == nil)
+        // Deleted: not found, also over gRPC, once cached as present.
+        #expect(h.call("GET", h.api("/users/alice/files/f1"), as: .user("alice")).status == 200)
+        #expect(h.call("DELETE", h.api("/users/alice/files/f1")).status == 200)
+        #expect(h.call("GET", h.api("/users/alice/files/f1"), as: .user("alice")).status == 404)
+        #expect(throws: GRPCStatus.self) { try grpcGet(h, "users/alice/files/f1", as: .user("alice")) }
+        // Created after its absence was cached.
+        h.put("users/alice/files/f1", ["n": int(3)])
+        #expect(h.call("GET", h.api("/users/alice/files/f1"), as: .user("alice")).json["fields"]?["n"] == int(3))
+        // Cleared through the emulator endpoint.
+        #expect(h.call("DELETE", "/emulator/v1/projects/demo-test/databases/(default)/documents").status == 200)
+        #expect(h.call("GET", h.api("/users/alice/files/f1"), as: .user("alice")).status == 404)
+    }
+
+    @Test func theRulesJudgeEveryRequestOnACachedDocument() throws {
+        let h = try TestHarness(rules: Self.rules)
+        h.put("users/alice/files/f1", ["n": int(1)])
+        #expect(h.call("GET", h.api("/users/alice/files/f1"), as: .user("alice")).status == 200)
+        #expect(h.service.storage.readCache.entry(h.root + "/users/alice/files/f1") != nil)
+        #expect(h.call("GET", h.api("/users/alice/files/f1"), as: .user("bob")).status == 403)
+        #expect(h.call("GET", h.api("/users/alice/files/f1"), as: .anonymous).status == 403)
+        #expect(h.call("GET", h.api("/users/alice/files/f1"), as: .owner).status == 200)
+        #expect(throws: GRPCStatus.self) { try grpcGet(h, "users/alice/files/f1", as: .user("bob")) }
+        #expect(try grpcGet(h, "users/alice/files/f1", as: .user("alice")) != nil)
+        // A missing document is judged too: bob may not learn that alice's f9 is absent.
+        #expect(h.call("GET", h.api("/users/alice/files/f9"), as: .user("alice")).status == 404)
+        #expect(h.call("GET", h.api("/users/alice/files/f9"), as: .user("bob")).status == 403)
+    }
+
+    @Test func rulesThatReadDocumentsAreJudgedOnTheStore() throws {
+        let h = try TestHarness(rules: Self.rules)
+        guard case .ruleset(let ruleset, _) = h.service.rules.active(for: "demo-test") else { throw FirestoreError.internal("no rules") }
+        #expect(ruleset.readsDocuments)
+        h.put("granted/d", ["n": int(1)])
+        #expect(h.call("GET", h.api("/granted/d"), as: .user("alice")).status == 403)
+        h.put("grants/alice", [:])
+        #expect(h.call("GET", h.api("/granted/d"), as: .user("alice")).status == 200)
+        #expect(h.call("GET", h.api("/granted/d"), as: .user("alice")).status == 200)
+        #expect(h.call("GET", h.api("/granted/d"), as: .user("bob")).status == 403)
+    }
+
+    @Test func aReadThatRacedAWriteIsNotKept() {
+        let cache = DocumentCache()
+        let db = DatabaseID(project: "p", database: "(default)")
+        let entry = DocumentCache.Entry(database: db, path: path("c/d"), name: db.name(of: path("c/d")), document: nil)
+        let before = cache.current
+        cache.invalidate()  // a write committed while the read ran
+        cache.insert(entry, readAt: before)
+        #expect(cache.entry(entry.name) == nil)
+        cache.insert(entry, readAt: cache.current)
+        #expect(cache.entry(entry.name) === entry)
+        cache.invalidate()
+        #expect(cache.entry(entry.name) == nil)
+    }
+
+    @Test func idsWithSlashesAreNotKept() {
+        #expect(DocumentCache.accepts(DatabaseID(project: "p", database: "(default)")))
+        #expect(!DocumentCache.accepts(DatabaseID(project: "a/b", database: "(default)")))
+        #expect(!DocumentCache.accepts(DatabaseID(project: "p", database: "x/documents/y")))
+    }
+
+    @Test func rulesWithoutDocumentReadsSaySo() {
+        let (ruleset, _) = Ruleset.compile("""
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /a/{b} { allow read: if request.auth != null && f(b); }
+                function f(x) { return x.size() > 0; }
+              }
+            }
+            """)
+        #expect(ruleset?.readsDocuments == false)
+        let (reading, _) = Ruleset.compile("""
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /a/{b} { allow read: if f(b); }
+                function f(x) { return get(/databases/$(database)/documents/b/$(x)).data.ok == true; }
+              }
+            }
+            """)
+        #expect(reading?.readsDocuments == true)
+    }
+}

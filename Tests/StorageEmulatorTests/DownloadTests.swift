@@ -54,6 +54,8 @@ import Testing
     @Test func aReplacedObjectTakesItsOldTokenWithIt() throws {
         let h = try StorageHarness()
         let old = try upload(h, "p.png", StorageHarness.bytes(100))
+        // Downloaded once, so the object is in the download cache when it is replaced.
+        #expect(h.send("GET", "/v0/b/\(b)/o/p.png?alt=media&token=\(old)").body == StorageHarness.bytes(100))
         let newer = Array(StorageHarness.bytes(200).reversed())
         // The owner replaces the bytes; the new generation gets a token of its own.
         let token = try upload(h, "p.png", newer)
@@ -65,5 +67,36 @@ import Testing
         // A token for a missing object or bucket is no way in either.
         #expect(h.send("GET", "/v0/b/\(b)/o/none.png?alt=media&token=\(token)").status == 403)
         #expect(h.send("GET", "/v0/b/no-such-bucket/o/p.png?alt=media&token=\(token)").status == 404)
+    }
+
+    /// Tokens are the comma-separated fields of `firebaseStorageDownloadTokens`; a token matches
+    /// one field whole.
+    @Test func aTokenMatchesOneFieldWhole() {
+        let now = Instant(unixSeconds: 1_767_225_600)
+        let o = StoredObject(bucket: b, name: "t", generation: 1, metageneration: 1, blobID: 1, size: 0, md5: [], crc32c: 0,
+                             contentType: nil, contentEncoding: nil, contentDisposition: nil, contentLanguage: nil,
+                             cacheControl: nil, metadata: [(StoredObject.downloadTokensKey, "a1,,b2,c3")], timeCreated: now, updated: now)
+        #expect(o.downloadTokens == ["a1", "b2", "c3"])
+        for (token, matches) in [("a1", true), ("b2", true), ("c3", true), ("", false), ("a", false), ("a1,", false), ("a1,,b2", false)] {
+            #expect(o.hasDownloadToken(token) == matches, "\(token)")
+        }
+    }
+
+    /// A token the owner deletes stops working at once, though the object was just downloaded with it.
+    @Test func aDeletedTokenStopsWorkingAtOnce() throws {
+        let h = try StorageHarness()
+        let data = StorageHarness.bytes(4096)
+        let token = try upload(h, "d.png", data)
+        let url = "/v0/b/\(b)/o/d.png?alt=media&token="
+        for _ in 0..<2 { #expect(h.send("GET", url + token).body == data) }
+        let owner = [("Authorization", "Bearer owner"), ("Content-Type", "application/json")]
+        let added = h.send("POST", "/v0/b/\(b)/o/d.png?create_token=true", headers: owner, body: Array("{}".utf8))
+        let tokens = try #require(added.json["downloadTokens"]?.stringValue).split(separator: ",").map(String.init)
+        #expect(tokens.count == 2)
+        let second = try #require(tokens.first { $0 != token })
+        #expect(h.send("GET", url + second).body == data)
+        #expect(h.send("POST", "/v0/b/\(b)/o/d.png?delete_token=\(token)", headers: owner, body: Array("{}".utf8)).status == 200)
+        #expect(h.send("GET", url + token).status == 403)
+        #expect(h.send("GET", url + second).body == data)
     }
 }

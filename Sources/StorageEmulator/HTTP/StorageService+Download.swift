@@ -34,11 +34,29 @@ extension StorageService {
     func readMedia(_ request: Request, bucket: String, name: String,
                    mayRead: (StoredObject) -> Bool) throws(StorageError) -> (object: StoredObject?, body: MediaBody?) {
         let range = request.headers["Range"]
+        // Read before the transaction, so an entry it stores is never labelled newer than its data.
+        let generation = database.writeGeneration
+        let key = ObjectKey(bucket: bucket, name: name)
+        let cached = objectCache.lookup(key, generation: generation)
         return try read { c -> (StoredObject?, MediaBody?) in
-            guard let object = try StorageStore.object(c, bucket: bucket, name: name) else {
-                // A bucket with objects cannot be deleted, so only a miss asks about the bucket.
-                guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
-                return (nil, nil)
+            let object: StoredObject
+            var slices: [StorageBlobs.Segment]?
+            if let cached, let v = try StorageStore.objectVersion(c, bucket: bucket, name: name),
+               v.generation == cached.object.generation, v.metageneration == cached.object.metageneration, v.blobID == cached.object.blobID {
+                object = cached.object
+                slices = cached.segments
+            } else {
+                guard let found = try StorageStore.object(c, bucket: bucket, name: name) else {
+                    // A bucket with objects cannot be deleted, so only a miss asks about the bucket.
+                    guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
+                    return (nil, nil)
+                }
+                object = found
+                if found.size <= Self.inlineLimit {
+                    let whole = try StorageBlobs.segments(c, blobID: found.blobID, start: 0, end: found.size)
+                    objectCache.store(key, ObjectReadEntry(object: found, segments: whole), generation: generation)
+                    slices = whole
+                }
             }
             guard mayRead(object) else { return (object, nil) }
             let size = object.size
@@ -47,7 +65,12 @@ extension StorageService {
                 guard let (a, b) = r else { throw StorageError.rangeNotSatisfiable(size: size) }
                 (body.start, body.end, body.partial) = (a, b, true)
             }
-            body.segments = try StorageBlobs.segments(c, blobID: object.blobID, start: body.start, end: body.end)
+            if let slices {
+                let (start, end) = (body.start, body.end)
+                body.segments = slices.filter { $0.offset < end && $0.offset + $0.length > start }
+            } else {
+                body.segments = try StorageBlobs.segments(c, blobID: object.blobID, start: body.start, end: body.end)
+            }
             if body.end - body.start <= Self.inlineLimit {
                 body.bytes = try StorageBodySource.bytes(c, segments: body.segments, start: body.start, end: body.end)
             }
@@ -65,22 +88,23 @@ extension StorageService {
 
     /// The answer carrying `body` of `object`, with the headers GCS sends with object bytes.
     func mediaResponse(_ current: StoredObject, _ body: MediaBody) -> Response {
+        // A fresh set of distinct names: `add` skips `set`'s search for an earlier field.
         var h = HTTPHeaders()
-        h.set("Content-Type", current.contentType ?? "application/octet-stream")
-        h.set("Accept-Ranges", "bytes")
-        h.set("ETag", "\"\(current.etag)\"")
-        h.set("Last-Modified", current.updated.httpDate)
-        h.set("x-goog-generation", String(current.generation))
-        h.set("x-goog-metageneration", String(current.metageneration))
-        h.set("x-goog-stored-content-length", String(current.size))
-        h.set("x-goog-stored-content-encoding", current.contentEncoding ?? "identity")
-        h.set("x-goog-storage-class", "STANDARD")
-        h.set("x-goog-hash", current.googHash)
-        if let v = current.contentEncoding { h.set("Content-Encoding", v) }
-        if let v = current.contentDisposition { h.set("Content-Disposition", v) }
-        if let v = current.contentLanguage { h.set("Content-Language", v) }
-        if let v = current.cacheControl { h.set("Cache-Control", v) }
-        if body.partial { h.set("Content-Range", "bytes \(body.start)-\(body.end - 1)/\(current.size)") }
+        h.add("Content-Type", current.contentType ?? "application/octet-stream")
+        h.add("Accept-Ranges", "bytes")
+        h.add("ETag", "\"\(current.etag)\"")
+        h.add("Last-Modified", current.updated.httpDate)
+        h.add("x-goog-generation", String(current.generation))
+        h.add("x-goog-metageneration", String(current.metageneration))
+        h.add("x-goog-stored-content-length", String(current.size))
+        h.add("x-goog-stored-content-encoding", current.contentEncoding ?? "identity")
+        h.add("x-goog-storage-class", "STANDARD")
+        h.add("x-goog-hash", current.googHash)
+        if let v = current.contentEncoding { h.add("Content-Encoding", v) }
+        if let v = current.contentDisposition { h.add("Content-Disposition", v) }
+        if let v = current.contentLanguage { h.add("Content-Language", v) }
+        if let v = current.cacheControl { h.add("Cache-Control", v) }
+        if body.partial { h.add("Content-Range", "bytes \(body.start)-\(body.end - 1)/\(current.size)") }
         let status = body.partial ? 206 : 200
         if let bytes = body.bytes { return Response(status: status, headers: h, body: .bytes(bytes)) }
         let source = StorageBodySource(database: database, segments: body.segments, start: body.start, end: body.end)

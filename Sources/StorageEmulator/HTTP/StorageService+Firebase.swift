@@ -57,7 +57,7 @@ extension StorageService {
             let isMedia = request.query("alt") == "media"
             let object: StoredObject?
             if isMedia, let token = request.query("token") {
-                let found = try readMedia(request, bucket: bucket, name: name) { $0.downloadTokens.contains(token) }
+                let found = try readMedia(request, bucket: bucket, name: name) { $0.hasDownloadToken(token) }
                 if let o = found.object, let body = found.body { return mediaResponse(o, body) }
                 object = found.object
             } else {

@@ -18,10 +18,12 @@ let package = Package(
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // libc's epoll, eventfd and accept4, which the Glibc module does not export.
         .systemLibrary(name: "CLinuxIO"),
+        // The CPU's CRC-32C instruction (SSE4.2), which Swift cannot emit: a header-only shim.
+        .systemLibrary(name: "CCRC32C"),
 
         // Foundation layers.
         .target(name: "HearthCore"),
-        .target(name: "HearthCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "HearthCrypto", dependencies: ["COpenSSL", "CCRC32C"]),
         .target(name: "HearthSQLite", dependencies: ["CSQLite", "HearthCore"]),
         .target(name: "HearthHTTP", dependencies: ["CMicroHTTPD", "CNGHTTP2", "CLinuxIO", "HearthCore"]),
         // gRPC over HearthHTTP's HTTP/2 streams; messages cross it as bytes.

@@ -16,13 +16,9 @@ golang-google-cloud-dev (the Makefile's DEB_PACKAGES); loopback only.
 import argparse
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 import types
-import tempfile
-import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -30,76 +26,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import firebase, grpcbench  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, DOCS  # noqa: E402
 from benchlib.httpc import Client, expect  # noqa: E402
-from benchlib.procs import Hearth, Registry  # noqa: E402
+# control, total_ir and counted are imported here by name by the other callgrind scripts too.
+from benchlib.instructions import control, counted, missing_tools, total_ir  # noqa: E402,F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def control(pid, *args):
-    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True, timeout=120)
-
-
-def total_ir(out_dir):
-    """Sum of the `totals:` Ir of the dumps callgrind wrote (each dump covers the time since the last)."""
-    total = 0
-    for name in os.listdir(out_dir):
-        if not name.startswith("callgrind.out"):
-            continue
-        with open(os.path.join(out_dir, name)) as f:
-            for line in f:
-                m = re.match(r"totals: (\d+)", line)
-                if m:
-                    total += int(m.group(1))
-    return total
-
-
-def collect(work, keep):
-    """The instructions counted in `work`'s dumps; the dumps are kept (for callgrind_annotate) or removed."""
-    ir = total_ir(work)
-    if keep:
-        print(f"kept {work}", file=sys.stderr)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return ir
-
-
-def callgrind_missing():
-    """Says so on stderr and returns True when valgrind's callgrind tools are not installed."""
-    for tool in ("valgrind", "callgrind_control"):
-        if not shutil.which(tool):
-            print(f"{tool} is not installed (Debian package valgrind)", file=sys.stderr)
-            return True
-    return False
-
-
-def counted(label, hearth_bin, n, prepare, load, rules=None, data_dir=False, keep=False):
-    """Instructions per request while `load(h, state, n)` runs, in a fresh Hearth under callgrind.
-
-    `prepare(h)` seeds what the load needs and returns its state; `load` runs once untimed (50
-    requests) first. With `data_dir` Hearth stores on disk as `make bench` runs it, else in memory."""
-    work = tempfile.mkdtemp(prefix="cg-", dir=os.path.join(ROOT, ".build"))
-    reg = Registry()
-    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data") if data_dir else None, rules=rules,
-               log_name="hearth-cg")
-    argv = h.argv()
-    h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                                 f"--callgrind-out-file={work}/callgrind.out.%p"] + argv
-    try:
-        h.start(timeout=300)
-        state = prepare(h)
-        load(h, state, 50)  # warm: token cache, prepared statements, first-call paths
-        control(h.pid, "-i", "on")
-        t0 = time.time()
-        # A load may report how many calls it completed (a timed one), else it ran exactly n.
-        n = load(h, state, n) or n
-        control(h.pid, "-i", "off")
-        control(h.pid, "-d")
-        secs = time.time() - t0
-    finally:
-        reg.stop_all()
-    ir = collect(work, keep)
-    print(f"{label}: {ir / n:,.0f} instructions per request ({n} requests, {secs:.1f}s under callgrind)")
-    return ir / n
 
 
 def seed_user(h):
@@ -188,10 +118,10 @@ def main():
     ap.add_argument("--only", default="rest,grpc,commit", help="comma-separated: rest, grpc, commit")
     args = ap.parse_args()
     only = set(args.only.split(","))
-    for tool in ("valgrind", "callgrind_control", "h2load"):
-        if not shutil.which(tool):
-            print(f"{tool} is not installed (Debian packages valgrind, nghttp2-client)", file=sys.stderr)
-            return 2
+    why = missing_tools(("h2load",))
+    if why:
+        print(why, file=sys.stderr)
+        return 2
     rules = os.path.join(ROOT, "rules", "firestore.rules")
     if "rest" in only:
         measure("REST get (user token, rules on)", args.hearth_bin, rules, args.n, rest_load, args.keep)

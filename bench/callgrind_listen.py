@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import firebase  # noqa: E402
 from benchlib.httpc import Client  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
-from callgrind_get import callgrind_missing, collect, control  # noqa: E402
+from benchlib.instructions import collect, control, missing_tools  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -96,7 +96,9 @@ def main():
     ap.add_argument("--warm", type=int, default=3, help="untimed commits first (first-call paths, caches)")
     ap.add_argument("--keep", action="store_true", help="keep the dumps (for callgrind_annotate)")
     args = ap.parse_args()
-    if callgrind_missing():
+    missing = missing_tools()
+    if missing:
+        print(missing, file=sys.stderr)
         return 2
     if not os.path.exists(args.grpcload):
         print(f"{args.grpcload} is missing: build bench/grpcload first", file=sys.stderr)

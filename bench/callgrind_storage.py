@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 
 sys.dont_write_bytecode = True
@@ -24,41 +23,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from benchlib import storage  # noqa: E402
 from benchlib.httpc import Client, expect  # noqa: E402
-from benchlib.procs import Hearth, Registry  # noqa: E402
+from benchlib.instructions import counted, missing_tools, total_ir  # noqa: E402
 from benchlib.sigv4 import Signer  # noqa: E402
-from callgrind_get import control, total_ir  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BODY = os.urandom(4096)
-
-
-def measure(label, hearth_bin, setup, load, per, keep=False):
-    """Instructions while `load(h, state)` runs, in a fresh Hearth under callgrind, divided by `per`."""
-    work = tempfile.mkdtemp(prefix="cg-", dir=os.path.join(ROOT, ".build"))
-    reg = Registry()
-    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data"), log_name="hearth-cg")
-    argv = h.argv()
-    h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                                 f"--callgrind-out-file={work}/callgrind.out.%p"] + argv
-    try:
-        h.start(timeout=300)
-        state = setup(h)
-        load(h, state, warm=True)
-        control(h.pid, "-i", "on")
-        t0 = time.time()
-        load(h, state, warm=False)
-        control(h.pid, "-i", "off")
-        control(h.pid, "-d")
-        secs = time.time() - t0
-    finally:
-        reg.stop_all()
-    ir = total_ir(work)
-    if keep:
-        print(f"kept {work}", file=sys.stderr)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    print(f"{label}: {ir / per:,.1f} instructions ({secs:.1f}s under callgrind)")
-    return ir / per
 
 
 def token_setup(h):
@@ -84,11 +53,11 @@ def s3_setup(h):
     return signer.presign("GET", host, "/cg-bench/obj4k", expires=3600)
 
 
-def get_load(service, n):
-    def load(h, path, warm):
+def get_load(service):
+    def load(h, path, n):
         c = Client(h.port(service))
         try:
-            for _ in range(50 if warm else n):
+            for _ in range(n):
                 r = c.request("GET", path, headers={"Host": f"127.0.0.1:{h.port(service)}"})
                 if r.status != 200 or r.body != BODY:
                     raise SystemExit(f"{service} GET answered {r.status}: {r.snippet()}")
@@ -97,17 +66,17 @@ def get_load(service, n):
     return load
 
 
-def upload_load(path, size):
-    def load(h, _state, warm):
+def upload_load(path):
+    """Uploads the first `total` bytes of the file at `path` as a new object (so n counts bytes)."""
+    def load(h, _state, total):
         port = h.port("storage")
         storage._ensure_bucket(port)
         c = Client(port)
-        r = expect(c.request("POST", f"/upload/storage/v1/b/{storage.BUCKET}/o?uploadType=resumable&name=big{int(warm)}",
-                             body={}, headers={"X-Upload-Content-Length": str(size if not warm else 1 << 20)}), "start")
+        r = expect(c.request("POST", f"/upload/storage/v1/b/{storage.BUCKET}/o?uploadType=resumable&name=big{total}",
+                             body={}, headers={"X-Upload-Content-Length": str(total)}), "start")
         c.close()
         u = urllib.parse.urlsplit(r.headers["location"])
         session = u.path + "?" + u.query
-        total = size if not warm else 1 << 20
         offset = 0
         while offset < total:
             n = min(8 << 20, total - offset)
@@ -126,12 +95,13 @@ def main():
     ap.add_argument("--only", choices=["get", "upload"])
     ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
     args = ap.parse_args()
-    if not shutil.which("valgrind"):
-        print("valgrind is not installed (Debian package valgrind)", file=sys.stderr)
+    why = missing_tools()
+    if why:
+        print(why, file=sys.stderr)
         return 2
     if args.only in (None, "get"):
-        t = measure("Storage download URL 4 KiB, per request", args.hearth_bin, token_setup, get_load("storage", args.n), args.n, args.keep)
-        s = measure("S3 presigned GET 4 KiB, per request", args.hearth_bin, s3_setup, get_load("s3", args.n), args.n, args.keep)
+        t = counted("Storage download URL 4 KiB", args.hearth_bin, args.n, token_setup, get_load("storage"), data_dir=True, keep=args.keep)
+        s = counted("S3 presigned GET 4 KiB", args.hearth_bin, args.n, s3_setup, get_load("s3"), data_dir=True, keep=args.keep)
         print(f"  download URL / presigned GET = {t / s:.2f}")
     if args.only in (None, "upload"):
         size = args.mib << 20
@@ -139,8 +109,8 @@ def main():
         if not (os.path.exists(path) and os.path.getsize(path) == size):
             with open(path, "wb") as f:
                 f.write(os.urandom(size))
-        u = measure(f"Storage resumable upload {args.mib} MiB, per byte", args.hearth_bin, lambda h: None,
-                    upload_load(path, size), size, args.keep)
+        u = counted(f"Storage resumable upload {args.mib} MiB", args.hearth_bin, size, lambda h: None, upload_load(path),
+                    data_dir=True, keep=args.keep, warm=1 << 20, unit="byte")
         work = tempfile.mkdtemp(prefix="cg-sha-", dir=os.path.join(ROOT, ".build"))
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/callgrind.out.sha", "sha256sum", path],
                        capture_output=True, check=True)

@@ -93,6 +93,25 @@ public final class BlobBodySource<Namespace: BlobNamespace>: ResponseBodySource,
         return bytes
     }
 
+    /// Bytes `start..<end` of the blob made of `segments`, read whole inside a read the caller
+    /// holds (the one that found the segments): for a small body, sent from memory rather than
+    /// streamed chunk by chunk in reads of their own.
+    /// - Throws: `ChunkMissing` when a slice's row is gone or shorter, `ChunkUnreadable` when it does not open.
+    public static func bytes(_ c: Connection, segments: [BlobStore<Namespace>.Segment], start: Int64, end: Int64,
+                             dataKey: BlobDataKey? = nil) throws -> [UInt8] {
+        func slice(_ s: BlobStore<Namespace>.Segment) throws -> [UInt8] {
+            let from = max(s.offset, start), to = min(s.offset + s.length, end)
+            let lo = Int(s.chunkStart + (from - s.offset))
+            return try chunkBytes(c, chunkID: s.chunkID, range: lo..<(lo + Int(max(0, to - from))), dataKey: dataKey)
+        }
+        // The common small body is one slice: its bytes are the answer, with no second copy.
+        if segments.count == 1 { return try slice(segments[0]) }
+        var out = [UInt8]()
+        out.reserveCapacity(Int(max(0, end - start)))
+        for s in segments { out += try slice(s) }
+        return out
+    }
+
     public func close() {
         lock.lock()
         segments = []

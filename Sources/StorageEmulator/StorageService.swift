@@ -21,6 +21,7 @@ public final class StorageService: HTTPService, @unchecked Sendable {
     let firestore: (any FirestoreRulesReader)?
     let rules: StorageRules
     let uploadDigests = UploadDigests()
+    let objectCache = ObjectReadCache()
 
     /// - Parameters:
     ///   - database: the process's database, already migrated with `migrations`.
@@ -72,9 +73,10 @@ public final class StorageService: HTTPService, @unchecked Sendable {
     }
 
     private func route(_ request: Request) -> RequestDisposition {
-        let segments = request.rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
-            Request.percentDecode(String($0))
-        }
+        // Split as bytes: '/' is ASCII, so every piece is whole UTF-8 (by Characters it cost ~13k
+        // instructions a request).
+        let segments = Substring(request.rawPath).utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            .dropFirst().map { Request.percentDecode(String(Substring($0))) }
         let route = StorageRoute(segments: segments)
         switch route {
         case .firebaseObjects, .firebaseObject:

@@ -1,12 +1,92 @@
-"""Instructions per request counted by callgrind, published beside the rates (full runs only).
+"""Instructions counted by callgrind: the one way every bench/callgrind_*.py script runs Hearth under
+valgrind and divides what it counted, and the counts published beside the rates (full runs only).
 
 Wall-clock rates on a shared two-core machine move with whatever else runs; instruction counts repeat
 to within a few per cent, so they show where a request's CPU goes and whether a change helped. Each
-count runs its own Hearth under `valgrind --tool=callgrind --instr-atstart=no` (bench/callgrind_s3.py,
-bench/callgrind_get.py) and instruments only while the requests run, after a warm-up. QUICK runs and
-machines without valgrind get n/a with the reason.
+count runs its own Hearth under `valgrind --tool=callgrind --instr-atstart=no` (`counted`) and
+instruments only while the load runs, after a warm-up. QUICK runs and machines without valgrind get
+n/a with the reason.
 """
+import os
+import re
 import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from .procs import Hearth, Registry
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def missing_tools(extra=()):
+    """Why callgrind counts cannot run here (a sentence), or None when valgrind and `extra` are installed."""
+    for tool in ("valgrind", "callgrind_control", *extra):
+        if not shutil.which(tool):
+            return f"{tool} is not installed (Debian package {'nghttp2-client' if tool == 'h2load' else 'valgrind'})"
+    return None
+
+
+def control(pid, *args):
+    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True, timeout=120)
+
+
+def total_ir(out_dir):
+    """Sum of the `totals:` Ir of the dumps callgrind wrote (each dump covers the time since the last)."""
+    total = 0
+    for name in os.listdir(out_dir):
+        if not name.startswith("callgrind.out"):
+            continue
+        with open(os.path.join(out_dir, name)) as f:
+            for line in f:
+                m = re.match(r"totals: (\d+)", line)
+                if m:
+                    total += int(m.group(1))
+    return total
+
+
+def collect(work, keep):
+    """The instructions counted in `work`'s dumps; the dumps are kept (for callgrind_annotate) or removed."""
+    ir = total_ir(work)
+    if keep:
+        print(f"kept {work}", file=sys.stderr)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return ir
+
+
+def counted(label, hearth_bin, n, prepare, load, rules=None, data_dir=False, keep=False, warm=50, unit="request"):
+    """Instructions per `unit` while `load(h, state, n)` runs, in a fresh Hearth under callgrind.
+
+    `prepare(h)` seeds what the load needs and returns its state; `load(h, state, warm)` runs once
+    uninstrumented first (token caches, prepared statements, first-call paths). `n` counts units (a
+    request, a byte); a load may return how many it completed instead (a timed one). With
+    `data_dir` Hearth stores on disk as `make bench` runs it, else in memory."""
+    work = tempfile.mkdtemp(prefix="cg-", dir=os.path.join(ROOT, ".build"))
+    reg = Registry()
+    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data") if data_dir else None, rules=rules,
+               log_name="hearth-cg")
+    argv = h.argv()
+    h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                                 f"--callgrind-out-file={work}/callgrind.out.%p"] + argv
+    try:
+        h.start(timeout=300)
+        state = prepare(h)
+        load(h, state, warm)
+        control(h.pid, "-i", "on")
+        t0 = time.time()
+        n = load(h, state, n) or n
+        control(h.pid, "-i", "off")
+        control(h.pid, "-d")
+        secs = time.time() - t0
+    finally:
+        reg.stop_all()
+    ir = collect(work, keep)
+    digits = 1 if unit == "byte" else 0
+    print(f"{label}: {ir / n:,.{digits}f} instructions per {unit} ({n:,} {unit}s, {secs:.1f}s under callgrind)")
+    return ir / n
+
 
 KEYS = {  # key → (scenario, which measurement)
     "cg.s3.get_presigned": ("S3 4 KiB presigned GET: instructions per request (callgrind, 1 conn)", "s3:get_presigned"),
@@ -22,9 +102,10 @@ def measure(ctx, n=500):
         for k in KEYS:
             ctx.results.na(k, "hearth", "QUICK run (callgrind needs ~2 minutes; the full run measures it)")
         return
-    if not (shutil.which("valgrind") and shutil.which("callgrind_control")):
+    why = missing_tools()
+    if why:
         for k in KEYS:
-            ctx.results.na(k, "hearth", "valgrind is not installed (Debian package valgrind)")
+            ctx.results.na(k, "hearth", why)
         return
     import callgrind_get  # noqa: E402 — bench/ is on sys.path (run.py puts it there)
     import callgrind_s3  # noqa: E402

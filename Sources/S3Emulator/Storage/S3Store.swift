@@ -9,10 +9,10 @@ final class S3Store: Sendable {
     let database: Database
     /// Every request reads its bucket's access settings (five rows) and record; they change rarely.
     /// Absent buckets are cached too (as nil).
-    let bucketCache = WriteGenerationCache<String, BucketAccess?>(capacity: 1024)
+    let bucketCache = GenerationCache<String, BucketAccess?>(capacity: 1024)
     /// Small objects as last read whole (record and bytes), so a GET repeated between writes needs
     /// no read transaction. Bounded to `cachedObjectLimit` bytes each and 4 MiB in all.
-    let objectCache = WriteGenerationCache<ObjectCacheKey, CachedObject>(capacity: 1024, maxCost: 4 << 20) { $0.bytes.count }
+    let objectCache = GenerationCache<ObjectCacheKey, CachedObject>(capacity: 1024, maxCost: 4 << 20) { $0.bytes.count }
 
     /// Largest object `objectCache` holds.
     static let cachedObjectLimit = 64 << 10

@@ -12,21 +12,21 @@ final class BlobUploadConsumer: RequestBodyConsumer {
     private let onError: (any Error) -> Response
     private let onAbandon: () -> Void
     private var skip: Int64
-    private let tap: ((UnsafeRawBufferPointer) -> Void)?
+    private let hasher: BackgroundDigest?
     private var failure: (any Error)?
     /// Body bytes received (skipped ones included).
     private(set) var received: Int64 = 0
 
     /// - Parameters:
-    ///   - tap: sees every kept byte, in order (running digests of a resumable upload).
-    ///   - digests: whether the writer digests the bytes (a resumable chunk's never are: the
-    ///     session's running digests, or a read-back at finalize, give the object's).
-    init(service: StorageService, skip: Int64 = 0, tap: ((UnsafeRawBufferPointer) -> Void)? = nil, digests: Bool = true,
+    ///   - digest: sees every kept byte, in order, on a hashing thread of its own (`BackgroundDigest`);
+    ///     complete when `finish`, `onError` or `onAbandon` runs. The writer computes no digest:
+    ///     a resumable chunk's bytes go to the session's running digest (or none, and finalize
+    ///     reads the pieces back), a one-shot upload's to its own.
+    init(service: StorageService, skip: Int64 = 0, digest: ObjectDigest?,
          finish: @escaping Finish, onError: @escaping (any Error) -> Response, onAbandon: @escaping () -> Void = {}) {
         self.onAbandon = onAbandon
-        self.tap = tap
-        writer = StorageBlobWriter(database: service.database, now: service.clock.now(), checksums: [.crc32c])
-        if !digests { writer.withoutDigests() }
+        hasher = digest.map(BackgroundDigest.init)
+        writer = StorageBlobWriter(database: service.database, now: service.clock.now(), checksums: []).withoutDigests()
         self.skip = skip
         finishHandler = finish
         self.onError = onError
@@ -41,7 +41,7 @@ final class BlobUploadConsumer: RequestBodyConsumer {
             skip -= Int64(n)
             bytes = UnsafeRawBufferPointer(rebasing: bytes[n...])
         }
-        tap?(bytes)
+        hasher?.update(bytes)
         do { try writer.append(bytes) } catch {
             failure = error
             writer.discard()
@@ -49,6 +49,7 @@ final class BlobUploadConsumer: RequestBodyConsumer {
     }
 
     func finish() -> Response {
+        hasher?.drain()
         if let failure { return onError(failure) }
         let response = finishHandler(writer)
         // The handler commits (and calls `committed()`) or leaves the bytes to be discarded.
@@ -57,6 +58,7 @@ final class BlobUploadConsumer: RequestBodyConsumer {
     }
 
     func abandon() {
+        hasher?.drain()
         writer.discard()
         onAbandon()
     }

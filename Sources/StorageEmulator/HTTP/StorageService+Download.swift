@@ -13,42 +13,102 @@ extension StorageService {
         return try media(request, object)
     }
 
-    /// The object's bytes (or the `Range` asked for), streamed from the blob the object had when
-    /// its metadata was read: the slices are fixed in one read transaction with the metadata.
+    /// Bytes of an object planned in the read that found its metadata: the range to send and
+    /// either the bytes themselves (a body up to `inlineLimit`) or the slices to stream them from.
+    struct MediaBody {
+        var start: Int64
+        var end: Int64
+        var partial: Bool
+        var bytes: [UInt8]?
+        var segments: [StorageBlobs.Segment]
+    }
+
+    /// Bodies up to one chunk row are read in the metadata's transaction and sent from memory
+    /// (as S3's GetObject does); larger ones stream a chunk at a time.
+    static let inlineLimit = Int64(StorageBlobWriter.chunkSize)
+
+    /// The live object `bucket`/`name` and, when `mayRead` says the caller may have its bytes, the
+    /// bytes the request's `Range` asks for, in one read transaction (one snapshot: the bytes are
+    /// the metadata's). `mayRead` is pure (a token check, a generation check): it runs inside the read.
+    /// - Throws: `noSuchBucket`; `rangeNotSatisfiable` for a readable object.
+    func readMedia(_ request: Request, bucket: String, name: String,
+                   mayRead: (StoredObject) -> Bool) throws(StorageError) -> (object: StoredObject?, body: MediaBody?) {
+        let range = request.headers["Range"]
+        // Read before the transaction, so an entry it stores is never labelled newer than its data.
+        let generation = database.writeGeneration
+        let key = ObjectKey(bucket: bucket, name: name)
+        let cached = objectCache.lookup(key, generation: generation)
+        return try read { c -> (StoredObject?, MediaBody?) in
+            let object: StoredObject
+            var slices: [StorageBlobs.Segment]?
+            if let cached, let v = try StorageStore.objectVersion(c, bucket: bucket, name: name),
+               v.generation == cached.object.generation, v.metageneration == cached.object.metageneration, v.blobID == cached.object.blobID {
+                object = cached.object
+                slices = cached.segments
+            } else {
+                guard let found = try StorageStore.object(c, bucket: bucket, name: name) else {
+                    // A bucket with objects cannot be deleted, so only a miss asks about the bucket.
+                    guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
+                    return (nil, nil)
+                }
+                object = found
+                if found.size <= Self.inlineLimit {
+                    let whole = try StorageBlobs.segments(c, blobID: found.blobID, start: 0, end: found.size)
+                    objectCache.store(key, ObjectReadEntry(object: found, segments: whole), generation: generation)
+                    slices = whole
+                }
+            }
+            guard mayRead(object) else { return (object, nil) }
+            let size = object.size
+            var body = MediaBody(start: 0, end: size, partial: false, bytes: nil, segments: [])
+            if let range, size > 0, let r = Self.parseRange(range, size: size) {
+                guard let (a, b) = r else { throw StorageError.rangeNotSatisfiable(size: size) }
+                (body.start, body.end, body.partial) = (a, b, true)
+            }
+            if let slices {
+                let (start, end) = (body.start, body.end)
+                body.segments = slices.filter { $0.offset < end && $0.offset + $0.length > start }
+            } else {
+                body.segments = try StorageBlobs.segments(c, blobID: object.blobID, start: body.start, end: body.end)
+            }
+            if body.end - body.start <= Self.inlineLimit {
+                body.bytes = try StorageBodySource.bytes(c, segments: body.segments, start: body.start, end: body.end)
+            }
+            return (object, body)
+        }
+    }
+
+    /// The object's bytes (or the `Range` asked for), read again together with its metadata so
+    /// both belong to the generation `object` names (a newer one answers 404).
     func media(_ request: Request, _ object: StoredObject) throws(StorageError) -> Response {
-        let size = object.size
-        var start: Int64 = 0, end = size
-        var partial = false
-        if let header = request.headers["Range"], size > 0, let r = Self.parseRange(header, size: size) {
-            guard let (a, b) = r else { throw .rangeNotSatisfiable(size: size) }
-            start = a
-            end = b
-            partial = true
-        }
-        let found = try read { c -> (StoredObject, [StorageBlobs.Segment])? in
-            guard let current = try StorageStore.object(c, bucket: object.bucket, name: object.name),
-                  current.generation == object.generation else { return nil }
-            return (current, try StorageBlobs.segments(c, blobID: current.blobID, start: start, end: end))
-        }
-        guard let (current, segments) = found else { throw .noSuchObject(bucket: object.bucket, name: object.name) }
+        let found = try readMedia(request, bucket: object.bucket, name: object.name) { $0.generation == object.generation }
+        guard let current = found.object, let body = found.body else { throw .noSuchObject(bucket: object.bucket, name: object.name) }
+        return mediaResponse(current, body)
+    }
+
+    /// The answer carrying `body` of `object`, with the headers GCS sends with object bytes.
+    func mediaResponse(_ current: StoredObject, _ body: MediaBody) -> Response {
+        // A fresh set of distinct names: `add` skips `set`'s search for an earlier field.
         var h = HTTPHeaders()
-        h.set("Content-Type", current.contentType ?? "application/octet-stream")
-        h.set("Accept-Ranges", "bytes")
-        h.set("ETag", "\"\(current.etag)\"")
-        h.set("Last-Modified", current.updated.httpDate)
-        h.set("x-goog-generation", String(current.generation))
-        h.set("x-goog-metageneration", String(current.metageneration))
-        h.set("x-goog-stored-content-length", String(current.size))
-        h.set("x-goog-stored-content-encoding", current.contentEncoding ?? "identity")
-        h.set("x-goog-storage-class", "STANDARD")
-        h.set("x-goog-hash", current.googHash)
-        if let v = current.contentEncoding { h.set("Content-Encoding", v) }
-        if let v = current.contentDisposition { h.set("Content-Disposition", v) }
-        if let v = current.contentLanguage { h.set("Content-Language", v) }
-        if let v = current.cacheControl { h.set("Cache-Control", v) }
-        if partial { h.set("Content-Range", "bytes \(start)-\(end - 1)/\(size)") }
-        let source = StorageBodySource(database: database, segments: segments, start: start, end: end)
-        return Response(status: partial ? 206 : 200, headers: h, body: .stream(length: end - start, source: source))
+        h.add("Content-Type", current.contentType ?? "application/octet-stream")
+        h.add("Accept-Ranges", "bytes")
+        h.add("ETag", "\"\(current.etag)\"")
+        h.add("Last-Modified", current.updated.httpDate)
+        h.add("x-goog-generation", String(current.generation))
+        h.add("x-goog-metageneration", String(current.metageneration))
+        h.add("x-goog-stored-content-length", String(current.size))
+        h.add("x-goog-stored-content-encoding", current.contentEncoding ?? "identity")
+        h.add("x-goog-storage-class", "STANDARD")
+        h.add("x-goog-hash", current.googHash)
+        if let v = current.contentEncoding { h.add("Content-Encoding", v) }
+        if let v = current.contentDisposition { h.add("Content-Disposition", v) }
+        if let v = current.contentLanguage { h.add("Content-Language", v) }
+        if let v = current.cacheControl { h.add("Cache-Control", v) }
+        if body.partial { h.add("Content-Range", "bytes \(body.start)-\(body.end - 1)/\(current.size)") }
+        let status = body.partial ? 206 : 200
+        if let bytes = body.bytes { return Response(status: status, headers: h, body: .bytes(bytes)) }
+        let source = StorageBodySource(database: database, segments: body.segments, start: body.start, end: body.end)
+        return Response(status: status, headers: h, body: .stream(length: body.end - body.start, source: source))
     }
 
     /// A single `bytes=` range as a half-open interval: nil when the header is not one range

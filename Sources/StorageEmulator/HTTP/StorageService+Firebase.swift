@@ -50,13 +50,18 @@ extension StorageService {
     }
 
     /// Metadata, or the bytes with `alt=media`. A download token that matches one of the object's
-    /// tokens grants the download without rules (that is what download URLs are for).
+    /// tokens grants the download without rules (that is what download URLs are for); such a
+    /// download reads metadata and bytes in one transaction.
     private func firebaseGet(_ request: Request, bucket: String, name: String, caller: StorageCaller) -> Response {
         do throws(StorageError) {
-            let object = try live(bucket: bucket, name: name)
             let isMedia = request.query("alt") == "media"
-            if isMedia, let token = request.query("token"), let object, object.downloadTokens.contains(token) {
-                return try media(request, object)
+            let object: StoredObject?
+            if isMedia, let token = request.query("token") {
+                let found = try readMedia(request, bucket: bucket, name: name) { $0.hasDownloadToken(token) }
+                if let o = found.object, let body = found.body { return mediaResponse(o, body) }
+                object = found.object
+            } else {
+                object = try live(bucket: bucket, name: name)
             }
             try authorize(.get, caller: caller, bucket: bucket, name: name, resource: object)
             guard let object else { throw StorageError.noSuchObject(bucket: bucket, name: name) }
@@ -135,11 +140,11 @@ extension StorageService {
         do throws(StorageError) { try checkNames(bucket: bucket, name: name) } catch { return .respond(error.firebaseResponse) }
         var meta = ObjectMetadata()
         meta.contentType = request.headers["Content-Type"]
-        return .stream(BlobUploadConsumer(service: self, finish: { [self] writer in
+        let digest = ObjectDigest()
+        return .stream(BlobUploadConsumer(service: self, digest: digest, finish: { [self] writer in
             firebase { () throws(StorageError) in
-                let d = writer.finalizeDigests()
-                let draft = withDownloadToken(draft(bucket: bucket, name: name, metadata: meta, size: writer.size, md5: d.md5,
-                                                    crc32c: Self.crcValue(d.checksums[.crc32c])))
+                let d = digest.finalize()
+                let draft = withDownloadToken(draft(bucket: bucket, name: name, metadata: meta, size: writer.size, md5: d.md5, crc32c: d.crc32c))
                 return try store(draft, body: .writer(writer), conditions: try Preconditions(query: request.query),
                                  authorize: { [self] (o, old) throws(StorageError) in try authorizeWrite(o, old, caller: caller) }).firebaseMetadata
             }
@@ -202,7 +207,7 @@ extension StorageService {
             return .respond(r)
         }
         let digest = uploadDigests.begin(session.id, at: session.received)
-        return .stream(BlobUploadConsumer(service: self, tap: digest.map { d in { d.update($0) } }, digests: false, finish: { [self] writer in
+        return .stream(BlobUploadConsumer(service: self, digest: digest?.digest, finish: { [self] writer in
             do throws(StorageError) {
                 if let declared = session.declaredSize, session.received + writer.size > declared {
                     throw .sizeMismatch(declared: declared, received: session.received + writer.size)

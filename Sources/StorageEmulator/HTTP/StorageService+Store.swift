@@ -85,8 +85,7 @@ extension StorageService {
     /// MD5 and CRC32C of a blob list, read back one chunk at a time (a resumable upload's pieces
     /// arrived in separate requests, possibly across restarts, so no running digest spans them).
     func digests(of pieces: [(blobID: Int64, size: Int64)]) throws(StorageError) -> (md5: [UInt8], crc32c: UInt32) {
-        let md5 = StreamingDigest(.md5)
-        var crc = CRC32(.castagnoli)
+        let digest = ObjectDigest()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         for p in pieces {
             let segments = try read { c in try StorageBlobs.segments(c, blobID: p.blobID, start: 0, end: p.size) }
@@ -99,14 +98,10 @@ extension StorageService {
                     throw .internalError
                 }
                 if n == 0 { break }
-                buffer.withUnsafeBytes { raw in
-                    let slice = UnsafeRawBufferPointer(rebasing: raw[0..<n])
-                    md5.update(slice)
-                    crc.update(slice)
-                }
+                buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             }
         }
-        return (md5.finalize(), crc.value)
+        return digest.finalize()
     }
 
     /// The CRC32C as a number from a writer's big-endian bytes.

@@ -25,11 +25,11 @@ extension StorageService {
                 let conditions = try Preconditions(query: request.query)
                 var meta = ObjectMetadata()
                 meta.contentType = request.headers["Content-Type"]
-                return .stream(BlobUploadConsumer(service: self, finish: { [self] writer in
+                let digest = ObjectDigest()
+                return .stream(BlobUploadConsumer(service: self, digest: digest, finish: { [self] writer in
                     respond { () throws(StorageError) in
-                        let d = writer.finalizeDigests()
-                        let draft = draft(bucket: bucket, name: name, metadata: meta, size: writer.size, md5: d.md5,
-                                          crc32c: Self.crcValue(d.checksums[.crc32c]))
+                        let d = digest.finalize()
+                        let draft = draft(bucket: bucket, name: name, metadata: meta, size: writer.size, md5: d.md5, crc32c: d.crc32c)
                         return try store(draft, body: .writer(writer), conditions: conditions).gcsResource(base: baseURL(request))
                     }
                 }, onError: { [self] e in internalError(e) }))
@@ -195,7 +195,7 @@ extension StorageService {
             return .respond(StorageError.wrongOffset(expected: session.received, got: first).gcsResponse)
         }
         let digest = uploadDigests.begin(session.id, at: session.received)
-        return .stream(BlobUploadConsumer(service: self, skip: session.received - first, tap: digest.map { d in { d.update($0) } }, digests: false, finish: { [self] writer in
+        return .stream(BlobUploadConsumer(service: self, skip: session.received - first, digest: digest?.digest, finish: { [self] writer in
             do throws(StorageError) {
                 let got = writer.size + (session.received - first)
                 if let last = range.last, last - first + 1 != got {

@@ -55,6 +55,13 @@ enum StorageStore {
         try c.first("SELECT \(objectColumns) FROM storage_objects WHERE bucket = ? AND name = ?", [bucket, name], decode)
     }
 
+    /// The generation, metageneration and blob of the live object (what a cached copy is checked against).
+    static func objectVersion(_ c: Connection, bucket: String, name: String) throws -> (generation: Int64, metageneration: Int64, blobID: Int64)? {
+        try c.first("SELECT generation, metageneration, blob_id FROM storage_objects WHERE bucket = ? AND name = ?", [bucket, name]) {
+            ($0.int64(0), $0.int64(1), $0.int64(2))
+        }
+    }
+
     /// Objects of `bucket` whose names start with `prefix`, sort after `after` and lie in
     /// [`atLeast`, `below`), in name order (SQLite's BINARY collation: UTF-8 byte order, as GCS's).
     static func objects(_ c: Connection, bucket: String, prefix: String, after: String?, limit: Int,

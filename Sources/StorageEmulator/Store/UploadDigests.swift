@@ -1,5 +1,4 @@
 import Foundation
-import HearthCrypto
 
 /// Running MD5 and CRC32C of resumable uploads, so finalizing does not read the bytes back.
 ///
@@ -10,14 +9,9 @@ import HearthCrypto
 final class UploadDigests: @unchecked Sendable {
     final class Entry {
         var offset: Int64 = 0
-        let md5 = StreamingDigest(.md5)
-        var crc = CRC32(.castagnoli)
+        /// Fed by the chunk's `BlobUploadConsumer` (on its hashing thread) while `busy`.
+        let digest = ObjectDigest()
         var busy = false
-
-        func update(_ bytes: UnsafeRawBufferPointer) {
-            md5.update(bytes)
-            crc.update(bytes)
-        }
     }
 
     private let lock = NSLock()
@@ -59,7 +53,7 @@ final class UploadDigests: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let e = entries.removeValue(forKey: id), !e.busy, e.offset == received else { return nil }
-        return (e.md5.finalize(), e.crc.value)
+        return e.digest.finalize()
     }
 
     func drop(_ id: String) {

@@ -12,7 +12,8 @@ descriptors by at most 8, threads by at most 4, the WAL stays under 128 MiB, no 
 exceeds max(3 × the warm-up windows' median, +50 ms) scaled up by the machine's load when it is
 busier than during the warm-up, hearth's CPU time per request does not double — and no request failed
 unexpectedly. Each window records the machine's 1-minute load average beside its p99, so a slow
-window can be told apart from a busy machine. Key spaces are bounded (writes overwrite), so the data set
+window can be told apart from a busy machine, and the heap's live and held bytes and SQLite's from
+the hub's /emulator/v1/stats. SOAK_HEARTH_ARGS adds `hearth start` options. Key spaces are bounded (writes overwrite), so the data set
 stops growing and a rising figure means a leak, not more data. Prints a Markdown table, writes
 .build/soak/latest.json, and refreshes the soak section of docs/reliability.md (between its
 `<!-- soak:begin -->` and `<!-- soak:end -->` markers).
@@ -84,6 +85,17 @@ def proc_figures(pid, data_dir):
     # binary's and libraries' pages and the WAL index (shm) mapping, which a leak does not grow.
     return {"rssMiB": round(kib("VmRSS") / 1024, 1), "anonMiB": round(kib("RssAnon") / 1024, 1), "fds": fds, "threads": threads,
             "walMiB": round((os.path.getsize(wal) if os.path.exists(wal) else 0) / 2**20, 2)}
+
+
+def memory_figures(hub):
+    """Where the heap is, from the hub's /emulator/v1/stats: the allocator's live bytes, what it holds
+    from the system (live plus freed-but-kept), and SQLite's share (page caches, statements)."""
+    try:
+        m = requests.get(f"{hub}/emulator/v1/stats", timeout=10).json().get("memory", {})
+    except (requests.RequestException, ValueError):
+        return {}
+    names = {"heapLiveMiB": "heapInUseBytes", "heapHeldMiB": "heapHeldBytes", "sqliteMiB": "sqliteBytes"}
+    return {ours: round(m[theirs] / 2**20, 1) for ours, theirs in names.items() if theirs in m}
 
 
 def cpu_seconds(pid):
@@ -249,6 +261,7 @@ def main():
             time.sleep(min(SAMPLE, max(0.1, MINUTES * 60 - (time.monotonic() - started))))
             n, lat = stats.window()
             fig = proc_figures(proc.pid, data_dir)
+            fig.update(memory_figures(svc["hub"]["url"]))
             cpu_now = cpu_seconds(proc.pid)
             # The machine's load (1-minute average) and hearth's own CPU time per request: the first
             # says how much of a window's latency is other work's, the second is hearth's cost, which
@@ -342,10 +355,11 @@ def judge(samples, errors, listener_events, exit_code):
 
 
 def report(samples, verdict, errors):
-    lines = ["| minute | requests | p99 ms | load | CPU ms/req | RSS MiB | anon MiB | fds | threads | WAL MiB | errors |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| minute | requests | p99 ms | load | CPU ms/req | RSS MiB | anon MiB | heap live / held MiB | SQLite MiB | fds | threads | WAL MiB | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in samples:
         lines.append(f"| {s['minute']} | {s['requests']} | {s['p99ms']} | {s['load']} | {s['cpuMsPerRequest']} | {s['rssMiB']} | {s['anonMiB']} "
+                     f"| {s.get('heapLiveMiB', '–')} / {s.get('heapHeldMiB', '–')} | {s.get('sqliteMiB', '–')} "
                      f"| {s['fds']} | {s['threads']} | {s['walMiB']} | {s['errors']} |")
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     head = (f"Last run: {when}, {MINUTES:g} minutes, sampled every {SAMPLE:g} s, on `{os.uname().nodename}` "

@@ -178,6 +178,10 @@ public final class Database: @unchecked Sendable {
         poolLock.unlock()
     }
 
+    /// Bytes SQLite has allocated in this process (every connection's page cache, prepared
+    /// statements and schema): each connection's cache is bounded by `cache_size` (16 MB).
+    public static var memoryInUse: Int { Int(sqlite3_memory_used()) }
+
     /// Copies the WAL into the main file and truncates it (at shutdown).
     /// - Throws: the checkpoint's failure (nothing is lost: the WAL stays and is replayed at the
     ///   next open, but the caller should say so).

@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthHTTP
+import HearthSQLite
 
 /// The hub listener: health, the emulator map, the clock, the global reset, and every service's
 /// emulator-only routes.
@@ -12,9 +13,15 @@ enum Hub {
             .json(errorBody(404, "NOT_FOUND", "No hub route for \(req.method) \(req.rawPath)"), status: 404)
         }
         router.get("/healthz") { _, _ in .text("ok") }
-        // Log lines that could not be written (full disk, closed pipe): dropped, never fatal.
+        // Log lines that could not be written (full disk, closed pipe): dropped, never fatal. And
+        // where the memory is (the soak samples it): the allocator's live and held bytes, SQLite's.
         router.get("/emulator/v1/stats") { _, _ in
-            .json(.object(["droppedLogWrites": .int(Int64(StandardStream.droppedWrites))]))
+            let heap = ServerAllocator.totals()
+            return .json(.object([
+                "droppedLogWrites": .int(Int64(StandardStream.droppedWrites)),
+                "memory": .object(["heapInUseBytes": .int(Int64(heap.inUse)), "heapHeldBytes": .int(Int64(heap.held)),
+                                   "sqliteBytes": .int(Int64(Database.memoryInUse))]),
+            ]))
         }
         router.get("/") { _, _ in .text("Hearth hub: see /emulators") }
         router.get("/emulators") { _, _ in

@@ -20,6 +20,16 @@ import Testing
         #expect(log.entry(4)?.path == "/4")
     }
 
+    @Test func aFullLogHoldsNoMoreSlotsThanItsCapacity() {
+        // The default 20,000 on the way up: plain doubling would stop at 32,768 slots.
+        let log = RequestLog(capacity: 20_000)
+        for _ in 0..<20_000 { log.append(Self.entry("s3", 200)) }
+        #expect(log.reservedSlots >= 20_000 && log.reservedSlots < 20_500)
+        for _ in 0..<100 { log.append(Self.entry("s3", 200)) }
+        #expect(log.reservedSlots < 20_500)
+        #expect(log.list(RequestLog.Filter()).count == 20_000)
+    }
+
     @Test func errorBodiesStayWithinTheirBudgetOldestDroppedFirst() {
         let log = RequestLog(capacity: 100, bodyBudget: 250)
         for i in 1...5 {

@@ -55,8 +55,15 @@ final class PresignLedger: @unchecked Sendable {
     private var newest: Node?
     private var oldest: Node?
 
+    /// Records kept by default: about 1.9 KiB each (the URL, its decoded query and headers, two
+    /// index keys), so ~2 MiB in all. It was 4,096 (~7.7 MiB), which the soak's two presigns a
+    /// second filled for 34 minutes, a climb that looked like a leak (docs/reliability.md, *Soak*);
+    /// a URL that fails is almost always one of the last thousand minted, and older ones still get
+    /// the recomputed diagnosis.
+    static let defaultCapacity = 1024
+
     /// A ledger keeping the `capacity` most recently used records.
-    init(capacity: Int = 4096) { self.capacity = max(1, capacity) }
+    init(capacity: Int = PresignLedger.defaultCapacity) { self.capacity = max(1, capacity) }
 
     /// How many records are kept.
     var count: Int {

@@ -91,6 +91,15 @@ import Testing
         #expect(ledger.lookup(signature: Self.record(3).signature) == nil)
     }
 
+    @Test func theDefaultLedgerKeepsTheLastThousandTwentyFour() {
+        // Each record is ~1.9 KiB; 4,096 of them was a 7.7 MiB climb in the soak (docs/reliability.md).
+        let ledger = PresignLedger()
+        for n in 0..<1100 { ledger.record(Self.record(n)) }
+        #expect(ledger.count == 1024)
+        #expect(ledger.lookup(signature: Self.record(75).signature) == nil)
+        #expect(ledger.lookup(signature: Self.record(76).signature) != nil)
+    }
+
     @Test func concurrentUseStaysBounded() {
         let ledger = PresignLedger(capacity: 64)
         DispatchQueue.concurrentPerform(iterations: 2000) { n in

@@ -53,49 +53,15 @@ import Testing
     /// Lines up bodies behind a held writer so they run in one transaction: the one that throws
     /// loses only its own changes, the others are committed, each caller gets its own outcome.
     @Test func batchedBodyThatThrowsRollsBackOnlyItself() throws {
-        let db = try database()
-        let batcher = GroupCommit(database: db)
-        let outcomes = Outcomes()
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let group = DispatchGroup()
-        // Hold the writer so the first caller (the leader) blocks inside the batcher.
-        DispatchQueue.global().async(group: group) {
-            _ = try? db.write { _ in
-                holding.signal()
-                release.wait()
-            }
-        }
-        holding.wait()
-        func call(_ name: String, fail: Bool) {
-            DispatchQueue.global().async(group: group) {
-                do {
-                    let r = try batcher.perform { c -> Int in
-                        try c.run("INSERT INTO t (v) VALUES (?)", [name])
-                        if fail { throw Refused() }
-                        return name.utf8.count
-                    }
-                    outcomes.set(name, .success(r))
-                } catch {
-                    outcomes.set(name, .failure(Refused()))
-                }
-            }
-        }
-        call("leader", fail: false)
-        // Give the leader time to take its own body and block on the held writer; the next ones
-        // queue behind it and run in its transaction, each in a savepoint.
-        usleep(50_000)
-        call("kept", fail: false)
-        call("refused", fail: true)
-        call("also-kept", fail: false)
-        while batcher.queued < 3 { usleep(1000) }
-        release.signal()
-        group.wait()
+        // Each body in its own savepoint: the one that throws after writing loses only its rows.
+        let (outcomes, stored) = try batch([Body(name: "leader"), Body(name: "kept"),
+                                            Body(name: "refused", failAfterWriting: true),
+                                            Body(name: "also-kept")])
         #expect(outcomes["leader"] == .success(6))
         #expect(outcomes["kept"] == .success(4))
         #expect(outcomes["also-kept"] == .success(9))
         #expect(outcomes["refused"] == .failure(Refused()))
-        #expect(Set(try values(db)) == ["leader", "kept", "also-kept"])
+        #expect(stored == ["leader", "kept", "also-kept"])
     }
 
     /// How a lined-up body behaves: `bare` runs with `savepoint: false`.
@@ -115,6 +81,7 @@ import Testing
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
+        // Hold the writer so the first caller (the leader) blocks inside the batcher.
         DispatchQueue.global().async(group: group) {
             _ = try? db.write { _ in
                 holding.signal()

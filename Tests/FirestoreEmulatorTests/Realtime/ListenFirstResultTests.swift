@@ -95,7 +95,7 @@ import Testing
         #expect(h.service.listeners.sync { l.stream.pending } == 4)
         #expect(h.call("DELETE", "/emulator/v1/projects/\(h.project)/databases/(default)/documents").status == 200)
         gate.isOpen = true
-        for _ in 0..<5_000 where !l.stream.closed { usleep(1_000) }
+        for _ in 0..<5_000 where !h.service.listeners.sync({ l.stream.closed }) { usleep(1_000) }
         let summary = l.takeSummary()
         #expect(!summary.contains { $0.hasPrefix("CHANGE") })
         #expect(summary.last == "END \(FirestoreError.aborted("").status)", "\(summary.suffix(3))")

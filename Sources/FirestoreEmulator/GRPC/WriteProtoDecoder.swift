@@ -96,13 +96,7 @@ struct WriteProtoDecoder {
 
     /// Every write of `messages`; nil when any needs the general path.
     func writes(_ messages: [ProtoReader]) -> [Write]? {
-        var out: [Write] = []
-        out.reserveCapacity(messages.count)
-        for m in messages {
-            guard let w = try? write(m) else { return nil }
-            out.append(w)
-        }
-        return out
+        try? messages.map { m throws(Fallback) in try write(m) }
     }
 
     // MARK: Messages

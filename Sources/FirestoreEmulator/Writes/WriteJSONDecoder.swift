@@ -18,13 +18,7 @@ struct WriteJSONDecoder {
     func writes(_ json: JSON?) -> [Write]? {
         guard let json else { return [] }
         guard case .array(let items) = json else { return nil }
-        var out: [Write] = []
-        out.reserveCapacity(items.count)
-        for item in items {
-            guard let w = try? write(item) else { return nil }
-            out.append(w)
-        }
-        return out
+        return try? items.map { item throws(Fallback) in try write(item) }
     }
 
     /// One `Write`: an update or a delete (a `transform` write, snake_case names and nulls take

@@ -213,9 +213,9 @@ def listener_rows(ctx, system, port, pid, sign_up):
         key = f"rt.latency.{n}"
         try:
             user = sign_up(f"bench-rt{n}-{system}@example.com")
-            commits = ctx.s.listener_commits(n)
+            commits = ctx.s.listener_commits(n) if system == "hearth" else ctx.s.peer_listener_commits(n)
             s = grpcload(ctx, port, user.id_token, "listen", "-uid", user.uid, "-listeners", n, "-commits", commits,
-                         "-tag", f"{system}-l{n}", "-per-conn", 100, timeout=600)
+                         "-tag", f"{system}-l{n}", "-per-conn", 100, timeout=600 if system == "hearth" else 300)
             if s.get("commit_failed") or not s.get("commits_ok"):
                 raise NotAvailable(f"{system} listeners: commits failed ({s.get('commit_failed')}: "
                                    f"{s.get('failed_example', '')[:200]})")

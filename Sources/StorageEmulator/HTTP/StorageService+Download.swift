@@ -61,7 +61,7 @@ extension StorageService {
             guard mayRead(object) else { return (object, nil) }
             let size = object.size
             var body = MediaBody(start: 0, end: size, partial: false, bytes: nil, segments: [])
-            if let range, size > 0, let r = Self.parseRange(range, size: size) {
+            if let range, let r = Self.parseRange(range, size: size) {
                 guard let (a, b) = r else { throw StorageError.rangeNotSatisfiable(size: size) }
                 (body.start, body.end, body.partial) = (a, b, true)
             }
@@ -111,8 +111,13 @@ extension StorageService {
         return Response(status: status, headers: h, body: .stream(length: body.end - body.start, source: source))
     }
 
-    /// A single `bytes=` range as a half-open interval: nil when the header is not one range
-    /// (served whole, as GCS does), `.some(nil)` when it is unsatisfiable.
+    /// A single `bytes=` range as a half-open interval: nil when the header is not one valid range
+    /// (served whole, as GCS does), `.some(nil)` when it is unsatisfiable (416).
+    ///
+    /// As GCS (and RFC 9110 §14.1.1): a range that starts at or past the end is unsatisfiable, so
+    /// `bytes=N-` with N = the size is 416, and so is any first-byte range of an empty object
+    /// (`bytes=0-` included). A suffix range `bytes=-N` (N > 0) of an empty object is satisfiable by
+    /// the RFC but has no byte to send, so the whole (empty) object answers 200; `bytes=-0` is 416.
     static func parseRange(_ header: String, size: Int64) -> (Int64, Int64)?? {
         let h = header.trimmingCharacters(in: .whitespaces)
         guard h.lowercased().hasPrefix("bytes="), !h.contains(",") else { return nil }
@@ -120,12 +125,20 @@ extension StorageService {
         guard let dash = spec.firstIndex(of: "-") else { return nil }
         let first = spec[..<dash].trimmingCharacters(in: .whitespaces), last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
         if first.isEmpty {
-            guard let n = Int64(last) else { return nil }
+            guard let n = Int64(last), n >= 0 else { return nil }
             if n == 0 { return .some(nil) }
+            if size == 0 { return nil }
             return .some((max(0, size - n), size))
         }
-        guard let a = Int64(first) else { return nil }
-        let b = last.isEmpty ? size - 1 : (Int64(last) ?? -1)
+        guard let a = Int64(first), a >= 0 else { return nil }
+        let b: Int64
+        if last.isEmpty {
+            b = .max
+        } else {
+            guard let v = Int64(last) else { return nil }
+            b = v
+        }
+        // `last < first` is not a valid range: the header is ignored (RFC 9110 §14.2).
         guard b >= a else { return nil }
         if a >= size { return .some(nil) }
         return .some((a, min(b, size - 1) + 1))

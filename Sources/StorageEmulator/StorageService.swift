@@ -21,7 +21,7 @@ public final class StorageService: HTTPService, @unchecked Sendable {
     let firestore: (any FirestoreRulesReader)?
     let rules: StorageRules
     let uploadDigests = UploadDigests()
-    let objectCache = ObjectReadCache()
+    let objectCache = ObjectReadCache.make()
 
     /// - Parameters:
     ///   - database: the process's database, already migrated with `migrations`.

@@ -51,6 +51,40 @@ import Testing
         #expect(h.send("GET", url, headers: [("Range", "bytes=\(data.count)-\(data.count + 10)")]).status == 416)
     }
 
+    /// A range starting at (or past) the end is 416 with `Content-Range: bytes */size` on every
+    /// download path, in each API's error shape; an empty object has no first byte to start at.
+    @Test(arguments: [0, 5, 4096])
+    func aRangeFromTheEndIsNotSatisfiable(size: Int) throws {
+        let h = try StorageHarness()
+        let data = StorageHarness.bytes(size)
+        let token = try upload(h, "e.png", data)
+        let paths = ["/v0/b/\(b)/o/e.png?alt=media&token=\(token)", "/download/storage/v1/b/\(b)/o/e.png?alt=media",
+                     "/storage/v1/b/\(b)/o/e.png?alt=media"]
+        for (i, path) in paths.enumerated() {
+            for range in ["bytes=\(size)-", "bytes=\(size)-\(size + 10)", "bytes=\(size + 1)-", "bytes=-0"] {
+                let r = h.send("GET", path, headers: [("Range", range)])
+                #expect(r.status == 416, "\(path) \(range)")
+                #expect(r.headers["Content-Range"] == "bytes */\(size)", "\(path) \(range)")
+                #expect(r.json["error"]?["code"]?.intValue == 416)
+                // The JSON API's errors[] carry the reason; the Firebase API's body has none.
+                #expect((r.json["error"]?["errors"]?[0]?["reason"]?.stringValue == "requestedRangeNotSatisfiable") == (i > 0))
+            }
+            // Not a valid range (last before first, not bytes, two ranges): ignored, the whole object.
+            for range in ["bytes=3-1", "items=0-", "bytes=0-0,1-1"] {
+                let r = h.send("GET", path, headers: [("Range", range)])
+                #expect(r.status == 200 && r.body == data, "\(path) \(range)")
+            }
+            // A suffix of an empty object has no byte to send: the whole (empty) object.
+            let suffix = h.send("GET", path, headers: [("Range", "bytes=-3")])
+            #expect(suffix.status == (size == 0 ? 200 : 206) && suffix.body == Array(data.suffix(3)), "\(path)")
+            if size > 0 {
+                let last = h.send("GET", path, headers: [("Range", "bytes=\(size - 1)-")])
+                #expect(last.status == 206 && last.body == [data[size - 1]])
+                #expect(last.headers["Content-Range"] == "bytes \(size - 1)-\(size - 1)/\(size)")
+            }
+        }
+    }
+
     @Test func aReplacedObjectTakesItsOldTokenWithIt() throws {
         let h = try StorageHarness()
         let old = try upload(h, "p.png", StorageHarness.bytes(100))
@@ -67,6 +101,24 @@ import Testing
         // A token for a missing object or bucket is no way in either.
         #expect(h.send("GET", "/v0/b/\(b)/o/none.png?alt=media&token=\(token)").status == 403)
         #expect(h.send("GET", "/v0/b/no-such-bucket/o/p.png?alt=media&token=\(token)").status == 404)
+    }
+
+    /// A small object is answered from the download cache (bytes and headers) until any write: a
+    /// metadata change shows in the very next download's headers, ranges are cut from the cached bytes.
+    @Test func aCachedDownloadFollowsAMetadataChange() throws {
+        let h = try StorageHarness()
+        let data = StorageHarness.bytes(5000)
+        let token = try upload(h, "m.png", data)
+        let url = "/v0/b/\(b)/o/m.png?alt=media&token=\(token)"
+        for _ in 0..<2 { #expect(h.send("GET", url).headers["Content-Type"] == "image/png") }
+        #expect(h.service.objectCache.count == 1)
+        let part = h.send("GET", url, headers: [("Range", "bytes=10-19")])
+        #expect(part.status == 206 && part.body == Array(data[10...19]) && part.headers["Content-Range"] == "bytes 10-19/5000")
+        let owner = [("Authorization", "Bearer owner"), ("Content-Type", "application/json")]
+        #expect(h.send("PATCH", "/v0/b/\(b)/o/m.png", headers: owner, body: Array(#"{"contentType":"image/gif"}"#.utf8)).status == 200)
+        let after = h.send("GET", url)
+        #expect(after.status == 200 && after.body == data)
+        #expect(after.headers["Content-Type"] == "image/gif" && after.headers["x-goog-metageneration"] == "2")
     }
 
     /// Tokens are the comma-separated fields of `firebaseStorageDownloadTokens`; a token matches

@@ -76,7 +76,7 @@ enum StorageError: Error, Sendable, Equatable {
             "Invalid request. The upload offset is \(got) but \(expected) bytes have been persisted."
         case .sizeMismatch(let declared, let received):
             "Invalid request. The upload declared \(declared) bytes but \(received) were received."
-        case .rangeNotSatisfiable: "The requested range cannot be satisfied."
+        case .rangeNotSatisfiable: "Request range not satisfiable"
         case .metadataTooLarge: "Metadata part is too large."
         case .payloadTooLarge(let limit): "The request body is larger than \(limit) bytes."
         case .permissionDenied(_, let m): m
@@ -86,10 +86,16 @@ enum StorageError: Error, Sendable, Equatable {
         }
     }
 
-    /// The Cloud Storage JSON API error response.
-    var gcsResponse: Response {
+    /// Headers both APIs send with the error: a 416 names the object's size (`bytes */size`, which
+    /// google-resumable-media reads to tell an empty object from a range past the end).
+    private var headers: HTTPHeaders {
         var headers = HTTPHeaders()
         if case .rangeNotSatisfiable(let size) = self { headers.set("Content-Range", "bytes */\(size)") }
+        return headers
+    }
+
+    /// The Cloud Storage JSON API error response.
+    var gcsResponse: Response {
         let detail: JSON = .object(["message": .string(message), "domain": .string("global"), "reason": .string(reason)])
         return .json(.object(["error": .object([
             "code": .int(Int64(status)), "message": .string(message), "errors": .array([detail]),
@@ -99,6 +105,6 @@ enum StorageError: Error, Sendable, Equatable {
     /// The Firebase Storage REST API error response. A rules denial's message starts as
     /// production's (`Permission denied.`); the rules' reason and Hearth's trace follow on later lines.
     var firebaseResponse: Response {
-        .json(.object(["error": .object(["code": .int(Int64(status)), "message": .string(message)])]), status: status)
+        .json(.object(["error": .object(["code": .int(Int64(status)), "message": .string(message)])]), status: status, headers: headers)
     }
 }

@@ -21,6 +21,8 @@ extension StorageService {
         var partial: Bool
         var bytes: [UInt8]?
         var segments: [StorageBlobs.Segment]
+        /// The object's media headers when a cache entry had them built.
+        var headers: HTTPHeaders?
     }
 
     /// Bodies up to one chunk row are read in the metadata's transaction and sent from memory
@@ -28,8 +30,9 @@ extension StorageService {
     static let inlineLimit = Int64(StorageBlobWriter.chunkSize)
 
     /// The live object `bucket`/`name` and, when `mayRead` says the caller may have its bytes, the
-    /// bytes the request's `Range` asks for, in one read transaction (one snapshot: the bytes are
-    /// the metadata's). `mayRead` is pure (a token check, a generation check): it runs inside the read.
+    /// bytes the request's `Range` asks for, in one snapshot (the bytes are the metadata's): from
+    /// the download cache when no write has happened since it was filled, else in one read
+    /// transaction. `mayRead` is pure (a token check, a generation check): it runs inside the read.
     /// - Throws: `noSuchBucket`; `rangeNotSatisfiable` for a readable object.
     func readMedia(_ request: Request, bucket: String, name: String,
                    mayRead: (StoredObject) -> Bool) throws(StorageError) -> (object: StoredObject?, body: MediaBody?) {
@@ -38,13 +41,23 @@ extension StorageService {
         let generation = database.writeGeneration
         let key = ObjectKey(bucket: bucket, name: name)
         let cached = objectCache.lookup(key, generation: generation)
+        if let cached, let bytes = cached.bytes {
+            // No write since the entry was read: it is the live object, bytes and all.
+            guard mayRead(cached.object) else { return (cached.object, nil) }
+            var body = try Self.plan(range, size: cached.object.size)
+            body.bytes = body.partial ? Array(bytes[Int(body.start)..<Int(body.end)]) : bytes
+            body.headers = cached.headers
+            return (cached.object, body)
+        }
         return try read { c -> (StoredObject?, MediaBody?) in
             let object: StoredObject
             var slices: [StorageBlobs.Segment]?
+            var headers: HTTPHeaders?
             if let cached, let v = try StorageStore.objectVersion(c, bucket: bucket, name: name),
                v.generation == cached.object.generation, v.metageneration == cached.object.metageneration, v.blobID == cached.object.blobID {
                 object = cached.object
                 slices = cached.segments
+                headers = cached.headers
             } else {
                 guard let found = try StorageStore.object(c, bucket: bucket, name: name) else {
                     // A bucket with objects cannot be deleted, so only a miss asks about the bucket.
@@ -54,17 +67,16 @@ extension StorageService {
                 object = found
                 if found.size <= Self.inlineLimit {
                     let whole = try StorageBlobs.segments(c, blobID: found.blobID, start: 0, end: found.size)
-                    objectCache.store(key, ObjectReadEntry(object: found, segments: whole), generation: generation)
-                    slices = whole
+                    let bytes = found.size <= ObjectReadCache.bytesLimit
+                        ? try StorageBodySource.bytes(c, segments: whole, start: 0, end: found.size) : nil
+                    let h = Self.mediaHeaders(found)
+                    objectCache.store(key, ObjectReadEntry(object: found, segments: whole, bytes: bytes, headers: h), generation: generation)
+                    (slices, headers) = (whole, h)
                 }
             }
             guard mayRead(object) else { return (object, nil) }
-            let size = object.size
-            var body = MediaBody(start: 0, end: size, partial: false, bytes: nil, segments: [])
-            if let range, size > 0, let r = Self.parseRange(range, size: size) {
-                guard let (a, b) = r else { throw StorageError.rangeNotSatisfiable(size: size) }
-                (body.start, body.end, body.partial) = (a, b, true)
-            }
+            var body = try Self.plan(range, size: object.size)
+            body.headers = headers
             if let slices {
                 let (start, end) = (body.start, body.end)
                 body.segments = slices.filter { $0.offset < end && $0.offset + $0.length > start }
@@ -78,6 +90,17 @@ extension StorageService {
         }
     }
 
+    /// The part of an object of `size` bytes that `range` (the request's `Range`, if any) asks for.
+    /// - Throws: `rangeNotSatisfiable`.
+    static func plan(_ range: String?, size: Int64) throws(StorageError) -> MediaBody {
+        var body = MediaBody(start: 0, end: size, partial: false, bytes: nil, segments: [])
+        if let range, let r = parseRange(range, size: size) {
+            guard let (a, b) = r else { throw .rangeNotSatisfiable(size: size) }
+            (body.start, body.end, body.partial) = (a, b, true)
+        }
+        return body
+    }
+
     /// The object's bytes (or the `Range` asked for), read again together with its metadata so
     /// both belong to the generation `object` names (a newer one answers 404).
     func media(_ request: Request, _ object: StoredObject) throws(StorageError) -> Response {
@@ -86,8 +109,8 @@ extension StorageService {
         return mediaResponse(current, body)
     }
 
-    /// The answer carrying `body` of `object`, with the headers GCS sends with object bytes.
-    func mediaResponse(_ current: StoredObject, _ body: MediaBody) -> Response {
+    /// The headers GCS sends with an object's bytes (a partial answer adds `Content-Range`).
+    static func mediaHeaders(_ current: StoredObject) -> HTTPHeaders {
         // A fresh set of distinct names: `add` skips `set`'s search for an earlier field.
         var h = HTTPHeaders()
         h.add("Content-Type", current.contentType ?? "application/octet-stream")
@@ -104,6 +127,12 @@ extension StorageService {
         if let v = current.contentDisposition { h.add("Content-Disposition", v) }
         if let v = current.contentLanguage { h.add("Content-Language", v) }
         if let v = current.cacheControl { h.add("Cache-Control", v) }
+        return h
+    }
+
+    /// The answer carrying `body` of `object`, with the headers GCS sends with object bytes.
+    func mediaResponse(_ current: StoredObject, _ body: MediaBody) -> Response {
+        var h = body.headers ?? Self.mediaHeaders(current)
         if body.partial { h.add("Content-Range", "bytes \(body.start)-\(body.end - 1)/\(current.size)") }
         let status = body.partial ? 206 : 200
         if let bytes = body.bytes { return Response(status: status, headers: h, body: .bytes(bytes)) }
@@ -111,8 +140,13 @@ extension StorageService {
         return Response(status: status, headers: h, body: .stream(length: body.end - body.start, source: source))
     }
 
-    /// A single `bytes=` range as a half-open interval: nil when the header is not one range
-    /// (served whole, as GCS does), `.some(nil)` when it is unsatisfiable.
+    /// A single `bytes=` range as a half-open interval: nil when the header is not one valid range
+    /// (served whole, as GCS does), `.some(nil)` when it is unsatisfiable (416).
+    ///
+    /// As GCS (and RFC 9110 §14.1.1): a range that starts at or past the end is unsatisfiable, so
+    /// `bytes=N-` with N = the size is 416, and so is any first-byte range of an empty object
+    /// (`bytes=0-` included). A suffix range `bytes=-N` (N > 0) of an empty object is satisfiable by
+    /// the RFC but has no byte to send, so the whole (empty) object answers 200; `bytes=-0` is 416.
     static func parseRange(_ header: String, size: Int64) -> (Int64, Int64)?? {
         let h = header.trimmingCharacters(in: .whitespaces)
         guard h.lowercased().hasPrefix("bytes="), !h.contains(",") else { return nil }
@@ -120,12 +154,20 @@ extension StorageService {
         guard let dash = spec.firstIndex(of: "-") else { return nil }
         let first = spec[..<dash].trimmingCharacters(in: .whitespaces), last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
         if first.isEmpty {
-            guard let n = Int64(last) else { return nil }
+            guard let n = Int64(last), n >= 0 else { return nil }
             if n == 0 { return .some(nil) }
+            if size == 0 { return nil }
             return .some((max(0, size - n), size))
         }
-        guard let a = Int64(first) else { return nil }
-        let b = last.isEmpty ? size - 1 : (Int64(last) ?? -1)
+        guard let a = Int64(first), a >= 0 else { return nil }
+        let b: Int64
+        if last.isEmpty {
+            b = .max
+        } else {
+            guard let v = Int64(last) else { return nil }
+            b = v
+        }
+        // `last < first` is not a valid range: the header is ignored (RFC 9110 §14.2).
         guard b >= a else { return nil }
         if a >= size { return .some(nil) }
         return .some((a, min(b, size - 1) + 1))

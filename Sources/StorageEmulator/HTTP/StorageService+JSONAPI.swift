@@ -163,6 +163,8 @@ extension StorageService {
             }
             try conditions.check(current)
             var next = change(current)
+            // A PATCH merges keys into those the object has: the limit is on the merged total.
+            guard next.customMetadataBytes <= ObjectMetadata.maxCustomMetadataBytes else { throw StorageError.metadataTooLarge }
             next.metageneration = current.metageneration + 1
             next.updated = now
             try StorageStore.write(c, next)

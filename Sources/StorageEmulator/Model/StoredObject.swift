@@ -73,6 +73,9 @@ struct StoredObject: Sendable, Equatable {
     /// `x-goog-hash`, as GCS sends it with object bytes.
     var googHash: String { "crc32c=\(crc32cBase64),md5=\(md5Base64)" }
 
+    /// Bytes of custom metadata keys and values, as GCS counts them against its 8 KiB limit.
+    var customMetadataBytes: Int { metadata.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } }
+
     /// The custom metadata as a JSON object.
     var metadataJSON: JSON { .object(JSONObject(metadata.map { ($0.0, JSON.string($0.1)) })) }
 }

@@ -128,3 +128,44 @@ def test_errors_have_gcs_bodies(client, bucket):
     assert e.value.code == 404
     with pytest.raises(exceptions.BadRequest):
         bucket.blob("a\nb").upload_from_string(b"x")
+
+
+def test_a_range_from_the_end_is_416_on_every_download_path(client, bucket, hearth):
+    """GCS answers an unsatisfiable range (first byte at or past the end; any first-byte range of an
+    empty object) with 416 and `Content-Range: bytes */size`, on the JSON API and the Firebase API."""
+    import requests
+
+    ten = bucket.blob("range/ten.txt")
+    ten.upload_from_string(b"0123456789")
+    # google-cloud-storage sends `Range: bytes=10-` and raises what GCS's 416 maps to.
+    with pytest.raises(exceptions.RequestRangeNotSatisfiable):
+        ten.download_as_bytes(start=10)
+    with pytest.raises(exceptions.RequestRangeNotSatisfiable):
+        ten.download_as_bytes(start=12, end=20)
+    assert ten.download_as_bytes(start=9) == b"9"
+    assert ten.download_as_bytes(start=5, end=100) == b"56789"
+    bucket.blob("range/empty.txt").upload_from_string(b"")
+    assert bucket.blob("range/empty.txt").download_as_bytes() == b""
+
+    base = hearth["services"]["storage"]["url"]
+    quoted = {n: requests.utils.quote(n, safe="") for n in ("range/ten.txt", "range/empty.txt")}
+    owner = {"Authorization": "Bearer owner"}
+    for name, size in (("range/ten.txt", 10), ("range/empty.txt", 0)):
+        q = quoted[name]
+        paths = [(f"/v0/b/{bucket.name}/o/{q}?alt=media", owner, False),
+                 (f"/download/storage/v1/b/{bucket.name}/o/{q}?alt=media", {}, True),
+                 (f"/storage/v1/b/{bucket.name}/o/{q}?alt=media", {}, True)]
+        for path, headers, gcs in paths:
+            for rng in (f"bytes={size}-", f"bytes={size}-{size + 5}", "bytes=-0"):
+                r = requests.get(base + path, headers={**headers, "Range": rng})
+                assert r.status_code == 416, (path, rng, r.status_code, r.content[:200])
+                assert r.headers["Content-Range"] == f"bytes */{size}", (path, rng)
+                err = r.json()["error"]
+                assert err["code"] == 416
+                assert (err.get("errors", [{}])[0].get("reason") == "requestedRangeNotSatisfiable") == gcs
+            # The last byte is still there; a suffix of an empty object is the whole (empty) object.
+            r = requests.get(base + path, headers={**headers, "Range": "bytes=-1"})
+            if size:
+                assert r.status_code == 206 and r.content == b"9" and r.headers["Content-Range"] == "bytes 9-9/10"
+            else:
+                assert r.status_code == 200 and r.content == b""

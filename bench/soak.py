@@ -80,11 +80,11 @@ def proc_figures(pid, data_dir):
     kib = lambda name: int(fields[name].split()[0])  # noqa: E731
     threads = int(fields["Threads"])
     fds = len(os.listdir(f"/proc/{pid}/fd"))
-    wal = os.path.join(data_dir, "hearth.sqlite-wal")
+    wals = [os.path.join(data_dir, f"{name}.sqlite-wal") for name in ("hearth", "firestore")]
     # RssAnon is the heap (malloc arenas, SQLite's page caches, Swift objects); the rest is the
     # binary's and libraries' pages and the WAL index (shm) mapping, which a leak does not grow.
     return {"rssMiB": round(kib("VmRSS") / 1024, 1), "anonMiB": round(kib("RssAnon") / 1024, 1), "fds": fds, "threads": threads,
-            "walMiB": round((os.path.getsize(wal) if os.path.exists(wal) else 0) / 2**20, 2)}
+            "walMiB": round(sum(os.path.getsize(w) for w in wals if os.path.exists(w)) / 2**20, 2)}
 
 
 def memory_figures(hub):

@@ -28,7 +28,8 @@ public enum DatabaseOpenError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// The process's one SQLite database: a single serialized write path and a pool of WAL readers.
+/// One SQLite database file (a data directory has two: `hearth.sqlite`, `firestore.sqlite`): a single
+/// serialized write path and a pool of WAL readers.
 ///
 /// Writes run on one writer connection behind a lock, each in a `BEGIN IMMEDIATE` transaction that
 /// commits before the call returns; a thrown error rolls it back. Reads take a connection from the
@@ -50,14 +51,44 @@ public final class Database: @unchecked Sendable {
     private let writes = Atomic<Int>(0)
     private let durability: Durability
 
-    /// Opens the database at `path` (nil: in memory, private to this object).
-    public init(path: String?, durability: Durability = .normal) throws(DatabaseOpenError) {
+    /// The page size of a file Hearth creates, and how many WAL pages trigger a checkpoint.
+    ///
+    /// One per file: a page size takes effect only on a new, empty database and is then fixed.
+    public struct Layout: Sendable {
+        public var pageSize: Int
+        /// `PRAGMA wal_autocheckpoint`, counted in pages (not bytes).
+        public var autocheckpointPages: Int
+        public init(pageSize: Int, autocheckpointPages: Int) {
+            self.pageSize = pageSize
+            self.autocheckpointPages = autocheckpointPages
+        }
+
+        /// Large pages suit S3 bodies stored as 1 MiB chunk rows (fewer page writes per chunk), and a
+        /// checkpoint every ~64 MiB of WAL rather than every 4 MiB: each checkpoint syncs, and large
+        /// uploads would otherwise pay hundreds of syncs per GiB.
+        public static let bulk = Layout(pageSize: 16384, autocheckpointPages: 4096)
+
+        /// Small pages suit small rows changed a few at a time (a Firestore commit changes ~11 pages:
+        /// 47 KB of WAL at 4 KiB against 191 KB at 16 KiB, docs/benchmarks.md). The checkpoint comes
+        /// after as many pages as `bulk`'s (16 MiB of WAL, a few hundred commits): the WAL index
+        /// readers search stays the same size, and checkpoint syncs stay rare.
+        public static let small = Layout(pageSize: 4096, autocheckpointPages: 4096)
+    }
+
+    /// Opens the database at `path` (nil: in memory, private to this object); a new file gets
+    /// `layout`'s page size.
+    public init(path: String?, durability: Durability = .normal, layout: Layout = .bulk) throws(DatabaseOpenError) {
         self.path = path
         self.durability = durability
         do {
             writer = try Connection(path: path ?? ":memory:")
             try writer.setBusyTimeout(5000)
-            try Database.configure(writer, durability: durability, isWriter: true, inMemory: path == nil)
+            if path != nil {
+                try writer.execute("PRAGMA page_size=\(layout.pageSize)")
+                try writer.execute("PRAGMA journal_mode=WAL")
+                try writer.execute("PRAGMA wal_autocheckpoint=\(layout.autocheckpointPages)")
+            }
+            try Database.configure(writer, durability: durability)
         } catch let e as SQLiteError {
             // SQLITE_NOTADB (26): the file exists but is not a database.
             if e.code & 0xff == 26 { throw .notHearth(path: path ?? ":memory:") }
@@ -67,16 +98,7 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    private static func configure(_ c: Connection, durability: Durability, isWriter: Bool, inMemory: Bool) throws {
-        if isWriter && !inMemory {
-            // Larger pages suit S3 bodies stored as 1 MiB chunk rows (fewer page writes per chunk); the
-            // page size only takes effect on a new, empty database and is then fixed.
-            try c.execute("PRAGMA page_size=16384")
-            try c.execute("PRAGMA journal_mode=WAL")
-            // Checkpoint every ~64 MiB of WAL rather than every 4 MiB: each checkpoint syncs, and large
-            // uploads would otherwise pay hundreds of syncs per GiB.
-            try c.execute("PRAGMA wal_autocheckpoint=4096")
-        }
+    private static func configure(_ c: Connection, durability: Durability) throws {
         try c.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
         try c.execute("PRAGMA foreign_keys=ON")
         try c.execute("PRAGMA temp_store=MEMORY")
@@ -167,7 +189,7 @@ public final class Database: @unchecked Sendable {
         poolLock.unlock()
         let c = try Connection(path: path)
         try c.setBusyTimeout(5000)
-        try Database.configure(c, durability: durability, isWriter: false, inMemory: false)
+        try Database.configure(c, durability: durability)
         try c.execute("PRAGMA query_only=1")
         return c
     }
@@ -181,6 +203,11 @@ public final class Database: @unchecked Sendable {
     /// Bytes SQLite has allocated in this process (every connection's page cache, prepared
     /// statements and schema): each connection's cache is bounded by `cache_size` (16 MB).
     public static var memoryInUse: Int { Int(sqlite3_memory_used()) }
+
+    /// The file's page size in bytes (fixed when the file was created).
+    public func pageSize() throws -> Int {
+        Int(try inWriteLock { try writer.scalarInt("PRAGMA page_size") } ?? 0)
+    }
 
     /// Copies the WAL into the main file and truncates it (at shutdown).
     /// - Throws: the checkpoint's failure (nothing is lost: the WAL stays and is replayed at the

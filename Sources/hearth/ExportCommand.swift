@@ -35,7 +35,7 @@ enum ExportCommand {
             return 2
         }
         let dataDir = parsed.values["--data-dir"] ?? "emulator-data"
-        let path = (dataDir as NSString).appendingPathComponent("hearth.sqlite")
+        let path = (dataDir as NSString).appendingPathComponent(DataFiles.mainFile)
         guard FileManager.default.fileExists(atPath: path) else {
             StartCommand.fail("no hearth database at \(path) (--data-dir names another directory?)")
             return 2
@@ -45,10 +45,11 @@ enum ExportCommand {
             // makes this fail with its pid (then use the hub).
             let lock = try DataDirectoryLock(directory: dataDir)
             defer { withExtendedLifetime(lock) {} }
-            let database = try Database(path: path)
-            try database.migrate(Wiring.migrations)
+            // Opening migrates, as `hearth start` would (an old layout's documents move to their own file).
+            let files = try DataFiles(directory: dataDir)
+            let database = files.main
             let logger = Logger(quiet: true)
-            let firestore = FirestoreService(database: database, clock: Clock(), ids: IDGenerator(),
+            let firestore = FirestoreService(database: files.firestore, clock: Clock(), ids: IDGenerator(),
                                              logger: logger, configuration: FirestoreConfiguration(watchRules: false),
                                              tokenVerifier: NoRequests())
             let auth = try AuthService(database: database, clock: Clock(), ids: IDGenerator(), logger: logger)

@@ -39,7 +39,8 @@ struct ServiceUnit {
 /// Shared process-wide objects handed to every service.
 struct ServiceContext {
     let options: StartOptions
-    let database: Database
+    /// The data directory's databases (Firestore's file and the others').
+    let files: DataFiles
     let clock: Clock
     let ids: IDGenerator
     let logger: Logger

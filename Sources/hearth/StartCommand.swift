@@ -31,18 +31,17 @@ enum StartCommand {
             logger.warning("--rules open: Firestore security rules are OFF; every request is allowed")
         }
 
-        let database: Database
+        let files: DataFiles
         let lock: DataDirectoryLock?
         do {
-            (database, lock) = try openDatabase(options)
+            (files, lock) = try openDatabase(options)
         } catch {
             fail("\(error)")
             return 2
         }
-        let context = ServiceContext(options: options, database: database, clock: clock, ids: ids, logger: logger)
+        let context = ServiceContext(options: options, files: files, clock: clock, ids: ids, logger: logger)
         let units: [ServiceUnit]
         do {
-            try database.migrate(Wiring.migrations)
             units = try Wiring.makeUnits(context)
             if let dir = options.importDir {
                 for (name, count) in try SeedData.importData(units, from: dir) {
@@ -118,7 +117,7 @@ enum StartCommand {
             }
         }
         for u in units { u.shutdown() }
-        do { try database.checkpoint() } catch {
+        do { try files.checkpoint() } catch {
             logger.warning("checkpoint at shutdown failed (the WAL is replayed at the next start): \(error)")
         }
         // Released only after the ready file is gone, so a successor never sees ours.
@@ -129,9 +128,9 @@ enum StartCommand {
         return status
     }
 
-    /// Opens the database (locking the data directory first unless in memory).
-    static func openDatabase(_ options: StartOptions) throws -> (Database, DataDirectoryLock?) {
-        if options.inMemory { return (try Database(path: nil), nil) }
+    /// Opens and migrates the databases (locking the data directory first unless in memory).
+    static func openDatabase(_ options: StartOptions) throws -> (DataFiles, DataDirectoryLock?) {
+        if options.inMemory { return (try DataFiles(directory: nil), nil) }
         let fm = FileManager.default
         var isDir: ObjCBool = false
         if fm.fileExists(atPath: options.dataDir, isDirectory: &isDir) {
@@ -145,11 +144,13 @@ enum StartCommand {
             throw StartupError(description: "data directory \(options.dataDir) is not readable and writable")
         }
         let lock = try DataDirectoryLock(directory: options.dataDir)
-        let path = (options.dataDir as NSString).appendingPathComponent("hearth.sqlite")
-        if fm.fileExists(atPath: path), access(path, R_OK | W_OK) != 0 {
-            throw StartupError(description: "database \(path) is not readable and writable")
+        for file in [DataFiles.mainFile, DataFiles.firestoreFile] {
+            let path = (options.dataDir as NSString).appendingPathComponent(file)
+            if fm.fileExists(atPath: path), access(path, R_OK | W_OK) != 0 {
+                throw StartupError(description: "database \(path) is not readable and writable")
+            }
         }
-        return (try Database(path: path), lock)
+        return (try DataFiles(directory: options.dataDir), lock)
     }
 
     static func readyJSON(options: StartOptions, servers: [(String, HTTPServer)]) -> JSON {

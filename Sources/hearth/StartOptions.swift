@@ -61,7 +61,7 @@ struct StartOptions: Sendable {
         ("--host", "ADDR", "address every listener binds to (default 127.0.0.1)"),
         ("--public-host", "HOST", "address clients reach hearth at (e.g. this machine's LAN IP for a phone): every generated URL, presigned signature, the ready file and the exports use it (default: --host, or 127.0.0.1 for 0.0.0.0)"),
         ("--project", "ID", "default Firebase project id (default demo-hearth)"),
-        ("--data-dir", "DIR", "where hearth.sqlite lives (default emulator-data)"),
+        ("--data-dir", "DIR", "where hearth.sqlite and firestore.sqlite live (default emulator-data)"),
         ("--in-memory", nil, "keep everything in memory; write no files"),
         ("--rules", "FILE|open", "Firestore security rules, reloaded when the file changes (default rules/firestore.rules in the working directory, else the shipped rules built into hearth; a missing FILE is an error; open = allow every request)"),
         ("--auth-port", "N", "Firebase Auth emulator port (default 9099; 0 = any free port)"),

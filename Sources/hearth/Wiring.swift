@@ -12,20 +12,16 @@ import UploadsAPI
 /// Builds every service from the options and connects them through the HearthCore seams.
 /// This is the only place that knows all services.
 enum Wiring {
-    /// Every service's schema, in one list (the database refuses ids it does not know).
-    static let migrations: [Migration] = AuthService.migrations + FirestoreService.migrations + S3Service.migrations
-        + StorageService.migrations
-
     static func makeUnits(_ c: ServiceContext) throws -> [ServiceUnit] {
         let o = c.options
         let visibleHost = o.advertisedHost
 
         let auth = try AuthService(
-            database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
+            database: c.files.main, clock: c.clock, ids: c.ids, logger: c.logger,
             configuration: AuthConfiguration(projectID: o.project, tokenSigning: o.tokenSigning == "rs256" ? .rs256 : .none))
 
         let firestore = FirestoreService(
-            database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
+            database: c.files.firestore, clock: c.clock, ids: c.ids, logger: c.logger,
             configuration: FirestoreConfiguration(projectID: o.project, rulesPath: o.rulesChoice.path,
                                                   rulesSource: o.rulesChoice == .shipped ? ShippedRules.source : nil,
                                                   host: visibleHost, port: o.firestorePort),
@@ -33,7 +29,7 @@ enum Wiring {
 
         let tls = try loadTLS(o)
         let s3 = try S3Service(
-            database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
+            database: c.files.main, clock: c.clock, ids: c.ids, logger: c.logger,
             configuration: S3Configuration(
                 region: o.s3Region,
                 credentials: o.allS3Credentials.map {
@@ -54,7 +50,7 @@ enum Wiring {
             appCheckVerifier: { auth.verifyAppCheckToken($0) })
 
         let storage = try StorageService(
-            database: c.database, clock: c.clock, ids: c.ids, logger: c.logger,
+            database: c.files.main, clock: c.clock, ids: c.ids, logger: c.logger,
             configuration: StorageConfiguration(projectID: o.project, rulesPath: o.storageRulesChoice.path,
                                                 rulesSource: o.storageRulesChoice == .shipped ? ShippedStorageRules.source : nil),
             tokenVerifier: auth.tokenVerifier, firestore: firestore)

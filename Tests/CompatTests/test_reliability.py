@@ -189,7 +189,7 @@ def test_a_full_data_disk_refuses_writes_cleanly_keeps_reads_and_recovers_withou
         finally:
             stop(proc)
         assert proc.returncode == 0
-        check_integrity(os.path.join(data_dir, "hearth.sqlite"))
+        check_data_dir_integrity(data_dir)
     finally:
         fs.close()
 
@@ -269,7 +269,7 @@ def test_a_data_directory_turned_read_only_under_the_server_refuses_writes_keeps
         finally:
             stop(proc)
         fs.remount_rw()
-        check_integrity(os.path.join(data_dir, "hearth.sqlite"))
+        check_data_dir_integrity(data_dir)
         proc, info = start(data_dir=data_dir)
         try:
             assert s3_client(info).get_object(Bucket="rofs", Key="before")["Body"].read() == b"kept"
@@ -280,6 +280,12 @@ def test_a_data_directory_turned_read_only_under_the_server_refuses_writes_keeps
             stop(proc)
     finally:
         fs.close()
+
+
+def check_data_dir_integrity(data_dir):
+    """Both of a data directory's files: Firestore's and the other services'."""
+    for name in ("hearth.sqlite", "firestore.sqlite"):
+        check_integrity(os.path.join(data_dir, name))
 
 
 def check_integrity(path):
@@ -374,7 +380,7 @@ def test_kill_9_mid_write_everywhere_loses_nothing_acknowledged_and_applies_noth
         t.join()
     for kind in ("commits", "signups", "imports"):
         assert len(acked[kind]) >= 3, f"too few {kind} acknowledged before the kill: {acked}"
-    check_integrity(os.path.join(data_dir, "hearth.sqlite"))
+    check_data_dir_integrity(data_dir)
 
     proc, info = start(data_dir=data_dir, tmp=tmp)
     try:
@@ -406,5 +412,5 @@ def test_kill_9_mid_write_everywhere_loses_nothing_acknowledged_and_applies_noth
     finally:
         stop(proc)
     assert proc.returncode == 0
-    check_integrity(os.path.join(data_dir, "hearth.sqlite"))
+    check_data_dir_integrity(data_dir)
     shutil.rmtree(tmp, ignore_errors=True)

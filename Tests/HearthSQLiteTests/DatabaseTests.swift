@@ -32,6 +32,21 @@ func temporaryDatabasePath() -> String {
         try db.migrate(Self.migrations)
     }
 
+    @Test func aNewFileGetsItsLayoutsPageSizeAndAnExistingOneKeepsItsOwn() throws {
+        let small = temporaryDatabasePath()
+        do {
+            let db = try Database(path: small, layout: .small)
+            try db.migrate(Self.migrations)
+            #expect(try db.pageSize() == 4096)
+            #expect(try db.withWriter { try $0.scalarInt("PRAGMA wal_autocheckpoint") } == 4096)
+        }
+        // Reopened with another layout: the page size was fixed when the file was made.
+        #expect(try Database(path: small, layout: .bulk).pageSize() == 4096)
+        let bulk = try Database(path: temporaryDatabasePath())
+        try bulk.migrate(Self.migrations)
+        #expect(try bulk.pageSize() == 16384)
+    }
+
     @Test func writeGenerationMovesOnWritesOnly() throws {
         let db = try Database(path: temporaryDatabasePath())
         try db.migrate(Self.migrations)

@@ -57,6 +57,7 @@ let ephemeralPorts = ["--hub-port", "0", "--auth-port", "0", "--firestore-port",
         #expect(printed.contains("export GCLOUD_PROJECT=demo-hearth"))
         #expect(printed.contains("hearth: hub"))
         #expect(FileManager.default.fileExists(atPath: dir + "/data/hearth.sqlite"))
+        #expect(FileManager.default.fileExists(atPath: dir + "/data/firestore.sqlite"))
     }
 
     @Test func portInUseExits2() throws {

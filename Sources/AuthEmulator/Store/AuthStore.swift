@@ -1,7 +1,7 @@
 import HearthCore
 import HearthSQLite
 
-/// The Auth emulator's persistent state in the process's one SQLite database.
+/// The Auth emulator's persistent state in the SQLite database it shares with S3 and Storage (`hearth.sqlite`).
 final class AuthStore: Sendable {
     let database: Database
 

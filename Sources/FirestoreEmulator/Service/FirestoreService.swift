@@ -6,13 +6,16 @@ import HearthSQLite
 import SecurityRules
 
 /// The Cloud Firestore emulator: the v1 REST API on its own port, security rules enforced on
-/// every client request, data in the process's SQLite database.
+/// every client request, data in its own SQLite database (`firestore.sqlite` in a data directory).
 ///
 /// Construct it after applying `FirestoreService.migrations`, serve `http` on the Firestore
 /// port, and pass it as the `DocumentStore` of services that write documents server-side.
 public final class FirestoreService: Sendable {
     /// Schema migrations (`firestore.N`); apply them before constructing the service.
     public static let migrations: [Migration] = FirestoreStorage.migrations
+    /// The page size and checkpointing of Firestore's database file (its own, not shared with other
+    /// services: the page size is one per file, and S3's bodies want large pages).
+    public static let databaseLayout: Database.Layout = FirestoreStorage.layout
 
     let clock: Clock
     let ids: IDGenerator
@@ -32,7 +35,7 @@ public final class FirestoreService: Sendable {
     let listenResponses = ListenResponseEncoder()
 
     /// - Parameters:
-    ///   - database: the process's database, already migrated with `migrations`.
+    ///   - database: Firestore's database (opened with `databaseLayout`), already migrated with `migrations`.
     ///   - tokenVerifier: decides `Authorization: Bearer <ID token>` (the auth emulator's verifier).
     public init(database: Database, clock: Clock, ids: IDGenerator, logger: Logger,
                 configuration: FirestoreConfiguration, tokenVerifier: any IDTokenVerifier) {

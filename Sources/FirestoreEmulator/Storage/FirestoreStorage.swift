@@ -41,6 +41,9 @@ final class FirestoreStorage: @unchecked Sendable {
     private let logger: Logger
     private let collector = DispatchQueue(label: "hearth.firestore.gc", qos: .utility)
 
+    /// Firestore's own file has small pages: a commit changes a few pages of small rows (see `Database.Layout.small`).
+    static let layout = Database.Layout.small
+
     static let migrations: [Migration] = [
         Migration("firestore.1", """
         CREATE TABLE fs_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;

@@ -31,9 +31,13 @@ final class TestHarness: @unchecked Sendable {
     }
 
     init(rules: String? = nil, rulesPath: String? = nil, project: String = "demo-test", watch: Bool = false,
-         databasePath: String? = nil) throws {
-        database = try Database(path: databasePath)
-        try database.migrate(FirestoreService.migrations)
+         databasePath: String? = nil, database opened: Database? = nil) throws {
+        if let opened {
+            database = opened  // already migrated
+        } else {
+            database = try Database(path: databasePath, layout: FirestoreService.databaseLayout)
+            try database.migrate(FirestoreService.migrations)
+        }
         clock = Clock(frozenAt: Instant(rfc3339: "2026-01-02T03:04:05.123456Z")!)
         self.project = project
         let box = logBox

@@ -81,7 +81,7 @@ def wal_bytes(data_dir):
     return os.path.getsize(path) if os.path.exists(path) else 0
 
 
-def measure(hearth_bin, kind, n, keep=False, clients=1):
+def measure(hearth_bin, kind, n, keep=False, clients=1, threads=None):
     wal = {}
 
     def prepare(h):
@@ -91,8 +91,9 @@ def measure(hearth_bin, kind, n, keep=False, clients=1):
         before = wal_bytes(h.data_dir)
         run(h.port("s3"), request, count, clients)
         wal["per"] = (wal_bytes(h.data_dir) - before) / count
-    label = f"S3 4 KiB {kind}, {clients} client{'s' if clients > 1 else ''}"
-    v = counted(label, hearth_bin, n, prepare, load, data_dir=True, keep=keep)
+    label = f"S3 4 KiB {kind}, {clients} client{'s' if clients > 1 else ''}" + (f", --threads {threads}" if threads else "")
+    v = counted(label, hearth_bin, n, prepare, load, data_dir=True, keep=keep,
+                extra=("--threads", str(threads)) if threads else ())
     if kind.startswith("put"):
         # The WAL only grows until a checkpoint lets SQLite write it from the start again.
         print(f"  WAL growth: {wal['per']:,.0f} bytes per request (0 or less: a checkpoint restarted the WAL; lower -n)")
@@ -104,6 +105,7 @@ def main():
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
     ap.add_argument("-n", type=int, default=2000)
     ap.add_argument("-c", "--clients", type=int, default=1, help="concurrent keep-alive connections (default 1)")
+    ap.add_argument("--threads", type=int, help="hearth start --threads (HTTP/1.1 worker threads per listener; default Hearth's)")
     ap.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated subset of {', '.join(KINDS)}")
     ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
     args = ap.parse_args()
@@ -115,7 +117,7 @@ def main():
         if kind not in KINDS:
             print(f"unknown kind {kind!r}; one of {', '.join(KINDS)}", file=sys.stderr)
             return 2
-        measure(args.hearth_bin, kind, args.n, args.keep, args.clients)
+        measure(args.hearth_bin, kind, args.n, args.keep, args.clients, args.threads)
     return 0
 
 

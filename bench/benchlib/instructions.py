@@ -56,17 +56,19 @@ def collect(work, keep):
     return ir
 
 
-def counted(label, hearth_bin, n, prepare, load, rules=None, data_dir=False, keep=False, warm=50, unit="request"):
+def counted(label, hearth_bin, n, prepare, load, rules=None, data_dir=False, keep=False, warm=50, unit="request",
+            extra=()):
     """Instructions per `unit` while `load(h, state, n)` runs, in a fresh Hearth under callgrind.
 
     `prepare(h)` seeds what the load needs and returns its state; `load(h, state, warm)` runs once
     uninstrumented first (token caches, prepared statements, first-call paths). `n` counts units (a
     request, a byte); a load may return how many it completed instead (a timed one). With
-    `data_dir` Hearth stores on disk as `make bench` runs it, else in memory."""
+    `data_dir` Hearth stores on disk as `make bench` runs it, else in memory; `extra` adds
+    `hearth start` options (e.g. `--threads`)."""
     work = tempfile.mkdtemp(prefix="cg-", dir=os.path.join(ROOT, ".build"))
     reg = Registry()
     h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data") if data_dir else None, rules=rules,
-               log_name="hearth-cg")
+               extra=extra, log_name="hearth-cg")
     argv = h.argv()
     h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                                  f"--callgrind-out-file={work}/callgrind.out.%p"] + argv

@@ -79,12 +79,16 @@ extension S3Service {
             let checksum = algorithm.flatMap { a in
                 body.checksums[a].map { ObjectChecksum(algorithm: a, value: Data($0).base64EncodedString(), type: "FULL_OBJECT") }
             }
-            let versionID = try commits.perform { c in
+            // Every check comes before the first write (the blob's rows), so a PUT that shares a
+            // transaction with others needs no savepoint, whose sub-journal copy of each page it
+            // first changed (16 KiB) cost about what sharing the COMMIT saved (docs/benchmarks.md).
+            let versionID = try commits.perform(savepoint: false) { c in
+                let target = try S3Store.storeTarget(c, bucket: ctx.bucket, key: ctx.key, condition: condition)
                 let blob = try writer.commit(c)
                 let record = ObjectRecord(bucket: ctx.bucket, key: ctx.key, blobID: blob, size: body.size, etag: etag,
                                           lastModified: now, metadata: metadata, checksum: checksum, partSizes: nil,
                                           owner: owner)
-                return try S3Store.storeObject(c, record, condition: condition, newVersionID: newVersionID)
+                return try S3Store.storeObject(c, record, into: target, newVersionID: newVersionID)
             }
             var h = S3Service.storedObjectHeaders(etag: etag, checksum: checksum, extra: metadata.extra)
             if let versionID { h.add("x-amz-version-id", versionID) }

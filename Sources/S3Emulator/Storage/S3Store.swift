@@ -286,14 +286,37 @@ final class S3Store: Sendable {
     @discardableResult
     static func storeObject(_ c: Connection, _ record: ObjectRecord, condition: WriteCondition,
                             newVersionID: () -> String) throws -> String? {
-        guard let bucket = try bucket(c, record.bucket) else { throw S3Error.noSuchBucket(bucket: record.bucket) }
-        let old = try object(c, bucket: record.bucket, key: record.key)
+        let target = try storeTarget(c, bucket: record.bucket, key: record.key, condition: condition)
+        return try storeObject(c, record, into: target, newVersionID: newVersionID)
+    }
+
+    /// What a write of one key found before writing anything: its bucket and its current object.
+    struct StoreTarget {
+        let bucket: BucketRecord
+        let old: ObjectRecord?
+    }
+
+    /// Inside a write transaction, before its first write: reads the bucket and the key's current
+    /// object and checks `condition` — every check `storeObject` makes. A caller that runs this
+    /// before writing its blob throws only before its first write, so its batched commit needs no
+    /// savepoint (`GroupCommit.perform(savepoint: false)`).
+    static func storeTarget(_ c: Connection, bucket name: String, key: String, condition: WriteCondition) throws -> StoreTarget {
+        guard let bucket = try bucket(c, name) else { throw S3Error.noSuchBucket(bucket: name) }
+        let old = try object(c, bucket: name, key: key)
         if condition.mustNotExist, old != nil { throw S3Error.preconditionFailed(condition: "If-None-Match") }
         if let expected = condition.ifMatch {
-            guard let old else { throw S3Error.noSuchKey(key: record.key) }
+            guard let old else { throw S3Error.noSuchKey(key: key) }
             if !ETag.matches(expected, old.etag) { throw S3Error.preconditionFailed(condition: "If-Match") }
         }
-        guard let versioning = bucket.versioning else {
+        return StoreTarget(bucket: bucket, old: old)
+    }
+
+    /// `storeObject` after `storeTarget` checked `target` in the same transaction: writes only.
+    @discardableResult
+    static func storeObject(_ c: Connection, _ record: ObjectRecord, into target: StoreTarget,
+                            newVersionID: () -> String) throws -> String? {
+        let old = target.old
+        guard let versioning = target.bucket.versioning else {
             try insertCurrent(c, record, replace: true)
             if let old, old.blobID != record.blobID { try BlobStore.delete(c, blobID: old.blobID) }
             return nil

@@ -115,4 +115,72 @@ import Testing
         #expect(try chunkCount(s3) == 1)
         #expect(s3.call("GET", "/bkt/kept").text == "kept")
     }
+
+    /// Concurrent PUTs share one group-committed transaction without savepoints: one refused by its
+    /// precondition inside the batch (checked before it writes anything) leaves the others stored.
+    @Test func refusedPutInABatchLeavesTheOthersStored() throws {
+        // On disk: an in-memory database reads through the writer's connection, so the PUTs'
+        // checks before their bodies would wait for the commit that holds the writer below.
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("s3-batch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let s3 = try S3Harness(database: Database(path: dir.appendingPathComponent("hearth.sqlite").path))
+        s3.makeBucket("bkt")
+        s3.put("bkt", "k", Array("original".utf8))
+        let commits = s3.service.commits
+        let leading = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        // A first commit holds the writer until the three PUTs below are queued behind it; the
+        // next leader then takes all three into one transaction.
+        let lined = StatusBox()
+        DispatchQueue.global().async(group: group) {
+            _ = try? commits.perform { _ in
+                leading.signal()
+                let deadline = Date().addingTimeInterval(10)
+                while commits.queued < 3 && Date() < deadline { usleep(1_000) }
+                lined.set("queued", commits.queued)
+            }
+        }
+        leading.wait()
+        // Both `If-None-Match: *` PUTs of "d" pass the check made before the body (no "d" yet);
+        // in the batch the second to run finds the first's object and is refused.
+        let statuses = StatusBox()
+        let puts: [(label: String, key: String, headers: [(String, String)])] = [
+            ("b", "b", []), ("d1", "d", [("If-None-Match", "*")]), ("d2", "d", [("If-None-Match", "*")]),
+        ]
+        for put in puts {
+            DispatchQueue.global().async(group: group) {
+                statuses.set(put.label, s3.put("bkt", put.key, Array("new \(put.label)".utf8), headers: put.headers).status)
+            }
+        }
+        group.wait()
+        #expect(lined.all["queued"] == 3)
+        let all = statuses.all
+        #expect(all["b"] == 200)
+        #expect(Set([all["d1"], all["d2"]]) == [200, 412])
+        let winner = all["d1"] == 200 ? "d1" : "d2"
+        #expect(s3.call("GET", "/bkt/d").text == "new \(winner)")
+        #expect(s3.call("GET", "/bkt/b").text == "new b")
+        #expect(s3.call("GET", "/bkt/k").text == "original")
+        #expect(try stagingCount(s3) == 0)
+        #expect(try chunkCount(s3) == 3)
+    }
+}
+
+/// Answers collected from concurrent requests.
+private final class StatusBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var statuses: [String: Int] = [:]
+
+    func set(_ key: String, _ status: Int) {
+        lock.lock()
+        statuses[key] = status
+        lock.unlock()
+    }
+
+    var all: [String: Int] {
+        lock.lock()
+        defer { lock.unlock() }
+        return statuses
+    }
 }

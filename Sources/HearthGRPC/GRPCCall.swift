@@ -132,18 +132,21 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             if case .bidirectional = handler, let jobs {
                 let size = 5 + length
                 // Inflating runs here on the call's worker queue, never on the connection's loop.
-                jobs.submit { [self] in
+                // The next message waits for `done` (a write answered when its batch commits).
+                jobs.submit(async: { [self] done in
                     defer { stream.consume(size) }  // flow control opens once the handler has taken it
                     switch decoded(message, compressed: compressed) {
                     case .success(let plain):
                         lock.lock()
                         let rs = requestStream
                         lock.unlock()
-                        rs?.received(plain)
+                        guard let rs else { return done() }
+                        rs.received(plain, done: done)
                     case .failure(let status):
                         finish(status)
+                        done()
                     }
-                }
+                })
             } else {
                 guard request == nil else {
                     return finish(GRPCStatus(.unimplemented, "More than one request message for a call with a single request"))
@@ -171,6 +174,26 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             // A compressed request is inflated on a worker, never on the loop.
             guard !request.compressed else { return runOnWorker(run, request) }
             server.quickCalls.add(QuickCall(call: self, quick: quick, run: run, request: request.bytes), stream: stream)
+        case .unaryAsync(let run):
+            guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
+            let context = self.context
+            server.pool.submit { [self] in
+                guard !isClosed else { return }
+                switch decoded(request.bytes, compressed: request.compressed) {
+                case .success(let plain):
+                    run(plain, context) { [self] result in
+                        switch result {
+                        case .success(let response):
+                            send(response)
+                            finish(.ok)
+                        case .failure(let status):
+                            finish(status)
+                        }
+                    }
+                case .failure(let status):
+                    finish(status)
+                }
+            }
         case .serverStreaming(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             let context = self.context

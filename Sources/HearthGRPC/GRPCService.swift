@@ -20,6 +20,12 @@ public enum GRPCHandler: Sendable {
     /// request it cannot answer so, and `run` answers that one on a worker thread.
     case unaryQuick(quick: @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8]?,
                     run: @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8])
+    /// One request message, one response message, answered later: `run` is called on a worker
+    /// thread and calls `reply` exactly once, from any thread, without holding the worker while it
+    /// waits (a commit waiting for its batch: a worker held there is one fewer request decoded
+    /// meanwhile, which capped the batch at the worker count).
+    case unaryAsync(@Sendable (_ request: [UInt8], _ context: GRPCContext,
+                               _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Void)
     /// One request message, any number of responses sent through `responses`; returning ends the
     /// call with OK, throwing ends it with that status. Runs on a worker thread, and may block in
     /// `responses.waitUntilWritable()` while the client reads slowly.
@@ -100,6 +106,18 @@ extension GRPCResponseStream {
 /// shutdown: free what the stream holds; `finish` is not needed).
 public protocol GRPCRequestStream: AnyObject, Sendable {
     func received(_ message: [UInt8])
+    /// `received` for a handler that finishes with a message later (a write waiting for its
+    /// commit) without holding the worker: it calls `done` once, from any thread, when the server
+    /// may deliver the next message (or the end); nothing more is delivered until then. The
+    /// server calls this one; by default it is `received` followed by `done`.
+    func received(_ message: [UInt8], done: @escaping @Sendable () -> Void)
     func halfClosed()
     func cancelled()
+}
+
+extension GRPCRequestStream {
+    public func received(_ message: [UInt8], done: @escaping @Sendable () -> Void) {
+        received(message)
+        done()
+    }
 }

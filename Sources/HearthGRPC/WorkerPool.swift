@@ -38,15 +38,39 @@ final class WorkerPool: @unchecked Sendable {
 }
 
 /// Runs one stream's jobs on a pool one at a time, in order, holding no thread while none is queued.
+///
+/// A job may finish later than it returns (`submit(async:)`): the next job starts only once it
+/// calls its `done`, and no thread is held meanwhile.
 final class SerialJobs: @unchecked Sendable {
     private let pool: WorkerPool
     private let lock = NSLock()
-    private var queued: [@Sendable () -> Void] = []
+    // Under `lock`.
+    private var queued: [@Sendable (_ done: @escaping @Sendable () -> Void) -> Void] = []
     private var running = false
+    private var phase = Phase.idle
+
+    /// Where the job started last is.
+    private enum Phase {
+        case idle
+        /// Started, and neither returned nor done.
+        case started
+        /// Done before it returned: the drain goes on.
+        case doneEarly
+        /// Returned before it was done: the drain stopped, `done` restarts it.
+        case awaitingDone
+    }
 
     init(pool: WorkerPool) { self.pool = pool }
 
     func submit(_ job: @escaping @Sendable () -> Void) {
+        submit(async: { done in
+            job()
+            done()
+        })
+    }
+
+    /// Queues a job that calls `done` (once, from any thread) when the next may start.
+    func submit(async job: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void) {
         lock.lock()
         queued.append(job)
         let start = !running
@@ -64,8 +88,37 @@ final class SerialJobs: @unchecked Sendable {
                 return
             }
             let job = queued.removeFirst()
+            phase = .started
             lock.unlock()
-            job()
+            job { [self] in finished() }
+            // Not done yet: `finished` restarts the drain.
+            guard settle(returned: true) else { return }
         }
+    }
+
+    /// The job started last returned (`returned`) or is done; true once both have happened.
+    private func settle(returned: Bool) -> Bool {
+        lock.withLock {
+            if phase == .started {
+                phase = returned ? .awaitingDone : .doneEarly
+                return false
+            }
+            phase = .idle
+            return true
+        }
+    }
+
+    /// The running job is done: the drain goes on, in the drain itself if the job has not returned
+    /// yet, else on a worker when something is queued (none is woken for an empty queue).
+    private func finished() {
+        guard settle(returned: false) else { return }
+        lock.lock()
+        guard !queued.isEmpty else {
+            running = false
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        pool.submit { [self] in drain() }
     }
 }

@@ -25,6 +25,14 @@ import Foundation
 /// nothing needs undoing and the batch goes on; if it throws after writing, only the whole
 /// transaction's rollback can undo that, so the batch fails as a whole (`batchFailed`) — nothing of
 /// any body in it is stored.
+///
+/// A caller that must not hold its thread while it waits (a gRPC Commit or Write-stream request:
+/// a worker blocked in `perform` is one fewer request decoded meanwhile, which capped a batch at
+/// the worker count) uses `submit`: its body is queued like any other and its completion is called
+/// by the thread that ran the batch, after the COMMIT, in commit order — so a stream's answers
+/// go out in the order its bodies ran. Submitted bodies need a leader when no waiting caller is
+/// there to lead: the submitter leads its first batch itself (a lone write costs no hand-off) and
+/// the bodies queued meanwhile are led on `drainer`, which keeps taking them until none is queued.
 public final class GroupCommit: @unchecked Sendable {
     // `queue` and `leading` are guarded by `condition`; a job's `failure` is written by the leader
     // before it marks the job `finished` under `condition`, and read by its caller after that.
@@ -33,6 +41,8 @@ public final class GroupCommit: @unchecked Sendable {
     private var leading = false
     private let database: Database
     private let savepoint: String
+    /// Leads submitted bodies that no caller is waiting to lead (a GCD thread, only while some are queued).
+    private let drainer = DispatchQueue(label: "hearth.group-commit")
 
     /// Bodies run in one transaction at most: bounds how long the first caller of a busy stream waits.
     public static let maxBatch = 64
@@ -45,10 +55,13 @@ public final class GroupCommit: @unchecked Sendable {
         var finished = false
         /// Whether the body runs in its own savepoint when it shares a transaction.
         let savepoint: Bool
+        /// A submitted body's completion, called with its failure by the leader (nil: a caller waits).
+        let completion: (((any Error)?) -> Void)?
 
-        init(savepoint: Bool, _ body: @escaping (Connection) throws -> Void) {
+        init(savepoint: Bool, _ body: @escaping (Connection) throws -> Void, completion: (((any Error)?) -> Void)? = nil) {
             self.savepoint = savepoint
             self.body = body
+            self.completion = completion
         }
 
         func run(_ conn: Connection) throws {
@@ -90,21 +103,73 @@ public final class GroupCommit: @unchecked Sendable {
                     continue
                 }
                 leading = true
-                let first = queue
-                queue.removeAll(keepingCapacity: true)
-                condition.unlock()
-                let ran = runTransaction(first)
-                for j in ran { j.body = nil }
-                condition.lock()
-                for j in ran { j.finished = true }
-                leading = false
-                condition.broadcast()
+                leadBatch()
+                handOff()
             }
             condition.unlock()
             if let failure = job.failure { throw failure }
             guard let result else { throw GroupCommitError.notRun }
             return result
         }
+    }
+
+    /// Queues `body` to run in a write transaction (shared with concurrent ones, as `perform`'s) and
+    /// returns without waiting for it, unless no batch is running: then this thread runs the batch.
+    /// `completion` gets what `perform` would have returned or thrown, once, after the COMMIT that
+    /// made the body's changes durable (or after its failure), on the thread that ran the batch and
+    /// before the next batch starts: completions come in commit order. It must not wait for this
+    /// group commit (it runs while its batch still leads) and should be quick (it delays the next batch).
+    public func submit<T>(savepoint: Bool = true, _ body: @escaping (Connection) throws -> T,
+                          completion: @escaping (Result<T, any Error>) -> Void) {
+        // Written by the body and read by the completion, both on the batch's thread, in that order.
+        var result: T?
+        let job = Job(savepoint: savepoint, { conn in result = try body(conn) }, completion: { failure in
+            if let failure { return completion(.failure(failure)) }
+            guard let value = result else { return completion(.failure(GroupCommitError.notRun)) }
+            completion(.success(value))
+        })
+        condition.lock()
+        queue.append(job)
+        if !leading {
+            leading = true
+            leadBatch()
+            handOff()
+        }
+        condition.unlock()
+    }
+
+    /// Runs the queued bodies as one batch (called leading, with `condition` locked; returns so):
+    /// completes the submitted ones, then wakes the waiting callers whose bodies ran.
+    private func leadBatch() {
+        let first = queue
+        queue.removeAll(keepingCapacity: true)
+        condition.unlock()
+        let ran = runTransaction(first)
+        for j in ran { j.body = nil }
+        // Before another batch can start: completions keep commit order.
+        for j in ran { j.completion?(j.failure) }
+        condition.lock()
+        for j in ran { j.finished = true }
+        condition.broadcast()
+    }
+
+    /// After a caller's batch (leading, `condition` locked): who leads what is queued. A waiting
+    /// caller does (woken by `leadBatch`'s broadcast); submitted bodies alone go to `drainer`, so no
+    /// caller is held past its own batch (a gRPC worker would starve its stream's next request).
+    private func handOff() {
+        if queue.isEmpty || queue.contains(where: { $0.completion == nil }) {
+            leading = false
+        } else {
+            drainer.async { [self] in drain() }
+        }
+    }
+
+    /// Leads batches until nothing is queued (on `drainer`, which was handed the lead).
+    private func drain() {
+        condition.lock()
+        while !queue.isEmpty { leadBatch() }
+        leading = false
+        condition.unlock()
     }
 
     /// Queued bodies, at most `limit`, taken off the queue.

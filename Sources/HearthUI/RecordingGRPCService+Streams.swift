@@ -212,6 +212,11 @@ final class RecordingRequests: GRPCRequestStream, @unchecked Sendable {
         inner.received(message)
     }
 
+    func received(_ message: [UInt8], done: @escaping @Sendable () -> Void) {
+        record.received(message)
+        inner.received(message, done: done)
+    }
+
     func halfClosed() { inner.halfClosed() }
 
     func cancelled() {

@@ -51,6 +51,17 @@ public struct RecordingGRPCService: GRPCService {
                     throw error
                 }
             }, run: recorded(f, record))
+        case .unaryAsync(let f):
+            return .unaryAsync { request, context, reply in
+                let started = DispatchTime.now().uptimeNanoseconds
+                f(request, context) { result in
+                    switch result {
+                    case .success: record(context, started, .ok)
+                    case .failure(let status): record(context, started, status)
+                    }
+                    reply(result)
+                }
+            }
         case .serverStreaming(let f):
             return .serverStreaming { request, context, responses throws(GRPCStatus) in
                 let started = DispatchTime.now().uptimeNanoseconds

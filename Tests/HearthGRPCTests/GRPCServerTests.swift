@@ -50,8 +50,38 @@ struct EchoService: GRPCService {
         }
         func cancelled() {}
     }
+    /// Chat whose answers come later, from another thread (as a write's from its commit): the
+    /// next message, and the half-close, are delivered only after `done`.
+    final class LaterChat: GRPCRequestStream, @unchecked Sendable {
+        let responses: any GRPCResponseStream
+        init(_ responses: any GRPCResponseStream) { self.responses = responses }
+        func received(_ message: [UInt8]) { responses.send(message) }
+        func received(_ message: [UInt8], done: @escaping @Sendable () -> Void) {
+            // Later messages are shorter: answered sooner, were they not held back.
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10 * message.count)) { [responses] in
+                responses.send(message)
+                done()
+            }
+        }
+        func halfClosed() { responses.finish(.ok) }
+        func cancelled() {}
+    }
+    /// Replies of `Park` calls, held until the test lets them go.
+    final class Parked: @unchecked Sendable {
+        private let lock = NSLock()
+        private var replies: [@Sendable () -> Void] = []
+        func add(_ r: @escaping @Sendable () -> Void) { lock.withLock { replies.append(r) } }
+        var count: Int { lock.withLock { replies.count } }
+        func releaseAll() { for r in lock.withLock({ defer { replies = [] }; return replies }) { r() } }
+    }
+    let parked = Parked()
     func handler(for method: String) -> GRPCHandler? {
         switch method {
+        // Answered later, by whoever releases it: fails when the first byte is 2.
+        case "Park": .unaryAsync { [parked] request, _, reply in
+            parked.add { reply(request.first == 2 ? .failure(GRPCStatus(.aborted, "later")) : .success(request)) }
+        }
+        case "Later": .bidirectional { _, responses in LaterChat(responses) }
         case "Unary": .unary { request, _ in request }
         case "Fail": .unary { _, _ throws(GRPCStatus) in throw GRPCStatus(.notFound, "Document (a/b) not found. ✓ 100%", details: [8, 5]) }
         case "Slow": .unary { request, _ in Thread.sleep(forTimeInterval: 2); return request }
@@ -235,6 +265,39 @@ func framed(_ message: [UInt8]) -> [UInt8] {
             #expect(r.field("grpc-message") == "Document (a/b) not found. %E2%9C%93 100%25")
             #expect(r.field("grpc-status-details-bin") == "CAU")  // [8, 5], base64 without padding
             #expect(r.body.isEmpty)
+        }
+    }
+
+    /// An async unary call holds no worker while it waits for its reply: with one worker, a plain
+    /// call is answered meanwhile; the parked calls are answered (or fail) when replied to.
+    @Test func asyncUnaryHoldsNoWorkerWhileItWaits() throws {
+        let echo = EchoService()
+        let server = HTTPServer(name: "t", configuration: .init(port: 0, threads: 2), service: PlainService(),
+                                http2: GRPCServer(services: [echo], configuration: .init(workers: 1)))
+        try server.start()
+        defer { server.stop(graceSeconds: 1) }
+        final class Answers: @unchecked Sendable { var ok, failed: CurlResult? }  // read after `parkedCalls`
+        let answers = Answers()
+        let parkedCalls = DispatchGroup()
+        DispatchQueue.global().async(group: parkedCalls) { answers.ok = try? curl(server.port, "/echo.Echo/Park", body: framed([1, 2])) }
+        DispatchQueue.global().async(group: parkedCalls) { answers.failed = try? curl(server.port, "/echo.Echo/Park", body: framed([2])) }
+        for _ in 0..<500 where echo.parked.count < 2 { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(echo.parked.count == 2)
+        let plain = try curl(server.port, "/echo.Echo/Unary", body: framed([7]))
+        #expect(plain.body == framed([7]) && plain.field("grpc-status") == "0")
+        #expect(parkedCalls.wait(timeout: .now() + 0.2) == .timedOut)
+        echo.parked.releaseAll()
+        #expect(parkedCalls.wait(timeout: .now() + 10) == .success)
+        #expect(answers.ok?.body == framed([1, 2]) && answers.ok?.field("grpc-status") == "0")
+        #expect(answers.failed?.body.isEmpty == true && answers.failed?.field("grpc-status") == "10")
+    }
+
+    /// Messages answered later keep their order, and the half-close ends the call only after the last.
+    @Test func bidirectionalAnswersLaterInOrderThenEnds() throws {
+        try withGRPCServer { server in
+            let r = try curl(server.port, "/echo.Echo/Later", body: framed([3, 3, 3]) + framed([2, 2]) + framed([1]))
+            #expect(r.body == framed([3, 3, 3]) + framed([2, 2]) + framed([1]))
+            #expect(r.field("grpc-status") == "0")
         }
     }
 

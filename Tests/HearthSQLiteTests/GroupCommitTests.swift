@@ -144,4 +144,156 @@ import Testing
         }
         #expect(Set(try values(db)) == Set((0..<64).map { "v\($0)" }))
     }
+
+    // MARK: submit (no thread waits for the batch)
+
+    /// What submitted bodies' completions got, in the order they were called.
+    final class Completions: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [(String, Result<Int, Refused>)] = []
+        func add(_ name: String, _ r: Result<Int, any Error>) {
+            lock.withLock { list.append((name, r.mapError { _ in Refused() })) }
+        }
+        var names: [String] { lock.withLock { list.map(\.0) } }
+        subscript(name: String) -> Result<Int, Refused>? { lock.withLock { list.first { $0.0 == name }?.1 } }
+        var count: Int { lock.withLock { list.count } }
+    }
+
+    /// A table whose rows need a parent row by COMMIT (a deferred foreign key): a body inserting an
+    /// orphan succeeds, and the COMMIT of its batch fails.
+    func databaseWithDeferredCheck() throws -> Database {
+        let db = try Database(path: nil)
+        try db.withWriter { c in try c.run("PRAGMA foreign_keys=ON") }
+        try db.write { c in
+            try c.run("CREATE TABLE t (v TEXT NOT NULL)")
+            try c.run("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+            try c.run("CREATE TABLE child (pid INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
+        }
+        return db
+    }
+
+    /// Submits `bodies` while the first one's body runs (it leads, on another thread, and waits
+    /// inside its body until released): the others return at once, queued, and run in the same
+    /// transaction. Returns the completions, the table, and how many write transactions ran.
+    func submitted(_ bodies: [Body], orphan: Set<String> = [], db given: Database? = nil, batcher reused: GroupCommit? = nil) throws
+        -> (Completions, [String], Int) {
+        let db = try given ?? database()
+        let batcher = reused ?? GroupCommit(database: db)
+        let completions = Completions()
+        let running = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let all = DispatchSemaphore(value: 0)
+        let generation = db.writeGeneration
+        @Sendable func submit(_ b: Body, leader: Bool) {
+            batcher.submit(savepoint: !b.bare, { c -> Int in
+                if leader {
+                    running.signal()
+                    release.wait()
+                }
+                if b.failBeforeWriting { throw Refused() }
+                try c.run("INSERT INTO t (v) VALUES (?)", [b.name])
+                if orphan.contains(b.name) { try c.run("INSERT INTO child (pid) VALUES (42)") }
+                if b.failAfterWriting { throw Refused() }
+                return b.name.utf8.count
+            }, completion: { r in
+                completions.add(b.name, r)
+                if completions.count == bodies.count { all.signal() }
+            })
+        }
+        DispatchQueue.global().async { submit(bodies[0], leader: true) }
+        running.wait()
+        // The others queue and return without waiting.
+        for b in bodies.dropFirst() { submit(b, leader: false) }
+        #expect(batcher.queued == bodies.count - 1)
+        #expect(completions.count == 0)
+        release.signal()
+        all.wait()
+        return (completions, try values(db), db.writeGeneration - generation)
+    }
+
+    @Test func submittedBodiesShareOneTransactionAndCompleteInOrder() throws {
+        let names = (0..<16).map { "s\($0)" }
+        let (completions, stored, transactions) = try submitted(names.map { Body(name: $0, bare: true) })
+        #expect(completions.names == names)
+        for n in names { #expect(completions[n] == .success(n.utf8.count)) }
+        #expect(stored == names)
+        #expect(transactions == 1)
+    }
+
+    @Test func submittedBodyThatThrowsFailsAloneInItsBatch() throws {
+        let (completions, stored, transactions) = try submitted([
+            Body(name: "leader"), Body(name: "kept"), Body(name: "refused", failAfterWriting: true),
+            Body(name: "bare-refused", bare: true, failBeforeWriting: true), Body(name: "also-kept", bare: true),
+        ])
+        #expect(completions.names == ["leader", "kept", "refused", "bare-refused", "also-kept"])
+        #expect(completions["refused"] == .failure(Refused()))
+        #expect(completions["bare-refused"] == .failure(Refused()))
+        #expect(completions["also-kept"] == .success(9))
+        #expect(stored == ["leader", "kept", "also-kept"])
+        #expect(transactions == 1)
+    }
+
+    /// A COMMIT that fails fails every body of its batch (each completion gets the error), and
+    /// stores nothing of any of them; bodies queued after it run in the next transaction.
+    @Test func failedCommitFailsEveryBodyOfItsBatch() throws {
+        let db = try databaseWithDeferredCheck()
+        let batcher = GroupCommit(database: db)
+        let (completions, stored, _) = try submitted([Body(name: "leader", bare: true), Body(name: "a"),
+                                                      Body(name: "orphan", bare: true), Body(name: "b", bare: true)],
+                                                     orphan: ["orphan"], db: db, batcher: batcher)
+        for n in ["leader", "a", "orphan", "b"] { #expect(completions[n] == .failure(Refused()), "\(n)") }
+        #expect(stored.isEmpty)
+        // The batcher goes on.
+        let done = DispatchSemaphore(value: 0)
+        let after = Completions()
+        batcher.submit({ c -> Int in try c.run("INSERT INTO t (v) VALUES ('later')"); return 1 }) { r in
+            after.add("later", r)
+            done.signal()
+        }
+        done.wait()
+        #expect(after["later"] == .success(1))
+        #expect(try values(db) == ["later"])
+    }
+
+    /// Bodies submitted while a batch whose COMMIT will fail is running join it and fail with it;
+    /// a body submitted after its completions ran commits on its own.
+    @Test func bodiesQueuedIntoAFailedBatchFailToo() throws {
+        let db = try databaseWithDeferredCheck()
+        let (completions, stored, transactions) = try submitted([Body(name: "orphan", bare: true), Body(name: "queued-1"),
+                                                                 Body(name: "queued-2", bare: true)],
+                                                                orphan: ["orphan"], db: db)
+        #expect(completions.names == ["orphan", "queued-1", "queued-2"])
+        for n in ["orphan", "queued-1", "queued-2"] { #expect(completions[n] == .failure(Refused()), "\(n)") }
+        #expect(stored.isEmpty)
+        #expect(transactions == 1)
+    }
+
+    /// Waiting callers and submitted bodies from many threads at once: every one commits once, a
+    /// waiting caller returns after its commit, and no submitted body is left without a leader.
+    @Test func waitingAndSubmittedCallersAllCommit() throws {
+        let db = try database()
+        let batcher = GroupCommit(database: db)
+        let completions = Completions()
+        let group = DispatchGroup()
+        DispatchQueue.concurrentPerform(iterations: 200) { i in
+            if i % 3 == 0 {
+                let r = try? batcher.perform { c in try c.run("INSERT INTO t (v) VALUES (?)", ["v\(i)"]) }
+                #expect(r != nil)
+                #expect((try? values(db))?.contains("v\(i)") == true)
+            } else {
+                group.enter()
+                batcher.submit(savepoint: i % 2 == 0, { c -> Int in
+                    try c.run("INSERT INTO t (v) VALUES (?)", ["v\(i)"])
+                    return i
+                }, completion: { r in
+                    completions.add("v\(i)", r)
+                    group.leave()
+                })
+            }
+        }
+        group.wait()
+        #expect(completions.count == 200 - 67)
+        #expect(Set(try values(db)) == Set((0..<200).map { "v\($0)" }))
+        #expect(try values(db).count == 200)
+    }
 }

@@ -59,7 +59,7 @@ struct FirestoreGRPCService: GRPCService {
         case "BeginTransaction":
             return rest.verb("BeginTransactionRequest", field: "database", verb: "beginTransaction", response: "BeginTransactionResponse")
         case "Commit":
-            return rest.verb("CommitRequest", field: "database", verb: "commit", response: "CommitResponse", direct: rest.directCommit)
+            return rest.asyncVerb("CommitRequest", field: "database", verb: "commit", response: "CommitResponse", direct: rest.directCommit)
         case "Rollback":
             return rest.verb("RollbackRequest", field: "database", verb: "rollback", response: nil)
         case "BatchWrite":
@@ -153,18 +153,40 @@ struct RESTBridge: Sendable {
     /// writer's connection (an in-memory database), where a read waits for any commit in progress.
     func unary(_ request: String, response: String?, direct: Direct? = nil, directIsQuick: Bool = false,
                _ build: @escaping @Sendable (JSONObject) throws(FirestoreError) -> RESTCall) -> GRPCHandler {
-        let general: @Sendable ([UInt8], GRPCContext) throws(GRPCStatus) -> [UInt8] = { bytes, ctx throws(GRPCStatus) in
+        let general = throughREST(request, response: response, build)
+        guard let direct else { return .unary(general) }
+        if directIsQuick && service.storage.database.path != nil { return .unaryQuick(quick: direct, run: general) }
+        return .unary { bytes, ctx throws(GRPCStatus) in
+            if let answer = try direct(bytes, ctx) { return answer }
+            return try general(bytes, ctx)
+        }
+    }
+
+    /// A unary call answered by the REST handler (see `unary`).
+    private func throughREST(_ request: String, response: String?, _ build: @escaping @Sendable (JSONObject) throws(FirestoreError) -> RESTCall)
+        -> @Sendable ([UInt8], GRPCContext) throws(GRPCStatus) -> [UInt8] {
+        { bytes, ctx throws(GRPCStatus) in
             try call { () throws(FirestoreError) in
                 let json = try send(ctx, try build(try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + request)))
                 guard let response else { return [] }
                 return ProtoJSON.encode(json.objectValue ?? JSONObject(), FirestoreSchemas.v1 + response)
             }
         }
-        guard let direct else { return .unary(general) }
-        if directIsQuick && service.storage.database.path != nil { return .unaryQuick(quick: direct, run: general) }
-        return .unary { bytes, ctx throws(GRPCStatus) in
-            if let answer = try direct(bytes, ctx) { return answer }
-            return try general(bytes, ctx)
+    }
+
+    /// A call answered later without the REST round trip (`GRPCHandler.unaryAsync`); false when the
+    /// request needs the general path (then it has not called `reply`).
+    typealias DirectAsync = @Sendable (_ request: [UInt8], _ context: GRPCContext,
+                                       _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Bool
+
+    /// `verb` whose `direct` answers without holding the worker while it waits for the writer (Commit).
+    func asyncVerb(_ request: String, field: String, verb: String, response: String?, direct: @escaping DirectAsync) -> GRPCHandler {
+        let general = throughREST(request, response: response) { o throws(FirestoreError) in
+            try Self.customMethod(o, request: request, field: field, verb: verb)
+        }
+        return .unaryAsync { bytes, ctx, reply in
+            if direct(bytes, ctx, reply) { return }
+            do throws(GRPCStatus) { reply(.success(try general(bytes, ctx))) } catch { reply(.failure(error)) }
         }
     }
 

@@ -37,35 +37,49 @@ extension RESTBridge {
         }
     }
 
-    /// Commit on a plainly named database; nil: use the general path.
-    func directCommit(_ bytes: [UInt8], _ ctx: GRPCContext) throws(GRPCStatus) -> [UInt8]? {
+    /// Commit on a plainly named database, answered through `reply` once its batch has committed
+    /// (no thread waits for the writer); false: use the general path.
+    func directCommit(_ bytes: [UInt8], _ ctx: GRPCContext, _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Bool {
+        let db: DatabaseID
+        let writes: () throws(FirestoreError) -> (writes: [Write], transaction: String?)
         // The plain writes read straight from protobuf (no proto3 JSON in between).
         if let request = WriteProtoDecoder.commitRequest(bytes),
-           let (db, path) = Self.plainName(request.database + "/documents"), path.segments.isEmpty,
-           let writes = WriteProtoDecoder(database: db).writes(request.writes) {
-            return try direct { () throws(FirestoreError) in
-                let caller = try caller(ctx, db)
-                let (commitTime, results) = try service.commit(db, writes: writes, transaction: request.transaction, caller: caller)
-                return DocumentProto.commitResponse(commitTime: commitTime, results: results)
-            }
-        }
-        guard let request = Self.decoded(bytes, "CommitRequest"),
-              let database = request["database"]?.stringValue, let (db, path) = Self.plainName(database + "/documents"),
-              path.segments.isEmpty else { return nil }
-        return try direct { () throws(FirestoreError) in
-            let caller = try caller(ctx, db)
+           let (named, path) = Self.plainName(request.database + "/documents"), path.segments.isEmpty,
+           let plain = WriteProtoDecoder(database: named).writes(request.writes) {
+            db = named
+            writes = { (plain, request.transaction) }
+        } else {
+            guard let request = Self.decoded(bytes, "CommitRequest"),
+                  let database = request["database"]?.stringValue, let (named, path) = Self.plainName(database + "/documents"),
+                  path.segments.isEmpty else { return false }
+            db = named
             // What `FirestoreHTTPService.commit` does with the same message as its JSON body.
-            let body = ProtoObject(JSONObject(request.members.filter { $0.0 != "database" }), path: "")
-            try body.requireKnown(["writes", "transaction", "requestOptions"])
-            let parser = WriteParser(database: db)
-            var writes: [Write] = []
-            for (i, item) in (try body.array("writes") ?? []).enumerated() {
-                writes.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
+            writes = { () throws(FirestoreError) in
+                let body = ProtoObject(JSONObject(request.members.filter { $0.0 != "database" }), path: "")
+                try body.requireKnown(["writes", "transaction", "requestOptions"])
+                let parser = WriteParser(database: named)
+                var writes: [Write] = []
+                for (i, item) in (try body.array("writes") ?? []).enumerated() {
+                    writes.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
+                }
+                return (writes, try body.string("transaction").map { t throws(FirestoreError) in try RequestContext.transactionID(t) })
             }
-            let transaction = try body.string("transaction").map { t throws(FirestoreError) in try RequestContext.transactionID(t) }
-            let (commitTime, results) = try service.commit(db, writes: writes, transaction: transaction, caller: caller)
-            return DocumentProto.commitResponse(commitTime: commitTime, results: results)
         }
+        let caller: Caller
+        let request: (writes: [Write], transaction: String?)
+        do throws(GRPCStatus) {
+            (caller, request) = try direct { () throws(FirestoreError) in (try self.caller(ctx, db), try writes()) }
+        } catch {
+            reply(.failure(error))
+            return true
+        }
+        service.commit(db, writes: request.writes, transaction: request.transaction, caller: caller) { [self] result in
+            reply(Result { () throws(GRPCStatus) in
+                let (commitTime, results) = try direct { () throws(FirestoreError) in try result.get() }
+                return DocumentProto.commitResponse(commitTime: commitTime, results: results)
+            })
+        }
+        return true
     }
 
     /// The request's proto3 JSON; nil when it is malformed (the general path reports that, with its message).

@@ -4,8 +4,9 @@ import HearthGRPC
 /// One gRPC Write call: decoded requests go through a `WriteStreamSession`, each answer is
 /// sent as it is made, and the first failure ends the call with its status.
 ///
-/// `received` runs on a worker thread, one request at a time, so pipelined batches commit in
-/// order and a request after a failure is never decoded, let alone applied.
+/// `received` runs on a worker thread, one request at a time (the next only once the previous one's
+/// commit has completed), so pipelined batches commit in order and a request after a failure is
+/// never decoded, let alone applied.
 final class WriteCall: GRPCRequestStream, @unchecked Sendable {
     /// Decodes one `WriteRequest`; `database` is the stream's once the handshake named it (the
     /// writes' document names are checked against it).
@@ -34,6 +35,26 @@ final class WriteCall: GRPCRequestStream, @unchecked Sendable {
         } catch {
             session.end()
             responses.finish(error.grpcStatus)
+        }
+    }
+
+    /// The same without holding the worker while the commit waits for its batch: the answer (or
+    /// the failure) goes out from the commit's completion, and `done` hands over the next request.
+    func received(_ message: [UInt8], done: @escaping @Sendable () -> Void) {
+        guard !session.ended, !responses.isClosed else { return done() }
+        let request: WriteStreamSession.Request
+        do throws(FirestoreError) { request = try decode(message, session.database) } catch {
+            session.end()
+            responses.finish(error.grpcStatus)
+            return done()
+        }
+        session.handle(request) { [self] result in
+            switch result {
+            case .success(let response?): responses.send(encode(response))
+            case .success(nil): break
+            case .failure(let error): responses.finish(error.grpcStatus)
+            }
+            done()
         }
     }
 

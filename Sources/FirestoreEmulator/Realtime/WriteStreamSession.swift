@@ -37,7 +37,8 @@ final class WriteStreamSession: @unchecked Sendable {
     private let service: FirestoreService
     private let caller: Caller
     let streamID: String
-    // Touched only by the serial request callbacks of one stream.
+    // Touched only by the serial request callbacks of one stream (and the completion of the
+    // commit one of them started, before the next is handed over).
     private(set) var database: DatabaseID?
     private var sequence = 0
     private(set) var ended = false
@@ -60,6 +61,32 @@ final class WriteStreamSession: @unchecked Sendable {
         }
     }
 
+    /// `handle` without holding the calling thread while a commit waits for its batch:
+    /// `completion` gets the answer (or the error that ends the stream), once, on this thread or
+    /// on the one that committed. The caller hands over the next request only after it.
+    func handle(_ request: Request, completion: @escaping (Swift.Result<Response?, FirestoreError>) -> Void) {
+        guard !ended else { return completion(.success(nil)) }
+        let step: Step
+        do { step = try prepare(request) } catch {
+            ended = true
+            return completion(.failure(error))
+        }
+        switch step {
+        case .answer(let response):
+            completion(.success(response))
+        case .commit(let writes, let db):
+            service.commit(db, writes: writes, transaction: nil, caller: caller) { [self] result in
+                switch result {
+                case .success(let (commitTime, outcomes)):
+                    completion(.success(committed(commitTime, outcomes)))
+                case .failure(let error):
+                    ended = true
+                    completion(.failure(error))
+                }
+            }
+        }
+    }
+
     /// Marks the stream ended (a request that did not decode, a cancelled call): later requests are ignored.
     func end() { ended = true }
 
@@ -74,6 +101,19 @@ final class WriteStreamSession: @unchecked Sendable {
     }
 
     private func answer(_ request: Request) throws(FirestoreError) -> Response {
+        switch try prepare(request) {
+        case .answer(let response): return response
+        case .commit(let writes, let db): return try commit(writes, db)
+        }
+    }
+
+    /// What a request needs: an answer at once, or a commit first.
+    private enum Step {
+        case answer(Response)
+        case commit([Write], DatabaseID)
+    }
+
+    private func prepare(_ request: Request) throws(FirestoreError) -> Step {
         guard let db = database else {
             // The handshake: a database, no token (streams cannot be resumed), and no writes.
             guard !request.database.isEmpty else {
@@ -86,22 +126,27 @@ final class WriteStreamSession: @unchecked Sendable {
             database = db
             if !request.writes.isEmpty {
                 // Not what the SDKs do, but a client may write on its first request: commit it.
-                return try commit(request.writes, db)
+                return .commit(request.writes, db)
             }
-            return Response(streamID: streamID, streamToken: nextToken(), commitTime: nil, results: [])
+            return .answer(Response(streamID: streamID, streamToken: nextToken(), commitTime: nil, results: []))
         }
         if !request.database.isEmpty, request.database != db.name {
             throw .invalidArgument("The database of a write request (\(request.database)) does not match the stream's (\(db.name)).")
         }
         if request.writes.isEmpty {
-            return Response(streamID: streamID, streamToken: nextToken(), commitTime: nil, results: [])
+            return .answer(Response(streamID: streamID, streamToken: nextToken(), commitTime: nil, results: []))
         }
-        return try commit(request.writes, db)
+        return .commit(request.writes, db)
     }
 
     /// One request's writes as one atomic commit, rules judged per write.
     private func commit(_ writes: [Write], _ db: DatabaseID) throws(FirestoreError) -> Response {
         let (commitTime, outcomes) = try service.commit(db, writes: writes, transaction: nil, caller: caller)
+        return committed(commitTime, outcomes)
+    }
+
+    /// The answer to a committed request.
+    private func committed(_ commitTime: Instant, _ outcomes: [FirestoreService.WriteOutcome]) -> Response {
         let results = outcomes.map { Result(updateTime: $0.updateTime ?? commitTime, transformResults: $0.transformResults) }
         return Response(streamID: streamID, streamToken: nextToken(), commitTime: commitTime, results: results)
     }

@@ -22,6 +22,40 @@ extension FirestoreService {
     /// judged per write with `getAfter()` seeing the whole batch, transaction reads re-checked.
     func commit(_ requested: DatabaseID, writes: [Write], transaction: String?, caller: Caller) throws(FirestoreError)
         -> (commitTime: Instant, results: [WriteOutcome]) {
+        let prepared = try prepareCommit(requested, writes: writes, transaction: transaction, caller: caller)
+        defer { prepared.end() }
+        let committed = try write(savepoint: prepared.savepoint, prepared.body)
+        prepared.recorder.publish()
+        return committed
+    }
+
+    /// `commit` that holds no thread while its batch waits for the writer (gRPC Commit and the Write
+    /// stream): `completion` gets what `commit` returns or throws, after the COMMIT, on the thread
+    /// that committed the batch (or on this one, for a request refused before it is queued).
+    func commit(_ requested: DatabaseID, writes: [Write], transaction: String?, caller: Caller,
+                completion: @escaping (Result<(commitTime: Instant, results: [WriteOutcome]), FirestoreError>) -> Void) {
+        let prepared: PreparedCommit
+        do { prepared = try prepareCommit(requested, writes: writes, transaction: transaction, caller: caller) } catch {
+            return completion(.failure(error))
+        }
+        submitWrite(savepoint: prepared.savepoint, prepared.body) { result in
+            if case .success = result { prepared.recorder.publish() }
+            prepared.end()
+            completion(result)
+        }
+    }
+
+    /// A commit ready for the writer: its transaction body, and what follows it.
+    private struct PreparedCommit {
+        let savepoint: Bool
+        let body: (Connection) throws -> (commitTime: Instant, results: [WriteOutcome])
+        let recorder: ChangeRecorder
+        let end: () -> Void
+    }
+
+    /// The checks before a commit is queued, and its body (see `commit`).
+    private func prepareCommit(_ requested: DatabaseID, writes: [Write], transaction: String?, caller: Caller) throws(FirestoreError)
+        -> PreparedCommit {
         let db = try Self.target(requested, writes)
         var txnState: TransactionRegistry.State?
         if let transaction {
@@ -32,14 +66,12 @@ extension FirestoreService {
             }
             txnState = state
         }
-        defer { if let transaction { transactions.finish(transaction) } }
-
         let recorder = ChangeRecorder(feed: listeners.feed, database: db)
-        defer { recorder.finish() }
         // Every check below comes before the first write (the commit time is stored with the
         // documents), so in a batch the body needs no savepoint — unless the database's space is
         // not known yet and finding it may create it (a write before the checks).
-        let committed = try write(savepoint: storage.cachedSpace(of: db) == nil) { conn in
+        let savepoint = storage.cachedSpace(of: db) == nil
+        let body = { [self] (conn: Connection) throws -> (commitTime: Instant, results: [WriteOutcome]) in
             let space = try storage.writableSpace(of: db, conn)
             var originals: [ResourcePath: StoredDocument?] = [:]
             func load(_ p: ResourcePath) throws -> StoredDocument? {
@@ -124,8 +156,10 @@ extension FirestoreService {
             }
             return (commitTime, results)
         }
-        recorder.publish()
-        return committed
+        return PreparedCommit(savepoint: savepoint, body: body, recorder: recorder, end: { [self] in
+            recorder.finish()
+            if let transaction { transactions.finish(transaction) }
+        })
     }
 
     /// The database a batch acts on: the one its writes' document names name, as Firestore

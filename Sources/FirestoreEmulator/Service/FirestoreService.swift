@@ -119,15 +119,27 @@ public final class FirestoreService: Sendable {
     func write<T>(savepoint: Bool = true, _ body: (Connection) throws -> T) throws(FirestoreError) -> T {
         do {
             return try storage.write(savepoint: savepoint, body)
-        } catch let e as FirestoreError {
-            throw e
-        } catch let e as SQLiteError where e.isDiskFull {
+        } catch {
+            throw writeFailure(error)
+        }
+    }
+
+    /// `write` without holding the calling thread while its batch waits: `completion` gets the
+    /// result after the commit, on the thread that committed it (`GroupCommit.submit`).
+    func submitWrite<T>(savepoint: Bool = true, _ body: @escaping (Connection) throws -> T,
+                        completion: @escaping (Result<T, FirestoreError>) -> Void) {
+        storage.submit(savepoint: savepoint, body) { [self] result in completion(result.mapError(writeFailure)) }
+    }
+
+    /// A failed write transaction's error as the API reports it.
+    private func writeFailure(_ error: any Error) -> FirestoreError {
+        if let e = error as? FirestoreError { return e }
+        if let e = error as? SQLiteError, e.isDiskFull {
             // Nothing was written (the transaction rolled back); it succeeds again once there is room.
             logger.error("firestore: write failed, the disk is full", [("error", .string("\(e)"))])
-            throw .resourceExhausted("The data directory's disk is full; the write was not applied.")
-        } catch {
-            logger.error("firestore: write failed", [("error", .string("\(error)"))])
-            throw .internal("Internal error: \(error)")
+            return .resourceExhausted("The data directory's disk is full; the write was not applied.")
         }
+        logger.error("firestore: write failed", [("error", .string("\(error)"))])
+        return .internal("Internal error: \(error)")
     }
 }

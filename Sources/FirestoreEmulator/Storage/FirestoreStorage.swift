@@ -128,12 +128,28 @@ final class FirestoreStorage: @unchecked Sendable {
         do {
             return try batcher.perform(savepoint: savepoint, body)
         } catch GroupCommitError.batchFailed(let error) {
-            // A body may have found (and cached) a space another body of the batch created.
-            lock.lock()
-            spaces.removeAll()
-            lock.unlock()
-            throw error
+            throw batchFailed(error)
         }
+    }
+
+    /// `write` without holding the calling thread while the batch waits (`GroupCommit.submit`):
+    /// `completion` gets its result on the thread that committed the batch.
+    func submit<T>(savepoint: Bool = true, _ body: @escaping (Connection) throws -> T,
+                   completion: @escaping (Result<T, any Error>) -> Void) {
+        batcher.submit(savepoint: savepoint, body) { [self] result in
+            readCache.invalidate()
+            if case .failure(GroupCommitError.batchFailed(let error)) = result { return completion(.failure(batchFailed(error))) }
+            completion(result)
+        }
+    }
+
+    /// The error of a batch that failed as a whole: a body may have found (and cached) a space
+    /// another body of the batch created, so the cached spaces go.
+    private func batchFailed(_ error: any Error) -> any Error {
+        lock.lock()
+        spaces.removeAll()
+        lock.unlock()
+        return error
     }
 
     // MARK: Spaces

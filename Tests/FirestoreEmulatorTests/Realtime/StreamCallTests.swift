@@ -308,6 +308,85 @@ final class DeferredResponses: GRPCResponseStream, @unchecked Sendable {
     }
 }
 
+/// The Write call as the gRPC server drives it (`received(_:done:)`: the next request only after
+/// `done`): a commit waiting for the writer holds no thread, its answer goes out before `done`,
+/// and a failure still ends the stream with nothing after it applied.
+@Suite struct AsyncWriteCallTests {
+    static func call(_ h: TestHarness, _ requests: [WriteStreamSession.Request], caller: Caller = .admin) -> (WriteCall, RecordingResponses) {
+        let r = RecordingResponses()
+        let call = WriteCall(session: WriteStreamSession(service: h.service, caller: caller, streamID: "s1"), responses: r,
+                             decode: { m, _ throws(FirestoreError) in requests[Int(m[0])] },
+                             encode: { resp in Array("\(String(decoding: resp.streamToken, as: UTF8.self)):\(resp.results.count)".utf8) })
+        return (call, r)
+    }
+
+    /// Hands `message` over and waits for its `done`.
+    static func deliver(_ call: WriteCall, _ message: UInt8) {
+        let done = DispatchSemaphore(value: 0)
+        call.received([message], done: { done.signal() })
+        done.wait()
+    }
+
+    @Test func aCommitWaitingForTheWriterHoldsNoThreadAndAnswersBeforeDone() throws {
+        let h = try TestHarness()
+        let (call, r) = Self.call(h, [.init(database: StreamCallTests.dbName),
+                                      .init(database: "", writes: [try WriteStreamSessionTests.write(h, "c/a", 1)])])
+        Self.deliver(call, 0)
+        // Another write holds the single writer (its batch is leading).
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = try? h.service.storage.write { _ in
+                holding.signal()
+                release.wait()
+            }
+        }
+        holding.wait()
+        let done = DispatchSemaphore(value: 0)
+        let answeredAtDone = LockedFlag()
+        call.received([1], done: {
+            answeredAtDone.set(r.messages.count == 2)
+            done.signal()
+        })
+        // Returned without waiting for the commit, and not done yet.
+        #expect(done.wait(timeout: .now() + .milliseconds(100)) == .timedOut)
+        #expect(r.messages == ["0:0"])
+        release.signal()
+        done.wait()
+        #expect(answeredAtDone.value)
+        #expect(r.messages == ["0:0", "1:1"])
+        #expect(h.call("GET", h.api("/c/a")).status == 200)
+    }
+
+    @Test func aFailedBatchEndsTheStreamAndNothingAfterItIsApplied() throws {
+        let h = try TestHarness(rules: RulesEnforcementTests.rules("""
+            match /users/{uid}/{d=**} { allow read, write: if request.auth.uid == uid; }
+        """))
+        let (call, r) = Self.call(h, [
+            .init(database: StreamCallTests.dbName),
+            .init(database: "", writes: [try WriteStreamSessionTests.write(h, "users/u1/f/a", 1)]),
+            .init(database: "", writes: [try WriteStreamSessionTests.write(h, "users/u1/f/b", 1),
+                                         try WriteStreamSessionTests.write(h, "users/u2/f/x", 1)]),
+            .init(database: "", writes: [try WriteStreamSessionTests.write(h, "users/u1/f/c", 1)]),
+            .init(database: ""),
+        ], caller: try h.caller("u1"))
+        for i in 0..<5 { Self.deliver(call, UInt8(i)) }
+        #expect(r.messages == ["0:0", "1:1"])
+        #expect(r.status?.code == .permissionDenied)
+        #expect(h.call("GET", h.api("/users/u1/f/a")).status == 200)
+        #expect(h.call("GET", h.api("/users/u1/f/b")).status == 404)
+        #expect(h.call("GET", h.api("/users/u1/f/c")).status == 404)
+    }
+}
+
+/// A flag set on one thread and read on another.
+final class LockedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var flag = false
+    func set(_ v: Bool) { lock.withLock { flag = v } }
+    var value: Bool { lock.withLock { flag } }
+}
+
 /// A listener on a 100,000-document collection: the first result goes out in bounded pieces, read
 /// a page at a time and only as fast as the client reads.
 @Suite struct LargeListenTests {

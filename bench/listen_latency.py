@@ -37,7 +37,7 @@ def syscalls(report):
     out = {}
     for line in report.splitlines():
         m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$", line)
-        if m:
+        if m and m.group(2) != "total":
             out[m.group(2)] = int(m.group(1))
     return out
 

@@ -2,11 +2,13 @@ import Foundation
 import Testing
 @testable import HearthHTTP
 
-/// An HTTP/2 handler (no gRPC) that records which loop thread opened each stream, answers with
-/// headers and one DATA frame, and holds the stream open until the test finishes it.
+/// An HTTP/2 handler (no gRPC) that records which loop opened each stream (and that it ran on that
+/// loop's thread), answers with headers and one DATA frame, and holds the stream open until the
+/// test finishes it.
 final class LoopRecorder: HTTP2StreamHandler, @unchecked Sendable {
     private let lock = NSLock()
-    private var threads: [String] = []
+    private var loops: [ObjectIdentifier] = []
+    private var offLoop = 0
     private var held: [HTTP2Stream] = []
 
     final class Delegate: HTTP2StreamDelegate {
@@ -17,7 +19,10 @@ final class LoopRecorder: HTTP2StreamHandler, @unchecked Sendable {
 
     func open(_ stream: HTTP2Stream, headers: [(name: String, value: String)]) -> any HTTP2StreamDelegate {
         lock.withLock {
-            threads.append(Thread.current.name ?? "")
+            if let loop = stream.connection?.loop {
+                loops.append(ObjectIdentifier(loop))
+                if !loop.isLoopThread { offLoop += 1 }
+            }
             held.append(stream)
         }
         stream.respond(headers: [(":status", "200")])
@@ -25,7 +30,7 @@ final class LoopRecorder: HTTP2StreamHandler, @unchecked Sendable {
         return Delegate()
     }
 
-    var threadNames: [String] { lock.withLock { threads } }
+    var openedOn: (loops: [ObjectIdentifier], offLoop: Int) { lock.withLock { (loops, offLoop) } }
 
     /// Ends every held stream with trailers (from this thread: the loops apply it).
     func finishAll() {
@@ -46,10 +51,11 @@ extension RawSocket {
         return h2Frames(bytes)
     }
 
-    /// Opens stream 1 with request headers (no END_STREAM: it stays open).
+    /// Opens stream 1 with request headers that end the client's side (END_STREAM | END_HEADERS):
+    /// the stream then stays open until the server's response ends.
     static func h2Client(port: Int) throws -> RawSocket {
         let c = try RawSocket(port: port)
-        c.send(preface + h2Frame(type: 4, flags: 0, stream: 0) + h2Frame(type: 1, flags: 4, stream: 1, BadInputTests.requestHeaders("/any/Path")))
+        c.send(preface + h2Frame(type: 4, flags: 0, stream: 0) + h2Frame(type: 1, flags: 5, stream: 1, BadInputTests.requestHeaders("/any/Path")))
         return c
     }
 }
@@ -73,11 +79,11 @@ extension RawSocket {
             #expect(frames.contains { $0.type == 1 && $0.stream == 1 })
             #expect(frames.contains { $0.type == 0 && $0.stream == 1 && $0.payload == Array("hello".utf8) })
         }
-        let names = handler.threadNames
-        #expect(names.count == clients.count)
-        #expect(names.allSatisfy { $0.hasPrefix("t-h2") })
+        let (opened, offLoop) = handler.openedOn
+        #expect(opened.count == clients.count)
+        #expect(offLoop == 0)  // each stream was opened on its connection's own loop thread
         // Least-loaded placement: every loop serves a connection, none more than one above another.
-        let perLoop = Dictionary(grouping: names, by: { $0 }).mapValues(\.count)
+        let perLoop = Dictionary(grouping: opened, by: { $0 }).mapValues(\.count)
         #expect(perLoop.count == loops)
         #expect((perLoop.values.max() ?? 0) - (perLoop.values.min() ?? 0) <= 1)
     }
@@ -117,9 +123,9 @@ extension RawSocket {
         #expect(stopped.wait(timeout: .now() + 0.3) == .timedOut)  // waits for the open streams
         handler.finishAll()
         for c in clients {
-            // The trailers end stream 1 (HEADERS with END_STREAM), then the server closes.
+            // The trailers (a second HEADERS frame) end stream 1, then the server closes.
             let frames = c.frames { _ in false }
-            #expect(frames.contains { $0.type == 1 && $0.stream == 1 })
+            #expect(frames.filter { $0.type == 1 && $0.stream == 1 }.count == 1)
         }
         #expect(stopped.wait(timeout: .now() + 5) == .success)
         #expect(Date().timeIntervalSince(started) < 8)

@@ -19,6 +19,7 @@ Needs valgrind (Debian package valgrind) and a built bench/grpcload (bench/run.p
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -35,7 +36,22 @@ from benchlib.instructions import collect, control, missing_tools  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run(hearth_bin, grpcload, rules, listeners, commits, warm, keep=False):
+def thread_totals(out_dir):
+    """Instructions per thread (callgrind --separate-threads writes a dump per thread), largest first."""
+    per = {}
+    for name in os.listdir(out_dir):
+        m = re.match(r"callgrind\.out\.\d+(?:\.\d+)?-(\d+)$", name)
+        if not m:
+            continue
+        with open(os.path.join(out_dir, name)) as f:
+            for line in f:
+                t = re.match(r"totals: (\d+)", line)
+                if t:
+                    per[m.group(1)] = per.get(m.group(1), 0) + int(t.group(1))
+    return sorted(per.values(), reverse=True)
+
+
+def run(hearth_bin, grpcload, rules, listeners, commits, warm, keep=False, threads=False):
     """Instructions in Hearth while `commits` commits reach `listeners` listeners (a fresh Hearth)."""
     work = tempfile.mkdtemp(prefix="cg-listen-", dir=os.path.join(ROOT, ".build"))
     data = os.path.join(work, "data")
@@ -44,6 +60,7 @@ def run(hearth_bin, grpcload, rules, listeners, commits, warm, keep=False):
     h = Hearth(reg, hearth_bin, work, data_dir=data, rules=rules, log_name="hearth-cg")
     argv = h.argv()
     h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                                 f"--separate-threads={'yes' if threads else 'no'}",
                                  f"--callgrind-out-file={work}/callgrind.out.%p"] + argv
     load = None
     try:
@@ -81,6 +98,10 @@ def run(hearth_bin, grpcload, rules, listeners, commits, warm, keep=False):
         if load and load.poll() is None:
             load.kill()
         reg.stop_all()
+    if threads:
+        # The busiest threads bound the fan-out's latency: the engine's queue and the HTTP/2 loop(s).
+        busiest = thread_totals(work)[:4]
+        print("  busiest threads, instructions per commit: " + ", ".join(f"{t / commits:,.0f}" for t in busiest), flush=True)
     ir = collect(work, keep)
     print(f"  {listeners} listener{'s' if listeners > 1 else ''}: {ir / commits:,.0f} instructions per commit "
           f"({commits} commits, {secs:.1f}s under callgrind)", flush=True)
@@ -95,6 +116,7 @@ def main():
     ap.add_argument("-k", "--commits", type=int, default=10)
     ap.add_argument("--warm", type=int, default=3, help="untimed commits first (first-call paths, caches)")
     ap.add_argument("--keep", action="store_true", help="keep the dumps (for callgrind_annotate)")
+    ap.add_argument("--threads", action="store_true", help="also print the busiest threads' counts (the critical path)")
     args = ap.parse_args()
     missing = missing_tools()
     if missing:
@@ -105,7 +127,7 @@ def main():
         return 2
     rules = os.path.join(ROOT, "rules", "firestore.rules")
     print(f"Listen fan-out under callgrind: {args.commits} commits, 100 listeners per connection")
-    many = run(args.hearth_bin, args.grpcload, rules, args.listeners, args.commits, args.warm, args.keep)
+    many = run(args.hearth_bin, args.grpcload, rules, args.listeners, args.commits, args.warm, args.keep, args.threads)
     one = run(args.hearth_bin, args.grpcload, rules, 1, args.commits, args.warm, args.keep)
     per = (many - one) / (args.commits * (args.listeners - 1))
     print(f"per (commit × listener), {args.listeners} vs 1 listener: {per:,.0f} instructions")

@@ -102,6 +102,30 @@ struct ListenResponseEncoderTests {
         #expect("\(elsewhere)".contains("databases/other/documents/users/u1"))
     }
 
+    /// The cache holds the newest commit's versions only: a commit of several documents is shared
+    /// across its streams while it fans out, a later commit replaces it, and older versions (first
+    /// results) are not kept, so a long run's encoded documents never pile up to the bound.
+    @Test func theCacheHoldsOnlyTheNewestCommitsVersions() throws {
+        let encoder = ListenResponseEncoder()
+        func version(_ name: String, _ micros: Int64) -> StoredDocument {
+            StoredDocument(path: ResourcePath(["c", name]), fields: ["n": .integer(micros)],
+                           createTime: Instant(unixMicros: 1), updateTime: Instant(unixMicros: micros))
+        }
+        let commit = (0..<5).map { version("d\($0)", 100) }
+        // Two streams of a five-document commit: the second stream's encodings are all cache hits.
+        let first = commit.map { encoder.encode(.documentChange($0, targetIDs: [1]), db) }
+        #expect(encoder.cached.count == 5)
+        #expect(commit.map { encoder.encode(.documentChange($0, targetIDs: [1]), db) } == first)
+        // A first result's older versions are encoded right and not kept.
+        for i in 0..<100 { _ = encoder.encode(.documentChange(version("old\(i)", 50), targetIDs: [2]), db) }
+        #expect(encoder.cached.count == 5)
+        // The next commit replaces the cache.
+        let next = encoder.encode(.documentChange(version("d0", 200), targetIDs: [1]), db)
+        #expect(try ProtoJSON.decode(next, Self.listen) == (try ProtoJSON.decode(general(.documentChange(version("d0", 200), targetIDs: [1])), Self.listen)))
+        #expect(encoder.cached.count == 1)
+        #expect(encoder.cached.bytes <= ListenResponseEncoder.cacheLimit)
+    }
+
     @Test func theSharedSnapshotEndFollowsItsReadTime() throws {
         let encoder = ListenResponseEncoder()
         for micros in [Self.t.unixMicros, Self.t.unixMicros, Self.t.unixMicros + 1, Self.t.unixMicros] {

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The bench's realtime latency scenario alone, repeated: `python3 bench/listen_latency.py
+[--hearth-bin B] [-l 1000] [-k 30] [-r 3] [--strace]`.
+
+Exactly what `make bench` times for its rt.latency rows (bench/benchlib/grpcbench.listener_rows):
+N Listen streams, 100 per HTTP/2 connection, a query target on a fresh user's users/{uid}/files
+under bench/bench.rules with the user's ID token, all current; then K commits, each timed from
+just before the Commit call to every listener's global snapshot. One Hearth (on a data directory,
+as the bench runs it) serves every repetition, each with its own user. Prints p50/p99 per run.
+
+`--strace` counts the system calls Hearth makes during the timed commits of each run (strace -c
+attached to every thread), per commit, so a change in writes and wake-ups shows beside latency.
+Loopback only; needs a built bench/grpcload (bench/run.py builds it).
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from benchlib import firebase  # noqa: E402
+from benchlib.httpc import Client  # noqa: E402
+from benchlib.procs import Hearth, Registry  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def syscalls(report):
+    """strace -c's table as {name: calls}."""
+    out = {}
+    for line in report.splitlines():
+        m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$", line)
+        if m and m.group(2) != "total":
+            out[m.group(2)] = int(m.group(1))
+    return out
+
+
+def run_once(h, grpcload, listeners, commits, tag, trace):
+    c = Client(h.port("auth"))
+    user = firebase.sign_up(c, f"lat-{tag}@example.com")
+    c.close()
+    load = subprocess.Popen([grpcload, "-addr", f"127.0.0.1:{h.port('firestore')}", "-token", user.id_token,
+                             "-mode", "listen", "-uid", user.uid, "-listeners", str(listeners), "-per-conn", "100",
+                             "-commits", str(commits), "-warm", "3", "-gate", "-timeout", "600", "-tag", tag],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = load.stdout.readline()
+    if line.strip() != "CURRENT":
+        raise SystemExit(f"grpcload did not get its listeners current: {line!r} {load.stderr.read()[-400:]}")
+    st = None
+    if trace:
+        st = subprocess.Popen(["strace", "-c", "-f", "-p", str(h.pid)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+    load.stdin.write("go\n")
+    load.stdin.flush()
+    summary = load.stdout.readline()
+    counts = {}
+    if st:
+        st.send_signal(signal.SIGINT)
+        counts = syscalls(st.communicate(timeout=60)[1])
+    load.stdin.close()
+    load.wait(timeout=120)
+    if not summary.startswith("GRPCLOAD "):
+        raise SystemExit(f"grpcload failed: {summary!r} {load.stderr.read()[-400:]}")
+    s = json.loads(summary[len("GRPCLOAD "):])
+    if s["samples"] != s["expected_samples"]:
+        raise SystemExit(f"only {s['samples']} of {s['expected_samples']} snapshots arrived")
+    return s, counts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
+    ap.add_argument("--grpcload", default=os.path.join(ROOT, ".build", "bin", "grpcload"))
+    ap.add_argument("-l", "--listeners", type=int, default=1000)
+    ap.add_argument("-k", "--commits", type=int, default=30)
+    ap.add_argument("-r", "--runs", type=int, default=3)
+    ap.add_argument("--strace", action="store_true", help="count Hearth's system calls per commit")
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="lat-listen-", dir=os.path.join(ROOT, ".build"))
+    data = os.path.join(work, "data")
+    os.makedirs(data)
+    reg = Registry()
+    h = Hearth(reg, args.hearth_bin, work, data_dir=data, rules=os.path.join(ROOT, "bench", "bench.rules"))
+    try:
+        h.start(timeout=120)
+        print(f"{args.listeners} listeners, {args.commits} commits per run, {os.getloadavg()[0]:.1f} load average")
+        for r in range(args.runs):
+            s, counts = run_once(h, args.grpcload, args.listeners, args.commits, f"r{r}-{int(time.time())}", args.strace)
+            line = f"  run {r + 1}: p50 {s['p50_us'] / 1e3:.2f} ms, p99 {s['p99_us'] / 1e3:.2f} ms, max {s['max_us'] / 1e3:.2f} ms"
+            if counts:
+                # The warm-up and gate are outside the traced window; the rest is the timed commits.
+                per = {k: v / args.commits for k, v in sorted(counts.items(), key=lambda kv: -kv[1])[:8]}
+                line += "; syscalls per commit: " + ", ".join(f"{k} {v:.0f}" for k, v in per.items())
+            print(line + f" (load {os.getloadavg()[0]:.1f})", flush=True)
+    finally:
+        reg.stop_all()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

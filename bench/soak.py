@@ -260,6 +260,8 @@ def main():
         while time.monotonic() - started < MINUTES * 60:
             time.sleep(min(SAMPLE, max(0.1, MINUTES * 60 - (time.monotonic() - started))))
             n, lat = stats.window()
+            if proc.poll() is not None:
+                break  # died (a zombie has no VmRSS): the verdict reports its exit status
             fig = proc_figures(proc.pid, data_dir)
             fig.update(memory_figures(svc["hub"]["url"]))
             cpu_now = cpu_seconds(proc.pid)

@@ -260,6 +260,8 @@ def main():
         while time.monotonic() - started < MINUTES * 60:
             time.sleep(min(SAMPLE, max(0.1, MINUTES * 60 - (time.monotonic() - started))))
             n, lat = stats.window()
+            if proc.poll() is not None:
+                break  # died (a zombie has no VmRSS): the verdict reports its exit status
             fig = proc_figures(proc.pid, data_dir)
             fig.update(memory_figures(svc["hub"]["url"]))
             cpu_now = cpu_seconds(proc.pid)
@@ -321,6 +323,11 @@ def judge(samples, errors, listener_events, exit_code):
     trend_rise = trend * (tail[-1]["minute"] - tail[0]["minute"])
     if len(tail) >= 3 and trend_rise > max(2, base["rssMiB"] * 0.02):
         reasons.append(f"RSS still rising over the last half ({trend:+.2f} MiB/min)")
+    # Not judged, reported beside the RSS trend: which part rises — the allocator's live bytes
+    # (objects held: a cache filling, or a leak), SQLite's (page caches), or neither (freed memory
+    # glibc keeps). A heaptrack run names the call sites; these say where to look.
+    parts = {f"{name}TrendMiBPerMinute": round(slope([(s["minute"], s[name + "MiB"]) for s in tail]), 3)
+             for name in ("heapLive", "sqlite") if len(tail) >= 3 and all(name + "MiB" in s for s in tail)}
     if max(s["fds"] for s in rest) > base["fds"] + 8:
         reasons.append("open descriptors grew")
     if max(s["threads"] for s in rest) > base["threads"] + 4:
@@ -351,7 +358,7 @@ def judge(samples, errors, listener_events, exit_code):
     if exit_code != 0:
         reasons.append(f"hearth exited with {exit_code}")
     return {"pass": not reasons, "reasons": reasons, "warmupSamples": warm, "listenerSnapshots": listener_events,
-            "rssTrendMiBPerMinute": round(trend, 3)}
+            "rssTrendMiBPerMinute": round(trend, 3), **parts}
 
 
 def report(samples, verdict, errors):
@@ -365,7 +372,9 @@ def report(samples, verdict, errors):
     head = (f"Last run: {when}, {MINUTES:g} minutes, sampled every {SAMPLE:g} s, on `{os.uname().nodename}` "
             f"({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}). Verdict: **{'pass' if verdict['pass'] else 'FAIL'}**"
             + ("" if verdict["pass"] else f" ({'; '.join(verdict['reasons'])})")
-            + f". RSS trend over the last half: {verdict.get('rssTrendMiBPerMinute', 0):+.3f} MiB/min.")
+            + f". RSS trend over the last half: {verdict.get('rssTrendMiBPerMinute', 0):+.3f} MiB/min"
+            + "".join(f", {label} {verdict[key]:+.3f}" for key, label in (("heapLiveTrendMiBPerMinute", "heap live"), ("sqliteTrendMiBPerMinute", "SQLite"))
+                      if key in verdict) + ".")
     table = "\n".join([head, "", *lines])
     print(table)
     if errors:

@@ -159,7 +159,11 @@ public final class RSAKey: @unchecked Sendable {
         let bytes = Array(text.utf8)
         // BIO_new_mem_buf does not copy; BIO_write into a fresh memory BIO does.
         guard let bio = BIO_new(BIO_s_mem()) else { return nil }
-        _ = BIO_write(bio, bytes, Int32(bytes.count))
+        // A short write (allocation failure) would hand the parser a truncated PEM: refuse instead.
+        guard bytes.count <= Int(Int32.max), BIO_write(bio, bytes, Int32(bytes.count)) == Int32(bytes.count) || bytes.isEmpty else {
+            BIO_free(bio)
+            return nil
+        }
         return bio
     }
 

@@ -3,6 +3,7 @@ written, a data directory whose disk fills up, and kill -9 in the middle of ever
 Real clients throughout (boto3, requests on the REST APIs); the filesystem faults mount a small
 tmpfs and skip, with the reason, where mounting is not allowed."""
 import os
+import queue
 import shutil
 import signal
 import sqlite3
@@ -413,4 +414,74 @@ def test_kill_9_mid_write_everywhere_loses_nothing_acknowledged_and_applies_noth
         stop(proc)
     assert proc.returncode == 0
     check_data_dir_integrity(data_dir)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_kill_9_mid_write_stream_loses_no_acknowledged_batch_and_applies_none_by_half():
+    """kill -9 while a Firestore Write stream (the mobile and web SDKs' write path, raw grpcio as
+    `test_raw_grpc.py` drives it) sends batches of three documents, each after the last one's
+    acknowledgement: after a restart every acknowledged batch is there, every batch sent is there
+    entirely or not at all, and the database is intact."""
+    import grpc
+    from google.cloud.firestore_v1 import types
+
+    tmp = tempfile.mkdtemp(prefix="hearth-crash-write-")
+    data_dir = os.path.join(tmp, "data")
+    proc, info = start(data_dir=data_dir, tmp=tmp)
+    database = f"projects/{info['project']}/databases/(default)"
+    host = info["services"]["firestore"]["url"].split("://", 1)[1]
+    channel = grpc.insecure_channel(host)
+    write = channel.stream_stream("/google.firestore.v1.Firestore/Write", request_serializer=types.WriteRequest.serialize,
+                                  response_deserializer=types.WriteResponse.deserialize)
+    outbox = queue.Queue()
+    sent, acked, wrong = [], [], []
+
+    def batch(i):
+        return [types.Write(update=types.Document(name=f"{database}/documents/wstream/s{i}-{k}",
+                                                  fields={"i": types.Value(integer_value=i)})) for k in range(3)]
+
+    def requests_():
+        while (r := outbox.get()) is not None:
+            yield r
+
+    def drive():
+        outbox.put(types.WriteRequest(database=database))
+        i = 0
+        try:
+            for response in write(requests_(), metadata=[("authorization", "Bearer owner"), ("google-cloud-resource-prefix", database)]):
+                if response.write_results:
+                    if len(response.write_results) != 3:
+                        wrong.append(i)
+                    acked.append(i)
+                    i += 1
+                sent.append(i)
+                outbox.put(types.WriteRequest(writes=batch(i), stream_token=response.stream_token))
+        except grpc.RpcError:
+            pass  # the server died
+
+    t = threading.Thread(target=drive)
+    t.start()
+    time.sleep(4)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    outbox.put(None)
+    t.join(timeout=30)
+    channel.close()
+    assert len(acked) >= 3, f"too few batches acknowledged before the kill: {len(acked)}"
+    assert not wrong, f"batches acknowledged with other than 3 write results: {wrong}"
+    check_integrity(os.path.join(data_dir, "hearth.sqlite"))
+
+    proc, info = start(data_dir=data_dir, tmp=tmp)
+    try:
+        s = requests.Session()
+        base = docs_url(info)
+        for i in sorted(set(sent)):
+            present = [s.get(f"{base}/wstream/s{i}-{k}", headers=OWNER).status_code == 200 for k in range(3)]
+            assert present in ([True] * 3, [False] * 3), f"Write stream batch {i} half-applied after kill -9: {present}"
+            if i in acked:
+                assert all(present), f"acknowledged Write stream batch {i} lost"
+    finally:
+        stop(proc)
+    assert proc.returncode == 0
+    check_integrity(os.path.join(data_dir, "hearth.sqlite"))
     shutil.rmtree(tmp, ignore_errors=True)

@@ -53,7 +53,7 @@ struct StartOptions: Sendable {
     var importDir: String?
     /// `--export-on-exit DIR`: every service's data written there at shutdown.
     var exportOnExit: String?
-    var threads = 8
+    var threads = 16
 
     /// The flags, their value names and help, in the order `--help` lists them.
     static let flags: [(name: String, value: String?, help: String)] = [
@@ -93,7 +93,7 @@ struct StartOptions: Sendable {
         ("--ready-file", "PATH", "where to write the ready JSON (default <data-dir>/hearth.ready.json)"),
         ("--import", "DIR", "load seed data from a hearth export directory at start (see hearth export)"),
         ("--export-on-exit", "DIR", "write every service's data to DIR (JSON) when hearth stops"),
-        ("--threads", "N", "HTTP worker threads per listener (default 8)"),
+        ("--threads", "N", "HTTP worker threads per listener (default 16)"),
         ("--exit-with-parent", nil, "shut down (gracefully) when the process that started hearth exits"),
     ]
 

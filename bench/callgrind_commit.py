@@ -20,7 +20,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.dont_write_bytecode = True
@@ -30,6 +29,7 @@ from benchlib import firebase  # noqa: E402
 from benchlib.context import DOCS  # noqa: E402
 from benchlib.httpc import Client, expect  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
+from benchlib.instructions import spread  # noqa: E402
 from callgrind_get import control, total_ir  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,12 +51,7 @@ def commits(port, user, n, clients, tag):
         finally:
             c.close()
 
-    per = [n // clients + (1 if k < n % clients else 0) for k in range(clients)]
-    threads = [threading.Thread(target=run, args=(k, per[k])) for k in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    spread(n, clients, run)
     if errors:
         raise SystemExit(errors[0])
 

@@ -16,12 +16,12 @@ import hashlib
 import os
 import shutil
 import sys
-import threading
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from benchlib.httpc import Client, expect  # noqa: E402
+from benchlib.instructions import spread  # noqa: E402
 from benchlib.sigv4 import Signer  # noqa: E402
 from callgrind_get import counted  # noqa: E402
 
@@ -66,12 +66,7 @@ def run(port, request, n, clients=1):
         finally:
             c.close()
 
-    per = [n // clients + (1 if k < n % clients else 0) for k in range(clients)]
-    threads = [threading.Thread(target=one, args=(count,)) for count in per]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    spread(n, clients, lambda _k, count: one(count))
     if errors:
         raise SystemExit(errors[0])
 

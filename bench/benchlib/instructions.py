@@ -13,11 +13,23 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from .procs import Hearth, Registry
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def spread(n, clients, run):
+    """Runs `run(k, count)` on `clients` threads at once, the `n` requests split as evenly as they go
+    (the callgrind scripts' concurrent loads), and waits for all of them."""
+    per = [n // clients + (1 if k < n % clients else 0) for k in range(clients)]
+    threads = [threading.Thread(target=run, args=(k, per[k])) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def missing_tools(extra=()):

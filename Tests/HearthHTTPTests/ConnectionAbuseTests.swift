@@ -25,6 +25,19 @@ import Testing
     }
 
     /// Waits up to `seconds` for the listener to hold no connection.
+    /// Slow clients send `byte` twice, 0.3 s apart, while others are still served; then the trickle
+    /// stops and the idle timeout (1 s, plus a margin) must close every one of them.
+    func trickleThenExpectCut(_ slow: [RawClient], byte: String, server: HTTPServer) throws {
+        for _ in 0..<2 {
+            Thread.sleep(forTimeInterval: 0.3)
+            for c in slow { c.send(byte) }
+            try expectServed(server)
+        }
+        #expect(waitUntilIdle(server, seconds: 4))
+        for c in slow { #expect(c.isClosedByPeer()) }
+        try expectServed(server)
+    }
+
     func waitUntilIdle(_ server: HTTPServer, seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
@@ -39,15 +52,7 @@ import Testing
             // Fifty clients each send half a request, then a byte now and then, never the blank line.
             let slow = try (0..<50).map { _ in try RawClient(port: server.port) }
             for c in slow { c.send("GET /echo HTTP/1.1\r\nHost: h\r\n") }
-            for _ in 0..<2 {
-                Thread.sleep(forTimeInterval: 0.3)
-                for c in slow { c.send("X") }
-                try expectServed(server)
-            }
-            // Trickling stops; within the idle timeout (1 s) plus a margin every one is closed.
-            #expect(waitUntilIdle(server, seconds: 4))
-            for c in slow { #expect(c.isClosedByPeer()) }
-            try expectServed(server)
+            try trickleThenExpectCut(slow, byte: "X", server: server)
         }
     }
 
@@ -100,15 +105,7 @@ import Testing
                 c.send("PUT /\(i % 2 == 0 ? "stream" : "echo") HTTP/1.1\r\nHost: h\r\nContent-Length: 1048576\r\n\r\n")
                 return c
             }
-            for _ in 0..<2 {
-                Thread.sleep(forTimeInterval: 0.3)
-                for c in slow { c.send("x") }
-                try expectServed(server)
-            }
-            // The trickle stops: the idle timeout (1 s) closes every one of them.
-            #expect(waitUntilIdle(server, seconds: 4))
-            for c in slow { #expect(c.isClosedByPeer()) }
-            try expectServed(server)
+            try trickleThenExpectCut(slow, byte: "x", server: server)
         }
     }
 }

@@ -1,3 +1,4 @@
+import HearthBlobs
 import HearthCore
 import HearthHTTP
 
@@ -12,20 +13,20 @@ final class BlobUploadConsumer: RequestBodyConsumer {
     private let onError: (any Error) -> Response
     private let onAbandon: () -> Void
     private var skip: Int64
-    private let hasher: BackgroundDigest?
+    private let hasher: BackgroundHasher?
     private var failure: (any Error)?
     /// Body bytes received (skipped ones included).
     private(set) var received: Int64 = 0
 
     /// - Parameters:
-    ///   - digest: sees every kept byte, in order, on a hashing thread of its own (`BackgroundDigest`);
+    ///   - digest: sees every kept byte, in order, on a hashing thread of its own (`BackgroundHasher`);
     ///     complete when `finish`, `onError` or `onAbandon` runs. The writer computes no digest:
     ///     a resumable chunk's bytes go to the session's running digest (or none, and finalize
     ///     reads the pieces back), a one-shot upload's to its own.
     init(service: StorageService, skip: Int64 = 0, digest: ObjectDigest?,
          finish: @escaping Finish, onError: @escaping (any Error) -> Response, onAbandon: @escaping () -> Void = {}) {
         self.onAbandon = onAbandon
-        hasher = digest.map(BackgroundDigest.init)
+        hasher = digest.map { d in BackgroundHasher { d.update($0) } }
         writer = StorageBlobWriter(database: service.database, now: service.clock.now(), checksums: []).withoutDigests()
         self.skip = skip
         finishHandler = finish

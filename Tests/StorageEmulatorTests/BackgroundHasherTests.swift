@@ -1,15 +1,16 @@
+import HearthBlobs
 import HearthCrypto
 import Testing
 @testable import StorageEmulator
 
 /// Hashing on the digest thread gives the digests of the bytes in order, whatever the pieces.
-@Suite struct BackgroundDigestTests {
-    @Test(arguments: [0, 1, 1000, BackgroundDigest.batchSize - 1, BackgroundDigest.batchSize,
-                      BackgroundDigest.batchSize + 1, BackgroundDigest.batchSize * (BackgroundDigest.inFlight + 3) + 12_345])
+@Suite struct BackgroundHasherTests {
+    @Test(arguments: [0, 1, 1000, BackgroundHasher.batchSize - 1, BackgroundHasher.batchSize,
+                      BackgroundHasher.batchSize + 1, BackgroundHasher.batchSize * (BackgroundHasher.inFlight + 3) + 12_345])
     func piecesOfEverySizeHashInOrder(total: Int) {
         let data = StorageHarness.bytes(total)
         let digest = ObjectDigest()
-        let hasher = BackgroundDigest(digest)
+        let hasher = BackgroundHasher { digest.update($0) }
         var offset = 0, step = 1
         while offset < data.count {
             // Piece sizes that straddle batch boundaries in every way.

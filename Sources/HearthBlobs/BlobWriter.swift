@@ -26,8 +26,6 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
     private var md5: StreamingDigest? = StreamingDigest(.md5)
     private var checksums: [(algorithm: Checksum, running: Checksum.Accumulator)]
     private var finished = false
-    /// The digests are fed by the caller (`detachDigests()`), not by `append`.
-    private var digestsDetached = false
     /// Seals each chunk at rest (nil: stored as sent).
     private let dataKey: BlobDataKey?
 
@@ -44,10 +42,8 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
     /// Adds decoded body bytes, flushing a chunk row whenever one is full.
     public func append(_ bytes: UnsafeRawBufferPointer) throws {
         guard !bytes.isEmpty else { return }
-        if !digestsDetached {
-            md5?.update(bytes)
-            for c in checksums { c.running.update(bytes) }
-        }
+        md5?.update(bytes)
+        for c in checksums { c.running.update(bytes) }
         size += Int64(bytes.count)
         var rest = bytes
         while !rest.isEmpty {
@@ -125,20 +121,6 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
             stagedBlobID = nil
             // A failure here leaves a staging blob that the next start sweeps away.
             _ = try? database.write { c in try Store.delete(c, blobID: id) }
-        }
-    }
-
-    /// Hands the digests to the caller: from now on `append` only stores, and the caller passes every
-    /// appended byte, in order, to the returned function (on any one thread at a time, e.g. a
-    /// `BackgroundHasher`'s) and has passed them all before `finalizeDigests()`. For a large body,
-    /// hashing then runs beside the chunk writes instead of before them.
-    public func detachDigests() -> (UnsafeRawBufferPointer) -> Void {
-        digestsDetached = true
-        let md5 = self.md5
-        let running = checksums.map(\.running)
-        return { bytes in
-            md5?.update(bytes)
-            for c in running { c.update(bytes) }
         }
     }
 

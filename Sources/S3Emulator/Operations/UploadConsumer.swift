@@ -27,12 +27,6 @@ final class UploadConsumer: RequestBodyConsumer {
     private let commit: Commit
     private var failure: S3Error?
     private var writeError: (any Error)?
-    /// Hashes a large body beside the chunk writes (nil: `PayloadVerifier` and `BlobWriter` hash inline).
-    private let hasher: BackgroundHasher?
-
-    /// Bodies announced at least this large are hashed on a thread of their own: below it, the
-    /// hand-over (a batch copy, a queue) is not repaid, and a small PUT stays exactly as it was.
-    static let backgroundHashingFrom: Int64 = 1 << 20
 
     /// - Parameter checksums: algorithms whose values the commit needs; those the payload verifier
     ///   computes anyway (a declared trailer or checksum header) are taken from it, not recomputed.
@@ -47,21 +41,6 @@ final class UploadConsumer: RequestBodyConsumer {
         let verified = Set([ctx.auth?.declaredTrailer, ctx.auth?.headerChecksum?.algorithm].compactMap { $0 })
         writer = BlobWriter(database: service.database, now: ctx.now, checksums: checksums.filter { !verified.contains($0) },
                             dataKey: dataKey)
-        // A large body's SHA-256 (payload hash), MD5 (ETag) and checksums were half of the request
-        // thread's work, done before each chunk write; now they run beside the writes. Every check
-        // still happens in `finish`, after the last byte was hashed and before anything commits.
-        // aws-chunked bodies keep hashing inline (their chunk signatures need each hash at once).
-        let large = (headers.declaredLength ?? 0) >= Self.backgroundHashingFrom
-        if large, ctx.payload?.canDetachHashing ?? true {
-            let payloadHash = ctx.payload?.detachHashing()
-            let digests = writer.detachDigests()
-            hasher = BackgroundHasher { bytes in
-                payloadHash?(bytes)
-                digests(bytes)
-            }
-        } else {
-            hasher = nil
-        }
     }
 
     func consume(_ chunk: UnsafeRawBufferPointer) {
@@ -88,7 +67,6 @@ final class UploadConsumer: RequestBodyConsumer {
 
     private func append(_ bytes: UnsafeRawBufferPointer) {
         guard writeError == nil, writer.size <= maxSize else { return }
-        hasher?.update(bytes)
         do {
             try writer.append(bytes)
         } catch {
@@ -97,7 +75,6 @@ final class UploadConsumer: RequestBodyConsumer {
     }
 
     func finish() -> Response {
-        hasher?.drain()
         var verified: VerifiedPayload?
         if failure == nil {
             do throws(SigV4Failure) {

@@ -26,8 +26,6 @@ final class PayloadVerifier {
     private let headerChecksum: DeclaredChecksum?
     private var length: Int64 = 0
     private var failure: SigV4Failure?
-    /// The caller hashes the body (`detachHashing()`); `feed` only counts and passes it on.
-    private var hashingDetached = false
 
     /// A verifier for `request`'s body.
     init(_ request: AuthenticatedRequest) {
@@ -62,31 +60,10 @@ final class PayloadVerifier {
                 failure = error
                 throw error
             }
-        } else if hashingDetached {
-            length += Int64(bytes.count)
-            emit(bytes)
         } else {
             sha256?.update(bytes)
             take(bytes)
             emit(bytes)
-        }
-    }
-
-    /// Whether `detachHashing()` can hand the hashing over (a plain body, nothing fed yet).
-    var canDetachHashing: Bool { reader == nil && length == 0 && !hashingDetached }
-
-    /// Hands the whole-body hashing (the payload SHA-256 and any checksums) to the caller, who passes
-    /// every body byte, in order, to the returned function (one thread at a time, e.g. a
-    /// `BackgroundHasher`'s) and has passed them all before `finish()`. Nil for aws-chunked bodies:
-    /// their chunk signatures need each chunk's hash as it arrives, before its bytes are kept.
-    func detachHashing() -> ((UnsafeRawBufferPointer) -> Void)? {
-        guard canDetachHashing else { return nil }
-        hashingDetached = true
-        let sha256 = self.sha256
-        let running = Array(checksums.values)
-        return { bytes in
-            sha256?.update(bytes)
-            for c in running { c.update(bytes) }
         }
     }
 

@@ -4,11 +4,11 @@ import HearthCrypto
 import Testing
 @testable import S3Emulator
 
-/// Bodies of at least `UploadConsumer.backgroundHashingFrom` are hashed beside the chunk writes: every
-/// digest and check must come out exactly as when they were hashed inline, and a failed one must
-/// still leave the old object and no staged bytes.
+/// A body of several chunk rows (hashed piece by piece as it streams into them): the payload hash,
+/// ETag and checksum cover every byte in order, and a failed check leaves the old object and no
+/// staged bytes — the checks that moving the hashing elsewhere would have to keep.
 @Suite struct LargeBodyHashingTests {
-    static let size = 3 * Int(UploadConsumer.backgroundHashingFrom) + 12_345
+    static let size = 3 * (1 << 20) + 12_345
 
     func seeded() throws -> S3Harness {
         let s3 = try S3Harness()

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Only the single-connection Firestore get rows of `make bench` (gRPC GetDocument at 1 stream with
 h2load, REST get at 1 connection with wrk; user token, rules on) for one or more Hearth binaries
-alternated round by round (an A/B on a shared machine), with the context switches each Hearth
-thread made per call:
-`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,rest]`.
+alternated round by round (an A/B on a shared machine), with Hearth's CPU and context switches per
+call (and with --strace its system calls per call):
+`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,rest] [--strace]`.
 
 The rows are measured as `bench/benchlib/grpcbench.py` and `firebase.py` measure them (same request,
 same byte check for h2load, best of `wrk_reps` runs after a warm-up); only the phases around them
-are left out. Switches come from `/proc/<pid>/task/*/status` before and after the timed runs.
+are left out. CPU and switches come from `/proc/<pid>/stat` and `/proc/<pid>/task/*/status` around
+a separate run of 20,000 calls after the timed ones.
 Loopback only; every process started is stopped.
 """
 import argparse

@@ -7,7 +7,9 @@ against, for one or more Hearth binaries alternated round by round (an A/B on a 
   Hearth, back to back (wrk, best of 2 runs of 5 s, as `make bench` measures them);
 - upload: the Storage resumable upload of the largest test file (1 GiB; 100 MiB chunks) and
   `sha256sum` of the same bytes;
-- rules: one storage.rules decision in process (`hearth rules bench`).
+- rules: one storage.rules decision in process (`hearth rules bench`);
+- s3put: S3's PutObject of the same file (payload hash verified), as `make bench`'s large-object row
+  sends it (`benchlib.s3.put_large`), judged against the same `sha256sum`.
 
 Rows and methods are `bench/benchlib/storage.py`'s, unchanged; only the phases around them are
 left out. Loopback only; every process started is stopped.
@@ -47,6 +49,8 @@ def one_round(ctx, binary, label, only):
             label_size = f"{ctx.s.large_sizes[-1] >> 20}m"
             out["upload MB/s"] = ctx.results.get(f"storage.upload.{label_size}", "hearth")
             out["sha256sum MB/s"] = ctx.results.get(f"s3.large.put.{label_size}", "sha256sum")
+        if "s3put" in only:
+            out["S3 PUT MB/s"] = s3.put_large(ctx, h.port("s3"), ctx.s.large_sizes[-1])
     except NotAvailable as e:
         out["error"] = str(e)
     finally:

@@ -221,6 +221,27 @@ def large_objects(ctx, hearth, nginx):
             ctx.results.na(f"s3.large.get.{label}", "hearth", str(e))
 
 
+def put_large(ctx, port, size, bucket="bench-large"):
+    """One PutObject of the `size` test file, signed with its real payload hash, as `large_objects`
+    sends it; MB/s (for `bench/storage_rows.py`'s A/Bs)."""
+    host = f"127.0.0.1:{port}"
+    path, digest = ctx.large_file(size)
+    c = Client(port)
+    try:
+        r = c.request("PUT", f"/{bucket}", headers=ctx.signer.sign_headers("PUT", host, f"/{bucket}"))
+        if r.status not in (200, 409):
+            expect(r, "CreateBucket")
+    finally:
+        c.close()
+    key = f"/{bucket}/obj-{size >> 20}m"
+    headers = ctx.signer.sign_headers("PUT", host, key, headers={"Content-Type": "application/octet-stream"},
+                                      payload_hash=digest)
+    status, body, secs = upload_file(port, "PUT", key, headers, path, size)
+    if status != 200:
+        raise NotAvailable(f"PutObject {size >> 20} MiB → {status}: {(body or b'')[:160].decode('utf-8', 'replace')}")
+    return size / 1e6 / secs
+
+
 class _RSSSampler(threading.Thread):
     """Fallback when VmHWM cannot be reset: samples VmRSS every 20 ms."""
 

@@ -12,20 +12,22 @@ final class BlobUploadConsumer: RequestBodyConsumer {
     private let onError: (any Error) -> Response
     private let onAbandon: () -> Void
     private var skip: Int64
-    private let hasher: BackgroundDigest?
+    private let digest: ObjectDigest?
     private var failure: (any Error)?
     /// Body bytes received (skipped ones included).
     private(set) var received: Int64 = 0
 
     /// - Parameters:
-    ///   - digest: sees every kept byte, in order, on a hashing thread of its own (`BackgroundDigest`);
+    ///   - digest: sees every kept byte, in order, on this thread just before it is stored (a hashing
+    ///     thread beside this one made 1 GiB uploads 18–61 % slower on a 2-core machine, where the
+    ///     client, this thread and the hasher contend; docs/benchmarks.md, *Two wall-clock drops*);
     ///     complete when `finish`, `onError` or `onAbandon` runs. The writer computes no digest:
     ///     a resumable chunk's bytes go to the session's running digest (or none, and finalize
     ///     reads the pieces back), a one-shot upload's to its own.
     init(service: StorageService, skip: Int64 = 0, digest: ObjectDigest?,
          finish: @escaping Finish, onError: @escaping (any Error) -> Response, onAbandon: @escaping () -> Void = {}) {
         self.onAbandon = onAbandon
-        hasher = digest.map(BackgroundDigest.init)
+        self.digest = digest
         writer = StorageBlobWriter(database: service.database, now: service.clock.now(), checksums: []).withoutDigests()
         self.skip = skip
         finishHandler = finish
@@ -41,7 +43,7 @@ final class BlobUploadConsumer: RequestBodyConsumer {
             skip -= Int64(n)
             bytes = UnsafeRawBufferPointer(rebasing: bytes[n...])
         }
-        hasher?.update(bytes)
+        digest?.update(bytes)
         do { try writer.append(bytes) } catch {
             failure = error
             writer.discard()
@@ -49,7 +51,6 @@ final class BlobUploadConsumer: RequestBodyConsumer {
     }
 
     func finish() -> Response {
-        hasher?.drain()
         if let failure { return onError(failure) }
         let response = finishHandler(writer)
         // The handler commits (and calls `committed()`) or leaves the bytes to be discarded.
@@ -58,7 +59,6 @@ final class BlobUploadConsumer: RequestBodyConsumer {
     }
 
     func abandon() {
-        hasher?.drain()
         writer.discard()
         onAbandon()
     }

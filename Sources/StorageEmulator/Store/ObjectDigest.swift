@@ -3,7 +3,7 @@ import HearthCrypto
 /// MD5 and CRC32C of an object's bytes fed in order: what GCS reports as `md5Hash` and `crc32c`.
 ///
 /// Not thread-safe: one thread feeds it at a time. It crosses threads only where the hand-over
-/// orders the accesses (`BackgroundDigest`'s serial queue, drained before anyone reads it), hence
+/// orders the accesses (`UploadDigests`' lock between one chunk's request and the next), hence
 /// the unchecked conformance.
 final class ObjectDigest: @unchecked Sendable {
     private let md5 = StreamingDigest(.md5)

@@ -9,7 +9,7 @@ import Foundation
 final class UploadDigests: @unchecked Sendable {
     final class Entry {
         var offset: Int64 = 0
-        /// Fed by the chunk's `BlobUploadConsumer` (on its hashing thread) while `busy`.
+        /// Fed by the chunk's `BlobUploadConsumer` (on the chunk's request thread) while `busy`.
         let digest = ObjectDigest()
         var busy = false
     }

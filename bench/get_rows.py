@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Only the single-connection Firestore get rows of `make bench` (gRPC GetDocument at 1 stream with
+h2load, REST get at 1 connection with wrk; user token, rules on) for one or more Hearth binaries
+alternated round by round (an A/B on a shared machine), with Hearth's CPU and context switches per
+call (and with --strace its system calls per call):
+`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,rest] [--strace]`.
+
+The rows are measured as `bench/benchlib/grpcbench.py` and `firebase.py` measure them (same request,
+same byte check for h2load, best of `wrk_reps` runs after a warm-up); only the phases around them
+are left out. CPU and switches come from `/proc/<pid>/stat` and `/proc/<pid>/task/*/status` around
+a separate run of 20,000 calls after the timed ones.
+Loopback only; every process started is stopped.
+"""
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from benchlib import firebase, grpcbench  # noqa: E402
+from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
+from benchlib.httpc import NotAvailable  # noqa: E402
+from benchlib.loadgen import require_clean  # noqa: E402
+from benchlib.procs import Hearth  # noqa: E402
+from callgrind_get import framed_get, seed_user  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SWITCH_CALLS = 20000
+
+
+def switches(pid):
+    """{thread name: (voluntary, involuntary)} summed over threads of the same name."""
+    out = {}
+    base = f"/proc/{pid}/task"
+    for tid in os.listdir(base):
+        try:
+            with open(f"{base}/{tid}/status") as f:
+                fields = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+        except OSError:
+            continue
+        name = fields.get("Name", "?").strip()
+        v, n = int(fields.get("voluntary_ctxt_switches", 0)), int(fields.get("nonvoluntary_ctxt_switches", 0))
+        a, b = out.get(name, (0, 0))
+        out[name] = (a + v, b + n)
+    return out
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of the whole process."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def per_call(before, after, calls):
+    """Threads that switched, with (voluntary, involuntary) switches per call."""
+    rows = []
+    for name, (v, n) in after.items():
+        v0, n0 = before.get(name, (0, 0))
+        if v - v0 or n - n0:
+            rows.append(f"{name} {(v - v0) / calls:.2f}+{(n - n0) / calls:.2f}")
+    return ", ".join(sorted(rows))
+
+
+def syscalls(pid, load):
+    """Syscalls per call of every Hearth thread while `load()` runs SWITCH_CALLS calls (strace -c -f)."""
+    out = os.path.join(tempfile.mkdtemp(), "strace.txt")
+    p = subprocess.Popen(["strace", "-c", "-f", "-p", str(pid), "-o", out], stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    try:
+        load()
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(30)
+    rows = []
+    for line in open(out):
+        f = line.split()
+        if len(f) >= 5 and f[3].isdigit() and f[-1] not in ("total", "syscall"):
+            rows.append((int(f[3]), f[-1]))
+    return ", ".join(f"{name} {n / SWITCH_CALLS:.2f}" for n, name in sorted(rows, reverse=True) if n / SWITCH_CALLS >= 0.05)
+
+
+def one_round(ctx, binary, label, only):
+    out = {}
+    data_dir = os.path.join(ctx.run_dir, f"hearth-get-{label}")
+    shutil.rmtree(data_dir, ignore_errors=True)
+    h = Hearth(ctx.registry, binary, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth, log_name=f"hearth-{label}")
+    try:
+        h.start()
+        user = seed_user(h)
+        port = h.port("firestore")
+        if "grpc" in only:
+            frame = os.path.join(ctx.run_dir, "getdoc.bin")
+            with open(frame, "wb") as f:
+                f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
+            h2 = grpcbench.H2Load(ctx)
+            answer_len = h2.run(port, frame, user.id_token, 1, 0, count=1)["bytes_data"]
+            s = grpcbench.get_point(ctx, port, frame, user.id_token, 1, answer_len, "gRPC GetDocument", 1)
+            # The switches of a fixed number of calls, apart from the timed runs.
+            before, cpu0 = switches(h.pid), cpu_seconds(h.pid)
+            h2.run(port, frame, user.id_token, 1, 60, count=SWITCH_CALLS)
+            after, cpu1 = switches(h.pid), cpu_seconds(h.pid)
+            out["grpc Hearth CPU µs/call"] = (cpu1 - cpu0) / SWITCH_CALLS * 1e6
+            if ctx.strace:
+                out["grpc syscalls/call"] = syscalls(h.pid, lambda: h2.run(port, frame, user.id_token, 1, 60, count=SWITCH_CALLS))
+            out["grpc s1 calls/s"] = s["rps"]
+            out["grpc mean µs"] = s.get("lat_mean_us", 0)
+            out["grpc switches/call (voluntary+involuntary)"] = per_call(before, after, SWITCH_CALLS)
+        if "rest" in only:
+            get_user = {"method": "GET", "path": f"{DOCS}/users/{user.uid}/files/f0",
+                        "headers": {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {user.id_token}"}}
+            ctx.wrk.run(port, [get_user], 1, f"get-warm-{label}", duration=1, profile=False)
+            s = require_clean(ctx.wrk.run(port, [get_user], 1, f"get-{label}", duration=ctx.s.duration, profile=False), "REST get")
+            out["rest c1 req/s"] = s["rps"]
+    except NotAvailable as e:
+        out["error"] = str(e)
+    finally:
+        h.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", action="append", help="hearth binary (repeat for an A/B; default .build/release/hearth)")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--seconds", type=int, default=5, help="each timed run (make bench: 5)")
+    ap.add_argument("--only", default="grpc,rest")
+    ap.add_argument("--strace", action="store_true", help="also count each call's syscalls (strace -c -f; slows Hearth)")
+    args = ap.parse_args()
+    bins = [os.path.abspath(b) for b in (args.bin or [os.path.join(ROOT, ".build", "release", "hearth")])]
+    only = set(args.only.split(","))
+    ctx = Context(False, ROOT, bins[0], None, None)
+    ctx.rules_for_hearth = os.path.join(ROOT, "bench", "bench.rules")
+    ctx.s.duration = args.seconds
+    ctx.strace = args.strace
+    try:
+        for r in range(args.rounds):
+            for i, b in enumerate(bins):
+                out = one_round(ctx, b, f"{i}", only)
+                print(f"round {r + 1} bin {i} ({b}): " + "; ".join(
+                    f"{k} {v:,.1f}" if isinstance(v, float) and v < 100 else f"{k} {v:,.0f}" if isinstance(v, float) else f"{k} {v}" for k, v in out.items()), flush=True)
+    finally:
+        ctx.registry.stop_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -7,7 +7,8 @@ against, for one or more Hearth binaries alternated round by round (an A/B on a 
   Hearth, back to back (wrk, best of 2 runs of 5 s, as `make bench` measures them);
 - upload: the Storage resumable upload of the largest test file (1 GiB; 100 MiB chunks) and
   `sha256sum` of the same bytes;
-- rules: one storage.rules decision in process (`hearth rules bench`).
+- rules: one storage.rules decision in process (`hearth rules bench`);
+- s3put: the S3 PutObject of the same file (`make bench`'s s3.large.put row, as `benchlib.s3` sends it).
 
 Rows and methods are `bench/benchlib/storage.py`'s, unchanged; only the phases around them are
 left out. Loopback only; every process started is stopped.
@@ -22,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from benchlib import s3, storage  # noqa: E402
 from benchlib.context import Context, MiB  # noqa: E402
-from benchlib.httpc import NotAvailable  # noqa: E402
+from benchlib.httpc import Client, NotAvailable, upload_file  # noqa: E402
 from benchlib.procs import Hearth  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,6 +43,8 @@ def one_round(ctx, binary, label, only):
             storage.token_downloads(ctx, h)
             out["s3 presigned GET c16"] = ctx.results.get("s3.get_presigned.c16", "hearth")
             out["download URL c16"] = ctx.results.get("storage.get_token.c16", "hearth")
+        if "s3put" in only:
+            out["s3 PUT MB/s"] = s3_large_put(ctx, h)
         if "upload" in only:
             storage.large_upload(ctx, h)
             label_size = f"{ctx.s.large_sizes[-1] >> 20}m"
@@ -56,6 +59,25 @@ def one_round(ctx, binary, label, only):
         storage.rules_decision(ctx)
         out["rules µs"] = ctx.results.get("storage.rules.eval", "hearth")
     return out
+
+
+def s3_large_put(ctx, h):
+    """MB/s of one SigV4 PutObject of the largest test file (the payload hash signed, as in make bench)."""
+    size = ctx.s.large_sizes[-1]
+    path, digest = ctx.large_file(size)
+    port = h.port("s3")
+    host = f"127.0.0.1:{port}"
+    c = Client(port)
+    try:
+        c.request("PUT", "/bench-large", headers=ctx.signer.sign_headers("PUT", host, "/bench-large"))
+    finally:
+        c.close()
+    key = "/bench-large/obj"
+    headers = ctx.signer.sign_headers("PUT", host, key, headers={"Content-Type": "application/octet-stream"}, payload_hash=digest)
+    status, body, secs = upload_file(port, "PUT", key, headers, path, size)
+    if status != 200:
+        raise NotAvailable(f"PutObject → {status}: {(body or b'')[:160]!r}")
+    return size / 1e6 / secs
 
 
 def main():

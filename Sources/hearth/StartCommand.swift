@@ -130,7 +130,7 @@ enum StartCommand {
     }
 
     /// libmicrohttpd's per-connection memory for a service's listener: it caps the request line and
-    /// headers (431 beyond), and libmicrohttpd zeroes all of it after every keep-alive request (~1.6
+    /// headers (431 beyond), and libmicrohttpd zeroes all of it after every keep-alive request (~1.5
     /// instructions a byte, `MHD_pool_reset`), so it is as small as the real service allows. Amazon S3
     /// refuses a request header section over 8 KB (`RequestHeaderSectionTooLarge`, MaxSizeAllowed
     /// 8192); 32 KiB holds that plus a long presigned request line (keys up to 1 KB, percent-encoded,

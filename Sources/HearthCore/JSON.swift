@@ -338,14 +338,20 @@ private struct JSONParser {
         // Most strings have no escape: find the closing quote and validate the run in place,
         // without copying it byte by byte into a buffer first.
         let start = i
+        var high: UInt8 = 0
         while i < bytes.count {
             let c = bytes[i]
             if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
+            high |= c
             i += 1
         }
         if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
             let end = i
             i += 1
+            // ASCII is valid UTF-8 as it stands: `String(decoding:)` copies contiguous bytes in one
+            // step, where `String(validating:)` of a slice took its generic path (~1,000
+            // instructions a string, a quarter of parsing a Firestore commit body).
+            if high < 0x80 { return String(decoding: bytes[start..<end], as: UTF8.self) }
             guard let s = String(validating: bytes[start..<end], as: UTF8.self) else { throw fail("Invalid UTF-8 in string") }
             return s
         }

@@ -73,6 +73,7 @@ enum StartCommand {
                 let server = HTTPServer(
                     name: unit.name,
                     configuration: .init(host: options.host, port: unit.port, threads: options.threads,
+                                         connectionMemoryLimit: connectionMemory(unit.name),
                                          tlsCertificatePEM: unit.tlsCertificatePEM, tlsKeyPEM: unit.tlsKeyPEM),
                     service: RecordingService(unit.name, unit.http, log: requestLog, clock: clock), logger: logger, ids: requestIDs, clock: clock,
                     http2: unit.grpc.map { GRPCServer(name: unit.name, services: $0.map { RecordingGRPCService(unit.name, $0, log: requestLog, clock: clock) },
@@ -126,6 +127,19 @@ enum StartCommand {
             try? FileManager.default.removeItem(atPath: path)
         }
         return status
+    }
+
+    /// libmicrohttpd's per-connection memory for a service's listener: it caps the request line and
+    /// headers (431 beyond), and libmicrohttpd zeroes all of it after every keep-alive request (~1.5
+    /// instructions a byte, `MHD_pool_reset`), so it is as small as the real service allows. Amazon S3
+    /// refuses a request header section over 8 KB (`RequestHeaderSectionTooLarge`, MaxSizeAllowed
+    /// 8192); 32 KiB holds that plus a long presigned request line (keys up to 1 KB, percent-encoded,
+    /// and a session token). Google's front ends (Auth, Firestore, Storage, and the uploads API that
+    /// stands in for an app's own) keep 64 KiB: no smaller documented cap was found, and a smaller
+    /// pool must not refuse headers they accept. The pool also sizes the read buffer each upload
+    /// `recv` fills (half of it): docs/benchmarks.md (http1cost) has the 1 GiB PutObject row at both.
+    static func connectionMemory(_ service: String) -> Int {
+        service == "s3" ? 32 << 10 : 64 << 10
     }
 
     /// Opens and migrates the databases (locking the data directory first unless in memory).

@@ -7,7 +7,8 @@ other client keeps being served and memory stays bounded.
 timeouts, including that idle and slowloris sockets are reclaimed at the idle timeout; here it is
 the real binary, every listener it opens (the Firestore port on Hearth's own accept loop with
 HTTP/2, the others on libmicrohttpd's), with its real limits (60 s idle timeout, 1,000
-connections, 64 KiB of header memory per connection)."""
+connections, 64 KiB of header memory per connection — 32 KiB on the S3 port, so 64 KiB bounds
+every port: test_header_limits.py checks each port's own limit)."""
 import os
 import resource
 import signal
@@ -23,7 +24,7 @@ from hearthharness import start_hearth
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 CAP = 1000               # HTTPServer.Configuration.connectionLimit, every listener
-HEADER_MEMORY = 64 << 10  # HTTPServer.Configuration.connectionMemoryLimit
+HEADER_MEMORY = 64 << 10  # the largest listener's connectionMemoryLimit (StartCommand.connectionMemory)
 
 
 @pytest.fixture(scope="module")

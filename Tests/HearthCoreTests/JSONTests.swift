@@ -16,6 +16,29 @@ import HearthCore
         #expect(throws: JSONParseError.self) { try JSON.parse(text) }
     }
 
+    /// Strings without escapes take the ASCII fast path or UTF-8 validation; both must give what
+    /// the bytes say, and bytes that are not UTF-8 the one error Firestore's REST answer quotes.
+    @Test(arguments: [
+        ([0x22, 0x61, 0x62, 0x22], "ab"),
+        ([0x22, 0x22], ""),
+        ([0x22, 0x63, 0x61, 0x66, 0xC3, 0xA9, 0x22], "café"),
+        ([0x22, 0xF0, 0x9F, 0x98, 0x80, 0x7E, 0x22], "😀~"),
+    ] as [([UInt8], String)])
+    func decodesUnescapedStrings(bytes: [UInt8], expected: String) throws {
+        #expect(try JSON.parse(bytes).stringValue == expected)
+    }
+
+    @Test(arguments: [[0x22, 0x61, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22]] as [[UInt8]])
+    func rejectsInvalidUTF8(bytes: [UInt8]) {
+        do {
+            _ = try JSON.parse(bytes)
+            Issue.record("parsed \(bytes)")
+        } catch {
+            #expect(error.reason == "Invalid UTF-8 in string")
+            #expect(error.offset == bytes.count)
+        }
+    }
+
     @Test func rejectsDeepNesting() {
         let deep = String(repeating: "[", count: 1000) + String(repeating: "]", count: 1000)
         #expect(throws: JSONParseError.self) { try JSON.parse(deep) }

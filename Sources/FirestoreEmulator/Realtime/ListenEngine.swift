@@ -26,8 +26,10 @@ final class ListenEngine: @unchecked Sendable {
     private(set) var feed: ChangeFeed!
     /// Made once in `init`, never changed after.
     private(set) var shards: [ListenShard] = []
-    /// Set once by the service right after it is built (the shards read through it).
-    weak var service: FirestoreService?
+    /// Set once by the service right after it is built (and handed to the shards, which read through it).
+    weak var service: FirestoreService? {
+        didSet { for s in shards { s.service = service } }
+    }
 
     // Under `lock`.
     private let lock = NSLock()
@@ -49,7 +51,7 @@ final class ListenEngine: @unchecked Sendable {
 
     init(shards count: Int = ListenEngine.defaultShardCount) {
         var made: [ListenShard] = []
-        for i in 0..<max(1, count) { made.append(ListenShard(engine: self, index: i)) }
+        for i in 0..<max(1, count) { made.append(ListenShard(index: i)) }
         shards = made
         let shards = made
         // Enqueued in feed order on every shard's serial queue: each sees every change in commit order.
@@ -92,19 +94,31 @@ final class ListenEngine: @unchecked Sendable {
         return s
     }
 
+    // A stream's adds, removes and ends go through the feed queue on their way to its shard, as
+    // changes do: what was published before one is on the shard's queue before it (a client that
+    // half-closes after its own write still gets that write's snapshot, as with one queue).
+
     /// Adds a target: ADD, then its documents, CURRENT and the global NO_CHANGE (or a REMOVE
     /// with the rules' denial).
-    func add(_ target: ListenTarget, to stream: ListenStream) { stream.shard.add(target, to: stream) }
+    func add(_ target: ListenTarget, to stream: ListenStream) {
+        feedQueue.async { stream.shard.add(target, to: stream) }
+    }
 
     /// Removes a target: REMOVE (an unknown id ends the stream with INVALID_ARGUMENT).
-    func remove(_ targetID: Int32, from stream: ListenStream) { stream.shard.remove(targetID, from: stream) }
+    func remove(_ targetID: Int32, from stream: ListenStream) {
+        feedQueue.async { stream.shard.remove(targetID, from: stream) }
+    }
 
     /// Frees everything the stream holds (client cancelled, connection gone).
-    func close(_ stream: ListenStream) { stream.shard.close(stream) }
+    func close(_ stream: ListenStream) {
+        feedQueue.async { stream.shard.close(stream) }
+    }
 
     /// Ends the stream once what is already queued for it has been handed over (the client
     /// half-closed), then runs `then`.
-    func finish(_ stream: ListenStream, then: @escaping @Sendable () -> Void) { stream.shard.finish(stream, then: then) }
+    func finish(_ stream: ListenStream, then: @escaping @Sendable () -> Void) {
+        feedQueue.async { stream.shard.finish(stream, then: then) }
+    }
 
     /// Runs `body` once every change published so far has been handed to the shards and every
     /// shard has done what was queued on it, with every shard's queue held (tests wait on it and

@@ -21,8 +21,9 @@ final class ListenShard: @unchecked Sendable {
     /// thread: a burst of adds (10,000 listeners opening) wakes the queue thousands of times, and
     /// an overcommit root queue starts a new thread for a wake-up that finds none idle.
     let queue: DispatchQueue
-    unowned let engine: ListenEngine
-    var service: FirestoreService? { engine.service }
+    /// Set by the engine with its own (the shard reads through it). Weak: work still queued on
+    /// a shard when the service goes away finds it gone.
+    weak var service: FirestoreService?
 
     // Below: only on `queue`.
     /// Streams of this shard that have not been closed.
@@ -47,8 +48,7 @@ final class ListenShard: @unchecked Sendable {
     /// How soon a stream that was not writable is tried again.
     static let retryNanos = 2_000_000
 
-    init(engine: ListenEngine, index: Int) {
-        self.engine = engine
+    init(index: Int) {
         queue = DispatchQueue(label: "hearth.firestore.listen.\(index)", target: .global())
     }
 
@@ -84,7 +84,7 @@ final class ListenShard: @unchecked Sendable {
         streams[s.id] = s
     }
 
-    // MARK: Streams (callable from any thread)
+    // MARK: Streams (the engine calls these on its feed queue, see `ListenEngine.add`)
 
     /// Adds a target: ADD, then its documents, CURRENT and the global NO_CHANGE (or a REMOVE
     /// with the rules' denial).

@@ -8,6 +8,9 @@ under bench/bench.rules with the user's ID token, all current; then K commits, e
 just before the Commit call to every listener's global snapshot. One Hearth (on a data directory,
 as the bench runs it) serves every repetition, each with its own user. Prints p50/p99 per run.
 
+Also prints the CPU time the client (grpcload, decoding every listener's messages) and Hearth
+each spent per timed commit (/proc/<pid>/stat): on two cores their sum bounds the latency.
+
 `--strace` counts the system calls Hearth makes during the timed commits of each run (strace -c
 attached to every thread), per commit, so a change in writes and wake-ups shows beside latency.
 Loopback only; needs a built bench/grpcload (bench/run.py builds it).
@@ -42,6 +45,13 @@ def syscalls(report):
     return out
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process, all its threads, from /proc/<pid>/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_once(h, grpcload, listeners, commits, tag, trace):
     c = Client(h.port("auth"))
     user = firebase.sign_up(c, f"lat-{tag}@example.com")
@@ -58,9 +68,13 @@ def run_once(h, grpcload, listeners, commits, tag, trace):
         st = subprocess.Popen(["strace", "-c", "-f", "-p", str(h.pid)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)
+    # CPU of the client (decoding every listener's snapshot) and of Hearth over the timed commits:
+    # on a machine with few cores the two share them, which bounds the latency as much as either.
+    cpu0 = (cpu_seconds(load.pid), cpu_seconds(h.pid))
     load.stdin.write("go\n")
     load.stdin.flush()
     summary = load.stdout.readline()
+    cpu1 = (cpu_seconds(load.pid), cpu_seconds(h.pid))
     counts = {}
     if st:
         st.send_signal(signal.SIGINT)
@@ -70,6 +84,8 @@ def run_once(h, grpcload, listeners, commits, tag, trace):
     if not summary.startswith("GRPCLOAD "):
         raise SystemExit(f"grpcload failed: {summary!r} {load.stderr.read()[-400:]}")
     s = json.loads(summary[len("GRPCLOAD "):])
+    s["client_cpu_ms_per_commit"] = (cpu1[0] - cpu0[0]) * 1e3 / commits
+    s["hearth_cpu_ms_per_commit"] = (cpu1[1] - cpu0[1]) * 1e3 / commits
     if s["samples"] != s["expected_samples"]:
         raise SystemExit(f"only {s['samples']} of {s['expected_samples']} snapshots arrived")
     return s, counts
@@ -94,7 +110,8 @@ def main():
         print(f"{args.listeners} listeners, {args.commits} commits per run, {os.getloadavg()[0]:.1f} load average")
         for r in range(args.runs):
             s, counts = run_once(h, args.grpcload, args.listeners, args.commits, f"r{r}-{int(time.time())}", args.strace)
-            line = f"  run {r + 1}: p50 {s['p50_us'] / 1e3:.2f} ms, p99 {s['p99_us'] / 1e3:.2f} ms, max {s['max_us'] / 1e3:.2f} ms"
+            line = (f"  run {r + 1}: p50 {s['p50_us'] / 1e3:.2f} ms, p99 {s['p99_us'] / 1e3:.2f} ms, max {s['max_us'] / 1e3:.2f} ms;"
+                    f" CPU per commit: client {s['client_cpu_ms_per_commit']:.2f} ms, hearth {s['hearth_cpu_ms_per_commit']:.2f} ms")
             if counts:
                 # The warm-up and gate are outside the traced window; the rest is the timed commits.
                 per = {k: v / args.commits for k, v in sorted(counts.items(), key=lambda kv: -kv[1])[:8]}

@@ -290,6 +290,8 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         return true
     }
 
+    var affinity: ObjectIdentifier? { stream.affinity }
+
     func produceSoon(_ produce: @escaping @Sendable () -> Void) {
         lock.lock()
         if ended {

@@ -84,6 +84,10 @@ public protocol GRPCResponseStream: AnyObject, Sendable {
     /// one change out to many calls hands each call's encoding and framing to its connection
     /// instead of doing them all itself. Pass the same closure every time (the first one is kept).
     func produceSoon(_ produce: @escaping @Sendable () -> Void)
+    /// The transport thread serving the call's connection, as an identity (calls with the same
+    /// value are written by one thread): a handler feeding many calls groups them by it. Nil when
+    /// unknown.
+    var affinity: ObjectIdentifier? { get }
 }
 
 extension GRPCResponseStream {
@@ -96,6 +100,9 @@ extension GRPCResponseStream {
 
     /// A response side without a thread of its own produces at once, on the caller's thread.
     public func produceSoon(_ produce: @escaping @Sendable () -> Void) { produce() }
+
+    /// A response side without a thread of its own has no affinity.
+    public var affinity: ObjectIdentifier? { nil }
 }
 
 /// The request side of a bidirectional call.

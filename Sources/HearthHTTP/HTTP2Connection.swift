@@ -194,7 +194,7 @@ final class HTTP2Connection: @unchecked Sendable {
         stream.lock.unlock()
         // Still marked scheduled while it runs: what the producer writes is applied below, not by
         // another flush.
-        if let produce, !closed, streams[stream.id] != nil { produce() }
+        if let produce, !closed, streams.index(forKey: stream.id) != nil { produce() }
         stream.lock.lock()
         stream.wakeScheduled = false
         // Asked again (another thread) while the producer ran: it runs again at the next flush.
@@ -210,7 +210,7 @@ final class HTTP2Connection: @unchecked Sendable {
         if headers != nil { stream.headersSubmitted = true }
         stream.lock.unlock()
         if again { scheduleFlush(stream) }
-        guard let session, !closed, streams[stream.id] != nil else { return }
+        guard let session, !closed, streams.index(forKey: stream.id) != nil else { return }
         if consumed > 0 { nghttp2_session_consume(session, stream.id, consumed) }
         if let reset {
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, reset)
@@ -237,8 +237,10 @@ final class HTTP2Connection: @unchecked Sendable {
 
     /// nghttp2's data source callback body: body bytes, or DEFERRED until more are written, then trailers.
     func read(stream id: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
-        guard let entry = streams[id] else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
-        let (n, trailers, more) = entry.stream.take(into: buffer, max: length)
+        // By index: `streams[id]` copied the whole entry (delegate, request headers: a retain each),
+        // once per DATA frame of every listener's snapshot.
+        guard let i = streams.index(forKey: id) else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let (n, trailers, more) = streams.values[i].stream.take(into: buffer, max: length)
         if !more, let trailers {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             if trailers.isEmpty { return n }

@@ -52,6 +52,10 @@ public final class HTTP2Stream: @unchecked Sendable {
         self.connection = connection
     }
 
+    /// The thread serving this stream's connection (its event loop), as an identity: streams with
+    /// the same value are written by one thread. Nil once the connection is gone.
+    public var affinity: ObjectIdentifier? { connection.map { ObjectIdentifier($0.loop) } }
+
     /// Bytes written and not yet handed to the socket layer.
     public var bufferedBytes: Int {
         lock.lock()

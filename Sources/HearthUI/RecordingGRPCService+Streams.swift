@@ -49,7 +49,11 @@ final class StreamRecord: @unchecked Sendable {
         self.log = log
         self.clock = clock
         user = context["authorization"].flatMap(CallerName.ofAuthorization)
+        isListen = method == "Listen"
     }
+
+    /// Compared once: `sent` runs for every message of every listener.
+    private let isListen: Bool
 
     func opened() {
         append(status: 200, micros: 0, fields: [("stream", .string("opened"))], errorBody: nil)
@@ -78,47 +82,67 @@ final class StreamRecord: @unchecked Sendable {
     }
 
     /// A response message to the client.
-    func sent(_ message: [UInt8]) { sent(message[...]) }
-
-    /// A response message to the client (one of a batch).
-    func sent(_ message: ArraySlice<UInt8>) {
-        guard method == "Listen" else {
+    func sent(_ message: [UInt8]) {
+        guard isListen else {
             lock.withLock { messagesOut += 1 }
             return
         }
-        // What a fan-out sends every listener is known by its first bytes: a document change
-        // (field 3), and a target change (field 2) whose type (field 1, which Hearth's encoder writes
-        // first) is not REMOVE or is absent (NO_CHANGE). Only the rest are read whole.
-        let kind: FirestoreStreamWire.ListenResponse
-        if message.first == 0x1a {
-            kind = .document
-        } else if message.first == 0x12, Self.notRemove(message) {
-            kind = .other
-        } else {
-            kind = FirestoreStreamWire.listenResponse(Array(message))
+        let kind = Self.classify(message[...])
+        var removals: [FirestoreStreamWire.ListenResponse] = []
+        if case .removed = kind { removals.append(kind) }
+        counted(messages: 1, documents: kind == .document ? 1 : 0, removals: removals)
+    }
+
+    /// The response messages of one batch (a listener's snapshot), counted under one lock: this
+    /// runs once per listener per commit, and a lock and a method-name comparison per message were
+    /// a visible part of a 1,000-listener fan-out.
+    func sent(_ batch: GRPCMessageBatch) {
+        guard isListen else {
+            lock.withLock { messagesOut += batch.count }
+            return
         }
-        var deniedTargets: [(Int32, String)] = []
-        var cause: (code: Int, message: String)?
-        lock.withLock {
-            messagesOut += 1
+        var documents = 0
+        var removals: [FirestoreStreamWire.ListenResponse] = []
+        batch.forEachMessage { m in
+            let kind = Self.classify(m)
             switch kind {
-            case .document: documentsSent += 1
-            case .removed(let ids, let code, let message):
-                cause = (code, message)
-                for id in ids {
-                    deniedTargets.append((id, targets[id] ?? "?"))
-                    denied += 1
-                }
+            case .document: documents += 1
+            case .removed: removals.append(kind)
             case .other: break
             }
         }
-        guard let cause, let code = GRPCStatus.Code(rawValue: cause.code) else { return }
-        let http = RecordingGRPCService.httpStatus(code)
-        for (id, what) in deniedTargets {
-            append(status: http, micros: elapsedMicros,
-                   fields: [("stream", .string("target removed")), ("targetId", .int(Int64(id))), ("target", .string(what)),
-                            ("grpc-status", .int(Int64(cause.code)))],
-                   errorBody: RecordingGRPCService.errorBody(code, cause.message))
+        counted(messages: batch.count, documents: documents, removals: removals)
+    }
+
+    /// What a Listen response is. What a fan-out sends every listener is known by its first bytes:
+    /// a document change (field 3), and a target change (field 2) whose type (field 1, which
+    /// Hearth's encoder writes first) is not REMOVE or is absent (NO_CHANGE). Only the rest are
+    /// read whole.
+    private static func classify(_ message: ArraySlice<UInt8>) -> FirestoreStreamWire.ListenResponse {
+        if message.first == 0x1a { return .document }
+        if message.first == 0x12, notRemove(message) { return .other }
+        return FirestoreStreamWire.listenResponse(Array(message))
+    }
+
+    /// Adds sent messages to the counts; a target removed with a cause is logged as its own entry.
+    private func counted(messages: Int, documents: Int, removals: [FirestoreStreamWire.ListenResponse]) {
+        var deniedTargets: [(id: Int32, what: String, code: Int, message: String)] = []
+        lock.withLock {
+            messagesOut += messages
+            documentsSent += documents
+            for case .removed(let ids, let code, let message) in removals {
+                for id in ids {
+                    deniedTargets.append((id, targets[id] ?? "?", code, message))
+                    denied += 1
+                }
+            }
+        }
+        for d in deniedTargets {
+            guard let code = GRPCStatus.Code(rawValue: d.code) else { continue }
+            append(status: RecordingGRPCService.httpStatus(code), micros: elapsedMicros,
+                   fields: [("stream", .string("target removed")), ("targetId", .int(Int64(d.id))), ("target", .string(d.what)),
+                            ("grpc-status", .int(Int64(d.code)))],
+                   errorBody: RecordingGRPCService.errorBody(code, d.message))
         }
     }
 
@@ -181,7 +205,7 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
 
     @discardableResult func send(_ batch: GRPCMessageBatch) -> Bool {
         guard inner.send(batch) else { return false }
-        batch.forEachMessage { record.sent($0) }
+        record.sent(batch)
         return true
     }
 
@@ -193,6 +217,7 @@ final class RecordingResponses: GRPCResponseStream, @unchecked Sendable {
     @discardableResult func waitUntilWritable() -> Bool { inner.waitUntilWritable() }
     var bufferedBytes: Int { inner.bufferedBytes }
     var isClosed: Bool { inner.isClosed }
+    var affinity: ObjectIdentifier? { inner.affinity }
     // `produce` sends through this wrapper, so what it makes is recorded too.
     func produceSoon(_ produce: @escaping @Sendable () -> Void) { inner.produceSoon(produce) }
 }

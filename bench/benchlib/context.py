@@ -50,10 +50,11 @@ class Settings:
     def peer_listener_commits(self, listeners):
         """Commits timed per listener count for the official emulator, which answers every change with
         RESET and the whole result to every listener: 100 commits at 100 listeners took it over the
-        600 s limit (two runs), so it gets fewer commits; p50/p99 still come from thousands of samples."""
+        600 s limit (two runs), and 20 still did not finish (each took ~6 s to reach all 100, more as
+        the result grew); p50/p99 come from listeners × commits samples."""
         if self.quick:
             return 10
-        return {1: 50, 100: 20}.get(listeners, 5)
+        return {1: 50, 100: 5}.get(listeners, 2)
 
 
 class Context:

@@ -214,8 +214,12 @@ def listener_rows(ctx, system, port, pid, sign_up):
         try:
             user = sign_up(f"bench-rt{n}-{system}@example.com")
             commits = ctx.s.listener_commits(n) if system == "hearth" else ctx.s.peer_listener_commits(n)
+            # The official emulator answers each commit with RESET and the whole result to every listener:
+            # ~6 s per commit at 100 listeners (listen1000's probe), past grpcload's default 10 s wait
+            # once the result grows, so it gets fewer commits (context.py) and a longer wait each.
+            peer = [] if system == "hearth" else ["-commit-wait", 300]
             s = grpcload(ctx, port, user.id_token, "listen", "-uid", user.uid, "-listeners", n, "-commits", commits,
-                         "-tag", f"{system}-l{n}", "-per-conn", 100, timeout=600 if system == "hearth" else 300)
+                         "-tag", f"{system}-l{n}", "-per-conn", 100, *peer, timeout=600 if system == "hearth" else 900)
             if s.get("commit_failed") or not s.get("commits_ok"):
                 raise NotAvailable(f"{system} listeners: commits failed ({s.get('commit_failed')}: "
                                    f"{s.get('failed_example', '')[:200]})")

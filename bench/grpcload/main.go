@@ -62,6 +62,7 @@ var (
 	timeoutSec  = flag.Float64("timeout", 60, "seconds allowed for set-up (listeners becoming current)")
 	warmCommits = flag.Int("warm", 0, "untimed commits delivered to every listener before the timed ones (listen)")
 	gate        = flag.Bool("gate", false, "listen: after the warm commits print CURRENT and wait for a line on stdin")
+	commitWait  = flag.Float64("commit-wait", 10, "listen: seconds a timed commit may take to reach every listener before it counts as missing")
 )
 
 func die(format string, args ...interface{}) {
@@ -460,7 +461,7 @@ func runListen(ctx context.Context) {
 		}
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Duration(*commitWait * float64(time.Second))):
 			missing++
 		}
 		time.Sleep(2 * time.Millisecond)

@@ -6,7 +6,7 @@ import HearthGRPC
 /// the call, with the message codec passed in (the google.firestore.v1 messages live with the
 /// other RPCs in `GRPC/`).
 ///
-/// The engine's queue only hands events over; they are encoded and framed on the connection's own
+/// The engine's shard only hands events over; they are encoded and framed on the connection's own
 /// thread (`GRPCResponseStream.produceSoon`), every event handed over since the last pass in one
 /// buffer, so a commit reaching a thousand listeners is not one thread's serial work and the first
 /// connections' bytes leave while the engine still matches the rest.
@@ -68,9 +68,11 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
             if let end { responses.finish(end) }
         }
         self.produce = produce
-        stream = engine.open(caller: caller, writable: { [responses] in responses.bufferedBytes + box.queuedBytes < Self.lowWater }) {
+        // The stream's shard is its connection's thread's: the thread that encodes its snapshots
+        // is fed by one shard, and the streams of one connection are handed over together.
+        stream = engine.open(caller: caller, affinity: responses.affinity, writable: { [responses] in responses.bufferedBytes + box.queuedBytes < Self.lowWater }) {
             [responses] events, bytes in
-            // On the engine's queue: only queued here; the encoding and framing happen on the
+            // On the shard's queue: only queued here; the encoding and framing happen on the
             // connection's thread, so a commit's fan-out is not one thread's serial work.
             switch box.put(events, bytes) {
             case .gone: return false

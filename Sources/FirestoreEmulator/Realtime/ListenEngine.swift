@@ -1,18 +1,18 @@
 import Foundation
 import HearthCore
-import HearthSQLite
 
 /// The Listen side of Firestore, transport-neutral: streams register targets, every committed
 /// change from the `ChangeFeed` is matched against the targets it can touch, and each affected
 /// stream gets its incremental changes as one batch of `ListenEvent`s ending with the global
 /// NO_CHANGE.
 ///
-/// All state lives on one serial queue, the feed's delivery queue: changes arrive in commit
-/// order, and adds, removes and closes are ordered with them, so a target's initial result
-/// (read at the time of the last delivered commit, from the versioned storage) is followed by
-/// exactly the commits after it. Targets are indexed by collection (plain collection queries),
-/// by document (documents targets) and by database (collection-group queries), so a commit looks
-/// at the targets of the collections it wrote rather than at every listener.
+/// The streams are split into shards (`ListenShard`), one per transport thread a stream's
+/// connection is served by (its `affinity`; up to one per core): each shard matches, orders and
+/// hands over the snapshots of its own streams on its own serial queue, so a commit reaching a
+/// thousand listeners is not one queue's serial work in front of the threads that encode it (at
+/// 1,000 listeners that queue had come to take as long as either HTTP/2 loop). Every shard gets
+/// every change in commit order, so each stream still sees commits in commit order, each
+/// snapshot whole and consistent at its read time.
 final class ListenEngine: @unchecked Sendable {
     /// A collection or document of one database.
     struct Scope: Hashable {
@@ -20,390 +20,135 @@ final class ListenEngine: @unchecked Sendable {
         var path: ResourcePath
     }
 
-    /// Serial, on the global pool's threads (at most one per core) rather than an overcommit
-    /// thread: a burst of adds (10,000 listeners opening) wakes the queue thousands of times, and
-    /// an overcommit root queue starts a new thread for a wake-up that finds none idle.
-    let queue = DispatchQueue(label: "hearth.firestore.listen", target: .global())
+    /// Receives the feed's changes in commit order and hands each to every shard; also runs the
+    /// feed's taps (the UI). Serial, on the global pool.
+    let feedQueue = DispatchQueue(label: "hearth.firestore.listen", target: .global())
     private(set) var feed: ChangeFeed!
-    /// Set once by the service right after it is built (the engine reads through it).
-    weak var service: FirestoreService?
+    /// Made once in `init`, never changed after.
+    private(set) var shards: [ListenShard] = []
+    /// Set once by the service right after it is built (and handed to the shards, which read through it).
+    weak var service: FirestoreService? {
+        didSet { for s in shards { s.service = service } }
+    }
 
-    // Below: only on `queue`.
+    // Under `lock`.
+    private let lock = NSLock()
     private var nextStreamID: UInt64 = 1
-    /// Streams that have not been closed.
-    private(set) var streams: [UInt64: ListenStream] = [:]
-    private var byCollection: [Scope: [ObjectIdentifier: ListenStream.Target]] = [:]
-    private var byDocument: [Scope: [ObjectIdentifier: ListenStream.Target]] = [:]
-    private var groups: [DatabaseID: [ObjectIdentifier: ListenStream.Target]] = [:]
-    /// The commit time of the last change delivered: new targets read at it.
-    var deliveredTime = Instant(unixMicros: 0)
-    /// The resume token of the last snapshot's read time (see `snapshotEnd`).
-    var lastToken: (time: Instant, token: [UInt8])?
-    /// Counts `apply` passes (see `ListenStream.applyPass`).
-    var applyPass: UInt64 = 0
-    /// The document version `weigh` saw last, and its weight.
-    private var lastWeighed: (path: ResourcePath, updateTime: Instant, bytes: Int)?
+    /// The shard of each transport thread seen, and the next shard to give a new one.
+    private var shardOf: [ObjectIdentifier: Int] = [:]
+    private var nextShard = 0
 
     /// Events per sink call (bounds what one call encodes at once).
     static let chunk = 500
     /// Bytes per sink call (with `chunk`): what the transport buffers beyond its low-water mark.
     static let chunkBytes = 1 << 20
-    /// What a stream's outbox may hold (estimated bytes) before the stream is cut as too slow:
-    /// a client that stops reading costs at most this, and nobody else waits for it.
-    var maxOutboxBytes = 64 << 20
-    /// How soon a stream that was not writable is tried again.
-    static let retryNanos = 2_000_000
-
-    init() {
-        feed = ChangeFeed(queue: queue) { [weak self] change in self?.apply(change) }
-    }
-
-    /// How often streams get Firestore's heartbeat (see `heartbeat()`).
+    /// How often streams get Firestore's heartbeat (see `ListenShard.heartbeat()`).
     static let heartbeatNanos: UInt64 = 60_000_000_000
+    /// Shards by default: one per core, as many as the HTTP/2 engine has loops (at most 4); at least
+    /// two, so the sharded path is the one every machine (and every test) runs — an idle shard is a
+    /// queue, not a thread.
+    static var defaultShardCount: Int { min(4, max(2, ProcessInfo.processInfo.activeProcessorCount)) }
+
+    init(shards count: Int = ListenEngine.defaultShardCount) {
+        var made: [ListenShard] = []
+        for i in 0..<max(1, count) { made.append(ListenShard(index: i)) }
+        shards = made
+        let shards = made
+        // Enqueued in feed order on every shard's serial queue: each sees every change in commit order.
+        feed = ChangeFeed(queue: feedQueue) { change in
+            for s in shards { s.queue.async { s.apply(change) } }
+        }
+    }
 
     /// Starts at the service's current time (nothing is in flight yet when it is built).
     func start(at time: Instant) {
-        queue.sync { deliveredTime = time }
-        scheduleHeartbeat()
-    }
-
-    private func scheduleHeartbeat() {
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.heartbeatNanos))) { [weak self] in
-            guard let self else { return }
-            heartbeat()
-            scheduleHeartbeat()
-        }
-    }
-
-    /// Firestore's heartbeat: a stream whose last snapshot is older than the last delivered commit
-    /// (commits elsewhere moved on) gets a bare global NO_CHANGE at that commit's time, so its resume
-    /// token keeps up and a resume long after its own targets last changed stays incremental. The
-    /// SDKs raise no snapshot for it (nothing changed). Safe at `deliveredTime`: commits are
-    /// delivered in commit order, so none at or before it is still to come. Streams with a backlog
-    /// are skipped (it would only lengthen it). Queue-confined.
-    func heartbeat() {
-        for s in streams.values.sorted(by: { $0.id < $1.id })
-        where !s.closed && !s.targets.isEmpty && s.pending == 0 && s.lastReadTime < deliveredTime {
-            send(s, [snapshotEnd(s, deliveredTime)])
-        }
+        for s in shards { s.start(at: time) }
     }
 
     // MARK: Streams (callable from any thread)
 
-    /// Opens a stream for `caller`; `sink` receives its events on the engine's queue, handed
-    /// over only while `writable` says the client keeps up.
-    func open(caller: Caller, writable: @escaping @Sendable () -> Bool = { true },
+    /// Opens a stream for `caller`; `sink` receives its events on its shard's queue, handed over
+    /// only while `writable` says the client keeps up. Streams with the same `affinity` (the
+    /// transport thread serving their connection) share a shard; without one, streams are spread
+    /// one by one.
+    func open(caller: Caller, affinity: ObjectIdentifier? = nil, writable: @escaping @Sendable () -> Bool = { true },
               sink: @escaping @Sendable (_ events: [ListenEvent], _ bytes: Int) -> Bool) -> ListenStream {
-        queue.sync {
-            let s = ListenStream(id: nextStreamID, caller: caller, writable: writable, sink: sink)
+        let (id, index): (UInt64, Int) = lock.withLock {
+            let id = nextStreamID
             nextStreamID += 1
-            streams[s.id] = s
-            return s
+            let index: Int
+            if let affinity {
+                if let known = shardOf[affinity] { index = known } else {
+                    index = nextShard % shards.count
+                    nextShard += 1
+                    shardOf[affinity] = index
+                }
+            } else {
+                index = Int(id % UInt64(shards.count))
+            }
+            return (id, index)
         }
+        let shard = shards[index]
+        let s = ListenStream(id: id, shard: shard, caller: caller, writable: writable, sink: sink)
+        shard.queue.sync { shard.opened(s) }
+        return s
     }
+
+    // A stream's adds, removes and ends go through the feed queue on their way to its shard, as
+    // changes do: what was published before one is on the shard's queue before it (a client that
+    // half-closes after its own write still gets that write's snapshot, as with one queue).
 
     /// Adds a target: ADD, then its documents, CURRENT and the global NO_CHANGE (or a REMOVE
     /// with the rules' denial).
     func add(_ target: ListenTarget, to stream: ListenStream) {
-        queue.async { [self] in
-            guard !stream.closed else { return }
-            addNow(target, to: stream)
-        }
+        feedQueue.async { stream.shard.add(target, to: stream) }
     }
 
     /// Removes a target: REMOVE (an unknown id ends the stream with INVALID_ARGUMENT).
     func remove(_ targetID: Int32, from stream: ListenStream) {
-        queue.async { [self] in
-            guard !stream.closed else { return }
-            guard let t = stream.targets.removeValue(forKey: targetID) else {
-                fail(stream, .invalidArgument("Target ID \(targetID) was not found on this stream, so it cannot be removed."))
-                return
-            }
-            unindex(t)
-            send(stream, [.targetChange(.remove, targetIDs: [targetID], cause: nil, readTime: nil, resumeToken: nil)])
-        }
+        feedQueue.async { stream.shard.remove(targetID, from: stream) }
     }
 
     /// Frees everything the stream holds (client cancelled, connection gone).
     func close(_ stream: ListenStream) {
-        queue.async { [self] in closeNow(stream) }
+        feedQueue.async { stream.shard.close(stream) }
     }
 
     /// Ends the stream once what is already queued for it has been handed over (the client
     /// half-closed), then runs `then`.
     func finish(_ stream: ListenStream, then: @escaping @Sendable () -> Void) {
-        queue.async { [self] in
-            if !stream.closed {
-                // Nothing more will be added: hand the rest over now, the transport queues it.
-                while stream.pending > 0, deliver(stream) {}
-            }
-            closeNow(stream)
-            then()
-        }
+        feedQueue.async { stream.shard.finish(stream, then: then) }
     }
 
-    /// Runs `body` on the engine's queue after everything queued so far (tests wait on it).
+    /// Runs `body` once every change published so far has been handed to the shards and every
+    /// shard has done what was queued on it, with every shard's queue held (tests wait on it and
+    /// read any shard's state in `body`).
     func sync<T>(_ body: () throws -> T) rethrows -> T {
-        try queue.sync(execute: body)
-    }
-
-    // MARK: Queue-confined
-
-    func closeNow(_ stream: ListenStream) {
-        guard !stream.closed else { return }
-        stream.closed = true
-        for t in stream.targets.values { unindex(t) }
-        stream.targets.removeAll()
-        stream.outbox = []
-        stream.outboxStart = 0
-        stream.outboxBytes = 0
-        streams[stream.id] = nil
-    }
-
-    /// Queues `events` for the stream and hands over what the client can take now.
-    func send(_ stream: ListenStream, _ events: [ListenEvent]) {
-        guard !stream.closed, !events.isEmpty else { return }
-        // The common case of a commit's snapshot for a client that keeps up: straight to the sink.
-        if stream.pending == 0, events.count <= Self.chunk, stream.writable() {
-            var bytes = 0
-            for e in events { bytes += weigh(e) }
-            if bytes <= Self.chunkBytes {
-                if !stream.sink(events, bytes) { closeNow(stream) }
-                return
-            }
+        feedQueue.sync {}
+        func hold(_ i: Int) throws -> T {
+            i == shards.count ? try body() : try shards[i].queue.sync { try hold(i + 1) }
         }
-        enqueue(stream, events.map { .event($0) })
+        return try hold(0)
     }
 
-    /// `weight(.event(e))`, remembering the last document weighed: a commit's snapshot carries the
-    /// same document version to every listener, and weighing one walks all its fields.
-    private func weigh(_ e: ListenEvent) -> Int {
-        guard case .documentChange(let d, _) = e else { return Self.weight(.event(e)) }
-        if let w = lastWeighed, w.updateTime == d.updateTime, w.path == d.path { return w.bytes }
-        let bytes = Self.weight(.event(e))
-        lastWeighed = (d.path, d.updateTime, bytes)
-        return bytes
-    }
+    // MARK: Every shard (inside `sync`)
 
-    /// Queues `items` and hands over what the client can take now; a stream whose backlog then
-    /// outweighs `maxOutboxBytes` is cut with RESOURCE_EXHAUSTED (the client stopped reading).
-    func enqueue(_ stream: ListenStream, _ items: [ListenStream.Pending]) {
-        guard !stream.closed, !items.isEmpty else { return }
-        // The common case of a commit's snapshot for a client that keeps up: straight to the sink.
-        if stream.pending == 0, items.count <= Self.chunk, stream.writable() {
-            var events: [ListenEvent] = []
-            events.reserveCapacity(items.count)
-            var bytes = 0
-            for case .event(let e) in items {
-                events.append(e)
-                bytes += Self.weight(.event(e))
-            }
-            if events.count == items.count, bytes <= Self.chunkBytes {
-                if !stream.sink(events, bytes) { closeNow(stream) }
-                return
-            }
-        }
-        stream.outbox.append(contentsOf: items)
-        for e in items { stream.outboxBytes += Self.weight(e) }
-        pump(stream)
-        if !stream.closed, stream.outboxBytes > maxOutboxBytes {
-            fail(stream, .resourceExhausted("The client is not reading its Listen stream fast enough; the stream was closed."))
-        }
-    }
-
-    /// Hands the outbox over in chunks while the client is writable; otherwise tries again soon
-    /// (other streams are served meanwhile: nothing waits on one client).
-    func pump(_ stream: ListenStream) {
-        while !stream.closed, stream.pending > 0 {
-            guard stream.writable() else {
-                if !stream.pumpScheduled {
-                    stream.pumpScheduled = true
-                    queue.asyncAfter(deadline: .now() + .nanoseconds(Self.retryNanos)) { [self] in
-                        stream.pumpScheduled = false
-                        pump(stream)
-                    }
-                }
-                return
-            }
-            if !deliver(stream) { return }
-        }
-    }
-
-    /// Hands the next chunk of the outbox (at most `chunk` events and about `chunkBytes`, counted
-    /// on the documents as read) to the sink; false (and the stream freed) when refused.
-    private func deliver(_ stream: ListenStream) -> Bool {
-        var chunk: [ListenEvent] = []
-        var bytes = 0
-        var end = stream.outboxStart
-        // Takes entries in order, reading the documents of a first result through `conn`.
-        func take(_ conn: Connection?) throws(FirestoreError) {
-            while end < stream.outbox.count, chunk.count < Self.chunk, bytes < Self.chunkBytes {
-                let item = stream.outbox[end]
-                switch item {
-                case .event(let e):
-                    chunk.append(e)
-                    bytes += Self.weight(item)
-                case .document(let path, let target, let space, let time):
-                    guard let conn, let service else { throw .internal("The Firestore service is gone.") }
-                    // Gone only when the stream outlived the history kept (or a clear dropped the
-                    // space): the client listens again, as after any stream error.
-                    let doc: StoredDocument?
-                    do { doc = try service.load(space, path, at: time, conn) } catch { throw .internal("\(error)") }
-                    guard let doc, doc.updateTime <= time else { throw Self.fellBehind }
-                    chunk.append(.documentChange(doc, targetIDs: [target]))
-                    bytes += doc.storageSize + 32
-                case .page(var page):
-                    guard let conn, let service else { throw .internal("The Firestore service is gone.") }
-                    // Read as of `at`, which needs the versions of then (kept for the history window)
-                    // in the space of then (a clear since hands it to the collector: a page read there
-                    // could come back short, a snapshot that never existed).
-                    let current: Int64?
-                    do { current = try service.storage.space(of: page.database, conn) } catch { throw .internal("\(error)") }
-                    guard page.at.unixMicros >= service.latestTime().unixMicros - FirestoreStorage.historyMicros,
-                          page.space == nil || current == page.space else {
-                        throw Self.fellBehind
-                    }
-                    var q = page.query
-                    q.startAt = page.after
-                    let want = min(page.pageSize, Self.chunk - chunk.count)
-                    q.limit = want
-                    let docs: [StoredDocument]
-                    do {
-                        docs = try QueryExecutor(storage: service.storage, database: page.database)
-                            .run(q, space: page.space, conn, at: page.at).documents
-                    } catch { throw .internal("\(error)") }
-                    var largest = 0
-                    var taken = 0
-                    for d in docs {
-                        // The chunk is full by bytes: the rest of this page is read again next time.
-                        if bytes >= Self.chunkBytes { break }
-                        chunk.append(.documentChange(d, targetIDs: [page.targetID]))
-                        bytes += d.storageSize + 32
-                        largest = max(largest, d.storageSize + 32)
-                        taken += 1
-                    }
-                    if taken > 0, taken < docs.count || docs.count == want {
-                        // More may follow: the entry stays first in line, moved past what went out.
-                        page.after = Self.cursor(after: docs[taken - 1], in: page.query, page.database)
-                        page.pageSize = max(1, min(Self.chunk, Self.chunkBytes / largest))
-                        stream.outbox[end] = .page(page)
-                        continue
-                    }
-                }
-                stream.outboxBytes -= Self.weight(item)
-                end += 1
-            }
-        }
-        do throws(FirestoreError) {
-            let next = stream.outbox[stream.outboxStart..<min(stream.outbox.count, stream.outboxStart + Self.chunk)]
-            if next.contains(where: { if case .event = $0 { false } else { true } }) {
-                guard let service else { throw .internal("The Firestore service is gone.") }
-                try service.read { conn in try take(conn) }
-            } else {
-                try take(nil)
-            }
-        } catch {
-            fail(stream, error)
-            return false
-        }
-        stream.outboxStart = end
-        if stream.outboxStart == stream.outbox.count {
-            stream.outbox.removeAll(keepingCapacity: false)
-            stream.outboxStart = 0
-        } else if stream.outboxStart >= 4 * Self.chunk {
-            // Drop what was handed over, so a long outbox does not keep it alive.
-            stream.outbox.removeFirst(stream.outboxStart)
-            stream.outboxStart = 0
-        }
-        if !stream.sink(chunk, bytes) {
-            closeNow(stream)
-            return false
-        }
-        return true
-    }
-
-    /// A first result can no longer be read as of its read time.
-    static let fellBehind = FirestoreError.aborted("The Listen stream fell too far behind its read time; listen again.")
-
-    /// The position just after `doc` in `query`'s order (a `startAfter` of its ordered values).
-    static func cursor(after doc: StoredDocument, in query: Query, _ db: DatabaseID) -> Cursor {
-        Cursor(values: query.order.map { o in
-            o.field.isDocumentKey ? .reference(db.name(of: doc.path)) : DocumentFields.value(at: o.field, in: doc.fields) ?? .null
-        }, before: false)
-    }
-
-    /// Roughly what an entry costs on the wire (a document of a first result not read yet: only
-    /// its name).
-    static func weight(_ e: ListenStream.Pending) -> Int {
-        switch e {
-        case .event(.documentChange(let d, _)): d.storageSize + 32
-        case .event, .document, .page: 64
-        }
-    }
-
-    /// Ends the stream with `error` (bad request, too slow) and frees it; what was queued for it is dropped.
-    func fail(_ stream: ListenStream, _ error: FirestoreError) {
-        if !stream.closed { _ = stream.sink([.end(error)], 0) }
-        closeNow(stream)
-    }
-
-    func index(_ t: ListenStream.Target) {
-        let key = ObjectIdentifier(t)
-        switch t.kind {
-        case .documents(let paths):
-            for p in paths { byDocument[Scope(database: t.database, path: p), default: [:]][key] = t }
-        case .query(let q):
-            if q.allDescendants {
-                groups[t.database, default: [:]][key] = t
-            } else {
-                byCollection[Scope(database: t.database, path: q.collectionPath), default: [:]][key] = t
-            }
-        }
-    }
-
-    func unindex(_ t: ListenStream.Target) {
-        let key = ObjectIdentifier(t)
-        switch t.kind {
-        case .documents(let paths):
-            for p in paths {
-                let s = Scope(database: t.database, path: p)
-                byDocument[s]?[key] = nil
-                if byDocument[s]?.isEmpty == true { byDocument[s] = nil }
-            }
-        case .query(let q):
-            if q.allDescendants {
-                groups[t.database]?[key] = nil
-                if groups[t.database]?.isEmpty == true { groups[t.database] = nil }
-            } else {
-                let s = Scope(database: t.database, path: q.collectionPath)
-                byCollection[s]?[key] = nil
-                if byCollection[s]?.isEmpty == true { byCollection[s] = nil }
-            }
-        }
-    }
-
-    /// Calls `body` with each target a change of `path` in `db` can touch.
-    func targets(touchedBy path: ResourcePath, in db: DatabaseID, _ body: (ListenStream.Target) -> Void) {
-        if let d = byDocument[Scope(database: db, path: path)] { for t in d.values { body(t) } }
-        if let c = byCollection[Scope(database: db, path: path.parent)] { for t in c.values { body(t) } }
-        if let g = groups[db] {
-            for t in g.values {
-                guard case .query(let q) = t.kind else { continue }
-                if q.parent.isAncestor(of: path) && (q.collectionID.isEmpty || q.collectionID == path.collectionID) {
-                    body(t)
-                }
-            }
-        }
-    }
-
-    /// Every target of `db` (every target at all when nil).
-    func allTargets(in db: DatabaseID?) -> [ListenStream.Target] {
-        streams.values.flatMap { s in s.targets.values.filter { db == nil || $0.database == db } }
+    /// Streams that have not been closed, of every shard.
+    var streams: [UInt64: ListenStream] {
+        shards.reduce(into: [:]) { all, s in all.merge(s.streams) { a, _ in a } }
     }
 
     /// Targets open across every stream (tests check that closing frees them).
-    var indexedTargetCount: Int {
-        byDocument.values.reduce(0) { $0 + $1.count } + byCollection.values.reduce(0) { $0 + $1.count }
-            + groups.values.reduce(0) { $0 + $1.count }
+    var indexedTargetCount: Int { shards.reduce(0) { $0 + $1.indexedTargetCount } }
+
+    /// Every shard's heartbeat (see `ListenShard.heartbeat()`).
+    func heartbeat() {
+        for s in shards { s.heartbeat() }
+    }
+
+    /// What a stream's outbox may hold before the stream is cut as too slow (every shard's bound).
+    var maxOutboxBytes: Int {
+        get { shards[0].maxOutboxBytes }
+        set { for s in shards { s.maxOutboxBytes = newValue } }
     }
 }

@@ -2,11 +2,14 @@ import HearthCore
 
 /// One Listen call's state in the engine: who listens, its targets, where its events go.
 ///
-/// Everything but `id`, `caller` and `sink` is touched only on the engine's queue.
+/// Everything but `id`, `shard`, `caller` and `sink` is touched only on its shard's queue.
 final class ListenStream: @unchecked Sendable {
     /// One active target and what the client holds for it.
     final class Target {
         let id: Int32
+        /// `[id]`, made once: every change event of the target carries it, and a commit reaching a
+        /// thousand listeners made a thousand one-element arrays.
+        let ids: [Int32]
         let database: DatabaseID
         let kind: ListenTarget.Kind
         /// Documents the client holds for the target, with the version it holds. Kept only for
@@ -25,6 +28,7 @@ final class ListenStream: @unchecked Sendable {
 
         init(id: Int32, database: DatabaseID, kind: ListenTarget.Kind, readTime: Instant, stream: ListenStream) {
             self.id = id
+            ids = [id]
             self.database = database
             self.kind = kind
             self.readTime = readTime
@@ -44,8 +48,10 @@ final class ListenStream: @unchecked Sendable {
     }
 
     let id: UInt64
+    /// The shard that holds the stream (its queue orders everything done for it).
+    let shard: ListenShard
     let caller: Caller
-    /// Receives each batch of events with roughly what they weigh on the wire (`ListenEngine.weight`);
+    /// Receives each batch of events with roughly what they weigh on the wire (`ListenShard.weight`);
     /// false when the client is gone (the engine then frees the stream).
     let sink: @Sendable (_ events: [ListenEvent], _ bytes: Int) -> Bool
     /// Whether the client reads fast enough to take more now (flow control: the transport's
@@ -88,15 +94,16 @@ final class ListenStream: @unchecked Sendable {
     var lastReadTime = Instant(unixMicros: 0)
     /// A retry of the outbox is scheduled.
     var pumpScheduled = false
-    /// The last `ListenEngine.apply` pass that saw one of its targets (finds streams with several).
+    /// The last `ListenShard.apply` pass that saw one of its targets (finds streams with several).
     var applyPass: UInt64 = 0
     /// Server-assigned target ids count up from here.
     var nextAssigned: Int32 = 1
     var closed = false
 
-    init(id: UInt64, caller: Caller, writable: @escaping @Sendable () -> Bool,
+    init(id: UInt64, shard: ListenShard, caller: Caller, writable: @escaping @Sendable () -> Bool,
          sink: @escaping @Sendable (_ events: [ListenEvent], _ bytes: Int) -> Bool) {
         self.id = id
+        self.shard = shard
         self.caller = caller
         self.writable = writable
         self.sink = sink

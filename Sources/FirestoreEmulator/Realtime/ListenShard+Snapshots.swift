@@ -2,7 +2,7 @@ import HearthCore
 import HearthSQLite
 
 /// What each target sends: its first result (fresh, resumed or reset) and its changes per commit.
-extension ListenEngine {
+extension ListenShard {
     // MARK: Adding a target
 
     func addNow(_ spec: ListenTarget, to stream: ListenStream) {
@@ -177,13 +177,13 @@ extension ListenEngine {
         next.reserveCapacity(now.count)
         for d in now {
             next[d.path] = d.updateTime
-            if target.known[d.path] != d.updateTime { out.append(.documentChange(d, targetIDs: [target.id])) }
+            if target.known[d.path] != d.updateTime { out.append(.documentChange(d, targetIDs: target.ids)) }
         }
         let gone = target.known.keys.filter { next[$0] == nil }.sorted { OrderedEncoding.compare($0.key, $1.key) < 0 }
         for p in gone {
             out.append(try isDeleted(p)
-                ? .documentDelete(p, removedTargetIDs: [target.id], readTime: readTime)
-                : .documentRemove(p, removedTargetIDs: [target.id], readTime: readTime))
+                ? .documentDelete(p, removedTargetIDs: target.ids, readTime: readTime)
+                : .documentRemove(p, removedTargetIDs: target.ids, readTime: readTime))
         }
         target.known = next
         target.readTime = max(target.readTime, readTime)
@@ -300,6 +300,8 @@ extension ListenEngine {
                 defer { i = end }
                 do {
                     var events: [ListenEvent] = []
+                    // A change per touch and the NO_CHANGE: one allocation, not a regrowth.
+                    events.reserveCapacity(hits[i].paths.count * (end - i) + 1)
                     var pending: [ListenStream.Pending] = []
                     for (t, paths) in hits[i..<end] {
                         guard let conn else {
@@ -380,10 +382,10 @@ extension ListenEngine {
                 let p = touch.path
                 let after = touch.versions.after
                 if let after {
-                    if t.known[p] != after.updateTime { out.append(.documentChange(after, targetIDs: [t.id])) }
+                    if t.known[p] != after.updateTime { out.append(.documentChange(after, targetIDs: t.ids)) }
                     t.known[p] = after.updateTime
                 } else if t.known.removeValue(forKey: p) != nil {
-                    out.append(.documentDelete(p, removedTargetIDs: [t.id], readTime: readTime))
+                    out.append(.documentDelete(p, removedTargetIDs: t.ids, readTime: readTime))
                 }
             }
         case .query(let q):
@@ -396,11 +398,11 @@ extension ListenEngine {
                 let v = touch.versions
                 let held = v.before.flatMap { executor.accepts($0, query: q) ? $0 : nil }
                 if let after = v.after, executor.accepts(after, query: q) {
-                    if held?.updateTime != after.updateTime { out.append(.documentChange(after, targetIDs: [t.id])) }
+                    if held?.updateTime != after.updateTime { out.append(.documentChange(after, targetIDs: t.ids)) }
                 } else if held != nil {
                     out.append(v.after == nil
-                        ? .documentDelete(p, removedTargetIDs: [t.id], readTime: readTime)
-                        : .documentRemove(p, removedTargetIDs: [t.id], readTime: readTime))
+                        ? .documentDelete(p, removedTargetIDs: t.ids, readTime: readTime)
+                        : .documentRemove(p, removedTargetIDs: t.ids, readTime: readTime))
                 }
             }
         }

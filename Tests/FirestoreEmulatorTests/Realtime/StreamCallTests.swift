@@ -132,8 +132,10 @@ final class DeferredResponses: GRPCResponseStream, @unchecked Sendable {
     }
 
     /// Waits (a bounded time) until `condition` holds, for work the engine retries on its own.
-    static func eventually(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<2500 {
+    /// Polls `condition` every 2 ms for up to `seconds` (a hang guard, not a speed claim: a loaded
+    /// machine — `make test` runs suites in parallel — may take several times a quiet one's time).
+    static func eventually(seconds: Int = 5, _ condition: () -> Bool) -> Bool {
+        for _ in 0..<(seconds * 500) {
             if condition() { return true }
             usleep(2000)
         }
@@ -419,7 +421,7 @@ final class LockedFlag: @unchecked Sendable {
         #expect(held == 1)
         #expect(h.service.listeners.sync { h.service.listeners.streams.values.map(\.outboxBytes) }.allSatisfy { $0 <= 4 * 64 })
         r.buffered = 0
-        #expect(StreamCallTests.eventually { r.messages.count == 100_003 })
+        #expect(StreamCallTests.eventually(seconds: 60) { r.messages.count == 100_003 })
         #expect(r.messages.first == "ADD[1]" && r.messages.suffix(2) == ["CURRENT[1]", "NO_CHANGE[]"])
         #expect(r.messages.dropFirst().prefix(3) == ["CHANGE d0 [1]", "CHANGE d1 [1]", "CHANGE d10 [1]"])
         #expect(h.service.listeners.sync { h.service.listeners.streams.values.allSatisfy { $0.pending == 0 } })

@@ -18,13 +18,17 @@ def start_on(data_dir, ready):
     return start_hearth_on(data_dir, ready)
 
 
-def kill_9_during(proc, writers, stop, seconds=1.5):
-    """Runs each writer in a thread, kills hearth with SIGKILL in the middle of the burst, then
-    stops the writers and waits for them."""
+def kill_9_during(proc, writers, stop, enough, seconds=1.5):
+    """Runs each writer in a thread, kills hearth with SIGKILL in the middle of the burst — after
+    `seconds` and once `enough()` says the writers got that far (a loaded machine is slow; at most
+    60 s) — then stops the writers and waits for them."""
     threads = [threading.Thread(target=w) for w in writers]
     for t in threads:
         t.start()
     time.sleep(seconds)
+    deadline = time.monotonic() + 60
+    while not enough() and time.monotonic() < deadline:
+        time.sleep(0.1)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     stop.set()
@@ -72,7 +76,7 @@ def test_acknowledged_writes_survive_kill_9():
             acked_objects.append(i)
             i += 1
 
-    kill_9_during(proc, [write_docs, write_objects], stop)
+    kill_9_during(proc, [write_docs, write_objects], stop, lambda: len(acked_docs) > 10 and len(acked_objects) > 10)
     assert len(acked_docs) > 10 and len(acked_objects) > 10
 
     proc, info = start_on(data_dir, ready)
@@ -126,8 +130,11 @@ def test_overwrites_survive_kill_9_and_leave_no_blob_behind():
             acked[key] = i
             i += 1
 
-    kill_9_during(proc, [lambda key=key: overwrite(key) for key in sizes], stop)
-    assert min(acked[k] for k in sizes if k.startswith("small")) > 5 and acked["large"] >= 0
+    def enough():
+        return min(acked[k] for k in sizes if k.startswith("small")) > 5 and acked["large"] >= 0
+
+    kill_9_during(proc, [lambda key=key: overwrite(key) for key in sizes], stop, enough)
+    assert enough()
 
     proc, info = start_on(data_dir, ready)
     try:

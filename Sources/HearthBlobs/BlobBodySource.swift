@@ -78,7 +78,9 @@ public final class BlobBodySource<Namespace: BlobNamespace>: ResponseBodySource,
     /// `chunkBytes` inside a read the caller holds.
     public static func chunkBytes(_ c: Connection, chunkID: Int64, range: Range<Int>, dataKey: BlobDataKey?) throws -> [UInt8] {
         let (lo, hi) = (range.lowerBound, range.upperBound)
-        let bytes: [UInt8]? = try c.first("SELECT data FROM \(Namespace.tables.chunks) WHERE id = ?", [chunkID]) { row in
+        // A negative id names an inline blob, whose own row holds the bytes (`Segment.isInline`).
+        let sql = chunkID < 0 ? inlineSQL : chunkSQL
+        let bytes: [UInt8]? = try c.first(sql, [chunkID < 0 ? -chunkID : chunkID]) { row in
             try row.withBlob(0) { raw -> [UInt8]? in
                 if let dataKey {
                     let plain = try dataKey.open(raw)
@@ -92,6 +94,9 @@ public final class BlobBodySource<Namespace: BlobNamespace>: ResponseBodySource,
         guard let bytes else { throw ChunkMissing() }
         return bytes
     }
+
+    private static var chunkSQL: String { "SELECT data FROM \(Namespace.tables.chunks) WHERE id = ?" }
+    private static var inlineSQL: String { BlobStore<Namespace>.inlineRowSQL }
 
     /// Bytes `start..<end` of the blob made of `segments`, read whole inside a read the caller
     /// holds (the one that found the segments): for a small body, sent from memory rather than

@@ -48,4 +48,11 @@ public struct BlobTables: Sendable, Equatable {
         CREATE INDEX \(blobChunks)_chunk ON \(blobChunks)(chunk_id);
         """
     }
+
+    /// The statement that gives the blob rows their `data` column: a small blob's bytes, stored in
+    /// its own row with no chunk or slice rows (`BlobStore.inlineLimit`), for a service's migration
+    /// after the one that ran `createStatements`. NULL for a blob whose bytes are chunk rows.
+    public var inlineDataStatement: String {
+        "ALTER TABLE \(blobs) ADD COLUMN data BLOB;"
+    }
 }

@@ -4,17 +4,32 @@ import HearthSQLite
 /// Blob bookkeeping inside a transaction the caller holds, in the tables of `Namespace`.
 ///
 /// A blob is an ordered list of slices (`offset`, `length`, `chunk_id`, `chunk_start`) of chunk
-/// rows. Staging blobs are being written; every blob that an object or part refers to is final.
+/// rows — or, for a small body written whole in its commit transaction, its bytes in the blob's
+/// own row (`data`, at most `inlineLimit` bytes as stored; no chunk or slice rows). An inline blob
+/// reads as one slice (`Segment.isInline`), so readers need not know which form a blob has; an
+/// operation that shares chunks between blobs (`copyRange`, `concatenate`) first moves an inline
+/// source's bytes into a chunk row of its own (`materialize`). Staging blobs are being written
+/// (never inline); every blob that an object or part refers to is final.
 public enum BlobStore<Namespace: BlobNamespace> {
     /// One slice of a chunk that makes up part of a blob.
     public struct Segment: Sendable, Equatable {
         /// Where the slice starts in the blob.
         public var offset: Int64
         public var length: Int64
+        /// The chunk row; for an inline blob, minus the blob's id (its row holds the bytes).
         public var chunkID: Int64
         /// Where the slice starts in the chunk.
         public var chunkStart: Int64
+
+        /// Whether the bytes are the blob row's own (`data`) rather than a chunk row's.
+        public var isInline: Bool { chunkID < 0 }
     }
+
+    /// Largest body (as stored: sealed bodies are longer) kept in its blob's row. Overwriting a
+    /// small object then changes one blob row instead of three rows in three tables and their
+    /// index, and deleting it is one row: at 16 KiB pages two such rows still share a leaf page,
+    /// with no overflow page.
+    public static var inlineLimit: Int { blobInlineLimit }
 
     private static var blobsTable: String { Namespace.tables.blobs }
     private static var chunksTable: String { Namespace.tables.chunks }
@@ -32,6 +47,50 @@ public enum BlobStore<Namespace: BlobNamespace> {
     public static func createFinal(_ c: Connection, size: Int64, now: Instant) throws -> Int64 {
         try c.run("INSERT INTO \(blobsTable) (size, staging, created_at) VALUES (?, 0, ?)", [size, now.unixMicros])
         return c.lastInsertRowID
+    }
+
+    /// Creates a final blob of `size` bytes (plaintext) whose bytes as stored (`bytes`, at most
+    /// `inlineLimit`) are its own row's: a small body in its commit transaction.
+    public static func createInline(_ c: Connection, size: Int64, bytes: UnsafeRawBufferPointer, now: Instant) throws -> Int64 {
+        let insert = try c.prepare("INSERT INTO \(blobsTable) (size, staging, created_at, data) VALUES (?, 0, ?, ?)")
+        try insert.bind([size, now.unixMicros])
+        try insert.bindBlob(bytes, at: 3)
+        while try insert.step() {}
+        return c.lastInsertRowID
+    }
+
+    /// The stored bytes of an inline blob (sealed as written), or nil when the blob's bytes are
+    /// chunk rows (or it does not exist).
+    public static func inlineBytes(_ c: Connection, blobID: Int64) throws -> [UInt8]? {
+        try c.first("SELECT data FROM \(blobsTable) WHERE id = ? AND data IS NOT NULL", [blobID]) { $0.blob(0) }
+    }
+
+    /// The stored bytes of an inline blob, read by a transaction after the one that found its
+    /// slice: if `materialize` moved them into a chunk row meanwhile, that row's (the same bytes).
+    static var inlineRowSQL: String {
+        """
+        SELECT data FROM \(blobsTable) WHERE id = ?1 AND data IS NOT NULL UNION ALL
+        SELECT k.data FROM \(blobChunksTable) m JOIN \(chunksTable) k ON k.id = m.chunk_id WHERE m.blob_id = ?1 AND m.offset = 0
+        LIMIT 1
+        """
+    }
+
+    /// The stored bytes (sealed as written) of the row a slice reads: its chunk, or its inline blob.
+    /// - Returns: nil when the row is gone.
+    public static func storedBytes(_ c: Connection, of segment: Segment) throws -> [UInt8]? {
+        if segment.isInline { return try c.first(inlineRowSQL, [-segment.chunkID]) { $0.blob(0) } }
+        return try c.first("SELECT data FROM \(chunksTable) WHERE id = ?", [segment.chunkID]) { $0.blob(0) }
+    }
+
+    /// Moves an inline blob's bytes into a chunk row and one slice, so other blobs can share them
+    /// (`copyRange`, `concatenate`); a chunked blob is left as it is. Inside the caller's transaction,
+    /// so readers see one form or the other.
+    public static func materialize(_ c: Connection, blobID: Int64) throws {
+        guard let size = try c.scalarInt("SELECT size FROM \(blobsTable) WHERE id = ? AND data IS NOT NULL", [blobID]) else { return }
+        try c.run("INSERT INTO \(chunksTable) (data) SELECT data FROM \(blobsTable) WHERE id = ?", [blobID])
+        try c.run("INSERT INTO \(blobChunksTable) (blob_id, offset, length, chunk_id, chunk_start) VALUES (?, 0, ?, ?, 0)",
+                  [blobID, size, c.lastInsertRowID])
+        try c.run("UPDATE \(blobsTable) SET data = NULL WHERE id = ?", [blobID])
     }
 
     /// Appends one chunk row holding `bytes` at `offset` of the staging blob `blobID` (and records
@@ -57,6 +116,9 @@ public enum BlobStore<Namespace: BlobNamespace> {
 
     /// Deletes a blob and every chunk no other blob shares.
     public static func delete(_ c: Connection, blobID: Int64) throws {
+        // An inline blob is its one row: nothing else refers to it (sharing materializes first).
+        try c.run("DELETE FROM \(blobsTable) WHERE id = ? AND data IS NOT NULL", [blobID])
+        if c.changes == 1 { return }
         try c.run("""
             DELETE FROM \(chunksTable) WHERE id IN (SELECT chunk_id FROM \(blobChunksTable) WHERE blob_id = ?1)
               AND NOT EXISTS (SELECT 1 FROM \(blobChunksTable) m WHERE m.chunk_id = \(chunksTable).id AND m.blob_id != ?1)
@@ -70,6 +132,7 @@ public enum BlobStore<Namespace: BlobNamespace> {
         try c.run("INSERT INTO \(blobsTable) (size, staging, created_at) VALUES (?, 0, ?)", [length, now.unixMicros])
         let blob = c.lastInsertRowID
         guard length > 0 else { return blob }
+        try materialize(c, blobID: source)
         for s in try segments(c, blobID: source, start: start, end: start + length) {
             let from = max(s.offset, start)
             let to = min(s.offset + s.length, start + length)
@@ -86,6 +149,7 @@ public enum BlobStore<Namespace: BlobNamespace> {
         let blob = c.lastInsertRowID
         var base: Int64 = 0
         for part in blobs {
+            try materialize(c, blobID: part.id)
             try c.run("""
                 INSERT INTO \(blobChunksTable) (blob_id, offset, length, chunk_id, chunk_start)
                 SELECT ?, offset + ?, length, chunk_id, chunk_start FROM \(blobChunksTable) WHERE blob_id = ?
@@ -98,6 +162,9 @@ public enum BlobStore<Namespace: BlobNamespace> {
     /// The slices covering bytes `start..<end` of a blob, in order.
     public static func segments(_ c: Connection, blobID: Int64, start: Int64, end: Int64) throws -> [Segment] {
         guard end > start else { return [] }
+        if let size = try c.scalarInt("SELECT size FROM \(blobsTable) WHERE id = ? AND data IS NOT NULL", [blobID]) {
+            return start < size ? [Segment(offset: 0, length: size, chunkID: -blobID, chunkStart: 0)] : []
+        }
         let first = try c.scalarInt("SELECT max(offset) FROM \(blobChunksTable) WHERE blob_id = ? AND offset <= ?", [blobID, start]) ?? 0
         return try c.rows("""
             SELECT offset, length, chunk_id, chunk_start FROM \(blobChunksTable)
@@ -117,3 +184,6 @@ public enum BlobStore<Namespace: BlobNamespace> {
         return ids.count
     }
 }
+
+/// `BlobStore.inlineLimit` (a global: static stored properties cannot live in generic types).
+let blobInlineLimit = 8 << 10

@@ -79,6 +79,19 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
         }
     }
 
+    /// Writes the buffer as an inline blob (sealed when the writer has a data key) unless its
+    /// stored form is larger than `BlobStore.inlineLimit`; nil when it is.
+    private func storeInline(_ c: Connection) throws -> Int64? {
+        let size = Int64(buffer.count)
+        if let dataKey {
+            let sealed = buffer.withUnsafeBytes { dataKey.seal($0) }
+            guard sealed.count <= Store.inlineLimit else { return nil }
+            return try sealed.withUnsafeBytes { try Store.createInline(c, size: size, bytes: $0, now: now) }
+        }
+        guard buffer.count <= Store.inlineLimit else { return nil }
+        return try buffer.withUnsafeBytes { try Store.createInline(c, size: size, bytes: $0, now: now) }
+    }
+
     /// The MD5 of the body (call once, after the last `append`).
     public func finalizeDigests() -> (md5: [UInt8], checksums: [Checksum: [UInt8]]) {
         let digest = md5?.finalize() ?? []
@@ -93,7 +106,9 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
     /// - Returns: the blob id. If the transaction rolls back, call `discard()`.
     public func commit(_ c: Connection) throws -> Int64 {
         guard let id = stagedBlobID else {
-            // Nothing flushed: the whole body is the buffer, stored final in this transaction.
+            // Nothing flushed: the whole body is the buffer, stored final in this transaction —
+            // in the blob's own row when it is small (`BlobStore.inlineLimit`).
+            if !buffer.isEmpty, let id = try storeInline(c) { return id }
             let id = try Store.createFinal(c, size: Int64(buffer.count), now: now)
             if !buffer.isEmpty {
                 try store(c, blobID: id, offset: 0, updateSize: false)

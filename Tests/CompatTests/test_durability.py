@@ -18,6 +18,24 @@ def start_on(data_dir, ready):
     return start_hearth_on(data_dir, ready)
 
 
+def kill_9_during(proc, writers, stop, enough, seconds=1.5):
+    """Runs each writer in a thread, kills hearth with SIGKILL in the middle of the burst — after
+    `seconds` and once `enough()` says the writers got that far (a loaded machine is slow; at most
+    60 s) — then stops the writers and waits for them."""
+    threads = [threading.Thread(target=w) for w in writers]
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    deadline = time.monotonic() + 60
+    while not enough() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    stop.set()
+    for t in threads:
+        t.join()
+
+
 def test_acknowledged_writes_survive_kill_9():
     tmp = tempfile.mkdtemp(prefix="hearth-crash-")
     data_dir = os.path.join(tmp, "data")
@@ -58,15 +76,7 @@ def test_acknowledged_writes_survive_kill_9():
             acked_objects.append(i)
             i += 1
 
-    threads = [threading.Thread(target=write_docs), threading.Thread(target=write_objects)]
-    for t in threads:
-        t.start()
-    time.sleep(1.5)
-    proc.send_signal(signal.SIGKILL)  # in the middle of the burst
-    proc.wait()
-    stop.set()
-    for t in threads:
-        t.join()
+    kill_9_during(proc, [write_docs, write_objects], stop, lambda: len(acked_docs) > 10 and len(acked_objects) > 10)
     assert len(acked_docs) > 10 and len(acked_objects) > 10
 
     proc, info = start_on(data_dir, ready)
@@ -86,4 +96,65 @@ def test_acknowledged_writes_survive_kill_9():
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=15) == 0
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_overwrites_survive_kill_9_and_leave_no_blob_behind():
+    """Keys overwritten over and over — small bodies (kept in their blob's row) and a body of
+    several chunks (staged) — then `kill -9`: after a restart each key holds its last acknowledged
+    body or a later one, and the file holds exactly one blob per object and no chunk nothing uses
+    (the replaced bodies went with their commits; the interrupted upload was swept at start)."""
+    import sqlite3
+    tmp = tempfile.mkdtemp(prefix="hearth-overwrite-crash-")
+    data_dir = os.path.join(tmp, "data")
+    ready = os.path.join(tmp, "ready.json")
+    proc, info = start_on(data_dir, ready)
+    s3 = boto3.client("s3", endpoint_url=info["services"]["s3"]["url"], aws_access_key_id="test",
+                      aws_secret_access_key="test", region_name="us-east-1", config=Config(retries={"max_attempts": 0}))
+    s3.create_bucket(Bucket="over")
+    sizes = {"small0": 4096, "small1": 4096, "small2": 100, "large": (2 << 20) + 7}
+    acked = {key: -1 for key in sizes}
+    stop = threading.Event()
+
+    def body(key, i):
+        tag = f"|{key}:{i}".encode()
+        return os.urandom(sizes[key] - len(tag)) + tag
+
+    def overwrite(key):
+        i = 0
+        while not stop.is_set():
+            try:
+                s3.put_object(Bucket="over", Key=key, Body=body(key, i))
+            except Exception:
+                return
+            acked[key] = i
+            i += 1
+
+    def enough():
+        return min(acked[k] for k in sizes if k.startswith("small")) > 5 and acked["large"] >= 0
+
+    kill_9_during(proc, [lambda key=key: overwrite(key) for key in sizes], stop, enough)
+    assert enough()
+
+    proc, info = start_on(data_dir, ready)
+    try:
+        s3 = boto3.client("s3", endpoint_url=info["services"]["s3"]["url"], aws_access_key_id="test",
+                          aws_secret_access_key="test", region_name="us-east-1")
+        for key, last in acked.items():
+            got = s3.get_object(Bucket="over", Key=key)["Body"].read()
+            assert len(got) == sizes[key], f"{key} torn after kill -9"
+            n = int(got.rsplit(b":", 1)[1])
+            assert n >= last, f"{key}: acknowledged body {last} lost after kill -9 (found {n})"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+    try:
+        db = sqlite3.connect(os.path.join(data_dir, "hearth.sqlite"))
+        objects = db.execute("SELECT count(*) FROM s3_objects").fetchone()[0]
+        assert objects == len(sizes)
+        assert db.execute("SELECT count(*) FROM s3_blobs").fetchone()[0] == objects, "a replaced body's blob leaked"
+        assert db.execute("SELECT count(*) FROM s3_chunks WHERE id NOT IN (SELECT chunk_id FROM s3_blob_chunks)").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM s3_blob_chunks WHERE blob_id NOT IN (SELECT id FROM s3_blobs)").fetchone()[0] == 0
+        db.close()
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -25,7 +25,7 @@ private enum NoChecksum: BlobChecksumAlgorithm {
 
     @Test func sealedChunksOpenOnlyWithTheirKeyAndKeepPlaintextSlices() throws {
         let db = try Database(path: nil)
-        try db.migrate([Migration("sealed", Sealed.tables.createStatements)])
+        try db.migrate([Migration("sealed", Sealed.tables.createStatements + Sealed.tables.inlineDataStatement)])
         let bytes = (0..<((5 << 19) + 123)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
         let key = BlobDataKey.random()
         let writer = BlobWriter<Sealed, NoChecksum>(database: db, now: Instant(unixSeconds: 0), checksums: [], dataKey: key)
@@ -42,6 +42,24 @@ private enum NoChecksum: BlobChecksumAlgorithm {
         // A copy of a range shares the sealed chunks and opens with the same key.
         let copy = try db.write { c in try BlobStore<Sealed>.copyRange(c, from: blob, start: 1000, length: 2 << 20, now: Instant(unixSeconds: 0)) }
         #expect(try read(db, blob: copy, 0..<(2 << 20), key: key) == Array(bytes[1000..<(1000 + (2 << 20))]))
+        #expect(throws: ChunkUnreadable.self) { try read(db, blob: blob, 0..<10, key: BlobDataKey.random()) }
+    }
+
+    /// A small sealed body is stored sealed in its blob's own row, and opens only with its key.
+    @Test func smallSealedBodyIsSealedInItsRow() throws {
+        let db = try Database(path: nil)
+        try db.migrate([Migration("sealed", Sealed.tables.createStatements + Sealed.tables.inlineDataStatement)])
+        let bytes = (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ 1) }
+        let key = BlobDataKey.random()
+        let writer = BlobWriter<Sealed, NoChecksum>(database: db, now: Instant(unixSeconds: 0), checksums: [], dataKey: key)
+        try bytes.withUnsafeBytes { try writer.append($0) }
+        let blob = try db.write { c in try writer.commit(c) }
+        writer.committed()
+        let row = try db.read { c in try BlobStore<Sealed>.inlineBytes(c, blobID: blob) }
+        #expect(row?.count == 4096 + BlobDataKey.overhead)
+        #expect(try db.read { c in try c.scalarInt("SELECT count(*) FROM sealed_chunks") } == 0)
+        #expect(try read(db, blob: blob, 0..<4096, key: key) == bytes)
+        #expect(try read(db, blob: blob, 100..<200, key: key) == Array(bytes[100..<200]))
         #expect(throws: ChunkUnreadable.self) { try read(db, blob: blob, 0..<10, key: BlobDataKey.random()) }
     }
 }

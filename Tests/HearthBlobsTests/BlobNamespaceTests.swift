@@ -18,7 +18,8 @@ private enum NoChecksum: BlobChecksumAlgorithm {
 @Suite struct BlobNamespaceTests {
     func database() throws -> Database {
         let db = try Database(path: nil)
-        try db.migrate([Migration("first", First.tables.createStatements), Migration("second", Second.tables.createStatements)])
+        try db.migrate([Migration("first", First.tables.createStatements + First.tables.inlineDataStatement),
+                        Migration("second", Second.tables.createStatements + Second.tables.inlineDataStatement)])
         return db
     }
 

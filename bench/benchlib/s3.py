@@ -84,9 +84,12 @@ def ceiling_requests(ctx, nginx, mhd, mhd_hello):
 def run_point(ctx, system, port, requests, key, conns, role):
     """One wrk point stored under (key, system).
 
-    role "hearth": failures make the row n/a. "peer": failures are the peer's own (moto answers 500
-    to concurrent overwrites of one key), so the row keeps the successful requests per second and a
-    warning. "ceiling": any failure is a broken harness."""
+    role "hearth": failures make the row n/a. "peer": failures are the peer's own, so the row keeps
+    the successful requests per second (a 500 acknowledges no write) and a warning, with the rate of
+    every answer beside it in `answered_rps`. moto's are 500s on concurrent overwrites of one key:
+    its PutObject builds the answer's ETag by reading the new key's buffer, which a concurrent PUT
+    of the same key has already replaced and closed (`ValueError: I/O operation on closed file` in
+    moto's log; moto 5.1.22, docs/benchmarks.md). "ceiling": any failure is a broken harness."""
     s = ctx.wrk.run(port, requests, conns, f"{system}-{key}", profile=role == "hearth")
     try:
         require_clean(s, f"{system} {key}")
@@ -98,7 +101,7 @@ def run_point(ctx, system, port, requests, key, conns, role):
             ctx.results.na(key, system, str(e))
             return s
         good = max(0, s["requests"] - s["error_count"]) / (s["duration_us"] / 1e6)
-        ctx.results.put(key, system, good, wrk=s,
+        ctx.results.put(key, system, good, wrk=s, answered_rps=s["rps"],
                         warning=f"{system} failed {s['error_count']} of {s['requests']} requests "
                                 f"({100 * s['error_count'] / max(1, s['requests']):.0f}%); only successes counted")
     v = ctx.results.get(key, system)

@@ -117,9 +117,7 @@ extension S3Service {
         case .segments(let segments) where record.metadata.extra.customerKeyMD5 != nil && record.metadata.extra.dataKey != nil:
             var layout: [[Int64]] = []
             for segment in segments {
-                let row = try database.read { c in
-                    try c.first("SELECT data FROM s3_chunks WHERE id = ?", [segment.chunkID]) { $0.withBlob(0) { Array($0) } }
-                }
+                let row = try database.read { c in try BlobStore.storedBytes(c, of: segment) }
                 guard let row else { throw BlobBodySource.ChunkMissing() }
                 try handle.write(contentsOf: row)
                 layout.append([Int64(row.count), segment.chunkStart, segment.length])
@@ -185,7 +183,7 @@ extension S3Service {
             }
             let created = b["createdAt"]?.stringValue.flatMap { Instant(rfc3339: $0) } ?? now
             let owner = b["owner"]?.stringValue ?? defaultOwner
-            try database.write { c in
+            try store.writeBuckets { c in
                 try c.run("INSERT OR IGNORE INTO s3_buckets (name, region, owner, created_at) VALUES (?, ?, ?, ?)",
                           [name, b["region"]?.stringValue ?? configuration.region, owner, created.unixMicros])
                 try c.run("UPDATE s3_buckets SET versioning = ? WHERE name = ?", [b["versioning"]?.stringValue, name])

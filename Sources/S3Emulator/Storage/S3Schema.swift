@@ -2,7 +2,8 @@ import HearthSQLite
 
 /// The S3 tables (all prefixed `s3_`).
 ///
-/// Object bodies live in `s3_chunks` rows of at most `BlobWriter.chunkSize` bytes. A blob (the
+/// Object bodies live in `s3_chunks` rows of at most `BlobWriter.chunkSize` bytes, or, when small,
+/// in their `s3_blobs` row's `data` (`BlobStore.inlineLimit`). A blob (the
 /// body of one object or one multipart part) is an ordered list of slices of chunks in
 /// `s3_blob_chunks`, so completing a multipart upload, copying an object or copying a part range
 /// only writes small mapping rows and never moves body bytes. A chunk is deleted when no mapping
@@ -187,5 +188,8 @@ enum S3Schema {
         ) WITHOUT ROWID;
         CREATE UNIQUE INDEX s3_kms_keys_alias ON s3_kms_keys(account, alias) WHERE alias IS NOT NULL;
         """),
+        // Small bodies in their blob's own row (`BlobStore.inlineLimit`): overwriting a 4 KiB
+        // object then changes one blob row rather than a blob, a chunk and a slice row and its index.
+        Migration("s3.6", S3BlobNamespace.tables.inlineDataStatement),
     ]
 }

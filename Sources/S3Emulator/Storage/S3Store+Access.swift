@@ -30,13 +30,14 @@ extension S3Store {
 
     /// The bucket's access settings, or nil when it does not exist.
     func bucketAccess(_ name: String) throws -> BucketAccess? {
-        let generation = database.writeGeneration
+        let generation = bucketGeneration
         if let hit = bucketCache.lookup(name, generation: generation) { return hit }
         return try database.read { c in try cachedAccess(c, name, generation: generation) }
     }
 
-    /// `bucketAccess` inside a read transaction `c`, from the cache while no write has ended since
-    /// `generation` (read before `c`'s transaction began), else read in `c` and cached.
+    /// `bucketAccess` inside a read transaction `c`, from the cache while no bucket write has ended
+    /// since `generation` (`bucketGeneration`, read before `c`'s transaction began), else read in
+    /// `c` and cached.
     func cachedAccess(_ c: Connection, _ name: String, generation: Int) throws -> BucketAccess? {
         if let hit = bucketCache.lookup(name, generation: generation) { return hit }
         let access = try S3Store.bucketAccess(c, name)
@@ -88,7 +89,7 @@ extension S3Store {
 
     /// Stores (nil: removes) the setting `kind` of a bucket.
     func setSetting(_ bucket: String, kind: String, _ value: String?, now: Instant) throws {
-        try database.write { c in
+        try writeBuckets { c in
             guard try S3Store.bucket(c, bucket) != nil else { throw S3Error.noSuchBucket(bucket: bucket) }
             try S3Store.setSetting(c, bucket, kind: kind, value, now: now)
         }

@@ -36,7 +36,7 @@ extension S3Store {
     /// Stores `document` (nil: removed) as the bucket's configuration of `kind`.
     /// - Throws: `NoSuchBucket`.
     func setBucketConfig(_ bucket: String, _ kind: BucketConfigKind, _ document: String?, now: Instant) throws {
-        try database.write { c in
+        try writeBuckets { c in
             guard try S3Store.bucket(c, bucket) != nil else { throw S3Error.noSuchBucket(bucket: bucket) }
             try c.run("INSERT OR REPLACE INTO s3_bucket_config (bucket, kind, document, updated_at) VALUES (?, ?, ?, ?)",
                       [bucket, kind.rawValue, document, now.unixMicros])
@@ -46,7 +46,7 @@ extension S3Store {
     /// Forgets the bucket's configuration of `kind` (back to `absent`).
     /// - Throws: `NoSuchBucket`.
     func clearBucketConfig(_ bucket: String, _ kind: BucketConfigKind) throws {
-        try database.write { c in
+        try writeBuckets { c in
             guard try S3Store.bucket(c, bucket) != nil else { throw S3Error.noSuchBucket(bucket: bucket) }
             try c.run("DELETE FROM s3_bucket_config WHERE bucket = ? AND kind = ?", [bucket, kind.rawValue])
         }

@@ -197,7 +197,7 @@ extension S3Store {
 
     /// Sets a bucket's versioning status (`Enabled` or `Suspended`).
     func setVersioning(_ bucket: String, status: String) throws {
-        try database.write { c in
+        try writeBuckets { c in
             try c.run("UPDATE s3_buckets SET versioning = ? WHERE name = ?", [status, bucket])
             if c.changes == 0 { throw S3Error.noSuchBucket(bucket: bucket) }
         }

@@ -1,5 +1,6 @@
 import HearthCore
 import HearthSQLite
+import Synchronization
 
 /// Buckets and objects in SQLite.
 ///
@@ -8,8 +9,13 @@ import HearthSQLite
 final class S3Store: Sendable {
     let database: Database
     /// Every request reads its bucket's access settings (five rows) and record; they change rarely.
-    /// Absent buckets are cached too (as nil).
+    /// Absent buckets are cached too (as nil). Labelled with `bucketGeneration`, not the database's
+    /// write generation: a PUT's write changes no bucket, so the next request's authorization
+    /// need not read the bucket's pages again (which that write's commit had just changed).
     let bucketCache = GenerationCache<String, BucketAccess?>(capacity: 1024)
+    /// Grows after every write transaction that may change a bucket's row or settings ends
+    /// (`writeBuckets`), committed or not.
+    private let bucketWrites = Atomic<Int>(0)
     /// Small objects as last read whole (record and bytes), so a GET repeated between writes needs
     /// no read transaction. Bounded to `cachedObjectLimit` bytes each and 4 MiB in all.
     let objectCache = GenerationCache<ObjectCacheKey, CachedObject>(capacity: 1024, maxCost: 4 << 20) { $0.bytes.count }
@@ -41,6 +47,19 @@ final class S3Store: Sendable {
 
     init(database: Database) {
         self.database = database
+    }
+
+    /// The generation `bucketCache` entries are labelled with: read it *before* the read
+    /// transaction that fills the cache (as `Database.writeGeneration`).
+    var bucketGeneration: Int { bucketWrites.load(ordering: .acquiring) }
+
+    /// Runs `body` as one write transaction, then moves `bucketGeneration`: the one way to write
+    /// `s3_buckets` or `s3_bucket_config` (every `INSERT`, `UPDATE` or `DELETE` of them is inside
+    /// one), so a cached bucket never outlives a change to it that was acknowledged — the
+    /// generation moves after the commit and before the caller answers.
+    func writeBuckets<T>(_ body: (Connection) throws -> T) throws -> T {
+        defer { bucketWrites.add(1, ordering: .releasing) }
+        return try database.write(body)
     }
 
     static let objectColumns = """
@@ -109,7 +128,7 @@ final class S3Store: Sendable {
     /// and changes nothing, as S3 answers there; elsewhere it is `BucketAlreadyOwnedByYou`.
     /// - Throws: `BucketAlreadyOwnedByYou` / `BucketAlreadyExists` when the name is taken.
     func createBucket(_ name: String, region: String, owner: String, now: Instant, settings: NewBucketSettings = NewBucketSettings()) throws {
-        try database.write { c in
+        try writeBuckets { c in
             if let existing = try S3Store.bucket(c, name) {
                 if existing.owner == owner && region == "us-east-1" { return }
                 throw existing.owner == owner ? S3Error.bucketAlreadyOwnedByYou(bucket: name) : S3Error.bucketAlreadyExists(bucket: name)
@@ -127,7 +146,7 @@ final class S3Store: Sendable {
 
     /// Creates the bucket unless it exists (start-up buckets, the uploads API).
     func ensureBucket(_ name: String, region: String, owner: String, now: Instant) throws {
-        try database.write { c in
+        try writeBuckets { c in
             try c.run("INSERT OR IGNORE INTO s3_buckets (name, region, owner, created_at) VALUES (?, ?, ?, ?)",
                       [name, region, owner, now.unixSeconds * 1_000_000])
         }
@@ -135,7 +154,7 @@ final class S3Store: Sendable {
 
     /// Deletes an empty bucket (and any multipart uploads left in it).
     func deleteBucket(_ name: String) throws {
-        try database.write { c in
+        try writeBuckets { c in
             guard try S3Store.bucket(c, name) != nil else { throw S3Error.noSuchBucket(bucket: name) }
             // Noncurrent versions and delete markers keep a bucket from being empty, as in S3.
             if try c.scalarInt("SELECT 1 FROM s3_objects WHERE bucket = ? LIMIT 1", [name]) != nil
@@ -194,13 +213,13 @@ final class S3Store: Sendable {
     func objectForRead(bucket: String, key: String, versionID: String? = nil,
                        range: (ObjectRecord) -> (Int64, Int64)?) throws -> ReadOutcome {
         // A bucket record at least as new as this transaction's snapshot start (see `cachedAccess`).
-        let generation = database.writeGeneration
+        let generation = database.writeGeneration, bucketGeneration = self.bucketGeneration
         let cacheKey = ObjectCacheKey(bucket: ExactText(bucket), key: ExactText(key))
         if versionID == nil, let hit = objectCache.lookup(cacheKey, generation: generation), let plan = hit.plan(range(hit.record)) {
             return .found(hit.record, plan, versioned: hit.versioned)
         }
         return try database.read { c in
-            guard let bucketRecord = try cachedAccess(c, bucket, generation: generation)?.bucket else {
+            guard let bucketRecord = try cachedAccess(c, bucket, generation: bucketGeneration)?.bucket else {
                 throw S3Error.noSuchBucket(bucket: bucket)
             }
             let record: ObjectRecord
@@ -231,6 +250,12 @@ final class S3Store: Sendable {
     /// How the bytes `start..<end` of `record` will be sent: nothing, read now, or streamed.
     static func bodyPlan(_ c: Connection, _ record: ObjectRecord, range: (Int64, Int64)?) throws -> BodyPlan {
         guard let (start, end) = range else { return .none }
+        // An inline body is read with its blob row: one lookup instead of the slices and a chunk.
+        if record.size <= BlobStore.inlineLimit, record.metadata.extra.dataKey == nil, end > start,
+           let stored = try BlobStore.inlineBytes(c, blobID: record.blobID) {
+            guard start >= 0, end <= stored.count else { throw BlobBodySource.ChunkMissing() }
+            return .inline(start == 0 && end == stored.count ? stored : Array(stored[Int(start)..<Int(end)]))
+        }
         let segments = try BlobStore.segments(c, blobID: record.blobID, start: start, end: end)
         // Sealed chunks open only with the data key, which the request's key (SSE-C) unwraps later.
         guard end - start <= S3Store.inlineReadLimit, record.metadata.extra.dataKey == nil else { return .segments(segments) }
@@ -239,14 +264,7 @@ final class S3Store: Sendable {
         for s in segments {
             let from = max(s.offset, start), to = min(s.offset + s.length, end)
             let lo = Int(s.chunkStart + (from - s.offset)), hi = lo + Int(to - from)
-            let ok = try c.first("SELECT data FROM s3_chunks WHERE id = ?", [s.chunkID]) { row in
-                row.withBlob(0) { raw -> Bool in
-                    guard lo >= 0, lo <= hi, hi <= raw.count else { return false }
-                    bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[lo..<hi]))
-                    return true
-                }
-            } ?? false
-            guard ok else { throw BlobBodySource.ChunkMissing() }
+            bytes += try BlobBodySource.chunkBytes(c, chunkID: s.chunkID, range: lo..<hi, dataKey: nil)
         }
         return .inline(bytes)
     }
@@ -443,7 +461,7 @@ final class S3Store: Sendable {
 
     /// Deletes every S3 row.
     func wipe() throws {
-        try database.write { c in
+        try writeBuckets { c in
             for table in ["s3_parts", "s3_uploads", "s3_completed_uploads", "s3_gone_versions", "s3_objects", "s3_object_versions", "s3_blob_chunks", "s3_chunks", "s3_blobs",
                           "s3_bucket_config", "s3_buckets"] {
                 try c.run("DELETE FROM \(table)")

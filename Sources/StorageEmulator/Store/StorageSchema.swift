@@ -58,5 +58,7 @@ enum StorageSchema {
             PRIMARY KEY (upload_id, offset)
         ) WITHOUT ROWID;
         """),
+        // Small bodies in their blob's own row (`BlobStore.inlineLimit`), as S3's.
+        Migration("storage.2", StorageBlobNamespace.tables.inlineDataStatement),
     ]
 }

@@ -6,10 +6,8 @@ import Testing
 @testable import S3Emulator
 
 @Suite struct EncryptionAtRestTests {
-    /// Every chunk row's bytes, concatenated: what a reader of the database file would find.
-    private func storedBytes(_ s3: S3Harness) throws -> [UInt8] {
-        try s3.database.read { c in try c.rows("SELECT data FROM s3_chunks ORDER BY id") { row in row.withBlob(0) { Array($0) } } }.flatMap { $0 }
-    }
+    /// Every body row's bytes, concatenated: what a reader of the database file would find.
+    private func storedBytes(_ s3: S3Harness) throws -> [UInt8] { try s3.storedBodyBytes() }
 
     private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count else { return false }

@@ -115,6 +115,22 @@ final class S3Harness: @unchecked Sendable {
         call("PUT", "/\(bucket)/\(S3Harness.encode(key))", headers: headers, body: body)
     }
 
+    /// Rows holding body bytes: chunk rows, and small bodies kept in their blob's own row.
+    func bodyRowCount() throws -> Int64? {
+        try database.read { c in
+            try c.scalarInt("SELECT (SELECT count(*) FROM s3_chunks) + (SELECT count(*) FROM s3_blobs WHERE data IS NOT NULL)")
+        }
+    }
+
+    /// The bytes of every row holding body bytes, concatenated: what a reader of the file would find.
+    func storedBodyBytes() throws -> [UInt8] {
+        try database.read { c in
+            try c.rows("SELECT data FROM s3_chunks UNION ALL SELECT data FROM s3_blobs WHERE data IS NOT NULL") { row in
+                row.withBlob(0) { Array($0) }
+            }
+        }.flatMap { $0 }
+    }
+
     /// Percent-encodes a key for a path (RFC 3986 unreserved kept, `/` kept).
     static func encode(_ key: String) -> String {
         var out = ""

@@ -9,14 +9,24 @@ a user, stores users/{uid}/files/f0, then instruments (and so counts) only while
 N user-token gets over REST (one keep-alive connection) and over gRPC (h2load, one stream), and
 gRPC Commits creating a valid users/{uid}/files document (bench/grpcload -mode commit, one stream,
 as many as it completes in a few seconds; instructions are divided by its count of grpc-status 0
-answers). Prints instructions per request for each.
+answers). `--only query` counts runQuery instead, on a collection of QUERY_DOCS documents (larger
+than a reader's page cache, so it shows what that cache's size costs, as reads are answered with
+nothing written in between): the benchmark's query (status == "ready", newest 10 by n) and a range
+query starting at a random n each time (same seed every run). Prints instructions per request for
+each, and SQLite's page-cache bytes at the end from /emulator/v1/stats. `--rss C` runs the same
+seed and range queries natively instead, from C clients at once (so C pooled readers), and prints
+hearth's RSS and SQLite's bytes idle after the seed and after the queries.
 Needs valgrind (Debian package valgrind), h2load (nghttp2-client) and for the Commit go with
 golang-google-cloud-dev (the Makefile's DEB_PACKAGES); loopback only.
 """
 import argparse
 import json
 import os
+import random
+import shutil
 import subprocess
+import tempfile
+import time
 import sys
 import types
 
@@ -27,7 +37,8 @@ from benchlib import firebase, grpcbench  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, DOCS  # noqa: E402
 from benchlib.httpc import Client, expect  # noqa: E402
 # control, total_ir and counted are imported here by name by the other callgrind scripts too.
-from benchlib.instructions import control, counted, missing_tools, total_ir  # noqa: E402,F401
+from benchlib.instructions import control, counted, missing_tools, spread, total_ir  # noqa: E402,F401
+from benchlib.procs import Hearth, Registry, proc_status  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,6 +60,71 @@ def seed_user(h):
 def measure(label, hearth_bin, rules, n, load, keep=False):
     """Instructions per request while `load(h, user, n)` runs user-token requests."""
     return counted(label, hearth_bin, n, seed_user, load, rules=rules, data_dir=True, keep=keep)
+
+
+QUERY_DOCS = 8000
+
+
+def seed_collection(h):
+    """A user with QUERY_DOCS documents in users/{uid}/files (admin commits)."""
+    c = Client(h.port("auth"))
+    user = firebase.sign_up(c, "cgq@example.com")
+    c.close()
+    c = Client(h.port("firestore"))
+    firebase.seed_docs(c, user.uid, QUERY_DOCS)
+    c.close()
+    return user
+
+
+def query_load(ranged):
+    """runQuery with the user's token: the benchmark's newest-10-ready query, or (ranged) the 10
+    documents at or below a random n, from a fixed-seed generator (the same ranges every run)."""
+    rng = random.Random(19)
+
+    def load(h, user, n):
+        c = Client(h.port("firestore"))
+        try:
+            for _ in range(n):
+                if ranged:
+                    where = {"fieldFilter": {"field": {"fieldPath": "n"}, "op": "LESS_THAN_OR_EQUAL",
+                                             "value": {"integerValue": str(rng.randrange(QUERY_DOCS))}}}
+                else:
+                    where = {"fieldFilter": {"field": {"fieldPath": "status"}, "op": "EQUAL", "value": {"stringValue": "ready"}}}
+                body = {"structuredQuery": {"from": [{"collectionId": "files"}], "where": where,
+                                            "orderBy": [{"field": {"fieldPath": "n"}, "direction": "DESCENDING"}], "limit": 10}}
+                r = c.request("POST", f"{DOCS}/users/{user.uid}:runQuery", body=body,
+                              headers={"Authorization": f"Bearer {user.id_token}"})
+                if r.status != 200 or len([x for x in (r.json() or []) if "document" in x]) != 10:
+                    raise SystemExit(f"runQuery answered {r.status}: {r.snippet()}")
+            caches = Client(h.port("hub")).request("GET", "/emulator/v1/stats").json()["memory"]
+            print(f"  after {n} queries: SQLite {caches['sqliteBytes'] / 2**20:.1f} MiB, caches "
+                  f"{json.dumps(caches.get('sqliteCaches'))}", file=sys.stderr)
+        finally:
+            c.close()
+    return load
+
+
+def query_rss(hearth_bin, rules, clients, n):
+    """RSS and SQLite's caches of a native hearth: idle after the seed, then after `n` range queries
+    from each of `clients` connections at once (each thread its own reader)."""
+    work = tempfile.mkdtemp(prefix="rss-", dir=os.path.join(ROOT, ".build"))
+    reg = Registry()
+    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data"), rules=rules, log_name="hearth-rss")
+    try:
+        h.start()
+        user = seed_collection(h)
+
+        def figures(when):
+            m = Client(h.port("hub")).request("GET", "/emulator/v1/stats").json()["memory"]
+            print(f"{when}: RSS {proc_status(h.pid)['VmRSS'] / 1024:.1f} MiB, SQLite {m['sqliteBytes'] / 2**20:.1f} MiB, "
+                  f"caches {json.dumps(m.get('sqliteCaches'))}")
+        time.sleep(2)
+        figures("idle after seeding")
+        spread(n * clients, clients, lambda k, count: query_load(True)(h, user, count))
+        figures(f"after {n} range queries on each of {clients} connections")
+    finally:
+        reg.stop_all()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def rest_load(h, user, n):
@@ -115,14 +191,22 @@ def main():
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
     ap.add_argument("-n", type=int, default=2000)
     ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
-    ap.add_argument("--only", default="rest,grpc,commit", help="comma-separated: rest, grpc, commit")
+    ap.add_argument("--only", default="rest,grpc,commit", help="comma-separated: rest, grpc, commit, query")
+    ap.add_argument("--rss", type=int, metavar="C", help="no callgrind: RSS idle and after range queries from C clients")
     args = ap.parse_args()
     only = set(args.only.split(","))
+    if args.rss:
+        query_rss(args.hearth_bin, os.path.join(ROOT, "rules", "firestore.rules"), args.rss, args.n)
+        return 0
     why = missing_tools(("h2load",))
     if why:
         print(why, file=sys.stderr)
         return 2
     rules = os.path.join(ROOT, "rules", "firestore.rules")
+    if "query" in only:
+        for ranged, label in ((False, "newest 10 ready"), (True, "10 at or below a random n")):
+            counted(f"REST runQuery, {label}, on {QUERY_DOCS:,} documents (user token, rules on)", args.hearth_bin,
+                    args.n, seed_collection, query_load(ranged), rules=rules, data_dir=True, keep=args.keep)
     if "rest" in only:
         measure("REST get (user token, rules on)", args.hearth_bin, rules, args.n, rest_load, args.keep)
     if "commit" in only:

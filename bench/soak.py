@@ -95,7 +95,16 @@ def memory_figures(hub):
     except (requests.RequestException, ValueError):
         return {}
     names = {"heapLiveMiB": "heapInUseBytes", "heapHeldMiB": "heapHeldBytes", "sqliteMiB": "sqliteBytes"}
-    return {ours: round(m[theirs] / 2**20, 1) for ours, theirs in names.items() if theirs in m}
+    out = {ours: round(m[theirs] / 2**20, 1) for ours, theirs in names.items() if theirs in m}
+    # SQLite's page caches by connection: each file's writer (valid from one commit to the next, so it
+    # fills up to its cache_size as the file grows) and its idle pooled readers (emptied by SQLite
+    # whenever the file changed since their last read), and how many readers each file has opened.
+    caches = m.get("sqliteCaches") or {}
+    if caches:
+        out["writerCacheMiB"] = round(sum(c["writerCacheBytes"] for c in caches.values()) / 2**20, 1)
+        out["readerCacheMiB"] = round(sum(c["idleReaderCacheBytes"] for c in caches.values()) / 2**20, 1)
+        out["readers"] = sum(c["readers"] for c in caches.values())
+    return out
 
 
 def cpu_seconds(pid):
@@ -256,6 +265,7 @@ def main():
     samples = []
     started = time.monotonic()
     cpu_before = cpu_seconds(proc.pid)
+    snapshots_before = 0
     try:
         while time.monotonic() - started < MINUTES * 60:
             time.sleep(min(SAMPLE, max(0.1, MINUTES * 60 - (time.monotonic() - started))))
@@ -270,8 +280,9 @@ def main():
             # the machine's load hardly changes.
             fig.update({"minute": round((time.monotonic() - started) / 60, 1), "requests": n,
                         "p99ms": round(p99(lat) * 1000, 1), "errors": len(stats.errors),
-                        "load": round(os.getloadavg()[0], 1), "cpuMsPerRequest": round((cpu_now - cpu_before) * 1000 / max(1, n), 2)})
-            cpu_before = cpu_now
+                        "load": round(os.getloadavg()[0], 1), "cpuMsPerRequest": round((cpu_now - cpu_before) * 1000 / max(1, n), 2),
+                        "snapshots": listener_events[0] - snapshots_before})
+            cpu_before, snapshots_before = cpu_now, listener_events[0]
             samples.append(fig)
             print(json.dumps(fig), flush=True)
             if proc.poll() is not None:
@@ -355,6 +366,12 @@ def judge(samples, errors, listener_events, exit_code):
         reasons.append(f"{len(errors)} requests failed")
     if listener_events == 0:
         reasons.append("the listener saw no snapshot")
+    else:
+        # Its query matches about two writes a second: a window after the first without a snapshot
+        # means the listener stopped (its stream died quietly), not that nothing changed.
+        silent = [s["minute"] for s in samples[1:] if s.get("snapshots", 1) == 0]
+        if silent:
+            reasons.append(f"the listener received no snapshot in the window ending at minute {silent[0]}")
     if exit_code != 0:
         reasons.append(f"hearth exited with {exit_code}")
     return {"pass": not reasons, "reasons": reasons, "warmupSamples": warm, "listenerSnapshots": listener_events,
@@ -362,12 +379,14 @@ def judge(samples, errors, listener_events, exit_code):
 
 
 def report(samples, verdict, errors):
-    lines = ["| minute | requests | p99 ms | load | CPU ms/req | RSS MiB | anon MiB | heap live / held MiB | SQLite MiB | fds | threads | WAL MiB | errors |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| minute | requests | p99 ms | load | CPU ms/req | RSS MiB | anon MiB | heap live / held MiB | SQLite MiB "
+             "| writer / idle reader caches MiB (readers) | fds | threads | WAL MiB | snapshots | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in samples:
+        caches = (f"{s['writerCacheMiB']} / {s['readerCacheMiB']} ({s['readers']})" if "writerCacheMiB" in s else "–")
         lines.append(f"| {s['minute']} | {s['requests']} | {s['p99ms']} | {s['load']} | {s['cpuMsPerRequest']} | {s['rssMiB']} | {s['anonMiB']} "
-                     f"| {s.get('heapLiveMiB', '–')} / {s.get('heapHeldMiB', '–')} | {s.get('sqliteMiB', '–')} "
-                     f"| {s['fds']} | {s['threads']} | {s['walMiB']} | {s['errors']} |")
+                     f"| {s.get('heapLiveMiB', '–')} / {s.get('heapHeldMiB', '–')} | {s.get('sqliteMiB', '–')} | {caches} "
+                     f"| {s['fds']} | {s['threads']} | {s['walMiB']} | {s.get('snapshots', '–')} | {s['errors']} |")
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     head = (f"Last run: {when}, {MINUTES:g} minutes, sampled every {SAMPLE:g} s, on `{os.uname().nodename}` "
             f"({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}). Verdict: **{'pass' if verdict['pass'] else 'FAIL'}**"

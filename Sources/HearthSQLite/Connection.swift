@@ -109,4 +109,14 @@ public final class Connection {
         let rc = sqlite3_busy_timeout(handle, Int32(ms))
         guard rc == SQLITE_OK else { throw error(rc) }
     }
+
+    /// Bytes this connection's page cache holds now (`SQLITE_DBSTATUS_CACHE_USED`). Only from the
+    /// thread that owns the connection, or under the lock that hands it out: the handle is opened
+    /// without SQLite's mutex.
+    public var cacheBytes: Int {
+        var current: Int32 = 0, highwater: Int32 = 0
+        // Fails only for an unknown status verb; 0 then, as nothing was measured.
+        guard sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_USED, &current, &highwater, 0) == SQLITE_OK else { return 0 }
+        return Int(current)
+    }
 }

@@ -48,6 +48,9 @@ public final class Database: @unchecked Sendable {
     private let writeLock = NSLock()
     private let poolLock = NSLock()
     private var idleReaders: [Connection] = []
+    /// Readers opened so far (idle or in use); the pool never closes one.
+    private var readerCount = 0
+    private let readerCacheKiB: Int
     private let writes = Atomic<Int>(0)
     private let durability: Durability
 
@@ -58,9 +61,19 @@ public final class Database: @unchecked Sendable {
         public var pageSize: Int
         /// `PRAGMA wal_autocheckpoint`, counted in pages (not bytes).
         public var autocheckpointPages: Int
-        public init(pageSize: Int, autocheckpointPages: Int) {
+        /// `cache_size` of each pooled reader connection, in KiB (the writer's is `writerCacheKiB`).
+        ///
+        /// Small, because a reader's cache rarely outlives its transaction: SQLite empties a WAL
+        /// reader's whole page cache when its next read transaction finds the file changed by a
+        /// commit, so while anything writes, a reader only ever holds the pages of the read in hand.
+        /// It keeps them only while nothing writes, and then every reader holds its own copy of the
+        /// same hot pages (one reader per concurrently reading thread) while the OS page cache
+        /// already holds the file. Measured in docs/reliability.md (*Reader page caches*).
+        public var readerCacheKiB: Int
+        public init(pageSize: Int, autocheckpointPages: Int, readerCacheKiB: Int = 2048) {
             self.pageSize = pageSize
             self.autocheckpointPages = autocheckpointPages
+            self.readerCacheKiB = readerCacheKiB
         }
 
         /// Large pages suit S3 bodies stored as 1 MiB chunk rows (fewer page writes per chunk), and a
@@ -80,6 +93,7 @@ public final class Database: @unchecked Sendable {
     public init(path: String?, durability: Durability = .normal, layout: Layout = .bulk) throws(DatabaseOpenError) {
         self.path = path
         self.durability = durability
+        readerCacheKiB = layout.readerCacheKiB
         do {
             writer = try Connection(path: path ?? ":memory:")
             try writer.setBusyTimeout(5000)
@@ -88,7 +102,7 @@ public final class Database: @unchecked Sendable {
                 try writer.execute("PRAGMA journal_mode=WAL")
                 try writer.execute("PRAGMA wal_autocheckpoint=\(layout.autocheckpointPages)")
             }
-            try Database.configure(writer, durability: durability)
+            try Database.configure(writer, durability: durability, cacheKiB: Database.writerCacheKiB)
         } catch let e as SQLiteError {
             // SQLITE_NOTADB (26): the file exists but is not a database.
             if e.code & 0xff == 26 { throw .notHearth(path: path ?? ":memory:") }
@@ -98,11 +112,16 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    private static func configure(_ c: Connection, durability: Durability) throws {
+    /// `cache_size` of the writer, in KiB. Unlike a reader's, its cache stays valid from one
+    /// transaction to the next (no other connection changes the file), so it keeps the pages every
+    /// commit touches again: the tables' and indexes' upper levels and hot leaves.
+    public static let writerCacheKiB = 16000
+
+    private static func configure(_ c: Connection, durability: Durability, cacheKiB: Int) throws {
         try c.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
         try c.execute("PRAGMA foreign_keys=ON")
         try c.execute("PRAGMA temp_store=MEMORY")
-        try c.execute("PRAGMA cache_size=-16000")
+        try c.execute("PRAGMA cache_size=-\(cacheKiB)")
     }
 
     /// Applies the migrations not yet recorded, in order, each in its own transaction.
@@ -189,8 +208,11 @@ public final class Database: @unchecked Sendable {
         poolLock.unlock()
         let c = try Connection(path: path)
         try c.setBusyTimeout(5000)
-        try Database.configure(c, durability: durability)
+        try Database.configure(c, durability: durability, cacheKiB: readerCacheKiB)
         try c.execute("PRAGMA query_only=1")
+        poolLock.lock()
+        readerCount += 1
+        poolLock.unlock()
         return c
     }
 
@@ -201,8 +223,29 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Bytes SQLite has allocated in this process (every connection's page cache, prepared
-    /// statements and schema): each connection's cache is bounded by `cache_size` (16 MB).
+    /// statements and schema): each connection's cache is bounded by its `cache_size`.
     public static var memoryInUse: Int { Int(sqlite3_memory_used()) }
+
+    /// Where this file's page-cache memory is, for `/emulator/v1/stats`.
+    public struct CacheUse: Sendable {
+        /// The writer's page cache.
+        public var writerBytes: Int
+        /// The page caches of the readers idle in the pool (a reader in use belongs to its thread
+        /// and is not looked at).
+        public var idleReaderBytes: Int
+        /// Readers opened so far, and how many of them are idle.
+        public var readers: Int
+        public var idleReaders: Int
+    }
+
+    /// The writer's and the idle readers' page-cache bytes now. Waits for a write in progress.
+    public func cacheUse() -> CacheUse {
+        let writerBytes = inWriteLock { writer.cacheBytes }
+        poolLock.lock()
+        defer { poolLock.unlock() }
+        return CacheUse(writerBytes: writerBytes, idleReaderBytes: idleReaders.reduce(0) { $0 + $1.cacheBytes },
+                        readers: readerCount, idleReaders: idleReaders.count)
+    }
 
     /// The file's page size in bytes (fixed when the file was created).
     public func pageSize() throws -> Int {

@@ -195,6 +195,108 @@ def test_a_full_data_disk_refuses_writes_cleanly_keeps_reads_and_recovers_withou
         fs.close()
 
 
+def storage_upload(info, name, body):
+    """A Firebase Storage simple upload with the emulator's admin credential."""
+    base = info["services"]["storage"]["url"]
+    return requests.post(f"{base}/v0/b/{info['project']}.appspot.com/o?name={name}", data=body,
+                         headers={**OWNER, "Content-Type": "application/octet-stream"}, timeout=30)
+
+
+def storage_resumable_upload(info, name, body, chunk=256 * 1024):
+    """The Firebase SDKs' resumable protocol: start a session, then chunks at their offsets, the last
+    one with `upload, finalize`; returns the last answer."""
+    base = info["services"]["storage"]["url"]
+    start = requests.post(f"{base}/v0/b/{info['project']}.appspot.com/o?name={name}&uploadType=resumable",
+                          json={"name": name}, timeout=30, headers={**OWNER, "X-Goog-Upload-Protocol": "resumable",
+                                                                    "X-Goog-Upload-Command": "start",
+                                                                    "X-Goog-Upload-Header-Content-Length": str(len(body))})
+    if start.status_code != 200:
+        return start
+    url = start.headers["X-Goog-Upload-URL"]
+    for offset in range(0, len(body), chunk):
+        final = offset + chunk >= len(body)
+        r = requests.post(url, data=body[offset:offset + chunk], timeout=30, headers={
+            **OWNER, "X-Goog-Upload-Command": "upload, finalize" if final else "upload", "X-Goog-Upload-Offset": str(offset)})
+        if r.status_code != 200:
+            return r
+    return r
+
+
+def storage_download(info, name):
+    base = info["services"]["storage"]["url"]
+    return requests.get(f"{base}/v0/b/{info['project']}.appspot.com/o/{name}?alt=media", headers=OWNER, timeout=30)
+
+
+def upload_body(i):
+    return (b"%08d" % i) * (300 * 1024 // 8)
+
+
+def grpc_commit(info):
+    """Firestore's Commit over gRPC (the SDKs' path), raw grpcio: returns commit(name, value) and the
+    channel to close."""
+    import grpc
+    from google.cloud.firestore_v1 import types
+
+    database = f"projects/{info['project']}/databases/(default)"
+    channel = grpc.insecure_channel(info["services"]["firestore"]["url"].split("://", 1)[1])
+    call = channel.unary_unary("/google.firestore.v1.Firestore/Commit", request_serializer=types.CommitRequest.serialize,
+                               response_deserializer=types.CommitResponse.deserialize)
+
+    def commit(name, value):
+        write = types.Write(update=types.Document(name=f"{database}/documents/{name}", fields={"v": types.Value(string_value=value)}))
+        return call(types.CommitRequest(database=database, writes=[write]), timeout=30,
+                    metadata=[("authorization", "Bearer owner"), ("google-cloud-resource-prefix", database)])
+    return commit, channel
+
+
+def test_a_full_data_disk_refuses_storage_uploads_and_grpc_commits_cleanly_and_recovers():
+    """The services the test above does not reach: Cloud Storage for Firebase (an upload that does
+    not fit is a 5xx with Google's JSON error body; downloads keep working) and Firestore's gRPC
+    Commit (RESOURCE_EXHAUSTED, as over REST). Once space returns, both write again, no restart."""
+    import grpc
+
+    fs = Tmpfs("24m")
+    data_dir = os.path.join(fs.path, "data")
+    try:
+        proc, info = start(data_dir=data_dir)
+        commit, channel = grpc_commit(info)
+        try:
+            assert storage_upload(info, "before.bin", b"kept").status_code == 200
+            commit("full/before", "kept")
+
+            filler = fs.fill()
+            r = storage_upload(info, "big.bin", os.urandom(4 * 1024 * 1024))
+            assert r.status_code >= 500 and r.json()["error"]["code"] == r.status_code, (r.status_code, r.text[:300])
+            # Small writes may still fit in pages SQLite already holds: write until one is refused.
+            refused = None
+            for i in range(200):
+                try:
+                    commit(f"full/g{i}", "x" * 200_000)
+                except grpc.RpcError as e:
+                    refused = e
+                    break
+            assert refused is not None, "no gRPC Commit was refused on a full disk"
+            assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, (refused.code(), refused.details())
+
+            # Reads keep working, nothing acknowledged is lost.
+            assert storage_download(info, "before.bin").content == b"kept"
+            r = requests.get(f"{docs_url(info)}/full/before", headers=OWNER)
+            assert r.json()["fields"]["v"]["stringValue"] == "kept", r.text
+
+            os.remove(filler)
+            assert storage_upload(info, "after.bin", b"room again").status_code == 200
+            assert storage_download(info, "after.bin").content == b"room again"
+            commit("full/after", "ok")
+            assert proc.poll() is None
+        finally:
+            channel.close()
+            stop(proc)
+        assert proc.returncode == 0
+        check_data_dir_integrity(data_dir)
+    finally:
+        fs.close()
+
+
 class Ext4:
     """A 64 MiB ext4 loop mount with errors=remount-ro, so the test can turn it read-only under a
     running server the way the kernel does after an I/O error (`trigger_fs_error`)."""
@@ -247,6 +349,7 @@ def test_a_data_directory_turned_read_only_under_the_server_refuses_writes_keeps
             r = s.post(auth_url(info, "accounts:signUp?key=k"), json={"email": "ro@example.com", "password": "password1"})
             assert r.status_code == 200, r.text
             token = r.json()["idToken"]
+            assert storage_upload(info, "before.bin", b"kept").status_code == 200
 
             # The kernel drops dirty pages it can no longer write back when it turns a filesystem
             # read-only, as a power cut would; hearth's default durability (synchronous=NORMAL)
@@ -261,11 +364,14 @@ def test_a_data_directory_turned_read_only_under_the_server_refuses_writes_keeps
             assert r.status_code >= 500 and "error" in r.json(), r.text
             r = s.post(auth_url(info, "accounts:signUp?key=k"), json={"email": "ro2@example.com", "password": "password1"})
             assert r.status_code >= 500 and "error" in r.json(), r.text
+            r = storage_upload(info, "after.bin", os.urandom(2 * 1024 * 1024))
+            assert r.status_code >= 500 and r.json()["error"]["code"] == r.status_code, (r.status_code, r.text[:300])
 
             assert s3.get_object(Bucket="rofs", Key="before")["Body"].read() == b"kept"
             assert s.get(f"{docs_url(info)}/ro/before", headers=OWNER).json()["fields"]["v"]["stringValue"] == "kept"
             r = s.post(auth_url(info, "accounts:lookup?key=k"), json={"idToken": token})
             assert r.status_code == 200, r.text
+            assert storage_download(info, "before.bin").content == b"kept"
             assert proc.poll() is None, "hearth died when its data directory became read-only"
         finally:
             stop(proc)
@@ -277,6 +383,7 @@ def test_a_data_directory_turned_read_only_under_the_server_refuses_writes_keeps
             assert s.get(f"{docs_url(info)}/ro/before", headers=OWNER).status_code == 200
             r = s.post(auth_url(info, "accounts:signInWithPassword?key=k"), json={"email": "ro@example.com", "password": "password1"})
             assert r.status_code == 200, r.text
+            assert storage_download(info, "before.bin").content == b"kept"
         finally:
             stop(proc)
     finally:
@@ -305,8 +412,8 @@ def test_kill_9_mid_write_everywhere_loses_nothing_acknowledged_and_applies_noth
     proc, info = start(data_dir=data_dir, tmp=tmp)
     s3 = s3_client(info)
     s3.create_bucket(Bucket="crash")
-    acked = {"commits": [], "multipart": [], "signups": [], "imports": []}
-    attempted = {"commits": [], "multipart": [], "imports": []}
+    acked = {"commits": [], "multipart": [], "signups": [], "imports": [], "uploads": []}
+    attempted = {"commits": [], "multipart": [], "imports": [], "uploads": []}
     stop_flag = threading.Event()
 
     def commits():
@@ -370,7 +477,22 @@ def test_kill_9_mid_write_everywhere_loses_nothing_acknowledged_and_applies_noth
                 acked["imports"].append(i)
             i += 1
 
-    threads = [threading.Thread(target=f) for f in (commits, multipart, signups, imports)]
+    def uploads():
+        # Cloud Storage for Firebase: objects of 300 KiB, each body its own (after the crash an
+        # object is exactly its body or absent), by simple uploads and by resumable sessions
+        # (start, a 256 KiB chunk, then the rest with finalize) in turn.
+        i = 0
+        while not stop_flag.is_set():
+            attempted["uploads"].append(i)
+            try:
+                r = (storage_upload if i % 2 == 0 else storage_resumable_upload)(info, f"crash/u{i}", upload_body(i))
+            except requests.RequestException:
+                return
+            if r.status_code == 200:
+                acked["uploads"].append(i)
+            i += 1
+
+    threads = [threading.Thread(target=f) for f in (commits, multipart, signups, imports, uploads)]
     for t in threads:
         t.start()
     time.sleep(4)
@@ -379,7 +501,7 @@ def test_kill_9_mid_write_everywhere_loses_nothing_acknowledged_and_applies_noth
     stop_flag.set()
     for t in threads:
         t.join()
-    for kind in ("commits", "signups", "imports"):
+    for kind in ("commits", "signups", "imports", "uploads"):
         assert len(acked[kind]) >= 3, f"too few {kind} acknowledged before the kill: {acked}"
     check_data_dir_integrity(data_dir)
 
@@ -410,6 +532,12 @@ def test_kill_9_mid_write_everywhere_loses_nothing_acknowledged_and_applies_noth
             assert found in (0, 20), f"import {i} half-applied: {found} of 20 accounts"
             if i in acked["imports"]:
                 assert found == 20, f"acknowledged import {i} lost"
+        for i in attempted["uploads"]:
+            r = storage_download(info, f"crash%2Fu{i}")
+            if r.status_code == 404:
+                assert i not in acked["uploads"], f"acknowledged Storage upload u{i} lost"
+                continue
+            assert r.status_code == 200 and r.content == upload_body(i), f"Storage object u{i} torn ({r.status_code}, {len(r.content)} bytes)"
     finally:
         stop(proc)
     assert proc.returncode == 0
@@ -469,7 +597,7 @@ def test_kill_9_mid_write_stream_loses_no_acknowledged_batch_and_applies_none_by
     channel.close()
     assert len(acked) >= 3, f"too few batches acknowledged before the kill: {len(acked)}"
     assert not wrong, f"batches acknowledged with other than 3 write results: {wrong}"
-    check_integrity(os.path.join(data_dir, "hearth.sqlite"))
+    check_data_dir_integrity(data_dir)
 
     proc, info = start(data_dir=data_dir, tmp=tmp)
     try:
@@ -483,5 +611,5 @@ def test_kill_9_mid_write_stream_loses_no_acknowledged_batch_and_applies_none_by
     finally:
         stop(proc)
     assert proc.returncode == 0
-    check_integrity(os.path.join(data_dir, "hearth.sqlite"))
+    check_data_dir_integrity(data_dir)
     shutil.rmtree(tmp, ignore_errors=True)

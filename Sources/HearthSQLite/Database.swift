@@ -70,10 +70,15 @@ public final class Database: @unchecked Sendable {
         /// same hot pages (one reader per concurrently reading thread) while the OS page cache
         /// already holds the file. Measured in docs/reliability.md (*Reader page caches*).
         public var readerCacheKiB: Int
-        public init(pageSize: Int, autocheckpointPages: Int, readerCacheKiB: Int = 2048) {
+        /// `cache_size` of the writer, in KiB. Unlike a reader's, its cache stays valid from one
+        /// transaction to the next (no other connection changes the file), so it keeps the pages every
+        /// commit touches again: the tables' and indexes' upper levels and hot leaves.
+        public var writerCacheKiB: Int
+        public init(pageSize: Int, autocheckpointPages: Int, readerCacheKiB: Int = 2048, writerCacheKiB: Int = 16000) {
             self.pageSize = pageSize
             self.autocheckpointPages = autocheckpointPages
             self.readerCacheKiB = readerCacheKiB
+            self.writerCacheKiB = writerCacheKiB
         }
 
         /// Large pages suit S3 bodies stored as 1 MiB chunk rows (fewer page writes per chunk), and a
@@ -85,7 +90,11 @@ public final class Database: @unchecked Sendable {
         /// 47 KB of WAL at 4 KiB against 191 KB at 16 KiB, docs/benchmarks.md). The checkpoint comes
         /// after as many pages as `bulk`'s (16 MiB of WAL, a few hundred commits): the WAL index
         /// readers search stays the same size, and checkpoint syncs stay rare.
-        public static let small = Layout(pageSize: 4096, autocheckpointPages: 4096)
+        /// Its writer's cache is half `bulk`'s: Firestore keeps an hour of replaced versions, so
+        /// a busy writer's cache fills to its bound however large, and 16 MB took 18 minutes of the
+        /// soak's mixed traffic to get there (docs/reliability.md) — 8 MiB still holds every upper
+        /// b-tree level and the hot leaves of a few hundred thousand documents' tables and indexes.
+        public static let small = Layout(pageSize: 4096, autocheckpointPages: 4096, writerCacheKiB: 8192)
     }
 
     /// Opens the database at `path` (nil: in memory, private to this object); a new file gets
@@ -102,7 +111,7 @@ public final class Database: @unchecked Sendable {
                 try writer.execute("PRAGMA journal_mode=WAL")
                 try writer.execute("PRAGMA wal_autocheckpoint=\(layout.autocheckpointPages)")
             }
-            try Database.configure(writer, durability: durability, cacheKiB: Database.writerCacheKiB)
+            try Database.configure(writer, durability: durability, cacheKiB: layout.writerCacheKiB)
         } catch let e as SQLiteError {
             // SQLITE_NOTADB (26): the file exists but is not a database.
             if e.code & 0xff == 26 { throw .notHearth(path: path ?? ":memory:") }
@@ -111,11 +120,6 @@ public final class Database: @unchecked Sendable {
             throw .sqlite(SQLiteError(code: -1, message: "\(error)"))
         }
     }
-
-    /// `cache_size` of the writer, in KiB. Unlike a reader's, its cache stays valid from one
-    /// transaction to the next (no other connection changes the file), so it keeps the pages every
-    /// commit touches again: the tables' and indexes' upper levels and hot leaves.
-    public static let writerCacheKiB = 16000
 
     private static func configure(_ c: Connection, durability: Durability, cacheKiB: Int) throws {
         try c.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")

@@ -104,7 +104,9 @@ enum StartCommand {
             }
         }
 
+        let trimmer = HeapTrimmer()
         termination.wait()
+        trimmer.stop()
         logger.info("shutting down")
         liveEvents.finishAll()
         // Stop accepting on every listener first, then let in-flight requests finish.

@@ -421,7 +421,7 @@ final class LockedFlag: @unchecked Sendable {
         #expect(held == 1)
         #expect(h.service.listeners.sync { h.service.listeners.streams.values.map(\.outboxBytes) }.allSatisfy { $0 <= 4 * 64 })
         r.buffered = 0
-        #expect(StreamCallTests.eventually(seconds: 60) { r.messages.count == 100_003 })
+        #expect(StreamCallTests.eventually(seconds: 120) { r.messages.count == 100_003 })
         #expect(r.messages.first == "ADD[1]" && r.messages.suffix(2) == ["CURRENT[1]", "NO_CHANGE[]"])
         #expect(r.messages.dropFirst().prefix(3) == ["CHANGE d0 [1]", "CHANGE d1 [1]", "CHANGE d10 [1]"])
         #expect(h.service.listeners.sync { h.service.listeners.streams.values.allSatisfy { $0.pending == 0 } })

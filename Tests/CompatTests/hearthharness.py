@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
@@ -77,3 +78,21 @@ def export_env(ready):
     os.environ["HEARTH_PROJECT"] = ready["project"]
     for k, v in ready["env"].items():
         os.environ[k] = v
+
+
+def kill_9_during(proc, writers, stop, enough, seconds=1.5):
+    """Runs each writer in a thread, kills hearth with SIGKILL in the middle of the burst — after
+    `seconds` and once `enough()` says the writers got that far (a loaded machine is slow; at most
+    60 s) — then stops the writers and waits for them."""
+    threads = [threading.Thread(target=w) for w in writers]
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    deadline = time.monotonic() + 60
+    while not enough() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    stop.set()
+    for t in threads:
+        t.join()

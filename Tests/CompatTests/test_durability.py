@@ -4,36 +4,17 @@ import shutil
 import signal
 import tempfile
 import threading
-import time
 
 import boto3
 import pytest
 import requests
 from botocore.config import Config
 
-from hearthharness import start_hearth_on
+from hearthharness import kill_9_during, start_hearth_on
 
 
 def start_on(data_dir, ready):
     return start_hearth_on(data_dir, ready)
-
-
-def kill_9_during(proc, writers, stop, enough, seconds=1.5):
-    """Runs each writer in a thread, kills hearth with SIGKILL in the middle of the burst — after
-    `seconds` and once `enough()` says the writers got that far (a loaded machine is slow; at most
-    60 s) — then stops the writers and waits for them."""
-    threads = [threading.Thread(target=w) for w in writers]
-    for t in threads:
-        t.start()
-    time.sleep(seconds)
-    deadline = time.monotonic() + 60
-    while not enough() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    stop.set()
-    for t in threads:
-        t.join()
 
 
 def test_acknowledged_writes_survive_kill_9():

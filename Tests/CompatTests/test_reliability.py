@@ -18,7 +18,7 @@ import pytest
 import requests
 from botocore.config import Config
 
-from hearthharness import start_hearth_on
+from hearthharness import kill_9_during, start_hearth_on
 
 OWNER = {"Authorization": "Bearer owner"}
 
@@ -492,16 +492,10 @@ def test_kill_9_mid_write_everywhere_loses_nothing_acknowledged_and_applies_noth
                 acked["uploads"].append(i)
             i += 1
 
-    threads = [threading.Thread(target=f) for f in (commits, multipart, signups, imports, uploads)]
-    for t in threads:
-        t.start()
-    time.sleep(4)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    stop_flag.set()
-    for t in threads:
-        t.join()
-    for kind in ("commits", "signups", "imports", "uploads"):
+    kinds = ("commits", "signups", "imports", "uploads")
+    kill_9_during(proc, [commits, multipart, signups, imports, uploads], stop_flag,
+                  lambda: all(len(acked[k]) >= 3 for k in kinds), seconds=4)
+    for kind in kinds:
         assert len(acked[kind]) >= 3, f"too few {kind} acknowledged before the kill: {acked}"
     check_data_dir_integrity(data_dir)
 

@@ -59,6 +59,11 @@ public enum BlobStore<Namespace: BlobNamespace> {
         return c.lastInsertRowID
     }
 
+    /// The size (plaintext) of an inline blob, or nil when its bytes are chunk rows (or it does not exist).
+    private static func inlineSize(_ c: Connection, blobID: Int64) throws -> Int64? {
+        try c.scalarInt("SELECT size FROM \(blobsTable) WHERE id = ? AND data IS NOT NULL", [blobID])
+    }
+
     /// The stored bytes of an inline blob (sealed as written), or nil when the blob's bytes are
     /// chunk rows (or it does not exist).
     public static func inlineBytes(_ c: Connection, blobID: Int64) throws -> [UInt8]? {
@@ -86,7 +91,7 @@ public enum BlobStore<Namespace: BlobNamespace> {
     /// (`copyRange`, `concatenate`); a chunked blob is left as it is. Inside the caller's transaction,
     /// so readers see one form or the other.
     public static func materialize(_ c: Connection, blobID: Int64) throws {
-        guard let size = try c.scalarInt("SELECT size FROM \(blobsTable) WHERE id = ? AND data IS NOT NULL", [blobID]) else { return }
+        guard let size = try inlineSize(c, blobID: blobID) else { return }
         try c.run("INSERT INTO \(chunksTable) (data) SELECT data FROM \(blobsTable) WHERE id = ?", [blobID])
         try c.run("INSERT INTO \(blobChunksTable) (blob_id, offset, length, chunk_id, chunk_start) VALUES (?, 0, ?, ?, 0)",
                   [blobID, size, c.lastInsertRowID])
@@ -162,7 +167,7 @@ public enum BlobStore<Namespace: BlobNamespace> {
     /// The slices covering bytes `start..<end` of a blob, in order.
     public static func segments(_ c: Connection, blobID: Int64, start: Int64, end: Int64) throws -> [Segment] {
         guard end > start else { return [] }
-        if let size = try c.scalarInt("SELECT size FROM \(blobsTable) WHERE id = ? AND data IS NOT NULL", [blobID]) {
+        if let size = try inlineSize(c, blobID: blobID) {
             return start < size ? [Segment(offset: 0, length: size, chunkID: -blobID, chunkStart: 0)] : []
         }
         let first = try c.scalarInt("SELECT max(offset) FROM \(blobChunksTable) WHERE blob_id = ? AND offset <= ?", [blobID, start]) ?? 0

@@ -71,7 +71,7 @@ def run(hearth_bin, grpcload, rules, listeners, commits, warm, keep=False, threa
         load = subprocess.Popen([grpcload, "-addr", f"127.0.0.1:{h.port('firestore')}", "-token", user.id_token,
                                  "-mode", "listen", "-uid", user.uid, "-listeners", str(listeners), "-per-conn", "100",
                                  "-commits", str(commits), "-warm", str(warm), "-gate", "-timeout", "900",
-                                 "-tag", f"cg{listeners}"],
+                                 "-tag", f"cg{listeners}", "-client", "h2"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = load.stdout.readline()
         if line.strip() != "CURRENT":

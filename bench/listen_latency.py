@@ -115,7 +115,8 @@ def main():
         for r, client in itertools.product(range(args.runs), clients):
             s, counts = run_once(h, args.grpcload, args.listeners, args.commits, f"r{r}{client}-{int(time.time())}",
                                  args.strace, client)
-            line = (f"  run {r + 1} ({client:4s}): p50 {s['p50_us'] / 1e3:.2f} ms, p99 {s['p99_us'] / 1e3:.2f} ms, max {s['max_us'] / 1e3:.2f} ms;"
+            line = (f"  run {r + 1} ({client:4s}): p50 {s['p50_us'] / 1e3:.2f} ms, p99 {s['p99_us'] / 1e3:.2f} ms, max {s['max_us'] / 1e3:.2f} ms"
+                    f" (the Commit call p50 {s['commit_p50_us'] / 1e3:.2f} ms; a commit's last listener p50 {s['last_p50_us'] / 1e3:.2f} ms);"
                     f" CPU per commit: client {s['client_cpu_ms_per_commit']:.2f} ms, hearth {s['hearth_cpu_ms_per_commit']:.2f} ms")
             if counts:
                 # The warm-up and gate are outside the traced window; the rest is the timed commits.

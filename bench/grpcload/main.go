@@ -408,6 +408,8 @@ func runListen(ctx context.Context) {
 	got := map[string]int{}
 	seq := map[string]int{}
 	var lat []time.Duration
+	// Per commit, when its last listener had it: the fan-out's whole span.
+	var last []time.Duration
 	done := make(chan string, 1<<16)
 	delivered := func(name string, at time.Time) int {
 		mu.Lock()
@@ -419,6 +421,7 @@ func runListen(ctx context.Context) {
 		lat = append(lat, at.Sub(t0))
 		got[name]++
 		if got[name] == *listeners {
+			last = append(last, at.Sub(t0))
 			done <- name
 		}
 		return seq[name]
@@ -451,6 +454,7 @@ func runListen(ctx context.Context) {
 	}
 	mu.Lock()
 	lat = lat[:0]
+	last = last[:0]
 	mu.Unlock()
 	if *gate {
 		fmt.Println("CURRENT")
@@ -480,7 +484,12 @@ func runListen(ctx context.Context) {
 	mu.Lock()
 	defer mu.Unlock()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	sort.Slice(last, func(i, j int) bool { return last[i] < last[j] })
+	sort.Slice(c.lat, func(i, j int) bool { return c.lat[i] < c.lat[j] })
 	emit(map[string]interface{}{
+		// The Commit call's own latency, and per commit the delivery to its last listener.
+		"commit_p50_us": percentile(c.lat, 50), "commit_p99_us": percentile(c.lat, 99),
+		"last_p50_us": percentile(last, 50), "last_max_us": percentile(last, 100),
 		"listeners": *listeners, "client": map[bool]string{true: "h2", false: "grpc"}[light], "commits_ok": c.ok, "commit_failed": c.failed, "failed_example": c.example,
 		"samples": len(lat), "expected_samples": int(c.ok) * *listeners, "timed_out_commits": missing,
 		"p50_us": percentile(lat, 50), "p99_us": percentile(lat, 99), "max_us": percentile(lat, 100),

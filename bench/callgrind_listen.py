@@ -4,8 +4,8 @@ wall-clock commit → snapshot latency on a shared machine is not):
 `python3 bench/callgrind_listen.py [--hearth-bin B] [-l N] [-k K]`.
 
 The scenario is the bench's rt.latency row: N Listen streams (100 per HTTP/2 connection, as
-bench/grpcload opens them) on users/{uid}/files under the shipped rules with the user's ID token,
-and K gRPC commits each creating one document there, every one delivered to every listener before
+bench/grpcload's light listeners `-client h2` open them) on users/{uid}/files under the shipped
+rules with the user's ID token, and K gRPC commits each creating one document there, every one delivered to every listener before
 the next. Hearth runs under callgrind with instrumentation on only while the K commits run (after
 `--warm` untimed ones), so a count covers the commit, the match, the encoding, the HTTP/2 framing
 and the socket writes of each snapshot (and not the streams' teardown: grpcload holds them open
@@ -71,7 +71,7 @@ def run(hearth_bin, grpcload, rules, listeners, commits, warm, keep=False, threa
         load = subprocess.Popen([grpcload, "-addr", f"127.0.0.1:{h.port('firestore')}", "-token", user.id_token,
                                  "-mode", "listen", "-uid", user.uid, "-listeners", str(listeners), "-per-conn", "100",
                                  "-commits", str(commits), "-warm", str(warm), "-gate", "-timeout", "900",
-                                 "-tag", f"cg{listeners}"],
+                                 "-tag", f"cg{listeners}", "-client", "h2"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = load.stdout.readline()
         if line.strip() != "CURRENT":

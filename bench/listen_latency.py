@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The bench's realtime latency scenario alone, repeated: `python3 bench/listen_latency.py
-[--hearth-bin B] [-l 1000] [-k 30] [-r 3] [--strace]`.
+[--hearth-bin B] [-l 1000] [-k 30] [-r 3] [--strace] [--client h2|grpc|both]`.
 
 Exactly what `make bench` times for its rt.latency rows (bench/benchlib/grpcbench.listener_rows):
 N Listen streams, 100 per HTTP/2 connection, a query target on a fresh user's users/{uid}/files
@@ -16,6 +16,7 @@ attached to every thread), per commit, so a change in writes and wake-ups shows 
 Loopback only; needs a built bench/grpcload (bench/run.py builds it).
 """
 import argparse
+import itertools
 import json
 import os
 import re
@@ -52,13 +53,13 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_once(h, grpcload, listeners, commits, tag, trace):
+def run_once(h, grpcload, listeners, commits, tag, trace, client="h2"):
     c = Client(h.port("auth"))
     user = firebase.sign_up(c, f"lat-{tag}@example.com")
     c.close()
     load = subprocess.Popen([grpcload, "-addr", f"127.0.0.1:{h.port('firestore')}", "-token", user.id_token,
                              "-mode", "listen", "-uid", user.uid, "-listeners", str(listeners), "-per-conn", "100",
-                             "-commits", str(commits), "-warm", "3", "-gate", "-timeout", "600", "-tag", tag],
+                             "-commits", str(commits), "-warm", "3", "-gate", "-timeout", "600", "-tag", tag, "-client", client],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = load.stdout.readline()
     if line.strip() != "CURRENT":
@@ -99,6 +100,8 @@ def main():
     ap.add_argument("-k", "--commits", type=int, default=30)
     ap.add_argument("-r", "--runs", type=int, default=3)
     ap.add_argument("--strace", action="store_true", help="count Hearth's system calls per commit")
+    ap.add_argument("--client", default="h2", choices=["h2", "grpc", "both"],
+                    help="the listeners' client: h2 (the bench's light client, default), grpc (grpc-go), both (alternating)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="lat-listen-", dir=os.path.join(ROOT, ".build"))
     data = os.path.join(work, "data")
@@ -108,9 +111,12 @@ def main():
     try:
         h.start(timeout=120)
         print(f"{args.listeners} listeners, {args.commits} commits per run, {os.getloadavg()[0]:.1f} load average")
-        for r in range(args.runs):
-            s, counts = run_once(h, args.grpcload, args.listeners, args.commits, f"r{r}-{int(time.time())}", args.strace)
-            line = (f"  run {r + 1}: p50 {s['p50_us'] / 1e3:.2f} ms, p99 {s['p99_us'] / 1e3:.2f} ms, max {s['max_us'] / 1e3:.2f} ms;"
+        clients = ["h2", "grpc"] if args.client == "both" else [args.client]
+        for r, client in itertools.product(range(args.runs), clients):
+            s, counts = run_once(h, args.grpcload, args.listeners, args.commits, f"r{r}{client}-{int(time.time())}",
+                                 args.strace, client)
+            line = (f"  run {r + 1} ({client:4s}): p50 {s['p50_us'] / 1e3:.2f} ms, p99 {s['p99_us'] / 1e3:.2f} ms, max {s['max_us'] / 1e3:.2f} ms"
+                    f" (the Commit call p50 {s['commit_p50_us'] / 1e3:.2f} ms; a commit's last listener p50 {s['last_p50_us'] / 1e3:.2f} ms);"
                     f" CPU per commit: client {s['client_cpu_ms_per_commit']:.2f} ms, hearth {s['hearth_cpu_ms_per_commit']:.2f} ms")
             if counts:
                 # The warm-up and gate are outside the traced window; the rest is the timed commits.

@@ -22,6 +22,10 @@ final class EventLoop: @unchecked Sendable {
     /// The receive buffer every socket on this loop reads into (loop thread only): one per loop, not
     /// one per read (a fresh zeroed 32 KiB array cost a `memset` per read) nor per connection.
     private var scratchStorage: UnsafeMutableBufferPointer<UInt8>?
+    /// Where a connection on this loop gathers the frames of one pass before writing them (loop
+    /// thread only; `HTTP2Connection.send`): one per loop, so a connection's own buffer holds only
+    /// what its socket did not take.
+    private var sendStorage: UnsafeMutableBufferPointer<UInt8>?
     private var stopping = false
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
@@ -44,6 +48,7 @@ final class EventLoop: @unchecked Sendable {
 
     deinit {
         scratchStorage?.deallocate()
+        sendStorage?.deallocate()
         close(epollFD)
         close(wakeFD)
     }
@@ -81,6 +86,16 @@ final class EventLoop: @unchecked Sendable {
         if let scratchStorage { return scratchStorage }
         let b = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 32 << 10)
         scratchStorage = b
+        return b
+    }
+
+    /// The buffer frames are gathered in before a socket write (loop thread only; its bytes are
+    /// valid until the next gathering). 64 KiB: a commit's snapshots for the 100 listeners a
+    /// connection carries (~33 KB) leave in one write; a larger pass takes several.
+    var sendBuffer: UnsafeMutableBufferPointer<UInt8> {
+        if let sendStorage { return sendStorage }
+        let b = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 64 << 10)
+        sendStorage = b
         return b
     }
 

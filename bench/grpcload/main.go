@@ -10,6 +10,7 @@
 //	write   -uid U -streams S                the same creates through S Write streams (one write in flight each)
 //	listen  -uid U -listeners N -commits K   commit → snapshot latency over N Listen streams on users/U/files
 //	        [-warm W -gate]                  W untimed commits first; -gate: print CURRENT, wait for a stdin line
+//	        [-client h2|grpc]                h2: the light listeners of h2listen.go (make bench's rows), grpc: grpc-go's
 //	                                         before the timed commits, and after them hold the streams until
 //	                                         stdin closes (bench/callgrind_listen.py counts only the commits)
 //	idle    -uid U -listeners N              N Listen streams, all current; prints READY, holds until stdin closes
@@ -63,6 +64,7 @@ var (
 	warmCommits = flag.Int("warm", 0, "untimed commits delivered to every listener before the timed ones (listen)")
 	gate        = flag.Bool("gate", false, "listen: after the warm commits print CURRENT and wait for a line on stdin")
 	commitWait  = flag.Float64("commit-wait", 10, "listen: seconds a timed commit may take to reach every listener before it counts as missing")
+	client      = flag.String("client", "grpc", "listen: the listeners' client, grpc (grpc-go) or h2 (raw HTTP/2 and a light decoder, h2listen.go)")
 )
 
 func die(format string, args ...interface{}) {
@@ -404,28 +406,43 @@ func runListen(ctx context.Context) {
 	var mu sync.Mutex
 	sent := map[string]time.Time{}
 	got := map[string]int{}
+	seq := map[string]int{}
 	var lat []time.Duration
+	// Per commit, when its last listener had it: the fan-out's whole span.
+	var last []time.Duration
 	done := make(chan string, 1<<16)
-	delivered := func(name string, at time.Time) {
+	delivered := func(name string, at time.Time) int {
 		mu.Lock()
+		defer mu.Unlock()
 		t0, ok := sent[name]
-		if ok {
-			lat = append(lat, at.Sub(t0))
-			got[name]++
-			if got[name] == *listeners {
-				done <- name
-			}
+		if !ok {
+			return -1
 		}
+		lat = append(lat, at.Sub(t0))
+		got[name]++
+		if got[name] == *listeners {
+			last = append(last, at.Sub(t0))
+			done <- name
+		}
+		return seq[name]
+	}
+	light := lightClient()
+	if light {
+		openH2Listeners(*listeners, delivered)
+	} else {
+		openListeners(ctx, *listeners, func(name string, at time.Time) { delivered(name, at) })
+	}
+	send := func(name string) {
+		mu.Lock()
+		seq[name] = len(seq)
+		sent[name] = time.Now()
 		mu.Unlock()
 	}
-	openListeners(ctx, *listeners, delivered)
 	writer := pb.NewFirestoreClient(dial(ctx))
 	// Warm commits: delivered to every listener like the timed ones, then forgotten.
 	for i := 0; i < *warmCommits; i++ {
 		id := fmt.Sprintf("%s-warm-%d", *tag, i)
-		mu.Lock()
-		sent[docsRoot()+"/users/"+*uid+"/files/"+id] = time.Now()
-		mu.Unlock()
+		send(docsRoot() + "/users/" + *uid + "/files/" + id)
 		if _, err := writer.Commit(callContext(ctx), &pb.CommitRequest{Database: database(), Writes: []*pb.Write{createWrite(id)}}); err != nil {
 			die("warm commit: %v", err)
 		}
@@ -437,6 +454,7 @@ func runListen(ctx context.Context) {
 	}
 	mu.Lock()
 	lat = lat[:0]
+	last = last[:0]
 	mu.Unlock()
 	if *gate {
 		fmt.Println("CURRENT")
@@ -449,10 +467,7 @@ func runListen(ctx context.Context) {
 	missing := 0
 	for i := 0; i < *commits; i++ {
 		id := fmt.Sprintf("%s-%d", *tag, i)
-		name := docsRoot() + "/users/" + *uid + "/files/" + id
-		mu.Lock()
-		sent[name] = time.Now()
-		mu.Unlock()
+		send(docsRoot() + "/users/" + *uid + "/files/" + id)
 		t := time.Now()
 		_, err := writer.Commit(callContext(ctx), &pb.CommitRequest{Database: database(), Writes: []*pb.Write{createWrite(id)}})
 		c.add(err, time.Since(t))
@@ -469,8 +484,13 @@ func runListen(ctx context.Context) {
 	mu.Lock()
 	defer mu.Unlock()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	sort.Slice(last, func(i, j int) bool { return last[i] < last[j] })
+	sort.Slice(c.lat, func(i, j int) bool { return c.lat[i] < c.lat[j] })
 	emit(map[string]interface{}{
-		"listeners": *listeners, "commits_ok": c.ok, "commit_failed": c.failed, "failed_example": c.example,
+		// The Commit call's own latency, and per commit the delivery to its last listener.
+		"commit_p50_us": percentile(c.lat, 50), "commit_p99_us": percentile(c.lat, 99),
+		"last_p50_us": percentile(last, 50), "last_max_us": percentile(last, 100),
+		"listeners": *listeners, "client": map[bool]string{true: "h2", false: "grpc"}[light], "commits_ok": c.ok, "commit_failed": c.failed, "failed_example": c.example,
 		"samples": len(lat), "expected_samples": int(c.ok) * *listeners, "timed_out_commits": missing,
 		"p50_us": percentile(lat, 50), "p99_us": percentile(lat, 99), "max_us": percentile(lat, 100),
 	})

@@ -33,10 +33,16 @@ import Foundation
 /// go out in the order its bodies ran. Submitted bodies need a leader when no waiting caller is
 /// there to lead: the submitter leads its first batch itself (a lone write costs no hand-off) and
 /// the bodies queued meanwhile are led on `drainer`, which keeps taking them until none is queued.
+///
+/// A waiting caller sleeps on its own job's semaphore and is woken only when it has something to
+/// do: its body ran (it returns), or the lead is handed to it. One broadcast to every waiter woke
+/// them all after each batch, and with 16 callers most went back to sleep at once: about one
+/// wasted wake-up and context switch per commit (docs/benchmarks.md, *Commit CPU, round four*).
 public final class GroupCommit: @unchecked Sendable {
-    // `queue` and `leading` are guarded by `condition`; a job's `failure` is written by the leader
-    // before it marks the job `finished` under `condition`, and read by its caller after that.
-    private let condition = NSCondition()
+    // `queue`, `leading` and every job's `finished` and `sleeping` are guarded by `lock`; a job's
+    // `failure` is written by the leader before it marks the job `finished`, and read by its
+    // caller after that.
+    private let lock = NSLock()
     private var queue: [Job] = []
     private var leading = false
     private let database: Database
@@ -53,6 +59,11 @@ public final class GroupCommit: @unchecked Sendable {
         var body: ((Connection) throws -> Void)?
         var failure: (any Error)?
         var finished = false
+        /// Its caller waits on `wake` (a `perform` caller, not leading); whoever signals clears it
+        /// first, so every signal meets exactly one wait.
+        var sleeping = false
+        /// Made when its caller first sleeps (submitted bodies and leaders never do).
+        var wake: DispatchSemaphore?
         /// Whether the body runs in its own savepoint when it shares a transaction.
         let savepoint: Bool
         /// A submitted body's completion, called with its failure by the leader (nil: a caller waits).
@@ -78,8 +89,8 @@ public final class GroupCommit: @unchecked Sendable {
 
     /// Bodies waiting for a transaction (tests use it to line up a batch).
     public var queued: Int {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return queue.count
     }
 
@@ -95,18 +106,24 @@ public final class GroupCommit: @unchecked Sendable {
             var result: T?
             // The job never outlives this call: the caller waits below until it has run.
             let job = Job(savepoint: savepoint) { conn in result = try body(conn) }
-            condition.lock()
+            lock.lock()
             queue.append(job)
             while !job.finished {
                 if leading {
-                    condition.wait()
+                    // Woken when the body ran, or to lead (the loop tells which).
+                    let wake = job.wake ?? DispatchSemaphore(value: 0)
+                    job.wake = wake
+                    job.sleeping = true
+                    lock.unlock()
+                    wake.wait()
+                    lock.lock()
                     continue
                 }
                 leading = true
                 leadBatch()
                 handOff()
             }
-            condition.unlock()
+            lock.unlock()
             if let failure = job.failure { throw failure }
             guard let result else { throw GroupCommitError.notRun }
             return result
@@ -128,37 +145,50 @@ public final class GroupCommit: @unchecked Sendable {
             guard let value = result else { return completion(.failure(GroupCommitError.notRun)) }
             completion(.success(value))
         })
-        condition.lock()
+        lock.lock()
         queue.append(job)
         if !leading {
             leading = true
             leadBatch()
             handOff()
         }
-        condition.unlock()
+        lock.unlock()
     }
 
-    /// Runs the queued bodies as one batch (called leading, with `condition` locked; returns so):
+    /// Runs the queued bodies as one batch (called leading, with `lock` held; returns so):
     /// completes the submitted ones, then wakes the waiting callers whose bodies ran.
     private func leadBatch() {
         let first = queue
         queue.removeAll(keepingCapacity: true)
-        condition.unlock()
+        lock.unlock()
         let ran = runTransaction(first)
         for j in ran { j.body = nil }
         // Before another batch can start: completions keep commit order.
         for j in ran { j.completion?(j.failure) }
-        condition.lock()
-        for j in ran { j.finished = true }
-        condition.broadcast()
+        lock.lock()
+        for j in ran {
+            j.finished = true
+            Self.wake(j)
+        }
     }
 
-    /// After a caller's batch (leading, `condition` locked): who leads what is queued. A waiting
-    /// caller does (woken by `leadBatch`'s broadcast); submitted bodies alone go to `drainer`, so no
-    /// caller is held past its own batch (a gRPC worker would starve its stream's next request).
+    /// Wakes a job's sleeping caller (`lock` held).
+    private static func wake(_ job: Job) {
+        guard job.sleeping else { return }
+        job.sleeping = false
+        job.wake?.signal()
+    }
+
+    /// After a caller's batch (leading, `lock` held): who leads what is queued. The first waiting
+    /// caller does (woken here, unless it is awake already: then it is on its way to lead);
+    /// submitted bodies alone go to `drainer`, so no caller is held past its own batch (a gRPC
+    /// worker would starve its stream's next request).
     private func handOff() {
-        if queue.isEmpty || queue.contains(where: { $0.completion == nil }) {
+        if queue.isEmpty {
             leading = false
+        } else if let caller = queue.first(where: { $0.completion == nil }) {
+            leading = false
+            Self.wake(caller)
         } else {
             drainer.async { [self] in drain() }
         }
@@ -166,16 +196,16 @@ public final class GroupCommit: @unchecked Sendable {
 
     /// Leads batches until nothing is queued (on `drainer`, which was handed the lead).
     private func drain() {
-        condition.lock()
+        lock.lock()
         while !queue.isEmpty { leadBatch() }
         leading = false
-        condition.unlock()
+        lock.unlock()
     }
 
     /// Queued bodies, at most `limit`, taken off the queue.
     private func take(_ limit: Int) -> [Job] {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         guard limit > 0, !queue.isEmpty else { return [] }
         let n = min(limit, queue.count)
         let taken = Array(queue.prefix(n))

@@ -132,8 +132,9 @@ enum StartCommand {
     }
 
     /// libmicrohttpd's per-connection memory for a service's listener: it caps the request line and
-    /// headers (431 beyond), and libmicrohttpd zeroes all of it after every keep-alive request (~1.5
-    /// instructions a byte, `MHD_pool_reset`), so it is as small as the real service allows. Amazon S3
+    /// headers (431 beyond), and libmicrohttpd zeroes all of it after every keep-alive request
+    /// (`MHD_pool_reset`; one `rep stosb`, which callgrind counts per byte but which takes ~1 µs per
+    /// request natively: docs/benchmarks.md, commitcpu), so it is as small as the real service allows. Amazon S3
     /// refuses a request header section over 8 KB (`RequestHeaderSectionTooLarge`, MaxSizeAllowed
     /// 8192); 32 KiB holds that plus a long presigned request line (keys up to 1 KB, percent-encoded,
     /// and a session token). Google's front ends (Auth, Firestore, Storage, and the uploads API that

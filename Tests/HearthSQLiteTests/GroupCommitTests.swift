@@ -296,4 +296,38 @@ import Testing
         #expect(Set(try values(db)) == Set((0..<200).map { "v\($0)" }))
         #expect(try values(db).count == 200)
     }
+
+    /// Sixteen threads of waiting callers (more than the cores, as the HTTP workers are) committing
+    /// in a loop while the test's thread submits bodies: waiters sleep on their own jobs and are woken
+    /// only when their body ran or the lead is theirs, so a lost wake-up would hang a thread here
+    /// (the run would not finish) and a double run would store a value twice.
+    @Test func sixteenWaitingThreadsAllReturn() throws {
+        let db = try database()
+        let batcher = GroupCommit(database: db)
+        let rounds = 40
+        let done = DispatchGroup()
+        for t in 0..<16 {
+            done.enter()
+            Thread.detachNewThread {
+                for r in 0..<rounds {
+                    // A failure leaves its value missing, which the check of what was stored finds.
+                    _ = try? batcher.perform(savepoint: r % 2 == 0) { c in try c.run("INSERT INTO t (v) VALUES (?)", ["w\(t)-\(r)"]) }
+                }
+                done.leave()
+            }
+        }
+        let submitted = DispatchGroup()
+        for r in 0..<rounds {
+            submitted.enter()
+            batcher.submit({ c in try c.run("INSERT INTO t (v) VALUES (?)", ["s-\(r)"]) }, completion: { _ in submitted.leave() })
+        }
+        #expect(done.wait(timeout: .now() + 120) == .success)
+        #expect(submitted.wait(timeout: .now() + 120) == .success)
+        let stored = try values(db)
+        var expected = Set((0..<rounds).map { "s-\($0)" })
+        for t in 0..<16 { for r in 0..<rounds { expected.insert("w\(t)-\(r)") } }
+        #expect(stored.count == 16 * rounds + rounds)
+        #expect(Set(stored) == expected)
+        #expect(batcher.queued == 0)
+    }
 }

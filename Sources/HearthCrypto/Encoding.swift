@@ -39,15 +39,22 @@ public enum Hex {
     }
 }
 
-/// Base64 in the URL-safe alphabet without padding (JWT, JWK).
-public enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+/// Base64 in the standard alphabet with padding (RFC 4648 §4), as Foundation's
+/// `base64EncodedString()` writes it, in one pass without `Data`.
+public enum StandardBase64 {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-    /// Encodes without padding, in one pass (tokens are encoded on every sign-in).
+    /// Encodes with `=` padding to a multiple of four characters.
     public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        encode(bytes, alphabet: alphabet, padded: true)
+    }
+
+    /// The one encoder of both alphabets: 3 bytes to 4 characters, then the 1 or 2 left over to
+    /// 2 or 3 characters (and `=` up to four when `padded`).
+    static func encode<C: Collection>(_ bytes: C, alphabet: [UInt8], padded: Bool) -> String where C.Element == UInt8 {
         let input = Array(bytes)
         let count = input.count
-        let outCount = (count / 3) * 4 + [0, 2, 3][count % 3]
+        let outCount = padded ? (count + 2) / 3 * 4 : (count / 3) * 4 + [0, 2, 3][count % 3]
         return String(unsafeUninitializedCapacity: outCount) { out in
             var o = 0
             var i = 0
@@ -70,9 +77,23 @@ public enum Base64URL {
                     out[o] = alphabet[Int(n >> 6 & 63)]
                     o += 1
                 }
+                while padded && o < outCount {
+                    out[o] = UInt8(ascii: "=")
+                    o += 1
+                }
             }
             return o
         }
+    }
+}
+
+/// Base64 in the URL-safe alphabet without padding (JWT, JWK).
+public enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Encodes without padding, in one pass (tokens are encoded on every sign-in).
+    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        StandardBase64.encode(bytes, alphabet: alphabet, padded: false)
     }
 
     /// Encodes `data` without padding.

@@ -115,8 +115,15 @@ import HearthCrypto
         #expect(Base64URL.decode(Base64URL.encode(bytes)).map { [UInt8]($0) } == bytes)
     }
 
+    @Test(arguments: 0..<70)
+    func standardAlphabetMatchesFoundation(length: Int) {
+        let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 53 &+ 250) }
+        #expect(StandardBase64.encode(bytes) == Data(bytes).base64EncodedString())
+    }
+
     @Test func allByteValues() {
         let bytes = (0...255).map(UInt8.init)
+        #expect(StandardBase64.encode(bytes) == Data(bytes).base64EncodedString())
         #expect(Base64URL.encode(bytes) == Self.foundationBase64URL(bytes))
         #expect(Base64URL.decode(Data(bytes).base64EncodedString()).map { [UInt8]($0) } == bytes)
     }

@@ -192,7 +192,12 @@ extension S3Service {
     /// `field` reads the settings from elsewhere than the headers (a browser form's fields).
     func encryptionSettings(_ ctx: S3Context, _ extra: inout ObjectExtra, field: ((String) -> String?)? = nil) -> Result<Void, S3Error> {
         let header = field ?? { ctx.header($0) }
-        switch SSECustomerKey.fromHeaders(header, prefix: "x-amz-server-side-encryption-customer-") {
+        let customerPrefix = "x-amz-server-side-encryption-customer-"
+        // Without any such header `fromHeaders` answers nil; ruling them out first spares it
+        // building four names and looking each up on every write.
+        let customer: Result<SSECustomerKey?, S3Error> = field == nil && !ctx.mayHaveHeader(prefix: customerPrefix)
+            ? .success(nil) : SSECustomerKey.fromHeaders(header, prefix: customerPrefix)
+        switch customer {
         case .failure(let e): return .failure(e)
         case .success(let key?):
             if header("x-amz-server-side-encryption") != nil {

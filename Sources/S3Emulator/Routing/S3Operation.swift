@@ -45,6 +45,21 @@ enum S3Operation: Equatable, Sendable {
         return BucketConfigKind(rawValue: name)
     }
 
+    /// False for a name no sub-resource can be, from its first byte and length alone: every
+    /// sub-resource starts with a lower-case letter and is 3–21 bytes long, so the six `X-Amz-*`
+    /// parameters of a presigned URL are not hashed into the set (~500 instructions each).
+    static func mayBeSubresource(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        guard let first = utf8.first, first >= UInt8(ascii: "a"), first <= UInt8(ascii: "z") else { return false }
+        return subresourceLengths.contains(utf8.count)
+    }
+
+    /// The shortest and longest sub-resource name, in bytes.
+    static let subresourceLengths: ClosedRange<Int> = {
+        let counts = subresources.map(\.utf8.count)
+        return counts.min()!...counts.max()!
+    }()
+
     /// The parameter names of a query, for membership tests.
     private struct QueryNames {
         let items: [(name: String, value: String?)]
@@ -57,7 +72,7 @@ enum S3Operation: Equatable, Sendable {
         // Only the sub-resource names go into a set: a presigned URL's six X-Amz-* parameters
         // are looked up, never hashed into one (this runs for every request).
         var sub = Set<String>()
-        for item in items where subresources.contains(item.name) { sub.insert(item.name) }
+        for item in items where mayBeSubresource(item.name) && subresources.contains(item.name) { sub.insert(item.name) }
         let names = QueryNames(items: items)
         let method = request.method
         guard target.bucket != nil else {

@@ -15,6 +15,7 @@ extension S3Service {
     /// The SSE-C key the request's headers under `prefix` carry (already validated by then; nil
     /// when absent or malformed).
     static func customerKey(_ ctx: S3Context, prefix: String = "x-amz-server-side-encryption-customer-") -> SSECustomerKey? {
+        guard ctx.mayHaveHeader(prefix: prefix) else { return nil }  // spares building four names on every write
         if case .success(let key?) = SSECustomerKey.fromHeaders({ ctx.header($0) }, prefix: prefix) { return key }
         return nil
     }

@@ -43,8 +43,39 @@ final class S3Context: @unchecked Sendable {
     /// The key of an object-level operation (routing guarantees one).
     var key: String { target.key ?? "" }
 
-    /// Header lookup (case-insensitive).
-    func header(_ name: String) -> String? { request.headers[name] }
+    /// Header lookup (case-insensitive). An `x-amz-*` name on a request that has none (a
+    /// presigned URL's usual case) answers nil without a scan: a PUT looks up some twenty of them.
+    func header(_ name: String) -> String? {
+        if !mayHaveAmzHeaders && S3Context.nameHasPrefix(name, "x-amz-") { return nil }
+        return request.headers[name]
+    }
+
+    /// Whether a header named `prefix…` (lower-case ASCII prefix, compared ignoring ASCII case)
+    /// may be present; true for any non-ASCII name, which only the lookup's own rule can decide.
+    func mayHaveHeader(prefix: String) -> Bool {
+        if !mayHaveAmzHeaders && S3Context.nameHasPrefix(prefix, "x-amz-") { return false }
+        return request.headers.contains { field in
+            S3Context.nameHasPrefix(field.name, prefix) || field.name.utf8.contains(where: { $0 >= 0x80 })
+        }
+    }
+
+    /// Whether the request may have an `x-amz-*` header (one pass over the names, on first use).
+    /// A non-ASCII name counts: lower-casing could make it equal to an ASCII one.
+    private(set) lazy var mayHaveAmzHeaders: Bool = request.headers.contains { field in
+        S3Context.nameHasPrefix(field.name, "x-amz-") || field.name.utf8.contains(where: { $0 >= 0x80 })
+    }
+
+    /// Whether `name` starts with `prefix` (lower-case ASCII), ignoring ASCII case.
+    static func nameHasPrefix(_ name: String, _ prefix: String) -> Bool {
+        let n = name.utf8, p = prefix.utf8
+        guard n.count >= p.count else { return false }
+        var i = n.startIndex
+        for c in p {
+            if HTTPHeaders.asciiLowercase(n[i]) != c { return false }
+            i = n.index(after: i)
+        }
+        return true
+    }
 
     /// Query parameter lookup.
     func query(_ name: String) -> String? { request.query(name) }

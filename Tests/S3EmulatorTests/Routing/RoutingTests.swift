@@ -21,6 +21,10 @@ import Testing
         ("bkt.127.0.0.1.nip.io:9000", "/k", "bkt", "k", true),
         ("[::1]:9000", "/bkt/k", "bkt", "k", false),
         ("example.com", "/bkt/k", "bkt", "k", false),
+        // The path splits at its first `/` byte, also next to raw UTF-8 and a combining mark.
+        ("127.0.0.1:9000", "/bkt/caf\u{E9}/\u{301}x", "bkt", "caf\u{E9}/\u{301}x", false),
+        ("127.0.0.1:9000", "/b%C3%A9/\u{301}", "b\u{E9}", "\u{301}", false),
+        ("127.0.0.1:9000", "/bkt/\u{301}", "bkt", "\u{301}", false),
     ] as [(String, String, String?, String?, Bool)])
     func targets(host: String, path: String, bucket: String?, key: String?, virtual: Bool) throws {
         let request = Request(method: "GET", rawPath: path, headers: ["Host": host])
@@ -90,5 +94,17 @@ import Testing
             return
         }
         #expect(e.code == "NotImplemented")
+    }
+}
+
+@Suite struct SubresourceFilterTests {
+    /// The cheap pre-check never rules out a real sub-resource, and rules out the presigned
+    /// URL's parameters it exists for.
+    @Test func passesEverySubresourceAndRulesOutSigningParameters() {
+        for name in S3Operation.subresources { #expect(S3Operation.mayBeSubresource(name), "\(name)") }
+        for name in ["X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
+                     "X-Amz-Signature", "", "a", "Acl", "1acl"] {
+            #expect(!S3Operation.mayBeSubresource(name), "\(name)")
+        }
     }
 }

@@ -153,6 +153,28 @@ import Testing
         Self.expectSameDecision(TamperingTests.rebuild(signed, headers: other), warm: auth, clock: clock, bucket: "bkt", "decomposed header")
     }
 
+    /// The cache hashes only the bytes after `Signature=` (and the length): carriers that share
+    /// those and differ elsewhere fall in one bucket, and each is still decided by its own bytes.
+    @Test func carriersSharingTheirSignatureAreStillToldApart() throws {
+        let clock = Clock(frozenAt: Self.now)
+        let auth = Self.authenticator(clock)
+        let good = try Self.presigned()
+        #expect(auth.authenticate(good, bucket: "bkt").sigValue != nil)
+        // Same length, same signature, another expiry: the full verifier refuses it, and so must the cache.
+        let twin = TamperingTests.query("X-Amz-Expires=3600", "X-Amz-Expires=3601")(good)
+        #expect(twin.rawQuery.utf8.count == good.rawQuery.utf8.count && twin.rawQuery != good.rawQuery)
+        Self.expectSameDecision(twin, warm: auth, clock: clock, bucket: "bkt", "expiry changed, signature kept")
+        #expect(auth.authenticate(twin, bucket: "bkt").sigFailure?.code == "SignatureDoesNotMatch")
+        // A header carrier likewise (its signature last, as in every Authorization header).
+        let header = TamperingTests.headerSigned
+        #expect(auth.authenticate(header, bucket: "bkt").sigValue != nil)
+        let tampered = TamperingTests.authorization("Credential=test/", "Credential=tesu/")(header)
+        Self.expectSameDecision(tampered, warm: auth, clock: clock, bucket: "bkt", "Authorization changed before its signature")
+        // The verified ones are still answered from the cache.
+        #expect(auth.verified.lookup(good, authorization: nil) != nil)
+        #expect(auth.verified.lookup(header, authorization: header.headers["Authorization"]) != nil)
+    }
+
     @Test func sizeIsBounded() throws {
         let auth = Self.authenticator(Clock(frozenAt: Self.now), capacity: 3)
         for i in 0..<10 {

@@ -169,13 +169,26 @@ s3-conformance:
 	fi
 
 # The Swift tests under a sanitizer, each in its own build directory so the normal build is left
-# alone (docs/reliability.md). LeakSanitizer runs inside AddressSanitizer on Linux.
+# alone (docs/reliability.md). LeakSanitizer runs inside AddressSanitizer on Linux. The tests that
+# launch a hearth server get the same instrumented build (HEARTH_BIN), so the servers run under the
+# sanitizer too; every process writes its reports to DIR/reports/TOOL.PID (log_path: a launched
+# server's stderr goes to a log its test deletes), the run's output goes to DIR/test.log, and
+# Tests/sanitizer-summary.sh ends with the tests run and every report counted. The exit status is
+# swift test's, or 1 when a sanitizer reported anything.
 SANITIZER_TEST_ARGS ?= $(SWIFT_TEST_ARGS)
+define sanitizer-run
+	rm -rf $(1)/reports && mkdir -p $(1)/reports
+	status=0; $(2) HEARTH_BIN=$(CURDIR)/$(1)/debug/hearth \
+	  $(SWIFT) test --sanitize=$(3) --scratch-path $(1) $(SANITIZER_TEST_ARGS) 2>&1 | tee $(1)/test.log || status=$$?; \
+	Tests/sanitizer-summary.sh $(4) $(1)/test.log $(CURDIR)/$(1)/reports | tee $(1)/summary.txt \
+	  || { [ $$status != 0 ] || status=1; }; exit $$status
+endef
+
 test-asan: deps
-	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test --sanitize=address --scratch-path .build-asan $(SANITIZER_TEST_ARGS)
+	$(call sanitizer-run,.build-asan,ASAN_OPTIONS=detect_leaks=1:log_path=$(CURDIR)/.build-asan/reports/asan LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt:print_suppressions=0,address,asan)
 
 test-tsan: deps
-	TSAN_OPTIONS=halt_on_error=0 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SANITIZER_TEST_ARGS)
+	$(call sanitizer-run,.build-tsan,TSAN_OPTIONS=halt_on_error=0:log_path=$(CURDIR)/.build-tsan/reports/tsan,thread,tsan)
 
 # Not part of `make test`: a long run of fixed-rate mixed traffic on the release build.
 SOAK_MINUTES ?= 30

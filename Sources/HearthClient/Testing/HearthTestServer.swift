@@ -146,13 +146,14 @@ public final class HearthTestServer: @unchecked Sendable {
             }
             if lastLook { break }
             if !process.isRunning {
+                process.waitUntilExit()  // frees the Process (see `end`)
                 let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
                 try? fm.removeItem(atPath: directory)
                 throw HearthClientError.transport("hearth exited with status \(process.terminationStatus) before it was ready:\n\(output)")
             }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
-        process.terminate()
+        end(process)
         throw HearthClientError.transport("hearth was not ready after \(options.startTimeout) s (log in \(logPath))")
     }
 
@@ -190,13 +191,30 @@ public final class HearthTestServer: @unchecked Sendable {
         process = nil
         lock.unlock()
         guard let p else { return }
+        Self.end(p)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// SIGTERM, SIGKILL after 10 s, then `waitUntilExit`, which is what frees the `Process`:
+    /// swift-corelibs-foundation's `run()` makes a run-loop source that retains the Process while
+    /// the Process holds the source, and only `waitUntilExit` lets go of it. Polling `isRunning`
+    /// alone left every stopped server's Process, log handle and arguments behind (LeakSanitizer,
+    /// docs/reliability.md).
+    private static func end(_ p: Process) {
         if p.isRunning {
             p.terminate()
             let deadline = Date().addingTimeInterval(10)
             while p.isRunning && Date() < deadline { usleep(10_000) }
             if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         }
-        try? FileManager.default.removeItem(atPath: directory)
+        p.waitUntilExit()
+    }
+
+    /// The child while it runs; nil once stopped (for the lifetime test).
+    var runningProcess: Process? {
+        lock.lock()
+        defer { lock.unlock() }
+        return process
     }
 
     // Shortcuts to the instance.

@@ -53,14 +53,26 @@ final class DeferredResponses: GRPCResponseStream, @unchecked Sendable {
         batch.forEachMessage { if !inner.send(Array($0)) { ok = false } }
         return ok
     }
-    func finish(_ status: GRPCStatus) { inner.finish(status) }
+    func finish(_ status: GRPCStatus) {
+        inner.finish(status)
+        close()
+    }
     func waitUntilWritable() -> Bool { !isClosed }
     var bufferedBytes: Int { inner.bufferedBytes }
     var isClosed: Bool { inner.isClosed }
     func produceSoon(_ produce: @escaping @Sendable () -> Void) {
         lock.withLock {
-            if producer == nil { producer = produce }
+            if producer == nil && !closed { producer = produce }
             asked = true
+        }
+    }
+    private var closed = false
+    /// The stream closes (its end sent, or the client reset it): as `HTTP2Stream` does, it lets go
+    /// of the producer, which holds the call, which holds this (LeakSanitizer reported the cycle).
+    func close() {
+        lock.withLock {
+            closed = true
+            producer = nil
         }
     }
 
@@ -193,6 +205,7 @@ final class DeferredResponses: GRPCResponseStream, @unchecked Sendable {
         #expect(d.inner.messages == ["ADD[1]", "CURRENT[1]", "NO_CHANGE[]"] + (0..<6).flatMap { ["CHANGE d\($0) [1]", "NO_CHANGE[]"] })
         #expect(d.batches >= 2)
         call.cancelled()
+        d.close()
     }
 
     @Test func flowControlHoldsEventsUntilTheClientReads() throws {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instructions per Firestore get (REST and gRPC) and per gRPC Commit, counted by callgrind
 (repeatable where wall-clock rates on a shared machine are not):
-`python3 bench/callgrind_get.py [--hearth-bin B] [-n N] [--only rest,grpc,commit]`.
+`python3 bench/callgrind_get.py [--hearth-bin B] [-n N] [--only rest,grpc,commit] [--loadgen]`.
 
 Starts Hearth under `valgrind --tool=callgrind --instr-atstart=no` with the shipped rules and a
 data directory (as `make bench` does), signs up
@@ -15,7 +15,9 @@ nothing written in between): the benchmark's query (status == "ready", newest 10
 query starting at a random n each time (same seed every run). Prints instructions per request for
 each, and SQLite's page-cache bytes at the end from /emulator/v1/stats. `--rss C` runs the same
 seed and range queries natively instead, from C clients at once (so C pooled readers), and prints
-hearth's RSS and SQLite's bytes idle after the seed and after the queries.
+hearth's RSS and SQLite's bytes idle after the seed and after the queries. `--loadgen` counts the
+load generators instead (h2load and wrk + replay.lua, one call in flight, each whole under callgrind
+at two lengths: instructions per additional call), against a native Hearth.
 Needs valgrind (Debian package valgrind), h2load (nghttp2-client) and for the Commit go with
 golang-google-cloud-dev (the Makefile's DEB_PACKAGES); loopback only.
 """
@@ -23,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import tempfile
@@ -171,6 +174,67 @@ def grpc_commit_load(grpcload_bin):
     return load
 
 
+def loadgen_counts(hearth_bin, rules, n):
+    """Instructions per call of the load generators themselves (h2load for gRPC, wrk with replay.lua
+    for REST, one connection, one call in flight, as the 1-stream / 1-connection rows run them),
+    against a native Hearth. Each runs whole under callgrind twice, short and long, and the
+    difference of instructions over the difference of calls is what one more call costs it (start-up,
+    Lua set-up and the request file cancel out). At one call in flight the client's CPU is on every
+    round trip, as much as the server's."""
+    from benchlib.loadgen import REPLAY, write_requests
+    work = tempfile.mkdtemp(prefix="cg-loadgen-", dir=os.path.join(ROOT, ".build"))
+    reg = Registry()
+    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data"), rules=rules, log_name="hearth-loadgen")
+    try:
+        h.start()
+        user = seed_user(h)
+        port = h.port("firestore")
+        frame = os.path.join(work, "getdoc.bin")
+        with open(frame, "wb") as f:
+            f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
+        requests = write_requests(os.path.join(work, "get.lua"), [{
+            "method": "GET", "path": f"{DOCS}/users/{user.uid}/files/f0",
+            "headers": {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {user.id_token}"}}])
+
+        def under_callgrind(argv, tag):
+            out = os.path.join(work, f"callgrind.{tag}")
+            r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + argv,
+                               capture_output=True, text=True, timeout=900)
+            with open(out) as f:
+                ir = next(int(m.group(1)) for m in (re.match(r"totals: (\d+)", l) for l in f) if m)
+            return ir, r.stdout
+
+        def h2load(calls, tag):
+            ir, text = under_callgrind(["h2load", "-n", str(calls), "-c", "1", "-m", "1", "-t", "1", "-d", frame,
+                                        "-H", "content-type: application/grpc", "-H", "te: trailers",
+                                        "-H", f"authorization: Bearer {user.id_token}",
+                                        "-H", f"google-cloud-resource-prefix: {DOC_NAME_PREFIX.rsplit('/documents', 1)[0]}",
+                                        f"http://127.0.0.1:{port}/google.firestore.v1.Firestore/GetDocument"], tag)
+            if f"{calls} succeeded" not in text:
+                raise SystemExit(f"h2load under callgrind: {text[-400:]}")
+            return ir, calls
+
+        def wrk(seconds, tag):
+            ir, text = under_callgrind(["wrk", "-t", "1", "-c", "1", "-d", f"{seconds}s", "-s", REPLAY,
+                                        f"http://127.0.0.1:{port}/", "--", requests], tag)
+            line = next((l for l in text.splitlines() if l.startswith("BENCHJSON ")), None)
+            if line is None:
+                raise SystemExit(f"wrk under callgrind: {text[-400:]}")
+            s = json.loads(line[len("BENCHJSON "):])
+            if s["status_errors"] or not s["requests"]:
+                raise SystemExit(f"wrk under callgrind: {s}")
+            return ir, s["requests"]
+
+        for label, run, short, long in (("h2load, gRPC GetDocument, 1 stream", h2load, n, 3 * n),
+                                        ("wrk + replay.lua, REST get, 1 connection", wrk, 2, 6)):
+            (i1, c1), (i2, c2) = run(short, "a"), run(long, "b")
+            print(f"{label}: {(i2 - i1) / (c2 - c1):,.0f} instructions per call of the load generator "
+                  f"({c2 - c1:,} calls between the runs)")
+    finally:
+        reg.stop_all()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def framed_get(name):
     """A 5-byte-framed GetDocumentRequest{name} (field 1, length-delimited)."""
     body = bytes([0x0A]) + varint(len(name.encode())) + name.encode()
@@ -192,9 +256,14 @@ def main():
     ap.add_argument("-n", type=int, default=2000)
     ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
     ap.add_argument("--only", default="rest,grpc,commit", help="comma-separated: rest, grpc, commit, query")
+    ap.add_argument("--loadgen", action="store_true",
+                    help="count the load generators instead (h2load and wrk per call, against a native Hearth)")
     ap.add_argument("--rss", type=int, metavar="C", help="no callgrind: RSS idle and after range queries from C clients")
     args = ap.parse_args()
     only = set(args.only.split(","))
+    if args.loadgen:
+        loadgen_counts(args.hearth_bin, os.path.join(ROOT, "rules", "firestore.rules"), args.n)
+        return 0
     if args.rss:
         query_rss(args.hearth_bin, os.path.join(ROOT, "rules", "firestore.rules"), args.rss, args.n)
         return 0

@@ -184,8 +184,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
                     run(plain, context) { [self] result in
                         switch result {
                         case .success(let response):
-                            send(response)
-                            finish(.ok)
+                            answerWhole(response)
                         case .failure(let status):
                             finish(status)
                         }
@@ -216,10 +215,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     func answer(_ q: QuickCall) {
         guard !isClosed else { return }
         do throws(GRPCStatus) {
-            if let response = try q.quick(q.request, context) {
-                send(response)
-                return finish(.ok)
-            }
+            if let response = try q.quick(q.request, context) { return answerWhole(response) }
         } catch {
             return finish(error)
         }
@@ -232,9 +228,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         server.pool.submit { [self] in
             guard !isClosed else { return }
             do throws(GRPCStatus) {
-                let response = try run(try decoded(request.bytes, compressed: request.compressed).get(), context)
-                send(response)
-                finish(.ok)
+                answerWhole(try run(try decoded(request.bytes, compressed: request.compressed).get(), context))
             } catch {
                 finish(error)
             }
@@ -259,8 +253,40 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     // MARK: GRPCResponseStream (any thread)
 
     @discardableResult func send(_ message: [UInt8]) -> Bool {
+        write(Self.framed(message))
+    }
+
+    /// `message` with its 5-byte prefix (uncompressed, big-endian length).
+    static func framed(_ message: [UInt8]) -> [UInt8] {
         let n = message.count
-        return write([0, UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)] + message)
+        var out: [UInt8] = []
+        out.reserveCapacity(5 + n)
+        out.append(contentsOf: [0, UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16),
+                                UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)])
+        out.append(contentsOf: message)
+        return out
+    }
+
+    /// A unary call's whole answer — headers, the one message, OK trailers — as one change of the
+    /// stream (`HTTP2Stream.respond(headers:body:trailers:)`): what `send` then `finish(.ok)` do,
+    /// without taking both locks and scheduling the flush three times.
+    func answerWhole(_ message: [UInt8]) {
+        let framed = Self.framed(message)
+        lock.lock()
+        // Headers already out, or a message over the queue's limit: the general path (its checks
+        // and its RESOURCE_EXHAUSTED).
+        guard !ended, !headersSent, framed.count <= server.configuration.maxBufferedResponseBytes else {
+            let alreadyEnded = ended
+            lock.unlock()
+            guard !alreadyEnded else { return }
+            if write(framed) { finish(.ok) }
+            return
+        }
+        ended = true
+        headersSent = true
+        finalStatus = .ok
+        stream.respond(headers: GRPCCall.responseHeaders, body: framed, trailers: GRPCStatus.ok.trailerFields)
+        lock.unlock()
     }
 
     @discardableResult func send(_ batch: GRPCMessageBatch) -> Bool {

@@ -11,16 +11,19 @@ struct QuickCall: @unchecked Sendable {
 
 /// The quick calls one read of a connection completed, answered together once the read is handled.
 ///
-/// One call (a client waiting for each answer) is answered on the loop thread: no thread is woken,
-/// the answer goes out in the same write as any other. Several (a client with many calls in
-/// flight) would keep only the loop's core busy, so the second half goes to a worker as one job —
-/// one wake-up for the lot — and both halves run at once on two cores. The loop answers at most
-/// `loopShare` of a batch, so a flood of calls never holds it from every other connection: the
-/// rest go to workers in jobs of `jobSize`.
+/// They are answered on the loop thread that read them: no thread is woken, and the answers leave
+/// in the same write. Handing part of a batch to a worker so that both cores work on one
+/// connection was measured to lose (docs/benchmarks.md, grpcget): at 16 streams on one connection
+/// the split ran 23–25k calls/s and this 55–60k, with half the CPU per call — every hand-off cost
+/// a worker's futex wake-up, lock traffic with the loop, an eventfd wake-up of the loop to send
+/// the worker's answers in a write of their own, and answers arriving in two waves, so the client
+/// sent its next requests in waves too and both sides idled between them. Only a read that
+/// completed more than `loopShare` calls (a client with hundreds in flight and small requests)
+/// hands the rest to workers, in jobs of `jobSize`, so a flood never holds the loop from the
+/// other connections it serves for more than `loopShare` calls (well under a millisecond).
 final class QuickCalls: @unchecked Sendable {
-    /// A batch at least this large is shared with workers.
-    static let shareFrom = 4
-    static let loopShare = 8
+    /// The most calls of one read the loop answers itself.
+    static let loopShare = 64
     static let jobSize = 16
     private let pool: WorkerPool
     private let lock = NSLock()
@@ -42,7 +45,7 @@ final class QuickCalls: @unchecked Sendable {
         let batch = pending
         pending = []
         lock.unlock()
-        let here = batch.count < Self.shareFrom ? batch.count : min(batch.count / 2, Self.loopShare)
+        let here = min(batch.count, Self.loopShare)
         var start = here
         while start < batch.count {
             let job = Array(batch[start..<min(batch.count, start + Self.jobSize)])

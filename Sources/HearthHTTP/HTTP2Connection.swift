@@ -341,7 +341,11 @@ private let h2BeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, user
     guard let frame, hearth_frame_is_request_headers(frame) != 0 else { return 0 }
     let c = connection(userData)
     let id = hearth_frame_stream_id(frame)
-    c.streams[id] = (HTTP2Stream(id: id, remoteAddress: c.remoteAddress, connection: c), nil, [], 0)
+    // Room for a gRPC call's usual fields (pseudo-headers, content-type, te, authorization, a
+    // user-agent and a few more): appending to an empty array regrew it four times per request.
+    var headers: [(name: String, value: String)] = []
+    headers.reserveCapacity(12)
+    c.streams[id] = (HTTP2Stream(id: id, remoteAddress: c.remoteAddress, connection: c), nil, headers, 0)
     c.streamsChanged(1)
     return 0
 }
@@ -367,20 +371,32 @@ private let h2FrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userDa
     let c = connection(userData)
     let id = hearth_frame_stream_id(frame)
     let type = hearth_frame_type(frame)
-    guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue), var entry = c.streams[id] else { return 0 }
+    // By index, as in `h2Header`: copying the entry out and storing it back hashed the id twice
+    // and retained the stream, the delegate and the header list on every request frame.
+    guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue),
+          var i = c.streams.index(forKey: id) else { return 0 }
     if hearth_frame_is_request_headers(frame) != 0 {
-        entry.delegate = c.handler.open(entry.stream, headers: entry.headers)
-        entry.headers = []
-        c.streams[id] = entry
+        let headers = c.streams.values[i].headers
+        c.streams.values[i].headers = []
+        let stream = c.streams.values[i].stream
+        let delegate = c.handler.open(stream, headers: headers)
+        // `open` may not change the table today, but an index is only good until it does.
+        guard let j = c.streams.index(forKey: id) else { return 0 }
+        i = j
+        c.streams.values[i].delegate = delegate
     }
-    if hearth_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 { entry.delegate?.endOfStream() }
+    if hearth_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 {
+        // Out of the table before the call: the delegate may reach the connection again.
+        let delegate = c.streams.values[i].delegate
+        delegate?.endOfStream()
+    }
     return 0
 }
 
 private let h2DataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, id, data, length, userData in
     let c = connection(userData)
-    guard let entry = c.streams[id], let data else { return 0 }
-    if let delegate = entry.delegate {
+    guard let i = c.streams.index(forKey: id), let data else { return 0 }
+    if let delegate = c.streams.values[i].delegate {
         delegate.received(Array(UnsafeBufferPointer(start: data, count: length)))
     } else {
         nghttp2_session_consume(c.session, id, length)

@@ -68,6 +68,16 @@ public final class HTTP2Stream: @unchecked Sendable {
         change { pendingHeaders = (headers, endStream) }
     }
 
+    /// A whole response at once: headers, body bytes and trailers. One change of the stream (one
+    /// lock, one flush scheduled) where `respond`, `write` and `finish` took three — a unary answer.
+    public func respond(headers: [(String, String)], body: [UInt8], trailers: [(String, String)]) {
+        change {
+            pendingHeaders = (headers, false)
+            if outbound.isEmpty { outbound = body } else { outbound.append(contentsOf: body) }
+            self.trailers = trailers
+        }
+    }
+
     /// Queues body bytes (after `respond`).
     public func write(_ bytes: [UInt8]) {
         // Nothing waiting (the usual case between a listener's snapshots): take the array as it is.

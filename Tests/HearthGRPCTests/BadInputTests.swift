@@ -129,13 +129,18 @@ func h2Frame(type: UInt8, flags: UInt8, stream: Int32, _ payload: [UInt8] = []) 
 
 /// The frames a server sent: (type, stream, payload).
 func h2Frames(_ bytes: [UInt8]) -> [(type: UInt8, stream: Int32, payload: [UInt8])] {
-    var out: [(UInt8, Int32, [UInt8])] = []
+    h2FramesWithFlags(bytes).map { ($0.type, $0.stream, $0.payload) }
+}
+
+/// The frames a server sent, with their flags.
+func h2FramesWithFlags(_ bytes: [UInt8]) -> [(type: UInt8, flags: UInt8, stream: Int32, payload: [UInt8])] {
+    var out: [(UInt8, UInt8, Int32, [UInt8])] = []
     var i = 0
     while i + 9 <= bytes.count {
         let n = Int(bytes[i]) << 16 | Int(bytes[i + 1]) << 8 | Int(bytes[i + 2])
         guard i + 9 + n <= bytes.count else { break }
         let id = Int32(bytes[i + 5] & 0x7F) << 24 | Int32(bytes[i + 6]) << 16 | Int32(bytes[i + 7]) << 8 | Int32(bytes[i + 8])
-        out.append((bytes[i + 3], id, Array(bytes[(i + 9)..<(i + 9 + n)])))
+        out.append((bytes[i + 3], bytes[i + 4], id, Array(bytes[(i + 9)..<(i + 9 + n)])))
         i += 9 + n
     }
     return out

@@ -90,9 +90,7 @@ final class CheckpointThread: @unchecked Sendable {
             if !started {
                 started = true
                 running = true
-                let thread = Thread { [self] in run() }
-                thread.name = "hearth-checkpoint"
-                thread.start()
+                Thread { [self] in run() }.start()
             } else {
                 condition.signal()
             }

@@ -104,10 +104,7 @@ public enum BlobStore<Namespace: BlobNamespace> {
     public static func appendChunk(_ c: Connection, blobID: Int64, offset: Int64, bytes: UnsafeRawBufferPointer,
                                    length: Int64? = nil, chunkStart: Int64 = 0, updateSize: Bool = true) throws {
         let length = length ?? Int64(bytes.count)
-        let insert = try c.prepare("INSERT INTO \(chunksTable) (data) VALUES (?)")
-        try insert.bind([])
-        try insert.bindBlob(bytes, at: 1)
-        while try insert.step() {}
+        try c.prepare("INSERT INTO \(chunksTable) (data) VALUES (?)").runBorrowing(bytes, at: 1)
         let chunkID = c.lastInsertRowID
         try c.run("INSERT INTO \(blobChunksTable) (blob_id, offset, length, chunk_id, chunk_start) VALUES (?, ?, ?, ?, ?)",
                   [blobID, offset, length, chunkID, chunkStart])

@@ -53,6 +53,8 @@ public final class Database: @unchecked Sendable {
     private let readerCacheKiB: Int
     private let writes = Atomic<Int>(0)
     private let durability: Durability
+    /// Runs the checkpoints of a file whose layout asks for it (`Layout.checkpointBackstopPages`).
+    private let checkpointThread: CheckpointThread?
 
     /// The page size of a file Hearth creates, and how many WAL pages trigger a checkpoint.
     ///
@@ -74,17 +76,25 @@ public final class Database: @unchecked Sendable {
         /// transaction to the next (no other connection changes the file), so it keeps the pages every
         /// commit touches again: the tables' and indexes' upper levels and hot leaves.
         public var writerCacheKiB: Int
-        public init(pageSize: Int, autocheckpointPages: Int, readerCacheKiB: Int = 2048, writerCacheKiB: Int = 16000) {
+        /// Non-nil: checkpoints run on a thread of their own (`CheckpointThread`), woken at
+        /// `autocheckpointPages` WAL pages, and the writer stops to finish one itself only when the
+        /// WAL holds this many pages. Nil: SQLite's automatic checkpoint, on the committing thread.
+        public var checkpointBackstopPages: Int?
+        public init(pageSize: Int, autocheckpointPages: Int, readerCacheKiB: Int = 2048, writerCacheKiB: Int = 16000,
+                    checkpointBackstopPages: Int? = nil) {
             self.pageSize = pageSize
             self.autocheckpointPages = autocheckpointPages
             self.readerCacheKiB = readerCacheKiB
             self.writerCacheKiB = writerCacheKiB
+            self.checkpointBackstopPages = checkpointBackstopPages
         }
 
         /// Large pages suit S3 bodies stored as 1 MiB chunk rows (fewer page writes per chunk), and a
         /// checkpoint every ~64 MiB of WAL rather than every 4 MiB: each checkpoint syncs, and large
-        /// uploads would otherwise pay hundreds of syncs per GiB.
-        public static let bulk = Layout(pageSize: 16384, autocheckpointPages: 4096)
+        /// uploads would otherwise pay hundreds of syncs per GiB. The checkpoints run on their own
+        /// thread, so a large upload's request thread does not wait for their syncs and copies; the
+        /// WAL stays under the backstop's 96 MiB plus a transaction.
+        public static let bulk = Layout(pageSize: 16384, autocheckpointPages: 4096, checkpointBackstopPages: 6144)
 
         /// Small pages suit small rows changed a few at a time (a Firestore commit changes ~11 pages:
         /// 47 KB of WAL at 4 KiB against 191 KB at 16 KiB, docs/benchmarks.md). The checkpoint comes
@@ -103,6 +113,14 @@ public final class Database: @unchecked Sendable {
         self.path = path
         self.durability = durability
         readerCacheKiB = layout.readerCacheKiB
+        if let path, let backstop = layout.checkpointBackstopPages {
+            let cacheKiB = layout.readerCacheKiB
+            checkpointThread = CheckpointThread(path: path, trigger: layout.autocheckpointPages, backstop: backstop) { c in
+                try Database.configure(c, durability: durability, cacheKiB: cacheKiB)
+            }
+        } else {
+            checkpointThread = nil
+        }
         do {
             writer = try Connection(path: path ?? ":memory:")
             try writer.setBusyTimeout(5000)
@@ -110,6 +128,8 @@ public final class Database: @unchecked Sendable {
                 try writer.execute("PRAGMA page_size=\(layout.pageSize)")
                 try writer.execute("PRAGMA journal_mode=WAL")
                 try writer.execute("PRAGMA wal_autocheckpoint=\(layout.autocheckpointPages)")
+                // After the pragma, which installs SQLite's own hook: this one takes its place.
+                checkpointThread?.attach(to: writer)
             }
             try Database.configure(writer, durability: durability, cacheKiB: layout.writerCacheKiB)
         } catch let e as SQLiteError {
@@ -119,6 +139,10 @@ public final class Database: @unchecked Sendable {
         } catch {
             throw .sqlite(SQLiteError(code: -1, message: "\(error)"))
         }
+    }
+
+    deinit {
+        checkpointThread?.detach(from: writer)
     }
 
     private static func configure(_ c: Connection, durability: Durability, cacheKiB: Int) throws {
@@ -261,6 +285,15 @@ public final class Database: @unchecked Sendable {
     ///   next open, but the caller should say so).
     public func checkpoint() throws {
         guard path != nil else { return }
-        try inWriteLock { try writer.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        try inWriteLock {
+            // Not beside a pass of the checkpoint thread: SQLite would answer SQLITE_BUSY at once.
+            checkpointThread?.passLock.lock()
+            defer { checkpointThread?.passLock.unlock() }
+            try writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
     }
+
+    /// Checkpoint passes run so far on the checkpoint thread, and by the writer when the WAL
+    /// reached its backstop (both 0 for a file without the thread).
+    public var checkpointPasses: (thread: Int, writer: Int) { checkpointThread?.passes ?? (0, 0) }
 }

@@ -46,6 +46,23 @@ public final class Statement {
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
     }
 
+    /// Runs the statement once with `values` bound to `?1…?n` and `bytes` at `index`, which SQLite
+    /// reads in place instead of copying them first (`SQLITE_STATIC`): for a 1 MiB blob chunk the copy
+    /// was a third of the memory traffic inside the INSERT. The binding is dropped before returning,
+    /// so the statement never keeps the borrowed pointer.
+    public func runBorrowing(_ bytes: UnsafeRawBufferPointer, at index: Int, _ values: [any SQLBindable] = []) throws {
+        try bind(values)
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        // nil is SQLITE_STATIC: the bytes stay the caller's, valid for the whole call.
+        let rc = sqlite3_bind_blob64(handle, Int32(index), bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                     sqlite3_uint64(bytes.count), nil)
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+        while try step() {}
+    }
+
     /// Advances; true when a row is available.
     @discardableResult
     public func step() throws -> Bool {

@@ -94,6 +94,13 @@ def test_put_get_info_ls_la(s3cmd, bucket, tmp_path):
     assert out_small.read_bytes() == small.read_bytes()
     assert "MD5 signatures do not match" not in got.stderr + got.stdout
 
+    s3cmd("put", "--mime-type=text/x-note", "--add-header=x-amz-meta-colour:blue", str(small), f"s3://{bucket}/meta.txt")
+    s3cmd("modify", "--add-header=Cache-Control:max-age=60", f"s3://{bucket}/meta.txt")  # copy onto itself, REPLACE
+    head = boto3.client("s3", config=Config(retries={"max_attempts": 1})).head_object(Bucket=bucket, Key="meta.txt")
+    assert head["ContentType"] == "text/x-note" and head["Metadata"]["colour"] == "blue"
+    assert head["CacheControl"] == "max-age=60"
+    assert s3cmd("du", f"s3://{bucket}").stdout.split()[:2] == [str(2 * len(small.read_bytes()) + len(big_bytes)), "3"]
+
     missing = s3cmd("get", f"s3://{bucket}/docs/none.txt", str(tmp_path / "none"), check=False)
     assert missing.returncode != 0 and "404" in missing.stderr
 

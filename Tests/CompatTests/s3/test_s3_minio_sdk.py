@@ -4,6 +4,7 @@ unknown length.
 """
 import hashlib
 import io
+import json
 import os
 import urllib.error
 import urllib.parse
@@ -11,12 +12,16 @@ import urllib.request
 import uuid
 from datetime import timedelta
 
+import boto3
 import pytest
+from botocore.config import Config
 
 minio = pytest.importorskip("minio", reason="the minio SDK is not installed (Tests/CompatTests/requirements.txt)")
-from minio.commonconfig import ENABLED, CopySource, Tags  # noqa: E402
+from minio.commonconfig import ENABLED, GOVERNANCE, CopySource, Filter, Tags  # noqa: E402
 from minio.deleteobjects import DeleteObject  # noqa: E402
 from minio.error import S3Error  # noqa: E402
+from minio.lifecycleconfig import Expiration, LifecycleConfig, Rule  # noqa: E402
+from minio.objectlockconfig import DAYS, ObjectLockConfig  # noqa: E402
 from minio.versioningconfig import VersioningConfig  # noqa: E402
 
 MiB = 1024 * 1024
@@ -149,3 +154,49 @@ def test_presigned_urls_tags_versioning(client, bucket):
     resp.release_conn()
     versions = [o.version_id for o in client.list_objects(bucket, prefix="v.txt", include_version=True)]
     assert sorted(versions) == sorted([v1, v2])
+
+
+def test_bucket_configurations_and_object_lock(client, bucket):
+    client.make_bucket(bucket)  # us-east-1 answers 200 to its owner re-creating a bucket (S3's legacy rule)
+
+    public = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": ["*"]},
+              "Action": ["s3:GetObject"], "Resource": [f"arn:aws:s3:::{bucket}/*"]}]}
+    with pytest.raises(S3Error) as e:  # a new bucket blocks public policies, as on S3
+        client.set_bucket_policy(bucket, json.dumps(public))
+    assert e.value.code == "AccessDenied" and "BlockPublicPolicy" in e.value.message
+    with pytest.raises(S3Error) as e:
+        client.get_bucket_policy(bucket)
+    assert e.value.code == "NoSuchBucketPolicy"
+
+    tags = Tags.new_bucket_tags()
+    tags["team"] = "storage"
+    client.set_bucket_tags(bucket, tags)
+    assert dict(client.get_bucket_tags(bucket)) == {"team": "storage"}
+    client.delete_bucket_tags(bucket)
+    assert client.get_bucket_tags(bucket) is None  # NoSuchTagSet, which the SDK answers as None
+
+    rule = Rule(ENABLED, rule_filter=Filter(prefix="logs/"), rule_id="expire-logs", expiration=Expiration(days=3))
+    client.set_bucket_lifecycle(bucket, LifecycleConfig([rule]))
+    got = client.get_bucket_lifecycle(bucket).rules[0]
+    assert (got.rule_id, got.rule_filter.prefix, got.expiration.days) == ("expire-logs", "logs/", 3)
+    client.delete_bucket_lifecycle(bucket)
+    assert client.get_bucket_lifecycle(bucket) is None
+    assert client.get_bucket_encryption(bucket).rule.sse_algorithm == "AES256"  # SSE-S3 by default
+
+    locked = bucket + "-lock"
+    client.make_bucket(locked, object_lock=True)
+    client.set_object_lock_config(locked, ObjectLockConfig(GOVERNANCE, 1, DAYS))
+    assert client.get_object_lock_config(locked).duration == 1
+    version = client.put_object(locked, "k", io.BytesIO(b"kept"), 4).version_id
+    assert client.get_object_retention(locked, "k").mode == GOVERNANCE  # the bucket's default retention
+    client.enable_object_legal_hold(locked, "k")
+    assert client.is_object_legal_hold_enabled(locked, "k")
+    with pytest.raises(S3Error) as e:
+        client.remove_object(locked, "k", version_id=version)
+    assert e.value.code == "AccessDenied"
+    assert client.stat_object(locked, "k").version_id == version
+    # Cleaned up as S3 allows: hold released, governance bypassed (the SDK has no bypass header).
+    client.disable_object_legal_hold(locked, "k")
+    s3 = boto3.client("s3", config=Config(retries={"max_attempts": 1}))
+    s3.delete_object(Bucket=locked, Key="k", VersionId=version, BypassGovernanceRetention=True)
+    client.remove_bucket(locked)

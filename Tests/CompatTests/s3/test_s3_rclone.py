@@ -8,18 +8,20 @@ import hashlib
 import json
 import os
 import shutil
+import urllib.parse
 import uuid
 
 import pytest
 
 from cli_runner import run_cli
+from loopback_proxy import LoopbackProxy
 
 RCLONE = shutil.which("rclone")
 pytestmark = pytest.mark.skipif(RCLONE is None, reason="rclone is not installed (Debian package rclone)")
 
 
-@pytest.fixture
-def rclone(tmp_path):
+def rclone_for(tmp_path, endpoint, path_style=True, proxy=None):
+    """Runs rclone with remote `hearth:` at `endpoint` from a config file in `tmp_path`."""
     conf = tmp_path / "rclone.conf"
     conf.write_text(
         "[hearth]\n"
@@ -27,17 +29,24 @@ def rclone(tmp_path):
         "provider = Other\n"
         f"access_key_id = {os.environ['AWS_ACCESS_KEY_ID']}\n"
         f"secret_access_key = {os.environ['AWS_SECRET_ACCESS_KEY']}\n"
-        f"endpoint = {os.environ['HEARTH_S3_URL']}\n"
+        f"endpoint = {endpoint}\n"
         f"region = {os.environ.get('AWS_REGION', 'us-east-1')}\n"
-        "force_path_style = true\n"
+        f"force_path_style = {str(path_style).lower()}\n"
     )
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "RCLONE_CONFIG": str(conf)}
+    if proxy:
+        env["HTTP_PROXY"] = proxy
 
     def run(*args, check=True, input=None):
         return run_cli([RCLONE, "--config", str(conf), "--retries", "1", "--low-level-retries", "1",
                         "--s3-upload-cutoff", "5M", "--s3-chunk-size", "5M", *args], env, check=check, input=input)
 
     return run
+
+
+@pytest.fixture
+def rclone(tmp_path):
+    return rclone_for(tmp_path, os.environ["HEARTH_S3_URL"])
 
 
 @pytest.fixture
@@ -137,6 +146,25 @@ def test_versions_and_list_v1_pages(rclone, remote, tmp_path):
         rclone("rcat", f"{remote}/d/{i}.txt", input=str(i))
     names = sorted(rclone("lsf", "-R", "--s3-list-version", "1", "--s3-list-chunk", "1", remote).stdout.split())
     assert names == ["d/", "d/0.txt", "d/1.txt", "d/2.txt", "v.txt"]
+
+
+def test_virtual_hosted_style(tmp_path):
+    # `<bucket>.localhost` reaches the emulator through a proxy (the resolver here does not answer it).
+    port = urllib.parse.urlparse(os.environ["HEARTH_S3_URL"]).port
+    proxy = LoopbackProxy(port)
+    try:
+        rclone = rclone_for(tmp_path, f"http://localhost:{port}", path_style=False, proxy=f"http://127.0.0.1:{proxy.port}")
+        name = "rcvh-" + uuid.uuid4().hex[:12]
+        rclone("mkdir", f"hearth:{name}")
+        data = os.urandom(6 * 1024 * 1024 + 1)
+        (tmp_path / "f.bin").write_bytes(data)
+        rclone("copyto", str(tmp_path / "f.bin"), f"hearth:{name}/f.bin")  # multipart
+        rclone("copyto", str(tmp_path / "f.bin"), f"hearth:{name}/g.bin", "--s3-upload-cutoff", "7M")
+        assert sorted(rclone("md5sum", f"hearth:{name}").stdout.splitlines()) == [f"{md5(data)}  f.bin", f"{md5(data)}  g.bin"]
+        rclone("purge", f"hearth:{name}")
+        assert proxy.requests > 5  # they did go through the proxy, as <bucket>.localhost
+    finally:
+        proxy.close()
 
 
 def test_missing_bucket_and_wrong_secret(rclone, tmp_path):

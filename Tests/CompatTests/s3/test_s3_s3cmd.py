@@ -18,13 +18,15 @@ from botocore.config import Config
 
 from cli_runner import run_cli
 from hearthharness import start_hearth, stop_hearth
+from loopback_proxy import LoopbackProxy
 
 S3CMD = shutil.which("s3cmd")
 pytestmark = pytest.mark.skipif(S3CMD is None, reason="s3cmd is not installed (Debian package s3cmd)")
 
 
-def s3cmd_for(s3_url, tmp_path):
-    """Runs s3cmd against the S3 endpoint at `s3_url` with a config file of its own in `tmp_path`."""
+def s3cmd_for(s3_url, tmp_path, host_bucket=None, proxy_port=None):
+    """Runs s3cmd against the S3 endpoint at `s3_url` with a config file of its own in `tmp_path`;
+    path-style unless `host_bucket` has a `%(bucket)s`."""
     host = urllib.parse.urlparse(s3_url).netloc
     cfg = tmp_path / "s3cfg"
     cfg.write_text(
@@ -32,10 +34,11 @@ def s3cmd_for(s3_url, tmp_path):
         f"access_key = {os.environ['AWS_ACCESS_KEY_ID']}\n"
         f"secret_key = {os.environ['AWS_SECRET_ACCESS_KEY']}\n"
         f"host_base = {host}\n"
-        f"host_bucket = {host}\n"  # no %(bucket)s: path-style
+        f"host_bucket = {host_bucket or host}\n"
         f"bucket_location = {os.environ.get('AWS_REGION', 'us-east-1')}\n"
         "use_https = False\n"
         "signature_v2 = False\n"
+        + (f"proxy_host = 127.0.0.1\nproxy_port = {proxy_port}\n" if proxy_port else "")
     )
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
 
@@ -136,6 +139,29 @@ def test_cp_mv_del_sync_rb(s3cmd, bucket, tmp_path):
     s3cmd("del", f"s3://{bucket}/one.txt", check=False)
     s3cmd("rb", f"s3://{bucket}")
     assert f"s3://{bucket}" not in s3cmd("ls").stdout
+
+
+def test_virtual_hosted_style(tmp_path):
+    # `<bucket>.localhost` reaches the emulator through a proxy (the resolver here does not answer it).
+    port = urllib.parse.urlparse(os.environ["HEARTH_S3_URL"]).port
+    proxy = LoopbackProxy(port)
+    try:
+        s3cmd = s3cmd_for(f"http://localhost:{port}", tmp_path, host_bucket=f"%(bucket)s.localhost:{port}",
+                          proxy_port=proxy.port)
+        name = "s3cmdvh-" + uuid.uuid4().hex[:12]
+        s3cmd("mb", f"s3://{name}")
+        data = os.urandom(6 * 1024 * 1024 + 1)
+        (tmp_path / "f.bin").write_bytes(data)
+        up = s3cmd("put", "--multipart-chunk-size-mb=5", str(tmp_path / "f.bin"), f"s3://{name}/f.bin")
+        assert f"get_hostname({name}): {name}.localhost:{port}" in up.stderr
+        s3cmd("get", f"s3://{name}/f.bin", str(tmp_path / "back.bin"))
+        assert (tmp_path / "back.bin").read_bytes() == data
+        assert f"s3://{name}/f.bin" in s3cmd("ls", f"s3://{name}").stdout
+        s3cmd("del", f"s3://{name}/f.bin")
+        s3cmd("rb", f"s3://{name}")
+        assert proxy.requests > 5
+    finally:
+        proxy.close()
 
 
 def test_signurl_is_sigv2_refused_like_new_buckets(s3cmd, bucket, tmp_path):

@@ -13,7 +13,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 SWIFT_TEST_ARGS ?=
 
-.PHONY: help deps browser venv build build-debug run test swift-test compat rules-test bench bench-quick s3-conformance test-asan test-tsan soak clean fuzz fuzz-build fuzz-smoke fuzz-cached
+.PHONY: help deps browser s3-clients venv build build-debug run test swift-test compat rules-test bench bench-quick s3-conformance test-asan test-tsan soak clean fuzz fuzz-build fuzz-smoke fuzz-cached
 
 help:
 	@echo "make run     install missing packages, build release, start hearth on its defaults"
@@ -41,6 +41,17 @@ browser:
 	  echo "installing:$$missing"; \
 	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing ) \
 	    || echo "could not install$$missing: the web UI browser suite will be skipped"; \
+	fi
+
+# Independent S3 clients with SigV4 signers of their own (Tests/CompatTests/s3/test_s3_{rclone,s3cmd,restic}.py),
+# installed when missing. Optional like the browser: a missing one makes its test file skip, saying why.
+S3_CLIENT_DEB_PACKAGES := rclone s3cmd restic
+s3-clients:
+	@missing=""; for p in $(S3_CLIENT_DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing ) \
+	    || echo "could not install$$missing: their S3 client tests will be skipped"; \
 	fi
 
 # Python clients (boto3, AWS CLI, firebase-admin, …) from PyPI into a venv under .build/.
@@ -124,7 +135,7 @@ fuzz-cached:
 	  Fuzz/run.sh 2 $(FUZZ_TARGETS); \
 	fi
 
-compat: venv browser
+compat: venv browser s3-clients
 	HEARTH_BIN=$(CURDIR)/.build/debug/hearth PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
 	  $(PY) -m pytest -q -p no:cacheprovider Tests/CompatTests $(PYTEST_ARGS)
 

@@ -20,8 +20,22 @@ struct SignedRequestParts: Sendable {
     }
 
     init(_ request: Request) {
-        self.init(method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery,
-                  headers: request.headers.fields.map { (name: $0.name.lowercased(), value: $0.value) }, isTLS: request.isTLS)
+        var headers = [(name: String, value: String)]()
+        headers.reserveCapacity(request.headers.fields.count)
+        var contentLength: String?
+        for field in request.headers.fields {
+            let name = field.name.lowercased()
+            if name == "content-length" {
+                // A repeated Content-Length with the same value is one field (RFC 9112 §6.3 lets a
+                // recipient replace "a list of identical decimal values" by the value), and S3 signs
+                // it so: Go clients that copy a presigner's lower-cased `content-length` into the
+                // header map send it twice (rclone's presigned PUTs, its default before 1.59).
+                if contentLength == field.value { continue }
+                contentLength = field.value
+            }
+            headers.append((name: name, value: field.value))
+        }
+        self.init(method: request.method, rawPath: request.rawPath, rawQuery: request.rawQuery, headers: headers, isTLS: request.isTLS)
     }
 
     /// The first value of header `name` (lower-case).

@@ -236,6 +236,19 @@ import Testing
         #expect(failure == .headersNotSigned(names: ["x-amz-acl"]))
     }
 
+    @Test func presignedContentLengthSentTwiceWithOneValue() throws {
+        // rclone's presigned PUT: Go sends its own Content-Length and the presigner's `content-length`.
+        let request = try Self.presigned("PUT", headers: [("content-length", "4")])
+        var twice = request.headers
+        twice.add("Content-Length", "4")
+        #expect(Self.failure(Request(method: "PUT", rawPath: request.rawPath, rawQuery: request.rawQuery, headers: twice)) == nil)
+        // Different values are two values: the signature (over one) does not match.
+        var differing = request.headers
+        differing.add("Content-Length", "5")
+        let failure = Self.failure(Request(method: "PUT", rawPath: request.rawPath, rawQuery: request.rawQuery, headers: differing))
+        #expect(failure?.code == "SignatureDoesNotMatch")
+    }
+
     @Test func presignedSignedHeaderCarriedInTheQuery() throws {
         // The v2 JavaScript SDK lists x-amz-* headers in X-Amz-SignedHeaders but puts their values in the query.
         let presigner = Presigner(credentials: Self.credentials, region: "us-east-1", clock: Clock(frozenAt: Self.now), ledger: PresignLedger())

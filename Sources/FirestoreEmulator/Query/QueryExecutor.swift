@@ -79,54 +79,27 @@ struct QueryExecutor {
             // the equality, sorting them all costs more than walking b's index in order and checking
             // the equality on each document until n are found.
             if query.limit != nil, streamingDirection(access, conjunction: conjunctions[0], query: query) == nil,
-               case .lookups(let field, let kind, let values) = access,
-               try matchCount(field: field, kind: kind, values: values, query: query, space: space, conn,
-                              atLeast: Self.sortThreshold) >= Self.sortThreshold {
+               case .lookups(let field, let kind, let values) = access {
+                let matches = try matchCount(field: field, kind: kind, values: values, query: query, space: space, conn,
+                                             atLeast: Self.sortThreshold)
                 let ordered = chooseAccess(conjunctions[0], query: query, indexed: indexed, preferOrderIndex: true)
-                if streamingDirection(ordered, conjunction: conjunctions[0], query: query) != nil { access = ordered }
+                let orderedDirection = streamingDirection(ordered, conjunction: conjunctions[0], query: query)
+                if matches >= Self.sortThreshold {
+                    if orderedDirection != nil { access = ordered }
+                } else if let orderedDirection, let limitEnd, past.isEmpty, matches > limitEnd * Self.tryWalkFactor,
+                          // Fewer matches: walking b's index pays only when they are dense in it, which
+                          // only trying tells. The walk may read half as many documents as the seeks
+                          // would, then gives up and the seeks answer: at worst 1.5× their reads,
+                          // usually a few dozen instead of hundreds (a user's files by date).
+                          let result = try stream(ordered, descending: orderedDirection, query: query, space: space,
+                                                  past: past, cutoff: cutoff, budget: matches / 2, conn) {
+                    return result
+                }
             }
-            if let descending = streamingDirection(access, conjunction: conjunctions[0], query: query) {
-                var matched: [StoredDocument] = []
-                var seen = 0
-                var skipped = 0
-                var examined = past.count
-                var nextPast = 0
-                // Takes one document in order; false once reading can stop.
-                func take(_ doc: StoredDocument, _ keys: [[UInt8]]) -> Bool {
-                    if let start = query.startAt, !passesStart(keys, start, query.order) { return true }
-                    if let end = query.endAt, !passesEnd(keys, end, query.order) { return false }  // past the end: stop
-                    seen += 1
-                    if seen <= query.offset {
-                        skipped += 1
-                        return true
-                    }
-                    matched.append(doc)
-                    if let limitEnd, seen >= limitEnd { return false }
-                    return true
-                }
-                var stopped = false
-                try read(access, query: query, space: space, descending: descending, conn) { doc in
-                    examined += 1
-                    guard doc.updateTime.unixMicros <= cutoff, accepts(doc, query: query) else { return true }
-                    let keys = sortKeys(doc, query.order)
-                    while nextPast < past.count, compareKeys(past[nextPast].1, keys, query.order) < 0 {
-                        nextPast += 1
-                        if !take(past[nextPast - 1].0, past[nextPast - 1].1) {
-                            stopped = true
-                            return false
-                        }
-                    }
-                    if !take(doc, keys) {
-                        stopped = true
-                        return false
-                    }
-                    return true
-                }
-                while !stopped, nextPast < past.count {
-                    nextPast += 1
-                    stopped = !take(past[nextPast - 1].0, past[nextPast - 1].1)
-                }
-                return Result(documents: matched, skipped: skipped, examined: examined)
+            if let descending = streamingDirection(access, conjunction: conjunctions[0], query: query),
+               let result = try stream(access, descending: descending, query: query, space: space,
+                                       past: past, cutoff: cutoff, budget: nil, conn) {
+                return result
             }
         }
 
@@ -160,6 +133,61 @@ struct QueryExecutor {
         var slice = candidates.dropFirst(skipped)
         if let limit = query.limit { slice = slice.prefix(limit) }
         return Result(documents: slice.map(\.0), skipped: skipped, examined: examined)
+    }
+
+    /// Reads one access path that yields the query's order, stopping at `offset + limit`; nil when
+    /// more than `budget` documents were read first (the caller then answers another way).
+    private func stream(_ access: Access, descending: Bool, query: Query, space: Int64,
+                        past: [(StoredDocument, [[UInt8]])], cutoff: Int64, budget: Int?,
+                        _ conn: Connection) throws -> Result? {
+        let limitEnd = query.limit.map { query.offset + $0 }
+        var matched: [StoredDocument] = []
+        var seen = 0
+        var skipped = 0
+        var examined = past.count
+        var nextPast = 0
+        var overBudget = false
+        // Takes one document in order; false once reading can stop.
+        func take(_ doc: StoredDocument, _ keys: [[UInt8]]) -> Bool {
+            if let start = query.startAt, !passesStart(keys, start, query.order) { return true }
+            if let end = query.endAt, !passesEnd(keys, end, query.order) { return false }  // past the end: stop
+            seen += 1
+            if seen <= query.offset {
+                skipped += 1
+                return true
+            }
+            matched.append(doc)
+            if let limitEnd, seen >= limitEnd { return false }
+            return true
+        }
+        var stopped = false
+        try read(access, query: query, space: space, descending: descending, conn) { doc in
+            examined += 1
+            if let budget, examined > budget {
+                overBudget = true
+                return false
+            }
+            guard doc.updateTime.unixMicros <= cutoff, accepts(doc, query: query) else { return true }
+            let keys = sortKeys(doc, query.order)
+            while nextPast < past.count, compareKeys(past[nextPast].1, keys, query.order) < 0 {
+                nextPast += 1
+                if !take(past[nextPast - 1].0, past[nextPast - 1].1) {
+                    stopped = true
+                    return false
+                }
+            }
+            if !take(doc, keys) {
+                stopped = true
+                return false
+            }
+            return true
+        }
+        if overBudget { return nil }
+        while !stopped, nextPast < past.count {
+            nextPast += 1
+            stopped = !take(past[nextPast - 1].0, past[nextPast - 1].1)
+        }
+        return Result(documents: matched, skipped: skipped, examined: examined)
     }
 
     /// The key prefix every document the query can return starts with (nil: the whole database).
@@ -230,6 +258,10 @@ struct QueryExecutor {
 
     /// Above this many equality matches, an ordered, limited query walks the order field's index instead.
     static let sortThreshold = 1000
+
+    /// Below `sortThreshold`, the walk is tried (with a budget) when the matches exceed the documents
+    /// the query returns by this factor.
+    static let tryWalkFactor = 4
 
     /// How many index entries the lookups would read, counted by SQLite and capped at `atLeast`.
     private func matchCount(field: String, kind: Int, values: [[UInt8]], query: Query, space: Int64, _ conn: Connection,

@@ -292,11 +292,7 @@ import Testing
             }
             #expect(h.call("POST", h.api(":commit"), .object(["writes": .array(writes)])).status == 200)
         }
-        let db = DatabaseID(project: h.project, database: "(default)")
-        func run(_ q: JSON) throws -> QueryExecutor.Result {
-            let query = try QueryParser(database: db, parent: .root).parse(ProtoObject(json: q, path: "structured_query"))
-            return try h.service.runQuery(db, query: query, consistency: .strong, caller: .admin).result
-        }
+        func run(_ q: JSON) throws -> QueryExecutor.Result { try Self.execute(h, q) }
         let top = try run(sq("files", where: ff("status", "EQUAL", str("ready")), orderBy: [order("n", "DESCENDING")], limit: 10))
         #expect(top.documents.map { $0.path.lastSegment } == [2999, 2998, 2996, 2995, 2993, 2992, 2990, 2989, 2987, 2986].map { "f\($0)" })
         #expect(top.examined < 30)
@@ -304,6 +300,38 @@ import Testing
         let rare = try run(sq("files", where: ff("n", "EQUAL", int(42)), orderBy: [order("status")], limit: 10))
         #expect(rare.documents.map { $0.path.lastSegment } == ["f42"])
         #expect(rare.examined == 1)
+    }
+
+    /// Below the sort threshold the order index is tried with a budget: dense matches (a user's
+    /// few hundred files, half ready) are found in about `limit / density` reads; matches that sit
+    /// at the far end of the order make the walk give up after half as many reads as the seeks,
+    /// and the seeks then answer — the same documents either way.
+    @Test func fewerMatchesTryTheOrderIndexWithABudget() throws {
+        let h = try TestHarness()
+        let writes: [JSON] = (0..<1000).map { i in
+            // `dense`: every other document; `tail`: the 200 lowest `n`, which a descending walk meets last.
+            .object(["update": .object(["name": .string(h.root + "/files/f\(i)"),
+                                        "fields": .object(["dense": str(i % 2 == 0 ? "ready" : "pending"),
+                                                           "tail": str(i < 200 ? "ready" : "pending"), "n": int(Int64(i))])])])
+        }
+        #expect(h.call("POST", h.api(":commit"), .object(["writes": .array(writes)])).status == 200)
+        func run(_ q: JSON) throws -> QueryExecutor.Result { try Self.execute(h, q) }
+        let dense = try run(sq("files", where: ff("dense", "EQUAL", str("ready")), orderBy: [order("n", "DESCENDING")], limit: 10))
+        #expect(dense.documents.map { $0.path.lastSegment } == stride(from: 998, through: 980, by: -2).map { "f\($0)" })
+        #expect(dense.examined <= 20)
+        let tail = try run(sq("files", where: ff("tail", "EQUAL", str("ready")), orderBy: [order("n", "DESCENDING")], limit: 10))
+        #expect(tail.documents.map { $0.path.lastSegment } == (190...199).reversed().map { "f\($0)" })
+        #expect(tail.examined == 200)  // the seeks' reads; the abandoned walk read 100 more
+        // With an offset the walk still stops at offset + limit.
+        let paged = try run(sq("files", where: ff("dense", "EQUAL", str("ready")), orderBy: [order("n")], limit: 3, offset: 4))
+        #expect(paged.documents.map { $0.path.lastSegment } == ["f8", "f10", "f12"])
+    }
+
+    /// Runs a structured query as admin and returns the executor's result (with `examined`).
+    static func execute(_ h: TestHarness, _ q: JSON) throws -> QueryExecutor.Result {
+        let db = DatabaseID(project: h.project, database: "(default)")
+        let query = try QueryParser(database: db, parent: .root).parse(ProtoObject(json: q, path: "structured_query"))
+        return try h.service.runQuery(db, query: query, consistency: .strong, caller: .admin).result
     }
 }
 

@@ -317,17 +317,30 @@ def test_a_client_that_stops_reading_is_cut_and_other_listeners_go_on(channel):
     slow_channel = grpc.insecure_channel(os.environ["FIRESTORE_EMULATOR_HOST"])
     slow = Listen(slow_channel, read=False)
     # Several targets on one collection: each write is queued once per target, so the
-    # stream's backlog passes Hearth's bound (64 MiB) after a handful of ~900 KB writes.
+    # stream's backlog passes Hearth's bound (64 MiB) after a handful of ~900 KB writes. 24 of
+    # them queue ~170 MB: a loaded machine's client may have taken tens of MB into its own
+    # buffers (its flow-control window grows) before it stops taking more.
     for t in range(1, 9):
         slow.add(query_target(t, coll))
+    # A reading listener on the slow client's connection: streams of one connection share its
+    # Listen shard, so once this one has a commit the slow stream has been handed it too. Without
+    # it, on a loaded machine the slow connection's shard could still be behind when the client
+    # starts reading, and it would read its backlog before the bound was ever passed.
+    barrier = Listen(slow_channel)
+    barrier.add(query_target(1, coll))
+    barrier.snapshot()
     fast = Listen(channel)
     fast.add(query_target(1, coll))
     fast.snapshot()
     big = "x" * 900_000
-    for i in range(12):
+    for i in range(24):
         commit(channel, [put(coll, f"d{i}", blob=big)])
         got = fast.snapshot()
         assert [describe(r) for r in got] == [f"CHANGE d{i} [1]", "NO_CHANGE[]"]
+    seen = []
+    while "CHANGE d23 [1]" not in seen:
+        seen += [describe(r) for r in barrier.snapshot()]
+    assert [x for x in seen if x.startswith("CHANGE")] == [f"CHANGE d{i} [1]" for i in range(24)]
     slow.start_reading()
     error = slow.ended(timeout=30)
     assert error is not None and error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error
@@ -336,6 +349,7 @@ def test_a_client_that_stops_reading_is_cut_and_other_listeners_go_on(channel):
     commit(channel, [delete(coll, "d0")])
     assert [describe(r) for r in fast.snapshot()] == ["DELETE d0 [1]", "NO_CHANGE[]"]
     fast.close()
+    barrier.close()
     slow_channel.close()
 
 

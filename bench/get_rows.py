@@ -37,16 +37,28 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWITCH_CALLS = 20000
 
 
-def switches(pid):
-    """{thread name: (voluntary, involuntary)} summed over threads of the same name."""
-    out = {}
+def task_files(pid, name):
+    """(thread id, text of /proc/<pid>/task/<tid>/<name>) for every thread still there."""
     base = f"/proc/{pid}/task"
     for tid in os.listdir(base):
         try:
-            with open(f"{base}/{tid}/status") as f:
-                fields = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+            with open(f"{base}/{tid}/{name}") as f:
+                yield tid, f.read()
         except OSError:
             continue
+
+
+def stat_cpu_seconds(text):
+    """User + system CPU seconds from a /proc stat line."""
+    fields = text.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def switches(pid):
+    """{thread name: (voluntary, involuntary)} summed over threads of the same name."""
+    out = {}
+    for _, text in task_files(pid, "status"):
+        fields = dict(line.split(":\t", 1) for line in text.splitlines() if ":\t" in line)
         name = fields.get("Name", "?").strip()
         v, n = int(fields.get("voluntary_ctxt_switches", 0)), int(fields.get("nonvoluntary_ctxt_switches", 0))
         a, b = out.get(name, (0, 0))
@@ -57,22 +69,12 @@ def switches(pid):
 def cpu_seconds(pid):
     """User + system CPU seconds of the whole process."""
     with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return stat_cpu_seconds(f.read())
 
 
 def thread_cpu(pid):
     """{thread id: user + system CPU seconds} of every thread of the process."""
-    out = {}
-    base = f"/proc/{pid}/task"
-    for tid in os.listdir(base):
-        try:
-            with open(f"{base}/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        out[tid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return out
+    return {tid: stat_cpu_seconds(text) for tid, text in task_files(pid, "stat")}
 
 
 def busiest(before, after, calls, seconds):

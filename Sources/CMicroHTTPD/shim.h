@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <string.h>
 #include <microhttpd.h>
 
 /* Everything Hearth sets on a daemon; zero means "library default". */
@@ -20,6 +21,16 @@ struct hearth_mhd_config {
     void *notify_connection_cls;
 };
 
+/* Leaves a URI or query argument as sent. Hearth reads the raw target (the URI logger) and decodes it
+ * itself; libmicrohttpd's own %HH decoding of the path and of every query argument was work nobody
+ * read (~2,900 instructions per presigned S3 GET: MHD_http_unescape over its ~400-byte query). */
+static inline size_t hearth_mhd_keep_escaped(void *cls, struct MHD_Connection *connection, char *s)
+{
+    (void) cls;
+    (void) connection;
+    return strlen(s);
+}
+
 /* MHD_start_daemon is variadic: the options go through one MHD_OPTION_ARRAY built here. */
 static inline struct MHD_Daemon *
 hearth_mhd_start_daemon(unsigned int flags, uint16_t port,
@@ -34,6 +45,7 @@ hearth_mhd_start_daemon(unsigned int flags, uint16_t port,
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) completed, completed_cls };
     /* The URI logger sees the request target before MHD unescapes it: SigV4 needs the raw bytes. */
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t) uri_logger, uri_logger_cls };
+    options[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t) hearth_mhd_keep_escaped, NULL };
     if (config->thread_pool_size > 1)
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, config->thread_pool_size, NULL };
     if (config->connection_limit)

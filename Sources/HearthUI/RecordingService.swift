@@ -56,7 +56,9 @@ struct Recorder: Sendable {
         log.append(RequestLog.Entry(
             seq: 0, time: clock.now(), service: name, method: request.method, path: request.rawPath, status: status,
             durationMicros: Int64((DispatchTime.now().uptimeNanoseconds &- started) / 1000), requestID: request.id,
-            user: CallerName.of(request), fields: response.logFields + request.logFields,
+            user: CallerName.of(request),
+            // Most requests carry no fields of their own: `+` would allocate a new array anyway.
+            fields: request.logFields.isEmpty ? response.logFields : response.logFields + request.logFields,
             errorBody: body, errorContentType: contentType))
     }
 }

@@ -35,6 +35,9 @@ enum S3Error: Error, Sendable {
     case invalidRequest(message: String)
     case invalidStorageClass(storageClass: String)
     case invalidURI
+    /// An archived object (GLACIER, DEEP_ARCHIVE) read before it is restored (`storageClass` set:
+    /// S3 names the class in the body), or a restore of an object that is not archived (nil).
+    case invalidObjectState(message: String, storageClass: String?)
     case keyTooLong(size: Int)
     case malformedXML
     case metadataTooLarge(size: Int)
@@ -94,6 +97,7 @@ enum S3Error: Error, Sendable {
         case .invalidRequest: "InvalidRequest"
         case .invalidStorageClass: "InvalidStorageClass"
         case .invalidURI: "InvalidURI"
+        case .invalidObjectState: "InvalidObjectState"
         case .keyTooLong: "KeyTooLongError"
         case .malformedXML: "MalformedXML"
         case .metadataTooLarge: "MetadataTooLarge"
@@ -120,7 +124,7 @@ enum S3Error: Error, Sendable {
     /// The HTTP status.
     var httpStatus: Int {
         switch self {
-        case .accessDenied, .accessForbidden: 403
+        case .accessDenied, .accessForbidden, .invalidObjectState: 403
         case .badRequest: 400
         case .badDigest, .checksumMismatch: 400
         case .bucketAlreadyExists, .bucketAlreadyOwnedByYou, .bucketNotEmpty: 409
@@ -171,6 +175,7 @@ enum S3Error: Error, Sendable {
         case .invalidRequest(let message): message
         case .invalidStorageClass: "The storage class you specified is not valid"
         case .invalidURI: "Couldn't parse the specified URI."
+        case .invalidObjectState(let message, _): message
         case .keyTooLong: "Your key is too long"
         case .malformedXML: "The XML you provided was not well-formed or did not validate against our published schema"
         case .metadataTooLarge: "Your metadata headers exceed the maximum allowed metadata size"
@@ -220,6 +225,7 @@ enum S3Error: Error, Sendable {
         case .invalidPartOrder(let upload): [("UploadId", upload)]
         case .invalidRange(let requested, let size): [("RangeRequested", requested), ("ActualObjectSize", String(size))]
         case .invalidStorageClass(let sc): [("StorageClassRequested", sc)]
+        case .invalidObjectState(_, let sc): sc.map { [("StorageClass", $0)] } ?? []
         case .keyTooLong(let size): [("Size", String(size)), ("MaxSizeAllowed", "1024")]
         case .metadataTooLarge(let size): [("Size", String(size)), ("MaxSizeAllowed", "2048")]
         case .methodNotAllowed(let method, let type): [("Method", method), ("ResourceType", type)]

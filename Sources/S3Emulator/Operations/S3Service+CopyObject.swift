@@ -74,6 +74,9 @@ extension S3Service {
             return FoundSource(record: entry.record, versioned: found.versioned)
         })
         guard case .success(let found) = lookup else { return lookup }
+        if let archived = S3Service.archivedClass(found.record, now: ctx.now) {
+            return .failure(.invalidObjectState(message: "Operation is not valid for the source object's storage class", storageClass: archived))
+        }
         if let e = S3Service.copySourceCondition(ctx, found.record) { return .failure(e) }
         return .success(found)
     }

@@ -90,6 +90,10 @@ extension S3Service {
             return .failure(S3Service.deleteMarkerError(marker, key: ctx.key, namedByVersion: true, method: ctx.request.method))
         case .success(.found(let r, let b, let v)): (record, body, versioned) = (r, b, v)
         }
+        // An archived object's bytes are not there to read until it is restored; HEAD still answers.
+        if !isHead, let archived = S3Service.archivedClass(record, now: ctx.now) {
+            return .failure(.invalidObjectState(message: "The operation is not valid for the object's storage class", storageClass: archived))
+        }
         let customerKey: SSECustomerKey?
         let customerPrefix = "x-amz-server-side-encryption-customer-"
         let storedKeyMD5 = record.metadata.extra.customerKeyMD5
@@ -192,6 +196,7 @@ extension S3Service {
         if let v = m.expires { h.add("Expires", v) }
         if let v = m.websiteRedirect { h.add("x-amz-website-redirect-location", v) }
         if let v = m.storageClass { h.add("x-amz-storage-class", v) }
+        if let restore = S3Service.restoreHeader(m.extra, now: ctx.now) { h.add("x-amz-restore", restore) }
         if let t = m.tagging {
             let count = t.split(separator: "&").filter { !$0.isEmpty }.count
             if count > 0 { h.add("x-amz-tagging-count", String(count)) }

@@ -14,6 +14,8 @@ enum S3Operation: Equatable, Sendable {
     case getObjectLockConfiguration, putObjectLockConfiguration
     case getObjectRetention, putObjectRetention, getObjectLegalHold, putObjectLegalHold
     case getObjectTagging, putObjectTagging, deleteObjectTagging
+    /// `POST /bucket/key?restore`: a temporary copy of an archived object.
+    case restoreObject
     case createMultipartUpload, uploadPart, uploadPartCopy, completeMultipartUpload, abortMultipartUpload, listParts
     /// A browser form upload (`POST /bucket` with multipart/form-data).
     case postObject
@@ -142,6 +144,7 @@ enum S3Operation: Equatable, Sendable {
             return .success(hasCopySource ? .copyObject : .putObject)
         case "POST":
             if sub == ["uploads"] { return .success(.createMultipartUpload) }
+            if sub == ["restore"] { return .success(.restoreObject) }
             if sub.isEmpty && names.contains("uploadId") { return .success(.completeMultipartUpload) }
             if sub.isEmpty { return .failure(.methodNotAllowed(method: method, resourceType: "OBJECT")) }
             return .failure(.notImplemented(header: nil))
@@ -187,6 +190,7 @@ enum S3Operation: Equatable, Sendable {
         case .getObjectTagging: "GetObjectTagging"
         case .putObjectTagging: "PutObjectTagging"
         case .deleteObjectTagging: "DeleteObjectTagging"
+        case .restoreObject: "RestoreObject"
         case .createMultipartUpload: "CreateMultipartUpload"
         case .uploadPart: "UploadPart"
         case .uploadPartCopy: "UploadPartCopy"

@@ -77,6 +77,7 @@ extension S3Service {
         case .putObjectRetention: return "s3:PutObjectRetention"
         case .getObjectLegalHold: return "s3:GetObjectLegalHold"
         case .putObjectLegalHold: return "s3:PutObjectLegalHold"
+        case .restoreObject: return "s3:RestoreObject"
         case .getBucketCors: return "s3:GetBucketCORS"
         case .putBucketCors, .deleteBucketCors: return "s3:PutBucketCORS"
         case .deleteBucket: return "s3:DeleteBucket"

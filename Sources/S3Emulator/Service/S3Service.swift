@@ -220,6 +220,7 @@ public final class S3Service: HTTPService, Sendable {
         case .getObjectTagging: bodiless(ctx, getObjectTagging)
         case .putObjectTagging: withBody(ctx, limit: 64 << 10, putObjectTagging)
         case .deleteObjectTagging: bodiless(ctx, deleteObjectTagging)
+        case .restoreObject: withBody(ctx, limit: 64 << 10, restoreObject)
         case .listMultipartUploads: bodiless(ctx, listMultipartUploads)
         case .postObject: postObject(ctx)
         case .getBucketCors: bodiless(ctx, getBucketCors)

@@ -27,6 +27,9 @@ struct ObjectExtra: Sendable, Equatable {
     /// A multipart object's part checksums (base64, in the upload's algorithm; "" for a part
     /// without one), answered for `partNumber` reads and by GetObjectAttributes.
     var partChecksums: [String]?
+    /// When the restored copy of an archived object expires (unix seconds); nil: never restored.
+    /// RestoreObject completes at once, so a restore is either done or absent, never ongoing.
+    var restoreExpiry: Int64?
 
     init() {}
 
@@ -46,6 +49,7 @@ struct ObjectExtra: Sendable, Equatable {
         put("dataKey", dataKey)
         if bucketKeyEnabled { o["bucketKeyEnabled"] = .bool(true) }
         if let partChecksums { o["partChecksums"] = .array(partChecksums.map(JSON.string)) }
+        if let restoreExpiry { o["restoreExpiry"] = .int(restoreExpiry) }
         return JSON.object(o).serialized()
     }
 
@@ -62,5 +66,6 @@ struct ObjectExtra: Sendable, Equatable {
         dataKey = json["dataKey"]?.stringValue
         bucketKeyEnabled = json["bucketKeyEnabled"]?.boolValue ?? false
         partChecksums = json["partChecksums"]?.arrayValue?.compactMap(\.stringValue)
+        restoreExpiry = json["restoreExpiry"]?.intValue
     }
 }

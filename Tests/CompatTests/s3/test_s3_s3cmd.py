@@ -219,3 +219,26 @@ def test_setacl_public_and_private(s3cmd, bucket, tmp_path):
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(plain, timeout=10)
     assert e.value.code == 403
+
+
+def test_restore(s3cmd, bucket, tmp_path):
+    """`s3cmd restore`: an archived object is refused by `get` until restored; a STANDARD one cannot be
+    restored (S3's 403 InvalidObjectState, which s3cmd reports as an error)."""
+    src = tmp_path / "cold.txt"
+    src.write_bytes(b"kept in the archive\n")
+    s3cmd("put", "--storage-class=GLACIER", str(src), f"s3://{bucket}/cold.txt")
+    s3cmd("put", str(src), f"s3://{bucket}/warm.txt")
+    out = tmp_path / "out.txt"
+
+    refused = s3cmd("get", f"s3://{bucket}/cold.txt", str(out), check=False)
+    assert refused.returncode != 0 and "InvalidObjectState" in refused.stderr, refused.stderr[-2000:]
+
+    r = s3cmd("restore", "--restore-days=3", "--restore-priority=bulk", f"s3://{bucket}/cold.txt")
+    assert f"restore: 's3://{bucket}/cold.txt'" in r.stdout
+    assert "'status': 202" in r.stderr  # the response, in s3cmd's debug log
+    s3cmd("get", "--force", f"s3://{bucket}/cold.txt", str(out))
+    assert out.read_bytes() == b"kept in the archive\n"
+
+    standard = s3cmd("restore", f"s3://{bucket}/warm.txt", check=False)
+    assert standard.returncode != 0
+    assert "403 (InvalidObjectState): Restore is not allowed for the object's current storage class" in standard.stderr, standard.stderr[-2000:]

@@ -70,6 +70,7 @@ import Testing
         ("DELETE", "/b/k", "uploadId=u", .abortMultipartUpload),
         ("GET", "/b/k", "uploadId=u", .listParts),
         ("GET", "/b/k", "acl", .getObjectACL),
+        ("POST", "/b/k", "restore", .restoreObject),
     ] as [(String, String, String, S3Operation)])
     func operations(method: String, path: String, query: String, expected: S3Operation) throws {
         let request = Request(method: method, rawPath: path, rawQuery: query, headers: ["Host": "127.0.0.1"])
@@ -85,7 +86,7 @@ import Testing
         #expect(try S3Operation.resolve(part, target: target).get() == .uploadPartCopy)
     }
 
-    @Test(arguments: [("PUT", "/b/k", "renameObject"), ("POST", "/b/k", "restore"), ("PUT", "/b", "replication"), ("GET", "/b/k", "torrent")])
+    @Test(arguments: [("PUT", "/b/k", "renameObject"), ("GET", "/b/k", "restore"), ("PUT", "/b", "replication"), ("GET", "/b/k", "torrent")])
     func unsupportedSubresources(method: String, path: String, query: String) throws {
         let request = Request(method: method, rawPath: path, rawQuery: query, headers: ["Host": "h"])
         let target = try S3Target.resolve(request, endpointHosts: [])

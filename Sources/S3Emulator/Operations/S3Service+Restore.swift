@@ -1,0 +1,65 @@
+import HearthCore
+import HearthHTTP
+
+/// RestoreObject, and what an archived object's storage class means for reads.
+///
+/// S3 keeps GLACIER and DEEP_ARCHIVE objects archived: GetObject and copies refuse them with 403
+/// `InvalidObjectState` until RestoreObject makes a temporary copy, which lasts the days the
+/// restore asked for. Hearth has no retrieval delay, so a restore completes when it is accepted
+/// (202, or 200 for an object already restored, as S3 answers that) and HEAD/GET report it at
+/// once with `x-amz-restore: ongoing-request="false", expiry-date="…"`. Objects of every other
+/// class — INTELLIGENT_TIERING among them, as Hearth has no archive access tiers — cannot be
+/// restored (403 `InvalidObjectState`). Decided and documented in docs/s3.md (RestoreObject).
+extension S3Service {
+    /// The storage classes whose objects are archived until restored.
+    static let archiveStorageClasses: Set<String> = ["GLACIER", "DEEP_ARCHIVE"]
+
+    /// The object's storage class when it is archived and has no unexpired restored copy at `now`
+    /// (what reads and copies refuse), else nil.
+    static func archivedClass(_ record: ObjectRecord, now: Instant) -> String? {
+        guard let storageClass = record.metadata.storageClass, archiveStorageClasses.contains(storageClass) else { return nil }
+        if let expiry = record.metadata.extra.restoreExpiry, expiry > now.unixSeconds { return nil }
+        return storageClass
+    }
+
+    /// `x-amz-restore` for an object with an unexpired restored copy at `now`, else nil.
+    static func restoreHeader(_ extra: ObjectExtra, now: Instant) -> String? {
+        guard let expiry = extra.restoreExpiry, expiry > now.unixSeconds else { return nil }
+        return "ongoing-request=\"false\", expiry-date=\"\(Instant(unixSeconds: expiry).httpDate)\""
+    }
+
+    /// When a copy restored at `now` for `days` expires: S3 adds the days to the time the restore
+    /// completed and rounds up to the next midnight UTC.
+    static func restoreExpiry(now: Instant, days: Int) -> Int64 {
+        let end = now.unixSeconds + Int64(days) * 86_400
+        return (end / 86_400 + 1) * 86_400
+    }
+
+    /// RestoreObject (`POST /bucket/key?restore`).
+    func restoreObject(_ ctx: S3Context, body: [UInt8]) -> Result<Response, S3Error> {
+        let request: RestoreRequest
+        switch RestoreRequest.parse(body) {
+        case .failure(let e): return .failure(e)
+        case .success(let r): request = r
+        }
+        return requireObject(ctx).flatMap { found in
+            let record = found.record
+            guard let storageClass = record.metadata.storageClass, S3Service.archiveStorageClasses.contains(storageClass) else {
+                return .failure(.invalidObjectState(message: "Restore is not allowed for the object's current storage class", storageClass: nil))
+            }
+            if request.isSelect { return .failure(.notImplemented(header: nil)) }
+            // A restore of an archived object says how long the copy lasts.
+            guard let days = request.days else { return .failure(.malformedXML) }
+            let alreadyRestored = S3Service.restoreHeader(record.metadata.extra, now: ctx.now) != nil
+            let expiry = S3Service.restoreExpiry(now: ctx.now, days: days)
+            return attempt(ctx) {
+                try database.write { c in
+                    try S3Store.updateExtra(c, bucket: ctx.bucket, key: ctx.key, versionID: record.versionName) { $0.restoreExpiry = expiry }
+                }
+                // 202: a restore started; 200: the object already had a restored copy, whose expiry
+                // this request sets anew.
+                return Response(status: alreadyRestored ? 200 : 202, headers: S3Service.versionHeader(record, versioned: found.versioned))
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+"""RestoreObject and archived objects (GLACIER, DEEP_ARCHIVE) through boto3 and hand-signed requests.
+
+S3 refuses to read or copy an archived object until RestoreObject has made a temporary copy; a
+restore of an object that is not archived is 403 InvalidObjectState. Hearth's restore completes at
+once (docs/s3.md, RestoreObject): 202 the first time, 200 while a restored copy exists, and
+`x-amz-restore: ongoing-request="false", expiry-date="…"` on HEAD/GET until the copy expires on
+the emulator clock.
+"""
+import calendar
+import email.utils
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+import requests
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+from botocore.exceptions import ClientError
+
+from conftest import s3_url
+
+DAY = 86400
+
+
+def error(e):
+    return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"], e.value.response["ResponseMetadata"]["HTTPStatusCode"]
+
+
+def expected_expiry(date_header, days):
+    """S3's rule: the restore's completion time plus the days, rounded up to the next midnight UTC."""
+    now = calendar.timegm(email.utils.parsedate(date_header))
+    return email.utils.formatdate((now + days * DAY) // DAY * DAY + DAY, usegmt=True)
+
+
+def signed_post(path, body):
+    request = AWSRequest(method="POST", url=f"{s3_url()}{path}", data=body)
+    S3SigV4Auth(Credentials(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"]), "s3",
+                os.environ.get("AWS_REGION", "us-east-1")).add_auth(request)
+    return requests.post(request.url, data=body, headers=dict(request.headers.items()), timeout=10)
+
+
+def test_restore_of_a_standard_object_is_refused(s3, bucket):
+    s3.put_object(Bucket=bucket, Key="std", Body=b"x")
+    s3.put_object(Bucket=bucket, Key="it", Body=b"x", StorageClass="INTELLIGENT_TIERING")
+    for key in ("std", "it"):
+        with pytest.raises(ClientError) as e:
+            s3.restore_object(Bucket=bucket, Key=key, RestoreRequest={"Days": 1})
+        assert error(e) == ("InvalidObjectState", "Restore is not allowed for the object's current storage class", 403)
+    # Readable as ever: only archived classes need a restore.
+    assert s3.get_object(Bucket=bucket, Key="std")["Body"].read() == b"x"
+
+
+def test_restore_of_a_missing_key(s3, bucket):
+    with pytest.raises(ClientError) as e:
+        s3.restore_object(Bucket=bucket, Key="nope", RestoreRequest={"Days": 1})
+    assert error(e) == ("NoSuchKey", "The specified key does not exist.", 404)
+
+
+@pytest.mark.parametrize("body", [
+    b"<RestoreRequest><Days>1</Days>",  # not well-formed
+    b"<Restore><Days>1</Days></Restore>",  # wrong root
+    b"<RestoreRequest><Days>one</Days></RestoreRequest>",
+    b"<RestoreRequest><Days>0</Days></RestoreRequest>",
+    b"<RestoreRequest><Days>1</Days><GlacierJobParameters><Tier>Fast</Tier></GlacierJobParameters></RestoreRequest>",
+    b"<RestoreRequest><Days>1</Days><Colour>blue</Colour></RestoreRequest>",
+])
+def test_malformed_restore_request(s3, bucket, body):
+    s3.put_object(Bucket=bucket, Key="cold", Body=b"x", StorageClass="GLACIER")
+    r = signed_post(f"/{bucket}/cold?restore", body)
+    assert r.status_code == 400, r.text
+    root = ET.fromstring(r.content)
+    assert root.findtext("Code") == "MalformedXML"
+    # Nothing was restored.
+    assert "Restore" not in s3.head_object(Bucket=bucket, Key="cold")
+
+
+@pytest.mark.parametrize("storage_class", ["GLACIER", "DEEP_ARCHIVE"])
+def test_archived_object_is_read_only_after_a_restore(s3, bucket, clock, storage_class):
+    s3.put_object(Bucket=bucket, Key="cold", Body=b"archived bytes", StorageClass=storage_class)
+    head = s3.head_object(Bucket=bucket, Key="cold")
+    assert head["StorageClass"] == storage_class and "Restore" not in head
+    with pytest.raises(ClientError) as e:
+        s3.get_object(Bucket=bucket, Key="cold")
+    assert error(e) == ("InvalidObjectState", "The operation is not valid for the object's storage class", 403)
+    assert e.value.response["StorageClass"] == storage_class
+    with pytest.raises(ClientError) as e:
+        s3.copy_object(Bucket=bucket, Key="copy", CopySource={"Bucket": bucket, "Key": "cold"})
+    assert error(e) == ("InvalidObjectState", "Operation is not valid for the source object's storage class", 403)
+
+    r = s3.restore_object(Bucket=bucket, Key="cold",
+                          RestoreRequest={"Days": 2, "GlacierJobParameters": {"Tier": "Bulk"}})
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 202
+    expiry = expected_expiry(r["ResponseMetadata"]["HTTPHeaders"]["date"], 2)
+    restored = f'ongoing-request="false", expiry-date="{expiry}"'
+    head = s3.head_object(Bucket=bucket, Key="cold")
+    assert head["Restore"] == restored and head["StorageClass"] == storage_class
+    got = s3.get_object(Bucket=bucket, Key="cold")
+    assert got["Body"].read() == b"archived bytes" and got["Restore"] == restored
+    s3.copy_object(Bucket=bucket, Key="copy", CopySource={"Bucket": bucket, "Key": "cold"})
+    # The copy is a new object: the source's restored copy does not come with it.
+    assert "Restore" not in s3.head_object(Bucket=bucket, Key="copy")
+
+    # A restored object's restore is 200 and sets the expiry anew.
+    again = s3.restore_object(Bucket=bucket, Key="cold", RestoreRequest={"Days": 5})
+    assert again["ResponseMetadata"]["HTTPStatusCode"] == 200
+    longer = expected_expiry(again["ResponseMetadata"]["HTTPHeaders"]["date"], 5)
+    assert s3.head_object(Bucket=bucket, Key="cold")["Restore"] == f'ongoing-request="false", expiry-date="{longer}"'
+
+    # Past the expiry (emulator clock) the copy is gone: archived again.
+    clock(7 * DAY)
+    assert "Restore" not in s3.head_object(Bucket=bucket, Key="cold")
+    with pytest.raises(ClientError) as e:
+        s3.get_object(Bucket=bucket, Key="cold")
+    assert error(e)[0] == "InvalidObjectState"
+    assert s3.restore_object(Bucket=bucket, Key="cold", RestoreRequest={"Days": 1})["ResponseMetadata"]["HTTPStatusCode"] == 202
+
+
+def test_restore_of_an_archived_object_needs_days(s3, bucket):
+    s3.put_object(Bucket=bucket, Key="cold", Body=b"x", StorageClass="GLACIER")
+    r = signed_post(f"/{bucket}/cold?restore", b"")
+    assert r.status_code == 400 and ET.fromstring(r.content).findtext("Code") == "MalformedXML", r.text
+    # An empty body is no reason to refuse an object that is not archived for what it is.
+    s3.put_object(Bucket=bucket, Key="std", Body=b"x")
+    r = signed_post(f"/{bucket}/std?restore", b"")
+    assert r.status_code == 403 and ET.fromstring(r.content).findtext("Code") == "InvalidObjectState", r.text
+
+
+def test_restore_names_a_version(s3, bucket):
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    old = s3.put_object(Bucket=bucket, Key="v", Body=b"old", StorageClass="GLACIER")["VersionId"]
+    s3.put_object(Bucket=bucket, Key="v", Body=b"new", StorageClass="GLACIER")
+    r = s3.restore_object(Bucket=bucket, Key="v", VersionId=old, RestoreRequest={"Days": 1})
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 202
+    assert s3.get_object(Bucket=bucket, Key="v", VersionId=old)["Body"].read() == b"old"
+    with pytest.raises(ClientError) as e:
+        s3.get_object(Bucket=bucket, Key="v")
+    assert error(e)[0] == "InvalidObjectState"
+    # Versioned buckets delete their versions one by one (the fixture removes current keys only).
+    for v in s3.list_object_versions(Bucket=bucket).get("Versions", []):
+        s3.delete_object(Bucket=bucket, Key=v["Key"], VersionId=v["VersionId"])

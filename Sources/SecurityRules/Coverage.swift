@@ -134,7 +134,7 @@ public final class RulesCoverage: @unchecked Sendable {
             }
         }
 
-        private mutating func visit(_ node: inout NodeOutcomes, _ value: TracedRaw) {
+        private mutating func visit(_ node: inout NodeOutcomes, _ value: borrowing TracedRaw) {
             let hint = node.lastHit
             if hint >= 0 {
                 switch Self.quickly(node.values[hint], value) {
@@ -145,7 +145,7 @@ public final class RulesCoverage: @unchecked Sendable {
                     node.counts[hint] += 1
                     // The newest equal value becomes the representative, so the next visits of
                     // this request (same storage) compare by identity.
-                    node.values[hint] = value
+                    node.values[hint] = copy value
                     return
                 default:
                     break
@@ -162,7 +162,7 @@ public final class RulesCoverage: @unchecked Sendable {
                         node.counts[k] += 1
                         // The newest equal value becomes the representative, so the next visits of
                         // this request (same storage) compare by identity.
-                        node.values[k] = value
+                        node.values[k] = copy value
                         node.lastHit = k
                         return
                     }
@@ -170,7 +170,7 @@ public final class RulesCoverage: @unchecked Sendable {
                 }
             }
             if node.values.count < RulesCoverage.distinctValuesPerExpression {
-                node.values.append(value)
+                node.values.append(copy value)
                 node.counts.append(1)
                 node.prints.append(print)
                 node.printBits |= bit
@@ -199,10 +199,11 @@ public final class RulesCoverage: @unchecked Sendable {
         }
     }
 
-    /// Equality of recorded outcomes, remembering which map/list storages were already found equal
-    /// during one fold (one request visits the same data map at many expressions).
+    /// Equality of recorded outcomes, remembering which map/list storages were already compared
+    /// during one evaluation's fold (one request visits the same data map at many expressions,
+    /// and their entries hold the same earlier requests' maps).
     private struct EqualityMemo {
-        private var pairs: [(UInt, UInt)] = []
+        private var pairs: [(UInt, UInt, Bool)] = []
 
         mutating func removeAll() { pairs.removeAll(keepingCapacity: true) }
 
@@ -219,21 +220,20 @@ public final class RulesCoverage: @unchecked Sendable {
             case (.bool(let x), .bool(let y)): return x == y
             case (.string(let x), .string(let y)): return x == y
             case (.float(let x), .float(let y)): return x.bitPattern == y.bitPattern || x == y
-            case (.map(let x), .map(let y)):
-                return storage(x, y, unsafeBitCast(x, to: UInt.self), unsafeBitCast(y, to: UInt.self))
+            case (.map(let x), .map(let y)): return storage(x, y, x.storageIdentity, y.storageIdentity)
             case (.list(let x), .list(let y)):
                 return storage(x, y, unsafeBitCast(x, to: UInt.self), unsafeBitCast(y, to: UInt.self))
             default: return a == b
             }
         }
 
-        /// Same storage (a Dictionary or Array is one reference), or proven equal before, or equal.
+        /// Same storage (a RulesMap or Array is one reference), or compared before, or compared now.
         private mutating func storage<T: Equatable>(_ x: T, _ y: T, _ ix: UInt, _ iy: UInt) -> Bool {
             if ix == iy { return true }
-            for (p, q) in pairs where (p == ix && q == iy) || (p == iy && q == ix) { return true }
-            guard x == y else { return false }
-            pairs.append((ix, iy))
-            return true
+            for (p, q, equal) in pairs where (p == ix && q == iy) || (p == iy && q == ix) { return equal }
+            let equal = x == y
+            pairs.append((ix, iy, equal))
+            return equal
         }
     }
 

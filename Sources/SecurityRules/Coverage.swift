@@ -7,21 +7,23 @@ import HearthCore
 /// Collects expression outcomes across evaluations. Thread-safe.
 public final class RulesCoverage: @unchecked Sendable {
     /// One expression's outcomes, kept as values and rendered only when a report is asked for.
+    /// Parallel arrays, so a visit scans plain integers and touches a value only to compare it.
     private struct NodeOutcomes {
-        var entries: [(value: TracedRaw, count: Int)] = []
-        /// `Fingerprints.of(entries[k].value)`, kept apart so finding a value's entry scans plain
-        /// integers: comparing each entry's value (a retained copy per entry) cost more than the
-        /// evaluation once an expression had many distinct values (`request.time`).
-        var fingerprints: [UInt64] = []
+        /// Pairwise distinct values (each the newest visit equal to it), with their counts.
+        var values: [TracedRaw] = []
+        var counts: [Int] = []
+        /// `Fingerprints.of(values[k])`.
+        var prints: [UInt64] = []
+        /// Bit `print % 64` of every entry: a visit whose bit is clear has no equal entry, which
+        /// spares the scan for values unique to each request once the entries are full.
+        var printBits: UInt64 = 0
         /// The entry the last visit matched: most expressions evaluate to the same value request
-        /// after request, and comparing with it first spares fingerprinting the value.
+        /// after request, often the very same storage, and an identical value needs no fingerprint.
         var lastHit = -1
         var others = 0
     }
 
-    /// The outcomes of one ruleset's expressions, indexed by node id. A struct that a fold takes
-    /// out of `tables` while it works: a local value is mutated in place with no exclusivity check
-    /// per access, which a class's stored property pays on every one.
+    /// The outcomes of one ruleset's expressions, indexed by node id.
     private struct Table {
         var nodes: [NodeOutcomes]
         init(count: Int) { nodes = Array(repeating: NodeOutcomes(), count: count) }
@@ -90,65 +92,120 @@ public final class RulesCoverage: @unchecked Sendable {
         pending.removeAll()
         folding = false
         pendingLock.unlock()
-        for (ruleset, visited) in batch { fold(visited, ruleset: ruleset) }
+        var folder = Folder()
+        var k = 0
+        while k < batch.count {
+            // One table per run of evaluations of one ruleset (rules are rarely reloaded), taken
+            // out of `tables` so it is mutated in place, without a lookup per evaluation.
+            let ruleset = batch[k].ruleset
+            let key = ObjectIdentifier(ruleset)
+            var table = tables.removeValue(forKey: key) ?? Table(count: ruleset.program.nodes.count)
+            while k < batch.count, batch[k].ruleset === ruleset {
+                folder.fold(batch[k].visited, into: &table)
+                k += 1
+            }
+            tables[key] = table
+        }
     }
 
-    /// Adds one evaluation's outcomes to its ruleset's table (`lock` held).
-    private func fold(_ visitedValues: [(Int32, TracedRaw)], ruleset: Ruleset) {
-        // Values are compared, not rendered: rendering every visited value (the whole request data
-        // map, many times) cost more than the evaluation. Equal values keep one entry; rendering
-        // and JSON happen in `snapshot`, when a report is requested. A visit is compared first with
-        // the entry its expression matched last time; otherwise an entry is compared only when its
-        // fingerprint matches (equal values have equal fingerprints), so a visit costs one
-        // fingerprint and a scan of integers, not a comparison per distinct value.
+    /// Adds evaluations' outcomes to tables. Values are compared, not rendered: rendering every
+    /// visited value (the whole request data map, many times) cost more than the evaluation.
+    /// Equal values keep one entry; rendering and JSON happen in `snapshot`, when a report is
+    /// requested. A visit identical to the entry its expression matched last (same storage, or an
+    /// equal scalar) counts there at once; any other is fingerprinted, and compared only with the
+    /// entries of the same fingerprint (equal values have equal fingerprints).
+    private struct Folder {
+        // Both remember storages of the evaluation being folded; emptied between evaluations
+        // (keeping their capacity), so their scans stay short.
         var proven = EqualityMemo()
         var prints = Fingerprints()
-        let key = ObjectIdentifier(ruleset)
-        var table = tables.removeValue(forKey: key) ?? Table(count: ruleset.program.nodes.count)
-        defer { tables[key] = table }
-        visitedValues.withUnsafeBufferPointer { visited in
-            for v in visited.indices {
-                let i = Int(visited[v].0)
-                guard i >= 0, i < table.nodes.count else { continue }
-                var found = -1
-                var print: UInt64?
-                let hint = table.nodes[i].lastHit
-                if hint >= 0, proven.same(table.nodes[i].entries[hint].value, visited[v].1) {
-                    found = hint
-                } else {
-                    // Entries are pairwise distinct, so the first equal one is the only one.
-                    let p = prints.of(visited[v].1)
-                    print = p
-                    var start = 0
-                    while let k = table.nodes[i].fingerprints[start...].firstIndex(of: p) {
-                        if k != hint, proven.same(table.nodes[i].entries[k].value, visited[v].1) {
-                            found = k
-                            break
-                        }
-                        start = k + 1
+
+        mutating func fold(_ visitedValues: [(Int32, TracedRaw)], into table: inout Table) {
+            proven.removeAll()
+            prints.removeAll()
+            table.nodes.withUnsafeMutableBufferPointer { nodes in
+                visitedValues.withUnsafeBufferPointer { visited in
+                    for v in visited.indices {
+                        let i = Int(visited[v].0)
+                        guard i >= 0, i < nodes.count else { continue }
+                        visit(&nodes[i], visited[v].1)
                     }
                 }
-                if found >= 0 {
-                    table.nodes[i].entries[found].count += 1
-                    // The newest equal value becomes the representative, so the next visits of this
-                    // request (same storage) compare by identity.
-                    table.nodes[i].entries[found].value = visited[v].1
-                    table.nodes[i].lastHit = found
-                } else if table.nodes[i].entries.count < Self.distinctValuesPerExpression, let print {
-                    table.nodes[i].entries.append((visited[v].1, 1))
-                    table.nodes[i].fingerprints.append(print)
-                    table.nodes[i].lastHit = table.nodes[i].entries.count - 1
-                } else {
-                    table.nodes[i].others += 1
+            }
+        }
+
+        private mutating func visit(_ node: inout NodeOutcomes, _ value: borrowing TracedRaw) {
+            let hint = node.lastHit
+            if hint >= 0 {
+                switch Self.quickly(node.values[hint], value) {
+                case true?:
+                    node.counts[hint] += 1
+                    return
+                case nil where proven.same(node.values[hint], value):
+                    node.counts[hint] += 1
+                    // The newest equal value becomes the representative, so the next visits of
+                    // this request (same storage) compare by identity.
+                    node.values[hint] = copy value
+                    return
+                default:
+                    break
                 }
+            }
+            let print = prints.of(value)
+            let bit = UInt64(1) << (print & 63)
+            if node.printBits & bit != 0 {
+                // Entries are pairwise distinct, so the first equal one is the only one.
+                let n = node.prints.count
+                var k = 0
+                while k < n {
+                    if k != hint, node.prints[k] == print, proven.same(node.values[k], value) {
+                        node.counts[k] += 1
+                        // The newest equal value becomes the representative, so the next visits of
+                        // this request (same storage) compare by identity.
+                        node.values[k] = copy value
+                        node.lastHit = k
+                        return
+                    }
+                    k += 1
+                }
+            }
+            if node.values.count < RulesCoverage.distinctValuesPerExpression {
+                node.values.append(copy value)
+                node.counts.append(1)
+                node.prints.append(print)
+                node.printBits |= bit
+                node.lastHit = node.values.count - 1
+            } else {
+                node.others += 1
+            }
+        }
+
+        /// Whether a and b are equal, when that shows without looking inside them: scalars, or
+        /// the same storage (true). nil: they have to be compared.
+        private static func quickly(_ a: TracedRaw, _ b: TracedRaw) -> Bool? {
+            guard case .value(let x) = a, case .value(let y) = b else { return nil }
+            switch (x, y) {
+            case (.bool(let p), .bool(let q)): return p == q
+            case (.null, .null): return true
+            case (.int(let p), .int(let q)): return p == q
+            case (.timestamp(let s1, let n1), .timestamp(let s2, let n2)): return s1 == s2 && n1 == n2
+            case (.string(let p), .string(let q)):
+                // The same two words: one storage, or one small string's bytes.
+                return unsafeBitCast(p, to: (UInt, UInt).self) == unsafeBitCast(q, to: (UInt, UInt).self) ? true : nil
+            case (.map(let p), .map(let q)): return p.storageIdentity == q.storageIdentity ? true : nil
+            case (.list(let p), .list(let q)): return unsafeBitCast(p, to: UInt.self) == unsafeBitCast(q, to: UInt.self) ? true : nil
+            default: return nil
             }
         }
     }
 
-    /// Equality of recorded outcomes, remembering which map/list storages were already found equal
-    /// during one fold (one request visits the same data map at many expressions).
+    /// Equality of recorded outcomes, remembering which map/list storages were already compared
+    /// during one evaluation's fold (one request visits the same data map at many expressions,
+    /// and their entries hold the same earlier requests' maps).
     private struct EqualityMemo {
-        private var pairs: [(UInt, UInt)] = []
+        private var pairs: [(UInt, UInt, Bool)] = []
+
+        mutating func removeAll() { pairs.removeAll(keepingCapacity: true) }
 
         mutating func same(_ a: TracedRaw, _ b: TracedRaw) -> Bool {
             switch (a, b) {
@@ -163,21 +220,20 @@ public final class RulesCoverage: @unchecked Sendable {
             case (.bool(let x), .bool(let y)): return x == y
             case (.string(let x), .string(let y)): return x == y
             case (.float(let x), .float(let y)): return x.bitPattern == y.bitPattern || x == y
-            case (.map(let x), .map(let y)):
-                return storage(x, y, unsafeBitCast(x, to: UInt.self), unsafeBitCast(y, to: UInt.self))
+            case (.map(let x), .map(let y)): return storage(x, y, x.storageIdentity, y.storageIdentity)
             case (.list(let x), .list(let y)):
                 return storage(x, y, unsafeBitCast(x, to: UInt.self), unsafeBitCast(y, to: UInt.self))
             default: return a == b
             }
         }
 
-        /// Same storage (a Dictionary or Array is one reference), or proven equal before, or equal.
+        /// Same storage (a RulesMap or Array is one reference), or compared before, or compared now.
         private mutating func storage<T: Equatable>(_ x: T, _ y: T, _ ix: UInt, _ iy: UInt) -> Bool {
             if ix == iy { return true }
-            for (p, q) in pairs where (p == ix && q == iy) || (p == iy && q == ix) { return true }
-            guard x == y else { return false }
-            pairs.append((ix, iy))
-            return true
+            for (p, q, equal) in pairs where (p == ix && q == iy) || (p == iy && q == ix) { return equal }
+            let equal = x == y
+            pairs.append((ix, iy, equal))
+            return equal
         }
     }
 
@@ -189,7 +245,27 @@ public final class RulesCoverage: @unchecked Sendable {
         private var memo: [(storage: UInt, print: UInt64)] = []
         private var strings: [(words: (UInt, UInt), print: Int)] = []
 
+        mutating func removeAll() {
+            memo.removeAll(keepingCapacity: true)
+            strings.removeAll(keepingCapacity: true)
+        }
+
         mutating func of(_ raw: TracedRaw) -> UInt64 {
+            // Scalars (most visits: every condition's bool) are mixed without a Hasher, which
+            // costs more to set up and finish than they take to compare.
+            if case .value(let v) = raw {
+                switch v {
+                case .null: return Self.mix(0, 0)
+                case .bool(let b): return Self.mix(1, b ? 1 : 0)
+                case .int(let i): return Self.mix(3, UInt64(bitPattern: i))
+                case .timestamp(let s, let n): return Self.mix(7, UInt64(bitPattern: s) &* 1_000_000_007 &+ UInt64(UInt32(bitPattern: n)))
+                // Strings, lists and maps by their own fingerprints, memoized per storage.
+                case .string(let s): return Self.mix(5, UInt64(UInt(bitPattern: print(s))))
+                case .list(let items): return Self.mix(11, print(items))
+                case .map(let m): return Self.mix(12, print(m))
+                default: break
+                }
+            }
             var h = Hasher()
             switch raw {
             case .error(let e):
@@ -235,24 +311,10 @@ public final class RulesCoverage: @unchecked Sendable {
                 h.combine(segments)
             case .list(let items):
                 h.combine(11 as UInt8)
-                let storage = unsafeBitCast(items, to: UInt.self)
-                if let known = known(storage) {
-                    h.combine(known)
-                } else {
-                    var inner = Hasher()
-                    combine(items, into: &inner)
-                    h.combine(remember(storage, inner))
-                }
+                h.combine(print(items))
             case .map(let m):
                 h.combine(12 as UInt8)
-                let storage = unsafeBitCast(m, to: UInt.self)
-                if let known = known(storage) {
-                    h.combine(known)
-                } else {
-                    var inner = Hasher()
-                    combine(m, into: &inner)
-                    h.combine(remember(storage, inner))
-                }
+                h.combine(print(m))
             case .set(let items):
                 h.combine(13 as UInt8)
                 combine(items, into: &h)
@@ -266,24 +328,51 @@ public final class RulesCoverage: @unchecked Sendable {
             }
         }
 
-        /// Long strings (the request's data fields, visited at many expressions) are hashed once
-        /// per storage: a string's two words name its storage, which the evaluation keeps alive.
         private mutating func combine(_ s: String, into h: inout Hasher) {
-            // Every string goes through its own hasher, memoized or not, so equal strings of
-            // different lengths (canonically equivalent spellings) still agree.
+            h.combine(print(s))
+        }
+
+        /// A string's own hash. Long strings (the request's data fields, visited at many
+        /// expressions) are hashed once per storage: a string's two words name its storage, which
+        /// the evaluation keeps alive. Every string goes through its own hasher, memoized or not,
+        /// so equal strings of different lengths (canonically equivalent spellings) still agree.
+        private mutating func print(_ s: String) -> Int {
             let long = s.utf8.count > 15
             let words = unsafeBitCast(s, to: (UInt, UInt).self)
             if long {
-                for entry in strings where entry.words == words {
-                    h.combine(entry.print)
-                    return
-                }
+                for entry in strings where entry.words == words { return entry.print }
             }
             var inner = Hasher()
             inner.combine(s)
             let print = inner.finalize()
             if long { strings.append((words, print)) }
-            h.combine(print)
+            return print
+        }
+
+        /// A list's fingerprint, once per storage during one fold.
+        private mutating func print(_ items: [RulesValue]) -> UInt64 {
+            let storage = unsafeBitCast(items, to: UInt.self)
+            if let known = known(storage) { return known }
+            var inner = Hasher()
+            combine(items, into: &inner)
+            return remember(storage, inner)
+        }
+
+        /// A map's fingerprint, once per storage during one fold.
+        private mutating func print(_ m: RulesMap) -> UInt64 {
+            let storage = m.storageIdentity
+            if let known = known(storage) { return known }
+            var inner = Hasher()
+            combine(m, into: &inner)
+            return remember(storage, inner)
+        }
+
+        /// splitmix64's finalizer over a kind tag and a payload.
+        private static func mix(_ tag: UInt64, _ payload: UInt64) -> UInt64 {
+            var z = payload &+ (tag &+ 1) &* 0x9E37_79B9_7F4A_7C15
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
         }
 
         /// -0.0 and 0.0 are equal values.
@@ -330,9 +419,9 @@ public final class RulesCoverage: @unchecked Sendable {
         let nodes = tables[ObjectIdentifier(ruleset)]?.nodes ?? []
         lock.unlock()
         var out: [Int32: [String: Outcome]] = [:]
-        for (i, n) in nodes.enumerated() where !n.entries.isEmpty || n.others > 0 {
+        for (i, n) in nodes.enumerated() where !n.values.isEmpty || n.others > 0 {
             var m: [String: Outcome] = [:]
-            for (raw, count) in n.entries {
+            for (raw, count) in zip(n.values, n.counts) {
                 switch raw {
                 case .value(let v): m[v.rendered, default: Outcome(json: v.json, error: nil, count: 0)].count += count
                 case .error(let e): m["error:" + e.message, default: Outcome(json: nil, error: e.message, count: 0)].count += count

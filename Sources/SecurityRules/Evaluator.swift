@@ -76,6 +76,8 @@ struct Evaluation {
     private var documentsRead = Set<DocumentKey>()
     private var callCache: [CallKey: RulesValue] = [:]
     private var wholeRequest: RulesValue?
+    /// The last map whose key list was built while recording, and that list.
+    private var lastKeys: (storage: UInt, map: RulesMap, list: RulesValue)?
 
     private(set) var visited: [(Int32, TracedRaw)] = []
     private(set) var debugMessages: [String] = []
@@ -203,18 +205,24 @@ struct Evaluation {
             visited.append((id, .value(v)))
             return v
         } catch {
-            var e = error
-            if e.nodeID < 0 {
-                e.nodeID = id
-                if e.unproven {
-                    // As the emulator words a list condition its query's constraints do not prove.
-                    let start = program.nodes[Int(id)].range.start
-                    e.message = "evaluation error at L\(start.line):\(start.column)"
-                }
-            }
-            visited.append((id, .error(e)))
-            throw e
+            throw failed(error, at: id)
         }
+    }
+
+    /// Records that node `id` failed with `error` (recording only) and returns the error as it
+    /// leaves the node: attributed to the node where it arose.
+    private mutating func failed(_ error: EvalError, at id: Int32) -> EvalError {
+        var e = error
+        if e.nodeID < 0 {
+            e.nodeID = id
+            if e.unproven {
+                // As the emulator words a list condition its query's constraints do not prove.
+                let start = program.nodes[Int(id)].range.start
+                e.message = "evaluation error at L\(start.line):\(start.column)"
+            }
+        }
+        visited.append((id, .error(e)))
+        return e
     }
 
     /// The values of an operand run, in order.
@@ -301,8 +309,9 @@ struct Evaluation {
         case .method(let base, let m, let start, let count):
             // `map.keys().hasAll/hasOnly/hasAny([...])`, the commonest schema check, answered from the
             // map without building and sorting the key list (only when no trace needs keys()'s value).
-            if !recording, m == .hasAll || m == .hasOnly || m == .hasAny, case .method(let inner, .keys, _, _) = ops[Int(base)] {
-                return try keysHave(inner, m, operands[Int(start)])
+            if m == .hasAll || m == .hasOnly || m == .hasAny, case .method(let inner, .keys, _, let none) = ops[Int(base)] {
+                if !recording { return try keysHave(inner, m, operands[Int(start)]) }
+                if none == 0, count == 1 { return try keysHaveRecorded(base, inner, m, operands[Int(start)]) }
             }
             let recv = try eval(base)
             return try Methods.call(m, recv, try evalOperands(start, count))
@@ -389,6 +398,49 @@ struct Evaluation {
             return .bool(answer)
         }
         return try Methods.call(m, try Methods.call(.keys, map, []), [arg])
+    }
+
+    /// `keysNode.hasAll/hasOnly/hasAny(argument)` where keysNode is `inner.keys()`, while recording:
+    /// the same visits, values, count and errors as evaluating keysNode and the argument, but the
+    /// key list (which the trace and coverage need) is built once per map per request, and the
+    /// answer comes from the map, not from comparing the lists value by value.
+    private mutating func keysHaveRecorded(_ keysNode: Int32, _ inner: Int32, _ m: Method, _ argument: Int32) throws(EvalError) -> RulesValue {
+        expressionCount += 1
+        if expressionCount > Evaluation.maxExpressions {
+            var e = EvalError("Exceeded the maximum of \(Evaluation.maxExpressions) expressions evaluated for a request.", fatal: true)
+            e.nodeID = keysNode
+            throw e
+        }
+        let keys: RulesValue
+        var map: RulesMap?
+        do throws(EvalError) {
+            let recv = try eval(inner)
+            if case .map(let d) = recv {
+                map = d
+                keys = keyList(d)
+            } else {
+                keys = try Methods.call(.keys, recv, [])
+            }
+        } catch {
+            throw failed(error, at: keysNode)
+        }
+        visited.append((keysNode, .value(keys)))
+        let arg = try eval(argument)
+        if let map, case .list(let wanted) = arg, let answer = CollectionFunctions.keysHave(m, map, wanted) {
+            return .bool(answer)
+        }
+        return try Methods.call(m, keys, [arg])
+    }
+
+    /// `d.keys()`, the same list for every call on one map storage during this request (the
+    /// schema checks call it twice on the request's data).
+    private mutating func keyList(_ d: RulesMap) -> RulesValue {
+        let storage = d.storageIdentity
+        if let lastKeys, lastKeys.storage == storage { return lastKeys.list }
+        let list = RulesValue.list(d.map { .string($0.key) })
+        // The map is kept with its list so its storage (the key) cannot be freed and reused.
+        lastKeys = (storage, d, list)
+        return list
     }
 
     /// `l + r` where l may itself be a `+` chain (`a + '\n' + b + …`): strings are appended to one

@@ -17,26 +17,68 @@ public final class Statement {
 
     deinit { sqlite3_finalize(handle) }
 
+    /// `?` parameters of the statement.
+    public lazy var parameterCount = Int(sqlite3_bind_parameter_count(handle))
+
     /// Resets the statement and binds `values` to `?1…?n`.
     public func bind(_ values: [any SQLBindable]) throws {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        // Parameters not in `values` must read NULL, not what a previous run bound; when every
+        // one is bound again, clearing them first is wasted work.
+        if values.count < parameterCount { sqlite3_clear_bindings(handle) }
         for (i, v) in values.enumerated() {
-            let index = Int32(i + 1)
-            let rc: Int32
+            let index = i + 1
             switch v.sqlValue {
-            case .null: rc = sqlite3_bind_null(handle, index)
-            case .integer(let n): rc = sqlite3_bind_int64(handle, index, n)
-            case .real(let d): rc = sqlite3_bind_double(handle, index, d)
-            case .text(let s): rc = sqlite3_bind_text(handle, index, s, -1, hearth_sqlite_transient())
-            case .blob(let b):
-                rc = b.withUnsafeBytes { p in
-                    // A zero-length blob must still bind as a blob, not NULL.
-                    sqlite3_bind_blob64(handle, index, p.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(b.count), hearth_sqlite_transient())
-                }
+            case .null: try check(sqlite3_bind_null(handle, Int32(index)))
+            case .integer(let n): try bind(n, at: index)
+            case .real(let d): try check(sqlite3_bind_double(handle, Int32(index), d))
+            case .text(let s): try bind(s, at: index)
+            case .blob(let b): try bind(b, at: index)
             }
-            guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
         }
+    }
+
+    // Binding one parameter at a time (`reset`, the `bind(_:at:)`s, `runBound`) spares a
+    // statement run many times per request the `[any SQLBindable]` array and its boxed values.
+
+    /// Resets the statement to bind it anew (bindings not bound again keep their values).
+    public func reset() { sqlite3_reset(handle) }
+
+    /// Binds an integer to parameter `index` (1-based).
+    public func bind(_ value: Int64, at index: Int) throws {
+        try check(sqlite3_bind_int64(handle, Int32(index), value))
+    }
+
+    /// Binds text to parameter `index` (1-based); SQLite keeps its own copy.
+    public func bind(_ value: String, at index: Int) throws {
+        var value = value
+        // Native strings are contiguous UTF-8: no NUL-terminated copy is needed, SQLite takes the length.
+        let rc = value.withUTF8 { p -> Int32 in
+            guard let base = p.baseAddress, p.count > 0 else { return sqlite3_bind_text(handle, Int32(index), "", 0, nil) }
+            return base.withMemoryRebound(to: CChar.self, capacity: p.count) { c in
+                sqlite3_bind_text64(handle, Int32(index), c, sqlite3_uint64(p.count), hearth_sqlite_transient(), UInt8(SQLITE_UTF8))
+            }
+        }
+        try check(rc)
+    }
+
+    /// Binds a blob to parameter `index` (1-based); SQLite keeps its own copy.
+    public func bind(_ value: [UInt8], at index: Int) throws {
+        try value.withUnsafeBytes { p in
+            // A zero-length blob must still bind as a blob, not NULL.
+            try check(sqlite3_bind_blob64(handle, Int32(index), p.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                          sqlite3_uint64(p.count), hearth_sqlite_transient()))
+        }
+    }
+
+    /// Runs the statement with what is bound, ignoring rows, and resets it.
+    public func runBound() throws {
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    private func check(_ rc: Int32) throws {
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
     }
 
     /// Binds a blob from raw memory at `index` (1-based) without an intermediate array.

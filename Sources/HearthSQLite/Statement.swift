@@ -15,7 +15,20 @@ public final class Statement {
         self.connection = connection
     }
 
-    deinit { sqlite3_finalize(handle) }
+    deinit {
+        sqlite3_finalize(handle)
+        for chunk in scratch { chunk.deallocate() }
+    }
+
+    /// Memory holding copies of values bound with `bindScratch`, reused from the start by every
+    /// `reset()`; chunks are added, never moved, so values bound earlier stay where SQLite reads them.
+    private var scratch: [UnsafeMutableRawBufferPointer] = []
+    private var scratchChunk = 0
+    private var scratchUsed = 0
+    private var boundScratch = false
+    /// Values longer than this are bound with SQLite's own copy: the scratch stays small.
+    private static let scratchValueLimit = 1024
+    private static let scratchChunkSize = 4096
 
     /// `?` parameters of the statement.
     public lazy var parameterCount = Int(sqlite3_bind_parameter_count(handle))
@@ -23,6 +36,7 @@ public final class Statement {
     /// Resets the statement and binds `values` to `?1…?n`.
     public func bind(_ values: [any SQLBindable]) throws {
         sqlite3_reset(handle)
+        dropScratch()
         // Parameters not in `values` must read NULL, not what a previous run bound; when every
         // one is bound again, clearing them first is wasted work.
         if values.count < parameterCount { sqlite3_clear_bindings(handle) }
@@ -41,8 +55,23 @@ public final class Statement {
     // Binding one parameter at a time (`reset`, the `bind(_:at:)`s, `runBound`) spares a
     // statement run many times per request the `[any SQLBindable]` array and its boxed values.
 
-    /// Resets the statement to bind it anew (bindings not bound again keep their values).
-    public func reset() { sqlite3_reset(handle) }
+    /// Resets the statement to bind it anew (bindings not bound again keep their values, except
+    /// `bindScratch` ones, which `runBound` drops).
+    public func reset() {
+        sqlite3_reset(handle)
+        dropScratch()
+    }
+
+    /// Drops bindings into the scratch memory (left by a bind that threw before `runBound`), so
+    /// that none can point into memory about to be reused.
+    private func dropScratch() {
+        if boundScratch {
+            sqlite3_clear_bindings(handle)
+            boundScratch = false
+        }
+        scratchChunk = 0
+        scratchUsed = 0
+    }
 
     /// Binds an integer to parameter `index` (1-based).
     public func bind(_ value: Int64, at index: Int) throws {
@@ -71,10 +100,36 @@ public final class Statement {
         }
     }
 
+    /// Binds a blob to parameter `index` (1-based) from a copy in the statement's own scratch
+    /// memory, which SQLite reads in place (`SQLITE_STATIC`): a copy SQLite makes itself is a
+    /// malloc per value and a free when it is bound again, most of what binding a small blob
+    /// costs. Only between `reset()` and `runBound()`, which drops these bindings before the
+    /// scratch can be reused.
+    public func bindScratch(_ value: [UInt8], at index: Int) throws {
+        guard value.count <= Self.scratchValueLimit, !value.isEmpty else { return try bind(value, at: index) }
+        if scratchChunk < scratch.count, scratchUsed + value.count > scratch[scratchChunk].count {
+            scratchChunk += 1
+            scratchUsed = 0
+        }
+        if scratchChunk == scratch.count {
+            scratch.append(.allocate(byteCount: Self.scratchChunkSize, alignment: 8))
+        }
+        let target = scratch[scratchChunk].baseAddress! + scratchUsed
+        value.withUnsafeBytes { target.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        scratchUsed += value.count
+        boundScratch = true
+        // nil is SQLITE_STATIC: the scratch outlives the binding (`runBound` clears it).
+        try check(sqlite3_bind_blob64(handle, Int32(index), target, sqlite3_uint64(value.count), nil))
+    }
+
     /// Runs the statement with what is bound, ignoring rows, and resets it.
     public func runBound() throws {
+        defer {
+            sqlite3_reset(handle)
+            // No binding may point into scratch memory the next `reset()` reuses.
+            dropScratch()
+        }
         while try step() {}
-        sqlite3_reset(handle)
     }
 
     private func check(_ rc: Int32) throws {

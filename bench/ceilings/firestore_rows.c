@@ -11,10 +11,11 @@
  * rows (ownerUid, storage, s3Key, contentType, status, createdAt), with the byte layouts Hearth
  * stores (OrderedEncoding keys and values; a fields blob of FIELDS_BYTES). BATCH commits share one
  * BEGIN IMMEDIATE ... COMMIT, as group commit batches concurrent commits (BATCH 1: one each, as at
- * one connection). Checkpoints run inline (SQLite's own autocheckpoint), unlike Hearth's
- * checkpoint thread, so the rate is if anything low.
+ * one connection). Checkpoints run inline (SQLite's own autocheckpoint, as in sqlite_commits.c,
+ * the bench's ceiling), or with CHECKPOINTS "off" not at all: Hearth checkpoints on its own thread,
+ * so "off" is the writer's side alone (keep COUNT small: the WAL keeps every frame).
  *
- * Usage: firestore_rows DB_PATH COUNT [BATCH] [FIELDS_BYTES]   (DB_PATH must not exist)
+ * Usage: firestore_rows DB_PATH COUNT [BATCH] [FIELDS_BYTES] [inline|off]   (DB_PATH must not exist)
  * Prints one JSON line: commits, transactions, seconds, per_second.
  */
 #include <sqlite3.h>
@@ -45,12 +46,13 @@ static size_t string_value(unsigned char *out, const char *s)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s DB_PATH COUNT [BATCH] [FIELDS_BYTES]\n", argv[0]);
+        fprintf(stderr, "usage: %s DB_PATH COUNT [BATCH] [FIELDS_BYTES] [inline|off]\n", argv[0]);
         return 2;
     }
     long count = atol(argv[2]);
     long batch = argc > 3 ? atol(argv[3]) : 1;
     int fields_bytes = argc > 4 ? atoi(argv[4]) : 230;
+    int checkpoints = !(argc > 5 && strcmp(argv[5], "off") == 0);
     if (batch < 1) batch = 1;
     sqlite3 *db;
     check(sqlite3_open(argv[1], &db), db, "open");
@@ -68,6 +70,7 @@ int main(int argc, char **argv)
         "  PRIMARY KEY (space, scope, field, kind, value, doc_key)) WITHOUT ROWID;"
         "INSERT INTO fs_meta (key, value) VALUES ('next_space', 2), ('last_commit', 0);";
     check(sqlite3_exec(db, setup, NULL, NULL, NULL), db, "setup");
+    if (!checkpoints) check(sqlite3_exec(db, "PRAGMA wal_autocheckpoint=0", NULL, NULL, NULL), db, "checkpoints off");
     sqlite3_stmt *begin, *select, *update, *insert_doc, *insert_index, *commit;
     check(sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, NULL), db, "prepare begin");
     check(sqlite3_prepare_v2(db, "SELECT key, fields, create_time, update_time FROM fs_documents WHERE space = ? AND key = ?",

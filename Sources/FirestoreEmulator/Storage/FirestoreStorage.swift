@@ -426,8 +426,8 @@ final class FirestoreStorage: @unchecked Sendable {
         let insert = try conn.prepare(Self.insertDocument)
         insert.reset()
         try insert.bind(space, at: 1)
-        try insert.bind(key, at: 2)
-        try insert.bind(parentKey, at: 3)
+        try insert.bindScratch(key, at: 2)
+        try insert.bindScratch(parentKey, at: 3)
         try insert.bind(new.path.collectionID, at: 4)
         try insert.bind(StoredValueCodec.encodeFields(new.fields), at: 5)
         try insert.bind(new.createTime.unixMicros, at: 6)
@@ -506,11 +506,11 @@ final class FirestoreStorage: @unchecked Sendable {
                 let scope = scopes[row / entries.count], e = entries[row % entries.count]
                 let p = r * 6
                 try insert.bind(space, at: p + 1)
-                try insert.bind(scope, at: p + 2)
+                try insert.bindScratch(scope, at: p + 2)
                 try insert.bind(e.field, at: p + 3)
                 try insert.bind(Int64(e.kind), at: p + 4)
-                try insert.bind(e.value, at: p + 5)
-                try insert.bind(key, at: p + 6)
+                try insert.bindScratch(e.value, at: p + 5)
+                try insert.bindScratch(key, at: p + 6)
             }
             try insert.runBound()
             done += n

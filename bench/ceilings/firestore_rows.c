@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     }
     long count = atol(argv[2]);
     long batch = argc > 3 ? atol(argv[3]) : 1;
-    int fields_bytes = argc > 4 ? atoi(argv[4]) : 230;
+    int fields_bytes = argc > 4 ? atoi(argv[4]) : 200;
     int checkpoints = !(argc > 5 && strcmp(argv[5], "off") == 0);
     if (batch < 1) batch = 1;
     sqlite3 *db;

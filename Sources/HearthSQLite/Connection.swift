@@ -4,6 +4,8 @@ internal import CSQLite
 public final class Connection {
     let handle: OpaquePointer
     private var cache: [String: Statement] = [:]
+    /// Statements of `PreparedSQL`s, by identity (they live in statics, so identities are never reused).
+    private var identityCache: [ObjectIdentifier: Statement] = [:]
 
     /// Opens (creating if needed) the database at `path`; `":memory:"` is a private in-memory database.
     public init(path: String, readOnly: Bool = false) throws {
@@ -25,6 +27,7 @@ public final class Connection {
 
     deinit {
         cache.removeAll()
+        identityCache.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -44,6 +47,15 @@ public final class Connection {
         if let s = cache[sql] { return s }
         let s = try Statement(connection: self, sql: sql)
         cache[sql] = s
+        return s
+    }
+
+    /// The prepared statement of `sql`, found by identity (see `PreparedSQL`).
+    public func prepare(_ sql: PreparedSQL) throws -> Statement {
+        let id = ObjectIdentifier(sql)
+        if let s = identityCache[id] { return s }
+        let s = try prepare(sql.text)
+        identityCache[id] = s
         return s
     }
 

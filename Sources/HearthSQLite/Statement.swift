@@ -15,28 +15,125 @@ public final class Statement {
         self.connection = connection
     }
 
-    deinit { sqlite3_finalize(handle) }
+    deinit {
+        sqlite3_finalize(handle)
+        for chunk in scratch { chunk.deallocate() }
+    }
+
+    /// Memory holding copies of values bound with `bindScratch`, reused from the start by every
+    /// `reset()`; chunks are added, never moved, so values bound earlier stay where SQLite reads them.
+    private var scratch: [UnsafeMutableRawBufferPointer] = []
+    private var scratchChunk = 0
+    private var scratchUsed = 0
+    private var boundScratch = false
+    /// Values longer than this are bound with SQLite's own copy: the scratch stays small.
+    private static let scratchValueLimit = 1024
+    private static let scratchChunkSize = 4096
+
+    /// `?` parameters of the statement.
+    public lazy var parameterCount = Int(sqlite3_bind_parameter_count(handle))
 
     /// Resets the statement and binds `values` to `?1…?n`.
     public func bind(_ values: [any SQLBindable]) throws {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        dropScratch()
+        // Parameters not in `values` must read NULL, not what a previous run bound; when every
+        // one is bound again, clearing them first is wasted work.
+        if values.count < parameterCount { sqlite3_clear_bindings(handle) }
         for (i, v) in values.enumerated() {
-            let index = Int32(i + 1)
-            let rc: Int32
+            let index = i + 1
             switch v.sqlValue {
-            case .null: rc = sqlite3_bind_null(handle, index)
-            case .integer(let n): rc = sqlite3_bind_int64(handle, index, n)
-            case .real(let d): rc = sqlite3_bind_double(handle, index, d)
-            case .text(let s): rc = sqlite3_bind_text(handle, index, s, -1, hearth_sqlite_transient())
-            case .blob(let b):
-                rc = b.withUnsafeBytes { p in
-                    // A zero-length blob must still bind as a blob, not NULL.
-                    sqlite3_bind_blob64(handle, index, p.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(b.count), hearth_sqlite_transient())
-                }
+            case .null: try check(sqlite3_bind_null(handle, Int32(index)))
+            case .integer(let n): try bind(n, at: index)
+            case .real(let d): try check(sqlite3_bind_double(handle, Int32(index), d))
+            case .text(let s): try bind(s, at: index)
+            case .blob(let b): try bind(b, at: index)
             }
-            guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
         }
+    }
+
+    // Binding one parameter at a time (`reset`, the `bind(_:at:)`s, `runBound`) spares a
+    // statement run many times per request the `[any SQLBindable]` array and its boxed values.
+
+    /// Resets the statement to bind it anew (bindings not bound again keep their values, except
+    /// `bindScratch` ones, which `runBound` drops).
+    public func reset() {
+        sqlite3_reset(handle)
+        dropScratch()
+    }
+
+    /// Drops bindings into the scratch memory (left by a bind that threw before `runBound`), so
+    /// that none can point into memory about to be reused.
+    private func dropScratch() {
+        if boundScratch {
+            sqlite3_clear_bindings(handle)
+            boundScratch = false
+        }
+        scratchChunk = 0
+        scratchUsed = 0
+    }
+
+    /// Binds an integer to parameter `index` (1-based).
+    public func bind(_ value: Int64, at index: Int) throws {
+        try check(sqlite3_bind_int64(handle, Int32(index), value))
+    }
+
+    /// Binds text to parameter `index` (1-based); SQLite keeps its own copy.
+    public func bind(_ value: String, at index: Int) throws {
+        var value = value
+        // Native strings are contiguous UTF-8: no NUL-terminated copy is needed, SQLite takes the length.
+        let rc = value.withUTF8 { p -> Int32 in
+            guard let base = p.baseAddress, p.count > 0 else { return sqlite3_bind_text(handle, Int32(index), "", 0, nil) }
+            return base.withMemoryRebound(to: CChar.self, capacity: p.count) { c in
+                sqlite3_bind_text64(handle, Int32(index), c, sqlite3_uint64(p.count), hearth_sqlite_transient(), UInt8(SQLITE_UTF8))
+            }
+        }
+        try check(rc)
+    }
+
+    /// Binds a blob to parameter `index` (1-based); SQLite keeps its own copy.
+    public func bind(_ value: [UInt8], at index: Int) throws {
+        try value.withUnsafeBytes { p in
+            // A zero-length blob must still bind as a blob, not NULL.
+            try check(sqlite3_bind_blob64(handle, Int32(index), p.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                          sqlite3_uint64(p.count), hearth_sqlite_transient()))
+        }
+    }
+
+    /// Binds a blob to parameter `index` (1-based) from a copy in the statement's own scratch
+    /// memory, which SQLite reads in place (`SQLITE_STATIC`): a copy SQLite makes itself is a
+    /// malloc per value and a free when it is bound again, most of what binding a small blob
+    /// costs. Only between `reset()` and `runBound()`, which drops these bindings before the
+    /// scratch can be reused.
+    public func bindScratch(_ value: [UInt8], at index: Int) throws {
+        guard value.count <= Self.scratchValueLimit, !value.isEmpty else { return try bind(value, at: index) }
+        if scratchChunk < scratch.count, scratchUsed + value.count > scratch[scratchChunk].count {
+            scratchChunk += 1
+            scratchUsed = 0
+        }
+        if scratchChunk == scratch.count {
+            scratch.append(.allocate(byteCount: Self.scratchChunkSize, alignment: 8))
+        }
+        let target = scratch[scratchChunk].baseAddress! + scratchUsed
+        value.withUnsafeBytes { target.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        scratchUsed += value.count
+        boundScratch = true
+        // nil is SQLITE_STATIC: the scratch outlives the binding (`runBound` clears it).
+        try check(sqlite3_bind_blob64(handle, Int32(index), target, sqlite3_uint64(value.count), nil))
+    }
+
+    /// Runs the statement with what is bound, ignoring rows, and resets it.
+    public func runBound() throws {
+        defer {
+            sqlite3_reset(handle)
+            // No binding may point into scratch memory the next `reset()` reuses.
+            dropScratch()
+        }
+        while try step() {}
+    }
+
+    private func check(_ rc: Int32) throws {
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
     }
 
     /// Binds a blob from raw memory at `index` (1-based) without an intermediate array.

@@ -12,20 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-static void check(int rc, sqlite3 *db, const char *what)
-{
-    if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW) {
-        fprintf(stderr, "%s: %s\n", what, sqlite3_errmsg(db));
-        exit(1);
-    }
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
+#include "ceiling.h"
 
 int main(int argc, char **argv)
 {

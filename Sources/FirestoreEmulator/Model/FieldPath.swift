@@ -61,6 +61,7 @@ struct FieldPath: Sendable, Hashable, CustomStringConvertible {
     static func parse(_ text: String) throws(ParseError) -> FieldPath {
         guard !text.isEmpty else { throw .empty }
         guard text.utf8.count <= maxBytes else { throw .tooLong }
+        if let plain = parsePlain(text) { return plain }
         var segments: [String] = []
         let chars = Array(text)
         var i = 0
@@ -105,6 +106,32 @@ struct FieldPath: Sendable, Hashable, CustomStringConvertible {
             guard chars[i] == "." else { throw .unexpectedCharacter(chars[i]) }
             i += 1
         }
+        return FieldPath(segments)
+    }
+
+    /// The path when `text` is dot-separated identifiers (`a.b_1`, nearly every path clients
+    /// send), read byte by byte; nil for anything else, which `parse` then reads by Characters
+    /// (quoted segments, and every error with its message).
+    private static func parsePlain(_ text: String) -> FieldPath? {
+        var segments: [String] = []
+        var start = text.utf8.startIndex
+        var atStart = true
+        for i in text.utf8.indices {
+            let b = text.utf8[i]
+            if b == UInt8(ascii: ".") {
+                if atStart { return nil }
+                segments.append(String(text[start..<i]))
+                start = text.utf8.index(after: i)
+                atStart = true
+                continue
+            }
+            let letter = (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) || b == UInt8(ascii: "_")
+            let digit = b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")
+            if !(letter || (digit && !atStart)) { return nil }
+            atStart = false
+        }
+        if atStart { return nil }
+        segments.append(String(text[start...]))
         return FieldPath(segments)
     }
 }

@@ -141,9 +141,17 @@ enum OrderedEncoding {
     }
 
     static func appendEscaped<S: Sequence>(_ bytes: S, to out: inout [UInt8]) where S.Element == UInt8 {
-        for b in bytes {
-            out.append(b)
-            if b == 0 { out.append(0xFF) }
+        // Contiguous bytes without a 0x00 (nearly every name and string) are copied in one go.
+        let copied = bytes.withContiguousStorageIfAvailable { buffer -> Bool in
+            guard !buffer.contains(0) else { return false }
+            out.append(contentsOf: buffer)
+            return true
+        } ?? false
+        if !copied {
+            for b in bytes {
+                out.append(b)
+                if b == 0 { out.append(0xFF) }
+            }
         }
         out.append(0)
         out.append(1)
@@ -154,6 +162,9 @@ enum OrderedEncoding {
     /// The key of a path given as segments (document or collection path, relative to `documents`).
     static func key<C: Collection>(_ segments: C) -> [UInt8] where C.Element: StringProtocol {
         var out: [UInt8] = []
+        var capacity = 0
+        for s in segments { capacity += s.utf8.count + 2 }
+        out.reserveCapacity(capacity)
         for s in segments { appendEscaped(s.utf8, to: &out) }
         return out
     }

@@ -183,18 +183,19 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
         guard !utf8.contains(where: { $0 >= 0x80 }) else {
             return name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         }
-        var parts: [String] = []
-        var start = utf8.startIndex
-        var i = utf8.startIndex
-        while i != utf8.endIndex {
-            if utf8[i] == 0x2F {
-                parts.append(String(name[start..<i]))
-                start = utf8.index(after: i)
+        // Pieces made straight from the bytes (String(Substring) goes through the general append).
+        var name = name
+        return name.withUTF8 { bytes in
+            var parts: [String] = []
+            parts.reserveCapacity(10)
+            var start = 0
+            for i in 0..<bytes.count where bytes[i] == 0x2F {
+                parts.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self))
+                start = i + 1
             }
-            i = utf8.index(after: i)
+            parts.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self))
+            return parts
         }
-        parts.append(String(name[start..<i]))
-        return parts
     }
 
     /// Parses a full document name, insisting it names a document of `database`.

@@ -34,7 +34,7 @@ final class FirestoreStorage: @unchecked Sendable {
     /// no group index, `.some(.some(marker))` its `built_upto` (nil: complete). Spares every write a
     /// SELECT. Only the group-index build changes that table (space ids are never reused), and it
     /// drops its entry inside its own write transaction, so a writer never sees a stale one.
-    private var groupMarkers: [String: [UInt8]??] = [:]
+    private var groupMarkers: [GroupName: [UInt8]??] = [:]
     /// Per space, the commit time of the last pruning of `fs_history` (see `remember`).
     private var lastPrune: [Int64: Int64] = [:]
     let database: Database
@@ -286,11 +286,16 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Records `t` (from `commitTime`) as the last commit time, inside the transaction that commits with it.
     func store(commitTime t: Instant, _ conn: Connection) throws {
-        try conn.run("UPDATE fs_meta SET value = ? WHERE key = 'last_commit'", [t.unixMicros])
+        let update = try conn.prepare(Self.updateLastCommit)
+        update.reset()
+        try update.bind(t.unixMicros, at: 1)
+        try update.runBound()
         lock.lock()
         lastCommit = t.unixMicros
         lock.unlock()
     }
+
+    private static let updateLastCommit = PreparedSQL("UPDATE fs_meta SET value = ? WHERE key = 'last_commit'")
 
     /// The latest commit time handed out by this process (0 before the first commit).
     ///
@@ -327,10 +332,15 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// The document at `path`, or nil.
     func document(space: Int64, path: ResourcePath, _ conn: Connection) throws -> StoredDocument? {
-        try conn.first("SELECT \(Self.documentColumns) FROM fs_documents WHERE space = ? AND key = ?", [space, path.key]) {
-            try Self.document(from: $0)
-        }
+        let select = try conn.prepare(Self.selectDocument)
+        select.reset()
+        try select.bind(space, at: 1)
+        try select.bind(path.key, at: 2)
+        defer { select.reset() }
+        return try select.step() ? try Self.document(from: select) : nil
     }
+
+    private static let selectDocument = PreparedSQL("SELECT \(documentColumns) FROM fs_documents WHERE space = ? AND key = ?")
 
     /// Keeps `old` readable at read times before `ended`, and forgets this space's versions that
     /// ended before the retention window (an index seek that usually finds nothing).
@@ -408,36 +418,58 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Writes `new` (replacing `old`, the current version or nil) and updates its index rows.
     func put(space: Int64, _ new: StoredDocument, replacing old: StoredDocument?, _ conn: Connection) throws {
-        let key = new.path.key
+        // The document's key is its parent's and one segment more: encoded once for both.
+        let parentKey = OrderedEncoding.key(new.path.segments.dropLast())
+        var key = parentKey
+        OrderedEncoding.appendEscaped((new.path.segments.last ?? "").utf8, to: &key)
         if let old { try remember(space: space, old, ended: new.updateTime, conn) }
-        try conn.run("""
-            INSERT INTO fs_documents (space, key, parent, collection_id, fields, create_time, update_time)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (space, key) DO UPDATE SET fields = excluded.fields,
-                create_time = excluded.create_time, update_time = excluded.update_time
-            """, [space, key, new.path.parent.key, new.path.collectionID, StoredValueCodec.encodeFields(new.fields),
-                  new.createTime.unixMicros, new.updateTime.unixMicros])
+        let insert = try conn.prepare(Self.insertDocument)
+        insert.reset()
+        try insert.bind(space, at: 1)
+        try insert.bindScratch(key, at: 2)
+        try insert.bindScratch(parentKey, at: 3)
+        try insert.bind(new.path.collectionID, at: 4)
+        try insert.bind(StoredValueCodec.encodeFields(new.fields), at: 5)
+        try insert.bind(new.createTime.unixMicros, at: 6)
+        try insert.bind(new.updateTime.unixMicros, at: 7)
+        try insert.runBound()
         let newEntries = IndexEntry.entries(of: new.fields)
-        let oldEntries = old.map { IndexEntry.entries(of: $0.fields) } ?? []
-        let scopes = try indexScopes(space: space, path: new.path, key: key, conn)
-        try removeIndex(space: space, key: key, scopes: scopes, entries: oldEntries.subtracting(newEntries), conn)
-        try addIndex(space: space, key: key, scopes: scopes, entries: newEntries.subtracting(oldEntries), conn)
+        let scopes = try indexScopes(space: space, path: new.path, parentKey: parentKey, key: key, conn)
+        guard let old else {
+            return try addIndex(space: space, key: key, scopes: scopes, entries: newEntries, conn)
+        }
+        let (added, removed) = IndexEntry.difference(newEntries, IndexEntry.entries(of: old.fields))
+        try removeIndex(space: space, key: key, scopes: scopes, entries: removed, conn)
+        try addIndex(space: space, key: key, scopes: scopes, entries: added, conn)
     }
+
+    private static let insertDocument = PreparedSQL("""
+        INSERT INTO fs_documents (space, key, parent, collection_id, fields, create_time, update_time)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (space, key) DO UPDATE SET fields = excluded.fields,
+            create_time = excluded.create_time, update_time = excluded.update_time
+        """)
 
     /// Deletes `old` and its index rows.
     func delete(space: Int64, _ old: StoredDocument, at time: Instant, _ conn: Connection) throws {
         let key = old.path.key
         try remember(space: space, old, ended: time, conn)
         try conn.run("DELETE FROM fs_documents WHERE space = ? AND key = ?", [space, key])
-        try removeIndex(space: space, key: key, scopes: try indexScopes(space: space, path: old.path, key: key, conn),
+        try removeIndex(space: space, key: key, scopes: try indexScopes(space: space, path: old.path, parentKey: old.path.parent.key, key: key, conn),
                         entries: IndexEntry.entries(of: old.fields), conn)
+    }
+
+    /// A collection id of one space (the key of `groupMarkers`).
+    private struct GroupName: Hashable {
+        let space: Int64
+        let collectionID: String
     }
 
     /// The scopes the index rows of the document at `key` live under: its collection, and its
     /// collection group when that group's index is kept and its build has reached the document.
-    private func indexScopes(space: Int64, path: ResourcePath, key: [UInt8], _ conn: Connection) throws -> [[UInt8]] {
-        var scopes = [path.parent.key]
-        let name = "\(space)/\(path.collectionID)"
+    private func indexScopes(space: Int64, path: ResourcePath, parentKey: [UInt8], key: [UInt8], _ conn: Connection) throws -> [[UInt8]] {
+        var scopes = [parentKey]
+        let name = GroupName(space: space, collectionID: path.collectionID)
         lock.lock()
         let cached = groupMarkers[name]
         lock.unlock()
@@ -460,33 +492,40 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Adds index rows, up to `indexRowsPerInsert` per statement: one statement for a document's
     /// rows instead of one each spares the per-statement work (bind, reset, opening the cursor).
-    private func addIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: Set<IndexEntry>, _ conn: Connection) throws {
-        guard !entries.isEmpty else { return }
-        var values: [any SQLBindable] = []
-        values.reserveCapacity(min(entries.count * scopes.count, Self.indexRowsPerInsert) * 6)
-        func flush() throws {
-            guard !values.isEmpty else { return }
-            try conn.prepare(Self.insertIndexRows[values.count / 6 - 1]).run(values)
-            values.removeAll(keepingCapacity: true)
-        }
-        for e in entries {
-            for scope in scopes {
-                values.append(contentsOf: [space, scope, e.field, e.kind, e.value, key] as [any SQLBindable])
-                if values.count == Self.indexRowsPerInsert * 6 { try flush() }
+    /// The rows go in in key order (`entries` is sorted), each bound straight into the statement.
+    private func addIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: [IndexEntry], _ conn: Connection) throws {
+        let total = entries.count * scopes.count
+        var done = 0
+        while done < total {
+            let n = min(total - done, Self.indexRowsPerInsert)
+            let insert = try conn.prepare(Self.insertIndexRows[n - 1])
+            insert.reset()
+            for r in 0..<n {
+                let row = done + r
+                // Scope-major: a scope's rows are adjacent in `fs_index`.
+                let scope = scopes[row / entries.count], e = entries[row % entries.count]
+                let p = r * 6
+                try insert.bind(space, at: p + 1)
+                try insert.bindScratch(scope, at: p + 2)
+                try insert.bind(e.field, at: p + 3)
+                try insert.bind(Int64(e.kind), at: p + 4)
+                try insert.bindScratch(e.value, at: p + 5)
+                try insert.bindScratch(key, at: p + 6)
             }
+            try insert.runBound()
+            done += n
         }
-        try flush()
     }
 
     /// Index rows one INSERT adds at most (6 parameters each, well under SQLite's limit of 999).
     static let indexRowsPerInsert = 16
     /// `insertIndexRows[n - 1]` inserts n index rows.
-    private static let insertIndexRows: [String] = (1...indexRowsPerInsert).map { n in
-        "INSERT OR IGNORE INTO fs_index (space, scope, field, kind, value, doc_key) VALUES "
-            + Array(repeating: "(?, ?, ?, ?, ?, ?)", count: n).joined(separator: ", ")
+    private static let insertIndexRows: [PreparedSQL] = (1...indexRowsPerInsert).map { n in
+        PreparedSQL("INSERT OR IGNORE INTO fs_index (space, scope, field, kind, value, doc_key) VALUES "
+            + Array(repeating: "(?, ?, ?, ?, ?, ?)", count: n).joined(separator: ", "))
     }
 
-    private func removeIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: Set<IndexEntry>, _ conn: Connection) throws {
+    private func removeIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: [IndexEntry], _ conn: Connection) throws {
         guard !entries.isEmpty else { return }
         let remove = try conn.prepare("DELETE FROM fs_index WHERE space = ? AND scope = ? AND field = ? AND kind = ? AND value = ? AND doc_key = ?")
         for e in entries {
@@ -536,7 +575,7 @@ final class FirestoreStorage: @unchecked Sendable {
                 let done: Bool = try database.write { conn in
                     // Writers re-read this collection's marker from the transaction's outcome.
                     lock.lock()
-                    groupMarkers["\(space)/\(collectionID)"] = nil
+                    groupMarkers[GroupName(space: space, collectionID: collectionID)] = nil
                     lock.unlock()
                     guard try conn.scalarInt("SELECT 1 FROM fs_spaces WHERE space = ?", [space]) != nil else { return true }
                     let marker = try conn.first("SELECT built_upto FROM fs_group_indexes WHERE space = ? AND collection_id = ?",

@@ -14,27 +14,78 @@ struct IndexEntry: Hashable, Sendable {
     static let valueKind = 0
     static let elementKind = 1
 
-    /// All entries of a document's fields.
-    static func entries(of fields: [String: FirestoreValue]) -> Set<IndexEntry> {
-        var out = Set<IndexEntry>()
+    /// All entries of a document's fields, each once, sorted (see `sorted(_:)`).
+    ///
+    /// An array, not a `Set`: field paths are unique within a document, so only the elements of
+    /// one array can repeat an entry, and sorting both lists lets `put` compare a document's old
+    /// and new entries by merging instead of hashing every encoded value.
+    static func entries(of fields: [String: FirestoreValue]) -> [IndexEntry] {
+        var out: [IndexEntry] = []
+        out.reserveCapacity(fields.count)
         collect(fields, prefix: [], into: &out)
-        return out
+        return sorted(out)
     }
 
-    private static func collect(_ fields: [String: FirestoreValue], prefix: [String], into out: inout Set<IndexEntry>) {
+    private static func collect(_ fields: [String: FirestoreValue], prefix: [String], into out: inout [IndexEntry]) {
         for (key, value) in fields {
             // A top-level field's canonical path is its quoted name (no path arrays to build).
             let name = prefix.isEmpty ? FieldPath.quoteIfNeeded(key) : FieldPath(prefix + [key]).canonical
-            out.insert(IndexEntry(field: name, kind: valueKind, value: OrderedEncoding.encode(value)))
+            out.append(IndexEntry(field: name, kind: valueKind, value: OrderedEncoding.encode(value)))
             switch value {
             case .array(let elements):
-                for e in elements { out.insert(IndexEntry(field: name, kind: elementKind, value: OrderedEncoding.encode(e))) }
+                // Repeated elements are dropped by `sorted`.
+                for e in elements { out.append(IndexEntry(field: name, kind: elementKind, value: OrderedEncoding.encode(e))) }
             case .map(let m):
                 collect(m, prefix: prefix + [key], into: &out)
             default:
                 break
             }
         }
+    }
+
+    /// `entries` in the order of `precedes`, repeats dropped.
+    static func sorted(_ entries: [IndexEntry]) -> [IndexEntry] {
+        var out = entries.sorted(by: precedes)
+        var last = 0
+        for i in out.indices.dropFirst() where compare(out[i], out[last]) != 0 {
+            last += 1
+            if last != i { out[last] = out[i] }
+        }
+        if !out.isEmpty { out.removeSubrange((last + 1)...) }
+        return out
+    }
+
+    /// The order of `fs_index`'s key within one scope: field (as SQLite compares TEXT, by bytes),
+    /// kind, value.
+    static func precedes(_ a: IndexEntry, _ b: IndexEntry) -> Bool {
+        compare(a, b) < 0
+    }
+
+    /// Compares field names by their bytes (`String`'s `==` would equate canonically equivalent
+    /// names, which are different fields to Firestore and different TEXT to SQLite).
+    static func compare(_ a: IndexEntry, _ b: IndexEntry) -> Int {
+        if !a.field.utf8.elementsEqual(b.field.utf8) { return OrderedEncoding.utf8Less(a.field, b.field) ? -1 : 1 }
+        if a.kind != b.kind { return a.kind < b.kind ? -1 : 1 }
+        return OrderedEncoding.compare(a.value, b.value)
+    }
+
+    /// The entries of `a` not in `b` and of `b` not in `a` (both from `entries(of:)`), in one merge.
+    static func difference(_ a: [IndexEntry], _ b: [IndexEntry]) -> (onlyA: [IndexEntry], onlyB: [IndexEntry]) {
+        var onlyA: [IndexEntry] = [], onlyB: [IndexEntry] = []
+        var i = 0, j = 0
+        while i < a.count && j < b.count {
+            let c = compare(a[i], b[j])
+            if c < 0 {
+                onlyA.append(a[i]); i += 1
+            } else if c > 0 {
+                onlyB.append(b[j]); j += 1
+            } else {
+                i += 1; j += 1
+            }
+        }
+        onlyA.append(contentsOf: a[i...])
+        onlyB.append(contentsOf: b[j...])
+        return (onlyA, onlyB)
     }
 
     /// The collection-group scope key of `collectionID` (0xFF never starts a collection-scope key:

@@ -1,0 +1,75 @@
+import Foundation
+import HearthCore
+import HearthSQLite
+import Testing
+@testable import FirestoreEmulator
+
+/// A document's `fs_index` rows are exactly its entries after every kind of write (the entries
+/// are sorted arrays merged on update, no longer sets).
+struct IndexRowsTests {
+    private struct Row: Equatable, CustomStringConvertible {
+        let field: String
+        let kind: Int
+        let value: [UInt8]
+        var description: String { "\(field)/\(kind)/\(value)" }
+    }
+
+    private func storedRows(_ h: TestHarness, _ path: String) throws -> [Row] {
+        let key = ResourcePath(path.split(separator: "/").map(String.init)).key
+        return try h.database.read { conn in
+            try conn.rows("SELECT field, kind, value FROM fs_index WHERE doc_key = ? ORDER BY field, kind, value", [key]) {
+                Row(field: $0.text(0), kind: $0.int(1), value: $0.blob(2))
+            }
+        }
+    }
+
+    private func expectedRows(_ h: TestHarness, _ path: String) throws -> [Row] {
+        let key = ResourcePath(path.split(separator: "/").map(String.init)).key
+        let doc = try h.database.read { conn in
+            try conn.first("SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE key = ?", [key]) {
+                try FirestoreStorage.document(from: $0)
+            }
+        }
+        guard let doc else { return [] }
+        // One collection-scope row per distinct entry, in SQLite's order.
+        return IndexEntry.entries(of: doc.fields).map { Row(field: $0.field, kind: $0.kind, value: $0.value) }
+    }
+
+    @Test func rowsFollowCreatesUpdatesAndDeletes() throws {
+        let h = try TestHarness()
+        let path = "rooms/r1/messages/m1"
+        // Repeated array elements: one element row each.
+        h.put(path, ["tags": arr([str("a"), str("b"), str("a"), int(3), str("b")]), "n": int(1),
+                     "nested": map([("x", int(1)), ("y", str("q"))]), "text": str("hello")])
+        let created = try storedRows(h, path)
+        #expect(created == (try expectedRows(h, path)))
+        #expect(created.filter { $0.field == "tags" && $0.kind == IndexEntry.elementKind }.count == 3)
+        #expect(created.contains { $0.field == "nested.y" })
+        // An update changing some fields, dropping one, adding one and keeping one.
+        h.put(path, ["tags": arr([str("b"), str("c")]), "n": int(1), "nested": map([("x", int(2))]), "extra": str("new")])
+        let updated = try storedRows(h, path)
+        #expect(updated == (try expectedRows(h, path)))
+        #expect(!updated.contains { $0.field == "text" || $0.field == "nested.y" })
+        #expect(updated.filter { $0.field == "tags" && $0.kind == IndexEntry.elementKind }.count == 2)
+        // A rewrite with the same fields leaves the rows as they are.
+        h.put(path, ["tags": arr([str("b"), str("c")]), "n": int(1), "nested": map([("x", int(2))]), "extra": str("new")])
+        #expect(try storedRows(h, path) == updated)
+        h.call("DELETE", h.api("/" + path))
+        #expect(try storedRows(h, path).isEmpty)
+    }
+
+    @Test func entriesAreSortedDistinctAndDiffedByMerge() {
+        let a = IndexEntry.entries(of: ["b": .array([.integer(2), .integer(1), .integer(2)]), "a": .string("x"), "é": .boolean(true)])
+        // Sorted by canonical field bytes ("`é`" quoted, and "`" < "a" < "b"), kind, value; the
+        // repeated element once.
+        #expect(a.map(\.field) == ["`é`", "a", "b", "b", "b"])
+        #expect(a.filter { $0.kind == IndexEntry.elementKind }.count == 2)
+        for (x, y) in zip(a, a.dropFirst()) { #expect(IndexEntry.compare(x, y) < 0) }
+        let b = IndexEntry.entries(of: ["b": .array([.integer(1)]), "c": .null])
+        let (onlyA, onlyB) = IndexEntry.difference(a, b)
+        #expect(Set(onlyA.map(\.field)) == ["a", "b", "`é`"])
+        #expect(onlyA.count == 4)  // a, b's array value, b's element 2, é
+        #expect(onlyB.map(\.field) == ["b", "c"])  // b's new array value, c
+        #expect(IndexEntry.difference(a, a).onlyA.isEmpty)
+    }
+}

@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from benchlib import grpcbench  # noqa: E402
 from benchlib.loadgen import Wrk  # noqa: E402
+from benchlib.procs import OfficialFirestore, Registry  # noqa: E402
 from commit_ab import fresh_hearth, rest_commit  # noqa: E402
 from get_rows import children_cpu, cpu_seconds, per_call, stat_cpu_seconds, switches, task_files  # noqa: E402
 
@@ -110,6 +111,29 @@ def one(binary, work, row, client, args, ctx):
         return out
 
 
+def emulator_rows(binary, work, args, ctx):
+    """The gRPC rows against the official emulator (user token from a Hearth's Auth, the shipped rules,
+    5 s of warm-up for the JVM as make bench gives it), printed as the Hearth rows are."""
+    with fresh_hearth(binary, work) as (_, user, _port):
+        reg = Registry()
+        emu = OfficialFirestore(reg, work, os.path.join(ROOT, "rules", "firestore.rules"))
+        try:
+            emu.start()
+            for row in [r for r in args.only.split(",") if r != "rest"]:
+                for client in args.clients.split(","):
+                    def grpc(seconds, warm=0):
+                        s = grpcbench.grpcload(ctx, emu.port, user.id_token, row, "-uid", user.uid, "-streams", 16,
+                                               "-duration", seconds, "-warmup", warm, "-per-conn", 16, "-client", client,
+                                               "-tag", f"emu-{row}-{client}-{time.time_ns()}")
+                        return grpcbench.require_ok(s, f"emulator {row}")
+                    grpc(5)
+                    out = measured(emu.pid, lambda: grpc(args.seconds), lambda s: s["ok"])
+                    print(f"emulator {row} ({client}): {out['rps']:,.0f}/s, JVM {out['hearth_us']:.0f} µs/call, "
+                          f"loadgen {out['loadgen_us']:.0f} µs/call, p50 {out['p50_us'] or 0:.0f} µs", flush=True)
+        finally:
+            reg.stop_all()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", action="append", help="hearth binary (repeat for an A/B; default .build/release/hearth)")
@@ -118,6 +142,7 @@ def main():
     ap.add_argument("--only", default="rest,commit,write")
     ap.add_argument("--clients", default="h2,grpc", help="grpcload clients for the gRPC rows")
     ap.add_argument("--strace", action="store_true")
+    ap.add_argument("--emulator", action="store_true", help="the gRPC rows against the official emulator instead")
     args = ap.parse_args()
     bins = [os.path.abspath(b) for b in (args.bin or [os.path.join(ROOT, ".build", "release", "hearth")])]
     build = os.path.abspath(os.path.join(ROOT, ".build"))
@@ -125,6 +150,13 @@ def main():
     grpcbench.build_grpcload(ctx)
     rows = [(r, "wrk") if r == "rest" else (r, c) for r in args.only.split(",")
             for c in (["wrk"] if r == "rest" else args.clients.split(","))]
+    if args.emulator:
+        work = tempfile.mkdtemp(prefix="commit-rows-emu-", dir=build)
+        try:
+            emulator_rows(bins[0], work, args, ctx)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return 0
     for r in range(args.rounds):
         for row, client in rows:
             for i, b in enumerate(bins):

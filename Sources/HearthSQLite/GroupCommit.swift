@@ -180,19 +180,13 @@ public final class GroupCommit: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Runs the queued bodies, at most `limit`, as one batch (called leading, with `lock` held;
-    /// returns so): completes the submitted ones, then wakes the waiting callers whose bodies ran.
-    private func leadBatch(limit: Int = GroupCommit.maxBatch) {
-        let first: [Job]
-        if queue.count <= limit {
-            first = queue
-            queue.removeAll(keepingCapacity: true)
-        } else {
-            first = Array(queue.prefix(limit))
-            queue.removeFirst(limit)
-        }
+    /// Runs the queued bodies as one batch (called leading, with `lock` held; returns so):
+    /// completes the submitted ones, then wakes the waiting callers whose bodies ran.
+    private func leadBatch() {
+        let first = queue
+        queue.removeAll(keepingCapacity: true)
         lock.unlock()
-        let ran = runTransaction(first, limit: limit)
+        let ran = runTransaction(first)
         for j in ran { j.body = nil }
         // Before another batch can start: completions keep commit order. The threads they hand
         // answers to (event loops) are woken once, after the last (`HeldWakeUps`).
@@ -248,18 +242,10 @@ public final class GroupCommit: @unchecked Sendable {
         drainWake.signal()
     }
 
-    /// Leads batches until nothing is queued (on `drainer`, which was handed the lead), each of at
-    /// most half of what is queued when it starts (rounded up).
-    ///
-    /// Submitted bodies are whole request windows: a Write stream's next request, a client's next
-    /// Commit, come only after the answer. A batch that took every queued body, and every one queued
-    /// while it ran, took the clients' whole window: all of them waited for its COMMIT, then all
-    /// sent at once while the writer idled, in lockstep (16 streams: one batch of 16 at a time,
-    /// the writer idle for each round trip). Half a queue lets the answers of one half go out and
-    /// their next requests arrive while the writer runs the other half: the writer keeps work.
+    /// Leads batches until nothing is queued (on `drainer`, which was handed the lead).
     private func drain() {
         lock.lock()
-        while !queue.isEmpty { leadBatch(limit: min(Self.maxBatch, (queue.count + 1) / 2)) }
+        while !queue.isEmpty { leadBatch() }
         leading = false
         let owner = draining
         draining = nil
@@ -279,8 +265,8 @@ public final class GroupCommit: @unchecked Sendable {
     }
 
     /// Runs `first` and, in the same transaction, every body queued meanwhile (until none is waiting
-    /// or `limit` ran), then commits; records each body's failure. Returns the jobs it ran.
-    private func runTransaction(_ first: [Job], limit: Int) -> [Job] {
+    /// or `maxBatch` ran), then commits; records each body's failure. Returns the jobs it ran.
+    private func runTransaction(_ first: [Job]) -> [Job] {
         var ran: [Job] = []
         var failures: [(any Error)?] = []
         var aloneFailed = false
@@ -329,7 +315,7 @@ public final class GroupCommit: @unchecked Sendable {
                             try conn.run("RELEASE \(savepoint)")
                         }
                     }
-                    pending = take(limit - ran.count)
+                    pending = take(Self.maxBatch - ran.count)
                 }
             }
         } catch {

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -433,6 +434,9 @@ func (hc *h2client) headers(c *h2call, f *http2.MetaHeadersFrame) {
 	}
 	delete(hc.calls, c.id)
 	status, message := headerValue(f, "grpc-status"), headerValue(f, "grpc-message")
+	if m, err := url.PathUnescape(message); err == nil {
+		message = m // grpc-message is percent-encoded
+	}
 	if status == "" {
 		die("stream %d ended without grpc-status", c.id)
 	}

@@ -192,7 +192,8 @@ def phase_hearth_main(ctx, s3_others, after_s3):
 
 
 FS_REST_KEYS = ["fs.get.c1", "fs.get.c16", "fs.commit.c1", "fs.commit.c16", "fs.batchget.c16"]
-GRPC_KEYS = ["grpc.get.s1", "grpc.get.s16", "grpc.commit.s16", "rt.write.s16", "fs.txn.c16"]
+GRPC_KEYS = ["grpc.get.s1", "grpc.get.s16", "grpc.commit.s16", "rt.write.s16", "fs.txn.c16", "grpc.commit.grpcgo.s16",
+             "rt.write.grpcgo.s16"]
 
 
 def rt_keys(ctx):
@@ -383,10 +384,14 @@ def rows(ctx, counts):
                         f"(h2load, 1 conn)", "calls/s", peers=emu,
                         ceilings=[(f"REST get {c} conn", (f"fs.get.c{c}", "hearth"))],
                         target=[("min_ratio", f"REST get {c} conn", 1.0, "≥ the REST get"), x10]))
-    rows.append(Row("grpc.commit.s16", "gRPC Commit 1 doc + serverTimestamp, rules on, 16 streams (grpcload, 1 conn)",
+    rows.append(Row("grpc.commit.s16", "gRPC Commit 1 doc + serverTimestamp, rules on, 16 streams (grpcload h2, 1 conn)",
                     "calls/s", peers=emu, target=x10))
-    rows.append(Row("rt.write.s16", "Write stream: creates acknowledged, 16 streams, one write in flight each", "commits/s",
-                    peers=emu, target=x10))
+    rows.append(Row("rt.write.s16", "Write stream: creates acknowledged, 16 streams, one write in flight each (grpcload h2)",
+                    "commits/s", peers=emu, target=x10))
+    rows.append(Row("grpc.commit.grpcgo.s16", "gRPC Commit, 16 streams, through grpc-go (its client CPU competes with Hearth's)",
+                    "calls/s"))
+    rows.append(Row("rt.write.grpcgo.s16", "Write stream, 16 streams, through grpc-go (its client CPU competes with Hearth's)",
+                    "commits/s"))
     for n in s.listener_counts:
         rows.append(Row(f"rt.latency.{n}", f"Commit → snapshot delivered, {n:,} listener{'s' if n > 1 else ''}: p50",
                         "ms", peers=emu, higher_is_better=False,

@@ -131,6 +131,13 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             if inbound.count == 5 + length { inbound = [] } else { inbound.removeFirst(5 + length) }
             if case .bidirectional = handler, let jobs {
                 let size = 5 + length
+                if !compressed, length <= GRPCServer.loopMessageLimit, let rs = loopRequestStream(),
+                   jobs.runHereIfIdle({ done in
+                       rs.receivedOnLoop(message, done: done)
+                       stream.consume(size)
+                   }) {
+                    continue
+                }
                 // Inflating runs here on the call's worker queue, never on the connection's loop.
                 // The next message waits for `done` (a write answered when its batch commits).
                 jobs.submit(async: { [self] done in
@@ -176,23 +183,14 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             server.quickCalls.add(QuickCall(call: self, quick: quick, run: run, request: request.bytes), stream: stream)
         case .unaryAsync(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
-            let context = self.context
-            server.pool.submit { [self] in
-                guard !isClosed else { return }
-                switch decoded(request.bytes, compressed: request.compressed) {
-                case .success(let plain):
-                    run(plain, context) { [self] result in
-                        switch result {
-                        case .success(let response):
-                            answerWhole(response)
-                        case .failure(let status):
-                            finish(status)
-                        }
-                    }
-                case .failure(let status):
-                    finish(status)
-                }
+            runAsyncOnWorker(run, request)
+        case .unaryAsyncQuick(let start, let run):
+            guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
+            if !request.compressed, request.bytes.count <= GRPCServer.loopMessageLimit,
+               start(request.bytes, context, { [self] result in replied(result) }) {
+                return
             }
+            runAsyncOnWorker(run, request)
         case .serverStreaming(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             let context = self.context
@@ -220,6 +218,39 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             return finish(error)
         }
         runOnWorker(q.run, (q.request, false))
+    }
+
+    /// A unary answer made later (any thread).
+    private func replied(_ result: Result<[UInt8], GRPCStatus>) {
+        switch result {
+        case .success(let response):
+            answerWhole(response)
+        case .failure(let status):
+            finish(status)
+        }
+    }
+
+    private func runAsyncOnWorker(_ run: @escaping @Sendable ([UInt8], GRPCContext, _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Void,
+                                  _ request: (bytes: [UInt8], compressed: Bool)) {
+        let context = self.context
+        server.pool.submit { [self] in
+            guard !isClosed else { return }
+            switch decoded(request.bytes, compressed: request.compressed) {
+            case .success(let plain):
+                run(plain, context) { [self] result in replied(result) }
+            case .failure(let status):
+                finish(status)
+            }
+        }
+    }
+
+    /// The request side when it takes messages on the loop thread (and `open` has made it).
+    private func loopRequestStream() -> (any GRPCRequestStream)? {
+        lock.lock()
+        let rs = requestStream
+        lock.unlock()
+        guard let rs, rs.takesMessagesOnLoop else { return nil }
+        return rs
     }
 
     private func runOnWorker(_ run: @escaping @Sendable ([UInt8], GRPCContext) throws(GRPCStatus) -> [UInt8],

@@ -25,6 +25,11 @@ public final class GRPCServer: HTTP2StreamHandler, @unchecked Sendable {
         }
     }
 
+    /// The largest request message a handler may take on a loop thread (`unaryAsyncQuick`,
+    /// `receivedOnLoop`): decoding a 10 MiB commit there would hold every other connection of the
+    /// loop for milliseconds; a commit of a few documents is a few KiB.
+    public static let loopMessageLimit = 64 << 10
+
     /// The listener's name in log lines.
     public let name: String
     let services: [String: any GRPCService]

@@ -26,6 +26,16 @@ public enum GRPCHandler: Sendable {
     /// meanwhile, which capped the batch at the worker count).
     case unaryAsync(@Sendable (_ request: [UInt8], _ context: GRPCContext,
                                _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Void)
+    /// `unaryAsync` whose common requests are started on the connection's loop thread the moment
+    /// they are complete (a commit decoded, checked and queued for the writer there), with no
+    /// hand-off to a worker: that hand-off was a thread wake-up per call. `start` must do only
+    /// bounded work that never waits (as `unaryQuick`'s `quick`; it must not run a write batch
+    /// itself) and returns false, having done nothing, for a request it leaves to `run` on a worker.
+    /// Compressed and large requests always go to `run`.
+    case unaryAsyncQuick(start: @Sendable (_ request: [UInt8], _ context: GRPCContext,
+                                           _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Bool,
+                         run: @Sendable (_ request: [UInt8], _ context: GRPCContext,
+                                         _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Void)
     /// One request message, any number of responses sent through `responses`; returning ends the
     /// call with OK, throwing ends it with that status. Runs on a worker thread, and may block in
     /// `responses.waitUntilWritable()` while the client reads slowly.
@@ -118,6 +128,14 @@ public protocol GRPCRequestStream: AnyObject, Sendable {
     /// may deliver the next message (or the end); nothing more is delivered until then. The
     /// server calls this one; by default it is `received` followed by `done`.
     func received(_ message: [UInt8], done: @escaping @Sendable () -> Void)
+    /// Whether `receivedOnLoop` may be called (asked as each message arrives).
+    var takesMessagesOnLoop: Bool { get }
+    /// `received(_:done:)` called on the connection's loop thread, for an uncompressed message
+    /// within `GRPCServer.loopMessageLimit` that arrived while nothing else of this stream was
+    /// queued or running: no worker is woken for it. Only for handlers whose `takesMessagesOnLoop`
+    /// is true; it must do only bounded work that never waits (decode, check, queue a commit
+    /// without running its batch).
+    func receivedOnLoop(_ message: [UInt8], done: @escaping @Sendable () -> Void)
     func halfClosed()
     func cancelled()
 }
@@ -126,5 +144,11 @@ extension GRPCRequestStream {
     public func received(_ message: [UInt8], done: @escaping @Sendable () -> Void) {
         received(message)
         done()
+    }
+
+    public var takesMessagesOnLoop: Bool { false }
+
+    public func receivedOnLoop(_ message: [UInt8], done: @escaping @Sendable () -> Void) {
+        received(message, done: done)
     }
 }

@@ -79,6 +79,32 @@ final class SerialJobs: @unchecked Sendable {
         if start { pool.submit { [self] in drain() } }
     }
 
+    /// Runs `job` now on the calling thread when nothing is queued or running (true), else leaves
+    /// it (false: the caller submits it). Jobs queued while it runs, or after it returned but before
+    /// it is done, go to a worker as `submit`'s do: this thread only ever runs the one job.
+    func runHereIfIdle(_ job: (_ done: @escaping @Sendable () -> Void) -> Void) -> Bool {
+        lock.lock()
+        guard !running, queued.isEmpty else {
+            lock.unlock()
+            return false
+        }
+        running = true
+        phase = .started
+        lock.unlock()
+        job { [self] in finished() }
+        guard settle(returned: true) else { return true }
+        // Done before it returned: whatever was queued meanwhile goes to a worker.
+        lock.lock()
+        guard !queued.isEmpty else {
+            running = false
+            lock.unlock()
+            return true
+        }
+        lock.unlock()
+        pool.submit { [self] in drain() }
+        return true
+    }
+
     private func drain() {
         while true {
             lock.lock()

@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 internal import CLinuxIO
 
 /// One thread waiting in `epoll_wait`: it runs the handlers of registered sockets and the tasks
@@ -66,12 +67,14 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Queues `task` for the loop thread. Safe from any thread; tasks run in the order queued.
+    /// Inside a `HeldWakeUps.batch` scope the wake-up waits for the scope's end (a batch of answers
+    /// wakes the loop once).
     func execute(_ task: @escaping @Sendable () -> Void) {
         taskLock.lock()
         let wasEmpty = tasks.isEmpty
         tasks.append(task)
         taskLock.unlock()
-        if wasEmpty { wake() }
+        if wasEmpty && !HeldWakeUps.hold(ObjectIdentifier(self), { [self] in wake() }) { wake() }
     }
 
     /// Queues `task` to run on this loop thread after the current handler, before the loop waits

@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 
 /// Group commit: runs the write transactions of concurrent callers together in one SQLite
 /// transaction, each in its own savepoint.
@@ -33,6 +34,10 @@ import Foundation
 /// go out in the order its bodies ran. Submitted bodies need a leader when no waiting caller is
 /// there to lead: the submitter leads its first batch itself (a lone write costs no hand-off) and
 /// the bodies queued meanwhile are led on `drainer`, which keeps taking them until none is queued.
+/// A submitter that must never run a batch (an HTTP/2 event loop: a batch there would stall every
+/// connection it serves) passes `lead: false`, and `drainer` leads from the first body on. The
+/// completions of a batch run inside one `HeldWakeUps` scope: the event loops they hand answers to
+/// are woken once per batch, after the last, not once per answer.
 ///
 /// A waiting caller sleeps on its own job's semaphore and is woken only when it has something to
 /// do: its body ran (it returns), or the lead is handed to it. One broadcast to every waiter woke
@@ -47,8 +52,16 @@ public final class GroupCommit: @unchecked Sendable {
     private var leading = false
     private let database: Database
     private let savepoint: String
-    /// Leads submitted bodies that no caller is waiting to lead (a GCD thread, only while some are queued).
-    private let drainer = DispatchQueue(label: "hearth.group-commit")
+    /// Leads submitted bodies that no caller is waiting to lead: a thread of its own, started when
+    /// first needed, that sleeps on `drainWake` between runs. Not a GCD queue: libdispatch gives
+    /// its threads the nice value of their QoS class (0 or 2 for a default queue, measured), not
+    /// the process's, so under a process run at nice −15 the writer itself ran at nice 0–2 behind
+    /// the event loops and the load generator, and the rates halved (docs/benchmarks.md, grpcwrite).
+    private var drainer: Thread?
+    private let drainWake = DispatchSemaphore(value: 0)
+    /// This object while `drainer` holds the lead (under `lock`): the thread itself holds it only
+    /// weakly, so a group commit no longer used ends its thread.
+    private var draining: GroupCommit?
 
     /// Bodies run in one transaction at most: bounds how long the first caller of a busy stream waits.
     public static let maxBatch = 64
@@ -79,6 +92,11 @@ public final class GroupCommit: @unchecked Sendable {
             guard let body else { throw GroupCommitError.notRun }
             try body(conn)
         }
+    }
+
+    deinit {
+        // Its drainer thread, if any, wakes, finds this object gone and ends.
+        drainWake.signal()
     }
 
     /// Batches writes to `database`; `savepoint` names the savepoint each body runs in.
@@ -136,7 +154,10 @@ public final class GroupCommit: @unchecked Sendable {
     /// made the body's changes durable (or after its failure), on the thread that ran the batch and
     /// before the next batch starts: completions come in commit order. It must not wait for this
     /// group commit (it runs while its batch still leads) and should be quick (it delays the next batch).
-    public func submit<T>(savepoint: Bool = true, _ body: @escaping (Connection) throws -> T,
+    ///
+    /// `lead: false` (a connection's event loop queuing a commit) never runs the batch on this
+    /// thread: with no batch running, `drainer` is handed the lead.
+    public func submit<T>(savepoint: Bool = true, lead: Bool = true, _ body: @escaping (Connection) throws -> T,
                           completion: @escaping (Result<T, any Error>) -> Void) {
         // Written by the body and read by the completion, both on the batch's thread, in that order.
         var result: T?
@@ -149,8 +170,12 @@ public final class GroupCommit: @unchecked Sendable {
         queue.append(job)
         if !leading {
             leading = true
-            leadBatch()
-            handOff()
+            if lead {
+                leadBatch()
+                handOff()
+            } else {
+                startDrain()
+            }
         }
         lock.unlock()
     }
@@ -163,8 +188,11 @@ public final class GroupCommit: @unchecked Sendable {
         lock.unlock()
         let ran = runTransaction(first)
         for j in ran { j.body = nil }
-        // Before another batch can start: completions keep commit order.
-        for j in ran { j.completion?(j.failure) }
+        // Before another batch can start: completions keep commit order. The threads they hand
+        // answers to (event loops) are woken once, after the last (`HeldWakeUps`).
+        HeldWakeUps.batch {
+            for j in ran { j.completion?(j.failure) }
+        }
         lock.lock()
         for j in ran {
             j.finished = true
@@ -190,8 +218,28 @@ public final class GroupCommit: @unchecked Sendable {
             leading = false
             Self.wake(caller)
         } else {
-            drainer.async { [self] in drain() }
+            startDrain()
         }
+    }
+
+    /// Hands the lead to `drainer` (`lock` held, `leading` set): one signal per hand-off, and the
+    /// drainer gives the lead back (`leading = false`) before it waits again.
+    private func startDrain() {
+        draining = self
+        if drainer == nil {
+            let wake = drainWake
+            let t = Thread { [weak self] in
+                while true {
+                    wake.wait()
+                    guard let self else { return }
+                    self.drain()
+                }
+            }
+            t.name = "group-commit"
+            drainer = t
+            t.start()
+        }
+        drainWake.signal()
     }
 
     /// Leads batches until nothing is queued (on `drainer`, which was handed the lead).
@@ -199,7 +247,10 @@ public final class GroupCommit: @unchecked Sendable {
         lock.lock()
         while !queue.isEmpty { leadBatch() }
         leading = false
+        let owner = draining
+        draining = nil
         lock.unlock()
+        _ = owner
     }
 
     /// Queued bodies, at most `limit`, taken off the queue.

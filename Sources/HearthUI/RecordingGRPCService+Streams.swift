@@ -242,6 +242,13 @@ final class RecordingRequests: GRPCRequestStream, @unchecked Sendable {
         inner.received(message, done: done)
     }
 
+    var takesMessagesOnLoop: Bool { inner.takesMessagesOnLoop }
+
+    func receivedOnLoop(_ message: [UInt8], done: @escaping @Sendable () -> Void) {
+        record.received(message)
+        inner.receivedOnLoop(message, done: done)
+    }
+
     func halfClosed() { inner.halfClosed() }
 
     func cancelled() {

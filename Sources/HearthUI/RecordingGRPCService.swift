@@ -52,16 +52,16 @@ public struct RecordingGRPCService: GRPCService {
                 }
             }, run: recorded(f, record))
         case .unaryAsync(let f):
-            return .unaryAsync { request, context, reply in
+            return .unaryAsync(recordedAsync(f, record))
+        case .unaryAsyncQuick(let start, let f):
+            // A request `start` leaves (false) is recorded by `f`, which answers it.
+            return .unaryAsyncQuick(start: { request, context, reply in
                 let started = DispatchTime.now().uptimeNanoseconds
-                f(request, context) { result in
-                    switch result {
-                    case .success: record(context, started, .ok)
-                    case .failure(let status): record(context, started, status)
-                    }
+                return start(request, context) { result in
+                    Self.record(result, context, started, record)
                     reply(result)
                 }
-            }
+            }, run: recordedAsync(f, record))
         case .serverStreaming(let f):
             return .serverStreaming { request, context, responses throws(GRPCStatus) in
                 let started = DispatchTime.now().uptimeNanoseconds
@@ -85,6 +85,28 @@ public struct RecordingGRPCService: GRPCService {
     }
 
     private typealias Unary = @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8]
+
+    private typealias Async = @Sendable (_ request: [UInt8], _ context: GRPCContext,
+                                         _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Void
+
+    /// `f` answering later, recording each call's outcome.
+    private func recordedAsync(_ f: @escaping Async, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void) -> Async {
+        { request, context, reply in
+            let started = DispatchTime.now().uptimeNanoseconds
+            f(request, context) { result in
+                Self.record(result, context, started, record)
+                reply(result)
+            }
+        }
+    }
+
+    private static func record(_ result: Result<[UInt8], GRPCStatus>, _ context: GRPCContext, _ started: UInt64,
+                               _ record: @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void) {
+        switch result {
+        case .success: record(context, started, .ok)
+        case .failure(let status): record(context, started, status)
+        }
+    }
 
     /// `f`, recording each call's outcome.
     private func recorded(_ f: @escaping Unary, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void) -> Unary {

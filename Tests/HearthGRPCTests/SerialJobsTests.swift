@@ -75,4 +75,36 @@ import Testing
         jobs.submit { trace.add("after") }
         #expect(Self.eventually { trace.entries.last == "after" })
     }
+
+    /// `runHereIfIdle` runs a job on the calling thread only when the stream has nothing queued or
+    /// running; jobs submitted meanwhile wait for its `done` and then run on a worker, in order.
+    @Test func aJobRunsHereOnlyWhenTheStreamIsIdle() {
+        let pool = WorkerPool(threads: 1, name: "serial-test")
+        let jobs = SerialJobs(pool: pool)
+        let trace = Trace()
+        let held = Held()
+        let caller = pthread_self()
+        let ranHere = jobs.runHereIfIdle { done in
+            trace.add(pthread_equal(pthread_self(), caller) != 0 ? "here" : "elsewhere")
+            held.set(done)
+        }
+        #expect(ranHere)
+        // Running (not done): neither a second inline job nor a submitted one starts.
+        #expect(!jobs.runHereIfIdle { done in
+            trace.add("must not run")
+            done()
+        })
+        jobs.submit { trace.add(pthread_equal(pthread_self(), caller) != 0 ? "queued here" : "queued on a worker") }
+        usleep(20_000)
+        #expect(trace.entries == ["here"])
+        held.call()
+        #expect(Self.eventually { trace.entries.count == 2 })
+        #expect(trace.entries == ["here", "queued on a worker"])
+        // Idle again: the next one runs here, done before it returns.
+        #expect(jobs.runHereIfIdle { done in
+            trace.add(pthread_equal(pthread_self(), caller) != 0 ? "here again" : "elsewhere")
+            done()
+        })
+        #expect(trace.entries.last == "here again")
+    }
 }

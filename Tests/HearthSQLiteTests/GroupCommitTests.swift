@@ -330,4 +330,32 @@ import Testing
         #expect(Set(stored) == expected)
         #expect(batcher.queued == 0)
     }
+
+    /// `lead: false` (a loop thread queuing a commit) never runs a body on the submitting thread,
+    /// whether or not a batch is running, and completions still come in submission order, each
+    /// after its body's COMMIT.
+    @Test func submittedWithoutLeadingRunsElsewhereInOrder() throws {
+        let db = try database()
+        let batcher = GroupCommit(database: db)
+        let completions = Completions()
+        let submitter = pthread_self()
+        let bodiesOnSubmitter = Completions()
+        let all = DispatchSemaphore(value: 0)
+        let names = (0..<40).map { "q\($0)" }
+        for name in names {
+            batcher.submit(lead: false, { c -> Int in
+                if pthread_equal(pthread_self(), submitter) != 0 { bodiesOnSubmitter.add(name, .success(0)) }
+                try c.run("INSERT INTO t (v) VALUES (?)", [name])
+                return name.utf8.count
+            }, completion: { r in
+                completions.add(name, r)
+                if completions.count == names.count { all.signal() }
+            })
+        }
+        #expect(all.wait(timeout: .now() + 60) == .success)
+        #expect(bodiesOnSubmitter.count == 0)
+        #expect(completions.names == names)
+        #expect(try values(db) == names)
+        #expect(batcher.queued == 0)
+    }
 }

@@ -8,6 +8,7 @@
 //	get     -doc NAME -streams S             GetDocument for -duration seconds, S calls in flight
 //	commit  -uid U -streams S                Commit creating users/U/files/<unique id> (serverTimestamp)
 //	write   -uid U -streams S                the same creates through S Write streams (one write in flight each)
+//	        [-client h2|grpc]                h2: the light client of h2unary.go (make bench's rows), grpc: grpc-go's
 //	listen  -uid U -listeners N -commits K   commit → snapshot latency over N Listen streams on users/U/files
 //	        [-warm W -gate]                  W untimed commits first; -gate: print CURRENT, wait for a stdin line
 //	        [-client h2|grpc]                h2: the light listeners of h2listen.go (make bench's rows), grpc: grpc-go's
@@ -64,7 +65,7 @@ var (
 	warmCommits = flag.Int("warm", 0, "untimed commits delivered to every listener before the timed ones (listen)")
 	gate        = flag.Bool("gate", false, "listen: after the warm commits print CURRENT and wait for a line on stdin")
 	commitWait  = flag.Float64("commit-wait", 10, "listen: seconds a timed commit may take to reach every listener before it counts as missing")
-	client      = flag.String("client", "grpc", "listen: the listeners' client, grpc (grpc-go) or h2 (raw HTTP/2 and a light decoder, h2listen.go)")
+	client      = flag.String("client", "grpc", "listen, commit, write: the client, grpc (grpc-go) or h2 (raw HTTP/2 and a light decoder, h2listen.go and h2unary.go)")
 )
 
 func die(format string, args ...interface{}) {
@@ -530,9 +531,17 @@ func main() {
 	case "get":
 		runGet(ctx)
 	case "commit":
-		runCommit(ctx)
+		if lightClient() {
+			runH2Unary(false)
+		} else {
+			runCommit(ctx)
+		}
 	case "write":
-		runWrite(ctx)
+		if lightClient() {
+			runH2Unary(true)
+		} else {
+			runWrite(ctx)
+		}
 	case "listen":
 		runListen(ctx)
 	case "idle":

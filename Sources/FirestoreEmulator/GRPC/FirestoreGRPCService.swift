@@ -174,20 +174,23 @@ struct RESTBridge: Sendable {
         }
     }
 
-    /// A call answered later without the REST round trip (`GRPCHandler.unaryAsync`); false when the
-    /// request needs the general path (then it has not called `reply`).
-    typealias DirectAsync = @Sendable (_ request: [UInt8], _ context: GRPCContext,
+    /// A call answered later without the REST round trip (`GRPCHandler.unaryAsyncQuick`); false when
+    /// the request needs the general path (then it has not called `reply`). `lead`: whether this
+    /// thread may run the write batch itself (false on a connection's loop thread).
+    typealias DirectAsync = @Sendable (_ request: [UInt8], _ context: GRPCContext, _ lead: Bool,
                                        _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Bool
 
-    /// `verb` whose `direct` answers without holding the worker while it waits for the writer (Commit).
+    /// `verb` whose `direct` answers without holding a thread while it waits for the writer (Commit):
+    /// started on the connection's loop thread, which queues the commit and goes on reading (no
+    /// worker is woken per call); the general path, and requests `direct` leaves, on a worker.
     func asyncVerb(_ request: String, field: String, verb: String, response: String?, direct: @escaping DirectAsync) -> GRPCHandler {
         let general = throughREST(request, response: response) { o throws(FirestoreError) in
             try Self.customMethod(o, request: request, field: field, verb: verb)
         }
-        return .unaryAsync { bytes, ctx, reply in
-            if direct(bytes, ctx, reply) { return }
+        return .unaryAsyncQuick(start: { bytes, ctx, reply in direct(bytes, ctx, false, reply) }, run: { bytes, ctx, reply in
+            if direct(bytes, ctx, true, reply) { return }
             do throws(GRPCStatus) { reply(.success(try general(bytes, ctx))) } catch { reply(.failure(error)) }
-        }
+        })
     }
 
     /// A unary custom method: `POST /v1/{field}/documents:verb` (or `/v1/{parent}:verb`).

@@ -38,8 +38,10 @@ extension RESTBridge {
     }
 
     /// Commit on a plainly named database, answered through `reply` once its batch has committed
-    /// (no thread waits for the writer); false: use the general path.
-    func directCommit(_ bytes: [UInt8], _ ctx: GRPCContext, _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Bool {
+    /// (no thread waits for the writer); false: use the general path. `lead: false` on a loop thread
+    /// (the commit is queued, never run there).
+    func directCommit(_ bytes: [UInt8], _ ctx: GRPCContext, lead: Bool,
+                      _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Bool {
         let db: DatabaseID
         let writes: () throws(FirestoreError) -> (writes: [Write], transaction: String?)
         // The plain writes read straight from protobuf (no proto3 JSON in between).
@@ -73,7 +75,7 @@ extension RESTBridge {
             reply(.failure(error))
             return true
         }
-        service.commit(db, writes: request.writes, transaction: request.transaction, caller: caller) { [self] result in
+        service.commit(db, writes: request.writes, transaction: request.transaction, caller: caller, lead: lead) { [self] result in
             reply(Result { () throws(GRPCStatus) in
                 let (commitTime, results) = try direct { () throws(FirestoreError) in try result.get() }
                 return DocumentProto.commitResponse(commitTime: commitTime, results: results)

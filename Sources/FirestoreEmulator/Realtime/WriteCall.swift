@@ -41,6 +41,18 @@ final class WriteCall: GRPCRequestStream, @unchecked Sendable {
     /// The same without holding the worker while the commit waits for its batch: the answer (or
     /// the failure) goes out from the commit's completion, and `done` hands over the next request.
     func received(_ message: [UInt8], done: @escaping @Sendable () -> Void) {
+        received(message, lead: true, done: done)
+    }
+
+    /// Requests are decoded and their commits queued on the connection's loop thread: a worker
+    /// woken per request (and a drainer's hand-off after it) cost more than the decoding.
+    var takesMessagesOnLoop: Bool { true }
+
+    func receivedOnLoop(_ message: [UInt8], done: @escaping @Sendable () -> Void) {
+        received(message, lead: false, done: done)
+    }
+
+    private func received(_ message: [UInt8], lead: Bool, done: @escaping @Sendable () -> Void) {
         guard !session.ended, !responses.isClosed else { return done() }
         let request: WriteStreamSession.Request
         do throws(FirestoreError) { request = try decode(message, session.database) } catch {
@@ -48,7 +60,7 @@ final class WriteCall: GRPCRequestStream, @unchecked Sendable {
             responses.finish(error.grpcStatus)
             return done()
         }
-        session.handle(request) { [self] result in
+        session.handle(request, lead: lead) { [self] result in
             switch result {
             case .success(let response?): responses.send(encode(response))
             case .success(nil): break

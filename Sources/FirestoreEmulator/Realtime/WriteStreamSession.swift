@@ -63,8 +63,9 @@ final class WriteStreamSession: @unchecked Sendable {
 
     /// `handle` without holding the calling thread while a commit waits for its batch:
     /// `completion` gets the answer (or the error that ends the stream), once, on this thread or
-    /// on the one that committed. The caller hands over the next request only after it.
-    func handle(_ request: Request, completion: @escaping (Swift.Result<Response?, FirestoreError>) -> Void) {
+    /// on the one that committed. The caller hands over the next request only after it. `lead:
+    /// false` (a connection's loop thread): the commit is queued, its batch never run here.
+    func handle(_ request: Request, lead: Bool = true, completion: @escaping (Swift.Result<Response?, FirestoreError>) -> Void) {
         guard !ended else { return completion(.success(nil)) }
         let step: Step
         do { step = try prepare(request) } catch {
@@ -75,7 +76,7 @@ final class WriteStreamSession: @unchecked Sendable {
         case .answer(let response):
             completion(.success(response))
         case .commit(let writes, let db):
-            service.commit(db, writes: writes, transaction: nil, caller: caller) { [self] result in
+            service.commit(db, writes: writes, transaction: nil, caller: caller, lead: lead) { [self] result in
                 switch result {
                 case .success(let (commitTime, outcomes)):
                     completion(.success(committed(commitTime, outcomes)))

@@ -32,13 +32,14 @@ extension FirestoreService {
     /// `commit` that holds no thread while its batch waits for the writer (gRPC Commit and the Write
     /// stream): `completion` gets what `commit` returns or throws, after the COMMIT, on the thread
     /// that committed the batch (or on this one, for a request refused before it is queued).
-    func commit(_ requested: DatabaseID, writes: [Write], transaction: String?, caller: Caller,
+    /// `lead: false` (called on a connection's event loop): this thread never runs the batch.
+    func commit(_ requested: DatabaseID, writes: [Write], transaction: String?, caller: Caller, lead: Bool = true,
                 completion: @escaping (Result<(commitTime: Instant, results: [WriteOutcome]), FirestoreError>) -> Void) {
         let prepared: PreparedCommit
         do { prepared = try prepareCommit(requested, writes: writes, transaction: transaction, caller: caller) } catch {
             return completion(.failure(error))
         }
-        submitWrite(savepoint: prepared.savepoint, prepared.body) { result in
+        submitWrite(savepoint: prepared.savepoint, lead: lead, prepared.body) { result in
             if case .success = result { prepared.recorder.publish() }
             prepared.end()
             completion(result)

@@ -126,9 +126,9 @@ public final class FirestoreService: Sendable {
 
     /// `write` without holding the calling thread while its batch waits: `completion` gets the
     /// result after the commit, on the thread that committed it (`GroupCommit.submit`).
-    func submitWrite<T>(savepoint: Bool = true, _ body: @escaping (Connection) throws -> T,
+    func submitWrite<T>(savepoint: Bool = true, lead: Bool = true, _ body: @escaping (Connection) throws -> T,
                         completion: @escaping (Result<T, FirestoreError>) -> Void) {
-        storage.submit(savepoint: savepoint, body) { [self] result in completion(result.mapError(writeFailure)) }
+        storage.submit(savepoint: savepoint, lead: lead, body) { [self] result in completion(result.mapError(writeFailure)) }
     }
 
     /// A failed write transaction's error as the API reports it.

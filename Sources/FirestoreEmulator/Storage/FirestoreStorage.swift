@@ -134,9 +134,9 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// `write` without holding the calling thread while the batch waits (`GroupCommit.submit`):
     /// `completion` gets its result on the thread that committed the batch.
-    func submit<T>(savepoint: Bool = true, _ body: @escaping (Connection) throws -> T,
+    func submit<T>(savepoint: Bool = true, lead: Bool = true, _ body: @escaping (Connection) throws -> T,
                    completion: @escaping (Result<T, any Error>) -> Void) {
-        batcher.submit(savepoint: savepoint, body) { [self] result in
+        batcher.submit(savepoint: savepoint, lead: lead, body) { [self] result in
             readCache.invalidate()
             if case .failure(GroupCommitError.batchFailed(let error)) = result { return completion(.failure(batchFailed(error))) }
             completion(result)

@@ -2,7 +2,9 @@
 """Only the Firestore get rows of `make bench` (gRPC GetDocument at 1 and 16 streams with h2load on one
 connection, REST get at 1 and 16 connections with wrk; user token, rules on) for one or more Hearth
 binaries alternated round by round (an A/B on a shared machine), with the CPU each side spent per call:
-`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,rest] [--widths 1,16] [--strace]`.
+`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,rest] [--widths 1,16] [--strace] [--pin]`.
+The share of the run's wall clock all CPUs spent idle is printed too (`CPUs idle`): whether the
+load generator had a core of its own.
 
 The rows are measured as `bench/benchlib/grpcbench.py` and `firebase.py` measure them (same request,
 same byte check for h2load, best of `wrk_reps` runs after a 1 s warm-up); only the phases around them

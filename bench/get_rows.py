@@ -2,15 +2,17 @@
 """Only the Firestore get rows of `make bench` (gRPC GetDocument at 1 and 16 streams with h2load on one
 connection, REST get at 1 and 16 connections with wrk; user token, rules on) for one or more Hearth
 binaries alternated round by round (an A/B on a shared machine), with the CPU each side spent per call:
-`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,rest] [--widths 1,16] [--strace]`.
+`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,rest] [--widths 1,16] [--strace] [--pin]`.
+The share of the run's wall clock all CPUs spent idle is printed too (`CPUs idle`): whether the
+load generator had a core of its own.
 
 The rows are measured as `bench/benchlib/grpcbench.py` and `firebase.py` measure them (same request,
 same byte check for h2load, best of `wrk_reps` runs after a 1 s warm-up); only the phases around them
 are left out. For each timed run, Hearth's CPU (user + system, `/proc/<pid>/stat`) and the load
 generator's (h2load or wrk: `getrusage(RUSAGE_CHILDREN)`, which counts exactly the children this
 script has waited for) over that run, divided by its calls; the best run's figures are printed.
-Context switches (`/proc/<pid>/task/*/status`) and with --strace system calls per call come from a
-separate run of 20,000 calls at one stream after the timed ones.
+Context switches (`/proc/<pid>/task/*/status`) come from a separate run of 20,000 calls at one
+stream after the timed ones, and with --strace system calls per call from one at each width.
 Loopback only; every process started is stopped.
 """
 import argparse
@@ -111,6 +113,13 @@ def syscalls(pid, load):
     return ", ".join(f"{name} {n / SWITCH_CALLS:.2f}" for n, name in sorted(rows, reverse=True) if n / SWITCH_CALLS >= 0.05)
 
 
+def idle_seconds():
+    """Seconds all CPUs spent idle so far (/proc/stat: idle + iowait): whether a run had a free core."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    return (int(fields[4]) + int(fields[5])) / os.sysconf("SC_CLK_TCK")
+
+
 def children_cpu():
     """User + system CPU seconds of this process's waited-for children (the load generators: Hearth
     is not waited for until it stops, so it is not in here)."""
@@ -120,9 +129,10 @@ def children_cpu():
 
 def timed(pid, run):
     """`run()`'s summary with Hearth's and the load generator's CPU seconds over it."""
-    h0, g0, t0, w0 = cpu_seconds(pid), children_cpu(), thread_cpu(pid), time.time()
+    h0, g0, t0, w0, i0 = cpu_seconds(pid), children_cpu(), thread_cpu(pid), time.time(), idle_seconds()
     s = run()
     s["hearth_cpu"], s["loadgen_cpu"] = cpu_seconds(pid) - h0, children_cpu() - g0
+    s["idle"] = idle_seconds() - i0
     s["threads"], s["wall"] = (t0, thread_cpu(pid)), time.time() - w0
     return s
 
@@ -145,6 +155,7 @@ def put_point(out, key, s):
     out[f"{key} loadgen CPU µs/call"] = s["loadgen_us"]
     calls = s["done"] if "done" in s else s["requests"]
     out[f"{key} Hearth threads"] = busiest(*s["threads"], calls, s["wall"])
+    out[f"{key} CPUs idle"] = f"{s['idle'] / s['wall']:.0%}"
 
 
 def one_round(ctx, binary, label, only, widths):
@@ -154,6 +165,11 @@ def one_round(ctx, binary, label, only, widths):
     h = Hearth(ctx.registry, binary, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth, log_name=f"hearth-{label}")
     try:
         h.start()
+        if ctx.pin:
+            # Every Hearth thread on CPU 0 (threads made later inherit it); this script and so the
+            # load generator on CPU 1 (set in main).
+            for tid in os.listdir(f"/proc/{h.pid}/task"):
+                os.sched_setaffinity(int(tid), {0})
         user = seed_user(h)
         port = h.port("firestore")
         if "grpc" in only:
@@ -177,13 +193,14 @@ def one_round(ctx, binary, label, only, widths):
                 put_point(out, f"grpc s{streams} calls", s)
                 if streams == 1:
                     out["grpc s1 mean µs"] = s.get("lat_mean_us", 0)
+                if ctx.strace:
+                    out[f"grpc s{streams} syscalls/call"] = syscalls(
+                        h.pid, lambda streams=streams: h2.run(port, frame, user.id_token, streams, 60, count=SWITCH_CALLS))
             if 1 in widths:
                 # The switches of a fixed number of calls, apart from the timed runs.
                 before = switches(h.pid)
                 h2.run(port, frame, user.id_token, 1, 60, count=SWITCH_CALLS)
                 out["grpc s1 switches/call (voluntary+involuntary)"] = per_call(before, switches(h.pid), SWITCH_CALLS)
-                if ctx.strace:
-                    out["grpc syscalls/call"] = syscalls(h.pid, lambda: h2.run(port, frame, user.id_token, 1, 60, count=SWITCH_CALLS))
         if "rest" in only:
             get_user = {"method": "GET", "path": f"{DOCS}/users/{user.uid}/files/f0",
                         "headers": {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {user.id_token}"}}
@@ -210,6 +227,12 @@ def main():
     ap.add_argument("--only", default="grpc,rest")
     ap.add_argument("--widths", default="1,16", help="streams (gRPC) and connections (REST), comma-separated")
     ap.add_argument("--strace", action="store_true", help="also count each call's syscalls (strace -c -f; slows Hearth)")
+    ap.add_argument("--pin", action="store_true",
+                    help="Hearth on CPU 0, the load generator on CPU 1, both SCHED_FIFO (priority 1, under "
+                         "the kernel's 95%% real-time throttle): a quiet two-core machine's layout on a "
+                         "shared one, where the scheduler otherwise runs h2load and Hearth's loop on one "
+                         "CPU by turns (the other CPU busy with other sessions) and a woken process waits "
+                         "behind them. gRPC rows only: it would give the REST rows' threads one CPU")
     args = ap.parse_args()
     bins = [os.path.abspath(b) for b in (args.bin or [os.path.join(ROOT, ".build", "release", "hearth")])]
     only = set(args.only.split(","))
@@ -217,6 +240,11 @@ def main():
     ctx.rules_for_hearth = os.path.join(ROOT, "bench", "bench.rules")
     ctx.s.duration = args.seconds
     ctx.strace = args.strace
+    ctx.pin = args.pin
+    if args.pin:
+        # Inherited by everything this script starts: Hearth (moved to CPU 0 once started) and h2load.
+        os.sched_setaffinity(0, {1})
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
     try:
         for r in range(args.rounds):
             for i, b in enumerate(bins):

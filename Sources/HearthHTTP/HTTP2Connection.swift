@@ -19,6 +19,8 @@ final class HTTP2Connection: @unchecked Sendable {
     private var unsent: [UInt8] = []
     private var interest: UInt32 = 0
     private var closed = false
+    /// Inside `nghttp2_session_mem_recv`, whose callbacks must not call nghttp2 (`flushNow`).
+    private var receiving = false
     var onClose: (HTTP2Connection) -> Void = { _ in }
     var streamsChanged: (Int) -> Void = { _ in }
 
@@ -75,7 +77,9 @@ final class HTTP2Connection: @unchecked Sendable {
         let n = recv(fd, buffer.baseAddress, buffer.count, 0)
         if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
         guard n > 0 else { return shutdown(errorCode: 8) }
+        receiving = true
         let used = nghttp2_session_mem_recv(session, buffer.baseAddress, n)
+        receiving = false
         if used < 0 {
             // Bad preface, garbage frames, a flood: nghttp2 has queued a GOAWAY; send it, then close.
             send()
@@ -215,6 +219,15 @@ final class HTTP2Connection: @unchecked Sendable {
         } else {
             loop.execute { [self] in flushDirty() }
         }
+    }
+
+    /// Applies and sends what was asked of this connection's streams so far, now rather than after
+    /// the current handler (loop thread, outside nghttp2's callbacks: `HTTP2Stream.sendQueued`).
+    func flushNow() {
+        // Inside nghttp2's callbacks (a delegate method) nghttp2 may not be called again: the flush
+        // after the current handler sends it.
+        guard !closed, !receiving, loop.isLoopThread else { return }
+        flushDirty()
     }
 
     private func flushDirty() {

@@ -132,6 +132,14 @@ public final class HTTP2Stream: @unchecked Sendable {
         return true
     }
 
+    /// Applies and sends now what this stream's connection was asked so far — this stream's and the
+    /// others' — instead of after the current handler. Call it only from a task queued with
+    /// `afterCurrentRead` (the loop thread, outside nghttp2's callbacks): a handler answering many
+    /// calls of one read lets the client have the first answers while it computes the rest.
+    public func sendQueued() {
+        connection?.flushNow()
+    }
+
     /// Blocks until fewer than `bytes` are buffered, or the stream closes (then false). Worker threads only.
     public func waitUntilBuffered(below bytes: Int) -> Bool {
         lock.lock()

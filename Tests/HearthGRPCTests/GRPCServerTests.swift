@@ -10,6 +10,10 @@ struct EchoService: GRPCService {
     let name = "echo.Echo"
     let blocking = Flag()
     let release = DispatchSemaphore(value: 0)
+    /// `Quick` with first byte 3 holds the loop thread (where quick handlers run) until `gate` is
+    /// signalled: a batch's later call still being computed.
+    let gated = Flag()
+    let gate = DispatchSemaphore(value: 0)
     final class Chat: GRPCRequestStream, @unchecked Sendable {
         let responses: any GRPCResponseStream
         init(_ responses: any GRPCResponseStream) { self.responses = responses }
@@ -92,10 +96,14 @@ struct EchoService: GRPCService {
         case "Produced": .bidirectional { _, responses in ProducedChat(responses) }
         // Answers "quick" itself when the request's first byte is 1, fails when it is 2, and leaves
         // the others to `run` (on a worker), which answers "run".
-        case "Quick": .unaryQuick(quick: { request, _ throws(GRPCStatus) in
+        case "Quick": .unaryQuick(quick: { [gated, gate] request, _ throws(GRPCStatus) in
             switch request.first {
             case 1: return Array("quick".utf8)
             case 2: throw GRPCStatus(.permissionDenied, "no")
+            case 3:
+                gated.raise()
+                _ = gate.wait(timeout: .now() + 10)
+                return Array("quick".utf8)
             default: return nil
             }
         }, run: { _, _ in Array("run".utf8) })
@@ -245,6 +253,35 @@ func framed(_ message: [UInt8]) -> [UInt8] {
         echo.release.signal()
         #expect(blocked.wait(timeout: .now() + 10) == .success)
         #expect(answered(BadInputTests.read(c, seconds: 1)) == Set(ids.suffix(2)))
+    }
+
+    /// A batch's answers leave as each `QuickCalls.answersPerWrite` of them are ready: while the
+    /// loop is still computing the call after them (held here), the client already has the first
+    /// ones, and the last follows once it is done.
+    @Test func aBatchsFirstAnswersLeaveWhileTheRestAreComputed() throws {
+        let echo = EchoService()
+        try withGRPCServer([echo]) { server in
+            // Never leave the loop held (up to 10 s) after a failed expectation.
+            defer { echo.gate.signal() }
+            let c = try RawSocket(port: server.port)
+            var calls = preface + h2Frame(type: 4, flags: 0, stream: 0)
+            let count = QuickCalls.answersPerWrite + 1
+            let ids = (0..<Int32(count)).map { 1 + 2 * $0 }
+            for id in ids {
+                calls += h2Frame(type: 1, flags: 4, stream: id, BadInputTests.requestHeaders("/echo.Echo/Quick"))
+                calls += h2Frame(type: 0, flags: 1, stream: id, framed([id == ids.last ? 3 : 1]))
+            }
+            // One write, so one read of the server's: one batch.
+            c.send(calls)
+            func answered(_ bytes: [UInt8]) -> Set<Int32> {
+                Set(h2Frames(bytes).filter { $0.type == 0 && $0.payload == framed(Array("quick".utf8)) }.map(\.stream))
+            }
+            let first = answered(BadInputTests.read(c, seconds: 1))
+            #expect(echo.gated.value)
+            #expect(first == Set(ids.prefix(QuickCalls.answersPerWrite)))
+            echo.gate.signal()
+            #expect(answered(BadInputTests.read(c, seconds: 1)) == [ids.last!])
+        }
     }
 
     /// Paths split on bytes as `/{service}/{method}`, a stray query ignored.

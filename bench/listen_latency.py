@@ -158,6 +158,7 @@ def main():
     ap.add_argument("--timeline", action="store_true",
                     help="perf record Hearth's socket writes and reads: per commit, when the request was read, the answer "
                          "sent, and the first and last listener connection written")
+    ap.add_argument("--dump", help="append each run's grpcload summary (JSON, one line per run) to this file")
     ap.add_argument("--per-commit", action="store_true",
                     help="print each timed commit's first, median, 90th-percentile and last listener")
     ap.add_argument("--client", default="h2", choices=["h2", "grpc", "both"],
@@ -190,6 +191,9 @@ def main():
                 firsts, lasts = sorted(c[0] for c in spans), sorted(c[3] for c in spans)
                 print(f"    per commit (ms): first listener p50 {firsts[len(firsts) // 2] / 1e3:.2f}, last listener p50"
                       f" {lasts[len(lasts) // 2] / 1e3:.2f} min {lasts[0] / 1e3:.2f} max {lasts[-1] / 1e3:.2f}", flush=True)
+            if args.dump:
+                with open(args.dump, "a") as f:
+                    f.write(json.dumps(s) + "\n")
             if tl:
                 offset = (time.clock_gettime(time.CLOCK_REALTIME) - time.clock_gettime(time.CLOCK_MONOTONIC)) * 1e6
                 rows = timeline(tl, offset, spans)

@@ -101,15 +101,35 @@ final class StreamRecord: @unchecked Sendable {
             lock.withLock { messagesOut += batch.count }
             return
         }
+        // The fan-out's messages (a document change and the global NO_CHANGE) are known by their
+        // first bytes, read in place; only a message that may be a REMOVE is copied and read whole.
         var documents = 0
         var removals: [FirestoreStreamWire.ListenResponse] = []
-        batch.forEachMessage { m in
-            let kind = Self.classify(m)
-            switch kind {
-            case .document: documents += 1
-            case .removed: removals.append(kind)
-            case .other: break
+        batch.framed.withUnsafeBufferPointer { all in
+            var i = 0
+            while i + 5 <= all.count {
+                let n = Int(all[i + 1]) << 24 | Int(all[i + 2]) << 16 | Int(all[i + 3]) << 8 | Int(all[i + 4])
+                let start = i + 5, end = min(start + n, all.count)
+                let message = UnsafeBufferPointer(rebasing: all[start..<end])
+                if message.first == 0x1a {
+                    documents += 1
+                } else if message.first != 0x12 || !Self.notRemove(message) {
+                    let kind = FirestoreStreamWire.listenResponse(Array(message))
+                    switch kind {
+                    case .document: documents += 1
+                    case .removed: removals.append(kind)
+                    case .other: break
+                    }
+                }
+                i = start + n
             }
+        }
+        if removals.isEmpty {
+            lock.withLock {
+                messagesOut += batch.count
+                documentsSent += documents
+            }
+            return
         }
         counted(messages: batch.count, documents: documents, removals: removals)
     }
@@ -146,15 +166,20 @@ final class StreamRecord: @unchecked Sendable {
         }
     }
 
+    /// `notRemove` of a message read in place.
+    private static func notRemove(_ message: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 1
+        // Skip the length varint.
+        while i < message.count, message[i] & 0x80 != 0 { i += 1 }
+        i += 1
+        guard i < message.count else { return true }
+        guard message[i] == 0x08 else { return true }
+        return i + 1 < message.count && message[i + 1] != 2
+    }
+
     /// A `target_change` message whose first field is not a type of REMOVE (2).
     private static func notRemove(_ message: ArraySlice<UInt8>) -> Bool {
-        var i = message.startIndex + 1
-        // Skip the length varint.
-        while i < message.endIndex, message[i] & 0x80 != 0 { i += 1 }
-        i += 1
-        guard i < message.endIndex else { return true }
-        guard message[i] == 0x08 else { return true }
-        return i + 1 < message.endIndex && message[i + 1] != 2
+        message.withUnsafeBufferPointer { notRemove($0) }
     }
 
     /// The stream ended with `status` (finished by the server, or cancelled).

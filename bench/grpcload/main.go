@@ -411,6 +411,10 @@ func runListen(ctx context.Context) {
 	var lat []time.Duration
 	// Per commit, when its last listener had it: the fan-out's whole span.
 	var last []time.Duration
+	// Per timed commit (in commit order), every listener's latency: whether the tail is a few slow
+	// commits or every commit's last listeners.
+	var perCommit [][]time.Duration
+	var commitStart []time.Time
 	done := make(chan string, 1<<16)
 	delivered := func(name string, at time.Time) int {
 		mu.Lock()
@@ -420,6 +424,12 @@ func runListen(ctx context.Context) {
 			return -1
 		}
 		lat = append(lat, at.Sub(t0))
+		if i, ok := seq[name]; ok && i >= *warmCommits {
+			for len(perCommit) <= i-*warmCommits {
+				perCommit = append(perCommit, nil)
+			}
+			perCommit[i-*warmCommits] = append(perCommit[i-*warmCommits], at.Sub(t0))
+		}
 		got[name]++
 		if got[name] == *listeners {
 			last = append(last, at.Sub(t0))
@@ -470,6 +480,7 @@ func runListen(ctx context.Context) {
 		id := fmt.Sprintf("%s-%d", *tag, i)
 		send(docsRoot() + "/users/" + *uid + "/files/" + id)
 		t := time.Now()
+		commitStart = append(commitStart, t)
 		_, err := writer.Commit(callContext(ctx), &pb.CommitRequest{Database: database(), Writes: []*pb.Write{createWrite(id)}})
 		c.add(err, time.Since(t))
 		if err != nil {
@@ -487,7 +498,16 @@ func runListen(ctx context.Context) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	sort.Slice(last, func(i, j int) bool { return last[i] < last[j] })
 	sort.Slice(c.lat, func(i, j int) bool { return c.lat[i] < c.lat[j] })
+	// Per commit: its first listener, median, 90th percentile and last listener (µs), and when the
+	// Commit call started (Unix µs, to line up with a trace of the server).
+	spans := [][5]float64{}
+	for i, d := range perCommit {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		spans = append(spans, [5]float64{percentile(d, 0), percentile(d, 50), percentile(d, 90), percentile(d, 100),
+			float64(commitStart[i].UnixMicro())})
+	}
 	emit(map[string]interface{}{
+		"per_commit_us": spans,
 		// The Commit call's own latency, and per commit the delivery to its last listener.
 		"commit_p50_us": percentile(c.lat, 50), "commit_p99_us": percentile(c.lat, 99),
 		"last_p50_us": percentile(last, 50), "last_max_us": percentile(last, 100),

@@ -44,34 +44,41 @@ final class ListenResponseEncoder: @unchecked Sendable {
         case .end:
             return
         case .documentChange(let doc, let targetIDs):
-            let bytes = document(doc, db)
-            batch.append { out in
-                var w = ProtoWriter(capacity: 0)
-                swap(&w.bytes, &out)
-                Self.documentChange(bytes, targetIDs, into: &w)
-                swap(&w.bytes, &out)
-            }
+            let field = documentField(doc, db)
+            batch.append { out in Self.documentChange(field, targetIDs, into: &out) }
         default:
             batch.append(encode(event, db))
         }
     }
 
-    /// A `ListenResponse` with `document_change` of an encoded `Document`: lengths first, so the
-    /// document is copied once (no nested-length fix-up moving it).
-    private static func documentChange(_ document: [UInt8], _ targetIDs: [Int32], into w: inout ProtoWriter) {
+    /// A `ListenResponse` with `document_change` of an encoded `Document` field (`documentField`):
+    /// lengths first, so the document is copied once (no nested-length fix-up moving it). Written
+    /// with plain appends: this runs once per listener per commit, and only the target ids differ
+    /// from one listener's message to the next (the document's tag, length and bytes are shared).
+    private static func documentChange(_ field: [UInt8], _ targetIDs: [Int32], into out: inout [UInt8]) {
         var idsLength = 0
         for id in targetIDs { idsLength += varintSize(UInt64(bitPattern: Int64(id))) }
         let idsField = idsLength == 0 ? 0 : 1 + varintSize(UInt64(idsLength)) + idsLength
-        let body = 1 + varintSize(UInt64(document.count)) + document.count + idsField
-        w.bytes.reserveCapacity(w.bytes.count + 1 + varintSize(UInt64(body)) + body)
-        w.tag(3, .lengthDelimited)
-        w.varint(UInt64(body))
-        w.encodedMessage(1, document)
+        let body = field.count + idsField
+        out.reserveCapacity(out.count + 1 + varintSize(UInt64(body)) + body)
+        out.append(0x1a)  // field 3 (document_change), length-delimited
+        appendVarint(UInt64(body), to: &out)
+        out.append(contentsOf: field)
         if idsLength > 0 {
-            w.tag(5, .lengthDelimited)
-            w.varint(UInt64(idsLength))
-            for id in targetIDs { w.varint(UInt64(bitPattern: Int64(id))) }
+            out.append(0x2a)  // field 5 (target_ids), packed
+            appendVarint(UInt64(idsLength), to: &out)
+            for id in targetIDs { appendVarint(UInt64(bitPattern: Int64(id)), to: &out) }
         }
+    }
+
+    @inline(__always)
+    private static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
+        var v = value
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
     }
 
     /// One event as a `ListenResponse` (document names in `db`); `.end` has no message (empty).
@@ -108,7 +115,7 @@ final class ListenResponseEncoder: @unchecked Sendable {
             }
         case .documentChange(let doc, let targetIDs):
             w = ProtoWriter(capacity: 0)
-            Self.documentChange(document(doc, db), targetIDs, into: &w)
+            Self.documentChange(documentField(doc, db), targetIDs, into: &w.bytes)
         case .documentDelete(let path, let removed, let readTime):
             w = ProtoWriter(capacity: 96)
             w.message(4) { m in
@@ -162,24 +169,42 @@ final class ListenResponseEncoder: @unchecked Sendable {
 
     /// The version encoded last, checked before hashing: a commit's listeners ask for the same
     /// version one after another, and comparing a path with itself is a pointer check. Kept
-    /// whatever its size or age, so a document too large for the cache is still shared.
-    private var last: (key: Key, bytes: [UInt8])?
-
-    /// The `Document` bytes of this version, made once while it is cached.
-    private func document(_ doc: StoredDocument, _ db: DatabaseID) -> [UInt8] {
-        let key = Key(database: db, path: doc.path, createTime: doc.createTime, updateTime: doc.updateTime)
-        lock.lock()
-        if let last, last.key == key {
-            lock.unlock()
-            return last.bytes
+    /// whatever its size or age, so a document too large for the cache is still shared. A class:
+    /// taking it out of the lock is one retain (an optional tuple of the key and the bytes was
+    /// copied member by member, a retain of each name, once per listener).
+    private final class Last {
+        let key: Key
+        let bytes: [UInt8]
+        init(_ key: Key, _ bytes: [UInt8]) {
+            self.key = key
+            self.bytes = bytes
         }
+    }
+    private var last: Last?
+
+    /// `document` (field 1 of `DocumentChange`: its tag, length and `Document` bytes) of this
+    /// version, made once while it is cached.
+    private func documentField(_ doc: StoredDocument, _ db: DatabaseID) -> [UInt8] {
+        lock.lock()
+        let recent = last
+        lock.unlock()
+        // The fan-out's case, checked field by field (times first) without building a key: a key
+        // retains the path and the database's names.
+        if let recent, recent.key.updateTime == doc.updateTime, recent.key.createTime == doc.createTime,
+           recent.key.path == doc.path, recent.key.database == db {
+            return recent.bytes
+        }
+        lock.lock()
+        let key = Key(database: db, path: doc.path, createTime: doc.createTime, updateTime: doc.updateTime)
         let cached = documents[key]
-        if let cached { last = (key, cached) }
+        if let cached { last = Last(key, cached) }
         lock.unlock()
         if let cached { return cached }
-        let bytes = DocumentProto.document(doc, in: db)
+        var w = ProtoWriter(capacity: 0)
+        w.encodedMessage(1, DocumentProto.document(doc, in: db))
+        let bytes = w.bytes
         lock.lock()
-        last = (key, bytes)
+        last = Last(key, bytes)
         if doc.updateTime > newest {
             // A newer commit: the previous one's fan-out is over (or nearly; a straggler encodes again).
             documents.removeAll(keepingCapacity: documents.count <= 64)

@@ -376,6 +376,22 @@ extension ListenShard {
     /// `followsFromChange`), appended to `out`.
     private func update(_ t: ListenStream.Target, paths: [Touch], service: FirestoreService, at readTime: Instant,
                         into out: inout [ListenEvent]) {
+        if t.matchesWholeCollection {
+            // What `accepts` would answer for every document of the collection (the only ones that
+            // reach this target): held before if it existed, matches after if it exists. Without
+            // the query's copy and evaluation per listener (a thousand listeners of one collection).
+            let ordered = paths.count < 2 ? paths : paths.sorted(by: { OrderedEncoding.compare($0.path.key, $1.path.key) < 0 })
+            for touch in ordered {
+                let v = touch.versions
+                if let after = v.after {
+                    if v.before?.updateTime != after.updateTime { out.append(.documentChange(after, targetIDs: t.ids)) }
+                } else if v.before != nil {
+                    out.append(.documentDelete(touch.path, removedTargetIDs: t.ids, readTime: readTime))
+                }
+            }
+            t.readTime = max(t.readTime, readTime)
+            return
+        }
         switch t.kind {
         case .documents:
             for touch in paths {

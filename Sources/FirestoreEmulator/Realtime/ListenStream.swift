@@ -25,6 +25,10 @@ final class ListenStream: @unchecked Sendable {
         /// matched (no limit, offset or cursor): it is updated from the change alone. Decided once
         /// (asking the query each commit copied it, a retain per member, per listener).
         let isPlainQuery: Bool
+        /// A plain query of one collection with no filter and no ordering by a field: every document
+        /// of its collection matches, and a commit reaches it only through that collection's index
+        /// (`ListenShard.index`), so a change's before and after decide without evaluating the query.
+        let matchesWholeCollection: Bool
 
         init(id: Int32, database: DatabaseID, kind: ListenTarget.Kind, readTime: Instant, stream: ListenStream) {
             self.id = id
@@ -35,8 +39,10 @@ final class ListenStream: @unchecked Sendable {
             self.stream = stream
             if case .query(let q) = kind, q.limit == nil, q.offset == 0, q.startAt == nil, q.endAt == nil {
                 isPlainQuery = true
+                matchesWholeCollection = !q.allDescendants && q.filter == nil && q.order.allSatisfy { $0.field.isDocumentKey }
             } else {
                 isPlainQuery = false
+                matchesWholeCollection = false
             }
         }
 

@@ -83,6 +83,40 @@ import Testing
         #expect(l.takeSummary() == [])
     }
 
+    /// A whole-collection query decides from a change's before and after alone; one ordered by a
+    /// field (no limit) still evaluates the query: a document without the field is not in it,
+    /// and leaves it when the field goes. Ordering by `__name__` alone is the whole collection.
+    @Test func aWholeCollectionListenerAndOneOrderedByAFieldDisagreeOnADocumentWithoutIt() throws {
+        let h = try TestHarness()
+        h.put("c/a", ["n": int(1)])
+        let all = TestListener(h), byN = TestListener(h), byName = TestListener(h)
+        try all.addQuery(Self.allOfC, id: 1)
+        try byN.addQuery(.object(["from": .array([.object(["collectionId": .string("c")])]),
+                                  "orderBy": .array([.object(["field": .object(["fieldPath": .string("n")])])])]), id: 2)
+        try byName.addQuery(.object(["from": .array([.object(["collectionId": .string("c")])]),
+                                     "orderBy": .array([.object(["field": .object(["fieldPath": .string("__name__")]),
+                                                                 "direction": .string("DESCENDING")])])]), id: 3)
+        #expect(all.takeSummary() == ["ADD[1]", "CHANGE a [1]", "CURRENT[1]", "NO_CHANGE[]"])
+        #expect(byN.takeSummary() == ["ADD[2]", "CHANGE a [2]", "CURRENT[2]", "NO_CHANGE[]"])
+        #expect(byName.takeSummary() == ["ADD[3]", "CHANGE a [3]", "CURRENT[3]", "NO_CHANGE[]"])
+        h.put("c/b", ["m": int(1)])
+        #expect(all.takeSummary() == ["CHANGE b [1]", "NO_CHANGE[]"])
+        #expect(byN.takeSummary() == [])
+        #expect(byName.takeSummary() == ["CHANGE b [3]", "NO_CHANGE[]"])
+        h.put("c/a", ["m": int(2)])
+        #expect(all.takeSummary() == ["CHANGE a [1]", "NO_CHANGE[]"])
+        #expect(byN.takeSummary() == ["REMOVE_DOC a [2]", "NO_CHANGE[]"])
+        #expect(byName.takeSummary() == ["CHANGE a [3]", "NO_CHANGE[]"])
+        h.delete("c/a")
+        h.delete("c/b")
+        #expect(all.takeSummary() == ["DELETE a [1]", "NO_CHANGE[]", "DELETE b [1]", "NO_CHANGE[]"])
+        #expect(byN.takeSummary() == [])
+        #expect(byName.takeSummary() == ["DELETE a [3]", "NO_CHANGE[]", "DELETE b [3]", "NO_CHANGE[]"])
+        // A document in a subcollection of the collection's documents reaches none of them.
+        h.put("c/x/c/y", ["n": int(1)])
+        #expect(all.takeSummary() == [] && byN.takeSummary() == [] && byName.takeSummary() == [])
+    }
+
     @Test func oneCommitIsOneSnapshot() throws {
         let h = try TestHarness()
         let l = TestListener(h)

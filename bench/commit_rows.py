@@ -16,7 +16,6 @@ user token, as `bench/commit_ab.py` runs them. Loopback only; every process star
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,28 +28,9 @@ from benchlib import grpcbench  # noqa: E402
 from benchlib.loadgen import Wrk  # noqa: E402
 from benchlib.procs import OfficialFirestore, Registry  # noqa: E402
 from commit_ab import fresh_hearth, rest_commit  # noqa: E402
-from get_rows import children_cpu, cpu_seconds, per_call, stat_cpu_seconds, switches, task_files  # noqa: E402
+from get_rows import children_cpu, cpu_seconds, per_call, stat_cpu_seconds, switches, syscalls, task_files  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def strace_counts(pid, load, calls_of):
-    """Hearth's syscalls per call while `load()` runs (strace -c -f)."""
-    out = os.path.join(tempfile.mkdtemp(), "strace.txt")
-    p = subprocess.Popen(["strace", "-c", "-f", "-p", str(pid), "-o", out], stderr=subprocess.DEVNULL)
-    time.sleep(0.5)
-    try:
-        s = load()
-    finally:
-        p.send_signal(2)
-        p.wait(30)
-    n = max(1, calls_of(s))
-    rows = []
-    for line in open(out):
-        f = line.split()
-        if len(f) >= 5 and f[3].isdigit() and f[-1] not in ("total", "syscall"):
-            rows.append((int(f[3]), f[-1]))
-    return ", ".join(f"{name} {c / n:.2f}" for c, name in sorted(rows, reverse=True) if c / n >= 0.05)
 
 
 def named_cpu(pid):
@@ -107,7 +87,7 @@ def one(binary, work, row, client, args, ctx):
             calls_of = lambda s: s["ok"]  # noqa: E731
         out = measured(h.pid, run, calls_of)
         if args.strace:
-            out["syscalls"] = strace_counts(h.pid, run, calls_of)
+            out["syscalls"] = syscalls(h.pid, run, calls_of)
         return out
 
 

@@ -95,22 +95,24 @@ def per_call(before, after, calls):
     return ", ".join(sorted(rows))
 
 
-def syscalls(pid, load):
-    """Syscalls per call of every Hearth thread while `load()` runs SWITCH_CALLS calls (strace -c -f)."""
+def syscalls(pid, load, calls_of=lambda _: SWITCH_CALLS):
+    """Syscalls per call of every Hearth thread while `load()` runs (strace -c -f); `calls_of` gives
+    the calls from `load()`'s result (SWITCH_CALLS by default: the get rows' fixed count)."""
     out = os.path.join(tempfile.mkdtemp(), "strace.txt")
     p = subprocess.Popen(["strace", "-c", "-f", "-p", str(pid), "-o", out], stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     try:
-        load()
+        result = load()
     finally:
         p.send_signal(signal.SIGINT)
         p.wait(30)
+    calls = max(1, calls_of(result))
     rows = []
     for line in open(out):
         f = line.split()
         if len(f) >= 5 and f[3].isdigit() and f[-1] not in ("total", "syscall"):
             rows.append((int(f[3]), f[-1]))
-    return ", ".join(f"{name} {n / SWITCH_CALLS:.2f}" for n, name in sorted(rows, reverse=True) if n / SWITCH_CALLS >= 0.05)
+    return ", ".join(f"{name} {n / calls:.2f}" for n, name in sorted(rows, reverse=True) if n / calls >= 0.05)
 
 
 def idle_seconds():

@@ -1,4 +1,5 @@
 """Snapshot listeners (`on_snapshot`, the Listen stream) with google-cloud-firestore, unmodified."""
+import os
 import queue
 import threading
 import time
@@ -8,7 +9,9 @@ import pytest
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 
-def wait_for(q, predicate, timeout=15):
+# Generous: the official emulator's first listener after its JVM starts can take many seconds on a
+# loaded machine; a passing wait returns as soon as its snapshot arrives.
+def wait_for(q, predicate, timeout=60):
     deadline = time.time() + timeout
     seen = []
     while time.time() < deadline:
@@ -77,3 +80,49 @@ def test_limit_window_listener(db):
         wait_for(q, lambda s: s == ["d0", "d1"])
     finally:
         watch.unsubscribe()
+
+
+def _rest_write(host, path, fields=None):
+    """A write from another client over REST (PATCH, or DELETE when `fields` is None), as an admin."""
+    import json
+    import urllib.request
+    project = os.environ.get("HEARTH_PROJECT", "demo-hearth")
+    url = f"http://{host}/v1/projects/{project}/databases/(default)/documents/{path}"
+    body = None if fields is None else json.dumps({"fields": fields}).encode()
+    req = urllib.request.Request(url, data=body, method="DELETE" if fields is None else "PATCH",
+                                 headers={"Authorization": "Bearer owner", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert r.status == 200
+
+
+def test_listener_sees_writes_from_other_clients_over_rest_and_grpc_and_stops_after_unsubscribe(db, emulator_host):
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import firestore
+    name = "rt" + uuid.uuid4().hex[:8]
+    coll = db.collection(name)
+    q = queue.Queue()
+
+    def on(snaps, changes, read_time):
+        q.put((sorted((s.id, s.get("n")) for s in snaps), sorted((c.type.name, c.document.id) for c in changes)))
+
+    watch = coll.where(filter=FieldFilter("on", "==", True)).on_snapshot(on)
+    other = firestore.Client(project=os.environ.get("HEARTH_PROJECT", "demo-hearth"), credentials=AnonymousCredentials())
+    try:
+        wait_for(q, lambda s: s[0] == [])
+        _rest_write(emulator_host, f"{name}/r", {"on": {"booleanValue": True}, "n": {"integerValue": "1"}})
+        wait_for(q, lambda s: s == ([("r", 1)], [("ADDED", "r")]))
+        other.collection(name).document("g").set({"on": True, "n": 2})  # another gRPC client
+        wait_for(q, lambda s: s == ([("g", 2), ("r", 1)], [("ADDED", "g")]))
+        _rest_write(emulator_host, f"{name}/r", {"on": {"booleanValue": True}, "n": {"integerValue": "3"}})
+        wait_for(q, lambda s: s == ([("g", 2), ("r", 3)], [("MODIFIED", "r")]))
+        _rest_write(emulator_host, f"{name}/g")  # REST delete
+        wait_for(q, lambda s: s == ([("r", 3)], [("REMOVED", "g")]))
+    finally:
+        watch.unsubscribe()
+        other.close()
+    # After unsubscribe no snapshot arrives for later writes.
+    while not q.empty():
+        q.get_nowait()
+    _rest_write(emulator_host, f"{name}/late", {"on": {"booleanValue": True}, "n": {"integerValue": "9"}})
+    time.sleep(1.0)
+    assert q.empty(), f"a snapshot arrived after unsubscribe: {q.get_nowait()}"

@@ -77,12 +77,16 @@ public struct StoredObjectInfo: Sendable, Equatable {
     public let contentType: String
     public let etag: String
     public let lastModified: Instant
+    /// The object's storage class when it is archived (S3 GLACIER, DEEP_ARCHIVE) with no restored
+    /// copy, so that reads of it are refused until a restore; nil for a readable object.
+    public let archivedStorageClass: String?
 
-    public init(size: Int64, contentType: String, etag: String, lastModified: Instant) {
+    public init(size: Int64, contentType: String, etag: String, lastModified: Instant, archivedStorageClass: String? = nil) {
         self.size = size
         self.contentType = contentType
         self.etag = etag
         self.lastModified = lastModified
+        self.archivedStorageClass = archivedStorageClass
     }
 }
 

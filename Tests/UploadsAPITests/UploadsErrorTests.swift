@@ -11,7 +11,8 @@ import Testing
         .invalidKey(field: "key", key: "k", reason: "r"), .invalidValue(field: "originalName", reason: "r"), .unusableUID("a/b"),
         .missingIDToken, .malformedAuthorization, .idToken(.expired), .idToken(.revoked), .idToken(.disabled),
         .idToken(.userNotFound), .idToken(.wrongProject("p")), .idToken(.malformed("m")), .appCheckMissing, .appCheckInvalid,
-        .notOwner(field: "key", key: "k", uid: "u"), .objectNotFound(key: "k", bucket: "b"), .noRoute(method: "GET", path: "/x"),
+        .notOwner(field: "key", key: "k", uid: "u"), .objectNotFound(key: "k", bucket: "b"),
+        .objectArchived(field: "s3Key", key: "k", storageClass: "GLACIER"), .noRoute(method: "GET", path: "/x"),
         .methodNotAllowed(method: "GET", path: "/x"), .bodyTooLarge(limit: 10), .backend("b"),
     ]
 

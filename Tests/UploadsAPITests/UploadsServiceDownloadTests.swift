@@ -48,6 +48,21 @@ import Testing
         #expect(r.reason == "OBJECT_NOT_FOUND")
     }
 
+    @Test func anArchivedObjectIs403UntilRestored() throws {
+        let f = try Fixture()
+        f.objects.put(key: Self.key, size: 5, contentType: "application/pdf", archivedStorageClass: "DEEP_ARCHIVE")
+        let r = f.send("POST", "/v1/files/presign-download", json: #"{"s3Key": "\#(Self.key)"}"#)
+        #expect(r.status == 403)
+        #expect(r.reason == "OBJECT_ARCHIVED")
+        #expect(r.field == "s3Key")
+        #expect(r.json["error"]?["message"]?.stringValue?.contains("DEEP_ARCHIVE") == true)
+        // No URL is signed for a read S3 would refuse.
+        #expect(f.objects.presigns.isEmpty)
+        // Restored (the store no longer reports it archived): the download is signed as usual.
+        f.objects.put(key: Self.key, size: 5, contentType: "application/pdf")
+        #expect(f.send("POST", "/v1/files/presign-download", json: #"{"s3Key": "\#(Self.key)"}"#).status == 200)
+    }
+
     @Test(arguments: [
         ("{}", "s3Key", "MISSING_FIELD"),
         (#"{"s3Key": 1}"#, "s3Key", "WRONG_TYPE"),

@@ -6,14 +6,28 @@ extension S3Service {
     /// The attributes `x-amz-object-attributes` may ask for.
     static let objectAttributeNames: Set<String> = ["ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize"]
 
+    /// The attribute names a header lists (comma-separated, as SDKs send a list; blanks around and
+    /// between commas ignored, a repeated name counted once). A name outside `allowed` is S3's
+    /// InvalidArgument "Invalid attribute name specified." naming the header and its whole value —
+    /// S3's answer for `x-amz-object-attributes` (GetObjectAttributes) and for
+    /// `x-amz-optional-object-attributes` (listings). An absent or empty header lists nothing, which
+    /// is the same InvalidArgument where the header is `required` (GetObjectAttributes).
+    static func attributeNames(_ value: String?, header: String, allowed: Set<String>, required: Bool) -> Result<Set<String>, S3Error> {
+        let names = (value ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !(required && names.isEmpty), names.allSatisfy(allowed.contains) else {
+            return .failure(.invalidArgument(message: "Invalid attribute name specified.", name: header, value: value ?? ""))
+        }
+        return .success(Set(names))
+    }
+
     /// GetObjectAttributes: the attributes named by `x-amz-object-attributes` (comma-separated),
     /// with `max-parts` / `part-number-marker` paging of a multipart object's parts.
     func getObjectAttributes(_ ctx: S3Context) -> Result<Response, S3Error> {
-        let wanted = (ctx.header("x-amz-object-attributes") ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard !wanted.isEmpty, wanted.allSatisfy(S3Service.objectAttributeNames.contains) else {
-            return .failure(.invalidArgument(message: "Invalid attribute name specified.", name: "x-amz-object-attributes",
-                                             value: ctx.header("x-amz-object-attributes") ?? ""))
+        let header = "x-amz-object-attributes"
+        let set: Set<String>
+        switch S3Service.attributeNames(ctx.header(header), header: header, allowed: S3Service.objectAttributeNames, required: true) {
+        case .failure(let e): return .failure(e)
+        case .success(let names): set = names
         }
         // GetObjectAttributes takes its paging in headers (x-amz-max-parts, x-amz-part-number-marker).
         var maxParts = 1000
@@ -30,7 +44,6 @@ extension S3Service {
                                                             stored: record.metadata.extra.customerKeyMD5) {
                 return .failure(e)
             }
-            let set = Set(wanted)
             var x = XMLWriter()
             x.group("GetObjectAttributesResponse", namespace: true) { x in
                 if set.contains("ETag") { x.element("ETag", ETag.bare(record.etag)) }

@@ -82,6 +82,11 @@ extension S3Service {
         case .failure(let e): return .failure(e)
         case .success(let n): maxKeys = n
         }
+        let restoreStatus: Bool
+        switch S3Service.listingWantsRestoreStatus(ctx) {
+        case .failure(let e): return .failure(e)
+        case .success(let wanted): restoreStatus = wanted
+        }
         let prefix = ctx.query("prefix") ?? ""
         let delimiter = ctx.query("delimiter") ?? ""
         var marker: String?
@@ -142,6 +147,7 @@ extension S3Service {
                     x.element("Size", String(o.size))
                     if fetchOwner { writeOwner(&x, o.owner) }
                     x.element("StorageClass", o.metadata.storageClass ?? "STANDARD")
+                    if restoreStatus { S3Service.writeRestoreStatus(&x, o.metadata.extra, now: ctx.now) }
                 }
             }
             for p in page.commonPrefixes {

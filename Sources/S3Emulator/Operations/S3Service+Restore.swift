@@ -18,14 +18,42 @@ extension S3Service {
     /// (what reads and copies refuse), else nil.
     static func archivedClass(_ record: ObjectRecord, now: Instant) -> String? {
         guard let storageClass = record.metadata.storageClass, archiveStorageClasses.contains(storageClass) else { return nil }
-        if let expiry = record.metadata.extra.restoreExpiry, expiry > now.unixSeconds { return nil }
+        if restoredUntil(record.metadata.extra, now: now) != nil { return nil }
         return storageClass
+    }
+
+    /// When the object's restored copy expires, if it has one unexpired at `now`.
+    static func restoredUntil(_ extra: ObjectExtra, now: Instant) -> Instant? {
+        guard let expiry = extra.restoreExpiry, expiry > now.unixSeconds else { return nil }
+        return Instant(unixSeconds: expiry)
     }
 
     /// `x-amz-restore` for an object with an unexpired restored copy at `now`, else nil.
     static func restoreHeader(_ extra: ObjectExtra, now: Instant) -> String? {
-        guard let expiry = extra.restoreExpiry, expiry > now.unixSeconds else { return nil }
-        return "ongoing-request=\"false\", expiry-date=\"\(Instant(unixSeconds: expiry).httpDate)\""
+        guard let expiry = restoredUntil(extra, now: now) else { return nil }
+        return "ongoing-request=\"false\", expiry-date=\"\(expiry.httpDate)\""
+    }
+
+    /// The optional attributes a listing may ask for in `x-amz-optional-object-attributes`.
+    static let optionalObjectAttributeNames: Set<String> = ["RestoreStatus"]
+
+    /// Whether a listing (ListObjects, ListObjectsV2, ListObjectVersions) asks for `RestoreStatus`;
+    /// another name in the header is InvalidArgument (S3's answer, `attributeNames`).
+    static func listingWantsRestoreStatus(_ ctx: S3Context) -> Result<Bool, S3Error> {
+        let header = "x-amz-optional-object-attributes"
+        return attributeNames(ctx.header(header), header: header, allowed: optionalObjectAttributeNames, required: false)
+            .map { $0.contains("RestoreStatus") }
+    }
+
+    /// A listing entry's `<RestoreStatus>`, which S3 gives only to an object restored or being
+    /// restored (the state `x-amz-restore` reports on HEAD), so only where the header has a value.
+    /// Hearth's restores complete at once: `IsRestoreInProgress` is always false, with the expiry.
+    static func writeRestoreStatus(_ x: inout XMLWriter, _ extra: ObjectExtra, now: Instant) {
+        guard let expiry = restoredUntil(extra, now: now) else { return }
+        x.group("RestoreStatus") { x in
+            x.element("IsRestoreInProgress", "false")
+            x.element("RestoreExpiryDate", expiry.rfc3339(fractionDigits: 3))
+        }
     }
 
     /// When a copy restored at `now` for `days` expires: S3 adds the days to the time the restore

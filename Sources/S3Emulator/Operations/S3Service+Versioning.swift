@@ -129,6 +129,11 @@ extension S3Service {
         case .success(let u): urlEncoded = u
         }
         guard maxKeys >= 0 else { return .failure(.invalidArgument(message: "max-keys cannot be negative", name: "max-keys", value: nil)) }
+        let restoreStatus: Bool
+        switch S3Service.listingWantsRestoreStatus(ctx) {
+        case .failure(let e): return .failure(e)
+        case .success(let wanted): restoreStatus = wanted
+        }
         maxKeys = min(maxKeys, 1000)
         func encode(_ text: String) -> String { urlEncoded ? S3URLEncoding.listingEncode(text) : text }
         let prefix = ctx.query("prefix") ?? ""
@@ -173,7 +178,11 @@ extension S3Service {
                         x.element("Size", String(o.size))
                     }
                     writeOwner(&x, o.owner)
-                    if !e.isDeleteMarker { x.element("StorageClass", o.metadata.storageClass ?? "STANDARD") }
+                    if !e.isDeleteMarker {
+                        x.element("StorageClass", o.metadata.storageClass ?? "STANDARD")
+                        // A delete marker has no restore status (S3 leaves it out there too).
+                        if restoreStatus { S3Service.writeRestoreStatus(&x, o.metadata.extra, now: ctx.now) }
+                    }
                 }
             }
             for p in page.commonPrefixes {

@@ -1,10 +1,12 @@
 import HearthCore
 
 extension S3Service: ObjectStore {
-    /// Size, Content-Type and ETag of an object, or nil when it (or its bucket) does not exist.
+    /// Size, Content-Type and ETag of an object, or nil when it (or its bucket) does not exist; an
+    /// archived object not restored now says so by GetObject's own rule (`archivedClass`).
     public func headObject(bucket: String, key: String) -> StoredObjectInfo? {
         guard let r = try? store.object(bucket: bucket, key: key) else { return nil }
-        return StoredObjectInfo(size: r.size, contentType: r.effectiveContentType, etag: r.etag, lastModified: r.lastModified)
+        return StoredObjectInfo(size: r.size, contentType: r.effectiveContentType, etag: r.etag, lastModified: r.lastModified,
+                                archivedStorageClass: S3Service.archivedClass(r, now: clock.now()))
     }
 
     /// Creates the bucket (owned by the first configured key) when missing.

@@ -42,6 +42,8 @@ public enum UploadsError: Error, Sendable, Equatable {
     case notOwner(field: String, key: String, uid: String)
     /// No object was uploaded under the key.
     case objectNotFound(key: String, bucket: String)
+    /// The object is archived (S3 GLACIER, DEEP_ARCHIVE) and not restored: S3 refuses to read it.
+    case objectArchived(field: String, key: String, storageClass: String)
     /// No route for the path.
     case noRoute(method: String, path: String)
     /// The path exists but not for this method.
@@ -59,7 +61,9 @@ public enum UploadsError: Error, Sendable, Equatable {
             400
         case .missingIDToken, .malformedAuthorization, .idToken, .appCheckMissing, .appCheckInvalid:
             401
-        case .notOwner: 403
+        // 403 as S3's InvalidObjectState for a GET of the object, so a client meets one status
+        // for an unreadable archived object whether it asks here or fetches a URL.
+        case .notOwner, .objectArchived: 403
         case .objectNotFound, .noRoute: 404
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413
@@ -109,6 +113,7 @@ public enum UploadsError: Error, Sendable, Equatable {
         case .appCheckInvalid: "APP_CHECK_TOKEN_INVALID"
         case .notOwner: "NOT_OWNER"
         case .objectNotFound: "OBJECT_NOT_FOUND"
+        case .objectArchived: "OBJECT_ARCHIVED"
         case .noRoute: "NO_ROUTE"
         case .methodNotAllowed: "METHOD_NOT_ALLOWED"
         case .bodyTooLarge: "BODY_TOO_LARGE"
@@ -120,7 +125,7 @@ public enum UploadsError: Error, Sendable, Equatable {
     public var field: String? {
         switch self {
         case .missingField(let f), .wrongType(let f, _, _), .expiresOutOfRange(let f, _, _), .invalidKey(let f, _, _),
-             .invalidValue(let f, _), .notOwner(let f, _, _):
+             .invalidValue(let f, _), .notOwner(let f, _, _), .objectArchived(let f, _, _):
             f
         case .contentTypeNotAllowed: "contentType"
         case .invalidFileExt: "fileExt"
@@ -152,6 +157,8 @@ public enum UploadsError: Error, Sendable, Equatable {
             "\(f) '\(key)' does not belong to the caller: the caller's keys start with users/\(uid)/"
         case .objectNotFound(let key, let bucket):
             "No object '\(key)' in bucket '\(bucket)': it was never uploaded, or its upload did not complete"
+        case .objectArchived(_, let key, let storageClass):
+            "Object '\(key)' is archived in storage class \(storageClass): restore it (S3 RestoreObject) before downloading"
         case .noRoute(let m, let p): "No route for \(m) \(p)"
         case .methodNotAllowed(let m, let p): "\(m) is not allowed on \(p); use POST"
         case .bodyTooLarge(let limit): "Request body larger than \(limit) bytes"

@@ -13,6 +13,8 @@ extension UploadsHandlers {
         try UploadKey.checkOwnership(key, uid: caller.uid, field: field)
         let expires = try expiresSeconds(body, field: "expiresSeconds")
         let info = try head(key)
+        // The URL would only meet S3's InvalidObjectState: refuse here, in this API's own shape.
+        if let storageClass = info.archivedStorageClass { throw .objectArchived(field: field, key: key, storageClass: storageClass) }
         let now = clock.now()
         let url = try presignedURL(method: "GET", key: key, expiresSeconds: expires, signedHeaders: [:])
         var response = Response.json(.object([

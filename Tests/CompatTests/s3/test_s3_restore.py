@@ -7,6 +7,7 @@ once (docs/s3.md, RestoreObject): 202 the first time, 200 while a restored copy 
 the emulator clock.
 """
 import calendar
+import datetime
 import email.utils
 import os
 import xml.etree.ElementTree as ET
@@ -27,10 +28,14 @@ def error(e):
     return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"], e.value.response["ResponseMetadata"]["HTTPStatusCode"]
 
 
-def expected_expiry(date_header, days):
+def expiry_seconds(date_header, days):
     """S3's rule: the restore's completion time plus the days, rounded up to the next midnight UTC."""
     now = calendar.timegm(email.utils.parsedate(date_header))
-    return email.utils.formatdate((now + days * DAY) // DAY * DAY + DAY, usegmt=True)
+    return (now + days * DAY) // DAY * DAY + DAY
+
+
+def expected_expiry(date_header, days):
+    return email.utils.formatdate(expiry_seconds(date_header, days), usegmt=True)
 
 
 def signed_post(path, body):
@@ -138,4 +143,70 @@ def test_restore_names_a_version(s3, bucket):
     assert error(e)[0] == "InvalidObjectState"
     # Versioned buckets delete their versions one by one (the fixture removes current keys only).
     for v in s3.list_object_versions(Bucket=bucket).get("Versions", []):
+        s3.delete_object(Bucket=bucket, Key=v["Key"], VersionId=v["VersionId"])
+
+
+# --- RestoreStatus in listings (x-amz-optional-object-attributes) -------------------------------
+
+def restore_statuses(listing, entries="Contents"):
+    return {o["Key"]: o.get("RestoreStatus") for o in listing.get(entries, [])}
+
+
+def test_listings_report_restore_status_only_when_asked(s3, bucket, clock):
+    s3.put_object(Bucket=bucket, Key="cold", Body=b"x", StorageClass="GLACIER")
+    s3.put_object(Bucket=bucket, Key="frozen", Body=b"x", StorageClass="DEEP_ARCHIVE")
+    s3.put_object(Bucket=bucket, Key="std", Body=b"x")
+
+    def listings(**extra):
+        return [s3.list_objects_v2(Bucket=bucket, **extra), s3.list_objects(Bucket=bucket, **extra)]
+
+    # Nothing restored: S3 reports no status even when asked (archived or not).
+    for listing in listings(OptionalObjectAttributes=["RestoreStatus"]):
+        assert restore_statuses(listing) == {"cold": None, "frozen": None, "std": None}
+
+    r = s3.restore_object(Bucket=bucket, Key="cold", RestoreRequest={"Days": 3})
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 202
+    expiry = datetime.datetime.fromtimestamp(expiry_seconds(r["ResponseMetadata"]["HTTPHeaders"]["date"], 3), datetime.timezone.utc)
+    # Hearth's restore completes when accepted (docs/s3.md), so right after the 202 the restore is
+    # no longer in progress: IsRestoreInProgress false, with the restored copy's expiry.
+    restored = {"IsRestoreInProgress": False, "RestoreExpiryDate": expiry}
+    for listing in listings(OptionalObjectAttributes=["RestoreStatus"]):
+        assert restore_statuses(listing) == {"cold": restored, "frozen": None, "std": None}
+    # Without the header the element never appears.
+    for listing in listings():
+        assert restore_statuses(listing) == {"cold": None, "frozen": None, "std": None}
+
+    # Past the expiry (emulator clock) the restored copy is gone, and so is its status.
+    clock(4 * DAY)
+    for listing in listings(OptionalObjectAttributes=["RestoreStatus"]):
+        assert restore_statuses(listing) == {"cold": None, "frozen": None, "std": None}
+
+
+def test_an_unknown_optional_attribute_is_invalid_argument(s3, bucket):
+    s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    for call in (s3.list_objects_v2, s3.list_objects, s3.list_object_versions):
+        with pytest.raises(ClientError) as e:
+            call(Bucket=bucket, OptionalObjectAttributes=["RestoreStatus", "Colour"])
+        assert error(e) == ("InvalidArgument", "Invalid attribute name specified.", 400)
+        assert e.value.response["Error"]["ArgumentName"] == "x-amz-optional-object-attributes"
+
+
+def test_version_listing_reports_the_restored_version(s3, bucket):
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    old = s3.put_object(Bucket=bucket, Key="v", Body=b"old", StorageClass="GLACIER")["VersionId"]
+    new = s3.put_object(Bucket=bucket, Key="v", Body=b"new", StorageClass="GLACIER")["VersionId"]
+    r = s3.restore_object(Bucket=bucket, Key="v", VersionId=old, RestoreRequest={"Days": 1})
+    expiry = datetime.datetime.fromtimestamp(expiry_seconds(r["ResponseMetadata"]["HTTPHeaders"]["date"], 1), datetime.timezone.utc)
+    marker = s3.delete_object(Bucket=bucket, Key="v")["VersionId"]
+
+    listing = s3.list_object_versions(Bucket=bucket, OptionalObjectAttributes=["RestoreStatus"])
+    statuses = {v["VersionId"]: v.get("RestoreStatus") for v in listing["Versions"]}
+    assert statuses == {old: {"IsRestoreInProgress": False, "RestoreExpiryDate": expiry}, new: None}
+    # A delete marker has no restore status.
+    assert [m["VersionId"] for m in listing["DeleteMarkers"]] == [marker]
+    assert all("RestoreStatus" not in m for m in listing["DeleteMarkers"])
+    plain = s3.list_object_versions(Bucket=bucket)
+    assert all("RestoreStatus" not in v for v in plain["Versions"])
+
+    for v in plain.get("Versions", []) + plain.get("DeleteMarkers", []):
         s3.delete_object(Bucket=bucket, Key=v["Key"], VersionId=v["VersionId"])

@@ -258,6 +258,29 @@ def test_complete_before_put_is_404(api, user):
     assert r.status_code == 404
 
 
+def test_an_archived_object_is_refused_until_restored(api, user):
+    token = user["idToken"]
+    p = api.presign(token)
+    assert requests.put(p["putUrl"], data=b"cold bytes", headers={"Content-Type": "image/jpeg"}).status_code == 200
+    s3 = boto3.client("s3", endpoint_url=api.s3, config=Config(signature_version="s3v4"))
+    # Archived by a copy onto itself into GLACIER (S3 allows a copy that changes the storage class).
+    s3.copy_object(Bucket="uploads", Key=p["key"], CopySource={"Bucket": "uploads", "Key": p["key"]}, StorageClass="GLACIER")
+
+    # S3 would refuse the GET (403 InvalidObjectState); the API refuses to presign it, in its own shape.
+    d = api.api_post("/v1/files/presign-download", {"s3Key": p["key"]}, token)
+    assert d.status_code == 403, d.text
+    e = error_of(d)
+    assert e["reason"] == "OBJECT_ARCHIVED" and e["status"] == "PERMISSION_DENIED" and e["field"] == "s3Key"
+    assert "GLACIER" in e["message"]
+
+    # Once restored the download is signed and reads the bytes.
+    assert s3.restore_object(Bucket="uploads", Key=p["key"], RestoreRequest={"Days": 1})["ResponseMetadata"]["HTTPStatusCode"] == 202
+    d = api.api_post("/v1/files/presign-download", {"s3Key": p["key"]}, token)
+    assert d.status_code == 200, d.text
+    got = requests.get(d.json()["getUrl"])
+    assert got.status_code == 200 and got.content == b"cold bytes"
+
+
 # --- S3 side of the flow --------------------------------------------------------------------------
 
 def test_wrong_content_type_is_signature_mismatch_with_diagnosis(api, user):

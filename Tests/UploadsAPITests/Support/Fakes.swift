@@ -49,10 +49,11 @@ final class FakeObjectStore: ObjectStore, @unchecked Sendable {
     var failPresign = false
     var failEnsure = false
 
-    func put(bucket: String = "uploads", key: String, size: Int64, contentType: String) {
+    func put(bucket: String = "uploads", key: String, size: Int64, contentType: String, archivedStorageClass: String? = nil) {
         lock.withLock {
             objects[bucket + "\n" + key] = StoredObjectInfo(size: size, contentType: contentType, etag: "\"etag\"",
-                                                           lastModified: Instant(unixSeconds: 1_700_000_000))
+                                                           lastModified: Instant(unixSeconds: 1_700_000_000),
+                                                           archivedStorageClass: archivedStorageClass)
         }
     }
 

@@ -2,7 +2,8 @@
 """Only the Firestore get rows of `make bench` (gRPC GetDocument at 1 and 16 streams with h2load on one
 connection, REST get at 1 and 16 connections with wrk; user token, rules on) for one or more Hearth
 binaries alternated round by round (an A/B on a shared machine), with the CPU each side spent per call:
-`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,rest] [--widths 1,16] [--strace] [--pin]`.
+`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,light,rest] [--widths 1,16] [--strace] [--pin]`
+(`light`: the same gRPC calls from bench/grpcload's light client, the grpc.get.light rows).
 The share of the run's wall clock all CPUs spent idle is printed too (`CPUs idle`): whether the
 load generator had a core of its own.
 
@@ -203,6 +204,20 @@ def one_round(ctx, binary, label, only, widths):
                 before = switches(h.pid)
                 h2.run(port, frame, user.id_token, 1, 60, count=SWITCH_CALLS)
                 out["grpc s1 switches/call (voluntary+involuntary)"] = per_call(before, switches(h.pid), SWITCH_CALLS)
+        if "light" in only:
+            # The same calls from grpcload's light client (the grpc.get.light rows; grpcs1c).
+            doc = f"users/{user.uid}/files/f0"
+            for streams in widths:
+                def run(streams=streams, seconds=ctx.s.duration):
+                    return grpcbench.require_ok(grpcbench.grpcload(
+                        ctx, port, user.id_token, "get", "-doc", doc, "-streams", streams, "-per-conn", 16,
+                        "-client", "h2", "-duration", seconds), f"light gRPC GetDocument s{streams}")
+                run(seconds=1)
+                s = best_of(ctx, h.pid, run, lambda s: s["ok"])
+                s["done"] = s["ok"]
+                put_point(out, f"light s{streams} calls", s)
+                if ctx.strace:
+                    out[f"light s{streams} syscalls/call"] = syscalls(h.pid, run, lambda s: s["ok"])
         if "rest" in only:
             get_user = {"method": "GET", "path": f"{DOCS}/users/{user.uid}/files/f0",
                         "headers": {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {user.id_token}"}}

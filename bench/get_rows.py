@@ -75,6 +75,12 @@ def cpu_seconds(pid):
         return stat_cpu_seconds(f.read())
 
 
+def user_seconds(pid):
+    """User CPU seconds of the whole process (the part its own code and libraries spend)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[11]) / os.sysconf("SC_CLK_TCK")
+
+
 def thread_cpu(pid):
     """{thread id: user + system CPU seconds} of every thread of the process."""
     return {tid: stat_cpu_seconds(text) for tid, text in task_files(pid, "stat")}
@@ -132,9 +138,10 @@ def children_cpu():
 
 def timed(pid, run):
     """`run()`'s summary with Hearth's and the load generator's CPU seconds over it."""
-    h0, g0, t0, w0, i0 = cpu_seconds(pid), children_cpu(), thread_cpu(pid), time.time(), idle_seconds()
+    h0, u0, g0, t0, w0, i0 = cpu_seconds(pid), user_seconds(pid), children_cpu(), thread_cpu(pid), time.time(), idle_seconds()
     s = run()
     s["hearth_cpu"], s["loadgen_cpu"] = cpu_seconds(pid) - h0, children_cpu() - g0
+    s["hearth_user"] = user_seconds(pid) - u0
     s["idle"] = idle_seconds() - i0
     s["threads"], s["wall"] = (t0, thread_cpu(pid)), time.time() - w0
     return s
@@ -147,6 +154,7 @@ def best_of(ctx, pid, run, calls_of):
         s = timed(pid, run)
         n = max(1, calls_of(s))
         s["hearth_us"], s["loadgen_us"] = s["hearth_cpu"] / n * 1e6, s["loadgen_cpu"] / n * 1e6
+        s["hearth_user_us"] = s["hearth_user"] / n * 1e6
         if best is None or s["rps"] > best["rps"]:
             best = s
     return best
@@ -155,6 +163,7 @@ def best_of(ctx, pid, run, calls_of):
 def put_point(out, key, s):
     out[f"{key}/s"] = s["rps"]
     out[f"{key} Hearth CPU µs/call"] = s["hearth_us"]
+    out[f"{key} Hearth user µs/call"] = s["hearth_user_us"]
     out[f"{key} loadgen CPU µs/call"] = s["loadgen_us"]
     calls = s["done"] if "done" in s else s["requests"]
     out[f"{key} Hearth threads"] = busiest(*s["threads"], calls, s["wall"])

@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -151,6 +152,10 @@ func runH2Unary(mode string) {
 	var idAt int
 	switch mode {
 	case "get":
+		// One goroutine per connection does all the work: one P, as wrk runs one thread, so that no
+		// idle P's thread spins looking for work (polling the socket) while the call is in flight —
+		// the client then waits for each answer as wrk does, asleep in epoll (grpcs1c).
+		runtime.GOMAXPROCS(1)
 		b, err := proto.Marshal(&pb.GetDocumentRequest{Name: docsRoot() + "/" + *doc})
 		if err != nil {
 			die("marshal: %v", err)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instructions per Firestore get (REST and gRPC) and per gRPC Commit, counted by callgrind
 (repeatable where wall-clock rates on a shared machine are not):
-`python3 bench/callgrind_get.py [--hearth-bin B] [-n N] [--only rest,grpc,commit] [--loadgen]`.
+`python3 bench/callgrind_get.py [--hearth-bin B] [-n N] [--only rest,grpc,commit,light] [--loadgen]`.
 
 Starts Hearth under `valgrind --tool=callgrind --instr-atstart=no` with the shipped rules and a
 data directory (as `make bench` does), signs up
@@ -153,6 +153,24 @@ def grpc_load(frame_file):
     return load
 
 
+def grpc_light_load(grpcload_bin):
+    """GetDocument from grpcload's light client (-client h2: the token HPACK-indexed after the first
+    call, as grpc-go sends it), one in flight, for a few seconds; returns how many succeeded."""
+    def load(h, user, n):
+        seconds = 1 if n <= 50 else max(2, n // 400)
+        r = subprocess.run([grpcload_bin, "-addr", f"127.0.0.1:{h.port('firestore')}", "-token", user.id_token,
+                            "-mode", "get", "-doc", f"users/{user.uid}/files/f0", "-streams", "1", "-client", "h2",
+                            "-duration", str(seconds)], capture_output=True, text=True, timeout=600)
+        line = next((l for l in r.stdout.splitlines() if l.startswith("GRPCLOAD ")), None)
+        if r.returncode != 0 or line is None:
+            raise SystemExit(f"grpcload get failed: {r.stderr[-400:]}")
+        summary = json.loads(line[len("GRPCLOAD "):])
+        if sum((summary.get("failed") or {}).values()) or not summary.get("ok"):
+            raise SystemExit(f"grpcload get: calls failed: {summary}")
+        return summary["ok"]
+    return load
+
+
 def grpc_commit_load(grpcload_bin):
     """Commits creating users/{uid}/files/<unique id> from grpcload, one in flight; returns how many
     succeeded (the warm-up call passes n=50 and runs briefly)."""
@@ -255,7 +273,8 @@ def main():
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
     ap.add_argument("-n", type=int, default=2000)
     ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
-    ap.add_argument("--only", default="rest,grpc,commit", help="comma-separated: rest, grpc, commit, query")
+    ap.add_argument("--only", default="rest,grpc,commit",
+                    help="comma-separated: rest, grpc, commit, query, light (GetDocument from grpcload -client h2)")
     ap.add_argument("--loadgen", action="store_true",
                     help="count the load generators instead (h2load and wrk per call, against a native Hearth)")
     ap.add_argument("--rss", type=int, metavar="C", help="no callgrind: RSS idle and after range queries from C clients")
@@ -278,15 +297,19 @@ def main():
                     args.n, seed_collection, query_load(ranged), rules=rules, data_dir=True, keep=args.keep)
     if "rest" in only:
         measure("REST get (user token, rules on)", args.hearth_bin, rules, args.n, rest_load, args.keep)
-    if "commit" in only:
+    if "commit" in only or "light" in only:
         ctx = types.SimpleNamespace(build=os.path.join(ROOT, ".build"), grpcload=None)
         try:
             grpcload_bin = grpcbench.build_grpcload(ctx)
         except grpcbench.NotAvailable as e:
-            print(f"gRPC Commit: n/a ({e})", file=sys.stderr)
+            print(f"gRPC Commit, light GetDocument: n/a ({e})", file=sys.stderr)
         else:
-            measure("gRPC Commit creating users/{uid}/files/* (user token, rules on)", args.hearth_bin, rules, args.n,
-                    grpc_commit_load(grpcload_bin), args.keep)
+            if "commit" in only:
+                measure("gRPC Commit creating users/{uid}/files/* (user token, rules on)", args.hearth_bin, rules,
+                        args.n, grpc_commit_load(grpcload_bin), args.keep)
+            if "light" in only:
+                measure("gRPC GetDocument from grpcload's light client (user token, rules on)", args.hearth_bin, rules,
+                        args.n, grpc_light_load(grpcload_bin), args.keep)
     if "grpc" not in only:
         return 0
 

@@ -2,7 +2,8 @@
 """Only the Firestore get rows of `make bench` (gRPC GetDocument at 1 and 16 streams with h2load on one
 connection, REST get at 1 and 16 connections with wrk; user token, rules on) for one or more Hearth
 binaries alternated round by round (an A/B on a shared machine), with the CPU each side spent per call:
-`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,rest] [--widths 1,16] [--strace] [--pin]`.
+`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,light,rest] [--widths 1,16] [--strace] [--pin]`
+(`light`: the same gRPC calls from bench/grpcload's light client, the grpc.get.light rows).
 The share of the run's wall clock all CPUs spent idle is printed too (`CPUs idle`): whether the
 load generator had a core of its own.
 
@@ -74,6 +75,12 @@ def cpu_seconds(pid):
         return stat_cpu_seconds(f.read())
 
 
+def user_seconds(pid):
+    """User CPU seconds of the whole process (the part its own code and libraries spend)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[11]) / os.sysconf("SC_CLK_TCK")
+
+
 def thread_cpu(pid):
     """{thread id: user + system CPU seconds} of every thread of the process."""
     return {tid: stat_cpu_seconds(text) for tid, text in task_files(pid, "stat")}
@@ -131,9 +138,10 @@ def children_cpu():
 
 def timed(pid, run):
     """`run()`'s summary with Hearth's and the load generator's CPU seconds over it."""
-    h0, g0, t0, w0, i0 = cpu_seconds(pid), children_cpu(), thread_cpu(pid), time.time(), idle_seconds()
+    h0, u0, g0, t0, w0, i0 = cpu_seconds(pid), user_seconds(pid), children_cpu(), thread_cpu(pid), time.time(), idle_seconds()
     s = run()
     s["hearth_cpu"], s["loadgen_cpu"] = cpu_seconds(pid) - h0, children_cpu() - g0
+    s["hearth_user"] = user_seconds(pid) - u0
     s["idle"] = idle_seconds() - i0
     s["threads"], s["wall"] = (t0, thread_cpu(pid)), time.time() - w0
     return s
@@ -146,6 +154,7 @@ def best_of(ctx, pid, run, calls_of):
         s = timed(pid, run)
         n = max(1, calls_of(s))
         s["hearth_us"], s["loadgen_us"] = s["hearth_cpu"] / n * 1e6, s["loadgen_cpu"] / n * 1e6
+        s["hearth_user_us"] = s["hearth_user"] / n * 1e6
         if best is None or s["rps"] > best["rps"]:
             best = s
     return best
@@ -154,6 +163,7 @@ def best_of(ctx, pid, run, calls_of):
 def put_point(out, key, s):
     out[f"{key}/s"] = s["rps"]
     out[f"{key} Hearth CPU µs/call"] = s["hearth_us"]
+    out[f"{key} Hearth user µs/call"] = s["hearth_user_us"]
     out[f"{key} loadgen CPU µs/call"] = s["loadgen_us"]
     calls = s["done"] if "done" in s else s["requests"]
     out[f"{key} Hearth threads"] = busiest(*s["threads"], calls, s["wall"])
@@ -203,6 +213,20 @@ def one_round(ctx, binary, label, only, widths):
                 before = switches(h.pid)
                 h2.run(port, frame, user.id_token, 1, 60, count=SWITCH_CALLS)
                 out["grpc s1 switches/call (voluntary+involuntary)"] = per_call(before, switches(h.pid), SWITCH_CALLS)
+        if "light" in only:
+            # The same calls from grpcload's light client (the grpc.get.light rows; grpcs1c).
+            doc = f"users/{user.uid}/files/f0"
+            for streams in widths:
+                def run(streams=streams, seconds=ctx.s.duration):
+                    return grpcbench.require_ok(grpcbench.grpcload(
+                        ctx, port, user.id_token, "get", "-doc", doc, "-streams", streams, "-per-conn", 16,
+                        "-client", "h2", "-duration", seconds), f"light gRPC GetDocument s{streams}")
+                run(seconds=1)
+                s = best_of(ctx, h.pid, run, lambda s: s["ok"])
+                s["done"] = s["ok"]
+                put_point(out, f"light s{streams} calls", s)
+                if ctx.strace:
+                    out[f"light s{streams} syscalls/call"] = syscalls(h.pid, run, lambda s: s["ok"])
         if "rest" in only:
             get_user = {"method": "GET", "path": f"{DOCS}/users/{user.uid}/files/f0",
                         "headers": {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {user.id_token}"}}

@@ -192,7 +192,8 @@ def phase_hearth_main(ctx, s3_others, after_s3):
 
 
 FS_REST_KEYS = ["fs.get.c1", "fs.get.c16", "fs.commit.c1", "fs.commit.c16", "fs.batchget.c16"]
-GRPC_KEYS = ["grpc.get.s1", "grpc.get.s16", "grpc.commit.s16", "rt.write.s16", "fs.txn.c16", "grpc.commit.grpcgo.s16",
+GRPC_KEYS = ["grpc.get.s1", "grpc.get.s16", "grpc.get.light.s1", "grpc.get.light.s16", "grpc.commit.s16", "rt.write.s16",
+             "fs.txn.c16", "grpc.commit.grpcgo.s16",
              "rt.write.grpcgo.s16"]
 
 
@@ -382,6 +383,10 @@ def rows(ctx, counts):
     for c in (1, 16):
         rows.append(Row(f"grpc.get.s{c}", f"gRPC GetDocument, user token, rules on, {c} stream{'s' if c > 1 else ''} "
                         f"(h2load, 1 conn)", "calls/s", peers=emu,
+                        ceilings=[(f"REST get {c} conn", (f"fs.get.c{c}", "hearth"))],
+                        target=[("min_ratio", f"REST get {c} conn", 1.0, "≥ the REST get"), x10]))
+        rows.append(Row(f"grpc.get.light.s{c}", f"gRPC GetDocument, {c} stream{'s' if c > 1 else ''}, through grpcload's "
+                        "light client (h2unary.go, token HPACK-indexed as grpc-go sends it; 1 conn)", "calls/s", peers=emu,
                         ceilings=[(f"REST get {c} conn", (f"fs.get.c{c}", "hearth"))],
                         target=[("min_ratio", f"REST get {c} conn", 1.0, "≥ the REST get"), x10]))
     rows.append(Row("grpc.commit.s16", "gRPC Commit 1 doc + serverTimestamp, rules on, 16 streams (grpcload h2, 1 conn)",

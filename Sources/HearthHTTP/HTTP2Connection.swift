@@ -14,7 +14,12 @@ final class HTTP2Connection: @unchecked Sendable {
     let handler: any HTTP2StreamHandler
     let limits: HTTP2Engine.Limits
     var session: OpaquePointer?
-    var streams: [Int32: (stream: HTTP2Stream, delegate: (any HTTP2StreamDelegate)?, headers: [(name: String, value: String)], headerBytes: Int)] = [:]
+    var streams: [Int32: (stream: HTTP2Stream, delegate: (any HTTP2StreamDelegate)?)] = [:]
+    /// The request header block being received: its stream, its fields so far and their RFC 9113
+    /// size. A block (HEADERS and its CONTINUATIONs) arrives whole before any other frame
+    /// (RFC 9113 §6.10), so one list per connection serves every stream, and a field costs no
+    /// lookup in `streams` (a hash of the id and a checked access to the entry, per field).
+    var incoming: (id: Int32, headers: [(name: String, value: String)], bytes: Int) = (0, [], 0)
     /// Bytes nghttp2 produced that the socket has not taken yet.
     private var unsent: [UInt8] = []
     private var interest: UInt32 = 0
@@ -358,7 +363,8 @@ private let h2BeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, user
     // user-agent and a few more): appending to an empty array regrew it four times per request.
     var headers: [(name: String, value: String)] = []
     headers.reserveCapacity(12)
-    c.streams[id] = (HTTP2Stream(id: id, remoteAddress: c.remoteAddress, connection: c), nil, headers, 0)
+    c.incoming = (id, headers, 0)
+    c.streams[id] = (HTTP2Stream(id: id, remoteAddress: c.remoteAddress, connection: c), nil)
     c.streamsChanged(1)
     return 0
 }
@@ -366,16 +372,15 @@ private let h2BeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, user
 private let h2Header: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
     guard let frame, hearth_frame_is_request_headers(frame) != 0 else { return 0 }
     let c = connection(userData)
-    let id = hearth_frame_stream_id(frame)
-    // Changed in place: a copy of the entry would copy its header list at every header.
-    guard let i = c.streams.index(forKey: id) else { return 0 }
+    guard c.incoming.id == hearth_frame_stream_id(frame) else { return 0 }
     // RFC 9113 §6.5.2 counts 32 bytes of overhead per field.
-    c.streams.values[i].headerBytes += nameLength + valueLength + 32
-    if c.streams.values[i].headerBytes > c.limits.maxHeaderListSize {
+    c.incoming.bytes += nameLength + valueLength + 32
+    if c.incoming.bytes > c.limits.maxHeaderListSize {
+        c.incoming = (0, [], 0)  // the rest of this block is not delivered
         return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)  // resets this stream only
     }
-    c.streams.values[i].headers.append((String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
-                                        String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)))
+    // Changed in place: a copy would copy the list at every field.
+    c.incoming.headers.append((HTTP2FieldText.name(name, count: nameLength), HTTP2FieldText.value(value, count: valueLength)))
     return 0
 }
 
@@ -389,8 +394,9 @@ private let h2FrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userDa
     guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue),
           var i = c.streams.index(forKey: id) else { return 0 }
     if hearth_frame_is_request_headers(frame) != 0 {
-        let headers = c.streams.values[i].headers
-        c.streams.values[i].headers = []
+        guard c.incoming.id == id else { return 0 }
+        let headers = c.incoming.headers
+        c.incoming = (0, [], 0)
         let stream = c.streams.values[i].stream
         let delegate = c.handler.open(stream, headers: headers)
         // `open` may not change the table today, but an index is only good until it does.

@@ -12,9 +12,15 @@ struct MetadataService: GRPCService {
         Array(context.metadata.map { "\($0.name)=\($0.value.utf8.count)" }.joined(separator: "\n").utf8)
     }
 
+    /// The metadata itself, `name=value` lines (`Fields`).
+    static func fields(_ context: GRPCContext) -> [UInt8] {
+        Array(context.metadata.map { "\($0.name)=\($0.value)" }.joined(separator: "\n").utf8)
+    }
+
     func handler(for method: String) -> GRPCHandler? {
         switch method {
         case "Names": .unaryQuick(quick: { _, context in Self.describe(context) }, run: { _, _ in [] })
+        case "Fields": .unaryQuick(quick: { _, context in Self.fields(context) }, run: { _, _ in [] })
         case "Worker": .unary { _, context in Self.describe(context) }
         case "Deny": .unaryQuick(quick: { _, _ throws(GRPCStatus) in throw GRPCStatus(.permissionDenied, "Missing or insufficient permissions.") },
                                  run: { _, _ in [] })
@@ -80,6 +86,46 @@ struct MetadataService: GRPCService {
             #expect(sent.first.map { $0.flags & 5 == 5 } == true)  // END_HEADERS and END_STREAM
             let r = try curl(server.port, "/meta.Meta/Deny", body: framed([1]))
             #expect(r.field("grpc-status") == "7" && r.field("grpc-message") == "Missing or insufficient permissions." && r.body.isEmpty)
+        }
+    }
+
+    /// Each stream of a connection gets exactly its own fields, whether they are ones the connection
+    /// shares strings for, near misses of those, or bytes that are not UTF-8 (repaired), and whether
+    /// the block comes in one HEADERS frame or is continued (CONTINUATION); a block over the header
+    /// list limit resets its stream only, and none of its fields reach the next stream.
+    @Test func everyStreamGetsExactlyItsOwnFields() throws {
+        try withGRPCServer([MetadataService()]) { server in
+            let c = try RawSocket(port: server.port)
+            let first: [(String, String)] = [("te", "trailers"), ("grpc-timeoux", "trailerz"), ("user-agent", "application/grpx"),
+                                             ("authorization", "Bearer " + String(repeating: "k", count: 600))]
+            let second: [(String, String)] = [("tf", "POSt"), ("x-goog-request-params", "database=projects/p/databases/(default)"),
+                                              ("google-cloud-resource-prefix", "projects/p/databases/(default)")]
+            func block(_ fields: [(String, String)]) -> [UInt8] {
+                BadInputTests.requestHeaders("/meta.Meta/Fields") + fields.flatMap { Self.literal($0.0, $0.1) }
+            }
+            let one = block(first), split = one.count / 2
+            let oversized = block([("x-big", String(repeating: "b", count: 17 << 10))])
+            let bad = BadInputTests.requestHeaders("/meta.Meta/Fields") + [0x00, 0x05] + Array("x-raw".utf8) + [0x03, 0x61, 0xFF, 0x62]
+            var bytes = preface + h2Frame(type: 4, flags: 0, stream: 0)
+            // Stream 1: HEADERS without END_HEADERS, then CONTINUATION (type 9) with it.
+            bytes += h2Frame(type: 1, flags: 0, stream: 1, Array(one[..<split])) + h2Frame(type: 9, flags: 4, stream: 1, Array(one[split...]))
+            bytes += h2Frame(type: 0, flags: 1, stream: 1, framed([1]))
+            // Stream 3: over the 16 KiB list limit (in frames of at most 16 KiB).
+            bytes += h2Frame(type: 1, flags: 0, stream: 3, Array(oversized[..<(16 << 10)]))
+                + h2Frame(type: 9, flags: 4, stream: 3, Array(oversized[(16 << 10)...]))
+            bytes += h2Frame(type: 1, flags: 4, stream: 5, block(second)) + h2Frame(type: 0, flags: 1, stream: 5, framed([1]))
+            bytes += h2Frame(type: 1, flags: 4, stream: 7, bad) + h2Frame(type: 0, flags: 1, stream: 7, framed([1]))
+            c.send(bytes)
+            let frames = h2Frames(BadInputTests.read(c, seconds: 1))
+            func answer(_ stream: Int32) -> String? {
+                frames.first { $0.type == 0 && $0.stream == stream }.map { String(decoding: $0.payload.dropFirst(5), as: UTF8.self) }
+            }
+            let expected = { (fields: [(String, String)]) in (["content-type=application/grpc"] + fields.map { "\($0.0)=\($0.1)" }).joined(separator: "\n") }
+            #expect(answer(1) == expected(first))
+            #expect(answer(3) == nil)
+            #expect(frames.contains { $0.type == 3 && $0.stream == 3 })  // RST_STREAM
+            #expect(answer(5) == expected(second))
+            #expect(answer(7) == expected([("x-raw", "a\u{FFFD}b")]))
         }
     }
 

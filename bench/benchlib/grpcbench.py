@@ -143,7 +143,7 @@ def grpc_rows(ctx, system, port, user, role="hearth"):
     """gRPC GetDocument (user token, rules) at 1 and 16 streams; Commit creating users/{uid}/files/* at
     16 streams; Write-stream creates at 16 streams. Stored under grpc.get.s1/s16, grpc.commit.s16,
     rt.write.s16 for `system` (and grpc.commit.grpcgo.s16, rt.write.grpcgo.s16 for Hearth through grpc-go)."""
-    keys = ["grpc.get.s1", "grpc.get.s16", "grpc.commit.s16", "rt.write.s16"]
+    keys = ["grpc.get.s1", "grpc.get.s16", "grpc.get.light.s1", "grpc.get.light.s16", "grpc.commit.s16", "rt.write.s16"]
     if user is None:
         for k in keys:
             ctx.results.na(k, system, "no user token (Auth not available)")
@@ -176,6 +176,12 @@ def grpc_rows(ctx, system, port, user, role="hearth"):
     except NotAvailable as e:
         for k in ("grpc.get.s1", "grpc.get.s16"):
             ctx.results.na(k, system, str(e))
+    # The same calls from grpcload's light client (h2unary.go), both widths, beside h2load's rows: each
+    # answer checked to be the document with grpc-status 0, and the token sent HPACK-indexed after the
+    # first call, as grpc-go sends it (h2load re-sends it Huffman-coded every call; grpcs1c).
+    for streams in (1, 16):
+        best_run(ctx, system, f"grpc.get.light.s{streams}", port, user, "get", f"gRPC GetDocument (grpcload h2)", "calls/s",
+                 warm, "-doc", doc, "-per-conn", 16, "-client", "h2", streams=streams)
     # Through grpcload's light client (h2unary.go), on both sides: grpc-go's client spent as much CPU
     # per call as the server on the same two cores. Hearth's rows are also taken through grpc-go, as
     # rows of their own, so the change of harness hides nothing (docs/benchmarks.md, grpcwrite).
@@ -186,13 +192,13 @@ def grpc_rows(ctx, system, port, user, role="hearth"):
                      "-per-conn", 16, "-client", "grpc")
 
 
-def best_run(ctx, system, key, port, user, mode, what, unit, warm, *args):
-    """The best of `wrk_reps` timed grpcload runs of `mode` at 16 streams, stored under (key, system);
+def best_run(ctx, system, key, port, user, mode, what, unit, warm, *args, streams=16):
+    """The best of `wrk_reps` timed grpcload runs of `mode` at `streams` streams, stored under (key, system);
     n/a when any call of a run failed."""
     try:
         best = None
         for rep in range(ctx.s.wrk_reps):
-            s = grpcload(ctx, port, user.id_token, mode, "-uid", user.uid, "-streams", 16, "-duration", ctx.s.duration,
+            s = grpcload(ctx, port, user.id_token, mode, "-uid", user.uid, "-streams", streams, "-duration", ctx.s.duration,
                          "-warmup", warm, "-tag", f"{system}-{mode}-{rep}-{int(time.time() * 1000)}", *args)
             if s.get("setup_error"):
                 raise NotAvailable(f"{system} {what}: {s['setup_error'][:200]}")

@@ -1,5 +1,5 @@
-// The light client for Commit and the Write stream (-client h2 with -mode commit or write): the same
-// calls as runCommit and runWrite in main.go, on raw HTTP/2 connections (golang.org/x/net/http2's
+// The light client for Commit, the Write stream and GetDocument (-client h2 with -mode commit, write or
+// get): the same calls as runCommit, runWrite and runGet in main.go, on raw HTTP/2 connections (golang.org/x/net/http2's
 // Framer and hpack, as h2listen.go) with one goroutine per connection doing all of its work.
 //
 // Why: grpc-go spends per call a goroutine hand-off each way, a protobuf marshal and a full unmarshal
@@ -16,8 +16,16 @@
 // with grpc-status 0 (a Trailers-Only answer or another status is a failure with that code). A
 // CommitResponse must carry one WriteResult with an update_time and a commit_time; a WriteResponse a
 // stream token — on the handshake a stream id and no results, after each write a new token, one
-// WriteResult with an update_time and a commit_time — and the next request sends that token. HTTP/2
-// flow control is kept both ways (requests wait for the server's windows).
+// WriteResult with an update_time and a commit_time — and the next request sends that token. A
+// GetDocument answer must be the requested document (its name, a create_time and an update_time) and
+// byte for byte the same message as the run's first answer (nothing writes it during the run), the
+// check h2load's get rows make by length. HTTP/2 flow control is kept both ways (requests wait for
+// the server's windows).
+//
+// The request header fields go through Go's HPACK encoder, which indexes every field that fits its
+// table, authorization included, as grpc-go's transport does: from the second call on, the ~1 KB ID
+// token is sent as a table reference. h2load (nghttp2's encoder) sends it never-indexed and Huffman-coded on
+// every call, and the server decodes it every time (docs/benchmarks.md, grpcs1c).
 package main
 
 import (
@@ -27,6 +35,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,7 +81,9 @@ type h2pending struct {
 
 // h2client is one connection and its slots; only its goroutine touches it.
 type h2client struct {
-	write     bool // Write streams, else unary Commits
+	write     bool   // Write streams, else unary Commits (or GetDocument calls: get)
+	get       []byte // GetDocument: the framed request, the same for every call
+	answer    []byte // GetDocument: the run's first answer, which every later one must equal
 	c         net.Conn
 	r         *bufio.Reader
 	w         *bufio.Writer
@@ -129,18 +140,31 @@ func framed(m []byte) []byte {
 	return out
 }
 
-// runH2Unary runs -mode commit or write through the light client: warm-up, then the timed phase.
-func runH2Unary(write bool) {
+// runH2Unary runs -mode commit, write or get through the light client: warm-up, then the timed phase.
+func runH2Unary(mode string) {
+	write := mode == "write"
+	var get []byte
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
 		die("-addr must be a loopback host:port, got %q", *addr)
 	}
 	var template []byte
 	var idAt int
-	if write {
+	switch mode {
+	case "get":
+		// One goroutine per connection does all the work: one P, as wrk runs one thread, so that no
+		// idle P's thread spins looking for work (polling the socket) while the call is in flight —
+		// the client then waits for each answer as wrk does, asleep in epoll (grpcs1c).
+		runtime.GOMAXPROCS(1)
+		b, err := proto.Marshal(&pb.GetDocumentRequest{Name: docsRoot() + "/" + *doc})
+		if err != nil {
+			die("marshal: %v", err)
+		}
+		get = framed(b)
+	case "write":
 		// The writes only; each request appends its stream token (field 4) after them.
 		template, idAt = h2template(func(id string) proto.Message { return &pb.WriteRequest{Writes: []*pb.Write{createWrite(id)}} })
-	} else {
+	default:
 		template, idAt = h2template(func(id string) proto.Message {
 			return &pb.CommitRequest{Database: database(), Writes: []*pb.Write{createWrite(id)}}
 		})
@@ -162,7 +186,7 @@ func runH2Unary(write bool) {
 			if *streams-first < n {
 				n = *streams - first
 			}
-			hc := &h2client{write: write, template: template, idAt: idAt, seq: &seq, handshake: handshake,
+			hc := &h2client{write: write, get: get, template: template, idAt: idAt, seq: &seq, handshake: handshake,
 				stop: &stop, counts: c}
 			hc.dial(n)
 			nconns++
@@ -200,6 +224,8 @@ func (hc *h2client) dial(slots int) {
 	path := "/google.firestore.v1.Firestore/Commit"
 	if hc.write {
 		path = "/google.firestore.v1.Firestore/Write"
+	} else if hc.get != nil {
+		path = "/google.firestore.v1.Firestore/GetDocument"
 	}
 	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", path}, {":authority", *addr},
 		{"content-type", "application/grpc"}, {"te", "trailers"}, {"user-agent", "grpcload-h2"},
@@ -252,6 +278,8 @@ func (hc *h2client) start(s *h2slot) {
 	call := hc.open(s)
 	if hc.write {
 		hc.send(call, framed(hc.handshake), false)
+	} else if hc.get != nil {
+		hc.send(call, hc.get, true)
 	} else {
 		hc.send(call, framed(hc.body()), true)
 	}
@@ -461,7 +489,7 @@ func (hc *h2client) headers(c *h2call, f *http2.MetaHeadersFrame) {
 		return
 	}
 	if c.messages != 1 {
-		die("Commit on stream %d: %d response messages", c.id, c.messages)
+		die("unary call on stream %d: %d response messages", c.id, c.messages)
 	}
 	s.stream = nil
 	hc.counts.add(nil, time.Since(c.started))
@@ -514,6 +542,8 @@ func (hc *h2client) messages(c *h2call) {
 		c.messages++
 		if hc.write {
 			hc.writeResponse(c, m)
+		} else if hc.get != nil {
+			hc.document(c, m)
 		} else if err := checkCommitResponse(m); err != nil {
 			die("Commit on stream %d: %v", c.id, err)
 		}
@@ -563,6 +593,36 @@ func (hc *h2client) writeResponse(c *h2call, m []byte) {
 		hc.counts.add(nil, time.Since(c.started))
 	}
 	hc.again(s)
+}
+
+// document checks one GetDocument answer: the requested document, and the same bytes as the first.
+func (hc *h2client) document(c *h2call, m []byte) {
+	if hc.answer != nil {
+		if !bytes.Equal(m, hc.answer) {
+			die("GetDocument on stream %d: the answer (%d bytes) differs from the first (%d bytes)", c.id, len(m), len(hc.answer))
+		}
+		return
+	}
+	var name []byte
+	created, updated := false, false
+	err := walk(m, func(field int, wire int, v uint64, b []byte) error {
+		switch field {
+		case 1:
+			name = b
+		case 3:
+			return checkTimestamp(b, &created)
+		case 4:
+			return checkTimestamp(b, &updated)
+		}
+		return nil
+	})
+	if err == nil && (string(name) != docsRoot()+"/"+*doc || !created || !updated) {
+		err = fmt.Errorf("a document named %q (create_time %v, update_time %v), not %s/%s", name, created, updated, docsRoot(), *doc)
+	}
+	if err != nil {
+		die("GetDocument on stream %d: %v", c.id, err)
+	}
+	hc.answer = append([]byte(nil), m...)
 }
 
 // checkCommitResponse: one WriteResult with an update_time, and a commit_time.

@@ -6,6 +6,7 @@
 //
 //	frame   -doc NAME                        write a 5-byte-framed GetDocumentRequest to stdout (h2load -d)
 //	get     -doc NAME -streams S             GetDocument for -duration seconds, S calls in flight
+//	        [-client h2|grpc]                h2: the light client of h2unary.go, grpc: grpc-go's
 //	commit  -uid U -streams S                Commit creating users/U/files/<unique id> (serverTimestamp)
 //	write   -uid U -streams S                the same creates through S Write streams (one write in flight each)
 //	        [-client h2|grpc]                h2: the light client of h2unary.go (make bench's rows), grpc: grpc-go's
@@ -65,7 +66,7 @@ var (
 	warmCommits = flag.Int("warm", 0, "untimed commits delivered to every listener before the timed ones (listen)")
 	gate        = flag.Bool("gate", false, "listen: after the warm commits print CURRENT and wait for a line on stdin")
 	commitWait  = flag.Float64("commit-wait", 10, "listen: seconds a timed commit may take to reach every listener before it counts as missing")
-	client      = flag.String("client", "grpc", "listen, commit, write: the client, grpc (grpc-go) or h2 (raw HTTP/2 and a light decoder, h2listen.go and h2unary.go)")
+	client      = flag.String("client", "grpc", "get, listen, commit, write: the client, grpc (grpc-go) or h2 (raw HTTP/2 and a light decoder, h2listen.go and h2unary.go)")
 )
 
 func die(format string, args ...interface{}) {
@@ -549,16 +550,20 @@ func main() {
 	case "frame":
 		runFrame()
 	case "get":
-		runGet(ctx)
+		if lightClient() {
+			runH2Unary("get")
+		} else {
+			runGet(ctx)
+		}
 	case "commit":
 		if lightClient() {
-			runH2Unary(false)
+			runH2Unary("commit")
 		} else {
 			runCommit(ctx)
 		}
 	case "write":
 		if lightClient() {
-			runH2Unary(true)
+			runH2Unary("write")
 		} else {
 			runWrite(ctx)
 		}

@@ -42,6 +42,12 @@ def named_cpu(pid):
     return out
 
 
+def system_seconds(pid):
+    """The system (kernel) part of the process's CPU seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[12]) / os.sysconf("SC_CLK_TCK")
+
+
 def busiest(before, after, calls):
     """Thread names that worked, busiest first, with CPU µs per call."""
     rows = sorted(((after[t] - before.get(t, 0), t) for t in after), reverse=True)
@@ -50,10 +56,11 @@ def busiest(before, after, calls):
 
 def measured(pid, run, calls_of):
     """`run()`'s summary with per-call Hearth CPU, load generator CPU and switches."""
-    h0, g0, t0, s0 = cpu_seconds(pid), children_cpu(), named_cpu(pid), switches(pid)
+    h0, g0, t0, s0, k0 = cpu_seconds(pid), children_cpu(), named_cpu(pid), switches(pid), system_seconds(pid)
     s = run()
     n = max(1, calls_of(s))
     return {"rps": s["rps"], "hearth_us": (cpu_seconds(pid) - h0) / n * 1e6, "loadgen_us": (children_cpu() - g0) / n * 1e6,
+            "hearth_sys_us": (system_seconds(pid) - k0) / n * 1e6,
             "switches": per_call(s0, switches(pid), n), "threads": busiest(t0, named_cpu(pid), n),
             "p50_us": s.get("lat_p50_us")}
 
@@ -145,7 +152,8 @@ def main():
                     out = one(b, work, row, client, args, ctx)
                 finally:
                     shutil.rmtree(work, ignore_errors=True)
-                print(f"round {r + 1} bin {i} {row} ({client}): {out['rps']:,.0f}/s, Hearth {out['hearth_us']:.0f} µs/call, "
+                print(f"round {r + 1} bin {i} {row} ({client}): {out['rps']:,.0f}/s, Hearth {out['hearth_us']:.0f} µs/call "
+                      f"(system {out['hearth_sys_us']:.0f}), "
                       f"loadgen {out['loadgen_us']:.0f} µs/call, p50 {out['p50_us'] or 0:.0f} µs; switches {out['switches']}; "
                       f"thread CPU µs/call {out['threads']}" + (f"; syscalls {out['syscalls']}" if "syscalls" in out else ""), flush=True)
     return 0

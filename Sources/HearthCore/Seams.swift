@@ -129,4 +129,15 @@ public protocol DocumentChangeFeed: Sendable {
     /// Calls `handler` with the documents of each commit, in commit order, on Firestore's delivery
     /// queue (never on the writer): keep it short. Watches last as long as the process.
     func watchDocumentChanges(_ handler: @escaping @Sendable ([DocumentChangeNotice]) -> Void)
+    /// The same, for commits during which `wanted` is true (asked once per commit, first): a
+    /// watcher with nobody to tell (the UI with no browser open) then costs no notices.
+    func watchDocumentChanges(when wanted: @escaping @Sendable () -> Bool,
+                              _ handler: @escaping @Sendable ([DocumentChangeNotice]) -> Void)
+}
+
+extension DocumentChangeFeed {
+    public func watchDocumentChanges(when wanted: @escaping @Sendable () -> Bool,
+                                     _ handler: @escaping @Sendable ([DocumentChangeNotice]) -> Void) {
+        watchDocumentChanges { notices in if wanted() { handler(notices) } }
+    }
 }

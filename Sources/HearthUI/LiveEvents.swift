@@ -36,7 +36,9 @@ public final class LiveEvents: @unchecked Sendable {
         self.log = log
         self.maxQueuedBytes = maxQueuedBytes
         log.observe { [weak self] entry in self?.logged(entry) }
-        documents?.watchDocumentChanges { [weak self] notices in self?.changed(notices) }
+        documents?.watchDocumentChanges(when: { [weak self] in self?.wantsDocuments ?? false }) { [weak self] notices in
+            self?.changed(notices)
+        }
         let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "hearth.ui.events.heartbeat"))
         t.schedule(deadline: .now() + heartbeatSeconds, repeating: heartbeatSeconds)
         t.setEventHandler { [weak self] in self?.broadcast(": ping\n\n") }
@@ -77,6 +79,11 @@ public final class LiveEvents: @unchecked Sendable {
             if text == nil { text = LiveEvents.requestEvent(entry) }
             s.stream.send(text!)
         }
+    }
+
+    /// Whether some stream asked for document changes (none: Firestore makes no notices).
+    private var wantsDocuments: Bool {
+        lock.withLock { subscriptions.values.contains(where: \.documents) }
     }
 
     /// A commit changed documents (on Firestore's delivery queue).

@@ -28,6 +28,22 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
         entries.sort { $0.key < $1.key }
     }
 
+    /// Entries whose keys are known to be distinct (a Dictionary's, say), in any order. The same
+    /// map as `init(uniqueKeysWithValues:)`, without the generic sequence: called from another
+    /// module that one is not specialised, and building a document's `data` through it cost
+    /// about four times the entries' own work. Entries already in key order (a literal written
+    /// sorted) are only checked, not sorted.
+    public init(uniqueEntries: [Element]) {
+        entries = uniqueEntries
+        var sorted = true
+        var i = 1
+        while i < entries.count {
+            if !(entries[i - 1].key < entries[i].key) { sorted = false; break }
+            i += 1
+        }
+        if !sorted { entries.sort { $0.key < $1.key } }
+    }
+
     /// The pairs' entries; a later pair replaces an earlier one with the same key.
     public init<S: Sequence>(_ pairs: S) where S.Element == (String, RulesValue) {
         var all = pairs.enumerated().map { (offset: $0.offset, key: $0.element.0, value: $0.element.1) }

@@ -269,10 +269,43 @@ extension FirestoreHTTPService {
         let writes = try parseWrites(c, body)
         let transaction = try body.string("transaction").map { t throws(FirestoreError) in try RequestContext.transactionID(t) }
         let (commitTime, results) = try service.commit(c.database, writes: writes, transaction: transaction, caller: c.caller)
-        var o: [(String, JSON)] = []
-        if !results.isEmpty { o.append(("writeResults", .array(results.map(Self.writeResultJSON)))) }
-        o.append(("commitTime", .string(ValueJSON.formatTimestamp(commitTime))))
-        return c.respond(.object(JSONObject(o)))
+        return c.respond(Self.commitResponse(commitTime: commitTime, results: results))
+    }
+
+    /// The `CommitResponse` JSON, written straight out: the bytes the tree of `writeResultJSON`s
+    /// and the commit time serializes to, without building the tree of objects and strings first.
+    static func commitResponse(commitTime: Instant, results: [FirestoreService.WriteOutcome]) -> JSONWriter {
+        var w = JSONWriter()
+        w.byte(0x7B)
+        if !results.isEmpty {
+            w.key("writeResults")
+            w.byte(0x5B)
+            for (i, r) in results.enumerated() {
+                if i > 0 { w.byte(0x2C) }
+                w.byte(0x7B)
+                if let t = r.updateTime {
+                    w.key("updateTime")
+                    w.timestamp(t)
+                }
+                if !r.transformResults.isEmpty {
+                    if r.updateTime != nil { w.byte(0x2C) }
+                    w.key("transformResults")
+                    w.byte(0x5B)
+                    for (k, v) in r.transformResults.enumerated() {
+                        if k > 0 { w.byte(0x2C) }
+                        w.json(ValueJSON.encode(v))
+                    }
+                    w.byte(0x5D)
+                }
+                w.byte(0x7D)
+            }
+            w.byte(0x5D)
+            w.byte(0x2C)
+        }
+        w.key("commitTime")
+        w.timestamp(commitTime)
+        w.byte(0x7D)
+        return w
     }
 
     func batchWrite(_ c: RequestContext) throws(FirestoreError) -> Response {

@@ -138,8 +138,10 @@ struct FirestoreHTTPService: HTTPService {
         let db = DatabaseID(project: s[1], database: s[3])
         var rest = Array(s[4...])
         var verb: String?
-        if request.method == "POST", let last = rest.last, let colon = last.lastIndex(of: ":") {
-            let v = String(last[last.index(after: colon)...])
+        // The last `:` found among the bytes, not the Characters (grapheme breaking): when it starts a
+        // Character with a combining mark, what follows is no verb either way.
+        if request.method == "POST", let last = rest.last, let colon = last.utf8.lastIndex(of: UInt8(ascii: ":")) {
+            let v = String(last[last.utf8.index(after: colon)...])
             if Self.verbs.contains(v) {
                 verb = v
                 rest[rest.count - 1] = String(last[..<colon])

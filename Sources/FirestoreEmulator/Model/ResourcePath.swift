@@ -171,7 +171,11 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
             offset += part.utf8.count + 1
         }
         let path = ResourcePath(Array(parts.dropFirst(5)))
-        try path.validate(fullName: name)
+        // Plain ASCII ids within the limits pass every check of `validate(fullName:)`, which
+        // (joining the path to find offsets) is needed only to word an error.
+        if name.utf8.count > ResourcePath.maxNameBytes || !path.segments.allSatisfy(ResourcePath.isPlainValid) {
+            try path.validate(fullName: name)
+        }
         return (DatabaseID(project: parts[1], database: parts[3]), path)
     }
 

@@ -58,9 +58,9 @@ enum StoredValueCodec {
 
     private static func appendMapBody(_ members: [String: FirestoreValue], to out: inout [UInt8]) {
         appendVarint(members.count, to: &out)
-        for key in OrderedEncoding.sortedKeys(members) {
+        for (key, value) in OrderedEncoding.sortedMembers(members) {
             appendBytes(key.utf8, to: &out)
-            append(members[key]!, to: &out)  // key comes from the same dictionary
+            append(value, to: &out)
         }
     }
 

@@ -18,8 +18,16 @@ enum RulesConversion {
             return .path(Array(name.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map(String.init)))
         case .geoPoint(let lat, let lng): return .latlng(latitude: lat, longitude: lng)
         case .array(let a): return .list(a.map(value))
-        case .map(let m): return .map(RulesMap(uniqueKeysWithValues: m.lazy.map { ($0.key, value($0.value)) }))
+        case .map(let m): return .map(map(m))
         }
+    }
+
+    /// A map value's or a document's fields as a rules map (Dictionary keys are distinct).
+    static func map(_ fields: [String: FirestoreValue]) -> RulesMap {
+        var entries: [RulesMap.Element] = []
+        entries.reserveCapacity(fields.count)
+        for (k, v) in fields { entries.append((key: k, value: value(v))) }
+        return RulesMap(uniqueEntries: entries)
     }
 
     static func time(_ t: Instant) -> RulesValue {
@@ -33,11 +41,12 @@ enum RulesConversion {
 
     /// A `resource` map: `data`, `id`, `__name__`.
     static func resource(_ database: DatabaseID, path: ResourcePath, fields: [String: FirestoreValue]) -> RulesValue {
-        .map([
-            "data": .map(RulesMap(uniqueKeysWithValues: fields.lazy.map { ($0.key, value($0.value)) })),
-            "id": .string(path.lastSegment),
-            "__name__": .path(self.path(database, path)),
-        ])
+        // Written in key order, so the map only checks it.
+        .map(RulesMap(uniqueEntries: [
+            (key: "__name__", value: .path(self.path(database, path))),
+            (key: "data", value: .map(map(fields))),
+            (key: "id", value: .string(path.lastSegment)),
+        ]))
     }
 
     /// `request.auth` from verified claims: `{uid, token}`.

@@ -4,7 +4,14 @@ import HearthCore
 /// the same change feed Listen streams are fed from.
 extension FirestoreService: DocumentChangeFeed {
     public func watchDocumentChanges(_ handler: @escaping @Sendable ([DocumentChangeNotice]) -> Void) {
+        watchDocumentChanges(when: { true }, handler)
+    }
+
+    public func watchDocumentChanges(when wanted: @escaping @Sendable () -> Bool,
+                                     _ handler: @escaping @Sendable ([DocumentChangeNotice]) -> Void) {
         listeners.feed.tap { change in
+            // Asked before the notices are made: each names its document by its joined path.
+            guard wanted() else { return }
             switch change.kind {
             case .cleared:
                 handler([DocumentChangeNotice(database: change.database?.name, path: "", kind: .cleared, time: change.commitTime)])

@@ -74,7 +74,7 @@ extension FirestoreService {
         let savepoint = storage.cachedSpace(of: db) == nil
         let body = { [self] (conn: Connection) throws -> (commitTime: Instant, results: [WriteOutcome]) in
             let space = try storage.writableSpace(of: db, conn)
-            var originals: [ResourcePath: StoredDocument?] = [:]
+            var originals = PathTable<StoredDocument?>()
             func load(_ p: ResourcePath) throws -> StoredDocument? {
                 if let known = originals[p] { return known }
                 let d = try storage.document(space: space, path: p, conn)
@@ -100,7 +100,7 @@ extension FirestoreService {
 
             let commitTime = try storage.commitTime(now: clock.now(), conn)
             recorder.begin(at: commitTime, space: space)
-            var overlay: [ResourcePath: StoredDocument?] = [:]
+            var overlay = PathTable<StoredDocument?>()
             var steps: [Step] = []
             steps.reserveCapacity(writes.count)
             for w in writes {
@@ -139,7 +139,7 @@ extension FirestoreService {
 
             // The first write: nothing below throws but SQLite.
             try storage.store(commitTime: commitTime, conn)
-            for (path, final) in overlay {
+            for (path, final) in overlay.entries {
                 let original = try load(path)
                 if let final {
                     if final != original {

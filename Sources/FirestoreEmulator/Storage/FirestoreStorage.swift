@@ -176,14 +176,21 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// The space of `db`, created when missing (inside a write transaction).
     func writableSpace(of db: DatabaseID, _ conn: Connection) throws -> Int64 {
-        if let s = try space(of: db, conn) {
+        // Runs in every commit on the single writer: the name is built and looked up once, and a
+        // cached space is not stored again.
+        let name = db.spaceName
+        lock.lock()
+        let cached = spaces[name]
+        lock.unlock()
+        if let cached { return cached }
+        if let s = try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [name]) {
             lock.lock()
-            spaces[db.spaceName] = s
+            spaces[name] = s
             lock.unlock()
             return s
         }
         let s = try allocateSpace(conn)
-        try conn.run("INSERT INTO fs_spaces (name, space) VALUES (?, ?)", [db.spaceName, s])
+        try conn.run("INSERT INTO fs_spaces (name, space) VALUES (?, ?)", [name, s])
         // Not cached yet: this transaction may still roll back; the next writer caches it.
         return s
     }

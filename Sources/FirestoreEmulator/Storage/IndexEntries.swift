@@ -64,7 +64,8 @@ struct IndexEntry: Hashable, Sendable {
     /// Compares field names by their bytes (`String`'s `==` would equate canonically equivalent
     /// names, which are different fields to Firestore and different TEXT to SQLite).
     static func compare(_ a: IndexEntry, _ b: IndexEntry) -> Int {
-        if !a.field.utf8.elementsEqual(b.field.utf8) { return OrderedEncoding.utf8Less(a.field, b.field) ? -1 : 1 }
+        let byField = OrderedEncoding.utf8Compare(a.field, b.field)
+        if byField != 0 { return byField }
         if a.kind != b.kind { return a.kind < b.kind ? -1 : 1 }
         return OrderedEncoding.compare(a.value, b.value)
     }

@@ -96,6 +96,27 @@ import Testing
         #expect(decoded["nested"] == fields["nested"])
     }
 
+    /// Keys and field names order by their UTF-8 bytes, as the generic byte comparison orders
+    /// them (what the stored encodings and index rows were written in): prefixes first, é after z,
+    /// canonically equivalent spellings apart.
+    @Test func utf8OrderIsByteOrder() {
+        let words = ["", "a", "aa", "ab", "b", "Z", "z", "é", "e\u{301}", "\u{FFFF}", "😀", "a\u{0}", "abcdefghijklmnopqrstuvwxyz0123", "abcdefghijklmnopqrstuvwxyz0124"]
+        for a in words {
+            for b in words {
+                let reference = a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : (b.utf8.lexicographicallyPrecedes(a.utf8) ? 1 : 0)
+                #expect(OrderedEncoding.utf8Compare(a, b) == reference, "\(a) vs \(b)")
+                #expect(OrderedEncoding.utf8Less(a, b) == (reference < 0))
+            }
+        }
+        // (A Dictionary keeps one of two canonically equivalent keys, as a document's fields do.)
+        var members: [String: FirestoreValue] = [:]
+        for (i, w) in words.enumerated() { members[w] = .integer(Int64(i)) }
+        let sorted = OrderedEncoding.sortedMembers(members)
+        #expect(sorted.map(\.key) == members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        #expect(sorted.count == words.count - 1)
+        #expect(sorted.allSatisfy { members[$0.key] == $0.value })
+    }
+
     @Test func damagedStoredBytesAreAnErrorNotACrash() {
         let good = StoredValueCodec.encodeFields(["a": .string("hello"), "b": .array([.integer(1)])])
         for cut in 0..<good.count {

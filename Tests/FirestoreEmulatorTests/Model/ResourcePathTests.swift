@@ -64,6 +64,26 @@ struct ResourcePathTests {
         #expect(inDatabase == byName)
     }
 
+    /// `parseName` accepts, refuses and words its refusal as splitting the name and validating
+    /// every segment against it does (its plain-id shortcut skips only that validation).
+    @Test(arguments: paths + [["users", "u1", "files", "f-\(String(repeating: "z", count: 1400))"],
+                              ["users", "__id7__"], ["users", "__id0__"], ["a", ".."],
+                              Array(repeating: String(repeating: "w", count: 900), count: 8)])
+    func parsesNamesAsValidatingThem(segments: [String]) {
+        let db = DatabaseID(project: "p", database: "(default)")
+        let name = db.name(of: ResourcePath(segments))
+        func outcome(_ body: () throws(FirestoreError) -> [String]) -> String {
+            do { return try body().joined(separator: "|") } catch { return "error: " + error.message }
+        }
+        let parsed = outcome { () throws(FirestoreError) in try ResourcePath.parseName(name).1.segments }
+        let reference = outcome { () throws(FirestoreError) in
+            let path = ResourcePath(Array(ResourcePath.splitSlashes(name).dropFirst(5)))
+            try path.validate(fullName: name)
+            return path.segments
+        }
+        #expect(parsed == reference)
+    }
+
     /// A document's name written piece by piece is the built name written as one string.
     @Test(arguments: paths)
     func namesWriteAsBuilt(segments: [String]) {

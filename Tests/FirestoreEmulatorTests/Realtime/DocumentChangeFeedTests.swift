@@ -35,4 +35,23 @@ import Testing
         #expect(all.last?.path == "")
         #expect(zip(all, all.dropFirst()).allSatisfy { $0.time <= $1.time })
     }
+
+    /// A watcher that wants nothing during a commit gets nothing for it; one that wants gets all.
+    @Test func aWatcherHearsOnlyCommitsItWants() throws {
+        let h = try TestHarness()
+        let idle = Seen(), busy = Seen()
+        let asked = Seen()
+        h.service.watchDocumentChanges(when: {
+            asked.add([DocumentChangeNotice(database: nil, path: "", kind: .cleared, time: Instant(unixMicros: 0))])
+            return false
+        }) { idle.add($0) }
+        h.service.watchDocumentChanges(when: { true }) { busy.add($0) }
+        let doc = "/v1/\(h.root)/notes/n1"
+        #expect(h.call("PATCH", doc, Self.fields("1")).status == 200)
+        #expect(h.call("DELETE", doc).status == 200)
+        h.service.listeners.sync {}
+        #expect(idle.all.isEmpty)
+        #expect(asked.all.count == 2)
+        #expect(busy.all.map(\.kind) == [.created, .deleted])
+    }
 }

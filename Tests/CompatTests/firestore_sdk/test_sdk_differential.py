@@ -738,3 +738,49 @@ def test_read_only_transaction_at_a_read_time(db):
     assert _value(doc.fields["v"]) == 1
     latest = api.get_document(request={"name": ref._document_path}, metadata=meta)
     assert _value(latest.fields["v"]) == 2
+
+
+def test_raw_aggregations_and_null_operands(db):
+    """Aggregation requests the Python SDK would not build (aliases, upTo, queries with cursors and
+    offsets) and null operands of array operators: the same answers from both servers."""
+    from google.cloud.firestore_v1 import _helpers
+    c = coll(db)
+    c.document("a").set({"n": 1, "m": {"x": 2}, "a.b": 3, "arr": [1, None]})
+    c.document("b").set({"n": 2.5, "m": {"x": "s"}})
+    api, meta, root = db._firestore_api, db._rpc_metadata, db._database_string + "/documents"
+    plain = {"from_": [{"collection_id": c.id}]}
+
+    def agg(aggs, structured=None):
+        request = {"parent": root, "structured_aggregation_query": {"structured_query": structured or plain, "aggregations": aggs}}
+        try:
+            return [{k: _helpers.decode_value(v, db) for k, v in r.result.aggregate_fields.items()}
+                    for r in api.run_aggregation_query(request=request, metadata=meta) if r.result]
+        except exceptions.GoogleAPICallError as e:
+            return type(e).__name__, e.message
+
+    def query(where):
+        return [r.document.name.rsplit("/", 1)[-1] for r in api.run_query(
+            request={"parent": root, "structured_query": {**plain, "where": where}}, metadata=meta) if r.document.name]
+
+    count, total = {"count": {}}, lambda f: {"sum": {"field": {"field_path": f}}}  # noqa: E731
+    ordered = {**plain, "order_by": [{"field": {"field_path": "n"}}]}
+    assert agg([{"alias": "x", **count}, {"alias": "x", **count}]) == ("InvalidArgument", "Aggregation aliases contain duplicate alias: x.")
+    assert agg([]) == ("InvalidArgument", "Aggregations can not be empty.")
+    assert agg([{"alias": "s", **total("__name__")}]) == ("InvalidArgument", "Aggregations are not supported for the property: __key__")
+    assert agg([{"alias": "a.b", **count}, {"alias": "a b", **count}]) == [{"a.b": 2, "a b": 2}]
+    assert agg([{**count}, {**total("n")}]) == [{"field_1": 2, "field_2": 3.5}]  # unnamed: field_N
+    assert agg([{"alias": "s", **total("m.x")}, {"alias": "t", **total("`a.b`")}]) == [{"s": 2, "t": 3}]
+    assert agg([{"alias": "c", "count": {"up_to": 1}}]) == [{"c": 1}]
+    assert agg([{"alias": "c", **count}], {**ordered, "start_at": {"values": [{"integer_value": 2}]}}) == [{"c": 1}]
+    assert agg([{"alias": "c", **count}], {**ordered, "offset": 1}) == [{"c": 1}]
+    assert agg([{"alias": "c", **count}], {**plain, "select": {"fields": [{"field_path": "n"}]}}) == [{"c": 2}]
+
+    def ff(op, value):
+        return {"field_filter": {"field": {"field_path": "arr"}, "op": op, "value": value}}
+    null = {"null_value": 0}
+    assert query(ff("ARRAY_CONTAINS", null)) == []
+    assert query(ff("ARRAY_CONTAINS_ANY", {"array_value": {"values": [null]}})) == []
+    assert query(ff("IN", {"array_value": {"values": [null]}})) == []
+    whole = {"array_value": {"values": [{"integer_value": 1}, null]}}
+    assert query(ff("EQUAL", whole)) == ["a"]
+    assert query(ff("IN", {"array_value": {"values": [whole]}})) == ["a"]

@@ -139,3 +139,35 @@ def test_listener_on_a_collection_group_and_a_batch_is_one_snapshot(db):
         settle(q)
     finally:
         watch.unsubscribe()
+
+
+def test_listeners_on_or_not_in_and_array_queries(db):
+    from google.cloud.firestore_v1.base_query import Or
+    c = db.collection("ls" + uuid.uuid4().hex[:8])
+    c.document("a").set({"s": "x", "tags": ["p"], "n": 1})
+    c.document("b").set({"s": "y", "tags": [], "n": 2})
+    queries = {
+        "or": c.where(filter=Or([FieldFilter("s", "==", "x"), FieldFilter("n", ">", 5)])),
+        "not-in": c.where(filter=FieldFilter("s", "not-in", ["y"])),
+        "array": c.where(filter=FieldFilter("tags", "array_contains_any", ["p", "q"])),
+    }
+    qs = {k: queue.Queue() for k in queries}
+    watches = [q.on_snapshot(lambda s, ch, rt, k=k: qs[k].put(changes_of(sorted(s, key=lambda d: d.id), ch)))
+               for k, q in queries.items()]
+    try:
+        for k in queries:
+            assert next_snapshot(qs[k]) == (["a"], [("ADDED", "a")]), k
+        c.document("b").update({"n": 9, "tags": ["q"]})  # enters or and array; still y for not-in
+        assert next_snapshot(qs["or"]) == (["a", "b"], [("ADDED", "b")])
+        assert next_snapshot(qs["array"]) == (["a", "b"], [("ADDED", "b")])
+        c.document("a").update({"s": "y"})  # leaves not-in, and (n is 1) the or too
+        assert next_snapshot(qs["not-in"]) == ([], [("REMOVED", "a")])
+        assert next_snapshot(qs["or"]) == (["b"], [("REMOVED", "a")])
+        assert next_snapshot(qs["array"]) == (["a", "b"], [("MODIFIED", "a")])
+        c.document("c").set({"s": None, "tags": ["p"], "n": 0})  # not-in skips null
+        assert next_snapshot(qs["array"]) == (["a", "b", "c"], [("ADDED", "c")])
+        for k in queries:
+            settle(qs[k])
+    finally:
+        for w in watches:
+            w.unsubscribe()

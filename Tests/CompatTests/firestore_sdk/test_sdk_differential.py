@@ -784,3 +784,21 @@ def test_raw_aggregations_and_null_operands(db):
     whole = {"array_value": {"values": [{"integer_value": 1}, null]}}
     assert query(ff("EQUAL", whole)) == ["a"]
     assert query(ff("IN", {"array_value": {"values": [whole]}})) == ["a"]
+
+
+def test_document_ids_with_special_characters_round_trip_and_page(db):
+    c = coll(db)
+    odd = ["a b", "100%", "#hash", "q?x=1", "tab\there", "ü", "😀", "back\\slash", "`tick`", "~", "a.b", "..."]
+    for id_ in odd:
+        c.document(id_).set({"id": id_})
+    for id_ in odd:
+        assert c.document(id_).get().get("id") == id_
+    listed = [d.id for d in c.list_documents(page_size=5)]
+    assert listed == sorted(odd, key=lambda s: s.encode())
+    assert ids(c.order_by("__name__").start_after({"__name__": c.document("a b")}).limit(3)) == sorted(
+        odd, key=lambda s: s.encode())[sorted(odd, key=lambda s: s.encode()).index("a b") + 1:][:3]
+    sub = c.document("😀").collection("ünï")
+    sub.document("x").set({})
+    assert [x.id for x in c.document("😀").collections()] == ["ünï"]
+    assert [s.reference.path for s in db.collection_group("ünï").stream() if s.reference.path.startswith(c.id)] == [
+        f"{c.id}/😀/ünï/x"]

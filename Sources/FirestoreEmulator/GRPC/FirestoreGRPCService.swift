@@ -20,10 +20,13 @@ struct FirestoreGRPCService: GRPCService {
         let rest = RESTBridge(service: service)
         switch method {
         case "GetDocument":
-            return rest.unary("GetDocumentRequest", response: "Document", direct: rest.directGet, directIsQuick: true) { o in
+            return rest.unary("GetDocumentRequest", response: "Document", direct: rest.directGet, directIsQuick: true) { o throws(FirestoreError) in
                 var q = RESTBridge.maskQuery(o, "mask")
                 RESTBridge.consistencyQuery(o, &q)
-                return RESTCall(method: "GET", name: o["name"]?.stringValue ?? "", query: q)
+                let name = o["name"]?.stringValue ?? ""
+                // A collection's name is refused (its REST twin, GET on a collection, would list it).
+                if (try? ResourcePath.parseName(name))?.1.isDocument == false { _ = try ResourcePath.parseAnyDocumentName(name) }
+                return RESTCall(method: "GET", name: name, query: q)
             }
         case "ListDocuments":
             return rest.unary("ListDocumentsRequest", response: "ListDocumentsResponse") { o in

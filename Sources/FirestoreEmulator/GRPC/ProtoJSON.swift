@@ -16,9 +16,15 @@ enum ProtoJSON {
         do {
             return try decode(&reader, schema)
         } catch {
+            if Self.timestampLimits.contains(error.reason) { throw .invalidArgument(error.reason) }
             throw .invalidArgument("Invalid protobuf payload received: \(error).")
         }
     }
+
+    /// What Google's frontend answers for a `google.protobuf.Timestamp` outside the range its proto
+    /// defines (seconds in years 1–9999, nanos 0–999,999,999), as the official emulator does: the
+    /// value has no RFC 3339 text, so the REST parser never sees it.
+    static let timestampLimits = ["Timestamp seconds exceeds limit for field.", "Timestamp nanos exceeds limit for field."]
 
     static func decode(_ reader: inout ProtoReader, _ schemaName: String) throws(ProtoDecodingError) -> JSONObject {
         guard let schema = FirestoreSchemas.all[schemaName] else { return JSONObject() }
@@ -128,6 +134,8 @@ enum ProtoJSON {
                 else if n == 2 && w == .varint { nanos = Int64(Int32(truncatingIfNeeded: try inner.readVarint())) }
                 else { try inner.skip(w) }
             }
+            guard seconds >= -62_135_596_800, seconds <= 253_402_300_799 else { throw ProtoDecodingError(timestampLimits[0], at: at) }
+            guard nanos >= 0, nanos < 1_000_000_000 else { throw ProtoDecodingError(timestampLimits[1], at: at) }
             return .string(timestampText(seconds: seconds, nanos: nanos))
         case .int32Value, .int64Value, .doubleValue:
             try expect(.lengthDelimited)

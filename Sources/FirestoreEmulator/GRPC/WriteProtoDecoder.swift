@@ -321,7 +321,7 @@ struct WriteProtoDecoder {
         } catch {
             throw Fallback()
         }
-        // Out-of-range nanos are dropped by the general path's text form: left to it.
+        // Out of range: the general path refuses it in Google's words (ProtoJSON.timestampLimits).
         guard seconds >= -62_135_596_800, seconds <= 253_402_300_799, nanos >= 0, nanos < 1_000_000_000 else { throw Fallback() }
         return Instant(unixMicros: seconds * 1_000_000 + nanos / 1000)
     }

@@ -118,6 +118,8 @@ extension FirestoreHTTPService {
         var id = c.request.query("documentId") ?? ""
         if id.isEmpty { id = service.ids.alphanumeric(20) }
         if id.contains("/") { throw .invalidArgument("Resource id \"\(id)\" is invalid because it contains \"/\".") }
+        // A bare id is judged as an id ("… is reserved"), not where it would stand in a name.
+        if id == "." || id == ".." { throw .invalidArgument("Resource id \"\(id)\" is invalid because it is reserved.") }
         let path = collection.appending(id)
         try path.validate(in: c.database)
         let w = Write(path: path, operation: .update(fields: fields, mask: nil), transforms: [],

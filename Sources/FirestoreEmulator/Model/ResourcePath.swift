@@ -88,8 +88,9 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Validates each segment as a document or collection id, with Firestore's messages (an
-    /// empty segment is reported at its byte offset in `fullName`).
-    func validate(fullName: String) throws(FirestoreError) {
+    /// empty segment, `.` or `..` is reported at its byte offset in `fullName`; `kind` names the
+    /// name in the message for `.` and `..`, as Firestore does).
+    func validate(fullName: String, kind: String = "Document name") throws(FirestoreError) {
         if fullName.utf8.count > ResourcePath.maxNameBytes {
             throw .invalidArgument("Document name \"\(fullName)\" is too long: the maximum is \(ResourcePath.maxNameBytes) bytes.")
         }
@@ -97,6 +98,9 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
         for (i, s) in segments.enumerated() {
             if s.isEmpty {
                 throw .invalidArgument("Document name \"\(fullName)\" lacks a resource id at index \(offset).")
+            }
+            if s == "." || s == ".." {
+                throw .invalidArgument("\(kind) \"\(fullName)\" contains a \(i % 2 == 0 ? "collection" : "resource") id \"\(s)\" at index \(offset).")
             }
             try ResourcePath.validateSegment(s, fullName: fullName, isCollection: i % 2 == 0)
             offset += s.utf8.count + 1
@@ -174,7 +178,7 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
         // Plain ASCII ids within the limits pass every check of `validate(fullName:)`, which
         // (joining the path to find offsets) is needed only to word an error.
         if name.utf8.count > ResourcePath.maxNameBytes || !path.segments.allSatisfy(ResourcePath.isPlainValid) {
-            try path.validate(fullName: name)
+            try path.validate(fullName: name, kind: kind)
         }
         return (DatabaseID(project: parts[1], database: parts[3]), path)
     }

@@ -148,11 +148,13 @@ enum ValueJSON {
             }
             let lat = try coordinate("latitude")
             let lng = try coordinate("longitude")
+            // The coordinate as Firestore's (Java) message prints it: NaN, Infinity.
+            func shown(_ d: Double) -> String { d.isNaN ? "NaN" : d.isInfinite ? (d > 0 ? "Infinity" : "-Infinity") : "\(d)" }
             guard lat >= -90, lat <= 90 else {
-                throw .invalidArgument("Geo point latitude '\(lat)' outside permitted range -90.0 to 90.0.")
+                throw .invalidArgument("Geo point latitude '\(shown(lat))' outside permitted range -90.0 to 90.0.")
             }
             guard lng >= -180, lng <= 180 else {
-                throw .invalidArgument("Geo point longitude '\(lng)' outside permitted range -180.0 to 180.0.")
+                throw .invalidArgument("Geo point longitude '\(shown(lng))' outside permitted range -180.0 to 180.0.")
             }
             return .geoPoint(latitude: lat, longitude: lng)
         case "arrayValue":

@@ -256,18 +256,35 @@ struct QueryParser {
         if negations > 1 {
             throw .invalidArgument("Only a single 'NOT_EQUAL', 'NOT_IN', 'IS_NOT_NAN', or 'IS_NOT_NULL' filter allowed per query.")
         }
+        // "You can't combine not-in with in, array-contains-any, or or in the same query" (query limitations).
+        if filter.leaves.contains(where: { if case .field(_, .notIn, _) = $0 { true } else { false } }), Self.hasDisjunction(filter) {
+            throw .invalidArgument("'NOT_IN' cannot be used in the same query with 'IN', 'ARRAY_CONTAINS_ANY' or 'OR'.")
+        }
         if Self.arrayContainsPerDisjunction(filter) > 1 {
             throw .invalidArgument("A maximum of 1 'ARRAY_CONTAINS' filter is allowed per disjunction.")
         }
-        if disjunctions(filter) > Self.maxDisjunctions {
-            throw .invalidArgument("Query has too many disjunctions: the maximum is \(Self.maxDisjunctions) in disjunctive normal form.")
+        let count = disjunctions(filter)
+        if count > Self.maxDisjunctions {
+            throw .invalidArgument("Too many disjunctions after normalization. Result had \(count) disjunctions which is more than the maximum of \(Self.maxDisjunctions)")
         }
     }
 
-    /// The most `array-contains` filters any one conjunction of the filter holds.
+    /// Whether the filter holds an `in`, an `array-contains-any` or an `OR` (of more than one filter).
+    static func hasDisjunction(_ filter: QueryFilter) -> Bool {
+        switch filter {
+        case .field(_, let op, _): op == .in || op == .arrayContainsAny
+        case .unary: false
+        case .and(let fs): fs.contains(where: hasDisjunction)
+        case .or(let fs): fs.count > 1 || fs.contains(where: hasDisjunction)
+        }
+    }
+
+    /// The most `array-contains` filters any one conjunction of the filter holds; an
+    /// `array-contains-any` is one in each of its disjunctions ("You can't combine array-contains
+    /// with array-contains-any in the same disjunction", query limitations).
     static func arrayContainsPerDisjunction(_ filter: QueryFilter) -> Int {
         switch filter {
-        case .field(_, .arrayContains, _): 1
+        case .field(_, .arrayContains, _), .field(_, .arrayContainsAny, _): 1
         case .field, .unary: 0
         case .and(let fs): fs.reduce(0) { $0 + arrayContainsPerDisjunction($1) }
         case .or(let fs): fs.map(arrayContainsPerDisjunction).max() ?? 0

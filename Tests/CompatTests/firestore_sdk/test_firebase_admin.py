@@ -47,3 +47,59 @@ def test_admin_client_writes_queries_and_transacts(admin_db):
     finish(admin_db.transaction())
     assert files.document("f2").get().to_dict() == {"ownerUid": uid, "status": "ready", "size": 6}
     assert files.count().get()[0][0].value == 2
+
+
+def test_admin_errors_transforms_and_listings(admin_db):
+    """What a Firebase backend's tests assert through firebase-admin: the same statuses and documents."""
+    from firebase_admin import firestore
+    from google.api_core import exceptions
+    from google.cloud.firestore_v1.base_query import FieldFilter
+    c = admin_db.collection("adm" + uuid.uuid4().hex[:8])
+    ref = c.document("p")
+    ref.create({"tags": ["a"], "n": 1, "profile": {"name": "x"}})
+    with pytest.raises(exceptions.AlreadyExists):
+        ref.create({})
+    with pytest.raises(exceptions.NotFound):
+        c.document("nobody").update({"n": 1})
+    ref.update({"tags": firestore.ArrayUnion(["b", "a"]), "n": firestore.Increment(2), "profile.name": firestore.DELETE_FIELD,
+                "seen": firestore.SERVER_TIMESTAMP})
+    got = ref.get().to_dict()
+    assert got["tags"] == ["a", "b"] and got["n"] == 3 and got["profile"] == {} and got["seen"] is not None
+    c.document("q").collection("inner").document("i").set({"n": 5})
+    assert [d.id for d in c.list_documents()] == ["p", "q"]
+    assert admin_db.recursive_delete(c.document("q")) == 2
+    assert [s.id for s in c.where(filter=FieldFilter("n", ">", 0)).stream()] == ["p"]
+    with pytest.raises(exceptions.InvalidArgument):
+        list(c.where(filter=FieldFilter("n", "not-in", list(range(11)))).stream())
+
+
+def test_admin_async_client(emulator_host, monkeypatch):
+    import asyncio
+    import firebase_admin
+    from firebase_admin import firestore, firestore_async
+    from google.api_core import exceptions
+    monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", emulator_host)
+    app = firebase_admin.initialize_app(_owner_credential(), options={"projectId": os.environ.get("HEARTH_PROJECT", "demo-hearth")},
+                                        name="fsa-" + uuid.uuid4().hex[:8])
+
+    async def body():
+        db = firestore_async.client(app)
+        c = db.collection("adma" + uuid.uuid4().hex[:8])
+        await c.document("a").set({"n": 1})
+        with pytest.raises(exceptions.NotFound):
+            await c.document("b").update({"n": 1})
+
+        @firestore.async_transactional
+        async def bump(txn):
+            snap = await c.document("a").get(transaction=txn)
+            txn.update(c.document("a"), {"n": snap.get("n") + 1})
+
+        await bump(db.transaction())
+        assert (await c.document("a").get()).to_dict() == {"n": 2}
+        assert (await c.count().get())[0][0].value == 1
+        db.close()
+
+    try:
+        asyncio.run(body())
+    finally:
+        firebase_admin.delete_app(app)

@@ -235,7 +235,16 @@ import Testing
             ("negative limit", sq("cities", limit: -1), "limit is negative"),
             ("cursor key not ref", sq("cities", orderBy: [order("__name__")], startAt: .object(["values": .array([str("SF")])])),
              "Cursor __key__ value is not a document reference."),
-            ("too many disjunctions", sq("cities", where: composite("AND", [ff("a", "IN", arr((0..<10).map { int($0) })), ff("b", "IN", arr((0..<10).map { int($0) }))])), "disjunctions"),
+            ("too many disjunctions", sq("cities", where: composite("AND", [ff("a", "IN", arr((0..<10).map { int($0) })), ff("b", "IN", arr((0..<10).map { int($0) }))])),
+             "Too many disjunctions after normalization. Result had 100 disjunctions which is more than the maximum of 30"),
+            ("two array-contains-any", sq("cities", where: composite("AND", [ff("t", "ARRAY_CONTAINS_ANY", arr([int(1)])), ff("u", "ARRAY_CONTAINS_ANY", arr([int(2)]))])),
+             "A maximum of 1 'ARRAY_CONTAINS' filter is allowed per disjunction."),
+            ("array-contains and array-contains-any", sq("cities", where: composite("AND", [ff("t", "ARRAY_CONTAINS", int(1)), ff("u", "ARRAY_CONTAINS_ANY", arr([int(2)]))])),
+             "A maximum of 1 'ARRAY_CONTAINS' filter is allowed per disjunction."),
+            ("not-in with in", sq("cities", where: composite("AND", [ff("a", "IN", arr([int(1)])), ff("b", "NOT_IN", arr([int(1)]))])),
+             "'NOT_IN' cannot be used in the same query with 'IN', 'ARRAY_CONTAINS_ANY' or 'OR'."),
+            ("not-in with or", sq("cities", where: composite("AND", [ff("b", "NOT_IN", arr([int(1)])), composite("OR", [ff("a", "EQUAL", int(1)), ff("a", "EQUAL", int(2))])])),
+             "'NOT_IN' cannot be used in the same query with 'IN', 'ARRAY_CONTAINS_ANY' or 'OR'."),
         ]
         for (label, q, fragment) in cases {
             let r = h.query(q)

@@ -40,6 +40,21 @@ struct ResourcePathTests {
         }
     }
 
+    /// `.` and `..` in a name are reported where they stand, as the official emulator does.
+    @Test(arguments: [
+        ("projects/p/databases/d/documents/c/.", "Document name", #"Document name "projects/p/databases/d/documents/c/." contains a resource id "." at index 35."#),
+        ("projects/p/databases/d/documents/../x", "Document name", #"Document name "projects/p/databases/d/documents/../x" contains a collection id ".." at index 33."#),
+        ("projects/p/databases/d/documents/c/.", "Resource name", #"Resource name "projects/p/databases/d/documents/c/." contains a resource id "." at index 35."#),
+    ])
+    func dotSegmentsInNames(name: String, kind: String, message: String) {
+        do {
+            _ = try ResourcePath.parseName(name, kind: kind)
+            Issue.record("\(name) passed")
+        } catch {
+            #expect(error.message == message)
+        }
+    }
+
     static let paths: [[String]] = [
         ["users", "u1"],
         [],
@@ -47,6 +62,8 @@ struct ResourcePathTests {
         ["__x__", "y"],
         ["caf\u{E9}", "x\u{2028}y", "q\"uote"],
         ["a/b"],
+        ["c", ".."],
+        [".", "x"],
         [String(repeating: "x", count: 1501)],
         Array(repeating: String(repeating: "y", count: 1000), count: 7),
     ]

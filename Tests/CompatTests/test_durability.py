@@ -101,7 +101,8 @@ def test_overwrites_survive_kill_9_and_leave_no_blob_behind():
     """Keys overwritten over and over — small bodies (kept in their blob's row) and a body of
     several chunks (staged) — then `kill -9`: after a restart each key holds its last acknowledged
     body or a later one, and the file holds exactly one blob per object and no chunk nothing uses
-    (the replaced bodies went with their commits; the interrupted upload was swept at start)."""
+    (the replaced bodies went with their commits; the interrupted upload was swept at start), and
+    `blobs/s3/` holds exactly the chunk files the rows name."""
     import sqlite3
     tmp, data_dir, ready, proc, s3 = started_with_bucket("hearth-overwrite-crash-", "over")
     sizes = {"small0": 4096, "small1": 4096, "small2": 100, "large": (2 << 20) + 7}
@@ -146,7 +147,14 @@ def test_overwrites_survive_kill_9_and_leave_no_blob_behind():
         assert db.execute("SELECT count(*) FROM s3_blobs").fetchone()[0] == objects, "a replaced body's blob leaked"
         assert db.execute("SELECT count(*) FROM s3_chunks WHERE id NOT IN (SELECT chunk_id FROM s3_blob_chunks)").fetchone()[0] == 0
         assert db.execute("SELECT count(*) FROM s3_blob_chunks WHERE blob_id NOT IN (SELECT id FROM s3_blobs)").fetchone()[0] == 0
+        # Full chunks live in files (`blobs/s3/<n>`): exactly the files the rows name — the uploads
+        # the kill cut short and the bodies replaced before it left none behind.
+        named = sorted(str(n) for (n,) in db.execute("SELECT file FROM s3_chunks WHERE file IS NOT NULL"))
         db.close()
+        assert named, "the large body's full chunks are not in files"
+        assert sorted(os.listdir(os.path.join(data_dir, "blobs", "s3"))) == named, "a chunk file leaked"
+        for n in named:
+            assert os.path.getsize(os.path.join(data_dir, "blobs", "s3", n)) == 1 << 20
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

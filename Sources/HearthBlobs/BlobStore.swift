@@ -138,15 +138,7 @@ public enum BlobStore<Namespace: BlobNamespace> {
             // The file first, complete, then its row: the COMMIT that makes the row visible
             // comes after the bytes are in the file.
             let file = try files.write(bytes, c)
-            do {
-                try c.run("INSERT INTO \(chunksTable) (data, file) VALUES (x'', ?)", [file])
-            } catch {
-                files.remove(file)
-                throw error
-            }
-            chunkID = c.lastInsertRowID
-            // Removed again if this row does not outlive the transaction (rolled back).
-            files.reconcile(after: c, [(chunkID, file)])
+            chunkID = try insertFileChunk(c, file: file, files: files)
         } else {
             try c.prepare("INSERT INTO \(chunksTable) (data) VALUES (?)").runBorrowing(bytes, at: 1)
             chunkID = c.lastInsertRowID
@@ -154,6 +146,32 @@ public enum BlobStore<Namespace: BlobNamespace> {
         try c.run("INSERT INTO \(blobChunksTable) (blob_id, offset, length, chunk_id, chunk_start) VALUES (?, ?, ?, ?, ?)",
                   [blobID, offset, length, chunkID, chunkStart])
         if updateSize { try c.run("UPDATE \(blobsTable) SET size = ? WHERE id = ?", [offset + length, blobID]) }
+    }
+
+    /// Appends a chunk whose bytes are the complete file `file` (`ChunkFiles.writeLater`), as
+    /// `appendChunk` appends one held in memory.
+    static func appendFileChunk(_ c: Connection, blobID: Int64, offset: Int64, length: Int64, file: Int64, files: ChunkFiles,
+                                updateSize: Bool = true) throws {
+        let chunkID = try insertFileChunk(c, file: file, files: files)
+        try c.run("INSERT INTO \(blobChunksTable) (blob_id, offset, length, chunk_id, chunk_start) VALUES (?, ?, ?, ?, 0)",
+                  [blobID, offset, length, chunkID])
+        if updateSize { try c.run("UPDATE \(blobsTable) SET size = ? WHERE id = ?", [offset + length, blobID]) }
+    }
+
+    /// Inserts the row of the complete chunk file `file`; returns its id.
+    private static func insertFileChunk(_ c: Connection, file: Int64, files: ChunkFiles) throws -> Int64 {
+        // From here the transaction's end decides: its row, or the file goes (`reconcile`).
+        files.settle(file)
+        do {
+            try c.run("INSERT INTO \(chunksTable) (data, file) VALUES (x'', ?)", [file])
+        } catch {
+            files.remove(file)
+            throw error
+        }
+        let chunkID = c.lastInsertRowID
+        // Removed again if this row does not outlive the transaction (rolled back).
+        files.reconcile(after: c, [(chunkID, file)])
+        return chunkID
     }
 
     /// Marks a blob final (an object or part now refers to it).

@@ -17,7 +17,7 @@ import HearthSQLite
 ///   file gone (a truncated download, as when chunk rows disappear) — never another chunk's bytes.
 /// - When a transaction that wrote or deleted file rows ends, committed or not, each file whose row
 ///   is no longer there is removed (`reconcile`); start-up removes every file no row names (`sweep`).
-/// - `Durability.normal`: a background thread `fdatasync`s written files a moment later (`Syncer`),
+/// - `Durability.normal`: a background thread `fdatasync`s written files a moment later (`sync`),
 ///   so they reach the disk well before the kernel's writeback would push out the WAL frames of
 ///   their rows; docs/reliability.md (*Chunk files*) says what a power loss can still do.
 final class ChunkFiles: @unchecked Sendable {
@@ -25,19 +25,34 @@ final class ChunkFiles: @unchecked Sendable {
     /// stay in rows, where a file per object would cost more system calls than it saves.
     static let threshold = blobChunkSize
 
+    /// Bytes per `pwrite`. Not the whole chunk at once: ext4 (6.x) backs a write with page-cache
+    /// folios as large as the write, and on the bench VM copying a MiB into new 1 MiB folios cost
+    /// the request thread 2–3× the system time of the same MiB in 16 KiB writes (measured with
+    /// 1,024 one-MiB files: 2.8–4.3 s against 1.1–1.3 s of system time per GiB; 64 KiB and 256 KiB
+    /// steps in between) — the size SQLite's own 16 KiB pages happened to write at.
+    static let writeStep = 16 << 10
+
     let directory: String
     private let chunksTable: String
     private let syncEach: Bool
     private let lock = NSLock()
     /// The next file number (nil until the first file is written).
     private var next: Int64?
-    private let syncer: Syncer
+    /// Numbers reserved in flight (`reserve`) and not yet settled.
+    private var writing: Set<Int64> = []
+    /// Syncs written files (`Durability.normal`).
+    private let syncer: ChunkFileThread<String>
+    /// Writes the files of `writeLater`, in order. Why a thread: copying a MiB into new page-cache
+    /// pages is the costliest system time of a large upload on the bench VM (docs/benchmarks.md,
+    /// *bodies outside the WAL*) — the checkpoint thread used to carry its share of it (the database
+    /// file's new pages) — and on the request thread it would stop the body's reception meanwhile.
+    private let writer = ChunkFileThread<PendingWrite> { jobs in for job in jobs { job.run() } }
 
     private init(directory: String, chunksTable: String, syncEach: Bool) {
         self.directory = directory
         self.chunksTable = chunksTable
         self.syncEach = syncEach
-        syncer = Syncer(directory: directory)
+        syncer = ChunkFileThread { paths in ChunkFiles.sync(paths, directory: directory) }
     }
 
     private static let registryLock = NSLock()
@@ -64,14 +79,29 @@ final class ChunkFiles: @unchecked Sendable {
     /// Writes `bytes` to a new file, inside the transaction on `c` (the writer) that will insert its row.
     /// - Returns: the file's number.
     func write(_ bytes: UnsafeRawBufferPointer, _ c: Connection) throws -> Int64 {
-        let number = try allocate(c)
+        let number = try reserve(inFlight: false) { try maxInTable(c) }
+        try write(number, bytes)
+        return number
+    }
+
+    /// Starts writing `bytes` to file `number` (reserved `inFlight`) on the writer thread: the
+    /// request thread goes on receiving the next chunk meanwhile, and inserts this one's row once
+    /// `PendingWrite.wait` says the file is complete.
+    func writeLater(_ number: Int64, _ bytes: [UInt8]) -> PendingWrite {
+        let job = PendingWrite(number: number, bytes: bytes, files: self)
+        writer.add(job)
+        return job
+    }
+
+    /// Writes file `number` whole; on failure removes it and throws.
+    fileprivate func write(_ number: Int64, _ bytes: UnsafeRawBufferPointer) throws {
         let path = path(number)
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ChunkFileError(operation: "create", path: path, code: errno) }
         var failure: Int32 = 0
         var done = 0
         while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(done))
+            let n = pwrite(fd, bytes.baseAddress! + done, min(ChunkFiles.writeStep, bytes.count - done), off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
                 failure = errno
@@ -81,27 +111,42 @@ final class ChunkFiles: @unchecked Sendable {
         }
         if failure == 0, syncEach, fdatasync(fd) != 0 { failure = errno }
         close(fd)
-        if failure == 0, syncEach { failure = Syncer.syncDirectory(directory) }
+        if failure == 0, syncEach { failure = ChunkFiles.syncDirectory(directory) }
         guard failure == 0 else {
             unlink(path)
             throw ChunkFileError(operation: "write", path: path, code: failure)
         }
         if !syncEach { syncer.add(path) }
+    }
+
+    /// The largest file number the table names (0 for none), for `reserve`.
+    func maxInTable(_ c: Connection) throws -> Int64 {
+        try c.scalarInt("SELECT max(file) FROM \(chunksTable)") ?? 0
+    }
+
+    /// A new file number. `inFlight`: its file is written outside the write lock, before its row
+    /// exists, so `sweep` leaves it alone until `settle`. `maxInTable` is asked on first use only.
+    func reserve(inFlight: Bool, maxInTable: () throws -> Int64) throws -> Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        let number: Int64
+        if let n = next {
+            number = n
+        } else {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            number = max(try maxInTable(), numbersOnDisk().max() ?? 0) + 1
+        }
+        next = number + 1
+        if inFlight { writing.insert(number) }
         return number
     }
 
-    private func allocate(_ c: Connection) throws -> Int64 {
+    /// File `number`'s row is now in the writer's transaction (or never will be): `reconcile` and
+    /// `sweep` decide its fate from here.
+    func settle(_ number: Int64) {
         lock.lock()
-        defer { lock.unlock() }
-        if let n = next {
-            next = n + 1
-            return n
-        }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let inTable = try c.scalarInt("SELECT max(file) FROM \(chunksTable)") ?? 0
-        let first = max(inTable, numbersOnDisk().max() ?? 0) + 1
-        next = first + 1
-        return first
+        writing.remove(number)
+        lock.unlock()
     }
 
     private func numbersOnDisk() -> [Int64] {
@@ -155,14 +200,18 @@ final class ChunkFiles: @unchecked Sendable {
 
     /// Removes every file no row names: files of uploads cut short by a crash, and of rows whose
     /// deleting transaction committed just before one. Runs once the transaction on `c` (the
-    /// writer, holding the write lock: no file is being written) has ended.
+    /// writer, holding the write lock, so no row of a file is being inserted) has ended, and leaves
+    /// alone the files still in flight for uploads in progress (`reserve`).
     func sweep(after c: Connection) {
         c.atTransactionEnd { [self] c in
             let onDisk = numbersOnDisk()
             guard !onDisk.isEmpty,
                   let named = try? Set(c.rows("SELECT file FROM \(chunksTable) WHERE file IS NOT NULL") { $0.int64(0) })
             else { return }
-            for n in onDisk where !named.contains(n) { unlink(path(n)) }
+            lock.lock()
+            let inFlight = writing
+            lock.unlock()
+            for n in onDisk where !named.contains(n) && !inFlight.contains(n) { unlink(path(n)) }
         }
     }
 
@@ -170,68 +219,72 @@ final class ChunkFiles: @unchecked Sendable {
     ///
     /// Off the request thread: an upload writes a file per MiB, and a sync each on the thread that
     /// receives the body would stop it for every one. Files already removed are skipped.
-    final class Syncer: @unchecked Sendable {
-        private let directory: String
-        private let condition = NSCondition()
-        private var pending: [String] = []
-        private var started = false
-
-        init(directory: String) { self.directory = directory }
-
-        func add(_ path: String) {
-            condition.lock()
-            pending.append(path)
-            if !started {
-                started = true
-                Thread { [self] in run() }.start()
-            }
-            condition.signal()
-            condition.unlock()
+    private static func sync(_ paths: [String], directory: String) {
+        for path in paths {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            _ = fdatasync(fd)
+            close(fd)
         }
-
-        /// Waits until every file added so far is synced (tests, and a caller that must know).
-        func drain() {
-            condition.lock()
-            while !pending.isEmpty || busy { condition.wait() }
-            condition.unlock()
-        }
-
-        private var busy = false
-
-        private func run() {
-            while true {
-                condition.lock()
-                while pending.isEmpty { condition.wait() }
-                let batch = pending
-                pending = []
-                busy = true
-                condition.unlock()
-                for path in batch {
-                    let fd = open(path, O_RDONLY | O_CLOEXEC)
-                    guard fd >= 0 else { continue }
-                    _ = fdatasync(fd)
-                    close(fd)
-                }
-                // The new names too: a file's directory entry reaches the disk with its directory.
-                _ = Syncer.syncDirectory(directory)
-                condition.lock()
-                busy = false
-                condition.broadcast()
-                condition.unlock()
-            }
-        }
-
-        /// `fsync` of a directory; 0 or the errno.
-        static func syncDirectory(_ directory: String) -> Int32 {
-            let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard fd >= 0 else { return errno }
-            defer { close(fd) }
-            return fsync(fd) == 0 ? 0 : errno
-        }
+        // The new names too: a file's directory entry reaches the disk with its directory.
+        _ = syncDirectory(directory)
     }
 
-    /// Waits until the files written so far are synced.
-    func drainSyncs() { syncer.drain() }
+    /// `fsync` of a directory; 0 or the errno.
+    static func syncDirectory(_ directory: String) -> Int32 {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return errno }
+        defer { close(fd) }
+        return fsync(fd) == 0 ? 0 : errno
+    }
+
+    /// A chunk file being written on the writer thread.
+    final class PendingWrite: @unchecked Sendable {
+        let number: Int64
+        let files: ChunkFiles
+        private let condition = NSCondition()
+        private var bytes: [UInt8]
+        private var done = false
+        private var failure: (any Error)?
+
+        fileprivate init(number: Int64, bytes: [UInt8], files: ChunkFiles) {
+            self.number = number
+            self.bytes = bytes
+            self.files = files
+        }
+
+        fileprivate func run() {
+            var failure: (any Error)?
+            do { try bytes.withUnsafeBytes { try files.write(number, $0) } } catch { failure = error }
+            condition.lock()
+            self.failure = failure
+            done = true
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// Waits until the file is complete, and hands back the buffer it was written from.
+        /// - Throws: why the file could not be written (it is removed, and its number settled).
+        func wait() throws -> [UInt8] {
+            condition.lock()
+            while !done { condition.wait() }
+            let (failure, bytes) = (self.failure, self.bytes)
+            self.bytes = []
+            condition.unlock()
+            if let failure {
+                files.settle(number)
+                throw failure
+            }
+            return bytes
+        }
+
+        /// Waits for the write and removes the file: its row will never be written.
+        func abandon() {
+            _ = try? wait()
+            files.remove(number)
+            files.settle(number)
+        }
+    }
 }
 
 /// A chunk file that could not be written (disk full, permissions): the write fails and its

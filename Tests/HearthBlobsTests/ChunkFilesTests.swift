@@ -129,20 +129,43 @@ private enum Files: BlobNamespace { static let tables = BlobTables(prefix: "file
     }
 
     /// Files a crash left behind (written, their row never committed) go at start-up with the
-    /// staging blobs; files rows name stay.
-    @Test func startUpSweepRemovesFilesNoRowNames() throws {
+    /// staging blobs; files rows name stay, and so does a file still being written for an upload
+    /// in progress (its row comes once it is complete).
+    @Test func sweepRemovesFilesNoRowNamesButNotOneInFlight() throws {
         try withDataDir { dir, db in
             let bytes = body((1 << 20) + 1, 1)
             let kept = try write(db, bytes)
-            // An upload interrupted after its first chunk: a staging blob and its file.
+            // An upload cut short after two chunks: the first one's row is in its staging blob, the
+            // second is handed to the writer thread (in flight, no row yet).
             let staging = BlobWriter<Files, NoChecksum>(database: db, now: Self.now, checksums: [])
-            try bytes.withUnsafeBytes { try staging.append($0) }
+            let twice = body(2 << 20, 4)
+            try twice.withUnsafeBytes { try staging.append($0) }
             // A file whose row never committed (the process died between the two).
             FileManager.default.createFile(atPath: dir + "/blobs/files/999", contents: Data([1, 2, 3]))
-            #expect(files(dir).count == 3)
+            // The writer thread creates the fourth file in its own time: wait for it (not a timing claim).
+            for _ in 0..<500 where files(dir).count < 4 { usleep(10_000) }
+            #expect(files(dir).count == 4)
             #expect(try db.write { c in try Store.deleteOrphans(c) } == 1)
-            #expect(files(dir).count == 1)
+            #expect(files(dir).count == 2, "the staging blob's file and the stray one go, the one in flight stays")
+            staging.discard()
+            #expect(files(dir) == (try db.read { c in try c.rows("SELECT file FROM files_chunks WHERE file IS NOT NULL") { String($0.int64(0)) } }))
             #expect(try read(db, blob: kept, 0..<Int64(bytes.count)) == bytes)
+        }
+    }
+
+    /// A body of several chunks committed while its last full chunk is still in flight: the commit
+    /// waits for the file and inserts its row; a discarded writer leaves no file.
+    @Test func commitAndDiscardWaitForTheFileInFlight() throws {
+        try withDataDir { dir, db in
+            let bytes = body(2 << 20, 6)
+            let blob = try write(db, bytes)
+            #expect(files(dir).count == 2)
+            #expect(try read(db, blob: blob, 0..<Int64(bytes.count)) == bytes)
+            let dropped = BlobWriter<Files, NoChecksum>(database: db, now: Self.now, checksums: [])
+            try bytes.withUnsafeBytes { try dropped.append($0) }
+            dropped.discard()
+            #expect(files(dir).count == 2)
+            #expect(try db.read { c in try c.scalarInt("SELECT count(*) FROM files_blobs") } == 1)
         }
     }
 

@@ -40,19 +40,19 @@ final class ChunkFiles: @unchecked Sendable {
     private var next: Int64?
     /// Numbers reserved in flight (`reserve`) and not yet settled.
     private var writing: Set<Int64> = []
-    /// Syncs written files (`Durability.normal`).
-    private let syncer: ChunkFileThread<String>
+    /// Syncs written files (`Durability.normal`): one thread for every namespace and data
+    /// directory, as `writer`, so a process gains two threads at most however many use files.
+    private static let syncer = ChunkFileThread<(path: String, directory: String)> { files in ChunkFiles.sync(files) }
     /// Writes the files of `writeLater`, in order. Why a thread: copying a MiB into new page-cache
     /// pages is the costliest system time of a large upload on the bench VM (docs/benchmarks.md,
     /// *bodies outside the WAL*) — the checkpoint thread used to carry its share of it (the database
     /// file's new pages) — and on the request thread it would stop the body's reception meanwhile.
-    private let writer = ChunkFileThread<PendingWrite> { jobs in for job in jobs { job.run() } }
+    private static let writer = ChunkFileThread<PendingWrite> { jobs in for job in jobs { job.run() } }
 
     private init(directory: String, chunksTable: String, syncEach: Bool) {
         self.directory = directory
         self.chunksTable = chunksTable
         self.syncEach = syncEach
-        syncer = ChunkFileThread { paths in ChunkFiles.sync(paths, directory: directory) }
     }
 
     private static let registryLock = NSLock()
@@ -89,7 +89,7 @@ final class ChunkFiles: @unchecked Sendable {
     /// `PendingWrite.wait` says the file is complete.
     func writeLater(_ number: Int64, _ bytes: [UInt8]) -> PendingWrite {
         let job = PendingWrite(number: number, bytes: bytes, files: self)
-        writer.add(job)
+        ChunkFiles.writer.add(job)
         return job
     }
 
@@ -116,7 +116,7 @@ final class ChunkFiles: @unchecked Sendable {
             unlink(path)
             throw ChunkFileError(operation: "write", path: path, code: failure)
         }
-        if !syncEach { syncer.add(path) }
+        if !syncEach { ChunkFiles.syncer.add((path, directory)) }
     }
 
     /// The largest file number the table names (0 for none), for `reserve`.
@@ -219,15 +219,15 @@ final class ChunkFiles: @unchecked Sendable {
     ///
     /// Off the request thread: an upload writes a file per MiB, and a sync each on the thread that
     /// receives the body would stop it for every one. Files already removed are skipped.
-    private static func sync(_ paths: [String], directory: String) {
-        for path in paths {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
+    private static func sync(_ files: [(path: String, directory: String)]) {
+        for file in files {
+            let fd = open(file.path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { continue }
             _ = fdatasync(fd)
             close(fd)
         }
         // The new names too: a file's directory entry reaches the disk with its directory.
-        _ = syncDirectory(directory)
+        for directory in Set(files.map(\.directory)) { _ = syncDirectory(directory) }
     }
 
     /// `fsync` of a directory; 0 or the errno.

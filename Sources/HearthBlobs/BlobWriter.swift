@@ -122,9 +122,16 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
             try Store.appendFileChunk(c, blobID: id, offset: p.offset, length: p.length, file: p.write.number, files: p.write.files)
             return id
         }
-        if let c { return try insert(c) }
-        stagedBlobID = try database.write(insert)
-        return stagedBlobID
+        do {
+            if let c { return try insert(c) }
+            stagedBlobID = try database.write(insert)
+            return stagedBlobID
+        } catch {
+            // Its row is not there, or goes with the transaction this error rolls back.
+            p.write.files.remove(p.write.number)
+            p.write.files.settle(p.write.number)
+            throw error
+        }
     }
 
     /// Writes the buffer as one chunk row, sealed when the writer has a data key.

@@ -9,9 +9,11 @@ import HearthSQLite
 /// (docs/benchmarks.md, *bodies outside the WAL*). A file is written once.
 ///
 /// The rules that keep a row and its file together:
-/// - A file is written completely (and, with `Durability.full`, synced with its directory) inside
-///   the transaction that inserts its row, before the COMMIT; files are only created, and only
-///   removed, under the database's write lock, so nothing is in flight while another write runs.
+/// - A file is written completely (and, with `Durability.full`, synced with its directory) before
+///   the COMMIT of the transaction that inserts its row: `appendChunk` writes it inside that
+///   transaction; `BlobWriter` has the writer thread write it (`writeLater`) and inserts the row
+///   once `PendingWrite.wait` returns. Until then its number is in flight (`reserve`), and sweeps
+///   leave it alone; rows are inserted, and files of deleted rows removed, under the write lock.
 /// - A file number is never reused while the process runs (`next` only grows, and starts above
 ///   every number in the directory and the table), so a reader holding an older snapshot finds its
 ///   file gone (a truncated download, as when chunk rows disappear) — never another chunk's bytes.
@@ -26,10 +28,10 @@ final class ChunkFiles: @unchecked Sendable {
     static let threshold = blobChunkSize
 
     /// Bytes per `pwrite`. Not the whole chunk at once: ext4 (6.x) backs a write with page-cache
-    /// folios as large as the write, and on the bench VM copying a MiB into new 1 MiB folios cost
-    /// the request thread 2–3× the system time of the same MiB in 16 KiB writes (measured with
-    /// 1,024 one-MiB files: 2.8–4.3 s against 1.1–1.3 s of system time per GiB; 64 KiB and 256 KiB
-    /// steps in between) — the size SQLite's own 16 KiB pages happened to write at.
+    /// folios as large as the write, and on the bench VM copying into new large folios cost 2–3×
+    /// the system time of 16 KiB writes (1,024 new one-MiB files: 1.1–1.3 s per GiB in 16 KiB
+    /// writes, 2.0–4.0 s in 64 KiB, 2.5–3.1 s in 256 KiB, mostly 2.8–4.3 s in 1 MiB; in Hearth, the
+    /// writer thread's time fell by a sixth to a third) — the size SQLite's 16 KiB pages wrote at.
     static let writeStep = 16 << 10
 
     let directory: String

@@ -220,3 +220,48 @@ def test_acknowledged_uploads_survive_kill_9_with_checkpoints_on_their_thread():
         db.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_kill_9_mid_upload_leaves_no_chunk_file_after_restart():
+    """A PutObject cut by `kill -9` after several of its 1 MiB chunks are in files (`blobs/s3/`):
+    after a restart no staging blob and no chunk file is left, and the object never existed."""
+    import json
+    import socket
+    import sqlite3
+    import time
+    import urllib.parse
+    tmp, data_dir, ready, proc, s3 = started_with_bucket("hearth-midupload-", "mid")
+    try:
+        size = 16 << 20
+        with open(ready) as f:
+            signer = s3_of(json.load(f), config=Config(signature_version="s3v4"))
+        url = urllib.parse.urlsplit(signer.generate_presigned_url("put_object", Params={"Bucket": "mid", "Key": "cut"}))
+        sock = socket.create_connection((url.hostname, url.port))
+        sock.sendall(f"PUT {url.path}?{url.query} HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Length: {size}\r\n\r\n".encode())
+        sock.sendall(os.urandom(5 << 20))   # five chunks of sixteen, then the client stalls
+        files = os.path.join(data_dir, "blobs", "s3")
+        deadline = time.time() + 30
+        while time.time() < deadline and len(os.listdir(files) if os.path.isdir(files) else []) < 3:
+            time.sleep(0.05)
+        assert len(os.listdir(files)) >= 3, "the upload's chunks did not reach their files"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=15)
+        sock.close()
+
+        proc, info = start_on(data_dir, ready)
+        try:
+            s3 = s3_of(info)
+            with pytest.raises(s3.exceptions.NoSuchKey):
+                s3.get_object(Bucket="mid", Key="cut")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=15) == 0
+        assert os.listdir(files) == [], "a chunk file of the cut upload survived the restart"
+        db = sqlite3.connect(os.path.join(data_dir, "hearth.sqlite"))
+        assert db.execute("SELECT count(*) FROM s3_blobs WHERE staging = 1").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM s3_chunks").fetchone()[0] == 0
+        db.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -78,25 +78,31 @@ public final class BlobBodySource<Namespace: BlobNamespace>: ResponseBodySource,
     /// `chunkBytes` inside a read the caller holds.
     public static func chunkBytes(_ c: Connection, chunkID: Int64, range: Range<Int>, dataKey: BlobDataKey?) throws -> [UInt8] {
         let (lo, hi) = (range.lowerBound, range.upperBound)
-        // A negative id names an inline blob, whose own row holds the bytes (`Segment.isInline`).
-        let sql = chunkID < 0 ? inlineSQL : chunkSQL
-        let bytes: [UInt8]? = try c.first(sql, [chunkID < 0 ? -chunkID : chunkID]) { row in
-            try row.withBlob(0) { raw -> [UInt8]? in
-                if let dataKey {
-                    let plain = try dataKey.open(raw)
-                    guard lo >= 0, hi <= plain.count, lo <= hi else { return nil }
-                    return lo == 0 && hi == plain.count ? plain : Array(plain[lo..<hi])
+        let bytes: [UInt8]? = try BlobStore<Namespace>.chunkRow(c, chunkID: chunkID) { stored -> [UInt8]? in
+            if let dataKey {
+                let plain: [UInt8]
+                switch stored {
+                case .row(let raw): plain = try dataKey.open(raw)
+                case .file(let number, let files):
+                    guard let sealed = files.read(number, range: nil) else { return nil }
+                    plain = try sealed.withUnsafeBytes { try dataKey.open($0) }
                 }
-                guard lo >= 0, hi <= raw.count, lo <= hi else { return nil }
-                return [UInt8](UnsafeRawBufferPointer(rebasing: raw[lo..<hi]))
+                guard lo >= 0, hi <= plain.count, lo <= hi else { return nil }
+                return lo == 0 && hi == plain.count ? plain : Array(plain[lo..<hi])
             }
-        } ?? nil
+            guard lo >= 0, lo <= hi else { return nil }
+            switch stored {
+            case .row(let raw):
+                guard hi <= raw.count else { return nil }
+                return [UInt8](UnsafeRawBufferPointer(rebasing: raw[lo..<hi]))
+            case .file(let number, let files):
+                // A file shorter than the slice reads as a missing chunk, never as other bytes.
+                return files.read(number, range: lo..<hi)
+            }
+        }
         guard let bytes else { throw ChunkMissing() }
         return bytes
     }
-
-    private static var chunkSQL: String { "SELECT data FROM \(Namespace.tables.chunks) WHERE id = ?" }
-    private static var inlineSQL: String { BlobStore<Namespace>.inlineRowSQL }
 
     /// Bytes `start..<end` of the blob made of `segments`, read whole inside a read the caller
     /// holds (the one that found the segments): for a small body, sent from memory rather than

@@ -13,12 +13,15 @@ public struct BlobTables: Sendable, Equatable {
     public let chunks: String
     /// The ordered slices of chunks that make up each blob.
     public let blobChunks: String
+    /// The prefix: also the name of the namespace's directory of chunk files (`ChunkFiles`).
+    public let prefix: String
 
     /// The tables named after `prefix` (a fixed identifier, never user input: it is spliced into SQL).
     public init(prefix: String) {
         blobs = "\(prefix)_blobs"
         chunks = "\(prefix)_chunks"
         blobChunks = "\(prefix)_blob_chunks"
+        self.prefix = prefix
     }
 
     /// The statements that create the tables: for a service's migration. Blob bodies live in chunk
@@ -54,5 +57,13 @@ public struct BlobTables: Sendable, Equatable {
     /// after the one that ran `createStatements`. NULL for a blob whose bytes are chunk rows.
     public var inlineDataStatement: String {
         "ALTER TABLE \(blobs) ADD COLUMN data BLOB;"
+    }
+
+    /// The statement that gives the chunk rows their `file` column, for a service's migration after
+    /// `inlineDataStatement`: non-NULL when the chunk's bytes are in the file of that number under
+    /// `<data-dir>/blobs/<prefix>/` (`ChunkFiles`; its `data` is then empty). Rows written before it
+    /// keep their bytes in `data` and read as before.
+    public var chunkFileStatement: String {
+        "ALTER TABLE \(chunks) ADD COLUMN file INTEGER;"
     }
 }

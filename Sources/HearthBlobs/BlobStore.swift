@@ -10,6 +10,10 @@ import HearthSQLite
 /// operation that shares chunks between blobs (`copyRange`, `concatenate`) first moves an inline
 /// source's bytes into a chunk row of its own (`materialize`). Staging blobs are being written
 /// (never inline); every blob that an object or part refers to is final.
+///
+/// A chunk of `ChunkFiles.threshold` bytes or more (a full chunk) in a database on disk keeps its
+/// bytes in a file of its own, named by the row's `file` column (`ChunkFiles`): readers go through
+/// `chunkBytes`/`storedBytes`, which read either form.
 public enum BlobStore<Namespace: BlobNamespace> {
     /// One slice of a chunk that makes up part of a blob.
     public struct Segment: Sendable, Equatable {
@@ -74,8 +78,8 @@ public enum BlobStore<Namespace: BlobNamespace> {
     /// slice: if `materialize` moved them into a chunk row meanwhile, that row's (the same bytes).
     static var inlineRowSQL: String {
         """
-        SELECT data FROM \(blobsTable) WHERE id = ?1 AND data IS NOT NULL UNION ALL
-        SELECT k.data FROM \(blobChunksTable) m JOIN \(chunksTable) k ON k.id = m.chunk_id WHERE m.blob_id = ?1 AND m.offset = 0
+        SELECT data, NULL FROM \(blobsTable) WHERE id = ?1 AND data IS NOT NULL UNION ALL
+        SELECT k.data, k.file FROM \(blobChunksTable) m JOIN \(chunksTable) k ON k.id = m.chunk_id WHERE m.blob_id = ?1 AND m.offset = 0
         LIMIT 1
         """
     }
@@ -83,9 +87,34 @@ public enum BlobStore<Namespace: BlobNamespace> {
     /// The stored bytes (sealed as written) of the row a slice reads: its chunk, or its inline blob.
     /// - Returns: nil when the row is gone.
     public static func storedBytes(_ c: Connection, of segment: Segment) throws -> [UInt8]? {
-        if segment.isInline { return try c.first(inlineRowSQL, [-segment.chunkID]) { $0.blob(0) } }
-        return try c.first("SELECT data FROM \(chunksTable) WHERE id = ?", [segment.chunkID]) { $0.blob(0) }
+        try chunkRow(c, chunkID: segment.chunkID) { stored in
+            switch stored {
+            case .row(let bytes): [UInt8](bytes)
+            case .file(let number, let files): files.read(number, range: nil)
+            }
+        }
     }
+
+    /// Where a chunk's stored bytes are: in its row, or in a chunk file.
+    enum Stored {
+        case row(UnsafeRawBufferPointer)
+        case file(Int64, ChunkFiles)
+    }
+
+    /// Calls `body` with where the stored bytes of chunk `chunkID` are (a negative id: the inline
+    /// blob's row); nil when the row is gone.
+    static func chunkRow<T>(_ c: Connection, chunkID: Int64, _ body: (Stored) throws -> T?) throws -> T? {
+        let sql = chunkID < 0 ? inlineRowSQL : chunkSQL
+        return try c.first(sql, [chunkID < 0 ? -chunkID : chunkID]) { row -> T? in
+            if !row.isNull(1) {
+                guard let files = ChunkFiles.of(c, Namespace.tables) else { return nil }
+                return try body(.file(row.int64(1), files))
+            }
+            return try row.withBlob(0) { try body(.row($0)) }
+        } ?? nil
+    }
+
+    private static var chunkSQL: String { "SELECT data, file FROM \(chunksTable) WHERE id = ?" }
 
     /// Moves an inline blob's bytes into a chunk row and one slice, so other blobs can share them
     /// (`copyRange`, `concatenate`); a chunked blob is left as it is. Inside the caller's transaction,
@@ -104,11 +133,45 @@ public enum BlobStore<Namespace: BlobNamespace> {
     public static func appendChunk(_ c: Connection, blobID: Int64, offset: Int64, bytes: UnsafeRawBufferPointer,
                                    length: Int64? = nil, chunkStart: Int64 = 0, updateSize: Bool = true) throws {
         let length = length ?? Int64(bytes.count)
-        try c.prepare("INSERT INTO \(chunksTable) (data) VALUES (?)").runBorrowing(bytes, at: 1)
-        let chunkID = c.lastInsertRowID
+        let chunkID: Int64
+        if bytes.count >= ChunkFiles.threshold, let files = ChunkFiles.of(c, Namespace.tables) {
+            // The file first, complete, then its row: the COMMIT that makes the row visible
+            // comes after the bytes are in the file.
+            let file = try files.write(bytes, c)
+            chunkID = try insertFileChunk(c, file: file, files: files)
+        } else {
+            try c.prepare("INSERT INTO \(chunksTable) (data) VALUES (?)").runBorrowing(bytes, at: 1)
+            chunkID = c.lastInsertRowID
+        }
         try c.run("INSERT INTO \(blobChunksTable) (blob_id, offset, length, chunk_id, chunk_start) VALUES (?, ?, ?, ?, ?)",
                   [blobID, offset, length, chunkID, chunkStart])
         if updateSize { try c.run("UPDATE \(blobsTable) SET size = ? WHERE id = ?", [offset + length, blobID]) }
+    }
+
+    /// Appends a chunk whose bytes are the complete file `file` (`ChunkFiles.writeLater`), as
+    /// `appendChunk` appends one held in memory.
+    static func appendFileChunk(_ c: Connection, blobID: Int64, offset: Int64, length: Int64, file: Int64, files: ChunkFiles,
+                                updateSize: Bool = true) throws {
+        let chunkID = try insertFileChunk(c, file: file, files: files)
+        try c.run("INSERT INTO \(blobChunksTable) (blob_id, offset, length, chunk_id, chunk_start) VALUES (?, ?, ?, ?, 0)",
+                  [blobID, offset, length, chunkID])
+        if updateSize { try c.run("UPDATE \(blobsTable) SET size = ? WHERE id = ?", [offset + length, blobID]) }
+    }
+
+    /// Inserts the row of the complete chunk file `file`; returns its id.
+    private static func insertFileChunk(_ c: Connection, file: Int64, files: ChunkFiles) throws -> Int64 {
+        // From here the transaction's end decides: its row, or the file goes (`reconcile`).
+        files.settle(file)
+        do {
+            try c.run("INSERT INTO \(chunksTable) (data, file) VALUES (x'', ?)", [file])
+        } catch {
+            files.remove(file)
+            throw error
+        }
+        let chunkID = c.lastInsertRowID
+        // Removed again if this row does not outlive the transaction (rolled back).
+        files.reconcile(after: c, [(chunkID, file)])
+        return chunkID
     }
 
     /// Marks a blob final (an object or part now refers to it).
@@ -121,10 +184,13 @@ public enum BlobStore<Namespace: BlobNamespace> {
         // An inline blob is its one row: nothing else refers to it (sharing materializes first).
         try c.run("DELETE FROM \(blobsTable) WHERE id = ? AND data IS NOT NULL", [blobID])
         if c.changes == 1 { return }
-        try c.run("""
+        let files = try c.rows("""
             DELETE FROM \(chunksTable) WHERE id IN (SELECT chunk_id FROM \(blobChunksTable) WHERE blob_id = ?1)
               AND NOT EXISTS (SELECT 1 FROM \(blobChunksTable) m WHERE m.chunk_id = \(chunksTable).id AND m.blob_id != ?1)
-            """, [blobID])
+            RETURNING id, file
+            """, [blobID]) { row in row.isNull(1) ? nil : (chunk: row.int64(0), file: row.int64(1)) }.compactMap { $0 }
+        // The files go once the deletion has committed (and stay if it is rolled back).
+        if !files.isEmpty { ChunkFiles.of(c, Namespace.tables)?.reconcile(after: c, files) }
         try c.run("DELETE FROM \(blobChunksTable) WHERE blob_id = ?", [blobID])
         try c.run("DELETE FROM \(blobsTable) WHERE id = ?", [blobID])
     }
@@ -183,7 +249,14 @@ public enum BlobStore<Namespace: BlobNamespace> {
         // Chunks whose mapping row never committed cannot exist (both are written in one
         // transaction), but a stray one would only waste space: sweep it too.
         try c.run("DELETE FROM \(chunksTable) WHERE NOT EXISTS (SELECT 1 FROM \(blobChunksTable) m WHERE m.chunk_id = \(chunksTable).id)")
+        sweepFiles(c)
         return ids.count
+    }
+
+    /// Once the transaction on `c` (the writer) ends, removes every chunk file no row names: for
+    /// start-up (files of a transaction a crash cut short) and after deleting every row (a reset).
+    public static func sweepFiles(_ c: Connection) {
+        ChunkFiles.of(c, Namespace.tables)?.sweep(after: c)
     }
 }
 

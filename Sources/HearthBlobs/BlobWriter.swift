@@ -28,6 +28,13 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
     private var finished = false
     /// Seals each chunk at rest (nil: stored as sent).
     private let dataKey: BlobDataKey?
+    /// Where full chunks go (nil: in rows; an in-memory database), found at the first full chunk.
+    private var files: ChunkFiles??
+    /// The full chunk being written to its file on the writer thread; its row is inserted once it
+    /// is complete (at the next full chunk, or in `commit`).
+    private var pending: (write: ChunkFiles.PendingWrite, offset: Int64, length: Int64)?
+    /// The buffer the pending write was made from, once it is done: the next chunk's.
+    private var spare: [UInt8] = []
 
     /// A writer computing `checksums` besides the MD5, sealing chunks with `dataKey` when given.
     public init(database: Database, now: Instant, checksums: [Checksum], dataKey: BlobDataKey? = nil) {
@@ -56,6 +63,7 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
     }
 
     private func flush() throws {
+        if let files = try chunkFiles() { return try flushToFile(files) }
         let offset = flushedSize
         let existing = stagedBlobID
         let id: Int64 = try database.write { c in
@@ -66,6 +74,64 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
         stagedBlobID = id
         flushedSize += Int64(buffer.count)
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// The chunk files of this writer's database, or nil when chunks stay in rows.
+    private func chunkFiles() throws -> ChunkFiles? {
+        if let files { return files }
+        let found = try database.read { c in ChunkFiles.of(c, Namespace.tables) }
+        files = .some(found)
+        return found
+    }
+
+    /// Hands the full buffer to the file writer thread and goes on with an empty one; the chunk
+    /// before it, now complete in its file, gets its row first.
+    private func flushToFile(_ files: ChunkFiles) throws {
+        try finishPending()
+        let length = Int64(buffer.count)
+        let stored: [UInt8]
+        if let dataKey {
+            stored = buffer.withUnsafeBytes { dataKey.seal($0) }
+            buffer.removeAll(keepingCapacity: true)
+        } else {
+            // The full buffer goes to the writer thread as it is; the next chunk fills the one the
+            // previous write handed back (a second MiB per upload, never a copy).
+            stored = buffer
+            buffer = spare
+            spare = []
+            buffer.removeAll(keepingCapacity: true)
+            buffer.reserveCapacity(blobChunkSize)
+        }
+        let number = try files.reserve(inFlight: true) { try database.read { c in try files.maxInTable(c) } }
+        pending = (files.writeLater(number, stored), flushedSize, length)
+        flushedSize += length
+    }
+
+    /// Waits for the pending file write and inserts its chunk row: in its own write transaction,
+    /// or in `c`'s (the commit's, which then owns the staging blob it may create).
+    /// - Returns: the blob the row went into.
+    @discardableResult
+    private func finishPending(in c: Connection? = nil) throws -> Int64? {
+        guard let p = pending else { return stagedBlobID }
+        pending = nil
+        let written = try p.write.wait()
+        if dataKey == nil { spare = written }
+        let existing = stagedBlobID
+        let insert = { [now] (c: Connection) throws -> Int64 in
+            let id = try existing ?? Store.createStaging(c, now: now)
+            try Store.appendFileChunk(c, blobID: id, offset: p.offset, length: p.length, file: p.write.number, files: p.write.files)
+            return id
+        }
+        do {
+            if let c { return try insert(c) }
+            stagedBlobID = try database.write(insert)
+            return stagedBlobID
+        } catch {
+            // Its row is not there, or goes with the transaction this error rolls back.
+            p.write.files.remove(p.write.number)
+            p.write.files.settle(p.write.number)
+            throw error
+        }
     }
 
     /// Writes the buffer as one chunk row, sealed when the writer has a data key.
@@ -105,7 +171,9 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
     /// Inside the caller's write transaction: writes the buffered tail and makes the blob final.
     /// - Returns: the blob id. If the transaction rolls back, call `discard()`.
     public func commit(_ c: Connection) throws -> Int64 {
-        guard let id = stagedBlobID else {
+        // A staging blob this creates is the commit transaction's: if it rolls back, the blob and
+        // the chunk's row go with it (and `reconcile` its file), and `discard` has nothing of it to delete.
+        guard let id = try finishPending(in: c) else {
             // Nothing flushed: the whole body is the buffer, stored final in this transaction —
             // in the blob's own row when it is small (`BlobStore.inlineLimit`).
             if !buffer.isEmpty, let id = try storeInline(c) { return id }
@@ -132,6 +200,10 @@ public final class BlobWriter<Namespace: BlobNamespace, Checksum: BlobChecksumAl
         guard !finished else { return }
         finished = true
         buffer = []
+        if let p = pending {
+            pending = nil
+            p.write.abandon()
+        }
         if let id = stagedBlobID {
             stagedBlobID = nil
             // A failure here leaves a staging blob that the next start sweeps away.

@@ -6,6 +6,8 @@ public final class Connection {
     private var cache: [String: Statement] = [:]
     /// Statements of `PreparedSQL`s, by identity (they live in statics, so identities are never reused).
     private var identityCache: [ObjectIdentifier: Statement] = [:]
+    /// Run when the outermost transaction ends (`atTransactionEnd`).
+    private var endActions: [(Connection) -> Void] = []
 
     /// Opens (creating if needed) the database at `path`; `":memory:"` is a private in-memory database.
     public init(path: String, readOnly: Bool = false) throws {
@@ -106,6 +108,7 @@ public final class Connection {
         // Prepared once and kept, like every other statement: `execute` (sqlite3_exec) compiles its
         // SQL on every call, which cost more than a small read transaction's own query.
         try prepare(immediate ? "BEGIN IMMEDIATE" : "BEGIN").run()
+        defer { runEndActions() }
         do {
             let v = try body()
             try prepare("COMMIT").run()
@@ -115,6 +118,37 @@ public final class Connection {
             throw error
         }
     }
+
+    /// Runs `action` on this connection once the outermost transaction in progress has ended,
+    /// committed or rolled back, before `transaction` returns (for a `Database`'s writer: still
+    /// under its write lock, so no other write starts in between); at once when none is open.
+    ///
+    /// For state outside the database that must follow what the transaction left, such as files
+    /// named by rows: the action is not told how it ended — savepoints rolled back inside it make
+    /// "committed" too coarse — and looks at the rows instead.
+    public func atTransactionEnd(_ action: @escaping (Connection) -> Void) {
+        guard inTransaction else { return action(self) }
+        endActions.append(action)
+    }
+
+    private func runEndActions() {
+        while !endActions.isEmpty {
+            let actions = endActions
+            endActions = []
+            for action in actions { action(self) }
+        }
+    }
+
+    /// The path of the database file (nil for an in-memory or temporary database).
+    public var filename: String? {
+        guard let name = sqlite3_db_filename(handle, "main") else { return nil }
+        let path = String(cString: name)
+        return path.isEmpty ? nil : path
+    }
+
+    /// Whether commits on this connection sync to disk (`PRAGMA synchronous` FULL or EXTRA), as
+    /// `Database.Durability.full` sets.
+    public var syncsEachCommit: Bool { ((try? scalarInt("PRAGMA synchronous")) ?? 1) >= 2 }
 
     /// Sets the busy timeout in milliseconds.
     public func setBusyTimeout(_ ms: Int) throws {

@@ -101,7 +101,8 @@ def test_overwrites_survive_kill_9_and_leave_no_blob_behind():
     """Keys overwritten over and over — small bodies (kept in their blob's row) and a body of
     several chunks (staged) — then `kill -9`: after a restart each key holds its last acknowledged
     body or a later one, and the file holds exactly one blob per object and no chunk nothing uses
-    (the replaced bodies went with their commits; the interrupted upload was swept at start)."""
+    (the replaced bodies went with their commits; the interrupted upload was swept at start), and
+    `blobs/s3/` holds exactly the chunk files the rows name."""
     import sqlite3
     tmp, data_dir, ready, proc, s3 = started_with_bucket("hearth-overwrite-crash-", "over")
     sizes = {"small0": 4096, "small1": 4096, "small2": 100, "large": (2 << 20) + 7}
@@ -146,7 +147,14 @@ def test_overwrites_survive_kill_9_and_leave_no_blob_behind():
         assert db.execute("SELECT count(*) FROM s3_blobs").fetchone()[0] == objects, "a replaced body's blob leaked"
         assert db.execute("SELECT count(*) FROM s3_chunks WHERE id NOT IN (SELECT chunk_id FROM s3_blob_chunks)").fetchone()[0] == 0
         assert db.execute("SELECT count(*) FROM s3_blob_chunks WHERE blob_id NOT IN (SELECT id FROM s3_blobs)").fetchone()[0] == 0
+        # Full chunks live in files (`blobs/s3/<n>`): exactly the files the rows name — the uploads
+        # the kill cut short and the bodies replaced before it left none behind.
+        named = sorted(str(n) for (n,) in db.execute("SELECT file FROM s3_chunks WHERE file IS NOT NULL"))
         db.close()
+        assert named, "the large body's full chunks are not in files"
+        assert sorted(os.listdir(os.path.join(data_dir, "blobs", "s3"))) == named, "a chunk file leaked"
+        for n in named:
+            assert os.path.getsize(os.path.join(data_dir, "blobs", "s3", n)) == 1 << 20
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -211,4 +219,49 @@ def test_acknowledged_uploads_survive_kill_9_with_checkpoints_on_their_thread():
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         db.close()
     finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_kill_9_mid_upload_leaves_no_chunk_file_after_restart():
+    """A PutObject cut by `kill -9` after several of its 1 MiB chunks are in files (`blobs/s3/`):
+    after a restart no staging blob and no chunk file is left, and the object never existed."""
+    import json
+    import socket
+    import sqlite3
+    import time
+    import urllib.parse
+    tmp, data_dir, ready, proc, s3 = started_with_bucket("hearth-midupload-", "mid")
+    try:
+        size = 16 << 20
+        with open(ready) as f:
+            signer = s3_of(json.load(f), config=Config(signature_version="s3v4"))
+        url = urllib.parse.urlsplit(signer.generate_presigned_url("put_object", Params={"Bucket": "mid", "Key": "cut"}))
+        sock = socket.create_connection((url.hostname, url.port))
+        sock.sendall(f"PUT {url.path}?{url.query} HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Length: {size}\r\n\r\n".encode())
+        sock.sendall(os.urandom(5 << 20))   # five chunks of sixteen, then the client stalls
+        files = os.path.join(data_dir, "blobs", "s3")
+        deadline = time.time() + 30
+        while time.time() < deadline and len(os.listdir(files) if os.path.isdir(files) else []) < 3:
+            time.sleep(0.05)
+        assert len(os.listdir(files)) >= 3, "the upload's chunks did not reach their files"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=15)
+        sock.close()
+
+        proc, info = start_on(data_dir, ready)
+        try:
+            s3 = s3_of(info)
+            with pytest.raises(s3.exceptions.NoSuchKey):
+                s3.get_object(Bucket="mid", Key="cut")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=15) == 0
+        assert os.listdir(files) == [], "a chunk file of the cut upload survived the restart"
+        db = sqlite3.connect(os.path.join(data_dir, "hearth.sqlite"))
+        assert db.execute("SELECT count(*) FROM s3_blobs WHERE staging = 1").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM s3_chunks").fetchone()[0] == 0
+        db.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
         shutil.rmtree(tmp, ignore_errors=True)

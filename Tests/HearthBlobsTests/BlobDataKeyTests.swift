@@ -5,13 +5,6 @@ import Testing
 
 private enum Sealed: BlobNamespace { static let tables = BlobTables(prefix: "sealed") }
 
-private enum NoChecksum: BlobChecksumAlgorithm {
-    final class Accumulator: BlobChecksumAccumulator {
-        func update(_ bytes: UnsafeRawBufferPointer) {}
-        func finalize() -> [UInt8] { [] }
-    }
-    func makeAccumulator() -> Accumulator { Accumulator() }
-}
 
 @Suite struct BlobDataKeyTests {
     private func read(_ db: Database, blob: Int64, _ range: Range<Int64>, key: BlobDataKey?) throws -> [UInt8] {
@@ -25,7 +18,7 @@ private enum NoChecksum: BlobChecksumAlgorithm {
 
     @Test func sealedChunksOpenOnlyWithTheirKeyAndKeepPlaintextSlices() throws {
         let db = try Database(path: nil)
-        try db.migrate([Migration("sealed", Sealed.tables.createStatements + Sealed.tables.inlineDataStatement)])
+        try db.migrate([Migration("sealed", Sealed.tables.createStatements + Sealed.tables.inlineDataStatement + Sealed.tables.chunkFileStatement)])
         let bytes = (0..<((5 << 19) + 123)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
         let key = BlobDataKey.random()
         let writer = BlobWriter<Sealed, NoChecksum>(database: db, now: Instant(unixSeconds: 0), checksums: [], dataKey: key)
@@ -48,7 +41,7 @@ private enum NoChecksum: BlobChecksumAlgorithm {
     /// A small sealed body is stored sealed in its blob's own row, and opens only with its key.
     @Test func smallSealedBodyIsSealedInItsRow() throws {
         let db = try Database(path: nil)
-        try db.migrate([Migration("sealed", Sealed.tables.createStatements + Sealed.tables.inlineDataStatement)])
+        try db.migrate([Migration("sealed", Sealed.tables.createStatements + Sealed.tables.inlineDataStatement + Sealed.tables.chunkFileStatement)])
         let bytes = (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ 1) }
         let key = BlobDataKey.random()
         let writer = BlobWriter<Sealed, NoChecksum>(database: db, now: Instant(unixSeconds: 0), checksums: [], dataKey: key)

@@ -6,20 +6,12 @@ import Testing
 private enum First: BlobNamespace { static let tables = BlobTables(prefix: "first") }
 private enum Second: BlobNamespace { static let tables = BlobTables(prefix: "second") }
 
-/// No checksum besides the MD5 the writer always computes.
-private enum NoChecksum: BlobChecksumAlgorithm {
-    final class Accumulator: BlobChecksumAccumulator {
-        func update(_ bytes: UnsafeRawBufferPointer) {}
-        func finalize() -> [UInt8] { [] }
-    }
-    func makeAccumulator() -> Accumulator { Accumulator() }
-}
 
 @Suite struct BlobNamespaceTests {
     func database() throws -> Database {
         let db = try Database(path: nil)
-        try db.migrate([Migration("first", First.tables.createStatements + First.tables.inlineDataStatement),
-                        Migration("second", Second.tables.createStatements + Second.tables.inlineDataStatement)])
+        try db.migrate([Migration("first", First.tables.createStatements + First.tables.inlineDataStatement + First.tables.chunkFileStatement),
+                        Migration("second", Second.tables.createStatements + Second.tables.inlineDataStatement + Second.tables.chunkFileStatement)])
         return db
     }
 

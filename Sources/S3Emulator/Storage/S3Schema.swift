@@ -191,5 +191,8 @@ enum S3Schema {
         // Small bodies in their blob's own row (`BlobStore.inlineLimit`): overwriting a 4 KiB
         // object then changes one blob row rather than a blob, a chunk and a slice row and its index.
         Migration("s3.6", S3BlobNamespace.tables.inlineDataStatement),
+        // Full chunks' bytes in files of their own (`<data-dir>/blobs/s3/`), written once instead
+        // of twice through the WAL; older rows keep theirs in `data`.
+        Migration("s3.7", S3BlobNamespace.tables.chunkFileStatement),
     ]
 }

@@ -466,6 +466,8 @@ final class S3Store: Sendable {
                           "s3_bucket_config", "s3_buckets"] {
                 try c.run("DELETE FROM \(table)")
             }
+            // The chunk files go with their rows, once the reset commits.
+            BlobStore.sweepFiles(c)
         }
     }
 

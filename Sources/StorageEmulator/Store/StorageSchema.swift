@@ -60,5 +60,7 @@ enum StorageSchema {
         """),
         // Small bodies in their blob's own row (`BlobStore.inlineLimit`), as S3's.
         Migration("storage.2", StorageBlobNamespace.tables.inlineDataStatement),
+        // Full chunks in files (`<data-dir>/blobs/storage/`), as S3's.
+        Migration("storage.3", StorageBlobNamespace.tables.chunkFileStatement),
     ]
 }

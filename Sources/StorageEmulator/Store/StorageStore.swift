@@ -163,6 +163,8 @@ enum StorageStore {
         ] {
             try c.run("DELETE FROM \(table)")
         }
+        // The chunk files go with their rows, once the reset commits.
+        StorageBlobs.sweepFiles(c)
     }
 }
 

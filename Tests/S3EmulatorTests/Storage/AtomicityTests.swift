@@ -97,21 +97,29 @@ import Testing
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("hearth.sqlite").path
+        let stagedFiles: [Int64]
         do {
             let db = try Database(path: path)
             let s3 = try S3Harness(database: db)
             s3.makeBucket("bkt")
             s3.put("bkt", "kept", Array("kept".utf8))
-            // A crash mid-upload leaves a staging blob with a chunk.
+            // A crash mid-upload leaves a staging blob with a chunk (the first MiB: its row comes
+            // once the second is full, whose file is still being written).
             let writer = BlobWriter(database: db, now: S3Harness.start, checksums: [])
-            try S3Harness.bytes((1 << 20) + 5).withUnsafeBytes { try writer.append($0) }
+            try S3Harness.bytes((2 << 20) + 5).withUnsafeBytes { try writer.append($0) }
             #expect(try db.read { c in try c.scalarInt("SELECT count(*) FROM s3_blobs WHERE staging = 1") } == 1)
+            stagedFiles = try db.read { c in try c.rows("SELECT file FROM s3_chunks WHERE file IS NOT NULL") { $0.int64(0) } }
         }
+        #expect(stagedFiles.count == 1)
         let reopened = try Database(path: path)
         let s3 = try S3Harness(database: reopened)
         #expect(try stagingCount(s3) == 0)
         #expect(try chunkCount(s3) == 1)
         #expect(s3.call("GET", "/bkt/kept").text == "kept")
+        // The staging chunk's file went with its row.
+        for n in stagedFiles {
+            #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("blobs/s3/\(n)").path))
+        }
     }
 
     /// Concurrent PUTs share one group-committed transaction without savepoints: one refused by its

@@ -43,6 +43,11 @@ def _start_official():
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 _official.update(proc=proc, host=f"127.0.0.1:{port}")
+                # The JVM runs in a session of its own, so a pytest killed before sessionfinish
+                # (a timeout, ^C twice) would leave it running: a watcher stops it when we go.
+                subprocess.Popen(["sh", "-c", f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 2; done; "
+                                  f"kill -TERM -{proc.pid} 2>/dev/null"], start_new_session=True,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 return _official
         except OSError:
             time.sleep(0.25)

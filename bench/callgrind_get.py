@@ -153,21 +153,28 @@ def grpc_load(frame_file):
     return load
 
 
+def run_grpcload(grpcload_bin, h, user, n, mode, args):
+    """One grpcload run in `mode` (one call in flight) against Hearth `h`, briefly for the warm-up
+    (n <= 50); returns how many calls succeeded, and stops the count on any failed call."""
+    seconds = 1 if n <= 50 else max(2, n // 400)
+    r = subprocess.run([grpcload_bin, "-addr", f"127.0.0.1:{h.port('firestore')}", "-token", user.id_token,
+                        "-mode", mode, "-streams", "1", "-duration", str(seconds)] + args,
+                       capture_output=True, text=True, timeout=600)
+    line = next((l for l in r.stdout.splitlines() if l.startswith("GRPCLOAD ")), None)
+    if r.returncode != 0 or line is None:
+        raise SystemExit(f"grpcload {mode} failed: {r.stderr[-400:]}")
+    summary = json.loads(line[len("GRPCLOAD "):])
+    if sum((summary.get("failed") or {}).values()) or not summary.get("ok"):
+        raise SystemExit(f"grpcload {mode}: calls failed: {summary}")
+    return summary["ok"]
+
+
 def grpc_light_load(grpcload_bin):
     """GetDocument from grpcload's light client (-client h2: the token HPACK-indexed after the first
     call, as grpc-go sends it), one in flight, for a few seconds; returns how many succeeded."""
     def load(h, user, n):
-        seconds = 1 if n <= 50 else max(2, n // 400)
-        r = subprocess.run([grpcload_bin, "-addr", f"127.0.0.1:{h.port('firestore')}", "-token", user.id_token,
-                            "-mode", "get", "-doc", f"users/{user.uid}/files/f0", "-streams", "1", "-client", "h2",
-                            "-duration", str(seconds)], capture_output=True, text=True, timeout=600)
-        line = next((l for l in r.stdout.splitlines() if l.startswith("GRPCLOAD ")), None)
-        if r.returncode != 0 or line is None:
-            raise SystemExit(f"grpcload get failed: {r.stderr[-400:]}")
-        summary = json.loads(line[len("GRPCLOAD "):])
-        if sum((summary.get("failed") or {}).values()) or not summary.get("ok"):
-            raise SystemExit(f"grpcload get: calls failed: {summary}")
-        return summary["ok"]
+        return run_grpcload(grpcload_bin, h, user, n, "get",
+                            ["-doc", f"users/{user.uid}/files/f0", "-client", "h2"])
     return load
 
 
@@ -178,17 +185,7 @@ def grpc_commit_load(grpcload_bin):
 
     def load(h, user, n):
         runs[0] += 1
-        seconds = 1 if n <= 50 else max(2, n // 400)
-        r = subprocess.run([grpcload_bin, "-addr", f"127.0.0.1:{h.port('firestore')}", "-token", user.id_token,
-                            "-mode", "commit", "-uid", user.uid, "-streams", "1", "-duration", str(seconds),
-                            "-tag", f"cg-{runs[0]}"], capture_output=True, text=True, timeout=600)
-        line = next((l for l in r.stdout.splitlines() if l.startswith("GRPCLOAD ")), None)
-        if r.returncode != 0 or line is None:
-            raise SystemExit(f"grpcload commit failed: {r.stderr[-400:]}")
-        summary = json.loads(line[len("GRPCLOAD "):])
-        if sum((summary.get("failed") or {}).values()) or not summary.get("ok"):
-            raise SystemExit(f"grpcload commit: calls failed: {summary}")
-        return summary["ok"]
+        return run_grpcload(grpcload_bin, h, user, n, "commit", ["-uid", user.uid, "-tag", f"cg-{runs[0]}"])
     return load
 
 

@@ -36,6 +36,8 @@ struct StartOptions: Sendable {
     var s3KmsKeys: [S3KMSKeyOption] = []
     /// Origins buckets without a CORS configuration allow (empty: none, as S3).
     var s3CorsOrigins: [String] = []
+    /// `--s3-restore-time`: instant, aws, or seconds (validated by `RestoreTiming(flag:)` in wiring's type).
+    var s3RestoreTime = "instant"
     var tlsCert: String?
     var tlsKey: String?
     var tokenSigning = "none"
@@ -79,6 +81,7 @@ struct StartOptions: Sendable {
         ("--s3-allow-sigv2", nil, "validate SigV2 signatures instead of rejecting them as S3 does for new buckets"),
         ("--s3-allow-ssec-http", nil, "accept SSE-C customer keys over plain HTTP (S3 requires HTTPS for them)"),
         ("--s3-cors-origins", "LIST", "comma-separated origins (or *) that buckets without their own CORS configuration allow, for local web development (default none, as S3)"),
+        ("--s3-restore-time", "instant|aws|SECONDS", "how long RestoreObject of a GLACIER/DEEP_ARCHIVE object takes on the emulator clock: instant (default), aws (the upper end of S3's documented time for the class and tier), or a number of seconds"),
         ("--tls-cert", "PEM", "serve HTTPS on the S3 port with this certificate (see `hearth cert`)"),
         ("--tls-key", "PEM", "private key for --tls-cert"),
         ("--token-signing", "none|rs256", "ID token signing: none (Firebase emulator parity, default) or rs256 (verifiable signatures)"),
@@ -284,6 +287,11 @@ struct StartOptions: Sendable {
                 throw UsageError(description: "--s3-cors-origins must be a comma-separated list of origins like http://localhost:3000 (or *), each with at most one *, got '\(v)'")
             }
             s3CorsOrigins = origins
+        case "--s3-restore-time":
+            guard v == "instant" || v == "aws" || (Int64(v).map { (0...2_592_000).contains($0) } ?? false) else {
+                throw UsageError(description: "--s3-restore-time must be instant, aws or a number of seconds 0-2592000, got '\(v)'")
+            }
+            s3RestoreTime = v
         case "--tls-cert": tlsCert = v
         case "--tls-key": tlsKey = v
         case "--token-signing":

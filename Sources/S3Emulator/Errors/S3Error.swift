@@ -18,6 +18,8 @@ enum S3Error: Error, Sendable {
     case bucketAlreadyExists(bucket: String)
     case bucketAlreadyOwnedByYou(bucket: String)
     case bucketNotEmpty(bucket: String)
+    /// RestoreObject of an object whose restore is still under way (`--s3-restore-time`).
+    case restoreAlreadyInProgress
     case entityTooLarge(proposedSize: Int64, maxSize: Int64)
     case entityTooSmall(proposedSize: Int64, minSize: Int64, partNumber: Int, etag: String)
     case illegalLocationConstraint(constraint: String?)
@@ -81,6 +83,7 @@ enum S3Error: Error, Sendable {
         case .bucketAlreadyExists: "BucketAlreadyExists"
         case .bucketAlreadyOwnedByYou: "BucketAlreadyOwnedByYou"
         case .bucketNotEmpty: "BucketNotEmpty"
+        case .restoreAlreadyInProgress: "RestoreAlreadyInProgress"
         case .entityTooLarge: "EntityTooLarge"
         case .entityTooSmall: "EntityTooSmall"
         case .illegalLocationConstraint: "IllegalLocationConstraintException"
@@ -127,7 +130,7 @@ enum S3Error: Error, Sendable {
         case .accessDenied, .accessForbidden, .invalidObjectState: 403
         case .badRequest: 400
         case .badDigest, .checksumMismatch: 400
-        case .bucketAlreadyExists, .bucketAlreadyOwnedByYou, .bucketNotEmpty: 409
+        case .bucketAlreadyExists, .bucketAlreadyOwnedByYou, .bucketNotEmpty, .restoreAlreadyInProgress: 409
         case .entityTooLarge, .entityTooSmall: 400
         case .illegalLocationConstraint, .incompleteBody: 400
         case .internalError: 500
@@ -157,6 +160,7 @@ enum S3Error: Error, Sendable {
             "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again."
         case .bucketAlreadyOwnedByYou: "Your previous request to create the named bucket succeeded and you already own it."
         case .bucketNotEmpty: "The bucket you tried to delete is not empty"
+        case .restoreAlreadyInProgress: "Object restore is already in progress"
         case .entityTooLarge: "Your proposed upload exceeds the maximum allowed size"
         case .entityTooSmall: "Your proposed upload is smaller than the minimum allowed size"
         case .illegalLocationConstraint(let c):
@@ -202,7 +206,7 @@ enum S3Error: Error, Sendable {
     var details: [(String, String)] {
         switch self {
         case .accessDenied, .badRequest, .internalError, .incompleteBody, .invalidRequest, .invalidURI, .malformedXML,
-             .missingContentLength, .malformedPolicy, .illegalVersioningConfiguration, .invalidTag:
+             .missingContentLength, .malformedPolicy, .illegalVersioningConfiguration, .invalidTag, .restoreAlreadyInProgress:
             []
         case .accessForbidden(_, let method, let resourceType, _): [("Method", method), ("ResourceType", resourceType)]
         case .badDigest(let expected, let calculated): [("ExpectedDigest", expected), ("CalculatedDigest", calculated)]

@@ -5,11 +5,15 @@ import HearthHTTP
 ///
 /// S3 keeps GLACIER and DEEP_ARCHIVE objects archived: GetObject and copies refuse them with 403
 /// `InvalidObjectState` until RestoreObject makes a temporary copy, which lasts the days the
-/// restore asked for. Hearth has no retrieval delay, so a restore completes when it is accepted
-/// (202, or 200 for an object already restored, as S3 answers that) and HEAD/GET report it at
-/// once with `x-amz-restore: ongoing-request="false", expiry-date="…"`. Objects of every other
-/// class — INTELLIGENT_TIERING among them, as Hearth has no archive access tiers — cannot be
-/// restored (403 `InvalidObjectState`). Decided and documented in docs/s3.md (RestoreObject).
+/// restore asked for. By default Hearth has no retrieval delay, so a restore completes when it is
+/// accepted (202, or 200 for an object already restored, as S3 answers that) and HEAD/GET report
+/// it at once with `x-amz-restore: ongoing-request="false", expiry-date="…"`. With
+/// `--s3-restore-time` (`RestoreTiming`) a restore takes time on the emulator clock: until then
+/// HEAD says `ongoing-request="true"`, reads stay refused, listings say `IsRestoreInProgress`
+/// true, and another restore is 409 `RestoreAlreadyInProgress` unless it asks for a faster tier
+/// (S3's way to speed one up). Objects of every other class — INTELLIGENT_TIERING among them, as
+/// Hearth has no archive access tiers — cannot be restored (403 `InvalidObjectState`). Decided
+/// and documented in docs/s3.md (RestoreObject).
 extension S3Service {
     /// The storage classes whose objects are archived until restored.
     static let archiveStorageClasses: Set<String> = ["GLACIER", "DEEP_ARCHIVE"]
@@ -22,14 +26,21 @@ extension S3Service {
         return storageClass
     }
 
-    /// When the object's restored copy expires, if it has one unexpired at `now`.
+    /// When the object's restored copy expires, if it has one readable and unexpired at `now`.
     static func restoredUntil(_ extra: ObjectExtra, now: Instant) -> Instant? {
-        guard let expiry = extra.restoreExpiry, expiry > now.unixSeconds else { return nil }
+        guard !restoreInProgress(extra, now: now), let expiry = extra.restoreExpiry, expiry > now.unixSeconds else { return nil }
         return Instant(unixSeconds: expiry)
     }
 
-    /// `x-amz-restore` for an object with an unexpired restored copy at `now`, else nil.
+    /// Whether a restore was accepted and has not completed by `now`.
+    static func restoreInProgress(_ extra: ObjectExtra, now: Instant) -> Bool {
+        guard let ready = extra.restoreReadyAt else { return false }
+        return ready > now.unixSeconds
+    }
+
+    /// `x-amz-restore` for an object being restored or with an unexpired restored copy at `now`, else nil.
     static func restoreHeader(_ extra: ObjectExtra, now: Instant) -> String? {
+        if restoreInProgress(extra, now: now) { return "ongoing-request=\"true\"" }
         guard let expiry = restoredUntil(extra, now: now) else { return nil }
         return "ongoing-request=\"false\", expiry-date=\"\(expiry.httpDate)\""
     }
@@ -46,9 +57,13 @@ extension S3Service {
     }
 
     /// A listing entry's `<RestoreStatus>`, which S3 gives only to an object restored or being
-    /// restored (the state `x-amz-restore` reports on HEAD), so only where the header has a value.
-    /// Hearth's restores complete at once: `IsRestoreInProgress` is always false, with the expiry.
+    /// restored (the state `x-amz-restore` reports on HEAD), so only where the header has a value:
+    /// in progress without an expiry date, restored with it.
     static func writeRestoreStatus(_ x: inout XMLWriter, _ extra: ObjectExtra, now: Instant) {
+        if restoreInProgress(extra, now: now) {
+            x.group("RestoreStatus") { x in x.element("IsRestoreInProgress", "true") }
+            return
+        }
         guard let expiry = restoredUntil(extra, now: now) else { return }
         x.group("RestoreStatus") { x in
             x.element("IsRestoreInProgress", "false")
@@ -56,10 +71,10 @@ extension S3Service {
         }
     }
 
-    /// When a copy restored at `now` for `days` expires: S3 adds the days to the time the restore
-    /// completed and rounds up to the next midnight UTC.
-    static func restoreExpiry(now: Instant, days: Int) -> Int64 {
-        let end = now.unixSeconds + Int64(days) * 86_400
+    /// When a copy restored at `completed` (unix seconds) for `days` expires: S3 adds the days to
+    /// the time the restore completed and rounds up to the next midnight UTC.
+    static func restoreExpiry(completed: Int64, days: Int) -> Int64 {
+        let end = completed + Int64(days) * 86_400
         return (end / 86_400 + 1) * 86_400
     }
 
@@ -78,11 +93,41 @@ extension S3Service {
             if request.isSelect { return .failure(.notImplemented(header: nil)) }
             // A restore of an archived object says how long the copy lasts.
             guard let days = request.days else { return .failure(.malformedXML) }
-            let alreadyRestored = S3Service.restoreHeader(record.metadata.extra, now: ctx.now) != nil
-            let expiry = S3Service.restoreExpiry(now: ctx.now, days: days)
+            let tier = request.tier ?? RestoreTiming.defaultTier
+            let now = ctx.now.unixSeconds
+            var extra = record.metadata.extra
+            let alreadyRestored: Bool
+            if S3Service.restoreInProgress(extra, now: ctx.now) {
+                // S3 speeds a restore under way up when asked again at a faster tier; any other
+                // request while it runs is a conflict.
+                let running = extra.restoreTier ?? RestoreTiming.defaultTier
+                guard RestoreTiming.rank(tier) < RestoreTiming.rank(running), let ready = extra.restoreReadyAt else {
+                    return .failure(.restoreAlreadyInProgress)
+                }
+                let sooner = min(ready, now + configuration.restoreTiming.delay(storageClass: storageClass, tier: tier))
+                extra.restoreReadyAt = sooner
+                extra.restoreTier = tier
+                extra.restoreExpiry = S3Service.restoreExpiry(completed: sooner, days: days)
+                alreadyRestored = false
+            } else if S3Service.restoreHeader(extra, now: ctx.now) != nil {
+                // A restored copy's expiry is set anew from now; no retrieval happens.
+                extra.restoreExpiry = S3Service.restoreExpiry(completed: now, days: days)
+                alreadyRestored = true
+            } else {
+                let delay = configuration.restoreTiming.delay(storageClass: storageClass, tier: tier)
+                extra.restoreReadyAt = delay > 0 ? now + delay : nil
+                extra.restoreTier = delay > 0 ? tier : nil
+                extra.restoreExpiry = S3Service.restoreExpiry(completed: now + delay, days: days)
+                alreadyRestored = false
+            }
+            let updated = extra
             return attempt(ctx) {
                 try database.write { c in
-                    try S3Store.updateExtra(c, bucket: ctx.bucket, key: ctx.key, versionID: record.versionName) { $0.restoreExpiry = expiry }
+                    try S3Store.updateExtra(c, bucket: ctx.bucket, key: ctx.key, versionID: record.versionName) {
+                        $0.restoreExpiry = updated.restoreExpiry
+                        $0.restoreReadyAt = updated.restoreReadyAt
+                        $0.restoreTier = updated.restoreTier
+                    }
                 }
                 // 202: a restore started; 200: the object already had a restored copy, whose expiry
                 // this request sets anew.

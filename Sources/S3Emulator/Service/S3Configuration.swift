@@ -69,6 +69,8 @@ public struct S3Configuration: Sendable {
     public var allowSSECOverHTTP: Bool
     /// KMS keys to have in the key ring.
     public var kmsKeys: [KMSKey]
+    /// How long RestoreObject takes (`--s3-restore-time`; default at once).
+    public var restoreTiming: RestoreTiming
 
     /// The configuration `hearth start` uses unless told otherwise: us-east-1, the `test`/`test` key.
     public init(region: String = "us-east-1",
@@ -82,7 +84,8 @@ public struct S3Configuration: Sendable {
                 maxObjectSize: Int64 = 5 << 30,
                 corsOrigins: [String] = [],
                 allowSSECOverHTTP: Bool = false,
-                kmsKeys: [KMSKey] = []) {
+                kmsKeys: [KMSKey] = [],
+                restoreTiming: RestoreTiming = .instant) {
         self.region = region
         self.credentials = credentials
         self.allowSigV2 = allowSigV2
@@ -95,5 +98,6 @@ public struct S3Configuration: Sendable {
         self.corsOrigins = corsOrigins
         self.allowSSECOverHTTP = allowSSECOverHTTP
         self.kmsKeys = kmsKeys
+        self.restoreTiming = restoreTiming
     }
 }

@@ -28,8 +28,11 @@ struct ObjectExtra: Sendable, Equatable {
     /// without one), answered for `partNumber` reads and by GetObjectAttributes.
     var partChecksums: [String]?
     /// When the restored copy of an archived object expires (unix seconds); nil: never restored.
-    /// RestoreObject completes at once, so a restore is either done or absent, never ongoing.
     var restoreExpiry: Int64?
+    /// When a restore under way completes (unix seconds) and the tier it was asked at; nil: the
+    /// restore completed when accepted (`--s3-restore-time instant`, the default).
+    var restoreReadyAt: Int64?
+    var restoreTier: String?
 
     init() {}
 
@@ -50,6 +53,8 @@ struct ObjectExtra: Sendable, Equatable {
         if bucketKeyEnabled { o["bucketKeyEnabled"] = .bool(true) }
         if let partChecksums { o["partChecksums"] = .array(partChecksums.map(JSON.string)) }
         if let restoreExpiry { o["restoreExpiry"] = .int(restoreExpiry) }
+        if let restoreReadyAt { o["restoreReadyAt"] = .int(restoreReadyAt) }
+        put("restoreTier", restoreTier)
         return JSON.object(o).serialized()
     }
 
@@ -67,5 +72,7 @@ struct ObjectExtra: Sendable, Equatable {
         bucketKeyEnabled = json["bucketKeyEnabled"]?.boolValue ?? false
         partChecksums = json["partChecksums"]?.arrayValue?.compactMap(\.stringValue)
         restoreExpiry = json["restoreExpiry"]?.intValue
+        restoreReadyAt = json["restoreReadyAt"]?.intValue
+        restoreTier = json["restoreTier"]?.stringValue
     }
 }

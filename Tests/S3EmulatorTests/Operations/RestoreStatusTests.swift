@@ -52,4 +52,40 @@ import Testing
         extra.restoreExpiry = midnight
         #expect(S3Service.restoreHeader(extra, now: Instant(unixSeconds: midnight)) == nil)
     }
+
+    @Test func aRestoreUnderWayHasNoCopyYet() {
+        let midnight: Int64 = 1_356_048_000
+        var extra = ObjectExtra()
+        extra.restoreReadyAt = midnight - 3_600
+        extra.restoreExpiry = midnight
+        extra.restoreTier = "Bulk"
+        // Stored and read back as the `extra` column keeps it.
+        #expect(ObjectExtra(extra.serialized) == extra)
+        let during = Instant(unixSeconds: midnight - 3_601)
+        #expect(S3Service.restoreHeader(extra, now: during) == "ongoing-request=\"true\"")
+        #expect(S3Service.restoredUntil(extra, now: during) == nil)
+        var x = XMLWriter()
+        S3Service.writeRestoreStatus(&x, extra, now: during)
+        #expect(String(decoding: x.bytes, as: UTF8.self).contains("<RestoreStatus><IsRestoreInProgress>true</IsRestoreInProgress></RestoreStatus>"))
+        // From the completion time on, the copy reads until its expiry.
+        let done = Instant(unixSeconds: midnight - 3_600)
+        #expect(S3Service.restoreHeader(extra, now: done) == "ongoing-request=\"false\", expiry-date=\"Fri, 21 Dec 2012 00:00:00 GMT\"")
+    }
+
+    @Test func restoreTimes() {
+        #expect(RestoreTiming(flag: "instant") == .instant)
+        #expect(RestoreTiming(flag: "0") == .instant)
+        #expect(RestoreTiming(flag: "90") == .seconds(90))
+        #expect(RestoreTiming(flag: "later") == nil)
+        #expect(RestoreTiming(flag: "-5") == nil)
+        let aws = RestoreTiming.aws
+        #expect(aws.delay(storageClass: "GLACIER", tier: "Expedited") == 300)
+        #expect(aws.delay(storageClass: "GLACIER", tier: "Standard") == 5 * 3_600)
+        #expect(aws.delay(storageClass: "GLACIER", tier: "Bulk") == 12 * 3_600)
+        #expect(aws.delay(storageClass: "DEEP_ARCHIVE", tier: "Expedited") == 12 * 3_600)
+        #expect(aws.delay(storageClass: "DEEP_ARCHIVE", tier: "Bulk") == 48 * 3_600)
+        #expect(RestoreTiming.instant.delay(storageClass: "GLACIER", tier: "Bulk") == 0)
+        #expect(RestoreTiming.rank("Expedited") < RestoreTiming.rank("Standard"))
+        #expect(RestoreTiming.rank("Standard") < RestoreTiming.rank("Bulk"))
+    }
 }

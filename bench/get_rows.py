@@ -174,7 +174,9 @@ def one_round(ctx, binary, label, only, widths):
     out = {}
     data_dir = os.path.join(ctx.run_dir, f"hearth-get-{label}")
     shutil.rmtree(data_dir, ignore_errors=True)
-    h = Hearth(ctx.registry, binary, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth, log_name=f"hearth-{label}")
+    binary, *extra = binary.split()
+    h = Hearth(ctx.registry, binary, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth, extra=extra,
+               log_name=f"hearth-{label}")
     try:
         h.start()
         if ctx.pin:
@@ -247,7 +249,9 @@ def one_round(ctx, binary, label, only, widths):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin", action="append", help="hearth binary (repeat for an A/B; default .build/release/hearth)")
+    ap.add_argument("--bin", action="append",
+                    help="hearth binary, optionally followed by `hearth start` flags in the same argument "
+                         "(\"PATH --http2-busy-poll-us 0\"; repeat for an A/B; default .build/release/hearth)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--seconds", type=int, default=5, help="each timed run (make bench: 5)")
     ap.add_argument("--only", default="grpc,rest")
@@ -260,9 +264,10 @@ def main():
                          "CPU by turns (the other CPU busy with other sessions) and a woken process waits "
                          "behind them. gRPC rows only: it would give the REST rows' threads one CPU")
     args = ap.parse_args()
-    bins = [os.path.abspath(b) for b in (args.bin or [os.path.join(ROOT, ".build", "release", "hearth")])]
+    bins = [" ".join([os.path.abspath(b.split()[0])] + b.split()[1:])
+            for b in (args.bin or [os.path.join(ROOT, ".build", "release", "hearth")])]
     only = set(args.only.split(","))
-    ctx = Context(False, ROOT, bins[0], None, None)
+    ctx = Context(False, ROOT, bins[0].split()[0], None, None)
     ctx.rules_for_hearth = os.path.join(ROOT, "bench", "bench.rules")
     ctx.s.duration = args.seconds
     ctx.strace = args.strace

@@ -33,6 +33,9 @@ final class EventLoop: @unchecked Sendable {
     /// Run after every wake-up on the loop thread; returns how long the next wait may last in ms
     /// (-1: until an event). Timers (the sniff time limit) live here.
     var tick: () -> Int32 = { -1 }
+    /// How long the loop polls before it sleeps (set before `start`; then loop thread only). Off
+    /// unless the owner turns it on: the HTTP/2 loops do (`HTTP2Engine`), the accept loop does not.
+    var busyPoll = BusyPoll(ceilingMicroseconds: 0)
 
     init(name: String) throws(HTTPServerError) {
         self.name = name
@@ -138,11 +141,37 @@ final class EventLoop: @unchecked Sendable {
         _ = write(wakeFD, &one, 8)
     }
 
+    /// `epoll_wait`, after polling for the busy-poll window when the wait may last (loop thread).
+    private func pollThenWait(_ events: inout [hearth_event], timeout: Int32) -> Int32 {
+        // A timer already due: nothing to wait for, and no pause to learn from.
+        if timeout == 0 { return hearth_epoll_wait(epollFD, &events, Int32(events.count), 0) }
+        let idle = DispatchTime.now().uptimeNanoseconds
+        let window = busyPoll.window
+        if window > 0 {
+            while true {
+                let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), 0)
+                if n != 0 { return n }
+                if DispatchTime.now().uptimeNanoseconds &- idle >= window { break }
+                // Whatever else is runnable on this CPU goes first: the polling takes only time
+                // nobody else wanted.
+                sched_yield()
+            }
+        }
+        let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
+        // Ended by the eventfd alone: the loop was waiting for this process's own threads (a
+        // write's group commit, a handler on a worker), which polling would take CPU from.
+        var bySocket = false
+        for i in 0..<Int(max(n, 0)) where events[i].fd != wakeFD { bySocket = true }
+        busyPoll.slept(pause: DispatchTime.now().uptimeNanoseconds &- idle, bySocket: bySocket)
+        return n
+    }
+
     private func run() {
         var events = [hearth_event](repeating: hearth_event(), count: 64)
         var timeout: Int32 = -1
         while true {
-            let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
+            let n = busyPoll.isOff ? hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
+                : pollThenWait(&events, timeout: timeout)
             if n > 0 {
                 for i in 0..<Int(n) {
                     let fd = events[i].fd

@@ -17,6 +17,8 @@ final class HTTP2Engine: @unchecked Sendable {
         var initialWindowSize = 1 << 20
         var connectionWindowSize = 16 << 20
         var maxHeaderListSize = 16 << 10
+        /// How long each loop may poll before it sleeps (`BusyPoll`; 0: never).
+        var busyPollMicroseconds = BusyPoll.defaultCeilingMicroseconds
     }
 
     /// Loops per engine: one per core (more would only take turns on the cores), at most 4 (past
@@ -49,7 +51,9 @@ final class HTTP2Engine: @unchecked Sendable {
         var shards: [Shard] = []
         let n = max(1, loops)
         for i in 0..<n {
-            shards.append(Shard(loop: try EventLoop(name: n == 1 ? "\(name)-h2" : "\(name)-h2-\(i)")))
+            let loop = try EventLoop(name: n == 1 ? "\(name)-h2" : "\(name)-h2-\(i)")
+            loop.busyPoll = BusyPoll(ceilingMicroseconds: limits.busyPollMicroseconds)
+            shards.append(Shard(loop: loop))
         }
         self.shards = shards
         self.handler = handler
@@ -69,6 +73,9 @@ final class HTTP2Engine: @unchecked Sendable {
         defer { countLock.unlock() }
         return streams
     }
+
+    /// Each loop's polling (tests, before any connection starts a loop).
+    var loopsBusyPoll: [BusyPoll] { shards.map(\.loop.busyPoll) }
 
     /// Loops whose thread runs (tests check that connections spread and threads start lazily).
     var startedLoops: Int {

@@ -53,6 +53,8 @@ enum StartCommand {
             return 2
         }
 
+        // Before any listener starts: every HTTP/2 loop takes it when it is made.
+        BusyPoll.defaultCeilingMicroseconds = options.http2BusyPollMicroseconds
         let registry = ListenerRegistry()
         var servers: [(HTTPServer, ServiceUnit?)] = []
         let hubRouter = Hub.makeRouter(context: context, units: units, listeners: { registry.all })

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthHTTP
 
 /// Every setting of `hearth start`, from defaults, `firebase.json`, `--config FILE` and flags (later wins).
 struct StartOptions: Sendable {
@@ -56,6 +57,8 @@ struct StartOptions: Sendable {
     /// `--export-on-exit DIR`: every service's data written there at shutdown.
     var exportOnExit: String?
     var threads = 16
+    /// `--http2-busy-poll-us N`: how long an HTTP/2 loop may poll before it sleeps (`BusyPoll`).
+    var http2BusyPollMicroseconds = BusyPoll.defaultCeilingMicroseconds
 
     /// The flags, their value names and help, in the order `--help` lists them.
     static let flags: [(name: String, value: String?, help: String)] = [
@@ -97,6 +100,7 @@ struct StartOptions: Sendable {
         ("--import", "DIR", "load seed data from a hearth export directory at start (see hearth export)"),
         ("--export-on-exit", "DIR", "write every service's data to DIR (JSON) when hearth stops"),
         ("--threads", "N", "HTTP worker threads per listener (default 16)"),
+        ("--http2-busy-poll-us", "N", "longest time an HTTP/2 (gRPC) loop polls for a client's next request before it sleeps, adapted to the traffic; 0 = never poll (default \(BusyPoll.defaultCeilingMicroseconds), at most \(BusyPoll.maximumCeilingMicroseconds))"),
         ("--exit-with-parent", nil, "shut down (gracefully) when the process that started hearth exits"),
     ]
 
@@ -327,6 +331,11 @@ struct StartOptions: Sendable {
         case "--threads":
             guard let n = Int(v), (1...256).contains(n) else { throw UsageError(description: "--threads must be 1-256, got '\(v)'") }
             threads = n
+        case "--http2-busy-poll-us":
+            guard let n = Int(v), (0...BusyPoll.maximumCeilingMicroseconds).contains(n) else {
+                throw UsageError(description: "--http2-busy-poll-us must be 0-\(BusyPoll.maximumCeilingMicroseconds), got '\(v)'")
+            }
+            http2BusyPollMicroseconds = n
         case "--config": break
         default: throw UsageError(description: "unknown flag '\(flag)'")
         }

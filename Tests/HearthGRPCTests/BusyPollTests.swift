@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+@testable import HearthHTTP
+
+/// The HTTP/2 loops' adaptive polling (`BusyPoll`, docs/benchmarks.md grpcspin): it grows only
+/// while events come soon after the loop runs out of work, falls back to sleeping when they stop
+/// coming, and an idle loop costs no CPU.
+@Suite struct BusyPollTests {
+    @Test func shortPausesGrowTheWindowToTheCeilingAndNoFurther() {
+        var p = BusyPoll(ceilingMicroseconds: 100)
+        #expect(p.window == 0)
+        var seen: [UInt64] = []
+        for _ in 0..<6 {
+            p.slept(pause: 30_000)
+            seen.append(p.window)
+        }
+        #expect(seen == [10_000, 20_000, 40_000, 80_000, 100_000, 100_000])
+    }
+
+    @Test func longPausesHalveItThenTurnItOff() {
+        var p = BusyPoll(ceilingMicroseconds: 100)
+        for _ in 0..<5 { p.slept(pause: 1_000) }
+        #expect(p.window == 100_000)
+        var seen: [UInt64] = []
+        for _ in 0..<4 {
+            p.slept(pause: 5_000_000)
+            seen.append(p.window)
+        }
+        #expect(seen == [50_000, 25_000, 12_500, 0])
+    }
+
+    /// Waiting for the process's own threads (the eventfd) is not a client's round trip.
+    @Test func pausesEndedByTheLoopsOwnThreadsShrinkIt() {
+        var p = BusyPoll(ceilingMicroseconds: 100)
+        for _ in 0..<3 { p.slept(pause: 1_000) }
+        #expect(p.window == 40_000)
+        var seen: [UInt64] = []
+        for _ in 0..<3 {
+            p.slept(pause: 1_000, bySocket: false)
+            seen.append(p.window)
+        }
+        #expect(seen == [20_000, 10_000, 0])
+    }
+
+    @Test func offStaysOffAndTheCeilingIsCapped() {
+        var off = BusyPoll(ceilingMicroseconds: 0)
+        for _ in 0..<10 { off.slept(pause: 1_000) }
+        #expect(off.isOff && off.window == 0)
+        #expect(BusyPoll(ceilingMicroseconds: 1_000_000).ceiling == UInt64(BusyPoll.maximumCeilingMicroseconds) * 1000)
+    }
+
+    /// CPU seconds the calling thread has run.
+    static func threadCPU() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
+    /// Runs `body` on the loop's thread and waits for its result.
+    static func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        let box = ResultBox<T>()
+        loop.execute {
+            box.value = body()
+            done.signal()
+        }
+        done.wait()
+        return box.value!
+    }
+
+    final class ResultBox<T>: @unchecked Sendable { var value: T? }
+
+    /// A client's sequential calls (a byte sent on a socket the loop watches, the echo awaited
+    /// before the next) are all answered, and the loop learns to poll for them; once they stop,
+    /// the loop goes back to sleeping: over a second of idleness its thread spends at most about
+    /// one window.
+    @Test func aLoopPollsWhileCallsKeepComingAndSleepsWhenTheyStop() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        let (client, server) = (fds[0], fds[1])
+        defer { close(client); close(server) }
+        let loop = try EventLoop(name: "busy-poll-test")
+        loop.busyPoll = BusyPoll(ceilingMicroseconds: 1000)
+        loop.start()
+        defer { loop.stop() }
+        _ = Self.onLoop(loop) {
+            loop.register(server, events: 1 /* EPOLLIN */) { _ in
+                var byte: UInt8 = 0
+                if read(server, &byte, 1) == 1 { _ = write(server, &byte, 1) }
+            }
+            return true
+        }
+        var echoed = 0
+        for i in 0..<200 {
+            var byte = UInt8(i & 0xFF)
+            _ = write(client, &byte, 1)
+            var back: UInt8 = 0
+            if read(client, &back, 1) == 1 && back == UInt8(i & 0xFF) { echoed += 1 }
+        }
+        #expect(echoed == 200)
+        // Under a heavy load a pause may exceed the ceiling now and then, halving the window; 200
+        // short pauses still leave it open.
+        #expect(Self.onLoop(loop) { loop.busyPoll.window } > 0)
+        let before = Self.onLoop(loop) { Self.threadCPU() }
+        Thread.sleep(forTimeInterval: 1)
+        let after = Self.onLoop(loop) { Self.threadCPU() }
+        // One window (1 ms) of polling after the first task, plus the tasks; a loop that kept
+        // polling would have spent most of the second.
+        #expect(after - before < 0.05)
+        // The second's sleep, ended by the task (the eventfd), halved it at least.
+        #expect(Self.onLoop(loop) { loop.busyPoll.window } < 1_000_000)
+        _ = Self.onLoop(loop) { loop.unregister(server); return true }
+    }
+
+    /// An HTTP/2 loop polls by default (and `--http2-busy-poll-us` sets how long); the accept loop never does.
+    @Test func onlyTheHTTP2LoopsPoll() throws {
+        let engine = try HTTP2Engine(name: "t", handler: LoopRecorder())
+        #expect(engine.loopsBusyPoll.allSatisfy { $0.ceiling == UInt64(BusyPoll.defaultCeilingMicroseconds) * 1000 })
+        var limits = HTTP2Engine.Limits()
+        limits.busyPollMicroseconds = 0
+        #expect(try HTTP2Engine(name: "t", handler: LoopRecorder(), limits: limits).loopsBusyPoll.allSatisfy(\.isOff))
+        #expect(try EventLoop(name: "accept").busyPoll.isOff)
+    }
+}

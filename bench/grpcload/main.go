@@ -18,6 +18,8 @@
 //	idle    -uid U -listeners N              N Listen streams, all current; prints READY, holds until stdin closes
 //	txn     -uid U -streams S                REST read-write transactions (beginTransaction, batchGet, commit of an
 //	                                         update), each worker on its own document users/U/files/<tag>-w<i>
+//	query   -uid U -streams S [-expect N]    RunQuery (status == "ready", newest N by n) on users/U/files (grpc-go, reads.go)
+//	batchget -doc A,B,… -streams S           BatchGetDocuments of those documents, each call checked to find all (grpc-go)
 //
 // Every call's gRPC status is counted: "ok" is the number of calls that ended with status 0, "failed"
 // maps each other status to its count, and rates count only successes.
@@ -66,6 +68,7 @@ var (
 	warmCommits = flag.Int("warm", 0, "untimed commits delivered to every listener before the timed ones (listen)")
 	gate        = flag.Bool("gate", false, "listen: after the warm commits print CURRENT and wait for a line on stdin")
 	commitWait  = flag.Float64("commit-wait", 10, "listen: seconds a timed commit may take to reach every listener before it counts as missing")
+	expect      = flag.Int("expect", 10, "query: the documents each RunQuery must answer (its limit)")
 	client      = flag.String("client", "grpc", "get, listen, commit, write: the client, grpc (grpc-go) or h2 (raw HTTP/2 and a light decoder, h2listen.go and h2unary.go)")
 )
 
@@ -573,6 +576,10 @@ func main() {
 		runIdle(ctx)
 	case "txn":
 		runTxn()
+	case "query":
+		runQueryCalls(ctx)
+	case "batchget":
+		runBatchGetCalls(ctx)
 	default:
 		die("unknown -mode %q", *mode)
 	}

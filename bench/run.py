@@ -23,7 +23,7 @@ import traceback
 sys.dont_write_bytecode = True  # no __pycache__ inside the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench, instructions, listing, rules, s3, startup, storage, ui  # noqa: E402
+from benchlib import firebase, grpcbench, grpcreads, instructions, listing, rules, s3, startup, storage, ui  # noqa: E402
 from benchlib.context import Context, MiB  # noqa: E402
 from benchlib.httpc import HarnessError, NotAvailable  # noqa: E402
 from benchlib.procs import BareMHD, Hearth, Moto, Nginx, OfficialFirestore, compile_c, proc_status  # noqa: E402
@@ -168,6 +168,7 @@ def phase_hearth_main(ctx, s3_others, after_s3):
         except NotAvailable as e:
             na_all(ctx, [f"fs.query.{n}" for n in ctx.s.query_sizes]
                    + [f"fs.query_latency.{n}" for n in ctx.s.query_sizes] + ["footprint.docs"], str(e))
+        grpcreads.rows_for(ctx, "hearth", h.port("firestore"), h.port("auth"))
         phase_official_emulator(ctx, h, user)
 
         ctx.log("hearth: seed flow")
@@ -219,7 +220,7 @@ def phase_official_emulator(ctx, h, user):
     data and load, JVM warmed up by a run of each load before the timed ones. Skipped in QUICK mode
     (keeps `make test` fast) and, with a note, when gcloud is absent."""
     keys = (FS_REST_KEYS + GRPC_KEYS + rt_keys(ctx) + [f"fs.query.{n}" for n in ctx.s.query_sizes]
-            + [f"fs.query_latency.{n}" for n in ctx.s.query_sizes] + ["startup.empty", "footprint.idle"])
+            + [f"fs.query_latency.{n}" for n in ctx.s.query_sizes] + ["startup.empty", "footprint.idle"] + grpcreads.KEYS)
     if ctx.quick:
         ctx.log("peer: the official Firestore emulator is skipped in QUICK runs (the full run measures it)")
         return
@@ -249,6 +250,7 @@ def phase_official_emulator(ctx, h, user):
         emu = OfficialFirestore(ctx.registry, ctx.run_dir, ctx.rules_for_hearth)
         emu.log = os.path.join(ctx.run_dir, "firestore-emulator-queries.log")
         emu.start()
+        grpcreads.rows_for(ctx, "emulator", emu.port, h.port("auth"), role="peer")
         # The JVM stores 100,000 documents slowly: the peer's runQuery stops at 10,000.
         firebase.queries(ctx, emu.port, h.port("auth"), system="emulator", sizes=ctx.s.query_sizes[:2])
     except (NotAvailable, OSError) as e:  # OSError: a socket timeout from a JVM that stopped answering
@@ -378,7 +380,7 @@ def rows(ctx, counts):
                         target=[("min_ratio", "raw SQLite", 0.5, "≥ 0.50× raw SQLite"), x10] if c == 16 else x10))
     rows.append(Row("fs.batchget.c16", "Firestore batchGet of 10 docs, user token, rules on, 16 conn", "req/s",
                     peers=emu, target=x10))
-    rows.append(Row("fs.txn.c16", "Firestore transaction: begin + get + commit of an update, rules on, 16 clients "
+    rows.append(Row("fs.txn.c16", "Firestore transaction: begin + batchGet + commit of an update, rules on, 16 clients "
                     "(grpcload, REST)", "txn/s", peers=emu, target=x10))
     for c in (1, 16):
         rows.append(Row(f"grpc.get.s{c}", f"gRPC GetDocument, user token, rules on, {c} stream{'s' if c > 1 else ''} "
@@ -421,7 +423,7 @@ def rows(ctx, counts):
                     ceilings=[(f"at {q[0]:,} docs", (f"fs.query_latency.{q[0]}", "hearth"))],
                     target=("max_ratio", f"at {q[0]:,} docs", 2.0, f"≤ 2× the {q[0]:,}-doc latency"),
                     higher_is_better=False, plain_ratio=True))
-    rows += listing.rows(ctx, emu, x10)
+    rows += listing.rows(ctx, emu, x10) + grpcreads.rows(emu, x10)
     rows += [
         Row("fs.clear", f"Firestore clear of {s.clear_docs:,} documents (median of {s.clear_reps})", "ms",
             higher_is_better=False),

@@ -208,8 +208,7 @@ def queries(ctx, port, auth_port, system="hearth", pid=None, sizes=None):
                 got = [d.get("name", "").rsplit("/", 1)[-1] for d in docs]
                 if got != want:
                     raise NotAvailable(f"runQuery returned {got[:3]}… instead of {want[:3]}…")
-                if system != "hearth" and not ctx.quick:
-                    ctx.wrk.run(port, [req], 1, f"{system}-fs-query-{size}-warmup", duration=3, profile=False)
+                listing.warm_up(ctx, port, req, f"{system}-fs-query-{size}", system)
                 s = require_clean(ctx.wrk.run(port, [req], 1, f"{system}-fs-query-{size}", profile=system == "hearth"),
                                   f"{system} Firestore runQuery")
                 ctx.results.put(key, system, s["rps"], wrk=s)

@@ -300,7 +300,7 @@ def listen_latency(ctx, system, port, sign_up, n, client):
 
 
 def txn_row(ctx, system, port, user, role="hearth"):
-    """REST read-write transactions per second at 16 concurrent clients (beginTransaction, get in the
+    """REST read-write transactions per second at 16 concurrent clients (beginTransaction, batchGet in the
     transaction, commit of an allowed update), each client on its own document: fs.txn.c16."""
     if user is None:
         ctx.results.na("fs.txn.c16", system, "no user token (Auth not available)")

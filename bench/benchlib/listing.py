@@ -12,6 +12,14 @@ from .report import Row
 PAGE = 50  # the data browser's page
 
 
+def warm_up(ctx, port, req, name, system):
+    """An untimed wrk run of `req` before a timed one, for every system alike (the JVM a longer one, as
+    the gRPC rows have): the query and list rows used to warm only the peer, so Hearth's first timed
+    row after a seed ran cold (docs/benchmarks.md, listbench). None in QUICK runs."""
+    if not ctx.quick:
+        ctx.wrk.run(port, [req], 1, f"{name}-warmup", duration=3 if system != "hearth" else 1, profile=False)
+
+
 def first_page(ctx, fc, port, system, size, user):
     """Times GET …/users/{uid}/files?pageSize=50 (user token) on a collection of `size` documents."""
     key = f"fs.list.{size}"
@@ -25,8 +33,7 @@ def first_page(ctx, fc, port, system, size, user):
         if got != want or not body.get("nextPageToken"):
             raise NotAvailable(f"documents.list returned {got[:3]}… instead of {want[:3]}… with a next page")
         req = {"method": "GET", "path": path, "headers": headers}
-        if system != "hearth" and not ctx.quick:
-            ctx.wrk.run(port, [req], 1, f"{system}-fs-list-{size}-warmup", duration=3, profile=False)
+        warm_up(ctx, port, req, f"{system}-fs-list-{size}", system)
         s = require_clean(ctx.wrk.run(port, [req], 1, f"{system}-fs-list-{size}", profile=system == "hearth"),
                           f"{system} Firestore documents.list")
         ctx.results.put(key, system, s["rps"], wrk=s)

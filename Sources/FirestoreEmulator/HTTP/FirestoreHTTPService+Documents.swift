@@ -55,6 +55,8 @@ extension FirestoreHTTPService {
             // The collection id may also come as a parameter (`…/documents?collectionId=x`).
             collectionPath = collection.appending(id)
         }
+        let cache = service.storage.readCache
+        let generation = cache.current  // before the read: what `DocumentCache.json(of:)` keeps
         let page = try service.listDocuments(c.database, collection: collectionPath, order: order, pageSize: pageSize,
                                              pageToken: pageToken, showMissing: showMissing, recursive: recursive,
                                              consistency: consistency, caller: c.caller)
@@ -66,7 +68,9 @@ extension FirestoreHTTPService {
             w.byte(0x5B)
             for (i, (path, doc)) in entries.enumerated() {
                 if i > 0 { w.byte(0x2C) }
-                if let doc {
+                if let doc, mask == nil, case .strong = consistency {
+                    w.encoded(cache.json(of: doc, in: c.database, readAt: generation, keep: true))
+                } else if let doc {
                     w.document(doc, in: c.database, mask: mask)
                 } else {
                     w.raw(#"{"name":"#)
@@ -351,7 +355,11 @@ extension FirestoreHTTPService {
         }
         let query = try QueryParser(database: c.database, parent: parent).parse(sq)
         let consistency = try c.consistency(body)
+        let cache = service.storage.readCache
+        let generation = cache.current  // before the read: what `DocumentCache.json(of:)` keeps
         let (result, transaction, readTime) = try service.runQuery(c.database, query: query, consistency: consistency, caller: c.caller)
+        var current = false
+        if case .strong = consistency { current = true }
         // A new transaction comes as its own first element and the last element carries
         // `done: true` (the stream's end), as Firestore sends them.
         var w = JSONWriter(capacity: 256 * max(1, result.documents.count))
@@ -365,7 +373,11 @@ extension FirestoreHTTPService {
             if i > 0 { w.byte(0x2C) }
             w.byte(0x7B)
             w.key("document")
-            w.document(doc, in: c.database, mask: query.projection)
+            if query.projection == nil {
+                w.encoded(cache.json(of: doc, in: c.database, readAt: generation, keep: current))
+            } else {
+                w.document(doc, in: c.database, mask: query.projection)
+            }
             w.raw(#","readTime":"#)
             w.timestamp(readTime)
             if i == 0 && result.skipped > 0 {

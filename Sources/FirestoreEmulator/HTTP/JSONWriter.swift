@@ -17,6 +17,9 @@ struct JSONWriter {
 
     mutating func byte(_ b: UInt8) { bytes.append(b) }
 
+    /// Bytes that are already JSON (a cached document's encoding).
+    mutating func encoded(_ json: [UInt8]) { bytes.append(contentsOf: json) }
+
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// A JSON string literal with the escapes `JSON.serialized()` uses.

@@ -205,6 +205,29 @@ enum OrderedEncoding {
 
     /// The segments of a key built by `key(_:)`; nil when malformed.
     static func segments(ofKey bytes: [UInt8]) -> [String]? {
+        // Each segment straight from its bytes: run for every document a query or listing reads,
+        // where appending byte by byte to a buffer was ~6k instructions a key (docs/benchmarks.md,
+        // listbench). A key holding an escaped zero byte takes the general path.
+        bytes.withUnsafeBufferPointer { b -> [String]? in
+            var result: [String] = []
+            var start = 0
+            var i = 0
+            while i < b.count {
+                guard b[i] == 0 else {
+                    i += 1
+                    continue
+                }
+                guard i + 1 < b.count, b[i + 1] == 1 else { return unescapedSegments(ofKey: bytes) }
+                result.append(String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self))
+                i += 2
+                start = i
+            }
+            return start == b.count ? result : nil
+        }
+    }
+
+    /// `segments(ofKey:)` for any key, escaped zero bytes (`00 FF`) included; nil when malformed.
+    private static func unescapedSegments(ofKey bytes: [UInt8]) -> [String]? {
         var result: [String] = []
         var current: [UInt8] = []
         var i = 0

@@ -12,23 +12,34 @@ struct DatabaseID: Sendable, Hashable {
 
     /// The full name of a document or collection path.
     ///
-    /// Appended piece by piece into one reserved buffer: made for every document answered, and the
-    /// interpolation, the join and three concatenations cost as much as a cached get.
+    /// Copied piece by piece into the new string's own storage, sized exactly: made for every
+    /// document answered (gets, pages, query results). The interpolation, the join and three
+    /// concatenations cost as much as a cached get, and nine `+=` into a reserved string still
+    /// ~5k instructions a name (docs/benchmarks.md, listbench).
     func name(of path: ResourcePath) -> String {
         var length = 30 + project.utf8.count + database.utf8.count
         for s in path.segments { length += 1 + s.utf8.count }
-        var out = ""
-        out.reserveCapacity(length)
-        out += "projects/"
-        out += project
-        out += "/databases/"
-        out += database
-        out += "/documents"
-        for s in path.segments {
-            out += "/"
-            out += s
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var n = 0
+            func put(_ text: String) {
+                var text = text
+                text.withUTF8 { bytes in
+                    if let from = bytes.baseAddress { (buffer.baseAddress! + n).initialize(from: from, count: bytes.count) }
+                    n += bytes.count
+                }
+            }
+            put("projects/")
+            put(project)
+            put("/databases/")
+            put(database)
+            put("/documents")
+            for s in path.segments {
+                buffer[n] = 0x2F
+                n += 1
+                put(s)
+            }
+            return n
         }
-        return out
     }
 }
 

@@ -127,6 +127,32 @@ final class DocumentCache: @unchecked Sendable {
         bytes += size
     }
 
+    /// The REST `Document` JSON (no mask) of `doc`, read by a query or listing in a read opened
+    /// after `generation` (`current` taken before it): a kept entry's bytes when the entry holds this
+    /// very version of the document (same name, create and update times), else encoded now and,
+    /// when `keep`, kept for the next read. A page of 50 documents spent ~40% of its CPU encoding
+    /// them (docs/benchmarks.md, listbench); a repeated page, like a repeated get, reuses the bytes.
+    ///
+    /// The version check, not the generation alone, decides a hit, so the answer is always the
+    /// version the caller's own read returned: a commit between that read and this lookup can never
+    /// mix states within one page. `keep` only for current reads (a past `readTime` or a
+    /// transaction's snapshot is not the state a later get may be answered with).
+    func json(of doc: StoredDocument, in db: DatabaseID, readAt generation: UInt64, keep: Bool) -> [UInt8] {
+        guard Self.accepts(db) else {
+            var w = JSONWriter()
+            w.document(doc, in: db)
+            return w.bytes
+        }
+        let name = db.name(of: doc.path)
+        if let kept = entry(name), let known = kept.document, known.updateTime == doc.updateTime,
+           known.createTime == doc.createTime {
+            return kept.json
+        }
+        let made = Entry(database: db, path: doc.path, name: name, document: doc)
+        if keep { insert(made, readAt: generation) }
+        return made.json
+    }
+
     /// Forgets every entry: a write transaction has ended (call after it commits or rolls back,
     /// before its caller is answered).
     func invalidate() {

@@ -131,6 +131,12 @@ import Testing
         let ab = ResourcePath(["a-b", "c"]).key
         #expect(OrderedEncoding.compare(a, ab) < 0)
         #expect(OrderedEncoding.segments(ofKey: ResourcePath(["x\u{0}y", "z"]).key) == ["x\u{0}y", "z"])
+        #expect(OrderedEncoding.segments(ofKey: ResourcePath(["users", "u1", "files", "é\u{0}"]).key) == ["users", "u1", "files", "é\u{0}"])
+        #expect(OrderedEncoding.segments(ofKey: ResourcePath(["users", "u1"]).key) == ["users", "u1"])
+        #expect(OrderedEncoding.segments(ofKey: []) == [])
+        #expect(OrderedEncoding.segments(ofKey: Array("users".utf8)) == nil)  // no segment end
+        #expect(OrderedEncoding.segments(ofKey: [0x61, 0x00, 0x02]) == nil)  // not a separator or an escape
+        #expect(DatabaseID(project: "p", database: "(default)").name(of: ResourcePath(["c", "é"])) == "projects/p/databases/(default)/documents/c/é")
         // Descendants share the key as a prefix and stay below prefixEnd.
         let parent = ResourcePath(["users", "u1"]).key
         let child = ResourcePath(["users", "u1", "files", "f"]).key

@@ -134,6 +134,63 @@ struct DocumentCacheTests {
         #expect(cache.entry(entry.name) == nil)
     }
 
+    @Test func pagesAndQueryResultsAnswerTheGeneralPathsBytesAndNeverAReplacedVersion() throws {
+        let h = try TestHarness(rules: Self.rules)
+        h.put("users/alice/files/f1", ["name": str("a \"quoted\" é"), "n": int(1)])
+        h.put("users/alice/files/f2", ["n": int(2), "m": map([("z", bool(true)), ("a", dbl(0.5))])])
+        func encoded(_ p: String) throws -> [UInt8] {
+            var w = JSONWriter()
+            w.document(try stored(h, p), in: db, mask: nil)
+            return w.bytes
+        }
+        let query = JSON.object(JSONObject([("structuredQuery", .object(JSONObject([
+            ("from", .array([.object(JSONObject([("collectionId", .string("files"))]))])),
+            ("orderBy", .array([.object(JSONObject([("field", .object(JSONObject([("fieldPath", .string("n"))]))),
+                                                    ("direction", .string("DESCENDING"))]))]))])))]))
+        // Miss (encoded, kept), then hit (the kept bytes): both what the general path writes.
+        for _ in 0..<2 {
+            let page = h.call("GET", h.api("/users/alice/files"), as: .user("alice"))
+            #expect(page.status == 200)
+            let text = String(decoding: page.response.bodyBytes ?? [], as: UTF8.self)
+            #expect(text == "{\"documents\":[" + String(decoding: try encoded("users/alice/files/f1"), as: UTF8.self) + ","
+                + String(decoding: try encoded("users/alice/files/f2"), as: UTF8.self) + "]}")
+            #expect(h.service.storage.readCache.entry(h.root + "/users/alice/files/f2") != nil)
+            let results = h.call("POST", h.api("/users/alice:runQuery"), query, as: .user("alice"))
+            let docs = results.json.arrayValue?.compactMap { $0["document"] }
+            #expect(docs?.count == 2)
+            #expect(docs?.first == (try JSON.parse(encoded("users/alice/files/f2"))))
+        }
+        // After a write the page shows the new version (the kept encoding was of the old one).
+        h.put("users/alice/files/f2", ["n": int(2), "m": str("changed")])
+        let page = h.call("GET", h.api("/users/alice/files"), as: .user("alice"))
+        #expect(page.json["documents"]?.arrayValue?.last?["fields"]?["m"]?["stringValue"]?.stringValue == "changed")
+        let masked = h.call("GET", h.api("/users/alice/files?mask.fieldPaths=n"), as: .user("alice"))
+        #expect(masked.json["documents"]?.arrayValue?.last?["fields"]?.objectValue?.members.map(\.0) == ["n"])
+    }
+
+    @Test func aKeptEncodingServesOnlyItsOwnVersion() {
+        let cache = DocumentCache()
+        let db = DatabaseID(project: "p", database: "(default)")
+        let v1 = StoredDocument(path: path("c/d"), fields: ["a": .integer(1)], createTime: Instant(unixMicros: 10),
+                                updateTime: Instant(unixMicros: 10))
+        var v2 = v1
+        v2.fields = ["a": .integer(2)]
+        v2.updateTime = Instant(unixMicros: 20)
+        func plain(_ d: StoredDocument) -> [UInt8] {
+            var w = JSONWriter()
+            w.document(d, in: db)
+            return w.bytes
+        }
+        // Not kept: a past read's version must not answer later gets.
+        #expect(cache.json(of: v1, in: db, readAt: cache.current, keep: false) == plain(v1))
+        #expect(cache.entry(db.name(of: v1.path)) == nil)
+        #expect(cache.json(of: v1, in: db, readAt: cache.current, keep: true) == plain(v1))
+        #expect(cache.entry(db.name(of: v1.path))?.document == v1)
+        // Another version of the same document is encoded for itself, whatever is kept.
+        #expect(cache.json(of: v2, in: db, readAt: cache.current, keep: false) == plain(v2))
+        #expect(cache.json(of: v1, in: db, readAt: cache.current, keep: false) == plain(v1))
+    }
+
     @Test func idsWithSlashesAreNotKept() {
         #expect(DocumentCache.accepts(DatabaseID(project: "p", database: "(default)")))
         #expect(!DocumentCache.accepts(DatabaseID(project: "a/b", database: "(default)")))

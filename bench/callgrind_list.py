@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Instructions per Firestore documents.list first page and per the bench's runQuery, counted by
+callgrind (repeatable where wall-clock rates on a shared machine are not):
+`python3 bench/callgrind_list.py [--hearth-bin B] [-n N] [--docs 1000,10000] [--only list,query] [--keep]`.
+
+For each collection size: a fresh Hearth under `valgrind --tool=callgrind --instr-atstart=no` with the
+shipped rules and a data directory (as `make bench` runs it), a user whose users/{uid}/files holds that
+many documents (seeded as `make bench` seeds them), then N of the bench's requests one at a time over
+one keep-alive connection with the user's token — `GET …/files?pageSize=50` (fs.list.*) or the
+`status == "ready"` newest-10 runQuery (fs.query.*) — counted after a warm-up. `--keep` keeps the
+dumps for `callgrind_annotate`.
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from benchlib import firebase, listing  # noqa: E402
+from benchlib.context import DOCS  # noqa: E402
+from benchlib.httpc import Client  # noqa: E402
+from benchlib.instructions import counted, missing_tools  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+QUERY = {"structuredQuery": {
+    "from": [{"collectionId": "files"}],
+    "where": {"fieldFilter": {"field": {"fieldPath": "status"}, "op": "EQUAL", "value": {"stringValue": "ready"}}},
+    "orderBy": [{"field": {"fieldPath": "n"}, "direction": "DESCENDING"}], "limit": 10}}
+
+
+def seeder(size):
+    def prepare(h):
+        c = Client(h.port("auth"))
+        user = firebase.sign_up(c, f"cgl{size}@example.com")
+        c.close()
+        c = Client(h.port("firestore"))
+        firebase.seed_docs(c, user.uid, size)
+        c.close()
+        return user
+    return prepare
+
+
+def list_load(h, user, n):
+    c = Client(h.port("firestore"))
+    try:
+        for _ in range(n):
+            r = c.request("GET", f"{DOCS}/users/{user.uid}/files?pageSize={listing.PAGE}",
+                          headers={"Authorization": f"Bearer {user.id_token}"})
+            if r.status != 200 or len((r.json() or {}).get("documents", [])) != listing.PAGE:
+                raise SystemExit(f"documents.list answered {r.status}: {r.snippet()}")
+    finally:
+        c.close()
+
+
+def query_load(h, user, n):
+    c = Client(h.port("firestore"))
+    body = json.dumps(QUERY)
+    try:
+        for _ in range(n):
+            r = c.request("POST", f"{DOCS}/users/{user.uid}:runQuery", body=body,
+                          headers={"Authorization": f"Bearer {user.id_token}", "Content-Type": "application/json"})
+            if r.status != 200 or len([x for x in (r.json() or []) if "document" in x]) != 10:
+                raise SystemExit(f"runQuery answered {r.status}: {r.snippet()}")
+    finally:
+        c.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
+    ap.add_argument("-n", type=int, default=500)
+    ap.add_argument("--docs", default="1000,10000")
+    ap.add_argument("--only", default="list,query")
+    ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
+    args = ap.parse_args()
+    rules = os.path.join(ROOT, "rules", "firestore.rules")
+    if missing_tools():
+        print(missing_tools(), file=sys.stderr)
+        return 2
+    loads = {"list": (f"REST documents.list first page (pageSize {listing.PAGE})", list_load),
+             "query": ("REST runQuery (status == ready, newest 10 by n)", query_load)}
+    for size in (int(s) for s in args.docs.split(",")):
+        for kind in args.only.split(","):
+            label, load = loads[kind]
+            counted(f"{label}, {size:,} documents (user token, rules on)", args.hearth_bin, args.n, seeder(size), load,
+                    rules=rules, data_dir=True, keep=args.keep)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

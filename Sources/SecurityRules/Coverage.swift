@@ -181,7 +181,6 @@ public final class RulesCoverage: @unchecked Sendable {
                             continue
                         }
                         visit(&nodes[i], visits[v].raw)
-                        nodes[i].lastKey = nodes[i].lastHit >= 0 ? ScalarKey(nodes[i].values[nodes[i].lastHit]) : nil
                     }
                 }
             }
@@ -237,6 +236,7 @@ public final class RulesCoverage: @unchecked Sendable {
                     // The newest equal value becomes the representative, so the next visits of
                     // this request (same storage) compare by identity.
                     node.values[hint] = copy value
+                    node.lastKey = ScalarKey(value)
                     return
                 default:
                     break
@@ -255,6 +255,7 @@ public final class RulesCoverage: @unchecked Sendable {
                         // this request (same storage) compare by identity.
                         node.values[k] = copy value
                         node.lastHit = k
+                        node.lastKey = ScalarKey(value)
                         return
                     }
                     k += 1
@@ -266,6 +267,7 @@ public final class RulesCoverage: @unchecked Sendable {
                 node.prints.append(print)
                 node.printBits |= bit
                 node.lastHit = node.values.count - 1
+                node.lastKey = ScalarKey(value)
             } else {
                 node.others += 1
                 node.missed = true
@@ -426,8 +428,10 @@ public final class RulesCoverage: @unchecked Sendable {
             }
         }
 
+        /// A string inside a list or map: hashed into the container's hasher directly (one
+        /// hasher per container, not one per string; `String`'s hashing follows its equality).
         private mutating func combine(_ s: String, into h: inout Hasher) {
-            h.combine(print(s))
+            h.combine(s)
         }
 
         /// A string's own hash. Long strings (the request's data fields, visited at many

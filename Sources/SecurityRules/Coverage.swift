@@ -20,7 +20,38 @@ public final class RulesCoverage: @unchecked Sendable {
         /// The entry the last visit matched: most expressions evaluate to the same value request
         /// after request, often the very same storage, and an identical value needs no fingerprint.
         var lastHit = -1
+        /// `values[lastHit]`'s scalar key when it is a scalar: a scalar visit (most are) equal to
+        /// it counts without touching the entries.
+        var lastKey: ScalarKey?
+        /// Whether the last visit went to `others`: a value unique to each request (`request.time`,
+        /// the request's data map) is not compared with `values[lastHit]` first.
+        var missed = false
         var others = 0
+    }
+
+    /// A scalar outcome's identity: visits with equal keys are equal values that render alike.
+    struct ScalarKey: Equatable {
+        var tag: UInt8
+        var bits: UInt64
+        var nanos: Int32 = 0
+
+        init(tag: UInt8, bits: UInt64, nanos: Int32 = 0) {
+            self.tag = tag
+            self.bits = bits
+            self.nanos = nanos
+        }
+
+        /// nil for strings, containers and errors.
+        init?(_ raw: borrowing TracedRaw) {
+            switch raw {
+            case .value(.bool(let b)): self.init(tag: 1, bits: b ? 1 : 0)
+            case .value(.null): self.init(tag: 0, bits: 0)
+            case .value(.int(let i)): self.init(tag: 3, bits: UInt64(bitPattern: i))
+            case .value(.float(let d)): self.init(tag: 4, bits: d.bitPattern)
+            case .value(.timestamp(let s, let n)): self.init(tag: 7, bits: UInt64(bitPattern: s), nanos: n)
+            default: return nil
+            }
+        }
     }
 
     /// The outcomes of one ruleset's expressions, indexed by node id.
@@ -35,8 +66,15 @@ public final class RulesCoverage: @unchecked Sendable {
     /// Per ruleset (rules may be reloaded).
     private var tables: [ObjectIdentifier: Table] = [:]
     private let pendingLock = NSLock()
+    /// An evaluation recorded but not yet folded (a struct, so a folded batch is destroyed by
+    /// specialised code rather than the runtime's generic tuple destruction).
+    private struct Pending {
+        let ruleset: Ruleset
+        let visits: [Visit]
+    }
+
     /// Evaluations recorded but not yet folded into `tables`, oldest first.
-    private var pending: [(ruleset: Ruleset, visited: [(Int32, TracedRaw)])] = []
+    private var pending: [Pending] = []
     /// Whether a background fold is queued.
     private var folding = false
     private static let folder = DispatchQueue(label: "hearth.rules.coverage", qos: .utility)
@@ -71,7 +109,7 @@ public final class RulesCoverage: @unchecked Sendable {
     /// are always complete.
     func record(_ e: Evaluation, ruleset: Ruleset) {
         pendingLock.lock()
-        pending.append((ruleset, e.visited))
+        pending.append(Pending(ruleset: ruleset, visits: e.visited))
         let backlog = pending.count
         let schedule = backlog >= Self.foldBatch && !folding
         if schedule { folding = true }
@@ -101,7 +139,7 @@ public final class RulesCoverage: @unchecked Sendable {
             let key = ObjectIdentifier(ruleset)
             var table = tables.removeValue(forKey: key) ?? Table(count: ruleset.program.nodes.count)
             while k < batch.count, batch[k].ruleset === ruleset {
-                folder.fold(batch[k].visited, into: &table)
+                folder.fold(batch[k].visits, into: &table)
                 k += 1
             }
             tables[key] = table
@@ -119,26 +157,78 @@ public final class RulesCoverage: @unchecked Sendable {
         // (keeping their capacity), so their scans stay short.
         var proven = EqualityMemo()
         var prints = Fingerprints()
+        /// Prefixes built during this evaluation's fold: `prints` and `proven` remember storages
+        /// by address, so a string they saw must not be freed (and its address reused) before
+        /// they are emptied.
+        var built: [String] = []
 
-        mutating func fold(_ visitedValues: [(Int32, TracedRaw)], into table: inout Table) {
+        mutating func fold(_ visits: [Visit], into table: inout Table) {
             proven.removeAll()
             prints.removeAll()
+            built.removeAll(keepingCapacity: true)
             table.nodes.withUnsafeMutableBufferPointer { nodes in
-                visitedValues.withUnsafeBufferPointer { visited in
-                    for v in visited.indices {
-                        let i = Int(visited[v].0)
+                visits.withUnsafeBufferPointer { visits in
+                    for v in visits.indices {
+                        let i = Int(visits[v].node)
                         guard i >= 0, i < nodes.count else { continue }
-                        visit(&nodes[i], visited[v].1)
+                        if visits[v].prefix >= 0 {
+                            visitPrefix(&nodes[i], visits[v])
+                            continue
+                        }
+                        if let last = nodes[i].lastKey, let key = ScalarKey(visits[v].raw), key == last {
+                            nodes[i].counts[nodes[i].lastHit] += 1
+                            nodes[i].missed = false
+                            continue
+                        }
+                        visit(&nodes[i], visits[v].raw)
                     }
                 }
             }
         }
 
-        private mutating func visit(_ node: inout NodeOutcomes, _ value: borrowing TracedRaw) {
+        /// A `+` chain's step, recorded as a prefix of the chain's string: counted at the entry
+        /// its node matched last when that entry has the same bytes (the common case: the same
+        /// chain over the same fields request after request), and otherwise built and visited as
+        /// any string is.
+        private mutating func visitPrefix(_ node: inout NodeOutcomes, _ visit: borrowing Visit) {
+            guard case .value(.string(let whole)) = visit.raw else {
+                self.visit(&node, visit.raw)
+                return
+            }
+            let length = Int(visit.prefix)
             let hint = node.lastHit
+            if hint >= 0, case .value(.string(let entry)) = node.values[hint], Self.sameBytes(entry, whole, length) {
+                node.counts[hint] += 1
+                return
+            }
+            let s = Visit.prefix(whole, length)
+            built.append(s)
+            self.visit(&node, .value(.string(s)))
+        }
+
+        /// Whether `a` is byte for byte the first `length` bytes of `b`. Equal bytes are equal
+        /// strings that render alike, so either may stand for the other in an entry.
+        static func sameBytes(_ a: String, _ b: String, _ length: Int) -> Bool {
+            guard a.utf8.count == length, b.utf8.count >= length else { return false }
+            let same = a.utf8.withContiguousStorageIfAvailable { x in
+                b.utf8.withContiguousStorageIfAvailable { y in
+                    length == 0 || memcmp(x.baseAddress!, y.baseAddress!, length) == 0
+                }
+            }
+            if case let same?? = same { return same }
+            return a.utf8.elementsEqual(b.utf8.prefix(length))
+        }
+
+        private mutating func visit(_ node: inout NodeOutcomes, _ value: borrowing TracedRaw) {
+            let hint = node.missed ? -1 : node.lastHit
+            node.missed = false
             if hint >= 0 {
                 switch Self.quickly(node.values[hint], value) {
                 case true?:
+                    node.counts[hint] += 1
+                    return
+                case nil where Self.sameString(node.values[hint], value):
+                    // Equal bytes render alike: the entry stands for this visit as it is.
                     node.counts[hint] += 1
                     return
                 case nil where proven.same(node.values[hint], value):
@@ -146,6 +236,7 @@ public final class RulesCoverage: @unchecked Sendable {
                     // The newest equal value becomes the representative, so the next visits of
                     // this request (same storage) compare by identity.
                     node.values[hint] = copy value
+                    node.lastKey = ScalarKey(value)
                     return
                 default:
                     break
@@ -164,6 +255,7 @@ public final class RulesCoverage: @unchecked Sendable {
                         // this request (same storage) compare by identity.
                         node.values[k] = copy value
                         node.lastHit = k
+                        node.lastKey = ScalarKey(value)
                         return
                     }
                     k += 1
@@ -175,9 +267,17 @@ public final class RulesCoverage: @unchecked Sendable {
                 node.prints.append(print)
                 node.printBits |= bit
                 node.lastHit = node.values.count - 1
+                node.lastKey = ScalarKey(value)
             } else {
                 node.others += 1
+                node.missed = true
             }
+        }
+
+        /// Whether a and b are strings with the same bytes.
+        private static func sameString(_ a: TracedRaw, _ b: TracedRaw) -> Bool {
+            guard case .value(.string(let x)) = a, case .value(.string(let y)) = b, x.utf8.count == y.utf8.count else { return false }
+            return sameBytes(x, y, x.utf8.count)
         }
 
         /// Whether a and b are equal, when that shows without looking inside them: scalars, or
@@ -328,8 +428,10 @@ public final class RulesCoverage: @unchecked Sendable {
             }
         }
 
+        /// A string inside a list or map: hashed into the container's hasher directly (one
+        /// hasher per container, not one per string; `String`'s hashing follows its equality).
         private mutating func combine(_ s: String, into h: inout Hasher) {
-            h.combine(print(s))
+            h.combine(s)
         }
 
         /// A string's own hash. Long strings (the request's data fields, visited at many

@@ -79,7 +79,7 @@ struct Evaluation {
     /// The last map whose key list was built while recording, and that list.
     private var lastKeys: (storage: UInt, map: RulesMap, list: RulesValue)?
 
-    private(set) var visited: [(Int32, TracedRaw)] = []
+    private(set) var visited: [Visit] = []
     private(set) var debugMessages: [String] = []
     private(set) var functionCalls: [(String, [RulesValue])] = []
     private(set) var instances: [MatchInstance] = []
@@ -99,7 +99,7 @@ struct Evaluation {
         operands = program.code.operands
         constants = program.code.constants
         functionCode = program.code.functions
-        if recording { visited.reserveCapacity(64) }
+        if recording { visited.reserveCapacity(128) }
         locals.reserveCapacity(16)
     }
 
@@ -191,6 +191,8 @@ struct Evaluation {
     mutating func eval(_ id: Int32) throws(EvalError) -> RulesValue {
         let op = ops[Int(id)]
         if case .constant(let c) = op { return constants[Int(c)] }
+        // Counted here, not through `count(_:)`: this is every node's path, with or without
+        // recording, and the call was not inlined (+1.3k instructions per create decision).
         expressionCount += 1
         if expressionCount > Evaluation.maxExpressions {
             var e = EvalError("Exceeded the maximum of \(Evaluation.maxExpressions) expressions evaluated for a request.", fatal: true)
@@ -202,10 +204,20 @@ struct Evaluation {
         guard recording else { return try evaluate(op) }
         do throws(EvalError) {
             let v = try evaluate(op)
-            visited.append((id, .value(v)))
+            visited.append(Visit(id, .value(v)))
             return v
         } catch {
             throw failed(error, at: id)
+        }
+    }
+
+    /// Counts node `id` toward the per-request limit of expressions.
+    private mutating func count(_ id: Int32) throws(EvalError) {
+        expressionCount += 1
+        if expressionCount > Evaluation.maxExpressions {
+            var e = EvalError("Exceeded the maximum of \(Evaluation.maxExpressions) expressions evaluated for a request.", fatal: true)
+            e.nodeID = id
+            throw e
         }
     }
 
@@ -221,7 +233,7 @@ struct Evaluation {
                 e.message = "evaluation error at L\(start.line):\(start.column)"
             }
         }
-        visited.append((id, .error(e)))
+        visited.append(Visit(id, .error(e)))
         return e
     }
 
@@ -366,6 +378,8 @@ struct Evaluation {
             }
         case .binary(.add, let l, let r) where !recording:
             return try concatenation(l, r)
+        case .binary(.add, let l, let r) where Evaluation.isAdd(ops[Int(l)]):
+            return try recordedChain(l, r)
         case .binary(let op, let l, let r):
             let a = try eval(l)
             let b = try eval(r)
@@ -405,12 +419,7 @@ struct Evaluation {
     /// key list (which the trace and coverage need) is built once per map per request, and the
     /// answer comes from the map, not from comparing the lists value by value.
     private mutating func keysHaveRecorded(_ keysNode: Int32, _ inner: Int32, _ m: Method, _ argument: Int32) throws(EvalError) -> RulesValue {
-        expressionCount += 1
-        if expressionCount > Evaluation.maxExpressions {
-            var e = EvalError("Exceeded the maximum of \(Evaluation.maxExpressions) expressions evaluated for a request.", fatal: true)
-            e.nodeID = keysNode
-            throw e
-        }
+        try count(keysNode)
         let keys: RulesValue
         var map: RulesMap?
         do throws(EvalError) {
@@ -424,7 +433,7 @@ struct Evaluation {
         } catch {
             throw failed(error, at: keysNode)
         }
-        visited.append((keysNode, .value(keys)))
+        visited.append(Visit(keysNode, .value(keys)))
         let arg = try eval(argument)
         if let map, case .list(let wanted) = arg, let answer = CollectionFunctions.keysHave(m, map, wanted) {
             return .bool(answer)
@@ -479,6 +488,94 @@ struct Evaluation {
         }
         if gathering { return .string(String(decoding: bytes, as: UTF8.self)) }
         return acc
+    }
+
+    private static func isAdd(_ op: Op) -> Bool {
+        if case .binary(.add, _, _) = op { return true }
+        return false
+    }
+
+    /// A `+` chain's progress while recording: the value so far, or while its steps are strings,
+    /// their bytes, with the steps recorded as placeholders for prefixes of the string to come.
+    private struct Chain {
+        var acc: RulesValue = .null
+        var bytes: [UInt8] = []
+        var gathering = false
+        /// Where in `visited` this run of gathered steps began.
+        var waitingFrom = 0
+    }
+
+    /// `l + r` while recording, where l is itself a `+` (`a + '\n' + b + …`): the same visits,
+    /// values, expression count and errors as evaluating the tree node by node (`chainStep` does
+    /// eval's bookkeeping for each inner `+`), but strings are appended to one buffer and each
+    /// step is recorded as a prefix of the string built at the end: no intermediate string is
+    /// allocated, and coverage compares the prefixes without building them either.
+    private mutating func recordedChain(_ l: Int32, _ r: Int32) throws(EvalError) -> RulesValue {
+        var chain = Chain()
+        do throws(EvalError) {
+            try chainStep(l, &chain)
+            try chainAppend(try eval(r), &chain)
+        } catch {
+            materialize(&chain)
+            throw error
+        }
+        materialize(&chain)
+        return chain.acc
+    }
+
+    /// Inner `+` node `id` of a chain, as `eval` would judge and record it.
+    private mutating func chainStep(_ id: Int32, _ chain: inout Chain) throws(EvalError) {
+        try count(id)
+        guard case .binary(.add, let l, let r) = ops[Int(id)] else { return }
+        do throws(EvalError) {
+            if Evaluation.isAdd(ops[Int(l)]) {
+                try chainStep(l, &chain)
+            } else {
+                chain.acc = try eval(l)
+            }
+            try chainAppend(try eval(r), &chain)
+            if chain.gathering {
+                // Filled in by `materialize` once the whole string exists.
+                visited.append(Visit(id, prefix: Int32(chain.bytes.count), of: .value(.null)))
+            } else {
+                visited.append(Visit(id, .value(chain.acc)))
+            }
+        } catch {
+            throw failed(error, at: id)
+        }
+    }
+
+    /// The chain's value so far plus `v`.
+    private mutating func chainAppend(_ v: RulesValue, _ chain: inout Chain) throws(EvalError) {
+        if !chain.gathering, case .string(let s) = chain.acc, case .string = v {
+            chain.bytes.reserveCapacity(s.utf8.count + 64)
+            Evaluation.appendUTF8(s, to: &chain.bytes)
+            chain.gathering = true
+            chain.waitingFrom = visited.count
+        }
+        if chain.gathering {
+            if case .string(let s) = v {
+                Evaluation.appendUTF8(s, to: &chain.bytes)
+                return
+            }
+            materialize(&chain)
+        }
+        chain.acc = try Operators.apply(.add, chain.acc, v)
+    }
+
+    /// Ends a run of gathered steps: builds their string and gives it to the steps recorded as its
+    /// prefixes (an inner chain's own placeholders are filled before it returns).
+    private mutating func materialize(_ chain: inout Chain) {
+        guard chain.gathering else { return }
+        let s = String(decoding: chain.bytes, as: UTF8.self)
+        chain.acc = .string(s)
+        chain.bytes.removeAll(keepingCapacity: true)
+        chain.gathering = false
+        var i = chain.waitingFrom
+        while i < visited.count {
+            if visited[i].prefix >= 0, case .value(.null) = visited[i].raw { visited[i].raw = .value(.string(s)) }
+            i += 1
+        }
     }
 
     private static func appendUTF8(_ s: String, to bytes: inout [UInt8]) {

@@ -135,8 +135,9 @@ public enum RulesTestRunner {
         let level = testCase["expressionReportLevel"]?.stringValue ?? "NONE"
         if level == "FULL" || level == "VISITED" {
             var table: [Int32: [String: (JSON, Int)]] = [:]
-            for (id, raw) in evaluation.visited {
-                let (key, json): (String, JSON) = switch raw {
+            for visit in evaluation.visited {
+                let id = visit.node
+                let (key, json): (String, JSON) = switch visit.traced {
                 case .value(let v): (v.rendered, v.json)
                 case .error(let e): ("error:" + e.message, .object(JSONObject([("error", .string(e.message))])))
                 }

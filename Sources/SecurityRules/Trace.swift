@@ -68,14 +68,14 @@ public struct RulesTrace: Sendable {
     public let fatalError: String?
 
     let program: Program?
-    let raw: [(Int32, TracedRaw)]
+    let raw: [Visit]
 
     /// Every expression evaluated (literals excluded), in evaluation order (operands before operators).
     public var visitedExpressions: [VisitedExpression] {
         guard let program else { return [] }
-        return raw.map { id, value in
-            let r = program.nodes[Int(id)].range
-            let v: Value = switch value {
+        return raw.map { visit in
+            let r = program.nodes[Int(visit.node)].range
+            let v: Value = switch visit.traced {
             case .value(let x): .value(x)
             case .error(let e): .error(e.message)
             }
@@ -171,7 +171,7 @@ enum TraceBuilder {
         // Without recorded values there is nothing to explain (an allowed request judged fast).
         guard e.recording, let condition = attempt.allow.condition else { return [] }
         var values: [Int32: TracedRaw] = [:]
-        for (id, v) in e.visited[attempt.visited] { values[id] = v }
+        for visit in e.visited[attempt.visited] { values[visit.node] = visit.traced }
         var out: [String] = []
         var explainer = Explainer(program: e.program, values: values)
         explainer.explain(condition, into: &out, depth: 0)

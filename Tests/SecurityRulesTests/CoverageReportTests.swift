@@ -147,15 +147,17 @@ struct CoverageReportTests {
     static let recordedLength = 1_680_200
     static let recordedDigest: UInt64 = 0x8ae1_7bde_e6c4_4009
 
+    /// Records an issue unless `got` has the recorded length and checksum; a mismatch is written
+    /// to a temporary file, for a diff against a report written by the recording implementation.
+    static func expectRecorded(_ got: String, length: Int, digest recorded: UInt64, name: String) throws {
+        guard got.utf8.count != length || digest(got) != recorded else { return }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(name)
+        try got.write(to: file, atomically: true, encoding: .utf8)
+        Issue.record("the report (\(got.utf8.count) bytes, checksum \(String(digest(got), radix: 16))) differs from the recorded one; written to \(file.path)")
+    }
+
     @Test func reportIsUnchanged() throws {
-        let got = Self.report()
-        let matches = got.utf8.count == Self.recordedLength && Self.digest(got) == Self.recordedDigest
-        if !matches {
-            // Kept for a diff against a report written by the recording implementation.
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-coverage-report.txt")
-            try got.write(to: file, atomically: true, encoding: .utf8)
-            Issue.record("the report (\(got.utf8.count) bytes, checksum \(String(Self.digest(got), radix: 16))) differs from the recorded one; written to \(file.path)")
-        }
+        try Self.expectRecorded(Self.report(), length: Self.recordedLength, digest: Self.recordedDigest, name: "hearth-coverage-report.txt")
     }
 
     /// A fresh collector given the same requests reports the same, whichever folds ran in the

@@ -1,0 +1,40 @@
+// One visited expression as the evaluator records it, for traces, test reports and coverage.
+
+/// An expression's outcome, recorded compactly. A struct (not a tuple) so that an array of them
+/// is destroyed by the type's own specialised code: coverage frees thousands per fold, and a
+/// tuple's destruction went through the runtime's generic `tuple_destroy`.
+struct Visit: Sendable {
+    /// The node's id.
+    let node: Int32
+    /// ≥ 0: the node evaluated to the first `prefix` UTF-8 bytes of `raw`'s string, a step of a
+    /// `+` chain recorded without building its intermediate strings (`a + '/' + b` records
+    /// `a + '/'` as a prefix of the whole). −1: `raw` itself.
+    let prefix: Int32
+    var raw: TracedRaw
+
+    init(_ node: Int32, _ raw: TracedRaw) {
+        self.node = node
+        prefix = -1
+        self.raw = raw
+    }
+
+    init(_ node: Int32, prefix: Int32, of raw: TracedRaw) {
+        self.node = node
+        self.prefix = prefix
+        self.raw = raw
+    }
+
+    /// The outcome as a value of its own (a prefix is copied out).
+    var traced: TracedRaw {
+        guard prefix >= 0, case .value(.string(let whole)) = raw else { return raw }
+        return .value(.string(Visit.prefix(whole, Int(prefix))))
+    }
+
+    /// The first `length` UTF-8 bytes of `s` (a `+` chain's prefixes end between its operands,
+    /// so on scalar boundaries).
+    static func prefix(_ s: String, _ length: Int) -> String {
+        if length == s.utf8.count { return s }
+        var s = s
+        return s.withUTF8 { String(decoding: UnsafeBufferPointer(rebasing: $0[..<length]), as: UTF8.self) }
+    }
+}

@@ -24,14 +24,9 @@ public struct BusyPoll: Sendable {
     /// The first window after a short sleep.
     static let start: UInt64 = 10_000
 
-    /// The ceiling every HTTP/2 listener of this process starts with, in microseconds
-    /// (`hearth start --http2-busy-poll-us`, set before the listeners start). 0 turns it off.
-    public static var defaultCeilingMicroseconds: Int {
-        get { defaultLock.withLock { defaultCeiling } }
-        set { defaultLock.withLock { defaultCeiling = max(0, newValue) } }
-    }
-    private static let defaultLock = NSLock()
-    nonisolated(unsafe) private static var defaultCeiling = 200
+    /// The ceiling an HTTP/2 listener polls with unless its configuration says otherwise
+    /// (`HTTPServer.Configuration.http2BusyPollMicroseconds`, `hearth start --http2-busy-poll-us`).
+    public static let defaultCeilingMicroseconds = 200
     /// The most `--http2-busy-poll-us` accepts: a window past a millisecond would poll through
     /// pauses that are not a client's round trip.
     public static let maximumCeilingMicroseconds = 1000

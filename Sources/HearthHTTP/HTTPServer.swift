@@ -50,6 +50,8 @@ public final class HTTPServer: @unchecked Sendable {
         /// Serve `Response.Body.push` bodies (server-sent events): the connection is parked between
         /// events (libmicrohttpd's suspend/resume), holding no thread.
         public var allowsPush = false
+        /// How long each HTTP/2 loop may poll for a client's next frame before it sleeps (`BusyPoll`; 0: never).
+        public var http2BusyPollMicroseconds = BusyPoll.defaultCeilingMicroseconds
         /// PEM certificate and key: serve HTTPS.
         public var tlsCertificatePEM: String?
         public var tlsKeyPEM: String?
@@ -184,7 +186,11 @@ public final class HTTPServer: @unchecked Sendable {
         boundPort = HTTPServer.boundPort(of: listenFD)
         let acceptor: ConnectionAcceptor
         do {
-            if let http2Handler { http2 = try HTTP2Engine(name: name, handler: http2Handler) }
+            if let http2Handler {
+                var limits = HTTP2Engine.Limits()
+                limits.busyPollMicroseconds = configuration.http2BusyPollMicroseconds
+                http2 = try HTTP2Engine(name: name, handler: http2Handler, limits: limits)
+            }
             acceptor = try ConnectionAcceptor(
                 listenFD: listenFD, name: name, sniffTimeout: configuration.sniffTimeout,
                 admit: { [unowned self] sniffing in openConnections + sniffing < configuration.connectionLimit },

@@ -53,8 +53,6 @@ enum StartCommand {
             return 2
         }
 
-        // Before any listener starts: every HTTP/2 loop takes it when it is made.
-        BusyPoll.defaultCeilingMicroseconds = options.http2BusyPollMicroseconds
         let registry = ListenerRegistry()
         var servers: [(HTTPServer, ServiceUnit?)] = []
         let hubRouter = Hub.makeRouter(context: context, units: units, listeners: { registry.all })
@@ -72,11 +70,13 @@ enum StartCommand {
             servers.append((hub, nil))
             registry.add("hub", options.advertisedHost, hub.port)
             for unit in units {
+                var configuration = HTTPServer.Configuration(host: options.host, port: unit.port, threads: options.threads,
+                                                             connectionMemoryLimit: connectionMemory(unit.name),
+                                                             tlsCertificatePEM: unit.tlsCertificatePEM, tlsKeyPEM: unit.tlsKeyPEM)
+                configuration.http2BusyPollMicroseconds = options.http2BusyPollMicroseconds
                 let server = HTTPServer(
                     name: unit.name,
-                    configuration: .init(host: options.host, port: unit.port, threads: options.threads,
-                                         connectionMemoryLimit: connectionMemory(unit.name),
-                                         tlsCertificatePEM: unit.tlsCertificatePEM, tlsKeyPEM: unit.tlsKeyPEM),
+                    configuration: configuration,
                     service: RecordingService(unit.name, unit.http, log: requestLog, clock: clock), logger: logger, ids: requestIDs, clock: clock,
                     http2: unit.grpc.map { GRPCServer(name: unit.name, services: $0.map { RecordingGRPCService(unit.name, $0, log: requestLog, clock: clock) },
                                                       logger: logger, ids: requestIDs) })

@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthHTTP
+import S3Emulator
 
 /// Every setting of `hearth start`, from defaults, `firebase.json`, `--config FILE` and flags (later wins).
 struct StartOptions: Sendable {
@@ -37,8 +38,8 @@ struct StartOptions: Sendable {
     var s3KmsKeys: [S3KMSKeyOption] = []
     /// Origins buckets without a CORS configuration allow (empty: none, as S3).
     var s3CorsOrigins: [String] = []
-    /// `--s3-restore-time`: instant, aws, or seconds (validated by `RestoreTiming(flag:)` in wiring's type).
-    var s3RestoreTime = "instant"
+    /// `--s3-restore-time`: how long RestoreObject takes.
+    var s3RestoreTiming = RestoreTiming.instant
     var tlsCert: String?
     var tlsKey: String?
     var tokenSigning = "none"
@@ -292,10 +293,10 @@ struct StartOptions: Sendable {
             }
             s3CorsOrigins = origins
         case "--s3-restore-time":
-            guard v == "instant" || v == "aws" || (Int64(v).map { (0...2_592_000).contains($0) } ?? false) else {
+            guard let timing = RestoreTiming(flag: v) else {
                 throw UsageError(description: "--s3-restore-time must be instant, aws or a number of seconds 0-2592000, got '\(v)'")
             }
-            s3RestoreTime = v
+            s3RestoreTiming = timing
         case "--tls-cert": tlsCert = v
         case "--tls-key": tlsKey = v
         case "--token-signing":

@@ -40,7 +40,7 @@ enum Wiring {
                 // Recreated after `DELETE /emulator/v1/s3` too, so presigned uploads keep working.
                 defaultBuckets: [o.uploadsBucket], corsOrigins: o.s3CorsOrigins, allowSSECOverHTTP: o.s3AllowSSECOverHTTP,
                 kmsKeys: o.s3KmsKeys.map { S3Configuration.KMSKey(keyID: $0.keyID, alias: $0.alias, accessKey: $0.accessKey) },
-                restoreTiming: RestoreTiming(flag: o.s3RestoreTime) ?? .instant))
+                restoreTiming: o.s3RestoreTiming))
 
         let uploads = try UploadsService(
             clock: c.clock, ids: c.ids, logger: c.logger,

@@ -146,11 +146,15 @@ final class EventLoop: @unchecked Sendable {
         // A timer already due: nothing to wait for, and no pause to learn from.
         if timeout == 0 { return hearth_epoll_wait(epollFD, &events, Int32(events.count), 0) }
         let idle = DispatchTime.now().uptimeNanoseconds
-        let window = busyPoll.window
+        let window = busyPoll.beginPause()
         if window > 0 {
             while true {
                 let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), 0)
-                if n != 0 { return n }
+                if n != 0 {
+                    busyPoll.endPause(after: DispatchTime.now().uptimeNanoseconds &- idle,
+                                      bySocket: endedBySocket(events, n), whilePolling: true)
+                    return n
+                }
                 if DispatchTime.now().uptimeNanoseconds &- idle >= window { break }
                 // Whatever else is runnable on this CPU goes first: the polling takes only time
                 // nobody else wanted.
@@ -158,12 +162,17 @@ final class EventLoop: @unchecked Sendable {
             }
         }
         let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
-        // Ended by the eventfd alone: the loop was waiting for this process's own threads (a
-        // write's group commit, a handler on a worker), which polling would take CPU from.
-        var bySocket = false
-        for i in 0..<Int(max(n, 0)) where events[i].fd != wakeFD { bySocket = true }
-        busyPoll.slept(pause: DispatchTime.now().uptimeNanoseconds &- idle, bySocket: bySocket)
+        busyPoll.endPause(after: DispatchTime.now().uptimeNanoseconds &- idle,
+                          bySocket: endedBySocket(events, n), whilePolling: false)
         return n
+    }
+
+    /// Whether a socket was among the `n` events, not only the eventfd: a pause ended by the
+    /// eventfd alone was a wait for this process's own threads (a write's group commit, a handler
+    /// on a worker), not for a client.
+    private func endedBySocket(_ events: [hearth_event], _ n: Int32) -> Bool {
+        for i in 0..<Int(max(n, 0)) where events[i].fd != wakeFD { return true }
+        return false
     }
 
     private func run() {

@@ -49,6 +49,84 @@ import Testing
         #expect(BusyPoll(ceilingMicroseconds: 1_000_000).ceiling == UInt64(BusyPoll.maximumCeilingMicroseconds) * 1000)
     }
 
+    /// One client round trip as the loop sees it: `pollingTakes` ns when the loop polls for it
+    /// (ended while polling if within the window), `sleepingTakes` ns when it sleeps.
+    static func roundTrip(_ p: inout BusyPoll, pollingTakes: UInt64, sleepingTakes: UInt64) {
+        let window = p.beginPause()
+        if window > 0 && pollingTakes <= window {
+            p.endPause(after: pollingTakes, bySocket: true, whilePolling: true)
+        } else {
+            p.endPause(after: window > 0 ? pollingTakes : sleepingTakes, bySocket: true, whilePolling: false)
+        }
+    }
+
+    /// Where polling shortens the round trip (an idle vCPU slow to wake), the trial keeps it.
+    @Test func aTrialKeepsPollingWhereItShortensTheRoundTrip() {
+        var p = BusyPoll(ceilingMicroseconds: 200)
+        for _ in 0..<(2 * BusyPoll.trialLength + 2) {
+            Self.roundTrip(&p, pollingTakes: 5_000, sleepingTakes: 150_000)
+        }
+        #expect(p.polling)
+        #expect(p.beginPause() > 0)
+    }
+
+    /// Where sleeping is faster (idle vCPUs wake cheaply, and a polling CPU keeps the client's
+    /// wake-up off it), the loop stops polling until the next trial, which starts with the
+    /// sleeping half; the window is neither grown nor shrunk meanwhile.
+    @Test func aTrialStopsPollingWhereSleepingIsFasterUntilTheNextTrial() {
+        var p = BusyPoll(ceilingMicroseconds: 200)
+        // Open the window, then run a trial: polling 68 µs, sleeping 45 µs.
+        for _ in 0..<3 { p.slept(pause: 1_000) }
+        for _ in 0..<(2 * BusyPoll.trialLength) {
+            Self.roundTrip(&p, pollingTakes: 68_000, sleepingTakes: 45_000)
+        }
+        #expect(!p.polling)
+        let window = p.window
+        #expect(window > 0)
+        #expect(p.beginPause() == 0)
+        p.endPause(after: 900_000, bySocket: true, whilePolling: false)
+        #expect(p.window == window)
+        // Kept for keepLength round trips (one done above), then the next trial starts sleeping.
+        for _ in 0..<(BusyPoll.keepLength - 1) {
+            Self.roundTrip(&p, pollingTakes: 68_000, sleepingTakes: 45_000)
+        }
+        #expect(!p.polling)
+        // Now polling is the faster: after the trial's two halves the loop polls again.
+        for _ in 0..<(2 * BusyPoll.trialLength) {
+            Self.roundTrip(&p, pollingTakes: 5_000, sleepingTakes: 150_000)
+        }
+        #expect(p.polling)
+    }
+
+    /// A trial counts only round trips polling could have taken: not pauses with the window shut,
+    /// not waits for the process's own threads (the eventfd), not idleness past a millisecond.
+    @Test func aTrialCountsOnlyRoundTrips() {
+        var p = BusyPoll(ceilingMicroseconds: 200)
+        for _ in 0..<3 { p.slept(pause: 1_000) }
+        // The polling half, measured at 5 µs, then pauses that must not count.
+        for _ in 0..<BusyPoll.trialLength {
+            Self.roundTrip(&p, pollingTakes: 5_000, sleepingTakes: 5_000)
+        }
+        #expect(!p.polling)
+        for _ in 0..<100 {
+            _ = p.beginPause()
+            p.endPause(after: 1_000, bySocket: false, whilePolling: false)
+            _ = p.beginPause()
+            p.endPause(after: 2_000_000, bySocket: true, whilePolling: false)
+        }
+        #expect(!p.polling)
+        // 32 sleeping round trips of 100 µs finish the trial: polling (5 µs) wins.
+        for _ in 0..<BusyPoll.trialLength {
+            _ = p.beginPause()
+            p.endPause(after: 100_000, bySocket: true, whilePolling: false)
+        }
+        #expect(p.polling)
+        // With polling off the ceiling at 0, nothing is ever measured or polled.
+        var off = BusyPoll(ceilingMicroseconds: 0)
+        for _ in 0..<200 { Self.roundTrip(&off, pollingTakes: 1_000, sleepingTakes: 1_000) }
+        #expect(off.beginPause() == 0)
+    }
+
     /// CPU seconds the calling thread has run.
     static func threadCPU() -> Double {
         var t = timespec()

@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import Testing
 @testable import S3Emulator
@@ -58,6 +59,26 @@ import Testing
         config.years = nil
         config.days = 3
         #expect(config.defaultRetention(now: Self.now)?.until == Instant(unixSeconds: Self.now.unixSeconds + 3 * 86_400))
+    }
+
+    /// `Fuzz/regressions/xml/` holds these documents (the `xml` target computes their dates): each
+    /// must still parse, or it would no longer reach the code that overflowed.
+    @Test func theFuzzRegressionDocumentsStillParse() throws {
+        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz/regressions/xml")
+        func body(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: dir.appendingPathComponent(name))) }
+        guard case .success(let restore) = RestoreRequest.parse(try body("restore-days-past-year-9999")) else {
+            Issue.record("restore document refused"); return
+        }
+        #expect(restore.days == 200_000_000)
+        guard case .success(let lifecycle) = LifecycleConfiguration.parse(try body("lifecycle-days-past-year-9999"), newID: { "id" }) else {
+            Issue.record("lifecycle document refused"); return
+        }
+        #expect(lifecycle.rules.first?.expiration?.days == Int64(Int32.max))
+        guard case .success(let lock) = ObjectLock.Configuration.parse(try body("object-lock-years-overflow")) else {
+            Issue.record("object lock document refused"); return
+        }
+        #expect(lock.years == 1_000_000_000_000)
     }
 
     @Test func policyEpochSecondsFarFromNowKeepTheirOrder() {

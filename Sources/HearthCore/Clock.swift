@@ -48,15 +48,30 @@ public final class Clock: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Moves the clock by `seconds` (negative goes back), frozen or not.
-    public func advance(seconds: Double) {
-        let delta = Int64((seconds * 1_000_000).rounded())
+    /// Moves the clock by `seconds` (negative goes back), frozen or not. Refused — false, the
+    /// clock unchanged — when `seconds` is not finite or the clock would leave
+    /// `Instant.earliest...Instant.latest` (years 1 to 9999): the amount comes from a client (the
+    /// hub's endpoint), and past that range the conversion to microseconds traps and no date of
+    /// any service's wire format could be written.
+    @discardableResult
+    public func advance(seconds: Double) -> Bool {
         lock.lock()
+        defer { lock.unlock() }
+        let now: Int64
+        switch _mode {
+        case .system(let offset): now = systemNow().unixMicros + offset
+        case .frozen(let at): now = at.unixMicros
+        }
+        // Roughly first (no conversion of a huge or infinite double can trap), then exactly.
+        let micros = (seconds * 1_000_000).rounded()
+        guard micros.isFinite, micros.magnitude < 1e18 else { return false }
+        let delta = Int64(micros)
+        guard (Instant.earliest.unixMicros...Instant.latest.unixMicros).contains(now + delta) else { return false }
         switch _mode {
         case .system(let offset): _mode = .system(offsetMicros: offset + delta)
         case .frozen(let at): _mode = .frozen(Instant(unixMicros: at.unixMicros + delta))
         }
-        lock.unlock()
+        return true
     }
 
     /// Follows the system clock again, with no offset.

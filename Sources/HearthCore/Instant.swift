@@ -14,6 +14,18 @@ public struct Instant: Sendable, Hashable, Comparable, Codable, CustomStringConv
     /// An instant from whole seconds since the Unix epoch.
     public init(unixSeconds: Int64) { self.unixMicros = unixSeconds * 1_000_000 }
 
+    /// The first and the last instant RFC 3339 and HTTP dates can write (0001-01-01T00:00:00Z,
+    /// 9999-12-31T23:59:59.999999Z).
+    public static let earliest = Instant(unixMicros: -62_135_596_800_000_000)
+    public static let latest = Instant(unixMicros: 253_402_300_799_999_999)
+
+    /// An instant from whole seconds, held within `earliest...latest`: for times a client's numbers
+    /// decide (a restore's days, a lifecycle rule's days, a SigV2 `Expires`), which may lie past any
+    /// date that can be written and past what `init(unixSeconds:)` can hold without trapping.
+    public init(clampingUnixSeconds seconds: Int64) {
+        self.init(unixSeconds: min(max(seconds, Self.earliest.unixSeconds), Self.latest.unixSeconds))
+    }
+
     /// An instant from a `Date`, rounded to the microsecond.
     public init(_ date: Date) { self.unixMicros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
 

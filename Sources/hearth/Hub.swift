@@ -70,9 +70,16 @@ enum Hub {
                 guard let t = Instant(rfc3339: frozen) else {
                     return .json(errorBody(400, "INVALID_ARGUMENT", "frozenAt must be an RFC 3339 instant, got '\(frozen)'"), status: 400)
                 }
+                // Year 0000, or 9999-12-31 with a negative offset, parses to a time no date can write.
+                guard t >= .earliest, t <= .latest else {
+                    return .json(errorBody(400, "INVALID_ARGUMENT", "frozenAt must be between years 1 and 9999, got '\(frozen)'"), status: 400)
+                }
                 clock.freeze(at: t)
             } else if let advance = body["advanceSeconds"]?.doubleValue {
-                clock.advance(seconds: advance)
+                guard clock.advance(seconds: advance) else {
+                    return .json(errorBody(400, "INVALID_ARGUMENT",
+                                           "advanceSeconds must keep the clock between years 1 and 9999, got \(advance)"), status: 400)
+                }
             } else if let mode = body["mode"]?.stringValue {
                 switch mode {
                 case "system": clock.useSystemTime()

@@ -53,6 +53,32 @@ import HearthCore
         #expect(clock.now() == base)
     }
 
+    /// The amount comes from a client (the hub's endpoint): one that leaves years 1–9999 or is no
+    /// number is refused and changes nothing (1e300 trapped converting to microseconds before).
+    @Test func anAdvancePastTheDatesItCanWriteIsRefused() {
+        let base = Instant(unixSeconds: 1_000_000)
+        let clock = Clock(systemNow: { base })
+        for seconds in [1e300, -1e300, .infinity, -.infinity, .nan, 1e13, -1e12, Double(Instant.latest.unixSeconds)] {
+            #expect(!clock.advance(seconds: seconds), "advanced by \(seconds)")
+            #expect(clock.now() == base)
+        }
+        clock.freeze(at: Instant(unixSeconds: Instant.latest.unixSeconds - 10))
+        #expect(!clock.advance(seconds: 11))
+        #expect(clock.advance(seconds: 10))
+        #expect(clock.now().rfc3339() == "9999-12-31T23:59:59.000000Z")
+        clock.freeze(at: Instant.earliest)
+        #expect(!clock.advance(seconds: -0.000001))
+        #expect(clock.advance(seconds: 0))
+    }
+
+    @Test func clampingSecondsStayWithinTheWritableDates() {
+        #expect(Instant(clampingUnixSeconds: .max).rfc3339(fractionDigits: 0) == "9999-12-31T23:59:59Z")
+        #expect(Instant(clampingUnixSeconds: .min).rfc3339(fractionDigits: 0) == "0001-01-01T00:00:00Z")
+        #expect(Instant(clampingUnixSeconds: 1_700_000_000) == Instant(unixSeconds: 1_700_000_000))
+        #expect(Instant.latest.rfc3339() == "9999-12-31T23:59:59.999999Z")
+        #expect(Instant.earliest.rfc3339() == "0001-01-01T00:00:00.000000Z")
+    }
+
     @Test func startsFrozenWhenAsked() {
         let clock = Clock(frozenAt: Instant(unixSeconds: 42))
         #expect(clock.now() == Instant(unixSeconds: 42))

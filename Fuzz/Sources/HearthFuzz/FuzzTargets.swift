@@ -87,8 +87,32 @@ enum FuzzTargets {
         } catch {}
     }
 
+    /// S3's XML parser, then the documents whose numbers become dates — a restore's days, a
+    /// lifecycle rule's days, an Object Lock default retention — and those dates computed and
+    /// written as the answers write them, from two clock readings (now, and the last second of year
+    /// 9999 a frozen clock may show). Each overflowed on some number a client could send.
     static func xml(_ bytes: UnsafeRawBufferPointer) {
-        _ = try? S3XMLParser.parse(Array(bytes))
+        let body = Array(bytes)
+        _ = try? S3XMLParser.parse(body)
+        for now in [Instant(unixSeconds: 1_796_000_000), Instant(unixSeconds: Instant.latest.unixSeconds)] {
+            if case .success(let restore) = RestoreRequest.parse(body), let days = restore.days {
+                var extra = ObjectExtra()
+                extra.restoreExpiry = S3Service.restoreExpiry(completed: now.unixSeconds + 48 * 3_600, days: days)
+                _ = S3Service.restoreHeader(extra, now: now)
+                var x = XMLWriter()
+                S3Service.writeRestoreStatus(&x, extra, now: now)
+            }
+            if case .success(let lifecycle) = LifecycleConfiguration.parse(body, newID: { "id" }) {
+                for rule in lifecycle.rules {
+                    let days = [rule.expiration?.days, rule.noncurrentExpiration?.noncurrentDays, rule.abortDaysAfterInitiation]
+                        + rule.transitions.map(\.days) + rule.noncurrentTransitions.map(\.noncurrentDays)
+                    for case let d? in days { _ = LifecycleRunner.due(now, days: d).httpDate }
+                }
+            }
+            if case .success(let lock) = ObjectLock.Configuration.parse(body), let retention = lock.defaultRetention(now: now) {
+                _ = ObjectLock.format(retention.until)
+            }
+        }
     }
 
     static func json(_ bytes: UnsafeRawBufferPointer) {

@@ -28,12 +28,14 @@ struct LifecycleRunner {
         var isEmpty: Bool { self == Outcome() }
     }
 
-    /// The moment an action of `days` days is due for something that started at `start`.
+    /// The moment an action of `days` days is due for something that started at `start`; at most
+    /// the end of year 9999 (a rule's days are any 32-bit number, up to ~5.9 million years, and
+    /// the due date is written as an HTTP date in `x-amz-expiration`).
     static func due(_ start: Instant, days: Int64) -> Instant {
         let day: Int64 = 86_400
         let seconds = start.unixSeconds + days * day
         let midnight = (seconds + day - 1) / day * day
-        return Instant(unixSeconds: midnight)
+        return Instant(clampingUnixSeconds: midnight)
     }
 
     /// Applies every enabled rule of every bucket that has a lifecycle configuration.

@@ -55,7 +55,10 @@ enum ObjectLock {
         /// The retention a new version gets from the default, from `now`.
         func defaultRetention(now: Instant) -> (mode: String, until: Instant)? {
             guard let mode = defaultMode else { return nil }
-            let seconds = Int64(days ?? 0) * 86_400 + Int64(years ?? 0) * 365 * 86_400
+            // Either days or years is set, to any positive number the request gave: a period that
+            // overflows or ends past year 9999 ends with the last instant a date can write.
+            let (seconds, overflow) = Int64(days ?? years ?? 0).multipliedReportingOverflow(by: years != nil ? 365 * 86_400 : 86_400)
+            guard !overflow, seconds <= Instant.latest.unixSeconds - now.unixSeconds else { return (mode, Instant.latest) }
             return (mode, Instant(unixMicros: now.unixMicros + seconds * 1_000_000))
         }
     }

@@ -20,8 +20,9 @@ struct RestoreRequest: Sendable, Equatable {
             guard elements.contains(child.name) else { return .failure(.malformedXML) }
         }
         if let text = root.childText("Days") {
-            guard let days = Int(text), days >= 1 else { return .failure(.malformedXML) }
-            r.days = days
+            // An xsd:int in S3's schema: a number past 32 bits does not validate.
+            guard let days = Int32(text), days >= 1 else { return .failure(.malformedXML) }
+            r.days = Int(days)
         }
         if let job = root.child("GlacierJobParameters") {
             guard let tier = job.childText("Tier"), tiers.contains(tier) else { return .failure(.malformedXML) }

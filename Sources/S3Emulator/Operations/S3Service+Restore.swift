@@ -29,7 +29,8 @@ extension S3Service {
     /// When the object's restored copy expires, if it has one readable and unexpired at `now`.
     static func restoredUntil(_ extra: ObjectExtra, now: Instant) -> Instant? {
         guard !restoreInProgress(extra, now: now), let expiry = extra.restoreExpiry, expiry > now.unixSeconds else { return nil }
-        return Instant(unixSeconds: expiry)
+        // Clamped: an expiry stored before `restoreExpiry` capped it may lie past year 9999.
+        return Instant(clampingUnixSeconds: expiry)
     }
 
     /// Whether a restore was accepted and has not completed by `now`.
@@ -72,10 +73,12 @@ extension S3Service {
     }
 
     /// When a copy restored at `completed` (unix seconds) for `days` expires: S3 adds the days to
-    /// the time the restore completed and rounds up to the next midnight UTC.
+    /// the time the restore completed and rounds up to the next midnight UTC. At most the last
+    /// second of year 9999, the last an HTTP date (`x-amz-restore`'s expiry-date) can write: `Days`
+    /// may be any positive 32-bit number, ~5.9 million years.
     static func restoreExpiry(completed: Int64, days: Int) -> Int64 {
         let end = completed + Int64(days) * 86_400
-        return (end / 86_400 + 1) * 86_400
+        return min((end / 86_400 + 1) * 86_400, Instant.latest.unixSeconds)
     }
 
     /// RestoreObject (`POST /bucket/key?restore`).

@@ -172,7 +172,13 @@ struct PolicyCondition: Sendable, Equatable {
 
     /// ISO 8601 (a date, or a date and time) or epoch seconds, as microseconds.
     static func date(_ text: String) -> Int64? {
-        if let seconds = Double(text) { return Int64(seconds * 1_000_000) }
+        if let seconds = Double(text) {
+            // Held within the dates Instant writes: a policy may say 1e300 (or nan), and converting
+            // such a double to an integer traps.
+            guard !seconds.isNaN else { return nil }
+            let bounded = min(max(seconds, Double(Instant.earliest.unixSeconds)), Double(Instant.latest.unixSeconds))
+            return Int64(bounded * 1_000_000)
+        }
         if let instant = Instant(rfc3339: text) { return instant.unixMicros }
         if text.count == 10, let instant = Instant(rfc3339: text + "T00:00:00Z") { return instant.unixMicros }
         return nil

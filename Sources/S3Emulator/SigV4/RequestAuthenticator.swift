@@ -213,7 +213,8 @@ struct RequestAuthenticator: Sendable {
             guard let secret = credentials.secret(for: authorization.accessKey) else {
                 throw .invalidAccessKeyId(accessKey: authorization.accessKey)
             }
-            let expiresAt = Instant(unixSeconds: seconds)
+            // Clamped: any 64-bit number is a valid Expires, far past what microseconds can hold.
+            let expiresAt = Instant(clampingUnixSeconds: seconds)
             if now.unixMicros > expiresAt.unixMicros { throw .sigV2Expired(expiresAt: expiresAt, serverTime: now) }
             return try checkSigV2(authorization, secret: secret, parts: parts, query: query, bucket: bucket, virtualHosted: virtualHosted)
         }

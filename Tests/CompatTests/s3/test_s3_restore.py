@@ -67,6 +67,7 @@ def test_restore_of_a_missing_key(s3, bucket):
     b"<Restore><Days>1</Days></Restore>",  # wrong root
     b"<RestoreRequest><Days>one</Days></RestoreRequest>",
     b"<RestoreRequest><Days>0</Days></RestoreRequest>",
+    b"<RestoreRequest><Days>2147483648</Days></RestoreRequest>",  # Days is an xsd:int
     b"<RestoreRequest><Days>1</Days><GlacierJobParameters><Tier>Fast</Tier></GlacierJobParameters></RestoreRequest>",
     b"<RestoreRequest><Days>1</Days><Colour>blue</Colour></RestoreRequest>",
 ])
@@ -119,6 +120,26 @@ def test_archived_object_is_read_only_after_a_restore(s3, bucket, clock, storage
         s3.get_object(Bucket=bucket, Key="cold")
     assert error(e)[0] == "InvalidObjectState"
     assert s3.restore_object(Bucket=bucket, Key="cold", RestoreRequest={"Days": 1})["ResponseMetadata"]["HTTPStatusCode"] == 202
+
+
+@pytest.mark.parametrize("days", [200_000_000, 2_147_483_647])
+def test_restore_for_millions_of_years_lasts_until_year_9999(s3, bucket, days):
+    """Any positive 32-bit Days is a valid restore; its expiry, millions of years out, is written
+    as the last second an HTTP date can hold. Such a restore used to overflow at the next HEAD and
+    take the process down, every time the object was read afterwards."""
+    s3.put_object(Bucket=bucket, Key="cold", Body=b"archived bytes", StorageClass="GLACIER")
+    r = s3.restore_object(Bucket=bucket, Key="cold", RestoreRequest={"Days": days})
+    assert r["ResponseMetadata"]["HTTPStatusCode"] == 202
+    restored = 'ongoing-request="false", expiry-date="Fri, 31 Dec 9999 23:59:59 GMT"'
+    assert s3.head_object(Bucket=bucket, Key="cold")["Restore"] == restored
+    got = s3.get_object(Bucket=bucket, Key="cold")
+    assert got["Body"].read() == b"archived bytes" and got["Restore"] == restored
+    status = restore_statuses(s3.list_objects_v2(Bucket=bucket, OptionalObjectAttributes=["RestoreStatus"]))["cold"]
+    assert status == {"IsRestoreInProgress": False,
+                      "RestoreExpiryDate": datetime.datetime(9999, 12, 31, 23, 59, 59, tzinfo=datetime.timezone.utc)}
+    # Asked again, the restored copy's expiry is set anew: still the same last second.
+    assert s3.restore_object(Bucket=bucket, Key="cold", RestoreRequest={"Days": days})["ResponseMetadata"]["HTTPStatusCode"] == 200
+    assert s3.head_object(Bucket=bucket, Key="cold")["Restore"] == restored
 
 
 def test_restore_of_an_archived_object_needs_days(s3, bucket):

@@ -86,3 +86,21 @@ def test_sigv2_is_validated_when_allowed(sigv2_hearth):
     other = boto3.client("s3", endpoint_url=url, aws_access_key_id="test", aws_secret_access_key="nope", region_name="us-east-1")
     forged = other.generate_presigned_url("get_object", Params={"Bucket": "legacy", "Key": "a.jpg"})
     assert requests.get(forged).status_code == 403
+
+
+def test_sigv2_expires_of_any_64_bit_number_is_judged(sigv2_hearth):
+    """`Expires` is epoch seconds, any integer: 10**14 (3 million years out) is a valid URL, and one
+    far in the past has expired. Each used to overflow converting to microseconds and take the
+    process down before the signature was even checked."""
+    url = sigv2_hearth["services"]["s3"]["url"]
+    s3 = boto3.client("s3", endpoint_url=url, aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
+    s3.create_bucket(Bucket="far")
+    s3.put_object(Bucket="far", Key="k", Body=b"far bytes")
+    later = s3.generate_presigned_url("get_object", Params={"Bucket": "far", "Key": "k"}, ExpiresIn=10**14)
+    r = requests.get(later)
+    assert r.status_code == 200 and r.content == b"far bytes", r.text
+    earlier = s3.generate_presigned_url("get_object", Params={"Bucket": "far", "Key": "k"}, ExpiresIn=-10**14)
+    assert "Expires=-" in earlier
+    r = requests.get(earlier)
+    assert r.status_code == 403 and "<Code>AccessDenied</Code>" in r.text and "Request has expired" in r.text, r.text
+    assert requests.get(s3.generate_presigned_url("get_object", Params={"Bucket": "far", "Key": "k"})).content == b"far bytes"

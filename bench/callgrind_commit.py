@@ -40,7 +40,8 @@ def commits(port, user, n, clients, tag):
     errors = []
 
     def run(k, count):
-        c = Client(port)
+        # Under callgrind on a loaded machine (other builds at nice 10) one answer can take over 30 s.
+        c = Client(port, timeout=600)
         try:
             for i in range(count):
                 body = {"writes": [firebase.create_write(user.uid, f"{tag}-{k}-{i}", firebase.file_fields(user.uid))]}

@@ -107,7 +107,31 @@ public final class Statement {
     /// scratch can be reused.
     public func bindScratch(_ value: [UInt8], at index: Int) throws {
         guard value.count <= Self.scratchValueLimit, !value.isEmpty else { return try bind(value, at: index) }
-        if scratchChunk < scratch.count, scratchUsed + value.count > scratch[scratchChunk].count {
+        let target = value.withUnsafeBytes { scratchCopy($0) }
+        // nil is SQLITE_STATIC: the scratch outlives the binding (`runBound` clears it).
+        try check(sqlite3_bind_blob64(handle, Int32(index), target, sqlite3_uint64(value.count), nil))
+    }
+
+    /// Binds text to parameter `index` (1-based) from a copy in the statement's scratch memory,
+    /// as `bindScratch(_:at:)` binds a blob: SQLite's own copy of a text value is a malloc and a
+    /// free too (a Firestore create bound eight of them on the single writer: the collection id,
+    /// each index row's field name). Same rules: only between `reset()` and `runBound()`.
+    public func bindScratch(_ value: String, at index: Int) throws {
+        var value = value
+        let target: UnsafeMutableRawPointer? = value.withUTF8 { p in
+            guard p.count <= Self.scratchValueLimit, p.count > 0 else { return nil }
+            return scratchCopy(UnsafeRawBufferPointer(p))
+        }
+        guard let target else { return try bind(value, at: index) }
+        let count = value.utf8.count
+        try check(target.withMemoryRebound(to: CChar.self, capacity: count) { c in
+            sqlite3_bind_text64(handle, Int32(index), c, sqlite3_uint64(count), nil, UInt8(SQLITE_UTF8))
+        })
+    }
+
+    /// Copies `bytes` (non-empty, at most `scratchValueLimit`) into the scratch memory; where they now are.
+    private func scratchCopy(_ bytes: UnsafeRawBufferPointer) -> UnsafeMutableRawPointer {
+        if scratchChunk < scratch.count, scratchUsed + bytes.count > scratch[scratchChunk].count {
             scratchChunk += 1
             scratchUsed = 0
         }
@@ -115,11 +139,10 @@ public final class Statement {
             scratch.append(.allocate(byteCount: Self.scratchChunkSize, alignment: 8))
         }
         let target = scratch[scratchChunk].baseAddress! + scratchUsed
-        value.withUnsafeBytes { target.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        scratchUsed += value.count
+        target.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        scratchUsed += bytes.count
         boundScratch = true
-        // nil is SQLITE_STATIC: the scratch outlives the binding (`runBound` clears it).
-        try check(sqlite3_bind_blob64(handle, Int32(index), target, sqlite3_uint64(value.count), nil))
+        return target
     }
 
     /// Runs the statement with what is bound, ignoring rows, and resets it.

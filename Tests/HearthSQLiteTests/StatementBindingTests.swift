@@ -23,20 +23,39 @@ import HearthSQLite
                 // Values of 0…1,000 bytes fill several 4 KiB scratch chunks; one is over the scratch limit.
                 let key: [UInt8] = [UInt8(round), UInt8(r)] + Array(repeating: UInt8(r), count: r * 120)
                 let value: [UInt8] = r == 7 ? Array(repeating: 0xAB, count: 5000) : Array(repeating: UInt8(round * 8 + r), count: 1000 - r)
-                let text = r == 3 ? "" : "é-\(round)-\(r)"
+                // Text too: empty, non-ASCII, one over the scratch limit; half of it bound through the scratch.
+                let text = r == 3 ? "" : r == 6 ? String(repeating: "ü", count: 700) : "é-\(round)-\(r)"
                 try insert.bindScratch(key, at: r * 4 + 1)
                 try insert.bindScratch(r == 5 ? [] : value, at: r * 4 + 2)
-                try insert.bind(text, at: r * 4 + 3)
+                if (round + r).isMultiple(of: 2) { try insert.bindScratch(text, at: r * 4 + 3) } else { try insert.bind(text, at: r * 4 + 3) }
                 try insert.bind(Int64(round * 100 + r), at: r * 4 + 4)
                 expected.append((key, r == 5 ? [] : value, text, Int64(round * 100 + r)))
             }
             try insert.runBound()
         }
-        let stored = try conn.rows("SELECT k, v, s, n, typeof(v) FROM t ORDER BY n") { ($0.blob(0), $0.blob(1), $0.text(2), $0.int64(3), $0.text(4)) }
+        let stored = try conn.rows("SELECT k, v, s, n, typeof(v), typeof(s) FROM t ORDER BY n") {
+            ($0.blob(0), $0.blob(1), $0.text(2), $0.int64(3), $0.text(4), $0.text(5))
+        }
         #expect(stored.count == expected.count)
         for (s, e) in zip(stored, expected) {
             #expect(s.0 == e.0 && s.1 == e.1 && s.2 == e.2 && s.3 == e.3)
             #expect(s.4 == "blob")  // an empty blob binds as a blob, not NULL
+            #expect(s.5 == "text")  // and empty text as text
+        }
+    }
+
+    @Test func aQueryFindsRowsByScratchBoundValues() throws {
+        let conn = try connection()
+        try conn.run("INSERT INTO t (k, v, s, n) VALUES (?, ?, ?, ?), (?, ?, ?, ?)",
+                     [[UInt8]([1, 2]), [UInt8]([7]), "naïve", Int64(1), [UInt8]([1, 3]), [UInt8]([8]), "plain", Int64(2)])
+        let select = try conn.prepare(PreparedSQL("SELECT n FROM t WHERE k = ? AND s = ?"))
+        for (key, text, expected) in [([UInt8]([1, 2]), "naïve", Int64(1)), ([1, 3], "plain", 2), ([1, 2], "plain", nil)] as [([UInt8], String, Int64?)] {
+            select.reset()
+            try select.bindScratch(key, at: 1)
+            try select.bindScratch(text, at: 2)
+            let found: Int64? = try select.step() ? select.int64(0) : nil
+            #expect(found == expected)
+            select.reset()
         }
     }
 

@@ -41,7 +41,7 @@ def missing_tools(extra=()):
 
 
 def control(pid, *args):
-    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True, timeout=120)
+    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True, timeout=900)  # a dump under load can take minutes
 
 
 def total_ir(out_dir):

@@ -15,7 +15,10 @@
  * the bench's ceiling), or with CHECKPOINTS "off" not at all: Hearth checkpoints on its own thread,
  * so "off" is the writer's side alone (keep COUNT small: the WAL keeps every frame).
  *
- * Usage: firestore_rows DB_PATH COUNT [BATCH] [FIELDS_BYTES] [inline|off]   (DB_PATH must not exist)
+ * Usage: firestore_rows DB_PATH COUNT [BATCH] [FIELDS_BYTES] [inline|off] [OMIT]   (DB_PATH must not exist)
+ * OMIT (what each part costs, by leaving it out): a comma-separated list of `select` (the document
+ * read), `update` (the last_commit UPDATE), `parent` and `group` (fs_documents' two secondary
+ * indexes, not created), `index` (the six fs_index rows); `-` or absent: nothing left out.
  * Prints one JSON line: commits, transactions, seconds, per_second.
  */
 #include <sqlite3.h>
@@ -53,6 +56,10 @@ int main(int argc, char **argv)
     long batch = argc > 3 ? atol(argv[3]) : 1;
     int fields_bytes = argc > 4 ? atoi(argv[4]) : 200;
     int checkpoints = !(argc > 5 && strcmp(argv[5], "off") == 0);
+    const char *omit = argc > 6 ? argv[6] : "-";
+    int no_select = strstr(omit, "select") != NULL, no_update = strstr(omit, "update") != NULL;
+    int no_parent = strstr(omit, "parent") != NULL, no_group = strstr(omit, "group") != NULL;
+    int no_index = strstr(omit, "index") != NULL;
     if (batch < 1) batch = 1;
     sqlite3 *db;
     check(sqlite3_open(argv[1], &db), db, "open");
@@ -63,13 +70,15 @@ int main(int argc, char **argv)
         "CREATE TABLE fs_documents (space INTEGER NOT NULL, key BLOB NOT NULL, parent BLOB NOT NULL,"
         "  collection_id TEXT NOT NULL, fields BLOB NOT NULL, create_time INTEGER NOT NULL,"
         "  update_time INTEGER NOT NULL, PRIMARY KEY (space, key)) WITHOUT ROWID;"
-        "CREATE INDEX fs_documents_parent ON fs_documents (space, parent, key);"
-        "CREATE INDEX fs_documents_group ON fs_documents (space, collection_id, key);"
         "CREATE TABLE fs_index (space INTEGER NOT NULL, scope BLOB NOT NULL, field TEXT NOT NULL,"
         "  kind INTEGER NOT NULL, value BLOB NOT NULL, doc_key BLOB NOT NULL,"
         "  PRIMARY KEY (space, scope, field, kind, value, doc_key)) WITHOUT ROWID;"
         "INSERT INTO fs_meta (key, value) VALUES ('next_space', 2), ('last_commit', 0);";
     check(sqlite3_exec(db, setup, NULL, NULL, NULL), db, "setup");
+    if (!no_parent)
+        check(sqlite3_exec(db, "CREATE INDEX fs_documents_parent ON fs_documents (space, parent, key)", NULL, NULL, NULL), db, "parent index");
+    if (!no_group)
+        check(sqlite3_exec(db, "CREATE INDEX fs_documents_group ON fs_documents (space, collection_id, key)", NULL, NULL, NULL), db, "group index");
     if (!checkpoints) check(sqlite3_exec(db, "PRAGMA wal_autocheckpoint=0", NULL, NULL, NULL), db, "checkpoints off");
     sqlite3_stmt *begin, *select, *update, *insert_doc, *insert_index, *commit;
     check(sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, NULL), db, "prepare begin");
@@ -117,14 +126,18 @@ int main(int argc, char **argv)
             memcpy(key, parent, parent_len);
             size_t key_len = segment(key, parent_len, id);
 
-            sqlite3_bind_int64(select, 1, 1);
-            sqlite3_bind_blob(select, 2, key, (int) key_len, SQLITE_STATIC);
-            check(sqlite3_step(select), db, "select");
-            sqlite3_reset(select);
+            if (!no_select) {
+                sqlite3_bind_int64(select, 1, 1);
+                sqlite3_bind_blob(select, 2, key, (int) key_len, SQLITE_STATIC);
+                check(sqlite3_step(select), db, "select");
+                sqlite3_reset(select);
+            }
 
-            sqlite3_bind_int64(update, 1, t);
-            check(sqlite3_step(update), db, "update");
-            sqlite3_reset(update);
+            if (!no_update) {
+                sqlite3_bind_int64(update, 1, t);
+                check(sqlite3_step(update), db, "update");
+                sqlite3_reset(update);
+            }
 
             sqlite3_bind_int64(insert_doc, 1, 1);
             sqlite3_bind_blob(insert_doc, 2, key, (int) key_len, SQLITE_STATIC);
@@ -151,7 +164,7 @@ int main(int argc, char **argv)
                 sqlite3_bind_blob(insert_index, p + 5, values[f], (int) value_lens[f], SQLITE_STATIC);
                 sqlite3_bind_blob(insert_index, p + 6, key, (int) key_len, SQLITE_STATIC);
             }
-            check(sqlite3_step(insert_index), db, "insert index rows");
+            if (!no_index) check(sqlite3_step(insert_index), db, "insert index rows");
             sqlite3_reset(insert_index);
         }
         check(sqlite3_step(commit), db, "commit");

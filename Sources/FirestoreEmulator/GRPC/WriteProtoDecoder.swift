@@ -142,6 +142,9 @@ struct WriteProtoDecoder {
         var r = message
         var name: String?
         var fields: [String: FirestoreValue] = [:]
+        // The count is not known before the entries are read: room for a typical document's fields
+        // (and a server timestamp added to them), where growing from empty rehashed them three times.
+        fields.reserveCapacity(8)
         try Self.fields(&r) { (number, wire, r) throws(Fallback) in
             guard wire == .lengthDelimited else { throw Fallback() }
             switch number {

@@ -84,17 +84,16 @@ struct FirestoreHTTPService: HTTPService {
     /// `request.pathSegments`, split and decoded byte by byte when the path is ASCII (every client
     /// percent-encodes), where the general version searches each segment for `%` through Foundation.
     static func pathSegments(_ request: Request) -> [String] {
-        let raw = request.rawPath
-        let utf8 = raw.utf8
-        // A non-ASCII byte could start a combining mark that joins a `/` into another Character,
-        // which the general version (splitting Characters) would not split at.
-        guard !utf8.contains(where: { $0 >= 0x80 }) else { return request.pathSegments }
         var segments: [String] = []
         segments.reserveCapacity(12)
         // Pieces are made from the bytes: slicing the String itself rounds each bound to a Character
         // boundary, which runs grapheme breaking at every `/`.
-        var copy = raw
-        copy.withUTF8 { bytes in
+        var copy = request.rawPath
+        let ascii: Bool = copy.withUTF8 { bytes in
+            // A non-ASCII byte could start a combining mark that joins a `/` into another Character,
+            // which the general version (splitting Characters) would not split at. Checked over the
+            // contiguous bytes (`ResourcePath.isASCII`).
+            guard ResourcePath.isASCII(bytes) else { return false }
             var start = 0
             var first = true
             for i in 0...bytes.count {
@@ -108,8 +107,9 @@ struct FirestoreHTTPService: HTTPService {
                 first = false
                 start = i + 1
             }
+            return true
         }
-        return segments
+        return ascii ? segments : request.pathSegments
     }
 
     /// A path or method no API route takes: Google's frontends answer a bare 404 (not an API

@@ -83,7 +83,9 @@ enum DocumentFields {
     /// Rejects names Firestore reserves (`__.*__`) anywhere in a written document.
     static func validateNames(_ fields: [String: FirestoreValue], prefix: [String] = []) throws(FirestoreError) {
         for (key, value) in fields {
-            if key.count >= 4, key.hasPrefix("__"), key.hasSuffix("__") {
+            // A first byte other than `_` cannot begin a "__" prefix: most names end there, before
+            // `count` walks the name's Characters (grapheme breaking).
+            if key.utf8.first == 0x5F, key.count >= 4, key.hasPrefix("__"), key.hasSuffix("__") {
                 // Firestore's wording: quoted inside maps, bare at the top level.
                 throw .invalidArgument(prefix.isEmpty ? "field name \(key) is reserved" : "field name '\(key)' is reserved.")
             }

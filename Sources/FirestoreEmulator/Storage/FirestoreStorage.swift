@@ -26,7 +26,9 @@ final class FirestoreStorage: @unchecked Sendable {
     // `spaces`, `lastCommit`, `groupBuilds`, `groupMarkers` and `lastPrune` are guarded by `lock`;
     // everything else is immutable.
     private let lock = NSLock()
-    private var spaces: [String: Int64] = [:]
+    /// Keyed by the database itself: its `spaceName` is a string built (and, past 15 bytes, allocated)
+    /// per call, and every commit and read looks its space up.
+    private var spaces: [DatabaseID: Int64] = [:]
     private var lastCommit: Int64?
     /// `space/collectionID` of collection-group index builds under way.
     private var groupBuilds = Set<String>()
@@ -159,33 +161,32 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Only the writer fills the cache (inside its transaction, so it always holds committed
     /// state); a reader's snapshot may predate a clear, so what a reader looks up is not cached.
     func space(of db: DatabaseID, _ conn: Connection) throws -> Int64? {
-        let name = db.spaceName
         lock.lock()
-        let cached = spaces[name]
+        let cached = spaces[db]
         lock.unlock()
         if let cached { return cached }
-        return try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [name])
+        return try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [db.spaceName])
     }
 
     /// The space of `db` as the last writer saw it committed, when cached (no read needed).
     func cachedSpace(of db: DatabaseID) -> Int64? {
         lock.lock()
         defer { lock.unlock() }
-        return spaces[db.spaceName]
+        return spaces[db]
     }
 
     /// The space of `db`, created when missing (inside a write transaction).
     func writableSpace(of db: DatabaseID, _ conn: Connection) throws -> Int64 {
-        // Runs in every commit on the single writer: the name is built and looked up once, and a
-        // cached space is not stored again.
-        let name = db.spaceName
+        // Runs in every commit on the single writer: a cached space is not stored again, and the
+        // name is built only when the space is not cached.
         lock.lock()
-        let cached = spaces[name]
+        let cached = spaces[db]
         lock.unlock()
         if let cached { return cached }
+        let name = db.spaceName
         if let s = try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [name]) {
             lock.lock()
-            spaces[name] = s
+            spaces[db] = s
             lock.unlock()
             return s
         }
@@ -207,7 +208,7 @@ final class FirestoreStorage: @unchecked Sendable {
         let garbage: Int64? = try database.write { conn in
             // Forget the cached space inside the write transaction: no writer can use it after this.
             lock.lock()
-            spaces[db.spaceName] = nil
+            spaces[db] = nil
             lock.unlock()
             guard let old = try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [db.spaceName]) else { return nil }
             try conn.run("DELETE FROM fs_spaces WHERE name = ?", [db.spaceName])
@@ -342,7 +343,7 @@ final class FirestoreStorage: @unchecked Sendable {
         let select = try conn.prepare(Self.selectDocument)
         select.reset()
         try select.bind(space, at: 1)
-        try select.bind(path.key, at: 2)
+        try select.bindScratch(path.key, at: 2)
         defer { select.reset() }
         return try select.step() ? try Self.document(from: select) : nil
     }
@@ -435,8 +436,8 @@ final class FirestoreStorage: @unchecked Sendable {
         try insert.bind(space, at: 1)
         try insert.bindScratch(key, at: 2)
         try insert.bindScratch(parentKey, at: 3)
-        try insert.bind(new.path.collectionID, at: 4)
-        try insert.bind(StoredValueCodec.encodeFields(new.fields), at: 5)
+        try insert.bindScratch(new.path.collectionID, at: 4)
+        try insert.bindScratch(StoredValueCodec.encodeFields(new.fields), at: 5)
         try insert.bind(new.createTime.unixMicros, at: 6)
         try insert.bind(new.updateTime.unixMicros, at: 7)
         try insert.runBound()
@@ -514,7 +515,7 @@ final class FirestoreStorage: @unchecked Sendable {
                 let p = r * 6
                 try insert.bind(space, at: p + 1)
                 try insert.bindScratch(scope, at: p + 2)
-                try insert.bind(e.field, at: p + 3)
+                try insert.bindScratch(e.field, at: p + 3)
                 try insert.bind(Int64(e.kind), at: p + 4)
                 try insert.bindScratch(e.value, at: p + 5)
                 try insert.bindScratch(key, at: p + 6)

@@ -112,4 +112,18 @@ struct ResourcePathTests {
         whole.string(db.name(of: path))
         #expect(pieces.bytes == whole.bytes)
     }
+
+    /// `splitSlashes` splits as splitting the name's Characters at "/" does, whether it takes the
+    /// byte path (ASCII) or not: a combining mark after a `/` joins it into another Character.
+    @Test(arguments: ["projects/p/databases/(default)/documents/users/u1/files/f1", "", "/", "a//b/", "caf\u{E9}/x",
+                      "a/\u{301}b/c", "x/\u{7F}/y", "\u{80}", String(repeating: "ab/", count: 200) + "\u{1F600}"])
+    func splitsAsCharactersDo(name: String) {
+        #expect(ResourcePath.splitSlashes(name) == name.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+    }
+
+    @Test func asciiIsEveryByteBelow0x80() {
+        for bytes in [[], [0x00, 0x7F, 0x2F], [0x80], [0x41, 0xC3, 0xA9], Array(repeating: 0x61, count: 999) + [0xFF]] as [[UInt8]] {
+            #expect(bytes.withUnsafeBufferPointer { ResourcePath.isASCII($0) } == bytes.allSatisfy { $0 < 0x80 })
+        }
+    }
 }

@@ -130,6 +130,42 @@ import Testing
         #expect(batches.flatMap { $0.map(TestListener.describe) } == ["DELETE gone [1]", "CHANGE x [1]", "CHANGE y [1]", "NO_CHANGE[]"])
     }
 
+    /// A commit's snapshot for the listeners of a whole collection is made once and shared by
+    /// them all (each stream gets its own target id), one per collection the commit wrote; a
+    /// stream with another target hit by the same commit gets both targets' changes in one
+    /// snapshot, as before.
+    @Test func wholeCollectionListenersShareOneSnapshotPerCollection() throws {
+        let h = try TestHarness()
+        h.put("c/gone", ["n": int(0)])
+        let a = TestListener(h), b = TestListener(h), d = TestListener(h), both = TestListener(h)
+        try a.addQuery(Self.allOfC, id: 1)
+        try b.addQuery(Self.allOfC, id: 2)
+        try d.addQuery(.object(["from": .array([.object(["collectionId": .string("d")])])]), id: 3)
+        try both.addQuery(Self.allOfC, id: 4)
+        try both.addQuery(Self.whereEq("n", int(1)), id: 5)
+        for l in [a, b, d, both] {
+            _ = l.take()
+            _ = l.takeShared()
+        }
+        h.commit([h.updateWrite("c/x", ["n": int(1)]), h.updateWrite("d/y", ["n": int(2)]), h.deleteWrite("c/gone"),
+                  h.updateWrite("c/w", ["n": int(3)])])
+        #expect(a.takeSummary() == ["DELETE gone [1]", "CHANGE w [1]", "CHANGE x [1]", "NO_CHANGE[]"])
+        #expect(b.takeSummary() == ["DELETE gone [2]", "CHANGE w [2]", "CHANGE x [2]", "NO_CHANGE[]"])
+        #expect(d.takeSummary() == ["CHANGE y [3]", "NO_CHANGE[]"])
+        #expect(both.takeSummary() == ["DELETE gone [4]", "CHANGE w [4]", "CHANGE x [4]", "CHANGE x [5]", "NO_CHANGE[]"])
+        let sa = a.takeShared(), sb = b.takeShared(), sd = d.takeShared()
+        #expect(sa.count == 1 && sb.count == 1 && sd.count == 1)
+        #expect(sa.first === sb.first && sa.first !== sd.first)
+        #expect(both.takeShared().isEmpty)
+        // The next commit makes a new one.
+        h.put("c/x", ["n": int(7)])
+        #expect(a.takeSummary() == ["CHANGE x [1]", "NO_CHANGE[]"])
+        #expect(both.takeSummary() == ["CHANGE x [4]", "REMOVE_DOC x [5]", "NO_CHANGE[]"])
+        let next = a.takeShared()
+        #expect(next.count == 1 && next.first !== sa.first)
+        #expect(b.takeShared().first === next.first)
+    }
+
     @Test func limitWindowPushesOutAndRefills() throws {
         let h = try TestHarness()
         for (id, n) in [("a", 1), ("b", 2), ("c", 3), ("d", 4)] { h.put("c/\(id)", ["n": int(Int64(n))]) }

@@ -31,6 +31,8 @@ extension FirestoreGRPCService {
         return ListenCall(engine: service.listeners, caller: caller, responses: responses,
                           decode: Self.decodeListen, encode: { [encoder = service.listenResponses] event, db, batch in
                               encoder.encode(event, db, into: &batch)
+                          }, encodeShared: { [encoder = service.listenResponses] snapshot, ids, db, batch in
+                              encoder.encode(snapshot, targetIDs: ids, db, into: &batch)
                           })
     }
 

@@ -51,6 +51,53 @@ final class ListenResponseEncoder: @unchecked Sendable {
         }
     }
 
+    /// A shared snapshot's responses for a stream whose target is `targetIDs` (what `encode` makes
+    /// of `snapshot.events(targetIDs)`), from the snapshot's documents and NO_CHANGE encoded once
+    /// for all its streams: per listener only the target ids are written.
+    func encode(_ snapshot: ListenBatch.Shared, targetIDs: [Int32], _ db: DatabaseID, into batch: inout GRPCMessageBatch) {
+        let encoded = snapshot.cached { Encoded(snapshot, db, self) }
+        guard encoded.database == db else {
+            // Not this snapshot's database (a stream's targets are all of its own): encoded anew.
+            for e in snapshot.events(targetIDs) { encode(e, db, into: &batch) }
+            return
+        }
+        for piece in encoded.changes {
+            switch piece {
+            case .changed(let field): batch.append { out in Self.documentChange(field, targetIDs, into: &out) }
+            case .deleted(let path):
+                batch.append(encode(.documentDelete(path, removedTargetIDs: targetIDs, readTime: snapshot.readTime), db))
+            }
+        }
+        batch.append(encoded.snapshotEnd)
+    }
+
+    /// A shared snapshot's bytes that do not depend on the stream (`ListenBatch.Shared.cached`).
+    private final class Encoded {
+        enum Piece {
+            /// A changed document's `document` field (`documentField`).
+            case changed([UInt8])
+            /// A deleted document (its response names the target: written per stream).
+            case deleted(ResourcePath)
+        }
+
+        let database: DatabaseID
+        let changes: [Piece]
+        /// The closing global NO_CHANGE.
+        let snapshotEnd: [UInt8]
+
+        init(_ snapshot: ListenBatch.Shared, _ db: DatabaseID, _ encoder: ListenResponseEncoder) {
+            database = db
+            changes = snapshot.changes.map { c in
+                switch c {
+                case .changed(let d): .changed(encoder.documentField(d, db))
+                case .deleted(let p): .deleted(p)
+                }
+            }
+            snapshotEnd = encoder.encode(.targetChange(.noChange, targetIDs: [], cause: nil, readTime: snapshot.readTime,
+                                                       resumeToken: snapshot.resumeToken), db)
+        }
+    }
+
     /// A `ListenResponse` with `document_change` of an encoded `Document` field (`documentField`):
     /// lengths first, so the document is copied once (no nested-length fix-up moving it). Written
     /// with plain appends: this runs once per listener per commit, and only the target ids differ

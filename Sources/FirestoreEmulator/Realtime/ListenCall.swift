@@ -26,6 +26,10 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
     typealias Decode = @Sendable (_ message: [UInt8]) throws(FirestoreError) -> (database: String, action: Action?)
     /// Encodes one event as a `ListenResponse` (document names in `database`) appended to `batch`.
     typealias Encode = @Sendable (_ event: ListenEvent, _ database: DatabaseID, _ batch: inout GRPCMessageBatch) -> Void
+    /// Encodes a shared snapshot for a stream whose target is `targetIDs`: the responses `Encode`
+    /// makes of `snapshot.events(targetIDs)`, from bytes made once per snapshot.
+    typealias EncodeShared = @Sendable (_ snapshot: ListenBatch.Shared, _ targetIDs: [Int32], _ database: DatabaseID,
+                                        _ batch: inout GRPCMessageBatch) -> Void
 
     /// Bytes waiting for the socket below which the client takes more events.
     static let lowWater = 1 << 20
@@ -37,8 +41,9 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
     // Set by the first request; requests arrive one at a time.
     private var database: DatabaseID?
 
+    /// - Parameter encodeShared: nil: a shared snapshot is written out as events and encoded with `encode`.
     init(engine: ListenEngine, caller: Caller, responses: any GRPCResponseStream, decode: @escaping Decode,
-         encode: @escaping Encode) {
+         encode: @escaping Encode, encodeShared: EncodeShared? = nil) {
         self.engine = engine
         self.responses = responses
         self.decode = decode
@@ -47,18 +52,29 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
         self.box = box
         // Runs on the connection's thread: encodes and sends what the engine handed over since.
         let produce: @Sendable () -> Void = { [responses] in
-            let (events, weight, db, end) = box.take()
-            if let db, !events.isEmpty {
+            let (first, more, count, weight, db, end) = box.take()
+            if let db, let first {
                 // One buffer and one write for what the engine handed over (a snapshot, usually).
-                var batch = GRPCMessageBatch(capacity: min(weight, 1 << 20) + 16 * events.count)
-                var failed: FirestoreError?
-                for e in events {
-                    if case .end(let error) = e {
-                        failed = error
-                        break
+                var batch = GRPCMessageBatch(capacity: min(weight, 1 << 20) + 16 * count)
+                // Appends `b`'s responses; the error an `.end` event carries (nothing after it is sent).
+                func append(_ b: ListenBatch) -> FirestoreError? {
+                    switch b.content {
+                    case .shared(let snapshot, let ids):
+                        if let encodeShared {
+                            encodeShared(snapshot, ids, db, &batch)
+                        } else {
+                            for e in snapshot.events(ids) { encode(e, db, &batch) }
+                        }
+                    case .events(let events):
+                        for e in events {
+                            if case .end(let error) = e { return error }
+                            encode(e, db, &batch)
+                        }
                     }
-                    encode(e, db, &batch)
+                    return nil
                 }
+                var failed = append(first)
+                for b in more where failed == nil { failed = append(b) }
                 if !responses.send(batch) { return box.markGone() }
                 if let failed {
                     responses.finish(failed.grpcStatus)
@@ -71,10 +87,10 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
         // The stream's shard is its connection's thread's: the thread that encodes its snapshots
         // is fed by one shard, and the streams of one connection are handed over together.
         stream = engine.open(caller: caller, affinity: responses.affinity, writable: { [responses] in responses.bufferedBytes + box.queuedBytes < Self.lowWater }) {
-            [responses] events, bytes in
+            [responses] batch, bytes in
             // On the shard's queue: only queued here; the encoding and framing happen on the
             // connection's thread, so a commit's fan-out is not one thread's serial work.
-            switch box.put(events, bytes) {
+            switch box.put(batch, bytes) {
             case .gone: return false
             case .first: responses.produceSoon(produce)
             case .queued: break
@@ -91,10 +107,15 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
     private final class Outgoing: @unchecked Sendable {
         private let lock = NSLock()
         private var value: DatabaseID?
-        private var events: [ListenEvent] = []
-        /// Roughly what `events` weigh on the wire (counted against the low-water mark).
+        /// The batches handed over and not yet taken: the first (usually the only one, a commit's
+        /// snapshot: no array per listener per commit), then the rest in order.
+        private var first: ListenBatch?
+        private var more: [ListenBatch] = []
+        /// The events in them, and roughly what they weigh on the wire (counted against the
+        /// low-water mark).
+        private var count = 0
         private var bytes = 0
-        /// The status to end with after `events` (set once).
+        /// The status to end with after the batches (set once).
         private var end: GRPCStatus?
         private var gone = false
 
@@ -108,14 +129,18 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
         var queuedBytes: Int { lock.withLock { bytes } }
 
         /// Queues `batch`; `.first` when the producer must be asked to run.
-        func put(_ batch: [ListenEvent], _ weight: Int) -> Put {
+        func put(_ batch: ListenBatch, _ weight: Int) -> Put {
             lock.lock()
             defer { lock.unlock() }
             if gone || end != nil { return .gone }
-            let first = events.isEmpty
-            if first { events = batch } else { events.append(contentsOf: batch) }
+            count += batch.count
             bytes += weight
-            return first ? .first : .queued
+            guard first != nil else {
+                first = batch
+                return .first
+            }
+            more.append(batch)
+            return .queued
         }
 
         /// Ends the call with `status` once the queued events are sent; false when it had ended.
@@ -127,14 +152,17 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
             }
         }
 
-        func take() -> (events: [ListenEvent], bytes: Int, database: DatabaseID?, end: GRPCStatus?) {
+        func take() -> (first: ListenBatch?, more: [ListenBatch], count: Int, bytes: Int, database: DatabaseID?,
+                        end: GRPCStatus?) {
             lock.withLock {
                 defer {
-                    events = []
+                    first = nil
+                    more = []
+                    count = 0
                     bytes = 0
                     if end != nil { gone = true }
                 }
-                return (events, bytes, value, end)
+                return (first, more, count, bytes, value, end)
             }
         }
 

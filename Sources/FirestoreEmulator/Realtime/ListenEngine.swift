@@ -72,7 +72,7 @@ final class ListenEngine: @unchecked Sendable {
     /// transport thread serving their connection) share a shard; without one, streams are spread
     /// one by one.
     func open(caller: Caller, affinity: ObjectIdentifier? = nil, writable: @escaping @Sendable () -> Bool = { true },
-              sink: @escaping @Sendable (_ events: [ListenEvent], _ bytes: Int) -> Bool) -> ListenStream {
+              sink: @escaping @Sendable (_ batch: ListenBatch, _ bytes: Int) -> Bool) -> ListenStream {
         let (id, index): (UInt64, Int) = lock.withLock {
             let id = nextStreamID
             nextStreamID += 1

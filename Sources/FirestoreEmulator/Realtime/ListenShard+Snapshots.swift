@@ -285,11 +285,24 @@ extension ListenShard {
             if case .cleared = change.kind { reads = true } else if !followsFromChange(h.target) { reads = true }
             if reads { break }
         }
-        var outgoing: [(ListenStream, [ListenEvent])] = []
+        var outgoing: [(ListenStream, ListenBatch)] = []
         outgoing.reserveCapacity(hits.count)
         var broken: [(ListenStream, FirestoreError)] = []
         // Streams whose snapshot carries a first result again (a clear): through the outbox.
         var enqueueLater: [(ListenStream, [ListenStream.Pending])] = []
+        // What every whole-collection target of one collection gets from this commit, made once
+        // (see `ListenBatch`), found by the first path the commit wrote there: the targets of one
+        // collection share their touches' paths, so the check is a pointer comparison.
+        var sharedLast: (key: ResourcePath, snapshot: ListenBatch.Shared)?
+        var sharedBy: [ResourcePath: ListenBatch.Shared] = [:]
+        func shared(_ paths: [Touch]) -> ListenBatch.Shared {
+            let key = paths[0].path
+            if let last = sharedLast, last.key == key { return last.snapshot }
+            let snapshot = sharedBy[key] ?? wholeCollection(paths, at: readTime)
+            sharedBy[key] = snapshot
+            sharedLast = (key, snapshot)
+            return snapshot
+        }
         func run(_ conn: Connection?) {
             var spaces: [DatabaseID: Int64?] = [:]
             var i = 0
@@ -298,12 +311,30 @@ extension ListenShard {
                 var end = i + 1
                 while end < hits.count, hits[end].target.stream === stream { end += 1 }
                 defer { i = end }
+                let first = hits[i].target
+                if end == i + 1, first.matchesWholeCollection, !hits[i].paths.isEmpty, stream.lastReadTime <= readTime {
+                    // The usual fan-out: one listener of a collection the commit wrote. Its snapshot
+                    // is the collection's, made once, closed at the commit's time (which this
+                    // stream's last snapshot is not after).
+                    let snapshot = shared(hits[i].paths)
+                    first.readTime = max(first.readTime, readTime)
+                    if !snapshot.changes.isEmpty {
+                        stream.lastReadTime = readTime
+                        outgoing.append((stream, ListenBatch(snapshot, targetIDs: first.ids)))
+                    }
+                    continue
+                }
                 do {
                     var events: [ListenEvent] = []
                     // A change per touch and the NO_CHANGE: one allocation, not a regrowth.
                     events.reserveCapacity(hits[i].paths.count * (end - i) + 1)
                     var pending: [ListenStream.Pending] = []
                     for (t, paths) in hits[i..<end] {
+                        if t.matchesWholeCollection, !paths.isEmpty {
+                            // No read, whatever else this stream's targets need.
+                            append(shared(paths), for: t, at: readTime, into: &events)
+                            continue
+                        }
                         guard let conn else {
                             update(t, paths: paths, service: service, at: readTime, into: &events)
                             continue
@@ -336,7 +367,7 @@ extension ListenShard {
                     if pending.isEmpty {
                         if !events.isEmpty {
                             events.append(snapshotEnd(stream, readTime))
-                            outgoing.append((stream, events))
+                            outgoing.append((stream, ListenBatch(events)))
                         }
                     } else {
                         pending += events.map { .event($0) }
@@ -361,6 +392,40 @@ extension ListenShard {
         for (s, error) in broken { fail(s, error) }
     }
 
+    /// What a whole-collection target (`Target.matchesWholeCollection`) gets from a commit that
+    /// wrote `paths` of its collection: every document the commit left is in it (changed unless its
+    /// version is the one held), every one it deleted had been, in the collection's key order; the
+    /// snapshot closes at the commit's time. The same for every such target of the collection.
+    private func wholeCollection(_ paths: [Touch], at readTime: Instant) -> ListenBatch.Shared {
+        let ordered = paths.count < 2 ? paths : paths.sorted(by: { OrderedEncoding.compare($0.path.key, $1.path.key) < 0 })
+        var changes: [ListenBatch.Shared.Change] = []
+        changes.reserveCapacity(ordered.count)
+        for touch in ordered {
+            let v = touch.versions
+            if let after = v.after {
+                if v.before?.updateTime != after.updateTime { changes.append(.changed(after)) }
+            } else if v.before != nil {
+                changes.append(.deleted(touch.path))
+            }
+        }
+        if lastToken?.time != readTime { lastToken = (readTime, ResumeToken.encode(readTime)) }
+        // Force-unwrap safe: set just above.
+        return ListenBatch.Shared(changes: changes, readTime: readTime, resumeToken: lastToken!.token)
+    }
+
+    /// A whole-collection target's changes from `snapshot` (its NO_CHANGE left out: the stream's
+    /// snapshot closes once, after all its targets).
+    private func append(_ snapshot: ListenBatch.Shared, for t: ListenStream.Target, at readTime: Instant,
+                        into out: inout [ListenEvent]) {
+        for c in snapshot.changes {
+            switch c {
+            case .changed(let d): out.append(.documentChange(d, targetIDs: t.ids))
+            case .deleted(let p): out.append(.documentDelete(p, removedTargetIDs: t.ids, readTime: readTime))
+            }
+        }
+        t.readTime = max(t.readTime, readTime)
+    }
+
     /// Whether a target's changes follow from a commit's before and after alone (no read): a plain
     /// query, or a documents target no rules judge.
     private func followsFromChange(_ t: ListenStream.Target) -> Bool {
@@ -376,22 +441,6 @@ extension ListenShard {
     /// `followsFromChange`), appended to `out`.
     private func update(_ t: ListenStream.Target, paths: [Touch], service: FirestoreService, at readTime: Instant,
                         into out: inout [ListenEvent]) {
-        if t.matchesWholeCollection {
-            // What `accepts` would answer for every document of the collection (the only ones that
-            // reach this target): held before if it existed, matches after if it exists. Without
-            // the query's copy and evaluation per listener (a thousand listeners of one collection).
-            let ordered = paths.count < 2 ? paths : paths.sorted(by: { OrderedEncoding.compare($0.path.key, $1.path.key) < 0 })
-            for touch in ordered {
-                let v = touch.versions
-                if let after = v.after {
-                    if v.before?.updateTime != after.updateTime { out.append(.documentChange(after, targetIDs: t.ids)) }
-                } else if v.before != nil {
-                    out.append(.documentDelete(touch.path, removedTargetIDs: t.ids, readTime: readTime))
-                }
-            }
-            t.readTime = max(t.readTime, readTime)
-            return
-        }
         switch t.kind {
         case .documents:
             for touch in paths {

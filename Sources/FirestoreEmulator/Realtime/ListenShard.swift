@@ -141,17 +141,29 @@ final class ListenShard: @unchecked Sendable {
 
     /// Queues `events` for the stream and hands over what the client can take now.
     func send(_ stream: ListenStream, _ events: [ListenEvent]) {
-        guard !stream.closed, !events.isEmpty else { return }
+        send(stream, ListenBatch(events))
+    }
+
+    /// Queues `batch` for the stream and hands over what the client can take now.
+    func send(_ stream: ListenStream, _ batch: ListenBatch) {
+        guard !stream.closed, batch.count > 0 else { return }
         // The common case of a commit's snapshot for a client that keeps up: straight to the sink.
-        if stream.pending == 0, events.count <= Self.chunk, stream.writable() {
-            var bytes = 0
-            for e in events { bytes += weigh(e) }
+        if stream.pending == 0, batch.count <= Self.chunk, stream.writable() {
+            let bytes: Int
+            switch batch.content {
+            case .events(let events):
+                var sum = 0
+                for e in events { sum += weigh(e) }
+                bytes = sum
+            case .shared(let shared, _):
+                bytes = shared.weight
+            }
             if bytes <= Self.chunkBytes {
-                if !stream.sink(events, bytes) { closeNow(stream) }
+                if !stream.sink(batch, bytes) { closeNow(stream) }
                 return
             }
         }
-        enqueue(stream, events.map { .event($0) })
+        enqueue(stream, batch.events.map { .event($0) })
     }
 
     /// `weight(.event(e))`, remembering the last document weighed: a commit's snapshot carries the
@@ -178,7 +190,7 @@ final class ListenShard: @unchecked Sendable {
                 bytes += Self.weight(.event(e))
             }
             if events.count == items.count, bytes <= Self.chunkBytes {
-                if !stream.sink(events, bytes) { closeNow(stream) }
+                if !stream.sink(ListenBatch(events), bytes) { closeNow(stream) }
                 return
             }
         }
@@ -294,7 +306,7 @@ final class ListenShard: @unchecked Sendable {
             stream.outbox.removeFirst(stream.outboxStart)
             stream.outboxStart = 0
         }
-        if !stream.sink(chunk, bytes) {
+        if !stream.sink(ListenBatch(chunk), bytes) {
             closeNow(stream)
             return false
         }
@@ -322,7 +334,7 @@ final class ListenShard: @unchecked Sendable {
 
     /// Ends the stream with `error` (bad request, too slow) and frees it; what was queued for it is dropped.
     func fail(_ stream: ListenStream, _ error: FirestoreError) {
-        if !stream.closed { _ = stream.sink([.end(error)], 0) }
+        if !stream.closed { _ = stream.sink(ListenBatch([.end(error)]), 0) }
         closeNow(stream)
     }
 

@@ -59,7 +59,7 @@ final class ListenStream: @unchecked Sendable {
     let caller: Caller
     /// Receives each batch of events with roughly what they weigh on the wire (`ListenShard.weight`);
     /// false when the client is gone (the engine then frees the stream).
-    let sink: @Sendable (_ events: [ListenEvent], _ bytes: Int) -> Bool
+    let sink: @Sendable (_ batch: ListenBatch, _ bytes: Int) -> Bool
     /// Whether the client reads fast enough to take more now (flow control: the transport's
     /// buffer is below its low-water mark).
     let writable: @Sendable () -> Bool
@@ -107,7 +107,7 @@ final class ListenStream: @unchecked Sendable {
     var closed = false
 
     init(id: UInt64, shard: ListenShard, caller: Caller, writable: @escaping @Sendable () -> Bool,
-         sink: @escaping @Sendable (_ events: [ListenEvent], _ bytes: Int) -> Bool) {
+         sink: @escaping @Sendable (_ batch: ListenBatch, _ bytes: Int) -> Bool) {
         self.id = id
         self.shard = shard
         self.caller = caller

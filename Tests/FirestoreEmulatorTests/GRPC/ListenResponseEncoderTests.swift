@@ -126,6 +126,32 @@ struct ListenResponseEncoderTests {
         #expect(encoder.cached.bytes <= ListenResponseEncoder.cacheLimit)
     }
 
+    /// A snapshot shared by many streams (`ListenBatch.Shared`) is written for each stream exactly
+    /// as its events would be, with that stream's target ids, whichever stream comes first; a
+    /// stream of another database gets names in its own.
+    @Test func aSharedSnapshotIsWrittenAsItsEventsForEveryStream() throws {
+        let encoder = ListenResponseEncoder()
+        let other = StoredDocument(path: ResourcePath(["users", "u1", "files", "g"]), fields: ["n": .integer(1)],
+                                   createTime: Self.t, updateTime: Self.t)
+        let snapshot = ListenBatch.Shared(changes: [.changed(Self.doc), .deleted(ResourcePath(["users", "u1", "files", "gone"])),
+                                                    .changed(other)],
+                                          readTime: Self.t, resumeToken: ResumeToken.encode(Self.t))
+        for ids: [Int32] in [[1], [1_000], [7, -3], [1]] {
+            var shared = GRPCMessageBatch()
+            encoder.encode(snapshot, targetIDs: ids, db, into: &shared)
+            var plain = GRPCMessageBatch()
+            for e in snapshot.events(ids) { ListenResponseEncoder().encode(e, db, into: &plain) }
+            #expect(shared.count == 4)
+            #expect(shared.framed == plain.framed)
+        }
+        let elsewhere = DatabaseID(project: "p", database: "other")
+        var shared = GRPCMessageBatch()
+        encoder.encode(snapshot, targetIDs: [2], elsewhere, into: &shared)
+        var plain = GRPCMessageBatch()
+        for e in snapshot.events([2]) { ListenResponseEncoder().encode(e, elsewhere, into: &plain) }
+        #expect(shared.framed == plain.framed)
+    }
+
     @Test func theSharedSnapshotEndFollowsItsReadTime() throws {
         let encoder = ListenResponseEncoder()
         for micros in [Self.t.unixMicros, Self.t.unixMicros, Self.t.unixMicros + 1, Self.t.unixMicros] {

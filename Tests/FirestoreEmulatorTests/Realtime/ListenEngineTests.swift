@@ -130,6 +130,64 @@ import Testing
         #expect(batches.flatMap { $0.map(TestListener.describe) } == ["DELETE gone [1]", "CHANGE x [1]", "CHANGE y [1]", "NO_CHANGE[]"])
     }
 
+    /// A commit's snapshot for the listeners of a whole collection is made once per shard and
+    /// shared by them all (each stream gets its own target id), one per collection the commit
+    /// wrote; a stream with another target hit by the same commit gets both targets' changes in
+    /// one snapshot, as before.
+    @Test func wholeCollectionListenersShareOneSnapshotPerCollection() throws {
+        let h = try TestHarness()
+        h.put("c/gone", ["n": int(0)])
+        // More listeners of c than shards: at least two share a shard.
+        let ofC = (0...ListenEngine.defaultShardCount).map { _ in TestListener(h) }
+        let d = TestListener(h), both = TestListener(h)
+        for (i, l) in ofC.enumerated() { try l.addQuery(Self.allOfC, id: Int32(10 + i)) }
+        try d.addQuery(.object(["from": .array([.object(["collectionId": .string("d")])])]), id: 3)
+        try both.addQuery(Self.allOfC, id: 4)
+        try both.addQuery(Self.whereEq("n", int(1)), id: 5)
+        for l in ofC + [d, both] {
+            _ = l.take()
+            _ = l.takeShared()
+        }
+        h.commit([h.updateWrite("c/x", ["n": int(1)]), h.updateWrite("d/y", ["n": int(2)]), h.deleteWrite("c/gone"),
+                  h.updateWrite("c/w", ["n": int(3)])])
+        for (i, l) in ofC.enumerated() {
+            #expect(l.takeSummary() == ["DELETE gone [\(10 + i)]", "CHANGE w [\(10 + i)]", "CHANGE x [\(10 + i)]", "NO_CHANGE[]"])
+        }
+        #expect(d.takeSummary() == ["CHANGE y [3]", "NO_CHANGE[]"])
+        #expect(both.takeSummary() == ["DELETE gone [4]", "CHANGE w [4]", "CHANGE x [4]", "CHANGE x [5]", "NO_CHANGE[]"])
+        /// Each listener's one shared snapshot of the commit.
+        func sharedOf(_ ls: [TestListener]) -> [ListenBatch.Shared?] {
+            ls.map { l in
+                let s = l.takeShared()
+                #expect(s.count == 1)
+                return s.first
+            }
+        }
+        func expectSharedWithinShards(_ snapshots: [ListenBatch.Shared?]) {
+            var pairs = 0
+            for i in ofC.indices {
+                for j in ofC.indices where j > i {
+                    let sameShard = ofC[i].stream.shard === ofC[j].stream.shard
+                    if sameShard { pairs += 1 }
+                    #expect((snapshots[i] === snapshots[j]) == sameShard)
+                }
+            }
+            #expect(pairs > 0)
+        }
+        let first = sharedOf(ofC)
+        expectSharedWithinShards(first)
+        let sd = d.takeShared()
+        #expect(sd.count == 1 && first.allSatisfy { $0 !== sd.first })
+        #expect(both.takeShared().isEmpty)
+        // The next commit makes a new one.
+        h.put("c/x", ["n": int(7)])
+        #expect(ofC[0].takeSummary() == ["CHANGE x [10]", "NO_CHANGE[]"])
+        #expect(both.takeSummary() == ["CHANGE x [4]", "REMOVE_DOC x [5]", "NO_CHANGE[]"])
+        let next = sharedOf(ofC)
+        expectSharedWithinShards(next)
+        #expect(next[0] !== first[0])
+    }
+
     @Test func limitWindowPushesOutAndRefills() throws {
         let h = try TestHarness()
         for (id, n) in [("a", 1), ("b", 2), ("c", 3), ("d", 4)] { h.put("c/\(id)", ["n": int(Int64(n))]) }

@@ -6,6 +6,7 @@ import HearthCore
 final class TestListener: @unchecked Sendable {
     private let lock = NSLock()
     private var _batches: [[ListenEvent]] = []
+    private var _shared: [ListenBatch.Shared] = []
     /// Refuse every batch (a client that went away).
     var refuse = false
     let harness: TestHarness
@@ -14,12 +15,13 @@ final class TestListener: @unchecked Sendable {
     /// - Parameter writable: the client's flow control (false: it is not reading now).
     init(_ h: TestHarness, caller: Caller = .admin, writable: @escaping @Sendable () -> Bool = { true }) {
         harness = h
-        stream = h.service.listeners.open(caller: caller, writable: writable) { [weak self] events, _ in
+        stream = h.service.listeners.open(caller: caller, writable: writable) { [weak self] batch, _ in
             guard let self else { return false }
             self.lock.lock()
             defer { self.lock.unlock() }
             if self.refuse { return false }
-            self._batches.append(events)
+            self._batches.append(batch.events)
+            if case .shared(let snapshot, _) = batch.content { self._shared.append(snapshot) }
             return true
         }
     }
@@ -27,13 +29,19 @@ final class TestListener: @unchecked Sendable {
     var db: DatabaseID { DatabaseID(project: harness.project, database: "(default)") }
 
     /// Waits for what was queued on the engine, then returns the batches received so far and forgets them.
-    func take() -> [[ListenEvent]] {
+    func take() -> [[ListenEvent]] { drain(\._batches) }
+
+    /// The shared snapshots (`ListenBatch.Shared`) among the batches received so far, forgotten.
+    func takeShared() -> [ListenBatch.Shared] { drain(\._shared) }
+
+    /// Waits for what was queued on the engine, then returns what `list` holds and empties it.
+    private func drain<T>(_ list: ReferenceWritableKeyPath<TestListener, [T]>) -> [T] {
         harness.service.listeners.sync {}
         lock.lock()
         defer { lock.unlock() }
-        let b = _batches
-        _batches = []
-        return b
+        let got = self[keyPath: list]
+        self[keyPath: list] = []
+        return got
     }
 
     /// `take`, flattened into one list of short descriptions.

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Instructions per Firestore documents.list first page and per the bench's runQuery, counted by
 callgrind (repeatable where wall-clock rates on a shared machine are not):
-`python3 bench/callgrind_list.py [--hearth-bin B] [-n N] [--docs 1000,10000] [--only list,query] [--keep]`.
+`python3 bench/callgrind_list.py [--hearth-bin B] [-n N] [--docs 1000,10000]
+[--only list,query,grpcquery,grpcbatchget] [--keep]`.
 
 For each collection size: a fresh Hearth under `valgrind --tool=callgrind --instr-atstart=no` with the
 shipped rules and a data directory (as `make bench` runs it), a user whose users/{uid}/files holds that
 many documents (seeded as `make bench` seeds them), then N of the bench's requests one at a time over
 one keep-alive connection with the user's token — `GET …/files?pageSize=50` (fs.list.*) or the
-`status == "ready"` newest-10 runQuery (fs.query.*) — counted after a warm-up. `--keep` keeps the
-dumps for `callgrind_annotate`.
+`status == "ready"` newest-10 runQuery (fs.query.*) — counted after a warm-up. `grpcquery` and
+`grpcbatchget` count the gRPC rows of `benchlib/grpcreads.py` the same way: the same RunQuery, and
+BatchGetDocuments of the collection's first 10 documents, from bench/grpcload (grpc-go, one call in
+flight, every answer checked) for a few seconds, divided by the calls it completed. `--keep` keeps
+the dumps for `callgrind_annotate`.
 """
 import argparse
 import json
@@ -18,7 +22,7 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, listing  # noqa: E402
+from benchlib import firebase, grpcbench, listing  # noqa: E402
 from benchlib.context import DOCS  # noqa: E402
 from benchlib.httpc import Client  # noqa: E402
 from benchlib.instructions import counted, missing_tools  # noqa: E402
@@ -68,6 +72,26 @@ def query_load(h, user, n):
         c.close()
 
 
+def grpc_loads():
+    """The gRPC RunQuery and BatchGetDocuments loads (grpcload built on first use)."""
+    import types
+    from callgrind_get import run_grpcload
+    built = []
+
+    def binary():
+        if not built:
+            built.append(grpcbench.build_grpcload(types.SimpleNamespace(build=os.path.join(ROOT, ".build"), grpcload=None)))
+        return built[0]
+
+    def query(h, user, n):
+        return run_grpcload(binary(), h, user, n, "query", ["-uid", user.uid, "-expect", "10"])
+
+    def batchget(h, user, n):
+        docs = ",".join(f"users/{user.uid}/files/f{i:06d}" for i in range(10))
+        return run_grpcload(binary(), h, user, n, "batchget", ["-uid", user.uid, "-doc", docs])
+    return query, batchget
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
@@ -80,13 +104,16 @@ def main():
     if missing_tools():
         print(missing_tools(), file=sys.stderr)
         return 2
+    grpc_query, grpc_batchget = grpc_loads()
     loads = {"list": (f"REST documents.list first page (pageSize {listing.PAGE})", list_load),
-             "query": ("REST runQuery (status == ready, newest 10 by n)", query_load)}
+             "query": ("REST runQuery (status == ready, newest 10 by n)", query_load),
+             "grpcquery": ("gRPC RunQuery (status == ready, newest 10 by n)", grpc_query),
+             "grpcbatchget": ("gRPC BatchGetDocuments of 10", grpc_batchget)}
     for size in (int(s) for s in args.docs.split(",")):
         for kind in args.only.split(","):
             label, load = loads[kind]
             counted(f"{label}, {size:,} documents (user token, rules on)", args.hearth_bin, args.n, seeder(size), load,
-                    rules=rules, data_dir=True, keep=args.keep)
+                    rules=rules, data_dir=True, keep=args.keep, unit="call" if kind.startswith("grpc") else "request")
     return 0
 
 

@@ -2,8 +2,11 @@
 """Only the Firestore get rows of `make bench` (gRPC GetDocument at 1 and 16 streams with h2load on one
 connection, REST get at 1 and 16 connections with wrk; user token, rules on) for one or more Hearth
 binaries alternated round by round (an A/B on a shared machine), with the CPU each side spent per call:
-`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,light,rest] [--widths 1,16] [--strace] [--pin]`
-(`light`: the same gRPC calls from bench/grpcload's light client, the grpc.get.light rows).
+`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,light,rest,query,batchget] [--widths 1,16] [--strace] [--pin]`
+(`light`: the same gRPC calls from bench/grpcload's light client, the grpc.get.light rows; `query` and
+`batchget`: the gRPC RunQuery and BatchGetDocuments rows of `benchlib/grpcreads.py` — RunQuery on
+1,000 documents at one stream, BatchGetDocuments of 10 at 16, from grpc-go, every answer checked —
+on a second user whose collection is seeded as there; `--widths` does not apply to them).
 The share of the run's wall clock all CPUs spent idle is printed too (`CPUs idle`): whether the
 load generator had a core of its own.
 
@@ -29,9 +32,9 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench  # noqa: E402
+from benchlib import firebase, grpcbench, grpcreads  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
-from benchlib.httpc import NotAvailable  # noqa: E402
+from benchlib.httpc import Client, NotAvailable  # noqa: E402
 from benchlib.loadgen import require_clean  # noqa: E402
 from benchlib.procs import Hearth  # noqa: E402
 from callgrind_get import framed_get, seed_user  # noqa: E402
@@ -170,6 +173,33 @@ def put_point(out, key, s):
     out[f"{key} CPUs idle"] = f"{s['idle'] / s['wall']:.0%}"
 
 
+def reads_rows(ctx, h, out, only):
+    """The grpc.query.1000.s1 and grpc.batchget.s16 rows (`benchlib/grpcreads.py`) into `out`."""
+    ac, fc = Client(h.port("auth")), Client(h.port("firestore"))
+    try:
+        user = firebase.sign_up(ac, "get-rows-reads@example.com")
+        firebase.seed_docs(fc, user.uid, grpcreads.DOCS)
+    finally:
+        ac.close()
+        fc.close()
+    docs = ",".join(f"users/{user.uid}/files/f{i:06d}" for i in range(10))
+    for name, mode, streams, args in (("query", "query", 1, ["-per-conn", 16, "-expect", 10]),
+                                      ("batchget", "batchget", 16, ["-doc", docs, "-per-conn", 16])):
+        if name not in only:
+            continue
+
+        def run(seconds=ctx.s.duration, mode=mode, streams=streams, args=args):
+            return grpcbench.require_ok(grpcbench.grpcload(
+                ctx, h.port("firestore"), user.id_token, mode, "-uid", user.uid, "-streams", streams,
+                "-duration", seconds, *args), f"gRPC {mode}")
+        run(seconds=1)  # the bench's warm-up for Hearth
+        s = best_of(ctx, h.pid, run, lambda s: s["ok"])
+        s["done"] = s["ok"]
+        put_point(out, f"{name} s{streams} calls", s)
+        if ctx.strace:
+            out[f"{name} s{streams} syscalls/call"] = syscalls(h.pid, run, lambda s: s["ok"])
+
+
 def one_round(ctx, binary, label, only, widths):
     out = {}
     data_dir = os.path.join(ctx.run_dir, f"hearth-get-{label}")
@@ -229,6 +259,8 @@ def one_round(ctx, binary, label, only, widths):
                 put_point(out, f"light s{streams} calls", s)
                 if ctx.strace:
                     out[f"light s{streams} syscalls/call"] = syscalls(h.pid, run, lambda s: s["ok"])
+        if "query" in only or "batchget" in only:
+            reads_rows(ctx, h, out, only)
         if "rest" in only:
             get_user = {"method": "GET", "path": f"{DOCS}/users/{user.uid}/files/f0",
                         "headers": {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {user.id_token}"}}

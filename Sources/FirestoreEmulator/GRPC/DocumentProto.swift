@@ -72,10 +72,8 @@ enum DocumentProto {
 
     /// A response holding only a new transaction's id (`transaction`, a bytes field, is its base64 text,
     /// as in the REST JSON).
-    static func transactionOnly(_ transaction: String, field: Int) -> [UInt8] {
-        var w = ProtoWriter(capacity: 32)
+    static func transactionOnly(_ transaction: String, field: Int, into w: inout ProtoWriter) {
         w.bytes(field, Data(base64Encoded: transaction).map { [UInt8]($0) } ?? [])
-        return w.bytes
     }
 
     /// A `CommitResponse`: one `WriteResult` per write (update time, transform results), the commit time.

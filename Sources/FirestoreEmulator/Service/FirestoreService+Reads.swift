@@ -137,24 +137,40 @@ extension FirestoreService {
     // MARK: batchGet
 
     /// `documents.batchGet`: each document found or missing, in request order (duplicates elided),
-    /// and the time they were read at.
+    /// and the time they were read at. A current read (`strong`) goes through the storage's
+    /// `DocumentCache` as `getLatest` does: answered from it when it holds every document, else
+    /// read through the store and kept for the next.
     func batchGet(_ db: DatabaseID, paths: [ResourcePath], consistency: ReadConsistency, caller: Caller) throws(FirestoreError)
         -> (results: [(ResourcePath, StoredDocument?)], transaction: String?, readTime: Instant) {
         let (txn, isNew, readTime) = try transactionForRead(consistency, db)
         var unique: [ResourcePath] = []
         var seen = Set<ResourcePath>()
         for p in paths where seen.insert(p).inserted { unique.append(p) }
+        var current = false
+        if case .strong = consistency { current = DocumentCache.accepts(db) }
+        if current, let kept = try cachedBatchGet(db, paths: unique, caller: caller) {
+            return (kept, nil, latestTime())
+        }
+        let cache = storage.readCache
+        let generation = cache.current  // before the read: what `insert` may keep
         let results: [(ResourcePath, StoredDocument?)] = try read { conn in
             let space = try storage.space(of: db, conn)
             let lookup = readLookup(db, space: space, conn)
             var out: [(ResourcePath, StoredDocument?)] = []
             for p in unique {
                 let doc = try load(space, p, at: readTime, conn)
+                // A current read's document is kept (with its `resource`, made once) for the next.
+                let entry = current ? DocumentCache.Entry(database: db, path: p, name: db.name(of: p), document: doc) : nil
                 if case .client(let auth) = caller {
                     // A multi-document read shares the access budget of 20.
                     let limit = unique.count > 1 ? max(0, min(10, 20 - lookup.accessCount)) : 10
-                    try authorizeGet(db, path: p, document: doc, auth: auth, lookup: lookup, accessLimit: limit)
+                    if let entry {
+                        try authorizeGet(db, path: p, resource: entry.resource, auth: auth, lookup: lookup, accessLimit: limit)
+                    } else {
+                        try authorizeGet(db, path: p, document: doc, auth: auth, lookup: lookup, accessLimit: limit)
+                    }
                 }
+                if let entry { cache.insert(entry, readAt: generation) }
                 out.append((p, doc))
             }
             return out
@@ -163,6 +179,29 @@ extension FirestoreService {
             for (p, d) in results { transactions.recordRead(txn, path: p, updateTime: d?.updateTime) }
         }
         return (results, isNew ? txn : nil, readTime ?? latestTime())
+    }
+
+    /// A current batchGet of `paths` (unique) answered from the read cache: nil unless it holds every
+    /// one of them at one generation — then they are one state of the database, as one read
+    /// transaction's would be — and the rules judge them without the store (as a cached get's:
+    /// `authorizeCached`, in request order, so the first denied document fails the call as on the
+    /// store's path; the access budget is untouched, as no rule reads a document).
+    private func cachedBatchGet(_ db: DatabaseID, paths: [ResourcePath], caller: Caller) throws(FirestoreError)
+        -> [(ResourcePath, StoredDocument?)]? {
+        let cache = storage.readCache
+        let generation = cache.current
+        var entries: [DocumentCache.Entry] = []
+        entries.reserveCapacity(paths.count)
+        for p in paths {
+            guard let entry = cache.entry(db.name(of: p)) else { return nil }
+            entries.append(entry)
+        }
+        // Each lookup saw the generation current at the time; unchanged since the first, they all saw it.
+        guard cache.current == generation else { return nil }
+        for entry in entries {
+            guard try authorizeCached(entry, caller: caller) else { return nil }
+        }
+        return entries.map { ($0.path, $0.document) }
     }
 
     // MARK: runQuery

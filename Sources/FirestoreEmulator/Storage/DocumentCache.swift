@@ -138,19 +138,28 @@ final class DocumentCache: @unchecked Sendable {
     /// mix states within one page. `keep` only for current reads (a past `readTime` or a
     /// transaction's snapshot is not the state a later get may be answered with).
     func json(of doc: StoredDocument, in db: DatabaseID, readAt generation: UInt64, keep: Bool) -> [UInt8] {
-        guard Self.accepts(db) else {
-            var w = JSONWriter()
-            w.document(doc, in: db)
-            return w.bytes
-        }
+        version(of: doc, in: db, readAt: generation, keep: keep).json
+    }
+
+    /// The `google.firestore.v1.Document` protobuf (no mask) of `doc`, as `json(of:in:readAt:keep:)`
+    /// gives its JSON: a kept entry's bytes for this very version, else encoded now (and kept when
+    /// `keep`). What gRPC RunQuery and BatchGetDocuments answer a document with.
+    func proto(of doc: StoredDocument, in db: DatabaseID, readAt generation: UInt64, keep: Bool) -> [UInt8] {
+        version(of: doc, in: db, readAt: generation, keep: keep).proto
+    }
+
+    /// The kept entry holding this very version of `doc` (same name, create and update times), else a
+    /// new one, kept when `keep` (and when `db`'s names can be keys at all).
+    private func version(of doc: StoredDocument, in db: DatabaseID, readAt generation: UInt64, keep: Bool) -> Entry {
         let name = db.name(of: doc.path)
-        if let kept = entry(name), let known = kept.document, known.updateTime == doc.updateTime,
+        let cacheable = Self.accepts(db)
+        if cacheable, let kept = entry(name), let known = kept.document, known.updateTime == doc.updateTime,
            known.createTime == doc.createTime {
-            return kept.json
+            return kept
         }
         let made = Entry(database: db, path: doc.path, name: name, document: doc)
-        if keep { insert(made, readAt: generation) }
-        return made.json
+        if keep && cacheable { insert(made, readAt: generation) }
+        return made
     }
 
     /// Forgets every entry: a write transaction has ended (call after it commits or rolls back,

@@ -164,4 +164,87 @@ struct DirectReadsTests {
         }
         #expect(answered == 10)
     }
+
+    /// Every value type and its edge values, as stored through REST.
+    static let everyType: [String: JSON] = [
+        "null": nullV, "yes": bool(true), "no": bool(false),
+        "big": int(.max), "small": int(.min), "zero": int(0), "n": int(-5),
+        "f": dbl(1.5), "whole": dbl(2), "negZero": dbl(-0.0), "tiny": dbl(.leastNonzeroMagnitude), "huge": dbl(1e300),
+        "nan": .object(["doubleValue": .string("NaN")]), "inf": .object(["doubleValue": .string("Infinity")]),
+        "ninf": .object(["doubleValue": .string("-Infinity")]),
+        "s": str("héllo \"quoted\" \n\u{2028}"), "empty": str(""),
+        "b": .object(["bytesValue": .string("AP8B")]), "noBytes": .object(["bytesValue": .string("")]),
+        "r": .object(["referenceValue": .string("projects/demo-test/databases/(default)/documents/c/e")]),
+        "g": .object(["geoPointValue": .object(["latitude": .double(1.5), "longitude": .double(-2)])]),
+        "g0": .object(["geoPointValue": .object(["latitude": .double(0), "longitude": .double(0)])]),
+        "t": ts("2026-01-02T03:04:05.123456Z"), "tn": ts("2023-11-14T22:13:20.987654321Z"), "epoch": ts("1970-01-01T00:00:00Z"),
+        "old": ts("1969-12-31T23:59:58.5Z"),
+        "a": arr([bool(true), str(""), map([("in", arr([int(1)]))]), map([]), nullV, dbl(-0.0)]), "noItems": arr([]),
+        "m": map([("inner", map([("deep", int(1))])), ("B", nullV), ("a", dbl(0.1))]), "noMembers": map([]),
+        "Z": int(1), "é": int(2), "10": int(3), "9": int(4),
+    ]
+
+    static func seededWithEveryType() throws -> TestHarness {
+        let h = try TestHarness(rules: rules)
+        h.put("open/all", everyType)
+        h.put("open/bare", [:])
+        h.put("open/one", ["n": int(1), "m": map([("a", int(1)), ("b", str("x"))])])
+        return h
+    }
+
+    /// Documents answered from a kept encoding (`DocumentCache.proto(of:)`), and ones encoded afresh,
+    /// are the bytes the general path makes from the REST JSON: the first call keeps each document's
+    /// encoding, the second answers from it; masks, projections, past reads and transactions are
+    /// encoded for themselves.
+    @Test func everyValueTypeAnswersAsTheGeneralPathWhetherKeptOrNot() throws {
+        let open: JSON = .array([.object(["collectionId": .string("open")])])
+        let names: JSON = .array([.string(root + "/open/all"), .string(root + "/open/gone"), .string(root + "/open/bare"),
+                                  .string(root + "/open/one")])
+        let stores = (try Self.seededWithEveryType(), try Self.seededWithEveryType())
+        let query = JSONObject([("parent", .string(root)), ("structuredQuery", .object(["from": open]))])
+        let batchGet: JSONObject = ["database": database, "documents": names]
+        // Nothing kept yet, then each document's encoding kept by the first call and used by the second.
+        for round in 0..<2 {
+            for (method, request) in [("RunQuery", query), ("BatchGetDocuments", batchGet)] {
+                let (general, direct) = try compare(method, request, on: stores)
+                #expect(general == direct, "\(method), round \(round)")
+                guard case .messages(let m) = direct else { Issue.record("\(method) failed: \(direct)"); continue }
+                #expect(m.count == (method == "RunQuery" ? 3 : 4))
+            }
+            #expect(stores.1.service.storage.readCache.entry(root + "/open/all") != nil)
+        }
+        // Kept by a get (its entry's encoding), then answered by a query and a batchGet.
+        let fresh = (try Self.seededWithEveryType(), try Self.seededWithEveryType())
+        for h in [fresh.0, fresh.1] {
+            for doc in ["all", "bare", "one"] {
+                _ = try h.service.getLatest(DatabaseID(project: "demo-test", database: "(default)"),
+                                            path: ResourcePath(["open", doc]), caller: .admin)
+            }
+        }
+        for (method, request) in [("RunQuery", query), ("BatchGetDocuments", batchGet)] {
+            let (general, direct) = try compare(method, request, on: fresh)
+            #expect(general == direct, "\(method) after gets")
+        }
+        // Shaped or past reads beside kept entries: each answers its own version and fields.
+        let before = try #require(stores.0.call("GET", stores.0.api("/open/one")).json["updateTime"]?.stringValue)
+        stores.0.put("open/one", ["n": int(2)])
+        stores.1.put("open/one", ["n": int(2)])
+        let mask: JSON = .object(["fieldPaths": .array([.string("m.b"), .string("nan"), .string("g")])])
+        let select: JSON = .object(["fields": .array([.object(["fieldPath": .string("m.a")]), .object(["fieldPath": .string("tn")])])])
+        let requests: [(String, JSONObject)] = [
+            ("RunQuery", query),
+            ("BatchGetDocuments", batchGet),
+            ("RunQuery", JSONObject([("parent", .string(root)), ("structuredQuery", .object(["from": open, "select": select]))])),
+            ("BatchGetDocuments", ["database": database, "documents": names, "mask": mask]),
+            ("RunQuery", JSONObject(query.members + [("newTransaction", .object(["readOnly": .object([:])]))])),
+            ("BatchGetDocuments", ["database": database, "documents": names, "newTransaction": .object([:])]),
+            ("RunQuery", JSONObject(query.members + [("readTime", .string(before))])),
+            ("BatchGetDocuments", ["database": database, "documents": names, "readTime": .string(before)]),
+        ]
+        for (method, request) in requests {
+            let (general, direct) = try compare(method, request, on: stores)
+            #expect(general == direct, "\(method) \(request)")
+            if case .failed = direct { Issue.record("\(method) failed: \(direct)") }
+        }
+    }
 }

@@ -120,6 +120,73 @@ struct DocumentCacheTests {
         #expect(h.call("GET", h.api("/granted/d"), as: .user("bob")).status == 403)
     }
 
+    /// Rules that read no documents: a client's batchGet may be answered from kept documents.
+    static let plainRules = """
+        rules_version = '2';
+        service cloud.firestore {
+          match /databases/{database}/documents {
+            match /users/{uid}/files/{f} { allow read: if request.auth != null && request.auth.uid == uid; }
+          }
+        }
+        """
+
+    @Test func batchGetsAnswerFromKeptDocumentsWhatTheStoreAnswers() throws {
+        let h = try TestHarness(rules: Self.plainRules)
+        let cache = h.service.storage.readCache
+        h.put("users/alice/files/f1", ["n": int(1)])
+        h.put("users/alice/files/f2", ["n": int(2), "m": map([("a", str("x"))])])
+        h.put("users/bob/files/f1", ["n": int(3)])
+        func batchGet(_ docs: [String], as who: TestHarness.As) -> (status: Int, json: JSON, bytes: [UInt8]) {
+            let body: JSON = .object(["documents": .array(docs.map { .string(h.root + "/" + $0) })])
+            let r = h.call("POST", h.api(":batchGet"), body, as: who)
+            return (r.status, r.json, r.response.bodyBytes ?? [])
+        }
+        let docs = ["users/alice/files/f1", "users/alice/files/f9", "users/alice/files/f2", "users/alice/files/f1"]
+        // Read through the store and kept (found and missing alike), then answered from what was kept.
+        let miss = batchGet(docs, as: .user("alice"))
+        #expect(miss.status == 200)
+        #expect(miss.json.arrayValue?.count == 3)
+        for d in docs { #expect(cache.entry(h.root + "/" + d) != nil, "\(d)") }
+        let hit = batchGet(docs, as: .user("alice"))
+        #expect(hit.status == 200 && hit.bytes == miss.bytes)
+        // The rules judge every request on the kept documents, in request order.
+        #expect(batchGet(["users/alice/files/f1"], as: .user("bob")).status == 403)
+        #expect(batchGet(["users/alice/files/f9"], as: .anonymous).status == 403)
+        #expect(batchGet(["users/alice/files/f1", "users/bob/files/f1"], as: .user("alice")).status == 403)
+        #expect(batchGet(["users/alice/files/f1", "users/bob/files/f1"], as: .owner).status == 200)
+        // A write shows at once; a request that finds only some documents kept reads them all
+        // from the store (one state), then keeps them.
+        h.put("users/alice/files/f2", ["n": int(5)])
+        #expect(h.call("GET", h.api("/users/alice/files/f1"), as: .user("alice")).status == 200)
+        #expect(cache.entry(h.root + "/users/alice/files/f2") == nil)
+        let changed = batchGet(docs, as: .user("alice"))
+        #expect(changed.status == 200)
+        #expect(changed.json.arrayValue?.compactMap { $0["found"]?["fields"]?["n"] } == [int(1), int(5)])
+        #expect(cache.entry(h.root + "/users/alice/files/f2") != nil)
+        // Answered from what is kept: a row removed behind the storage's back (no write through
+        // it, so nothing was forgotten) still shows, as it would to a get.
+        try h.database.write { conn in try conn.execute("DELETE FROM fs_documents") }
+        #expect(batchGet(docs, as: .user("alice")).bytes == changed.bytes)
+        // A transaction's reads go to the store.
+        let inTransaction = h.call("POST", h.api(":batchGet"), .object([
+            "documents": .array([.string(h.root + "/users/alice/files/f1")]), "newTransaction": .object([:])]))
+        #expect(inTransaction.json.arrayValue?.last?["missing"] != nil)
+    }
+
+    @Test func batchGetsUnderRulesThatReadDocumentsReadTheStore() throws {
+        let h = try TestHarness(rules: Self.rules)
+        h.put("granted/d", ["n": int(1)])
+        h.put("grants/alice", [:])
+        let body: JSON = .object(["documents": .array([.string(h.root + "/granted/d")])])
+        for _ in 0..<2 {
+            #expect(h.call("POST", h.api(":batchGet"), body, as: .user("alice")).status == 200)
+            #expect(h.call("POST", h.api(":batchGet"), body, as: .user("bob")).status == 403)
+        }
+        #expect(h.call("DELETE", h.api("/grants/alice")).status == 200)
+        #expect(h.call("POST", h.api(":batchGet"), body, as: .owner).status == 200)
+        #expect(h.call("POST", h.api(":batchGet"), body, as: .user("alice")).status == 403)
+    }
+
     @Test func aReadThatRacedAWriteIsNotKept() {
         let cache = DocumentCache()
         let db = DatabaseID(project: "p", database: "(default)")
@@ -189,6 +256,17 @@ struct DocumentCacheTests {
         // Another version of the same document is encoded for itself, whatever is kept.
         #expect(cache.json(of: v2, in: db, readAt: cache.current, keep: false) == plain(v2))
         #expect(cache.json(of: v1, in: db, readAt: cache.current, keep: false) == plain(v1))
+        // The protobuf likewise, from the same entries.
+        #expect(cache.proto(of: v1, in: db, readAt: cache.current, keep: false) == DocumentProto.document(v1, in: db))
+        #expect(cache.proto(of: v2, in: db, readAt: cache.current, keep: false) == DocumentProto.document(v2, in: db))
+        #expect(cache.proto(of: v2, in: db, readAt: cache.current, keep: true) == DocumentProto.document(v2, in: db))
+        #expect(cache.entry(db.name(of: v1.path))?.document == v2)
+        #expect(cache.proto(of: v1, in: db, readAt: cache.current, keep: false) == DocumentProto.document(v1, in: db))
+        // A read that raced a write is not kept.
+        let generation = cache.current
+        cache.invalidate()
+        #expect(cache.proto(of: v1, in: db, readAt: generation, keep: true) == DocumentProto.document(v1, in: db))
+        #expect(cache.entry(db.name(of: v1.path)) == nil)
     }
 
     @Test func idsWithSlashesAreNotKept() {

@@ -249,7 +249,6 @@ extension FirestoreService {
     /// `runAggregationQuery`: each alias with its value, a new transaction's id, and the read time.
     func aggregate(_ db: DatabaseID, query: Query, aggregations: [Aggregation], consistency: ReadConsistency,
                    caller: Caller) throws(FirestoreError) -> (fields: [String: FirestoreValue], transaction: String?, readTime: Instant) {
-        let (result, txn, readTime) = try runQuery(db, query: query, consistency: consistency, caller: caller)
         // Aggregations over fields see only documents that have every such field, so a count beside
         // a sum or average counts those documents (Firestore's aggregation docs; the emulator agrees).
         let fields: [FieldPath] = aggregations.compactMap {
@@ -258,6 +257,8 @@ extension FirestoreService {
             case .sum(let f), .avg(let f): f
             }
         }
+        let (result, txn, readTime) = try runQuery(db, query: Self.orderedByAggregatedFields(query, fields),
+                                                   consistency: consistency, caller: caller)
         let documents = fields.isEmpty ? result.documents : result.documents.filter { d in
             fields.allSatisfy { DocumentFields.value(at: $0, in: d.fields) != nil }
         }
@@ -310,6 +311,22 @@ extension FirestoreService {
             }
         }
         return (out, txn, readTime)
+    }
+
+    /// The query a sum or average with a limit or offset runs as. The aggregated fields act as an
+    /// existence filter and, like an inequality's field, join the implicit order (after the explicit
+    /// orderings, before `__name__`), so `limit(12).sum("n")` adds the 12 smallest `n` — what
+    /// python-firestore's system tests expect of Cloud Firestore and what its emulator answers.
+    /// Without a limit or offset the order cannot change the result; with a cursor the cursor's
+    /// positions belong to the order as sent, so the query is left as it is.
+    static func orderedByAggregatedFields(_ query: Query, _ fields: [FieldPath]) -> Query {
+        guard !fields.isEmpty, query.limit != nil || query.offset > 0, query.startAt == nil, query.endAt == nil else { return query }
+        var q = query
+        let missing = Set(fields.filter { f in !q.order.contains { $0.field == f } }).sorted { $0.segments.lexicographicallyPrecedes($1.segments) }
+        let at = q.order.last?.field.isDocumentKey == true ? q.order.count - 1 : q.order.count
+        let descending = q.order.last?.descending ?? false
+        q.order.insert(contentsOf: missing.map { Ordering(field: $0, descending: descending) }, at: at)
+        return q
     }
 
     // MARK: list

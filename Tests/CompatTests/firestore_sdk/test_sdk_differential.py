@@ -288,6 +288,27 @@ def test_count_with_limit_and_offset(nums):
     assert nums.where(filter=FieldFilter("k", "==", 2)).count().get()[0][0].value == 0
 
 
+def test_sum_and_avg_with_a_limit_take_the_smallest_values(db):
+    # A sum or average acts as an inequality on its field: the field joins the implicit order, so
+    # limit(n) aggregates the n smallest values, not the first n documents by name (python-firestore's
+    # own system tests, test_sum_query_get_with_limit, expect this of Cloud Firestore).
+    c = coll(db)
+    batch = db.batch()
+    for id_, v in {"a": 9, "b": 1, "c": 8, "d": 2, "e": 7, "f": 3.5}.items():
+        batch.set(c.document(id_), {"v": v})
+    batch.set(c.document("g"), {"w": 0})  # no v: not aggregated, and not counted beside a sum
+    batch.commit()
+    assert c.limit(3).sum("v", alias="s").get()[0][0].value == 6.5
+    assert c.limit(2).avg("v", alias="a").get()[0][0].value == 1.5
+    assert c.offset(4).sum("v", alias="s").get()[0][0].value == 17
+    assert c.order_by("v", direction=firestore.Query.DESCENDING).limit(2).sum("v", alias="s").get()[0][0].value == 17
+    a = aggregation.AggregationQuery(c.limit(3))
+    a.sum("v", alias="s").count(alias="n")
+    assert raw_aggregate(db, a) == {"s": 6.5, "n": 3}
+    assert c.limit(3).count().get()[0][0].value == 3  # a count alone keeps the order by name
+    assert c.sum("v", alias="s").get()[0][0].value == 30.5
+
+
 def test_select_empty_and_limit_to_last(nums, db):
     got = list(nums.select([]).order_by("__name__").limit(2).stream())
     assert [(s.id, s.to_dict()) for s in got] == [("big", {}), ("d", {})]

@@ -62,14 +62,19 @@ struct ListenBatch: Sendable {
         func events(_ targetIDs: [Int32]) -> [ListenEvent] {
             var out: [ListenEvent] = []
             out.reserveCapacity(changes.count + 1)
+            appendChanges(targetIDs, into: &out)
+            out.append(.targetChange(.noChange, targetIDs: [], cause: nil, readTime: readTime, resumeToken: resumeToken))
+            return out
+        }
+
+        /// The snapshot's changes as a target `targetIDs` gets them, without the closing NO_CHANGE.
+        func appendChanges(_ targetIDs: [Int32], into out: inout [ListenEvent]) {
             for c in changes {
                 switch c {
                 case .changed(let d): out.append(.documentChange(d, targetIDs: targetIDs))
                 case .deleted(let p): out.append(.documentDelete(p, removedTargetIDs: targetIDs, readTime: readTime))
                 }
             }
-            out.append(.targetChange(.noChange, targetIDs: [], cause: nil, readTime: readTime, resumeToken: resumeToken))
-            return out
         }
     }
 

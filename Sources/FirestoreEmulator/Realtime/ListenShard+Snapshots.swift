@@ -417,12 +417,7 @@ extension ListenShard {
     /// snapshot closes once, after all its targets).
     private func append(_ snapshot: ListenBatch.Shared, for t: ListenStream.Target, at readTime: Instant,
                         into out: inout [ListenEvent]) {
-        for c in snapshot.changes {
-            switch c {
-            case .changed(let d): out.append(.documentChange(d, targetIDs: t.ids))
-            case .deleted(let p): out.append(.documentDelete(p, removedTargetIDs: t.ids, readTime: readTime))
-            }
-        }
+        snapshot.appendChanges(t.ids, into: &out)
         t.readTime = max(t.readTime, readTime)
     }
 

@@ -254,7 +254,10 @@ def listener_rows(ctx, system, port, pid, sign_up):
             if not line.startswith("GRPCLOAD "):
                 p.kill()
                 raise NotAvailable(f"{system}: {n:,} idle listeners could not be opened: {p.stderr.read()[-300:]}")
-            time.sleep(1)
+            # Idle means after the set-up's burst: the dispatch pool's worker threads that the burst
+            # woke retire after 5 s without work (libdispatch's idle timeout), so a sample 1 s in
+            # counted 1–4 of them as held by the listeners (seen: 103 threads at 1 s, 100 from 5 s).
+            time.sleep(7)
             after = proc_status(pid)
         finally:
             if p.poll() is None:

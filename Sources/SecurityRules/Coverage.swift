@@ -422,6 +422,9 @@ public final class RulesCoverage: @unchecked Sendable {
                 h.combine(14 as UInt8)
                 combine(left, into: &h)
                 combine(right, into: &h)
+            case .vector(let elements):
+                h.combine(16 as UInt8)
+                for d in elements { Self.combine(d, into: &h) }
             default:
                 // Values of kinds added later hash alike: coarser, still consistent with equality.
                 h.combine(15 as UInt8)

@@ -703,7 +703,7 @@ struct Evaluation {
         switch (t, v) {
         case (.bool, .bool), (.int, .int), (.float, .float), (.number, .int), (.number, .float), (.string, .string),
              (.list, .list), (.map, .map), (.timestamp, .timestamp), (.duration, .duration), (.path, .path),
-             (.latlng, .latlng), (.bytes, .bytes), (.set, .set), (.mapDiff, .mapDiff):
+             (.latlng, .latlng), (.bytes, .bytes), (.set, .set), (.mapDiff, .mapDiff), (.vector, .vector):
             return true
         default:
             return false

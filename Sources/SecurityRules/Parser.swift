@@ -396,7 +396,7 @@ struct Parser {
         var left = try parseIn()
         while current.isKeyword(.is) {
             advance()
-            let (type, r) = try expectIdentifier("a type name (bool, int, float, number, string, list, map, timestamp, duration, path, latlng, bytes, set)")
+            let (type, r) = try expectIdentifier("a type name (bool, int, float, number, string, list, map, timestamp, duration, path, latlng, bytes, set, vector)")
             left = .isType(left, type, left.range.to(r))
         }
         return left

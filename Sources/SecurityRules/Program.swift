@@ -58,7 +58,7 @@ enum RequestField: String, Sendable, CaseIterable {
 
 /// Type names usable after `is`.
 enum TypeName: String, Sendable, CaseIterable {
-    case bool, int, float, number, string, list, map, timestamp, duration, path, latlng, bytes, set
+    case bool, int, float, number, string, list, map, timestamp, duration, path, latlng, bytes, set, vector
     case mapDiff = "map_diff", constraint
 }
 

@@ -23,6 +23,9 @@ public enum RulesValue: Sendable, Equatable {
     case map(RulesMap)
     case set([RulesValue])
     case mapDiff(left: RulesMap, right: RulesMap)
+    /// A Firestore vector value: a type of its own to the rules (`is vector`), with equality only
+    /// (no members, methods, indexing or ordering), as the official emulator's rules see it.
+    case vector([Double])
     /// On a list request, a value the query constrains without fixing it (`RulesConstraint`).
     case constraint(RulesConstraint)
 }

@@ -20,6 +20,7 @@ extension RulesValue {
         case .map: "map"
         case .set: "set"
         case .mapDiff: "map_diff"
+        case .vector: "vector"
         case .constraint(let c): c.typeName
         }
     }
@@ -55,6 +56,7 @@ extension RulesValue {
             return x.allSatisfy { e in y.contains { rulesEqual($0, e) } }
         case (.mapDiff(let l1, let r1), .mapDiff(let l2, let r2)):
             return rulesEqual(.map(l1), .map(l2)) && rulesEqual(.map(r1), .map(r2))
+        case (.vector(let x), .vector(let y)): return x == y
         default: return false
         }
     }
@@ -145,6 +147,14 @@ extension RulesValue {
                 v.render(into: &out, budget: budget)
             }
             out += "])"
+        case .vector(let elements):
+            out += "vector(["
+            for (i, d) in elements.enumerated() {
+                if i > 0 { out += ", " }
+                if out.utf8.count > budget { out += "…"; break }
+                out += RulesValue.formatDouble(d)
+            }
+            out += "])"
         case .map(let m):
             out += "{"
             for (i, k) in m.keys.sorted().enumerated() {
@@ -213,6 +223,9 @@ extension RulesValue {
         case .list(let items), .set(let items): return .array(items.map(\.json))
         case .map(let m): return .object(JSONObject(m.keys.sorted().map { ($0, m[$0]!.json) }))
         case .mapDiff(let l, let r): return .object(JSONObject([("left", RulesValue.map(l).json), ("right", RulesValue.map(r).json)]))
+        // Firestore's wire form of a vector.
+        case .vector(let elements):
+            return .object(JSONObject([("__type__", .string("__vector__")), ("value", .array(elements.map { RulesValue.float($0).json }))]))
         case .constraint: return .string(rendered)
         }
     }

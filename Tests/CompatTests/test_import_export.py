@@ -20,6 +20,8 @@ FIELDS = {
     "array": {"arrayValue": {"values": [{"integerValue": "1"}, {"stringValue": "two"}]}},
     "map": {"mapValue": {"fields": {"nested": {"mapValue": {"fields": {"deep": {"booleanValue": False}}}}}}},
     "empty": {"mapValue": {}},
+    "vector": {"mapValue": {"fields": {"__type__": {"stringValue": "__vector__"},
+                                       "value": {"arrayValue": {"values": [{"doubleValue": 1.5}, {"doubleValue": -2.0}]}}}}},
 }
 OWNER = {"Authorization": "Bearer owner"}
 

@@ -15,7 +15,7 @@ struct CheckerTests {
         ("    function unused() { return true; }\n    match /a/{b} { allow read; }", 4, 14, .warning, "Unused function: unused."),
         ("    match /a/{b} { allow read: if c == 1; }", 4, 35, .warning, "Invalid variable name: c."),
         ("    match /a/{b} { allow fetch: if true; }", 4, 26, .error, "Unknown method 'fetch'; expected read, write, get, list, create, update or delete."),
-        ("    match /a/{b} { allow read: if b is text; }", 4, 35, .error, "Unknown type 'text'; expected one of bool, int, float, number, string, list, map, timestamp, duration, path, latlng, bytes, set, map_diff, constraint."),
+        ("    match /a/{b} { allow read: if b is text; }", 4, 35, .error, "Unknown type 'text'; expected one of bool, int, float, number, string, list, map, timestamp, duration, path, latlng, bytes, set, vector, map_diff, constraint."),
         ("    match /a/{b} { allow read: if math.nope(1); }", 4, 35, .error, "Unknown function 'math.nope'."),
         ("    match /a/{b} { allow read: if b.size(1) == 1; }", 4, 35, .error, "'size' takes 0 arguments but 1 was given."),
         ("    match /a/{b}/{b} { allow read; }", 4, 17, .error, "Duplicate path variable 'b' in the match path."),

@@ -91,7 +91,7 @@ struct ParserTests {
         ("a ? b", 6, "Unexpected end of file; expected ':' in the conditional expression."),
         ("f(a b)", 5, "Unexpected 'b'; expected ',' or ')'."),
         ("[1, 2", 6, "Unexpected end of file; expected ',' or ']'."),
-        ("x is 3", 6, "Unexpected '3'; expected a type name (bool, int, float, number, string, list, map, timestamp, duration, path, latlng, bytes, set)."),
+        ("x is 3", 6, "Unexpected '3'; expected a type name (bool, int, float, number, string, list, map, timestamp, duration, path, latlng, bytes, set, vector)."),
         ("9223372036854775808", 1, "Integer literal out of range."),
         ("a.", 3, "Unexpected end of file; expected a field or method name after '.'."),
         ("/a/", 4, "Empty path segment; expected a name or $(expression) after '/'."),

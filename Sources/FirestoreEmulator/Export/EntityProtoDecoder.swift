@@ -16,7 +16,8 @@ import HearthProtobuf
 ///   {x = 6, y = 7}, group 12 reference {app = 13, group 14 element {type = 15, id = 16,
 ///   name = 17}, database_id = 23}; nothing set is null.
 /// - Meanings: 7 timestamp (int64 microseconds), 9 geo point, 14/16 bytes (in string), 15 long
-///   text, 19 map (string holds an embedded `EntityProto`), 24 empty array.
+///   text, 19 map (string holds an embedded `EntityProto`), 24 empty array, 31 vector (one
+///   `multiple` double property per element, like an array's).
 struct EntityProtoDecoder {
     /// Why a record does not decode.
     struct Failure: Error, CustomStringConvertible {
@@ -34,6 +35,7 @@ struct EntityProtoDecoder {
         static let byteString: UInt64 = 16
         static let embeddedEntity: UInt64 = 19
         static let emptyList: UInt64 = 24
+        static let vector: UInt64 = 31
     }
 
     /// One exported document: its full name and its fields.
@@ -55,25 +57,38 @@ struct EntityProtoDecoder {
         guard let key, !key.path.isEmpty, key.path.count % 2 == 0 else { throw Failure(description: "an entity without a document key") }
         let name = "projects/\(targetProject)/databases/\(key.database)/documents/" + key.path.joined(separator: "/")
         // Decoded once the key is known: references into the document's own app follow it.
-        var properties: [(name: String, multiple: Bool, value: JSON)] = []
+        var properties: [Property] = []
         for var r in rawProperties { properties.append(try property(&r, app: key.app)) }
         return (name, fields(properties))
     }
 
+    /// One `Property`: its name, whether it is an element of a list (`multiple`), its value, and
+    /// whether that list is a vector's.
+    private typealias Property = (name: String, multiple: Bool, value: JSON, vector: Bool)
+
     /// Properties to a `fields` object; properties sharing a name with `multiple` set are one
-    /// array, in the order they appear.
-    private func fields(_ properties: [(name: String, multiple: Bool, value: JSON)]) -> JSON {
+    /// array (or, with the vector meaning, one vector's elements), in the order they appear.
+    private func fields(_ properties: [Property]) -> JSON {
         var order: [String] = []
         var single: [String: JSON] = [:]
         var arrays: [String: [JSON]] = [:]
+        var vectors: Set<String> = []
         for p in properties {
             if single[p.name] == nil, arrays[p.name] == nil { order.append(p.name) }
             if p.multiple { arrays[p.name, default: []].append(p.value) } else { single[p.name] = p.value }
+            if p.vector { vectors.insert(p.name) }
         }
         var o = JSONObject()
         for name in order {
             if let values = arrays[name] {
-                o[name] = .object(JSONObject([("arrayValue", .object(JSONObject([("values", .array(values))])))]))
+                let array: JSON = .object(JSONObject([("arrayValue", .object(JSONObject([("values", .array(values))])))]))
+                // The REST form of a vector: the typed map `VectorValue` reads.
+                o[name] = vectors.contains(name)
+                    ? .object(JSONObject([("mapValue", .object(JSONObject([("fields", .object(JSONObject([
+                        (VectorValue.typeKey, .object(JSONObject([("stringValue", .string(VectorValue.typeName))]))),
+                        (VectorValue.valueKey, array),
+                    ])))])))]))
+                    : array
             } else if let v = single[name] {
                 o[name] = v
             }
@@ -81,7 +96,7 @@ struct EntityProtoDecoder {
         return .object(o)
     }
 
-    private func property(_ r: inout ProtoReader, app: String) throws -> (name: String, multiple: Bool, value: JSON) {
+    private func property(_ r: inout ProtoReader, app: String) throws -> Property {
         var meaning: UInt64 = 0
         var name: String?
         var multiple = false
@@ -97,7 +112,7 @@ struct EntityProtoDecoder {
         }
         guard let name else { throw Failure(description: "a property without a name") }
         guard var v = valueBytes else { throw Failure(description: "property \(name) without a value") }
-        return (name, multiple, try value(&v, meaning: meaning, app: app))
+        return (name, multiple, try value(&v, meaning: meaning, app: app), meaning == Meaning.vector)
     }
 
     /// One `PropertyValue` as REST `Value` JSON.
@@ -135,7 +150,7 @@ struct EntityProtoDecoder {
             return wrap("arrayValue", .object(JSONObject()))
         case Meaning.embeddedEntity:
             var inner = ProtoReader(bytes ?? [])
-            var properties: [(name: String, multiple: Bool, value: JSON)] = []
+            var properties: [Property] = []
             while let (number, type) = try inner.nextTag() {
                 if (number == 14 || number == 15) && type == 2 {
                     var p = try inner.readMessage()

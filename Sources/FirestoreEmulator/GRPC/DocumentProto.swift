@@ -57,6 +57,8 @@ enum DocumentProto {
             w.message(9) { a in
                 for e in elements { a.message(1) { inner in value(e, into: &inner) } }
             }
+        case .vector(let elements):
+            w.message(6) { m in fields(1, VectorValue.members(elements), into: &m) }
         case .map(let members):
             w.message(6) { m in fields(1, members, into: &m) }
         }

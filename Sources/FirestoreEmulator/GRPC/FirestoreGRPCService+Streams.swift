@@ -63,7 +63,13 @@ extension FirestoreGRPCService {
             guard let sq = try query.object("structuredQuery") else {
                 throw .invalidArgument("A query target must have a structured_query.")
             }
-            kind = .query(try QueryParser(database: db, parent: parent).parse(sq))
+            let parsed = try QueryParser(database: db, parent: parent).parse(sq)
+            // "Vector search doesn't support real-time snapshot listeners" (vector search limitations);
+            // the emulator fails such a target with UNKNOWN and no message.
+            if parsed.findNearest != nil {
+                throw .invalidArgument("FindNearest cannot be used in a Listen target: vector search has no real-time snapshot listeners.")
+            }
+            kind = .query(parsed)
         } else if let docs = try target.object("documents") {
             var paths: [ResourcePath] = []
             for d in try docs.array("documents") ?? [] {

@@ -85,8 +85,8 @@ extension RESTBridge {
             if let transaction { out.append { w in DocumentProto.transactionOnly(transaction, field: 2, into: &w) } }
             for (i, doc) in result.documents.enumerated() {
                 out.append { w in
-                    if let projection = query.projection {
-                        w.message(1) { d in DocumentProto.document(doc, in: db, mask: projection, into: &d) }
+                    if !query.returnsStoredDocuments {
+                        w.message(1) { d in DocumentProto.document(doc, in: db, mask: query.projection, into: &d) }
                     } else {
                         // The document's encoding made once per version (`DocumentCache`), as a get's.
                         w.encodedMessage(1, cache.proto(of: doc, in: db, readAt: generation, keep: current))

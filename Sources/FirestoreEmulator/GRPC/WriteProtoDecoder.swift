@@ -277,7 +277,7 @@ struct WriteProtoDecoder {
                     guard number == 1, wire == .lengthDelimited else { throw Fallback() }
                     try mapEntry(&m, into: &map, depth: depth + 1)
                 }
-                out = .map(map)
+                out = try PlainWrite.mapOrVector(map, inArray: inArray)
             default:
                 throw Fallback()
             }

@@ -170,6 +170,8 @@ struct JSONWriter {
             byte(0x7D)
         case .geoPoint:
             json(ValueJSON.encode(v))
+        case .vector(let elements):
+            value(.map(VectorValue.members(elements)))
         case .array(let elements):
             if elements.isEmpty {
                 raw(#"{"arrayValue":{}}"#)

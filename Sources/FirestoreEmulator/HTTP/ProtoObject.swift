@@ -107,6 +107,23 @@ struct ProtoObject {
         throw invalid(camel, "TYPE_INT32", v)
     }
 
+    /// A `double` (or `DoubleValue`, whose JSON form is the bare number): a number, a decimal
+    /// string, or `"NaN"`, `"Infinity"`, `"-Infinity"`, as Google's parser reads them.
+    func double(_ camel: String) throws(FirestoreError) -> Double? {
+        guard let v = raw(camel) else { return nil }
+        switch v {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        case .string("NaN"): return .nan
+        case .string("Infinity"): return .infinity
+        case .string("-Infinity"): return -.infinity
+        case .string(let s):
+            if let d = Double(s), d.isFinite { return d }
+        default: break
+        }
+        throw invalid(camel, "TYPE_DOUBLE", v)
+    }
+
     /// A proto3 JSON integer: a number with an integral value, or a decimal string.
     static func int64(_ v: JSON) -> Int64? {
         switch v {

@@ -76,20 +76,44 @@ enum DocumentFields {
         case .reference(let r):
             nameSize(r.split(separator: "/").dropFirst(5).map(String.init))
         case .array(let a): a.reduce(0) { $0 + size(of: $1) }
+        case .vector(let elements): 8 * elements.count
         case .map(let m): size(of: m)
         }
     }
 
-    /// Rejects names Firestore reserves (`__.*__`) anywhere in a written document.
-    static func validateNames(_ fields: [String: FirestoreValue], prefix: [String] = []) throws(FirestoreError) {
+    /// Rejects what Firestore refuses anywhere in a written document: the names it reserves
+    /// (`__.*__`), and vectors holding NaN (a filter's or query vector's may).
+    static func validateWritten(_ fields: [String: FirestoreValue], prefix: [String] = []) throws(FirestoreError) {
         for (key, value) in fields {
             // A first byte other than `_` cannot begin a "__" prefix: most names end there, before
             // `count` walks the name's Characters (grapheme breaking).
             if key.utf8.first == 0x5F, key.count >= 4, key.hasPrefix("__"), key.hasSuffix("__") {
+                // A map typed as anything but a vector: the emulator names the property holding it.
+                if key == VectorValue.typeKey, let top = prefix.first {
+                    throw .invalidArgument("Property \(top) contains an invalid nested entity.")
+                }
                 // Firestore's wording: quoted inside maps, bare at the top level.
                 throw .invalidArgument(prefix.isEmpty ? "field name \(key) is reserved" : "field name '\(key)' is reserved.")
             }
-            if case .map(let m) = value { try validateNames(m, prefix: prefix + [key]) }
+            switch value {
+            case .map(let m): try validateWritten(m, prefix: prefix + [key])
+            case .vector, .array: try rejectNaNVectors(value)
+            default: break
+            }
+        }
+    }
+
+    /// Vectors are stored without NaN ("Vector cannot contain NaN values."), also inside maps in arrays.
+    private static func rejectNaNVectors(_ value: FirestoreValue) throws(FirestoreError) {
+        switch value {
+        case .vector(let elements):
+            if elements.contains(where: \.isNaN) { throw .invalidArgument("Vector cannot contain NaN values.") }
+        case .array(let elements):
+            for e in elements { try rejectNaNVectors(e) }
+        case .map(let members):
+            for v in members.values { try rejectNaNVectors(v) }
+        default:
+            break
         }
     }
 }

@@ -5,6 +5,12 @@ import HearthCore
 /// Timestamps keep microseconds, as Firestore stores them (finer input is truncated). References
 /// hold the full resource name (`projects/p/databases/(default)/documents/users/u1`). Maps are
 /// unordered here; every encoder sorts their keys so output and storage are deterministic.
+///
+/// A vector is its own case although every wire form, and the rules, see it as the map
+/// `{__type__: "__vector__", value: [doubles]}` (`VectorValue`): it sorts in a class of its own
+/// (after arrays, before maps, by dimension first), is one index entry rather than a map's
+/// members, and is what `findNearest` measures; a case makes every switch say so, where a map
+/// recognised by its shape would have to be re-checked in each of them.
 enum FirestoreValue: Sendable, Equatable {
     case null
     case boolean(Bool)
@@ -16,10 +22,12 @@ enum FirestoreValue: Sendable, Equatable {
     case reference(String)
     case geoPoint(latitude: Double, longitude: Double)
     case array([FirestoreValue])
+    /// A vector value's elements (at most `VectorValue.maxDimensions`).
+    case vector([Double])
     case map([String: FirestoreValue])
 
     /// Firestore's type order across types (null < bool < numbers < timestamps < strings < bytes
-    /// < references < geopoints < arrays < maps); integers and doubles share one class.
+    /// < references < geopoints < arrays < vectors < maps); integers and doubles share one class.
     var typeOrder: Int {
         switch self {
         case .null: 0
@@ -31,7 +39,8 @@ enum FirestoreValue: Sendable, Equatable {
         case .reference: 6
         case .geoPoint: 7
         case .array: 8
-        case .map: 9
+        case .vector: 9
+        case .map: 10
         }
     }
 

@@ -2,14 +2,16 @@
 /// document names exactly as Firestore does.
 ///
 /// Values: one tag byte per type class (null < bool < number < timestamp < string < bytes <
-/// reference < geopoint < array < map), then a type-specific body:
+/// reference < geopoint < array < vector < map), then a type-specific body:
 /// - numbers: NaN first (`0x00`), else `0x01`, the largest double not above the value as 8
 ///   sortable bytes, and a 2-byte remainder for integers beyond 2^53, so `3 == 3.0` and
 ///   `2^63 - 1 > 9.223372036854775e18` both hold exactly;
 /// - strings, bytes: the bytes with `0x00` escaped as `0x00 0xFF`, ended by `0x00 0x01`
 ///   (a shorter string sorts first, UTF-8 byte order);
 /// - references: each name segment escaped and terminated, then `0x00 0x00`;
-/// - arrays: elements, then `0x00`; maps: for each key in byte order `0x01`, key, value, then `0x00`.
+/// - arrays: elements, then `0x00`; maps: for each key in byte order `0x01`, key, value, then `0x00`;
+/// - vectors: the dimension (4 bytes big-endian), then each element as a number's body (NaN
+///   `0x00`, else `0x01` and 8 sortable bytes): by dimension first, as Firestore orders them.
 ///
 /// Document keys: each path segment escaped and terminated by `0x00 0x01`, so names compare
 /// segment by segment and every descendant of a path shares its key as a prefix.
@@ -23,6 +25,7 @@ enum OrderedEncoding {
     static let tagReference: UInt8 = 0x70
     static let tagGeoPoint: UInt8 = 0x80
     static let tagArray: UInt8 = 0x90
+    static let tagVector: UInt8 = 0x98
     static let tagMap: UInt8 = 0xA0
 
     /// The encoding of `value`.
@@ -45,6 +48,7 @@ enum OrderedEncoding {
         case .reference: tagReference
         case .geoPoint: tagGeoPoint
         case .array: tagArray
+        case .vector: tagVector
         case .map: tagMap
         }
     }
@@ -97,6 +101,17 @@ enum OrderedEncoding {
             out.append(tagArray)
             for e in elements { append(e, to: &out) }
             out.append(0)
+        case .vector(let elements):
+            out.append(tagVector)
+            appendBigEndian32(UInt32(truncatingIfNeeded: elements.count), to: &out)
+            for e in elements {
+                if e.isNaN {
+                    out.append(0x00)
+                } else {
+                    out.append(0x01)
+                    appendSortable(e == 0 ? 0 : e, to: &out)
+                }
+            }
         case .map(let members):
             out.append(tagMap)
             for (key, value) in sortedMembers(members) {
@@ -160,6 +175,10 @@ enum OrderedEncoding {
 
     static func appendBigEndian(_ v: UInt64, to out: inout [UInt8]) {
         for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
+    }
+
+    static func appendBigEndian32(_ v: UInt32, to out: inout [UInt8]) {
+        for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt32(shift))) }
     }
 
     static func appendEscaped<S: Sequence>(_ bytes: S, to out: inout [UInt8]) where S.Element == UInt8 {

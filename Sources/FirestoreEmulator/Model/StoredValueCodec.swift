@@ -7,6 +7,8 @@ import HearthCore
 enum StoredValueCodec {
     private enum Tag: UInt8 {
         case null = 0, boolFalse, boolTrue, integer, double, timestamp, string, bytes, reference, geoPoint, array, map
+        /// Added after the others, so rows written before vectors existed decode unchanged.
+        case vector
     }
 
     /// Why stored bytes did not decode.
@@ -96,6 +98,10 @@ enum StoredValueCodec {
             out.append(Tag.array.rawValue)
             appendVarint(elements.count, to: &out)
             for e in elements { append(e, to: &out) }
+        case .vector(let elements):
+            out.append(Tag.vector.rawValue)
+            appendVarint(elements.count, to: &out)
+            for e in elements { appendFixed(e.bitPattern, to: &out) }
         case .map(let members):
             out.append(Tag.map.rawValue)
             appendMapBody(members, to: &out)
@@ -177,6 +183,12 @@ enum StoredValueCodec {
                 elements.reserveCapacity(count)
                 for _ in 0..<count { elements.append(try value(depth: depth + 1)) }
                 return .array(elements)
+            case .vector:
+                let count = try varint()
+                var elements: [Double] = []
+                elements.reserveCapacity(count)
+                for _ in 0..<count { elements.append(Double(bitPattern: try fixed())) }
+                return .vector(elements)
             case .map:
                 return .map(try mapBody(depth: depth))
             }

@@ -175,7 +175,9 @@ enum ValueJSON {
         case "mapValue":
             let m = try ProtoObject(json: raw, path: path + ".map_value")
             try m.requireKnown(["fields"])
-            return .map(try decodeFields(m.raw("fields"), path: path + ".map_value.fields", depth: depth + 1, topLevel: property ?? ""))
+            let members = try decodeFields(m.raw("fields"), path: path + ".map_value.fields", depth: depth + 1, topLevel: property ?? "")
+            // A `{__type__: "__vector__", value: […]}` map is a vector value.
+            return try VectorValue.mapOrVector(members, inArray: inArray)
         default:
             throw .invalidArgument("Invalid JSON payload received. Unknown name \"\(first)\" at '\(path)': Cannot find field.")
         }
@@ -235,6 +237,8 @@ enum ValueJSON {
             var a = JSONObject()
             if !elements.isEmpty { a["values"] = .array(elements.map(encode)) }
             return .object(["arrayValue": .object(a)])
+        case .vector(let elements):
+            return encode(.map(VectorValue.members(elements)))
         case .map(let members):
             var m = JSONObject()
             if !members.isEmpty { m["fields"] = encodeFields(members) }

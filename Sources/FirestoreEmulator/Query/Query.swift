@@ -20,6 +20,12 @@ struct Query: Sendable {
     /// A kind-less query without `allDescendants` (no `from`): only documents of the collections
     /// directly under `parent` (run as a descendant query with this depth limit).
     var childrenOnly = false
+    /// Vector search: the nearest of the results to a query vector (no limit, offset or cursors beside it).
+    var findNearest: FindNearest?
+
+    /// Whether each result is a stored version as it stands, so its encoding may be shared with
+    /// other reads of that version (`DocumentCache`): no projection, no distance field added.
+    var returnsStoredDocuments: Bool { projection == nil && findNearest?.resultField == nil }
 
     /// The collection path of a plain collection query.
     var collectionPath: ResourcePath { parent.appending(collectionID) }

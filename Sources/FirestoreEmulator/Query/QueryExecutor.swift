@@ -48,6 +48,14 @@ struct QueryExecutor {
     /// Runs `query` against the current data, or as the database was at `readTime`.
     func run(_ query: Query, space: Int64?, _ conn: Connection, at readTime: Instant? = nil) throws -> Result {
         guard let space else { return Result(documents: [], skipped: 0) }
+        // Vector search ranks every result of the rest of the query (brute force: no vector index).
+        if let nearest = query.findNearest {
+            var rest = query
+            rest.findNearest = nil
+            var result = try run(rest, space: space, conn, at: readTime)
+            result.documents = nearest.nearest(result.documents)
+            return result
+        }
         let conjunctions = query.filter?.disjunctiveNormalForm(limit: 64) ?? [[]]
         let limitEnd = query.limit.map { query.offset + $0 }
         if query.limit == 0 { return Result(documents: [], skipped: 0) }

@@ -19,14 +19,8 @@ struct QueryParser {
 
     func parse(_ o: ProtoObject) throws(FirestoreError) -> Query {
         try o.requireKnown(Self.queryFields)
-        if let nearest = try o.object("findNearest") {
-            // A query vector must be a vector value (a map typed `__vector__`), checked first.
-            let vector = try nearest.object("queryVector").map { v throws(FirestoreError) in try ValueJSON.decode(.object(v.members), path: v.path) }
-            guard case .map(let m)? = vector, m["__type__"] == .string("__vector__") else {
-                throw .invalidArgument("Query Value must be of type vector.")
-            }
-            throw .unimplemented("Vector search (findNearest) is not supported by this emulator.")
-        }
+        // The vector search clause is checked first, as the emulator does.
+        let findNearest = try o.object("findNearest").map { n throws(FirestoreError) in try FindNearest.parse(n, parser: self) }
 
         // from
         let from = try o.array("from") ?? []
@@ -134,9 +128,16 @@ struct QueryParser {
             }
         }
 
+        // The nearest neighbours are the query's limit; the emulator's words.
+        if findNearest != nil {
+            if limit != nil { throw .invalidArgument("A query limit cannot be used with FindNearest") }
+            if offset != 0 { throw .invalidArgument("A query offset cannot be used with FindNearest") }
+            if startAt != nil || endAt != nil { throw .invalidArgument("A cursor cannot be used with FindNearest") }
+        }
+
         return Query(parent: parent, collectionID: collectionID, allDescendants: allDescendants, filter: filter,
                      explicitOrder: explicit, order: order, startAt: startAt, endAt: endAt, offset: offset,
-                     limit: limit, projection: projection, childrenOnly: childrenOnly)
+                     limit: limit, projection: projection, childrenOnly: childrenOnly, findNearest: findNearest)
     }
 
     func parseFieldReference(_ o: ProtoObject) throws(FirestoreError) -> FieldPath {

@@ -18,6 +18,8 @@ enum RulesConversion {
             return .path(Array(name.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map(String.init)))
         case .geoPoint(let lat, let lng): return .latlng(latitude: lat, longitude: lng)
         case .array(let a): return .list(a.map(value))
+        // Not the map it is on the wire: the emulator's rules see a `vector` of their own.
+        case .vector(let elements): return .vector(elements)
         case .map(let m): return .map(map(m))
         }
     }

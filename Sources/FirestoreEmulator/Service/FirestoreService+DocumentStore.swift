@@ -21,7 +21,7 @@ extension FirestoreService: DocumentStore {
             }
             try docPath.validate(in: db)
             let values = try ValueJSON.decodeFields(.object(fields), path: "document.fields")
-            try DocumentFields.validateNames(values)
+            try DocumentFields.validateWritten(values)
             var transforms: [FieldTransform] = []
             for name in serverTimestampFields {
                 transforms.append(FieldTransform(field: try QueryParser.fieldPath(name), kind: .serverTime))

@@ -82,7 +82,7 @@ extension FirestoreService {
             guard path.isDocument else { throw .invalidArgument("\(name) is not a document name.") }
             try path.validate(in: db)
             let fields = try ValueJSON.decodeFields(document["fields"] ?? .object([:]), path: "\(name).fields")
-            try DocumentFields.validateNames(fields)
+            try DocumentFields.validateWritten(fields)
             return (db, Write(path: path, operation: .update(fields: fields, mask: nil), transforms: [], precondition: nil))
         } catch {
             throw DocumentStoreError(status: error.status, message: error.message)

@@ -25,7 +25,7 @@ enum PlainWrite {
             let path: ResourcePath
             let operation: Write.Operation
             if let update {
-                try DocumentFields.validateNames(update.fields)
+                try DocumentFields.validateWritten(update.fields)
                 (named, path) = try ResourcePath.parseAnyDocumentName(update.name)
                 var paths: [FieldPath]?
                 if let mask {
@@ -67,6 +67,13 @@ enum PlainWrite {
     static func geoPoint(_ lat: Double, _ lng: Double) throws(Fallback) -> FirestoreValue {
         guard lat >= -90, lat <= 90, lng >= -180, lng <= 180 else { throw Fallback() }
         return .geoPoint(latitude: lat, longitude: lng)
+    }
+
+    /// A map value, or the vector it stands for (`VectorValue`); a bad vector is the general path's to report.
+    static func mapOrVector(_ members: [String: FirestoreValue], inArray: Bool) throws(Fallback) -> FirestoreValue {
+        // Most maps have no `__type__`: they skip the vector checks.
+        guard members[VectorValue.typeKey] != nil else { return .map(members) }
+        return try checked { () throws(FirestoreError) in try VectorValue.mapOrVector(members, inArray: inArray) }
     }
 
     /// A field name a `fields` map may hold.

@@ -158,7 +158,7 @@ struct WriteJSONDecoder {
                 if m.isEmpty { return .map([:]) }
                 throw Fallback()
             }
-            return .map(try fields(f, depth: depth + 1))
+            return try PlainWrite.mapOrVector(try fields(f, depth: depth + 1), inArray: inArray)
         case ("arrayValue", _):
             guard !inArray else { throw Fallback() }
             return .array(try arrayValues(raw, depth: depth + 1))

@@ -87,7 +87,7 @@ struct WriteParser {
         -> (DatabaseID?, ResourcePath, [String: FirestoreValue]) {
         try o.requireKnown(["name", "fields", "createTime", "updateTime"])
         let fields = try ValueJSON.decodeFields(o.raw("fields"), path: o.childPath("fields"))
-        try DocumentFields.validateNames(fields)
+        try DocumentFields.validateWritten(fields)
         guard let name = try o.string("name"), !name.isEmpty else {
             if requireName { throw .invalidArgument("Document name must be set at '\(o.childPath("name"))'.") }
             return (nil, ResourcePath.root, fields)

@@ -90,6 +90,16 @@ struct EmulatorExportTests {
         #expect(byName[prefix + "big/long"]?["text"]?["stringValue"]?.stringValue == String(repeating: "x", count: 40000) + "end")
     }
 
+    /// A vector is exported as one double property per element with meaning 31 (the emulator's
+    /// export of `{v: vector([1.5, -2]), m: {inner: vector([0.25])}}`).
+    @Test func vectorsDecodeAsVectors() throws {
+        let metadata = try #require(FirestoreService.overallExportMetadata(in: Self.fixtures + "/vector"))
+        let documents = try FirestoreService.emulatorExportDocuments(metadataPath: metadata, project: "p")
+        let fields = try #require(documents.first?["fields"])
+        let decoded = try ValueJSON.decodeFields(fields, path: "fields")
+        #expect(decoded == ["v": .vector([1.5, -2]), "m": .map(["inner": .vector([0.25])])])
+    }
+
     @Test func aNamedDatabaseKeepsItsName() throws {
         let metadata = try #require(FirestoreService.overallExportMetadata(in: Self.fixtures + "/named-db"))
         let documents = try FirestoreService.emulatorExportDocuments(metadataPath: metadata, project: "p")

@@ -23,6 +23,7 @@ struct DocumentProtoTests {
         "a": .array([.boolean(true), .string(""), .array([]), .map([:])]), "noItems": .array([]),
         "m": .map(["inner": .map(["deep": .integer(1)]), "B": .null, "a": .double(0.1)]), "noMembers": .map([:]),
         "Z": .integer(1), "é": .integer(2), "10": .integer(3), "9": .integer(4),
+        "v": .vector([1.5, -0.0, 1e300]), "mv": .map(["inner": .vector([0.25])]),
     ]
 
     /// What the general path answers: the REST JSON of the document, parsed, encoded by the schemas.

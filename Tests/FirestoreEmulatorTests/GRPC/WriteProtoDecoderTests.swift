@@ -13,6 +13,16 @@ struct WriteProtoDecoderTests {
 
     static func value(_ kind: String, _ v: JSON) -> JSON { .object(JSONObject([(kind, v)])) }
     static func str(_ s: String) -> JSON { value("stringValue", .string(s)) }
+    /// A vector value's wire map; `elements` are `Value`s (numbers become doubles).
+    static func vector(_ elements: [JSON]) -> JSON {
+        value("mapValue", .object(["fields": .object(JSONObject([
+            ("__type__", str("__vector__")),
+            ("value", value("arrayValue", .object(["values": .array(elements.map { e in
+                if case .double = e { return value("doubleValue", e) }
+                return e
+            })]))),
+        ]))]))
+    }
 
     static func write(_ members: [(String, JSON)]) -> JSON { .object(JSONObject(members)) }
 
@@ -72,6 +82,8 @@ struct WriteProtoDecoderTests {
             ("m", value("mapValue", .object(["fields": .object(["inner": value("mapValue", .object(["fields": .object(["z": str("deep")])])),
                                                                  "with space": str("q")])]))),
             ("em", value("mapValue", .object([:]))),
+            ("v", vector([.double(1.5), .double(-2)])),
+            ("mv", value("mapValue", .object(["fields": .object(["inner": vector([.double(0.25)])])]))),
         ])]),
         ("a masked merge with an update time precondition", [update("\(docs)/c/d", [("a", str("1"))], extra: [
             ("updateMask", .object(["fieldPaths": .array([.string("a"), .string("b.c"), .string("`x y`")])])),
@@ -130,6 +142,10 @@ struct WriteProtoDecoderTests {
         ("a transform write", [write([("transform", .object(JSONObject([("document", .string("\(docs)/c/d")), ("fieldTransforms", .array([
             .object(JSONObject([("fieldPath", .string("n")), ("setToServerValue", .string("REQUEST_TIME"))]))]))])))])]),
         ("an empty write", [write([])]),
+        ("a vector of integers", [update("\(docs)/c/d", [("v", vector([value("integerValue", .string("1"))]))])]),
+        ("a vector in an array", [update("\(docs)/c/d", [("a", value("arrayValue", .object(["values": .array([vector([.double(1)])])])))])]),
+        ("a vector holding NaN", [update("\(docs)/c/d", [("v", vector([value("doubleValue", .string("NaN"))]))])]),
+        ("a map typed as something else", [update("\(docs)/c/d", [("m", value("mapValue", .object(["fields": .object(["__type__": str("x")])])))])]),
     ]
 
     @Test(arguments: refused.map(\.0))

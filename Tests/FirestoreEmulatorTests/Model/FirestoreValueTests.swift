@@ -47,6 +47,15 @@ import Testing
         ("[1]", .array([.integer(1)])),
         ("[1, 'a']", .array([.integer(1), .string("a")])),
         ("[2]", .array([.integer(2)])),
+        // Vectors: after arrays, before maps; by dimension first, then element by element.
+        ("vector [-inf]", .vector([-.infinity])),
+        ("vector [5]", .vector([5])),
+        ("vector [-5, 1]", .vector([-5, 1])),
+        ("vector [0, 2]", .vector([0, 2])),
+        ("vector [1, 2]", .vector([1, 2])),
+        ("vector [1, 3]", .vector([1, 3])),
+        ("vector [+inf, 0]", .vector([.infinity, 0])),
+        ("vector [0, 0, 0]", .vector([0, 0, 0])),
         ("empty map", .map([:])),
         ("{a: 1}", .map(["a": .integer(1)])),
         ("{a: 1, b: 0}", .map(["a": .integer(1), "b": .integer(0)])),
@@ -71,6 +80,7 @@ import Testing
         (.double(.nan), .double(.nan)),
         (.array([.integer(1)]), .array([.double(1)])),
         (.map(["x": .integer(2)]), .map(["x": .double(2)])),
+        (.vector([-0.0, 1]), .vector([0, 1])),
     ])
     func equivalentNumbersCompareEqual(_ a: FirestoreValue, _ b: FirestoreValue) {
         #expect(FirestoreValue.compare(a, b) == 0)

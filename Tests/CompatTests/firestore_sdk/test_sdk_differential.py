@@ -48,6 +48,21 @@ def test_update_of_a_missing_document_is_not_found(db, target):
     assert not ref.get().exists
 
 
+def test_an_update_time_precondition_ahead_of_the_document_is_invalid_argument(db):
+    """A `last_update_time` after the stored version's is INVALID_ARGUMENT (python-firestore's system
+    test, run against production, expects it an hour ahead); an earlier, stale one FAILED_PRECONDITION."""
+    ref = coll(db).document("d")
+    first = ref.set({"v": 1}).update_time
+    second = ref.set({"v": 2}).update_time
+    ahead = timestamp_pb2.Timestamp(seconds=int(second.timestamp()) + 3600)
+    for call in (lambda o: ref.delete(option=o), lambda o: ref.update({"v": 3}, option=o)):
+        assert error(lambda: call(db.write_option(last_update_time=ahead)))[0] == "InvalidArgument"
+        assert error(lambda: call(db.write_option(last_update_time=first)))[0] == "FailedPrecondition"
+    assert ref.get().to_dict() == {"v": 2}
+    ref.delete(option=db.write_option(last_update_time=second))
+    assert not ref.get().exists
+
+
 def test_create_of_an_existing_document_is_already_exists(db, target):
     ref = coll(db).document("x")
     ref.create({"v": 1})

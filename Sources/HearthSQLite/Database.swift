@@ -6,9 +6,21 @@ internal import CSQLite
 public struct Migration: Sendable {
     public let id: String
     public let sql: String
+    /// Work SQL cannot express (re-encoding stored keys), run after `sql` in the same transaction:
+    /// when it throws, nothing of the migration is kept and the file is as it was.
+    public let transform: (@Sendable (Connection) throws -> Void)?
+
     public init(_ id: String, _ sql: String) {
         self.id = id
         self.sql = sql
+        transform = nil
+    }
+
+    /// A migration done by `transform` (after `sql`, when given).
+    public init(_ id: String, sql: String = "", transform: @escaping @Sendable (Connection) throws -> Void) {
+        self.id = id
+        self.sql = sql
+        self.transform = transform
     }
 }
 
@@ -172,7 +184,8 @@ public final class Database: @unchecked Sendable {
                 if !unknown.isEmpty { throw DatabaseOpenError.newerThanBinary(path: path ?? ":memory:", unknownMigrations: unknown) }
                 for m in migrations where !applied.contains(m.id) {
                     try writer.transaction(immediate: true) {
-                        try writer.execute(m.sql)
+                        if !m.sql.isEmpty { try writer.execute(m.sql) }
+                        try m.transform?(writer)
                         try writer.run("INSERT INTO hearth_migrations (id, applied_at) VALUES (?, strftime('%s','now'))", [m.id])
                     }
                 }

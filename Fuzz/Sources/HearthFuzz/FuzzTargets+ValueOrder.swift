@@ -52,7 +52,9 @@ enum ValueGenerator {
                                     4_611_686_018_427_387_904, -4_611_686_018_427_387_905]
     static let strings: [String] = ["", "a", "b", "ab", "a\u{0}", "a\u{1}", "\u{0}", "\u{7F}", "é", "e\u{301}",
                                     "\u{FFFF}", "😀", "\u{10FFFF}", "A", "aa", "/"]
-    static let segments: [String] = ["projects", "p", "databases", "(default)", "documents", "c", "d", "", "a\u{0}", "é", "c2"]
+    static let segments: [String] = ["projects", "p", "databases", "(default)", "documents", "c", "d", "", "a\u{0}", "é", "c2",
+                                     "__id1__", "__id-1__", "__id9223372036854775807__", "__id-9223372036854775808__", "__id01__",
+                                     "__id0__", "A", "_"]
 
     static func double(_ input: inout FuzzInput) -> Double {
         input.below(3) == 0 ? Double(bitPattern: input.uint64()) : input.pick(doubles)
@@ -110,9 +112,13 @@ enum SemanticOrder {
         case (.string(let x), .string(let y)): return bytes(Array(x.utf8), Array(y.utf8))
         case (.bytes(let x), .bytes(let y)): return bytes(x, y)
         case (.reference(let x), .reference(let y)):
-            let xs = x.split(separator: "/", omittingEmptySubsequences: false).map { FirestoreValue.string(String($0)) }
-            let ys = y.split(separator: "/", omittingEmptySubsequences: false).map { FirestoreValue.string(String($0)) }
-            return sequences(xs, ys)
+            let xs = x.split(separator: "/", omittingEmptySubsequences: false)
+            let ys = y.split(separator: "/", omittingEmptySubsequences: false)
+            for (a, b) in zip(xs, ys) {
+                let c = segments(a, b)
+                if c != 0 { return c }
+            }
+            return three(xs.count, ys.count)
         case (.geoPoint(let xa, let xo), .geoPoint(let ya, let yo)):
             let c = doubles(xa, ya)
             return c != 0 ? c : doubles(xo, yo)
@@ -132,6 +138,24 @@ enum SemanticOrder {
     }
 
     static func three<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x > y ? 1 : 0) }
+
+    /// Name segments: numeric ids (`__id<N>__`, N written canonically) before string ids and by N;
+    /// strings by UTF-8 bytes. An empty segment (in no valid name) sorts before numeric ids, as the
+    /// encoding has it.
+    static func segments(_ x: Substring, _ y: Substring) -> Int {
+        func number(_ s: Substring) -> Int64? {
+            guard s.hasPrefix("__id"), s.hasSuffix("__"), s.count > 6 else { return nil }
+            let inner = s.dropFirst(4).dropLast(2)
+            guard let n = Int64(inner), n != 0, String(n) == inner else { return nil }
+            return n
+        }
+        switch (number(x), number(y)) {
+        case (let a?, let b?): return three(a, b)
+        case (_?, nil): return y.isEmpty ? 1 : -1
+        case (nil, _?): return x.isEmpty ? -1 : 1
+        default: return bytes(Array(x.utf8), Array(y.utf8))
+        }
+    }
 
     /// NaN equals NaN and sorts before every other number; -0.0 equals 0.0.
     static func doubles(_ x: Double, _ y: Double) -> Int {

@@ -8,13 +8,18 @@
 ///   `2^63 - 1 > 9.223372036854775e18` both hold exactly;
 /// - strings, bytes: the bytes with `0x00` escaped as `0x00 0xFF`, ended by `0x00 0x01`
 ///   (a shorter string sorts first, UTF-8 byte order);
-/// - references: each name segment escaped and terminated, then `0x00 0x00`;
+/// - references: each name segment encoded as in a document key, then `0x00 0x00`;
 /// - arrays: elements, then `0x00`; maps: for each key in byte order `0x01`, key, value, then `0x00`;
 /// - vectors: the dimension (4 bytes big-endian), then each element as a number's body (NaN
 ///   `0x00`, else `0x01` and 8 sortable bytes): by dimension first, as Firestore orders them.
 ///
 /// Document keys: each path segment escaped and terminated by `0x00 0x01`, so names compare
-/// segment by segment and every descendant of a path shares its key as a prefix.
+/// segment by segment and every descendant of a path shares its key as a prefix. A numeric id
+/// `__id<N>__` (a Datastore id) is `0x00 0x02`, N as 8 sign-flipped big-endian bytes, `0x00 0x01`:
+/// Firestore sorts those before every string id and among themselves by N. `0x00 0x02` is above a
+/// reference's end (`0x00 0x00`, so a shorter name still sorts first) and below the first bytes of
+/// every id's string encoding (a non-zero byte, or `0x00 0xFF` for an escaped zero); only the
+/// empty string (`0x00 0x01`), which no name holds, sorts before it.
 enum OrderedEncoding {
     static let tagNull: UInt8 = 0x10
     static let tagBoolean: UInt8 = 0x20
@@ -89,7 +94,7 @@ enum OrderedEncoding {
         case .reference(let name):
             out.append(tagReference)
             for segment in name.split(separator: "/", omittingEmptySubsequences: false) {
-                appendEscaped(segment.utf8, to: &out)
+                appendSegment(segment, to: &out)
             }
             out.append(0)
             out.append(0)
@@ -206,8 +211,29 @@ enum OrderedEncoding {
         var capacity = 0
         for s in segments { capacity += s.utf8.count + 2 }
         out.reserveCapacity(capacity)
-        for s in segments { appendEscaped(s.utf8, to: &out) }
+        for s in segments { appendSegment(s, to: &out) }
         return out
+    }
+
+    /// The second byte that starts a numeric id's segment (after `0x00`).
+    static let numericMark: UInt8 = 0x02
+
+    /// Appends one path segment: a numeric id as its number, any other id escaped.
+    static func appendSegment<S: StringProtocol>(_ segment: S, to out: inout [UInt8]) {
+        guard let n = ResourcePath.numericIDValue(segment) else { return appendEscaped(segment.utf8, to: &out) }
+        out.append(0)
+        out.append(numericMark)
+        appendBigEndian(UInt64(bitPattern: n) ^ (1 << 63), to: &out)
+        out.append(0)
+        out.append(1)
+    }
+
+    /// The numeric id whose segment starts at `i` (at `0x00 0x02`) and the index after it; nil when malformed.
+    private static func numericSegment(_ b: UnsafeBufferPointer<UInt8>, at i: Int) -> (String, Int)? {
+        guard i + 12 <= b.count, b[i] == 0, b[i + 1] == numericMark, b[i + 10] == 0, b[i + 11] == 1 else { return nil }
+        var v: UInt64 = 0
+        for j in (i + 2)..<(i + 10) { v = v << 8 | UInt64(b[j]) }
+        return ("__id\(Int64(bitPattern: v ^ (1 << 63)))__", i + 12)
     }
 
     /// The smallest byte string greater than every string that starts with `prefix`
@@ -236,6 +262,13 @@ enum OrderedEncoding {
                     i += 1
                     continue
                 }
+                if i == start, i + 1 < b.count, b[i + 1] == numericMark {
+                    guard let (id, next) = numericSegment(b, at: i) else { return nil }
+                    result.append(id)
+                    i = next
+                    start = i
+                    continue
+                }
                 guard i + 1 < b.count, b[i + 1] == 1 else { return unescapedSegments(ofKey: bytes) }
                 result.append(String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self))
                 i += 2
@@ -254,6 +287,12 @@ enum OrderedEncoding {
             let b = bytes[i]
             if b == 0 {
                 guard i + 1 < bytes.count else { return nil }
+                if bytes[i + 1] == numericMark, current.isEmpty {
+                    guard let (id, next) = bytes.withUnsafeBufferPointer({ numericSegment($0, at: i) }) else { return nil }
+                    result.append(id)
+                    i = next
+                    continue
+                }
                 if bytes[i + 1] == 0xFF {
                     current.append(0)
                 } else if bytes[i + 1] == 1 {
@@ -274,6 +313,9 @@ enum OrderedEncoding {
     /// The first segment of `bytes` after `prefix`, when `bytes` starts with `prefix`.
     static func segment(after prefix: [UInt8], in bytes: [UInt8]) -> String? {
         guard bytes.count > prefix.count, bytes.starts(with: prefix) else { return nil }
+        if bytes.count > prefix.count + 1, bytes[prefix.count] == 0, bytes[prefix.count + 1] == numericMark {
+            return bytes.withUnsafeBufferPointer { numericSegment($0, at: prefix.count)?.0 }
+        }
         var current: [UInt8] = []
         var i = prefix.count
         while i + 1 < bytes.count {

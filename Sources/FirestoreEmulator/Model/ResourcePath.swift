@@ -140,9 +140,10 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
                 throw .invalidArgument("\(kind) \"\(s)\" is invalid because it is reserved.")
             }
             if utf8.count >= 4 && utf8.starts(with: "__".utf8) && utf8.reversed().starts(with: "__".utf8) {
-                // `__id<N>__` names a numeric (Datastore) id, which Firestore accepts: N a
-                // non-zero 64-bit integer written canonically (the official emulator's rule).
-                switch Self.numericID(s) {
+                // `__id<N>__` names a numeric (Datastore) id, which Firestore accepts as a document
+                // id: N a non-zero 64-bit integer written canonically (the official emulator's rule;
+                // as a collection id it is reserved like any other `__…__`).
+                switch isCollection ? nil : Self.numericID(s) {
                 case true?: return
                 case false?: throw .invalidArgument("\(kind) \"\(s)\" is invalid because it is not a 64 bit integer.")
                 case nil: throw .invalidArgument("\(kind) \"\(s)\" is invalid because it is reserved.")
@@ -166,6 +167,14 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
         let digits = inner.hasPrefix("-") ? inner.dropFirst() : inner[...]
         guard let first = digits.first, first != "0", digits.allSatisfy({ $0 >= "0" && $0 <= "9" }) else { return nil }
         return Int64(inner) != nil
+    }
+
+    /// The number a numeric id `__id<N>__` names (N canonical, non-zero, 64-bit: what
+    /// `numericID` accepts), nil for every other id. Runs for every segment of every key made, so
+    /// ids that do not start with `_` (nearly all) are turned away on their first byte.
+    static func numericIDValue<S: StringProtocol>(_ s: S) -> Int64? {
+        guard s.utf8.first == 0x5F, s.utf8.count > 6, numericID(s) == true else { return nil }
+        return Int64(s.dropFirst(4).dropLast(2))
     }
 
     /// Parses `projects/p/databases/d/documents[/…]` into a database and a relative path; `kind`

@@ -275,6 +275,13 @@ extension FirestoreService {
         }
         if let t = precondition.updateTime {
             guard let before else { throw .notFound("No document to update: \(name())") }
+            // A time after the stored version's can never have been that version's: production
+            // calls it a bad argument (python-firestore's system tests, run against it, expect
+            // INVALID_ARGUMENT an hour ahead), as the official emulator does for any later time; an
+            // earlier one is a stale version. The emulator's message goes on with its internal key.
+            if t > before.updateTime {
+                throw .invalidArgument("Invalid base version, it is greater than the stored version: \(name())")
+            }
             if before.updateTime != t {
                 throw .failedPrecondition("the stored version (\(before.updateTime.unixMicros)) does not match the required base version (\(t.unixMicros))")
             }

@@ -103,6 +103,8 @@ final class FirestoreStorage: @unchecked Sendable {
         INSERT INTO fs_group_indexes (space, collection_id, built_upto)
             SELECT DISTINCT space, collection_id, NULL FROM fs_documents;
         """),
+        // Numeric ids (`__id<N>__`) sort before string ids: keys stored before hold them as strings.
+        NumericIDMigration.migration,
     ]
 
     /// How long replaced versions stay readable: Firestore's version retention period without
@@ -429,7 +431,7 @@ final class FirestoreStorage: @unchecked Sendable {
         // The document's key is its parent's and one segment more: encoded once for both.
         let parentKey = OrderedEncoding.key(new.path.segments.dropLast())
         var key = parentKey
-        OrderedEncoding.appendEscaped((new.path.segments.last ?? "").utf8, to: &key)
+        OrderedEncoding.appendSegment(new.path.segments.last ?? "", to: &key)
         if let old { try remember(space: space, old, ended: new.updateTime, conn) }
         let insert = try conn.prepare(Self.insertDocument)
         insert.reset()

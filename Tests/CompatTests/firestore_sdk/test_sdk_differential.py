@@ -48,6 +48,21 @@ def test_update_of_a_missing_document_is_not_found(db, target):
     assert not ref.get().exists
 
 
+def test_an_update_time_precondition_ahead_of_the_document_is_invalid_argument(db):
+    """A `last_update_time` after the stored version's is INVALID_ARGUMENT (python-firestore's system
+    test, run against production, expects it an hour ahead); an earlier, stale one FAILED_PRECONDITION."""
+    ref = coll(db).document("d")
+    first = ref.set({"v": 1}).update_time
+    second = ref.set({"v": 2}).update_time
+    ahead = timestamp_pb2.Timestamp(seconds=int(second.timestamp()) + 3600)
+    for call in (lambda o: ref.delete(option=o), lambda o: ref.update({"v": 3}, option=o)):
+        assert error(lambda: call(db.write_option(last_update_time=ahead)))[0] == "InvalidArgument"
+        assert error(lambda: call(db.write_option(last_update_time=first)))[0] == "FailedPrecondition"
+    assert ref.get().to_dict() == {"v": 2}
+    ref.delete(option=db.write_option(last_update_time=second))
+    assert not ref.get().exists
+
+
 def test_create_of_an_existing_document_is_already_exists(db, target):
     ref = coll(db).document("x")
     ref.create({"v": 1})
@@ -403,6 +418,51 @@ def test_recursive_delete_and_list_documents_show_missing(db):
     assert db.recursive_delete(c) == 1
     assert list(c.list_documents()) == []
     assert list(c.stream()) == []
+
+
+def test_numeric_ids_sort_first_so_recursive_queries_and_deletes_reach_every_id(db, target):
+    """Numeric ids (`__id<N>__`) sort before every string id, by N. The client bounds `recursive()`
+    and `recursive_delete` by `coll/__id-9223372036854775808__` .. `coll\\0/__id-9223372036854775808__`,
+    which holds ids before `_` (capitals, digits) only in that order."""
+    c = coll(db)
+    for id_ in ["A", "0", "Zed", "__id7__", "__id-2__", "a", "__id12__"]:
+        c.document(id_).set({"v": 1})
+    c.document("A").collection("sub").document("__id3__").set({"v": 2})
+    c.document("A").collection("sub").document("B").set({"v": 2})
+    c.document("__id7__").collection("sub").document("x").set({"v": 3})
+    c.document("0").collection("deep").document("Q").collection("sub").document("9").set({"v": 4})
+    neighbour = db.collection(c.id + "0")  # right after the bound's `coll\0`
+    neighbour.document("keep").set({"v": 5})
+    before = db.collection(c.id[:-1]).document("keep")  # a prefix of the name: before the range
+    before.set({"v": 6})
+
+    order = ["__id-2__", "__id7__", "__id12__", "0", "A", "Zed", "a"]
+    assert ids(c) == order
+    if target == "hearth":  # the emulator refuses it: "Firestore does not support descending key scans"
+        assert ids(c.order_by("__name__", direction=firestore.Query.DESCENDING)) == order[::-1]
+    assert [d.id for d in c.list_documents(page_size=2)] == order
+    assert ids(c.where(filter=FieldFilter("__name__", "<", c.document("0")))) == ["__id-2__", "__id7__", "__id12__"]
+    assert ids(c.where(filter=FieldFilter("__name__", ">", c.document("__id7__")))) == order[2:]
+    assert ids(c.order_by("__name__").start_after(c.document("__id12__").get())) == order[3:]
+    assert ids(c.where(filter=FieldFilter("__name__", "in", [c.document("a"), c.document("__id12__"), c.document("0")]))) == ["__id12__", "0", "a"]
+    assert [s.reference.path.split("/", 1)[1] for s in db.collection_group("sub").where(
+        filter=FieldFilter("__name__", ">=", c.document("__id-9223372036854775808__"))).where(
+        filter=FieldFilter("__name__", "<", db.document(c.id + "\0/__id-9223372036854775808__"))).stream()] == [
+        "__id7__/sub/x", "0/deep/Q/sub/9", "A/sub/__id3__", "A/sub/B"]
+
+    refs = db.collection(c.id + "refs")
+    for i, to in enumerate(["A", "__id12__", "0", "__id7__", "A/sub/__id3__"]):
+        refs.document(f"r{i}").set({"ref": db.document(c.id, *to.split("/"))})
+    assert ids(refs.order_by("ref")) == ["r3", "r1", "r2", "r0", "r4"]
+    assert ids(refs.where(filter=FieldFilter("ref", "<", c.document("0")))) == ["r3", "r1"]
+
+    everything = [s.reference.path.split("/", 1)[1] for s in c.recursive().stream()]
+    assert everything == ["__id-2__", "__id7__", "__id7__/sub/x", "__id12__", "0", "0/deep/Q/sub/9",
+                          "A", "A/sub/__id3__", "A/sub/B", "Zed", "a"]
+    assert db.recursive_delete(c.document("A")) == 3
+    assert db.recursive_delete(c) == 8
+    assert list(c.recursive().stream()) == []
+    assert neighbour.document("keep").get().exists and before.get().exists
 
 
 def test_bulk_writer_reports_each_write(db):

@@ -126,4 +126,16 @@ struct ResourcePathTests {
             #expect(bytes.withUnsafeBufferPointer { ResourcePath.isASCII($0) } == bytes.allSatisfy { $0 < 0x80 })
         }
     }
+
+    /// A numeric id is a document id only: as a collection id it is reserved, as the official
+    /// emulator answers ("Collection id \"__id3__\" is invalid because it is reserved.").
+    @Test(arguments: [["__id7__", "x"], ["c", "d", "__id-2__", "x"], ["c", "d", "__id3__"]])
+    func numericIDsAreReservedAsCollectionIDs(segments: [String]) {
+        let db = DatabaseID(project: "p", database: "(default)")
+        let id = segments[(segments.count - 1) / 2 * 2]
+        #expect(throws: FirestoreError.invalidArgument("Collection id \"\(id)\" is invalid because it is reserved.")) {
+            try ResourcePath.parseName(db.name(of: ResourcePath(segments)))
+        }
+        #expect(throws: Never.self) { try ResourcePath.parseName(db.name(of: ResourcePath(["c", "__id3__"]))) }
+    }
 }

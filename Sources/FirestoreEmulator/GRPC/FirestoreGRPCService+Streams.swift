@@ -57,6 +57,16 @@ extension FirestoreGRPCService {
         guard case .object(let t)? = o["addTarget"] else { return (name, nil) }
         let db = try WriteStreamSession.database(named: name)
         let target = ProtoObject(t, path: "add_target")
+        let id = try target.int32("targetId") ?? 0
+        do throws(FirestoreError) {
+            return (name, .add(try listenTarget(target, id: id, db)))
+        } catch {
+            return (name, .reject(targetID: id, error))
+        }
+    }
+
+    /// The target an `add_target` names (its id read already).
+    private static func listenTarget(_ target: ProtoObject, id: Int32, _ db: DatabaseID) throws(FirestoreError) -> ListenTarget {
         let kind: ListenTarget.Kind
         if let query = try target.object("query") {
             let parent = try parentPath(try query.string("parent") ?? "", db)
@@ -82,9 +92,8 @@ extension FirestoreGRPCService {
         let token = try target.string("resumeToken").flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) }
         let readTime = try target.string("readTime").flatMap { ValueJSON.parseTimestamp($0) }
         let expected = try target.int32("expectedCount").map { Int($0) }
-        return (name, .add(ListenTarget(database: db, id: try target.int32("targetId") ?? 0, kind: kind,
-                                        resumeToken: token?.isEmpty == true ? nil : token, readTime: readTime,
-                                        expectedCount: expected)))
+        return ListenTarget(database: db, id: id, kind: kind, resumeToken: token?.isEmpty == true ? nil : token,
+                            readTime: readTime, expectedCount: expected)
     }
 
     /// `projects/p/databases/d/documents[/…]` as the path under the documents root.

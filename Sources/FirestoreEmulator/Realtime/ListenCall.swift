@@ -20,6 +20,10 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
     enum Action: Sendable {
         case add(ListenTarget)
         case remove(Int32)
+        /// A target the request names but cannot be listened to (a bad query or document name):
+        /// ADD and REMOVE with the error as its cause, and the stream goes on (as Firestore and its
+        /// emulator answer; the mobile SDKs share one stream among all their listeners).
+        case reject(targetID: Int32, FirestoreError)
     }
 
     /// Decodes one `ListenRequest`: its `database` and what it asks (nil: neither add nor remove).
@@ -191,6 +195,8 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
                 engine.add(target, to: stream)
             case .remove(let id):
                 engine.remove(id, from: stream)
+            case .reject(let id, let error):
+                engine.reject(id, error, on: stream)
             case nil:
                 // Only labels or the database: nothing to answer.
                 break

@@ -109,6 +109,11 @@ final class ListenEngine: @unchecked Sendable {
         feedQueue.async { stream.shard.remove(targetID, from: stream) }
     }
 
+    /// Refuses a target the client cannot listen to: ADD, then REMOVE with `error` as its cause.
+    func reject(_ targetID: Int32, _ error: FirestoreError, on stream: ListenStream) {
+        feedQueue.async { stream.shard.reject(targetID, error, on: stream) }
+    }
+
     /// Frees everything the stream holds (client cancelled, connection gone).
     func close(_ stream: ListenStream) {
         feedQueue.async { stream.shard.close(stream) }

@@ -7,15 +7,7 @@ extension ListenShard {
 
     func addNow(_ spec: ListenTarget, to stream: ListenStream) {
         guard let service else { return fail(stream, .internal("The Firestore service is gone.")) }
-        var id = spec.id
-        if id == 0 {
-            while stream.targets[stream.nextAssigned] != nil { stream.nextAssigned += 1 }
-            id = stream.nextAssigned
-            stream.nextAssigned += 1
-        } else if stream.targets[id] != nil {
-            // The official emulator ends the stream with an empty UNKNOWN here; say what is wrong.
-            return fail(stream, .invalidArgument("Target ID \(id) is already in use on this stream; remove it before adding it again."))
-        }
+        guard let id = assignID(spec.id, on: stream) else { return }
         let readTime = deliveredTime
         let target = ListenStream.Target(id: id, database: spec.database, kind: spec.kind, readTime: readTime, stream: stream)
         var events: [ListenStream.Pending] = [.event(.targetChange(.add, targetIDs: [id], cause: nil, readTime: nil, resumeToken: nil))]
@@ -83,6 +75,22 @@ extension ListenShard {
         events.append(.event(snapshotEnd(stream, readTime)))
         // Handed over in chunks as the client reads (flow control), never all read or encoded at once.
         enqueue(stream, events)
+    }
+
+    /// The id a new target takes: its own, or for 0 the next free one the stream assigns; nil
+    /// (and the stream ended) when the id is in use.
+    func assignID(_ asked: Int32, on stream: ListenStream) -> Int32? {
+        if asked == 0 {
+            while stream.targets[stream.nextAssigned] != nil { stream.nextAssigned += 1 }
+            defer { stream.nextAssigned += 1 }
+            return stream.nextAssigned
+        }
+        if stream.targets[asked] != nil {
+            // The official emulator ends the stream with an empty UNKNOWN here; say what is wrong.
+            fail(stream, .invalidArgument("Target ID \(asked) is already in use on this stream; remove it before adding it again."))
+            return nil
+        }
+        return asked
     }
 
     /// The global NO_CHANGE that closes a snapshot.
@@ -158,12 +166,18 @@ extension ListenShard {
         out.reserveCapacity(now.documents.count + now.missing.count)
         target.known = [:]
         let plain = target.isPlainQuery
-        for d in now.documents {
-            if !plain { target.known[d.path] = d.updateTime }
-            out.append(.document(d.path, targetID: target.id, space: space, at: readTime))
+        for d in now.documents where !plain { target.known[d.path] = d.updateTime }
+        if case .documents(let paths) = target.kind, !now.missing.isEmpty {
+            // In the order the client named them, as the official emulator answers; a missing one
+            // is reported deleted, as it does too.
+            let missing = Set(now.missing)
+            for p in paths {
+                out.append(missing.contains(p) ? .event(.documentDelete(p, removedTargetIDs: [target.id], readTime: readTime))
+                                               : .document(p, targetID: target.id, space: space, at: readTime))
+            }
+        } else {
+            for d in now.documents { out.append(.document(d.path, targetID: target.id, space: space, at: readTime)) }
         }
-        // As the official emulator does: a missing named document is reported deleted.
-        for p in now.missing { out.append(.event(.documentDelete(p, removedTargetIDs: [target.id], readTime: readTime))) }
         target.readTime = readTime
         return out
     }

@@ -108,6 +108,17 @@ final class ListenShard: @unchecked Sendable {
         }
     }
 
+    /// Refuses a target: ADD, then REMOVE with `error` as its cause; the stream and its other
+    /// targets go on. Its id is taken as an added target's would be (an id in use still ends the
+    /// stream), and nothing is kept for it.
+    func reject(_ targetID: Int32, _ error: FirestoreError, on stream: ListenStream) {
+        queue.async { [self] in
+            guard !stream.closed, let id = assignID(targetID, on: stream) else { return }
+            send(stream, [.targetChange(.add, targetIDs: [id], cause: nil, readTime: nil, resumeToken: nil),
+                          .targetChange(.remove, targetIDs: [id], cause: error, readTime: nil, resumeToken: nil)])
+        }
+    }
+
     /// Frees everything the stream holds (client cancelled, connection gone).
     func close(_ stream: ListenStream) {
         queue.async { [self] in closeNow(stream) }

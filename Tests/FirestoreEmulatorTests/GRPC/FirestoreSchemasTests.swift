@@ -175,6 +175,19 @@ struct FirestoreSchemasTests {
         guard case .query(let q) = t.kind else { Issue.record("not a query"); return }
         #expect(q.parent.segments.isEmpty && q.collectionID == "rooms")
     }
+
+    /// A target that cannot be listened to is refused by itself, with its id, not the stream.
+    @Test(arguments: [
+        #"documents { documents: "projects/p/databases/(default)/documents/rooms" }"#,
+        #"query { parent: "projects/p/databases/(default)/documents" structured_query { from { collection_id: "r" } limit { value: -1 } } }"#,
+        "",
+    ])
+    func aListenRequestWithABadTargetDecodesToARejection(_ body: String) throws {
+        let text = #"database: "projects/p/databases/(default)" add_target { target_id: 9 "# + body + " }"
+        let (_, action) = try FirestoreGRPCService.decodeListen(try Protoc.encode("google.firestore.v1.ListenRequest", text))
+        guard case .reject(let id, let error)? = action else { Issue.record("not rejected: \(String(describing: action))"); return }
+        #expect(id == 9 && error.status == "INVALID_ARGUMENT")
+    }
 }
 
 /// The names these tests were written against, over the adapter's codec.

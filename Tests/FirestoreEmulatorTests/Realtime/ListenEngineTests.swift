@@ -228,6 +228,34 @@ import Testing
         #expect(l.takeSummary() == [])
     }
 
+    /// A documents target's first result comes in the order the client named the documents,
+    /// missing ones (DELETE) among them, as the official emulator answers.
+    @Test func aDocumentsTargetAnswersInTheOrderItNamesTheDocuments() throws {
+        let h = try TestHarness()
+        h.put("c/a", ["n": int(1)])
+        h.put("c/z", ["n": int(1)])
+        let l = TestListener(h)
+        l.addDocuments(["c/z", "c/missing", "c/a"], id: 1)
+        #expect(l.takeSummary() == ["ADD[1]", "CHANGE z [1]", "DELETE missing [1]", "CHANGE a [1]", "CURRENT[1]", "NO_CHANGE[]"])
+    }
+
+    /// A target that cannot be listened to is ADD and REMOVE with its error as the cause; the
+    /// stream and its other targets go on (the mobile SDKs share one stream among their listeners).
+    @Test func aRejectedTargetIsRemovedWithItsCauseAndTheStreamGoesOn() throws {
+        let h = try TestHarness()
+        let l = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        h.service.listeners.reject(5, .invalidArgument("bad query"), on: l.stream)
+        // Id 0: the stream assigns one, as for an add (1 is in use).
+        h.service.listeners.reject(0, .invalidArgument("bad name"), on: l.stream)
+        #expect(l.takeSummary() == ["ADD[1]", "CURRENT[1]", "NO_CHANGE[]", "ADD[5]", "REMOVE[5] 3", "ADD[2]", "REMOVE[2] 3"])
+        h.put("c/a", ["n": int(1)])
+        #expect(l.takeSummary() == ["CHANGE a [1]", "NO_CHANGE[]"])
+        // An id in use ends the stream, as for an add.
+        h.service.listeners.reject(1, .invalidArgument("bad query"), on: l.stream)
+        #expect(l.takeSummary() == ["END INVALID_ARGUMENT"])
+    }
+
     @Test func collectionGroupTargets() throws {
         let h = try TestHarness()
         h.put("u/1/files/f1", ["n": int(1)])

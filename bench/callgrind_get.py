@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instructions per Firestore get (REST and gRPC) and per gRPC Commit, counted by callgrind
 (repeatable where wall-clock rates on a shared machine are not):
-`python3 bench/callgrind_get.py [--hearth-bin B] [-n N] [--only rest,grpc,commit,light] [--loadgen]`.
+`python3 bench/callgrind_get.py [--hearth-bin B] [-n N] [--only rest,grpc,commit,light] [--width W] [--threads] [--loadgen]`.
 
 Starts Hearth under `valgrind --tool=callgrind --instr-atstart=no` with the shipped rules and a
 data directory (as `make bench` does), signs up
@@ -9,7 +9,10 @@ a user, stores users/{uid}/files/f0, then instruments (and so counts) only while
 N user-token gets over REST (one keep-alive connection) and over gRPC (h2load, one stream), and
 gRPC Commits creating a valid users/{uid}/files document (bench/grpcload -mode commit, one stream,
 as many as it completes in a few seconds; instructions are divided by its count of grpc-status 0
-answers). `--only query` counts runQuery instead, on a collection of QUERY_DOCS documents (larger
+answers). `--width W` runs the gets W at a time instead (REST: W keep-alive connections; gRPC: W
+streams in flight on h2load's or the light client's one connection), as the 16-wide rows run them;
+`--threads` also prints the busiest threads' counts per call (a connection's HTTP/2 loop thread
+carries a whole gRPC row). `--only query` counts runQuery instead, on a collection of QUERY_DOCS documents (larger
 than a reader's page cache, so it shows what that cache's size costs, as reads are answered with
 nothing written in between): the benchmark's query (status == "ready", newest 10 by n) and a range
 query starting at a random n each time (same seed every run). Prints instructions per request for
@@ -60,9 +63,9 @@ def seed_user(h):
     return user
 
 
-def measure(label, hearth_bin, rules, n, load, keep=False):
+def measure(label, hearth_bin, rules, n, load, keep=False, threads=False):
     """Instructions per request while `load(h, user, n)` runs user-token requests."""
-    return counted(label, hearth_bin, n, seed_user, load, rules=rules, data_dir=True, keep=keep)
+    return counted(label, hearth_bin, n, seed_user, load, rules=rules, data_dir=True, keep=keep, threads=threads)
 
 
 QUERY_DOCS = 8000
@@ -141,9 +144,28 @@ def rest_load(h, user, n):
         c.close()
 
 
-def grpc_load(frame_file):
+def rest_wide_load(width):
+    """`rest_load` on `width` connections at once (the REST c16 row's shape; one Python thread each,
+    which under callgrind keeps every connection's next request waiting on Hearth)."""
+    if width == 1:
+        return rest_load
+    failed = []
+
     def load(h, user, n):
-        r = subprocess.run(["h2load", "-n", str(n), "-c", "1", "-m", "1", "-d", frame_file,
+        def one(_k, count):
+            try:
+                rest_load(h, user, count)
+            except SystemExit as e:
+                failed.append(e)
+        spread(n, width, one)
+        if failed:
+            raise failed[0]
+    return load
+
+
+def grpc_load(frame_file, width=1):
+    def load(h, user, n):
+        r = subprocess.run(["h2load", "-n", str(n), "-c", "1", "-m", str(width), "-d", frame_file,
                             "-H", "content-type: application/grpc", "-H", "te: trailers",
                             "-H", f"authorization: Bearer {user.id_token}",
                             f"http://127.0.0.1:{h.port('firestore')}/google.firestore.v1.Firestore/GetDocument"],
@@ -153,12 +175,12 @@ def grpc_load(frame_file):
     return load
 
 
-def run_grpcload(grpcload_bin, h, user, n, mode, args):
-    """One grpcload run in `mode` (one call in flight) against Hearth `h`, briefly for the warm-up
-    (n <= 50); returns how many calls succeeded, and stops the count on any failed call."""
+def run_grpcload(grpcload_bin, h, user, n, mode, args, width=1):
+    """One grpcload run in `mode` (`width` calls in flight) against Hearth `h`, briefly for the
+    warm-up (n <= 50); returns how many calls succeeded, and stops the count on any failed call."""
     seconds = 1 if n <= 50 else max(2, n // 400)
     r = subprocess.run([grpcload_bin, "-addr", f"127.0.0.1:{h.port('firestore')}", "-token", user.id_token,
-                        "-mode", mode, "-streams", "1", "-duration", str(seconds)] + args,
+                        "-mode", mode, "-streams", str(width), "-duration", str(seconds)] + args,
                        capture_output=True, text=True, timeout=600)
     line = next((l for l in r.stdout.splitlines() if l.startswith("GRPCLOAD ")), None)
     if r.returncode != 0 or line is None:
@@ -169,12 +191,13 @@ def run_grpcload(grpcload_bin, h, user, n, mode, args):
     return summary["ok"]
 
 
-def grpc_light_load(grpcload_bin):
+def grpc_light_load(grpcload_bin, width=1):
     """GetDocument from grpcload's light client (-client h2: the token HPACK-indexed after the first
-    call, as grpc-go sends it), one in flight, for a few seconds; returns how many succeeded."""
+    call, as grpc-go sends it), `width` in flight on one connection, for a few seconds; returns how
+    many succeeded."""
     def load(h, user, n):
         return run_grpcload(grpcload_bin, h, user, n, "get",
-                            ["-doc", f"users/{user.uid}/files/f0", "-client", "h2"])
+                            ["-doc", f"users/{user.uid}/files/f0", "-client", "h2", "-per-conn", "16"], width)
     return load
 
 
@@ -272,6 +295,9 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
     ap.add_argument("--only", default="rest,grpc,commit",
                     help="comma-separated: rest, grpc, commit, query, light (GetDocument from grpcload -client h2)")
+    ap.add_argument("--width", type=int, default=1,
+                    help="gets in flight: REST connections, gRPC streams on one connection (rest, grpc, light)")
+    ap.add_argument("--threads", action="store_true", help="also print the busiest threads' instructions per call")
     ap.add_argument("--loadgen", action="store_true",
                     help="count the load generators instead (h2load and wrk per call, against a native Hearth)")
     ap.add_argument("--rss", type=int, metavar="C", help="no callgrind: RSS idle and after range queries from C clients")
@@ -292,8 +318,10 @@ def main():
         for ranged, label in ((False, "newest 10 ready"), (True, "10 at or below a random n")):
             counted(f"REST runQuery, {label}, on {QUERY_DOCS:,} documents (user token, rules on)", args.hearth_bin,
                     args.n, seed_collection, query_load(ranged), rules=rules, data_dir=True, keep=args.keep)
+    wide = f", {args.width} at once" if args.width > 1 else ""
     if "rest" in only:
-        measure("REST get (user token, rules on)", args.hearth_bin, rules, args.n, rest_load, args.keep)
+        measure(f"REST get (user token, rules on{wide})", args.hearth_bin, rules, args.n, rest_wide_load(args.width),
+                args.keep, args.threads)
     if "commit" in only or "light" in only:
         ctx = types.SimpleNamespace(build=os.path.join(ROOT, ".build"), grpcload=None)
         try:
@@ -305,8 +333,8 @@ def main():
                 measure("gRPC Commit creating users/{uid}/files/* (user token, rules on)", args.hearth_bin, rules,
                         args.n, grpc_commit_load(grpcload_bin), args.keep)
             if "light" in only:
-                measure("gRPC GetDocument from grpcload's light client (user token, rules on)", args.hearth_bin, rules,
-                        args.n, grpc_light_load(grpcload_bin), args.keep)
+                measure(f"gRPC GetDocument from grpcload's light client (user token, rules on{wide})", args.hearth_bin,
+                        rules, args.n, grpc_light_load(grpcload_bin, args.width), args.keep, args.threads)
     if "grpc" not in only:
         return 0
 
@@ -314,8 +342,9 @@ def main():
         path = os.path.join(ROOT, ".build", "cg-getdoc.bin")
         with open(path, "wb") as f:
             f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
-        grpc_load(path)(h, user, n)
-    measure("gRPC GetDocument (user token, rules on)", args.hearth_bin, rules, args.n, grpc, args.keep)
+        grpc_load(path, args.width)(h, user, n)
+    measure(f"gRPC GetDocument (user token, rules on{wide})", args.hearth_bin, rules, args.n, grpc, args.keep,
+            args.threads)
     return 0
 
 

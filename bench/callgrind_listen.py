@@ -19,7 +19,6 @@ Needs valgrind (Debian package valgrind) and a built bench/grpcload (bench/run.p
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -31,24 +30,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import firebase  # noqa: E402
 from benchlib.httpc import Client  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
-from benchlib.instructions import collect, control, missing_tools  # noqa: E402
+from benchlib.instructions import collect, control, missing_tools, thread_totals  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def thread_totals(out_dir):
-    """Instructions per thread (callgrind --separate-threads writes a dump per thread), largest first."""
-    per = {}
-    for name in os.listdir(out_dir):
-        m = re.match(r"callgrind\.out\.\d+(?:\.\d+)?-(\d+)$", name)
-        if not m:
-            continue
-        with open(os.path.join(out_dir, name)) as f:
-            for line in f:
-                t = re.match(r"totals: (\d+)", line)
-                if t:
-                    per[m.group(1)] = per.get(m.group(1), 0) + int(t.group(1))
-    return sorted(per.values(), reverse=True)
 
 
 def run(hearth_bin, grpcload, rules, listeners, commits, warm, keep=False, threads=False):

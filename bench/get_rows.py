@@ -271,6 +271,10 @@ def one_round(ctx, binary, label, only, widths):
                     ctx.wrk.run(port, [get_user], conns, f"get-{label}", duration=ctx.s.duration, profile=False), "REST get"),
                     lambda s: s["requests"])
                 put_point(out, f"rest c{conns} req", s)
+                if ctx.strace:
+                    out[f"rest c{conns} syscalls/call"] = syscalls(h.pid, lambda conns=conns: require_clean(
+                        ctx.wrk.run(port, [get_user], conns, f"get-strace-{label}", duration=ctx.s.duration, profile=False),
+                        "REST get"), lambda s: s["requests"])
     except NotAvailable as e:
         out["error"] = str(e)
     finally:

@@ -52,6 +52,9 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     /// Responses are sent uncompressed (the spec lets a server answer identity to any client);
     /// requests may come gzip- or deflate-compressed.
     static let responseHeaders = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity,deflate,gzip")]
+    /// The headers and OK trailers of every successful unary answer, laid out for nghttp2 once.
+    static let responseHeaderBlock = HTTP2HeaderBlock(responseHeaders)
+    static let okTrailerBlock = HTTP2HeaderBlock(GRPCStatus.okTrailerFields)
 
     /// Checks the request headers and starts the call, or answers at once (loop thread).
     func begin() {
@@ -319,7 +322,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         ended = true
         headersSent = true
         finalStatus = .ok
-        stream.respond(headers: GRPCCall.responseHeaders, body: framed, trailers: GRPCStatus.ok.trailerFields)
+        stream.respond(headers: GRPCCall.responseHeaderBlock, body: framed, trailers: GRPCCall.okTrailerBlock)
         lock.unlock()
     }
 

@@ -43,6 +43,9 @@ public final class GRPCServer: HTTP2StreamHandler, @unchecked Sendable {
     /// `:path` → handler for the methods found so far (asking the service builds closures each time).
     private let routesLock = NSLock()
     private var routes: [String: GRPCHandler] = [:]
+    /// The method routed last: a client calls one method many times in a row, and comparing its
+    /// path (a memcmp) spares hashing it on every call.
+    private var lastRoute: (path: String, handler: GRPCHandler)?
 
     public init(name: String = "grpc", services: [any GRPCService], configuration: Configuration = Configuration(), logger: Logger? = nil,
                 ids: IDGenerator = IDGenerator()) {
@@ -64,7 +67,12 @@ public final class GRPCServer: HTTP2StreamHandler, @unchecked Sendable {
     /// The method named by `:path` `/{service}/{method}`, or the UNIMPLEMENTED status gRPC servers send.
     func route(_ fullPath: String) -> Result<GRPCHandler, GRPCStatus> {
         routesLock.lock()
+        if let lastRoute, lastRoute.path == fullPath {
+            routesLock.unlock()
+            return .success(lastRoute.handler)
+        }
         let known = routes[fullPath]
+        if let known { lastRoute = (fullPath, known) }
         routesLock.unlock()
         if let known { return .success(known) }
         guard let (service, method) = Self.split(fullPath), let handler = services[service]?.handler(for: method) else {

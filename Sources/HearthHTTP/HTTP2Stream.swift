@@ -31,12 +31,12 @@ public final class HTTP2Stream: @unchecked Sendable {
     /// of idle bidirectional streams carry none.
     private var writable: NSCondition?
     /// Response headers not yet submitted, and whether they end the stream.
-    var pendingHeaders: (headers: [(String, String)], endStream: Bool)?
+    var pendingHeaders: (fields: HTTP2Fields, endStream: Bool)?
     var headersSubmitted = false
     /// Body bytes not yet handed to nghttp2 (`outboundStart` is how many of them went).
     var outbound: [UInt8] = []
     var outboundStart = 0
-    var trailers: [(String, String)]?
+    var trailers: HTTP2Fields?
     var resetCode: UInt32?
     var consumed = 0
     var wakeScheduled = false
@@ -65,12 +65,22 @@ public final class HTTP2Stream: @unchecked Sendable {
 
     /// Sends the response headers; `endStream` makes them the whole response (no body, no trailers).
     public func respond(headers: [(String, String)], endStream: Bool = false) {
-        change { pendingHeaders = (headers, endStream) }
+        change { pendingHeaders = (.list(headers), endStream) }
     }
 
     /// A whole response at once: headers, body bytes and trailers. One change of the stream (one
     /// lock, one flush scheduled) where `respond`, `write` and `finish` took three — a unary answer.
     public func respond(headers: [(String, String)], body: [UInt8], trailers: [(String, String)]) {
+        respond(.list(headers), body: body, trailers: .list(trailers))
+    }
+
+    /// A whole response at once, its headers and trailers laid out beforehand (`HTTP2HeaderBlock`):
+    /// a unary gRPC answer, whose fields are the same every time.
+    public func respond(headers: HTTP2HeaderBlock, body: [UInt8], trailers: HTTP2HeaderBlock) {
+        respond(.block(headers), body: body, trailers: .block(trailers))
+    }
+
+    private func respond(_ headers: HTTP2Fields, body: [UInt8], trailers: HTTP2Fields) {
         change {
             pendingHeaders = (headers, false)
             if outbound.isEmpty { outbound = body } else { outbound.append(contentsOf: body) }
@@ -93,7 +103,7 @@ public final class HTTP2Stream: @unchecked Sendable {
                 outbound = []
                 outboundStart = 0
             }
-            self.trailers = trailers
+            self.trailers = .list(trailers)
         }
     }
 
@@ -164,7 +174,7 @@ public final class HTTP2Stream: @unchecked Sendable {
     // MARK: Loop side
 
     /// Copies up to `max` queued bytes out; called from nghttp2's data source callback.
-    func take(into buffer: UnsafeMutablePointer<UInt8>, max: Int) -> (count: Int, trailers: [(String, String)]?, more: Bool) {
+    func take(into buffer: UnsafeMutablePointer<UInt8>, max: Int) -> (count: Int, trailers: HTTP2Fields?, more: Bool) {
         lock.lock()
         let available = outbound.count - outboundStart
         let n = min(available, max)

@@ -89,6 +89,22 @@ import Testing
         #expect(CallerName.of(req) == expected)
     }
 
+    /// The last `Authorization` value is remembered whole: values that follow each other must each
+    /// get their own name, never the one before's (tokens of alice and bob, the same token with
+    /// spaces around it, a token naming nobody).
+    @Test func successiveBearerValuesEachNameTheirOwnCaller() {
+        let alice = "eyJhbGciOiJub25lIn0.eyJ1c2VyX2lkIjoiYWxpY2UifQ."  // {"user_id":"alice"}
+        let bob = "eyJhbGciOiJub25lIn0.eyJ1c2VyX2lkIjoiYm9iIn0."  // {"user_id":"bob"}
+        let sequence: [(String, String?)] = [
+            ("Bearer \(alice)", "alice"), ("Bearer \(alice)", "alice"), ("Bearer \(bob)", "bob"),
+            ("Bearer \(alice) ", "alice"), ("Bearer not-a-jwt", nil), ("Bearer \(bob)", "bob"),
+            ("Bearer not-a-jwt", nil), ("Bearer \(alice)", "alice"),
+        ]
+        for (authorization, expected) in sequence + sequence {
+            #expect(CallerName.ofAuthorization(authorization) == expected, "\(authorization)")
+        }
+    }
+
     @Test func presignedQueryNamesTheAccessKey() {
         let req = Request(method: "GET", target: "/b/k?X-Amz-Credential=test%2F20240101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=x")
         #expect(CallerName.of(req) == "test")

@@ -58,6 +58,21 @@ def total_ir(out_dir):
     return total
 
 
+def thread_totals(out_dir):
+    """Instructions per thread (callgrind --separate-threads writes a dump per thread), largest first."""
+    per = {}
+    for name in os.listdir(out_dir):
+        m = re.match(r"callgrind\.out\.\d+(?:\.\d+)?-(\d+)$", name)
+        if not m:
+            continue
+        with open(os.path.join(out_dir, name)) as f:
+            for line in f:
+                t = re.match(r"totals: (\d+)", line)
+                if t:
+                    per[m.group(1)] = per.get(m.group(1), 0) + int(t.group(1))
+    return sorted(per.values(), reverse=True)
+
+
 def collect(work, keep):
     """The instructions counted in `work`'s dumps; the dumps are kept (for callgrind_annotate) or removed."""
     ir = total_ir(work)
@@ -69,20 +84,22 @@ def collect(work, keep):
 
 
 def counted(label, hearth_bin, n, prepare, load, rules=None, data_dir=False, keep=False, warm=50, unit="request",
-            extra=()):
+            extra=(), threads=False):
     """Instructions per `unit` while `load(h, state, n)` runs, in a fresh Hearth under callgrind.
 
     `prepare(h)` seeds what the load needs and returns its state; `load(h, state, warm)` runs once
     uninstrumented first (token caches, prepared statements, first-call paths). `n` counts units (a
     request, a byte); a load may return how many it completed instead (a timed one). With
     `data_dir` Hearth stores on disk as `make bench` runs it, else in memory; `extra` adds
-    `hearth start` options (e.g. `--threads`)."""
+    `hearth start` options (e.g. `--threads`); `threads` also prints the busiest threads' counts
+    per unit (a loop thread bounds a row that one connection carries)."""
     work = tempfile.mkdtemp(prefix="cg-", dir=os.path.join(ROOT, ".build"))
     reg = Registry()
     h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data") if data_dir else None, rules=rules,
                extra=extra, log_name="hearth-cg")
     argv = h.argv()
     h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                                 f"--separate-threads={'yes' if threads else 'no'}",
                                  f"--callgrind-out-file={work}/callgrind.out.%p"] + argv
     try:
         h.start(timeout=300)
@@ -96,9 +113,12 @@ def counted(label, hearth_bin, n, prepare, load, rules=None, data_dir=False, kee
         secs = time.time() - t0
     finally:
         reg.stop_all()
+    busiest = thread_totals(work)[:4] if threads else []
     ir = collect(work, keep)
     digits = 1 if unit == "byte" else 0
     print(f"{label}: {ir / n:,.{digits}f} instructions per {unit} ({n:,} {unit}s, {secs:.1f}s under callgrind)")
+    if busiest:
+        print(f"  busiest threads, instructions per {unit}: " + ", ".join(f"{t / n:,.{digits}f}" for t in busiest))
     return ir / n
 
 

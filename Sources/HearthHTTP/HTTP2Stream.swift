@@ -158,8 +158,16 @@ public final class HTTP2Stream: @unchecked Sendable {
         lock.unlock()
         condition.lock()
         defer { condition.unlock() }
-        while !isClosed && bufferedBytes >= bytes { condition.wait() }
-        return !isClosed
+        while true {
+            // Both under `lock`, which `markClosed` and `take` write them under: `isClosed` read under
+            // the condition's lock alone raced the loop thread closing the stream (a client's reset
+            // while a streaming answer waited). The condition's lock, held from this check to the
+            // wait, is what keeps their wake-up from falling between the two.
+            let (closed, buffered) = lock.withLock { (isClosed, outbound.count - outboundStart) }
+            if closed { return false }
+            if buffered < bytes { return true }
+            condition.wait()
+        }
     }
 
     private func change(_ body: () -> Void) {

@@ -6,7 +6,10 @@ The commit is the bench's fs.commit row: a user-token REST commit creating users
 with createdAt = serverTimestamp and `exists: false`, under the shipped rules, on a data directory
 (WAL, synchronous=NORMAL). With `-c C` (default 1) C clients commit at once, each on its own
 keep-alive connection, so group commit can batch them. `--transport commit|write` sends gRPC Commit
-calls or Write-stream creates through bench/grpcload instead (N is then what ran in --seconds).
+calls or Write-stream creates through bench/grpcload instead (N is then what ran in --seconds);
+`--transport txn` the bench's fs.txn.c16 row (grpcload's REST read-write transactions:
+beginTransaction, a batchGet in it, a commit of a masked update; the C documents they update are
+created in the warm-up), counted per transaction.
 
 Prints, per commit: instructions in Hearth (callgrind, only while the N commits run), WAL bytes
 written (the -wal file's growth with checkpoints off: a fresh run's WAL only grows until the first
@@ -132,7 +135,8 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, tra
         wal = wal_size(data) - before
     finally:
         reg.stop_all()
-    what = {"rest": "REST commit", "commit": "gRPC Commit", "write": "Write-stream commit"}[transport]
+    what = {"rest": "REST commit", "commit": "gRPC Commit", "write": "Write-stream commit",
+            "txn": "REST transaction"}[transport]
     label = f"{what} (user token, rules on, serverTimestamp), {clients} client{'s' if clients > 1 else ''}"
     if tool == "callgrind":
         print(f"{label}: {total_ir(work) / n:,.0f} instructions per commit ({n} commits, {secs:.1f}s under callgrind)")
@@ -157,8 +161,8 @@ def main():
     ap.add_argument("-n", type=int, default=400)
     ap.add_argument("-c", type=int, default=1, help="concurrent clients")
     ap.add_argument("--tool", choices=["callgrind", "strace", "none"], default="callgrind")
-    ap.add_argument("--transport", choices=["rest", "commit", "write"], default="rest",
-                    help="REST commits, gRPC Commit calls or Write-stream commits (the last two through bench/grpcload)")
+    ap.add_argument("--transport", choices=["rest", "commit", "write", "txn"], default="rest",
+                    help="REST commits, gRPC Commit calls, Write-stream commits or REST transactions (the last three through bench/grpcload)")
     ap.add_argument("--grpcload", default=os.path.join(ROOT, ".build", "bin", "grpcload"),
                     help="a built bench/grpcload (bench/run.py builds it)")
     ap.add_argument("--seconds", type=float, default=10, help="load time of a gRPC run (its commits are counted)")

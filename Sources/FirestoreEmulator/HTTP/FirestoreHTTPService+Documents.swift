@@ -250,15 +250,19 @@ extension FirestoreHTTPService {
 
     // MARK: commit / batchWrite
 
-    private func parseWrites(_ c: RequestContext, _ body: ProtoObject) throws(FirestoreError) -> [Write] {
-        // The plain forms straight from the JSON; anything else through the general parser.
-        if let writes = WriteJSONDecoder(database: c.database).writes(body.members["writes"]) { return writes }
+    /// The writes (and a commit's `transaction`, as sent) of a commit or batchWrite body: the plain
+    /// forms straight from the text, anything else through the JSON tree and the general parser,
+    /// which words every error (members outside `known` first, then the writes in order).
+    private func parseWrites(_ c: RequestContext, known: Set<String>, transaction: Bool) throws(FirestoreError) -> WriteJSONDecoder.Body {
+        if let plain = WriteJSONDecoder(database: c.database).body(c.request.body, transaction: transaction) { return plain }
+        let body = try c.body()
+        try body.requireKnown(known)
         let parser = WriteParser(database: c.database)
         var writes: [Write] = []
         for (i, item) in (try body.array("writes") ?? []).enumerated() {
             writes.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
         }
-        return writes
+        return WriteJSONDecoder.Body(writes: writes, transaction: transaction ? try body.string("transaction") : nil)
     }
 
     static func writeResultJSON(_ r: FirestoreService.WriteOutcome) -> JSON {
@@ -270,11 +274,9 @@ extension FirestoreHTTPService {
 
     func commit(_ c: RequestContext) throws(FirestoreError) -> Response {
         try c.allowParameters([])
-        let body = try c.body()
-        try body.requireKnown(["writes", "transaction", "requestOptions"])
-        let writes = try parseWrites(c, body)
-        let transaction = try body.string("transaction").map { t throws(FirestoreError) in try RequestContext.transactionID(t) }
-        let (commitTime, results) = try service.commit(c.database, writes: writes, transaction: transaction, caller: c.caller)
+        let body = try parseWrites(c, known: ["writes", "transaction", "requestOptions"], transaction: true)
+        let transaction = try body.transaction.map { t throws(FirestoreError) in try RequestContext.transactionID(t) }
+        let (commitTime, results) = try service.commit(c.database, writes: body.writes, transaction: transaction, caller: c.caller)
         return c.respond(Self.commitResponse(commitTime: commitTime, results: results))
     }
 
@@ -316,9 +318,7 @@ extension FirestoreHTTPService {
 
     func batchWrite(_ c: RequestContext) throws(FirestoreError) -> Response {
         try c.allowParameters([])
-        let body = try c.body()
-        try body.requireKnown(["writes", "labels", "requestOptions"])
-        let writes = try parseWrites(c, body)
+        let writes = try parseWrites(c, known: ["writes", "labels", "requestOptions"], transaction: false).writes
         var seen = Set<ResourcePath>()
         for w in writes where !seen.insert(w.path).inserted {
             throw .invalidArgument("the same document cannot be written more than once in a single request")

@@ -24,16 +24,11 @@ final class RulesManager: @unchecked Sendable {
     private var base: Active
     private var installed: [String: (Ruleset, RulesCoverage)] = [:]
     private var watchedPath: String?
-    private var lastStamp: FileStamp?
+    private var lastStamp: RulesFileStamp?
     private var timer: (any DispatchSourceTimer)?
     private let queue = DispatchQueue(label: "hearth.firestore.rules-watch")
     private let logger: Logger
     private let defaultProject: String
-
-    private struct FileStamp: Equatable {
-        let modified: Date
-        let size: Int
-    }
 
     init(rulesPath: String?, source: String?, defaultProject: String, logger: Logger) {
         self.logger = logger
@@ -96,16 +91,10 @@ final class RulesManager: @unchecked Sendable {
 
     // MARK: Watching
 
-    private func stamp(_ path: String) -> FileStamp? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              let modified = attributes[.modificationDate] as? Date else { return nil }
-        return FileStamp(modified: modified, size: (attributes[.size] as? NSNumber)?.intValue ?? 0)
-    }
-
     /// Reads and compiles the rules file; keeps the last good rules when it does not compile.
     private func loadFile(initial: Bool) {
         guard let path = watchedPath else { return }
-        let current = stamp(path)
+        let current = RulesFileStamp.of(path)
         lock.lock()
         lastStamp = current
         lock.unlock()
@@ -161,7 +150,7 @@ final class RulesManager: @unchecked Sendable {
     /// Checks the file once (the timer's body; tests call it directly).
     func poll() {
         guard let path = watchedPath else { return }
-        let current = stamp(path)
+        let current = RulesFileStamp.of(path)
         lock.lock()
         let changed = current != lastStamp
         lock.unlock()

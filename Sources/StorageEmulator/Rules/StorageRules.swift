@@ -16,7 +16,7 @@ final class StorageRules: @unchecked Sendable {
     private let lock = NSLock()
     private var active: Active
     private let path: String?
-    private var lastStamp: Date?
+    private var lastStamp: RulesFileStamp?
     private var timer: (any DispatchSourceTimer)?
     private let queue = DispatchQueue(label: "hearth.storage.rules-watch")
     private let logger: Logger
@@ -66,7 +66,7 @@ final class StorageRules: @unchecked Sendable {
 
     private func loadFile(initial: Bool) {
         guard let path else { return }
-        let stamp = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+        let stamp = RulesFileStamp.of(path)
         lock.lock()
         lastStamp = stamp
         lock.unlock()
@@ -91,7 +91,7 @@ final class StorageRules: @unchecked Sendable {
         t.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
         t.setEventHandler { [weak self] in
             guard let self else { return }
-            let stamp = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+            let stamp = RulesFileStamp.of(path)
             self.lock.lock()
             let changed = stamp != self.lastStamp
             self.lock.unlock()

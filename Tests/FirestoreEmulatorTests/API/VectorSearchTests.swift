@@ -107,6 +107,14 @@ import Testing
             "parent": .string(db + "/documents"), "structuredQuery": .object(nearest)])])])
         guard case .object(let o) = request else { return }
         let bytes = ProtoJSON.encode(o, FirestoreSchemas.v1 + "ListenRequest")
-        #expect(throws: FirestoreError.self) { try FirestoreGRPCService.decodeListen(bytes) }
+        // Refused like every target that cannot be listened to: ADD and REMOVE with the cause, the
+        // stream going on for the other targets (ListenCall.Action.reject).
+        let action = try FirestoreGRPCService.decodeListen(bytes).action
+        guard case .reject(let id, .invalidArgument(let message))? = action else {
+            Issue.record("not rejected: \(String(describing: action))")
+            return
+        }
+        #expect(id == 1)
+        #expect(message.contains("FindNearest cannot be used in a Listen target"))
     }
 }

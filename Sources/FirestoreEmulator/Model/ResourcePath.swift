@@ -162,19 +162,25 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
     /// For `__id<digits>__`: true when the digits (optionally negative, no leading zero, not
     /// zero) fit a 64-bit integer, false when they do not; nil for any other shape.
     static func numericID<S: StringProtocol>(_ s: S) -> Bool? {
-        guard s.hasPrefix("__id"), s.hasSuffix("__"), s.utf8.count > 6 else { return nil }
-        let inner = s.dropFirst(4).dropLast(2)
-        let digits = inner.hasPrefix("-") ? inner.dropFirst() : inner[...]
-        guard let first = digits.first, first != "0", digits.allSatisfy({ $0 >= "0" && $0 <= "9" }) else { return nil }
-        return Int64(inner) != nil
+        numericIDParse(s).map { $0 != nil }
     }
 
     /// The number a numeric id `__id<N>__` names (N canonical, non-zero, 64-bit: what
     /// `numericID` accepts), nil for every other id. Runs for every segment of every key made, so
     /// ids that do not start with `_` (nearly all) are turned away on their first byte.
     static func numericIDValue<S: StringProtocol>(_ s: S) -> Int64? {
-        guard s.utf8.first == 0x5F, s.utf8.count > 6, numericID(s) == true else { return nil }
-        return Int64(s.dropFirst(4).dropLast(2))
+        guard s.utf8.first == 0x5F, let parsed = numericIDParse(s) else { return nil }
+        return parsed
+    }
+
+    /// For `__id<digits>__` (the shape `numericID` describes): the digits' value, or nil inside when
+    /// they do not fit 64 bits; nil for any other shape. Both questions above, parsed once.
+    private static func numericIDParse<S: StringProtocol>(_ s: S) -> Int64?? {
+        guard s.hasPrefix("__id"), s.hasSuffix("__"), s.utf8.count > 6 else { return nil }
+        let inner = s.dropFirst(4).dropLast(2)
+        let digits = inner.hasPrefix("-") ? inner.dropFirst() : inner[...]
+        guard let first = digits.first, first != "0", digits.allSatisfy({ $0 >= "0" && $0 <= "9" }) else { return nil }
+        return .some(Int64(inner))
     }
 
     /// Parses `projects/p/databases/d/documents[/…]` into a database and a relative path; `kind`

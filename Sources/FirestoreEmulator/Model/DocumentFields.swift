@@ -81,13 +81,17 @@ enum DocumentFields {
         }
     }
 
+    /// `__.*__`: a name Firestore reserves. A first byte other than `_` cannot begin a "__" prefix:
+    /// most names end there, before `count` walks the name's Characters (grapheme breaking).
+    static func isReservedName(_ key: String) -> Bool {
+        key.utf8.first == 0x5F && key.count >= 4 && key.hasPrefix("__") && key.hasSuffix("__")
+    }
+
     /// Rejects what Firestore refuses anywhere in a written document: the names it reserves
     /// (`__.*__`), and vectors holding NaN (a filter's or query vector's may).
     static func validateWritten(_ fields: [String: FirestoreValue], prefix: [String] = []) throws(FirestoreError) {
         for (key, value) in fields {
-            // A first byte other than `_` cannot begin a "__" prefix: most names end there, before
-            // `count` walks the name's Characters (grapheme breaking).
-            if key.utf8.first == 0x5F, key.count >= 4, key.hasPrefix("__"), key.hasSuffix("__") {
+            if isReservedName(key) {
                 // A map typed as anything but a vector: the emulator names the property holding it.
                 if key == VectorValue.typeKey, let top = prefix.first {
                     throw .invalidArgument("Property \(top) contains an invalid nested entity.")

@@ -68,6 +68,7 @@ struct WriteParser {
             if t.field.isDocumentKey {
                 throw .invalidArgument("Cannot transform the field __name__.")
             }
+            try rejectReservedSegments(t.field)
             for u in transforms[..<i] where u.field != t.field && (u.field.isPrefix(of: t.field) || t.field.isPrefix(of: u.field)) {
                 let parent = u.field.isPrefix(of: t.field) ? u.field : t.field
                 throw .invalidArgument("Cannot transform property \(parent.canonical) and its nested property at the same time.")
@@ -108,13 +109,24 @@ struct WriteParser {
         return try Self.validateMask(out)
     }
 
-    /// Rejects masks naming `__name__`. A path given twice, or with a path inside it, is
-    /// accepted as Firestore accepts it (the mask is a set of paths).
+    /// Rejects masks naming `__name__` or any reserved name (`__.*__`) inside a path. A path given
+    /// twice, or with a path inside it, is accepted as Firestore accepts it (the mask is a set of paths).
     static func validateMask(_ paths: [FieldPath]) throws(FirestoreError) -> [FieldPath] {
-        for p in paths where p.isDocumentKey {
-            throw .invalidArgument("Cannot use the reserved field name __name__ in a mask.")
+        for p in paths {
+            if p.isDocumentKey {
+                throw .invalidArgument("Cannot use the reserved field name __name__ in a mask.")
+            }
+            try rejectReservedSegments(p)
         }
         return paths
+    }
+
+    /// A mask or transform path naming a reserved field (`__.*__`, at any depth) would write a name
+    /// that no document may hold; Firestore refuses it (the emulator's wording).
+    static func rejectReservedSegments(_ path: FieldPath) throws(FirestoreError) {
+        for segment in path.segments where DocumentFields.isReservedName(segment) {
+            throw .invalidArgument("Invalid reserved name in field path \(segment)")
+        }
     }
 
     func parsePrecondition(_ o: ProtoObject) throws(FirestoreError) -> Precondition? {

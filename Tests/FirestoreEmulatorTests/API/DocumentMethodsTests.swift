@@ -215,6 +215,33 @@ import Testing
         }
     }
 
+    /// A mask or transform path naming `__.*__` at any depth would store a field no document may hold:
+    /// refused (the official emulator's wording), and the document stays as it was.
+    @Test(arguments: [
+        ("/c/d?updateMask.fieldPaths=v.__type__", #"{"fields":{"a":{"integerValue":"2"}}}"#),
+        ("/c/d?updateMask.fieldPaths=a.%60__x__%60", #"{"fields":{"a":{"integerValue":"2"}}}"#),
+        ("/c/d?updateMask.fieldPaths=__key__", #"{"fields":{"a":{"integerValue":"2"}}}"#),
+    ])
+    func reservedNamesInMasksAreRefused(_ suffix: String, _ body: String) throws {
+        let h = try TestHarness()
+        #expect(h.rawCall("PATCH", h.api("/c/d"), #"{"fields":{"a":{"integerValue":"1"}}}"#).status == 200)
+        let r = h.rawCall("PATCH", h.api(suffix), body)
+        #expect(r.status == 400)
+        #expect(r.json["error"]?["message"]?.stringValue?.hasPrefix("Invalid reserved name in field path __") == true, "\(r.json)")
+        #expect(h.rawCall("GET", h.api("/c/d"), "").json["fields"]?["a"]?["integerValue"]?.stringValue == "1")
+    }
+
+    @Test(arguments: ["a.__x__", "__type__", "x.__name__", "`__id5__`"])
+    func reservedNamesInTransformsAreRefused(_ path: String) throws {
+        let h = try TestHarness()
+        let doc = "projects/\(h.project)/databases/(default)/documents/c/t"
+        let body = #"{"writes":[{"transform":{"document":"\#(doc)","fieldTransforms":[{"fieldPath":"\#(path)","setToServerValue":"REQUEST_TIME"}]}}]}"#
+        let r = h.rawCall("POST", h.api(":commit"), body)
+        #expect(r.status == 400, "\(r.json)")
+        #expect(r.json["error"]?["status"]?.stringValue == "INVALID_ARGUMENT")
+        #expect(h.rawCall("GET", h.api("/c/t"), "").status == 404)
+    }
+
     @Test func oversizedDocumentIsRejected() throws {
         let h = try TestHarness()
         let big = String(repeating: "x", count: 600_000)

@@ -90,8 +90,16 @@ test: deps venv build-debug swift-test fuzz-cached rules-test compat bench-quick
 bench-quick:
 	$(MAKE) --no-print-directory bench QUICK=1
 
+# Scratch files of the tests (and of the servers and clients they start) go under one directory per
+# checkout, emptied when a suite starts and removed when it passes (kept for a look when it fails):
+# without it every run left ~300 MB of data directories and logs in /tmp.
+TEST_TMP := $(or $(TMPDIR),/tmp)/hearth-test-$(shell printf '%s' '$(CURDIR)' | cksum | cut -d' ' -f1)
+scratch = rm -rf $(TEST_TMP)/$(1) && mkdir -p $(TEST_TMP)/$(1) && TMPDIR=$(TEST_TMP)/$(1)
+unscratch = rm -rf $(TEST_TMP)/$(1); rmdir $(TEST_TMP) 2>/dev/null || true
+
 swift-test:
-	$(SWIFT) test --skip-build --parallel $(SWIFT_TEST_ARGS)
+	$(call scratch,swift) $(SWIFT) test --skip-build --parallel $(SWIFT_TEST_ARGS)
+	@$(call unscratch,swift)
 
 # The shipped rules' own suites, through the CLI users run.
 rules-test:
@@ -136,8 +144,9 @@ fuzz-cached:
 	fi
 
 compat: venv browser s3-clients
-	HEARTH_BIN=$(CURDIR)/.build/debug/hearth PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
+	$(call scratch,compat) HEARTH_BIN=$(CURDIR)/.build/debug/hearth PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
 	  $(PY) -m pytest -q -p no:cacheprovider Tests/CompatTests $(PYTEST_ARGS)
+	@$(call unscratch,compat)
 
 # Benchmarks: wrk, h2load (nghttp2-client) and nginx from Debian (when missing), moto's server into the
 # venv, then bench/run.py (which builds bench/grpcload with the Go packages of DEB_PACKAGES).

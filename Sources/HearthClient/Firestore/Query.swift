@@ -72,6 +72,14 @@ public struct Query: Sendable {
     var startCursor: (values: [FirestoreValue], before: Bool)?
     var endCursor: (values: [FirestoreValue], before: Bool)?
     var selectFields: [FieldPath]?
+    var nearest: AnyJSON?
+
+    /// How `findNearest` measures the distance between two vectors.
+    public enum DistanceMeasure: String, Sendable {
+        case euclidean = "EUCLIDEAN"
+        case cosine = "COSINE"
+        case dotProduct = "DOT_PRODUCT"
+    }
 
     public init(collection: String, parent: String? = nil, allDescendants: Bool = false) {
         self.collection = collection
@@ -100,6 +108,24 @@ public struct Query: Sendable {
     /// Returns only these fields.
     public func select(_ paths: [String]) -> Query { var q = self; q.selectFields = paths.map(FieldPath.init(dotted:)); return q }
 
+    /// A vector search (`findNearest`): the `limit` documents whose `vectorField` is nearest
+    /// `queryVector`, nearest first; `distanceResultField` names a field to carry each distance,
+    /// `distanceThreshold` drops the farther ones.
+    public func findNearest(vectorField: String, queryVector: VectorValue, limit: Int, distanceMeasure: DistanceMeasure,
+                            distanceResultField: String? = nil, distanceThreshold: Double? = nil) -> Query {
+        var n: [String: AnyJSON] = [
+            "vectorField": .object(["fieldPath": .string(FieldPath(dotted: vectorField).escaped)]),
+            "queryVector": AnyJSON.value(.vector(queryVector)),
+            "limit": .int(Int64(limit)),
+            "distanceMeasure": .string(distanceMeasure.rawValue),
+        ]
+        if let distanceResultField { n["distanceResultField"] = .string(FieldPath(dotted: distanceResultField).escaped) }
+        if let distanceThreshold { n["distanceThreshold"] = .double(distanceThreshold) }
+        var q = self
+        q.nearest = .object(n)
+        return q
+    }
+
     /// The `structuredQuery` JSON.
     var structuredQuery: AnyJSON {
         var q: [String: AnyJSON] = ["from": .array([.object(["collectionId": .string(collection), "allDescendants": .bool(allDescendants)])])]
@@ -112,6 +138,7 @@ public struct Query: Sendable {
         if let offsetValue { q["offset"] = .int(Int64(offsetValue)) }
         if let s = startCursor { q["startAt"] = .object(["values": .array(s.values.map(AnyJSON.value)), "before": .bool(s.before)]) }
         if let e = endCursor { q["endAt"] = .object(["values": .array(e.values.map(AnyJSON.value)), "before": .bool(e.before)]) }
+        if let nearest { q["findNearest"] = nearest }
         if let selectFields { q["select"] = .object(["fields": .array(selectFields.map { .object(["fieldPath": .string($0.escaped)]) })]) }
         return .object(q)
     }

@@ -74,6 +74,25 @@ import Testing
         #expect(empty.fields.isEmpty)
     }
 
+    /// A vector travels as its marked map and reads back as a vector; a map that only looks like one
+    /// (another type name, a non-number, a third key) stays a map.
+    @Test func vectorsTravelAsTheirMarkedMap() throws {
+        let v = FirestoreValue.vector(VectorValue([1, -0.5]))
+        #expect(try json(v) == #"{"mapValue":{"fields":{"__type__":{"stringValue":"__vector__"},"value":{"arrayValue":{"values":[{"doubleValue":1},{"doubleValue":-0.5}]}}}}}"#)
+        #expect(try JSONDecoder().decode(FirestoreValue.self, from: Data(try json(v).utf8)) == v)
+        let intElements = #"{"mapValue":{"fields":{"__type__":{"stringValue":"__vector__"},"value":{"arrayValue":{"values":[{"integerValue":"2"}]}}}}}"#
+        #expect(try JSONDecoder().decode(FirestoreValue.self, from: Data(intElements.utf8)) == .vector(VectorValue([2])))
+        for notAVector in [
+            #"{"mapValue":{"fields":{"__type__":{"stringValue":"__other__"},"value":{"arrayValue":{}}}}}"#,
+            #"{"mapValue":{"fields":{"__type__":{"stringValue":"__vector__"},"value":{"arrayValue":{"values":[{"stringValue":"x"}]}}}}}"#,
+            #"{"mapValue":{"fields":{"__type__":{"stringValue":"__vector__"},"value":{"arrayValue":{}},"x":{"nullValue":null}}}}"#,
+        ] {
+            guard case .map = try JSONDecoder().decode(FirestoreValue.self, from: Data(notAVector.utf8)) else {
+                Issue.record("read as a vector: \(notAVector)"); continue
+            }
+        }
+    }
+
     @Test func literalsBuildValues() {
         let v: FirestoreValue = ["a": 1, "b": [true, nil, "s", 2.5]]
         #expect(v == .map(["a": .integer(1), "b": .array([.boolean(true), .null, .string("s"), .double(2.5)])]))

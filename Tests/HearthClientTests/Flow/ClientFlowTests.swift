@@ -97,6 +97,23 @@ struct ClientFlowTests {
         #expect(try await db.get(Counter.self, at: added.path)?.name == "d")
     }
 
+    /// A `VectorValue` field written through the client is a vector to the server (a `findNearest`
+    /// query ranks by it) and decodes back into the same Swift type.
+    @Test func vectorFieldsRoundTripThroughTheServer() async throws {
+        struct Item: Codable, Equatable { var name: String; var embedding: VectorValue }
+        let hearth = try await Flow.start()
+        defer { hearth.stop() }
+        let db = try hearth.instance.firestore(token: .owner)
+        try await db.set(Item(name: "near", embedding: VectorValue([1, 0])), at: "items/near")
+        try await db.set(Item(name: "far", embedding: VectorValue([9, 9])), at: "items/far")
+        #expect(try await db.get(Item.self, at: "items/near") == Item(name: "near", embedding: VectorValue([1, 0])))
+        #expect(try await db.document(at: "items/far")?.fields["embedding"] == .vector(VectorValue([9, 9])))
+        // The server ranks by the stored vector, which it only does for a vector value.
+        let nearest = try await db.query(Item.self, Query(collection: "items")
+            .findNearest(vectorField: "embedding", queryVector: VectorValue([0, 0]), limit: 1, distanceMeasure: .euclidean))
+        #expect(nearest.map(\.name) == ["near"])
+    }
+
     @Test func theShippedRulesAllowOwnerStatusUpdatesOnly() async throws {
         let hearth = try await Flow.start()
         defer { hearth.stop() }

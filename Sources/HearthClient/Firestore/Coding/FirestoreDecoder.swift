@@ -68,6 +68,9 @@ final class _FirestoreValueDecoder: Decoder {
         case is GeoPoint.Type:
             guard case .geoPoint(let g) = value else { throw mismatch(GeoPoint.self, value, path) }
             return g as! T
+        case is VectorValue.Type:
+            guard case .vector(let v) = value else { throw mismatch(VectorValue.self, value, path) }
+            return v as! T
         case is DocumentReference.Type:
             guard case .reference(let name) = value else { throw mismatch(DocumentReference.self, value, path) }
             // `projects/p/databases/d/documents/a/b` → `a/b`.

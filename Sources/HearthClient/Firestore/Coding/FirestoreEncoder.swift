@@ -2,7 +2,7 @@ import Foundation
 
 /// Encodes `Encodable` values as Firestore `Value`s, the way the Firebase SDKs map Swift types:
 /// `Bool` → boolean, integers → integer (64-bit), `Float`/`Double` → double, `String` → string,
-/// `Date`/`Timestamp` → timestamp, `Data` → bytes, `GeoPoint` → geoPoint, `DocumentReference` →
+/// `Date`/`Timestamp` → timestamp, `Data` → bytes, `GeoPoint` → geoPoint, `VectorValue` → vector, `DocumentReference` →
 /// reference, arrays → array, structs and dictionaries → map, nil → null (omitted when the
 /// synthesized code skips nil optionals), `URL` → string. `FieldValue` sentinels become transforms.
 public struct FirestoreEncoder: Sendable {
@@ -136,6 +136,7 @@ final class _FirestoreValueEncoder: Encoder {
         case let v as Timestamp: return .value(.timestamp(v))
         case let v as Data: return .value(.bytes(v))
         case let v as GeoPoint: return .value(.geoPoint(v))
+        case let v as VectorValue: return .value(.vector(v))
         case let v as DocumentReference:
             if v.path.hasPrefix("projects/") { return .value(.reference(v.path)) }
             guard let root = options.databaseRoot else {

@@ -15,6 +15,8 @@ public enum FirestoreValue: Sendable, Hashable {
     case geoPoint(GeoPoint)
     case array([FirestoreValue])
     case map([String: FirestoreValue])
+    /// A vector embedding; on the wire the map `{"__type__": "__vector__", "value": [...]}`.
+    case vector(VectorValue)
 
     /// The string, when this is one.
     public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
@@ -42,6 +44,7 @@ public enum FirestoreValue: Sendable, Hashable {
         case .geoPoint: "geo point"
         case .array: "array"
         case .map: "map"
+        case .vector: "vector"
         }
     }
 }
@@ -80,6 +83,9 @@ extension FirestoreValue: Codable {
         case .map(let fields):
             var inner = c.nestedContainer(keyedBy: Inner.self, forKey: .mapValue)
             if !fields.isEmpty { try inner.encode(fields, forKey: .fields) }
+        case .vector(let v):
+            var inner = c.nestedContainer(keyedBy: Inner.self, forKey: .mapValue)
+            try inner.encode(v.wireFields, forKey: .fields)
         }
     }
 
@@ -141,7 +147,13 @@ extension FirestoreValue: Codable {
             self = .array(try inner.decodeIfPresent([FirestoreValue].self, forKey: .values) ?? [])
         case .mapValue:
             let inner = try c.nestedContainer(keyedBy: Inner.self, forKey: key)
-            self = .map(try inner.decodeIfPresent([String: FirestoreValue].self, forKey: .fields) ?? [:])
+            let fields = try inner.decodeIfPresent([String: FirestoreValue].self, forKey: .fields) ?? [:]
+            // The server answers a vector as its marked map; read it back as the vector it is.
+            if fields[VectorValue.typeKey] != nil, let v = VectorValue.from(map: fields) {
+                self = .vector(v)
+            } else {
+                self = .map(fields)
+            }
         }
     }
 

@@ -9,7 +9,7 @@ import { h, fill, guarded, toast } from './dom.js';
 import { firestore, encodePath, project, live } from './api.js';
 
 const PAGE = 50;
-const TYPES = ['string', 'integer', 'double', 'boolean', 'null', 'timestamp', 'bytes', 'reference', 'geoPoint', 'array', 'map'];
+const TYPES = ['string', 'integer', 'double', 'boolean', 'null', 'timestamp', 'bytes', 'reference', 'geoPoint', 'array', 'map', 'vector'];
 
 export async function render(root, args) {
   const segs = args.filter(s => s !== '');
@@ -189,7 +189,14 @@ async function addDocument(collPath, href) {
 
 // --- Value editors: each returns {el, get()} where get() is the Firestore REST Value JSON.
 
+// A vector is the map {__type__: '__vector__', value: [numbers]} on the REST wire (as Firestore sends it).
+function isVector(v) {
+  const f = v.mapValue && v.mapValue.fields;
+  return !!f && Object.keys(f).length === 2 && f.__type__ && f.__type__.stringValue === '__vector__' && 'arrayValue' in (f.value || {});
+}
+
 function typeOf(v) {
+  if (isVector(v)) return 'vector';
   for (const t of TYPES) if ((t + 'Value') in v) return t;
   return 'null';
 }
@@ -206,8 +213,13 @@ function defaultValue(type) {
     case 'geoPoint': return { geoPointValue: { latitude: 0, longitude: 0 } };
     case 'array': return { arrayValue: {} };
     case 'map': return { mapValue: {} };
+    case 'vector': return vectorValue([0]);
     default: return { nullValue: null };
   }
+}
+
+function vectorValue(numbers) {
+  return { mapValue: { fields: { __type__: { stringValue: '__vector__' }, value: { arrayValue: { values: numbers.map(n => ({ doubleValue: n })) } } } } };
 }
 
 function valueEditor(value, onChange, label) {
@@ -283,6 +295,16 @@ function scalarOrNested(type, v, onChange, label) {
       const ed = mapEditor(v.mapValue.fields || {}, onChange, label);
       return { inline: h('button', { type: 'button', onclick: () => { ed.addField(); onChange(); } }, '+ field'), block: h('div', { class: 'nested' }, ed.el),
         get: () => ({ mapValue: { fields: ed.get() } }) };
+    }
+    case 'vector': {
+      const nums = (v.mapValue.fields.value.arrayValue.values || []).map(x => String(x.doubleValue ?? x.integerValue));
+      const el = input(nums.join(', '), { placeholder: 'numbers, comma-separated', inputmode: 'decimal' });
+      return { inline: el, get: () => {
+        const parts = el.value.split(',').map(t => t.trim()).filter(t => t !== '');
+        const numbers = parts.map(Number);
+        if (parts.length === 0 || numbers.some(Number.isNaN)) throw new Error(`${label}: a vector is one or more numbers, got '${el.value}'`);
+        return vectorValue(numbers);
+      } };
     }
     default:
       return { inline: h('span', { class: 'muted' }, 'null'), get: () => ({ nullValue: null }) };

@@ -74,6 +74,8 @@ def data(hearth_ui):
         "ref": {"referenceValue": f"projects/{project}/databases/(default)/documents/notes/other"},
         "tags": {"arrayValue": {"values": [{"stringValue": "a"}, {"integerValue": "2"}]}},
         "meta": {"mapValue": {"fields": {"nested": {"stringValue": "deep"}}}},
+        "emb": {"mapValue": {"fields": {"__type__": {"stringValue": "__vector__"},
+                                        "value": {"arrayValue": {"values": [{"doubleValue": 1.0}, {"doubleValue": 2.0}]}}}}},
     }
     r = requests.patch(f"{docs}/notes/n1", json={"fields": fields}, headers=OWNER)
     assert r.status_code == 200, r.text
@@ -140,15 +142,21 @@ def test_firestore_document_is_shown_and_edited_through_the_ui(browser, data):
     go(browser, data, "firestore/notes/n1")
     wait(browser, "#fields input.key")
     keys = [e.get_attribute("value") for e in browser.find_elements(By.CSS_SELECTOR, "#fields > .map > .field > input.key")]
-    assert keys == sorted(["title", "count", "ratio", "done", "nothing", "at", "blob", "where", "ref", "tags", "meta"])
+    assert keys == sorted(["title", "count", "ratio", "done", "nothing", "at", "blob", "where", "ref", "tags", "meta", "emb"])
     types = [Select(e).first_selected_option.text for e in browser.find_elements(By.CSS_SELECTOR, "#fields > .map > .field > .value > .head > select.type")]
-    assert types == ["timestamp", "bytes", "integer", "boolean", "map", "null", "double", "reference", "array", "string", "geoPoint"]
+    assert types == ["timestamp", "bytes", "integer", "boolean", "vector", "map", "null", "double", "reference", "array", "string", "geoPoint"]
     assert "notes" in browser.find_element(By.ID, "collections").text
     shot(browser, "firestore")
     title_row = [r for r in browser.find_elements(By.CSS_SELECTOR, "#fields > .map > .field") if r.find_element(By.CSS_SELECTOR, "input.key").get_attribute("value") == "title"][0]
     value = title_row.find_element(By.CSS_SELECTOR, ".value > .head > input")
     value.clear()
     value.send_keys("edited in the UI")
+    # A vector is edited as its numbers, and saved as the vector it is.
+    emb_row = [r for r in browser.find_elements(By.CSS_SELECTOR, "#fields > .map > .field") if r.find_element(By.CSS_SELECTOR, "input.key").get_attribute("value") == "emb"][0]
+    emb = emb_row.find_element(By.CSS_SELECTOR, ".value > .head > input")
+    assert emb.get_attribute("value") == "1, 2"
+    emb.clear()
+    emb.send_keys("3, 4.5")
     browser.find_element(By.ID, "add-field").click()
     new_key = browser.switch_to.active_element
     new_key.send_keys("added")
@@ -162,6 +170,8 @@ def test_firestore_document_is_shown_and_edited_through_the_ui(browser, data):
     assert f["where"] == {"geoPointValue": {"latitude": 1.5, "longitude": -2.5}} and f["blob"] == {"bytesValue": "aGk="}
     assert f["tags"]["arrayValue"]["values"] == [{"stringValue": "a"}, {"integerValue": "2"}]
     assert f["meta"]["mapValue"]["fields"] == {"nested": {"stringValue": "deep"}}
+    assert f["emb"]["mapValue"]["fields"] == {"__type__": {"stringValue": "__vector__"},
+                                              "value": {"arrayValue": {"values": [{"doubleValue": 3}, {"doubleValue": 4.5}]}}}
     # Live: a write through the API appears without reloading the page.
     requests.patch(f"{data['docs']}/notes/n2", json={"fields": {}}, headers=OWNER)
     wait_text(browser, "#documents", "n2", timeout=8)

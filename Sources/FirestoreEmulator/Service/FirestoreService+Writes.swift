@@ -274,7 +274,12 @@ extension FirestoreService {
             if !exists && before != nil { throw .alreadyExists("Document already exists: \(name())") }
         }
         if let t = precondition.updateTime {
-            guard let before else { throw .notFound("No document to update: \(name())") }
+            // A missing document's stored version is 0, which no base version matches: the official
+            // emulator answers so for every write kind (production's answer is undocumented; the
+            // emulator's version checks agree with production's where the python suite shows them).
+            guard let before else {
+                throw .failedPrecondition("the stored version (0) does not match the required base version (\(t.unixMicros))")
+            }
             // A time after the stored version's can never have been that version's: production
             // calls it a bad argument (python-firestore's system tests, run against it, expect
             // INVALID_ARGUMENT an hour ahead), as the official emulator does for any later time; an

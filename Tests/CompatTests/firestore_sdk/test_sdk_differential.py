@@ -50,7 +50,8 @@ def test_update_of_a_missing_document_is_not_found(db, target):
 
 def test_an_update_time_precondition_ahead_of_the_document_is_invalid_argument(db):
     """A `last_update_time` after the stored version's is INVALID_ARGUMENT (python-firestore's system
-    test, run against production, expects it an hour ahead); an earlier, stale one FAILED_PRECONDITION."""
+    test, run against production, expects it an hour ahead); an earlier, stale one FAILED_PRECONDITION;
+    on a missing document any time is FAILED_PRECONDITION."""
     ref = coll(db).document("d")
     first = ref.set({"v": 1}).update_time
     second = ref.set({"v": 2}).update_time
@@ -60,6 +61,12 @@ def test_an_update_time_precondition_ahead_of_the_document_is_invalid_argument(d
         assert error(lambda: call(db.write_option(last_update_time=first)))[0] == "FailedPrecondition"
     assert ref.get().to_dict() == {"v": 2}
     ref.delete(option=db.write_option(last_update_time=second))
+    assert not ref.get().exists
+    # A missing document's stored version is 0, which no base version matches (the emulator's answer
+    # for every write kind; production's is undocumented).
+    for call in (lambda o: ref.delete(option=o), lambda o: ref.update({"v": 3}, option=o)):
+        for t in (first, second, ahead):
+            assert error(lambda: call(db.write_option(last_update_time=t)))[0] == "FailedPrecondition"
     assert not ref.get().exists
 
 

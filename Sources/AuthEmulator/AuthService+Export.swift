@@ -1,20 +1,20 @@
 import Foundation
 import HearthCore
 
-/// Seed data in and out: every project's Auth configuration, tenants and accounts, the format
-/// `hearth export` writes to `auth/accounts.json` (docs/import-export.md).
+/// Seed data in and out: every project's Auth configuration, tenants, provider configurations and
+/// accounts, the format `hearth export` writes to `auth/accounts.json` (docs/import-export.md).
 ///
 /// Accounts keep their password hash, salt and the scheme that made them (`pbkdf2-sha256:N`, or
 /// an imported algorithm's parameters), so every password keeps signing in after an import.
 /// Times are kept in the units they are stored in, so a round trip changes nothing.
 extension AuthService {
-    /// `{"projects": [{"projectId", "config", "tenants": [...], "accounts": [...]}]}`, projects
-    /// by id, tenants by id, accounts by tenant then `localId`.
+    /// `{"projects": [{"projectId", "config", "tenants": [...], "providerConfigs": [...], "accounts": [...]}]}`,
+    /// projects by id, tenants by id, provider configurations and accounts by tenant then id.
     public func exportAccounts() throws -> JSON {
         do throws(AuthError) {
             return try operations.store.read { tx -> JSON in
                 var projects = Set<String>()
-                for table in ["auth_users", "auth_tenants", "auth_project_config"] {
+                for table in ["auth_users", "auth_tenants", "auth_project_config", "auth_provider_configs"] {
                     for p in try tx.conn.rows("SELECT DISTINCT project_id FROM \(table)", [], { $0.text(0) }) { projects.insert(p) }
                 }
                 var out: [JSON] = []
@@ -33,6 +33,19 @@ extension AuthService {
                     o["tenants"] = .array(tenantList)
                     var accounts: [JSON] = []
                     let scopes = [AuthScope(projectID: project, tenantKey: "")] + tenants.map { AuthScope(projectID: project, tenantKey: $0.tenantID) }
+                    var providerConfigs: [JSON] = []
+                    for scope in scopes {
+                        for kind in ProviderConfig.Kind.allCases {
+                            for c in try tx.providerConfigs(kind, scope, after: nil, limit: Int(Int32.max)) {
+                                var d = JSONObject([("kind", .string(kind.rawValue)), ("providerId", .string(c.providerID))])
+                                if let tenant = scope.tenantID { d["tenantId"] = .string(tenant) }
+                                for (k, v) in c.document { d[k] = v }
+                                providerConfigs.append(.object(d))
+                            }
+                        }
+                    }
+                    // Absent when there are none, so exports of projects without any read as before.
+                    if !providerConfigs.isEmpty { o["providerConfigs"] = .array(providerConfigs) }
                     for scope in scopes {
                         for user in try tx.users(scope, after: nil, limit: nil) { accounts.append(Self.exportJSON(user)) }
                     }
@@ -54,7 +67,8 @@ extension AuthService {
         guard let projects = export["projects"]?.arrayValue else {
             throw ImportError(description: "an auth export needs a \"projects\" array")
         }
-        var parsed: [(project: String, config: JSONObject?, tenants: [Tenant], accounts: [(String, UserRecord)])] = []
+        var parsed: [(project: String, config: JSONObject?, tenants: [Tenant], providerConfigs: [ProviderConfig],
+                      accounts: [(String, UserRecord)])] = []
         for (pi, p) in projects.enumerated() {
             guard let project = p["projectId"]?.stringValue, !project.isEmpty else {
                 throw ImportError(description: "projects[\(pi)]: projectId is missing")
@@ -67,6 +81,16 @@ extension AuthService {
                 d["tenantId"] = nil
                 tenants.append(Tenant(projectID: project, tenantID: id, document: d))
             }
+            var providerConfigs: [ProviderConfig] = []
+            for (ci, c) in (p["providerConfigs"]?.arrayValue ?? []).enumerated() {
+                guard var d = c.objectValue, let kind = d["kind"]?.stringValue.flatMap(ProviderConfig.Kind.init(rawValue:)),
+                      let id = d["providerId"]?.stringValue, id.hasPrefix(kind.idPrefix) else {
+                    throw ImportError(description: "\(project) providerConfigs[\(ci)]: needs a kind (oidc or saml) and a providerId with its prefix")
+                }
+                let tenant = d["tenantId"]?.stringValue ?? ""
+                for key in ["kind", "providerId", "tenantId"] { d[key] = nil }
+                providerConfigs.append(ProviderConfig(kind: kind, scope: AuthScope(projectID: project, tenantKey: tenant), providerID: id, document: d))
+            }
             var accounts: [(String, UserRecord)] = []
             for (ai, a) in (p["accounts"]?.arrayValue ?? []).enumerated() {
                 do {
@@ -75,7 +99,7 @@ extension AuthService {
                     throw ImportError(description: "\(project) accounts[\(ai)]: \(error)")
                 }
             }
-            parsed.append((project, p["config"]?.objectValue, tenants, accounts))
+            parsed.append((project, p["config"]?.objectValue, tenants, providerConfigs, accounts))
         }
         var count = 0
         do throws(AuthError) {
@@ -83,6 +107,7 @@ extension AuthService {
                 for p in parsed {
                     if let config = p.config { try tx.saveConfig(p.project, ProjectConfig(document: config)) }
                     for t in p.tenants { try tx.saveTenant(t) }
+                    for c in p.providerConfigs { try tx.saveProviderConfig(c) }
                     for (tenant, user) in p.accounts {
                         let scope = AuthScope(projectID: p.project, tenantKey: tenant)
                         var user = user

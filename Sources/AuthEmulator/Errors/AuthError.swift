@@ -96,6 +96,20 @@ enum AuthError: Error, Equatable, Sendable {
     case pendingCredentialProjectMismatch
     case invalidMfaPhoneNumber
     case duplicateMfaEnrollmentId
+    // OIDC and SAML provider configurations (Admin v2), with the server codes the Admin SDKs map
+    case configurationNotFound
+    case configurationExists
+    case missingConfigId
+    /// A provider id without its kind's prefix (`oidc.` / `saml.`).
+    case invalidConfigId(String)
+    case missingOAuthClientId
+    case missingIssuer
+    /// A SAML configuration without its `idpConfig`.
+    case missingConfig
+    /// A SAML configuration without its `spConfig`.
+    case missingSamlRelyingPartyConfig
+    /// A configuration member missing or malformed (the detail names it).
+    case invalidConfig(String)
     /// A per-request validation failure whose exact text the emulator defines (batchCreate rows,
     /// config PATCH).
     case invalidInput(String)
@@ -230,6 +244,15 @@ enum AuthError: Error, Equatable, Sendable {
         case .pendingCredentialProjectMismatch: "INVALID_PROJECT_ID : Project ID does not match MFA pending credential."
         case .invalidMfaPhoneNumber: "INVALID_MFA_PHONE_NUMBER : Invalid format."
         case .duplicateMfaEnrollmentId: "DUPLICATE_MFA_ENROLLMENT_ID"
+        case .configurationNotFound: "CONFIGURATION_NOT_FOUND"
+        case .configurationExists: "CONFIGURATION_EXISTS"
+        case .missingConfigId: "MISSING_CONFIG_ID"
+        case .invalidConfigId(let detail): "INVALID_CONFIG_ID : \(detail)"
+        case .missingOAuthClientId: "MISSING_OAUTH_CLIENT_ID"
+        case .missingIssuer: "MISSING_ISSUER"
+        case .missingConfig: "MISSING_CONFIG"
+        case .missingSamlRelyingPartyConfig: "MISSING_SAML_RELYING_PARTY_CONFIG"
+        case .invalidConfig(let detail): "INVALID_CONFIG : \(detail)"
         case .invalidInput(let text): text
         case .invalidArgument(let text, _): text
         case .missingAPIKey: "The request is missing a valid API key."

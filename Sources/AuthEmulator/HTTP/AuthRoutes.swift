@@ -107,8 +107,30 @@ enum AuthRoutes {
             s.api("DELETE", "\(v2)/projects/{project}/tenants/{tenant}") { ctx, _, _, params throws(AuthError) in
                 try ops.deleteTenant(ctx, params["tenant"] ?? "")
             }
+            // OIDC and SAML provider configurations, the project's and a tenant's.
+            for parent in ["\(v2)/projects/{project}", "\(v2)/projects/{project}/tenants/{tenant}"] {
+                for kind in ProviderConfig.Kind.allCases {
+                    let collection = "\(parent)/\(kind.collection)"
+                    s.api("POST", collection) { ctx, body, req, params throws(AuthError) in
+                        try ops.createProviderConfig(kind, ctx, tenant: params["tenant"], body, req)
+                    }
+                    s.api("GET", collection) { ctx, _, req, params throws(AuthError) in
+                        try ops.listProviderConfigs(kind, ctx, tenant: params["tenant"], req)
+                    }
+                    s.api("GET", "\(collection)/{config}") { ctx, _, _, params throws(AuthError) in
+                        try ops.getProviderConfig(kind, ctx, tenant: params["tenant"], params["config"] ?? "")
+                    }
+                    s.api("PATCH", "\(collection)/{config}") { ctx, body, req, params throws(AuthError) in
+                        try ops.updateProviderConfig(kind, ctx, tenant: params["tenant"], params["config"] ?? "", body,
+                                                     updateMask: req.query("updateMask"))
+                    }
+                    s.api("DELETE", "\(collection)/{config}") { ctx, _, _, params throws(AuthError) in
+                        try ops.deleteProviderConfig(kind, ctx, tenant: params["tenant"], params["config"] ?? "")
+                    }
+                }
+            }
             s.api(nil, "\(v2)/projects/{project}/tenants/{tenant}/{resource}/{rest...}") { _, _, _, params throws(AuthError) in
-                throw .notImplemented("Tenant \(params["resource"] ?? "") (SAML/OIDC provider configs) are not implemented in Hearth.")
+                throw .notImplemented("Tenant \(params["resource"] ?? "") are not implemented in Hearth.")
             }
         }
         for name in ["signInWithGameCenter", "issueSamlResponse", "revokeToken"] {
@@ -215,6 +237,13 @@ enum AuthRoutes {
         add("POST", "\(identityToolkit)/v2/projects/{projectId}/tenants")
         add("GET", "\(identityToolkit)/v2/projects/{projectId}/tenants")
         for method in ["GET", "PATCH", "DELETE"] { add(method, "\(identityToolkit)/v2/projects/{projectId}/tenants/{tenantId}") }
+        for parent in ["\(identityToolkit)/v2/projects/{projectId}", "\(identityToolkit)/v2/projects/{projectId}/tenants/{tenantId}"] {
+            for kind in ProviderConfig.Kind.allCases {
+                add("POST", "\(parent)/\(kind.collection)")
+                add("GET", "\(parent)/\(kind.collection)")
+                for method in ["GET", "PATCH", "DELETE"] { add(method, "\(parent)/\(kind.collection)/{\(kind.idParameter)}") }
+            }
+        }
         add("POST", "\(secureToken)/v1/token")
         for emu in ["/emulator/v1/projects/{targetProjectId}", "/emulator/v1/projects/{targetProjectId}/tenants/{tenantId}"] {
             add("DELETE", "\(emu)/accounts")

@@ -65,7 +65,9 @@ extension AuthOperations {
             } else {
                 user = UserRecord(localId: try localId ?? newLocalId(tx, ctx.scope), createdAt: ctx.now.unixMillis)
             }
-            user.lastLoginAt = ctx.now.unixMillis
+            // An end user's sign-up is their first sign-in; an account an admin creates has
+            // not signed in yet (production answers no `lastLoginAt` until it does).
+            if provider != nil { user.lastLoginAt = ctx.now.unixMillis }
             if ctx.privileged {
                 user.displayName = displayName
                 user.photoUrl = photoUrl

@@ -184,5 +184,17 @@ enum AuthMigrations {
         );
         CREATE INDEX auth_mfa_pending_user ON auth_mfa_pending (project_id, tenant_id, local_id);
         """),
+        Migration("auth.3", """
+        -- OIDC and SAML provider configurations of a project ('' tenant) or a tenant: the v2
+        -- OAuthIdpConfig / InboundSamlConfig resource as JSON (everything but its name).
+        CREATE TABLE auth_provider_configs (
+            project_id TEXT NOT NULL,
+            tenant_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            provider_id TEXT NOT NULL,
+            config TEXT NOT NULL,
+            PRIMARY KEY (project_id, tenant_id, kind, provider_id)
+        ) WITHOUT ROWID;
+        """),
     ]
 }

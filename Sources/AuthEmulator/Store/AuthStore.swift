@@ -296,13 +296,13 @@ struct AuthTransaction {
 
     // MARK: Reset
 
-    /// Wipes all accounts, tenants, tokens, codes and configuration; signing keys stay, so
+    /// Wipes all accounts, tenants, tokens, codes, provider and project configuration; signing keys stay, so
     /// backends that cached the published keys keep verifying new tokens.
     func wipe() throws {
         try conn.execute("""
             DELETE FROM auth_users; DELETE FROM auth_user_providers; DELETE FROM auth_refresh_tokens;
             DELETE FROM auth_oob_codes; DELETE FROM auth_verification_codes; DELETE FROM auth_project_config;
-            DELETE FROM auth_tenants; DELETE FROM auth_mfa_pending;
+            DELETE FROM auth_tenants; DELETE FROM auth_mfa_pending; DELETE FROM auth_provider_configs;
             """)
     }
 }

@@ -25,11 +25,12 @@ extension AuthTransaction {
                      [t.projectID, t.tenantID, JSON.object(document).serialized()])
     }
 
-    /// Deletes the tenant and everything in it: accounts, tokens, codes, pending sign-ins.
+    /// Deletes the tenant and everything in it: accounts, tokens, codes, pending sign-ins,
+    /// provider configurations.
     func deleteTenant(_ project: String, _ tenantID: String) throws {
         try conn.run("DELETE FROM auth_tenants WHERE project_id = ? AND tenant_id = ?", [project, tenantID])
         for table in ["auth_users", "auth_user_providers", "auth_refresh_tokens", "auth_oob_codes", "auth_verification_codes",
-                      "auth_mfa_pending"] {
+                      "auth_mfa_pending", "auth_provider_configs"] {
             try conn.run("DELETE FROM \(table) WHERE project_id = ? AND tenant_id = ?", [project, tenantID])
         }
     }

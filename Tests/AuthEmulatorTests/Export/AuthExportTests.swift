@@ -34,6 +34,31 @@ struct AuthExportTests {
         #expect(b.lookupAdmin(carol) == before)
     }
 
+    @Test func aRoundTripKeepsProviderConfigurations() throws {
+        let a = try AuthHarness()
+        let v2 = "/identitytoolkit.googleapis.com/v2/projects/demo-hearth"
+        let tenant = try a.createTenant("team-b")
+        let oidc = a.admin("POST", "\(v2)/oauthIdpConfigs?oauthIdpConfigId=oidc.acme",
+                           .object(["clientId": "c", "issuer": "https://acme.example.com", "enabled": true]))
+        let saml = a.admin("POST", "\(v2)/tenants/\(tenant)/inboundSamlConfigs?inboundSamlConfigId=saml.corp", .object([
+            "idpConfig": .object(["idpEntityId": "idp", "ssoUrl": "https://idp.example.com",
+                                  "idpCertificates": .array([.object(["x509Certificate": "PEM"])])]),
+            "spConfig": .object(["spEntityId": "sp", "callbackUri": "https://sp.example.com/cb"]),
+        ]))
+        #expect(oidc.status == 200 && saml.status == 200, "\(oidc.text) \(saml.text)")
+
+        let export = try a.service.exportAccounts()
+        let configs = export["projects"]?.arrayValue?.first?["providerConfigs"]?.arrayValue ?? []
+        #expect(configs.map { [$0["kind"], $0["providerId"], $0["tenantId"]] } == [["oidc", "oidc.acme", nil], ["saml", "saml.corp", .string(tenant)]])
+        let b = try AuthHarness(seed: 99)
+        try b.service.importAccounts(export)
+        #expect(try b.service.exportAccounts() == export)
+        #expect(b.admin("GET", "\(v2)/oauthIdpConfigs/oidc.acme").json == oidc.json)
+        #expect(b.admin("GET", "\(v2)/tenants/\(tenant)/inboundSamlConfigs/saml.corp").json == saml.json)
+        // A project without any exports no member for them.
+        #expect(try AuthHarness().service.exportAccounts()["projects"]?.arrayValue?.contains { $0["providerConfigs"] != nil } == false)
+    }
+
     @Test func aBrokenAccountIsRefusedWithItsPlace() throws {
         let a = try AuthHarness()
         let bad: JSON = .object(["projects": .array([.object(["projectId": "p", "accounts": .array([

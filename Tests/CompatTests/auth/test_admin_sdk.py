@@ -202,3 +202,17 @@ def test_session_cookies(admin_app):
     claims = auth.verify_session_cookie(cookie, check_revoked=True, app=admin_app)
     assert claims["uid"] == up["localId"]
     assert claims["iss"] == f"https://session.firebase.google.com/{authcompat.project()}"
+
+
+def test_an_account_an_admin_creates_has_not_signed_in_until_it_does(admin_app):
+    # firebase-admin-python's own integration suite (test_create_user, run against production)
+    # expects no last sign-in time on an account create_user made.
+    email = unique_email("never")
+    user = auth.create_user(email=email, password="secret-pass-1", app=admin_app)
+    assert user.user_metadata.last_sign_in_timestamp is None
+    assert auth.get_user(user.uid, app=admin_app).user_metadata.last_sign_in_timestamp is None
+
+    assert authcompat.sign_in(email).status_code == 200
+    signed_in = auth.get_user(user.uid, app=admin_app).user_metadata
+    assert signed_in.last_sign_in_timestamp is not None
+    assert signed_in.last_sign_in_timestamp >= user.user_metadata.creation_timestamp

@@ -342,15 +342,10 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// The document at `path`, or nil.
     func document(space: Int64, path: ResourcePath, _ conn: Connection) throws -> StoredDocument? {
-        try document(space: space, key: path.key, conn)
-    }
-
-    /// The document stored under `key` (a path's `key`), or nil.
-    func document(space: Int64, key: [UInt8], _ conn: Connection) throws -> StoredDocument? {
         let select = try conn.prepare(Self.selectDocument)
         select.reset()
         try select.bind(space, at: 1)
-        try select.bindScratch(key, at: 2)
+        try select.bindScratch(path.key, at: 2)
         defer { select.reset() }
         return try select.step() ? try Self.document(from: select) : nil
     }

@@ -32,6 +32,28 @@ enum StoredValueCodec {
         return fields
     }
 
+    /// The fields named in `names` (top-level names as UTF-8, each once) of what `encodeFields`
+    /// wrote; the others are stepped over without being built (a query's pre-check of a document
+    /// it may not return reads only the fields its filters name).
+    static func decodeFields(_ bytes: UnsafeRawBufferPointer, only names: [[UInt8]]) throws(DecodeError) -> [String: FirestoreValue] {
+        var reader = Reader(bytes: bytes)
+        let count = try reader.varint()
+        var members: [String: FirestoreValue] = [:]
+        members.reserveCapacity(names.count)
+        for _ in 0..<count {
+            let key = try reader.rawBytes()
+            if names.contains(where: { $0.elementsEqual(key) }) {
+                members[String(decoding: key, as: UTF8.self)] = try reader.value(depth: 1)
+                // Keys are stored sorted and each once: nothing more to find.
+                if members.count == names.count { return members }
+            } else {
+                try reader.skipValue(depth: 1)
+            }
+        }
+        guard reader.offset == bytes.count else { throw DecodeError() }
+        return members
+    }
+
     static func decodeFields(_ bytes: [UInt8]) throws(DecodeError) -> [String: FirestoreValue] {
         do {
             return try bytes.withUnsafeBytes { buffer in try decodeFields(buffer) }
@@ -160,6 +182,33 @@ enum StoredValueCodec {
                 members[key] = try value(depth: depth + 1)
             }
             return members
+        }
+
+        /// Moves past one value, building nothing.
+        mutating func skipValue(depth: Int) throws(DecodeError) {
+            guard depth < 128, let tag = Tag(rawValue: try byte()) else { throw DecodeError() }
+            switch tag {
+            case .null, .boolFalse, .boolTrue: return
+            case .integer, .double, .timestamp: try skip(8)
+            case .geoPoint: try skip(16)
+            case .string, .bytes, .reference: _ = try rawBytes()
+            case .array:
+                for _ in 0..<(try varint()) { try skipValue(depth: depth + 1) }
+            case .vector:
+                let count = try varint()
+                guard count <= (bytes.count - offset) / 8 else { throw DecodeError() }
+                try skip(8 * count)
+            case .map:
+                for _ in 0..<(try varint()) {
+                    _ = try rawBytes()
+                    try skipValue(depth: depth + 1)
+                }
+            }
+        }
+
+        mutating func skip(_ n: Int) throws(DecodeError) {
+            guard offset + n <= bytes.count else { throw DecodeError() }
+            offset += n
         }
 
         mutating func value(depth: Int) throws(DecodeError) -> FirestoreValue {

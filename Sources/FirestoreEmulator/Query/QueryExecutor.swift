@@ -10,7 +10,10 @@ import HearthSQLite
 /// collection only when nothing else constrains it. Candidates are then checked against the
 /// complete filter in memory. When the access path already yields Firestore's order (one seek or
 /// range whose order equals the query's), documents stream and reading stops at `offset + limit`;
-/// otherwise the candidates are sorted.
+/// otherwise the candidates are sorted. An equality with a limit and an order on another field
+/// (`a == x ORDER BY b LIMIT n`, a composite index in Firestore) first walks b's index in order,
+/// checking each document on the fields the filter names before decoding it whole, while a budget
+/// (`OrderWalkBudget`) weighs the walk against reading and sorting every match.
 ///
 /// At a past `readTime` the same plan runs over the current indexes, skipping documents updated
 /// after that time, and the versions those documents had then (from the history rows, usually
@@ -18,6 +21,9 @@ import HearthSQLite
 struct QueryExecutor {
     let storage: FirestoreStorage
     let database: DatabaseID
+    /// Whether `a == x ORDER BY b LIMIT n` may walk b's index (false: always seek and sort; tests
+    /// compare the two plans' answers).
+    var walksOrderIndex = true
 
     /// Matching documents after cursors, offset and limit, and how many the offset skipped.
     struct Result {
@@ -57,7 +63,6 @@ struct QueryExecutor {
             return result
         }
         let conjunctions = query.filter?.disjunctiveNormalForm(limit: 64) ?? [[]]
-        let limitEnd = query.limit.map { query.offset + $0 }
         if query.limit == 0 { return Result(documents: [], skipped: 0) }
 
         // At a past time: current documents updated after it are skipped, and the versions of
@@ -82,31 +87,28 @@ struct QueryExecutor {
 
         // One conjunction whose access path yields the query's order: stream.
         if conjunctions.count == 1 {
-            var access = chooseAccess(conjunctions[0], query: query, indexed: indexed)
-            // `a == x ORDER BY b LIMIT n` (a composite index in Firestore): when many documents match
-            // the equality, sorting them all costs more than walking b's index in order and checking
-            // the equality on each document until n are found.
-            if query.limit != nil, streamingDirection(access, conjunction: conjunctions[0], query: query) == nil,
+            let access = chooseAccess(conjunctions[0], query: query, indexed: indexed)
+            // `a == x ORDER BY b LIMIT n` (a composite index in Firestore): walk b's index in order,
+            // answering the equality from a's index entry by entry (no document read for an entry
+            // that fails it), until n are found — unless seeking a's matches and sorting them turns
+            // out cheaper as the walk goes (`OrderWalkBudget`); then the seeks below answer.
+            if walksOrderIndex, query.limit != nil, streamingDirection(access, conjunction: conjunctions[0], query: query) == nil,
                case .lookups(let field, let kind, let values) = access {
-                let matches = try matchCount(field: field, kind: kind, values: values, query: query, space: space, conn,
-                                             atLeast: Self.sortThreshold)
                 let ordered = chooseAccess(conjunctions[0], query: query, indexed: indexed, preferOrderIndex: true)
-                let orderedDirection = streamingDirection(ordered, conjunction: conjunctions[0], query: query)
-                if matches >= Self.sortThreshold {
-                    if orderedDirection != nil { access = ordered }
-                } else if let orderedDirection, let limitEnd, past.isEmpty, matches > limitEnd * Self.tryWalkFactor,
-                          // Fewer matches: walking b's index pays only when they are dense in it, which
-                          // only trying tells. The walk may read half as many documents as the seeks
-                          // would, then gives up and the seeks answer: at worst 1.5× their reads,
-                          // usually a few dozen instead of hundreds (a user's files by date).
-                          let result = try stream(ordered, descending: orderedDirection, query: query, space: space,
-                                                  past: past, cutoff: cutoff, budget: matches / 2, conn) {
-                    return result
+                if case .range = ordered, let orderedDirection = streamingDirection(ordered, conjunction: conjunctions[0], query: query) {
+                    let budget = OrderWalkBudget(space: space, scope: indexScope(query), field: field, kind: kind, values: values,
+                                                 keyRange: keyRange(query), conn)
+                    defer { budget.finish() }
+                    let walk = Walk(conjunctions[0], query: query, budget: budget)
+                    if let result = try stream(ordered, descending: orderedDirection, query: query, space: space,
+                                               past: past, cutoff: cutoff, walk: walk, conn) {
+                        return result
+                    }
                 }
             }
             if let descending = streamingDirection(access, conjunction: conjunctions[0], query: query),
                let result = try stream(access, descending: descending, query: query, space: space,
-                                       past: past, cutoff: cutoff, budget: nil, conn) {
+                                       past: past, cutoff: cutoff, walk: nil, conn) {
                 return result
             }
         }
@@ -144,9 +146,9 @@ struct QueryExecutor {
     }
 
     /// Reads one access path that yields the query's order, stopping at `offset + limit`; nil when
-    /// more than `budget` documents were read first (the caller then answers another way).
+    /// `walk`'s budget ran out first (the caller then answers another way).
     private func stream(_ access: Access, descending: Bool, query: Query, space: Int64,
-                        past: [(StoredDocument, [[UInt8]])], cutoff: Int64, budget: Int?,
+                        past: [(StoredDocument, [[UInt8]])], cutoff: Int64, walk: Walk?,
                         _ conn: Connection) throws -> Result? {
         let limitEnd = query.limit.map { query.offset + $0 }
         var matched: [StoredDocument] = []
@@ -154,7 +156,6 @@ struct QueryExecutor {
         var skipped = 0
         var examined = past.count
         var nextPast = 0
-        var overBudget = false
         // Takes one document in order; false once reading can stop.
         func take(_ doc: StoredDocument, _ keys: [[UInt8]]) -> Bool {
             if let start = query.startAt, !passesStart(keys, start, query.order) { return true }
@@ -169,12 +170,8 @@ struct QueryExecutor {
             return true
         }
         var stopped = false
-        try read(access, query: query, space: space, descending: descending, conn) { doc in
+        try read(access, query: query, space: space, descending: descending, walk: walk, conn) { doc in
             examined += 1
-            if let budget, examined > budget {
-                overBudget = true
-                return false
-            }
             guard doc.updateTime.unixMicros <= cutoff, accepts(doc, query: query) else { return true }
             let keys = sortKeys(doc, query.order)
             while nextPast < past.count, compareKeys(past[nextPast].1, keys, query.order) < 0 {
@@ -190,7 +187,7 @@ struct QueryExecutor {
             }
             return true
         }
-        if overBudget { return nil }
+        if walk?.budget.exhausted == true { return nil }
         while !stopped, nextPast < past.count {
             nextPast += 1
             stopped = !take(past[nextPast - 1].0, past[nextPast - 1].1)
@@ -263,26 +260,6 @@ struct QueryExecutor {
     }
 
     // MARK: Planning
-
-    /// Above this many equality matches, an ordered, limited query walks the order field's index instead.
-    static let sortThreshold = 1000
-
-    /// Below `sortThreshold`, the walk is tried (with a budget) when the matches exceed the documents
-    /// the query returns by this factor.
-    static let tryWalkFactor = 4
-
-    /// How many index entries the lookups would read, counted by SQLite and capped at `atLeast`.
-    private func matchCount(field: String, kind: Int, values: [[UInt8]], query: Query, space: Int64, _ conn: Connection,
-                            atLeast cap: Int) throws -> Int {
-        let scope = query.allDescendants ? IndexEntry.groupScope(query.collectionID) : query.collectionPath.key
-        var total = 0
-        for v in values where total < cap {
-            total += Int(try conn.scalarInt(
-                "SELECT count(*) FROM (SELECT 1 FROM fs_index WHERE space = ? AND scope = ? AND field = ? AND kind = ? AND value = ? LIMIT ?)",
-                [space, scope, field, kind, v, cap - total]) ?? 0)
-        }
-        return total
-    }
 
     /// - Parameter indexed: whether the query's index rows may be read (false: a collection group
     ///   whose index is not built yet; only point lookups and scans are left).
@@ -509,17 +486,26 @@ struct QueryExecutor {
         return (sql, values)
     }
 
-    /// Feeds the documents of `access` to `body` (in access order) until it returns false.
-    private func read(_ access: Access, query: Query, space: Int64, descending: Bool, _ conn: Connection,
+    /// The key range of the documents a query may return: a collection group under a document
+    /// holds only that document's descendants (nil: no limit beyond the index scope).
+    private func keyRange(_ query: Query) -> ([UInt8], [UInt8])? {
+        guard query.allDescendants && !query.parent.segments.isEmpty else { return nil }
+        let prefix = query.parent.key
+        return (prefix, OrderedEncoding.prefixEnd(prefix))
+    }
+
+    /// The `fs_index` scope a query's index rows live under.
+    private func indexScope(_ query: Query) -> [UInt8] {
+        query.allDescendants ? IndexEntry.groupScope(query.collectionID) : query.collectionPath.key
+    }
+
+    /// Feeds the documents of `access` to `body` (in access order) until it returns false; a range
+    /// with a `walk` reads only the documents whose index entries pass its checks.
+    private func read(_ access: Access, query: Query, space: Int64, descending: Bool, walk: Walk? = nil, _ conn: Connection,
                       _ body: (StoredDocument) throws -> Bool) throws {
         let direction = descending ? "DESC" : "ASC"
-        // Collection groups under a document are limited to that document's descendants.
-        var keyRange: ([UInt8], [UInt8])?
-        if query.allDescendants && !query.parent.segments.isEmpty {
-            let prefix = query.parent.key
-            keyRange = (prefix, OrderedEncoding.prefixEnd(prefix))
-        }
-        let scope = query.allDescendants ? IndexEntry.groupScope(query.collectionID) : query.collectionPath.key
+        let keyRange = keyRange(query)
+        let scope = indexScope(query)
         let columns = Self.joinedColumns
 
         switch access {
@@ -569,7 +555,54 @@ struct QueryExecutor {
                 values.append(hi)
             }
             sql += " ORDER BY i.value \(direction), i.doc_key \(direction)"
-            try FirestoreStorage.forEachRow(conn, sql, values) { row in try body(FirestoreStorage.document(from: row)) }
+            guard let walk else {
+                return try FirestoreStorage.forEachRow(conn, sql, values) { row in try body(FirestoreStorage.document(from: row)) }
+            }
+            try FirestoreStorage.forEachRow(conn, sql, values) { row in
+                let passes = try row.withBlob(1) { fields in try walk.passes(fields, matcher: matcher) }
+                guard try walk.budget.charge(fetched: passes) else { return false }
+                return passes ? try body(FirestoreStorage.document(from: row)) : true
+            }
         }
+    }
+
+    // MARK: Walking the order's index
+
+    /// A walk of the order field's index for `a == x ORDER BY b LIMIT n`: each entry's document
+    /// is checked against the filter on the fields the filter names alone (decoded from the row
+    /// without the rest), and only a document that passes is decoded whole and read on.
+    private struct Walk {
+        /// Top-level names of the fields the check reads, as UTF-8, each once.
+        let names: [[UInt8]]
+        /// The conjunction without its `__name__` leaves (the check has no document name), and
+        /// the ordered fields' existence.
+        let filter: QueryFilter
+        let ordered: [FieldPath]
+        let budget: OrderWalkBudget
+
+        init(_ conjunction: [QueryFilter], query: Query, budget: OrderWalkBudget) {
+            let leaves = conjunction.filter { !($0.fieldPath?.isDocumentKey ?? true) }
+            ordered = query.order.map(\.field).filter { !$0.isDocumentKey }
+            var names: [[UInt8]] = []
+            for f in leaves.compactMap(\.fieldPath) + ordered {
+                let name = Array(f.segments[0].utf8)
+                if !names.contains(name) { names.append(name) }
+            }
+            self.names = names
+            filter = .and(leaves)
+            self.budget = budget
+        }
+
+        /// Whether a document with these stored fields may match (`accepts` judges it whole
+        /// afterwards, so a check that passes more than it should costs a read, not a result).
+        func passes(_ fields: UnsafeRawBufferPointer, matcher: QueryMatcher) throws -> Bool {
+            let probe = StoredDocument(path: Self.probePath, fields: try StoredValueCodec.decodeFields(fields, only: names),
+                                       createTime: Self.probeTime, updateTime: Self.probeTime)
+            guard matcher.matches(filter, probe) else { return false }
+            return ordered.allSatisfy { DocumentFields.value(at: $0, in: probe.fields) != nil }
+        }
+
+        private static let probePath = ResourcePath([])
+        private static let probeTime = Instant(unixMicros: 0)
     }
 }

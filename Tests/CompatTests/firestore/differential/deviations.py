@@ -107,7 +107,7 @@ CASES = {
                                    "patch-updatetime-stale", "tx-get-readtime"],
     "commit-time": ["commit-body-empty", "commit-empty", "commit-no-writes", "tx-ro-empty-commit"],
     "delete-write-result": ["commit-delete-and-update"],
-    "skipped-results": ["offset-beyond", "order-desc-offset"],
+    "skipped-results": ["offset-beyond", "order-desc-offset", "walk-eq-asc-offset", "walk-eq-des-offset"],
     "descending-name": ["list-order-name", "order-name-desc"],
     "partition-query": ["partition", "partition-no-count", "partition-not-group"],
     "count-up-to": ["agg-count-upto-zero"],

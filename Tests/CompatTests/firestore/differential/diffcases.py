@@ -812,6 +812,61 @@ def more(S):
           b={"structuredQuery": {"from": [{"collectionId": "b", "allDescendants": True}]}})
 
 
+def walks(S):
+    """Equality filters with an order on another field and a limit (Hearth walks the order's index
+    and checks the equality in the index): ties, missing fields, mixed types, cursors, offsets."""
+    statuses = [s("ready"), s("pending"), s("ready"), i(1), d(1.0), NULL, None, s("ready")]
+    ns = [i(3), i(3), d(3.0), s("x"), NULL, d("NaN"), i(-1), d(2.5), TRUE, ts("2001-01-01T00:00:00Z"), mp(a=i(1)),
+          arr(i(1)), None, i(10), i(10), d(-0.0), i(0), s("a")]
+    writes = []
+    for k in range(44):
+        fields = {"g": i(k % 3), "tags": arr(s(f"t{k % 4}"), s("all"))}
+        if statuses[k % len(statuses)] is not None:
+            fields["st"] = statuses[k % len(statuses)]
+        if ns[(k * 7) % len(ns)] is not None:
+            fields["n"] = ns[(k * 7) % len(ns)]
+        writes.append(update(f"walk/w{k:02d}", fields))
+    S.commit("walk-commit", writes)
+    S.commit("walk-user-commit", [update(f"users/carol/files/f{k:02d}", {"st": s("ready" if k % 2 else "pending"), "n": i(k % 5)})
+                                  for k in range(12)])
+    sel = {"fields": [{"fieldPath": "n"}]}
+    W = {"from": [{"collectionId": "walk"}], "select": sel}
+    ready = ff("st", "EQUAL", s("ready"))
+
+    def q(name, **extra):
+        body = dict(W)
+        body.update(extra)
+        S.query(name, body)
+    for direction in ("DESCENDING", "ASCENDING"):
+        dn = direction[:3].lower()
+        q(f"walk-eq-{dn}-limit", where=ready, orderBy=[order("n", direction)], limit=5)
+        q(f"walk-eq-{dn}-offset", where=ready, orderBy=[order("n", direction)], limit=4, offset=3)
+        q(f"walk-eq-{dn}-limit-all", where=ready, orderBy=[order("n", direction)], limit=100)
+        q(f"walk-eq-num-{dn}", where=ff("st", "EQUAL", i(1)), orderBy=[order("n", direction)], limit=3)
+        q(f"walk-eq-dbl-{dn}", where=ff("st", "EQUAL", d(1.0)), orderBy=[order("n", direction)], limit=3)
+        q(f"walk-null-{dn}", where=uf("st", "IS_NULL"), orderBy=[order("n", direction)], limit=4)
+        q(f"walk-contains-{dn}", where=ff("tags", "ARRAY_CONTAINS", s("t1")), orderBy=[order("n", direction)], limit=4)
+        q(f"walk-in-one-{dn}", where=ff("st", "IN", arr(s("ready"))), orderBy=[order("n", direction)], limit=3)
+        q(f"walk-in-two-{dn}", where=ff("st", "IN", arr(s("ready"), i(1))), orderBy=[order("n", direction)], limit=6)
+        q(f"walk-two-eq-{dn}", where=comp("AND", ready, ff("g", "EQUAL", i(1))), orderBy=[order("n", direction)], limit=3)
+        q(f"walk-eq-range-{dn}", where=comp("AND", ready, ff("n", "GREATER_THAN", i(0))), orderBy=[order("n", direction)], limit=3)
+        q(f"walk-startat-{dn}", where=ready, orderBy=[order("n", direction)], startAt={"values": [i(3)], "before": True}, limit=4)
+        q(f"walk-startafter-name-{dn}", where=ready, orderBy=[order("n", direction)],
+          startAt={"values": [i(3), ref("walk/w14")], "before": False}, limit=3)
+        q(f"walk-endbefore-{dn}", where=ready, orderBy=[order("n", direction)], endAt={"values": [s("x")], "before": True}, limit=10)
+        q(f"walk-endat-name-{dn}", where=ready, orderBy=[order("n", direction)],
+          endAt={"values": [i(10), ref("walk/w02")], "before": False}, limit=10)
+        q(f"walk-none-{dn}", where=ff("st", "EQUAL", s("zzz")), orderBy=[order("n", direction)], limit=3)
+        q(f"walk-rare-{dn}", where=ff("g", "EQUAL", i(2)), orderBy=[order("n", direction)], limit=2)
+        q(f"walk-name-second-{dn}", where=ready, orderBy=[order("n", direction), order("__name__")], limit=5)
+        S.query(f"walk-group-{dn}", {"from": [{"collectionId": "walk", "allDescendants": True}], "where": ready,
+                                     "orderBy": [order("n", direction)], "limit": 5, "select": sel})
+        S.query(f"walk-user-{dn}", {"from": [{"collectionId": "files"}], "where": ready, "orderBy": [order("n", direction)],
+                                    "limit": 3}, parent="/users/carol", a="carol")
+        S.agg(f"walk-count-{dn}", {"from": [{"collectionId": "walk"}], "where": ready, "orderBy": [order("n", direction)],
+                                   "limit": 4}, [{"count": {}}])
+
+
 def cases():
     S = Script()
     crud(S)
@@ -824,4 +879,5 @@ def cases():
     listings(S)
     rules(S)
     more(S)
+    walks(S)
     return S.cases

@@ -14,6 +14,9 @@ public final class RulesCoverage: @unchecked Sendable {
         var counts: [Int] = []
         /// `Fingerprints.of(values[k])`.
         var prints: [UInt64] = []
+        /// `Fingerprints.full(values[k])` once a visit's print matched `prints[k]` (0: not yet
+        /// computed); only containers have one apart from their print.
+        var fullPrints: [UInt64] = []
         /// Bit `print % 64` of every entry: a visit whose bit is clear has no equal entry, which
         /// spares the scan for values unique to each request once the entries are full.
         var printBits: UInt64 = 0
@@ -162,10 +165,13 @@ public final class RulesCoverage: @unchecked Sendable {
         /// they are emptied.
         var built: [String] = []
 
+        private static let rawOffset = MemoryLayout<Visit>.offset(of: \Visit.raw)!
+
         mutating func fold(_ visits: [Visit], into table: inout Table) {
             proven.removeAll()
             prints.removeAll()
             built.removeAll(keepingCapacity: true)
+            let rawOffset = Self.rawOffset
             table.nodes.withUnsafeMutableBufferPointer { nodes in
                 visits.withUnsafeBufferPointer { visits in
                     for v in visits.indices {
@@ -175,12 +181,16 @@ public final class RulesCoverage: @unchecked Sendable {
                             visitPrefix(&nodes[i], visits[v])
                             continue
                         }
-                        if let last = nodes[i].lastKey, let key = ScalarKey(visits[v].raw), key == last {
+                        // The outcome is read in place: passed from the array beside the inout
+                        // node, it was copied (a retain and a release) for every visit.
+                        let raw = UnsafeRawPointer(visits.baseAddress! + v)
+                            .advanced(by: rawOffset).assumingMemoryBound(to: TracedRaw.self)
+                        if let last = nodes[i].lastKey, let key = ScalarKey(raw.pointee), key == last {
                             nodes[i].counts[nodes[i].lastHit] += 1
                             nodes[i].missed = false
                             continue
                         }
-                        visit(&nodes[i], visits[v].raw)
+                        visit(&nodes[i], raw)
                     }
                 }
             }
@@ -220,58 +230,76 @@ public final class RulesCoverage: @unchecked Sendable {
         }
 
         private mutating func visit(_ node: inout NodeOutcomes, _ value: borrowing TracedRaw) {
+            withUnsafePointer(to: value) { visit(&node, $0) }
+        }
+
+        private mutating func visit(_ node: inout NodeOutcomes, _ at: UnsafePointer<TracedRaw>) {
             let hint = node.missed ? -1 : node.lastHit
             node.missed = false
             if hint >= 0 {
-                switch Self.quickly(node.values[hint], value) {
+                switch Self.quickly(node.values[hint], at.pointee) {
                 case true?:
                     node.counts[hint] += 1
                     return
-                case nil where Self.sameString(node.values[hint], value):
+                case nil where Self.sameString(node.values[hint], at.pointee):
                     // Equal bytes render alike: the entry stands for this visit as it is.
                     node.counts[hint] += 1
                     return
-                case nil where proven.same(node.values[hint], value):
+                case nil where proven.same(node.values[hint], at.pointee):
                     node.counts[hint] += 1
                     // The newest equal value becomes the representative, so the next visits of
                     // this request (same storage) compare by identity.
-                    node.values[hint] = copy value
-                    node.lastKey = ScalarKey(value)
+                    node.values[hint] = at.pointee
+                    node.lastKey = ScalarKey(at.pointee)
                     return
                 default:
                     break
                 }
             }
-            let print = prints.of(value)
+            let print = prints.of(at.pointee)
             let bit = UInt64(1) << (print & 63)
+            // A container's print leaves its strings out (cheap, and values unique to each
+            // request, the request's data, differ in a timestamp or a number): where it matches
+            // an entry's, the full prints are compared before the values themselves.
+            var full: UInt64 = 0
             if node.printBits & bit != 0 {
                 // Entries are pairwise distinct, so the first equal one is the only one.
                 let n = node.prints.count
                 var k = 0
                 while k < n {
-                    if k != hint, node.prints[k] == print, proven.same(node.values[k], value) {
+                    if k != hint, node.prints[k] == print, sameFullPrint(&node, k, at.pointee, &full), proven.same(node.values[k], at.pointee) {
                         node.counts[k] += 1
                         // The newest equal value becomes the representative, so the next visits of
                         // this request (same storage) compare by identity.
-                        node.values[k] = copy value
+                        node.values[k] = at.pointee
                         node.lastHit = k
-                        node.lastKey = ScalarKey(value)
+                        node.lastKey = ScalarKey(at.pointee)
                         return
                     }
                     k += 1
                 }
             }
             if node.values.count < RulesCoverage.distinctValuesPerExpression {
-                node.values.append(copy value)
+                node.values.append(at.pointee)
                 node.counts.append(1)
                 node.prints.append(print)
+                node.fullPrints.append(full)
                 node.printBits |= bit
                 node.lastHit = node.values.count - 1
-                node.lastKey = ScalarKey(value)
+                node.lastKey = ScalarKey(at.pointee)
             } else {
                 node.others += 1
                 node.missed = true
             }
+        }
+
+        /// Whether entry k's full print equals `value`'s (`full`: the latter, 0 until computed).
+        /// Always true for values whose print is already full (everything but containers).
+        private mutating func sameFullPrint(_ node: inout NodeOutcomes, _ k: Int, _ value: borrowing TracedRaw, _ full: inout UInt64) -> Bool {
+            guard Fingerprints.isContainer(value) else { return true }
+            if full == 0 { full = prints.full(value) }
+            if node.fullPrints[k] == 0 { node.fullPrints[k] = prints.full(node.values[k]) }
+            return node.fullPrints[k] == full
         }
 
         /// Whether a and b are strings with the same bytes.
@@ -283,19 +311,30 @@ public final class RulesCoverage: @unchecked Sendable {
         /// Whether a and b are equal, when that shows without looking inside them: scalars, or
         /// the same storage (true). nil: they have to be compared.
         private static func quickly(_ a: TracedRaw, _ b: TracedRaw) -> Bool? {
+            // One enum at a time: matching the pair as a tuple copied both values.
             guard case .value(let x) = a, case .value(let y) = b else { return nil }
-            switch (x, y) {
-            case (.bool(let p), .bool(let q)): return p == q
-            case (.null, .null): return true
-            case (.int(let p), .int(let q)): return p == q
-            case (.timestamp(let s1, let n1), .timestamp(let s2, let n2)): return s1 == s2 && n1 == n2
-            case (.string(let p), .string(let q)):
+            switch x {
+            case .bool(let p):
+                if case .bool(let q) = y { return p == q }
+            case .null:
+                if case .null = y { return true }
+            case .int(let p):
+                if case .int(let q) = y { return p == q }
+            case .timestamp(let s1, let n1):
+                if case .timestamp(let s2, let n2) = y { return s1 == s2 && n1 == n2 }
+            case .string(let p):
                 // The same two words: one storage, or one small string's bytes.
-                return unsafeBitCast(p, to: (UInt, UInt).self) == unsafeBitCast(q, to: (UInt, UInt).self) ? true : nil
-            case (.map(let p), .map(let q)): return p.storageIdentity == q.storageIdentity ? true : nil
-            case (.list(let p), .list(let q)): return unsafeBitCast(p, to: UInt.self) == unsafeBitCast(q, to: UInt.self) ? true : nil
-            default: return nil
+                if case .string(let q) = y {
+                    return unsafeBitCast(p, to: (UInt, UInt).self) == unsafeBitCast(q, to: (UInt, UInt).self) ? true : nil
+                }
+            case .map(let p):
+                if case .map(let q) = y { return p.storageIdentity == q.storageIdentity ? true : nil }
+            case .list(let p):
+                if case .list(let q) = y { return unsafeBitCast(p, to: UInt.self) == unsafeBitCast(q, to: UInt.self) ? true : nil }
+            default:
+                break
             }
+            return nil
         }
     }
 
@@ -343,10 +382,12 @@ public final class RulesCoverage: @unchecked Sendable {
     /// fold, however many expressions visit it.
     private struct Fingerprints {
         private var memo: [(storage: UInt, print: UInt64)] = []
+        private var shapes: [(storage: UInt, print: UInt64)] = []
         private var strings: [(words: (UInt, UInt), print: Int)] = []
 
         mutating func removeAll() {
             memo.removeAll(keepingCapacity: true)
+            shapes.removeAll(keepingCapacity: true)
             strings.removeAll(keepingCapacity: true)
         }
 
@@ -359,13 +400,38 @@ public final class RulesCoverage: @unchecked Sendable {
                 case .bool(let b): return Self.mix(1, b ? 1 : 0)
                 case .int(let i): return Self.mix(3, UInt64(bitPattern: i))
                 case .timestamp(let s, let n): return Self.mix(7, UInt64(bitPattern: s) &* 1_000_000_007 &+ UInt64(UInt32(bitPattern: n)))
-                // Strings, lists and maps by their own fingerprints, memoized per storage.
+                // Strings by their own fingerprints, memoized per storage.
                 case .string(let s): return Self.mix(5, UInt64(UInt(bitPattern: print(s))))
-                case .list(let items): return Self.mix(11, print(items))
-                case .map(let m): return Self.mix(12, print(m))
+                // Lists and maps by their shape and scalars (`shape`), memoized per storage.
+                case .list(let items): return Self.mix(11, shape(items))
+                case .map(let m): return Self.mix(12, shape(m))
                 default: break
                 }
             }
+            return hashed(raw)
+        }
+
+        /// Whether `raw` is a list or a map: the values whose `of` is not their full print.
+        static func isContainer(_ raw: borrowing TracedRaw) -> Bool {
+            switch raw {
+            case .value(.list), .value(.map): return true
+            default: return false
+            }
+        }
+
+        /// A print of `raw` that strings count in too (never 0): what `of` is for everything but
+        /// lists and maps, which it gives by their shape only.
+        mutating func full(_ raw: borrowing TracedRaw) -> UInt64 {
+            let print: UInt64
+            switch raw {
+            case .value(.list(let items)): print = Self.mix(11, self.print(items))
+            case .value(.map(let m)): print = Self.mix(12, self.print(m))
+            default: print = of(raw)
+            }
+            return print == 0 ? 1 : print
+        }
+
+        private mutating func hashed(_ raw: borrowing TracedRaw) -> UInt64 {
             var h = Hasher()
             switch raw {
             case .error(let e):
@@ -470,6 +536,69 @@ public final class RulesCoverage: @unchecked Sendable {
             var inner = Hasher()
             combine(m, into: &inner)
             return remember(storage, inner)
+        }
+
+        /// A list's print from its shape and scalars, once per storage during one fold.
+        private mutating func shape(_ items: [RulesValue]) -> UInt64 {
+            let storage = unsafeBitCast(items, to: UInt.self)
+            if let known = knownShape(storage) { return known }
+            let print = Self.shape(items)
+            shapes.append((storage, print))
+            return print
+        }
+
+        /// A map's print from its shape and scalars, once per storage during one fold.
+        private mutating func shape(_ m: RulesMap) -> UInt64 {
+            let storage = m.storageIdentity
+            if let known = knownShape(storage) { return known }
+            let print = Self.shape(m)
+            shapes.append((storage, print))
+            return print
+        }
+
+        private func knownShape(_ storage: UInt) -> UInt64? {
+            for entry in shapes where entry.storage == storage { return entry.print }
+            return nil
+        }
+
+        /// A print that agrees with `EqualityMemo.same` without hashing a single string: a
+        /// string counts as its kind only (equal strings may differ in length: canonically
+        /// equivalent spellings), a list or map as its count and its members in order (equal
+        /// maps hold equal keys in the same order: `RulesMap` sorts them), numbers, times and
+        /// flags by value. Values unique to each request are told apart by their scalars
+        /// cheaply; values differing only in strings share a print, and `full` separates them.
+        private static func shape(_ items: [RulesValue]) -> UInt64 {
+            var z = mix(11, UInt64(items.count))
+            for item in items { z = mix(z, shape(item)) }
+            return z
+        }
+
+        private static func shape(_ m: RulesMap) -> UInt64 {
+            var z = mix(12, UInt64(m.count))
+            for (_, value) in m { z = mix(z, shape(value)) }
+            return z
+        }
+
+        private static func shape(_ v: RulesValue) -> UInt64 {
+            switch v {
+            case .null: return 0
+            case .bool(let b): return b ? 2 : 1
+            case .int(let i): return mix(3, UInt64(bitPattern: i))
+            // -0.0 and 0.0 are equal values.
+            case .float(let d): return mix(4, d == 0 ? 0 : d.bitPattern)
+            case .timestamp(let s, let n): return mix(7, UInt64(bitPattern: s) &* 1_000_000_007 &+ UInt64(UInt32(bitPattern: n)))
+            case .duration(let s, let n): return mix(8, UInt64(bitPattern: s) &* 1_000_000_007 &+ UInt64(UInt32(bitPattern: n)))
+            case .list(let items): return shape(items)
+            case .map(let m): return shape(m)
+            case .path(let segments): return mix(10, UInt64(segments.count))
+            case .string: return 5
+            case .bytes: return 6
+            case .latlng: return 9
+            case .set: return 13
+            case .mapDiff: return 14
+            case .vector: return 16
+            case .constraint: return 15
+            }
         }
 
         /// splitmix64's finalizer over a kind tag and a payload.

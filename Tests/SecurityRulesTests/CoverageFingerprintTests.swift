@@ -39,16 +39,38 @@ struct CoverageFingerprintTests {
         ("canonically equivalent strings", [.string("caf\u{E9}"), .string("cafe\u{301}")], 1),
         ("equal maps built apart", [.map(["a": .int(1), "b": .list([.string("x")])]), .map(["b": .list([.string("x")]), "a": .int(1)])], 1),
         ("equal long strings", [.string(String(repeating: "s3key/", count: 10)), .string(String(repeating: "s3key/", count: 10))], 1),
+        // A container's first print leaves strings out; these must still merge.
+        ("maps with canonically equivalent strings", [.map(["k": .string("caf\u{E9}")]), .map(["k": .string("cafe\u{301}")])], 1),
+        ("maps with canonically equivalent keys", [.map(["caf\u{E9}": .int(1)]), .map(["cafe\u{301}": .int(1)])], 1),
+        ("lists with a singleton decomposition", [.list([.string("\u{212A}")]), .list([.string("K")])], 1),
+        ("equal maps, negative zero inside", [.map(["x": .float(0), "t": .timestamp(seconds: 5, nanos: 1)]), .map(["x": .float(-0.0), "t": .timestamp(seconds: 5, nanos: 1)])], 1),
         // Distinct: separate entries.
         ("int and float", [.int(1), .float(1)], 2),
         ("list order", [.list([.int(1), .int(2)]), .list([.int(2), .int(1)])], 2),
         ("nested float sign", [.map(["x": .float(1)]), .map(["x": .float(-1)])], 2),
         ("alternating", [.bool(true), .bool(false), .bool(true), .bool(false), .bool(true)], 2),
+        // Same shape, different strings: one print before the full one separates them.
+        ("maps differing only in a string", [.map(["a": .string("x"), "n": .int(1)]), .map(["a": .string("y"), "n": .int(1)])], 2),
+        ("lists differing only in a string", [.list([.string("x")]), .list([.string("xy")])], 2),
+        ("maps differing only in a timestamp", [.map(["t": .timestamp(seconds: 5, nanos: 1)]), .map(["t": .timestamp(seconds: 5, nanos: 2)])], 2),
     ] as [(String, [RulesValue], Int)])
     func entries(label: String, values: [RulesValue], expected: Int) {
         let found = outcomes(values)
         #expect(found.count == expected, "\(label): \(found)")
         #expect(found.map(\.1).reduce(0, +) == values.count, "\(label): \(found)")
+    }
+
+    /// Maps of one shape that differ only in a string, past the distinct-values cap, then some
+    /// of them again: every repeat finds its entry, the rest count as other values.
+    @Test func sameShapePastTheCap() {
+        let maps = (0..<40).map { RulesValue.map(["a": .string("v\($0)"), "n": .int(7)]) }
+        let found = outcomes(maps + maps.prefix(10))
+        #expect(found.count == RulesCoverage.distinctValuesPerExpression + 1, "\(found)")
+        #expect(found.map(\.1).reduce(0, +) == 50)
+        for i in 0..<RulesCoverage.distinctValuesPerExpression {
+            #expect(found.first { $0.0.contains("\"v\(i)\"") }?.1 == (i < 10 ? 2 : 1), "v\(i): \(found)")
+        }
+        #expect(found.first { $0.0.contains("other values") }?.1 == 8, "\(found)")
     }
 
     @Test func countsFollowTheValues() {

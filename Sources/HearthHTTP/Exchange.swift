@@ -35,11 +35,14 @@ final class Exchange {
 
     // MARK: Access handler
 
-    func handle(_ connection: OpaquePointer, method: String, version: String,
+    /// - Parameters: method, version: libmicrohttpd's C strings, made Swift strings only for the
+    ///   first call (a request with a body comes through here three times or more).
+    func handle(_ connection: OpaquePointer, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
                 data: UnsafePointer<CChar>?, size: UnsafeMutablePointer<Int>) -> MHD_Result {
         switch state {
         case .new:
-            return begin(connection, method: method, version: version)
+            return begin(connection, method: method.map { String(cString: $0) } ?? "GET",
+                         version: version.map { String(cString: $0) } ?? "HTTP/1.1")
         case .collecting(let limit, let tooLarge, let handler):
             if size.pointee > 0 {
                 if buffer.count + size.pointee > limit {
@@ -306,8 +309,7 @@ let hearthAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url, met
         exchange = Exchange(server: server, rawURI: url.map { String(cString: $0) } ?? "/")
         conCls.pointee = Unmanaged.passRetained(exchange).toOpaque()
     }
-    return exchange.handle(connection, method: method.map { String(cString: $0) } ?? "GET",
-                           version: version.map { String(cString: $0) } ?? "HTTP/1.1", data: data, size: size)
+    return exchange.handle(connection, method: method, version: version, data: data, size: size)
 }
 
 let hearthRequestCompleted: MHD_RequestCompletedCallback = { _, _, conCls, termination in

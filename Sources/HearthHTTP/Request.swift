@@ -54,10 +54,15 @@ public final class Request: @unchecked Sendable {
     /// Split on bytes, as RFC 3986 reads a target (the query starts at the first `?` byte): a scan by
     /// Characters cost more than the Firestore document read behind it, and would miss a `?` that
     /// a combining mark follows.
+    /// The search runs over the contiguous bytes: through `String.UTF8View` it cost ~25
+    /// instructions a byte of every request's target.
     public static func split(target: String) -> (path: String, query: String, hasQuery: Bool) {
-        let utf8 = target.utf8
-        guard let q = utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target, "", false) }
-        return (String(decoding: utf8[..<q], as: UTF8.self), String(decoding: utf8[utf8.index(after: q)...], as: UTF8.self), true)
+        var bytes = target
+        return bytes.withUTF8 { b in
+            guard let q = b.firstIndex(of: UInt8(ascii: "?")) else { return (target, "", false) }
+            return (String(decoding: UnsafeBufferPointer(rebasing: b[..<q]), as: UTF8.self),
+                    String(decoding: UnsafeBufferPointer(rebasing: b[(q + 1)...]), as: UTF8.self), true)
+        }
     }
 
     /// The path percent-decoded (invalid escapes are kept literally).

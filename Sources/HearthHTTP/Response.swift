@@ -37,6 +37,9 @@ public struct Response: Sendable {
     /// A response with a byte body and a Content-Type.
     public init(status: Int, contentType: String, body: [UInt8], headers: HTTPHeaders = HTTPHeaders()) {
         var h = headers
+        // Room for what wrappers add on the way out (CORS, request ids): growing from one field
+        // reallocated the array for each.
+        if h.fields.isEmpty { h.reserveCapacity(4) }
         h.set("Content-Type", contentType)
         self.init(status: status, headers: h, body: .bytes(body))
     }

@@ -15,6 +15,11 @@ import Testing
         ("Ä-Key", "Ä-KEY", true),
         ("Ä-Key", "a-key", false),
         ("", "", true),
+        ("", "a", false),
+        ("Origin", "Host", false),
+        ("origin", "Origin", true),
+        ("Äb", "äb", true),
+        ("é", "É", true),
     ])
     func namesCompareIgnoringCase(a: String, b: String, equal: Bool) {
         #expect(HTTPHeaders.namesEqual(a, b) == equal)

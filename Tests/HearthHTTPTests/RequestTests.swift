@@ -2,6 +2,26 @@ import Testing
 @testable import HearthHTTP
 
 @Suite struct RequestTests {
+    /// A target split at its first `?` byte, as the UTF8View search before it did.
+    @Test(arguments: [
+        ("/a/b", "/a/b", "", false),
+        ("/a/b?", "/a/b", "", true),
+        ("?x=1", "", "x=1", true),
+        ("/a?x=1?y=2", "/a", "x=1?y=2", true),
+        ("/é/b?q=é", "/é/b", "q=é", true),
+        ("/a?\u{301}b", "/a", "\u{301}b", true),  // a combining mark after `?`: still a query
+        ("", "", "", false),
+    ])
+    func splitsAtTheFirstQuestionMark(target: String, path: String, query: String, hasQuery: Bool) {
+        let split = Request.split(target: target)
+        #expect(split.path == path && split.query == query && split.hasQuery == hasQuery)
+        let utf8 = target.utf8
+        if let q = utf8.firstIndex(of: UInt8(ascii: "?")) {
+            #expect(split.path == String(decoding: utf8[..<q], as: UTF8.self))
+            #expect(split.query == String(decoding: utf8[utf8.index(after: q)...], as: UTF8.self))
+        }
+    }
+
     /// The Character-based parser the byte-based one replaced for ASCII queries: both must agree.
     static func referenceParse(_ raw: String, plusAsSpace: Bool) -> [(name: String, value: String?)] {
         guard !raw.isEmpty else { return [] }

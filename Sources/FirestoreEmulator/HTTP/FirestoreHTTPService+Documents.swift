@@ -4,10 +4,22 @@ import HearthHTTP
 
 /// Handlers of the `projects.databases.documents` methods.
 extension FirestoreHTTPService {
+    /// The query parameters and body members of the methods called most, made once: a set
+    /// literal is built and hashed anew on every call (~2k instructions for six names).
+    private enum Known {
+        static let getParameters: Set<String> = ["mask.fieldPaths", "transaction", "readTime"]
+        static let batchGet: Set<String> = ["documents", "mask", "transaction", "newTransaction", "readTime", "requestOptions"]
+        static let beginTransaction: Set<String> = ["options", "requestOptions"]
+        static let rollback: Set<String> = ["transaction", "requestOptions"]
+        static let commit: Set<String> = ["writes", "transaction", "requestOptions"]
+        static let batchWrite: Set<String> = ["writes", "labels", "requestOptions"]
+        static let runQuery: Set<String> = ["structuredQuery", "transaction", "newTransaction", "readTime", "explainOptions", "requestOptions"]
+    }
+
     // MARK: get / list
 
     func getDocument(_ c: RequestContext, path: ResourcePath) throws(FirestoreError) -> Response {
-        try c.allowParameters(["mask.fieldPaths", "transaction", "readTime"])
+        try c.allowParameters(Known.getParameters)
         let mask = try c.maskParameter("mask.fieldPaths")
         let consistency = try parameterConsistency(c)
         guard case .strong = consistency else {
@@ -191,7 +203,7 @@ extension FirestoreHTTPService {
     func batchGet(_ c: RequestContext) throws(FirestoreError) -> Response {
         try c.allowParameters([])
         let body = try c.body()
-        try body.requireKnown(["documents", "mask", "transaction", "newTransaction", "readTime", "requestOptions"])
+        try body.requireKnown(Known.batchGet)
         let (database, paths) = try Self.batchGetDocuments(body, database: c.database)
         let mask = try body.object("mask").map { m throws(FirestoreError) in try WriteParser(database: c.database).parseMask(m) }
         let consistency = try c.consistency(body)
@@ -228,7 +240,7 @@ extension FirestoreHTTPService {
     func beginTransaction(_ c: RequestContext) throws(FirestoreError) -> Response {
         try c.allowParameters([])
         let body = try c.body()
-        try body.requireKnown(["options", "requestOptions"])
+        try body.requireKnown(Known.beginTransaction)
         var readOnly = false
         var readTime: Instant?
         var retrying: String?
@@ -242,7 +254,7 @@ extension FirestoreHTTPService {
     func rollback(_ c: RequestContext) throws(FirestoreError) -> Response {
         try c.allowParameters([])
         let body = try c.body()
-        try body.requireKnown(["transaction", "requestOptions"])
+        try body.requireKnown(Known.rollback)
         guard let t = try body.string("transaction") else { throw .invalidArgument(TransactionRegistry.unknownMessage) }
         try service.rollback(c.database, transaction: try RequestContext.transactionID(t))
         return c.respond(.object([:]))
@@ -274,7 +286,7 @@ extension FirestoreHTTPService {
 
     func commit(_ c: RequestContext) throws(FirestoreError) -> Response {
         try c.allowParameters([])
-        let body = try parseWrites(c, known: ["writes", "transaction", "requestOptions"], transaction: true)
+        let body = try parseWrites(c, known: Known.commit, transaction: true)
         let transaction = try body.transaction.map { t throws(FirestoreError) in try RequestContext.transactionID(t) }
         let (commitTime, results) = try service.commit(c.database, writes: body.writes, transaction: transaction, caller: c.caller)
         return c.respond(Self.commitResponse(commitTime: commitTime, results: results))
@@ -318,7 +330,7 @@ extension FirestoreHTTPService {
 
     func batchWrite(_ c: RequestContext) throws(FirestoreError) -> Response {
         try c.allowParameters([])
-        let writes = try parseWrites(c, known: ["writes", "labels", "requestOptions"], transaction: false).writes
+        let writes = try parseWrites(c, known: Known.batchWrite, transaction: false).writes
         var seen = Set<ResourcePath>()
         for w in writes where !seen.insert(w.path).inserted {
             throw .invalidArgument("the same document cannot be written more than once in a single request")
@@ -349,7 +361,7 @@ extension FirestoreHTTPService {
     func runQuery(_ c: RequestContext, parent: ResourcePath) throws(FirestoreError) -> Response {
         try c.allowParameters([])
         let body = try c.body()
-        try body.requireKnown(["structuredQuery", "transaction", "newTransaction", "readTime", "explainOptions", "requestOptions"])
+        try body.requireKnown(Known.runQuery)
         guard let sq = try body.object("structuredQuery") else {
             throw .invalidArgument("only structured queries are supported")
         }

@@ -17,7 +17,10 @@ struct FirestoreHTTPService: HTTPService {
         if request.method == "OPTIONS" {
             return .respond(Self.withCORS(Self.preflight(request), request))
         }
-        return .collect(limit: Self.bodyLimit, tooLarge: Self.withCORS(Self.tooLarge, request)) { [service] req in
+        // The too-large answer is made before the body is read, for every request, and almost never
+        // sent: for the usual request without an Origin it is one made once.
+        let tooLarge = request.headers["Origin"] == nil ? Self.tooLargeAnyOrigin : Self.withCORS(Self.tooLarge, request)
+        return .collect(limit: Self.bodyLimit, tooLarge: tooLarge) { [service] req in
             Self.withCORS(FirestoreHTTPService(service: service).handle(req), req)
         }
     }
@@ -25,6 +28,8 @@ struct FirestoreHTTPService: HTTPService {
     /// The answer to a body over `bodyLimit`, made once (rendering it for every request, in case,
     /// cost more than the handler's own routing).
     static let tooLarge = FirestoreError.invalidArgument("Request payload size exceeds the limit: \(bodyLimit) bytes.").response()
+    /// `tooLarge` with the CORS headers of a request without an Origin.
+    static let tooLargeAnyOrigin = withCORS(tooLarge, origin: nil)
 
     // MARK: CORS
 
@@ -38,8 +43,12 @@ struct FirestoreHTTPService: HTTPService {
     }
 
     static func withCORS(_ response: Response, _ request: Request) -> Response {
+        withCORS(response, origin: request.headers["Origin"])
+    }
+
+    static func withCORS(_ response: Response, origin: String?) -> Response {
         var r = response
-        if let origin = request.headers["Origin"] {
+        if let origin {
             r.headers.set("Access-Control-Allow-Origin", origin)
             r.headers.add("Vary", "Origin")
         } else {

@@ -144,8 +144,12 @@ extension FirestoreService {
         -> (results: [(ResourcePath, StoredDocument?)], transaction: String?, readTime: Instant) {
         let (txn, isNew, readTime) = try transactionForRead(consistency, db)
         var unique: [ResourcePath] = []
-        var seen = Set<ResourcePath>()
-        for p in paths where seen.insert(p).inserted { unique.append(p) }
+        if paths.count < 2 {
+            unique = paths  // nothing to elide (and no set to build: the usual read of one document)
+        } else {
+            var seen = Set<ResourcePath>()
+            for p in paths where seen.insert(p).inserted { unique.append(p) }
+        }
         var current = false
         if case .strong = consistency { current = DocumentCache.accepts(db) }
         if current, let kept = try cachedBatchGet(db, paths: unique, caller: caller) {

@@ -52,8 +52,12 @@ final class TransactionRegistry: @unchecked Sendable {
     /// Recently finished transactions (oldest first, bounded): committing one again is "closed",
     /// rolling one back again succeeds, as Firestore answers; an id never issued is "invalid".
     private var closed: Set<String> = []
+    /// `closed` in the order finished, as a ring: once full, `closedNext` is the oldest, which the
+    /// next finished id replaces. (An array shifted by `removeFirst` moved all 4,096 ids, 64 KiB,
+    /// on every commit once a busy client had finished that many.)
     private var closedOrder: [String] = []
-    private static let closedLimit = 4096
+    private var closedNext = 0
+    static let closedLimit = 4096
     private var begun = 0
     private let clock: Clock
     private let ids: IDGenerator
@@ -72,7 +76,7 @@ final class TransactionRegistry: @unchecked Sendable {
 
     /// Opens a transaction; `retrying` (a previous transaction's id) is closed.
     func begin(_ database: DatabaseID, readOnly: Bool, readTime: Instant?, retrying: String? = nil) -> String {
-        let id = Data(ids.bytes(24)).base64EncodedString()
+        let id = Base64.encode(ids.bytes(24))
         let now = clock.now()
         lock.lock()
         if let retrying { open[retrying] = nil }
@@ -91,19 +95,20 @@ final class TransactionRegistry: @unchecked Sendable {
         let now = clock.now()
         lock.lock()
         defer { lock.unlock() }
-        guard var state = open[id] else {
+        // Found once and changed in place: every read and the commit of a transaction come here.
+        guard let i = open.index(forKey: id) else {
             throw .invalidArgument(closed.contains(id) ? Self.closedMessage : Self.unknownMessage)
         }
+        let state = open.values[i]
         if now.unixMicros - state.lastUsed.unixMicros > Self.idleLimitSeconds * 1_000_000 {
-            open[id] = nil
+            open.remove(at: i)
             throw .invalidArgument(Self.invalidMessage)
         }
         guard state.database == database else {
             throw .invalidArgument("The transaction belongs to database \(state.database.name), not \(database.name).")
         }
-        state.lastUsed = now
-        open[id] = state
-        return state
+        open.values[i].lastUsed = now
+        return open.values[i]
     }
 
     /// The snapshot of read-only transaction `id`: its read time, fixed to `now` by the first read
@@ -121,8 +126,8 @@ final class TransactionRegistry: @unchecked Sendable {
     /// The first read of a document is the one a commit checks.
     func recordRead(_ id: String, path: ResourcePath, updateTime: Instant?) {
         lock.lock()
-        if let state = open[id], !state.readOnly, state.reads[path] == nil {
-            open[id]?.reads[path] = updateTime?.unixMicros ?? -1
+        if let i = open.index(forKey: id), !open.values[i].readOnly, open.values[i].reads[path] == nil {
+            open.values[i].reads[path] = updateTime?.unixMicros ?? -1
         }
         lock.unlock()
     }
@@ -150,9 +155,12 @@ final class TransactionRegistry: @unchecked Sendable {
         defer { lock.unlock() }
         guard let state = open.removeValue(forKey: id) else { return nil }
         if closed.insert(id).inserted {
-            closedOrder.append(id)
-            if closedOrder.count > Self.closedLimit {
-                closed.remove(closedOrder.removeFirst())
+            if closedOrder.count < Self.closedLimit {
+                closedOrder.append(id)
+            } else {
+                closed.remove(closedOrder[closedNext])
+                closedOrder[closedNext] = id
+                closedNext = (closedNext + 1) % Self.closedLimit
             }
         }
         return state

@@ -12,4 +12,6 @@ static inline int hearth_frame_is_request_headers(const nghttp2_frame *f)
 {
     return f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST;
 }
+/* A DATA frame's padding (pad-length byte included; 0 without padding). */
+static inline size_t hearth_frame_data_padlen(const nghttp2_frame *f) { return f->data.padlen; }
 #endif

@@ -13,7 +13,9 @@ final class HTTP2Connection: @unchecked Sendable {
     let remoteAddress: String
     let handler: any HTTP2StreamHandler
     let limits: HTTP2Engine.Limits
-    var session: OpaquePointer?
+    // Loop thread only, as `streams` below and the loop-only state after it (unchecked likewise:
+    // each is read for every stream a commit's fan-out flushes).
+    @exclusivity(unchecked) var session: OpaquePointer?
     // Both touched only on the loop thread, several times per request frame (by the callbacks
     // below): unchecked, they cost no runtime exclusivity check per access (~4k instructions a
     // gRPC get in swift_beginAccess; callgrind, bench/callgrind_get.py --width 16).
@@ -24,9 +26,16 @@ final class HTTP2Connection: @unchecked Sendable {
     /// lookup in `streams` (a hash of the id and a checked access to the entry, per field).
     @exclusivity(unchecked) var incoming: (id: Int32, headers: [(name: String, value: String)], bytes: Int) = (0, [], 0)
     /// Bytes nghttp2 produced that the socket has not taken yet.
-    private var unsent: [UInt8] = []
+    @exclusivity(unchecked) private var unsent: [UInt8] = []
+    /// How much of the loop's send buffer the current pass of `send` filled: frames nghttp2
+    /// returns and the DATA frames the send-data callback writes there go side by side, in order.
+    @exclusivity(unchecked) private var gathered = 0
+    /// Whether the send-data callback wrote a DATA frame in the current pass.
+    @exclusivity(unchecked) private var gatheredData = false
+    /// Whether a DATA frame written by the send-data callback could not be kept (the socket failed).
+    private var gatherFailed = false
     private var interest: UInt32 = 0
-    private var closed = false
+    @exclusivity(unchecked) private var closed = false
     /// Inside `nghttp2_session_mem_recv`, whose callbacks must not call nghttp2 (`flushNow`).
     private var receiving = false
     var onClose: (HTTP2Connection) -> Void = { _ in }
@@ -50,6 +59,7 @@ final class HTTP2Connection: @unchecked Sendable {
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, h2FrameReceived)
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, h2DataChunk)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, h2StreamClosed)
+        nghttp2_session_callbacks_set_send_data_callback(callbacks, h2SendData)
         var option: OpaquePointer?
         nghttp2_option_new(&option)
         defer { nghttp2_option_del(option) }
@@ -117,26 +127,30 @@ final class HTTP2Connection: @unchecked Sendable {
             // take is copied into `unsent`. Gathered in `unsent` itself, a pass larger than the
             // capacity it keeps regrew it from empty each time (a commit to 100 listeners: ~33 KB,
             // eight reallocations and copies per connection per commit).
+            // DATA frames are written there by `sendData` (nghttp2's send-data callback, inside
+            // `nghttp2_session_mem_send`), the other frames copied below, in the order nghttp2 makes them.
             let buffer = UnsafeMutableRawBufferPointer(loop.sendBuffer)
-            var used = 0
+            gathered = 0
+            gatheredData = false
             var pulled = false
             // A frame that did not fit: nghttp2's bytes, valid until its next call.
             var spill: UnsafeRawBufferPointer?
-            while used < buffer.count {
+            while gathered < buffer.count {
                 var data: UnsafePointer<UInt8>?
                 let n = nghttp2_session_mem_send(session, &data)
+                if gatherFailed { return shutdown(errorCode: 8) }
                 if n < 0 { return shutdown(errorCode: 2) }
                 guard n > 0, let data else { break }
                 pulled = true
-                if used + n > buffer.count {
+                if gathered + n > buffer.count {
                     spill = UnsafeRawBufferPointer(start: data, count: n)
                     break
                 }
-                (buffer.baseAddress! + used).copyMemory(from: data, byteCount: n)
-                used += n
+                (buffer.baseAddress! + gathered).copyMemory(from: data, byteCount: n)
+                gathered += n
             }
-            guard pulled else { break }
-            guard keep(UnsafeRawBufferPointer(rebasing: buffer[0..<used])), spill.map(keep) ?? true else {
+            guard pulled || gatheredData else { break }
+            guard keep(UnsafeRawBufferPointer(rebasing: buffer[0..<gathered])), spill.map(keep) ?? true else {
                 return shutdown(errorCode: 8)
             }
             if !unsent.isEmpty { break }
@@ -210,7 +224,8 @@ final class HTTP2Connection: @unchecked Sendable {
 
     /// Streams changed since the loop last flushed them (under `dirtyLock`).
     private let dirtyLock = NSLock()
-    private var dirty: [HTTP2Stream] = []
+    // Unchecked: `dirtyLock` keeps accesses apart (a shard appends every stream it hands a snapshot).
+    @exclusivity(unchecked) private var dirty: [HTTP2Stream] = []
 
     /// Has the loop apply what was asked of `stream` (any thread). Streams changed together — one
     /// commit fanned out to a hundred listeners on this connection, or the quick calls one read
@@ -252,11 +267,13 @@ final class HTTP2Connection: @unchecked Sendable {
         stream.lock.lock()
         let produce = stream.produceWanted ? stream.producer : nil
         stream.produceWanted = false
+        // Whether `streams` holds it, without hashing its id: a stream leaves the table only with
+        // `markClosed` (nghttp2's close callback, `shutdown`), both on this thread. Read once: a
+        // producer only queues (nghttp2, which closes streams, is not called here).
+        let open = !closed && !stream.isClosed
         stream.lock.unlock()
         // Still marked scheduled while it runs: what the producer writes is applied below, not by
         // another flush.
-        // Looked up once: a producer only queues (nghttp2, which closes streams, is not called here).
-        let open = !closed && streams.index(forKey: stream.id) != nil
         if let produce, open { produce() }
         stream.lock.lock()
         stream.wakeScheduled = false
@@ -271,6 +288,7 @@ final class HTTP2Connection: @unchecked Sendable {
         stream.consumed = 0
         let submitted = stream.headersSubmitted
         if headers != nil { stream.headersSubmitted = true }
+        let body = stream.hasUnsentBody
         stream.lock.unlock()
         if again { scheduleFlush(stream) }
         guard let session, open, !closed else { return }
@@ -279,8 +297,22 @@ final class HTTP2Connection: @unchecked Sendable {
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, reset)
         } else if let headers, !submitted {
             submit(headers.fields, on: stream, endStream: headers.endStream)
-        } else if submitted {
-            nghttp2_session_resume_data(session, stream.id)
+        } else if submitted, !stream.responseEnded {
+            if stream.providerAttached {
+                nghttp2_session_resume_data(session, stream.id)
+            } else if body {
+                submitData(stream)
+            }
+        }
+    }
+
+    /// Attaches the stream's data provider again (its body was drained, and more came): END_STREAM
+    /// as the response's own provider has, unless the data callback sends trailers.
+    private func submitData(_ stream: HTTP2Stream) {
+        var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: Unmanaged.passUnretained(stream).toOpaque()),
+                                             read_callback: h2ReadData)
+        if nghttp2_submit_data(session, UInt8(NGHTTP2_FLAG_END_STREAM.rawValue), stream.id, &provider) == 0 {
+            stream.providerAttached = true
         }
     }
 
@@ -292,22 +324,34 @@ final class HTTP2Connection: @unchecked Sendable {
                 // gRPC clients then report "Stream removed" instead of the Trailers-Only status. The
                 // client's remaining request DATA is read and dropped on the half-closed stream.
                 _ = nghttp2_submit_response(session, id, nva, count, nil)
+                stream.responseEnded = true
             } else {
                 // The source is the stream itself (unretained: `streams` holds it until nghttp2's
                 // close callback, after which nghttp2 reads no more), so a DATA frame costs no lookup.
                 var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: Unmanaged.passUnretained(stream).toOpaque()),
                                                      read_callback: h2ReadData)
-                _ = nghttp2_submit_response(session, id, nva, count, &provider)
+                if nghttp2_submit_response(session, id, nva, count, &provider) == 0 { stream.providerAttached = true }
             }
         }
     }
 
-    /// nghttp2's data source callback body: body bytes, or DEFERRED until more are written, then trailers.
-    func read(_ stream: HTTP2Stream, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+    /// nghttp2's data source callback body: how many body bytes the next DATA frame carries (copied
+    /// by `sendData`, not here), or DEFERRED until more are written; trailers after the last.
+    ///
+    /// A drained stream's provider ends with the frame (EOF without END_STREAM) and `flush` attaches
+    /// it again when more is written: kept attached, nghttp2 asked it once more in the same pass,
+    /// only to hear DEFERRED and take it out of its queue, and a write resumed it (a second callback
+    /// and two queue changes per listener per commit).
+    func read(_ stream: HTTP2Stream, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
         let id = stream.id
-        let (n, trailers, more) = stream.take(into: buffer, max: length)
-        if !more, let trailers {
+        let (n, trailers, more) = stream.reserve(max: length)
+        // An empty frame (only END_STREAM) is nghttp2's to make.
+        if n > 0 { flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue }
+        if more { return n }
+        if let trailers {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            stream.providerAttached = false
+            stream.responseEnded = true
             if trailers.isEmpty { return n }
             flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
             withVector(trailers) { nva, count in _ = nghttp2_submit_trailer(session, id, nva, count) }
@@ -315,7 +359,54 @@ final class HTTP2Connection: @unchecked Sendable {
             // request DATA is read and dropped on the half-closed stream.
             return n
         }
-        return n > 0 ? n : Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        if n == 0 { return Int(NGHTTP2_ERR_DEFERRED.rawValue) }
+        // nghttp2 lets go of the provider once this frame is written, within this same
+        // `nghttp2_session_mem_send` call (`sendData` never defers a frame), so no `flush` runs
+        // between here and there.
+        flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue | NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+        stream.providerAttached = false
+        return n
+    }
+
+    /// nghttp2's send-data callback body: writes one DATA frame — the 9-byte header nghttp2 made,
+    /// padding if any, and the `length` bytes `read` promised, copied once, from the stream's queue
+    /// straight into the gathering buffer. Never WOULDBLOCK: a frame that does not fit sends what
+    /// is gathered first, so the frame and the provider's end (`read`) happen in one pass.
+    func sendData(_ stream: HTTP2Stream, header: UnsafePointer<UInt8>, length: Int, padding: Int) -> Int32 {
+        let total = 9 + length + padding
+        let buffer = UnsafeMutableRawBufferPointer(loop.sendBuffer)
+        if gathered + total > buffer.count {
+            guard keep(UnsafeRawBufferPointer(rebasing: buffer[0..<gathered])) else { return failGather() }
+            gathered = 0
+        }
+        func write(_ at: UnsafeMutableRawPointer) -> Bool {
+            at.copyMemory(from: header, byteCount: 9)
+            var p = at + 9
+            // RFC 9113 §6.1: the Pad Length byte, then the data, then the padding's zeros.
+            if padding > 0 {
+                p.storeBytes(of: UInt8(truncatingIfNeeded: padding - 1), as: UInt8.self)
+                p += 1
+            }
+            guard stream.copyReserved(into: p, count: length) else { return false }
+            if padding > 1 { (p + length).initializeMemory(as: UInt8.self, repeating: 0, count: padding - 1) }
+            return true
+        }
+        gatheredData = true
+        if total <= buffer.count {
+            guard write(buffer.baseAddress! + gathered) else { return failGather() }
+            gathered += total
+            return 0
+        }
+        // Larger than the whole buffer (a peer allowing frames over 64 KiB): through an array of its own.
+        var frame = [UInt8](repeating: 0, count: total)
+        let ok = frame.withUnsafeMutableBytes { write($0.baseAddress!) }
+        guard ok, frame.withUnsafeBytes({ keep($0) }) else { return failGather() }
+        return 0
+    }
+
+    private func failGather() -> Int32 {
+        gatherFailed = true
+        return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
     }
 
     /// `fields` as nghttp2 takes them: a block as it was laid out, a list laid out now.
@@ -450,10 +541,20 @@ private let h2StreamClosed: nghttp2_on_stream_close_callback = { _, id, errorCod
     }
 }
 
-private let h2ReadData: nghttp2_data_source_read_callback = { _, _, buffer, length, flags, source, userData in
-    guard let buffer, let flags, let stream = source?.pointee.ptr else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+private let h2ReadData: nghttp2_data_source_read_callback = { _, _, _, length, flags, source, userData in
+    guard let flags, let stream = source?.pointee.ptr else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
     return withConnection(userData) { c in
         // Unretained as the connection: `streams` holds the stream until nghttp2's close callback.
-        Unmanaged<HTTP2Stream>.fromOpaque(stream)._withUnsafeGuaranteedRef { c.read($0, into: buffer, length: length, flags: flags) }
+        Unmanaged<HTTP2Stream>.fromOpaque(stream)._withUnsafeGuaranteedRef { c.read($0, length: length, flags: flags) }
+    }
+}
+
+private let h2SendData: nghttp2_send_data_callback = { _, frame, header, length, source, userData in
+    guard let frame, let header, let stream = source?.pointee.ptr else { return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+    return withConnection(userData) { c in
+        // nghttp2 calls it only for an open stream, which `streams` holds.
+        Unmanaged<HTTP2Stream>.fromOpaque(stream)._withUnsafeGuaranteedRef {
+            c.sendData($0, header: header, length: length, padding: hearth_frame_data_padlen(frame))
+        }
     }
 }

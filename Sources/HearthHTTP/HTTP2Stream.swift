@@ -27,24 +27,39 @@ public final class HTTP2Stream: @unchecked Sendable {
     weak var connection: HTTP2Connection?
 
     let lock = NSLock()
+    // Below, up to `isClosed`: under `lock`. Unchecked: the lock is what keeps accesses apart, and
+    // the runtime's exclusivity check (swift_beginAccess, ~100 instructions) ran at every access of
+    // every listener's snapshot, on the shard handing it over and on the loop framing it.
     /// Made by the first waiter (under `lock`): only server-streaming handlers wait, so thousands
     /// of idle bidirectional streams carry none.
-    private var writable: NSCondition?
+    @exclusivity(unchecked) private var writable: NSCondition?
     /// Response headers not yet submitted, and whether they end the stream.
-    var pendingHeaders: (fields: HTTP2Fields, endStream: Bool)?
-    var headersSubmitted = false
+    @exclusivity(unchecked) var pendingHeaders: (fields: HTTP2Fields, endStream: Bool)?
+    @exclusivity(unchecked) var headersSubmitted = false
     /// Body bytes not yet handed to nghttp2 (`outboundStart` is how many of them went).
-    var outbound: [UInt8] = []
-    var outboundStart = 0
-    var trailers: HTTP2Fields?
-    var resetCode: UInt32?
-    var consumed = 0
-    var wakeScheduled = false
+    @exclusivity(unchecked) var outbound: [UInt8] = []
+    @exclusivity(unchecked) var outboundStart = 0
+    /// Bytes after `outboundStart` that nghttp2's data callback promised to a DATA frame (read
+    /// without a copy, `NGHTTP2_DATA_FLAG_NO_COPY`) and the send callback has not copied out yet:
+    /// a discard keeps them, or the frame would be shorter than its header says.
+    @exclusivity(unchecked) var reserved = 0
+    @exclusivity(unchecked) var trailers: HTTP2Fields?
+    @exclusivity(unchecked) var resetCode: UInt32?
+    @exclusivity(unchecked) var consumed = 0
+    @exclusivity(unchecked) var wakeScheduled = false
     /// Writes this stream's body on the loop thread (`setProducer`), run at the next flush after
     /// `produceSoon` asked for it.
-    var producer: (() -> Void)?
-    var produceWanted = false
-    private(set) var isClosed = false
+    @exclusivity(unchecked) var producer: (() -> Void)?
+    @exclusivity(unchecked) var produceWanted = false
+    @exclusivity(unchecked) private(set) var isClosed = false
+    // Loop thread only (unchecked: read for every DATA frame and flush of every stream).
+    /// Whether nghttp2 holds this stream's data provider (`HTTP2Connection.submit`/`submitData`):
+    /// it lets go of it when the data callback reports the body drained (EOF without END_STREAM),
+    /// so the next write attaches it again instead of nghttp2 asking a drained stream once more
+    /// (DEFERRED) and waiting to be resumed.
+    @exclusivity(unchecked) var providerAttached = false
+    /// Whether the last frame of the response (END_STREAM or trailers) is handed to nghttp2.
+    @exclusivity(unchecked) var responseEnded = false
 
     init(id: Int32, remoteAddress: String, connection: HTTP2Connection) {
         self.id = id
@@ -94,13 +109,27 @@ public final class HTTP2Stream: @unchecked Sendable {
         change { if outbound.isEmpty { outbound = bytes } else { outbound.append(contentsOf: bytes) } }
     }
 
+    /// Queues body bytes unless that would leave more than `limit` bytes buffered: `bufferedBytes`
+    /// and `write` under one lock (a listener's snapshot takes both, once per commit); false, and
+    /// nothing queued, over the limit.
+    public func write(_ bytes: [UInt8], bufferingAtMost limit: Int) -> Bool {
+        var fits = true
+        change {
+            fits = outbound.count - outboundStart + bytes.count <= limit
+            if !fits { return }
+            if outbound.isEmpty { outbound = bytes } else { outbound.append(contentsOf: bytes) }
+        }
+        return fits
+    }
+
     /// Ends the response with trailers after the queued bytes; `discardingUnsent` drops the bytes not
     /// yet handed on first (a client that stopped reading gets its trailers at once: HEADERS are not
     /// flow-controlled).
     public func finish(trailers: [(String, String)], discardingUnsent: Bool = false) {
         change {
             if discardingUnsent {
-                outbound = []
+                // What nghttp2 already framed (`reserved`) still goes; the rest is dropped.
+                outbound = reserved > 0 ? Array(outbound[outboundStart..<(outboundStart + reserved)]) : []
                 outboundStart = 0
             }
             self.trailers = .list(trailers)
@@ -181,13 +210,28 @@ public final class HTTP2Stream: @unchecked Sendable {
 
     // MARK: Loop side
 
-    /// Copies up to `max` queued bytes out; called from nghttp2's data source callback.
-    func take(into buffer: UnsafeMutablePointer<UInt8>, max: Int) -> (count: Int, trailers: HTTP2Fields?, more: Bool) {
+    /// Promises up to `max` queued bytes to a DATA frame, copied later by `copyReserved` (nghttp2's
+    /// data source callback, which copies nothing: `NGHTTP2_DATA_FLAG_NO_COPY`); the trailers when
+    /// the promised bytes are the last, and whether more bytes wait after them.
+    func reserve(max: Int) -> (count: Int, trailers: HTTP2Fields?, more: Bool) {
         lock.lock()
         let available = outbound.count - outboundStart
         let n = min(available, max)
+        reserved = n
+        let drained = n == available
+        let t = drained ? trailers : nil
+        lock.unlock()
+        return (n, t, !drained)
+    }
+
+    /// Copies the `count` reserved bytes to `buffer` and lets them go (nghttp2's send-data
+    /// callback, writing the frame); false when fewer were there (never: a discard keeps them).
+    func copyReserved(into buffer: UnsafeMutableRawPointer, count: Int) -> Bool {
+        lock.lock()
+        // `reserve` promised them and nothing but this call takes bytes, so they are there.
+        let n = min(count, outbound.count - outboundStart)
         if n > 0 {
-            outbound.withUnsafeBufferPointer { p in buffer.update(from: p.baseAddress! + outboundStart, count: n) }
+            outbound.withUnsafeBytes { p in buffer.copyMemory(from: p.baseAddress! + outboundStart, byteCount: n) }
             outboundStart += n
             if outboundStart == outbound.count {
                 outbound = []
@@ -197,8 +241,7 @@ public final class HTTP2Stream: @unchecked Sendable {
                 outboundStart = 0
             }
         }
-        let drained = outboundStart == outbound.count
-        let t = drained ? trailers : nil
+        reserved = 0
         // Only a server-streaming handler ever waits (most streams have no condition to signal).
         let waiter = n > 0 ? writable : nil
         lock.unlock()
@@ -207,8 +250,11 @@ public final class HTTP2Stream: @unchecked Sendable {
             waiter.broadcast()
             waiter.unlock()
         }
-        return (n, t, !drained)
+        return n == count
     }
+
+    /// Whether body bytes or trailers wait to be handed to nghttp2 (under `lock`).
+    var hasUnsentBody: Bool { outbound.count > outboundStart || trailers != nil }
 
     func markClosed() {
         lock.lock()

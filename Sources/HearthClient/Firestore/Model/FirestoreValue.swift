@@ -149,7 +149,7 @@ extension FirestoreValue: Codable {
             let inner = try c.nestedContainer(keyedBy: Inner.self, forKey: key)
             let fields = try inner.decodeIfPresent([String: FirestoreValue].self, forKey: .fields) ?? [:]
             // The server answers a vector as its marked map; read it back as the vector it is.
-            if fields[VectorValue.typeKey] != nil, let v = VectorValue.from(map: fields) {
+            if let v = VectorValue.from(map: fields) {
                 self = .vector(v)
             } else {
                 self = .map(fields)

@@ -122,7 +122,7 @@ struct QueryParser {
                 var paths: [FieldPath] = []
                 for (i, f) in fields.enumerated() {
                     let ref = try ProtoObject(json: f, path: select.childPath("fields") + "[\(i)]")
-                    paths.append(try parseFieldReference(ref))
+                    paths.append(try parseFieldReference(ref, use: .projection))
                 }
                 projection = paths.filter { !$0.isDocumentKey }
             }
@@ -140,12 +140,16 @@ struct QueryParser {
                      limit: limit, projection: projection, childrenOnly: childrenOnly, findNearest: findNearest)
     }
 
-    func parseFieldReference(_ o: ProtoObject) throws(FirestoreError) -> FieldPath {
+    /// A field the query names; a reserved name is refused as `use` demands (a projection's by
+    /// the mask rule, the others by the query rule).
+    func parseFieldReference(_ o: ProtoObject, use: FieldPath.Use = .query) throws(FirestoreError) -> FieldPath {
         try o.requireKnown(["fieldPath"])
         guard let text = try o.string("fieldPath") else {
             throw .invalidArgument("Invalid empty property path string.")
         }
-        return try QueryParser.fieldPath(text)
+        let path = try QueryParser.fieldPath(text)
+        try path.rejectReservedNames(as: use)
+        return path
     }
 
     /// Parses a field path, with Firestore's wording for bad ones.

@@ -68,7 +68,7 @@ struct WriteParser {
             if t.field.isDocumentKey {
                 throw .invalidArgument("Cannot transform the field __name__.")
             }
-            try rejectReservedSegments(t.field)
+            try t.field.rejectReservedNames(as: .write)
             for u in transforms[..<i] where u.field != t.field && (u.field.isPrefix(of: t.field) || t.field.isPrefix(of: u.field)) {
                 let parent = u.field.isPrefix(of: t.field) ? u.field : t.field
                 throw .invalidArgument("Cannot transform property \(parent.canonical) and its nested property at the same time.")
@@ -116,18 +116,11 @@ struct WriteParser {
             if p.isDocumentKey {
                 throw .invalidArgument("Cannot use the reserved field name __name__ in a mask.")
             }
-            try rejectReservedSegments(p)
+            try p.rejectReservedNames(as: .write)
         }
         return paths
     }
 
-    /// A mask or transform path naming a reserved field (`__.*__`, at any depth) would write a name
-    /// that no document may hold; Firestore refuses it (the emulator's wording).
-    static func rejectReservedSegments(_ path: FieldPath) throws(FirestoreError) {
-        for segment in path.segments where DocumentFields.isReservedName(segment) {
-            throw .invalidArgument("Invalid reserved name in field path \(segment)")
-        }
-    }
 
     func parsePrecondition(_ o: ProtoObject) throws(FirestoreError) -> Precondition? {
         try o.requireKnown(["exists", "updateTime"])

@@ -14,7 +14,7 @@ from google.api_core import exceptions
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.cloud import firestore
 from google.cloud.firestore_v1 import aggregation, types
-from google.cloud.firestore_v1.base_query import FieldFilter, Or
+from google.cloud.firestore_v1.base_query import And, FieldFilter, Or
 from google.protobuf import timestamp_pb2
 
 
@@ -895,3 +895,30 @@ def test_document_ids_with_special_characters_round_trip_and_page(db):
     assert [x.id for x in c.document("😀").collections()] == ["ünï"]
     assert [s.reference.path for s in db.collection_group("ünï").stream() if s.reference.path.startswith(c.id)] == [
         f"{c.id}/😀/ünï/x"]
+
+
+def test_or_queries_with_orders_cursors_and_aggregations_an_app_sends(db):
+    """A probe of what an app's queries combine (docs/firestore.md, *Official clients' own test suites*):
+    an OR of an AND and an equality, an OR with an inequality ordered descending, an OR resumed at a
+    cursor, an aggregation of an OR, aggregations over a collection group and inside a transaction,
+    and get_all with field paths."""
+    c = coll(db)
+    for k, (a, tag) in enumerate([(1, "x"), (2, "y"), (3, "x"), (4, "z"), (5, "y"), (6, "x")]):
+        c.document(f"d{k}").set({"a": a, "tag": tag, "k": k})
+    nested = Or([And([FieldFilter("tag", "==", "x"), FieldFilter("a", ">=", 3)]), FieldFilter("a", "==", 5)])
+    assert ids(c.where(filter=nested)) == ["d2", "d4", "d5"]
+    ends = c.where(filter=Or([FieldFilter("a", "<", 2), FieldFilter("a", ">", 4)])).order_by("a", direction="DESCENDING")
+    assert ids(ends) == ["d5", "d4", "d0"]
+    xy = c.where(filter=Or([FieldFilter("tag", "==", "x"), FieldFilter("tag", "==", "y")])).order_by("a")
+    assert ids(xy.start_after({"a": 2}).limit(2)) == ["d2", "d4"]
+    sums = c.where(filter=Or([FieldFilter("tag", "==", "z"), FieldFilter("a", "<", 2)])).count(alias="c").sum("k", alias="s")
+    assert sorted((r.alias, r.value) for row in sums.get() for r in row) == [("c", 2), ("s", 3)]
+    group = db.collection_group(c.id).count(alias="c").avg("k", alias="m")
+    assert sorted((r.alias, r.value) for row in group.get() for r in row) == [("c", 6), ("m", 2.5)]
+
+    @firestore.transactional
+    def total(transaction):
+        return [r.value for row in c.sum("a").get(transaction=transaction) for r in row]
+    assert total(db.transaction()) == [21]
+    got = {s.id: (s.exists, s.to_dict()) for s in db.get_all([c.document("d1"), c.document("nope")], field_paths=["a"])}
+    assert got == {"d1": (True, {"a": 2}), "nope": (False, None)}

@@ -33,4 +33,33 @@ import Testing
         #expect(p.canonical == canonical)
         #expect(try FieldPath.parse(canonical) == p)
     }
+
+    /// The official emulator's answer for each path, probed name by name (nil: accepted).
+    @Test(arguments: [
+        ("a.__x__", FieldPath.Use.write, "Invalid reserved name in field path __x__"),
+        ("a.__x__.b", .write, "Invalid reserved name in field path __x__.b"),
+        ("__x__.`a b`", .query, "Invalid reserved name in field path __x__.a b"),
+        ("`__id5__`", .projection, "Invalid reserved name in field path __id5__"),
+        ("a.__key__", .query, #"Invalid property path member name "__key__"."#),
+        ("__key__.__x__", .write, #"Invalid property path member name "__key__"."#),
+        ("__type__", .query, "the name __type__ is reserved"),
+        ("a.__type__", .write, "the name __type__ is reserved"),
+        ("a.__type__", .projection, "the name __type__ is reserved"),
+        ("a.__type__", .query, nil),
+        ("a.__type__.__x__", .write, "Invalid reserved name in field path __x__"),
+        ("a.__name__", .query, "the name __key__ is reserved"),
+        ("__name__.b", .write, "the name __key__ is reserved"),
+        ("__name__", .query, nil),
+        ("a.__", .write, nil),
+        ("__a.b__", .write, nil),
+    ] as [(String, FieldPath.Use, String?)])
+    func reservedNamesAreRefusedInTheEmulatorsWords(_ text: String, _ use: FieldPath.Use, _ message: String?) throws {
+        let path = try FieldPath.parse(text)
+        do {
+            try path.rejectReservedNames(as: use)
+            #expect(message == nil, "\(text) was accepted")
+        } catch {
+            #expect(error.message == message, "\(text)")
+        }
+    }
 }

@@ -80,8 +80,8 @@ CLASSES = {
         "under the provided parent\"; the emulator has no such route (404)."),
     "reserved-field-names": (
         "https://firebase.google.com/docs/firestore/quotas#limits_for_field_names",
-        "Field names matching __.*__ are reserved; the emulator lets a transform of __name__ write a field "
-        "named __key__."),
+        "Field names matching __.*__ are reserved; the emulator lets a transform of __name__ (or x.__name__) "
+        "write a field named __key__, and a transform of __type__ a field named __type__."),
 }
 
 CASES = {
@@ -119,7 +119,8 @@ CASES = {
     "bool-parameter": ["patch-exists-maybe"],
     "empty-projection": ["select-empty"],
     "nested-arrays": ["tf-append-nested-array", "tf-append-nested-array-read"],
-    "reserved-field-names": ["tf-name-path", "tf-name-path-read"],
+    "reserved-field-names": ["tf-name-path", "tf-name-path-read", "tf-reserved-top", "tf-reserved-top-read",
+                             "tf-reserved-under-name", "tf-reserved-under-name-read"],
     "list-without-collection": ["get-list-root"],
 }
 

@@ -181,6 +181,10 @@ def crud(S):
     S.add("get-two", p="/crud/two", save={"t2": "updateTime"})
     S.add("patch-mask-not-in-body", "PATCH", "/crud/two", q="updateMask.fieldPaths=q.r", b={"fields": {"z": FALSE}})
     S.add("patch-mask-bad", "PATCH", "/crud/two", q="updateMask.fieldPaths=`a", b={"fields": {}})
+    # A reserved name (__.*__) anywhere in a mask path, quoted or not, would write a field no document may hold.
+    S.add("patch-mask-reserved-nested", "PATCH", "/crud/two", q="updateMask.fieldPaths=m.__x__", b={"fields": {"m": mp(x=i(1))}})
+    S.add("patch-mask-reserved-quoted", "PATCH", "/crud/two", q="updateMask.fieldPaths=m.%60__x__%60", b={"fields": {}})
+    S.add("patch-mask-reserved-read", p="/crud/two")
     S.add("patch-exists-true-missing", "PATCH", "/crud/three", q="currentDocument.exists=true", b={"fields": {}})
     S.add("patch-exists-false-existing", "PATCH", "/crud/two", q="currentDocument.exists=false", b={"fields": {}})
     S.add("patch-exists-false-new", "PATCH", "/crud/four", q="currentDocument.exists=false", b={"fields": {"k": i(4)}})
@@ -399,6 +403,17 @@ def queries(S):
     q("order-name-then-field", orderBy=[order("__name__"), order("age")])
     q("order-missing-field", orderBy=[order("missing")])
     q("order-bad-path", orderBy=[order("a..b")])
+    # Reserved names (__.*__) in the fields a query names: refused in filters, orders, projections
+    # and aggregations; `__type__` below the top level only where the query reads a value there.
+    q("where-reserved-nested", where=ff("a.__x__.b", "EQUAL", i(1)))
+    q("where-reserved-key", where=uf("a.__key__", "IS_NULL"))
+    q("where-reserved-type", where=ff("__type__", "EQUAL", i(1)))
+    q("where-name-nested", where=ff("a.__name__", "EQUAL", i(1)))
+    q("order-reserved-id", orderBy=[order("`__id5__`")])
+    q("order-type-nested", orderBy=[order("a.__type__")])
+    q("select-reserved", select={"fields": [{"fieldPath": "name"}, {"fieldPath": "a.__x__"}]})
+    q("select-type-nested", select={"fields": [{"fieldPath": "a.__type__"}]})
+    S.agg("agg-sum-reserved", {"from": [{"collectionId": "people"}]}, [{"sum": {"field": {"fieldPath": "m.__x__"}}}])
     q("unknown-key", bogus=1)
     q("find-nearest", findNearest={"vectorField": {"fieldPath": "v"}, "queryVector": arr(d(1.0)), "limit": 1,
                                    "distanceMeasure": "EUCLIDEAN"})
@@ -497,6 +512,9 @@ def writes(S):
     S.commit("commit-mask-bad", [update("w/a", {}, updateMask={"fieldPaths": ["a..b"]})])
     S.commit("commit-mask-duplicates", [update("w/a", {"n": i(1)}, updateMask={"fieldPaths": ["n", "n"]})])
     S.commit("commit-mask-overlap", [update("w/a", {"n": mp(x=i(1))}, updateMask={"fieldPaths": ["n", "n.x"]})])
+    S.commit("commit-mask-reserved-top", [update("w/a", {}, updateMask={"fieldPaths": ["__x__"]})])
+    S.commit("commit-mask-reserved-nested", [update("w/a", {"v": i(2)}, updateMask={"fieldPaths": ["v.__type__"]})])
+    S.commit("commit-mask-reserved-key", [update("w/a", {}, updateMask={"fieldPaths": ["__key__"]})])
     S.commit("commit-tx-bad", [update("w/a", {})], extra={"transaction": "bm90LWEtdHg"})
     S.commit("commit-tx-not-base64", [update("w/a", {})], extra={"transaction": "*"})
     S.commit("commit-501-writes", [update(f"w/many{k}", {"n": i(k)}) for k in range(501)])
@@ -537,6 +555,12 @@ def writes(S):
     tf("tf-two-kinds", "tf/d", [{"fieldPath": "i", "increment": i(1), "maximum": i(1)}])
     tf("tf-bad-path", "tf/d", [{"fieldPath": "a..b", "increment": i(1)}])
     tf("tf-name-path", "tf/namepath", [{"fieldPath": "__name__", "increment": i(1)}])
+    tf("tf-reserved-nested", "tf/reserved", [{"fieldPath": "a.__x__.b", "increment": i(1)}])
+    tf("tf-reserved-quoted", "tf/reserved", [{"fieldPath": "`__id5__`", "increment": i(1)}])
+    tf("tf-reserved-key", "tf/reserved", [{"fieldPath": "a.__key__", "increment": i(1)}])
+    # The emulator writes these two (a field __type__, and x.__key__ for x.__name__); Firestore reserves both.
+    tf("tf-reserved-top", "tf/reservedtop", [{"fieldPath": "__type__", "setToServerValue": "REQUEST_TIME"}])
+    tf("tf-reserved-under-name", "tf/reservedname", [{"fieldPath": "x.__name__", "maximum": i(1)}])
     tf("tf-new-doc", "tf/new", [{"fieldPath": "c", "increment": i(1)}])
     tf("tf-exists-true-missing", "tf/none", [{"fieldPath": "c", "increment": i(1)}], currentDocument={"exists": True})
     tf("tf-append-value-form", "tf/d", [{"fieldPath": "arr", "appendMissingElements": arr(i(7))}])
@@ -851,11 +875,16 @@ def walks(S):
         q(f"walk-two-eq-{dn}", where=comp("AND", ready, ff("g", "EQUAL", i(1))), orderBy=[order("n", direction)], limit=3)
         q(f"walk-eq-range-{dn}", where=comp("AND", ready, ff("n", "GREATER_THAN", i(0))), orderBy=[order("n", direction)], limit=3)
         q(f"walk-startat-{dn}", where=ready, orderBy=[order("n", direction)], startAt={"values": [i(3)], "before": True}, limit=4)
-        q(f"walk-startafter-name-{dn}", where=ready, orderBy=[order("n", direction)],
+        # A cursor on the field and then on __name__, both ordered explicitly (a cursor may hold as many
+        # values as the query has orders): the walk resumes inside a tie on n.
+        q(f"walk-startafter-name-{dn}", where=ready, orderBy=[order("n", direction), order("__name__", direction)],
           startAt={"values": [i(3), ref("walk/w14")], "before": False}, limit=3)
         q(f"walk-endbefore-{dn}", where=ready, orderBy=[order("n", direction)], endAt={"values": [s("x")], "before": True}, limit=10)
-        q(f"walk-endat-name-{dn}", where=ready, orderBy=[order("n", direction)],
-          endAt={"values": [i(10), ref("walk/w02")], "before": False}, limit=10)
+        q(f"walk-endat-name-{dn}", where=ready, orderBy=[order("n", direction), order("__name__", direction)],
+          endAt={"values": [i(10), ref("walk/w02")], "before": False}, limit=20)
+        # The same two values with n the only explicit order: the implicit __name__ order does not count.
+        q(f"walk-cursor-too-many-{dn}", where=ready, orderBy=[order("n", direction)],
+          startAt={"values": [i(3), ref("walk/w14")], "before": False}, limit=3)
         q(f"walk-none-{dn}", where=ff("st", "EQUAL", s("zzz")), orderBy=[order("n", direction)], limit=3)
         q(f"walk-rare-{dn}", where=ff("g", "EQUAL", i(2)), orderBy=[order("n", direction)], limit=2)
         q(f"walk-name-second-{dn}", where=ready, orderBy=[order("n", direction), order("__name__")], limit=5)

@@ -142,19 +142,23 @@ public final class RulesCoverage: @unchecked Sendable {
     /// are always complete.
     /// Visits the evaluator counted (`e.hits`) are added to their entries here, in the same
     /// critical section that queues the rest, so a report always covers whole evaluations.
-    func record(_ e: Evaluation, ruleset: Ruleset) {
+    func record(_ e: borrowing Evaluation, ruleset: Ruleset) {
+        record(visited: e.visited, hits: e.hits, hints: e.hints, ruleset: ruleset)
+    }
+
+    private func record(visited: [Visit], hits: [UInt64], hints: CoverageHints?, ruleset: Ruleset) {
         pendingLock.lock()
-        if let hints = e.hints, !e.hits.isEmpty {
+        if let hints, !hits.isEmpty {
             if hints.generation == generation {
-                hints.counts.add(e.hits)
-                if !e.visited.isEmpty { pending.append(Pending(ruleset: ruleset, visits: e.visited)) }
+                hints.counts.add(hits)
+                if !visited.isEmpty { pending.append(Pending(ruleset: ruleset, visits: visited)) }
             } else {
                 // The table the hints were read from was reset: its entries are gone, so the
                 // counted visits are folded as the values they were, in their places.
-                pending.append(Pending(ruleset: ruleset, visits: Self.restore(e.hits, into: e.visited, hints)))
+                pending.append(Pending(ruleset: ruleset, visits: Self.restore(hits, into: visited, hints)))
             }
         } else {
-            pending.append(Pending(ruleset: ruleset, visits: e.visited))
+            pending.append(Pending(ruleset: ruleset, visits: visited))
         }
         let backlog = pending.count
         let schedule = backlog >= Self.foldBatch && !folding

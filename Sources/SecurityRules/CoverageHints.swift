@@ -11,17 +11,20 @@ import Foundation
 /// equals — so a counted visit has the effect a folded one would have wherever it falls in the
 /// order: it counts at an entry that exists from then on (entries are never removed from a table),
 /// and the entry's representative renders the same whichever equal visit was newest.
-final class CoverageHints: Sendable {
+final class CoverageHints: @unchecked Sendable {
     /// One expression's offer; entries are indexes into its table's values, −1 for none.
     struct Node {
         /// The entries holding `true` and `false`.
         var trueEntry: Int8 = -1
         var falseEntry: Int8 = -1
-        /// The entry the expression matched last, when its value is offered (`value`).
+        /// The entry the expression matched last, when its value is offered.
         var entry: Int8 = -1
-        /// 0: nothing besides the bools; 1: `key` (null, int, timestamp); 2: the string `value`.
+        /// 0: nothing besides the bools; 1: `key` (null, int, timestamp); 2: the string whose
+        /// UTF-8 bytes are `bytes[offset..<offset + length]`.
         var kind: UInt8 = 0
         var key = RulesCoverage.ScalarKey(tag: 0, bits: 0)
+        var offset: Int32 = 0
+        var length: Int32 = 0
     }
 
     /// The ruleset the table is for (held, so no other ruleset takes its identity).
@@ -31,16 +34,90 @@ final class CoverageHints: Sendable {
     let generation: Int
     /// Where counted visits go (shared with the table, guarded by the recorder's pending lock).
     let counts: CountedVisits
-    private let nodes: [Node]
-    /// Per node, the value of a `kind` 1 or 2 offer (.null otherwise).
+    /// Per node, the value of a `kind` 1 or 2 offer (.null otherwise), for `value(_:_:)`.
     private let values: [RulesValue]
+    // Immutable once built; owned here and read by evaluations through `offers`, which holds no
+    // reference (a retain and a release per visited expression cost more than the check).
+    private let nodes: UnsafeMutableBufferPointer<Node>
+    private let bytes: UnsafeMutableBufferPointer<UInt8>
 
     init(ruleset: Ruleset, generation: Int, counts: CountedVisits, nodes: [Node], values: [RulesValue]) {
         self.ruleset = ruleset
         self.generation = generation
         self.counts = counts
-        self.nodes = nodes
         self.values = values
+        var nodes = nodes
+        var bytes: [UInt8] = []
+        for i in nodes.indices where nodes[i].kind == 2 {
+            guard case .string(var s) = values[i] else { continue }
+            nodes[i].offset = Int32(bytes.count)
+            nodes[i].length = Int32(s.utf8.count)
+            s.withUTF8 { bytes.append(contentsOf: $0) }
+        }
+        self.nodes = .allocate(capacity: max(1, nodes.count))
+        _ = self.nodes.initialize(from: nodes)
+        self.bytes = .allocate(capacity: max(1, bytes.count))
+        _ = self.bytes.initialize(from: bytes)
+        offers = Offers(nodes: UnsafeBufferPointer(rebasing: self.nodes[0..<nodes.count]), bytes: UnsafePointer(self.bytes.baseAddress!))
+    }
+
+    deinit {
+        nodes.deallocate()
+        bytes.deallocate()
+    }
+
+    /// The view evaluations read; valid while this object lives (the evaluation holds it).
+    let offers: Offers
+
+    /// The offers, as plain pointers: trivially copyable, so reading them retains nothing.
+    struct Offers {
+        let nodes: UnsafeBufferPointer<Node>
+        let bytes: UnsafePointer<UInt8>?
+
+        static var none: Offers { Offers(nodes: UnsafeBufferPointer(start: nil, count: 0), bytes: nil) }
+
+        /// The entry `value`, node `id`'s outcome, counts at when it is offered; −1 otherwise.
+        @inline(__always)
+        func entry(_ id: Int32, _ value: borrowing RulesValue) -> Int {
+            let i = Int(id)
+            guard i < nodes.count else { return -1 }
+            let n = nodes[i]
+            switch value {
+            case .bool(let b): return Int(b ? n.trueEntry : n.falseEntry)
+            case .int(let x):
+                return n.kind == 1 && n.key.tag == 3 && n.key.bits == UInt64(bitPattern: x) ? Int(n.entry) : -1
+            case .null:
+                return n.kind == 1 && n.key.tag == 0 ? Int(n.entry) : -1
+            case .timestamp(let s, let ns):
+                return n.kind == 1 && n.key.tag == 7 && n.key.bits == UInt64(bitPattern: s) && n.key.nanos == ns ? Int(n.entry) : -1
+            case .string(let s):
+                guard n.kind == 2, s.utf8.count == Int(n.length) else { return -1 }
+                return same(s, n) ? Int(n.entry) : -1
+            default:
+                return -1
+            }
+        }
+
+        /// The entry a `+` chain's step, node `id`, counts at when its string (`bytes`, gathered
+        /// so far) is offered; −1 otherwise.
+        func entry(_ id: Int32, prefix gathered: [UInt8]) -> Int {
+            let i = Int(id)
+            guard i < nodes.count, nodes[i].kind == 2, gathered.count == Int(nodes[i].length), let bytes else { return -1 }
+            let n = nodes[i]
+            let same = gathered.withUnsafeBufferPointer { g in g.isEmpty || memcmp(g.baseAddress!, bytes + Int(n.offset), g.count) == 0 }
+            return same ? Int(n.entry) : -1
+        }
+
+        /// Whether `s` (of the offer's length) has the offer's bytes.
+        private func same(_ s: String, _ n: Node) -> Bool {
+            guard let bytes else { return false }
+            let length = Int(n.length)
+            if length == 0 { return true }
+            if let same = s.utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, bytes + Int(n.offset), length) == 0 }) {
+                return same
+            }
+            return s.utf8.elementsEqual(UnsafeBufferPointer(start: bytes + Int(n.offset), count: length))
+        }
     }
 
     /// Whether a string may be offered: only pure ASCII without `K`, `;` and `` ` ``. Its bytes
@@ -57,41 +134,6 @@ final class CoverageHints: Sendable {
         }
     }
 
-    /// The entry `value`, node `id`'s outcome, counts at when it is offered; −1 otherwise.
-    @inline(__always)
-    func entry(_ id: Int32, _ value: RulesValue) -> Int {
-        nodes.withUnsafeBufferPointer { nodes in
-            let i = Int(id)
-            guard i < nodes.count else { return -1 }
-            let n = nodes[i]
-            switch value {
-            case .bool(let b): return Int(b ? n.trueEntry : n.falseEntry)
-            case .int(let x):
-                return n.kind == 1 && n.key.tag == 3 && n.key.bits == UInt64(bitPattern: x) ? Int(n.entry) : -1
-            case .null:
-                return n.kind == 1 && n.key.tag == 0 ? Int(n.entry) : -1
-            case .timestamp(let s, let ns):
-                return n.kind == 1 && n.key.tag == 7 && n.key.bits == UInt64(bitPattern: s) && n.key.nanos == ns ? Int(n.entry) : -1
-            case .string(let s):
-                guard n.kind == 2, case .string(let offered) = values[i] else { return -1 }
-                return Self.sameBytes(offered, s) ? Int(n.entry) : -1
-            default:
-                return -1
-            }
-        }
-    }
-
-    /// The entry a `+` chain's step, node `id`, counts at when its string (`bytes`, gathered so
-    /// far) is offered; −1 otherwise.
-    func entry(_ id: Int32, prefix bytes: [UInt8]) -> Int {
-        let i = Int(id)
-        guard i < nodes.count, nodes[i].kind == 2, case .string(var offered) = values[i] else { return -1 }
-        let same = offered.withUTF8 { o in
-            bytes.withUnsafeBufferPointer { b in o.count == b.count && (o.count == 0 || memcmp(o.baseAddress!, b.baseAddress!, o.count) == 0) }
-        }
-        return same ? Int(nodes[i].entry) : -1
-    }
-
     /// The value a counted visit of node `node` at entry `entry` had (for a visit that has to be
     /// folded after all).
     func value(_ node: Int, _ entry: Int) -> RulesValue {
@@ -99,15 +141,6 @@ final class CoverageHints: Sendable {
         if entry == Int(n.trueEntry) { return .bool(true) }
         if entry == Int(n.falseEntry) { return .bool(false) }
         return values[node]
-    }
-
-    /// Whether two strings have the same bytes.
-    private static func sameBytes(_ a: String, _ b: String) -> Bool {
-        if unsafeBitCast(a, to: (UInt, UInt).self) == unsafeBitCast(b, to: (UInt, UInt).self) { return true }
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }
-        }
     }
 }
 

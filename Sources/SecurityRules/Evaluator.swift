@@ -70,6 +70,8 @@ struct Evaluation {
     /// `hits` instead of kept in `visited`, so `visited` is then not every visit — a denial is
     /// judged again for its trace.
     let hints: CoverageHints?
+    /// `hints`' offers, read without retaining `hints` (which this evaluation holds).
+    private let offers: CoverageHints.Offers
 
     private var bindings: [RulesValue] = []
     /// One stack for every call's parameters and lets; `frameBase` is the running call's first slot.
@@ -103,6 +105,7 @@ struct Evaluation {
         self.accessor = accessor
         self.recording = recording
         self.hints = recording ? hints : nil
+        offers = self.hints?.offers ?? .none
         self.code = program.code
         ops = program.code.ops
         operands = program.code.operands
@@ -225,16 +228,15 @@ struct Evaluation {
     /// (`hints`), kept in `visited` otherwise.
     @inline(__always)
     private mutating func keep(_ id: Int32, _ v: RulesValue) {
-        if let hints {
-            let entry = hints.entry(id, v)
-            if entry >= 0 {
-                hit(id, entry)
-                return
-            }
+        let entry = offers.entry(id, v)
+        if entry >= 0 {
+            hit(id, entry)
+            return
         }
         visited.append(Visit(id, .value(v)))
     }
 
+    @inline(__always)
     private mutating func hit(_ id: Int32, _ entry: Int) {
         let slot = UInt64(UInt32(id)) &* UInt64(RulesCoverage.distinctValuesPerExpression) &+ UInt64(entry)
         hits.append(UInt64(visited.count) << 32 | slot)
@@ -564,12 +566,10 @@ struct Evaluation {
             }
             try chainAppend(try eval(r), &chain)
             if chain.gathering {
-                if let hints {
-                    let entry = hints.entry(id, prefix: chain.bytes)
-                    if entry >= 0 {
-                        hit(id, entry)
-                        return
-                    }
+                let entry = offers.entry(id, prefix: chain.bytes)
+                if entry >= 0 {
+                    hit(id, entry)
+                    return
                 }
                 // Filled in by `materialize` once the whole string exists.
                 visited.append(Visit(id, prefix: Int32(chain.bytes.count), of: .value(.null)))

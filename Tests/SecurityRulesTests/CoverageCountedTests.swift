@@ -26,9 +26,12 @@ struct CoverageCountedTests {
         /// Reads both reports of `ruleset` and records an issue where they differ.
         func compare(_ ruleset: Ruleset, _ label: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
             reports += 1
+            // As bytes: `String`'s == is canonical equivalence, blind to which spelling a report shows.
             let j1 = counting.json(for: ruleset).serialized(pretty: true), j2 = folding.json(for: ruleset).serialized(pretty: true)
-            #expect(j1 == j2, "\(label): JSON reports differ", sourceLocation: sourceLocation)
-            #expect(counting.html(for: ruleset) == folding.html(for: ruleset), "\(label): HTML reports differ", sourceLocation: sourceLocation)
+            let sameJSON = Array(j1.utf8) == Array(j2.utf8)
+            let sameHTML = Array(counting.html(for: ruleset).utf8) == Array(folding.html(for: ruleset).utf8)
+            #expect(sameJSON, "\(label): JSON reports differ", sourceLocation: sourceLocation)
+            #expect(sameHTML, "\(label): HTML reports differ", sourceLocation: sourceLocation)
         }
 
         func reset() {
@@ -112,6 +115,24 @@ struct CoverageCountedTests {
         for r in [shipped, extra, chains] { pair.compare(r, "\(r.fileName) at the end") }
     }
 
+    /// One string spelled two ways (canonically equivalent, so one entry whose representative is
+    /// the newest spelling): a spelling counted by the evaluator must not leave an older one
+    /// standing. ASCII strings with `K`, `;` or `` ` `` have a non-ASCII spelling (U+212A, U+037E,
+    /// U+1FEF), so they are never counted there.
+    @Test(arguments: [("K.jpg", "\u{212A}.jpg"), ("a;b", "a\u{037E}b"), ("`x", "\u{1FEF}x")])
+    func spellingsOfOneString(_ ascii: String, _ other: String) {
+        #expect(ascii == other && Array(ascii.utf8) != Array(other.utf8), "two spellings of one string")
+        let shipped = compiled(Self.shippedSource, "firestore.rules")
+        let pair = Pair()
+        for _ in 0..<70 { pair.judge(shipped, Self.create(name: .string(ascii))) }
+        pair.compare(shipped, "the ASCII spelling")
+        for round in 0..<3 {
+            pair.judge(shipped, Self.create(name: .string(other)))
+            pair.judge(shipped, Self.create(name: .string(ascii)))
+            pair.compare(shipped, "the other spelling, then the ASCII one, round \(round)")
+        }
+    }
+
     /// Rules reloaded: the same source compiled again is another ruleset with its own table, and
     /// going back to the first one continues its table.
     @Test func rulesReloaded() {
@@ -192,8 +213,10 @@ struct CoverageCountedTests {
         }
         let sequential = RulesCoverage(countsRepeats: false)
         for r in requests { _ = shipped.evaluate(r, lookup: lookup, coverage: sequential) }
-        #expect(concurrent.json(for: shipped).serialized(pretty: true) == sequential.json(for: shipped).serialized(pretty: true))
-        #expect(concurrent.html(for: shipped) == sequential.html(for: shipped))
+        let sameJSON = Array(concurrent.json(for: shipped).serialized(pretty: true).utf8) == Array(sequential.json(for: shipped).serialized(pretty: true).utf8)
+        let sameHTML = Array(concurrent.html(for: shipped).utf8) == Array(sequential.html(for: shipped).utf8)
+        #expect(sameJSON)
+        #expect(sameHTML)
     }
 
     /// Strings offered for counting have no other spelling: non-ASCII text and the three ASCII

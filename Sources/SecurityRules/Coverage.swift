@@ -30,6 +30,9 @@ public final class RulesCoverage: @unchecked Sendable {
         /// the request's data map) is not compared with `values[lastHit]` first.
         var missed = false
         var others = 0
+        /// The entries holding `true` and `false` (offered to the evaluator: `CoverageHints`).
+        var trueEntry: Int8 = -1
+        var falseEntry: Int8 = -1
     }
 
     /// A scalar outcome's identity: visits with equal keys are equal values that render alike.
@@ -60,11 +63,16 @@ public final class RulesCoverage: @unchecked Sendable {
     /// The outcomes of one ruleset's expressions, indexed by node id.
     private struct Table {
         var nodes: [NodeOutcomes]
-        init(count: Int) { nodes = Array(repeating: NodeOutcomes(), count: count) }
+        /// Visits the evaluator counted at this table's entries (`CoverageHints`).
+        let counted: CountedVisits
+        init(count: Int) {
+            nodes = Array(repeating: NodeOutcomes(), count: count)
+            counted = CountedVisits(nodes: count)
+        }
     }
 
-    // `tables` is guarded by `lock`; `pending` and `folding` by `pendingLock`. Whoever holds both
-    // takes `lock` first.
+    // `tables` is guarded by `lock`; `pending`, `folding`, `generation`, `published` and the
+    // tables' `CountedVisits` by `pendingLock`. Whoever holds both takes `lock` first.
     private let lock = NSLock()
     /// Per ruleset (rules may be reloaded).
     private var tables: [ObjectIdentifier: Table] = [:]
@@ -80,19 +88,41 @@ public final class RulesCoverage: @unchecked Sendable {
     private var pending: [Pending] = []
     /// Whether a background fold is queued.
     private var folding = false
+    /// Counts resets: hints read before one name a table that is gone.
+    private var generation = 0
+    /// The hints of each table, as of its last fold (a ruleset or two: rules are rarely reloaded).
+    private var published: [CoverageHints] = []
     private static let folder = DispatchQueue(label: "hearth.rules.coverage", qos: .utility)
 
+    /// Whether evaluators count offered values themselves (`CoverageHints`); off, every visit
+    /// is folded (the reference the tests compare reports with).
+    let countsRepeats: Bool
+
     /// An empty collector.
-    public init() {}
+    public init() { countsRepeats = true }
+
+    init(countsRepeats: Bool) { self.countsRepeats = countsRepeats }
 
     /// Forgets everything recorded.
     public func reset() {
         lock.lock()
         pendingLock.lock()
         pending.removeAll()
+        published.removeAll()
+        generation += 1
         pendingLock.unlock()
         tables.removeAll()
         lock.unlock()
+    }
+
+    /// What the evaluator may count itself when judging a request against `ruleset` (nil until
+    /// a fold has seen it).
+    func hints(for ruleset: Ruleset) -> CoverageHints? {
+        guard countsRepeats else { return nil }
+        pendingLock.lock()
+        defer { pendingLock.unlock() }
+        for h in published where h.ruleset === ruleset { return h }
+        return nil
     }
 
     /// Distinct values kept per expression; beyond it further values are counted together, so a
@@ -110,9 +140,26 @@ public final class RulesCoverage: @unchecked Sendable {
     /// background: a request judged inside Firestore's single write transaction (every write is)
     /// would otherwise hold it for the fold too. Reports fold what is still waiting first, so they
     /// are always complete.
-    func record(_ e: Evaluation, ruleset: Ruleset) {
+    /// Visits the evaluator counted (`e.hits`) are added to their entries here, in the same
+    /// critical section that queues the rest, so a report always covers whole evaluations.
+    func record(_ e: borrowing Evaluation, ruleset: Ruleset) {
+        record(visited: e.visited, hits: e.hits, hints: e.hints, ruleset: ruleset)
+    }
+
+    private func record(visited: [Visit], hits: [UInt64], hints: CoverageHints?, ruleset: Ruleset) {
         pendingLock.lock()
-        pending.append(Pending(ruleset: ruleset, visits: e.visited))
+        if let hints, !hits.isEmpty {
+            if hints.generation == generation {
+                hints.counts.add(hits)
+                if !visited.isEmpty { pending.append(Pending(ruleset: ruleset, visits: visited)) }
+            } else {
+                // The table the hints were read from was reset: its entries are gone, so the
+                // counted visits are folded as the values they were, in their places.
+                pending.append(Pending(ruleset: ruleset, visits: Self.restore(hits, into: visited, hints)))
+            }
+        } else {
+            pending.append(Pending(ruleset: ruleset, visits: visited))
+        }
         let backlog = pending.count
         let schedule = backlog >= Self.foldBatch && !folding
         if schedule { folding = true }
@@ -124,6 +171,29 @@ public final class RulesCoverage: @unchecked Sendable {
         }
     }
 
+    /// `visits` with the counted visits `hits` put back where they were made, as values.
+    private static func restore(_ hits: [UInt64], into visits: [Visit], _ hints: CoverageHints) -> [Visit] {
+        var out: [Visit] = []
+        out.reserveCapacity(visits.count + hits.count)
+        var v = 0
+        for h in hits {
+            // A hit made when `visited` held `at` visits comes after those.
+            let at = Int(h >> 32)
+            while v < at, v < visits.count {
+                out.append(visits[v])
+                v += 1
+            }
+            let slot = Int(UInt32(truncatingIfNeeded: h))
+            let node = slot / distinctValuesPerExpression, entry = slot % distinctValuesPerExpression
+            out.append(Visit(Int32(node), .value(hints.value(node, entry))))
+        }
+        while v < visits.count {
+            out.append(visits[v])
+            v += 1
+        }
+        return out
+    }
+
     /// Folds every waiting evaluation into the tables.
     private func foldPending() {
         lock.lock()
@@ -133,7 +203,14 @@ public final class RulesCoverage: @unchecked Sendable {
         pending.removeAll()
         folding = false
         pendingLock.unlock()
+        fold(batch)
+    }
+
+    /// Folds `batch` into the tables and publishes their hints; the caller holds `lock`.
+    private func fold(_ batch: [Pending]) {
+        guard !batch.isEmpty else { return }
         var folder = Folder()
+        var hints: [CoverageHints] = []
         var k = 0
         while k < batch.count {
             // One table per run of evaluations of one ruleset (rules are rarely reloaded), taken
@@ -145,8 +222,53 @@ public final class RulesCoverage: @unchecked Sendable {
                 folder.fold(batch[k].visits, into: &table)
                 k += 1
             }
+            if table.nodes.count == ruleset.program.nodes.count, !hints.contains(where: { $0.ruleset === ruleset }) {
+                // `generation` changes only under both locks, so holding `lock` reads it safely.
+                hints.append(Self.hints(table, ruleset, generation: generation))
+            }
             tables[key] = table
         }
+        pendingLock.lock()
+        for h in hints {
+            if let i = published.firstIndex(where: { $0.ruleset === h.ruleset }) { published[i] = h } else { published.append(h) }
+        }
+        pendingLock.unlock()
+    }
+
+    /// What the evaluator may count itself from now on: each expression's bool entries, and the
+    /// entry it matched last when that value is one `CoverageHints` may offer.
+    private static func hints(_ table: Table, _ ruleset: Ruleset, generation: Int) -> CoverageHints {
+        var nodes: [CoverageHints.Node] = []
+        var values: [RulesValue] = []
+        nodes.reserveCapacity(table.nodes.count)
+        values.reserveCapacity(table.nodes.count)
+        for n in table.nodes {
+            var h = CoverageHints.Node()
+            h.trueEntry = n.trueEntry
+            h.falseEntry = n.falseEntry
+            var value = RulesValue.null
+            if !n.missed, n.lastHit >= 0 {
+                let last = n.values[n.lastHit]
+                switch last {
+                case .value(.null), .value(.int), .value(.timestamp):
+                    if let key = ScalarKey(last), case .value(let v) = last {
+                        h.kind = 1
+                        h.key = key
+                        h.entry = Int8(n.lastHit)
+                        value = v
+                    }
+                case .value(.string(let s)) where CoverageHints.offerable(s):
+                    h.kind = 2
+                    h.entry = Int8(n.lastHit)
+                    value = .string(s)
+                default:
+                    break
+                }
+            }
+            nodes.append(h)
+            values.append(value)
+        }
+        return CoverageHints(ruleset: ruleset, generation: generation, counts: table.counted, nodes: nodes, values: values)
     }
 
     /// Adds evaluations' outcomes to tables. Values are compared, not rendered: rendering every
@@ -287,6 +409,9 @@ public final class RulesCoverage: @unchecked Sendable {
                 node.printBits |= bit
                 node.lastHit = node.values.count - 1
                 node.lastKey = ScalarKey(at.pointee)
+                if case .value(.bool(let b)) = at.pointee {
+                    if b { node.trueEntry = Int8(node.lastHit) } else { node.falseEntry = Int8(node.lastHit) }
+                }
             } else {
                 node.others += 1
                 node.missed = true
@@ -648,14 +773,26 @@ public final class RulesCoverage: @unchecked Sendable {
 
     /// node id → rendered outcome key → outcome, as the reports read it.
     private func snapshot(_ ruleset: Ruleset) -> [Int32: [String: Outcome]] {
-        foldPending()
         lock.lock()
-        let nodes = tables[ObjectIdentifier(ruleset)]?.nodes ?? []
+        // The waiting evaluations and the visits counted so far are taken in one critical
+        // section, so the report covers exactly the evaluations recorded before it.
+        pendingLock.lock()
+        let batch = pending
+        pending.removeAll()
+        folding = false
+        let key = ObjectIdentifier(ruleset)
+        let counted = tables[key]?.counted.copy() ?? []
+        pendingLock.unlock()
+        fold(batch)
+        let nodes = tables[key]?.nodes ?? []
         lock.unlock()
+        let stride = Self.distinctValuesPerExpression
         var out: [Int32: [String: Outcome]] = [:]
         for (i, n) in nodes.enumerated() where !n.values.isEmpty || n.others > 0 {
             var m: [String: Outcome] = [:]
-            for (raw, count) in zip(n.values, n.counts) {
+            for (k, (raw, folded)) in zip(n.values, n.counts).enumerated() {
+                let slot = i * stride + k
+                let count = folded + (slot < counted.count ? counted[slot] : 0)
                 switch raw {
                 case .value(let v): m[v.rendered, default: Outcome(json: v.json, error: nil, count: 0)].count += count
                 case .error(let e): m["error:" + e.message, default: Outcome(json: nil, error: e.message, count: 0)].count += count

@@ -66,6 +66,12 @@ struct Evaluation {
     /// Whether every visited expression's value is kept (traces, coverage, test reports). A plain
     /// decision runs without it and is re-run with it only when it must explain a denial.
     let recording: Bool
+    /// Coverage's offer (recording for coverage only): a visited value it offers is counted in
+    /// `hits` instead of kept in `visited`, so `visited` is then not every visit — a denial is
+    /// judged again for its trace.
+    let hints: CoverageHints?
+    /// `hints`' offers, read without retaining `hints` (which this evaluation holds).
+    private let offers: CoverageHints.Offers
 
     private var bindings: [RulesValue] = []
     /// One stack for every call's parameters and lets; `frameBase` is the running call's first slot.
@@ -80,6 +86,9 @@ struct Evaluation {
     private var lastKeys: (storage: UInt, map: RulesMap, list: RulesValue)?
 
     private(set) var visited: [Visit] = []
+    /// Visits counted through `hints`: `visited.count` at the visit in the high 32 bits, the
+    /// table slot (node × `RulesCoverage.distinctValuesPerExpression` + entry) in the low ones.
+    private(set) var hits: [UInt64] = []
     private(set) var debugMessages: [String] = []
     private(set) var functionCalls: [(String, [RulesValue])] = []
     private(set) var instances: [MatchInstance] = []
@@ -89,17 +98,21 @@ struct Evaluation {
     private struct DocumentKey: Hashable { var after: Bool; var path: [String] }
     private struct CallKey: Hashable { var function: String; var path: [String] }
 
-    init(program: Program, request: RulesRequest, accessor: any DocumentAccessor, recording: Bool = true) {
+    init(program: Program, request: RulesRequest, accessor: any DocumentAccessor, recording: Bool = true,
+         hints: CoverageHints? = nil) {
         self.program = program
         self.request = request
         self.accessor = accessor
         self.recording = recording
+        self.hints = recording ? hints : nil
+        offers = self.hints?.offers ?? .none
         self.code = program.code
         ops = program.code.ops
         operands = program.code.operands
         constants = program.code.constants
         functionCode = program.code.functions
         if recording { visited.reserveCapacity(128) }
+        if self.hints != nil { hits.reserveCapacity(128) }
         locals.reserveCapacity(16)
     }
 
@@ -204,11 +217,29 @@ struct Evaluation {
         guard recording else { return try evaluate(op) }
         do throws(EvalError) {
             let v = try evaluate(op)
-            visited.append(Visit(id, .value(v)))
+            keep(id, v)
             return v
         } catch {
             throw failed(error, at: id)
         }
+    }
+
+    /// Records that node `id` evaluated to `v`: counted at once when coverage offers that value
+    /// (`hints`), kept in `visited` otherwise.
+    @inline(__always)
+    private mutating func keep(_ id: Int32, _ v: RulesValue) {
+        let entry = offers.entry(id, v)
+        if entry >= 0 {
+            hit(id, entry)
+            return
+        }
+        visited.append(Visit(id, .value(v)))
+    }
+
+    @inline(__always)
+    private mutating func hit(_ id: Int32, _ entry: Int) {
+        let slot = UInt64(UInt32(id)) &* UInt64(RulesCoverage.distinctValuesPerExpression) &+ UInt64(entry)
+        hits.append(UInt64(visited.count) << 32 | slot)
     }
 
     /// Counts node `id` toward the per-request limit of expressions.
@@ -535,10 +566,15 @@ struct Evaluation {
             }
             try chainAppend(try eval(r), &chain)
             if chain.gathering {
+                let entry = offers.entry(id, prefix: chain.bytes)
+                if entry >= 0 {
+                    hit(id, entry)
+                    return
+                }
                 // Filled in by `materialize` once the whole string exists.
                 visited.append(Visit(id, prefix: Int32(chain.bytes.count), of: .value(.null)))
             } else {
-                visited.append(Visit(id, .value(chain.acc)))
+                keep(id, chain.acc)
             }
         } catch {
             throw failed(error, at: id)

@@ -89,11 +89,14 @@ public final class Ruleset: Sendable {
     /// its message can explain the failure: denials pay twice, grants pay nothing for traces.
     func evaluate(_ request: RulesRequest, accessor: any DocumentAccessor, coverage: RulesCoverage?,
                   recording: Bool = false) -> (decision: RulesDecision, evaluation: Evaluation) {
+        // Coverage alone lets the evaluator count the values it has seen before itself
+        // (`CoverageHints`); a trace asked for needs every value.
         var evaluation = Evaluation(program: program, request: request, accessor: accessor,
-                                    recording: recording || coverage != nil)
+                                    recording: recording || coverage != nil,
+                                    hints: recording ? nil : coverage?.hints(for: self))
         var allowed = evaluation.run()
         coverage?.record(evaluation, ruleset: self)
-        if !allowed, !evaluation.recording {
+        if !allowed, !evaluation.recording || !evaluation.hits.isEmpty {
             evaluation = Evaluation(program: program, request: request, accessor: accessor, recording: true)
             allowed = evaluation.run()
             assert(!allowed, "the fast evaluation denied what the recorded one allows")

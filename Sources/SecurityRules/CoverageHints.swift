@@ -1,0 +1,170 @@
+// What the coverage recorder knows of each expression's outcomes, handed to the evaluator so that
+// it counts a repeated outcome itself instead of keeping the value for the fold. Most visits
+// repeat: a create on the shipped rules visits 111 expressions, ~80 of them with a value the
+// expression had before, and queuing, folding and freeing those was most of coverage's cost.
+
+import Foundation
+
+/// A published, immutable view of one coverage table: per expression, the entries a visit may be
+/// counted at without being folded. Only outcomes whose class of equal values holds nothing that
+/// renders differently are offered — bools, null, ints, timestamps, and strings no other spelling
+/// equals — so a counted visit has the effect a folded one would have wherever it falls in the
+/// order: it counts at an entry that exists from then on (entries are never removed from a table),
+/// and the entry's representative renders the same whichever equal visit was newest.
+final class CoverageHints: @unchecked Sendable {
+    /// One expression's offer; entries are indexes into its table's values, −1 for none.
+    struct Node {
+        /// The entries holding `true` and `false`.
+        var trueEntry: Int8 = -1
+        var falseEntry: Int8 = -1
+        /// The entry the expression matched last, when its value is offered.
+        var entry: Int8 = -1
+        /// 0: nothing besides the bools; 1: `key` (null, int, timestamp); 2: the string whose
+        /// UTF-8 bytes are `bytes[offset..<offset + length]`.
+        var kind: UInt8 = 0
+        var key = RulesCoverage.ScalarKey(tag: 0, bits: 0)
+        var offset: Int32 = 0
+        var length: Int32 = 0
+    }
+
+    /// The ruleset the table is for (held, so no other ruleset takes its identity).
+    let ruleset: Ruleset
+    /// The recorder's generation when the table was read: a reset starts a new one, and a visit
+    /// counted under an older one is folded as a value instead.
+    let generation: Int
+    /// Where counted visits go (shared with the table, guarded by the recorder's pending lock).
+    let counts: CountedVisits
+    /// Per node, the value of a `kind` 1 or 2 offer (.null otherwise), for `value(_:_:)`.
+    private let values: [RulesValue]
+    // Immutable once built; owned here and read by evaluations through `offers`, which holds no
+    // reference (a retain and a release per visited expression cost more than the check).
+    private let nodes: UnsafeMutableBufferPointer<Node>
+    private let bytes: UnsafeMutableBufferPointer<UInt8>
+
+    init(ruleset: Ruleset, generation: Int, counts: CountedVisits, nodes: [Node], values: [RulesValue]) {
+        self.ruleset = ruleset
+        self.generation = generation
+        self.counts = counts
+        self.values = values
+        var nodes = nodes
+        var bytes: [UInt8] = []
+        for i in nodes.indices where nodes[i].kind == 2 {
+            guard case .string(var s) = values[i] else { continue }
+            nodes[i].offset = Int32(bytes.count)
+            nodes[i].length = Int32(s.utf8.count)
+            s.withUTF8 { bytes.append(contentsOf: $0) }
+        }
+        self.nodes = .allocate(capacity: max(1, nodes.count))
+        _ = self.nodes.initialize(from: nodes)
+        self.bytes = .allocate(capacity: max(1, bytes.count))
+        _ = self.bytes.initialize(from: bytes)
+        offers = Offers(nodes: UnsafeBufferPointer(rebasing: self.nodes[0..<nodes.count]), bytes: UnsafePointer(self.bytes.baseAddress!))
+    }
+
+    deinit {
+        nodes.deallocate()
+        bytes.deallocate()
+    }
+
+    /// The view evaluations read; valid while this object lives (the evaluation holds it).
+    let offers: Offers
+
+    /// The offers, as plain pointers: trivially copyable, so reading them retains nothing.
+    struct Offers {
+        let nodes: UnsafeBufferPointer<Node>
+        let bytes: UnsafePointer<UInt8>?
+
+        static var none: Offers { Offers(nodes: UnsafeBufferPointer(start: nil, count: 0), bytes: nil) }
+
+        /// The entry `value`, node `id`'s outcome, counts at when it is offered; −1 otherwise.
+        @inline(__always)
+        func entry(_ id: Int32, _ value: borrowing RulesValue) -> Int {
+            let i = Int(id)
+            guard i < nodes.count else { return -1 }
+            let n = nodes[i]
+            switch value {
+            case .bool(let b): return Int(b ? n.trueEntry : n.falseEntry)
+            case .int(let x):
+                return n.kind == 1 && n.key.tag == 3 && n.key.bits == UInt64(bitPattern: x) ? Int(n.entry) : -1
+            case .null:
+                return n.kind == 1 && n.key.tag == 0 ? Int(n.entry) : -1
+            case .timestamp(let s, let ns):
+                return n.kind == 1 && n.key.tag == 7 && n.key.bits == UInt64(bitPattern: s) && n.key.nanos == ns ? Int(n.entry) : -1
+            case .string(let s):
+                guard n.kind == 2, s.utf8.count == Int(n.length) else { return -1 }
+                return same(s, n) ? Int(n.entry) : -1
+            default:
+                return -1
+            }
+        }
+
+        /// The entry a `+` chain's step, node `id`, counts at when its string (`bytes`, gathered
+        /// so far) is offered; −1 otherwise.
+        func entry(_ id: Int32, prefix gathered: [UInt8]) -> Int {
+            let i = Int(id)
+            guard i < nodes.count, nodes[i].kind == 2, gathered.count == Int(nodes[i].length), let bytes else { return -1 }
+            let n = nodes[i]
+            let same = gathered.withUnsafeBufferPointer { g in g.isEmpty || memcmp(g.baseAddress!, bytes + Int(n.offset), g.count) == 0 }
+            return same ? Int(n.entry) : -1
+        }
+
+        /// Whether `s` (of the offer's length) has the offer's bytes.
+        private func same(_ s: String, _ n: Node) -> Bool {
+            guard let bytes else { return false }
+            let length = Int(n.length)
+            if length == 0 { return true }
+            if let same = s.utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, bytes + Int(n.offset), length) == 0 }) {
+                return same
+            }
+            return s.utf8.elementsEqual(UnsafeBufferPointer(start: bytes + Int(n.offset), count: length))
+        }
+    }
+
+    /// Whether a string may be offered: only pure ASCII without `K`, `;` and `` ` ``. Its bytes
+    /// are then its only spelling — no other string is canonically equivalent to it, so equal
+    /// strings have equal bytes and render alike. (A non-ASCII character whose canonical
+    /// decomposition is ASCII is one of U+212A KELVIN SIGN, U+037E GREEK QUESTION MARK and
+    /// U+1FEF GREEK VARIA, which decompose to those three; decompositions are frozen by
+    /// Unicode's normalization stability policy.)
+    static func offerable(_ s: String) -> Bool {
+        var s = s
+        return s.withUTF8 { bytes in
+            for b in bytes where b >= 0x80 || b == 0x4B || b == 0x3B || b == 0x60 { return false }
+            return true
+        }
+    }
+
+    /// The value a counted visit of node `node` at entry `entry` had (for a visit that has to be
+    /// folded after all).
+    func value(_ node: Int, _ entry: Int) -> RulesValue {
+        let n = nodes[node]
+        if entry == Int(n.trueEntry) { return .bool(true) }
+        if entry == Int(n.falseEntry) { return .bool(false) }
+        return values[node]
+    }
+}
+
+/// Visits counted by the evaluator, per table entry (node × `distinctValuesPerExpression` +
+/// entry), added to the folded counts when a report is read. Guarded by the recorder's pending
+/// lock; a class so the table and every hints published from it share one store.
+final class CountedVisits: @unchecked Sendable {
+    private let slots: UnsafeMutableBufferPointer<Int>
+
+    init(nodes: Int) {
+        slots = .allocate(capacity: max(1, nodes * RulesCoverage.distinctValuesPerExpression))
+        slots.initialize(repeating: 0)
+    }
+
+    deinit { slots.deallocate() }
+
+    /// Adds one evaluation's counted visits (`Evaluation.hits`: the slot in the low 32 bits).
+    func add(_ hits: [UInt64]) {
+        for h in hits {
+            let slot = Int(UInt32(truncatingIfNeeded: h))
+            if slot < slots.count { slots[slot] += 1 }
+        }
+    }
+
+    /// Every slot's count, for a report.
+    func copy() -> [Int] { Array(slots) }
+}

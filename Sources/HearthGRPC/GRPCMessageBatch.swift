@@ -13,6 +13,13 @@ public struct GRPCMessageBatch: Sendable {
         framed.reserveCapacity(capacity)
     }
 
+    /// A batch of `count` messages already framed back to back in `framed` (a caller that lays out
+    /// a batch of known size at once, rather than message by message).
+    public init(framed: [UInt8], count: Int) {
+        self.framed = framed
+        self.count = count
+    }
+
     /// Appends one uncompressed message.
     public mutating func append(_ message: [UInt8]) {
         let n = message.count

@@ -54,11 +54,19 @@ final class ListenResponseEncoder: @unchecked Sendable {
     /// A shared snapshot's responses for a stream whose target is `targetIDs` (what `encode` makes
     /// of `snapshot.events(targetIDs)`), from the snapshot's documents and NO_CHANGE encoded once
     /// for all its streams: per listener only the target ids are written.
+    ///
+    /// Into an empty batch, a snapshot of changed documents (a commit's usual fan-out) is laid out
+    /// whole at its exact size in one array: per listener one allocation and a copy of each shared
+    /// piece, where appending message by message grew and patched the batch.
     func encode(_ snapshot: ListenBatch.Shared, targetIDs: [Int32], _ db: DatabaseID, into batch: inout GRPCMessageBatch) {
         let encoded = snapshot.cached { Encoded(snapshot, db, self) }
         guard encoded.database == db else {
             // Not this snapshot's database (a stream's targets are all of its own): encoded anew.
             for e in snapshot.events(targetIDs) { encode(e, db, into: &batch) }
+            return
+        }
+        if batch.count == 0, batch.framed.isEmpty, let fields = encoded.changedFields {
+            batch = Self.framed(fields, targetIDs, then: encoded.framedSnapshotEnd)
             return
         }
         for piece in encoded.changes {
@@ -84,6 +92,10 @@ final class ListenResponseEncoder: @unchecked Sendable {
         let changes: [Piece]
         /// The closing global NO_CHANGE.
         let snapshotEnd: [UInt8]
+        /// `snapshotEnd` with its gRPC prefix.
+        let framedSnapshotEnd: [UInt8]
+        /// Every change's `document` field, when every change is a changed document (nil: a delete).
+        let changedFields: [[UInt8]]?
 
         init(_ snapshot: ListenBatch.Shared, _ db: DatabaseID, _ encoder: ListenResponseEncoder) {
             database = db
@@ -95,7 +107,53 @@ final class ListenResponseEncoder: @unchecked Sendable {
             }
             snapshotEnd = encoder.encode(.targetChange(.noChange, targetIDs: [], cause: nil, readTime: snapshot.readTime,
                                                        resumeToken: snapshot.resumeToken), db)
+            var end = GRPCMessageBatch(capacity: snapshotEnd.count + 5)
+            end.append(snapshotEnd)
+            framedSnapshotEnd = end.framed
+            var fields: [[UInt8]]? = []
+            for piece in changes {
+                guard case .changed(let field) = piece else {
+                    fields = nil
+                    break
+                }
+                fields?.append(field)
+            }
+            changedFields = fields
         }
+    }
+
+    /// A stream's whole batch for a snapshot of changed documents: a framed `document_change` of
+    /// each field (`documentChange`'s bytes) for `targetIDs`, then `end` (framed already), laid out
+    /// in one array of the exact size.
+    private static func framed(_ fields: [[UInt8]], _ targetIDs: [Int32], then end: [UInt8]) -> GRPCMessageBatch {
+        var idsLength = 0
+        for id in targetIDs { idsLength += varintSize(UInt64(bitPattern: Int64(id))) }
+        let idsField = idsLength == 0 ? 0 : 1 + varintSize(UInt64(idsLength)) + idsLength
+        var total = end.count
+        for field in fields {
+            let body = field.count + idsField
+            total += 5 + 1 + varintSize(UInt64(body)) + body
+        }
+        // Reserved at once, then plain appends (no closure touches the array: one that captured it
+        // cost a runtime exclusivity check per byte). Allocating it any other way —
+        // `init(repeating:count:)`, `init(unsafeUninitializedCapacity:)` — went through the array's
+        // unspecialized buffer initializer and a generic metadata lookup on every call.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(total)
+        for field in fields {
+            let body = field.count + idsField
+            let n = 1 + varintSize(UInt64(body)) + body
+            // gRPC's prefix: uncompressed, the length big-endian.
+            bytes.append(0)
+            bytes.append(UInt8(truncatingIfNeeded: n >> 24))
+            bytes.append(UInt8(truncatingIfNeeded: n >> 16))
+            bytes.append(UInt8(truncatingIfNeeded: n >> 8))
+            bytes.append(UInt8(truncatingIfNeeded: n))
+            documentChange(field, targetIDs, into: &bytes)
+        }
+        bytes.append(contentsOf: end)
+        assert(bytes.count == total, "the batch's size was miscounted")
+        return GRPCMessageBatch(framed: bytes, count: fields.count + 1)
     }
 
     /// A `ListenResponse` with `document_change` of an encoded `Document` field (`documentField`):

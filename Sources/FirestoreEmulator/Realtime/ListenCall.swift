@@ -56,10 +56,18 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
         self.box = box
         // Runs on the connection's thread: encodes and sends what the engine handed over since.
         let produce: @Sendable () -> Void = { [responses] in
-            let (first, more, count, weight, db, end) = box.take()
-            if let db, let first {
+            var first: ListenBatch?
+            var more: [ListenBatch] = []
+            let taken = box.take(&first, &more)
+            if let db = taken.database, let first {
                 // One buffer and one write for what the engine handed over (a snapshot, usually).
-                var batch = GRPCMessageBatch(capacity: min(weight, 1 << 20) + 16 * count)
+                var batch: GRPCMessageBatch
+                if more.isEmpty, encodeShared != nil, case .shared = first.content {
+                    // The encoder lays a shared snapshot out at its exact size into an empty batch.
+                    batch = GRPCMessageBatch()
+                } else {
+                    batch = GRPCMessageBatch(capacity: min(taken.bytes, 1 << 20) + 16 * taken.count)
+                }
                 // Appends `b`'s responses; the error an `.end` event carries (nothing after it is sent).
                 func append(_ b: ListenBatch) -> FirestoreError? {
                     switch b.content {
@@ -85,19 +93,29 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
                     return box.markGone()
                 }
             }
-            if let end { responses.finish(end) }
+            if let end = taken.end { responses.finish(end) }
         }
         self.produce = produce
         // The stream's shard is its connection's thread's: the thread that encodes its snapshots
         // is fed by one shard, and the streams of one connection are handed over together.
-        stream = engine.open(caller: caller, affinity: responses.affinity, writable: { [responses] in responses.bufferedBytes + box.queuedBytes < Self.lowWater }) {
-            [responses] batch, bytes in
+        stream = engine.open(caller: caller, affinity: responses.affinity,
+                             writable: { [responses] in responses.bufferedBytes + box.queuedBytes < Self.lowWater },
+                             offer: { [responses] batch, bytes in
+            // A commit's snapshot: the room check and the hand-over under the box's one lock.
+            switch box.put(batch, bytes, ifBelow: Self.lowWater - responses.bufferedBytes) {
+            case .gone: return .gone
+            case .full: return .full
+            case .first: responses.produceSoon(produce)
+            case .queued: break
+            }
+            return .taken
+        }) { [responses] batch, bytes in
             // On the shard's queue: only queued here; the encoding and framing happen on the
             // connection's thread, so a commit's fan-out is not one thread's serial work.
             switch box.put(batch, bytes) {
             case .gone: return false
             case .first: responses.produceSoon(produce)
-            case .queued: break
+            case .queued, .full: break
             }
             return true
         }
@@ -125,7 +143,24 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
         @exclusivity(unchecked) private var end: GRPCStatus?
         @exclusivity(unchecked) private var gone = false
 
-        enum Put { case first, queued, gone }
+        enum Put {
+            /// Queued into an empty box: the producer must be asked to run.
+            case first
+            /// Queued behind batches the producer has yet to take.
+            case queued
+            /// Not queued: no room below the limit given.
+            case full
+            /// Not queued: the call ended.
+            case gone
+        }
+
+        /// What the producer takes at once besides the batches.
+        struct Taken {
+            var count: Int
+            var bytes: Int
+            var database: DatabaseID?
+            var end: GRPCStatus?
+        }
 
         var database: DatabaseID? {
             get { lock.withLock { value } }
@@ -134,11 +169,13 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
 
         var queuedBytes: Int { lock.withLock { bytes } }
 
-        /// Queues `batch`; `.first` when the producer must be asked to run.
-        func put(_ batch: ListenBatch, _ weight: Int) -> Put {
+        /// Queues `batch`; `.first` when the producer must be asked to run. With `room`, only when
+        /// what the box holds stays below it (`.full` otherwise).
+        func put(_ batch: ListenBatch, _ weight: Int, ifBelow room: Int = .max) -> Put {
             lock.lock()
             defer { lock.unlock() }
             if gone || end != nil { return .gone }
+            if bytes >= room { return .full }
             count += batch.count
             bytes += weight
             guard first != nil else {
@@ -158,18 +195,18 @@ final class ListenCall: GRPCRequestStream, @unchecked Sendable {
             }
         }
 
-        func take() -> (first: ListenBatch?, more: [ListenBatch], count: Int, bytes: Int, database: DatabaseID?,
-                        end: GRPCStatus?) {
-            lock.withLock {
-                defer {
-                    first = nil
-                    more = []
-                    count = 0
-                    bytes = 0
-                    if end != nil { gone = true }
-                }
-                return (first, more, count, bytes, value, end)
-            }
+        /// Takes what was handed over: the batches moved into `first` and `more` (both empty on
+        /// entry), not copied out and released here (a retain and a release per listener per commit).
+        func take(_ first: inout ListenBatch?, _ more: inout [ListenBatch]) -> Taken {
+            lock.lock()
+            defer { lock.unlock() }
+            let taken = Taken(count: count, bytes: bytes, database: value, end: end)
+            swap(&first, &self.first)
+            if !self.more.isEmpty { swap(&more, &self.more) }
+            count = 0
+            bytes = 0
+            if end != nil { gone = true }
+            return taken
         }
 
         func markGone() { lock.withLock { gone = true } }

@@ -68,10 +68,11 @@ final class ListenEngine: @unchecked Sendable {
     // MARK: Streams (callable from any thread)
 
     /// Opens a stream for `caller`; `sink` receives its events on its shard's queue, handed over
-    /// only while `writable` says the client keeps up. Streams with the same `affinity` (the
-    /// transport thread serving their connection) share a shard; without one, streams are spread
-    /// one by one.
+    /// only while `writable` says the client keeps up (`offer`, when given, checks and hands over
+    /// in one call: see `ListenStream.offer`). Streams with the same `affinity` (the transport
+    /// thread serving their connection) share a shard; without one, streams are spread one by one.
     func open(caller: Caller, affinity: ObjectIdentifier? = nil, writable: @escaping @Sendable () -> Bool = { true },
+              offer: (@Sendable (_ batch: ListenBatch, _ bytes: Int) -> ListenStream.Offered)? = nil,
               sink: @escaping @Sendable (_ batch: ListenBatch, _ bytes: Int) -> Bool) -> ListenStream {
         let (id, index): (UInt64, Int) = lock.withLock {
             let id = nextStreamID
@@ -89,7 +90,7 @@ final class ListenEngine: @unchecked Sendable {
             return (id, index)
         }
         let shard = shards[index]
-        let s = ListenStream(id: id, shard: shard, caller: caller, writable: writable, sink: sink)
+        let s = ListenStream(id: id, shard: shard, caller: caller, writable: writable, offer: offer, sink: sink)
         shard.queue.sync { shard.opened(s) }
         return s
     }

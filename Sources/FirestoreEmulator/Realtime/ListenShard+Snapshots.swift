@@ -233,11 +233,17 @@ extension ListenShard {
         // (the usual case) shares its one touch among every target: no table or array per target.
         var hits: [(target: ListenStream.Target, paths: [Touch])] = []
         var finals: [ResourcePath: Versions] = [:]
+        // The whole-collection snapshot a one-document commit's usual listeners got (see below).
+        var direct: (key: ResourcePath, snapshot: ListenBatch.Shared)?
         switch change.kind {
         case .cleared:
             for t in allTargets(in: change.database) { hits.append((t, [])) }
-        case .documents(let docs, _):
+        case .documents(let docs, let space):
             guard let db = change.database else { return }
+            if service.storage.cachedSpace(of: db) != space {
+                // Written into a space a later clear already replaced: listeners saw the clear.
+                guard (try? service.read({ conn in try service.storage.space(of: db, conn) })) == space else { return }
+            }
             var order: [ResourcePath] = []
             for d in docs {
                 // Written twice in one commit: the first before and the last after.
@@ -251,7 +257,42 @@ extension ListenShard {
             if order.count == 1, let only = order.first {
                 // Force-unwrap safe: `only` went into `finals`.
                 let one = [Touch(path: only, versions: finals[only]!)]
-                targets(touchedBy: only, in: db) { t in hits.append((t, one)) }
+                var snapshot: ListenBatch.Shared?
+                // Streams to free, and snapshots to queue (the client had no room), once the index
+                // is no longer being walked (freeing a stream changes it).
+                var gone: [ListenStream] = []
+                var later: [(ListenStream, ListenBatch)] = []
+                targets(touchedBy: only, in: db) { t in
+                    // The usual fan-out: the only target of its stream, of the collection the
+                    // commit wrote (see `run` below for why its snapshot is the collection's). Handed
+                    // over as it is matched, with no per-listener entry in `hits`: the loop can frame
+                    // the first listeners' snapshots while this goes on with the rest, and a stream
+                    // with one target cannot be met again in this commit.
+                    let stream = t.stream
+                    guard t.matchesWholeCollection, stream.targets.count == 1, stream.lastReadTime <= readTime else {
+                        hits.append((t, one))
+                        return
+                    }
+                    let shared = snapshot ?? wholeCollection(one, at: readTime)
+                    snapshot = shared
+                    t.readTime = max(t.readTime, readTime)
+                    guard !shared.changes.isEmpty else { return }
+                    stream.lastReadTime = readTime
+                    let batch = ListenBatch(shared, targetIDs: t.ids)
+                    if stream.pending == 0, shared.changes.count < Self.chunk, shared.weight <= Self.chunkBytes {
+                        switch stream.offer(batch, shared.weight) {
+                        case .taken: return
+                        case .gone:
+                            gone.append(stream)
+                            return
+                        case .full: break
+                        }
+                    }
+                    later.append((stream, batch))
+                }
+                for stream in gone { closeNow(stream) }
+                for (stream, batch) in later { send(stream, batch) }
+                if let snapshot { direct = (only, snapshot) }
             } else {
                 var index: [ObjectIdentifier: Int] = [:]
                 for p in order {
@@ -269,11 +310,6 @@ extension ListenShard {
             }
         }
         if hits.isEmpty { return }
-        if case .documents(_, let space) = change.kind, let db = change.database,
-           service.storage.cachedSpace(of: db) != space {
-            // Written into a space a later clear already replaced: listeners saw the clear.
-            guard (try? service.read({ conn in try service.storage.space(of: db, conn) })) == space else { return }
-        }
 
         // Grouped per stream, its targets in id order, so a snapshot's events are deterministic.
         // Sorted only when some stream has several targets here: a thousand listeners with one
@@ -307,8 +343,9 @@ extension ListenShard {
         // What every whole-collection target of one collection gets from this commit, made once
         // (see `ListenBatch`), found by the first path the commit wrote there: the targets of one
         // collection share their touches' paths, so the check is a pointer comparison.
-        var sharedLast: (key: ResourcePath, snapshot: ListenBatch.Shared)?
+        var sharedLast = direct
         var sharedBy: [ResourcePath: ListenBatch.Shared] = [:]
+        if let direct { sharedBy[direct.key] = direct.snapshot }
         func shared(_ paths: [Touch]) -> ListenBatch.Shared {
             let key = paths[0].path
             if let last = sharedLast, last.key == key { return last.snapshot }

@@ -25,20 +25,21 @@ final class ListenShard: @unchecked Sendable {
     /// a shard when the service goes away finds it gone.
     weak var service: FirestoreService?
 
-    // Below: only on `queue`.
+    // Below: only on `queue`, which keeps accesses apart (so no runtime exclusivity checks, ~100
+    // instructions an access).
     /// Streams of this shard that have not been closed.
-    private(set) var streams: [UInt64: ListenStream] = [:]
-    private var byCollection: [Scope: [ObjectIdentifier: ListenStream.Target]] = [:]
-    private var byDocument: [Scope: [ObjectIdentifier: ListenStream.Target]] = [:]
-    private var groups: [DatabaseID: [ObjectIdentifier: ListenStream.Target]] = [:]
+    @exclusivity(unchecked) private(set) var streams: [UInt64: ListenStream] = [:]
+    @exclusivity(unchecked) private var byCollection: [Scope: [ObjectIdentifier: ListenStream.Target]] = [:]
+    @exclusivity(unchecked) private var byDocument: [Scope: [ObjectIdentifier: ListenStream.Target]] = [:]
+    @exclusivity(unchecked) private var groups: [DatabaseID: [ObjectIdentifier: ListenStream.Target]] = [:]
     /// The commit time of the last change this shard delivered: its new targets read at it.
-    var deliveredTime = Instant(unixMicros: 0)
+    @exclusivity(unchecked) var deliveredTime = Instant(unixMicros: 0)
     /// The resume token of the last snapshot's read time (see `snapshotEnd`).
-    var lastToken: (time: Instant, token: [UInt8])?
+    @exclusivity(unchecked) var lastToken: (time: Instant, token: [UInt8])?
     /// Counts `apply` passes (see `ListenStream.applyPass`).
-    var applyPass: UInt64 = 0
+    @exclusivity(unchecked) var applyPass: UInt64 = 0
     /// The document version `weigh` saw last, and its weight.
-    private var lastWeighed: (path: ResourcePath, updateTime: Instant, bytes: Int)?
+    @exclusivity(unchecked) private var lastWeighed: (path: ResourcePath, updateTime: Instant, bytes: Int)?
 
     static let chunk = ListenEngine.chunk
     static let chunkBytes = ListenEngine.chunkBytes
@@ -159,7 +160,7 @@ final class ListenShard: @unchecked Sendable {
     func send(_ stream: ListenStream, _ batch: ListenBatch) {
         guard !stream.closed, batch.count > 0 else { return }
         // The common case of a commit's snapshot for a client that keeps up: straight to the sink.
-        if stream.pending == 0, batch.count <= Self.chunk, stream.writable() {
+        if stream.pending == 0, batch.count <= Self.chunk {
             let bytes: Int
             switch batch.content {
             case .events(let events):
@@ -169,12 +170,23 @@ final class ListenShard: @unchecked Sendable {
             case .shared(let shared, _):
                 bytes = shared.weight
             }
-            if bytes <= Self.chunkBytes {
-                if !stream.sink(batch, bytes) { closeNow(stream) }
-                return
-            }
+            if bytes <= Self.chunkBytes, handOver(stream, batch, bytes) { return }
         }
         enqueue(stream, batch.events.map { .event($0) })
+    }
+
+    /// Offers `batch` (weighing `bytes`, at most a chunk) to a stream with nothing waiting: true
+    /// when it was handed over, or the stream is gone (and freed); false when the client has no
+    /// room now (the caller queues it).
+    @inline(__always)
+    func handOver(_ stream: ListenStream, _ batch: ListenBatch, _ bytes: Int) -> Bool {
+        switch stream.offer(batch, bytes) {
+        case .taken: return true
+        case .gone:
+            closeNow(stream)
+            return true
+        case .full: return false
+        }
     }
 
     /// `weight(.event(e))`, remembering the last document weighed: a commit's snapshot carries the

@@ -2,7 +2,10 @@ import HearthCore
 
 /// One Listen call's state in the engine: who listens, its targets, where its events go.
 ///
-/// Everything but `id`, `shard`, `caller` and `sink` is touched only on its shard's queue.
+/// Everything but `id`, `shard`, `caller`, `sink`, `offer` and `writable` is touched only on its
+/// shard's queue. That queue is what keeps accesses apart, so the queue-confined fields skip the
+/// runtime's exclusivity check (`@exclusivity(unchecked)`): it cost ~100 instructions an access,
+/// several per listener per commit on the shard.
 final class ListenStream: @unchecked Sendable {
     /// One active target and what the client holds for it.
     final class Target {
@@ -16,9 +19,9 @@ final class ListenStream: @unchecked Sendable {
         /// documents targets and limited or cursored queries: a plain query's changes follow from
         /// each commit's before and after alone, so an idle listener on a large collection holds
         /// nothing per document.
-        var known: [ResourcePath: Instant] = [:]
+        @exclusivity(unchecked) var known: [ResourcePath: Instant] = [:]
         /// The time the client's view of the target is consistent at.
-        var readTime: Instant
+        @exclusivity(unchecked) var readTime: Instant
         unowned let stream: ListenStream
 
         /// A query target whose result can change only where a changed document now or before
@@ -63,7 +66,11 @@ final class ListenStream: @unchecked Sendable {
     /// Whether the client reads fast enough to take more now (flow control: the transport's
     /// buffer is below its low-water mark).
     let writable: @Sendable () -> Bool
-    var targets: [Int32: Target] = [:]
+    /// `sink` for a batch the client may or may not have room for: hands it over only when
+    /// `writable`, checking both at once (a commit's snapshot to a listener that keeps up: one
+    /// hand-over instead of two calls, each through the transport's locks).
+    let offer: @Sendable (_ batch: ListenBatch, _ bytes: Int) -> Offered
+    @exclusivity(unchecked) var targets: [Int32: Target] = [:]
     /// One entry of the outbox.
     enum Pending {
         case event(ListenEvent)
@@ -93,26 +100,42 @@ final class ListenStream: @unchecked Sendable {
 
     /// What is not yet handed to the sink because the client was not writable, oldest first
     /// (`outboxStart` is the next one), and roughly what it weighs.
-    var outbox: [Pending] = []
-    var outboxStart = 0
-    var outboxBytes = 0
+    @exclusivity(unchecked) var outbox: [Pending] = []
+    @exclusivity(unchecked) var outboxStart = 0
+    @exclusivity(unchecked) var outboxBytes = 0
     /// The read time of the last snapshot sent.
-    var lastReadTime = Instant(unixMicros: 0)
+    @exclusivity(unchecked) var lastReadTime = Instant(unixMicros: 0)
     /// A retry of the outbox is scheduled.
-    var pumpScheduled = false
+    @exclusivity(unchecked) var pumpScheduled = false
     /// The last `ListenShard.apply` pass that saw one of its targets (finds streams with several).
-    var applyPass: UInt64 = 0
+    @exclusivity(unchecked) var applyPass: UInt64 = 0
     /// Server-assigned target ids count up from here.
-    var nextAssigned: Int32 = 1
-    var closed = false
+    @exclusivity(unchecked) var nextAssigned: Int32 = 1
+    @exclusivity(unchecked) var closed = false
 
+    /// What `offer` did with a batch.
+    enum Offered {
+        /// Handed over.
+        case taken
+        /// Not handed over: the client has no room now (it waits in the outbox).
+        case full
+        /// The client is gone (the stream is freed).
+        case gone
+    }
+
+    /// - Parameter offer: nil: `writable`, then `sink`.
     init(id: UInt64, shard: ListenShard, caller: Caller, writable: @escaping @Sendable () -> Bool,
+         offer: (@Sendable (_ batch: ListenBatch, _ bytes: Int) -> Offered)? = nil,
          sink: @escaping @Sendable (_ batch: ListenBatch, _ bytes: Int) -> Bool) {
         self.id = id
         self.shard = shard
         self.caller = caller
         self.writable = writable
         self.sink = sink
+        self.offer = offer ?? { batch, bytes in
+            guard writable() else { return .full }
+            return sink(batch, bytes) ? .taken : .gone
+        }
     }
 
     /// Events waiting in the outbox.

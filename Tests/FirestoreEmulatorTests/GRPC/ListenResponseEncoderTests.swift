@@ -137,19 +137,45 @@ struct ListenResponseEncoderTests {
                                                     .changed(other)],
                                           readTime: Self.t, resumeToken: ResumeToken.encode(Self.t))
         for ids: [Int32] in [[1], [1_000], [7, -3], [1]] {
-            var shared = GRPCMessageBatch()
-            encoder.encode(snapshot, targetIDs: ids, db, into: &shared)
-            var plain = GRPCMessageBatch()
-            for e in snapshot.events(ids) { ListenResponseEncoder().encode(e, db, into: &plain) }
+            let (shared, plain) = Self.sharedAndPlain(encoder, snapshot, ids, db)
             #expect(shared.count == 4)
             #expect(shared.framed == plain.framed)
         }
-        let elsewhere = DatabaseID(project: "p", database: "other")
-        var shared = GRPCMessageBatch()
-        encoder.encode(snapshot, targetIDs: [2], elsewhere, into: &shared)
-        var plain = GRPCMessageBatch()
-        for e in snapshot.events([2]) { ListenResponseEncoder().encode(e, elsewhere, into: &plain) }
+        let (shared, plain) = Self.sharedAndPlain(encoder, snapshot, [2], DatabaseID(project: "p", database: "other"))
         #expect(shared.framed == plain.framed)
+    }
+
+    /// `snapshot` for a stream of `ids` in `db` by `encoder`, and its events encoded one by one.
+    static func sharedAndPlain(_ encoder: ListenResponseEncoder, _ snapshot: ListenBatch.Shared, _ ids: [Int32],
+                               _ db: DatabaseID) -> (shared: GRPCMessageBatch, plain: GRPCMessageBatch) {
+        var shared = GRPCMessageBatch()
+        encoder.encode(snapshot, targetIDs: ids, db, into: &shared)
+        var plain = GRPCMessageBatch()
+        for e in snapshot.events(ids) { ListenResponseEncoder().encode(e, db, into: &plain) }
+        return (shared, plain)
+    }
+
+    /// A snapshot of changed documents only, into an empty batch (a commit's usual fan-out), is laid
+    /// out whole at once: byte for byte what encoding its events one by one makes, for one listener
+    /// after another with ids of every varint length (none, one byte, several, negative), and after
+    /// what a batch already holds.
+    @Test func aSnapshotOfChangesIsLaidOutAsItsEvents() throws {
+        let encoder = ListenResponseEncoder()
+        let other = StoredDocument(path: ResourcePath(["users", "u1", "files", "h"]), fields: ["s": .string(String(repeating: "x", count: 300))],
+                                   createTime: Self.t, updateTime: Self.t)
+        let snapshot = ListenBatch.Shared(changes: [.changed(Self.doc), .changed(other)], readTime: Self.t,
+                                          resumeToken: ResumeToken.encode(Self.t))
+        for ids: [Int32] in [[1], [], [127], [128], [1_000_000], [7, -3], [1]] {
+            let (shared, plain) = Self.sharedAndPlain(encoder, snapshot, ids, db)
+            #expect(shared.count == 3)
+            #expect(shared.framed == plain.framed)
+            // After a message already in the batch: appended, the same bytes after it.
+            var after = GRPCMessageBatch()
+            after.append([1, 2, 3])
+            encoder.encode(snapshot, targetIDs: ids, db, into: &after)
+            #expect(after.count == 4)
+            #expect(Array(after.framed.dropFirst(8)) == plain.framed)
+        }
     }
 
     @Test func theSharedSnapshotEndFollowsItsReadTime() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 
 /// A fixed set of threads running queued jobs: where gRPC handlers run, never on a loop thread.
 final class WorkerPool: @unchecked Sendable {
@@ -8,8 +9,10 @@ final class WorkerPool: @unchecked Sendable {
 
     init(threads: Int, name: String) {
         for i in 0..<max(1, threads) {
-            let t = Thread { [self] in work() }
-            t.name = "\(name)-\(i)"
+            let t = Thread { [self] in
+                ThreadName.setCurrent("\(name)-\(i)")
+                work()
+            }
             t.start()
         }
     }

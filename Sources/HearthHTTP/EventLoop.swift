@@ -176,6 +176,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func run() {
+        ThreadName.setCurrent(name)
         var events = [hearth_event](repeating: hearth_event(), count: 64)
         var timeout: Int32 = -1
         while true {

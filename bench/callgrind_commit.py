@@ -13,7 +13,9 @@ created in the warm-up), counted per transaction.
 
 Prints, per commit: instructions in Hearth (callgrind, only while the N commits run), WAL bytes
 written (the -wal file's growth with checkpoints off: a fresh run's WAL only grows until the first
-checkpoint, so N stays under it) and, with --strace, the syscalls Hearth made.
+checkpoint, so N stays under it) and, with --strace, the syscalls Hearth made. `--threads` also prints
+the busiest threads' instructions per commit (callgrind --separate-threads; a gRPC row's writer and
+connection loop: what each of them does per commit).
 Needs valgrind (Debian package valgrind); loopback only.
 """
 import argparse
@@ -32,7 +34,7 @@ from benchlib import firebase  # noqa: E402
 from benchlib.context import DOCS  # noqa: E402
 from benchlib.httpc import Client, expect  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
-from benchlib.instructions import spread  # noqa: E402
+from benchlib.instructions import spread, thread_totals  # noqa: E402
 from callgrind_get import control, total_ir  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -91,7 +93,8 @@ def cpu_times(pid):
     return int(fields[11]), int(fields[12])
 
 
-def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, transport="rest", grpcload=None, seconds=10):
+def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, transport="rest", grpcload=None, seconds=10,
+            threads=False):
     work = tempfile.mkdtemp(prefix="cg-commit-", dir=os.path.join(ROOT, ".build"))
     data = os.path.join(work, "data")
     os.makedirs(data)
@@ -105,6 +108,7 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, tra
     argv = h.argv()
     if tool == "callgrind":
         h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                                     f"--separate-threads={'yes' if threads else 'no'}",
                                      f"--callgrind-out-file={work}/callgrind.out.%p"] + argv
     elif tool == "strace":
         h.argv = lambda hub_port=0: ["strace", "-f", "-c", "-o", f"{work}/strace.txt"] + argv
@@ -140,6 +144,9 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, tra
     label = f"{what} (user token, rules on, serverTimestamp), {clients} client{'s' if clients > 1 else ''}"
     if tool == "callgrind":
         print(f"{label}: {total_ir(work) / n:,.0f} instructions per commit ({n} commits, {secs:.1f}s under callgrind)")
+        if threads:
+            # The writer is the busiest thread of a gRPC commit row, the connection's loop the next.
+            print("  busiest threads, instructions per commit: " + ", ".join(f"{t / n:,.0f}" for t in thread_totals(work)[:4]))
     elif tool == "strace":
         print(f"{label}: syscalls of the whole run (warm-up and start-up included):")
         with open(os.path.join(work, "strace.txt")) as f:
@@ -168,6 +175,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=10, help="load time of a gRPC run (its commits are counted)")
     ap.add_argument("--page-size", type=int, help="create the database with this page size first (an experiment)")
     ap.add_argument("--keep", action="store_true", help="keep the dumps (for callgrind_annotate)")
+    ap.add_argument("--threads", action="store_true", help="also print the busiest threads' instructions per commit")
     args = ap.parse_args()
     need = {"callgrind": ("valgrind", "callgrind_control"), "strace": ("strace",), "none": ()}[args.tool]
     for tool in need:
@@ -175,7 +183,7 @@ def main():
             print(f"{tool} is not installed (Debian packages valgrind, strace)", file=sys.stderr)
             return 2
     measure(args.hearth_bin, os.path.join(ROOT, "rules", "firestore.rules"), args.n, args.c, args.tool, args.keep, args.page_size,
-            args.transport, args.grpcload, args.seconds)
+            args.transport, args.grpcload, args.seconds, args.threads)
     return 0
 
 

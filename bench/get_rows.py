@@ -85,14 +85,14 @@ def user_seconds(pid):
 
 
 def thread_cpu(pid):
-    """{thread id: user + system CPU seconds} of every thread of the process."""
-    return {tid: stat_cpu_seconds(text) for tid, text in task_files(pid, "stat")}
+    """{thread id: (thread name, user + system CPU seconds)} of every thread of the process."""
+    return {tid: (text.split("(", 1)[1].rsplit(")", 1)[0], stat_cpu_seconds(text)) for tid, text in task_files(pid, "stat")}
 
 
 def busiest(before, after, calls, seconds):
-    """The threads that worked, busiest first: CPU µs per call and share of the run's wall clock."""
-    rows = sorted(((after[t] - before.get(t, 0), t) for t in after), reverse=True)
-    return ", ".join(f"{cpu / calls * 1e6:.1f} µs/call ({cpu / seconds:.0%})" for cpu, _ in rows if cpu / seconds >= 0.03)
+    """The threads that worked, busiest first: name, CPU µs per call and share of the run's wall clock."""
+    rows = sorted(((cpu - before.get(t, (name, 0))[1], name) for t, (name, cpu) in after.items()), reverse=True)
+    return ", ".join(f"{name} {cpu / calls * 1e6:.1f} µs/call ({cpu / seconds:.0%})" for cpu, name in rows if cpu / seconds >= 0.03)
 
 
 def per_call(before, after, calls):

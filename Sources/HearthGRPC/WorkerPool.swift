@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 
 /// A fixed set of threads running queued jobs: where gRPC handlers run, never on a loop thread.
 final class WorkerPool: @unchecked Sendable {
@@ -8,8 +9,10 @@ final class WorkerPool: @unchecked Sendable {
 
     init(threads: Int, name: String) {
         for i in 0..<max(1, threads) {
-            let t = Thread { [self] in work() }
-            t.name = "\(name)-\(i)"
+            let t = Thread { [self] in
+                ThreadName.setCurrent("\(name)-\(i)")
+                work()
+            }
             t.start()
         }
     }
@@ -17,8 +20,12 @@ final class WorkerPool: @unchecked Sendable {
     func submit(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
         jobs.append(job)
-        condition.signal()
         condition.unlock()
+        // After the unlock: a worker woken while the submitter still held the lock blocked on it
+        // at once and had to be woken a second time (strace of the RunQuery row: a futex wait on
+        // the mutex and two wakes per call). No wake-up is lost: a worker checks for jobs and
+        // starts waiting under the lock, so it either sees this job or is waiting when signalled.
+        condition.signal()
     }
 
     private func work() {

@@ -36,6 +36,12 @@ final class EventLoop: @unchecked Sendable {
     /// How long the loop polls before it sleeps (set before `start`; then loop thread only). Off
     /// unless the owner turns it on: the HTTP/2 loops do (`HTTP2Engine`), the accept loop does not.
     var busyPoll = BusyPoll(ceilingMicroseconds: 0)
+    /// Requests on this loop's connections that the client has sent whole and that wait for an
+    /// answer from another thread of this process (loop thread only; `HTTP2Connection` counts
+    /// them). While any waits, the loop sleeps at once when it runs out of work: the next event is
+    /// most likely that answer, which polling cannot bring sooner — it only takes a CPU from the
+    /// thread making it (a RunQuery on a worker, a commit on the writer) and from the client.
+    var answersAwaited = 0
 
     init(name: String) throws(HTTPServerError) {
         self.name = name
@@ -176,10 +182,13 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func run() {
+        ThreadName.setCurrent(name)
         var events = [hearth_event](repeating: hearth_event(), count: 64)
         var timeout: Int32 = -1
         while true {
-            let n = busyPoll.isOff ? hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
+            // A pause spent waiting for this process's own threads neither polls nor teaches the
+            // window anything about the client's round trip.
+            let n = busyPoll.isOff || answersAwaited > 0 ? hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
                 : pollThenWait(&events, timeout: timeout)
             if n > 0 {
                 for i in 0..<Int(n) {

@@ -212,6 +212,7 @@ final class HTTP2Connection: @unchecked Sendable {
         streams = [:]
         if !open.isEmpty { streamsChanged(-open.count) }
         for (_, entry) in open {
+            answerSettled(entry.stream)
             entry.stream.markClosed()
             entry.delegate?.closed(errorCode: errorCode == 0 ? 8 : errorCode)
         }
@@ -324,7 +325,7 @@ final class HTTP2Connection: @unchecked Sendable {
                 // gRPC clients then report "Stream removed" instead of the Trailers-Only status. The
                 // client's remaining request DATA is read and dropped on the half-closed stream.
                 _ = nghttp2_submit_response(session, id, nva, count, nil)
-                stream.responseEnded = true
+                responseEnded(stream)
             } else {
                 // The source is the stream itself (unretained: `streams` holds it until nghttp2's
                 // close callback, after which nghttp2 reads no more), so a DATA frame costs no lookup.
@@ -333,6 +334,27 @@ final class HTTP2Connection: @unchecked Sendable {
                 if nghttp2_submit_response(session, id, nva, count, &provider) == 0 { stream.providerAttached = true }
             }
         }
+    }
+
+    /// The client sent its whole request (END_STREAM): until the response ends, the loop waits
+    /// for whoever answers it (`EventLoop.answersAwaited`).
+    func requestEnded(_ stream: HTTP2Stream) {
+        guard !stream.responseEnded, !stream.awaitingAnswer else { return }
+        stream.awaitingAnswer = true
+        loop.answersAwaited += 1
+    }
+
+    /// The last frame of `stream`'s response is handed to nghttp2.
+    private func responseEnded(_ stream: HTTP2Stream) {
+        stream.responseEnded = true
+        answerSettled(stream)
+    }
+
+    /// `stream` no longer waits for an answer (it has one, or it closed).
+    func answerSettled(_ stream: HTTP2Stream) {
+        guard stream.awaitingAnswer else { return }
+        stream.awaitingAnswer = false
+        loop.answersAwaited -= 1
     }
 
     /// nghttp2's data source callback body: how many body bytes the next DATA frame carries (copied
@@ -351,7 +373,7 @@ final class HTTP2Connection: @unchecked Sendable {
         if let trailers {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             stream.providerAttached = false
-            stream.responseEnded = true
+            responseEnded(stream)
             if trailers.isEmpty { return n }
             flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
             withVector(trailers) { nva, count in _ = nghttp2_submit_trailer(session, id, nva, count) }
@@ -513,6 +535,7 @@ private let h2FrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userDa
         if hearth_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 {
             // Out of the table before the call: the delegate may reach the connection again.
             let delegate = c.streams.values[i].delegate
+            c.requestEnded(c.streams.values[i].stream)
             delegate?.endOfStream()
         }
         return 0
@@ -535,6 +558,7 @@ private let h2StreamClosed: nghttp2_on_stream_close_callback = { _, id, errorCod
     withConnection(userData) { c in
         guard let entry = c.streams.removeValue(forKey: id) else { return 0 }
         c.streamsChanged(-1)
+        c.answerSettled(entry.stream)
         entry.stream.markClosed()
         entry.delegate?.closed(errorCode: errorCode)
         return 0

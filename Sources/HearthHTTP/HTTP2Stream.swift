@@ -60,6 +60,9 @@ public final class HTTP2Stream: @unchecked Sendable {
     @exclusivity(unchecked) var providerAttached = false
     /// Whether the last frame of the response (END_STREAM or trailers) is handed to nghttp2.
     @exclusivity(unchecked) var responseEnded = false
+    /// Whether the client's side ended before the response did: counted in the loop's
+    /// `answersAwaited` until the response ends or the stream closes.
+    @exclusivity(unchecked) var awaitingAnswer = false
 
     init(id: Int32, remoteAddress: String, connection: HTTP2Connection) {
         self.id = id

@@ -229,6 +229,8 @@ public final class GroupCommit: @unchecked Sendable {
         if drainer == nil {
             let wake = drainWake
             let t = Thread { [weak self] in
+                // Else it carries the name of the thread that started it (an HTTP/2 loop).
+                ThreadName.setCurrent("group-commit")
                 while true {
                     wake.wait()
                     guard let self else { return }

@@ -32,6 +32,9 @@ final class LoopRecorder: HTTP2StreamHandler, @unchecked Sendable {
 
     var openedOn: (loops: [ObjectIdentifier], offLoop: Int) { lock.withLock { (loops, offLoop) } }
 
+    /// The streams opened so far (held until `finishAll`).
+    var heldStreams: [HTTP2Stream] { lock.withLock { held } }
+
     /// Ends every held stream with trailers (from this thread: the loops apply it).
     func finishAll() {
         for s in lock.withLock({ held }) { s.finish(trailers: [("grpc-status", "0")]) }
@@ -129,5 +132,63 @@ extension RawSocket {
         }
         #expect(stopped.wait(timeout: .now() + 5) == .success)
         #expect(Date().timeIntervalSince(started) < 8)
+    }
+
+    /// A request the client sent whole and that waits for an answer from another thread keeps its
+    /// loop from polling (`EventLoop.answersAwaited`): the loop's pauses until that answer cost no
+    /// CPU, even with the window wide open and the client busy on the connection; the answer, a
+    /// reset or the connection's end settles the count.
+    @Test func aLoopWaitingForAnAnswerFromAnotherThreadSleeps() throws {
+        let handler = LoopRecorder()
+        var configuration = HTTPServer.Configuration(port: 0, threads: 2)
+        configuration.http2BusyPollMicroseconds = 1000
+        let server = HTTPServer(name: "t", configuration: configuration, service: PlainService(), http2: handler)
+        try server.start()
+        defer { server.stop(graceSeconds: 1) }
+        let client = try RawSocket.h2Client(port: server.port)
+        _ = client.frames { f in f.contains { $0.type == 0 && $0.stream == 1 } }
+        let loop = try #require(handler.heldStreams.first?.connection?.loop)
+        #expect(BusyPollTests.onLoop(loop) { loop.answersAwaited } == 1)
+        // The window as wide as it gets: without the count the loop would poll through every gap
+        // between the client's PINGs below (each ended by the socket within the window).
+        _ = BusyPollTests.onLoop(loop) {
+            for _ in 0..<10 { loop.busyPoll.slept(pause: 1_000) }
+            return true
+        }
+        #expect(BusyPollTests.onLoop(loop) { loop.busyPoll.window } == 1_000_000)
+        let before = BusyPollTests.onLoop(loop) { BusyPollTests.threadCPU() }
+        for i in 0..<100 {
+            client.send(h2Frame(type: 6, flags: 0, stream: 0, [UInt8](repeating: UInt8(i), count: 8)))
+            usleep(500)
+        }
+        let acks = client.frames { f in f.filter { $0.type == 6 }.count == 100 }
+        #expect(acks.filter { $0.type == 6 }.count == 100)
+        let after = BusyPollTests.onLoop(loop) { BusyPollTests.threadCPU() }
+        // 100 PINGs answered cost a few ms; polling through the gaps would take ~50 ms.
+        #expect(after - before < 0.025)
+        // A sleep while waiting teaches the window nothing.
+        #expect(BusyPollTests.onLoop(loop) { loop.busyPoll.window } == 1_000_000)
+        handler.finishAll()
+        _ = client.frames { f in f.filter { $0.type == 1 && $0.stream == 1 }.count == 2 }
+        #expect(BusyPollTests.onLoop(loop) { loop.answersAwaited } == 0)
+
+        // A reset settles it as an answer does, and so does the connection's end.
+        let other = try RawSocket.h2Client(port: server.port)
+        _ = other.frames { f in f.contains { $0.type == 0 && $0.stream == 1 } }
+        let third = try RawSocket.h2Client(port: server.port)
+        _ = third.frames { f in f.contains { $0.type == 0 && $0.stream == 1 } }
+        // The loops of every connection (the two may sit on different ones), kept past their closing.
+        let loops = Dictionary(handler.heldStreams.compactMap { $0.connection?.loop }.map { (ObjectIdentifier($0), $0) },
+                               uniquingKeysWith: { a, _ in a }).values
+        func awaited() -> Int { loops.map { l in BusyPollTests.onLoop(l) { l.answersAwaited } }.reduce(0, +) }
+        #expect(awaited() == 2)
+        other.send(h2Frame(type: 3, flags: 0, stream: 1, [0, 0, 0, 8]))  // RST_STREAM(CANCEL)
+        shutdown(third.fd, Int32(SHUT_RDWR))
+        var settled = false
+        for _ in 0..<200 where !settled {
+            settled = awaited() == 0
+            if !settled { usleep(10_000) }
+        }
+        #expect(settled)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthGRPC
+import HearthProtobuf
 
 /// Listen and Write: the realtime engine's streams with their protobuf codec.
 extension FirestoreGRPCService {
@@ -155,7 +156,26 @@ extension FirestoreGRPCService {
         return request
     }
 
+    /// A `WriteResponse` written straight as protobuf: the bytes `encodeWriteThroughJSON` makes
+    /// (`DocumentProtoTests`), without building its JSON and reading that back through the schema
+    /// tables — ~25k instructions of every Write-stream commit (docs/benchmarks.md, grpccpu).
     @Sendable static func encodeWrite(_ response: WriteStreamSession.Response) -> [UInt8] {
+        var w = ProtoWriter(capacity: 48 + 40 * response.results.count)
+        // Written even when empty, as the general path writes every member its JSON has.
+        w.string(1, response.streamID)
+        w.bytes(2, response.streamToken)
+        for r in response.results {
+            w.message(3) { e in
+                DocumentProto.timestamp(1, r.updateTime, into: &e)
+                for v in r.transformResults { e.message(2) { inner in DocumentProto.value(v, into: &inner) } }
+            }
+        }
+        if let t = response.commitTime { DocumentProto.timestamp(4, t, into: &w) }
+        return w.bytes
+    }
+
+    /// A `WriteResponse` by the general path: its proto3 JSON encoded through the schema tables.
+    static func encodeWriteThroughJSON(_ response: WriteStreamSession.Response) -> [UInt8] {
         var m: [(String, JSON)] = [("streamId", .string(response.streamID)),
                                    ("streamToken", .string(Data(response.streamToken).base64EncodedString()))]
         if !response.results.isEmpty {

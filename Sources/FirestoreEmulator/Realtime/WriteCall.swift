@@ -1,12 +1,19 @@
+import Foundation
 import HearthCore
 import HearthGRPC
 
 /// One gRPC Write call: decoded requests go through a `WriteStreamSession`, each answer is
-/// sent as it is made, and the first failure ends the call with its status.
+/// sent in the order it was made, and the first failure ends the call with its status.
 ///
 /// `received` runs on a worker thread, one request at a time (the next only once the previous one's
 /// commit has completed), so pipelined batches commit in order and a request after a failure is
 /// never decoded, let alone applied.
+///
+/// Answers are encoded and sent on the connection's own thread (`produceSoon`), not where they
+/// are made: a commit's answer is made on the single writer, inside its batch, and encoding it
+/// there (a `WriteResponse` through proto3 JSON) was ~12% of the writer's time on the 16-stream
+/// Write row (perf, docs/benchmarks.md grpccpu) — serial time every commit waited for, while the
+/// loop that sends the answer had a core to spare.
 final class WriteCall: GRPCRequestStream, @unchecked Sendable {
     /// Decodes one `WriteRequest`; `database` is the stream's once the handshake named it (the
     /// writes' document names are checked against it).
@@ -18,6 +25,20 @@ final class WriteCall: GRPCRequestStream, @unchecked Sendable {
     private let responses: any GRPCResponseStream
     private let decode: Decode
     private let encode: Encode
+
+    /// What the call still has to send, in order: an answer, or the call's end (after every answer
+    /// made before it).
+    private enum Outgoing {
+        case response(WriteStreamSession.Response)
+        case end(GRPCStatus)
+    }
+
+    private let queueLock = NSLock()
+    /// Under `queueLock`.
+    private var outgoing: [Outgoing] = []
+    /// Held while a producer pass sends: a response side without a thread of its own produces on
+    /// the caller's thread, and two callers must not send their batches out of order.
+    private let sendLock = NSLock()
 
     init(session: WriteStreamSession, responses: any GRPCResponseStream, decode: @escaping Decode, encode: @escaping Encode) {
         self.session = session
@@ -31,10 +52,10 @@ final class WriteCall: GRPCRequestStream, @unchecked Sendable {
         do throws(FirestoreError) {
             let request = try decode(message, session.database)
             guard let response = try session.handle(request) else { return }
-            responses.send(encode(response))
+            enqueue(.response(response))
         } catch {
             session.end()
-            responses.finish(error.grpcStatus)
+            enqueue(.end(error.grpcStatus))
         }
     }
 
@@ -57,21 +78,48 @@ final class WriteCall: GRPCRequestStream, @unchecked Sendable {
         let request: WriteStreamSession.Request
         do throws(FirestoreError) { request = try decode(message, session.database) } catch {
             session.end()
-            responses.finish(error.grpcStatus)
+            enqueue(.end(error.grpcStatus))
             return done()
         }
+        // A failure has ended the session already (`handle`), so a request pipelined behind it is
+        // ignored even before the loop sends the call's end.
         session.handle(request, lead: lead) { [self] result in
             switch result {
-            case .success(let response?): responses.send(encode(response))
+            case .success(let response?): enqueue(.response(response))
             case .success(nil): break
-            case .failure(let error): responses.finish(error.grpcStatus)
+            case .failure(let error): enqueue(.end(error.grpcStatus))
             }
             done()
         }
     }
 
     func halfClosed() {
-        responses.finish(.ok)
+        enqueue(.end(.ok))
+    }
+
+    /// Queues `item` for the connection's thread, which encodes and sends what is queued in order.
+    private func enqueue(_ item: Outgoing) {
+        queueLock.withLock { outgoing.append(item) }
+        // The same closure every time (the first is kept); it holds this call until the stream
+        // closes, which lets it go, so an answer queued after the request side let go still leaves.
+        responses.produceSoon { [self] in produce() }
+    }
+
+    /// Encodes and sends everything queued so far (the connection's thread).
+    private func produce() {
+        sendLock.lock()
+        defer { sendLock.unlock() }
+        let batch = queueLock.withLock {
+            let b = outgoing
+            outgoing = []
+            return b
+        }
+        for item in batch {
+            switch item {
+            case .response(let response): responses.send(encode(response))
+            case .end(let status): responses.finish(status)
+            }
+        }
     }
 
     func cancelled() {

@@ -65,6 +65,23 @@ struct DocumentProtoTests {
                 == ProtoJSON.encode(["commitTime": .string(ValueJSON.formatTimestamp(commitTime))], FirestoreSchemas.v1 + "CommitResponse"))
     }
 
+    /// Write-stream answers: the handshake (no results, no commit time), commits with and without
+    /// transform results of every value type, a delete's result, an empty token.
+    @Test func aWriteResponseEncodesAsTheGeneralPathEncodesIt() {
+        let t = Instant(unixMicros: 1_700_000_000_123_456)
+        let responses: [WriteStreamSession.Response] = [
+            .init(streamID: "s1", streamToken: [1, 2, 0xFF], commitTime: nil, results: []),
+            .init(streamID: "s1", streamToken: [0x31], commitTime: t, results: [.init(updateTime: t, transformResults: [])]),
+            .init(streamID: "", streamToken: [], commitTime: Instant(unixMicros: 0), results: [
+                .init(updateTime: Instant(unixMicros: -1_500_000), transformResults: Self.fields.keys.sorted().map { Self.fields[$0]! }),
+                .init(updateTime: Instant(unixMicros: 3), transformResults: [.timestamp(t), .integer(7), .null]),
+            ]),
+        ]
+        for r in responses {
+            #expect(FirestoreGRPCService.encodeWrite(r) == FirestoreGRPCService.encodeWriteThroughJSON(r))
+        }
+    }
+
     @Test func plainNamesSplitAsTheRouterSplitsThem() {
         let (db, path) = RESTBridge.plainName("projects/p/databases/(default)/documents/users/u/files/f") ?? (self.db, .root)
         #expect(db == self.db && path.segments == ["users", "u", "files", "f"])

@@ -392,6 +392,59 @@ final class DeferredResponses: GRPCResponseStream, @unchecked Sendable {
         #expect(h.call("GET", h.api("/users/u1/f/b")).status == 404)
         #expect(h.call("GET", h.api("/users/u1/f/c")).status == 404)
     }
+
+    /// Over a response side with a thread of its own, answers are encoded there (the producer),
+    /// never on the thread that made them — the writer, for a commit — and leave in the order they
+    /// were made, the call's end after them: a failure's status and the end of a half-closed call.
+    @Test func answersAreEncodedByTheConnectionsThreadInOrder() throws {
+        let h = try TestHarness(rules: RulesEnforcementTests.rules("""
+            match /users/{uid}/{d=**} { allow read, write: if request.auth.uid == uid; }
+        """))
+        let requests: [WriteStreamSession.Request] = [
+            .init(database: StreamCallTests.dbName),
+            .init(database: "", writes: [try WriteStreamSessionTests.write(h, "users/u1/f/a", 1)]),
+            .init(database: "", writes: [try WriteStreamSessionTests.write(h, "users/u1/f/b", 1)]),
+            .init(database: "", writes: [try WriteStreamSessionTests.write(h, "users/u2/f/x", 1)]),
+            .init(database: "", writes: [try WriteStreamSessionTests.write(h, "users/u1/f/c", 1)]),
+        ]
+        let encoded = LockedCount()
+        func call(_ r: DeferredResponses) throws -> WriteCall {
+            WriteCall(session: WriteStreamSession(service: h.service, caller: try h.caller("u1"), streamID: "s1"), responses: r,
+                      decode: { m, _ throws(FirestoreError) in requests[Int(m[0])] },
+                      encode: { resp in
+                          encoded.add()
+                          return Array("\(String(decoding: resp.streamToken, as: UTF8.self)):\(resp.results.count)".utf8)
+                      })
+        }
+        let r = DeferredResponses()
+        let failing = try call(r)
+        for i in 0..<5 { Self.deliver(failing, UInt8(i)) }
+        // Three answers made (the handshake and two commits) and the failure; nothing encoded yet.
+        #expect(encoded.value == 0 && r.inner.messages.isEmpty && r.inner.status == nil)
+        r.runProducer()
+        #expect(encoded.value == 3)
+        #expect(r.inner.messages == ["0:0", "1:1", "2:1"])
+        #expect(r.inner.status?.code == .permissionDenied)
+        #expect(h.call("GET", h.api("/users/u1/f/c")).status == 404)
+
+        // A half-closed call ends with OK after its answers.
+        let ok = DeferredResponses()
+        let closing = try call(ok)
+        Self.deliver(closing, 0)
+        closing.halfClosed()
+        #expect(ok.inner.messages.isEmpty && ok.inner.status == nil)
+        ok.runProducer()
+        #expect(ok.inner.messages == ["0:0"])
+        #expect(ok.inner.status == .ok)
+    }
+}
+
+/// A count kept across threads.
+final class LockedCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }
 
 /// A flag set on one thread and read on another.

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Where a commit's CPU goes, per transport: the bench's REST commit (wrk, 16 connections), gRPC Commit
+"""Where a commit's CPU goes, per transport: the bench's REST commit (wrk, 16 connections, or `--conns N`), gRPC Commit
 and the Write stream (bench/grpcload, 16 streams on one connection; each through grpc-go and through
 the light client `-client h2`) for one or more Hearth binaries alternated round by round:
 `python3 bench/commit_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only rest,commit,write]
-[--clients h2,grpc] [--strace]`.
+[--clients h2,grpc] [--conns 16] [--strace]`.
 
 Per timed run, divided by its successful calls: Hearth's CPU (user + system, `/proc/<pid>/stat`), the
 load generator's (`getrusage(RUSAGE_CHILDREN)` over that run: wrk or grpcload, started without
@@ -73,7 +73,7 @@ def one(binary, work, row, client, args, ctx):
             wrk.run(port, [commit], 16, "warm", duration=1, profile=False)
 
             def run():
-                s = wrk.run(port, [commit], 16, "c16", profile=False)
+                s = wrk.run(port, [commit], args.conns, f"c{args.conns}", profile=False)
                 if s["error_count"]:
                     raise SystemExit(f"{binary}: REST commit had {s['error_count']} errors")
                 return s
@@ -128,6 +128,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--only", default="rest,commit,write")
     ap.add_argument("--clients", default="h2,grpc", help="grpcload clients for the gRPC rows")
+    ap.add_argument("--conns", type=int, default=16, help="wrk connections of the REST row (the bench has 1 and 16)")
     ap.add_argument("--strace", action="store_true")
     ap.add_argument("--emulator", action="store_true", help="the gRPC rows against the official emulator instead")
     args = ap.parse_args()

@@ -13,7 +13,9 @@ public final class Connection {
     public init(path: String, readOnly: Bool = false) throws {
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        // Hearth's VFS: the unix one, with WAL frame writes gathered (`WALBufferingVFS`).
+        let vfs = WALBufferingVFS.name
+        let rc = sqlite3_open_v2(path, &db, flags, vfs.isEmpty ? nil : vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             if let db { sqlite3_close_v2(db) }

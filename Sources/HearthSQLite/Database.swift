@@ -111,12 +111,16 @@ public final class Database: @unchecked Sendable {
         /// Small pages suit small rows changed a few at a time (a Firestore commit changes ~11 pages:
         /// 47 KB of WAL at 4 KiB against 191 KB at 16 KiB, docs/benchmarks.md). The checkpoint comes
         /// after as many pages as `bulk`'s (16 MiB of WAL, a few hundred commits): the WAL index
-        /// readers search stays the same size, and checkpoint syncs stay rare.
+        /// readers search stays the same size, and checkpoint syncs stay rare. It runs on the
+        /// checkpoint thread too: inline, its syncs (~20 ms on the bench VM, the WAL's 16 MiB written
+        /// out) stopped a commit every ~200 at one connection, ~90 µs a commit on average
+        /// (docs/benchmarks.md, *The commit at one connection: where the other half goes*).
         /// Its writer's cache is half `bulk`'s: Firestore keeps an hour of replaced versions, so
         /// a busy writer's cache fills to its bound however large, and 16 MB took 18 minutes of the
         /// soak's mixed traffic to get there (docs/reliability.md) — 8 MiB still holds every upper
         /// b-tree level and the hot leaves of a few hundred thousand documents' tables and indexes.
-        public static let small = Layout(pageSize: 4096, autocheckpointPages: 4096, writerCacheKiB: 8192)
+        public static let small = Layout(pageSize: 4096, autocheckpointPages: 4096, writerCacheKiB: 8192,
+                                         checkpointBackstopPages: 6144)
     }
 
     /// Opens the database at `path` (nil: in memory, private to this object); a new file gets

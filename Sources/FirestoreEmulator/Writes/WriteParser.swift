@@ -121,7 +121,6 @@ struct WriteParser {
         return paths
     }
 
-
     func parsePrecondition(_ o: ProtoObject) throws(FirestoreError) -> Precondition? {
         try o.requireKnown(["exists", "updateTime"])
         let exists = try o.bool("exists")

@@ -32,6 +32,15 @@ from benchlib.report import Row, jsonable, loadavg, machine_info, render_table  
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def fresh_hearth(ctx, name):
+    """A Hearth (not started yet) on an empty data dir `name` under the run directory, its log beside it,
+    with the run's rules."""
+    data_dir = os.path.join(ctx.run_dir, name)
+    shutil.rmtree(data_dir, ignore_errors=True)
+    return Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
+                  log_name=name)
+
+
 def na_all(ctx, keys, reason):
     for k in keys:
         ctx.results.na(k, "hearth", reason)
@@ -101,10 +110,8 @@ def phase_hearth_main(ctx, s3_others, after_s3):
     ceilings and moto), Auth, Firestore, queries, seed flow. `after_s3` runs once the S3 small points
     are done (it stops what only they need). Leaves the data dir populated for start-up with data."""
     ctx.log("hearth: main instance")
-    data_dir = os.path.join(ctx.run_dir, "hearth-main")
-    shutil.rmtree(data_dir, ignore_errors=True)
-    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
-               log_name="hearth-main")
+    h = fresh_hearth(ctx, "hearth-main")
+    data_dir = h.data_dir
     counts = {"docs": 0, "objects": 0}
     try:
         h.start()
@@ -163,15 +170,15 @@ def phase_hearth_main(ctx, s3_others, after_s3):
     return data_dir, counts
 
 
-def phase_firestore(ctx, h, user):
-    """Every Firestore row, Hearth's and the official emulator's in interleaved rounds (fsrows.py);
-    returns the documents stored in Hearth."""
+def phase_firestore(ctx, h, user, peer_rows_only=False):
+    """Every Firestore row (with `peer_rows_only`, those with a peer), Hearth's and the official
+    emulator's in interleaved rounds (fsrows.py); returns the documents stored in Hearth."""
     try:
         h.check_alive()
     except NotAvailable as e:
         na_all(ctx, fsrows.hearth_keys(ctx), str(e))
         return 0
-    return fsrows.firestore(ctx, h, user)
+    return fsrows.firestore(ctx, h, user, peer_rows_only)
 
 
 def phase_hearth_startup_data(ctx, data_dir, counts):
@@ -189,10 +196,8 @@ def phase_hearth_startup_data(ctx, data_dir, counts):
 
 def phase_large(ctx, nginx):
     ctx.log("S3 large objects")
-    data_dir = os.path.join(ctx.run_dir, "hearth-large")
-    shutil.rmtree(data_dir, ignore_errors=True)
-    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
-               log_name="hearth-large")
+    h = fresh_hearth(ctx, "hearth-large")
+    data_dir = h.data_dir
     try:
         try:
             h.start()
@@ -208,10 +213,8 @@ def phase_large(ctx, nginx):
 
 def phase_clear(ctx):
     ctx.log(f"Firestore clear of {ctx.s.clear_docs:,} documents")
-    data_dir = os.path.join(ctx.run_dir, "hearth-clear")
-    shutil.rmtree(data_dir, ignore_errors=True)
-    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
-               log_name="hearth-clear")
+    h = fresh_hearth(ctx, "hearth-clear")
+    data_dir = h.data_dir
     try:
         h.start()
         times = firebase.clear(ctx, h)
@@ -383,12 +386,11 @@ def phase_all(ctx):
 
 
 def phase_fs_only(ctx):
-    """`--only fs`: one Hearth on a fresh data dir, a user on its Auth, the Firestore rows with the
-    official emulator beside them; no ceilings, no S3, no start-up rows."""
-    data_dir = os.path.join(ctx.run_dir, "hearth-fs")
-    shutil.rmtree(data_dir, ignore_errors=True)
-    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
-               log_name="hearth-fs")
+    """`--only fs`: one Hearth on a fresh data dir, a user on its Auth, the Firestore rows that have the
+    official emulator as their peer, beside it; no ceilings, no S3, no start-up rows, none of Hearth's
+    rows without a peer (100,000 documents, the grpc-go clients)."""
+    h = fresh_hearth(ctx, "hearth-fs")
+    data_dir = h.data_dir
     try:
         h.start()
     except NotAvailable as e:
@@ -401,7 +403,7 @@ def phase_fs_only(ctx):
         except NotAvailable as e:
             ctx.log(f"  no user: {e}")
             user = None
-        phase_firestore(ctx, h, user)
+        phase_firestore(ctx, h, user, peer_rows_only=True)
     finally:
         ctx.wrk.profile_pid = None
         h.stop()
@@ -494,7 +496,9 @@ def main():
     finally:
         ctx.registry.stop_all()
 
-    shown = [r for r in rows(ctx, counts) if args.only != "fs" or paired(r)]
+    # `--only fs`: the rows with a peer that were measured (not the 100,000-document ones the peer skips).
+    shown = [r for r in rows(ctx, counts)
+             if args.only != "fs" or paired(r) and ctx.results.get(*r.hearth_key) is not None]
     evaluated = [r.evaluate(ctx.results, judge=not ctx.quick) for r in shown]
     table, notes = render_table(evaluated, ctx.quick)
     info = machine_info(hearth_bin, moto_bin)

@@ -12,6 +12,7 @@ data and the same load generators, and a longer warm-up before its rounds (JIT);
 unless asked (`--peer`).
 """
 import os
+import time
 
 from . import firebase, grpcbench, grpcreads, listing
 from .httpc import NotAvailable
@@ -80,16 +81,18 @@ def start_peer(ctx):
             ctx.results.na(k, PEER, str(e))
         return None
     ctx.results.put("startup.empty", PEER, emu.startup_seconds * 1e3)
+    time.sleep(1)  # as Hearth's idle RSS: 1 s after the first answer
     st = proc_status(emu.pid)
     ctx.results.put("footprint.idle", PEER, st.get("VmRSS", 0) / 1024, threads=st.get("Threads"))
     ctx.log(f"  started in {emu.startup_seconds:.1f}s, RSS {st.get('VmRSS', 0) / 1024:.0f} MiB")
     return emu
 
 
-def firestore(ctx, h, user):
+def firestore(ctx, h, user, peer_rows_only=False):
     """Every Firestore row of Hearth's main instance `h` (user: a user of its Auth, or None), with the
-    official emulator's beside it when it runs. Returns the documents stored in Hearth for the runQuery
-    rows (start-up with data reuses them)."""
+    official emulator's beside it when it runs; with `peer_rows_only` (`--only fs`) just the rows that
+    have it as their peer. Returns the documents stored in Hearth for the runQuery rows (start-up with
+    data reuses them)."""
     emu = start_peer(ctx)
     sides = [Side(HEARTH, h.proc.pid)] + ([Side(PEER, emu.proc.pid)] if emu else [])
     pairing = Pairing(ctx, sides, ctx.s.rounds, harness_pid=os.getpid())
@@ -98,7 +101,7 @@ def firestore(ctx, h, user):
     if emu:
         servers[PEER] = emu.port
     try:
-        return Phase(ctx, pairing, h, emu, servers, user).run()
+        return Phase(ctx, pairing, h, emu, servers, user, peer_rows_only).run()
     finally:
         if emu:
             emu.stop()
@@ -107,9 +110,10 @@ def firestore(ctx, h, user):
 class Phase:
     """The rows in order, each side's loads prepared on its own server, then measured by `pairing`."""
 
-    def __init__(self, ctx, pairing, hearth, emu, servers, user):
+    def __init__(self, ctx, pairing, hearth, emu, servers, user, peer_rows_only):
         self.ctx, self.pairing, self.hearth, self.emu = ctx, pairing, hearth, emu
         self.servers, self.user = servers, user
+        self.hearth_rows = not peer_rows_only  # Hearth's rows without a peer
         self.auth_port = hearth.port("auth")
 
     def warm(self, system):
@@ -151,15 +155,17 @@ class Phase:
                 conns = int(key.rsplit("c", 1)[1])
                 run_point(ctx, "nginx", ctx.nginx_get[0], ctx.nginx_get[1], key, conns, "ceiling")
             self.measure(key, rest)
-        firebase.rules_insitu(ctx, self.servers[HEARTH], user)
+        if self.hearth_rows:
+            firebase.rules_insitu(ctx, self.servers[HEARTH], user)
 
         ctx.log("Firestore over gRPC")
         grpc = self.loads(lambda system, port: grpcbench.grpc_loads(ctx, system, port, user, self.warm(system)))
         for key in GRPC_KEYS:
             self.measure(key, grpc)
-        go = {HEARTH: grpcbench.grpcgo_loads(ctx, self.servers[HEARTH], user, self.warm(HEARTH))}
-        for key in GRPCGO_KEYS:
-            self.measure(key, go)
+        if self.hearth_rows:
+            go = {HEARTH: grpcbench.grpcgo_loads(ctx, self.servers[HEARTH], user, self.warm(HEARTH))}
+            for key in GRPCGO_KEYS:
+                self.measure(key, go)
         txn = self.loads(lambda system, port: {"fs.txn.c16": grpcbench.txn_load(ctx, system, port, user,
                                                                                self.warm(system))})
         self.measure("fs.txn.c16", txn)
@@ -176,7 +182,7 @@ class Phase:
         slowly: the peer stops at 10,000); Hearth's RSS with every collection loaded."""
         ctx = self.ctx
         seeded = 0
-        for size in ctx.s.query_sizes:
+        for size in ctx.s.query_sizes if self.hearth_rows else ctx.s.query_sizes[:2]:
             ctx.log(f"Firestore runQuery and documents.list on {size:,} documents")
             users = self.loads(lambda system, port, size=size: (
                 None if system == PEER and size not in ctx.s.query_sizes[:2]
@@ -196,6 +202,8 @@ class Phase:
                         per[system] = str(e)
                 latency = key.replace(f".{size}", f"_latency.{size}")
                 self.pairing.run(key, per, derived={latency: lambda d: d["wrk"]["lat_mean_us"]})
+        if not self.hearth_rows:
+            return seeded
         if seeded:
             ctx.results.put("footprint.docs", HEARTH, proc_status(self.hearth.pid).get("VmRSS", 0) / 1024,
                             documents=seeded)
@@ -218,8 +226,9 @@ class Phase:
                              rounds=ctx.s.rounds if n == 1 else 1,
                              derived={f"rt.latency99.{n}": lambda d: d["p99_ms"]})
         n = ctx.s.listener_counts[-1]
-        go = grpcbench.listen_load(ctx, HEARTH, self.servers[HEARTH], sign_up, n, client="grpc", p99=True)
-        self.pairing.run(f"rt.latency99.grpcgo.{n}", {HEARTH: go}, higher_is_better=False, rounds=1)
+        if self.hearth_rows:
+            go = grpcbench.listen_load(ctx, HEARTH, self.servers[HEARTH], sign_up, n, client="grpc", p99=True)
+            self.pairing.run(f"rt.latency99.grpcgo.{n}", {HEARTH: go}, higher_is_better=False, rounds=1)
         grpcbench.idle_listeners(ctx, HEARTH, self.servers[HEARTH], self.hearth.pid, sign_up)
         if self.emu:
             gone = self.gone(PEER)

@@ -147,7 +147,7 @@ class Phase:
 
     def run(self):
         ctx, user = self.ctx, self.user
-        ctx.log("Firestore REST: Hearth and the official emulator in rounds")
+        ctx.log(f"Firestore REST{', Hearth and the official emulator' if self.emu else ''} in rounds")
         rest = self.loads(lambda system, port: firebase.rest_loads(ctx, port, user, system))
         for key in REST_KEYS:
             if key.startswith("fs.get.") and getattr(ctx, "nginx_get", None):

@@ -169,7 +169,8 @@ def account(before, after, server_sid, peer_sids=(), harness_pid=None):
     if steal >= STEAL_LIMIT:
         reasons.append(f"steal {steal:.2f} core")
     if cores["others"] + cores["peer"] >= OTHERS_LIMIT:
-        reasons.append(f"other processes {cores['others']:.2f} core, idle peer {cores['peer']:.2f} core")
+        reasons.append(f"other processes {cores['others']:.2f} core"
+                       + (f", idle peer {cores['peer']:.2f} core" if peers else ""))
     out["disturbed"] = bool(reasons)
     out["why"] = "; ".join(reasons)
     return out

@@ -2,7 +2,7 @@
 
 Both servers stay up for the whole phase and every row with a peer runs in interleaved rounds
 (`pairs.py`): REST get, commit and batchGet; gRPC GetDocument (h2load and the light client), Commit,
-the Write stream and the REST transaction; then, on an emptied emulator (`clear_peer`), gRPC RunQuery
+the Write stream and the REST transaction; then, on a fresh emulator (`fresh_peer`), gRPC RunQuery
 and BatchGetDocuments, runQuery and documents.list on 1,000 and 10,000 documents; then the listener
 rows, last, because the emulator's 1,000-listener attempt can leave its JVM unresponsive (the eighth
 session's run). Hearth's rows without
@@ -16,8 +16,7 @@ import os
 import time
 
 from . import firebase, grpcbench, grpcreads, listing
-from .context import PROJECT
-from .httpc import Client, NotAvailable, expect
+from .httpc import NotAvailable
 from .pairs import HEARTH, PEER, Pairing, Side
 from .procs import OfficialFirestore, proc_status
 from .s3 import run_point
@@ -102,11 +101,12 @@ def firestore(ctx, h, user, peer_rows_only=False):
     servers = {HEARTH: h.port("firestore")}
     if emu:
         servers[PEER] = emu.port
+    phase = Phase(ctx, pairing, h, emu, servers, user, peer_rows_only)
     try:
-        return Phase(ctx, pairing, h, emu, servers, user, peer_rows_only).run()
+        return phase.run()
     finally:
-        if emu:
-            emu.stop()
+        if phase.emu:
+            phase.emu.stop()
 
 
 class Phase:
@@ -140,7 +140,8 @@ class Phase:
     def gone(self, system):
         """Why `system`'s server cannot be measured any more (it exited), or None."""
         p = (self.hearth if system == HEARTH else self.emu).proc
-        return None if p.poll() is None else f"{system} is not running (exit {p.returncode})"
+        return None if p is not None and p.poll() is None else \
+            f"{system} is not running (exit {p.returncode if p else '?'})"
 
     def measure(self, key, per_system, **kw):
         """per_system: {system: {key: Load or reason} or one reason for every key}."""
@@ -171,7 +172,7 @@ class Phase:
         txn = self.loads(lambda system, port: {"fs.txn.c16": grpcbench.txn_load(ctx, system, port, user,
                                                                                self.warm(system))})
         self.measure("fs.txn.c16", txn)
-        self.clear_peer()
+        self.fresh_peer()
         reads = self.loads(lambda system, port: grpcreads.loads_for(ctx, system, port, self.auth_port, self.warm(system)))
         for key in grpcreads.KEYS:
             self.measure(key, reads)
@@ -180,24 +181,26 @@ class Phase:
         self.listeners()
         return docs
 
-    def clear_peer(self):
-        """Empties the emulator's database before the read rows. Its runQuery slows with every document
-        it holds, not just the collection's: with the tens of thousands the commit rows had left,
-        runQuery on 1,000 documents fell from 109–134 req/s (earlier runs) to 4 (the first run of this
-        phase). Its read rows used to run on a fresh emulator; the clear (the emulator's own
-        DELETE …/documents) gives them that database without a restart. Hearth keeps its documents:
-        its reads walk an index, and its rows have always run with them."""
+    def fresh_peer(self):
+        """A fresh emulator for the read rows, as they always had. Its runQuery slows with every
+        document it holds, not just the collection's: with the tens of thousands the commit rows had
+        left, runQuery on 1,000 documents ran at 4–5 req/s (the first run of this phase) against
+        109–134 in earlier runs. Its own clear (DELETE …/documents) does not undo it: 114–145 req/s
+        fresh, 30 with 20,000 other documents, 41–48 after the clear (docs/benchmarks.md, benchpair).
+        Hearth keeps its documents: its reads walk an index, and its rows always ran with them."""
         if not self.emu or self.gone(PEER):
             return
-        c = Client(self.servers[PEER], timeout=120)
+        self.emu.stop()
+        self.emu = OfficialFirestore(self.ctx.registry, self.ctx.run_dir, self.ctx.rules_for_hearth)
+        self.emu.log = os.path.join(self.ctx.run_dir, "firestore-emulator-reads.log")
         try:
-            expect(c.request("DELETE", f"/emulator/v1/projects/{PROJECT}/databases/(default)/documents"),
-                   "the emulator's clear")
-            self.ctx.log("  emulator: database cleared for the read rows")
-        except (NotAvailable, OSError) as e:
-            self.ctx.log(f"  emulator: clear failed ({e}); its read rows run on every document it holds")
-        finally:
-            c.close()
+            self.emu.start()
+        except NotAvailable as e:
+            self.ctx.log(f"  emulator: the fresh one did not start ({e})")
+            return
+        self.servers[PEER] = self.emu.port
+        self.pairing.sides[PEER] = Side(PEER, self.emu.proc.pid)
+        self.ctx.log(f"  emulator: a fresh one for the read rows, started in {self.emu.startup_seconds:.1f}s")
 
     def queries(self):
         """runQuery and documents.list on collections of growing size (the JVM stores 100,000 documents

@@ -23,13 +23,22 @@ import traceback
 sys.dont_write_bytecode = True  # no __pycache__ inside the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench, grpcreads, instructions, listing, rules, s3, startup, storage, ui  # noqa: E402
+from benchlib import firebase, fsrows, grpcreads, instructions, listing, machine, pairs, rules, s3, startup, storage, ui  # noqa: E402
 from benchlib.context import Context, MiB  # noqa: E402
 from benchlib.httpc import HarnessError, NotAvailable  # noqa: E402
-from benchlib.procs import BareMHD, Hearth, Moto, Nginx, OfficialFirestore, compile_c, proc_status  # noqa: E402
+from benchlib.procs import BareMHD, Hearth, Moto, Nginx, compile_c, proc_status  # noqa: E402
 from benchlib.report import Row, jsonable, loadavg, machine_info, render_table  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fresh_hearth(ctx, name):
+    """A Hearth (not started yet) on an empty data dir `name` under the run directory, its log beside it,
+    with the run's rules."""
+    data_dir = os.path.join(ctx.run_dir, name)
+    shutil.rmtree(data_dir, ignore_errors=True)
+    return Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
+                  log_name=name)
 
 
 def na_all(ctx, keys, reason):
@@ -101,18 +110,13 @@ def phase_hearth_main(ctx, s3_others, after_s3):
     ceilings and moto), Auth, Firestore, queries, seed flow. `after_s3` runs once the S3 small points
     are done (it stops what only they need). Leaves the data dir populated for start-up with data."""
     ctx.log("hearth: main instance")
-    data_dir = os.path.join(ctx.run_dir, "hearth-main")
-    shutil.rmtree(data_dir, ignore_errors=True)
-    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
-               log_name="hearth-main")
+    h = fresh_hearth(ctx, "hearth-main")
+    data_dir = h.data_dir
     counts = {"docs": 0, "objects": 0}
     try:
         h.start()
     except NotAvailable as e:
-        na_all(ctx, ["footprint.idle", "footprint.docs", "auth.signin", "auth.refresh", "fs.get.c1", "fs.get.c16",
-                     "fs.commit.c1", "fs.commit.c16", "rules.insitu", "seed.flow"]
-               + [f"fs.query.{n}" for n in ctx.s.query_sizes] + [f"fs.query_latency.{n}" for n in ctx.s.query_sizes],
-               str(e))
+        na_all(ctx, ["footprint.idle", "auth.signin", "auth.refresh", "seed.flow"] + fsrows.hearth_keys(ctx), str(e))
         s3.run_small(ctx, s3_others + [("hearth", 0, str(e), "hearth")])
         after_s3()
         return data_dir, counts
@@ -143,33 +147,7 @@ def phase_hearth_main(ctx, s3_others, after_s3):
         except NotAvailable as e:
             na_all(ctx, ["auth.signin", "auth.refresh"], str(e))
 
-        ctx.log("hearth: Firestore")
-        try:
-            h.check_alive()
-            firebase.firestore(ctx, h.port("firestore"), user)
-        except NotAvailable as e:
-            na_all(ctx, FS_REST_KEYS + ["rules.insitu"], str(e))
-        ctx.log("hearth: Firestore over gRPC")
-        try:
-            h.check_alive()
-            grpcbench.grpc_rows(ctx, "hearth", h.port("firestore"), user)
-            grpcbench.txn_row(ctx, "hearth", h.port("firestore"), user)
-        except NotAvailable as e:
-            na_all(ctx, GRPC_KEYS, str(e))
-        ctx.log("hearth: realtime listeners")
-        try:
-            h.check_alive()
-            grpcbench.listener_rows(ctx, "hearth", h.port("firestore"), h.pid, signer(h.port("auth")))
-        except NotAvailable as e:
-            na_all(ctx, rt_keys(ctx), str(e))
-        try:
-            h.check_alive()
-            counts["docs"] = firebase.queries(ctx, h.port("firestore"), h.port("auth"), pid=h.pid)
-        except NotAvailable as e:
-            na_all(ctx, [f"fs.query.{n}" for n in ctx.s.query_sizes]
-                   + [f"fs.query_latency.{n}" for n in ctx.s.query_sizes] + ["footprint.docs"], str(e))
-        grpcreads.rows_for(ctx, "hearth", h.port("firestore"), h.port("auth"))
-        phase_official_emulator(ctx, h, user)
+        counts["docs"] = phase_firestore(ctx, h, user)
 
         ctx.log("hearth: seed flow")
         try:
@@ -192,78 +170,15 @@ def phase_hearth_main(ctx, s3_others, after_s3):
     return data_dir, counts
 
 
-FS_REST_KEYS = ["fs.get.c1", "fs.get.c16", "fs.commit.c1", "fs.commit.c16", "fs.batchget.c16"]
-GRPC_KEYS = ["grpc.get.s1", "grpc.get.s16", "grpc.get.light.s1", "grpc.get.light.s16", "grpc.commit.s16", "rt.write.s16",
-             "fs.txn.c16", "grpc.commit.grpcgo.s16",
-             "rt.write.grpcgo.s16"]
-
-
-def rt_keys(ctx):
-    return ([f"rt.latency.{n}" for n in ctx.s.listener_counts] + [f"rt.latency99.{n}" for n in ctx.s.listener_counts]
-            + [f"rt.latency99.grpcgo.{ctx.s.listener_counts[-1]}", "rt.idle.rss", "rt.idle.threads"])
-
-
-def signer(auth_port):
-    """sign_up(email) → a fresh user on Hearth's Auth (its tokens work on the official emulator too)."""
-    def sign_up(email):
-        c = firebase.Client(auth_port)
-        try:
-            return firebase.sign_up(c, email)
-        finally:
-            c.close()
-    return sign_up
-
-
-def phase_official_emulator(ctx, h, user):
-    """The official Cloud Firestore emulator as the peer of every Firestore row: the same rules file,
-    the same users and tokens (signed up on Hearth's Auth, which stays up but idle meanwhile), the same
-    data and load, JVM warmed up by a run of each load before the timed ones. Skipped in QUICK mode
-    (keeps `make test` fast) and, with a note, when gcloud is absent."""
-    keys = (FS_REST_KEYS + GRPC_KEYS + rt_keys(ctx) + [f"fs.query.{n}" for n in ctx.s.query_sizes]
-            + [f"fs.query_latency.{n}" for n in ctx.s.query_sizes] + ["startup.empty", "footprint.idle"] + grpcreads.KEYS)
-    if ctx.quick:
-        ctx.log("peer: the official Firestore emulator is skipped in QUICK runs (the full run measures it)")
-        return
-    if not OfficialFirestore.available():
-        for k in keys:
-            ctx.results.na(k, "emulator", "gcloud (Google Cloud CLI with the Firestore emulator) is not installed")
-        return
-    ctx.log("peer: the official Cloud Firestore emulator")
-    emu = OfficialFirestore(ctx.registry, ctx.run_dir, ctx.rules_for_hearth)
+def phase_firestore(ctx, h, user, peer_rows_only=False):
+    """Every Firestore row (with `peer_rows_only`, those with a peer), Hearth's and the official
+    emulator's in interleaved rounds (fsrows.py); returns the documents stored in Hearth."""
     try:
-        emu.start()
-        ctx.results.put("startup.empty", "emulator", emu.startup_seconds * 1e3)
-        time.sleep(1)
-        st = proc_status(emu.pid)
-        ctx.results.put("footprint.idle", "emulator", st.get("VmRSS", 0) / 1024, threads=st.get("Threads"))
-        ctx.log(f"  started in {emu.startup_seconds:.1f}s, RSS {st.get('VmRSS', 0) / 1024:.0f} MiB")
-        try:
-            firebase.firestore(ctx, emu.port, user, system="emulator")
-        except NotAvailable as e:
-            na_all_sys(ctx, FS_REST_KEYS, "emulator", str(e))
-        grpcbench.grpc_rows(ctx, "emulator", emu.port, user, role="peer")
-        grpcbench.txn_row(ctx, "emulator", emu.port, user, role="peer")
-        grpcbench.listener_rows(ctx, "emulator", emu.port, emu.pid, signer(h.port("auth")))
-        # The 1,000-listener attempt can leave the JVM wedged (the eighth session's run: every runQuery
-        # after it timed out), so the queries get a fresh emulator, started as users start it.
-        emu.stop()
-        emu = OfficialFirestore(ctx.registry, ctx.run_dir, ctx.rules_for_hearth)
-        emu.log = os.path.join(ctx.run_dir, "firestore-emulator-queries.log")
-        emu.start()
-        grpcreads.rows_for(ctx, "emulator", emu.port, h.port("auth"), role="peer")
-        # The JVM stores 100,000 documents slowly: the peer's runQuery stops at 10,000.
-        firebase.queries(ctx, emu.port, h.port("auth"), system="emulator", sizes=ctx.s.query_sizes[:2])
-    except (NotAvailable, OSError) as e:  # OSError: a socket timeout from a JVM that stopped answering
-        for k in keys:
-            if ctx.results.get(k, "emulator") is None:
-                ctx.results.na(k, "emulator", f"{type(e).__name__}: {e}")
-    finally:
-        emu.stop()
-
-
-def na_all_sys(ctx, keys, system, reason):
-    for k in keys:
-        ctx.results.na(k, system, reason)
+        h.check_alive()
+    except NotAvailable as e:
+        na_all(ctx, fsrows.hearth_keys(ctx), str(e))
+        return 0
+    return fsrows.firestore(ctx, h, user, peer_rows_only)
 
 
 def phase_hearth_startup_data(ctx, data_dir, counts):
@@ -281,10 +196,8 @@ def phase_hearth_startup_data(ctx, data_dir, counts):
 
 def phase_large(ctx, nginx):
     ctx.log("S3 large objects")
-    data_dir = os.path.join(ctx.run_dir, "hearth-large")
-    shutil.rmtree(data_dir, ignore_errors=True)
-    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
-               log_name="hearth-large")
+    h = fresh_hearth(ctx, "hearth-large")
+    data_dir = h.data_dir
     try:
         try:
             h.start()
@@ -300,10 +213,8 @@ def phase_large(ctx, nginx):
 
 def phase_clear(ctx):
     ctx.log(f"Firestore clear of {ctx.s.clear_docs:,} documents")
-    data_dir = os.path.join(ctx.run_dir, "hearth-clear")
-    shutil.rmtree(data_dir, ignore_errors=True)
-    h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
-               log_name="hearth-clear")
+    h = fresh_hearth(ctx, "hearth-clear")
+    data_dir = h.data_dir
     try:
         h.start()
         times = firebase.clear(ctx, h)
@@ -451,6 +362,76 @@ def default_hearth_bin(quick):
     return release
 
 
+def phase_all(ctx):
+    """The full bench (or QUICK): every phase in turn; returns the main data dir and what it holds."""
+    nginx, ceilings, mhd_servers = phase_ceilings(ctx)
+    moto, moto_s3 = phase_moto_start(ctx)
+    phase_hearth_startup_empty(ctx)
+
+    def after_s3():
+        for m in mhd_servers:
+            m.stop()
+        phase_moto_startups(ctx, moto)
+    data_dir, counts = phase_hearth_main(ctx, ceilings + [moto_s3], after_s3)
+    phase_hearth_startup_data(ctx, data_dir, counts)
+    phase_large(ctx, nginx)
+    phase_clear(ctx)
+    ui.run(ctx)
+    ctx.log("rules (CLI)")
+    rules.rules(ctx)
+    storage.rules_decision(ctx)
+    ctx.log("instructions per request (callgrind)")
+    instructions.measure(ctx)
+    return data_dir, counts
+
+
+def phase_fs_only(ctx):
+    """`--only fs`: one Hearth on a fresh data dir, a user on its Auth, the Firestore rows that have the
+    official emulator as their peer, beside it; no ceilings, no S3, no start-up rows, none of Hearth's
+    rows without a peer (100,000 documents, the grpc-go clients)."""
+    h = fresh_hearth(ctx, "hearth-fs")
+    data_dir = h.data_dir
+    try:
+        h.start()
+    except NotAvailable as e:
+        na_all(ctx, fsrows.hearth_keys(ctx), str(e))
+        return
+    ctx.wrk.profile_pid = h.pid
+    try:
+        try:
+            user = fsrows.signer(h.port("auth"))("bench-fs@example.com")
+        except NotAvailable as e:
+            ctx.log(f"  no user: {e}")
+            user = None
+        phase_firestore(ctx, h, user, peer_rows_only=True)
+    finally:
+        ctx.wrk.profile_pid = None
+        h.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def paired(row):
+    """A Firestore row with the official emulator as its peer: what `--only fs` measures and shows."""
+    return row.key.split(".")[0] in ("fs", "grpc", "rt") and any(sk == "emulator" for _, sk in row.peers)
+
+
+def pairs_text(ctx):
+    """One sentence on the Firestore rounds for the report's header, or ''."""
+    p = ctx.pairing
+    if p is None or not p.log:
+        return ""
+    m = p.summary()
+    sides = " ".join("H" if s == "hearth" else "E" for s in pairs.round_order(min(ctx.s.rounds, 3)))
+    text = (f" Firestore rows: {ctx.s.rounds} round{'s' if ctx.s.rounds > 1 else ''} per side ({sides}"
+            f"{' …' if ctx.s.rounds > 3 else ''}; listeners above one: 1), the best kept; {m['disturbed']} of "
+            f"{m['rounds']} rounds disturbed (⚑: steal ≥ {machine.STEAL_LIMIT} core or other processes "
+            f"≥ {machine.OTHERS_LIMIT} core), worst steal {m['max_steal']:.2f} core, other processes "
+            f"{m['max_others']:.2f} core, idle peer {m['max_peer']:.2f} core")
+    if m["not_quiet"]:
+        text += f"; {m['not_quiet']} rounds started before both servers were quiet ({pairs.QUIET_TIMEOUT:.0f} s wait)"
+    return text + "."
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="every scenario briefly (make test runs this)")
@@ -458,7 +439,15 @@ def main():
     ap.add_argument("--perf", action="store_true",
                     help="sample Hearth with `perf record` during each of its wrk runs (.build/bench/perf/)")
     ap.add_argument("--moto-bin", help="moto_server (default $MOTO_SERVER or .build/venv/bin/moto_server)")
+    ap.add_argument("--only", choices=["fs"],
+                    help="fs: just the Firestore rows with their peer (~10 min; writes latest-fs.json, not latest.json)")
+    ap.add_argument("--rounds", type=int, help="Firestore rounds per side, interleaved with the peer's (default 3, QUICK 1)")
+    ap.add_argument("--seconds", type=int, help="seconds per load run, whole as wrk takes them (default 5, QUICK 1)")
+    ap.add_argument("--peer", action=argparse.BooleanOptionalAction, default=None,
+                    help="measure the official Firestore emulator beside Hearth (default: on, off with --quick)")
     args = ap.parse_args()
+    if args.rounds is not None and args.rounds < 1 or args.seconds is not None and args.seconds <= 0:
+        ap.error("--rounds and --seconds must be positive")
 
     hearth_bin = os.path.abspath(args.hearth_bin) if args.hearth_bin else default_hearth_bin(args.quick)
     moto_bin = os.path.abspath(args.moto_bin or os.environ.get("MOTO_SERVER")
@@ -466,6 +455,12 @@ def main():
     shipped = os.path.join(ROOT, "rules", "firestore.rules")
     ctx = Context(args.quick, ROOT, hearth_bin, moto_bin, shipped if os.path.exists(shipped) else None)
     ctx.rules_for_hearth = ctx.rules_file or os.path.join(ROOT, "bench", "bench.rules")
+    if args.rounds:
+        ctx.s.rounds = args.rounds
+    if args.seconds:
+        ctx.s.duration = ctx.wrk.duration = args.seconds
+    if args.peer is not None:
+        ctx.peer = args.peer
     if args.perf:
         if not shutil.which("perf"):
             print("--perf needs perf (Debian package linux-perf)", file=sys.stderr)
@@ -482,26 +477,13 @@ def main():
     status = 0
     failure = None
     try:
-        ctx.log(f"{'QUICK' if ctx.quick else 'full'} run; hearth = {hearth_bin}")
-        nginx, ceilings, mhd_servers = phase_ceilings(ctx)
-        moto, moto_s3 = phase_moto_start(ctx)
-        phase_hearth_startup_empty(ctx)
-
-        def after_s3():
-            for m in mhd_servers:
-                m.stop()
-            phase_moto_startups(ctx, moto)
-        data_dir, counts = phase_hearth_main(ctx, ceilings + [moto_s3], after_s3)
-        phase_hearth_startup_data(ctx, data_dir, counts)
-        phase_large(ctx, nginx)
-        phase_clear(ctx)
-        ui.run(ctx)
-        ctx.log("rules (CLI)")
-        rules.rules(ctx)
-        storage.rules_decision(ctx)
-        ctx.log("instructions per request (callgrind)")
-        instructions.measure(ctx)
-        shutil.rmtree(data_dir, ignore_errors=True)
+        ctx.log(f"{'QUICK' if ctx.quick else 'full'} run{' of the Firestore rows' if args.only else ''}; "
+                f"hearth = {hearth_bin}; peer {'on' if ctx.peer else 'off'}, {ctx.s.rounds} round(s) per side")
+        if args.only == "fs":
+            phase_fs_only(ctx)
+        else:
+            data_dir, counts = phase_all(ctx)
+            shutil.rmtree(data_dir, ignore_errors=True)
     except HarnessError as e:
         failure = f"harness failure: {e}"
         status = 1
@@ -514,15 +496,19 @@ def main():
     finally:
         ctx.registry.stop_all()
 
-    evaluated = [r.evaluate(ctx.results, judge=not ctx.quick) for r in rows(ctx, counts)]
+    # `--only fs`: the rows with a peer that were measured (not the 100,000-document ones the peer skips).
+    shown = [r for r in rows(ctx, counts)
+             if args.only != "fs" or paired(r) and ctx.results.get(*r.hearth_key) is not None]
+    evaluated = [r.evaluate(ctx.results, judge=not ctx.quick) for r in shown]
     table, notes = render_table(evaluated, ctx.quick)
-    machine = machine_info(hearth_bin, moto_bin)
-    machine["loadavg_at_start"] = load_start
-    header = (f"Machine: {machine['nproc']} cores ({machine['cpu']}), {machine['memory']} RAM, Linux {machine['kernel']}; "
-              f"load average {load_start} at start, {machine['loadavg_at_end']} at end; "
-              f"{machine['hearth']} ({hearth_bin}); rules: {os.path.relpath(ctx.rules_for_hearth, ROOT)}; "
-              f"{'QUICK pass: sizes and durations reduced, targets not judged' if ctx.quick else 'full run'}; "
-              f"wrk {ctx.s.duration}s per point.")
+    info = machine_info(hearth_bin, moto_bin)
+    info["loadavg_at_start"] = load_start
+    header = (f"Machine: {info['nproc']} cores ({info['cpu']}), {info['memory']} RAM, Linux {info['kernel']}; "
+              f"load average {load_start} at start, {info['loadavg_at_end']} at end; "
+              f"{info['hearth']} ({hearth_bin}); rules: {os.path.relpath(ctx.rules_for_hearth, ROOT)}; "
+              f"{'QUICK pass: sizes and durations reduced, targets not judged' if ctx.quick else 'full run'}"
+              f"{'; the Firestore rows only (--only fs)' if args.only else ''}; "
+              f"wrk {ctx.s.duration}s per point.{pairs_text(ctx)}")
     print(header)
     print()
     print(table)
@@ -533,17 +519,20 @@ def main():
         print(f"\n{failure}", file=sys.stderr)
     report = {
         "started": started.isoformat(), "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-        "mode": "quick" if ctx.quick else "full", "machine": machine, "hearth_binary": hearth_bin,
-        "rules_file": ctx.rules_for_hearth, "settings": vars(ctx.s), "failure": failure,
+        "mode": ("quick" if ctx.quick else "full") + ("-fs" if args.only else ""), "machine": info,
+        "hearth_binary": hearth_bin, "rules_file": ctx.rules_for_hearth, "settings": vars(ctx.s), "peer": ctx.peer,
+        "pairs": ctx.pairing.summary() if ctx.pairing else None, "failure": failure,
         "rows": jsonable(evaluated),
         "results": [{"key": k, "system": sys_, "value": jsonable(v), "details": jsonable(ctx.results.details.get((k, sys_), {}))}
                     for (k, sys_), v in ctx.results.values.items()],
     }
-    with open(os.path.join(ctx.build, "latest.json"), "w") as f:
+    # `--only fs` writes beside the full run's report, never over it.
+    name = "latest-fs" if args.only else "latest"
+    with open(os.path.join(ctx.build, f"{name}.json"), "w") as f:
         json.dump(report, f, indent=2, ensure_ascii=False)
-    with open(os.path.join(ctx.build, "latest.md"), "w") as f:
+    with open(os.path.join(ctx.build, f"{name}.md"), "w") as f:
         f.write(header + "\n\n" + table + "\n" + ("\n" + "\n".join(notes) + "\n" if notes else ""))
-    ctx.log(f"wrote {os.path.join(ctx.build, 'latest.json')}")
+    ctx.log(f"wrote {os.path.join(ctx.build, name + '.json')}")
     return status
 
 

@@ -23,6 +23,8 @@ class Settings:
         self.quick = quick
         self.duration = 1 if quick else 5                 # seconds per wrk run
         self.wrk_reps = 1 if quick else 2                 # runs per point; the best one counts
+        # Firestore rows: rounds per side, interleaved with the peer's (pairs.py); the best one counts.
+        self.rounds = 1 if quick else 3
         self.startups = 3 if quick else 20                # starts per start-up median
         # Start-up with data uses the main phase's documents (the runQuery collections) plus these objects.
         self.startup_objects = 200 if quick else 10_000
@@ -70,6 +72,9 @@ class Context:
         self.hearth_bin = hearth_bin
         self.moto_bin = moto_bin
         self.rules_file = rules_file
+        self.peer = not quick                             # the official Firestore emulator beside Hearth
+        self.pairing = None                               # pairs.Pairing of the Firestore phase, for the report
+        self.nginx_get = None                             # the 4 KiB GET ceiling beside the REST get, once nginx is up
         self.registry = Registry()
         self.wrk = Wrk(self.run_dir, self.s.duration, self.s.wrk_reps)
         self.results = Results()

@@ -9,8 +9,7 @@ from . import listing
 from .context import DOC_NAME_PREFIX, DOCS
 from .httpc import Client, NotAvailable, expect, parse_url
 from .loadgen import require_clean
-from .procs import proc_status
-from .s3 import run_point
+from .pairs import Load
 
 API_KEY = "bench"
 PASSWORD = "bench-password-1"
@@ -101,75 +100,90 @@ def seed_docs(client, uid, count, start=0, batch=500):
                f"Firestore admin commit of {len(writes)} writes")
 
 
-def firestore(ctx, port, user, system="hearth"):
-    """get and commit with rules on (user token) at 1 and 16 connections, batchGet of 10 documents at 16;
-    for Hearth also the nginx ceiling beside each get and an admin get for the rules cost. `system` is
-    "hearth" or "emulator" (the official one: same rules, same token, same data)."""
+def wrk_load(ctx, port, req, conns, name, what, system, warmup=None):
+    """A `pairs.Load` of one wrk point: each round one run of `ctx.s.duration` seconds, its rate counted
+    only when clean; `warmup` seconds of the same load at 16 connections first (None: no warm-up)."""
+    def once():
+        s = require_clean(ctx.wrk.once(port, [req], conns, f"{system}-{name}", profile=system == "hearth"), what)
+        return s["rps"], {"wrk": s}
+
+    def warm():
+        ctx.wrk.once(port, [req], 16, f"{system}-{name}-warmup", duration=warmup, profile=False)
+    return Load(once, warm if warmup and not ctx.quick else None)
+
+
+REST_POINTS = (("get", (1, 16)), ("commit", (1, 16)), ("batchget", (16,)))
+
+
+def rest_loads(ctx, port, user, system="hearth"):
+    """{fs.get.c1, fs.get.c16, fs.commit.c1, fs.commit.c16, fs.batchget.c16: Load, or the reason it
+    cannot run}: get and commit with rules on (user token) at 1 and 16 connections, batchGet of 10
+    documents at 16, each probed once first. `system` is "hearth" or "emulator" (the official one: same
+    rules, same token, same data); the emulator's first point of each kind gets 5 s of warm-up (JIT)."""
+    keys = [f"fs.{name}.c{c}" for name, points in REST_POINTS for c in points]
     host = f"127.0.0.1:{port}"
-    hearth = system == "hearth"
     if user is None:
-        raise NotAvailable("no user token (Auth not available)")
+        return dict.fromkeys(keys, "no user token (Auth not available)")
     c = Client(port)
     try:
         writes = [{"update": {"name": f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f{i}",
                               "fields": file_fields(user.uid, created="2024-01-01T00:00:00Z")}} for i in range(10)]
         expect(c.request("POST", f"{DOCS}:commit", headers={"Authorization": "Bearer owner"}, body={"writes": writes}),
                f"{system} Firestore admin commit")
+    except (NotAvailable, OSError) as e:
+        return dict.fromkeys(keys, str(e))
     finally:
         c.close()
     doc_path = f"{DOCS}/users/{user.uid}/files/f0"
     get_user = {"method": "GET", "path": doc_path, "headers": {"Host": host, "Authorization": f"Bearer {user.id_token}"}}
-    get_admin = {"method": "GET", "path": doc_path, "headers": {"Host": host, "Authorization": "Bearer owner"}}
     commit_body = json.dumps({"writes": [create_write(user.uid, "b-@@RUN@@-@@SEQ@@", file_fields(user.uid))]})
     commit = {"method": "POST", "path": f"{DOCS}:commit", "template": True, "body": commit_body,
               "headers": {"Host": host, "Authorization": f"Bearer {user.id_token}", "Content-Type": "application/json"}}
     batch_body = json.dumps({"documents": [f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f{i}" for i in range(10)]})
     batch = {"method": "POST", "path": f"{DOCS}:batchGet", "body": batch_body,
              "headers": {"Host": host, "Authorization": f"Bearer {user.id_token}", "Content-Type": "application/json"}}
-
-    def probe(req, what, body=None):
-        c = Client(port)
+    probes = {"get": (get_user, None, "Firestore get (user token, rules on)"),
+              "commit": (commit, commit_body.replace("@@RUN@@-@@SEQ@@", "probe"),
+                         "Firestore commit (user token, serverTimestamp, rules on)"),
+              "batchget": (batch, batch_body, "Firestore batchGet of 10 documents (user token, rules on)")}
+    out = {}
+    for name, points in REST_POINTS:
+        req, body, what = probes[name]
         try:
-            return expect(c.request(req["method"], req["path"], body=body, headers=req["headers"]), what)
-        finally:
-            c.close()
-
-    for name, req, body, what, points in (
-            ("get", get_user, None, "Firestore get (user token, rules on)", (1, 16)),
-            ("commit", commit, commit_body.replace("@@RUN@@-@@SEQ@@", "probe"),
-             "Firestore commit (user token, serverTimestamp, rules on)", (1, 16)),
-            ("batchget", batch, batch_body, "Firestore batchGet of 10 documents (user token, rules on)", (16,))):
-        try:
-            r = probe(req, f"{system} {what}", body)
+            r = probe(port, req, f"{system} {what}", body)
             if name == "get" and (r.json() or {}).get("name", "").split("/")[-1] != "f0":
                 raise NotAvailable(f"{what} answered an unexpected body: {r.snippet()}")
             if name == "batchget":
                 found = [x for x in (r.json() or []) if isinstance(x, dict) and "found" in x]
                 if len(found) != 10:
                     raise NotAvailable(f"{what} found {len(found)} of 10 documents: {r.snippet()}")
-            if not hearth and not ctx.quick:
-                ctx.wrk.run(port, [req], 16, f"{system}-fs-{name}-warmup", duration=5, profile=False)  # JIT warm-up
-            for conns in points:
-                if name == "get" and hearth:
-                    # The HTTP-path ceiling right beside it: nginx answering a static 4 KiB file.
-                    run_point(ctx, "nginx", ctx.nginx_get[0], ctx.nginx_get[1], f"fs.get.c{conns}", conns, "ceiling")
-                s = require_clean(ctx.wrk.run(port, [req], conns, f"{system}-fs-{name}-c{conns}", profile=hearth),
-                                  f"{system} {what}")
-                ctx.results.put(f"fs.{name}.c{conns}", system, s["rps"], wrk=s)
-                ctx.log(f"  {system} firestore {name} c{conns}: {s['rps']:,.0f} req/s, mean {s['lat_mean_us']:.0f} µs")
-        except NotAvailable as e:
-            for conns in points:
-                ctx.results.na(f"fs.{name}.c{conns}", system, str(e))
-    if not hearth:
-        return
+        except (NotAvailable, OSError) as e:
+            out.update({f"fs.{name}.c{c}": str(e) for c in points})
+            continue
+        for i, conns in enumerate(points):
+            out[f"fs.{name}.c{conns}"] = wrk_load(ctx, port, req, conns, f"fs-{name}-c{conns}", f"{system} {what}", system,
+                                                  warmup=5 if system != "hearth" and i == 0 else None)
+    return out
 
-    # Rules in situ: the same get as the admin (rules bypassed) at one connection; the latency difference
-    # bounds token verification plus rules evaluation from above.
+
+def probe(port, req, what, body=None):
+    c = Client(port)
+    try:
+        return expect(c.request(req["method"], req["path"], body=body, headers=req["headers"]), what)
+    finally:
+        c.close()
+
+
+def rules_insitu(ctx, port, user):
+    """The same get as the admin (rules bypassed) at one connection; the difference from the user-token
+    get's mean latency bounds token verification plus rules evaluation from above."""
     try:
         user_run = ctx.results.details.get(("fs.get.c1", "hearth"), {}).get("wrk")
-        if not user_run:
+        if not user_run or user is None:
             raise NotAvailable("Firestore get with a user token not measured")
-        probe(get_admin, "Firestore get (admin)")
+        get_admin = {"method": "GET", "path": f"{DOCS}/users/{user.uid}/files/f0",
+                     "headers": {"Host": f"127.0.0.1:{port}", "Authorization": "Bearer owner"}}
+        probe(port, get_admin, "Firestore get (admin)")
         s = require_clean(ctx.wrk.run(port, [get_admin], 1, "fs-get-admin-c1"), "Firestore admin get")
         ctx.results.put("rules.insitu", "hearth", max(0.0, user_run["lat_mean_us"] - s["lat_mean_us"]),
                         user_mean_us=user_run["lat_mean_us"], admin_mean_us=s["lat_mean_us"])
@@ -177,55 +191,48 @@ def firestore(ctx, port, user, system="hearth"):
         ctx.results.na("rules.insitu", "hearth", str(e))
 
 
-def queries(ctx, port, auth_port, system="hearth", pid=None, sizes=None):
-    """runQuery (equality filter + orderBy + limit 10, user token) on collections of growing size;
-    users signed up on Hearth's Auth (the official emulator takes the same tokens)."""
-    host = f"127.0.0.1:{port}"
-    ac = Client(auth_port)
-    fc = Client(port)
-    seeded = 0
+QUERY_BODY = json.dumps({"structuredQuery": {
+    "from": [{"collectionId": "files"}],
+    "where": {"fieldFilter": {"field": {"fieldPath": "status"}, "op": "EQUAL", "value": {"stringValue": "ready"}}},
+    "orderBy": [{"field": {"fieldPath": "n"}, "direction": "DESCENDING"}],
+    "limit": 10}})
+
+
+def seed_collection(ctx, port, auth_port, size, system):
+    """A user signed up on Hearth's Auth (the official emulator takes the same tokens) whose
+    users/{uid}/files holds `size` documents, stored through the server on `port`: the runQuery and
+    documents.list rows' collection."""
+    ac, fc = Client(auth_port), Client(port)
     try:
-        for size in sizes or ctx.s.query_sizes:
-            key = f"fs.query.{size}"
-            try:
-                user = sign_up(ac, f"bench-q{size}-{system}@example.com")
-                t0 = time.perf_counter()
-                seed_docs(fc, user.uid, size)
-                seeded += size
-                ctx.log(f"  seeded {size:,} documents in {time.perf_counter() - t0:.1f}s")
-                body = json.dumps({"structuredQuery": {
-                    "from": [{"collectionId": "files"}],
-                    "where": {"fieldFilter": {"field": {"fieldPath": "status"}, "op": "EQUAL",
-                                              "value": {"stringValue": "ready"}}},
-                    "orderBy": [{"field": {"fieldPath": "n"}, "direction": "DESCENDING"}],
-                    "limit": 10}})
-                req = {"method": "POST", "path": f"{DOCS}/users/{user.uid}:runQuery", "body": body,
-                       "headers": {"Host": host, "Authorization": f"Bearer {user.id_token}",
-                                   "Content-Type": "application/json"}}
-                r = expect(fc.request("POST", req["path"], body=body, headers=req["headers"]), f"{system} Firestore runQuery")
-                docs = [x["document"] for x in (r.json() or []) if isinstance(x, dict) and "document" in x]
-                want = [f"f{i:06d}" for i in range(size - 1, -1, -1) if i % 2 == 0][:10]
-                got = [d.get("name", "").rsplit("/", 1)[-1] for d in docs]
-                if got != want:
-                    raise NotAvailable(f"runQuery returned {got[:3]}… instead of {want[:3]}…")
-                listing.warm_up(ctx, port, req, f"{system}-fs-query-{size}", system)
-                s = require_clean(ctx.wrk.run(port, [req], 1, f"{system}-fs-query-{size}", profile=system == "hearth"),
-                                  f"{system} Firestore runQuery")
-                ctx.results.put(key, system, s["rps"], wrk=s)
-                ctx.results.put(f"fs.query_latency.{size}", system, s["lat_mean_us"])
-                ctx.log(f"  {system} runQuery on {size:,}: {s['rps']:,.0f} req/s, mean {s['lat_mean_us']:.0f} µs")
-                listing.first_page(ctx, fc, port, system, size, user)
-            except NotAvailable as e:
-                ctx.results.na(key, system, str(e))
-                ctx.results.na(f"fs.query_latency.{size}", system, str(e))
+        user = sign_up(ac, f"bench-q{size}-{system}@example.com")
+        t0 = time.perf_counter()
+        seed_docs(fc, user.uid, size)
+        ctx.log(f"  {system}: seeded {size:,} documents in {time.perf_counter() - t0:.1f}s")
+        return user
     finally:
         ac.close()
         fc.close()
-    if seeded and pid:
-        ctx.results.put("footprint.docs", system, proc_status(pid).get("VmRSS", 0) / 1024, documents=seeded)
-    elif pid:
-        ctx.results.na("footprint.docs", system, "no documents could be loaded")
-    return seeded
+
+
+def query_load(ctx, port, user, size, system):
+    """A `pairs.Load` of runQuery (equality filter + orderBy + limit 10, user token) on the `size`
+    documents of `user`'s collection (seed_collection), checked once for the right 10 names first; an
+    untimed run before the rounds (listing.warm_up)."""
+    req = {"method": "POST", "path": f"{DOCS}/users/{user.uid}:runQuery", "body": QUERY_BODY,
+           "headers": {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {user.id_token}",
+                       "Content-Type": "application/json"}}
+    r = probe(port, req, f"{system} Firestore runQuery", QUERY_BODY)
+    docs = [x["document"] for x in (r.json() or []) if isinstance(x, dict) and "document" in x]
+    want = [f"f{i:06d}" for i in range(size - 1, -1, -1) if i % 2 == 0][:10]
+    got = [d.get("name", "").rsplit("/", 1)[-1] for d in docs]
+    if got != want:
+        raise NotAvailable(f"runQuery returned {got[:3]}… instead of {want[:3]}…")
+
+    def once():
+        s = require_clean(ctx.wrk.once(port, [req], 1, f"{system}-fs-query-{size}", profile=system == "hearth"),
+                          f"{system} Firestore runQuery")
+        return s["rps"], {"wrk": s}
+    return Load(once, lambda: listing.warm_up(ctx, port, req, f"{system}-fs-query-{size}", system))
 
 
 def clear(ctx, hearth):

@@ -6,6 +6,7 @@ h2load sees only HTTP 200, so its GetDocument runs are checked by their bytes �
 answer is the same document (L bytes of DATA, measured on one call that grpcload confirmed is
 grpc-status 0), an error is Trailers-Only (no DATA) — and a run counts only when DATA = answers × L.
 """
+import itertools
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import time
 
 from .context import DOC_NAME_PREFIX
 from .httpc import HarnessError, NotAvailable, check_loopback
+from .pairs import Load
 from .procs import BENCH_DIR, proc_status
 
 GOPATH = "/usr/share/gocode"
@@ -121,133 +123,124 @@ class H2Load:
         return s
 
 
-def get_point(ctx, port, frame_file, token, streams, answer_len, what, warmup):
-    """Best of `wrk_reps` h2load runs; each counts only if every answer was the whole document."""
-    h2 = H2Load(ctx)
-    if warmup:
-        h2.run(port, frame_file, token, streams, warmup)
-    best = None
-    for _ in range(ctx.s.wrk_reps):
-        s = h2.run(port, frame_file, token, streams, ctx.s.duration)
-        whole = s["bytes_data"] // answer_len if answer_len else 0
-        if s["done"] == 0 or s["status_2xx"] != s["done"] or s["bytes_data"] != s["done"] * answer_len:
-            raise NotAvailable(f"{what}: of {s['done']} answers only {whole} carried the document "
-                               f"({s['bytes_data']} DATA bytes, {answer_len} each): the rest failed")
-        s["rps"] = s["done"] / s["seconds"]
-        if best is None or s["rps"] > best["rps"]:
-            best = s
-    return best
-
-
-def grpc_rows(ctx, system, port, user, role="hearth"):
-    """gRPC GetDocument (user token, rules) at 1 and 16 streams; Commit creating users/{uid}/files/* at
-    16 streams; Write-stream creates at 16 streams. Stored under grpc.get.s1/s16, grpc.commit.s16,
-    rt.write.s16 for `system` (and grpc.commit.grpcgo.s16, rt.write.grpcgo.s16 for Hearth through grpc-go)."""
-    keys = ["grpc.get.s1", "grpc.get.s16", "grpc.get.light.s1", "grpc.get.light.s16", "grpc.commit.s16", "rt.write.s16"]
-    if user is None:
-        for k in keys:
-            ctx.results.na(k, system, "no user token (Auth not available)")
-        return
-    try:
-        build_grpcload(ctx)
-    except NotAvailable as e:
-        for k in keys:
-            ctx.results.na(k, system, str(e))
-        return
+def get_loads(ctx, system, port, user, warm):
+    """{grpc.get.s1, grpc.get.s16: `pairs.Load` or the reason it cannot run}: GetDocument through
+    h2load at 1 and 16 streams on one connection, each run counted only if every answer was the whole
+    document (the module's docstring); `warm` seconds of h2load first (its own run: h2load's
+    --warm-up-time would break the byte check)."""
+    keys = ["grpc.get.s1", "grpc.get.s16"]
     doc = f"users/{user.uid}/files/f0"
-    # A JVM needs its hot paths compiled before it is timed: the peer gets a longer warm-up.
-    warm = 0 if ctx.quick else (5 if role == "peer" else 1)
-    # GetDocument: the request body file, one call checked by grpcload (status 0), its DATA length.
+    what = f"{system} gRPC GetDocument"
     try:
         frame = os.path.join(ctx.run_dir, f"getdoc-{system}.bin")
         with open(frame, "wb") as f:
             f.write(subprocess.run([build_grpcload(ctx), "-mode", "frame", "-doc", doc], capture_output=True,
                                    check=True, timeout=30).stdout)
-        require_ok(grpcload(ctx, port, user.id_token, "get", "-doc", doc, "-duration", 0.2), f"{system} gRPC GetDocument")
+        require_ok(grpcload(ctx, port, user.id_token, "get", "-doc", doc, "-duration", 0.2), what)
         one = H2Load(ctx).run(port, frame, user.id_token, 1, 0, count=1)
         answer_len = one["bytes_data"]
         if one.get("done") != 1 or answer_len <= 5:
-            raise NotAvailable(f"{system} gRPC GetDocument through h2load answered no document ({one})")
-        for streams in (1, 16):
-            key = f"grpc.get.s{streams}"
-            s = get_point(ctx, port, frame, user.id_token, streams, answer_len, f"{system} gRPC GetDocument", warm)
-            ctx.results.put(key, system, s["rps"], h2load=s, answer_bytes=answer_len)
-            ctx.log(f"  {system:10s} {key:22s} {s['rps']:>10,.0f} calls/s  mean {s.get('lat_mean_us', 0):.0f} µs")
+            raise NotAvailable(f"{what} through h2load answered no document ({one})")
     except NotAvailable as e:
-        for k in ("grpc.get.s1", "grpc.get.s16"):
-            ctx.results.na(k, system, str(e))
-    # The same calls from grpcload's light client (h2unary.go), both widths, beside h2load's rows: each
-    # answer checked to be the document with grpc-status 0, and the token sent HPACK-indexed after the
-    # first call, as grpc-go sends it (h2load re-sends it Huffman-coded every call; grpcs1c).
+        return dict.fromkeys(keys, str(e))
+    out = {}
     for streams in (1, 16):
-        best_run(ctx, system, f"grpc.get.light.s{streams}", port, user, "get", f"gRPC GetDocument (grpcload h2)", "calls/s",
-                 warm, "-doc", doc, "-per-conn", 16, "-client", "h2", streams=streams)
-    # Through grpcload's light client (h2unary.go), on both sides: grpc-go's client spent as much CPU
-    # per call as the server on the same two cores. Hearth's rows are also taken through grpc-go, as
-    # rows of their own, so the change of harness hides nothing (docs/benchmarks.md, grpcwrite).
-    for key, mode, what in (("grpc.commit.s16", "commit", "gRPC Commit"), ("rt.write.s16", "write", "Write stream")):
-        best_run(ctx, system, key, port, user, mode, what, "calls/s", warm, "-per-conn", 16, "-client", "h2")
-        if system == "hearth":
-            best_run(ctx, system, key.replace(".s16", ".grpcgo.s16"), port, user, mode, what + " (grpc-go)", "calls/s", warm,
-                     "-per-conn", 16, "-client", "grpc")
+        def once(streams=streams):
+            s = H2Load(ctx).run(port, frame, user.id_token, streams, ctx.s.duration)
+            whole = s["bytes_data"] // answer_len
+            if s["done"] == 0 or s["status_2xx"] != s["done"] or s["bytes_data"] != s["done"] * answer_len:
+                raise NotAvailable(f"{what}: of {s['done']} answers only {whole} carried the document "
+                                   f"({s['bytes_data']} DATA bytes, {answer_len} each): the rest failed")
+            s["rps"] = s["done"] / s["seconds"]
+            return s["rps"], {"h2load": s, "answer_bytes": answer_len}
+
+        def warmup(streams=streams):
+            H2Load(ctx).run(port, frame, user.id_token, streams, warm)
+        out[f"grpc.get.s{streams}"] = Load(once, warmup if warm else None)
+    return out
 
 
-def best_run(ctx, system, key, port, user, mode, what, unit, warm, *args, streams=16):
-    """The best of `wrk_reps` timed grpcload runs of `mode` at `streams` streams, stored under (key, system);
-    n/a when any call of a run failed."""
-    try:
-        best = None
-        for rep in range(ctx.s.wrk_reps):
-            s = grpcload(ctx, port, user.id_token, mode, "-uid", user.uid, "-streams", streams, "-duration", ctx.s.duration,
-                         "-warmup", warm, "-tag", f"{system}-{mode}-{rep}-{int(time.time() * 1000)}", *args)
-            if s.get("setup_error"):
-                raise NotAvailable(f"{system} {what}: {s['setup_error'][:200]}")
-            require_ok(s, f"{system} {what}")
-            if best is None or s["rps"] > best["rps"]:
-                best = s
-        ctx.results.put(key, system, best["rps"], grpcload=best)
-        ctx.log(f"  {system:10s} {key:22s} {best['rps']:>10,.0f} {unit}  p50 {best['lat_p50_us']:.0f} µs")
-    except NotAvailable as e:
-        ctx.results.na(key, system, str(e))
+def grpcload_load(ctx, system, port, user, mode, what, warm, *args, streams=16):
+    """A `pairs.Load` of one grpcload mode at `streams` streams: each round one run of `ctx.s.duration`
+    seconds, n/a when any call failed; `warm` seconds of the same load (a run of its own) first."""
+    def run(duration, label):
+        s = grpcload(ctx, port, user.id_token, mode, "-uid", user.uid, "-streams", streams, "-duration", duration,
+                     "-tag", f"{system}-{mode}-{label}-{int(time.time() * 1000)}", *args)
+        if s.get("setup_error"):
+            raise NotAvailable(f"{system} {what}: {s['setup_error'][:200]}")
+        return require_ok(s, f"{system} {what}")
+
+    def once():
+        s = run(ctx.s.duration, "r")
+        return s["rps"], {"grpcload": s}
+    return Load(once, (lambda: run(warm, "w")) if warm else None)
 
 
-def listener_rows(ctx, system, port, pid, sign_up):
-    """Commit → snapshot latency (p50/p99) with 1, 100 and 1,000 listeners on the committed query, and
-    the RSS and threads that 10,000 idle listeners add. `sign_up(email)` gives a fresh user (its own
-    empty collection per point); `pid` is the process whose memory is read."""
-    counts = ctx.s.listener_counts
-    keys = ([f"rt.latency.{n}" for n in counts] + [f"rt.latency99.{n}" for n in counts] + ["rt.idle.rss", "rt.idle.threads"]
-            + ([f"rt.latency99.grpcgo.{counts[-1]}"] if system == "hearth" else []))
+def grpc_loads(ctx, system, port, user, warm):
+    """{key: `pairs.Load` or reason} for the gRPC rows with a peer: GetDocument through h2load and through
+    grpcload's light client (h2unary.go: each answer checked to be the document, the token sent
+    HPACK-indexed after the first call as grpc-go sends it; h2load re-sends it Huffman-coded every call,
+    grpcs1c) at 1 and 16 streams; Commit and Write-stream creates at 16 streams through the light
+    client — grpc-go's client spent as much CPU per call as the server on the same two cores (grpcwrite)."""
+    keys = ["grpc.get.s1", "grpc.get.s16", "grpc.get.light.s1", "grpc.get.light.s16", "grpc.commit.s16", "rt.write.s16"]
+    if user is None:
+        return dict.fromkeys(keys, "no user token (Auth not available)")
     try:
         build_grpcload(ctx)
     except NotAvailable as e:
-        for k in keys:
-            ctx.results.na(k, system, str(e))
-        return
-    for n in counts:
-        key = f"rt.latency.{n}"
-        try:
-            s = listen_latency(ctx, system, port, sign_up, n, "h2")
-            ctx.results.put(key, system, s["p50_us"] / 1e3, p99_ms=s["p99_us"] / 1e3, grpcload=s)
-            ctx.results.put(f"rt.latency99.{n}", system, s["p99_us"] / 1e3)
-        except NotAvailable as e:
-            ctx.results.na(key, system, str(e))
-            ctx.results.na(f"rt.latency99.{n}", system, str(e))
-    if system == "hearth":
-        # The same scenario through grpc-go's listeners, the client of the rows before listen1k: shown
-        # beside the light client's figure so the change of harness hides nothing (docs/benchmarks.md).
-        n = counts[-1]
-        try:
-            s = listen_latency(ctx, system, port, sign_up, n, "grpc")
-            ctx.results.put(f"rt.latency99.grpcgo.{n}", system, s["p99_us"] / 1e3, p50_ms=s["p50_us"] / 1e3, grpcload=s)
-        except NotAvailable as e:
-            ctx.results.na(f"rt.latency99.grpcgo.{n}", system, str(e))
+        return dict.fromkeys(keys, str(e))
+    out = get_loads(ctx, system, port, user, warm)
+    doc = f"users/{user.uid}/files/f0"
+    for streams in (1, 16):
+        out[f"grpc.get.light.s{streams}"] = grpcload_load(ctx, system, port, user, "get", "gRPC GetDocument (grpcload h2)",
+                                                          warm, "-doc", doc, "-per-conn", 16, "-client", "h2",
+                                                          streams=streams)
+    out["grpc.commit.s16"] = grpcload_load(ctx, system, port, user, "commit", "gRPC Commit", warm, "-per-conn", 16,
+                                           "-client", "h2")
+    out["rt.write.s16"] = grpcload_load(ctx, system, port, user, "write", "Write stream", warm, "-per-conn", 16,
+                                        "-client", "h2")
+    return out
+
+
+def grpcgo_loads(ctx, port, user, warm):
+    """Hearth's gRPC Commit and Write stream through grpc-go as well, rows of their own with no peer, so
+    the change of harness to the light client hides nothing (docs/benchmarks.md, grpcwrite)."""
+    keys = {"grpc.commit.grpcgo.s16": ("commit", "gRPC Commit (grpc-go)"),
+            "rt.write.grpcgo.s16": ("write", "Write stream (grpc-go)")}
+    if user is None:
+        return {k: "no user token (Auth not available)" for k in keys}
+    return {k: grpcload_load(ctx, "hearth", port, user, mode, what, warm, "-per-conn", 16, "-client", "grpc")
+            for k, (mode, what) in keys.items()}
+
+
+def txn_load(ctx, system, port, user, warm):
+    """REST read-write transactions per second at 16 concurrent clients (beginTransaction, batchGet in the
+    transaction, commit of an allowed update), each client on its own document: fs.txn.c16."""
+    if user is None:
+        return "no user token (Auth not available)"
+    return grpcload_load(ctx, system, port, user, "txn", "REST transaction", warm)
+
+
+def listen_load(ctx, system, port, sign_up, n, client="h2", p99=False):
+    """A `pairs.Load` of one rt.latency point (listen_latency): the value is the p50 in ms (with `p99`,
+    the p99), both in the details (`rt.latency99.N` is derived from the same round)."""
+    def once():
+        s = listen_latency(ctx, system, port, sign_up, n, client)
+        p50_ms, p99_ms = s["p50_us"] / 1e3, s["p99_us"] / 1e3
+        return (p99_ms if p99 else p50_ms), {"p50_ms": p50_ms, "p99_ms": p99_ms, "grpcload": s}
+    return Load(once)
+
+
+def idle_listeners(ctx, system, port, pid, sign_up, timeout=240):
+    """The RSS and threads that `ctx.s.idle_listeners` idle Listen streams add to the process `pid`
+    (rt.idle.rss, rt.idle.threads); `timeout` seconds for all of them to become current."""
     n = ctx.s.idle_listeners
     try:
+        build_grpcload(ctx)
         user = sign_up(f"bench-idle-{system}@example.com")
         before = proc_status(pid)
         argv = [build_grpcload(ctx), "-addr", f"127.0.0.1:{port}", "-token", user.id_token, "-mode", "idle",
-                "-uid", user.uid, "-listeners", str(n), "-per-conn", "100", "-timeout", "240"]
+                "-uid", user.uid, "-listeners", str(n), "-per-conn", "100", "-timeout", str(timeout)]
         p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             line = p.stdout.readline()
@@ -279,18 +272,22 @@ def listener_rows(ctx, system, port, pid, sign_up):
         ctx.results.na("rt.idle.threads", system, str(e))
 
 
+LISTEN_RUNS = itertools.count(1)
+
+
 def listen_latency(ctx, system, port, sign_up, n, client):
     """One rt.latency point: n listeners on a fresh user's collection, the commits of context.py timed
     to every listener's snapshot through `client` (h2: grpcload's light listeners, the rows' client;
     grpc: grpc-go's). NotAvailable unless every commit succeeded and every snapshot arrived."""
-    user = sign_up(f"bench-rt{n}-{client}-{system}@example.com")
+    run = next(LISTEN_RUNS)  # a round of its own: a fresh user (an email signs up once) and document ids
+    user = sign_up(f"bench-rt{n}-{client}-{system}-{run}@example.com")
     commits = ctx.s.listener_commits(n) if system == "hearth" else ctx.s.peer_listener_commits(n)
     # The official emulator answers each commit with RESET and the whole result to every listener:
     # ~6 s per commit at 100 listeners (listen1000's probe), past grpcload's default 10 s wait
     # once the result grows, so it gets fewer commits (context.py) and a longer wait each.
     peer = [] if system == "hearth" else ["-commit-wait", 300]
     s = grpcload(ctx, port, user.id_token, "listen", "-uid", user.uid, "-listeners", n, "-commits", commits,
-                 "-tag", f"{system}-l{n}-{client}", "-per-conn", 100, "-client", client, *peer,
+                 "-tag", f"{system}-l{n}-{client}-{run}", "-per-conn", 100, "-client", client, *peer,
                  timeout=600 if system == "hearth" else 900)
     if s.get("commit_failed") or not s.get("commits_ok"):
         raise NotAvailable(f"{system} listeners: commits failed ({s.get('commit_failed')}: "
@@ -300,13 +297,3 @@ def listen_latency(ctx, system, port, sign_up, n, client):
     ctx.log(f"  {system:10s} {n:>5} listeners ({client}): commit → snapshot p50 {s['p50_us'] / 1e3:.2f} ms, "
             f"p99 {s['p99_us'] / 1e3:.2f} ms ({s['samples']} snapshots)")
     return s
-
-
-def txn_row(ctx, system, port, user, role="hearth"):
-    """REST read-write transactions per second at 16 concurrent clients (beginTransaction, batchGet in the
-    transaction, commit of an allowed update), each client on its own document: fs.txn.c16."""
-    if user is None:
-        ctx.results.na("fs.txn.c16", system, "no user token (Auth not available)")
-        return
-    best_run(ctx, system, "fs.txn.c16", port, user, "txn", "REST transaction", "txn/s",
-             0 if ctx.quick else (5 if role == "peer" else 1))

@@ -4,12 +4,12 @@ BatchGetDocuments of 10 documents at 16 streams (the REST batchGet row's), both 
 (bench/grpcload -mode query / batchget, reads.go), each call read to its end and checked: RunQuery
 must answer its 10 documents, BatchGetDocuments must find all 10.
 
-`rows_for` runs on a fresh user whose users/{uid}/files holds 1,000 documents seeded as the runQuery
+`loads_for` prepares a fresh user whose users/{uid}/files holds 1,000 documents seeded as the runQuery
 rows seed them, for Hearth and for the official emulator alike (same rules, same token), with a
-warm-up before the timed runs (longer for the JVM, as the other gRPC rows).
+warm-up before the timed rounds (longer for the JVM, as the other gRPC rows).
 """
 from . import firebase
-from .grpcbench import best_run, build_grpcload
+from .grpcbench import build_grpcload, grpcload_load
 from .httpc import Client, NotAvailable
 from .report import Row
 
@@ -17,8 +17,9 @@ DOCS = 1000
 KEYS = ["grpc.query.1000.s1", "grpc.batchget.s16"]
 
 
-def rows_for(ctx, system, port, auth_port, role="hearth"):
-    """Stores grpc.query.1000.s1 and grpc.batchget.s16 for `system` (n/a with the reason on failure)."""
+def loads_for(ctx, system, port, auth_port, warm):
+    """{grpc.query.1000.s1, grpc.batchget.s16: `pairs.Load` or the reason it cannot run}, on a fresh
+    user's collection of 1,000 documents; `warm` seconds of each load before the rounds."""
     try:
         build_grpcload(ctx)
         ac, fc = Client(auth_port), Client(port)
@@ -29,15 +30,12 @@ def rows_for(ctx, system, port, auth_port, role="hearth"):
             ac.close()
             fc.close()
     except (NotAvailable, OSError) as e:  # OSError: a server that stopped answering
-        for k in KEYS:
-            ctx.results.na(k, system, f"{type(e).__name__}: {e}")
-        return
-    warm = 0 if ctx.quick else (5 if role == "peer" else 1)
-    best_run(ctx, system, KEYS[0], port, user, "query", "gRPC RunQuery", "calls/s", warm, "-per-conn", 16,
-             "-expect", 10, streams=1)
+        return dict.fromkeys(KEYS, f"{type(e).__name__}: {e}")
     docs = ",".join(f"users/{user.uid}/files/f{i:06d}" for i in range(10))
-    best_run(ctx, system, KEYS[1], port, user, "batchget", "gRPC BatchGetDocuments", "calls/s", warm, "-doc", docs,
-             "-per-conn", 16)
+    return {KEYS[0]: grpcload_load(ctx, system, port, user, "query", "gRPC RunQuery", warm, "-per-conn", 16,
+                                   "-expect", 10, streams=1),
+            KEYS[1]: grpcload_load(ctx, system, port, user, "batchget", "gRPC BatchGetDocuments", warm, "-doc", docs,
+                                   "-per-conn", 16)}
 
 
 def rows(emu, x10):

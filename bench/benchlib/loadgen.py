@@ -77,6 +77,10 @@ class Wrk:
         best["runs_rps"] = rates
         return best
 
+    def once(self, port, requests, connections, name, duration=None, profile=True):
+        """One wrk run (no best-of): a round of `pairs.py`, which keeps the best round itself."""
+        return self._run_once(port, requests, connections, name, duration, "127.0.0.1", profile)
+
     def _run_once(self, port, requests, connections, name, duration, host, profile):
         check_loopback(host)
         duration = duration or self.duration

@@ -124,7 +124,15 @@ class Row:
             if one is not None:
                 met = one if met is None else (met and one)
         target_text = "; ".join(texts)
+        rounds = {}
+        for system, k in [("hearth", self.hearth_key)] + [(sk, (self.key, sk)) for _, sk in self.peers
+                                                           if not isinstance(sk, tuple)]:
+            rs = results.details.get(k, {}).get("rounds")
+            if rs:
+                rounds[system] = [r["value"] for r in rs if r.get("value") is not None]
+        pair = results.details.get(self.hearth_key, {}).get("pair_rounds") or []
         return {
+            "rounds": rounds, "disturbed": [sum(1 for r in pair if r["machine"].get("disturbed")), len(pair)],
             "key": self.key, "scenario": self.scenario, "unit": self.unit,
             "hearth": hearth, "refs": refs, "ratios": ratios,
             "target": target_text, "met": met, "note": self.note,
@@ -135,10 +143,11 @@ class Row:
 
 def render_table(evaluated, quick):
     """A Markdown table (scenario, Hearth, peer, ceiling, ratios, target, met) and the n/a reasons."""
-    lines = ["| Scenario | Hearth | Peer | Ceiling | Ratio (>1×: Hearth better) | Target | Met |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| Scenario | Hearth | Peer | Ceiling | Ratio (>1×: Hearth better) | Rounds (min–max) | Target | Met |",
+             "|---|---|---|---|---|---|---|---|"]
     reasons = []
     index = {}
+    flagged = False
 
     def note(subject, reason):
         """The footnote number of `reason`; one note per distinct reason (a peer that is absent is
@@ -178,9 +187,34 @@ def render_table(evaluated, quick):
             met = "(quick)"
         scen = e["scenario"] + (f" ({e['note']})" if e["note"] else "")
         lines.append(f"| {scen} | {htext} | {refs_text(e['peers'])} | {refs_text(e['ceilings'])} | {ratios} | "
-                     f"{e['target'] or '—'} | {met} |")
+                     f"{rounds_text(e)} | {e['target'] or '—'} | {met} |")
+        flagged = flagged or e["disturbed"][0] > 0
     notes = [f"[{i}] {s}: {r}" for i, (s, r) in enumerate(reasons, 1)]
+    if flagged:
+        notes.append("⚑ k/N: k of the row's N rounds (both sides) ran while the hypervisor stole CPU or other "
+                     "processes (other tenants, the idle peer server) used it; each round's figures are in the "
+                     "JSON report (`pair_rounds`).")
     return "\n".join(lines), notes
+
+
+def rounds_text(e):
+    """Every side's rounds as min–max (one value when it ran once), then ⚑ k/N when k rounds of the
+    row were disturbed: "hearth 10,512–10,746; emulator 1,050–1,091 ⚑1/6"."""
+    parts = []
+    for system, values in e["rounds"].items():
+        if not values:
+            continue
+        lo, hi = (bare(fmt(v, e["unit"]), e["unit"]) for v in (min(values), max(values)))
+        parts.append(f"{system} {lo}" + (f"–{hi}" if len(values) > 1 else ""))
+    if not parts:
+        return "—"
+    k, n = e["disturbed"]
+    return "; ".join(parts) + (f" ⚑{k}/{n}" if k else "")
+
+
+def bare(text, unit):
+    """A formatted value without its unit (the column's cells repeat the row's)."""
+    return text[:-len(unit)].strip() if text.endswith(unit) else text
 
 
 def jsonable(v):

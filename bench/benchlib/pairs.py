@@ -1,0 +1,185 @@
+"""Hearth and its peer measured in interleaved rounds, so that both see the same machine moments.
+
+Issue 20 judges the Firestore rows as Hearth ÷ the official emulator in the same run. On the shared
+two-core VM the emulator's rates moved 1.4–2.3× between two runs of unchanged software
+(docs/benchmarks.md, run of 4 December 01:02), so one Hearth pass followed by one emulator pass
+compares two different machines. Here both servers stay up and every row with a peer runs N rounds
+per side in the order H E E H H E … (each pair of rounds starts with the side the previous pair
+ended with, so neither always goes first or last); each side keeps its best round, and every round's
+value is published. Before each round the harness waits, bounded, until both servers are quiet, so
+one's background work (a JVM's GC or JIT, Hearth's checkpoint) does not land in the other's round,
+and `machine.account` says what else the machine did during it (steal, other processes).
+"""
+import time
+
+from . import machine
+from .httpc import NotAvailable
+
+HEARTH, PEER = "hearth", "emulator"
+
+# Quiet: every server below this many cores over one window, waiting at most `QUIET_TIMEOUT` seconds.
+QUIET_LIMIT = 0.05
+QUIET_WINDOW = 0.5
+QUIET_TIMEOUT = 10.0
+
+
+def round_order(rounds, systems=(HEARTH, PEER)):
+    """The order of 2 × `rounds` runs: H E, E H, H E, … for two systems, `rounds` runs for one."""
+    systems = list(systems)
+    if len(systems) == 1:
+        return systems * rounds
+    a, b = systems
+    out = []
+    for i in range(rounds):
+        out += [a, b] if i % 2 == 0 else [b, a]
+    return out
+
+
+def best_round(rounds, higher_is_better=True):
+    """The round with the best value (the highest rate, or the lowest latency); None without one."""
+    done = [r for r in rounds if r.get("value") is not None]
+    if not done:
+        return None
+    pick = max if higher_is_better else min
+    return pick(done, key=lambda r: r["value"])
+
+
+def wait_quiet(sample, groups, clock=time.monotonic, sleep=time.sleep, limit=QUIET_LIMIT, window=QUIET_WINDOW,
+               timeout=QUIET_TIMEOUT):
+    """Waits until every group (a server's session) used less than `limit` cores over one `window`, or
+    until `timeout` seconds passed. `sample(group)` → cumulative CPU seconds, None for a group with no
+    process left (it counts as quiet). Returns (quiet, seconds waited, {group: cores of the last window})."""
+    t0 = clock()
+    prev, tp = {g: sample(g) for g in groups}, t0
+    while True:
+        sleep(window)
+        now, tn = {g: sample(g) for g in groups}, clock()
+        span = max(tn - tp, 1e-9)
+        load = {g: 0.0 if now[g] is None or prev[g] is None else max(0.0, now[g] - prev[g]) / span for g in groups}
+        waited = tn - t0
+        if all(v < limit for v in load.values()):
+            return True, waited, load
+        if waited >= timeout:
+            return False, waited, load
+        prev, tp = now, tn
+
+
+class Load:
+    """One system's load for one row. `once()` runs one timed measurement and returns (value, details);
+    `warmup()`, when given, runs once before the rounds (a JVM compiles its hot paths)."""
+
+    def __init__(self, once, warmup=None):
+        self.once, self.warmup = once, warmup
+
+
+class Side:
+    """A server taking part: its name in the results and its session id (what `machine` accounts)."""
+
+    def __init__(self, system, sid):
+        self.system, self.sid = system, sid
+
+
+class Pairing:
+    """Runs rows as rounds between the sides present (Hearth alone when the peer is off or absent)."""
+
+    def __init__(self, ctx, sides, rounds, sample=machine.session_cpu_seconds, snapshot=machine.read_snapshot,
+                 harness_pid=None, quiet_timeout=QUIET_TIMEOUT, clock=time.monotonic, sleep=time.sleep):
+        self.ctx, self.sides, self.rounds = ctx, {s.system: s for s in sides}, rounds
+        self.sample, self.snapshot, self.clock, self.sleep = sample, snapshot, clock, sleep
+        self.harness_pid = harness_pid
+        self.quiet_timeout = quiet_timeout
+        self.log = []  # every round of every row, for the report's summary
+
+    def run(self, key, loads, higher_is_better=True, rounds=None, derived=None):
+        """Measures `key` for every system in `loads` ({system: Load, or a reason string when that side
+        cannot run}); stores each side's best round under (key, system) with every round in its details,
+        and `derived` ({other key: f(best details)}) beside it. Returns {system: best round's details}."""
+        rounds = rounds or self.rounds
+        live = {}
+        for system, load in loads.items():
+            if isinstance(load, str):
+                self.na(key, system, load, derived)
+            elif system in self.sides:
+                live[system] = load
+        for system, load in list(live.items()):
+            if load.warmup is not None:
+                try:
+                    load.warmup()
+                except NotAvailable as e:
+                    self.na(key, system, str(e), derived)
+                    del live[system]
+                except OSError as e:
+                    self.na(key, system, f"{type(e).__name__}: {e}", derived)
+                    del live[system]
+        systems = [s for s in (HEARTH, PEER) if s in live] + [s for s in live if s not in (HEARTH, PEER)]
+        order = round_order(rounds, systems) if systems else []
+        done, failed = [], {}
+        for i, system in enumerate(order):
+            if system in failed:
+                continue
+            rec = self.one_round(key, i, system, live[system])
+            done.append(rec)
+            self.log.append(dict(strip([rec])[0], key=key))
+            if rec.get("error"):
+                failed[system] = rec["error"]
+        every = strip(done)
+        disturbed = sum(1 for r in every if r["machine"].get("disturbed"))
+        out = {}
+        for system in systems:
+            mine = [r for r in done if r["system"] == system]
+            if system in failed:
+                self.na(key, system, failed[system], derived)
+                self.ctx.results.details[(key, system)] = {"rounds": strip(mine), "order": order}
+                continue
+            best = best_round(mine, higher_is_better)
+            details = dict(best["details"], rounds=strip(mine), order=order, pair_rounds=every, disturbed=disturbed)
+            self.ctx.results.put(key, system, best["value"], **details)
+            for other, f in (derived or {}).items():
+                self.ctx.results.put(other, system, f(best["details"]))
+            out[system] = best["details"]
+        return out
+
+    def na(self, key, system, reason, derived=None):
+        self.ctx.results.na(key, system, reason)
+        for other in derived or {}:
+            self.ctx.results.na(other, system, reason)
+
+    def one_round(self, key, index, system, load):
+        groups = [s.sid for s in self.sides.values()]
+        quiet, waited, busy = wait_quiet(self.sample, groups, clock=self.clock, sleep=self.sleep,
+                                         timeout=self.quiet_timeout)
+        before = self.snapshot()
+        rec = {"index": index, "system": system, "quiet": quiet, "quiet_wait_s": round(waited, 2),
+               "busy_before": {str(g): round(v, 3) for g, v in busy.items()}}
+        try:
+            value, details = load.once()
+            rec.update(value=value, details=details)
+        except NotAvailable as e:
+            rec.update(value=None, error=str(e))
+        except OSError as e:  # a socket timeout from a server that stopped answering
+            rec.update(value=None, error=f"{type(e).__name__}: {e}")
+        after = self.snapshot()
+        peers = [s.sid for name, s in self.sides.items() if name != system]
+        rec["machine"] = machine.account(before, after, self.sides[system].sid, peers, self.harness_pid)
+        flag = " ⚑ " + rec["machine"]["why"] if rec["machine"]["disturbed"] else ""
+        shown = f"{rec['value']:,.2f}" if rec["value"] is not None else f"failed: {rec['error'][:120]}"
+        self.ctx.log(f"    round {index + 1} {system:8s} {key:24s} {shown}"
+                     f"{'' if quiet else f' (not quiet after {waited:.0f}s)'}{flag}")
+        return rec
+
+    def summary(self):
+        """Rounds run, how many were disturbed, and the worst steal / other CPU seen."""
+        n = len(self.log)
+        dist = [r for r in self.log if r["machine"].get("disturbed")]
+        return {
+            "rounds": n, "disturbed": len(dist),
+            "not_quiet": sum(1 for r in self.log if not r["quiet"]),
+            "max_steal": max((r["machine"]["steal"] for r in self.log), default=0.0),
+            "max_others": max((r["machine"]["others"] for r in self.log), default=0.0),
+            "max_peer": max((r["machine"]["peer"] for r in self.log), default=0.0),
+        }
+
+
+def strip(rounds):
+    """Rounds without their full load-generator summaries (the best one's is the row's details)."""
+    return [{k: v for k, v in r.items() if k != "details"} for r in rounds]

@@ -536,7 +536,7 @@ import Testing
             Thread {
                 defer { group.leave() }
                 var i: Int64 = 1
-                while progress.streamsDone < 40 && i < 5_000 {
+                while progress.streamsDone < 40 && i < 50_000 {
                     let path = "c/w\(w)-\(i % 25)"
                     h.put(path, ["n": int(i)])
                     progress.add(path, i)

@@ -54,10 +54,15 @@ final class ListenEngine: @unchecked Sendable {
         for i in 0..<max(1, count) { made.append(ListenShard(index: i)) }
         shards = made
         let shards = made
-        // Enqueued in feed order on every shard's serial queue: each sees every change in commit order.
-        feed = ChangeFeed(queue: feedQueue) { change in
+        // Enqueued in feed order on every shard's serial queue: each sees every change in commit
+        // order. With no stream open the feed skips changes (nothing to match them against) and
+        // tells the shards only the newest time skipped, before the next stream's first target.
+        feed = ChangeFeed(queue: feedQueue, catchUp: { time in
+            for s in shards { s.catchUp(to: time) }
+        }) { change in
             for s in shards { s.queue.async { s.apply(change) } }
         }
+        for s in shards { s.feed = feed }
     }
 
     /// Starts at the service's current time (nothing is in flight yet when it is built).
@@ -89,6 +94,9 @@ final class ListenEngine: @unchecked Sendable {
             }
             return (id, index)
         }
+        // Before anything of the stream goes through the feed queue: its first target reads at
+        // or after every commit the feed skipped, and every later commit reaches its shard.
+        feed.listenerOpened()
         let shard = shards[index]
         let s = ListenStream(id: id, shard: shard, caller: caller, writable: writable, offer: offer, sink: sink)
         shard.queue.sync { shard.opened(s) }

@@ -6,14 +6,15 @@ import HearthSQLite
 /// their targets and indexes, and everything done for them, on the shard's own serial queue.
 ///
 /// Every shard sees every committed change, in commit order (the engine hands each change to all
-/// of them, in feed order); adds, removes and closes of its streams are ordered with them, so a
-/// target's initial result (read at the time of the last change this shard delivered, from the
-/// versioned storage) is followed by exactly the commits after it. Shards share nothing mutable:
-/// a commit reaching a thousand listeners on two connections' threads is matched and handed over
-/// by two shards side by side instead of one queue in front of both threads. Targets are indexed
-/// by collection (plain collection queries), by document (documents targets) and by database
-/// (collection-group queries), so a commit looks at the targets of the collections it wrote
-/// rather than at every listener.
+/// of them, in feed order; while no stream of any shard is open the feed skips changes and hands
+/// on only the newest time, `catchUp(to:)`, before the next stream's first target); adds, removes
+/// and closes of its streams are ordered with them, so a target's initial result (read at the time
+/// of the last change this shard delivered, from the versioned storage) is followed by exactly the
+/// commits after it. Shards share nothing mutable: a commit reaching a thousand listeners on two
+/// connections' threads is matched and handed over by two shards side by side instead of one queue
+/// in front of both threads. Targets are indexed by collection (plain collection queries), by
+/// document (documents targets) and by database (collection-group queries), so a commit looks at
+/// the targets of the collections it wrote rather than at every listener.
 final class ListenShard: @unchecked Sendable {
     typealias Scope = ListenEngine.Scope
 
@@ -24,6 +25,9 @@ final class ListenShard: @unchecked Sendable {
     /// Set by the engine with its own (the shard reads through it). Weak: work still queued on
     /// a shard when the service goes away finds it gone.
     weak var service: FirestoreService?
+    /// The engine's feed, set once by the engine before any stream opens: a stream closing here
+    /// tells it (`ChangeFeed.listenerClosed`). Weak: the feed's delivery holds the shards.
+    weak var feed: ChangeFeed?
 
     // Below: only on `queue`, which keeps accesses apart (so no runtime exclusivity checks, ~100
     // instructions an access).
@@ -80,9 +84,15 @@ final class ListenShard: @unchecked Sendable {
         }
     }
 
-    /// Registers a new stream (queue-confined).
+    /// Registers a new stream (queue-confined); the engine told the feed of it already.
     func opened(_ s: ListenStream) {
         streams[s.id] = s
+    }
+
+    /// Commits up to `time` were skipped while no stream was open (see `ChangeFeed`): new targets
+    /// read at it, as if they had been delivered. Queued by the engine's feed queue in feed order.
+    func catchUp(to time: Instant) {
+        queue.async { [self] in deliveredTime = max(deliveredTime, time) }
     }
 
     // MARK: Streams (the engine calls these on its feed queue, see `ListenEngine.add`)
@@ -143,6 +153,9 @@ final class ListenShard: @unchecked Sendable {
     func closeNow(_ stream: ListenStream) {
         guard !stream.closed else { return }
         stream.closed = true
+        // Once per stream (`closed` is set once): commits from now on may skip the engine if it
+        // was the last one open. Changes already queued to this shard still reach the others.
+        feed?.listenerClosed()
         for t in stream.targets.values { unindex(t) }
         stream.targets.removeAll()
         stream.outbox = []

@@ -9,9 +9,9 @@ extension FirestoreService: DocumentChangeFeed {
 
     public func watchDocumentChanges(when wanted: @escaping @Sendable () -> Bool,
                                      _ handler: @escaping @Sendable ([DocumentChangeNotice]) -> Void) {
-        listeners.feed.tap { change in
-            // Asked before the notices are made: each names its document by its joined path.
-            guard wanted() else { return }
+        // Asked by the feed before the notices are made (each names its document by its joined
+        // path), and with no Listen stream open before the change is even queued.
+        listeners.feed.tap(when: wanted) { change in
             switch change.kind {
             case .cleared:
                 handler([DocumentChangeNotice(database: change.database?.name, path: "", kind: .cleared, time: change.commitTime)])

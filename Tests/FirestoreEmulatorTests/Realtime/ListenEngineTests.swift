@@ -468,4 +468,134 @@ import Testing
         h.put("c/d5000", ["n": int(1)])
         #expect(l.takeSummary() == ["CHANGE d5000 [5000]", "NO_CHANGE[]"])
     }
+
+    /// With no stream open, commits do not reach the shards at all (the feed skips them); the
+    /// next stream's first result is read at the newest of them, and later commits reach it.
+    @Test func commitsWithNoStreamOpenAreSkippedAndTheNextStreamReadsThemAll() throws {
+        let h = try TestHarness()
+        let engine = h.service.listeners
+        let started = engine.sync { engine.shards.map(\.deliveredTime) }
+        h.put("c/a", ["n": int(1)])
+        h.put("c/b", ["n": int(2)])
+        let newest = Instant(unixMicros: h.service.storage.latestCommitMicros)
+        #expect(engine.sync { engine.shards.map(\.deliveredTime) } == started)
+
+        let l = TestListener(h)
+        try l.addQuery(Self.allOfC, id: 1)
+        let first = l.take().flatMap { $0 }
+        #expect(first.map(TestListener.describe) == ["ADD[1]", "CHANGE a [1]", "CHANGE b [1]", "CURRENT[1]", "NO_CHANGE[]"])
+        guard case .targetChange(.noChange, _, _, let readTime?, _) = first.last else { Issue.record("\(first)"); return }
+        #expect(readTime == newest)
+        #expect(engine.sync { engine.shards.allSatisfy { $0.deliveredTime == newest } })
+        h.put("c/c", ["n": int(3)])
+        #expect(l.takeSummary() == ["CHANGE c [1]", "NO_CHANGE[]"])
+
+        // The last stream closes: skipped again; the next one catches up to the newest.
+        engine.close(l.stream)
+        let closedAt = engine.sync { engine.shards.map(\.deliveredTime) }
+        h.delete("c/a")
+        h.put("c/d", ["n": int(4)])
+        #expect(engine.sync { engine.shards.map(\.deliveredTime) } == closedAt)
+        let next = TestListener(h)
+        try next.addQuery(Self.allOfC, id: 1)
+        #expect(next.takeSummary() == ["ADD[1]", "CHANGE b [1]", "CHANGE c [1]", "CHANGE d [1]", "CURRENT[1]", "NO_CHANGE[]"])
+        h.put("c/e", ["n": int(5)])
+        #expect(next.takeSummary() == ["CHANGE e [1]", "NO_CHANGE[]"])
+    }
+
+    /// Streams open (each the only one: the feed goes from skipping to delivering) and close while
+    /// four threads keep updating 25 documents each (document k of writer w gets n = k, k + 25, …):
+    /// each stream sees every version of every document from its first result on, with no gap and
+    /// none twice, eventually up to what was acknowledged; the first result is at or before its
+    /// read time, every later change after it.
+    @Test func aStreamOpeningWhileCommitsRunLosesNothing() throws {
+        let h = try TestHarness()
+        final class Progress: @unchecked Sendable {
+            private let lock = NSLock()
+            private var acknowledged: [String: Int64] = [:]
+            private var finished = 0
+            private var streams = 0
+            func add(_ path: String, _ n: Int64) { lock.withLock { acknowledged[path] = n } }
+            func writerDone() { lock.withLock { finished += 1 } }
+            func streamDone() { lock.withLock { streams += 1 } }
+            var all: [String: Int64] { lock.withLock { acknowledged } }
+            var writersDone: Int { lock.withLock { finished } }
+            var streamsDone: Int { lock.withLock { streams } }
+        }
+        // The harness's clock is frozen: the first commit takes the time the engine started at,
+        // which its shards count as delivered already. Made before any stream reads.
+        h.put("c/first", ["n": int(0)])
+        let progress = Progress()
+        progress.add("c/first", 0)
+        let group = DispatchGroup()
+        // The writers go on until 40 streams have come and gone (or a bound, if they stall).
+        // On threads of their own: writers blocked in commits on the global pool's few threads
+        // would starve the engine's queues, which run there too.
+        for w in 0..<4 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                var i: Int64 = 1
+                while progress.streamsDone < 40 && i < 50_000 {
+                    let path = "c/w\(w)-\(i % 25)"
+                    h.put(path, ["n": int(i)])
+                    progress.add(path, i)
+                    i += 1
+                }
+                progress.writerDone()
+            }.start()
+        }
+        var streams = 0
+        repeat {
+            let l = TestListener(h)
+            try l.addQuery(Self.allOfC, id: 1)
+            var held: [String: Int64] = [:]
+            var gaps: [String] = []
+            var readTime: Instant?
+            var ordered = true
+            func absorb(_ events: [ListenEvent]) {
+                for e in events {
+                    switch e {
+                    case .documentChange(let d, _):
+                        if let readTime, d.updateTime <= readTime { ordered = false }
+                        guard case .integer(let n)? = d.fields["n"] else { Issue.record("no n in \(d)"); continue }
+                        let path = d.path.string
+                        // A change after the first result is the next version of its document (or,
+                        // for one the first result did not have, its first).
+                        if readTime != nil, path != "c/first", n != (held[path].map { $0 + 25 } ?? (n <= 25 ? n : -1)) {
+                            gaps.append("\(path): \(held[path] ?? -1) then \(n)")
+                        }
+                        held[path] = n
+                    case .targetChange(.noChange, _, _, let t?, _):
+                        if readTime == nil { readTime = t }
+                    default: break
+                    }
+                }
+            }
+            absorb(l.take().flatMap { $0 })
+            usleep(UInt32.random(in: 0...2000))
+            // Acknowledged is not yet due: a commit waits in the feed for an earlier ticket whose
+            // writer has not published yet. So the stream gets a few seconds to catch up.
+            let acknowledged = progress.all
+            var behind: [String: Int64] = [:]
+            for _ in 0..<500 {
+                absorb(l.take().flatMap { $0 })
+                behind = acknowledged.filter { path, n in (held[path] ?? -1) < n }
+                if behind.isEmpty { break }
+                usleep(10_000)
+            }
+            h.service.listeners.close(l.stream)
+            // Closed on its shard before the next opens: the feed skips commits in between.
+            h.service.listeners.sync {}
+            #expect(readTime != nil)
+            #expect(ordered, "stream \(streams): a change at or before the first result's read time")
+            #expect(gaps.isEmpty, "stream \(streams): \(gaps.prefix(5))")
+            #expect(behind.isEmpty, "stream \(streams): lost \(behind.sorted { $0.key < $1.key }.prefix(5))")
+            streams += 1
+            progress.streamDone()
+        } while progress.writersDone < 4
+        group.wait()
+        #expect(streams >= 40)
+        #expect(h.service.listeners.sync { h.service.listeners.streams.isEmpty })
+    }
 }

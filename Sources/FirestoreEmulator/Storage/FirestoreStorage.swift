@@ -339,10 +339,15 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Keeps `old` readable at read times before `ended`, and forgets this space's versions that
     /// ended before the retention window (an index seek that usually finds nothing).
     private func remember(space: Int64, _ old: StoredDocument, ended: Instant, _ conn: Connection) throws {
-        try conn.run("""
-            INSERT OR REPLACE INTO fs_history (space, key, ended, fields, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)
-            """, [space, old.path.key, ended.unixMicros, StoredValueCodec.encodeFields(old.fields),
-                  old.createTime.unixMicros, old.updateTime.unixMicros])
+        let insert = try conn.prepare(Self.insertHistory)
+        insert.reset()
+        try insert.bind(space, at: 1)
+        try insert.bindScratch(old.path.key, at: 2)
+        try insert.bind(ended.unixMicros, at: 3)
+        try insert.bindScratch(StoredValueCodec.encodeFields(old.fields), at: 4)
+        try insert.bind(old.createTime.unixMicros, at: 5)
+        try insert.bind(old.updateTime.unixMicros, at: 6)
+        try insert.runBound()
         // A reader may ask for any time down to (latest commit − window); `ended` is the latest commit.
         // Versions that ended before the window are never read (older read times are refused), so
         // pruning only saves space: once per `pruneIntervalMicros` of commit time per space is
@@ -355,6 +360,12 @@ final class FirestoreStorage: @unchecked Sendable {
             try conn.run("DELETE FROM fs_history WHERE space = ? AND ended < ?", [space, ended.unixMicros - Self.historyMicros])
         }
     }
+
+    // Every update and delete runs it on the single writer: prepared once, bound in place (no
+    // statement lookup by its text, no array of boxed values).
+    private static let insertHistory = PreparedSQL("""
+        INSERT OR REPLACE INTO fs_history (space, key, ended, fields, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)
+        """)
 
     /// How often (in commit time) replaced versions beyond the retention window are deleted.
     static let pruneIntervalMicros: Int64 = 1_000_000
@@ -423,11 +434,13 @@ final class FirestoreStorage: @unchecked Sendable {
         try insert.bindScratch(key, at: 2)
         try insert.bindScratch(parentKey, at: 3)
         try insert.bindScratch(new.path.collectionID, at: 4)
-        try insert.bindScratch(StoredValueCodec.encodeFields(new.fields), at: 5)
+        // Sorted once: the stored encoding and the index entries both walk the fields in this order.
+        let members = OrderedEncoding.sortedMembers(new.fields)
+        try insert.bindScratch(StoredValueCodec.encodeFields(sorted: members), at: 5)
         try insert.bind(new.createTime.unixMicros, at: 6)
         try insert.bind(new.updateTime.unixMicros, at: 7)
         try insert.runBound()
-        let newEntries = IndexEntry.entries(of: new.fields)
+        let newEntries = IndexEntry.entries(ofSorted: members)
         let scopes = try indexScopes(space: space, path: new.path, parentKey: parentKey, key: key, conn)
         guard let old else {
             return try addIndex(space: space, key: key, scopes: scopes, entries: newEntries, conn)
@@ -521,11 +534,23 @@ final class FirestoreStorage: @unchecked Sendable {
 
     private func removeIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: [IndexEntry], _ conn: Connection) throws {
         guard !entries.isEmpty else { return }
-        let remove = try conn.prepare("DELETE FROM fs_index WHERE space = ? AND scope = ? AND field = ? AND kind = ? AND value = ? AND doc_key = ?")
+        let remove = try conn.prepare(Self.deleteIndexRow)
         for e in entries {
-            for scope in scopes { try remove.run([space, scope, e.field, e.kind, e.value, key]) }
+            for scope in scopes {
+                remove.reset()
+                try remove.bind(space, at: 1)
+                try remove.bindScratch(scope, at: 2)
+                try remove.bindScratch(e.field, at: 3)
+                try remove.bind(Int64(e.kind), at: 4)
+                try remove.bindScratch(e.value, at: 5)
+                try remove.bindScratch(key, at: 6)
+                try remove.runBound()
+            }
         }
     }
+
+    private static let deleteIndexRow = PreparedSQL(
+        "DELETE FROM fs_index WHERE space = ? AND scope = ? AND field = ? AND kind = ? AND value = ? AND doc_key = ?")
 
     // MARK: Collection-group index
 

@@ -44,7 +44,6 @@ import Testing
             }
         }
         holding.wait()
-        let generation = h.database.writeGeneration
         let times = Times(), all = DispatchSemaphore(value: 0)
         for i in 0..<8 {
             h.service.commit(db, writes: [Self.create("c/d\(i)")], transaction: nil, caller: .admin, lead: false) { r in
@@ -56,7 +55,6 @@ import Testing
         while h.service.storage.batcher.queued < 7 { usleep(1000) }
         release.signal()
         for _ in 0..<8 { all.wait() }
-        #expect(h.database.writeGeneration - generation == 2)  // the held write, then one batch
         let committed = times.all
         #expect(committed.count == 8)
         #expect(Set(committed).count == 8)

@@ -39,6 +39,13 @@ import HearthCore
 /// completions of a batch run inside one `HeldWakeUps` scope: the event loops they hand answers to
 /// are woken once per batch, after the last, not once per answer.
 ///
+/// `beforeCommit`, when given, runs once per transaction, after its last body and before its
+/// COMMIT, on the same connection: work that every body would otherwise repeat can be done once per
+/// batch there (Firestore stores its last commit time there instead of in every commit's body). Its
+/// writes commit with the bodies'; if it throws, the transaction rolls back and every body of the
+/// batch fails with it (`batchFailed`). A lone body that throws rolls its transaction back before
+/// the hook would run.
+///
 /// A waiting caller sleeps on its own job's semaphore and is woken only when it has something to
 /// do: its body ran (it returns), or the lead is handed to it. One broadcast to every waiter woke
 /// them all after each batch, and with 16 callers most went back to sleep at once: about one
@@ -52,6 +59,7 @@ public final class GroupCommit: @unchecked Sendable {
     private var leading = false
     private let database: Database
     private let savepoint: String
+    private let beforeCommit: (@Sendable (Connection) throws -> Void)?
     /// Leads submitted bodies that no caller is waiting to lead: a thread of its own, started when
     /// first needed, that sleeps on `drainWake` between runs. Not a GCD queue: libdispatch gives
     /// its threads the nice value of their QoS class (0 or 2 for a default queue, measured), not
@@ -99,10 +107,13 @@ public final class GroupCommit: @unchecked Sendable {
         drainWake.signal()
     }
 
-    /// Batches writes to `database`; `savepoint` names the savepoint each body runs in.
-    public init(database: Database, savepoint: String = "group_commit") {
+    /// Batches writes to `database`; `savepoint` names the savepoint each body runs in, and
+    /// `beforeCommit` runs once per transaction before its COMMIT (see the type's comment).
+    public init(database: Database, savepoint: String = "group_commit",
+                beforeCommit: (@Sendable (Connection) throws -> Void)? = nil) {
         self.database = database
         self.savepoint = savepoint
+        self.beforeCommit = beforeCommit
     }
 
     /// Bodies waiting for a transaction (tests use it to line up a batch).
@@ -319,6 +330,8 @@ public final class GroupCommit: @unchecked Sendable {
                     }
                     pending = take(Self.maxBatch - ran.count)
                 }
+                // Every body taken has run: nothing joins the transaction after this.
+                try beforeCommit?(conn)
             }
         } catch {
             if !aloneFailed {

@@ -358,4 +358,109 @@ import Testing
         #expect(try values(db) == names)
         #expect(batcher.queued == 0)
     }
+
+    // MARK: beforeCommit (once per transaction)
+
+    /// What a `beforeCommit` hook saw, call by call: the rows of `t` then (guarded by its lock).
+    final class HookLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [[String]] = []
+        private var failing = false
+        var calls: [[String]] { lock.withLock { seen } }
+        /// The next call throws after writing.
+        func failNext() { lock.withLock { failing = true } }
+
+        /// The hook: records the rows, writes its own row to `h`, and throws when told to.
+        func hook(_ c: Connection) throws {
+            let rows = try c.rows("SELECT v FROM t ORDER BY rowid") { $0.text(0) }
+            try c.run("INSERT INTO h (n) VALUES (?)", [rows.count])
+            let fail = lock.withLock {
+                seen.append(rows)
+                defer { failing = false }
+                return failing
+            }
+            if fail { throw Refused() }
+        }
+    }
+
+    /// A batcher whose `beforeCommit` is `log`'s hook, on `db` with the hook's table `h` added.
+    func hooked(_ db: Database, _ log: HookLog) throws -> GroupCommit {
+        try db.write { c in try c.run("CREATE TABLE h (n INTEGER NOT NULL)") }
+        return GroupCommit(database: db, beforeCommit: { c in try log.hook(c) })
+    }
+
+    func hookRows(_ db: Database) throws -> [Int] {
+        try db.read { c in try c.rows("SELECT n FROM h ORDER BY rowid") { Int($0.int64(0)) } }
+    }
+
+    /// One call per transaction, after its last body (it sees every body's rows), and its own
+    /// writes commit with them.
+    @Test func beforeCommitRunsOncePerTransactionAfterItsLastBody() throws {
+        let db = try database()
+        let log = HookLog()
+        let batcher = try hooked(db, log)
+        let names = (0..<16).map { "s\($0)" }
+        let (completions, stored, transactions) = try submitted(names.map { Body(name: $0, bare: true) }, db: db, batcher: batcher)
+        for n in names { #expect(completions[n] == .success(n.utf8.count)) }
+        #expect(stored == names)
+        #expect(transactions == 1)
+        #expect(log.calls == [names])
+        #expect(try hookRows(db) == [16])
+    }
+
+    /// A body rolled back to its savepoint leaves the others' transaction, and its hook call, as they were.
+    @Test func beforeCommitRunsBesideABodyRolledBackAlone() throws {
+        let db = try database()
+        let log = HookLog()
+        let batcher = try hooked(db, log)
+        let (completions, stored, _) = try submitted([Body(name: "leader"), Body(name: "refused", failAfterWriting: true),
+                                                      Body(name: "kept")], db: db, batcher: batcher)
+        #expect(completions["refused"] == .failure(Refused()))
+        #expect(completions["kept"] == .success(4))
+        #expect(stored == ["leader", "kept"])
+        #expect(log.calls == [["leader", "kept"]])
+        #expect(try hookRows(db) == [2])
+    }
+
+    /// A hook that throws fails every body of its transaction, and nothing of the transaction
+    /// (bodies' rows, the hook's own) is stored; the next transaction calls it again.
+    @Test func beforeCommitThatThrowsFailsItsWholeBatch() throws {
+        let db = try database()
+        let log = HookLog()
+        let batcher = try hooked(db, log)
+        log.failNext()
+        let (completions, stored, _) = try submitted([Body(name: "leader", bare: true), Body(name: "a"), Body(name: "b", bare: true)],
+                                                     db: db, batcher: batcher)
+        for n in ["leader", "a", "b"] { #expect(completions[n] == .failure(Refused()), "\(n)") }
+        #expect(stored.isEmpty)
+        #expect(try hookRows(db).isEmpty)
+        _ = try batcher.perform { c in try c.run("INSERT INTO t (v) VALUES ('later')") }
+        #expect(try values(db) == ["later"])
+        #expect(try hookRows(db) == [1])
+        #expect(log.calls.count == 2)
+    }
+
+    /// A lone body that throws rolls its transaction back before the hook: it is not called, and a
+    /// COMMIT that fails (a deferred check) undoes the hook's writes with the bodies'.
+    @Test func beforeCommitIsNotCalledForAFailedLoneBodyAndGoesWithAFailedCommit() throws {
+        let db = try databaseWithDeferredCheck()
+        let log = HookLog()
+        let batcher = try hooked(db, log)
+        #expect(throws: Refused.self) {
+            try batcher.perform { c -> Int in
+                try c.run("INSERT INTO t (v) VALUES ('a')")
+                throw Refused()
+            }
+        }
+        #expect(log.calls.isEmpty)
+        #expect(throws: (any Error).self) {
+            try batcher.perform { c in
+                try c.run("INSERT INTO t (v) VALUES ('orphan')")
+                try c.run("INSERT INTO child (pid) VALUES (42)")
+            }
+        }
+        #expect(log.calls == [["orphan"]])
+        #expect(try values(db).isEmpty)
+        #expect(try hookRows(db).isEmpty)
+    }
 }

@@ -16,11 +16,17 @@ enum StoredValueCodec {
 
     /// Encodes a document's fields (a map without its tag).
     static func encodeFields(_ fields: [String: FirestoreValue]) -> [UInt8] {
+        encodeFields(sorted: OrderedEncoding.sortedMembers(fields))
+    }
+
+    /// `encodeFields` of fields already in `OrderedEncoding.sortedMembers` order (a writer that
+    /// also needs them in that order for the index entries sorts them once for both).
+    static func encodeFields(sorted members: [(key: String, value: FirestoreValue)]) -> [UInt8] {
         var out: [UInt8] = []
         // A small document (a few strings and a timestamp) encodes to ~200 bytes: from 64 the
         // buffer was copied twice on the way, in every commit on the single writer.
         out.reserveCapacity(256)
-        appendMapBody(fields, to: &out)
+        appendMapBody(sorted: members, to: &out)
         return out
     }
 
@@ -83,8 +89,12 @@ enum StoredValueCodec {
     }
 
     private static func appendMapBody(_ members: [String: FirestoreValue], to out: inout [UInt8]) {
+        appendMapBody(sorted: OrderedEncoding.sortedMembers(members), to: &out)
+    }
+
+    private static func appendMapBody(sorted members: [(key: String, value: FirestoreValue)], to out: inout [UInt8]) {
         appendVarint(members.count, to: &out)
-        for (key, value) in OrderedEncoding.sortedMembers(members) {
+        for (key, value) in members {
             appendBytes(key.utf8, to: &out)
             append(value, to: &out)
         }

@@ -68,7 +68,7 @@ extension FirestoreService {
             txnState = state
         }
         let recorder = ChangeRecorder(feed: listeners.feed, database: db)
-        // Every check below comes before the first write (the commit time is stored with the
+        // Every check below comes before the first write (the commit time is taken with the
         // documents), so in a batch the body needs no savepoint — unless the database's space is
         // not known yet and finding it may create it (a write before the checks).
         let savepoint = storage.cachedSpace(of: db) == nil
@@ -137,8 +137,8 @@ extension FirestoreService {
                 try Self.check(step.write.precondition, against: step.before, name: db.name(of: step.write.path))
             }
 
-            // The first write: nothing below throws but SQLite.
-            try storage.store(commitTime: commitTime, conn)
+            // Nothing below throws but SQLite (the commit time is stored before the COMMIT).
+            storage.record(commitTime: commitTime)
             for (path, final) in overlay.entries {
                 let original = try load(path)
                 if let final {

@@ -23,13 +23,12 @@ import HearthSQLite
 ///   reads at a `readTime` (Firestore keeps one hour too). The current-state tables never hold
 ///   history, so current reads do not pay for it.
 final class FirestoreStorage: @unchecked Sendable {
-    // `spaces`, `lastCommit`, `groupBuilds`, `groupMarkers` and `lastPrune` are guarded by `lock`;
-    // everything else is immutable.
+    // `spaces`, `groupBuilds`, `groupMarkers` and `lastPrune` are guarded by `lock`; everything
+    // else is immutable.
     private let lock = NSLock()
     /// Keyed by the database itself: its `spaceName` is a string built (and, past 15 bytes, allocated)
     /// per call, and every commit and read looks its space up.
     private var spaces: [DatabaseID: Int64] = [:]
-    private var lastCommit: Int64?
     /// `space/collectionID` of collection-group index builds under way.
     private var groupBuilds = Set<String>()
     /// `fs_group_indexes` as committed, per `space/collectionID` looked up by a writer: `.some(nil)`
@@ -112,6 +111,8 @@ final class FirestoreStorage: @unchecked Sendable {
     /// past 1 hour").
     static let historyMicros: Int64 = 3_600_000_000
 
+    /// Commit times, stored once per write transaction (by `batcher`'s `beforeCommit`).
+    private let commitTimes = CommitTimes()
     /// Write transactions of concurrent requests, committed together.
     let batcher: GroupCommit
     /// Documents as last read; every write transaction below empties it once it has ended.
@@ -120,7 +121,8 @@ final class FirestoreStorage: @unchecked Sendable {
     init(database: Database, logger: Logger) {
         self.database = database
         self.logger = logger
-        batcher = GroupCommit(database: database, savepoint: "fs_batched_write")
+        let times = commitTimes
+        batcher = GroupCommit(database: database, savepoint: "fs_batched_write", beforeCommit: { conn in try times.flush(conn) })
     }
 
     /// Runs `body` in a write transaction, committed together with concurrent ones (`GroupCommit`);
@@ -277,52 +279,34 @@ final class FirestoreStorage: @unchecked Sendable {
     // MARK: Commit times
 
     /// The next commit time: the clock's time, but always after the previous commit's
-    /// (call inside the write transaction that commits with it).
+    /// (call inside a write transaction of `write`/`submit`, which stores it before its COMMIT).
     func nextCommitTime(now: Instant, _ conn: Connection) throws -> Instant {
         let t = try commitTime(now: now, conn)
-        try store(commitTime: t, conn)
+        record(commitTime: t)
         return t
     }
 
-    /// The next commit time without storing it (reads only): a body that checks everything before
-    /// its first write takes it first and stores it with its writes (`store(commitTime:)`).
+    /// The next commit time without taking it (reads only): a body that checks everything before
+    /// its first write reads it first and takes it once the checks passed (`record(commitTime:)`).
     func commitTime(now: Instant, _ conn: Connection) throws -> Instant {
-        lock.lock()
-        let cached = lastCommit
-        lock.unlock()
-        let last = try cached ?? (conn.scalarInt("SELECT value FROM fs_meta WHERE key = 'last_commit'") ?? 0)
-        return Instant(unixMicros: max(now.unixMicros, last + 1))
+        try commitTimes.next(now: now, conn)
     }
 
-    /// Records `t` (from `commitTime`) as the last commit time, inside the transaction that commits with it.
-    func store(commitTime t: Instant, _ conn: Connection) throws {
-        let update = try conn.prepare(Self.updateLastCommit)
-        update.reset()
-        try update.bind(t.unixMicros, at: 1)
-        try update.runBound()
-        lock.lock()
-        lastCommit = t.unixMicros
-        lock.unlock()
+    /// Takes `t` (from `commitTime`) as the last commit time, inside the transaction that commits
+    /// with it: `batcher` stores it once for the whole transaction, just before its COMMIT (`CommitTimes`).
+    func record(commitTime t: Instant) {
+        commitTimes.record(t)
     }
-
-    private static let updateLastCommit = PreparedSQL("UPDATE fs_meta SET value = ? WHERE key = 'last_commit'")
 
     /// The latest commit time handed out by this process (0 before the first commit).
     ///
     /// Commit times may run ahead of a frozen clock (+1 µs each), so "now" for read times is
     /// the later of the clock and this.
-    var latestCommitMicros: Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return lastCommit ?? 0
-    }
+    var latestCommitMicros: Int64 { commitTimes.latestMicros }
 
     /// Loads the last commit time of a database opened from disk (so read times stay ahead of it).
     func loadLastCommit() throws {
-        let stored = try database.read { conn in try conn.scalarInt("SELECT value FROM fs_meta WHERE key = 'last_commit'") } ?? 0
-        lock.lock()
-        if lastCommit == nil { lastCommit = stored }
-        lock.unlock()
+        try commitTimes.load(database)
     }
 
     // MARK: Documents
@@ -355,10 +339,15 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Keeps `old` readable at read times before `ended`, and forgets this space's versions that
     /// ended before the retention window (an index seek that usually finds nothing).
     private func remember(space: Int64, _ old: StoredDocument, ended: Instant, _ conn: Connection) throws {
-        try conn.run("""
-            INSERT OR REPLACE INTO fs_history (space, key, ended, fields, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)
-            """, [space, old.path.key, ended.unixMicros, StoredValueCodec.encodeFields(old.fields),
-                  old.createTime.unixMicros, old.updateTime.unixMicros])
+        let insert = try conn.prepare(Self.insertHistory)
+        insert.reset()
+        try insert.bind(space, at: 1)
+        try insert.bindScratch(old.path.key, at: 2)
+        try insert.bind(ended.unixMicros, at: 3)
+        try insert.bindScratch(StoredValueCodec.encodeFields(old.fields), at: 4)
+        try insert.bind(old.createTime.unixMicros, at: 5)
+        try insert.bind(old.updateTime.unixMicros, at: 6)
+        try insert.runBound()
         // A reader may ask for any time down to (latest commit − window); `ended` is the latest commit.
         // Versions that ended before the window are never read (older read times are refused), so
         // pruning only saves space: once per `pruneIntervalMicros` of commit time per space is
@@ -371,6 +360,12 @@ final class FirestoreStorage: @unchecked Sendable {
             try conn.run("DELETE FROM fs_history WHERE space = ? AND ended < ?", [space, ended.unixMicros - Self.historyMicros])
         }
     }
+
+    // Every update and delete runs it on the single writer: prepared once, bound in place (no
+    // statement lookup by its text, no array of boxed values).
+    private static let insertHistory = PreparedSQL("""
+        INSERT OR REPLACE INTO fs_history (space, key, ended, fields, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)
+        """)
 
     /// How often (in commit time) replaced versions beyond the retention window are deleted.
     static let pruneIntervalMicros: Int64 = 1_000_000
@@ -439,11 +434,13 @@ final class FirestoreStorage: @unchecked Sendable {
         try insert.bindScratch(key, at: 2)
         try insert.bindScratch(parentKey, at: 3)
         try insert.bindScratch(new.path.collectionID, at: 4)
-        try insert.bindScratch(StoredValueCodec.encodeFields(new.fields), at: 5)
+        // Sorted once: the stored encoding and the index entries both walk the fields in this order.
+        let members = OrderedEncoding.sortedMembers(new.fields)
+        try insert.bindScratch(StoredValueCodec.encodeFields(sorted: members), at: 5)
         try insert.bind(new.createTime.unixMicros, at: 6)
         try insert.bind(new.updateTime.unixMicros, at: 7)
         try insert.runBound()
-        let newEntries = IndexEntry.entries(of: new.fields)
+        let newEntries = IndexEntry.entries(ofSorted: members)
         let scopes = try indexScopes(space: space, path: new.path, parentKey: parentKey, key: key, conn)
         guard let old else {
             return try addIndex(space: space, key: key, scopes: scopes, entries: newEntries, conn)
@@ -537,11 +534,23 @@ final class FirestoreStorage: @unchecked Sendable {
 
     private func removeIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: [IndexEntry], _ conn: Connection) throws {
         guard !entries.isEmpty else { return }
-        let remove = try conn.prepare("DELETE FROM fs_index WHERE space = ? AND scope = ? AND field = ? AND kind = ? AND value = ? AND doc_key = ?")
+        let remove = try conn.prepare(Self.deleteIndexRow)
         for e in entries {
-            for scope in scopes { try remove.run([space, scope, e.field, e.kind, e.value, key]) }
+            for scope in scopes {
+                remove.reset()
+                try remove.bind(space, at: 1)
+                try remove.bindScratch(scope, at: 2)
+                try remove.bindScratch(e.field, at: 3)
+                try remove.bind(Int64(e.kind), at: 4)
+                try remove.bindScratch(e.value, at: 5)
+                try remove.bindScratch(key, at: 6)
+                try remove.runBound()
+            }
         }
     }
+
+    private static let deleteIndexRow = PreparedSQL(
+        "DELETE FROM fs_index WHERE space = ? AND scope = ? AND field = ? AND kind = ? AND value = ? AND doc_key = ?")
 
     // MARK: Collection-group index
 

@@ -20,13 +20,21 @@ struct IndexEntry: Hashable, Sendable {
     /// one array can repeat an entry, and sorting both lists lets `put` compare a document's old
     /// and new entries by merging instead of hashing every encoded value.
     static func entries(of fields: [String: FirestoreValue]) -> [IndexEntry] {
+        entries(ofSorted: OrderedEncoding.sortedMembers(fields))
+    }
+
+    /// `entries(of:)` of fields already in `OrderedEncoding.sortedMembers` order. Walked in that
+    /// order, a document whose top-level names need no quoting and whose values are neither arrays
+    /// nor maps (most documents) yields its entries in order already, and `sorted` only checks them.
+    static func entries(ofSorted members: [(key: String, value: FirestoreValue)]) -> [IndexEntry] {
         var out: [IndexEntry] = []
-        out.reserveCapacity(fields.count)
-        collect(fields, prefix: [], into: &out)
+        out.reserveCapacity(members.count)
+        collect(members, prefix: [], into: &out)
         return sorted(out)
     }
 
-    private static func collect(_ fields: [String: FirestoreValue], prefix: [String], into out: inout [IndexEntry]) {
+    private static func collect<S: Sequence>(_ fields: S, prefix: [String], into out: inout [IndexEntry])
+        where S.Element == (key: String, value: FirestoreValue) {
         for (key, value) in fields {
             // A top-level field's canonical path is its quoted name (no path arrays to build).
             let name = prefix.isEmpty ? FieldPath.quoteIfNeeded(key) : FieldPath(prefix + [key]).canonical
@@ -45,6 +53,8 @@ struct IndexEntry: Hashable, Sendable {
 
     /// `entries` in the order of `precedes`, repeats dropped.
     static func sorted(_ entries: [IndexEntry]) -> [IndexEntry] {
+        // Already strictly ascending (no repeats): one comparison per entry instead of a sort.
+        if entries.indices.dropFirst().allSatisfy({ compare(entries[$0 - 1], entries[$0]) < 0 }) { return entries }
         var out = entries.sorted(by: precedes)
         var last = 0
         for i in out.indices.dropFirst() where compare(out[i], out[last]) != 0 {

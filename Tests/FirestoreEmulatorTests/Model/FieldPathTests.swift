@@ -62,4 +62,19 @@ import Testing
             #expect(error.message == message, "\(text)")
         }
     }
+
+    /// Simple segments (`[A-Za-z_][A-Za-z0-9_]*`, judged by UTF-8 bytes) stay bare; anything else,
+    /// non-ASCII letters and digits included, is quoted — long names too (past the 15 bytes a
+    /// String keeps inline).
+    @Test(arguments: [
+        ("ownerUid", "ownerUid"), ("_", "_"), ("a1_B2", "a1_B2"), ("Z9", "Z9"),
+        ("a_very_long_field_name_past_inline_storage", "a_very_long_field_name_past_inline_storage"),
+        ("1st", "`1st`"), ("", "``"), ("x y", "`x y`"), ("é", "`é`"), ("a-b", "`a-b`"), ("a.b", "`a.b`"),
+        ("٣", "`٣`"), ("a\u{0}", "`a\u{0}`"), (#"b`q\"#, #"`b\`q\\`"#),
+        ("a_very_long_field_name_past_inline_storage!", "`a_very_long_field_name_past_inline_storage!`"),
+    ])
+    func quotesAllButSimpleSegments(_ segment: String, _ canonical: String) {
+        #expect(FieldPath.isSimple(segment) == (segment == canonical))
+        #expect(FieldPath.quoteIfNeeded(segment) == canonical)
+    }
 }

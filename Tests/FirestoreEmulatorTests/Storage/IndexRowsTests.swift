@@ -72,4 +72,37 @@ struct IndexRowsTests {
         #expect(onlyB.map(\.field) == ["b", "c"])  // b's new array value, c
         #expect(IndexEntry.difference(a, a).onlyA.isEmpty)
     }
+
+    /// The writer sorts a document's fields once (`sortedMembers`) for its encoding and its index
+    /// entries. Walked in that order, names that need no quoting and scalar values come out in
+    /// order already (no sort); quoted names, nested maps whose paths interleave with other names
+    /// (`a.b` sorts after `a-x`: "." > "-") and arrays' elements still get sorted — either way the
+    /// entries are strictly ascending, distinct, and the same as from the unsorted fields.
+    @Test(arguments: [
+        ["status": FirestoreValue.string("ready"), "ownerUid": .string("u"), "createdAt": .timestamp(Instant(unixMicros: 7)),
+         "n": .integer(1), "Z": .null, "_x": .boolean(false)],
+        ["a": .map(["b": .integer(1), "a": .integer(0)]), "a-x": .integer(2), "a0": .integer(3), "x y": .string("q"),
+         "é": .boolean(true), "t": .array([.integer(2), .integer(1), .integer(2), .string("s")]), "`": .null],
+    ])
+    func entriesOfSortedFieldsAreInOrderWithOrWithoutASort(_ fields: [String: FirestoreValue]) {
+        let members = OrderedEncoding.sortedMembers(fields)
+        let entries = IndexEntry.entries(ofSorted: members)
+        for (x, y) in zip(entries, entries.dropFirst()) { #expect(IndexEntry.compare(x, y) < 0, "\(x.field) before \(y.field)") }
+        #expect(entries == IndexEntry.entries(of: fields))
+        // The same entries as sorting them from scratch, in any order, with repeats.
+        var scrambled = entries.reversed() + entries.prefix(2)
+        scrambled.swapAt(0, scrambled.count / 2)
+        #expect(IndexEntry.sorted(Array(scrambled)) == entries)
+        // And the stored encoding of the sorted fields is the one of the dictionary.
+        #expect(StoredValueCodec.encodeFields(sorted: members) == StoredValueCodec.encodeFields(fields))
+    }
+
+    @Test func sortedDropsRepeatsOfAnAscendingRun() {
+        let e = IndexEntry(field: "a", kind: IndexEntry.valueKind, value: [1])
+        let f = IndexEntry(field: "b", kind: IndexEntry.valueKind, value: [1])
+        #expect(IndexEntry.sorted([e, e, f]) == [e, f])
+        #expect(IndexEntry.sorted([f, e]) == [e, f])
+        #expect(IndexEntry.sorted([e, f]) == [e, f])
+        #expect(IndexEntry.sorted([]) == [])
+    }
 }

@@ -27,13 +27,14 @@ extension RESTBridge {
             return nil  // the general path reports malformed input with its message
         }
         guard let name else { return nil }
-        // A name read before was split and validated then (both depend on the name alone).
+        // A name read before was split then, and its entry keeps the verdict of `validate` (both
+        // depend on the name alone).
         let known = service.storage.readCache.entry(name)
         guard let (db, path) = known.map({ ($0.database, $0.path) }) ?? Self.plainName(name), path.isDocument else { return nil }
         return try direct { () throws(FirestoreError) in
-            if known == nil { try path.validate(in: db) }
+            if let known { try known.validate() } else { try path.validate(in: db) }
             let caller = try caller(ctx, db)
-            return try service.getLatest(db, path: path, name: name, caller: caller).entry.proto
+            return try service.getLatest(db, path: path, name: name, known: known, caller: caller).entry.proto
         }
     }
 

@@ -18,14 +18,17 @@ extension FirestoreHTTPService {
 
     // MARK: get / list
 
-    func getDocument(_ c: RequestContext, path: ResourcePath) throws(FirestoreError) -> Response {
+    /// - Parameters: name, known: `c.database.name(of: path)` and its cache entry, when the caller
+    ///   has them (`FirestoreService.getLatest`).
+    func getDocument(_ c: RequestContext, path: ResourcePath, name: String? = nil, known: DocumentCache.Entry? = nil)
+        throws(FirestoreError) -> Response {
         try c.allowParameters(Known.getParameters)
         let mask = try c.maskParameter("mask.fieldPaths")
         let consistency = try parameterConsistency(c)
         guard case .strong = consistency else {
             return c.respond(document: try service.getDocument(c.database, path: path, consistency: consistency, caller: c.caller), mask: mask)
         }
-        let (entry, document) = try service.getLatest(c.database, path: path, caller: c.caller)
+        let (entry, document) = try service.getLatest(c.database, path: path, name: name, known: known, caller: c.caller)
         // The entry's JSON is what `respond(document:mask:)` writes without a mask, made once per version.
         guard mask == nil, !c.pretty else { return c.respond(document: document, mask: mask) }
         return RequestContext.jsonResponse(entry.json)

@@ -68,12 +68,23 @@ struct FirestoreHTTPService: HTTPService {
                               headers: incoming.headers, version: incoming.version, isTLS: incoming.isTLS,
                               remoteAddress: incoming.remoteAddress, id: incoming.id, body: incoming.body)
         }
+        // A get of a document the read cache holds skips the router: it would split the path into
+        // strings and rebuild the name the entry already has (see `knownDocument`).
+        if let entry = knownDocument(request) {
+            return answer { () throws(FirestoreError) in try knownGet(request, entry) }
+        }
+        return routed(request)
+    }
+
+    /// `request` through the router, which every request took before `knownDocument` (tests
+    /// compare the two).
+    func routed(_ request: Request) -> Response {
         let segments = Self.pathSegments(request)
         if segments.isEmpty || segments == [""] {
             guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed(request) }
             return Response.text("Ok")
         }
-        do {
+        return answer { () throws(FirestoreError) in
             switch segments[0] {
             case "v1", "v1beta1":
                 return try api(request, Array(segments.dropFirst()))
@@ -82,6 +93,13 @@ struct FirestoreHTTPService: HTTPService {
             default:
                 return notFound(request)
             }
+        }
+    }
+
+    /// The handler's answer, or its error's (an internal one logged first).
+    private func answer(_ handler: () throws(FirestoreError) -> Response) -> Response {
+        do {
+            return try handler()
         } catch {
             if case .internal = error {
                 service.logger.error("firestore: internal error", [("error", .string(error.message))])

@@ -91,13 +91,16 @@ extension FirestoreService {
     /// and comes with its `resource` and encodings. The rules judge every request all the same,
     /// with the same request (`authorizeGet`); when they can read other documents (get(),
     /// exists()) the request takes the store's path, so those reads see the same snapshot.
-    /// - Parameter name: `db.name(of: path)`, when the caller has it already.
-    func getLatest(_ db: DatabaseID, path: ResourcePath, name: String? = nil, caller: Caller) throws(FirestoreError)
-        -> (entry: DocumentCache.Entry, document: StoredDocument) {
+    /// - Parameters:
+    ///   - name: `db.name(of: path)`, when the caller has it already.
+    ///   - known: the cache's entry for that name, when the caller looked it up while handling this
+    ///     request (it is then as current as a lookup here: both follow the request's arrival).
+    func getLatest(_ db: DatabaseID, path: ResourcePath, name: String? = nil, known: DocumentCache.Entry? = nil,
+                   caller: Caller) throws(FirestoreError) -> (entry: DocumentCache.Entry, document: StoredDocument) {
         let cache = storage.readCache
         let key = name ?? db.name(of: path)
         let cacheable = DocumentCache.accepts(db)
-        if cacheable, let entry = cache.entry(key), try authorizeCached(entry, caller: caller) {
+        if cacheable, let entry = known ?? cache.entry(key), try authorizeCached(entry, caller: caller) {
             return try present(entry)
         }
         let generation = cache.current
@@ -122,7 +125,7 @@ extension FirestoreService {
         // request is denied (fail closed).
         let none: (ResourcePath) throws -> StoredDocument? = { _ in throw NoStoreAtHand() }
         let lookup = RulesLookup(database: entry.database, current: none, after: none)
-        try authorizeGet(entry.database, path: entry.path, resource: entry.resource, auth: auth, lookup: lookup)
+        try authorizeGet(entry.database, rulesPath: entry.rulesPath, resource: entry.resource, auth: auth, lookup: lookup)
         return true
     }
 

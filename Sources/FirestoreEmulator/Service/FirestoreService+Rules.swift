@@ -46,8 +46,15 @@ extension FirestoreService {
     /// The same, with the document already as `resource` (nil: absent).
     func authorizeGet(_ db: DatabaseID, path: ResourcePath, resource: RulesValue?, auth: RulesValue?,
                       lookup: RulesLookup, accessLimit: Int = 10) throws(FirestoreError) {
+        try authorizeGet(db, rulesPath: RulesConversion.path(db, path), resource: resource, auth: auth, lookup: lookup,
+                         accessLimit: accessLimit)
+    }
+
+    /// The same, with the path already as the rules see it (`RulesConversion.path`).
+    func authorizeGet(_ db: DatabaseID, rulesPath: [String], resource: RulesValue?, auth: RulesValue?,
+                      lookup: RulesLookup, accessLimit: Int = 10) throws(FirestoreError) {
         let request = RulesRequest(
-            method: .get, path: RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(clock.now()),
+            method: .get, path: rulesPath, auth: auth, time: RulesConversion.time(clock.now()),
             resource: resource, accessLimit: accessLimit)
         try authorize(request, project: db.project, lookup: lookup)
     }

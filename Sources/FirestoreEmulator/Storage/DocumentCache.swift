@@ -22,13 +22,16 @@ final class DocumentCache: @unchecked Sendable {
     final class Entry: @unchecked Sendable {
         let database: DatabaseID
         let path: ResourcePath
-        /// The full name (the key).
+        /// The full name (the key): always `database.name(of: path)`, which the REST get's shortcut
+        /// (`FirestoreHTTPService.knownDocument`) relies on.
         let name: String
         /// nil: no such document.
         let document: StoredDocument?
         // Guarded by `lock`.
         private let lock = NSLock()
         private var resourceValue: RulesValue??
+        private var rulesPathValue: [String]?
+        private var validation: FirestoreError??
         private var protoBytes: [UInt8]?
         private var jsonBytes: [UInt8]?
 
@@ -37,6 +40,7 @@ final class DocumentCache: @unchecked Sendable {
             self.path = path
             self.name = name
             self.document = document
+            assert(name == database.name(of: path), "a cache entry's name must be its database's name of its path")
         }
 
         /// `resource` as the rules see the document (nil when absent).
@@ -44,6 +48,25 @@ final class DocumentCache: @unchecked Sendable {
             once({ resourceValue }, { resourceValue = $0 }) {
                 document.map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
             }
+        }
+
+        /// The path as the rules see it (`RulesRequest.path`), made once rather than for every decision.
+        var rulesPath: [String] {
+            once({ rulesPathValue }, { rulesPathValue = $0 }) { RulesConversion.path(database, path) }
+        }
+
+        /// What `path.validate(in: database)` throws (nil: a valid name). It depends on the name
+        /// alone, so a get through a kept entry need not judge it again.
+        func validate() throws(FirestoreError) {
+            let error = once({ validation }, { validation = $0 }) { () -> FirestoreError? in
+                do throws(FirestoreError) {
+                    try path.validate(in: database)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let error { throw error }
         }
 
         /// The `google.firestore.v1.Document` message (only for a present document).

@@ -102,6 +102,35 @@ struct CallerTests {
         #expect(a == b)
     }
 
+    @Test func theLastHeaderIsAnsweredAsItsToken() throws {
+        let verifier = CountingVerifier()
+        let known = CallerCache()
+        let alice = "Bearer " + Self.jwt
+        func uid(_ header: String, now: Int64? = 10) throws -> String? {
+            let c = try Caller.from(authorization: header, projectID: "p", verifier: verifier, logger: Logger(quiet: true),
+                                    known: known, now: now)
+            guard case .client(let auth?) = c else { return nil }
+            return auth.uid
+        }
+        // Verified, then found by its token (which notes the header), then found by the header.
+        #expect(known.entry(forHeader: alice) == nil)
+        #expect(try uid(alice) == "alice")
+        #expect(try uid(alice) == "alice")
+        #expect(known.entry(forHeader: alice) != nil)
+        #expect(try uid(alice) == "alice")
+        #expect(verifier.calls == 1)
+        // Another header is not answered as the last one; the same token in another case of
+        // `bearer` is answered by its token.
+        #expect(try uid("Bearer " + TestHarness.token("bob")) == "bob")
+        #expect(try uid("bearer " + Self.jwt) == "alice")
+        #expect(known.entry(forHeader: "Bearer " + Self.jwt + "x") == nil)
+        #expect(throws: FirestoreError.invalidArgument("invalid jwt")) { try uid("Bearer x" + Self.jwt) }
+        // The clock moved back before the token's `iat` (0): refused from the header as from the token.
+        #expect(known.entry(forHeader: "bearer " + Self.jwt) != nil)
+        #expect(throws: FirestoreError.self) { try uid("bearer " + Self.jwt, now: -1) }
+        #expect(try uid("bearer " + Self.jwt) == "alice")
+    }
+
     @Test func tokensWhoseAnswerCouldChangeAreNotRemembered() throws {
         let known = CallerCache()
         // user_id differs from sub: verified, uid is sub; refused, it would be user_id.

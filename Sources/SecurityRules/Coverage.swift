@@ -146,7 +146,7 @@ public final class RulesCoverage: @unchecked Sendable {
         record(visited: e.visited, hits: e.hits, hints: e.hints, ruleset: ruleset)
     }
 
-    private func record(visited: [Visit], hits: [UInt64], hints: CoverageHints?, ruleset: Ruleset) {
+    func record(visited: [Visit], hits: [UInt64], hints: CoverageHints?, ruleset: Ruleset) {
         pendingLock.lock()
         if let hints, !hits.isEmpty {
             if hints.generation == generation {

@@ -72,6 +72,10 @@ struct Evaluation {
     let hints: CoverageHints?
     /// `hints`' offers, read without retaining `hints` (which this evaluation holds).
     private let offers: CoverageHints.Offers
+    /// Whether a grant keeps its allow attempt. Only a trace with details reads a granted
+    /// request's attempts (`TraceBuilder`); without one, appending the granting attempt allocated
+    /// the array on most grants (the first allow tried) for nothing.
+    var grantDetails = true
 
     private var bindings: [RulesValue] = []
     /// One stack for every call's parameters and lets; `frameBase` is the running call's first slot.
@@ -112,8 +116,9 @@ struct Evaluation {
         constants = program.code.constants
         functionCode = program.code.functions
         if recording { visited.reserveCapacity(128) }
-        if self.hints != nil { hits.reserveCapacity(128) }
-        locals.reserveCapacity(16)
+        // 120, not 128: 120 hits and the array's header fit the allocator's per-thread cache of
+        // small blocks (glibc's tcache, up to 1,032 bytes), 128 did not (a create counts ~80).
+        if self.hints != nil { hits.reserveCapacity(120) }
     }
 
     /// Runs the request; true when some allow statement grants it.
@@ -128,13 +133,20 @@ struct Evaluation {
                 bindings = instance.bindings
                 let start = visited.count
                 guard let condition = allow.condition else {
-                    attempts.append(AllowAttempt(allow: allow, instance: i, result: .value(.bool(true)), visited: start..<start))
+                    if grantDetails {
+                        attempts.append(AllowAttempt(allow: allow, instance: i, result: .value(.bool(true)), visited: start..<start))
+                    }
                     return true
                 }
                 do throws(EvalError) {
                     let v = try eval(condition.id)
+                    if case .bool(true) = v {
+                        if grantDetails {
+                            attempts.append(AllowAttempt(allow: allow, instance: i, result: .value(v), visited: start..<visited.count))
+                        }
+                        return true
+                    }
                     attempts.append(AllowAttempt(allow: allow, instance: i, result: .value(v), visited: start..<visited.count))
-                    if case .bool(true) = v { return true }
                 } catch {
                     attempts.append(AllowAttempt(allow: allow, instance: i, result: .error(error), visited: start..<visited.count))
                     if error.fatal {
@@ -378,6 +390,9 @@ struct Evaluation {
             let f = functionCode[Int(function)]
             // Arguments go on the stack above the caller's frame; they become the callee's first slots.
             let base = locals.count
+            // Reserved at the first call, not up front: many decisions call no function with
+            // parameters or lets (a get's `isOwner()`), and the buffer was allocated for nothing.
+            if locals.capacity == 0, count + f.letCount > 0 { locals.reserveCapacity(16) }
             defer { locals.removeLast(locals.count - base) }
             for k in Int(start)..<Int(start + count) { locals.append(try eval(operands[k])) }
             if callDepth >= Evaluation.maxCallDepth {

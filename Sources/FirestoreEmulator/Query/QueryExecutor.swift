@@ -172,10 +172,13 @@ struct QueryExecutor {
             return true
         }
         var stopped = false
+        // The sort keys serve only the cursors and the merge of past versions: a plain current
+        // query (the usual one) skips encoding them for every document it reads.
+        let needsKeys = !past.isEmpty || query.startAt != nil || query.endAt != nil
         try read(access, query: query, space: space, descending: descending, walk: walk, conn) { doc in
             examined += 1
             guard doc.updateTime.unixMicros <= cutoff, accepts(doc, query: query) else { return true }
-            let keys = sortKeys(doc, query.order)
+            let keys = needsKeys ? sortKeys(doc, query.order) : []
             while nextPast < past.count, compareKeys(past[nextPast].1, keys, query.order) < 0 {
                 nextPast += 1
                 if !take(past[nextPast - 1].0, past[nextPast - 1].1) {

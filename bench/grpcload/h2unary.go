@@ -635,9 +635,19 @@ func (hc *h2client) document(c *h2call, m []byte) {
 		}
 		return
 	}
-	var name []byte
-	created, updated := false, false
-	err := walk(m, func(field int, wire int, v uint64, b []byte) error {
+	name, created, updated, err := documentHead(m)
+	if err == nil && (string(name) != docsRoot()+"/"+*doc || !created || !updated) {
+		err = fmt.Errorf("a document named %q (create_time %v, update_time %v), not %s/%s", name, created, updated, docsRoot(), *doc)
+	}
+	if err != nil {
+		die("GetDocument on stream %d: %v", c.id, err)
+	}
+	hc.answer = append([]byte(nil), m...)
+}
+
+// documentHead reads a Document's name and whether its create_time and update_time are set.
+func documentHead(d []byte) (name []byte, created, updated bool, err error) {
+	err = walk(d, func(field int, wire int, v uint64, b []byte) error {
 		switch field {
 		case 1:
 			name = b
@@ -648,13 +658,7 @@ func (hc *h2client) document(c *h2call, m []byte) {
 		}
 		return nil
 	})
-	if err == nil && (string(name) != docsRoot()+"/"+*doc || !created || !updated) {
-		err = fmt.Errorf("a document named %q (create_time %v, update_time %v), not %s/%s", name, created, updated, docsRoot(), *doc)
-	}
-	if err != nil {
-		die("GetDocument on stream %d: %v", c.id, err)
-	}
-	hc.answer = append([]byte(nil), m...)
+	return
 }
 
 // readResponse checks one RunQueryResponse (document 1, read_time 3) or BatchGetDocumentsResponse
@@ -684,19 +688,8 @@ func (hc *h2client) readResponse(c *h2call, m []byte) error {
 	if !readTime {
 		return errors.New("a document without a read_time")
 	}
-	var name []byte
-	created, updated := false, false
-	if err := walk(document, func(field int, wire int, v uint64, b []byte) error {
-		switch field {
-		case 1:
-			name = b
-		case 3:
-			return checkTimestamp(b, &created)
-		case 4:
-			return checkTimestamp(b, &updated)
-		}
-		return nil
-	}); err != nil {
+	name, created, updated, err := documentHead(document)
+	if err != nil {
 		return err
 	}
 	if !bytes.HasPrefix(name, []byte(docsRoot()+"/")) || !created || !updated {

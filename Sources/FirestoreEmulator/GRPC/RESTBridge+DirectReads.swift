@@ -36,8 +36,8 @@ extension RESTBridge {
 
     /// The most rows and stored bytes a RunQuery answered on the loop may read (`QueryRowCap`); a
     /// query that reads more goes on on a worker. 200 rows of the bench's query (an index entry
-    /// walked with its document's row, ~8k instructions, 2–3 µs) is about half a millisecond; the
-    /// bench's query reads 20.
+    /// walked with its document's row, ~13k instructions with SQLite's step) is under about a
+    /// millisecond; the bench's query reads 20.
     static let quickQueryRows = 200
     static let quickQueryBytes = 256 << 10
     /// The most documents a BatchGetDocuments answered on the loop may name (each read as a get

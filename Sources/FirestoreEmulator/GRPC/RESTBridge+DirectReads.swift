@@ -26,8 +26,7 @@ extension RESTBridge {
 
     /// RunQuery under a plainly named parent; false: use the general path.
     func directRunQuery(_ bytes: [UInt8], _ ctx: GRPCContext, _ responses: any GRPCResponseStream) throws(GRPCStatus) -> Bool {
-        guard let request = Self.decoded(bytes, "RunQueryRequest") else { return false }
-        guard let run = try prepareRunQuery(request, ctx) else { return false }
+        guard let run = try prepareRunQuery(bytes, ctx) else { return false }
         Self.stream(try direct { () throws(FirestoreError) in try answer(run, authorized: false) }, to: responses)
         return true
     }
@@ -60,8 +59,7 @@ extension RESTBridge {
     /// made, not asked again) goes on on a worker; nil: the general path's request, on a worker
     /// from the start.
     func quickRunQuery(_ bytes: [UInt8], _ ctx: GRPCContext) throws(GRPCStatus) -> GRPCQuickStream? {
-        guard let request = Self.decoded(bytes, "RunQueryRequest") else { return nil }
-        guard let run = try prepareRunQuery(request, ctx) else { return nil }
+        guard let run = try prepareRunQuery(bytes, ctx) else { return nil }
         guard case .strong = run.consistency else {
             return rest { () throws(FirestoreError) in try answer(run, authorized: false) }
         }
@@ -150,11 +148,19 @@ extension RESTBridge {
     }
 
     /// The request checked as the REST router and handler check the same message as its JSON body,
-    /// in their order (the path, the caller, then the method's); nil: not a plainly named parent
-    /// (the general path).
-    private func prepareRunQuery(_ request: JSONObject, _ ctx: GRPCContext) throws(GRPCStatus) -> RunQuery? {
-        guard let parentName = request["parent"]?.stringValue, let (db, parent) = Self.plainName(parentName) else { return nil }
-        return try direct { () throws(FirestoreError) in
+    /// in their order (the path, the caller, then the method's); nil: malformed, or not a plainly
+    /// named parent (the general path). A request read before (`ParsedQueryCache`) passed every check
+    /// but the caller's, which runs again.
+    private func prepareRunQuery(_ bytes: [UInt8], _ ctx: GRPCContext) throws(GRPCStatus) -> RunQuery? {
+        let cache = service.parsedQueries
+        if let known = cache.parsed(bytes) {
+            return try direct { () throws(FirestoreError) in
+                RunQuery(db: known.db, query: known.query, consistency: .strong, caller: try caller(ctx, known.db))
+            }
+        }
+        guard let request = Self.decoded(bytes, "RunQueryRequest"),
+              let parentName = request["parent"]?.stringValue, let (db, parent) = Self.plainName(parentName) else { return nil }
+        let run = try direct { () throws(FirestoreError) in
             if !parent.segments.isEmpty { try parent.validate(in: db) }
             let caller = try caller(ctx, db)
             guard parent.segments.isEmpty || parent.isDocument else {
@@ -170,6 +176,8 @@ extension RESTBridge {
             let query = try QueryParser(database: db, parent: parent).parse(sq)
             return RunQuery(db: db, query: query, consistency: try RequestContext.consistency(body), caller: caller)
         }
+        if case .strong = run.consistency { cache.keep(bytes, ParsedQueryCache.Parsed(db: run.db, query: run.query)) }
+        return run
     }
 
     /// The query run (`authorized`: its rules decision already made) and framed as RunQueryResponses.

@@ -222,6 +222,32 @@ struct DirectReadsTests {
                           .failed, .failed, .failed, .failed])
     }
 
+    /// A RunQuery request read before (`ParsedQueryCache`) is answered from its kept `Query`, and
+    /// still judged per call: the same bytes from the owner, another user, nobody and a bad token
+    /// answer as the general path does for each, whichever comes first. Requests in a transaction or
+    /// at a read time are not kept; a request that failed its checks is not kept.
+    @Test func aQueryReadBeforeIsStillJudgedPerCall() throws {
+        let files: JSON = .array([.object(["collectionId": .string("files")])])
+        let request = JSONObject([("parent", .string(root + "/users/alice")), ("structuredQuery", .object(["from": files]))])
+        let callers: [TestHarness.As] = [.user("alice"), .user("bob"), .anonymous, .header("Bearer not-a-token"), .owner, .user("alice")]
+        let stores = (try Self.seeded(), try Self.seeded())
+        let onLoop = try Self.seeded()
+        for (i, who) in callers.enumerated() {
+            let (general, _) = try compare("RunQuery", request, as: who, on: stores)
+            let (quick, _) = quick("RunQuery", request, as: who, on: onLoop)
+            #expect(quick == general, "\(who), call \(i)")
+            if case .user("alice") = who, case .messages(let m) = quick { #expect(m.count == 2) }
+        }
+        #expect(onLoop.service.parsedQueries.count == 1)
+        // Not kept: a transaction's, a read time's, a bad query's, a parent that is not a document.
+        for extra in [("newTransaction", JSON.object([:])), ("readTime", .string("2026-01-02T03:04:05Z"))] {
+            _ = quick("RunQuery", JSONObject(request.members + [extra]), on: onLoop)
+        }
+        _ = quick("RunQuery", JSONObject([("parent", .string(root)), ("structuredQuery", .object(["from": files, "limit": .int(-1)]))]), on: onLoop)
+        _ = quick("RunQuery", JSONObject([("parent", .string(root + "/open")), ("structuredQuery", .object(["from": files]))]), on: onLoop)
+        #expect(onLoop.service.parsedQueries.count == 1)
+    }
+
     /// A query that reads more rows or bytes than the loop may (`QueryRowCap`) stops there and goes
     /// on on a worker, its rules decision already made, with the same answer as the general path's —
     /// and a denial is still a denial, thrown on the loop before anything is read.

@@ -9,7 +9,8 @@
  * users/{uid}/files/{id} runs in Hearth's writer: the read of the existing document (finds none),
  * the last_commit UPDATE, the document INSERT and one INSERT of its six collection-scope index
  * rows (ownerUid, storage, s3Key, contentType, status, createdAt), with the byte layouts Hearth
- * stores (OrderedEncoding keys and values; a fields blob of FIELDS_BYTES). BATCH commits share one
+ * stores (OrderedEncoding keys and values, an index row's doc_key the key past its scope; a fields
+ * blob of FIELDS_BYTES). BATCH commits share one
  * BEGIN IMMEDIATE ... COMMIT, as group commit batches concurrent commits (BATCH 1: one each, as at
  * one connection). Checkpoints run inline (SQLite's own autocheckpoint, as in sqlite_commits.c,
  * the bench's ceiling), or with CHECKPOINTS "off" not at all: Hearth checkpoints on its own thread,
@@ -162,7 +163,8 @@ int main(int argc, char **argv)
                 sqlite3_bind_text(insert_index, p + 3, f < 5 ? names[f] : "createdAt", -1, SQLITE_STATIC);
                 sqlite3_bind_int64(insert_index, p + 4, 0);
                 sqlite3_bind_blob(insert_index, p + 5, values[f], (int) value_lens[f], SQLITE_STATIC);
-                sqlite3_bind_blob(insert_index, p + 6, key, (int) key_len, SQLITE_STATIC);
+                /* doc_key: the key past the scope (the id's segment), as Hearth stores it. */
+                sqlite3_bind_blob(insert_index, p + 6, key + parent_len, (int) (key_len - parent_len), SQLITE_STATIC);
             }
             if (!no_index) check(sqlite3_step(insert_index), db, "insert index rows");
             sqlite3_reset(insert_index);

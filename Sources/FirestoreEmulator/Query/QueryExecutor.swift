@@ -504,6 +504,17 @@ struct QueryExecutor {
         query.allDescendants ? IndexEntry.groupScope(query.collectionID) : query.collectionPath.key
     }
 
+    /// The join of index rows under `scope` to their documents, and its values (bound first).
+    /// Under a collection scope `doc_key` is the key past the scope (`IndexEntry.docKey`): the
+    /// document's key is the two joined (`||` makes TEXT of the bytes; the CAST keeps them a BLOB,
+    /// which is what `key` holds, so the primary key is still sought).
+    private static func indexJoin(_ scope: [UInt8]) -> (sql: String, values: [any SQLBindable]) {
+        if IndexEntry.isGroupScope(scope) {
+            return ("FROM fs_index i CROSS JOIN fs_documents d ON d.space = i.space AND d.key = i.doc_key ", [])
+        }
+        return ("FROM fs_index i CROSS JOIN fs_documents d ON d.space = i.space AND d.key = CAST(? || i.doc_key AS BLOB) ", [scope])
+    }
+
     /// Feeds the documents of `access` to `body` (in access order) until it returns false; a range
     /// with a `walk` reads only the documents whose index entries pass its checks.
     private func read(_ access: Access, query: Query, space: Int64, descending: Bool, walk: Walk? = nil, _ conn: Connection,
@@ -530,20 +541,32 @@ struct QueryExecutor {
             }
 
         case .lookups(let field, let kind, let encodedValues):
-            var sql = "SELECT \(columns) FROM fs_index i CROSS JOIN fs_documents d ON d.space = i.space AND d.key = i.doc_key "
+            let join = Self.indexJoin(scope)
+            var sql = "SELECT \(columns) \(join.sql)"
                 + "WHERE i.space = ? AND i.scope = ? AND i.field = ? AND i.kind = ? AND i.value = ?"
+            // Only a collection group's rows (whole keys) have a key range.
             if keyRange != nil { sql += " AND i.doc_key >= ? AND i.doc_key < ?" }
-            // A name cursor seeks within each value's rows (ordered by name), as in a scan.
-            let seek = Self.nameCursorKey(query.startAt, query)
-            if seek != nil { sql += query.order[0].descending ? " AND i.doc_key <= ?" : " AND i.doc_key >= ?" }
+            // A name cursor seeks within each value's rows (ordered by name), as in a scan; a cursor
+            // outside a collection scope is compared with the whole keys (no seek).
+            var seek: [any SQLBindable] = []
+            if let k = Self.nameCursorKey(query.startAt, query) {
+                let op = query.order[0].descending ? "<=" : ">="
+                if let bound = IndexEntry.docKeyBound(k, under: scope) {
+                    sql += " AND i.doc_key \(op) ?"
+                    seek = [bound]
+                } else {
+                    sql += " AND CAST(? || i.doc_key AS BLOB) \(op) ?"
+                    seek = [scope, k]
+                }
+            }
             sql += " ORDER BY i.doc_key \(direction)"
             for v in encodedValues {
-                var values: [any SQLBindable] = [space, scope, field, kind, v]
+                var values: [any SQLBindable] = join.values + [space, scope, field, kind, v]
                 if let (lo, hi) = keyRange {
                     values.append(lo)
                     values.append(hi)
                 }
-                if let seek { values.append(seek) }
+                values += seek
                 var stop = false
                 try FirestoreStorage.forEachRow(conn, sql, values) { row in
                     try charge(row)
@@ -555,10 +578,11 @@ struct QueryExecutor {
             }
 
         case .range(let field, let lower, let upper):
-            var sql = "SELECT \(columns) FROM fs_index i CROSS JOIN fs_documents d ON d.space = i.space AND d.key = i.doc_key "
+            let join = Self.indexJoin(scope)
+            var sql = "SELECT \(columns) \(join.sql)"
                 + "WHERE i.space = ? AND i.scope = ? AND i.field = ? AND i.kind = 0"
                 + " AND i.value \(lower.inclusive ? ">=" : ">") ? AND i.value \(upper.inclusive ? "<=" : "<") ?"
-            var values: [any SQLBindable] = [space, scope, field, lower.bytes, upper.bytes]
+            var values: [any SQLBindable] = join.values + [space, scope, field, lower.bytes, upper.bytes]
             if let (lo, hi) = keyRange {
                 sql += " AND i.doc_key >= ? AND i.doc_key < ?"
                 values.append(lo)

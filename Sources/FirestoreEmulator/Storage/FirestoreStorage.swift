@@ -14,6 +14,8 @@ import HearthSQLite
 ///   (collection scans, sub-collection listing) and `(space, collection_id, key)` (collection groups).
 /// - `fs_index(space, scope, field, kind, value, doc_key)`: one row per index entry and scope;
 ///   a query seeks `(space, scope, field, kind)` and a value range, already in Firestore order.
+///   `doc_key` is the document's key relative to the scope (`IndexEntry.docKey`): under a collection
+///   scope only the id's segment (the scope is the rest of the key), under a group scope the whole key.
 ///   Collection-scope rows exist for every document; collection-group rows only for the collection
 ///   ids listed in `fs_group_indexes(space, collection_id, built_upto)`, built in the background
 ///   when a collection-group query first needs them (`built_upto` NULL: complete; otherwise the
@@ -104,6 +106,13 @@ final class FirestoreStorage: @unchecked Sendable {
         """),
         // Numeric ids (`__id<N>__`) sort before string ids: keys stored before hold them as strings.
         NumericIDMigration.migration,
+        // Collection-scope index rows hold the document's key past their scope (`IndexEntry.docKey`),
+        // not the whole key, which repeated the scope. Bytes, not characters: `substr` and `length`
+        // count a BLOB's bytes. The rows' order within a scope stays (the removed prefix is common).
+        Migration("firestore.6", """
+        UPDATE fs_index SET doc_key = substr(doc_key, length(scope) + 1)
+            WHERE substr(scope, 1, 1) <> x'FF' AND substr(doc_key, 1, length(scope)) = scope;
+        """),
     ]
 
     /// How long replaced versions stay readable: Firestore's version retention period without
@@ -427,6 +436,7 @@ final class FirestoreStorage: @unchecked Sendable {
         let parentKey = OrderedEncoding.key(new.path.segments.dropLast())
         var key = parentKey
         OrderedEncoding.appendSegment(new.path.segments.last ?? "", to: &key)
+        let keys = RowKeys(key: key, parentCount: parentKey.count)
         if let old { try remember(space: space, old, ended: new.updateTime, conn) }
         let insert = try conn.prepare(Self.insertDocument)
         insert.reset()
@@ -443,11 +453,11 @@ final class FirestoreStorage: @unchecked Sendable {
         let newEntries = IndexEntry.entries(ofSorted: members)
         let scopes = try indexScopes(space: space, path: new.path, parentKey: parentKey, key: key, conn)
         guard let old else {
-            return try addIndex(space: space, key: key, scopes: scopes, entries: newEntries, conn)
+            return try addIndex(space: space, keys: keys, scopes: scopes, entries: newEntries, conn)
         }
         let (added, removed) = IndexEntry.difference(newEntries, IndexEntry.entries(of: old.fields))
-        try removeIndex(space: space, key: key, scopes: scopes, entries: removed, conn)
-        try addIndex(space: space, key: key, scopes: scopes, entries: added, conn)
+        try removeIndex(space: space, keys: keys, scopes: scopes, entries: removed, conn)
+        try addIndex(space: space, keys: keys, scopes: scopes, entries: added, conn)
     }
 
     private static let insertDocument = PreparedSQL("""
@@ -459,11 +469,28 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Deletes `old` and its index rows.
     func delete(space: Int64, _ old: StoredDocument, at time: Instant, _ conn: Connection) throws {
-        let key = old.path.key
+        let key = old.path.key, parentKey = old.path.parent.key
         try remember(space: space, old, ended: time, conn)
         try conn.run("DELETE FROM fs_documents WHERE space = ? AND key = ?", [space, key])
-        try removeIndex(space: space, key: key, scopes: try indexScopes(space: space, path: old.path, parentKey: old.path.parent.key, key: key, conn),
+        try removeIndex(space: space, keys: RowKeys(key: key, parentCount: parentKey.count),
+                        scopes: try indexScopes(space: space, path: old.path, parentKey: parentKey, key: key, conn),
                         entries: IndexEntry.entries(of: old.fields), conn)
+    }
+
+    /// A document's key and the `doc_key` of its index rows under each kind of scope (`IndexEntry.docKey`).
+    private struct RowKeys {
+        /// Under its collection group's scope: the whole key.
+        let key: [UInt8]
+        /// Under its collection's scope: the id's segment, the key past the parent's `parentCount` bytes.
+        let id: [UInt8]
+
+        init(key: [UInt8], parentCount: Int) {
+            self.key = key
+            id = Array(key[parentCount...])
+        }
+
+        /// The `doc_key` of the rows under `scope`.
+        func docKey(under scope: [UInt8]) -> [UInt8] { IndexEntry.isGroupScope(scope) ? key : id }
     }
 
     /// A collection id of one space (the key of `groupMarkers`).
@@ -500,7 +527,7 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Adds index rows, up to `indexRowsPerInsert` per statement: one statement for a document's
     /// rows instead of one each spares the per-statement work (bind, reset, opening the cursor).
     /// The rows go in in key order (`entries` is sorted), each bound straight into the statement.
-    private func addIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: [IndexEntry], _ conn: Connection) throws {
+    private func addIndex(space: Int64, keys: RowKeys, scopes: [[UInt8]], entries: [IndexEntry], _ conn: Connection) throws {
         let total = entries.count * scopes.count
         var done = 0
         while done < total {
@@ -517,7 +544,7 @@ final class FirestoreStorage: @unchecked Sendable {
                 try insert.bindScratch(e.field, at: p + 3)
                 try insert.bind(Int64(e.kind), at: p + 4)
                 try insert.bindScratch(e.value, at: p + 5)
-                try insert.bindScratch(key, at: p + 6)
+                try insert.bindScratch(keys.docKey(under: scope), at: p + 6)
             }
             try insert.runBound()
             done += n
@@ -532,7 +559,7 @@ final class FirestoreStorage: @unchecked Sendable {
             + Array(repeating: "(?, ?, ?, ?, ?, ?)", count: n).joined(separator: ", "))
     }
 
-    private func removeIndex(space: Int64, key: [UInt8], scopes: [[UInt8]], entries: [IndexEntry], _ conn: Connection) throws {
+    private func removeIndex(space: Int64, keys: RowKeys, scopes: [[UInt8]], entries: [IndexEntry], _ conn: Connection) throws {
         guard !entries.isEmpty else { return }
         let remove = try conn.prepare(Self.deleteIndexRow)
         for e in entries {
@@ -543,7 +570,7 @@ final class FirestoreStorage: @unchecked Sendable {
                 try remove.bindScratch(e.field, at: 3)
                 try remove.bind(Int64(e.kind), at: 4)
                 try remove.bindScratch(e.value, at: 5)
-                try remove.bindScratch(key, at: 6)
+                try remove.bindScratch(keys.docKey(under: scope), at: 6)
                 try remove.runBound()
             }
         }
@@ -621,7 +648,9 @@ final class FirestoreStorage: @unchecked Sendable {
                         let fields = try row.withBlob(1) { buffer throws(StoredValueCodec.DecodeError) in
                             try StoredValueCodec.decodeFields(buffer)
                         }
-                        try addIndex(space: space, key: key, scopes: scope, entries: IndexEntry.entries(of: fields), conn)
+                        // The parent is not needed: group-scope rows hold the whole key.
+                        try addIndex(space: space, keys: RowKeys(key: key, parentCount: key.count), scopes: scope,
+                                     entries: IndexEntry.entries(of: fields), conn)
                         last = key
                         count += 1
                         return true

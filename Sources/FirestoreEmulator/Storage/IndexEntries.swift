@@ -104,4 +104,24 @@ struct IndexEntry: Hashable, Sendable {
     static func groupScope(_ collectionID: String) -> [UInt8] {
         [0xFF] + Array(collectionID.utf8)
     }
+
+    static func isGroupScope(_ scope: [UInt8]) -> Bool { scope.first == 0xFF }
+
+    /// The `doc_key` of the document at `key` in its rows under `scope`: under a group scope the
+    /// whole key; under its collection's scope (a prefix of `key`) the rest, the id's segment. The
+    /// scope holds the rest of the key, so repeating it cost every row its bytes (a longer row, more
+    /// splits of the index's leaves, longer compares); within one scope the rows keep the order of
+    /// the whole keys, which share the scope as their prefix.
+    static func docKey(_ key: [UInt8], under scope: [UInt8]) -> [UInt8] {
+        isGroupScope(scope) ? key : Array(key[scope.count...])
+    }
+
+    /// `key` (a whole document key, a bound of a range of them) as a bound on the `doc_key`s under
+    /// `scope`: under a collection scope, when `key` lies under the scope, its part past it; nil
+    /// when it does not (the caller compares whole keys instead).
+    static func docKeyBound(_ key: [UInt8], under scope: [UInt8]) -> [UInt8]? {
+        if isGroupScope(scope) { return key }
+        guard key.count >= scope.count, key[..<scope.count].elementsEqual(scope) else { return nil }
+        return Array(key[scope.count...])
+    }
 }

@@ -15,9 +15,11 @@ struct IndexRowsTests {
     }
 
     private func storedRows(_ h: TestHarness, _ path: String) throws -> [Row] {
-        let key = ResourcePath(path.split(separator: "/").map(String.init)).key
+        let path = ResourcePath(path.split(separator: "/").map(String.init))
+        let scope = path.parent.key
         return try h.database.read { conn in
-            try conn.rows("SELECT field, kind, value FROM fs_index WHERE doc_key = ? ORDER BY field, kind, value", [key]) {
+            try conn.rows("SELECT field, kind, value FROM fs_index WHERE scope = ? AND doc_key = ? ORDER BY field, kind, value",
+                          [scope, IndexEntry.docKey(path.key, under: scope)]) {
                 Row(field: $0.text(0), kind: $0.int(1), value: $0.blob(2))
             }
         }

@@ -2,11 +2,12 @@
 """Only the Firestore get rows of `make bench` (gRPC GetDocument at 1 and 16 streams with h2load on one
 connection, REST get at 1 and 16 connections with wrk; user token, rules on) for one or more Hearth
 binaries alternated round by round (an A/B on a shared machine), with the CPU each side spent per call:
-`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,light,rest,query,batchget] [--widths 1,16] [--strace] [--pin]`
+`python3 bench/get_rows.py --bin A --bin B [--rounds N] [--seconds S] [--only grpc,light,rest,query,batchget,querylight,batchgetlight] [--widths 1,16] [--strace] [--pin]`
 (`light`: the same gRPC calls from bench/grpcload's light client, the grpc.get.light rows; `query` and
 `batchget`: the gRPC RunQuery and BatchGetDocuments rows of `benchlib/grpcreads.py` — RunQuery on
 1,000 documents at one stream, BatchGetDocuments of 10 at 16, from grpc-go, every answer checked —
-on a second user whose collection is seeded as there; `--widths` does not apply to them).
+on a second user whose collection is seeded as there, and `querylight` / `batchgetlight` the same
+calls from the light client, their .light rows; `--widths` does not apply to them).
 The share of the run's wall clock all CPUs spent idle is printed too (`CPUs idle`): whether the
 load generator had a core of its own.
 
@@ -184,7 +185,9 @@ def reads_rows(ctx, h, out, only):
         fc.close()
     docs = ",".join(f"users/{user.uid}/files/f{i:06d}" for i in range(10))
     for name, mode, streams, args in (("query", "query", 1, ["-per-conn", 16, "-expect", 10]),
-                                      ("batchget", "batchget", 16, ["-doc", docs, "-per-conn", 16])):
+                                      ("batchget", "batchget", 16, ["-doc", docs, "-per-conn", 16]),
+                                      ("querylight", "query", 1, ["-per-conn", 16, "-expect", 10, "-client", "h2"]),
+                                      ("batchgetlight", "batchget", 16, ["-doc", docs, "-per-conn", 16, "-client", "h2"])):
         if name not in only:
             continue
 
@@ -229,9 +232,7 @@ def one_round(ctx, binary, label, only, widths):
 
                 def run(streams=streams):
                     s = h2.run(port, frame, user.id_token, streams, ctx.s.duration)
-                    if s["done"] == 0 or s["status_2xx"] != s["done"] or s["bytes_data"] != s["done"] * answer_len:
-                        raise NotAvailable(f"gRPC GetDocument s{streams}: not every answer carried the document ({s})")
-                    s["rps"] = s["done"] / s["seconds"]
+                    s["rps"] = grpcbench.counted_answers(s, answer_len, f"gRPC GetDocument s{streams}") / s["seconds"]
                     return s
                 s = best_of(ctx, h.pid, run, lambda s: s["done"])
                 put_point(out, f"grpc s{streams} calls", s)
@@ -259,7 +260,7 @@ def one_round(ctx, binary, label, only, widths):
                 put_point(out, f"light s{streams} calls", s)
                 if ctx.strace:
                     out[f"light s{streams} syscalls/call"] = syscalls(h.pid, run, lambda s: s["ok"])
-        if "query" in only or "batchget" in only:
+        if only & {"query", "batchget", "querylight", "batchgetlight"}:
             reads_rows(ctx, h, out, only)
         if "rest" in only:
             get_user = {"method": "GET", "path": f"{DOCS}/users/{user.uid}/files/f0",

@@ -187,7 +187,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             // A compressed request is inflated on a worker, never on the loop.
             guard !request.compressed else { return runOnWorker(run, request) }
-            server.quickCalls.add(QuickCall(call: self, quick: quick, run: run, request: request.bytes), stream: stream)
+            server.quickCalls.add(QuickCall(call: self, kind: .unary(quick: quick, run: run), request: request.bytes), stream: stream)
         case .unaryAsync(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             runAsyncOnWorker(run, request)
@@ -200,16 +200,12 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             runAsyncOnWorker(run, request)
         case .serverStreaming(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
-            let context = self.context
-            server.pool.submit { [self] in
-                guard !isClosed else { return }
-                do throws(GRPCStatus) {
-                    try run(try decoded(request.bytes, compressed: request.compressed).get(), context, self)
-                    finish(.ok)
-                } catch {
-                    finish(error)
-                }
-            }
+            runStreamOnWorker(run, request)
+        case .serverStreamingQuick(let quick, let run):
+            guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
+            // A compressed request is inflated on a worker, never on the loop; a large one is decoded there.
+            guard !request.compressed, request.bytes.count <= GRPCServer.loopMessageLimit else { return runStreamOnWorker(run, request) }
+            server.quickCalls.add(QuickCall(call: self, kind: .serverStreaming(quick: quick, run: run), request: request.bytes), stream: stream)
         case .bidirectional:
             deliverRequestSideEnd(cancelled: false)
         }
@@ -219,12 +215,54 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     /// on a worker.
     func answer(_ q: QuickCall) {
         guard !isClosed else { return }
-        do throws(GRPCStatus) {
-            if let response = try q.quick(q.request, context) { return answerWhole(response) }
-        } catch {
-            return finish(error)
+        switch q.kind {
+        case .unary(let quick, let run):
+            do throws(GRPCStatus) {
+                if let response = try quick(q.request, context) { return answerWhole(response) }
+            } catch {
+                return finish(error)
+            }
+            runOnWorker(run, (q.request, false))
+        case .serverStreaming(let quick, let run):
+            let started: GRPCQuickStream?
+            do throws(GRPCStatus) {
+                started = try quick(q.request, context)
+            } catch {
+                return finish(error)
+            }
+            switch started {
+            case .answered(let batch)?:
+                // No message: Trailers-Only, as a handler that returns without sending answers.
+                if batch.count == 0 { return finish(.ok) }
+                answerWhole(framed: batch.framed)
+            case .rest(let rest)?:
+                server.pool.submit { [self] in
+                    guard !isClosed else { return }
+                    do throws(GRPCStatus) {
+                        try rest(self)
+                        finish(.ok)
+                    } catch {
+                        finish(error)
+                    }
+                }
+            case nil:
+                runStreamOnWorker(run, (q.request, false))
+            }
         }
-        runOnWorker(q.run, (q.request, false))
+    }
+
+    private func runStreamOnWorker(_ run: @escaping @Sendable ([UInt8], GRPCContext, any GRPCResponseStream) throws(GRPCStatus) -> Void,
+                                   _ request: (bytes: [UInt8], compressed: Bool)) {
+        let context = self.context
+        server.pool.submit { [self] in
+            guard !isClosed else { return }
+            do throws(GRPCStatus) {
+                try run(try decoded(request.bytes, compressed: request.compressed).get(), context, self)
+                finish(.ok)
+            } catch {
+                finish(error)
+            }
+        }
     }
 
     /// A unary answer made later (any thread).
@@ -309,7 +347,11 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     /// stream (`HTTP2Stream.respond(headers:body:trailers:)`): what `send` then `finish(.ok)` do,
     /// without taking both locks and scheduling the flush three times.
     func answerWhole(_ message: [UInt8]) {
-        let framed = Self.framed(message)
+        answerWhole(framed: Self.framed(message))
+    }
+
+    /// `answerWhole` of messages already framed (a server-streaming call's every answer at once).
+    func answerWhole(framed: [UInt8]) {
         lock.lock()
         // Headers already out, or a message over the queue's limit: the general path (its checks
         // and its RESOURCE_EXHAUSTED).

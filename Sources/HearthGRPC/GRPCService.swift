@@ -40,9 +40,27 @@ public enum GRPCHandler: Sendable {
     /// call with OK, throwing ends it with that status. Runs on a worker thread, and may block in
     /// `responses.waitUntilWritable()` while the client reads slowly.
     case serverStreaming(@Sendable (_ request: [UInt8], _ context: GRPCContext, _ responses: any GRPCResponseStream) throws(GRPCStatus) -> Void)
+    /// A server-streaming method whose small, common requests are answered on the connection's loop
+    /// thread the moment they are complete, as `unaryQuick`'s are (a query with a few results: the
+    /// hand-off to a worker and back was two thread wake-ups a call). `quick` must do only bounded
+    /// work that never waits (as `unaryQuick`'s); it returns every response message at once
+    /// (`.answered`), or `.rest` to finish the call on a worker thread from where it stopped (a
+    /// query that turned out larger than the loop may take), or nil, having done nothing, for a
+    /// request it leaves to `run` on a worker. Compressed and large requests always go to `run`.
+    case serverStreamingQuick(quick: @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> GRPCQuickStream?,
+                              run: @Sendable (_ request: [UInt8], _ context: GRPCContext, _ responses: any GRPCResponseStream) throws(GRPCStatus) -> Void)
     /// A stream of requests and responses (Listen, Write). Called once when the stream opens; the
     /// returned object receives the request messages. No thread is held while the stream waits.
     case bidirectional(@Sendable (_ context: GRPCContext, _ responses: any GRPCResponseStream) -> any GRPCRequestStream)
+}
+
+/// What a `serverStreamingQuick` handler's `quick` made of a call on the loop thread.
+public enum GRPCQuickStream: Sendable {
+    /// Every response message; they leave with the headers and the OK trailers in one change of the stream.
+    case answered(GRPCMessageBatch)
+    /// The rest of the call, run on a worker thread as a `serverStreaming` handler is (returning
+    /// ends it with OK, throwing with that status).
+    case rest(@Sendable (_ responses: any GRPCResponseStream) throws(GRPCStatus) -> Void)
 }
 
 /// What a call carries besides its messages.

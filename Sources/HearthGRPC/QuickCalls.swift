@@ -1,11 +1,16 @@
 import Foundation
 import HearthHTTP
 
-/// A unary call whose `quick` handler may answer it on the loop thread.
+/// A call whose `quick` handler may answer it on the loop thread.
 struct QuickCall: @unchecked Sendable {
+    enum Kind {
+        case unary(quick: @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8]?,
+                   run: @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8])
+        case serverStreaming(quick: @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> GRPCQuickStream?,
+                             run: @Sendable (_ request: [UInt8], _ context: GRPCContext, _ responses: any GRPCResponseStream) throws(GRPCStatus) -> Void)
+    }
     let call: GRPCCall
-    let quick: @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8]?
-    let run: @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> [UInt8]
+    let kind: Kind
     let request: [UInt8]
 }
 

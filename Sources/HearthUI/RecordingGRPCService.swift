@@ -63,16 +63,35 @@ public struct RecordingGRPCService: GRPCService {
                 }
             }, run: recordedAsync(f, record))
         case .serverStreaming(let f):
-            return .serverStreaming { request, context, responses throws(GRPCStatus) in
+            return .serverStreaming(recordedStream(f, record))
+        case .serverStreamingQuick(let quick, let f):
+            // A request `quick` leaves (nil) is recorded by `f`, which answers it; one it hands on
+            // (`.rest`) when the rest ends.
+            return .serverStreamingQuick(quick: { request, context throws(GRPCStatus) in
                 let started = DispatchTime.now().uptimeNanoseconds
                 do throws(GRPCStatus) {
-                    try f(request, context, responses)
-                    record(context, started, .ok)
+                    switch try quick(request, context) {
+                    case nil:
+                        return nil
+                    case .answered(let batch)?:
+                        record(context, started, .ok)
+                        return .answered(batch)
+                    case .rest(let rest)?:
+                        return .rest { responses throws(GRPCStatus) in
+                            do throws(GRPCStatus) {
+                                try rest(responses)
+                                record(context, started, .ok)
+                            } catch {
+                                record(context, started, error)
+                                throw error
+                            }
+                        }
+                    }
                 } catch {
                     record(context, started, error)
                     throw error
                 }
-            }
+            }, run: recordedStream(f, record))
         case .bidirectional(let open):
             return recordingStream(open, method: method, path: path)
         }
@@ -105,6 +124,22 @@ public struct RecordingGRPCService: GRPCService {
         switch result {
         case .success: record(context, started, .ok)
         case .failure(let status): record(context, started, status)
+        }
+    }
+
+    private typealias Streaming = @Sendable (_ request: [UInt8], _ context: GRPCContext, _ responses: any GRPCResponseStream) throws(GRPCStatus) -> Void
+
+    /// Server-streaming `f`, recording each call's outcome.
+    private func recordedStream(_ f: @escaping Streaming, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void) -> Streaming {
+        { request, context, responses throws(GRPCStatus) in
+            let started = DispatchTime.now().uptimeNanoseconds
+            do throws(GRPCStatus) {
+                try f(request, context, responses)
+                record(context, started, .ok)
+            } catch {
+                record(context, started, error)
+                throw error
+            }
         }
     }
 

@@ -114,6 +114,24 @@ struct EchoService: GRPCService {
             default: return nil
             }
         }, run: { _, _ in Array("run".utf8) })
+        // Server-streaming, started on the loop: request [1, n] answers n messages "q" there, [2]
+        // fails, [3] goes on on a worker ("rest" twice), [4] answers no message; the others are
+        // left to `run` (on a worker), which answers "run".
+        case "QuickStream": .serverStreamingQuick(quick: { request, _ throws(GRPCStatus) in
+            switch request.first {
+            case 1:
+                var batch = GRPCMessageBatch()
+                for _ in 0..<Int(request.count > 1 ? request[1] : 1) { batch.append(Array("q".utf8)) }
+                return .answered(batch)
+            case 2: throw GRPCStatus(.permissionDenied, "no")
+            case 3: return .rest { responses in
+                responses.send(Array("rest".utf8))
+                responses.send(Array("rest".utf8))
+            }
+            case 4: return .answered(GRPCMessageBatch())
+            default: return nil
+            }
+        }, run: { _, _, responses in responses.send(Array("run".utf8)) })
         // Holds its worker until `release` is signalled.
         case "Block": .unary { [blocking, release] request, _ in
             blocking.raise()
@@ -193,42 +211,80 @@ func framed(_ message: [UInt8]) -> [UInt8] {
         }
     }
 
-    /// A quick handler answers on the connection's loop thread, with no worker: it is answered while
-    /// the only worker is busy. A request it leaves (or a compressed one) waits for a worker; its
-    /// error is the call's status.
-    @Test func quickUnaryNeedsNoWorkerAndFallsBackToOne() throws {
-        let echo = EchoService()
+    /// The framed gzip of [1], sent with `grpc-encoding: gzip`: inflated on a worker, never on the loop.
+    static let gzippedOne: [UInt8] = [1, 0, 0, 0, 21] + [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3, 0x63, 4, 0, 0x1B, 0xDF, 5, 0xA5, 1, 0, 0, 0]
+
+    /// Runs `body` against a server whose only worker a `Block` call holds, with `queued` calls
+    /// started meanwhile; checks that none of those is answered before the worker is let go after
+    /// `body`, and returns their answers.
+    func withTheWorkerHeld(_ echo: EchoService, _ body: (_ port: Int) throws -> Void,
+                           queued: [@Sendable (_ port: Int) -> CurlResult?]) throws -> [CurlResult?] {
         let server = HTTPServer(name: "t", configuration: .init(port: 0, threads: 2), service: PlainService(),
                                 http2: GRPCServer(services: [echo], configuration: .init(workers: 1)))
         try server.start()
         defer { server.stop(graceSeconds: 1) }
-        // Hold the one worker.
         let blocked = DispatchGroup()
         DispatchQueue.global().async(group: blocked) { _ = try? curl(server.port, "/echo.Echo/Block", body: framed([1])) }
         for _ in 0..<200 where !echo.blocking.value { Thread.sleep(forTimeInterval: 0.01) }
         #expect(echo.blocking.value)
-        let quick = try curl(server.port, "/echo.Echo/Quick", body: framed([1]))
-        #expect(quick.field("grpc-status") == "0" && quick.body == framed(Array("quick".utf8)))
-        let failed = try curl(server.port, "/echo.Echo/Quick", body: framed([2]))
-        #expect(failed.field("grpc-status") == "7" && failed.field("grpc-message") == "no" && failed.body.isEmpty)
-        #expect(echo.blocking.value)  // both answered while the worker was still held
-        // The others wait for the worker: answered only once it is free.
+        try body(server.port)
+        #expect(echo.blocking.value)  // all answered while the worker was still held
         let waiting = DispatchGroup()
-        final class Answers: @unchecked Sendable { var declined, compressed: CurlResult? }  // read after `waiting`
+        final class Answers: @unchecked Sendable { var all: [CurlResult?] = [] }  // written under `lock`, read after `waiting`
         let answers = Answers()
-        DispatchQueue.global().async(group: waiting) { answers.declined = try? curl(server.port, "/echo.Echo/Quick", body: framed([0])) }
-        DispatchQueue.global().async(group: waiting) {
-            // gzip of [1]: inflated on a worker, never on the loop.
-            answers.compressed = try? curl(server.port, "/echo.Echo/Quick",
-                                   body: [1, 0, 0, 0, 21] + [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3, 0x63, 4, 0, 0x1B, 0xDF, 5, 0xA5, 1, 0, 0, 0],
-                                   headers: ["content-type: application/grpc", "grpc-encoding: gzip"])
+        answers.all = Array(repeating: nil, count: queued.count)
+        let lock = NSLock()
+        for (i, call) in queued.enumerated() {
+            DispatchQueue.global().async(group: waiting) { [port = server.port] in
+                let r = call(port)
+                lock.withLock { answers.all[i] = r }
+            }
         }
         #expect(waiting.wait(timeout: .now() + 0.5) == .timedOut)
         echo.release.signal()
         #expect(blocked.wait(timeout: .now() + 10) == .success)
         #expect(waiting.wait(timeout: .now() + 10) == .success)
-        #expect(answers.declined?.body == framed(Array("run".utf8)))
-        #expect(answers.compressed?.body == framed(Array("run".utf8)))
+        return lock.withLock { answers.all }
+    }
+
+    /// A quick handler answers on the connection's loop thread, with no worker: it is answered while
+    /// the only worker is busy. A request it leaves (or a compressed one) waits for a worker; its
+    /// error is the call's status.
+    @Test func quickUnaryNeedsNoWorkerAndFallsBackToOne() throws {
+        let answers = try withTheWorkerHeld(EchoService(), { port in
+            let quick = try curl(port, "/echo.Echo/Quick", body: framed([1]))
+            #expect(quick.field("grpc-status") == "0" && quick.body == framed(Array("quick".utf8)))
+            let failed = try curl(port, "/echo.Echo/Quick", body: framed([2]))
+            #expect(failed.field("grpc-status") == "7" && failed.field("grpc-message") == "no" && failed.body.isEmpty)
+        }, queued: [
+            { port in try? curl(port, "/echo.Echo/Quick", body: framed([0])) },
+            { port in try? curl(port, "/echo.Echo/Quick", body: GRPCServerTests.gzippedOne,
+                                headers: ["content-type: application/grpc", "grpc-encoding: gzip"]) },
+        ])
+        #expect(answers.map { $0?.body } == [framed(Array("run".utf8)), framed(Array("run".utf8))])
+    }
+
+    /// A quick server-streaming handler answers on the loop thread with every message, the
+    /// headers and the trailers, with no worker: answered while the only worker is busy, as are its
+    /// error and an answer of no message (Trailers-Only, as a handler that sends nothing). What it
+    /// hands on (`.rest`), what it leaves (nil) and a compressed request wait for the worker.
+    @Test func quickServerStreamingNeedsNoWorkerAndHandsOnToOne() throws {
+        let answers = try withTheWorkerHeld(EchoService(), { port in
+            let three = try curl(port, "/echo.Echo/QuickStream", body: framed([1, 3]))
+            #expect(three.field("grpc-status") == "0" && three.body == framed(Array("q".utf8)) + framed(Array("q".utf8)) + framed(Array("q".utf8)))
+            let failed = try curl(port, "/echo.Echo/QuickStream", body: framed([2]))
+            #expect(failed.field("grpc-status") == "7" && failed.field("grpc-message") == "no" && failed.body.isEmpty)
+            let none = try curl(port, "/echo.Echo/QuickStream", body: framed([4]))
+            #expect(none.field("grpc-status") == "0" && none.body.isEmpty)
+        }, queued: [
+            { port in try? curl(port, "/echo.Echo/QuickStream", body: framed([3])) },
+            { port in try? curl(port, "/echo.Echo/QuickStream", body: framed([0])) },
+            { port in try? curl(port, "/echo.Echo/QuickStream", body: GRPCServerTests.gzippedOne,
+                                headers: ["content-type: application/grpc", "grpc-encoding: gzip"]) },
+        ])
+        #expect(answers.map { $0?.body } == [framed(Array("rest".utf8)) + framed(Array("rest".utf8)), framed(Array("run".utf8)),
+                                             framed(Array("run".utf8))])
+        #expect(answers.map { $0?.field("grpc-status") } == ["0", "0", "0"])
     }
 
     /// Quick calls completed by one read are answered on the loop, up to `QuickCalls.loopShare` of

@@ -12,9 +12,53 @@ import Testing
             case "GetDocument": .unary { request, _ in request }
             // Answers a request starting with 1 itself and leaves the others to `run`.
             case "Quick": .unaryQuick(quick: { request, _ in request.first == 1 ? request : nil }, run: { _, _ in [9] })
+            // Answers [1] on the loop, fails [2] there, hands [3] on (which fails: [3, 1]) and leaves the others to `run`.
+            case "QuickStream": .serverStreamingQuick(quick: { request, _ throws(GRPCStatus) in
+                switch request.first {
+                case 1: return .answered(GRPCMessageBatch())
+                case 2: throw GRPCStatus(.permissionDenied, "no")
+                case 3: return .rest { _ throws(GRPCStatus) in if request.count > 1 { throw GRPCStatus(.aborted, "later") } }
+                default: return nil
+                }
+            }, run: { _, _, _ in })
             default: nil
             }
         }
+    }
+
+    final class Discard: GRPCResponseStream, @unchecked Sendable {
+        func send(_ message: [UInt8]) -> Bool { true }
+        func finish(_ status: GRPCStatus) {}
+        func waitUntilWritable() -> Bool { true }
+        var bufferedBytes: Int { 0 }
+        var isClosed: Bool { false }
+    }
+
+    /// A quick server-streaming call is recorded once: where it was answered, failed, or ended on a worker.
+    @Test func quickStreamingCallsAreLoggedOnceWhereverTheyEnd() throws {
+        let log = RequestLog()
+        let service = RecordingGRPCService("firestore", Fake(), log: log, clock: Clock(frozenAt: Instant(unixMicros: 0)))
+        let context = GRPCContext(metadata: [], deadlineNanos: nil, remoteAddress: "127.0.0.1:1", requestID: "r1")
+        guard case .serverStreamingQuick(let quick, let run)? = service.handler(for: "QuickStream") else {
+            Issue.record("expected a quick server-streaming handler")
+            return
+        }
+        var statuses: [Int] { log.list(RequestLog.Filter()).entries.reversed().map(\.status) }
+        guard case .answered? = try quick([1], context) else { Issue.record("not answered"); return }
+        #expect(statuses == [200])
+        #expect(throws: GRPCStatus(.permissionDenied, "no")) { _ = try quick([2], context) }
+        #expect(statuses == [200, 403])
+        guard case .rest(let ok)? = try quick([3], context), case .rest(let failing)? = try quick([3, 1], context) else {
+            Issue.record("not handed on")
+            return
+        }
+        #expect(statuses == [200, 403])  // not yet: they have not ended
+        try ok(Discard())
+        #expect(throws: GRPCStatus(.aborted, "later")) { try failing(Discard()) }
+        #expect(statuses == [200, 403, 200, 409])
+        #expect(try quick([0], context) == nil)
+        try run([0], context, Discard())
+        #expect(statuses == [200, 403, 200, 409, 200])
     }
 
     @Test func unaryCallsAreLoggedWithTheirStatusAndDenialMessage() throws {

@@ -4,7 +4,8 @@ stream and Listen latencies, the same programs against Hearth and the official e
 Every rate counts successful calls only, checked per call: grpcload reads each call's grpc-status;
 h2load sees only HTTP 200, so its GetDocument runs are checked by their bytes — every successful
 answer is the same document (L bytes of DATA, measured on one call that grpcload confirmed is
-grpc-status 0), an error is Trailers-Only (no DATA) — and a run counts only when DATA = answers × L.
+grpc-status 0), an error is Trailers-Only (no DATA) — and a run counts only when its DATA bytes are its
+answers × L plus at most what the calls still in flight at its end received (`counted_answers`).
 """
 import itertools
 import json
@@ -123,6 +124,35 @@ class H2Load:
         return s
 
 
+def counted_answers(s, answer_len, what):
+    """The calls of an h2load GetDocument run that certainly carried the document, from its DATA bytes;
+    NotAvailable when the bytes cannot be the run's answers.
+
+    Every answered call is either the document (`answer_len` DATA bytes) or an error (Trailers-Only, no
+    DATA). A run of `-D` seconds also ends with calls in flight (h2load's `started` − `done`), whose
+    DATA may have arrived in whole or in part (a stream cut at the run's end: never counted, as h2load
+    does not count them done). So the surplus over `done × answer_len` must fit those calls, and a
+    deficit means answers without the document. Bytes alone cannot tell an error from a call cut
+    just after its DATA — each cut call's bytes could stand for one error's missing ones — so as many
+    answers as the cut calls could hide are left out of the count (at most the streams in flight: 0 to
+    16 of a run's thousands)."""
+    done, data = s["done"], s["bytes_data"]
+    cut = max(0, s.get("started", done) - done)
+    if done == 0 or s["status_2xx"] != done:
+        raise NotAvailable(f"{what}: {done} answers, {s['status_2xx']} with HTTP 200 ({s})")
+    if data < done * answer_len:
+        raise NotAvailable(f"{what}: {data} DATA bytes for {done} answers of {answer_len}: at least "
+                           f"{-(-(done * answer_len - data) // answer_len)} answers carried no document")
+    surplus = data - done * answer_len
+    if surplus > cut * answer_len:
+        raise NotAvailable(f"{what}: {data} DATA bytes, {surplus} more than {done} answers of {answer_len} hold, "
+                           f"and more than the {cut} calls in flight at the end could have received")
+    s["cut_bytes"], s["cut_calls"] = surplus, cut
+    # Errors the cut calls' bytes could stand for: each error lacks answer_len bytes, each cut call
+    # has at most answer_len.
+    return done - (cut * answer_len - surplus) // answer_len
+
+
 def get_loads(ctx, system, port, user, warm):
     """{grpc.get.s1, grpc.get.s16: `pairs.Load` or the reason it cannot run}: GetDocument through
     h2load at 1 and 16 streams on one connection, each run counted only if every answer was the whole
@@ -147,11 +177,7 @@ def get_loads(ctx, system, port, user, warm):
     for streams in (1, 16):
         def once(streams=streams):
             s = H2Load(ctx).run(port, frame, user.id_token, streams, ctx.s.duration)
-            whole = s["bytes_data"] // answer_len
-            if s["done"] == 0 or s["status_2xx"] != s["done"] or s["bytes_data"] != s["done"] * answer_len:
-                raise NotAvailable(f"{what}: of {s['done']} answers only {whole} carried the document "
-                                   f"({s['bytes_data']} DATA bytes, {answer_len} each): the rest failed")
-            s["rps"] = s["done"] / s["seconds"]
+            s["rps"] = counted_answers(s, answer_len, what) / s["seconds"]
             return s["rps"], {"h2load": s, "answer_bytes": answer_len}
 
         def warmup(streams=streams):

@@ -2,7 +2,11 @@
 gRPC too): RunQuery on 1,000 documents at one stream (the REST runQuery row's query) and
 BatchGetDocuments of 10 documents at 16 streams (the REST batchGet row's), both through grpc-go
 (bench/grpcload -mode query / batchget, reads.go), each call read to its end and checked: RunQuery
-must answer its 10 documents, BatchGetDocuments must find all 10.
+must answer its 10 documents, BatchGetDocuments must find all 10. The same calls from grpcload's light
+client (`-client h2`, h2unary.go: raw HTTP/2, each message walked field by field, the same counts
+checked) are rows of their own (.light), as the GetDocument rows have them: at one stream grpc-go's
+own CPU per call was as much as Hearth's on the same two cores (docs/benchmarks.md, grpcreads2), so
+the grpc-go rows measure the client as much as the server. Both clients run against both servers.
 
 `loads_for` prepares a fresh user whose users/{uid}/files holds 1,000 documents seeded as the runQuery
 rows seed them, for Hearth and for the official emulator alike (same rules, same token), with a
@@ -14,7 +18,7 @@ from .httpc import Client, NotAvailable
 from .report import Row
 
 DOCS = 1000
-KEYS = ["grpc.query.1000.s1", "grpc.batchget.s16"]
+KEYS = ["grpc.query.1000.s1", "grpc.batchget.s16", "grpc.query.1000.light.s1", "grpc.batchget.light.s16"]
 
 
 def loads_for(ctx, system, port, auth_port, warm):
@@ -35,7 +39,11 @@ def loads_for(ctx, system, port, auth_port, warm):
     return {KEYS[0]: grpcload_load(ctx, system, port, user, "query", "gRPC RunQuery", warm, "-per-conn", 16,
                                    "-expect", 10, streams=1),
             KEYS[1]: grpcload_load(ctx, system, port, user, "batchget", "gRPC BatchGetDocuments", warm, "-doc", docs,
-                                   "-per-conn", 16)}
+                                   "-per-conn", 16),
+            KEYS[2]: grpcload_load(ctx, system, port, user, "query", "gRPC RunQuery (grpcload h2)", warm, "-per-conn", 16,
+                                   "-expect", 10, "-client", "h2", streams=1),
+            KEYS[3]: grpcload_load(ctx, system, port, user, "batchget", "gRPC BatchGetDocuments (grpcload h2)", warm,
+                                   "-doc", docs, "-per-conn", 16, "-client", "h2")}
 
 
 def rows(emu, x10):
@@ -43,5 +51,9 @@ def rows(emu, x10):
         Row(KEYS[0], f"gRPC RunQuery (== filter, orderBy, limit 10), {DOCS:,} docs, 1 stream (grpc-go)", "calls/s",
             peers=emu, target=x10),
         Row(KEYS[1], "gRPC BatchGetDocuments of 10 docs, user token, rules on, 16 streams (grpc-go, 1 conn)", "calls/s",
+            peers=emu, target=x10),
+        Row(KEYS[2], f"gRPC RunQuery (== filter, orderBy, limit 10), {DOCS:,} docs, 1 stream (light client)", "calls/s",
+            peers=emu, target=x10),
+        Row(KEYS[3], "gRPC BatchGetDocuments of 10 docs, user token, rules on, 16 streams (light client, 1 conn)", "calls/s",
             peers=emu, target=x10),
     ]

@@ -1,5 +1,6 @@
-// The light client for Commit, the Write stream and GetDocument (-client h2 with -mode commit, write or
-// get): the same calls as runCommit, runWrite and runGet in main.go, on raw HTTP/2 connections (golang.org/x/net/http2's
+// The light client for Commit, the Write stream, GetDocument, RunQuery and BatchGetDocuments (-client h2
+// with -mode commit, write, get, query or batchget): the same calls as runCommit, runWrite and runGet in
+// main.go and runQueryCalls and runBatchGetCalls in reads.go, on raw HTTP/2 connections (golang.org/x/net/http2's
 // Framer and hpack, as h2listen.go) with one goroutine per connection doing all of its work.
 //
 // Why: grpc-go spends per call a goroutine hand-off each way, a protobuf marshal and a full unmarshal
@@ -19,8 +20,11 @@
 // WriteResult with an update_time and a commit_time — and the next request sends that token. A
 // GetDocument answer must be the requested document (its name, a create_time and an update_time) and
 // byte for byte the same message as the run's first answer (nothing writes it during the run), the
-// check h2load's get rows make by length. HTTP/2 flow control is kept both ways (requests wait for
-// the server's windows).
+// check h2load's get rows make by length. A RunQuery call counts only when its messages carried exactly
+// -expect documents, a BatchGetDocuments call only when every document named came back found (as
+// reads.go counts them); each such document must be a Document with a name under the documents root, a
+// create_time and an update_time, in a message with a read_time. HTTP/2 flow control is kept both ways
+// (requests wait for the server's windows).
 //
 // The request header fields go through Go's HPACK encoder, which indexes every field that fits its
 // table, authorization included, as grpc-go's transport does: from the second call on, the ~1 KB ID
@@ -68,6 +72,7 @@ type h2call struct {
 	buf      []byte
 	headers  bool
 	messages int
+	docs     int // RunQuery: documents; BatchGetDocuments: found documents
 	started  time.Time
 	failed   bool
 }
@@ -81,8 +86,10 @@ type h2pending struct {
 
 // h2client is one connection and its slots; only its goroutine touches it.
 type h2client struct {
-	write     bool   // Write streams, else unary Commits (or GetDocument calls: get)
-	get       []byte // GetDocument: the framed request, the same for every call
+	write     bool   // Write streams, else unary Commits (or the calls of `fixed`)
+	kind      string // the mode: commit, write, get, query or batchget
+	fixed     []byte // the framed request of a get, query or batchget, the same for every call
+	want      int    // query: the documents each call must answer; batchget: the documents named
 	answer    []byte // GetDocument: the run's first answer, which every later one must equal
 	c         net.Conn
 	r         *bufio.Reader
@@ -143,7 +150,8 @@ func framed(m []byte) []byte {
 // runH2Unary runs -mode commit, write or get through the light client: warm-up, then the timed phase.
 func runH2Unary(mode string) {
 	write := mode == "write"
-	var get []byte
+	var fixed []byte
+	want := 0
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
 		die("-addr must be a loopback host:port, got %q", *addr)
@@ -160,7 +168,21 @@ func runH2Unary(mode string) {
 		if err != nil {
 			die("marshal: %v", err)
 		}
-		get = framed(b)
+		fixed = framed(b)
+	case "query", "batchget":
+		// As get: one P.
+		runtime.GOMAXPROCS(1)
+		var m proto.Message = queryRequest()
+		want = *expect
+		if mode == "batchget" {
+			r := batchGetRequest()
+			m, want = r, len(r.Documents)
+		}
+		b, err := proto.Marshal(m)
+		if err != nil {
+			die("marshal: %v", err)
+		}
+		fixed = framed(b)
 	case "write":
 		// The writes only; each request appends its stream token (field 4) after them.
 		template, idAt = h2template(func(id string) proto.Message { return &pb.WriteRequest{Writes: []*pb.Write{createWrite(id)}} })
@@ -186,7 +208,7 @@ func runH2Unary(mode string) {
 			if *streams-first < n {
 				n = *streams - first
 			}
-			hc := &h2client{write: write, get: get, template: template, idAt: idAt, seq: &seq, handshake: handshake,
+			hc := &h2client{write: write, kind: mode, fixed: fixed, want: want, template: template, idAt: idAt, seq: &seq, handshake: handshake,
 				stop: &stop, counts: c}
 			hc.dial(n)
 			nconns++
@@ -221,12 +243,8 @@ func (hc *h2client) dial(slots int) {
 	hc.fr.MaxHeaderListSize = 1 << 20
 	hc.fr.SetMaxReadFrameSize(1 << 24)
 	hc.enc = hpack.NewEncoder(&hc.hbuf)
-	path := "/google.firestore.v1.Firestore/Commit"
-	if hc.write {
-		path = "/google.firestore.v1.Firestore/Write"
-	} else if hc.get != nil {
-		path = "/google.firestore.v1.Firestore/GetDocument"
-	}
+	path := "/google.firestore.v1.Firestore/" + map[string]string{"commit": "Commit", "write": "Write", "get": "GetDocument",
+		"query": "RunQuery", "batchget": "BatchGetDocuments"}[hc.kind]
 	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", path}, {":authority", *addr},
 		{"content-type", "application/grpc"}, {"te", "trailers"}, {"user-agent", "grpcload-h2"},
 		{"google-cloud-resource-prefix", database()}, {"x-goog-request-params", "database=" + database()}} {
@@ -278,8 +296,8 @@ func (hc *h2client) start(s *h2slot) {
 	call := hc.open(s)
 	if hc.write {
 		hc.send(call, framed(hc.handshake), false)
-	} else if hc.get != nil {
-		hc.send(call, hc.get, true)
+	} else if hc.fixed != nil {
+		hc.send(call, hc.fixed, true)
 	} else {
 		hc.send(call, framed(hc.body()), true)
 	}
@@ -488,10 +506,20 @@ func (hc *h2client) headers(c *h2call, f *http2.MetaHeadersFrame) {
 		hc.finishSlot(s)
 		return
 	}
-	if c.messages != 1 {
-		die("unary call on stream %d: %d response messages", c.id, c.messages)
-	}
 	s.stream = nil
+	switch hc.kind {
+	case "query", "batchget":
+		// A wrong count is a failed call, as reads.go counts it.
+		if c.docs != hc.want {
+			hc.failure("WrongCount", fmt.Sprintf("%s answered %d documents, not %d", hc.kind, c.docs, hc.want))
+			hc.again(s)
+			return
+		}
+	default:
+		if c.messages != 1 {
+			die("unary call on stream %d: %d response messages", c.id, c.messages)
+		}
+	}
 	hc.counts.add(nil, time.Since(c.started))
 	hc.again(s)
 }
@@ -542,8 +570,12 @@ func (hc *h2client) messages(c *h2call) {
 		c.messages++
 		if hc.write {
 			hc.writeResponse(c, m)
-		} else if hc.get != nil {
+		} else if hc.kind == "get" {
 			hc.document(c, m)
+		} else if hc.kind == "query" || hc.kind == "batchget" {
+			if err := hc.readResponse(c, m); err != nil {
+				die("%s on stream %d, message %d: %v", hc.kind, c.id, c.messages, err)
+			}
 		} else if err := checkCommitResponse(m); err != nil {
 			die("Commit on stream %d: %v", c.id, err)
 		}
@@ -603,9 +635,19 @@ func (hc *h2client) document(c *h2call, m []byte) {
 		}
 		return
 	}
-	var name []byte
-	created, updated := false, false
-	err := walk(m, func(field int, wire int, v uint64, b []byte) error {
+	name, created, updated, err := documentHead(m)
+	if err == nil && (string(name) != docsRoot()+"/"+*doc || !created || !updated) {
+		err = fmt.Errorf("a document named %q (create_time %v, update_time %v), not %s/%s", name, created, updated, docsRoot(), *doc)
+	}
+	if err != nil {
+		die("GetDocument on stream %d: %v", c.id, err)
+	}
+	hc.answer = append([]byte(nil), m...)
+}
+
+// documentHead reads a Document's name and whether its create_time and update_time are set.
+func documentHead(d []byte) (name []byte, created, updated bool, err error) {
+	err = walk(d, func(field int, wire int, v uint64, b []byte) error {
 		switch field {
 		case 1:
 			name = b
@@ -616,13 +658,45 @@ func (hc *h2client) document(c *h2call, m []byte) {
 		}
 		return nil
 	})
-	if err == nil && (string(name) != docsRoot()+"/"+*doc || !created || !updated) {
-		err = fmt.Errorf("a document named %q (create_time %v, update_time %v), not %s/%s", name, created, updated, docsRoot(), *doc)
+	return
+}
+
+// readResponse checks one RunQueryResponse (document 1, read_time 3) or BatchGetDocumentsResponse
+// (found 1, missing 2, read_time 4) and counts its document.
+func (hc *h2client) readResponse(c *h2call, m []byte) error {
+	readTimeField := 3
+	if hc.kind == "batchget" {
+		readTimeField = 4
 	}
+	var document []byte
+	readTime := false
+	err := walk(m, func(field int, wire int, v uint64, b []byte) error {
+		switch field {
+		case 1:
+			document = b
+		case readTimeField:
+			return checkTimestamp(b, &readTime)
+		}
+		return nil
+	})
 	if err != nil {
-		die("GetDocument on stream %d: %v", c.id, err)
+		return err
 	}
-	hc.answer = append([]byte(nil), m...)
+	if document == nil {
+		return nil // RunQuery's progress or final message without a document, a missing document
+	}
+	if !readTime {
+		return errors.New("a document without a read_time")
+	}
+	name, created, updated, err := documentHead(document)
+	if err != nil {
+		return err
+	}
+	if !bytes.HasPrefix(name, []byte(docsRoot()+"/")) || !created || !updated {
+		return fmt.Errorf("a document named %q (create_time %v, update_time %v)", name, created, updated)
+	}
+	c.docs++
+	return nil
 }
 
 // checkCommitResponse: one WriteResult with an update_time, and a commit_time.

@@ -18,8 +18,10 @@
 //	idle    -uid U -listeners N              N Listen streams, all current; prints READY, holds until stdin closes
 //	txn     -uid U -streams S                REST read-write transactions (beginTransaction, batchGet, commit of an
 //	                                         update), each worker on its own document users/U/files/<tag>-w<i>
-//	query   -uid U -streams S [-expect N]    RunQuery (status == "ready", newest N by n) on users/U/files (grpc-go, reads.go)
-//	batchget -doc A,B,… -streams S           BatchGetDocuments of those documents, each call checked to find all (grpc-go)
+//	query   -uid U -streams S [-expect N]    RunQuery (status == "ready", newest N by n) on users/U/files (reads.go)
+//	batchget -doc A,B,… -streams S           BatchGetDocuments of those documents, each call checked to find all
+//	        [-client grpc|h2]                grpc: grpc-go's (make bench's grpc.query / grpc.batchget rows), h2: the
+//	                                         light client of h2unary.go (the .light rows)
 //
 // Every call's gRPC status is counted: "ok" is the number of calls that ended with status 0, "failed"
 // maps each other status to its count, and rates count only successes.
@@ -576,10 +578,14 @@ func main() {
 		runIdle(ctx)
 	case "txn":
 		runTxn()
-	case "query":
-		runQueryCalls(ctx)
-	case "batchget":
-		runBatchGetCalls(ctx)
+	case "query", "batchget":
+		if lightClient() {
+			runH2Unary(strings.ToLower(*mode))
+		} else if strings.ToLower(*mode) == "query" {
+			runQueryCalls(ctx)
+		} else {
+			runBatchGetCalls(ctx)
+		}
 	default:
 		die("unknown -mode %q", *mode)
 	}

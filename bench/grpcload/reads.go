@@ -13,10 +13,9 @@ import (
 	pb "google.golang.org/genproto/googleapis/firestore/v1"
 )
 
-// runQueryCalls: RunQuery on users/U/files (status == "ready", newest -expect by n descending),
-// every call's stream read to its end; a call counts only when it carried exactly -expect documents.
-func runQueryCalls(ctx context.Context) {
-	req := &pb.RunQueryRequest{
+// queryRequest: RunQuery on users/U/files, status == "ready", newest -expect by n descending.
+func queryRequest() *pb.RunQueryRequest {
+	return &pb.RunQueryRequest{
 		Parent: docsRoot() + "/users/" + *uid,
 		QueryType: &pb.RunQueryRequest_StructuredQuery{StructuredQuery: &pb.StructuredQuery{
 			From: []*pb.StructuredQuery_CollectionSelector{{CollectionId: "files"}},
@@ -33,6 +32,21 @@ func runQueryCalls(ctx context.Context) {
 			Limit: &wrappers.Int32Value{Value: int32(*expect)},
 		}},
 	}
+}
+
+// batchGetRequest: BatchGetDocuments of -doc (comma-separated names under the documents root).
+func batchGetRequest() *pb.BatchGetDocumentsRequest {
+	var names []string
+	for _, d := range strings.Split(*doc, ",") {
+		names = append(names, docsRoot()+"/"+d)
+	}
+	return &pb.BatchGetDocumentsRequest{Database: database(), Documents: names}
+}
+
+// runQueryCalls: queryRequest's RunQuery, every call's stream read to its end; a call counts only
+// when it carried exactly -expect documents.
+func runQueryCalls(ctx context.Context) {
+	req := queryRequest()
 	runUnary(ctx, func(client pb.FirestoreClient, _ int64) error {
 		stream, err := client.RunQuery(callContext(ctx), req)
 		if err != nil {
@@ -55,11 +69,8 @@ func runQueryCalls(ctx context.Context) {
 // runBatchGetCalls: BatchGetDocuments of -docs (comma-separated names under the documents root),
 // every call's stream read to its end; a call counts only when every document came back found.
 func runBatchGetCalls(ctx context.Context) {
-	var names []string
-	for _, d := range strings.Split(*doc, ",") {
-		names = append(names, docsRoot()+"/"+d)
-	}
-	req := &pb.BatchGetDocumentsRequest{Database: database(), Documents: names}
+	req := batchGetRequest()
+	names := req.Documents
 	runUnary(ctx, func(client pb.FirestoreClient, _ int64) error {
 		stream, err := client.BatchGetDocuments(callContext(ctx), req)
 		if err != nil {

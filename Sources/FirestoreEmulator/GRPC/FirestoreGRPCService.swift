@@ -73,10 +73,11 @@ struct FirestoreGRPCService: GRPCService {
             return rest.verb("ListCollectionIdsRequest", field: "parent", verb: "listCollectionIds", response: "ListCollectionIdsResponse")
         case "BatchGetDocuments":
             return rest.streamingVerb("BatchGetDocumentsRequest", field: "database", verb: "batchGet",
-                                      response: "BatchGetDocumentsResponse", markDone: false, direct: rest.directBatchGet)
+                                      response: "BatchGetDocumentsResponse", markDone: false, direct: rest.directBatchGet,
+                                      quick: rest.quickBatchGet)
         case "RunQuery":
             return rest.streamingVerb("RunQueryRequest", field: "parent", verb: "runQuery", response: "RunQueryResponse", markDone: true,
-                                      direct: rest.directRunQuery)
+                                      direct: rest.directRunQuery, quick: rest.quickRunQuery)
         case "RunAggregationQuery":
             return rest.streamingVerb("RunAggregationQueryRequest", field: "parent", verb: "runAggregationQuery",
                                       response: "RunAggregationQueryResponse", markDone: false)
@@ -202,10 +203,22 @@ struct RESTBridge: Sendable {
     }
 
     /// A server-streaming custom method whose REST answer is an array: one message per element
-    /// (`done` set on the last for RunQuery, as Firestore does).
+    /// (`done` set on the last for RunQuery, as Firestore does). `quick` answers the small, common
+    /// requests on the connection's loop thread (`GRPCHandler.serverStreamingQuick`; as `unary`'s
+    /// `directIsQuick`, not when reads share the writer's connection, an in-memory database).
     func streamingVerb(_ request: String, field: String, verb: String, response: String, markDone: Bool,
-                       direct: DirectStream? = nil) -> GRPCHandler {
-        .serverStreaming { bytes, ctx, responses throws(GRPCStatus) in
+                       direct: DirectStream? = nil, quick: QuickStream? = nil) -> GRPCHandler {
+        let run = streaming(request, field: field, verb: verb, response: response, markDone: markDone, direct: direct)
+        if let quick, service.storage.database.path != nil { return .serverStreamingQuick(quick: quick, run: run) }
+        return .serverStreaming(run)
+    }
+
+    /// A server-streaming call started on the loop thread (see `GRPCHandler.serverStreamingQuick`).
+    typealias QuickStream = @Sendable (_ request: [UInt8], _ context: GRPCContext) throws(GRPCStatus) -> GRPCQuickStream?
+
+    private func streaming(_ request: String, field: String, verb: String, response: String, markDone: Bool,
+                           direct: DirectStream?) -> @Sendable ([UInt8], GRPCContext, any GRPCResponseStream) throws(GRPCStatus) -> Void {
+        { bytes, ctx, responses throws(GRPCStatus) in
             if let direct, try direct(bytes, ctx, responses) { return }
             let json = try call { () throws(FirestoreError) in
                 let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + request)

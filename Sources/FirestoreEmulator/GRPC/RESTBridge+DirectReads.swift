@@ -18,49 +18,149 @@ extension RESTBridge {
 
     /// BatchGetDocuments on a plainly named database; false: use the general path.
     func directBatchGet(_ bytes: [UInt8], _ ctx: GRPCContext, _ responses: any GRPCResponseStream) throws(GRPCStatus) -> Bool {
-        guard let request = Self.decoded(bytes, "BatchGetDocumentsRequest"),
-              let database = request["database"]?.stringValue, let (db, path) = Self.plainName(database + "/documents"),
-              path.segments.isEmpty else { return false }
-        let batches = try direct { () throws(FirestoreError) -> [GRPCMessageBatch] in
+        guard let request = Self.decoded(bytes, "BatchGetDocumentsRequest") else { return false }
+        guard let get = try prepareBatchGet(request, ctx) else { return false }
+        Self.stream(try direct { () throws(FirestoreError) in try answer(get) }, to: responses)
+        return true
+    }
+
+    /// RunQuery under a plainly named parent; false: use the general path.
+    func directRunQuery(_ bytes: [UInt8], _ ctx: GRPCContext, _ responses: any GRPCResponseStream) throws(GRPCStatus) -> Bool {
+        guard let run = try prepareRunQuery(bytes, ctx) else { return false }
+        Self.stream(try direct { () throws(FirestoreError) in try answer(run, authorized: false) }, to: responses)
+        return true
+    }
+
+    // MARK: On the loop thread
+
+    /// The most rows and stored bytes a RunQuery answered on the loop may read (`QueryRowCap`); a
+    /// query that reads more goes on on a worker. 200 rows of the bench's query (an index entry
+    /// walked with its document's row, ~13k instructions with SQLite's step) is under about a
+    /// millisecond; the bench's query reads 20.
+    static let quickQueryRows = 200
+    static let quickQueryBytes = 256 << 10
+    /// The most documents a BatchGetDocuments answered on the loop may name (each read as a get
+    /// on the loop is: a bounded read of one row, or the read cache).
+    static let quickBatchGetDocuments = 16
+
+    /// BatchGetDocuments on the loop thread (`GRPCHandler.serverStreamingQuick`): a current read of
+    /// at most `quickBatchGetDocuments` documents is answered there; the rest of a larger one (after
+    /// the same checks) on a worker; nil: the general path's request, on a worker from the start.
+    func quickBatchGet(_ bytes: [UInt8], _ ctx: GRPCContext) throws(GRPCStatus) -> GRPCQuickStream? {
+        guard let request = Self.decoded(bytes, "BatchGetDocumentsRequest") else { return nil }
+        guard let get = try prepareBatchGet(request, ctx) else { return nil }
+        guard get.paths.count <= Self.quickBatchGetDocuments else { return rest { () throws(FirestoreError) in try answer(get) } }
+        return Self.answered(try direct { () throws(FirestoreError) in try answer(get) })
+    }
+
+    /// RunQuery on the loop thread (`GRPCHandler.serverStreamingQuick`): a current query that reads
+    /// at most `quickQueryRows` rows and `quickQueryBytes` bytes is answered there; any other (a
+    /// transaction's, one at a read time, or one that passed the cap — its rules decision already
+    /// made, not asked again) goes on on a worker; nil: the general path's request, on a worker
+    /// from the start.
+    func quickRunQuery(_ bytes: [UInt8], _ ctx: GRPCContext) throws(GRPCStatus) -> GRPCQuickStream? {
+        guard let run = try prepareRunQuery(bytes, ctx) else { return nil }
+        guard case .strong = run.consistency else {
+            return rest { () throws(FirestoreError) in try answer(run, authorized: false) }
+        }
+        let generation = service.storage.readCache.current  // before the read: what `DocumentCache.proto(of:)` keeps
+        let done = try direct { () throws(FirestoreError) in
+            try service.runCurrentQuery(run.db, query: run.query, caller: run.caller, rows: Self.quickQueryRows, bytes: Self.quickQueryBytes)
+        }
+        guard let (result, readTime) = done else { return rest { () throws(FirestoreError) in try answer(run, authorized: true) } }
+        return Self.answered(encode(run, result: result, transaction: nil, readTime: readTime, generation: generation))
+    }
+
+    /// Every message at once when they fit one batch; a larger answer is sent from a worker as the
+    /// client reads it (`stream`), never held on the loop.
+    private static func answered(_ batches: [GRPCMessageBatch]) -> GRPCQuickStream {
+        if batches.count <= 1 { return .answered(batches.first ?? GRPCMessageBatch()) }
+        return .rest { responses in stream(batches, to: responses) }
+    }
+
+    /// The call's messages made by `body` on a worker thread and sent as the client reads them.
+    private func rest(_ body: @escaping @Sendable () throws(FirestoreError) -> [GRPCMessageBatch]) -> GRPCQuickStream {
+        .rest { [self] responses throws(GRPCStatus) in Self.stream(try direct(body), to: responses) }
+    }
+
+    // MARK: BatchGetDocuments
+
+    /// A BatchGetDocuments request after the REST handler's checks, with its caller.
+    struct BatchGet: Sendable {
+        let db: DatabaseID
+        let paths: [ResourcePath]
+        let mask: [FieldPath]?
+        let consistency: ReadConsistency
+        let caller: Caller
+    }
+
+    /// The request checked as the REST handler checks the same message as its JSON body, in its
+    /// order (the caller, then the method's checks); nil: not a plainly named database (the general path).
+    private func prepareBatchGet(_ request: JSONObject, _ ctx: GRPCContext) throws(GRPCStatus) -> BatchGet? {
+        guard let database = request["database"]?.stringValue, let (db, path) = Self.plainName(database + "/documents"),
+              path.segments.isEmpty else { return nil }
+        return try direct { () throws(FirestoreError) in
             let caller = try caller(ctx, db)
             // What `FirestoreHTTPService.batchGet` does with the same message as its JSON body.
             let body = ProtoObject(JSONObject(request.members.filter { $0.0 != "database" }), path: "")
             try body.requireKnown(["documents", "mask", "transaction", "newTransaction", "readTime", "requestOptions"])
             let (database, paths) = try FirestoreHTTPService.batchGetDocuments(body, database: db)
             let mask = try body.object("mask").map { m throws(FirestoreError) in try WriteParser(database: db).parseMask(m) }
-            let consistency = try RequestContext.consistency(body)
-            let cache = service.storage.readCache
-            let generation = cache.current  // before the read: what `DocumentCache.proto(of:)` keeps
-            let (results, transaction, readTime) = try service.batchGet(database, paths: paths, consistency: consistency, caller: caller)
-            let current = Self.isCurrent(consistency)
-            var out = Batches()
-            // A new transaction comes as its own first message, as Firestore sends it.
-            if let transaction { out.append { w in DocumentProto.transactionOnly(transaction, field: 3, into: &w) } }
-            for (path, doc) in results {
-                out.append { w in
-                    if let doc, mask == nil {
-                        // The document's encoding made once per version (`DocumentCache`), as a get's.
-                        w.encodedMessage(1, cache.proto(of: doc, in: database, readAt: generation, keep: current))
-                    } else if let doc {
-                        w.message(1) { d in DocumentProto.document(doc, in: database, mask: mask, into: &d) }
-                    } else {
-                        w.string(2, database.name(of: path))
-                    }
-                    DocumentProto.timestamp(4, readTime, into: &w)
-                }
-            }
-            return out.done
+            return BatchGet(db: database, paths: paths, mask: mask, consistency: try RequestContext.consistency(body), caller: caller)
         }
-        Self.stream(batches, to: responses)
-        return true
     }
 
-    /// RunQuery under a plainly named parent; false: use the general path.
-    func directRunQuery(_ bytes: [UInt8], _ ctx: GRPCContext, _ responses: any GRPCResponseStream) throws(GRPCStatus) -> Bool {
+    /// The documents read and framed as BatchGetDocumentsResponses.
+    private func answer(_ get: BatchGet) throws(FirestoreError) -> [GRPCMessageBatch] {
+        let database = get.db
+        let cache = service.storage.readCache
+        let generation = cache.current  // before the read: what `DocumentCache.proto(of:)` keeps
+        let (results, transaction, readTime) = try service.batchGet(database, paths: get.paths, consistency: get.consistency,
+                                                                    caller: get.caller)
+        let current = Self.isCurrent(get.consistency)
+        var out = Batches()
+        // A new transaction comes as its own first message, as Firestore sends it.
+        if let transaction { out.append { w in DocumentProto.transactionOnly(transaction, field: 3, into: &w) } }
+        for (path, doc) in results {
+            out.append { w in
+                if let doc, get.mask == nil {
+                    // The document's encoding made once per version (`DocumentCache`), as a get's.
+                    w.encodedMessage(1, cache.proto(of: doc, in: database, readAt: generation, keep: current))
+                } else if let doc {
+                    w.message(1) { d in DocumentProto.document(doc, in: database, mask: get.mask, into: &d) }
+                } else {
+                    w.string(2, database.name(of: path))
+                }
+                DocumentProto.timestamp(4, readTime, into: &w)
+            }
+        }
+        return out.done
+    }
+
+    // MARK: RunQuery
+
+    /// A RunQuery request after the REST handler's checks, with its caller.
+    struct RunQuery: Sendable {
+        let db: DatabaseID
+        let query: Query
+        let consistency: ReadConsistency
+        let caller: Caller
+    }
+
+    /// The request checked as the REST router and handler check the same message as its JSON body,
+    /// in their order (the path, the caller, then the method's); nil: malformed, or not a plainly
+    /// named parent (the general path). A request read before (`ParsedQueryCache`) passed every check
+    /// but the caller's, which runs again.
+    private func prepareRunQuery(_ bytes: [UInt8], _ ctx: GRPCContext) throws(GRPCStatus) -> RunQuery? {
+        let cache = service.parsedQueries
+        if let known = cache.parsed(bytes) {
+            return try direct { () throws(FirestoreError) in
+                RunQuery(db: known.db, query: known.query, consistency: .strong, caller: try caller(ctx, known.db))
+            }
+        }
         guard let request = Self.decoded(bytes, "RunQueryRequest"),
-              let parentName = request["parent"]?.stringValue, let (db, parent) = Self.plainName(parentName) else { return false }
-        let batches = try direct { () throws(FirestoreError) -> [GRPCMessageBatch] in
-            // The REST router's checks, in its order: the path, the caller, then the method's.
+              let parentName = request["parent"]?.stringValue, let (db, parent) = Self.plainName(parentName) else { return nil }
+        let run = try direct { () throws(FirestoreError) in
             if !parent.segments.isEmpty { try parent.validate(in: db) }
             let caller = try caller(ctx, db)
             guard parent.segments.isEmpty || parent.isDocument else {
@@ -74,39 +174,50 @@ extension RESTBridge {
                 throw .invalidArgument("only structured queries are supported")
             }
             let query = try QueryParser(database: db, parent: parent).parse(sq)
-            let consistency = try RequestContext.consistency(body)
-            let cache = service.storage.readCache
-            let generation = cache.current  // before the read: what `DocumentCache.proto(of:)` keeps
-            let (result, transaction, readTime) = try service.runQuery(db, query: query, consistency: consistency, caller: caller)
-            let current = Self.isCurrent(consistency)
-            var out = Batches()
-            // A new transaction comes as its own first message and the last carries `done`, as
-            // Firestore sends them.
-            if let transaction { out.append { w in DocumentProto.transactionOnly(transaction, field: 2, into: &w) } }
-            for (i, doc) in result.documents.enumerated() {
-                out.append { w in
-                    if !query.returnsStoredDocuments {
-                        w.message(1) { d in DocumentProto.document(doc, in: db, mask: query.projection, into: &d) }
-                    } else {
-                        // The document's encoding made once per version (`DocumentCache`), as a get's.
-                        w.encodedMessage(1, cache.proto(of: doc, in: db, readAt: generation, keep: current))
-                    }
-                    DocumentProto.timestamp(3, readTime, into: &w)
-                    if i == 0 && result.skipped > 0 { w.int64(4, Int64(Int32(truncatingIfNeeded: result.skipped))) }
-                    if i == result.documents.count - 1 { w.bool(6, true) }
-                }
-            }
-            if result.documents.isEmpty {
-                out.append { w in
-                    DocumentProto.timestamp(3, readTime, into: &w)
-                    if result.skipped > 0 { w.int64(4, Int64(Int32(truncatingIfNeeded: result.skipped))) }
-                    w.bool(6, true)
-                }
-            }
-            return out.done
+            return RunQuery(db: db, query: query, consistency: try RequestContext.consistency(body), caller: caller)
         }
-        Self.stream(batches, to: responses)
-        return true
+        if case .strong = run.consistency { cache.keep(bytes, ParsedQueryCache.Parsed(db: run.db, query: run.query)) }
+        return run
+    }
+
+    /// The query run (`authorized`: its rules decision already made) and framed as RunQueryResponses.
+    private func answer(_ run: RunQuery, authorized: Bool) throws(FirestoreError) -> [GRPCMessageBatch] {
+        let generation = service.storage.readCache.current  // before the read: what `DocumentCache.proto(of:)` keeps
+        let (result, transaction, readTime) = try service.runQuery(run.db, query: run.query, consistency: run.consistency,
+                                                                   caller: run.caller, authorized: authorized)
+        return encode(run, result: result, transaction: transaction, readTime: readTime, generation: generation)
+    }
+
+    /// A query's result as RunQueryResponses: a new transaction as its own first message, and `done`
+    /// on the last, as Firestore sends them.
+    private func encode(_ run: RunQuery, result: QueryExecutor.Result, transaction: String?, readTime: Instant,
+                        generation: UInt64) -> [GRPCMessageBatch] {
+        let (db, query) = (run.db, run.query)
+        let cache = service.storage.readCache
+        let current = Self.isCurrent(run.consistency)
+        var out = Batches()
+        if let transaction { out.append { w in DocumentProto.transactionOnly(transaction, field: 2, into: &w) } }
+        for (i, doc) in result.documents.enumerated() {
+            out.append { w in
+                if !query.returnsStoredDocuments {
+                    w.message(1) { d in DocumentProto.document(doc, in: db, mask: query.projection, into: &d) }
+                } else {
+                    // The document's encoding made once per version (`DocumentCache`), as a get's.
+                    w.encodedMessage(1, cache.proto(of: doc, in: db, readAt: generation, keep: current))
+                }
+                DocumentProto.timestamp(3, readTime, into: &w)
+                if i == 0 && result.skipped > 0 { w.int64(4, Int64(Int32(truncatingIfNeeded: result.skipped))) }
+                if i == result.documents.count - 1 { w.bool(6, true) }
+            }
+        }
+        if result.documents.isEmpty {
+            out.append { w in
+                DocumentProto.timestamp(3, readTime, into: &w)
+                if result.skipped > 0 { w.int64(4, Int64(Int32(truncatingIfNeeded: result.skipped))) }
+                w.bool(6, true)
+            }
+        }
+        return out.done
     }
 
     /// Whether a read sees the latest state (whose documents' encodings may be kept for later reads).

@@ -24,6 +24,8 @@ struct QueryExecutor {
     /// Whether `a == x ORDER BY b LIMIT n` may walk b's index (false: always seek and sort; tests
     /// compare the two plans' answers).
     var walksOrderIndex = true
+    /// The most rows the query may read (nil: no bound); past it `run` throws `QueryRowCap.Exceeded`.
+    var rowCap: QueryRowCap? = nil
 
     /// Matching documents after cursors, offset and limit, and how many the offset skipped.
     struct Result {
@@ -170,10 +172,13 @@ struct QueryExecutor {
             return true
         }
         var stopped = false
+        // The sort keys serve only the cursors and the merge of past versions: a plain current
+        // query (the usual one) skips encoding them for every document it reads.
+        let needsKeys = !past.isEmpty || query.startAt != nil || query.endAt != nil
         try read(access, query: query, space: space, descending: descending, walk: walk, conn) { doc in
             examined += 1
             guard doc.updateTime.unixMicros <= cutoff, accepts(doc, query: query) else { return true }
-            let keys = sortKeys(doc, query.order)
+            let keys = needsKeys ? sortKeys(doc, query.order) : []
             while nextPast < past.count, compareKeys(past[nextPast].1, keys, query.order) < 0 {
                 nextPast += 1
                 if !take(past[nextPast - 1].0, past[nextPast - 1].1) {
@@ -523,13 +528,17 @@ struct QueryExecutor {
         case .keys(let paths):
             let ordered = descending ? paths.reversed() : paths
             for path in ordered {
+                try rowCap?.charge(bytes: 0)
                 guard let doc = try storage.document(space: space, path: path, conn) else { continue }
                 if try !body(doc) { return }
             }
 
         case .scan:
             let (sql, values) = Self.scanStatement(query, space: space, keyRange: keyRange, descending: descending)
-            try FirestoreStorage.forEachRow(conn, sql, values) { row in try body(FirestoreStorage.document(from: row)) }
+            try FirestoreStorage.forEachRow(conn, sql, values) { row in
+                try charge(row)
+                return try body(FirestoreStorage.document(from: row))
+            }
 
         case .lookups(let field, let kind, let encodedValues):
             let join = Self.indexJoin(scope)
@@ -560,6 +569,7 @@ struct QueryExecutor {
                 values += seek
                 var stop = false
                 try FirestoreStorage.forEachRow(conn, sql, values) { row in
+                    try charge(row)
                     let go = try body(FirestoreStorage.document(from: row))
                     if !go { stop = true }
                     return go
@@ -580,14 +590,25 @@ struct QueryExecutor {
             }
             sql += " ORDER BY i.value \(direction), i.doc_key \(direction)"
             guard let walk else {
-                return try FirestoreStorage.forEachRow(conn, sql, values) { row in try body(FirestoreStorage.document(from: row)) }
+                return try FirestoreStorage.forEachRow(conn, sql, values) { row in
+                    try charge(row)
+                    return try body(FirestoreStorage.document(from: row))
+                }
             }
             try FirestoreStorage.forEachRow(conn, sql, values) { row in
+                // Every entry walked counts, whether or not its document is read on.
+                try charge(row)
                 let passes = try row.withBlob(1) { fields in try walk.passes(fields, matcher: matcher) }
                 guard try walk.budget.charge(fetched: passes) else { return false }
                 return passes ? try body(FirestoreStorage.document(from: row)) : true
             }
         }
+    }
+
+    /// Charges `row` (a document's columns first) to the row cap, when there is one.
+    private func charge(_ row: Statement) throws {
+        guard let rowCap else { return }
+        try rowCap.charge(bytes: row.withBlob(1) { $0.count })
     }
 
     // MARK: Walking the order's index

@@ -214,13 +214,15 @@ extension FirestoreService {
     // MARK: runQuery
 
     /// `runQuery`: matching documents, the count the offset skipped, a new transaction's id, and
-    /// the time the query read at.
-    func runQuery(_ db: DatabaseID, query: Query, consistency: ReadConsistency, caller: Caller) throws(FirestoreError)
+    /// the time the query read at. `authorized`: the rules already allowed this very query for this
+    /// caller (`runCurrentQuery` that stopped at its cap), so they are not asked again.
+    func runQuery(_ db: DatabaseID, query: Query, consistency: ReadConsistency, caller: Caller,
+                  authorized: Bool = false) throws(FirestoreError)
         -> (result: QueryExecutor.Result, transaction: String?, readTime: Instant) {
         let (txn, isNew, readTime) = try transactionForRead(consistency, db)
         let result: QueryExecutor.Result = try read { conn in
             let space = try storage.space(of: db, conn)
-            if case .client(let auth) = caller {
+            if !authorized, case .client(let auth) = caller {
                 try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
             }
             return try QueryExecutor(storage: storage, database: db).run(query, space: space, conn, at: readTime)
@@ -229,6 +231,27 @@ extension FirestoreService {
             recordQuery(txn, query, documents: result.documents, depth: nil)
         }
         return (result, isNew ? txn : nil, readTime ?? latestTime())
+    }
+
+    /// `runQuery` of the current data (no transaction, no read time) that reads at most `rows` rows and `bytes` stored bytes
+    /// (`QueryRowCap`): nil when it would read more — the rules have allowed it by then (a denial
+    /// is thrown as by `runQuery`), and `runQuery(authorized: true)` answers it.
+    func runCurrentQuery(_ db: DatabaseID, query: Query, caller: Caller, rows: Int, bytes: Int) throws(FirestoreError)
+        -> (result: QueryExecutor.Result, readTime: Instant)? {
+        let result: QueryExecutor.Result? = try read { conn in
+            let space = try storage.space(of: db, conn)
+            if case .client(let auth) = caller {
+                try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
+            }
+            var executor = QueryExecutor(storage: storage, database: db)
+            executor.rowCap = QueryRowCap(rows: rows, bytes: bytes)
+            do {
+                return try executor.run(query, space: space, conn)
+            } catch is QueryRowCap.Exceeded {
+                return nil
+            }
+        }
+        return result.map { ($0, latestTime()) }
     }
 
     /// Remembers what a query in read-write transaction `txn` returned, so the commit can tell

@@ -27,6 +27,8 @@ public final class FirestoreService: Sendable {
     let transactions: TransactionRegistry
     /// ID tokens already decided (see `CallerCache`).
     let callers = CallerCache()
+    /// gRPC RunQuery requests already read (see `ParsedQueryCache`).
+    let parsedQueries = ParsedQueryCache()
     /// Listen targets and the change feed every commit publishes to.
     let listeners = ListenEngine()
     /// The gRPC Listen streams' encoder, shared by this service's streams only: a document version

@@ -100,6 +100,33 @@ struct DirectReadsTests {
         return (generalOutcome, directOutcome)
     }
 
+    /// Where the loop's path (`quickRunQuery`, `quickBatchGet`) answered a call.
+    enum QuickPath: Equatable { case loop, handedOn, declined, failed }
+
+    /// Runs `request` through the loop's path on `store`: what `GRPCCall` does with its answer —
+    /// every message at once, the rest run as a worker would, or (declined) the general handler.
+    func quick(_ method: String, _ request: JSONObject, as who: TestHarness.As = .owner, on store: TestHarness) -> (Outcome, QuickPath) {
+        let bytes = Self.encoded(request, method == "RunQuery" ? "RunQueryRequest" : "BatchGetDocumentsRequest")
+        let ctx = Self.context(who)
+        let rest = RESTBridge(service: store.service)
+        let c = Collected()
+        do throws(GRPCStatus) {
+            switch method == "RunQuery" ? try rest.quickRunQuery(bytes, ctx) : try rest.quickBatchGet(bytes, ctx) {
+            case .answered(let batch)?:
+                batch.forEachMessage { c.messages.append(Array($0)) }
+                return (.messages(c.messages), .loop)
+            case .rest(let run)?:
+                try run(c)
+                return (.messages(c.messages), .handedOn)
+            case nil:
+                _ = method == "RunQuery" ? try rest.directRunQuery(bytes, ctx, c) : try rest.directBatchGet(bytes, ctx, c)
+                return (.messages(c.messages), .declined)
+            }
+        } catch {
+            return (.failed(error.code, error.message), .failed)
+        }
+    }
+
     var root: String { "projects/demo-test/databases/(default)/documents" }
     var database: JSON { .string("projects/demo-test/databases/(default)") }
 
@@ -121,13 +148,35 @@ struct DirectReadsTests {
             (["database": database], .owner),
         ]
         var answered = 0
+        var paths: [QuickPath] = []
         let stores = (try Self.seeded(), try Self.seeded())
+        let onLoop = try Self.seeded()
         for (request, who) in requests {
             let (general, direct) = try compare("BatchGetDocuments", request, as: who, on: stores)
             #expect(general == direct, "\(request)")
+            let (quick, path) = quick("BatchGetDocuments", request, as: who, on: onLoop)
+            #expect(quick == general, "on the loop: \(request)")
+            paths.append(path)
             if case .messages(let m) = general, !m.isEmpty { answered += 1 }
         }
-        #expect(answered == 5)  // the rest fail, each with the same status both ways
+        #expect(answered == 5)  // the rest fail, each with the same status every way
+        #expect(paths == [.loop, .loop, .loop, .loop, .loop, .failed, .failed, .failed, .loop])  // the last: no documents, no message
+    }
+
+    /// A BatchGetDocuments naming more documents than the loop takes goes on on a worker, with
+    /// the same answer.
+    @Test func aLargeBatchGetGoesOnOnAWorker() throws {
+        let many: JSON = .array((0..<(RESTBridge.quickBatchGetDocuments + 1)).map { .string(root + "/open/d\($0 % 7)x\($0)") }
+                                + [.string(root + "/open/d1")])
+        let stores = (try Self.seeded(), try Self.seeded())
+        let onLoop = try Self.seeded()
+        let request: JSONObject = ["database": database, "documents": many]
+        let (general, direct) = try compare("BatchGetDocuments", request, on: stores)
+        #expect(general == direct)
+        let (quick, path) = quick("BatchGetDocuments", request, on: onLoop)
+        #expect(quick == general && path == .handedOn)
+        guard case .messages(let m) = quick else { Issue.record("failed: \(quick)"); return }
+        #expect(m.count == RESTBridge.quickBatchGetDocuments + 2)
     }
 
     @Test func runQueryAnswersAsTheGeneralPath() throws {
@@ -156,13 +205,89 @@ struct DirectReadsTests {
             (JSONObject([("parent", .string(root))]), .owner),
         ]
         var answered = 0
+        var paths: [QuickPath] = []
         let stores = (try Self.seeded(), try Self.seeded())
+        let onLoop = try Self.seeded()
         for (request, who) in requests {
             let (general, direct) = try compare("RunQuery", request, as: who, on: stores)
             #expect(general == direct, "\(request)")
+            let (quick, path) = quick("RunQuery", request, as: who, on: onLoop)
+            #expect(quick == general, "on the loop: \(request)")
+            paths.append(path)
             if case .messages(let m) = general, !m.isEmpty { answered += 1 }
         }
         #expect(answered == 10)
+        // New transactions go on on a worker; errors are thrown on the loop.
+        #expect(paths == [.loop, .loop, .loop, .loop, .loop, .loop, .handedOn, .handedOn, .loop, .loop,
+                          .failed, .failed, .failed, .failed])
+    }
+
+    /// A RunQuery request read before (`ParsedQueryCache`) is answered from its kept `Query`, and
+    /// still judged per call: the same bytes from the owner, another user, nobody and a bad token
+    /// answer as the general path does for each, whichever comes first. Requests in a transaction or
+    /// at a read time are not kept; a request that failed its checks is not kept.
+    @Test func aQueryReadBeforeIsStillJudgedPerCall() throws {
+        let files: JSON = .array([.object(["collectionId": .string("files")])])
+        let request = JSONObject([("parent", .string(root + "/users/alice")), ("structuredQuery", .object(["from": files]))])
+        let callers: [TestHarness.As] = [.user("alice"), .user("bob"), .anonymous, .header("Bearer not-a-token"), .owner, .user("alice")]
+        let stores = (try Self.seeded(), try Self.seeded())
+        let onLoop = try Self.seeded()
+        for (i, who) in callers.enumerated() {
+            let (general, _) = try compare("RunQuery", request, as: who, on: stores)
+            let (quick, _) = quick("RunQuery", request, as: who, on: onLoop)
+            #expect(quick == general, "\(who), call \(i)")
+            if case .user("alice") = who, case .messages(let m) = quick { #expect(m.count == 2) }
+        }
+        #expect(onLoop.service.parsedQueries.count == 1)
+        // Not kept: a transaction's, a read time's, a bad query's, a parent that is not a document.
+        for extra in [("newTransaction", JSON.object([:])), ("readTime", .string("2026-01-02T03:04:05Z"))] {
+            _ = quick("RunQuery", JSONObject(request.members + [extra]), on: onLoop)
+        }
+        _ = quick("RunQuery", JSONObject([("parent", .string(root)), ("structuredQuery", .object(["from": files, "limit": .int(-1)]))]), on: onLoop)
+        _ = quick("RunQuery", JSONObject([("parent", .string(root + "/open")), ("structuredQuery", .object(["from": files]))]), on: onLoop)
+        #expect(onLoop.service.parsedQueries.count == 1)
+    }
+
+    /// A query that reads more rows or bytes than the loop may (`QueryRowCap`) stops there and goes
+    /// on on a worker, its rules decision already made, with the same answer as the general path's —
+    /// and a denial is still a denial, thrown on the loop before anything is read.
+    @Test func aQueryPastTheLoopsCapGoesOnOnAWorker() throws {
+        func seeded() throws -> TestHarness {
+            let h = try Self.seeded()
+            for i in 0..<(RESTBridge.quickQueryRows + 20) { h.put("many/m\(i)", ["n": int(Int64(i)), "even": .object(["booleanValue": .bool(i % 2 == 0)])]) }
+            // Four documents whose stored fields pass the byte cap together (not alone).
+            let big = String(repeating: "x", count: RESTBridge.quickQueryBytes / 3)
+            for i in 0..<4 { h.put("users/alice/big/b\(i)", ["n": int(Int64(i)), "s": str(big)]) }
+            return h
+        }
+        let many: JSON = .array([.object(["collectionId": .string("many")])])
+        let big: JSON = .array([.object(["collectionId": .string("big")])])
+        let byN: JSON = .array([.object(["field": .object(["fieldPath": .string("n")]), "direction": .string("DESCENDING")])])
+        let odd: JSON = .object(["fieldFilter": .object(["field": .object(["fieldPath": .string("even")]), "op": .string("EQUAL"),
+                                                         "value": .object(["booleanValue": .bool(false)])])])
+        func query(_ q: JSONObject, parent: String? = nil) -> JSONObject {
+            JSONObject([("parent", .string(parent ?? root)), ("structuredQuery", .object(q))])
+        }
+        let cases: [(JSONObject, TestHarness.As, QuickPath)] = [
+            (query(["from": many, "orderBy": byN, "limit": .int(10)]), .owner, .loop),
+            (query(["from": many, "where": odd, "orderBy": byN, "limit": .int(10)]), .owner, .loop),
+            (query(["from": many]), .owner, .handedOn),
+            (query(["from": many, "where": odd, "orderBy": byN, "limit": .int(105)]), .owner, .handedOn),
+            (query(["from": big], parent: root + "/users/alice"), .user("alice"), .handedOn),
+            (query(["from": big, "limit": .int(1)], parent: root + "/users/alice"), .user("alice"), .loop),
+            // Within the cap, but its answer is more than one batch: sent from a worker as the client reads.
+            (query(["from": big, "limit": .int(2)], parent: root + "/users/alice"), .user("alice"), .handedOn),
+            (query(["from": big], parent: root + "/users/alice"), .user("bob"), .failed),
+        ]
+        let stores = (try seeded(), try seeded())
+        let onLoop = try seeded()
+        for (request, who, expected) in cases {
+            let (general, direct) = try compare("RunQuery", request, as: who, on: stores)
+            #expect(general == direct, "\(request)")
+            let (quick, path) = quick("RunQuery", request, as: who, on: onLoop)
+            #expect(quick == general, "on the loop: \(request)")
+            #expect(path == expected, "\(request) \(who)")
+        }
     }
 
     /// Every value type and its edge values, as stored through REST.
@@ -203,11 +328,14 @@ struct DirectReadsTests {
         let stores = (try Self.seededWithEveryType(), try Self.seededWithEveryType())
         let query = JSONObject([("parent", .string(root)), ("structuredQuery", .object(["from": open]))])
         let batchGet: JSONObject = ["database": database, "documents": names]
+        let onLoop = try Self.seededWithEveryType()
         // Nothing kept yet, then each document's encoding kept by the first call and used by the second.
         for round in 0..<2 {
             for (method, request) in [("RunQuery", query), ("BatchGetDocuments", batchGet)] {
                 let (general, direct) = try compare(method, request, on: stores)
                 #expect(general == direct, "\(method), round \(round)")
+                let (quick, path) = quick(method, request, on: onLoop)
+                #expect(quick == general && path == .loop, "\(method) on the loop, round \(round)")
                 guard case .messages(let m) = direct else { Issue.record("\(method) failed: \(direct)"); continue }
                 #expect(m.count == (method == "RunQuery" ? 3 : 4))
             }

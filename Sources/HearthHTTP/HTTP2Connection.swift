@@ -25,6 +25,9 @@ final class HTTP2Connection: @unchecked Sendable {
     /// (RFC 9113 §6.10), so one list per connection serves every stream, and a field costs no
     /// lookup in `streams` (a hash of the id and a checked access to the entry, per field).
     @exclusivity(unchecked) var incoming: (id: Int32, headers: [(name: String, value: String)], bytes: Int) = (0, [], 0)
+    /// The fields of the last request header block handed to the handler, in order: a field the
+    /// next request sends unchanged in the same place reuses its string (`HTTP2FieldText`).
+    @exclusivity(unchecked) var previousHeaders: [(name: String, value: String)] = []
     /// Bytes nghttp2 produced that the socket has not taken yet.
     @exclusivity(unchecked) private var unsent: [UInt8] = []
     /// How much of the loop's send buffer the current pass of `send` filled: frames nghttp2
@@ -336,6 +339,19 @@ final class HTTP2Connection: @unchecked Sendable {
         }
     }
 
+    /// Returns `count` received bytes of `stream` to the flow-control windows now, when called on
+    /// the loop thread inside `nghttp2_session_mem_recv` (a delegate method): `receive` sends right
+    /// after, so a WINDOW_UPDATE this queues leaves with that read's answer. False anywhere else
+    /// (another thread, or the loop outside a read, where nothing would send it): the caller queues it.
+    func consumeWhileReading(_ stream: HTTP2Stream, _ count: Int) -> Bool {
+        guard loop.isLoopThread, receiving else { return false }
+        // A closed stream's bytes are dropped, as `flush` drops them. `isClosed` is written on this
+        // thread only (`markClosed`), so it is read here without the stream's lock.
+        guard let session, !closed, !stream.isClosed else { return true }
+        nghttp2_session_consume(session, stream.id, count)
+        return true
+    }
+
     /// The client sent its whole request (END_STREAM): until the response ends, the loop waits
     /// for whoever answers it (`EventLoop.answersAwaited`).
     func requestEnded(_ stream: HTTP2Stream) {
@@ -506,8 +522,11 @@ private let h2Header: nghttp2_on_header_callback = { _, frame, name, nameLength,
             c.incoming = (0, [], 0)  // the rest of this block is not delivered
             return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)  // resets this stream only
         }
+        let i = c.incoming.headers.count
+        let previous = i < c.previousHeaders.count ? c.previousHeaders[i] : nil
         // Changed in place: a copy would copy the list at every field.
-        c.incoming.headers.append((HTTP2FieldText.name(name, count: nameLength), HTTP2FieldText.value(value, count: valueLength)))
+        c.incoming.headers.append((HTTP2FieldText.name(name, count: nameLength, previous: previous?.name),
+                                   HTTP2FieldText.value(value, count: valueLength, previous: previous?.value)))
         return 0
     }
 }
@@ -525,6 +544,7 @@ private let h2FrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userDa
             guard c.incoming.id == id else { return 0 }
             let headers = c.incoming.headers
             c.incoming = (0, [], 0)
+            c.previousHeaders = headers
             let stream = c.streams.values[i].stream
             let delegate = c.handler.open(stream, headers: headers)
             // `open` may not change the table today, but an index is only good until it does.

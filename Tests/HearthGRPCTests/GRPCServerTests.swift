@@ -348,6 +348,18 @@ func framed(_ message: [UInt8]) -> [UInt8] {
     }
 
     /// Paths split on bytes as `/{service}/{method}`, a stray query ignored.
+    /// Request bytes go back to the flow-control windows as the loop hands them to the call
+    /// (`HTTP2Stream.consume` during the read, the WINDOW_UPDATE sent after it): a request three
+    /// times the stream's 1 MiB window arrives whole.
+    @Test func aRequestLargerThanTheStreamWindowArrivesWhole() throws {
+        let message = EchoService.big(3, size: 3 << 20)
+        try withGRPCServer { server in
+            let r = try curl(server.port, "/echo.Echo/Unary", body: framed(message))
+            #expect(r.field("grpc-status") == "0")
+            #expect(r.body == framed(message))
+        }
+    }
+
     @Test func pathsSplitIntoServiceAndMethod() {
         #expect(GRPCServer.split("/a.B/C")! == ("a.B", "C"))
         #expect(GRPCServer.split("/a.B/C?x=/y")! == ("a.B", "C"))

@@ -25,6 +25,25 @@ import Testing
         #expect(value(Array(text.utf8)) == text)
     }
 
+    /// The previous request's field is the answer only for exactly its bytes.
+    @Test func aPreviousFieldIsReusedOnlyForItsExactBytes() {
+        let previous = "Bearer " + String(repeating: "x", count: 40)
+        func value(_ text: String) -> String {
+            Array(text.utf8).withUnsafeBufferPointer { HTTP2FieldText.value($0.baseAddress, count: $0.count, previous: previous) }
+        }
+        func name(_ text: String) -> String {
+            Array(text.utf8).withUnsafeBufferPointer { HTTP2FieldText.name($0.baseAddress, count: $0.count, previous: previous) }
+        }
+        for text in [previous, String(previous.dropLast()) + "y", previous + "x", String(previous.dropLast()), "application/grpc", "short"] {
+            #expect(value(text) == text)
+            #expect(name(text) == text)
+        }
+        // Invalid UTF-8 is repaired even where the previous field had the replacement's bytes.
+        let repaired = "aaaaaaaaaaaaaaaa\u{FFFD}"
+        let bytes: [UInt8] = Array("aaaaaaaaaaaaaaaa".utf8) + [0xFF]
+        #expect(bytes.withUnsafeBufferPointer { HTTP2FieldText.value($0.baseAddress, count: $0.count, previous: repaired) } == repaired)
+    }
+
     @Test func bytesThatAreNotUTF8AreRepaired() {
         #expect(value([0x61, 0xFF, 0x62]) == "a\u{FFFD}b")
         #expect(value([0xE2, 0x82]) == "\u{FFFD}")

@@ -436,7 +436,7 @@ final class FirestoreStorage: @unchecked Sendable {
         let parentKey = OrderedEncoding.key(new.path.segments.dropLast())
         var key = parentKey
         OrderedEncoding.appendSegment(new.path.segments.last ?? "", to: &key)
-        let keys = RowKeys(key: key, parentCount: parentKey.count)
+        let keys = RowKeys(key: key, collection: parentKey)
         if let old { try remember(space: space, old, ended: new.updateTime, conn) }
         let insert = try conn.prepare(Self.insertDocument)
         insert.reset()
@@ -472,21 +472,22 @@ final class FirestoreStorage: @unchecked Sendable {
         let key = old.path.key, parentKey = old.path.parent.key
         try remember(space: space, old, ended: time, conn)
         try conn.run("DELETE FROM fs_documents WHERE space = ? AND key = ?", [space, key])
-        try removeIndex(space: space, keys: RowKeys(key: key, parentCount: parentKey.count),
+        try removeIndex(space: space, keys: RowKeys(key: key, collection: parentKey),
                         scopes: try indexScopes(space: space, path: old.path, parentKey: parentKey, key: key, conn),
                         entries: IndexEntry.entries(of: old.fields), conn)
     }
 
-    /// A document's key and the `doc_key` of its index rows under each kind of scope (`IndexEntry.docKey`).
+    /// A document's key and the `doc_key` of its index rows under each kind of scope, worked out by
+    /// `IndexEntry.docKey` once per document instead of once per row.
     private struct RowKeys {
         /// Under its collection group's scope: the whole key.
         let key: [UInt8]
-        /// Under its collection's scope: the id's segment, the key past the parent's `parentCount` bytes.
+        /// Under its collection's scope (`collection`, the parent's key): the id's segment.
         let id: [UInt8]
 
-        init(key: [UInt8], parentCount: Int) {
+        init(key: [UInt8], collection: [UInt8]) {
             self.key = key
-            id = Array(key[parentCount...])
+            id = IndexEntry.docKey(key, under: collection)
         }
 
         /// The `doc_key` of the rows under `scope`.
@@ -648,8 +649,8 @@ final class FirestoreStorage: @unchecked Sendable {
                         let fields = try row.withBlob(1) { buffer throws(StoredValueCodec.DecodeError) in
                             try StoredValueCodec.decodeFields(buffer)
                         }
-                        // The parent is not needed: group-scope rows hold the whole key.
-                        try addIndex(space: space, keys: RowKeys(key: key, parentCount: key.count), scopes: scope,
+                        // Only group-scope rows are added here, and they hold the whole key.
+                        try addIndex(space: space, keys: RowKeys(key: key, collection: key), scopes: scope,
                                      entries: IndexEntry.entries(of: fields), conn)
                         last = key
                         count += 1

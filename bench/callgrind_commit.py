@@ -99,10 +99,8 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, tra
     data = os.path.join(work, "data")
     os.makedirs(data)
     if page_size:
-        # An experiment: Firestore's file created beforehand keeps its page size (Hearth's PRAGMA
-        # page_size only applies to a new, empty file).
-        subprocess.run(["sqlite3", os.path.join(data, "firestore.sqlite"), f"PRAGMA page_size={page_size}; PRAGMA journal_mode=WAL; VACUUM;"],
-                       check=True, capture_output=True)
+        # An experiment: Firestore's file created beforehand keeps its page size (benchlib.procs).
+        os.environ["BENCH_FIRESTORE_PAGE_SIZE"] = str(page_size)
     reg = Registry()
     h = Hearth(reg, hearth_bin, work, data_dir=data, rules=rules, log_name="hearth-cg")
     argv = h.argv()

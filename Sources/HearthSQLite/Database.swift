@@ -73,7 +73,8 @@ public final class Database: @unchecked Sendable {
     /// One per file: a page size takes effect only on a new, empty database and is then fixed.
     public struct Layout: Sendable {
         public var pageSize: Int
-        /// `PRAGMA wal_autocheckpoint`, counted in pages (not bytes).
+        /// `PRAGMA wal_autocheckpoint`, counted in pages of `pageSize`: a file with other pages (one
+        /// created before the layout changed keeps its own) gets the same WAL bytes (`walPages`).
         public var autocheckpointPages: Int
         /// `cache_size` of each pooled reader connection, in KiB (the writer's is `writerCacheKiB`).
         ///
@@ -92,6 +93,13 @@ public final class Database: @unchecked Sendable {
         /// `autocheckpointPages` WAL pages, and the writer stops to finish one itself only when the
         /// WAL holds this many pages. Nil: SQLite's automatic checkpoint, on the committing thread.
         public var checkpointBackstopPages: Int?
+        /// `pages` of this layout's size as pages of a file whose pages are `filePageSize` bytes: the
+        /// checkpoint comes after as many WAL bytes whatever page size the file was created with.
+        public func walPages(_ pages: Int, filePageSize: Int) -> Int {
+            guard filePageSize > 0 else { return pages }
+            return max(1, pages * pageSize / filePageSize)
+        }
+
         public init(pageSize: Int, autocheckpointPages: Int, readerCacheKiB: Int = 2048, writerCacheKiB: Int = 16000,
                     checkpointBackstopPages: Int? = nil) {
             self.pageSize = pageSize
@@ -119,6 +127,9 @@ public final class Database: @unchecked Sendable {
         /// a busy writer's cache fills to its bound however large, and 16 MB took 18 minutes of the
         /// soak's mixed traffic to get there (docs/reliability.md) — 8 MiB still holds every upper
         /// b-tree level and the hot leaves of a few hundred thousand documents' tables and indexes.
+        /// Smaller pages were measured and not taken: 2 KiB wrote 35% fewer WAL bytes per create but
+        /// cost as many instructions at 16 clients and more per read, 1 KiB more everywhere
+        /// (docs/benchmarks.md, *Firestore's page size, 4, 2 or 1 KiB*).
         public static let small = Layout(pageSize: 4096, autocheckpointPages: 4096, writerCacheKiB: 8192,
                                          checkpointBackstopPages: 6144)
     }
@@ -129,23 +140,26 @@ public final class Database: @unchecked Sendable {
         self.path = path
         self.durability = durability
         readerCacheKiB = layout.readerCacheKiB
-        if let path, let backstop = layout.checkpointBackstopPages {
-            let cacheKiB = layout.readerCacheKiB
-            checkpointThread = CheckpointThread(path: path, trigger: layout.autocheckpointPages, backstop: backstop) { c in
-                try Database.configure(c, durability: durability, cacheKiB: cacheKiB)
-            }
-        } else {
-            checkpointThread = nil
-        }
+        var thread: CheckpointThread?
         do {
             writer = try Connection(path: path ?? ":memory:")
             try writer.setBusyTimeout(5000)
-            if path != nil {
+            if let path {
                 try writer.execute("PRAGMA page_size=\(layout.pageSize)")
                 try writer.execute("PRAGMA journal_mode=WAL")
-                try writer.execute("PRAGMA wal_autocheckpoint=\(layout.autocheckpointPages)")
-                // After the pragma, which installs SQLite's own hook: this one takes its place.
-                checkpointThread?.attach(to: writer)
+                // The file's own page size, which is the layout's only for a file created just now.
+                let filePageSize = Int(try writer.scalarInt("PRAGMA page_size") ?? 0)
+                let trigger = layout.walPages(layout.autocheckpointPages, filePageSize: filePageSize)
+                try writer.execute("PRAGMA wal_autocheckpoint=\(trigger)")
+                if let backstop = layout.checkpointBackstopPages {
+                    let cacheKiB = layout.readerCacheKiB
+                    thread = CheckpointThread(path: path, trigger: trigger,
+                                              backstop: layout.walPages(backstop, filePageSize: filePageSize)) { c in
+                        try Database.configure(c, durability: durability, cacheKiB: cacheKiB)
+                    }
+                    // After the pragma, which installs SQLite's own hook: this one takes its place.
+                    thread?.attach(to: writer)
+                }
             }
             try Database.configure(writer, durability: durability, cacheKiB: layout.writerCacheKiB)
         } catch let e as SQLiteError {
@@ -155,6 +169,8 @@ public final class Database: @unchecked Sendable {
         } catch {
             throw .sqlite(SQLiteError(code: -1, message: "\(error)"))
         }
+        // Its thread starts only at `trigger` WAL frames: a failed open above left none running.
+        checkpointThread = thread
     }
 
     deinit {

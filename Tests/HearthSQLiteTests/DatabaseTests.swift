@@ -48,6 +48,28 @@ func temporaryDatabasePath() -> String {
         #expect(try bulk.pageSize() == 16384)
     }
 
+    /// `wal_autocheckpoint` counts pages: a file made with other pages than its layout's (one created
+    /// before the layout changed) is checkpointed after as many WAL bytes, not as many pages.
+    @Test func theCheckpointComesAfterAsManyWALBytesWhateverTheFilesPageSize() throws {
+        let oneKiB = Database.Layout(pageSize: 1024, autocheckpointPages: 400)
+        let old = temporaryDatabasePath()
+        do {
+            let db = try Database(path: old, layout: Database.Layout(pageSize: 4096, autocheckpointPages: 100))
+            try db.migrate(Self.migrations)
+        }
+        let reopened = try Database(path: old, layout: oneKiB)
+        #expect(try reopened.pageSize() == 4096)
+        #expect(try reopened.withWriter { try $0.scalarInt("PRAGMA wal_autocheckpoint") } == 100)
+        let fresh = try Database(path: temporaryDatabasePath(), layout: oneKiB)
+        try fresh.migrate(Self.migrations)
+        #expect(try fresh.pageSize() == 1024)
+        #expect(try fresh.withWriter { try $0.scalarInt("PRAGMA wal_autocheckpoint") } == 400)
+        // The checkpoint thread's thresholds go through the same conversion.
+        #expect(Database.Layout.small.walPages(6144, filePageSize: Database.Layout.small.pageSize) == 6144)
+        #expect(oneKiB.walPages(6144, filePageSize: 4096) == 1536)
+        #expect(oneKiB.walPages(1, filePageSize: 65536) == 1)
+    }
+
     @Test func writeGenerationMovesOnWritesOnly() throws {
         let db = try Database(path: temporaryDatabasePath())
         try db.migrate(Self.migrations)

@@ -120,6 +120,24 @@ def compile_c(source, out, libs):
     return out
 
 
+def precreate_firestore_file(data_dir):
+    """An experiment (BENCH_FIRESTORE_PAGE_SIZE=N): a new data directory's firestore.sqlite created
+    beforehand with N-byte pages, which Hearth then keeps (a page size only applies to a new, empty
+    file), so one binary's rows can be counted at several page sizes."""
+    size = os.environ.get("BENCH_FIRESTORE_PAGE_SIZE")
+    if not size or not data_dir:
+        return
+    path = os.path.join(data_dir, "firestore.sqlite")
+    if os.path.exists(path):
+        return
+    import sqlite3
+    os.makedirs(data_dir, exist_ok=True)
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA page_size={int(size)}")
+    db.execute("PRAGMA journal_mode=WAL")
+    db.close()
+
+
 class Hearth:
     """One `hearth start` on free ports; `services` comes from the ready file."""
 
@@ -145,6 +163,7 @@ class Hearth:
             raise NotAvailable(f"no hearth binary at {self.binary}")
         if os.path.exists(self.ready_path):
             os.remove(self.ready_path)
+        precreate_firestore_file(self.data_dir)
         self.proc = self.registry.spawn(self.argv(), self.log, cwd=self.work_dir)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -21,6 +21,8 @@
  * read), `update` (the last_commit UPDATE), `parent` and `group` (fs_documents' two secondary
  * indexes, not created), `index` (the six fs_index rows); `-` or absent: nothing left out.
  * Prints one JSON line: commits, transactions, seconds, per_second.
+ * Experiments (docs/benchmarks.md, walpages): FS_PAGE_SIZE (bytes, default 4096) and FS_AUTOCHECKPOINT
+ * (WAL pages, default 4096) in the environment replace Hearth's settings.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -64,8 +66,12 @@ int main(int argc, char **argv)
     if (batch < 1) batch = 1;
     sqlite3 *db;
     check(sqlite3_open(argv[1], &db), db, "open");
+    char layout[160];
+    snprintf(layout, sizeof layout, "PRAGMA page_size=%d; PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=%d;",
+             getenv("FS_PAGE_SIZE") ? atoi(getenv("FS_PAGE_SIZE")) : 4096,
+             getenv("FS_AUTOCHECKPOINT") ? atoi(getenv("FS_AUTOCHECKPOINT")) : 4096);
+    check(sqlite3_exec(db, layout, NULL, NULL, NULL), db, "layout");
     const char *setup =
-        "PRAGMA page_size=4096; PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=4096;"
         "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-8192;"
         "CREATE TABLE fs_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
         "CREATE TABLE fs_documents (space INTEGER NOT NULL, key BLOB NOT NULL, parent BLOB NOT NULL,"

@@ -137,6 +137,7 @@ public final class GroupCommit: @unchecked Sendable {
             let job = Job(savepoint: savepoint) { conn in result = try body(conn) }
             lock.lock()
             queue.append(job)
+            var locked = true
             while !job.finished {
                 if leading {
                     // Woken when the body ran, or to lead (the loop tells which).
@@ -149,10 +150,20 @@ public final class GroupCommit: @unchecked Sendable {
                     continue
                 }
                 leading = true
-                leadBatch()
-                handOff()
+                let ran = leadBatch()
+                // The next leader first: the writer waits for it, the others only return.
+                let wakes = handOff() + ran
+                // Its own body was queued before it led, so it ran in this batch.
+                let done = job.finished
+                lock.unlock()
+                Self.signal(wakes)
+                if done {
+                    locked = false
+                    break
+                }
+                lock.lock()
             }
-            lock.unlock()
+            if locked { lock.unlock() }
             if let failure = job.failure { throw failure }
             guard let result else { throw GroupCommitError.notRun }
             return result
@@ -179,21 +190,24 @@ public final class GroupCommit: @unchecked Sendable {
         })
         lock.lock()
         queue.append(job)
+        var wakes: [DispatchSemaphore] = []
         if !leading {
             leading = true
             if lead {
-                leadBatch()
-                handOff()
+                let ran = leadBatch()
+                wakes = handOff() + ran
             } else {
                 startDrain()
             }
         }
         lock.unlock()
+        Self.signal(wakes)
     }
 
     /// Runs the queued bodies as one batch (called leading, with `lock` held; returns so):
-    /// completes the submitted ones, then wakes the waiting callers whose bodies ran.
-    private func leadBatch() {
+    /// completes the submitted ones, marks every body finished and returns the semaphores of the
+    /// waiting callers whose bodies ran, for `signal` once `lock` is released.
+    private func leadBatch() -> [DispatchSemaphore] {
         let first = queue
         queue.removeAll(keepingCapacity: true)
         lock.unlock()
@@ -205,32 +219,43 @@ public final class GroupCommit: @unchecked Sendable {
             for j in ran { j.completion?(j.failure) }
         }
         lock.lock()
+        var wakes: [DispatchSemaphore] = []
         for j in ran {
             j.finished = true
-            Self.wake(j)
+            if let w = Self.wake(j) { wakes.append(w) }
         }
+        return wakes
     }
 
-    /// Wakes a job's sleeping caller (`lock` held).
-    private static func wake(_ job: Job) {
-        guard job.sleeping else { return }
+    /// Takes a job's sleeping caller off its sleep (`lock` held): the semaphore to signal, once
+    /// `lock` is released. A caller signalled under the lock woke only to block on it while the
+    /// leader went on waking the others (a futex wait and wake-up more per commit at 16 clients).
+    private static func wake(_ job: Job) -> DispatchSemaphore? {
+        guard job.sleeping else { return nil }
         job.sleeping = false
-        job.wake?.signal()
+        return job.wake
+    }
+
+    /// Signals what `leadBatch` and `handOff` returned (`lock` not held).
+    private static func signal(_ wakes: [DispatchSemaphore]) {
+        for w in wakes { w.signal() }
     }
 
     /// After a caller's batch (leading, `lock` held): who leads what is queued. The first waiting
     /// caller does (woken here, unless it is awake already: then it is on its way to lead);
     /// submitted bodies alone go to `drainer`, so no caller is held past its own batch (a gRPC
     /// worker would starve its stream's next request).
-    private func handOff() {
+    /// Returns the semaphore to signal once `lock` is released, if a sleeping caller is to lead.
+    private func handOff() -> [DispatchSemaphore] {
         if queue.isEmpty {
             leading = false
         } else if let caller = queue.first(where: { $0.completion == nil }) {
             leading = false
-            Self.wake(caller)
+            if let w = Self.wake(caller) { return [w] }
         } else {
             startDrain()
         }
+        return []
     }
 
     /// Hands the lead to `drainer` (`lock` held, `leading` set): one signal per hand-off, and the
@@ -258,7 +283,14 @@ public final class GroupCommit: @unchecked Sendable {
     /// Leads batches until nothing is queued (on `drainer`, which was handed the lead).
     private func drain() {
         lock.lock()
-        while !queue.isEmpty { leadBatch() }
+        while !queue.isEmpty {
+            let wakes = leadBatch()
+            if !wakes.isEmpty {
+                lock.unlock()
+                Self.signal(wakes)
+                lock.lock()
+            }
+        }
         leading = false
         let owner = draining
         draining = nil

@@ -137,7 +137,6 @@ public final class GroupCommit: @unchecked Sendable {
             let job = Job(savepoint: savepoint) { conn in result = try body(conn) }
             lock.lock()
             queue.append(job)
-            var locked = true
             while !job.finished {
                 if leading {
                     // Woken when the body ran, or to lead (the loop tells which).
@@ -150,20 +149,10 @@ public final class GroupCommit: @unchecked Sendable {
                     continue
                 }
                 leading = true
-                let ran = leadBatch()
-                // The next leader first: the writer waits for it, the others only return.
-                let wakes = handOff() + ran
-                // Its own body was queued before it led, so it ran in this batch.
-                let done = job.finished
-                lock.unlock()
-                Self.signal(wakes)
-                if done {
-                    locked = false
-                    break
-                }
-                lock.lock()
+                leadBatch()
+                handOff()
             }
-            if locked { lock.unlock() }
+            lock.unlock()
             if let failure = job.failure { throw failure }
             guard let result else { throw GroupCommitError.notRun }
             return result
@@ -190,24 +179,21 @@ public final class GroupCommit: @unchecked Sendable {
         })
         lock.lock()
         queue.append(job)
-        var wakes: [DispatchSemaphore] = []
         if !leading {
             leading = true
             if lead {
-                let ran = leadBatch()
-                wakes = handOff() + ran
+                leadBatch()
+                handOff()
             } else {
                 startDrain()
             }
         }
         lock.unlock()
-        Self.signal(wakes)
     }
 
     /// Runs the queued bodies as one batch (called leading, with `lock` held; returns so):
-    /// completes the submitted ones, marks every body finished and returns the semaphores of the
-    /// waiting callers whose bodies ran, for `signal` once `lock` is released.
-    private func leadBatch() -> [DispatchSemaphore] {
+    /// completes the submitted ones, then wakes the waiting callers whose bodies ran.
+    private func leadBatch() {
         let first = queue
         queue.removeAll(keepingCapacity: true)
         lock.unlock()
@@ -219,43 +205,32 @@ public final class GroupCommit: @unchecked Sendable {
             for j in ran { j.completion?(j.failure) }
         }
         lock.lock()
-        var wakes: [DispatchSemaphore] = []
         for j in ran {
             j.finished = true
-            if let w = Self.wake(j) { wakes.append(w) }
+            Self.wake(j)
         }
-        return wakes
     }
 
-    /// Takes a job's sleeping caller off its sleep (`lock` held): the semaphore to signal, once
-    /// `lock` is released. A caller signalled under the lock woke only to block on it while the
-    /// leader went on waking the others (a futex wait and wake-up more per commit at 16 clients).
-    private static func wake(_ job: Job) -> DispatchSemaphore? {
-        guard job.sleeping else { return nil }
+    /// Wakes a job's sleeping caller (`lock` held).
+    private static func wake(_ job: Job) {
+        guard job.sleeping else { return }
         job.sleeping = false
-        return job.wake
-    }
-
-    /// Signals what `leadBatch` and `handOff` returned (`lock` not held).
-    private static func signal(_ wakes: [DispatchSemaphore]) {
-        for w in wakes { w.signal() }
+        job.wake?.signal()
     }
 
     /// After a caller's batch (leading, `lock` held): who leads what is queued. The first waiting
     /// caller does (woken here, unless it is awake already: then it is on its way to lead);
     /// submitted bodies alone go to `drainer`, so no caller is held past its own batch (a gRPC
     /// worker would starve its stream's next request).
-    /// Returns the semaphore to signal once `lock` is released, if a sleeping caller is to lead.
-    private func handOff() -> [DispatchSemaphore] {
+    private func handOff() {
         if queue.isEmpty {
             leading = false
         } else if let caller = queue.first(where: { $0.completion == nil }) {
             leading = false
-            if let w = Self.wake(caller) { return [w] }
+            Self.wake(caller)
         } else {
             startDrain()
         }
-        return []
     }
 
     /// Hands the lead to `drainer` (`lock` held, `leading` set): one signal per hand-off, and the
@@ -283,14 +258,7 @@ public final class GroupCommit: @unchecked Sendable {
     /// Leads batches until nothing is queued (on `drainer`, which was handed the lead).
     private func drain() {
         lock.lock()
-        while !queue.isEmpty {
-            let wakes = leadBatch()
-            if !wakes.isEmpty {
-                lock.unlock()
-                Self.signal(wakes)
-                lock.lock()
-            }
-        }
+        while !queue.isEmpty { leadBatch() }
         leading = false
         let owner = draining
         draining = nil

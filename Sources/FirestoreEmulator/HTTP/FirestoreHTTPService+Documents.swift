@@ -316,7 +316,9 @@ extension FirestoreHTTPService {
                     w.byte(0x5B)
                     for (k, v) in r.transformResults.enumerated() {
                         if k > 0 { w.byte(0x2C) }
-                        w.json(ValueJSON.encode(v))
+                        // A server timestamp (the usual transform) written as it is encoded, with no
+                        // tree in between: `{"timestampValue":"…"}` either way.
+                        if case .timestamp = v { w.value(v) } else { w.json(ValueJSON.encode(v)) }
                     }
                     w.byte(0x5D)
                 }

@@ -176,6 +176,41 @@ struct WriteJSONDecoderTests {
         }
     }
 
+    /// Strings are scanned eight bytes at a time: a quote, a backslash, a control character or a
+    /// non-ASCII byte at any place of a word (and in the bytes after the last whole word) is seen
+    /// as it is byte by byte — the body is read as the general path reads it, or left to it.
+    @Test func stringsScannedByWordsAgree() {
+        let special: [UInt8] = [0x00, 0x1F, 0x20, 0x21, 0x22, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xA9, 0xC3, 0xE2, 0xFF]
+        for length in [7, 8, 9, 16, 23, 24, 25] {
+            for at in 0..<length {
+                for b in special {
+                    var text = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    text[at] = b
+                    // Both as a field's value and as a field's name.
+                    let bodies = [
+                        Array(#"{"writes":[{"update":{"name":"projects/p/databases/(default)/documents/c/d","fields":{"f":{"stringValue":""#.utf8)
+                            + text + Array(#""}}}}]}"#.utf8),
+                        Array(#"{"writes":[{"update":{"name":"projects/p/databases/(default)/documents/c/d","fields":{""#.utf8)
+                            + text + Array(#"":{"stringValue":"v"}}}}]}"#.utf8),
+                    ]
+                    for bytes in bodies {
+                        guard let direct = Self.direct(bytes) else { continue }
+                        let general = Self.general(bytes)
+                        guard case .success(let expected) = general else {
+                            Issue.record("length \(length), byte \(b) at \(at): taken, but the general path refuses it: \(general)")
+                            continue
+                        }
+                        #expect(direct == expected, "length \(length), byte \(b) at \(at)")
+                    }
+                }
+            }
+        }
+        // The plain string itself is taken, whole.
+        let plain = Array(#"{"writes":[{"update":{"name":"projects/p/databases/(default)/documents/c/d","fields":{"f":{"stringValue":"0123456789abcdefghijklmnopqrstuvwxyz"}}}}]}"#.utf8)
+        let taken = Self.direct(plain)?.writes.first?.operation
+        #expect(taken == .update(fields: ["f": .string("0123456789abcdefghijklmnopqrstuvwxyz")], mask: nil))
+    }
+
     /// Any body one byte away from a plain one is either left to the general path or read exactly
     /// as the general path reads it: the direct decoder never accepts what the general path refuses
     /// and never reads a body differently.

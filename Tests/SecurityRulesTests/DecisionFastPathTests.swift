@@ -3,9 +3,9 @@ import HearthCore
 import Testing
 @testable import SecurityRules
 
-/// The cheaper paths of a decision (rulesre) against the general ones they stand in for: the
-/// DFA's raw transition table as it grows and is rebuilt, `keys().hasOnly` without a copy of the
-/// names, `+` chains judged without recording, and ASCII slices.
+/// The cheaper paths of a decision (rulesre) against the general ones they stand in for:
+/// `keys().hasOnly` without a copy of the names, `+` chains judged without recording, and ASCII
+/// slices; and the DFA when its states pass the cap and its table is rebuilt mid-input.
 struct DecisionFastPathTests {
     /// Inputs of `a`/`b` (and a few others) from a fixed seed.
     static func words(count: Int, maxLength: Int, alphabet: [Character], seed: UInt64) -> [String] {
@@ -20,8 +20,8 @@ struct DecisionFastPathTests {
     }
 
     /// Patterns whose DFA needs many states (`(a|b)*a(a|b){n}` needs 2^(n+1)): the table grows
-    /// from its first 4 states many times, and past 4,096 states it is rebuilt mid-input. Every
-    /// answer must be ICU's (the reference `NativeRegexTests` uses).
+    /// state by state, and past 4,096 states it is rebuilt mid-input. Every answer must be ICU's
+    /// (the reference `NativeRegexTests` uses).
     @Test(arguments: ["(a|b)*a(a|b){3}", "(a|b)*a(a|b){7}", "(a|b)*a(a|b){12}", "[ab]*b[ab]{5}c?", "(?s).*a.{6}b.*"])
     func growingTableAgreesWithICU(_ pattern: String) throws {
         let native = try #require(NativeRegex.compile(pattern))

@@ -46,11 +46,8 @@ final class NativeRegex: @unchecked Sendable {
     }
     private var keys: [StateKey] = []
     private var index: [StateKey: Int32] = [:]
-    /// 128 ASCII transitions per state; -1 unknown, -2 into a dead state. Raw memory rather than
-    /// an array, so `run`'s byte loop reads it through a local pointer: no closure, no exclusivity
-    /// check, no bounds check per byte. Room for `asciiCapacity` states.
-    private var ascii: UnsafeMutablePointer<Int32>
-    private var asciiCapacity = 4
+    /// 128 ASCII transitions per state; -1 unknown.
+    private var ascii: [Int32] = []
     private var other: [[UInt32: Int32]] = []
     /// Whether the text may end in each state: -1 unknown, 0 no, 1 yes.
     private var accepts: [Int8] = []
@@ -64,10 +61,7 @@ final class NativeRegex: @unchecked Sendable {
         self.program = program
         self.classes = classes
         self.mark = Array(repeating: 0, count: program.count)
-        ascii = .allocate(capacity: asciiCapacity * 128)
     }
-
-    deinit { ascii.deallocate() }
 
     /// The matcher for an RE2 pattern (already validated by RE2Translator), or nil when the pattern
     /// uses something this matcher does not implement.
@@ -98,22 +92,26 @@ final class NativeRegex: @unchecked Sendable {
         let n = bytes.count
         while i < n {
             // Fast path: ASCII bytes whose transitions are already in the table, read through raw
-            // pointers (no bounds or exclusivity checks per byte); leaves at the first miss.
+            // buffers (no bounds or exclusivity checks per byte); leaves at the first miss.
             // A transition into a dead state is stored as -2, so one load per byte decides.
-            // The table is read again after every miss: `transition` may move it.
-            let table = ascii
-            while i < n {
-                let b = bytes[i]
-                if b >= 0x80 { break }
-                let next = table[Int(state) &* 128 &+ Int(b)]
-                if next < 0 { break }
-                state = next
-                i &+= 1
+            var dead = false
+            ascii.withUnsafeBufferPointer { table in
+                while i < n {
+                    let b = bytes[i]
+                    guard b < 0x80 else { return }
+                    let next = table[Int(state) &* 128 &+ Int(b)]
+                    guard next >= 0 else {
+                        dead = next == -2
+                        return
+                    }
+                    state = next
+                    i += 1
+                }
             }
+            if dead { return false }
             if i == n { break }
             let b = bytes[i]
             if b < 0x80 {
-                if table[Int(state) &* 128 &+ Int(b)] == -2 { return false }
                 state = transition(state, UInt32(b))
                 i += 1
             } else {
@@ -140,14 +138,7 @@ final class NativeRegex: @unchecked Sendable {
         let i = Int32(keys.count)
         keys.append(key)
         index[key] = i
-        if keys.count > asciiCapacity {
-            let grown = UnsafeMutablePointer<Int32>.allocate(capacity: asciiCapacity * 2 * 128)
-            grown.update(from: ascii, count: asciiCapacity * 128)
-            ascii.deallocate()
-            ascii = grown
-            asciiCapacity *= 2
-        }
-        (ascii + Int(i) * 128).initialize(repeating: -1, count: 128)
+        ascii.append(contentsOf: repeatElement(-1, count: 128))
         other.append([:])
         accepts.append(-1)
         isDead.append(key.pcs.isEmpty)
@@ -188,6 +179,7 @@ final class NativeRegex: @unchecked Sendable {
     private func resetCache() {
         keys.removeAll(keepingCapacity: true)
         index.removeAll(keepingCapacity: true)
+        ascii.removeAll(keepingCapacity: true)
         other.removeAll(keepingCapacity: true)
         accepts.removeAll(keepingCapacity: true)
         isDead.removeAll(keepingCapacity: true)

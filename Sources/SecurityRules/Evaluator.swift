@@ -393,7 +393,9 @@ struct Evaluation {
             // Reserved at the first call, not up front: many decisions call no function with
             // parameters or lets (a get's `isOwner()`), and the buffer was allocated for nothing.
             if locals.capacity == 0, count + f.letCount > 0 { locals.reserveCapacity(16) }
-            defer { locals.removeLast(locals.count - base) }
+            // One at a time: a call leaves one or two slots, and `removeLast(_:)` went through
+            // the general `replaceSubrange`.
+            defer { while locals.count > base { locals.removeLast() } }
             for k in Int(start)..<Int(start + count) { locals.append(try eval(operands[k])) }
             if callDepth >= Evaluation.maxCallDepth {
                 throw EvalError("Maximum function call depth (\(Evaluation.maxCallDepth)) exceeded.")
@@ -422,7 +424,7 @@ struct Evaluation {
             case .duration(let s, let n): return .duration(seconds: -s, nanos: -n)
             default: throw EvalError.unsupported("-", v)
             }
-        case .binary(.add, let l, let r) where !recording:
+        case .binary(.add, let l, let r) where !recording && Evaluation.isAdd(ops[Int(l)]):
             return try concatenation(l, r)
         case .binary(.add, let l, let r) where Evaluation.isAdd(ops[Int(l)]):
             return try recordedChain(l, r)
@@ -498,42 +500,40 @@ struct Evaluation {
         return list
     }
 
-    /// `l + r` where l may itself be a `+` chain (`a + '\n' + b + …`): strings are appended to one
-    /// buffer instead of allocating every intermediate result. Operands are evaluated and combined
-    /// in the same left-to-right order as the tree, so errors are the same; only the values of the
-    /// intermediate nodes go unrecorded (this runs only without recording).
+    /// `l + r` where l is itself a `+` (`a + '\n' + b + …`), without recording: strings are
+    /// appended to one buffer instead of allocating every intermediate result. Operands are
+    /// evaluated and combined in the same left-to-right order as the tree, so errors are the same;
+    /// the inner `+` nodes are neither counted nor recorded (this runs only without recording).
+    /// The chain is walked by recursion, not gathered into an array first (an allocation and
+    /// three regrowths per chain).
     private mutating func concatenation(_ l: Int32, _ r: Int32) throws(EvalError) -> RulesValue {
-        var operands: [Int32] = [r]
+        var chain = newChain(l)
+        try plainChainStep(l, &chain)
+        try chainAppend(try eval(r), &chain)
+        materialize(&chain)
+        return chain.acc
+    }
+
+    /// Inner `+` node `id` of a chain judged without recording.
+    private mutating func plainChainStep(_ id: Int32, _ chain: inout Chain) throws(EvalError) {
+        guard case .binary(.add, let l, let r) = ops[Int(id)] else { return }
+        if Evaluation.isAdd(ops[Int(l)]) {
+            try plainChainStep(l, &chain)
+        } else {
+            chain.acc = try eval(l)
+        }
+        try chainAppend(try eval(r), &chain)
+    }
+
+    /// A chain whose left operand is `l`, with room for its steps' bytes.
+    private func newChain(_ l: Int32) -> Chain {
+        var chain = Chain()
         var leftmost = l
-        while case .binary(.add, let ll, let lr) = ops[Int(leftmost)] {
-            operands.append(lr)
+        while case .binary(.add, let ll, _) = ops[Int(leftmost)] {
+            chain.room += 24
             leftmost = ll
         }
-        var acc = try eval(leftmost)
-        // Strings are gathered as UTF-8 bytes and become one String at the end (appending to a
-        // String re-checks its encoding state on every call).
-        var bytes: [UInt8] = []
-        var gathering = false
-        for operand in operands.reversed() {
-            let v = try eval(operand)
-            if !gathering, case .string(let s) = acc, case .string = v {
-                bytes.reserveCapacity(s.utf8.count + 24 * operands.count)
-                Evaluation.appendUTF8(s, to: &bytes)
-                gathering = true
-            }
-            if gathering {
-                if case .string(let s) = v {
-                    Evaluation.appendUTF8(s, to: &bytes)
-                    continue
-                }
-                acc = .string(String(decoding: bytes, as: UTF8.self))
-                bytes.removeAll(keepingCapacity: true)
-                gathering = false
-            }
-            acc = try Operators.apply(.add, acc, v)
-        }
-        if gathering { return .string(String(decoding: bytes, as: UTF8.self)) }
-        return acc
+        return chain
     }
 
     private static func isAdd(_ op: Op) -> Bool {
@@ -541,11 +541,14 @@ struct Evaluation {
         return false
     }
 
-    /// A `+` chain's progress while recording: the value so far, or while its steps are strings,
-    /// their bytes, with the steps recorded as placeholders for prefixes of the string to come.
+    /// A `+` chain's progress: the value so far, or while its steps are strings, their bytes (while
+    /// recording, with the steps recorded as placeholders for prefixes of the string to come).
     private struct Chain {
         var acc: RulesValue = .null
         var bytes: [UInt8] = []
+        /// Room reserved for the bytes after the first string: 24 per step (`stringFields`'
+        /// 135 bytes regrew the buffer from 64).
+        var room = 48
         var gathering = false
         /// Where in `visited` this run of gathered steps began.
         var waitingFrom = 0
@@ -557,7 +560,7 @@ struct Evaluation {
     /// step is recorded as a prefix of the string built at the end: no intermediate string is
     /// allocated, and coverage compares the prefixes without building them either.
     private mutating func recordedChain(_ l: Int32, _ r: Int32) throws(EvalError) -> RulesValue {
-        var chain = Chain()
+        var chain = newChain(l)
         do throws(EvalError) {
             try chainStep(l, &chain)
             try chainAppend(try eval(r), &chain)
@@ -599,7 +602,7 @@ struct Evaluation {
     /// The chain's value so far plus `v`.
     private mutating func chainAppend(_ v: RulesValue, _ chain: inout Chain) throws(EvalError) {
         if !chain.gathering, case .string(let s) = chain.acc, case .string = v {
-            chain.bytes.reserveCapacity(s.utf8.count + 64)
+            chain.bytes.reserveCapacity(s.utf8.count + chain.room)
             Evaluation.appendUTF8(s, to: &chain.bytes)
             chain.gathering = true
             chain.waitingFrom = visited.count

@@ -75,15 +75,24 @@ enum CollectionFunctions {
             }
             return m == .hasAll ? all : any
         default:
-            var names: [String] = []
-            names.reserveCapacity(wanted.count)
+            // No copy of the names: every item is checked to be a string first (as before, any
+            // other item leaves the answer to the general path), then each key is looked for
+            // among them (String's ==: canonically equivalent spellings are equal, so no
+            // shortcut on UTF-8 lengths).
             for w in wanted {
-                guard case .string(let k) = w else { return nil }
-                names.append(k)
+                guard case .string = w else { return nil }
             }
-            for (key, _) in d where !names.contains(key) { return false }
+            for (key, _) in d where !contains(wanted, string: key) { return false }
             return true
         }
+    }
+
+    /// Whether `items` (all strings) holds `key`.
+    private static func contains(_ items: [RulesValue], string key: String) -> Bool {
+        for item in items {
+            if case .string(let s) = item, s == key { return true }
+        }
+        return false
     }
 
     private static func has(_ m: Method, _ items: [RulesValue], _ arg: RulesValue) throws(EvalError) -> RulesValue {

@@ -65,11 +65,12 @@ enum StringFunctions {
     /// `s[i:j]`, j exclusive.
     static func slice(_ s: String, _ lo: Int64?, _ hi: Int64?) throws(EvalError) -> RulesValue {
         // ASCII (the usual key or id): UTF-16 units are the UTF-8 bytes, so slice bytes directly.
-        let utf8 = s.utf8
         if isASCII(s) {
-            let (a, b) = try CollectionFunctions.bounds(lo, hi, utf8.count)
-            let start = utf8.index(utf8.startIndex, offsetBy: a)
-            return .string(String(Substring(utf8[start..<utf8.index(start, offsetBy: b - a)])))
+            var s = s
+            let (a, b) = try CollectionFunctions.bounds(lo, hi, s.utf8.count)
+            // The bytes copied out of the contiguous storage (walking `utf8` indexes to the bounds
+            // and through a Substring cost three times as much).
+            return .string(s.withUTF8 { String(decoding: UnsafeBufferPointer(rebasing: $0[a..<b]), as: UTF8.self) })
         }
         let units = Array(s.utf16)
         let (a, b) = try CollectionFunctions.bounds(lo, hi, units.count)

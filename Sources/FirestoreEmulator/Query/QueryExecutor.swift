@@ -598,7 +598,7 @@ struct QueryExecutor {
             try FirestoreStorage.forEachRow(conn, sql, values) { row in
                 // Every entry walked counts, whether or not its document is read on.
                 try charge(row)
-                let passes = try row.withBlob(1) { fields in try walk.passes(fields, matcher: matcher) }
+                let passes = try row.withBlob(1) { fields in try walk.passes(fields) }
                 guard try walk.budget.charge(fetched: passes) else { return false }
                 return passes ? try body(FirestoreStorage.document(from: row)) : true
             }
@@ -615,39 +615,73 @@ struct QueryExecutor {
 
     /// A walk of the order field's index for `a == x ORDER BY b LIMIT n`: each entry's document
     /// is checked against the filter on the fields the filter names alone (decoded from the row
-    /// without the rest), and only a document that passes is decoded whole and read on.
+    /// without the rest, each judged as it is decoded: no map, no document), and only a document
+    /// that passes is decoded whole and read on.
     private struct Walk {
+        /// A leaf of the conjunction or an ordered field, on the top-level field `names[index]`
+        /// and, below it, the path `rest`.
+        struct Check {
+            let index: Int
+            let rest: ArraySlice<String>
+            /// nil: an ordered field, which only has to exist.
+            let leaf: QueryFilter?
+        }
+
         /// Top-level names of the fields the check reads, as UTF-8, each once.
         let names: [[UInt8]]
-        /// The conjunction without its `__name__` leaves (the check has no document name), and
-        /// the ordered fields' existence.
-        let filter: QueryFilter
-        let ordered: [FieldPath]
+        /// The conjunction's leaves without its `__name__` ones (the check has no document name),
+        /// then the ordered fields' existence. Every name is some check's field.
+        let checks: [Check]
         let budget: OrderWalkBudget
 
         init(_ conjunction: [QueryFilter], query: Query, budget: OrderWalkBudget) {
             let leaves = conjunction.filter { !($0.fieldPath?.isDocumentKey ?? true) }
-            ordered = query.order.map(\.field).filter { !$0.isDocumentKey }
+            let ordered = query.order.map(\.field).filter { !$0.isDocumentKey }
             var names: [[UInt8]] = []
-            for f in leaves.compactMap(\.fieldPath) + ordered {
+            var checks: [Check] = []
+            func add(_ f: FieldPath, _ leaf: QueryFilter?) {
                 let name = Array(f.segments[0].utf8)
-                if !names.contains(name) { names.append(name) }
+                let index = names.firstIndex(of: name) ?? names.count
+                if index == names.count { names.append(name) }
+                checks.append(Check(index: index, rest: f.segments.dropFirst(), leaf: leaf))
             }
+            for leaf in leaves { if let f = leaf.fieldPath { add(f, leaf) } }
+            for f in ordered { add(f, nil) }
             self.names = names
-            filter = .and(leaves)
+            self.checks = checks
             self.budget = budget
         }
 
         /// Whether a document with these stored fields may match (`accepts` judges it whole
         /// afterwards, so a check that passes more than it should costs a read, not a result).
-        func passes(_ fields: UnsafeRawBufferPointer, matcher: QueryMatcher) throws -> Bool {
-            let probe = StoredDocument(path: Self.probePath, fields: try StoredValueCodec.decodeFields(fields, only: names),
-                                       createTime: Self.probeTime, updateTime: Self.probeTime)
-            guard matcher.matches(filter, probe) else { return false }
-            return ordered.allSatisfy { DocumentFields.value(at: $0, in: probe.fields) != nil }
+        /// Every check fails on a missing field (as `QueryMatcher` judges one), so the document
+        /// passes when every named field was found and every check passed on what was found.
+        func passes(_ fields: UnsafeRawBufferPointer) throws -> Bool {
+            var passed = true
+            let found = try StoredValueCodec.visitFields(fields, only: names) { index, value in
+                guard passed else { return }
+                for c in checks where c.index == index {
+                    let v = c.rest.isEmpty ? value : Self.value(at: c.rest, in: value)
+                    switch c.leaf {
+                    case nil: passed = v != nil
+                    case .unary(_, let op)?: passed = QueryMatcher.matches(op, v)
+                    case .field(_, let op, let operand)?: passed = QueryMatcher.matches(op, operand, v)
+                    case .and?, .or?: passed = false  // not a leaf: never in a conjunction
+                    }
+                    if !passed { return }
+                }
+            }
+            return found && passed
         }
 
-        private static let probePath = ResourcePath([])
-        private static let probeTime = Instant(unixMicros: 0)
+        /// `DocumentFields.value(at:in:)` below a top-level value.
+        private static func value(at rest: ArraySlice<String>, in top: FirestoreValue) -> FirestoreValue? {
+            var v = top
+            for segment in rest {
+                guard case .map(let m) = v, let next = m[segment] else { return nil }
+                v = next
+            }
+            return v
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 import SecurityRules
 
 /// Documents as last committed, with what a read of each needs besides the row (`resource` for
@@ -176,13 +177,57 @@ final class DocumentCache: @unchecked Sendable {
     private func version(of doc: StoredDocument, in db: DatabaseID, readAt generation: UInt64, keep: Bool) -> Entry {
         let name = db.name(of: doc.path)
         let cacheable = Self.accepts(db)
-        if cacheable, let kept = entry(name), let known = kept.document, known.updateTime == doc.updateTime,
-           known.createTime == doc.createTime {
-            return kept
-        }
+        if cacheable, let kept = kept(name, createTime: doc.createTime, updateTime: doc.updateTime) { return kept }
         let made = Entry(database: db, path: doc.path, name: name, document: doc)
         if keep && cacheable { insert(made, readAt: generation) }
         return made
+    }
+
+    /// The kept entry named `name` when it holds the version with these times (a document's
+    /// name and times identify one version of its fields), else nil. Only for names of a database
+    /// the cache `accepts`.
+    private func kept(_ name: String, createTime: Instant, updateTime: Instant) -> Entry? {
+        guard let kept = entry(name), let known = kept.document, known.updateTime == updateTime,
+              known.createTime == createTime else { return nil }
+        return kept
+    }
+
+    /// A version of a document a query read, named once: `entry` is the kept entry when the cache
+    /// held this very version (whose fields then need no decoding), else a new entry not kept yet.
+    struct Version {
+        let entry: Entry
+        let wasKept: Bool
+        var document: StoredDocument { entry.document! }
+    }
+
+    /// The version of the document at `path` in `db` with these times: the kept entry's when it holds
+    /// it, else one made with the fields `decode` gives (called only then). A query streaming its
+    /// answer reads each document this way, so a repeated query decodes none of the documents it
+    /// returns, and its answer's encoding (`proto(of:readAt:keep:)`) looks nothing up again.
+    func version(in db: DatabaseID, path: ResourcePath, createTime: Instant, updateTime: Instant,
+                 decode: () throws -> [String: FirestoreValue]) rethrows -> Version {
+        let name = db.name(of: path)
+        if Self.accepts(db), let kept = kept(name, createTime: createTime, updateTime: updateTime) {
+            return Version(entry: kept, wasKept: true)
+        }
+        let doc = StoredDocument(path: path, fields: try decode(), createTime: createTime, updateTime: updateTime)
+        return Version(entry: Entry(database: db, path: path, name: name, document: doc), wasKept: false)
+    }
+
+    /// `proto(of:in:readAt:keep:)` of a version read by `version(in:path:…)` in a read opened after
+    /// `generation`: its entry's encoding, the entry kept when `keep` and it was not kept already.
+    func proto(of version: Version, readAt generation: UInt64, keep: Bool) -> [UInt8] {
+        keepIfNew(version, readAt: generation, keep: keep).proto
+    }
+
+    /// `json(of:in:readAt:keep:)` of a version read by `version(in:path:…)`, as `proto(of:readAt:keep:)`.
+    func json(of version: Version, readAt generation: UInt64, keep: Bool) -> [UInt8] {
+        keepIfNew(version, readAt: generation, keep: keep).json
+    }
+
+    private func keepIfNew(_ version: Version, readAt generation: UInt64, keep: Bool) -> Entry {
+        if keep && !version.wasKept && Self.accepts(version.entry.database) { insert(version.entry, readAt: generation) }
+        return version.entry
     }
 
     /// Forgets every entry: a write transaction has ended (call after it commits or rolls back,

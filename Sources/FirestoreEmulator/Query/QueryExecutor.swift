@@ -27,7 +27,7 @@ struct QueryExecutor {
     /// The most rows the query may read (nil: no bound); past it `run` throws `QueryRowCap.Exceeded`.
     var rowCap: QueryRowCap? = nil
     /// When set, a current query whose answer streams (its access path yields its order) reads each
-    /// document through this cache (`DocumentCache.version(in:path:…)`): a version kept there is
+    /// document through this cache (`DocumentCache.version(in:key:…)`): a version kept there is
     /// not decoded again, and `Result.versions` hands the answer's encoder each document named
     /// once. For callers that encode every stored document they get (runQuery).
     var readCache: DocumentCache? = nil

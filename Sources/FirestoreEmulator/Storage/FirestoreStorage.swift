@@ -334,11 +334,14 @@ final class FirestoreStorage: @unchecked Sendable {
     }
 
     /// `document(from:)` of a row read in `db` through `cache`: the kept entry's when it holds this
-    /// version (the fields are not decoded), else a new one (`DocumentCache.version(in:path:…)`).
+    /// version (the fields are not decoded), else a new one (`DocumentCache.version(in:key:…)`).
     static func version(from row: Statement, in db: DatabaseID, _ cache: DocumentCache) throws -> DocumentCache.Version {
-        guard let segments = OrderedEncoding.segments(ofKey: row.blob(0)) else { throw StoredValueCodec.DecodeError() }
-        return try cache.version(in: db, path: ResourcePath(segments), createTime: Instant(unixMicros: row.int64(2)),
+        let key = row.blob(0)
+        return try cache.version(in: db, key: key, createTime: Instant(unixMicros: row.int64(2)),
                                  updateTime: Instant(unixMicros: row.int64(3))) {
+            guard let segments = OrderedEncoding.segments(ofKey: key) else { throw StoredValueCodec.DecodeError() }
+            return ResourcePath(segments)
+        } decode: {
             try row.withBlob(1) { buffer throws(StoredValueCodec.DecodeError) in try StoredValueCodec.decodeFields(buffer) }
         }
     }

@@ -84,6 +84,16 @@ struct DocumentCacheTests {
         #expect(try #require(after.versions).map(\.wasKept) == [false, false, false])
         #expect(after.documents == (try run(nil)).documents)
         #expect(after.documents[1].fields["m"] == .map(["z": .boolean(false)]))
+        // A get's entry is not kept by key: the query reads that version itself and keeps its own.
+        _ = h.call("GET", h.api("/users/alice/files/f2"), as: .user("alice"))
+        #expect(cache.entry(h.root + "/users/alice/files/f2") != nil)
+        let afterGet = try run(cache)
+        #expect(afterGet.documents == after.documents)
+        #expect(try #require(afterGet.versions).map(\.wasKept) == [false, false, false])
+        let made = try #require(afterGet.versions)
+        for v in made { _ = cache.proto(of: v, readAt: cache.current, keep: true) }
+        let again = try run(cache)
+        #expect(try #require(again.versions).map(\.wasKept) == [true, true, true])
     }
 
     @Test func restGetsAnswerTheGeneralPathsBytesWhetherCachedOrNot() throws {

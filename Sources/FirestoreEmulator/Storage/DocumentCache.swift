@@ -233,7 +233,9 @@ final class DocumentCache: @unchecked Sendable {
     /// (`proto(of:readAt:keep:)`) looks nothing up again.
     func version(in db: DatabaseID, key: [UInt8], createTime: Instant, updateTime: Instant, path: () throws -> ResourcePath,
                  decode: () throws -> [String: FirestoreValue]) rethrows -> Version {
-        if Self.accepts(db), let kept = kept(KeptKey(database: db, key: key)), let known = kept.document,
+        // No `accepts` check: a (database, key) pair names one document in any database (only names
+        // are ambiguous), and entries of databases the cache does not accept are never kept.
+        if let kept = kept(KeptKey(database: db, key: key)), let known = kept.document,
            known.updateTime == updateTime, known.createTime == createTime {
             return Version(entry: kept, wasKept: true)
         }

@@ -159,7 +159,11 @@ final class DocumentCache: @unchecked Sendable {
             entriesGeneration = generation
         }
         if let old = entries.updateValue(entry, forKey: entry.name) { bytes -= old.document?.storageSize ?? 0 }
-        if let key = entry.key { byKey[KeptKey(database: entry.database, key: key)] = entry }
+        if let key = entry.key {
+            // A query keeps its page at once: room for one up front, not four regrowths from one.
+            if byKey.isEmpty { byKey.reserveCapacity(16) }
+            byKey[KeptKey(database: entry.database, key: key)] = entry
+        }
         bytes += size
     }
 

@@ -2,7 +2,7 @@
 """Instructions per Firestore documents.list first page and per the bench's runQuery, counted by
 callgrind (repeatable where wall-clock rates on a shared machine are not):
 `python3 bench/callgrind_list.py [--hearth-bin B] [-n N] [--docs 1000,10000]
-[--only list,query,grpcquery,grpcbatchget] [--keep]`.
+[--only list,query,coldquery,grpcquery,grpcbatchget] [--keep]`.
 
 For each collection size: a fresh Hearth under `valgrind --tool=callgrind --instr-atstart=no` with the
 shipped rules and a data directory (as `make bench` runs it), a user whose users/{uid}/files holds that
@@ -11,7 +11,9 @@ one keep-alive connection with the user's token — `GET …/files?pageSize=50` 
 `status == "ready"` newest-10 runQuery (fs.query.*) — counted after a warm-up. `grpcquery` and
 `grpcbatchget` count the gRPC rows of `benchlib/grpcreads.py` the same way: the same RunQuery, and
 BatchGetDocuments of the collection's first 10 documents, from bench/grpcload (grpc-go, one call in
-flight, every answer checked) for a few seconds, divided by the calls it completed. `--keep` keeps
+flight, every answer checked) for a few seconds, divided by the calls it completed. `coldquery` counts
+the REST runQuery after an admin write to another document each time (the write empties the read
+cache, so every query reads its 10 documents afresh): per write + query pair. `--keep` keeps
 the dumps for `callgrind_annotate`.
 """
 import argparse
@@ -59,15 +61,32 @@ def list_load(h, user, n):
         c.close()
 
 
+def run_query(c, user):
+    """The bench's runQuery once; stops the count unless it answers its 10 documents."""
+    r = c.request("POST", f"{DOCS}/users/{user.uid}:runQuery", body=json.dumps(QUERY),
+                  headers={"Authorization": f"Bearer {user.id_token}", "Content-Type": "application/json"})
+    if r.status != 200 or len([x for x in (r.json() or []) if "document" in x]) != 10:
+        raise SystemExit(f"runQuery answered {r.status}: {r.snippet()}")
+
+
 def query_load(h, user, n):
     c = Client(h.port("firestore"))
-    body = json.dumps(QUERY)
     try:
         for _ in range(n):
-            r = c.request("POST", f"{DOCS}/users/{user.uid}:runQuery", body=body,
-                          headers={"Authorization": f"Bearer {user.id_token}", "Content-Type": "application/json"})
-            if r.status != 200 or len([x for x in (r.json() or []) if "document" in x]) != 10:
-                raise SystemExit(f"runQuery answered {r.status}: {r.snippet()}")
+            run_query(c, user)
+    finally:
+        c.close()
+
+
+def cold_query_load(h, user, n):
+    c = Client(h.port("firestore"))
+    try:
+        for i in range(n):
+            r = c.request("PATCH", f"{DOCS}/other/x", body=json.dumps({"fields": {"i": {"integerValue": str(i)}}}),
+                          headers={"Authorization": "Bearer owner", "Content-Type": "application/json"})
+            if r.status != 200:
+                raise SystemExit(f"the write answered {r.status}: {r.snippet()}")
+            run_query(c, user)
     finally:
         c.close()
 
@@ -107,6 +126,7 @@ def main():
     grpc_query, grpc_batchget = grpc_loads()
     loads = {"list": (f"REST documents.list first page (pageSize {listing.PAGE})", list_load),
              "query": ("REST runQuery (status == ready, newest 10 by n)", query_load),
+             "coldquery": ("an admin write, then REST runQuery (status == ready, newest 10 by n)", cold_query_load),
              "grpcquery": ("gRPC RunQuery (status == ready, newest 10 by n)", grpc_query),
              "grpcbatchget": ("gRPC BatchGetDocuments of 10", grpc_batchget)}
     for size in (int(s) for s in args.docs.split(",")):

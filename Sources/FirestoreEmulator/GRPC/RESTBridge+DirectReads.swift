@@ -201,6 +201,9 @@ extension RESTBridge {
             out.append { w in
                 if !query.returnsStoredDocuments {
                     w.message(1) { d in DocumentProto.document(doc, in: db, mask: query.projection, into: &d) }
+                } else if let version = result.versions?[i] {
+                    // Read through the cache, named once: its kept encoding, or its own kept now.
+                    w.encodedMessage(1, cache.proto(of: version, readAt: generation, keep: current))
                 } else {
                     // The document's encoding made once per version (`DocumentCache`), as a get's.
                     w.encodedMessage(1, cache.proto(of: doc, in: db, readAt: generation, keep: current))

@@ -390,7 +390,9 @@ extension FirestoreHTTPService {
             if i > 0 { w.byte(0x2C) }
             w.byte(0x7B)
             w.key("document")
-            if query.returnsStoredDocuments {
+            if let version = result.versions?[i] {
+                w.encoded(cache.json(of: version, readAt: generation, keep: current))
+            } else if query.returnsStoredDocuments {
                 w.encoded(cache.json(of: doc, in: c.database, readAt: generation, keep: current))
             } else {
                 w.document(doc, in: c.database, mask: query.projection)

@@ -38,26 +38,29 @@ enum StoredValueCodec {
         return fields
     }
 
-    /// The fields named in `names` (top-level names as UTF-8, each once) of what `encodeFields`
-    /// wrote; the others are stepped over without being built (a query's pre-check of a document
-    /// it may not return reads only the fields its filters name).
-    static func decodeFields(_ bytes: UnsafeRawBufferPointer, only names: [[UInt8]]) throws(DecodeError) -> [String: FirestoreValue] {
+    /// Hands `body` each field named in `names` (top-level names as UTF-8, each once) of what
+    /// `encodeFields` wrote, decoded, with its position in `names`; the other fields are stepped over
+    /// without being built, and no map is made (a query's walk of an index checks the fields its
+    /// filters name on every entry it steps over, most of which it never returns). Returns whether
+    /// every name was found.
+    static func visitFields(_ bytes: UnsafeRawBufferPointer, only names: [[UInt8]],
+                            _ body: (Int, FirestoreValue) -> Void) throws(DecodeError) -> Bool {
         var reader = Reader(bytes: bytes)
         let count = try reader.varint()
-        var members: [String: FirestoreValue] = [:]
-        members.reserveCapacity(names.count)
+        var found = 0
         for _ in 0..<count {
             let key = try reader.rawBytes()
-            if names.contains(where: { $0.elementsEqual(key) }) {
-                members[String(decoding: key, as: UTF8.self)] = try reader.value(depth: 1)
+            if let i = names.firstIndex(where: { $0.count == key.count && $0.elementsEqual(key) }) {
+                body(i, try reader.value(depth: 1))
+                found += 1
                 // Keys are stored sorted and each once: nothing more to find.
-                if members.count == names.count { return members }
+                if found == names.count { return true }
             } else {
                 try reader.skipValue(depth: 1)
             }
         }
         guard reader.offset == bytes.count else { throw DecodeError() }
-        return members
+        return found == names.count
     }
 
     static func decodeFields(_ bytes: [UInt8]) throws(DecodeError) -> [String: FirestoreValue] {

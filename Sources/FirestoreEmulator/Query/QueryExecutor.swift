@@ -26,6 +26,11 @@ struct QueryExecutor {
     var walksOrderIndex = true
     /// The most rows the query may read (nil: no bound); past it `run` throws `QueryRowCap.Exceeded`.
     var rowCap: QueryRowCap? = nil
+    /// When set, a current query whose answer streams (its access path yields its order) reads each
+    /// document through this cache (`DocumentCache.version(in:key:…)`): a version kept there is
+    /// not decoded again, and `Result.versions` hands the answer's encoder each document named
+    /// once. For callers that encode every stored document they get (runQuery).
+    var readCache: DocumentCache? = nil
 
     /// Matching documents after cursors, offset and limit, and how many the offset skipped.
     struct Result {
@@ -33,6 +38,9 @@ struct QueryExecutor {
         var skipped: Int
         /// Documents read from storage to answer (tests check that indexes narrow this).
         var examined = 0
+        /// Each document's version as read through `readCache`, in `documents`' order (nil: not
+        /// read that way).
+        var versions: [DocumentCache.Version]? = nil
     }
 
     private enum Access {
@@ -62,6 +70,7 @@ struct QueryExecutor {
             rest.findNearest = nil
             var result = try run(rest, space: space, conn, at: readTime)
             result.documents = nearest.nearest(result.documents)
+            result.versions = nil  // ranked anew: no longer in the documents' order
             return result
         }
         let conjunctions = query.filter?.disjunctiveNormalForm(limit: 64) ?? [[]]
@@ -126,7 +135,7 @@ struct QueryExecutor {
         }
         for conjunction in conjunctions {
             let access = chooseAccess(conjunction, query: query, indexed: indexed)
-            try read(access, query: query, space: space, descending: false, conn) { doc in
+            try read(access, query: query, space: space, descending: false, conn) { doc, _ in
                 examined += 1
                 guard doc.updateTime.unixMicros <= cutoff else { return true }
                 let key = doc.path.key
@@ -154,12 +163,15 @@ struct QueryExecutor {
                         _ conn: Connection) throws -> Result? {
         let limitEnd = query.limit.map { query.offset + $0 }
         var matched: [StoredDocument] = []
+        // Documents read through the cache (a current query: no past versions to merge).
+        let named = readCache != nil && past.isEmpty && cutoff == .max
+        var versions: [DocumentCache.Version] = []
         var seen = 0
         var skipped = 0
         var examined = past.count
         var nextPast = 0
         // Takes one document in order; false once reading can stop.
-        func take(_ doc: StoredDocument, _ keys: [[UInt8]]) -> Bool {
+        func take(_ doc: StoredDocument, _ keys: [[UInt8]], _ version: DocumentCache.Version? = nil) -> Bool {
             if let start = query.startAt, !passesStart(keys, start, query.order) { return true }
             if let end = query.endAt, !passesEnd(keys, end, query.order) { return false }  // past the end: stop
             seen += 1
@@ -168,6 +180,7 @@ struct QueryExecutor {
                 return true
             }
             matched.append(doc)
+            if let version { versions.append(version) }
             if let limitEnd, seen >= limitEnd { return false }
             return true
         }
@@ -175,7 +188,7 @@ struct QueryExecutor {
         // The sort keys serve only the cursors and the merge of past versions: a plain current
         // query (the usual one) skips encoding them for every document it reads.
         let needsKeys = !past.isEmpty || query.startAt != nil || query.endAt != nil
-        try read(access, query: query, space: space, descending: descending, walk: walk, conn) { doc in
+        try read(access, query: query, space: space, descending: descending, walk: walk, named: named, conn) { doc, version in
             examined += 1
             guard doc.updateTime.unixMicros <= cutoff, accepts(doc, query: query) else { return true }
             let keys = needsKeys ? sortKeys(doc, query.order) : []
@@ -186,7 +199,7 @@ struct QueryExecutor {
                     return false
                 }
             }
-            if !take(doc, keys) {
+            if !take(doc, keys, version) {
                 stopped = true
                 return false
             }
@@ -197,7 +210,9 @@ struct QueryExecutor {
             nextPast += 1
             stopped = !take(past[nextPast - 1].0, past[nextPast - 1].1)
         }
-        return Result(documents: matched, skipped: skipped, examined: examined)
+        // Every document comes named from the cache, or none: a point lookup (`.keys`) is not.
+        return Result(documents: matched, skipped: skipped, examined: examined,
+                      versions: named && versions.count == matched.count ? versions : nil)
     }
 
     /// The key prefix every document the query can return starts with (nil: the whole database).
@@ -517,8 +532,16 @@ struct QueryExecutor {
 
     /// Feeds the documents of `access` to `body` (in access order) until it returns false; a range
     /// with a `walk` reads only the documents whose index entries pass its checks.
-    private func read(_ access: Access, query: Query, space: Int64, descending: Bool, walk: Walk? = nil, _ conn: Connection,
-                      _ body: (StoredDocument) throws -> Bool) throws {
+    /// `named`: each row's document is read through `readCache` and handed on with its version.
+    private func read(_ access: Access, query: Query, space: Int64, descending: Bool, walk: Walk? = nil, named: Bool = false,
+                      _ conn: Connection, _ body: (StoredDocument, DocumentCache.Version?) throws -> Bool) throws {
+        let cache = named ? readCache : nil
+        // One row's document (its columns first), through the cache when naming.
+        func document(_ row: Statement) throws -> (StoredDocument, DocumentCache.Version?) {
+            guard let cache else { return (try FirestoreStorage.document(from: row), nil) }
+            let version = try FirestoreStorage.version(from: row, in: database, cache)
+            return (version.document, version)
+        }
         let direction = descending ? "DESC" : "ASC"
         let keyRange = keyRange(query)
         let scope = indexScope(query)
@@ -530,14 +553,15 @@ struct QueryExecutor {
             for path in ordered {
                 try rowCap?.charge(bytes: 0)
                 guard let doc = try storage.document(space: space, path: path, conn) else { continue }
-                if try !body(doc) { return }
+                if try !body(doc, nil) { return }
             }
 
         case .scan:
             let (sql, values) = Self.scanStatement(query, space: space, keyRange: keyRange, descending: descending)
             try FirestoreStorage.forEachRow(conn, sql, values) { row in
                 try charge(row)
-                return try body(FirestoreStorage.document(from: row))
+                let (doc, version) = try document(row)
+                return try body(doc, version)
             }
 
         case .lookups(let field, let kind, let encodedValues):
@@ -570,7 +594,8 @@ struct QueryExecutor {
                 var stop = false
                 try FirestoreStorage.forEachRow(conn, sql, values) { row in
                     try charge(row)
-                    let go = try body(FirestoreStorage.document(from: row))
+                    let (doc, version) = try document(row)
+                    let go = try body(doc, version)
                     if !go { stop = true }
                     return go
                 }
@@ -592,15 +617,18 @@ struct QueryExecutor {
             guard let walk else {
                 return try FirestoreStorage.forEachRow(conn, sql, values) { row in
                     try charge(row)
-                    return try body(FirestoreStorage.document(from: row))
+                    let (doc, version) = try document(row)
+                    return try body(doc, version)
                 }
             }
             try FirestoreStorage.forEachRow(conn, sql, values) { row in
                 // Every entry walked counts, whether or not its document is read on.
                 try charge(row)
-                let passes = try row.withBlob(1) { fields in try walk.passes(fields, matcher: matcher) }
+                let passes = try row.withBlob(1) { fields in try walk.passes(fields) }
                 guard try walk.budget.charge(fetched: passes) else { return false }
-                return passes ? try body(FirestoreStorage.document(from: row)) : true
+                guard passes else { return true }
+                let (doc, version) = try document(row)
+                return try body(doc, version)
             }
         }
     }
@@ -615,39 +643,73 @@ struct QueryExecutor {
 
     /// A walk of the order field's index for `a == x ORDER BY b LIMIT n`: each entry's document
     /// is checked against the filter on the fields the filter names alone (decoded from the row
-    /// without the rest), and only a document that passes is decoded whole and read on.
+    /// without the rest, each judged as it is decoded: no map, no document), and only a document
+    /// that passes is decoded whole and read on.
     private struct Walk {
+        /// A leaf of the conjunction or an ordered field, on the top-level field `names[index]`
+        /// and, below it, the path `rest`.
+        struct Check {
+            let index: Int
+            let rest: ArraySlice<String>
+            /// nil: an ordered field, which only has to exist.
+            let leaf: QueryFilter?
+        }
+
         /// Top-level names of the fields the check reads, as UTF-8, each once.
         let names: [[UInt8]]
-        /// The conjunction without its `__name__` leaves (the check has no document name), and
-        /// the ordered fields' existence.
-        let filter: QueryFilter
-        let ordered: [FieldPath]
+        /// The conjunction's leaves without its `__name__` ones (the check has no document name),
+        /// then the ordered fields' existence. Every name is some check's field.
+        let checks: [Check]
         let budget: OrderWalkBudget
 
         init(_ conjunction: [QueryFilter], query: Query, budget: OrderWalkBudget) {
             let leaves = conjunction.filter { !($0.fieldPath?.isDocumentKey ?? true) }
-            ordered = query.order.map(\.field).filter { !$0.isDocumentKey }
+            let ordered = query.order.map(\.field).filter { !$0.isDocumentKey }
             var names: [[UInt8]] = []
-            for f in leaves.compactMap(\.fieldPath) + ordered {
+            var checks: [Check] = []
+            func add(_ f: FieldPath, _ leaf: QueryFilter?) {
                 let name = Array(f.segments[0].utf8)
-                if !names.contains(name) { names.append(name) }
+                let index = names.firstIndex(of: name) ?? names.count
+                if index == names.count { names.append(name) }
+                checks.append(Check(index: index, rest: f.segments.dropFirst(), leaf: leaf))
             }
+            for leaf in leaves { if let f = leaf.fieldPath { add(f, leaf) } }
+            for f in ordered { add(f, nil) }
             self.names = names
-            filter = .and(leaves)
+            self.checks = checks
             self.budget = budget
         }
 
         /// Whether a document with these stored fields may match (`accepts` judges it whole
         /// afterwards, so a check that passes more than it should costs a read, not a result).
-        func passes(_ fields: UnsafeRawBufferPointer, matcher: QueryMatcher) throws -> Bool {
-            let probe = StoredDocument(path: Self.probePath, fields: try StoredValueCodec.decodeFields(fields, only: names),
-                                       createTime: Self.probeTime, updateTime: Self.probeTime)
-            guard matcher.matches(filter, probe) else { return false }
-            return ordered.allSatisfy { DocumentFields.value(at: $0, in: probe.fields) != nil }
+        /// Every check fails on a missing field (as `QueryMatcher` judges one), so the document
+        /// passes when every named field was found and every check passed on what was found.
+        func passes(_ fields: UnsafeRawBufferPointer) throws -> Bool {
+            var passed = true
+            let found = try StoredValueCodec.visitFields(fields, only: names) { index, value in
+                guard passed else { return }
+                for c in checks where c.index == index {
+                    let v = c.rest.isEmpty ? value : Self.value(at: c.rest, in: value)
+                    switch c.leaf {
+                    case nil: passed = v != nil
+                    case .unary(_, let op)?: passed = QueryMatcher.matches(op, v)
+                    case .field(_, let op, let operand)?: passed = QueryMatcher.matches(op, operand, v)
+                    case .and?, .or?: passed = false  // not a leaf: never in a conjunction
+                    }
+                    if !passed { return }
+                }
+            }
+            return found && passed
         }
 
-        private static let probePath = ResourcePath([])
-        private static let probeTime = Instant(unixMicros: 0)
+        /// `DocumentFields.value(at:in:)` below a top-level value.
+        private static func value(at rest: ArraySlice<String>, in top: FirestoreValue) -> FirestoreValue? {
+            var v = top
+            for segment in rest {
+                guard case .map(let m) = v, let next = m[segment] else { return nil }
+                v = next
+            }
+            return v
+        }
     }
 }

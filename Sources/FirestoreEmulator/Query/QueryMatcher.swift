@@ -16,45 +16,68 @@ struct QueryMatcher {
         switch filter {
         case .and(let fs): return fs.allSatisfy { matches($0, document) }
         case .or(let fs): return fs.contains { matches($0, document) }
-        case .unary(let field, let op):
-            guard let v = value(of: field, in: document) else { return false }
+        case .unary(let field, let op): return Self.matches(op, value(of: field, in: document))
+        case .field(let field, let op, let operand): return Self.matches(op, operand, value(of: field, in: document))
+        }
+    }
+
+    /// Whether a field holding `v` (nil: missing) satisfies the unary filter `op`.
+    static func matches(_ op: UnaryOperator, _ v: FirestoreValue?) -> Bool {
+        guard let v else { return false }
+        switch op {
+        case .isNull: return v == .null
+        case .isNaN: return v.isNaN
+        case .isNotNull: return v != .null
+        case .isNotNaN: return v != .null && !v.isNaN
+        }
+    }
+
+    /// Whether a field holding `v` (nil: missing) satisfies `op operand`. Static and per leaf, so a
+    /// query's walk of an index can judge the values it decoded without building a document.
+    static func matches(_ op: FieldOperator, _ operand: FirestoreValue, _ v: FirestoreValue?) -> Bool {
+        guard let v else { return false }
+        switch op {
+        case .equal, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+            guard v.typeOrder == operand.typeOrder, Self.isMatchable(operand), !v.isNaN else { return false }
+            let c = compare(v, operand)
             switch op {
-            case .isNull: return v == .null
-            case .isNaN: return v.isNaN
-            case .isNotNull: return v != .null
-            case .isNotNaN: return v != .null && !v.isNaN
+            case .equal: return c == 0
+            case .lessThan: return c < 0
+            case .lessThanOrEqual: return c <= 0
+            case .greaterThan: return c > 0
+            default: return c >= 0
             }
-        case .field(let field, let op, let operand):
-            guard let v = value(of: field, in: document) else { return false }
-            switch op {
-            case .equal, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
-                guard v.typeOrder == operand.typeOrder, Self.isMatchable(operand), !v.isNaN else { return false }
-                let c = FirestoreValue.compare(v, operand)
-                switch op {
-                case .equal: return c == 0
-                case .lessThan: return c < 0
-                case .lessThanOrEqual: return c <= 0
-                case .greaterThan: return c > 0
-                default: return c >= 0
-                }
-            case .notEqual:
-                // `!= NaN` excludes nothing (NaN equals nothing), so a stored NaN matches.
-                // `!= null` matches nothing (IS_NOT_NULL is the existence filter).
-                return v != .null && operand != .null && (operand.isNaN || !v.firestoreEquals(operand))
-            case .arrayContains:
-                guard case .array(let elements) = v, Self.isMatchable(operand) else { return false }
-                return elements.contains { $0.firestoreEquals(operand) }
-            case .arrayContainsAny:
-                guard case .array(let elements) = v, case .array(let wanted) = operand else { return false }
-                let matchable = wanted.filter(Self.isMatchable)
-                return elements.contains { e in matchable.contains { e.firestoreEquals($0) } }
-            case .in:
-                guard case .array(let wanted) = operand, !v.isNaN else { return false }
-                return wanted.contains { Self.isMatchable($0) && v.firestoreEquals($0) }
-            case .notIn:
-                guard case .array(let excluded) = operand, !excluded.contains(.null), v != .null else { return false }
-                return !excluded.contains { !$0.isNaN && v.firestoreEquals($0) }
-            }
+        case .notEqual:
+            // `!= NaN` excludes nothing (NaN equals nothing), so a stored NaN matches.
+            // `!= null` matches nothing (IS_NOT_NULL is the existence filter).
+            return v != .null && operand != .null && (operand.isNaN || !v.firestoreEquals(operand))
+        case .arrayContains:
+            guard case .array(let elements) = v, Self.isMatchable(operand) else { return false }
+            return elements.contains { $0.firestoreEquals(operand) }
+        case .arrayContainsAny:
+            guard case .array(let elements) = v, case .array(let wanted) = operand else { return false }
+            let matchable = wanted.filter(Self.isMatchable)
+            return elements.contains { e in matchable.contains { e.firestoreEquals($0) } }
+        case .in:
+            guard case .array(let wanted) = operand, !v.isNaN else { return false }
+            return wanted.contains { Self.isMatchable($0) && v.firestoreEquals($0) }
+        case .notIn:
+            guard case .array(let excluded) = operand, !excluded.contains(.null), v != .null else { return false }
+            return !excluded.contains { !$0.isNaN && v.firestoreEquals($0) }
+        }
+    }
+
+    /// `FirestoreValue.compare` (the order of the values' `OrderedEncoding`s), with the common
+    /// pairs of one type compared directly: encoding both operands (two arrays) was most of judging
+    /// `status == "ready"` on a document. Strings compare by UTF-8 bytes (what their escaped
+    /// encodings' order is), integers and timestamps by value, booleans false first.
+    static func compare(_ a: FirestoreValue, _ b: FirestoreValue) -> Int {
+        switch (a, b) {
+        case (.string(let x), .string(let y)): return OrderedEncoding.utf8Compare(x, y)
+        case (.integer(let x), .integer(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.timestamp(let x), .timestamp(let y)): return x.unixMicros < y.unixMicros ? -1 : (x.unixMicros == y.unixMicros ? 0 : 1)
+        case (.boolean(let x), .boolean(let y)): return x == y ? 0 : (x ? 1 : -1)
+        default: return FirestoreValue.compare(a, b)
         }
     }
 

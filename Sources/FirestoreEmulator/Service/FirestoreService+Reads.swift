@@ -225,7 +225,7 @@ extension FirestoreService {
             if !authorized, case .client(let auth) = caller {
                 try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
             }
-            return try QueryExecutor(storage: storage, database: db).run(query, space: space, conn, at: readTime)
+            return try queryExecutor(db, query).run(query, space: space, conn, at: readTime)
         }
         if let txn, readTime == nil {
             recordQuery(txn, query, documents: result.documents, depth: nil)
@@ -243,7 +243,7 @@ extension FirestoreService {
             if case .client(let auth) = caller {
                 try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
             }
-            var executor = QueryExecutor(storage: storage, database: db)
+            var executor = queryExecutor(db, query)
             executor.rowCap = QueryRowCap(rows: rows, bytes: bytes)
             do {
                 return try executor.run(query, space: space, conn)
@@ -252,6 +252,14 @@ extension FirestoreService {
             }
         }
         return result.map { ($0, latestTime()) }
+    }
+
+    /// runQuery's executor: a query answered with stored documents as they are reads them through
+    /// the read cache (`QueryExecutor.readCache`), whose encodings the answer then uses.
+    private func queryExecutor(_ db: DatabaseID, _ query: Query) -> QueryExecutor {
+        var executor = QueryExecutor(storage: storage, database: db)
+        if query.returnsStoredDocuments { executor.readCache = storage.readCache }
+        return executor
     }
 
     /// Remembers what a query in read-write transaction `txn` returned, so the commit can tell

@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 import SecurityRules
 
 /// Documents as last committed, with what a read of each needs besides the row (`resource` for
@@ -35,11 +36,16 @@ final class DocumentCache: @unchecked Sendable {
         private var protoBytes: [UInt8]?
         private var jsonBytes: [UInt8]?
 
-        init(database: DatabaseID, path: ResourcePath, name: String, document: StoredDocument?) {
+        /// The document's key (`path.key`) when the reader had it (a query's row): only such
+        /// entries are kept by key too.
+        fileprivate let key: [UInt8]?
+
+        init(database: DatabaseID, path: ResourcePath, name: String, document: StoredDocument?, key: [UInt8]? = nil) {
             self.database = database
             self.path = path
             self.name = name
             self.document = document
+            self.key = key
             assert(name == database.name(of: path), "a cache entry's name must be its database's name of its path")
         }
 
@@ -111,6 +117,11 @@ final class DocumentCache: @unchecked Sendable {
     /// Every entry in `entries` was read at this generation.
     private var entriesGeneration: UInt64 = 0
     private var entries: [String: Entry] = [:]
+    /// The entries made by queries (`version(in:key:…)`) again, by database and document key, which
+    /// a query's row holds: a repeated query finds a kept version without building the name or the
+    /// path first. Entries kept by other reads are not here (computing every entry's key would cost
+    /// their misses): a query then reads that version once more and keeps its own entry.
+    private var byKey: [KeptKey: Entry] = [:]
     private var bytes = 0
 
     /// Whether documents of `db` may be kept (see the type's note on keys).
@@ -143,10 +154,16 @@ final class DocumentCache: @unchecked Sendable {
         guard generation == self.generation else { return }
         if entriesGeneration != generation || bytes + size > Self.capacityBytes || entries.count >= Self.capacityEntries {
             entries.removeAll(keepingCapacity: entriesGeneration == generation)
+            byKey.removeAll(keepingCapacity: entriesGeneration == generation)
             bytes = 0
             entriesGeneration = generation
         }
         if let old = entries.updateValue(entry, forKey: entry.name) { bytes -= old.document?.storageSize ?? 0 }
+        if let key = entry.key {
+            // A query keeps its page at once: room for one up front, not four regrowths from one.
+            if byKey.isEmpty { byKey.reserveCapacity(16) }
+            byKey[KeptKey(database: entry.database, key: key)] = entry
+        }
         bytes += size
     }
 
@@ -176,13 +193,83 @@ final class DocumentCache: @unchecked Sendable {
     private func version(of doc: StoredDocument, in db: DatabaseID, readAt generation: UInt64, keep: Bool) -> Entry {
         let name = db.name(of: doc.path)
         let cacheable = Self.accepts(db)
-        if cacheable, let kept = entry(name), let known = kept.document, known.updateTime == doc.updateTime,
-           known.createTime == doc.createTime {
-            return kept
-        }
+        if cacheable, let kept = kept(name, createTime: doc.createTime, updateTime: doc.updateTime) { return kept }
         let made = Entry(database: db, path: doc.path, name: name, document: doc)
         if keep && cacheable { insert(made, readAt: generation) }
         return made
+    }
+
+    /// The kept entry named `name` when it holds the version with these times (a document's
+    /// name and times identify one version of its fields), else nil. Only for names of a database
+    /// the cache `accepts`.
+    private func kept(_ name: String, createTime: Instant, updateTime: Instant) -> Entry? {
+        guard let kept = entry(name), let known = kept.document, known.updateTime == updateTime,
+              known.createTime == createTime else { return nil }
+        return kept
+    }
+
+    /// A version of a document a query read, named once: `entry` is the kept entry when the cache
+    /// held this very version (whose fields then need no decoding), else a new entry not kept yet.
+    struct Version {
+        let entry: Entry
+        let wasKept: Bool
+        var document: StoredDocument { entry.document! }
+    }
+
+    /// A kept entry's place in `byKey`: a name is one (database, key) for the databases the cache
+    /// `accepts`, so an entry there is the one `entries` holds under its name, or one of the same
+    /// version (both read at the current generation).
+    private struct KeptKey: Hashable {
+        let database: DatabaseID
+        let key: [UInt8]
+
+        /// The key's bytes hashed at once: the synthesized hash fed them one by one (~1.2k a lookup).
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(database)
+            key.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
+    /// The version of the document with key `key` in `db` with these times: the kept entry's when
+    /// it holds it (neither the path, nor the name, nor the fields made), else one made from `path()`
+    /// and the fields `decode` gives. A query streaming its answer reads each document this way, so
+    /// a repeated query decodes none of the documents it returns, and its answer's encoding
+    /// (`proto(of:readAt:keep:)`) looks nothing up again.
+    func version(in db: DatabaseID, key: [UInt8], createTime: Instant, updateTime: Instant, path: () throws -> ResourcePath,
+                 decode: () throws -> [String: FirestoreValue]) rethrows -> Version {
+        // No `accepts` check: a (database, key) pair names one document in any database (only names
+        // are ambiguous), and entries of databases the cache does not accept are never kept.
+        if let kept = kept(KeptKey(database: db, key: key)), let known = kept.document,
+           known.updateTime == updateTime, known.createTime == createTime {
+            return Version(entry: kept, wasKept: true)
+        }
+        let path = try path()
+        let doc = StoredDocument(path: path, fields: try decode(), createTime: createTime, updateTime: updateTime)
+        return Version(entry: Entry(database: db, path: path, name: db.name(of: path), document: doc, key: key), wasKept: false)
+    }
+
+    /// The entry kept under `key` at the current generation, if any.
+    private func kept(_ key: KeptKey) -> Entry? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard entriesGeneration == generation else { return nil }
+        return byKey[key]
+    }
+
+    /// `proto(of:in:readAt:keep:)` of a version read by `version(in:key:…)` in a read opened after
+    /// `generation`: its entry's encoding, the entry kept when `keep` and it was not kept already.
+    func proto(of version: Version, readAt generation: UInt64, keep: Bool) -> [UInt8] {
+        keepIfNew(version, readAt: generation, keep: keep).proto
+    }
+
+    /// `json(of:in:readAt:keep:)` of a version read by `version(in:key:…)`, as `proto(of:readAt:keep:)`.
+    func json(of version: Version, readAt generation: UInt64, keep: Bool) -> [UInt8] {
+        keepIfNew(version, readAt: generation, keep: keep).json
+    }
+
+    private func keepIfNew(_ version: Version, readAt generation: UInt64, keep: Bool) -> Entry {
+        if keep && !version.wasKept && Self.accepts(version.entry.database) { insert(version.entry, readAt: generation) }
+        return version.entry
     }
 
     /// Forgets every entry: a write transaction has ended (call after it commits or rolls back,
@@ -192,9 +279,10 @@ final class DocumentCache: @unchecked Sendable {
         generation &+= 1
         // The entries go now rather than at the next insert (a write-heavy phase keeps no
         // memory), released after the lock.
-        let dropped = entries
+        let dropped = (entries, byKey)
         if !entries.isEmpty {
             entries = [:]
+            byKey = [:]
             bytes = 0
         }
         lock.unlock()

@@ -333,6 +333,19 @@ final class FirestoreStorage: @unchecked Sendable {
                               updateTime: Instant(unixMicros: row.int64(first + 3)))
     }
 
+    /// `document(from:)` of a row read in `db` through `cache`: the kept entry's when it holds this
+    /// version (the fields are not decoded), else a new one (`DocumentCache.version(in:key:…)`).
+    static func version(from row: Statement, in db: DatabaseID, _ cache: DocumentCache) throws -> DocumentCache.Version {
+        let key = row.blob(0)
+        return try cache.version(in: db, key: key, createTime: Instant(unixMicros: row.int64(2)),
+                                 updateTime: Instant(unixMicros: row.int64(3))) {
+            guard let segments = OrderedEncoding.segments(ofKey: key) else { throw StoredValueCodec.DecodeError() }
+            return ResourcePath(segments)
+        } decode: {
+            try row.withBlob(1) { buffer throws(StoredValueCodec.DecodeError) in try StoredValueCodec.decodeFields(buffer) }
+        }
+    }
+
     /// The document at `path`, or nil.
     func document(space: Int64, path: ResourcePath, _ conn: Connection) throws -> StoredDocument? {
         let select = try conn.prepare(Self.selectDocument)

@@ -77,6 +77,8 @@ import Testing
         ("s == a AND t contains x0", composite("AND", [ff("s", "EQUAL", str("a")), ff("t", "ARRAY_CONTAINS", str("x0"))])),
         ("s == a AND n > 1", composite("AND", [ff("s", "EQUAL", str("a")), ff("n", "GREATER_THAN", int(1))])),
         ("s == a AND n != 7", composite("AND", [ff("s", "EQUAL", str("a")), ff("n", "NOT_EQUAL", int(7))])),
+        // A field below the ordered one: two checks on one decoded top-level field.
+        ("n.k == 1", ff("n.k", "EQUAL", int(1))),
     ]
 
     /// Cursors on the order (value, then value and name) in both directions.

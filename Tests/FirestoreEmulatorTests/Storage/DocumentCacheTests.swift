@@ -40,6 +40,62 @@ struct DocumentCacheTests {
         try RESTBridge(service: h.service).directGet(getRequest(h, p), DirectReadsTests.context(who))
     }
 
+    /// A streamed query reads through the cache (`QueryExecutor.readCache`): a kept version's fields
+    /// are not decoded again, yet the documents are exactly the store's, and a replaced version is
+    /// never answered.
+    @Test func aQueryTakesKeptVersionsOnlyWhileTheyAreCurrent() throws {
+        let h = try TestHarness(rules: Self.rules)
+        for i in 0..<8 {
+            _ = h.put("users/alice/files/f\(i)", ["status": str(i % 2 == 0 ? "ready" : "pending"), "n": int(Int64(i)),
+                                                  "m": map([("z", bool(true)), ("é", dbl(0.5))])])
+        }
+        let query = try QueryParser(database: db, parent: path("users/alice")).parse(ProtoObject(
+            json: sq("files", where: ff("status", "EQUAL", str("ready")), orderBy: [order("n", "DESCENDING")], limit: 3),
+            path: "structured_query"))
+        let cache = h.service.storage.readCache
+        func run(_ through: DocumentCache?) throws -> QueryExecutor.Result {
+            try h.database.read { conn in
+                var executor = QueryExecutor(storage: h.service.storage, database: db)
+                executor.readCache = through
+                return try executor.run(query, space: try h.service.storage.space(of: db, conn), conn)
+            }
+        }
+        let plain = try run(nil)
+        #expect(plain.versions == nil)
+        #expect(plain.documents.map(\.path.string) == ["users/alice/files/f6", "users/alice/files/f4", "users/alice/files/f2"])
+
+        let generation = cache.current
+        let first = try run(cache)
+        let firstVersions = try #require(first.versions)
+        #expect(first.documents == plain.documents)
+        #expect(firstVersions.map(\.wasKept) == [false, false, false])
+        #expect(firstVersions.map(\.document) == plain.documents)
+        // Encoded as the general path encodes them, and kept.
+        for (v, doc) in zip(firstVersions, plain.documents) {
+            #expect(cache.proto(of: v, readAt: generation, keep: true) == DocumentProto.document(doc, in: db))
+        }
+        let second = try run(cache)
+        #expect(second.documents == plain.documents)
+        #expect(try #require(second.versions).map(\.wasKept) == [true, true, true])
+
+        // A write empties the cache: the new version is read, never the kept one.
+        _ = h.put("users/alice/files/f4", ["status": str("ready"), "n": int(4), "m": map([("z", bool(false))])])
+        let after = try run(cache)
+        #expect(try #require(after.versions).map(\.wasKept) == [false, false, false])
+        #expect(after.documents == (try run(nil)).documents)
+        #expect(after.documents[1].fields["m"] == .map(["z": .boolean(false)]))
+        // A get's entry is not kept by key: the query reads that version itself and keeps its own.
+        _ = h.call("GET", h.api("/users/alice/files/f2"), as: .user("alice"))
+        #expect(cache.entry(h.root + "/users/alice/files/f2") != nil)
+        let afterGet = try run(cache)
+        #expect(afterGet.documents == after.documents)
+        #expect(try #require(afterGet.versions).map(\.wasKept) == [false, false, false])
+        let made = try #require(afterGet.versions)
+        for v in made { _ = cache.proto(of: v, readAt: cache.current, keep: true) }
+        let again = try run(cache)
+        #expect(try #require(again.versions).map(\.wasKept) == [true, true, true])
+    }
+
     @Test func restGetsAnswerTheGeneralPathsBytesWhetherCachedOrNot() throws {
         let h = try TestHarness(rules: Self.rules)
         h.put("users/alice/files/f1", ["name": str("a \"quoted\" é"), "n": int(7), "m": map([("z", bool(true)), ("a", dbl(0.5))])])

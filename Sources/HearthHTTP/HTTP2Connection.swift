@@ -20,7 +20,7 @@ final class HTTP2Connection: @unchecked Sendable {
     // below): unchecked, they cost no runtime exclusivity check per access (~4k instructions a
     // gRPC get in swift_beginAccess; callgrind, bench/callgrind_get.py --width 16).
     // The table owns the streams; a frame finds its stream through nghttp2's stream user data
-    // (`stream(_:)`), which points at the same object, without hashing the id (~7 lookups a call).
+    // (`withStream`), which points at the same object, without hashing the id (~7 lookups a call).
     @exclusivity(unchecked) var streams: [Int32: HTTP2Stream] = [:]
     /// The request header block being received: its stream, its fields so far and their RFC 9113
     /// size. A block (HEADERS and its CONTINUATIONs) arrives whole before any other frame
@@ -623,9 +623,11 @@ private let h2DataChunk: nghttp2_on_data_chunk_recv_callback = { session, _, id,
     }
 }
 
-private let h2StreamClosed: nghttp2_on_stream_close_callback = { _, id, errorCode, userData in
+private let h2StreamClosed: nghttp2_on_stream_close_callback = { session, id, errorCode, userData in
     withConnection(userData) { c in
         guard let stream = c.streams.removeValue(forKey: id) else { return 0 }
+        // nghttp2 finds no closed stream, but its pointer to the object released below goes too.
+        nghttp2_session_set_stream_user_data(session, id, nil)
         c.streamsChanged(-1)
         c.answerSettled(stream)
         stream.markClosed()

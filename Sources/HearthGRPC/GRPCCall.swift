@@ -11,20 +11,22 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     let server: GRPCServer
     let stream: HTTP2Stream
     let path: String
-    private let lock = NSLock()
+    private let lock = InlineLock()
     private var handler: GRPCHandler?
     /// What `:path` names, looked up once.
     private let routed: Result<GRPCHandler, GRPCStatus>
     private var context: GRPCContext
     /// A bidirectional call's worker queue (nil for the others, which never queue more than one job).
     private let jobs: SerialJobs?
-    private let started = DispatchTime.now().uptimeNanoseconds
-    // Loop thread only.
-    private var inbound: [UInt8] = []
+    /// When the call began, for its log line's duration (0 when no line is written: a clock read
+    /// per call for nothing).
+    private let started: UInt64
+    // Loop thread only (unchecked: no runtime exclusivity check at each access of every call).
+    @exclusivity(unchecked) private var inbound: [UInt8] = []
     /// The single request message of a unary or server-streaming call, and whether it is compressed.
-    private var request: (bytes: [UInt8], compressed: Bool)?
+    @exclusivity(unchecked) private var request: (bytes: [UInt8], compressed: Bool)?
     /// The request's `grpc-encoding` when it is one we inflate (nil: identity).
-    private var compression: String?
+    @exclusivity(unchecked) private var compression: String?
     // Under `lock`. Unchecked: the lock keeps accesses apart, and the runtime's exclusivity check
     // cost ~100 instructions an access on every listener's snapshot.
     @exclusivity(unchecked) private var ended = false
@@ -39,15 +41,24 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     init(server: GRPCServer, stream: HTTP2Stream, headers: [(name: String, value: String)]) {
         self.server = server
         self.stream = stream
-        self.path = headers.first(where: { $0.name == ":path" })?.value ?? ""
+        started = server.logger.map { $0.quiet } == false ? DispatchTime.now().uptimeNanoseconds : 0
+        // The length first: most names differ in it, and comparing two strings of different content
+        // is a call into the runtime's general comparison.
+        self.path = headers.first(where: { $0.name.utf8.count == 5 && $0.name == ":path" })?.value ?? ""
         self.routed = server.route(path)
         if case .success(.bidirectional) = routed { jobs = SerialJobs(pool: server.pool) } else { jobs = nil }
-        // Made at its final size: `filter` grew it from empty (four reallocations and copies a call).
-        var metadata: [(name: String, value: String)] = []
-        metadata.reserveCapacity(headers.count)
-        for field in headers where field.name.utf8.first != UInt8(ascii: ":") { metadata.append(field) }
-        self.context = GRPCContext(metadata: metadata, deadlineNanos: nil, remoteAddress: stream.remoteAddress,
-                                   requestID: server.ids.requestID())
+        // The metadata are the fields after the pseudo-headers, which come first (RFC 9113 §8.3;
+        // nghttp2 resets a stream whose pseudo-header follows a regular field): the list is shared,
+        // not copied. Should one follow anyway, the metadata are a copy without them, as before.
+        var start = 0
+        while start < headers.count, headers[start].name.utf8.first == UInt8(ascii: ":") { start += 1 }
+        if headers[start...].contains(where: { $0.name.utf8.first == UInt8(ascii: ":") }) {
+            self.context = GRPCContext(metadata: headers.filter { $0.name.utf8.first != UInt8(ascii: ":") }, deadlineNanos: nil,
+                                       remoteAddress: stream.remoteAddress, requestID: server.ids.requestID())
+        } else {
+            self.context = GRPCContext(fields: headers, metadataStart: start, deadlineNanos: nil,
+                                       remoteAddress: stream.remoteAddress, requestID: server.ids.requestID())
+        }
     }
 
     /// Responses are sent uncompressed (the spec lets a server answer identity to any client);
@@ -108,6 +119,24 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     }
 
     // MARK: HTTP2StreamDelegate (loop thread)
+
+    /// A DATA frame's bytes where nghttp2 holds them. The usual unary request is one whole message
+    /// in one frame: its message is copied out once, as `received(_: [UInt8])` would keep it, where
+    /// an array of the frame and then one of the message were made (an allocation, a copy and a
+    /// free more per call). Anything else takes the general path with the frame as an array.
+    func received(_ bytes: UnsafeBufferPointer<UInt8>) {
+        if inbound.isEmpty, request == nil, bytes.count >= 5, bytes[0] == 0, let handler {
+            let length = Int(bytes[1]) << 24 | Int(bytes[2]) << 16 | Int(bytes[3]) << 8 | Int(bytes[4])
+            let single: Bool
+            if case .bidirectional = handler { single = false } else { single = true }
+            if single, length == bytes.count - 5, length <= server.configuration.maxReceiveMessageBytes, !isClosed {
+                request = (Array(UnsafeBufferPointer(rebasing: bytes[5...])), false)
+                stream.consume(bytes.count)
+                return
+            }
+        }
+        received(Array(bytes))
+    }
 
     func received(_ bytes: [UInt8]) {
         if isClosed || handler == nil {

@@ -41,7 +41,7 @@ public final class GRPCServer: HTTP2StreamHandler, @unchecked Sendable {
     /// Quick unary calls waiting for the end of the read that completed them.
     let quickCalls: QuickCalls
     /// `:path` → handler for the methods found so far (asking the service builds closures each time).
-    private let routesLock = NSLock()
+    private let routesLock = InlineLock()
     private var routes: [String: GRPCHandler] = [:]
     /// The method routed last: a client calls one method many times in a row, and comparing its
     /// path (a memcmp) spares hashing it on every call.

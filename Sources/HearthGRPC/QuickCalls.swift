@@ -40,8 +40,9 @@ final class QuickCalls: @unchecked Sendable {
     /// on a machine with no core free for the client every early write is a small loss.
     static let answersPerWrite = 8
     private let pool: WorkerPool
-    private let lock = NSLock()
-    private var pending: [QuickCall] = []
+    private let lock = InlineLock()
+    // Under `lock` (unchecked: the lock keeps accesses apart).
+    @exclusivity(unchecked) private var pending: [QuickCall] = []
 
     init(pool: WorkerPool) { self.pool = pool }
 

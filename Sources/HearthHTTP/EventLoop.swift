@@ -15,11 +15,14 @@ final class EventLoop: @unchecked Sendable {
     let name: String
     private let epollFD: Int32
     private let wakeFD: Int32
-    private var handlers: [Int32: Handler] = [:]
-    private let taskLock = NSLock()
-    private var tasks: [@Sendable () -> Void] = []
+    // Loop thread only, as `soon`, `busyPoll` and `answersAwaited` below: unchecked, they cost no
+    // runtime exclusivity check (swift_beginAccess) at each of the several accesses a pass makes.
+    @exclusivity(unchecked) private var handlers: [Int32: Handler] = [:]
+    private let taskLock = InlineLock()
+    // Under `taskLock`.
+    @exclusivity(unchecked) private var tasks: [@Sendable () -> Void] = []
     /// Tasks the loop thread queued for itself (loop thread only): no lock, no wake-up.
-    private var soon: [() -> Void] = []
+    @exclusivity(unchecked) private var soon: [() -> Void] = []
     /// The receive buffer every socket on this loop reads into (loop thread only): one per loop, not
     /// one per read (a fresh zeroed 32 KiB array cost a `memset` per read) nor per connection.
     private var scratchStorage: UnsafeMutableBufferPointer<UInt8>?
@@ -35,13 +38,13 @@ final class EventLoop: @unchecked Sendable {
     var tick: () -> Int32 = { -1 }
     /// How long the loop polls before it sleeps (set before `start`; then loop thread only). Off
     /// unless the owner turns it on: the HTTP/2 loops do (`HTTP2Engine`), the accept loop does not.
-    var busyPoll = BusyPoll(ceilingMicroseconds: 0)
+    @exclusivity(unchecked) var busyPoll = BusyPoll(ceilingMicroseconds: 0)
     /// Requests on this loop's connections that the client has sent whole and that wait for an
     /// answer from another thread of this process (loop thread only; `HTTP2Connection` counts
     /// them). While any waits, the loop sleeps at once when it runs out of work: the next event is
     /// most likely that answer, which polling cannot bring sooner — it only takes a CPU from the
     /// thread making it (a RunQuery on a worker, a commit on the writer) and from the client.
-    var answersAwaited = 0
+    @exclusivity(unchecked) var answersAwaited = 0
 
     init(name: String) throws(HTTPServerError) {
         self.name = name
@@ -184,6 +187,9 @@ final class EventLoop: @unchecked Sendable {
     private func run() {
         ThreadName.setCurrent(name)
         var events = [hearth_event](repeating: hearth_event(), count: 64)
+        // The `soon` tasks being run: swapped with `soon` so that neither array is reallocated per
+        // pass (emptied from `[]`, each pass's first task regrew it: an allocation and a free per call).
+        var running: [() -> Void] = []
         var timeout: Int32 = -1
         while true {
             // A pause spent waiting for this process's own threads neither polls nor teaches the
@@ -209,9 +215,9 @@ final class EventLoop: @unchecked Sendable {
             taskLock.unlock()
             for task in queued { task() }
             while !soon.isEmpty {
-                let now = soon
-                soon = []
-                for task in now { task() }
+                swap(&soon, &running)
+                for task in running { task() }
+                running.removeAll(keepingCapacity: true)
             }
             timeout = tick()
             if stop { break }

@@ -19,7 +19,9 @@ final class HTTP2Connection: @unchecked Sendable {
     // Both touched only on the loop thread, several times per request frame (by the callbacks
     // below): unchecked, they cost no runtime exclusivity check per access (~4k instructions a
     // gRPC get in swift_beginAccess; callgrind, bench/callgrind_get.py --width 16).
-    @exclusivity(unchecked) var streams: [Int32: (stream: HTTP2Stream, delegate: (any HTTP2StreamDelegate)?)] = [:]
+    // The table owns the streams; a frame finds its stream through nghttp2's stream user data
+    // (`withStream`), which points at the same object, without hashing the id (~7 lookups a call).
+    @exclusivity(unchecked) var streams: [Int32: HTTP2Stream] = [:]
     /// The request header block being received: its stream, its fields so far and their RFC 9113
     /// size. A block (HEADERS and its CONTINUATIONs) arrives whole before any other frame
     /// (RFC 9113 §6.10), so one list per connection serves every stream, and a field costs no
@@ -41,6 +43,14 @@ final class HTTP2Connection: @unchecked Sendable {
     @exclusivity(unchecked) private var closed = false
     /// Inside `nghttp2_session_mem_recv`, whose callbacks must not call nghttp2 (`flushNow`).
     private var receiving = false
+    /// Inside `send`: streams nghttp2 closes then (a unary answer's trailers end its stream inside
+    /// the `nghttp2_session_mem_send` call that returns them) are told so once the pass is written.
+    @exclusivity(unchecked) private var sending = false
+    /// Streams closed during the current `send`, with their error codes, whose delegates hear
+    /// `closed` after the socket write: the delegate's end of call (the gRPC call's log line and
+    /// end of its request side) and the call's and stream's deallocation, ~3k instructions a
+    /// unary call, ran between the answer's last frame and its write, delaying the answer by as much.
+    @exclusivity(unchecked) private var closedDuringSend: [(stream: HTTP2Stream, errorCode: UInt32)] = []
     var onClose: (HTTP2Connection) -> Void = { _ in }
     var streamsChanged: (Int) -> Void = { _ in }
 
@@ -110,7 +120,37 @@ final class HTTP2Connection: @unchecked Sendable {
     }
 
     /// Pulls frames out of nghttp2 and writes what the socket takes; the rest waits for EPOLLOUT.
+    /// Streams that closed meanwhile are told so after the write (`closedDuringSend`).
     func send() {
+        sending = true
+        sendFrames()
+        sending = false
+        while !closedDuringSend.isEmpty {
+            let batch = closedDuringSend
+            closedDuringSend.removeAll(keepingCapacity: true)
+            for (stream, errorCode) in batch { tellClosed(stream, errorCode: errorCode) }
+        }
+    }
+
+    /// Tells `stream`'s delegate that nghttp2 closed it: after the write when that happened inside
+    /// `send`, else now.
+    func streamClosed(_ stream: HTTP2Stream, errorCode: UInt32) {
+        if sending {
+            closedDuringSend.append((stream, errorCode))
+        } else {
+            tellClosed(stream, errorCode: errorCode)
+        }
+    }
+
+    /// The delegate of a closed stream hears it, and the stream lets go of it.
+    func tellClosed(_ stream: HTTP2Stream, errorCode: UInt32) {
+        let delegate = stream.delegate
+        stream.delegate = nil
+        delegate?.closed(errorCode: errorCode)
+    }
+
+    /// `send`'s work: frames out of nghttp2 into the socket.
+    private func sendFrames() {
         guard let session, !closed else { return }
         // While the socket is backed up, leave frames inside nghttp2 (and bytes in the streams' buffers).
         // Once the socket took everything, pull again: nghttp2 may hold more (a pass larger than the
@@ -214,10 +254,10 @@ final class HTTP2Connection: @unchecked Sendable {
         let open = streams
         streams = [:]
         if !open.isEmpty { streamsChanged(-open.count) }
-        for (_, entry) in open {
-            answerSettled(entry.stream)
-            entry.stream.markClosed()
-            entry.delegate?.closed(errorCode: errorCode == 0 ? 8 : errorCode)
+        for (_, stream) in open {
+            answerSettled(stream)
+            stream.markClosed()
+            tellClosed(stream, errorCode: errorCode == 0 ? 8 : errorCode)
         }
         nghttp2_session_del(session)
         session = nil
@@ -227,7 +267,7 @@ final class HTTP2Connection: @unchecked Sendable {
     // MARK: Streams
 
     /// Streams changed since the loop last flushed them (under `dirtyLock`).
-    private let dirtyLock = NSLock()
+    private let dirtyLock = InlineLock()
     // Unchecked: `dirtyLock` keeps accesses apart (a shard appends every stream it hands a snapshot).
     @exclusivity(unchecked) private var dirty: [HTTP2Stream] = []
 
@@ -350,6 +390,15 @@ final class HTTP2Connection: @unchecked Sendable {
         guard let session, !closed, !stream.isClosed else { return true }
         nghttp2_session_consume(session, stream.id, count)
         return true
+    }
+
+    /// Runs `body` with stream `id` of `session` (this connection's), found through nghttp2's
+    /// stream user data (set when its request header block began) rather than a hash of the id in
+    /// `streams`, which holds it; nil when it is not one of ours.
+    @inline(__always)
+    func withStream<R>(_ session: OpaquePointer?, _ id: Int32, _ body: (HTTP2Stream) -> R) -> R? {
+        guard let p = nghttp2_session_get_stream_user_data(session, id) else { return nil }
+        return Unmanaged<HTTP2Stream>.fromOpaque(p)._withUnsafeGuaranteedRef(body)
     }
 
     /// The client sent its whole request (END_STREAM): until the response ends, the loop waits
@@ -497,7 +546,7 @@ private func withConnection<R>(_ userData: UnsafeMutableRawPointer?, _ body: (HT
     Unmanaged<HTTP2Connection>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
 }
 
-private let h2BeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
+private let h2BeginHeaders: nghttp2_on_begin_headers_callback = { session, frame, userData in
     guard let frame, hearth_frame_is_request_headers(frame) != 0 else { return 0 }
     return withConnection(userData) { c in
         let id = hearth_frame_stream_id(frame)
@@ -506,7 +555,11 @@ private let h2BeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, user
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(12)
         c.incoming = (id, headers, 0)
-        c.streams[id] = (HTTP2Stream(id: id, remoteAddress: c.remoteAddress, connection: c), nil)
+        let stream = HTTP2Stream(id: id, remoteAddress: c.remoteAddress, connection: c)
+        c.streams[id] = stream
+        // Unretained: `streams` holds the stream until nghttp2's close callback, after which
+        // nghttp2 has no frame of it to deliver (and frees its user data with the stream).
+        nghttp2_session_set_stream_user_data(session, id, Unmanaged.passUnretained(stream).toOpaque())
         c.streamsChanged(1)
         return 0
     }
@@ -531,56 +584,54 @@ private let h2Header: nghttp2_on_header_callback = { _, frame, name, nameLength,
     }
 }
 
-private let h2FrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
+private let h2FrameReceived: nghttp2_on_frame_recv_callback = { session, frame, userData in
     guard let frame else { return 0 }
+    let type = hearth_frame_type(frame)
+    guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue) else { return 0 }
     return withConnection(userData) { c in
         let id = hearth_frame_stream_id(frame)
-        let type = hearth_frame_type(frame)
-        // By index, as in `h2Header`: copying the entry out and storing it back hashed the id twice
-        // and retained the stream, the delegate and the header list on every request frame.
-        guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue),
-              var i = c.streams.index(forKey: id) else { return 0 }
-        if hearth_frame_is_request_headers(frame) != 0 {
-            guard c.incoming.id == id else { return 0 }
-            let headers = c.incoming.headers
-            c.incoming = (0, [], 0)
-            c.previousHeaders = headers
-            let stream = c.streams.values[i].stream
-            let delegate = c.handler.open(stream, headers: headers)
-            // `open` may not change the table today, but an index is only good until it does.
-            guard let j = c.streams.index(forKey: id) else { return 0 }
-            i = j
-            c.streams.values[i].delegate = delegate
-        }
-        if hearth_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 {
-            // Out of the table before the call: the delegate may reach the connection again.
-            let delegate = c.streams.values[i].delegate
-            c.requestEnded(c.streams.values[i].stream)
-            delegate?.endOfStream()
-        }
-        return 0
+        return c.withStream(session, id) { stream in
+            if hearth_frame_is_request_headers(frame) != 0 {
+                guard c.incoming.id == id else { return 0 }
+                let headers = c.incoming.headers
+                c.incoming = (0, [], 0)
+                c.previousHeaders = headers
+                stream.delegate = c.handler.open(stream, headers: headers)
+            }
+            if hearth_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 {
+                // Held here for the call: the delegate may reach the connection again.
+                let delegate = stream.delegate
+                c.requestEnded(stream)
+                delegate?.endOfStream()
+            }
+            return 0
+        } ?? 0
     }
 }
 
-private let h2DataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, id, data, length, userData in
+private let h2DataChunk: nghttp2_on_data_chunk_recv_callback = { session, _, id, data, length, userData in
     withConnection(userData) { c in
-        guard let i = c.streams.index(forKey: id), let data else { return 0 }
-        if let delegate = c.streams.values[i].delegate {
-            delegate.received(Array(UnsafeBufferPointer(start: data, count: length)))
-        } else {
-            nghttp2_session_consume(c.session, id, length)
-        }
-        return 0
+        guard let data else { return 0 }
+        return c.withStream(session, id) { stream in
+            if let delegate = stream.delegate {
+                delegate.received(UnsafeBufferPointer(start: data, count: length))
+            } else {
+                nghttp2_session_consume(session, id, length)
+            }
+            return 0
+        } ?? 0
     }
 }
 
-private let h2StreamClosed: nghttp2_on_stream_close_callback = { _, id, errorCode, userData in
+private let h2StreamClosed: nghttp2_on_stream_close_callback = { session, id, errorCode, userData in
     withConnection(userData) { c in
-        guard let entry = c.streams.removeValue(forKey: id) else { return 0 }
+        guard let stream = c.streams.removeValue(forKey: id) else { return 0 }
+        // nghttp2 finds no closed stream, but its pointer to the object released below goes too.
+        nghttp2_session_set_stream_user_data(session, id, nil)
         c.streamsChanged(-1)
-        c.answerSettled(entry.stream)
-        entry.stream.markClosed()
-        entry.delegate?.closed(errorCode: errorCode)
+        c.answerSettled(stream)
+        stream.markClosed()
+        c.streamClosed(stream, errorCode: errorCode)
         return 0
     }
 }

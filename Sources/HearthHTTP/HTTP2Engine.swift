@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The HTTP/2 side of a listener: a few event loops, each owning the connections adopted onto it
 /// and their sessions.
@@ -43,7 +44,9 @@ final class HTTP2Engine: @unchecked Sendable {
     private let shards: [Shard]
     private let countLock = NSLock()
     private var count = 0
-    private var streams = 0
+    /// Streams open on every connection. An atomic, not under `countLock`: every stream changes it
+    /// twice (open, close), on the loop thread of each call.
+    private let streams = Atomic<Int>(0)
     private var closing = false
 
     init(name: String, handler: any HTTP2StreamHandler, limits: Limits = Limits(),
@@ -68,11 +71,7 @@ final class HTTP2Engine: @unchecked Sendable {
     }
 
     /// Streams open on every connection (shutdown waits for them within its grace period).
-    var openStreams: Int {
-        countLock.lock()
-        defer { countLock.unlock() }
-        return streams
-    }
+    var openStreams: Int { streams.load(ordering: .relaxed) }
 
     /// Each loop's polling (tests, before any connection starts a loop).
     var loopsBusyPoll: [BusyPoll] { shards.map(\.loop.busyPoll) }
@@ -114,11 +113,7 @@ final class HTTP2Engine: @unchecked Sendable {
                 shard.load -= 1
                 countLock.unlock()
             }
-            c.streamsChanged = { [unowned self] delta in
-                countLock.lock()
-                streams += delta
-                countLock.unlock()
-            }
+            c.streamsChanged = { [unowned self] delta in streams.add(delta, ordering: .relaxed) }
             shard.connections[fd] = c
             if !c.start() { c.shutdown(errorCode: 2) }
         }

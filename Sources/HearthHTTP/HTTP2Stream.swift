@@ -11,10 +11,17 @@ public protocol HTTP2StreamHandler: Sendable {
 public protocol HTTP2StreamDelegate: AnyObject {
     /// Request body bytes. They count against the stream's receive window until `HTTP2Stream.consume`.
     func received(_ bytes: [UInt8])
+    /// `received` of bytes valid only during the call (a DATA frame where nghttp2 holds it): a
+    /// delegate that keeps only part of them copies that part alone. By default, `received` of a copy.
+    func received(_ bytes: UnsafeBufferPointer<UInt8>)
     /// The client ended its side (END_STREAM).
     func endOfStream()
     /// The stream is gone: 0 after a completed response, else the RST_STREAM / connection error code.
     func closed(errorCode: UInt32)
+}
+
+extension HTTP2StreamDelegate {
+    public func received(_ bytes: UnsafeBufferPointer<UInt8>) { received(Array(bytes)) }
 }
 
 /// One HTTP/2 stream's response side. Thread-safe: any thread may respond, write or finish; the
@@ -26,7 +33,7 @@ public final class HTTP2Stream: @unchecked Sendable {
     public let remoteAddress: String
     weak var connection: HTTP2Connection?
 
-    let lock = NSLock()
+    let lock = InlineLock()
     // Below, up to `isClosed`: under `lock`. Unchecked: the lock is what keeps accesses apart, and
     // the runtime's exclusivity check (swift_beginAccess, ~100 instructions) ran at every access of
     // every listener's snapshot, on the shard handing it over and on the loop framing it.
@@ -63,6 +70,11 @@ public final class HTTP2Stream: @unchecked Sendable {
     /// Whether the client's side ended before the response did: counted in the loop's
     /// `answersAwaited` until the response ends or the stream closes.
     @exclusivity(unchecked) var awaitingAnswer = false
+    /// Who takes the request side, from the end of the request's header block until the stream
+    /// closes (`HTTP2Connection`, which then lets go of it: the delegate usually holds this stream).
+    /// Kept here, so a frame reaches it through nghttp2's stream user data instead of a hash of the
+    /// stream id.
+    @exclusivity(unchecked) var delegate: (any HTTP2StreamDelegate)?
 
     init(id: Int32, remoteAddress: String, connection: HTTP2Connection) {
         self.id = id
@@ -270,15 +282,11 @@ public final class HTTP2Stream: @unchecked Sendable {
         // The producer usually holds what holds this stream (the call): let the cycle go.
         let producer = self.producer
         self.producer = nil
-        lock.unlock()
-        _ = producer
-        signalWritable()
-    }
-
-    private func signalWritable() {
-        lock.lock()
+        // Read under the same lock as `isClosed` is set: a waiter either saw it closed or made its
+        // condition first, and then hears it below.
         let condition = writable
         lock.unlock()
+        _ = producer
         guard let condition else { return }
         condition.lock()
         condition.broadcast()

@@ -9,7 +9,12 @@ extension FirestoreService {
     /// Judges one request with `project`'s rules; throws PERMISSION_DENIED with the rules'
     /// message (`false for 'create' @ L5` and the trace) when they deny.
     func authorize(_ request: RulesRequest, project: String, lookup: RulesLookup) throws(FirestoreError) {
-        switch rules.active(for: project) {
+        try authorize(request, active: rules.active(for: project), lookup: lookup)
+    }
+
+    /// The same, with the project's rules already looked up.
+    func authorize(_ request: RulesRequest, active: RulesManager.Active, lookup: RulesLookup) throws(FirestoreError) {
+        switch active {
         case .open:
             return
         case .broken(let why):
@@ -50,13 +55,14 @@ extension FirestoreService {
                          accessLimit: accessLimit)
     }
 
-    /// The same, with the path already as the rules see it (`RulesConversion.path`).
+    /// The same, with the path already as the rules see it (`RulesConversion.path`), and `active`
+    /// the project's rules when the caller has them already.
     func authorizeGet(_ db: DatabaseID, rulesPath: [String], resource: RulesValue?, auth: RulesValue?,
-                      lookup: RulesLookup, accessLimit: Int = 10) throws(FirestoreError) {
+                      lookup: RulesLookup, accessLimit: Int = 10, active: RulesManager.Active? = nil) throws(FirestoreError) {
         let request = RulesRequest(
             method: .get, path: rulesPath, auth: auth, time: RulesConversion.time(clock.now()),
             resource: resource, accessLimit: accessLimit)
-        try authorize(request, project: db.project, lookup: lookup)
+        try authorize(request, active: active ?? rules.active(for: db.project), lookup: lookup)
     }
 
     /// `list` for a query, decided from its constraints, never from the documents that exist.

@@ -72,8 +72,18 @@ enum FirestoreValue: Sendable, Equatable {
         return OrderedEncoding.encode(self) == OrderedEncoding.encode(other)
     }
 
-    /// Firestore's total order: negative, zero or positive.
+    /// Firestore's total order: negative, zero or positive — the order of the values'
+    /// `OrderedEncoding`s (the indexes' order). The common pairs of one type are compared directly:
+    /// encoding both operands (two arrays) was most of judging `status == "ready"` on a document.
+    /// Strings compare by UTF-8 bytes (what their escaped encodings' order is), integers and
+    /// timestamps by value, booleans false first; every other pair through the encodings.
     static func compare(_ a: FirestoreValue, _ b: FirestoreValue) -> Int {
-        OrderedEncoding.compare(OrderedEncoding.encode(a), OrderedEncoding.encode(b))
+        switch (a, b) {
+        case (.string(let x), .string(let y)): return OrderedEncoding.utf8Compare(x, y)
+        case (.integer(let x), .integer(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.timestamp(let x), .timestamp(let y)): return x.unixMicros < y.unixMicros ? -1 : (x.unixMicros == y.unixMicros ? 0 : 1)
+        case (.boolean(let x), .boolean(let y)): return x == y ? 0 : (x ? 1 : -1)
+        default: return OrderedEncoding.compare(OrderedEncoding.encode(a), OrderedEncoding.encode(b))
+        }
     }
 }

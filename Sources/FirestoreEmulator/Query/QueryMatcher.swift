@@ -39,7 +39,7 @@ struct QueryMatcher {
         switch op {
         case .equal, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
             guard v.typeOrder == operand.typeOrder, Self.isMatchable(operand), !v.isNaN else { return false }
-            let c = compare(v, operand)
+            let c = FirestoreValue.compare(v, operand)
             switch op {
             case .equal: return c == 0
             case .lessThan: return c < 0
@@ -64,20 +64,6 @@ struct QueryMatcher {
         case .notIn:
             guard case .array(let excluded) = operand, !excluded.contains(.null), v != .null else { return false }
             return !excluded.contains { !$0.isNaN && v.firestoreEquals($0) }
-        }
-    }
-
-    /// `FirestoreValue.compare` (the order of the values' `OrderedEncoding`s), with the common
-    /// pairs of one type compared directly: encoding both operands (two arrays) was most of judging
-    /// `status == "ready"` on a document. Strings compare by UTF-8 bytes (what their escaped
-    /// encodings' order is), integers and timestamps by value, booleans false first.
-    static func compare(_ a: FirestoreValue, _ b: FirestoreValue) -> Int {
-        switch (a, b) {
-        case (.string(let x), .string(let y)): return OrderedEncoding.utf8Compare(x, y)
-        case (.integer(let x), .integer(let y)): return x < y ? -1 : (x == y ? 0 : 1)
-        case (.timestamp(let x), .timestamp(let y)): return x.unixMicros < y.unixMicros ? -1 : (x.unixMicros == y.unixMicros ? 0 : 1)
-        case (.boolean(let x), .boolean(let y)): return x == y ? 0 : (x ? 1 : -1)
-        default: return FirestoreValue.compare(a, b)
         }
     }
 

@@ -1,4 +1,4 @@
-/* Helpers shared by the SQLite ceiling programs (sqlite_commits.c, firestore_rows.c). */
+/* Helpers shared by the SQLite ceiling programs (sqlite_commits.c, firestore_rows.c, fs_rows.h). */
 #ifndef HEARTH_CEILING_H
 #define HEARTH_CEILING_H
 #include <sqlite3.h>

@@ -54,6 +54,10 @@ class Floor(BareMHD):
     def argv(self):
         return [self.binary, str(self.port), str(self.threads), self.db, self.mode]
 
+    @property
+    def pid(self):
+        return self.proc.pid
+
 
 def build_floor(bin_dir):
     """mhd_floor compiled (`compile_c` looks at the .c file only: a newer header forces the rebuild)."""

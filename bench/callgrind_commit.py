@@ -118,12 +118,11 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, tra
         wrap = ["strace", "-f", "-c", "-o", f"{work}/strace.txt"]
     h.argv = lambda hub_port=0: wrap + (h.__class__.argv(h) if floor else argv)
     try:
+        h.start(timeout=300)
         if floor:
-            h.start(timeout=300)
             user = firebase.User("cg@example.com", "Xq3vB9kLm2PzR7tY1wNc5hJd8sFa", "floor", "")
             port = h.port
         else:
-            h.start(timeout=300)
             c = Client(h.port("auth"))
             user = firebase.sign_up(c, "cg@example.com")
             c.close()

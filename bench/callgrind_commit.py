@@ -37,7 +37,7 @@ from benchlib.httpc import Client, expect  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
 from benchlib.instructions import spread, thread_totals  # noqa: E402
 from callgrind_get import control, total_ir  # noqa: E402
-from rest_floor import Floor, build_floor  # noqa: E402
+from rest_floor import FLOOR_THREADS, Floor, build_floor  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -106,7 +106,7 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, tra
     reg = Registry()
     if floor:
         # bench/ceilings/mhd_floor.c in Hearth's place (rest_floor.py): no token check, any token does.
-        h = Floor(reg, build_floor(os.path.join(ROOT, ".build", "bench", "bin")), data, 8, floor)
+        h = Floor(reg, build_floor(os.path.join(ROOT, ".build", "bench", "bin")), data, FLOOR_THREADS, floor)
     else:
         h = Hearth(reg, hearth_bin, work, data_dir=data, rules=rules, log_name="hearth-cg")
     argv = h.argv()

@@ -185,8 +185,9 @@ def main():
     ap.add_argument("--no-peer", action="store_true", help="without the official emulator")
     args = ap.parse_args()
     rows = [r for r in args.only.split(",") if r in ROWS]
-    ctx = Context(False, ROOT, os.path.abspath(args.hearth_bin), None, None)
-    ctx.rules_for_hearth = os.path.join(BENCH_DIR, "bench.rules")
+    shipped = os.path.join(ROOT, "rules", "firestore.rules")  # as bench/run.py: the shipped rules
+    ctx = Context(False, ROOT, os.path.abspath(args.hearth_bin), None, shipped if os.path.exists(shipped) else None)
+    ctx.rules_for_hearth = ctx.rules_file or os.path.join(BENCH_DIR, "bench.rules")
     ctx.s.rounds = args.rounds
     ctx.s.duration = ctx.wrk.duration = args.seconds
     bin_dir = os.path.join(ctx.build, "bin")

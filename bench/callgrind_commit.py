@@ -16,7 +16,8 @@ written (the -wal file's growth with checkpoints off: a fresh run's WAL only gro
 checkpoint, so N stays under it) and, with --strace, the syscalls Hearth made. `--threads` also prints
 the busiest threads' instructions per commit (callgrind --separate-threads; a gRPC row's writer and
 connection loop: what each of them does per commit).
-Needs valgrind (Debian package valgrind); loopback only.
+`--floor mutex|group` counts bench/ceilings/mhd_floor.c (bench/rest_floor.py) under the same load
+instead: the least a REST server must do per commit. Needs valgrind (Debian package valgrind); loopback only.
 """
 import argparse
 import json
@@ -36,6 +37,7 @@ from benchlib.httpc import Client, expect  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
 from benchlib.instructions import spread, thread_totals  # noqa: E402
 from callgrind_get import control, total_ir  # noqa: E402
+from rest_floor import FLOOR_THREADS, Floor, build_floor  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -94,7 +96,7 @@ def cpu_times(pid):
 
 
 def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, transport="rest", grpcload=None, seconds=10,
-            threads=False):
+            threads=False, floor=None):
     work = tempfile.mkdtemp(prefix="cg-commit-", dir=os.path.join(ROOT, ".build"))
     data = os.path.join(work, "data")
     os.makedirs(data)
@@ -102,20 +104,29 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, tra
         # An experiment: Firestore's file created beforehand keeps its page size (benchlib.procs).
         os.environ["BENCH_FIRESTORE_PAGE_SIZE"] = str(page_size)
     reg = Registry()
-    h = Hearth(reg, hearth_bin, work, data_dir=data, rules=rules, log_name="hearth-cg")
+    if floor:
+        # bench/ceilings/mhd_floor.c in Hearth's place (rest_floor.py): no token check, any token does.
+        h = Floor(reg, build_floor(os.path.join(ROOT, ".build", "bench", "bin")), data, FLOOR_THREADS, floor)
+    else:
+        h = Hearth(reg, hearth_bin, work, data_dir=data, rules=rules, log_name="hearth-cg")
     argv = h.argv()
+    wrap = []
     if tool == "callgrind":
-        h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                                     f"--separate-threads={'yes' if threads else 'no'}",
-                                     f"--callgrind-out-file={work}/callgrind.out.%p"] + argv
+        wrap = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--separate-threads={'yes' if threads else 'no'}",
+                f"--callgrind-out-file={work}/callgrind.out.%p"]
     elif tool == "strace":
-        h.argv = lambda hub_port=0: ["strace", "-f", "-c", "-o", f"{work}/strace.txt"] + argv
+        wrap = ["strace", "-f", "-c", "-o", f"{work}/strace.txt"]
+    h.argv = lambda hub_port=0: wrap + (h.__class__.argv(h) if floor else argv)
     try:
         h.start(timeout=300)
-        c = Client(h.port("auth"))
-        user = firebase.sign_up(c, "cg@example.com")
-        c.close()
-        port = h.port("firestore")
+        if floor:
+            user = firebase.User("cg@example.com", "Xq3vB9kLm2PzR7tY1wNc5hJd8sFa", "floor", "")
+            port = h.port
+        else:
+            c = Client(h.port("auth"))
+            user = firebase.sign_up(c, "cg@example.com")
+            c.close()
+            port = h.port("firestore")
         if transport == "rest":
             commits(port, user, 50, clients, "warm")  # token cache, prepared statements, first-call paths
         else:
@@ -139,7 +150,8 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, tra
         reg.stop_all()
     what = {"rest": "REST commit", "commit": "gRPC Commit", "write": "Write-stream commit",
             "txn": "REST transaction"}[transport]
-    label = f"{what} (user token, rules on, serverTimestamp), {clients} client{'s' if clients > 1 else ''}"
+    label = (f"{what} ({f'mhd_floor {floor}' if floor else 'user token, rules on'}, serverTimestamp), "
+             f"{clients} client{'s' if clients > 1 else ''}")
     if tool == "callgrind":
         print(f"{label}: {total_ir(work) / n:,.0f} instructions per commit ({n} commits, {secs:.1f}s under callgrind)")
         if threads:
@@ -174,6 +186,8 @@ def main():
     ap.add_argument("--page-size", type=int, help="create the database with this page size first (an experiment)")
     ap.add_argument("--keep", action="store_true", help="keep the dumps (for callgrind_annotate)")
     ap.add_argument("--threads", action="store_true", help="also print the busiest threads' instructions per commit")
+    ap.add_argument("--floor", choices=["mutex", "group"],
+                    help="count bench/ceilings/mhd_floor.c (that commit design) instead of Hearth (bench/rest_floor.py)")
     args = ap.parse_args()
     need = {"callgrind": ("valgrind", "callgrind_control"), "strace": ("strace",), "none": ()}[args.tool]
     for tool in need:
@@ -181,7 +195,7 @@ def main():
             print(f"{tool} is not installed (Debian packages valgrind, strace)", file=sys.stderr)
             return 2
     measure(args.hearth_bin, os.path.join(ROOT, "rules", "firestore.rules"), args.n, args.c, args.tool, args.keep, args.page_size,
-            args.transport, args.grpcload, args.seconds, args.threads)
+            args.transport, args.grpcload, args.seconds, args.threads, args.floor)
     return 0
 
 

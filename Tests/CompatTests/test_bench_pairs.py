@@ -43,6 +43,10 @@ def test_one_side_alone_runs_its_rounds_back_to_back():
     assert pairs.round_order(3, [H]) == [H, H, H]
 
 
+def test_more_sides_run_forwards_then_backwards():
+    assert pairs.round_order(2, [H, E, "floor"]) == [H, E, "floor", "floor", E, H]
+
+
 # Best of the rounds ------------------------------------------------------------------------------
 
 def test_best_round_is_the_highest_rate_or_the_lowest_latency_and_skips_failed_rounds():

@@ -24,14 +24,13 @@ QUIET_TIMEOUT = 10.0
 
 
 def round_order(rounds, systems=(HEARTH, PEER)):
-    """The order of 2 × `rounds` runs: H E, E H, H E, … for two systems, `rounds` runs for one."""
+    """The order of 2 × `rounds` runs: H E, E H, H E, … for two systems, `rounds` runs for one; with
+    more (bench/rest_floor.py's floors beside them), each round runs them all, forwards then backwards
+    (A B C, C B A, …), so again each round starts with the side the previous one ended with."""
     systems = list(systems)
-    if len(systems) == 1:
-        return systems * rounds
-    a, b = systems
     out = []
     for i in range(rounds):
-        out += [a, b] if i % 2 == 0 else [b, a]
+        out += systems if i % 2 == 0 else systems[::-1]
     return out
 
 

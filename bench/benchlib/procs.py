@@ -304,10 +304,12 @@ class BareMHD:
         self.port = None
         self.proc = None
 
+    def argv(self):
+        return [self.binary, str(self.port), str(self.threads)] + ([self.body_file] if self.body_file else [])
+
     def start(self, timeout=10):
         self.port = free_port()
-        argv = [self.binary, str(self.port), str(self.threads)] + ([self.body_file] if self.body_file else [])
-        self.proc = self.registry.spawn(argv, os.path.join(self.work_dir, f"{self.name}.log"))
+        self.proc = self.registry.spawn(self.argv(), os.path.join(self.work_dir, f"{self.name}.log"))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

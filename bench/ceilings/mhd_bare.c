@@ -8,30 +8,18 @@
  * Usage: mhd_bare PORT THREADS [BODY_FILE]   (PORT 0: any free port; the bound port is printed)
  * Runs until SIGTERM or SIGINT.
  */
-#include <microhttpd.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
+
+#include "mhd_server.h"
 
 static struct MHD_Response *get_response;
 static struct MHD_Response *put_response;
 
-/* Hearth allocates its per-request state here; so does this ceiling (freed in `completed`). */
-static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
-{
-    (void) cls; (void) uri; (void) c;
-    return calloc(1, sizeof(int));
-}
-
-static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode code)
-{
-    (void) cls; (void) c; (void) code;
-    free(*con_cls);
-    *con_cls = NULL;
-}
+/* Hearth allocates its per-request state when the URI arrives; so does this ceiling. */
+static void *state_open(void) { return calloc(1, sizeof(int)); }
+static void state_close(void *state) { free(state); }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *upload_data, size_t *upload_data_size,
@@ -79,40 +67,6 @@ int main(int argc, char **argv)
     MHD_add_response_header(get_response, "Content-Type", "application/octet-stream");
     put_response = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
 
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons((uint16_t) port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* loopback only */
-
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL); /* MHD's threads inherit the mask; main waits below */
-
-    struct MHD_OptionItem options[] = {
-        { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t) uri_logger, NULL },
-        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) completed, NULL },
-        { threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads, NULL },
-        { MHD_OPTION_END, 0, NULL },
-    };
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t) port, NULL, NULL, handler, NULL,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned) 1000,
-        /* Hearth's per-connection memory (HTTPServer.Configuration.connectionMemoryLimit): libmicrohttpd
-           zeroes the whole pool after every request on a kept-alive connection, so its size is part of
-           the engine's cost per request (the default is 32 KiB). */
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) (64 << 10),
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
-        MHD_OPTION_ARRAY, options,
-        MHD_OPTION_END);
-    if (!d) { fprintf(stderr, "MHD_start_daemon failed\n"); return 1; }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    printf("%u\n", info ? info->port : 0);
-    fflush(stdout);
-    int sig;
-    sigwait(&set, &sig);
-    MHD_stop_daemon(d);
-    return 0;
+    struct mhd_server_hooks hooks = { state_open, state_close };
+    return mhd_serve(port, threads, handler, NULL, &hooks);
 }

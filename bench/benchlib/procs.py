@@ -107,9 +107,13 @@ def tail(path, n=600):
 
 
 def compile_c(source, out, libs):
-    """Compiles a ceiling program with cc -O2 into .build/bench/ (skipped when up to date)."""
-    src = os.path.join(BENCH_DIR, "ceilings", source)
-    if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(src):
+    """Compiles a ceiling program with cc -O2 into .build/bench/ (skipped when up to date: newer than
+    its source and every header of bench/ceilings/, which the programs share)."""
+    ceilings = os.path.join(BENCH_DIR, "ceilings")
+    src = os.path.join(ceilings, source)
+    newest = max([os.path.getmtime(src)] + [os.path.getmtime(os.path.join(ceilings, f))
+                                            for f in os.listdir(ceilings) if f.endswith(".h")])
+    if os.path.exists(out) and os.path.getmtime(out) >= newest:
         return out
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:

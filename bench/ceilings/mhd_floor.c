@@ -2,7 +2,7 @@
  * The HTTP/1.1 floor of a Firestore REST server on this machine's libraries: libmicrohttpd started as
  * Hearth's HTTPServer starts it (mhd_server.h, as mhd_bare.c), SQLite with Hearth's schema, settings
  * and a create's statements (fs_rows.h, as firestore_rows.c), Hearth's WAL write gathering and
- * checkpoint thread (floor_wal.h), and between them the least any correct server must do per request:
+ * checkpoint thread (wal_gather.h, registered by fs_rows.h, and floor_checkpoints.h), and between them the least any correct server must do per request:
  *
  * - POST …:commit: read the whole body, find each write's document name, write its rows (a create:
  *   fs_rows_write; inside a transaction, an update of `status`: the document read, the last-commit
@@ -29,7 +29,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "floor_wal.h"
+#include "floor_checkpoints.h"
 #include "fs_rows.h"
 #include "mhd_server.h"
 
@@ -360,7 +360,6 @@ int main(int argc, char **argv)
         return 2;
     }
     group_mode = strcmp(argv[4], "group") == 0;
-    floor_wal_register();
     struct fs_rows_omit nothing = { 0 };
     fs_rows_open(&rows, argv[3], argc > 5 ? atoi(argv[5]) : 200, 0, nothing);
     check(sqlite3_prepare_v2(rows.db,

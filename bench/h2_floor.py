@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The HTTP/2 floor against Hearth and the official emulator, on the gRPC rows issue 20 still misses:
 `python3 bench/h2_floor.py [--rounds 3] [--seconds 5] [--rows get,light,commit,write] [--poll-us 200]
-[--hearth-bin PATH] [--no-peer] [--json PATH]`, or with `--callgrind [-n N]` the floor's instructions per
+[--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--json PATH]`, or with `--callgrind [-n N]` the floor's instructions per
 operation instead (below).
 
 `bench/ceilings/h2_floor.c` does the least any Firestore gRPC server built on nghttp2 and SQLite must
@@ -15,7 +15,8 @@ The rows are `make bench`'s, built by the same code (`benchlib/grpcbench.grpc_lo
 at one stream through h2load (`grpc.get.s1`, each run checked by its DATA bytes) and through grpcload's
 light client (`grpc.get.light.s1`), gRPC Commit at 16 streams (`grpc.commit.s16`) and the Write stream
 at 16 streams (`rt.write.s16`), each a create of users/{uid}/files/{id} with serverTimestamp, through
-the light client. Hearth (`.build/release/hearth`, a data directory, the bench's rules) and the
+the light client. Hearth (`.build/release/hearth`, a data directory, the shipped rules as `make bench`
+runs it) and the
 official emulator (the same rules, the same user's token, signed up on Hearth's Auth) hold
 users/{uid}/files/f0; the floor answers GetDocument with the exact bytes Hearth answered for it
 (fetched once with nghttp), so h2load's byte check and the light client's document check hold.
@@ -28,13 +29,14 @@ over the round ÷ its operations: the floor's includes its checkpoint thread, th
 thread) and the load generator's (the harness and its children: h2load or grpcload, and this script's
 own waiting), then floor ÷ emulator and Hearth ÷ floor. Loopback only; every process started is stopped.
 
-`--callgrind` counts instead the floor's instructions per operation (repeatable where rates on a shared
-machine are not), for the same loads as `bench/callgrind_get.py --only grpc` and `bench/callgrind_commit.py
---transport commit|write -c 16` count Hearth's: a fresh floor (blocking loop) under `valgrind
---tool=callgrind --instr-atstart=no --separate-threads=yes` per row, instrumented only while the load
-runs, after an untimed warm-up — GetDocument from h2load at one stream (N calls), Commit and Write-stream
-creates from grpcload's light client at 16 streams (as many as complete in `--seconds`, divided by its
-successes) — with the busiest threads' counts (the loop; the checkpoint thread).
+`--callgrind` counts instead instructions per operation (repeatable where rates on a shared machine are
+not), the floor's and Hearth's under the same loads: per row a fresh floor (blocking loop) under
+`valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes`, then a fresh Hearth the way
+`benchlib/instructions.counted` runs it (data directory, shipped rules, `callgrind_get.seed_user`'s
+user and document), each instrumented only while the load runs, after an untimed warm-up —
+GetDocument from h2load at one stream (N calls), Commit and Write-stream creates from grpcload's light
+client at 16 streams (as many as complete in `--seconds`, divided by its successes) — with the
+busiest threads' counts (the floor's loop and checkpoint thread).
 """
 import argparse
 import json
@@ -51,10 +53,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import firebase, grpcbench  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
 from benchlib.httpc import Client, HarnessError, NotAvailable, expect  # noqa: E402
-from benchlib.instructions import collect, control, missing_tools, thread_totals  # noqa: E402
+from benchlib.instructions import collect, control, counted, missing_tools, thread_totals  # noqa: E402
 from benchlib.pairs import Load, Pairing, Side, best_round  # noqa: E402
 from benchlib.procs import Hearth, OfficialFirestore, compile_c, free_port, tail  # noqa: E402
-from callgrind_get import framed_get  # noqa: E402
+from callgrind_get import framed_get, seed_user  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROWS = {"get": "grpc.get.s1", "light": "grpc.get.light.s1", "commit": "grpc.commit.s16", "write": "rt.write.s16"}
@@ -239,15 +241,45 @@ def show(key, s):
                   f"{f['server_us']:.1f} µs ({h['server_us'] - f['server_us']:+.1f})")
 
 
-def callgrind(ctx, floor_bin, answer_file, user, rows, n):
-    """The floor's instructions per operation of each row (the module's docstring); {key: figures}."""
+def cg_loads(ctx):
+    """{key: (warm-up amount, counted amount, load(port, user, amount) → operations)} of --callgrind:
+    GetDocument of the user's f0 from h2load at one stream (amount: calls; the answer's length, for
+    the byte check, from one call during the warm-up), Commit and Write-stream creates from the light
+    client at 16 streams (amount: seconds; operations: its successes)."""
+    answer_lens = {}
+
+    def get(port, user, calls):
+        frame = os.path.join(ctx.run_dir, f"h2floor-getdoc-{user.uid}.bin")
+        h2 = grpcbench.H2Load(ctx)
+        if (port, user.uid) not in answer_lens:
+            with open(frame, "wb") as f:
+                f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
+            answer_lens[(port, user.uid)] = h2.run(port, frame, user.id_token, 1, 60, count=1)["bytes_data"]
+        s = h2.run(port, frame, user.id_token, 1, 600, count=calls)
+        return grpcbench.counted_answers(s, answer_lens[(port, user.uid)], "GetDocument under callgrind")
+
+    def creates(mode):
+        def load(port, user, seconds):
+            return grpcbench.require_ok(grpcbench.grpcload(
+                ctx, port, user.id_token, mode, "-uid", user.uid, "-streams", 16, "-per-conn", 16, "-client", "h2",
+                "-duration", seconds, "-tag", f"cg-{mode}-{int(time.time() * 1000)}", "-timeout", 120),
+                f"{mode} under callgrind")["ok"]
+        return load
+    return {"grpc.get.s1": (50, ctx.cg_calls, get), "grpc.commit.s16": (1, ctx.s.duration, creates("commit")),
+            "rt.write.s16": (1, ctx.s.duration, creates("write"))}
+
+
+def callgrind(ctx, floor_bin, answer_file, user, rows):
+    """Instructions per operation of each row, the floor's and Hearth's (the module's docstring)."""
     why = missing_tools(("h2load",))
     if why:
         raise NotAvailable(why)
+    loads = cg_loads(ctx)
     out = {}
     for key in rows:
-        if key == "grpc.get.light.s1":
-            continue  # the same server work as h2load's row; callgrind_get.py counts h2load's
+        if key not in loads:
+            continue  # the light client's get: the same server work as h2load's, counted there
+        warm, amount, load = loads[key]
         work = os.path.join(ctx.run_dir, f"h2floor-cg-{key}")
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
@@ -256,34 +288,22 @@ def callgrind(ctx, floor_bin, answer_file, user, rows, n):
                     f"--callgrind-out-file={work}/callgrind.out.%p", floor_bin]
         f.start(timeout=120)
         try:
-            if key == "grpc.get.s1":
-                frame = os.path.join(ctx.run_dir, "h2floor-getdoc.bin")
-                h2 = grpcbench.H2Load(ctx)
-                h2.run(f.port, frame, user.id_token, 1, 60, count=50)
-                control(f.proc.pid, "-i", "on")
-                s = h2.run(f.port, frame, user.id_token, 1, 600, count=n)
-                control(f.proc.pid, "-i", "off")
-                ops = grpcbench.counted_answers(s, os.path.getsize(answer_file), "floor GetDocument under callgrind")
-            else:
-                mode = "commit" if key == "grpc.commit.s16" else "write"
-
-                def load(seconds, label):
-                    return grpcbench.require_ok(grpcbench.grpcload(
-                        ctx, f.port, user.id_token, mode, "-uid", user.uid, "-streams", 16, "-per-conn", 16,
-                        "-client", "h2", "-duration", seconds, "-tag", f"cg-{mode}-{label}-{int(time.time() * 1000)}",
-                        "-timeout", 120), f"floor {mode} under callgrind")
-                load(1, "w")
-                control(f.proc.pid, "-i", "on")
-                ops = load(ctx.s.duration, "r")["ok"]
-                control(f.proc.pid, "-i", "off")
+            load(f.port, user, warm)
+            control(f.proc.pid, "-i", "on")
+            ops = load(f.port, user, amount)
+            control(f.proc.pid, "-i", "off")
             control(f.proc.pid, "-d")
         finally:
             counts = f.stop()
         threads = thread_totals(work)
-        ir = collect(work, False)
-        out[key] = {"per_op": ir / ops, "ops": ops, "threads_per_op": [t / ops for t in threads[:3]], "floor": counts}
+        ir = collect(work, ctx.cg_keep)
+        out[key] = {"floor": ir / ops, "floor_ops": ops, "floor_threads": [t / ops for t in threads[:3]], "floor_counts": counts}
         print(f"{key}: floor {ir / ops:,.0f} instructions per operation ({ops:,} operations; busiest threads "
               + ", ".join(f"{t / ops:,.0f}" for t in threads[:3]) + f"; {counts})", flush=True)
+        if ctx.cg_hearth:
+            out[key]["hearth"] = counted(f"{key}: Hearth", ctx.hearth_bin, amount, seed_user,
+                                         lambda h, user, amount, load=load: load(h.port("firestore"), user, amount),
+                                         rules=ctx.rules_for_hearth, data_dir=True, warm=warm, unit="operation", threads=True)
     return out
 
 
@@ -295,13 +315,22 @@ def main():
     ap.add_argument("--poll-us", type=int, default=200, help="floor-poll's polling window (Hearth's ceiling: 200)")
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
     ap.add_argument("--no-peer", action="store_true", help="without the official emulator")
+    ap.add_argument("--peer", metavar="PORT,SID",
+                    help="use a running official emulator (the same rules file; SID: the session id of its processes, "
+                         "for the CPU accounting) instead of starting one: one JVM warmed once for several invocations")
+    ap.add_argument("--peer-warm", type=int, default=5,
+                    help="seconds of each row's load on the emulator before its rounds (make bench: 5, after minutes of "
+                         "REST rows; a fresh JVM's Commit rate still rose 175 → 310 over three rounds after 5 s)")
     ap.add_argument("--callgrind", action="store_true", help="count the floor's instructions per operation instead")
     ap.add_argument("-n", type=int, default=2000, help="--callgrind: GetDocument calls counted")
+    ap.add_argument("--floor-only", action="store_true", help="--callgrind: count the floor alone, not Hearth too")
+    ap.add_argument("--keep", action="store_true", help="--callgrind: keep the floor's dumps (for callgrind_annotate)")
     ap.add_argument("--json", default=os.path.join(ROOT, ".build", "bench", "h2_floor.json"))
     args = ap.parse_args()
     keys = [ROWS[r] for r in args.rows.split(",")]
     ctx = Context(False, ROOT, os.path.abspath(args.hearth_bin), None, None)
-    ctx.rules_for_hearth = os.path.join(ROOT, "bench", "bench.rules")
+    shipped = os.path.join(ROOT, "rules", "firestore.rules")  # as bench/run.py picks it
+    ctx.rules_for_hearth = shipped if os.path.exists(shipped) else os.path.join(ROOT, "bench", "bench.rules")
     ctx.s.duration = args.seconds
     floor_bin = compile_c("h2_floor.c", os.path.join(ctx.build, "bin", "h2_floor"), ["-lnghttp2", "-lsqlite3", "-lpthread"])
     results = {"rounds": args.rounds, "seconds": args.seconds, "poll_us": args.poll_us, "rows": {}}
@@ -319,14 +348,20 @@ def main():
         answer = hearth_answer(ctx, h.port("firestore"), user, answer_file)
         ctx.log(f"Hearth's GetDocument answer: {len(answer)} bytes")
         if args.callgrind:
-            results["callgrind"] = callgrind(ctx, floor_bin, answer_file, user, keys, args.n)
+            ctx.cg_calls, ctx.cg_hearth, ctx.cg_keep = args.n, not args.floor_only, args.keep
+            results["callgrind"] = callgrind(ctx, floor_bin, answer_file, user, keys)
             return 0
         servers = {HEARTH: (h.port("firestore"), h.proc.pid)}
         for name, poll in ((BLOCK, 0), (POLL, args.poll_us)):
             f = Floor(ctx, floor_bin, name, answer_file, poll).start()
             floors.append(f)
             servers[name] = (f.port, f.proc.pid)
-        if not args.no_peer:
+        if args.peer:
+            # An emulator started (with the same rules) and warmed beforehand: PORT,SESSION-ID.
+            port, sid = (int(v) for v in args.peer.split(","))
+            seed(port, user, "emulator")
+            servers[PEER] = (port, sid)
+        elif not args.no_peer:
             emu = OfficialFirestore(ctx.registry, ctx.run_dir, ctx.rules_for_hearth)
             emu.start()
             ctx.log(f"the official emulator started in {emu.startup_seconds:.1f}s")
@@ -334,8 +369,9 @@ def main():
             servers[PEER] = (emu.port, emu.proc.pid)
         order = [s for s in (HEARTH, PEER, BLOCK, POLL) if s in servers]
         pairing = Pairing(ctx, [Side(s, servers[s][1]) for s in order], args.rounds, harness_pid=os.getpid())
-        # make bench's warm-ups (fsrows.Phase.warm): 5 s for the JVM, 1 s for the others.
-        loads = {s: grpcbench.grpc_loads(ctx, s, servers[s][0], user, 5 if s == PEER else 1) for s in order}
+        # make bench's warm-ups (fsrows.Phase.warm: 5 s for the JVM, 1 s for the others), the JVM's
+        # longer with --peer-warm: in make bench it has run the REST rows for minutes before these.
+        loads = {s: grpcbench.grpc_loads(ctx, s, servers[s][0], user, int(args.peer_warm) if s == PEER else 1) for s in order}
         for key in keys:
             rounds = run_rounds(pairing, key, {s: loads[s][key] for s in order}, args.rounds)
             s = summary(key, rounds)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The HTTP/2 floor against Hearth and the official emulator, on the gRPC rows issue 20 still misses:
 `python3 bench/h2_floor.py [--rounds 3] [--seconds 5] [--rows get,light,commit,write] [--poll-us 200]
-[--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--json PATH]`, or with `--callgrind [-n N]` the floor's instructions per
+[--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with `--callgrind [-n N]` the floor's instructions per
 operation instead (below).
 
 `bench/ceilings/h2_floor.c` does the least any Firestore gRPC server built on nghttp2 and SQLite must
@@ -41,7 +41,6 @@ busiest threads' counts (the floor's loop and checkpoint thread).
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -57,6 +56,9 @@ from benchlib.instructions import collect, control, counted, missing_tools, thre
 from benchlib.pairs import Load, Pairing, Side, best_round  # noqa: E402
 from benchlib.procs import Hearth, OfficialFirestore, compile_c, free_port, tail  # noqa: E402
 from callgrind_get import framed_get, seed_user  # noqa: E402
+# children_cpu: the load generators' CPU (machine.account cannot see a child that ends before the
+# round's last snapshot); syscalls: strace -c -f of a process while a load runs.
+from get_rows import children_cpu, syscalls  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROWS = {"get": "grpc.get.s1", "light": "grpc.get.light.s1", "commit": "grpc.commit.s16", "write": "rt.write.s16"}
@@ -137,13 +139,6 @@ def hearth_answer(ctx, port, user, path):
     with open(path, "wb") as f:
         f.write(answer)
     return answer
-
-
-def children_cpu():
-    """CPU seconds of this script's waited-for children: the load generators (servers are waited for
-    only when stopped). `machine.account` cannot see them: they end before the round's last snapshot."""
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def operations(details):
@@ -325,6 +320,8 @@ def main():
     ap.add_argument("-n", type=int, default=2000, help="--callgrind: GetDocument calls counted")
     ap.add_argument("--floor-only", action="store_true", help="--callgrind: count the floor alone, not Hearth too")
     ap.add_argument("--keep", action="store_true", help="--callgrind: keep the floor's dumps (for callgrind_annotate)")
+    ap.add_argument("--strace", action="store_true",
+                    help="also count Hearth's and floor-block's system calls per operation (strace -c -f), one run each per row")
     ap.add_argument("--json", default=os.path.join(ROOT, ".build", "bench", "h2_floor.json"))
     args = ap.parse_args()
     keys = [ROWS[r] for r in args.rows.split(",")]
@@ -377,6 +374,11 @@ def main():
             s = summary(key, rounds)
             results["rows"][key] = {"summary": s, "rounds": rounds}
             show(key, s)
+            if args.strace:
+                for side in (HEARTH, BLOCK):
+                    calls = syscalls(servers[side][1], loads[side][key].once, lambda r: operations(r[1]))
+                    results["rows"][key][f"syscalls_{side}"] = calls
+                    print(f"  {side} system calls per operation: {calls}", flush=True)
     finally:
         results["floor_counts"] = {f.name: f.stop() for f in floors}
         ctx.registry.stop_all()

@@ -15,7 +15,8 @@
  *   create of users/{uid}/files/{id} writes in Hearth (fs_rows.h: Hearth's schema, 4 KiB pages, WAL,
  *   synchronous=NORMAL) and checkpoints them as Hearth's Firestore file does (Database.Layout.small,
  *   CheckpointThread): at 4,096 WAL frames the writer's WAL hook wakes a thread that runs a PASSIVE
- *   checkpoint on its own connection, and at 6,144 the writer runs one itself; answers a CommitResponse (a WriteResult with the update time and the
+ *   checkpoint on its own connection, and at 6,144 the writer runs one itself) and, as Hearth's VFS
+ *   does, gathers a transaction's WAL frame writes into one pwrite (WALBufferingVFS); answers a CommitResponse (a WriteResult with the update time and the
  *   serverTimestamp transform's value, the commit time).
  * - Write (bidirectional): the handshake (a WriteRequest without writes) is answered with a stream id
  *   and a token; each request with writes is stored as a Commit's and answered with a new token, its
@@ -585,6 +586,136 @@ static void group_commit(void)
     npending = 0;
 }
 
+/* ---- WAL writes gathered, as Hearth's WALBufferingVFS / WALWriteBuffer gather them ----
+ * SQLite writes each WAL frame as two pwrite(2)s (its 24-byte header, its page). Hearth's VFS gathers
+ * a transaction's contiguous frame writes into one pwrite (under 128 KiB: the unix VFS masks a
+ * write's length with 0x1ffff), written out at the commit frame's header (everything so far, the
+ * header included; the commit page right after it), before any other call on the file and before a
+ * write that does not continue the gathered bytes — so every frame is in the file before SQLite
+ * publishes the commit. The floor does the same: it must not pay system calls Hearth does not. */
+
+#define WALBUF_CAPACITY (120 * 1024)
+
+struct walbuf_file {
+    sqlite3_file base;          /* pMethods: wal_methods */
+    sqlite3_file *real;         /* the unix VFS's file, right after this struct */
+    sqlite3_int64 start;
+    int count, commit_pending;
+    unsigned char bytes[WALBUF_CAPACITY];
+};
+#define WALBUF_HEAD ((sizeof(struct walbuf_file) + 15) & ~(size_t) 15)
+
+static sqlite3_vfs *unix_vfs;
+static sqlite3_vfs walbuf_vfs;
+
+static int wb_flush(struct walbuf_file *f)
+{
+    if (!f->count) return SQLITE_OK;
+    int n = f->count;
+    f->count = 0;
+    return f->real->pMethods->xWrite(f->real, f->bytes, n, f->start);
+}
+
+static int wb_settle(sqlite3_file *file)
+{
+    struct walbuf_file *f = (struct walbuf_file *) file;
+    f->commit_pending = 0;
+    return wb_flush(f);
+}
+
+static int wb_write(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset)
+{
+    struct walbuf_file *f = (struct walbuf_file *) file;
+    int rc;
+    if (f->count && offset != f->start + f->count && (rc = wb_flush(f)) != SQLITE_OK) return rc;
+    if (f->count + amount > WALBUF_CAPACITY) {
+        if ((rc = wb_flush(f)) != SQLITE_OK) return rc;
+        if (amount > WALBUF_CAPACITY) {
+            f->commit_pending = 0;
+            return f->real->pMethods->xWrite(f->real, data, amount, offset);
+        }
+    }
+    if (!f->count) f->start = offset;
+    memcpy(f->bytes + f->count, data, (size_t) amount);
+    f->count += amount;
+    if (f->commit_pending) { /* the commit frame's page: the frame is complete */
+        f->commit_pending = 0;
+        return wb_flush(f);
+    }
+    const unsigned char *b = data;
+    if (amount == 24 && (b[4] | b[5] | b[6] | b[7])) { /* a commit frame's header */
+        f->commit_pending = 1;
+        return wb_flush(f);
+    }
+    return SQLITE_OK;
+}
+
+#define WB_REAL(file) (((struct walbuf_file *) (file))->real)
+static int wb_close(sqlite3_file *file)
+{
+    int rc = wb_settle(file), rc2 = WB_REAL(file)->pMethods->xClose(WB_REAL(file));
+    return rc != SQLITE_OK ? rc : rc2;
+}
+static int wb_read(sqlite3_file *file, void *buf, int amount, sqlite3_int64 offset)
+{
+    int rc = wb_settle(file);
+    return rc != SQLITE_OK ? rc : WB_REAL(file)->pMethods->xRead(WB_REAL(file), buf, amount, offset);
+}
+static int wb_truncate(sqlite3_file *file, sqlite3_int64 size)
+{
+    int rc = wb_settle(file);
+    return rc != SQLITE_OK ? rc : WB_REAL(file)->pMethods->xTruncate(WB_REAL(file), size);
+}
+static int wb_sync(sqlite3_file *file, int flags)
+{
+    int rc = wb_settle(file);
+    return rc != SQLITE_OK ? rc : WB_REAL(file)->pMethods->xSync(WB_REAL(file), flags);
+}
+static int wb_size(sqlite3_file *file, sqlite3_int64 *size)
+{
+    int rc = wb_settle(file);
+    return rc != SQLITE_OK ? rc : WB_REAL(file)->pMethods->xFileSize(WB_REAL(file), size);
+}
+static int wb_lock(sqlite3_file *file, int level) { return WB_REAL(file)->pMethods->xLock(WB_REAL(file), level); }
+static int wb_unlock(sqlite3_file *file, int level) { return WB_REAL(file)->pMethods->xUnlock(WB_REAL(file), level); }
+static int wb_reserved(sqlite3_file *file, int *out) { return WB_REAL(file)->pMethods->xCheckReservedLock(WB_REAL(file), out); }
+static int wb_control(sqlite3_file *file, int op, void *arg)
+{
+    int rc = wb_settle(file);
+    return rc != SQLITE_OK ? rc : WB_REAL(file)->pMethods->xFileControl(WB_REAL(file), op, arg);
+}
+static int wb_sector(sqlite3_file *file) { return WB_REAL(file)->pMethods->xSectorSize(WB_REAL(file)); }
+static int wb_caps(sqlite3_file *file) { return WB_REAL(file)->pMethods->xDeviceCharacteristics(WB_REAL(file)); }
+
+static const sqlite3_io_methods wal_methods = {
+    1, wb_close, wb_read, wb_write, wb_truncate, wb_sync, wb_size, wb_lock, wb_unlock, wb_reserved,
+    wb_control, wb_sector, wb_caps,
+};
+
+static int wb_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *out)
+{
+    (void) vfs;
+    if (!(flags & SQLITE_OPEN_WAL)) return unix_vfs->xOpen(unix_vfs, name, file, flags, out); /* in place */
+    struct walbuf_file *f = (struct walbuf_file *) file;
+    f->real = (sqlite3_file *) ((char *) file + WALBUF_HEAD);
+    f->count = f->commit_pending = 0;
+    int rc = unix_vfs->xOpen(unix_vfs, name, f->real, flags, out);
+    file->pMethods = rc == SQLITE_OK && f->real->pMethods ? &wal_methods : NULL;
+    return rc;
+}
+
+/* Registers the gathering VFS as the default one (every connection the floor opens uses it). */
+static void walbuf_register(void)
+{
+    unix_vfs = sqlite3_vfs_find(NULL);
+    walbuf_vfs = *unix_vfs;
+    walbuf_vfs.zName = "floor-walbuf";
+    walbuf_vfs.szOsFile = (int) WALBUF_HEAD + unix_vfs->szOsFile;
+    walbuf_vfs.xOpen = wb_open;
+    walbuf_vfs.pNext = NULL;
+    sqlite3_vfs_register(&walbuf_vfs, 1);
+}
+
 /* ---- checkpoints, as Hearth's CheckpointThread runs them for its Firestore file ---- */
 
 #define CK_TRIGGER 4096  /* WAL frames: Layout.small's autocheckpointPages */
@@ -664,6 +795,7 @@ int main(int argc, char **argv)
     struct fs_rows_omit none = {0};
     (void) fs_rows_close; /* never called: the process ends with _exit, its rows in the WAL */
     db_path = argv[2];
+    walbuf_register();
     fs_rows_open(&rows, db_path, 200, 0, none); /* 200: the bench's fields blob (firestore_rows.c) */
     sqlite3_wal_hook(rows.db, wal_hook, NULL);   /* after fs_rows_open's wal_autocheckpoint=0 */
 

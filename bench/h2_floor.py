@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The HTTP/2 floor against Hearth and the official emulator, on the gRPC rows issue 20 still misses:
 `python3 bench/h2_floor.py [--rounds 3] [--seconds 5] [--rows get,light,commit,write] [--poll-us 200]
-[--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with `--callgrind [-n N]` the floor's instructions per
-operation instead (below).
+[--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
+`--callgrind [-n N] [--floor-only] [--keep]` instructions per operation instead (below).
 
 `bench/ceilings/h2_floor.c` does the least any Firestore gRPC server built on nghttp2 and SQLite must
 do for those rows (its header says what): its rate on this machine, under the very clients `make bench`
@@ -16,8 +16,7 @@ at one stream through h2load (`grpc.get.s1`, each run checked by its DATA bytes)
 light client (`grpc.get.light.s1`), gRPC Commit at 16 streams (`grpc.commit.s16`) and the Write stream
 at 16 streams (`rt.write.s16`), each a create of users/{uid}/files/{id} with serverTimestamp, through
 the light client. Hearth (`.build/release/hearth`, a data directory, the shipped rules as `make bench`
-runs it) and the
-official emulator (the same rules, the same user's token, signed up on Hearth's Auth) hold
+runs it) and the official emulator (the same rules, the same user's token, signed up on Hearth's Auth) hold
 users/{uid}/files/f0; the floor answers GetDocument with the exact bytes Hearth answered for it
 (fetched once with nghttp), so h2load's byte check and the light client's document check hold.
 
@@ -26,8 +25,10 @@ generalised to more sides (round i runs the sides forward when i is even, backwa
 round after `pairs.wait_quiet` and accounted by `benchlib/machine.py`; each side keeps its best round.
 Printed per row and side: the best round's rate, the server's CPU per operation (its session's CPU
 over the round ÷ its operations: the floor's includes its checkpoint thread, the emulator's every JVM
-thread) and the load generator's (the harness and its children: h2load or grpcload, and this script's
-own waiting), then floor ÷ emulator and Hearth ÷ floor. Loopback only; every process started is stopped.
+thread) and the load generator's (h2load's or grpcload's CPU over its run, from this script's
+`RUSAGE_CHILDREN`), then floor ÷ emulator and Hearth ÷ floor; with `--strace`, each row's system calls
+per operation for Hearth and `floor-block` from one more run under `strace -c -f`. Loopback only; every
+process started is stopped.
 
 `--callgrind` counts instead instructions per operation (repeatable where rates on a shared machine are
 not), the floor's and Hearth's under the same loads: per row a fresh floor (blocking loop) under

@@ -4,8 +4,8 @@
  * emulator — GetDocument, Commit and the Write stream — with nothing else around it, so that its rate
  * on this machine, under the same clients, bounds what any design within the non-negotiables reaches.
  *
- * One loop thread (and Hearth's checkpoint thread, below), non-blocking sockets, level-triggered epoll, one nghttp2 server session per connection
- * with Hearth's SETTINGS (1,000 streams, 1 MiB stream window, 16 KiB header list, 16 MiB connection
+ * One loop thread (and Hearth's checkpoint thread, below), non-blocking sockets, level-triggered epoll,
+ * one nghttp2 server session per connection with Hearth's SETTINGS (1,000 streams, 1 MiB stream window, 16 KiB header list, 16 MiB connection
  * window). Every request is read whole through nghttp2 (HPACK and all), every answer framed through it:
  * HEADERS (:status 200, content-type application/grpc), one DATA message, trailers grpc-status 0, the
  * frames a read produced leaving in one send(2).
@@ -13,11 +13,12 @@
  *   bench's document), decodes nothing: no token check, no rules, no lookup.
  * - Commit: finds each write's document name (CommitRequest.writes[].update.name) and writes the rows a
  *   create of users/{uid}/files/{id} writes in Hearth (fs_rows.h: Hearth's schema, 4 KiB pages, WAL,
- *   synchronous=NORMAL) and checkpoints them as Hearth's Firestore file does (Database.Layout.small,
- *   CheckpointThread): at 4,096 WAL frames the writer's WAL hook wakes a thread that runs a PASSIVE
- *   checkpoint on its own connection, and at 6,144 the writer runs one itself) and, as Hearth's VFS
- *   does, gathers a transaction's WAL frame writes into one pwrite (WALBufferingVFS); answers a CommitResponse (a WriteResult with the update time and the
- *   serverTimestamp transform's value, the commit time).
+ *   synchronous=NORMAL), checkpoints them as Hearth's Firestore file does (Database.Layout.small,
+ *   CheckpointThread: at 4,096 WAL frames the writer's WAL hook wakes a thread that runs a PASSIVE
+ *   checkpoint on its own connection, at 6,144 the writer runs one itself) and, as Hearth's VFS does,
+ *   gathers a transaction's WAL frame writes into few pwrites (WALBufferingVFS); answers a
+ *   CommitResponse (a WriteResult with the update time and the serverTimestamp transform's value, the
+ *   commit time).
  * - Write (bidirectional): the handshake (a WriteRequest without writes) is answered with a stream id
  *   and a token; each request with writes is stored as a Commit's and answered with a new token, its
  *   WriteResults and the commit time; the client's half-close is answered with grpc-status 0.

@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""The HTTP/2 floor against Hearth and the official emulator, on the gRPC rows issue 20 still misses:
+`python3 bench/h2_floor.py [--rounds 3] [--seconds 5] [--rows get,light,commit,write] [--poll-us 200]
+[--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
+`--callgrind [-n N] [--floor-only] [--keep]` instructions per operation instead (below).
+
+`bench/ceilings/h2_floor.c` does the least any Firestore gRPC server built on nghttp2 and SQLite must
+do for those rows (its header says what): its rate on this machine, under the very clients `make bench`
+runs, bounds what any design within the non-negotiables reaches there. Two floor processes run, one
+whose loop blocks in epoll_wait when out of work (`floor-block`) and one that polls for up to
+`--poll-us` µs first as Hearth's HTTP/2 loops do (`floor-poll`); per row the better of the two is the
+floor.
+
+The rows are `make bench`'s, built by the same code (`benchlib/grpcbench.grpc_loads`): gRPC GetDocument
+at one stream through h2load (`grpc.get.s1`, each run checked by its DATA bytes) and through grpcload's
+light client (`grpc.get.light.s1`), gRPC Commit at 16 streams (`grpc.commit.s16`) and the Write stream
+at 16 streams (`rt.write.s16`), each a create of users/{uid}/files/{id} with serverTimestamp, through
+the light client. Hearth (`.build/release/hearth`, a data directory, the shipped rules as `make bench`
+runs it) and the official emulator (the same rules, the same user's token, signed up on Hearth's Auth) hold
+users/{uid}/files/f0; the floor answers GetDocument with the exact bytes Hearth answered for it
+(fetched once with nghttp), so h2load's byte check and the light client's document check hold.
+
+Every server stays up; each row runs N rounds per server, in the order of `benchlib/pairs.py`
+generalised to more sides (round i runs the sides forward when i is even, backward when odd), each
+round after `pairs.wait_quiet` and accounted by `benchlib/machine.py`; each side keeps its best round.
+Printed per row and side: the best round's rate, the server's CPU per operation (its session's CPU
+over the round ÷ its operations: the floor's includes its checkpoint thread, the emulator's every JVM
+thread) and the load generator's (h2load's or grpcload's CPU over its run, from this script's
+`RUSAGE_CHILDREN`), then floor ÷ emulator and Hearth ÷ floor; with `--strace`, each row's system calls
+per operation for Hearth and `floor-block` from one more run under `strace -c -f`. Loopback only; every
+process started is stopped.
+
+`--callgrind` counts instead instructions per operation (repeatable where rates on a shared machine are
+not), the floor's and Hearth's under the same loads: per row a fresh floor (blocking loop) under
+`valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes`, then a fresh Hearth the way
+`benchlib/instructions.counted` runs it (data directory, shipped rules, `callgrind_get.seed_user`'s
+user and document), each instrumented only while the load runs, after an untimed warm-up —
+GetDocument from h2load at one stream (N calls), Commit and Write-stream creates from grpcload's light
+client at 16 streams (as many as complete in `--seconds`, divided by its successes) — with the
+busiest threads' counts (the floor's loop and checkpoint thread).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from benchlib import firebase, grpcbench  # noqa: E402
+from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
+from benchlib.httpc import Client, HarnessError, NotAvailable, expect  # noqa: E402
+from benchlib.instructions import collect, control, counted, missing_tools, thread_totals  # noqa: E402
+from benchlib.pairs import Load, Pairing, Side, best_round  # noqa: E402
+from benchlib.procs import Hearth, OfficialFirestore, compile_c, free_port, tail  # noqa: E402
+from callgrind_get import framed_get, seed_user  # noqa: E402
+# children_cpu: the load generators' CPU (machine.account cannot see a child that ends before the
+# round's last snapshot); syscalls: strace -c -f of a process while a load runs.
+from get_rows import children_cpu, syscalls  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROWS = {"get": "grpc.get.s1", "light": "grpc.get.light.s1", "commit": "grpc.commit.s16", "write": "rt.write.s16"}
+HEARTH, PEER, BLOCK, POLL = "hearth", "emulator", "floor-block", "floor-poll"
+
+
+class Floor:
+    """One bench/ceilings/h2_floor.c process on a fresh database file."""
+
+    def __init__(self, ctx, binary, name, answer_file, poll_us):
+        self.ctx, self.binary, self.name = ctx, binary, name
+        self.answer_file, self.poll_us = answer_file, poll_us
+        self.dir = os.path.join(ctx.run_dir, name)
+        self.log = os.path.join(ctx.run_dir, f"{name}.log")
+        self.proc = self.port = None
+        self.prefix = []  # arguments between `binary` and the floor's own (valgrind's)
+
+    def start(self, timeout=10):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        self.port = free_port()
+        argv = [self.binary] + self.prefix + [str(self.port), os.path.join(self.dir, "firestore.sqlite"), self.answer_file, str(self.poll_us)]
+        self.proc = self.ctx.registry.spawn(argv, self.log)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise HarnessError(f"{self.name} exited with {self.proc.returncode}: {tail(self.log)}")
+            if "ready" in self.lines():
+                return self
+            time.sleep(0.02)
+        raise HarnessError(f"{self.name} did not start: {tail(self.log)}")
+
+    def stop(self):
+        """Stops it; returns its counts (calls, commits, transactions, checkpoint passes)."""
+        if self.proc is None:
+            return {}
+        self.ctx.registry.stop(self.proc)
+        line = next((l for l in self.lines() if l.startswith('{"calls"')), None)
+        return json.loads(line) if line else {"log": tail(self.log, 300)}
+
+    def lines(self):
+        """Its log's lines (valgrind's own go there too)."""
+        with open(self.log, errors="replace") as f:
+            return f.read().splitlines()
+
+
+def seed(port, user, what):
+    """users/{uid}/files/f0, as `make bench`'s REST rows store it before the gRPC rows (admin commit)."""
+    c = Client(port)
+    try:
+        writes = [{"update": {"name": f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0",
+                              "fields": firebase.file_fields(user.uid, created="2024-01-01T00:00:00Z")}}]
+        expect(c.request("POST", f"{DOCS}:commit", headers={"Authorization": "Bearer owner"}, body={"writes": writes}),
+               f"{what} Firestore admin commit")
+    finally:
+        c.close()
+
+
+def hearth_answer(ctx, port, user, path):
+    """The framed GetDocument answer Hearth sends for users/{uid}/files/f0 (nghttp prints the DATA),
+    checked to be as long as the DATA of one h2load call, written to `path`."""
+    frame = os.path.join(ctx.run_dir, "h2floor-getdoc.bin")
+    with open(frame, "wb") as f:
+        f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
+    nghttp = shutil.which("nghttp")
+    if not nghttp:
+        raise NotAvailable("nghttp is not installed (Debian package nghttp2-client)")
+    r = subprocess.run([nghttp, "-d", frame, "-H", "content-type: application/grpc", "-H", "te: trailers",
+                        "-H", f"authorization: Bearer {user.id_token}",
+                        f"http://127.0.0.1:{port}/google.firestore.v1.Firestore/GetDocument"],
+                       capture_output=True, timeout=30)
+    answer = r.stdout
+    one = grpcbench.H2Load(ctx).run(port, frame, user.id_token, 1, 0, count=1)
+    if r.returncode != 0 or len(answer) < 6 or answer[0] != 0 or int.from_bytes(answer[1:5], "big") != len(answer) - 5 \
+            or len(answer) != one.get("bytes_data"):
+        raise NotAvailable(f"Hearth's GetDocument answer could not be read ({r.returncode}, {len(answer)} bytes, "
+                           f"h2load {one.get('bytes_data')}): {r.stderr[-200:]!r}")
+    with open(path, "wb") as f:
+        f.write(answer)
+    return answer
+
+
+def operations(details):
+    """The operations a round's load counted: h2load's answered calls, or grpcload's successes."""
+    return details["h2load"]["done"] if "h2load" in details else details["grpcload"]["ok"]
+
+
+def with_loadgen_cpu(load):
+    """`load` whose timed run also records the load generator's CPU seconds (`loadgen_cpu`)."""
+    def once():
+        c0 = children_cpu()
+        value, details = load.once()
+        return value, dict(details, loadgen_cpu=children_cpu() - c0)
+    return Load(once, load.warmup)
+
+
+def run_rounds(pairing, key, loads, rounds):
+    """`pairs.Pairing.run`'s rounds for any number of sides: warm-ups, then round i runs the sides
+    forward (i even) or backward; returns {system: every round's record}."""
+    live = {}
+    for system, load in loads.items():
+        if isinstance(load, str):
+            print(f"  {key} {system}: n/a — {load}", flush=True)
+            continue
+        try:
+            if load.warmup is not None:
+                load.warmup()
+            live[system] = with_loadgen_cpu(load)
+        except NotAvailable as e:
+            print(f"  {key} {system}: n/a — {e}", flush=True)
+    systems = list(live)
+    out = {s: [] for s in systems}
+    for i in range(rounds):
+        for j, system in enumerate(systems if i % 2 == 0 else systems[::-1]):
+            rec = pairing.one_round(key, i * len(systems) + j, system, live[system])
+            out[system].append(rec)
+    return out
+
+
+def per_op(rec):
+    """(server µs, load generator µs) of CPU per operation in one round: the server's session's CPU
+    over the round (`machine.account`: cores × the round's seconds) and the load generator's over its
+    run, each ÷ the operations counted."""
+    m, d = rec["machine"], rec["details"]
+    ops = operations(d)
+    return m["server"] * m["seconds"] / ops * 1e6, d["loadgen_cpu"] / ops * 1e6
+
+
+def load_seconds(rec):
+    """The load's own seconds in a round (h2load's or grpcload's run)."""
+    d = rec["details"]
+    return d["h2load"]["seconds"] if "h2load" in d else d["grpcload"]["seconds"]
+
+
+def summary(key, rounds):
+    """{system: best round's figures} for one row."""
+    out = {}
+    for system, recs in rounds.items():
+        best = best_round(recs)
+        if best is None:
+            out[system] = {"error": next((r.get("error") for r in recs if r.get("error")), "no round")}
+            continue
+        server, loadgen = per_op(best)
+        out[system] = {"rate": best["value"], "server_us": server, "loadgen_us": loadgen,
+                       "server_cores": best["machine"]["server"], "loadgen_cores": best["details"]["loadgen_cpu"] / load_seconds(best),
+                       "steal": best["machine"]["steal"], "others": best["machine"]["others"],
+                       "rounds": [r["value"] for r in recs], "disturbed": sum(1 for r in recs if r["machine"]["disturbed"])}
+    floors = [s for s in (BLOCK, POLL) if "rate" in out.get(s, {})]
+    if floors:
+        out["floor"] = dict(out[max(floors, key=lambda s: out[s]["rate"])], side=max(floors, key=lambda s: out[s]["rate"]))
+    return out
+
+
+def show(key, s):
+    print(f"\n{key}")
+    print(f"  {'side':12s} {'best/s':>9s} {'rounds':>26s} {'server µs/op':>13s} {'loadgen µs/op':>14s} "
+          f"{'cores s+l':>10s} {'steal':>6s}")
+    for system in (HEARTH, PEER, BLOCK, POLL):
+        v = s.get(system)
+        if v is None:
+            continue
+        if "rate" not in v:
+            print(f"  {system:12s} n/a: {v['error'][:100]}")
+            continue
+        rounds = " / ".join(f"{r:,.0f}" if r is not None else "—" for r in v["rounds"])
+        print(f"  {system:12s} {v['rate']:9,.0f} {rounds:>26s} {v['server_us']:13.1f} {v['loadgen_us']:14.1f} "
+              f"{v['server_cores']:4.2f}+{v['loadgen_cores']:4.2f} {v['steal']:6.2f}")
+    f, e, h = s.get("floor"), s.get(PEER, {}), s.get(HEARTH, {})
+    if f:
+        if "rate" in e:
+            print(f"  floor ({f['side']}) ÷ emulator: {f['rate'] / e['rate']:.1f}× rate, "
+                  f"{e['server_us'] / f['server_us']:.1f}× less server CPU per op")
+        if "rate" in h:
+            print(f"  Hearth ÷ floor: {h['rate'] / f['rate']:.2f}× rate; server CPU per op {h['server_us']:.1f} vs "
+                  f"{f['server_us']:.1f} µs ({h['server_us'] - f['server_us']:+.1f})")
+
+
+def cg_loads(ctx):
+    """{key: (warm-up amount, counted amount, load(port, user, amount) → operations)} of --callgrind:
+    GetDocument of the user's f0 from h2load at one stream (amount: calls; the answer's length, for
+    the byte check, from one call during the warm-up), Commit and Write-stream creates from the light
+    client at 16 streams (amount: seconds; operations: its successes)."""
+    answer_lens = {}
+
+    def get(port, user, calls):
+        frame = os.path.join(ctx.run_dir, f"h2floor-getdoc-{user.uid}.bin")
+        h2 = grpcbench.H2Load(ctx)
+        if (port, user.uid) not in answer_lens:
+            with open(frame, "wb") as f:
+                f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
+            answer_lens[(port, user.uid)] = h2.run(port, frame, user.id_token, 1, 60, count=1)["bytes_data"]
+        s = h2.run(port, frame, user.id_token, 1, 600, count=calls)
+        return grpcbench.counted_answers(s, answer_lens[(port, user.uid)], "GetDocument under callgrind")
+
+    def creates(mode):
+        def load(port, user, seconds):
+            return grpcbench.require_ok(grpcbench.grpcload(
+                ctx, port, user.id_token, mode, "-uid", user.uid, "-streams", 16, "-per-conn", 16, "-client", "h2",
+                "-duration", seconds, "-tag", f"cg-{mode}-{int(time.time() * 1000)}", "-timeout", 120),
+                f"{mode} under callgrind")["ok"]
+        return load
+    return {"grpc.get.s1": (50, ctx.cg_calls, get), "grpc.commit.s16": (1, ctx.s.duration, creates("commit")),
+            "rt.write.s16": (1, ctx.s.duration, creates("write"))}
+
+
+def callgrind(ctx, floor_bin, answer_file, user, rows):
+    """Instructions per operation of each row, the floor's and Hearth's (the module's docstring)."""
+    why = missing_tools(("h2load",))
+    if why:
+        raise NotAvailable(why)
+    loads = cg_loads(ctx)
+    out = {}
+    for key in rows:
+        if key not in loads:
+            continue  # the light client's get: the same server work as h2load's, counted there
+        warm, amount, load = loads[key]
+        work = os.path.join(ctx.run_dir, f"h2floor-cg-{key}")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        f = Floor(ctx, "valgrind", f"floor-cg-{key}", answer_file, 0)
+        f.prefix = ["--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes",
+                    f"--callgrind-out-file={work}/callgrind.out.%p", floor_bin]
+        f.start(timeout=120)
+        try:
+            load(f.port, user, warm)
+            control(f.proc.pid, "-i", "on")
+            ops = load(f.port, user, amount)
+            control(f.proc.pid, "-i", "off")
+            control(f.proc.pid, "-d")
+        finally:
+            counts = f.stop()
+        threads = thread_totals(work)
+        ir = collect(work, ctx.cg_keep)
+        out[key] = {"floor": ir / ops, "floor_ops": ops, "floor_threads": [t / ops for t in threads[:3]], "floor_counts": counts}
+        print(f"{key}: floor {ir / ops:,.0f} instructions per operation ({ops:,} operations; busiest threads "
+              + ", ".join(f"{t / ops:,.0f}" for t in threads[:3]) + f"; {counts})", flush=True)
+        if ctx.cg_hearth:
+            out[key]["hearth"] = counted(f"{key}: Hearth", ctx.hearth_bin, amount, seed_user,
+                                         lambda h, user, amount, load=load: load(h.port("firestore"), user, amount),
+                                         rules=ctx.rules_for_hearth, data_dir=True, warm=warm, unit="operation", threads=True)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=5, help="each timed run (make bench: 5)")
+    ap.add_argument("--rows", default="get,light,commit,write", help=f"a comma-separated subset of {','.join(ROWS)}")
+    ap.add_argument("--poll-us", type=int, default=200, help="floor-poll's polling window (Hearth's ceiling: 200)")
+    ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
+    ap.add_argument("--no-peer", action="store_true", help="without the official emulator")
+    ap.add_argument("--peer", metavar="PORT,SID",
+                    help="use a running official emulator (the same rules file; SID: the session id of its processes, "
+                         "for the CPU accounting) instead of starting one: one JVM warmed once for several invocations")
+    ap.add_argument("--peer-warm", type=int, default=5,
+                    help="seconds of each row's load on the emulator before its rounds (make bench: 5, after minutes of "
+                         "REST rows; a fresh JVM's Commit rate still rose 175 → 310 over three rounds after 5 s)")
+    ap.add_argument("--callgrind", action="store_true", help="count the floor's instructions per operation instead")
+    ap.add_argument("-n", type=int, default=2000, help="--callgrind: GetDocument calls counted")
+    ap.add_argument("--floor-only", action="store_true", help="--callgrind: count the floor alone, not Hearth too")
+    ap.add_argument("--keep", action="store_true", help="--callgrind: keep the floor's dumps (for callgrind_annotate)")
+    ap.add_argument("--strace", action="store_true",
+                    help="also count Hearth's and floor-block's system calls per operation (strace -c -f), one run each per row")
+    ap.add_argument("--json", default=os.path.join(ROOT, ".build", "bench", "h2_floor.json"))
+    args = ap.parse_args()
+    keys = [ROWS[r] for r in args.rows.split(",")]
+    ctx = Context(False, ROOT, os.path.abspath(args.hearth_bin), None, None)
+    shipped = os.path.join(ROOT, "rules", "firestore.rules")  # as bench/run.py picks it
+    ctx.rules_for_hearth = shipped if os.path.exists(shipped) else os.path.join(ROOT, "bench", "bench.rules")
+    ctx.s.duration = args.seconds
+    floor_bin = compile_c("h2_floor.c", os.path.join(ctx.build, "bin", "h2_floor"), ["-lnghttp2", "-lsqlite3", "-lpthread"])
+    results = {"rounds": args.rounds, "seconds": args.seconds, "poll_us": args.poll_us, "rows": {}}
+    data_dir = os.path.join(ctx.run_dir, "hearth-h2floor")
+    shutil.rmtree(data_dir, ignore_errors=True)
+    floors = []
+    try:
+        h = Hearth(ctx.registry, ctx.hearth_bin, ctx.run_dir, data_dir=data_dir, rules=ctx.rules_for_hearth,
+                   log_name="hearth-h2floor").start()
+        c = Client(h.port("auth"))
+        user = firebase.sign_up(c, "h2floor@example.com")
+        c.close()
+        seed(h.port("firestore"), user, "hearth")
+        answer_file = os.path.join(ctx.run_dir, "h2floor-answer.bin")
+        answer = hearth_answer(ctx, h.port("firestore"), user, answer_file)
+        ctx.log(f"Hearth's GetDocument answer: {len(answer)} bytes")
+        if args.callgrind:
+            ctx.cg_calls, ctx.cg_hearth, ctx.cg_keep = args.n, not args.floor_only, args.keep
+            results["callgrind"] = callgrind(ctx, floor_bin, answer_file, user, keys)
+            return 0
+        servers = {HEARTH: (h.port("firestore"), h.proc.pid)}
+        for name, poll in ((BLOCK, 0), (POLL, args.poll_us)):
+            f = Floor(ctx, floor_bin, name, answer_file, poll).start()
+            floors.append(f)
+            servers[name] = (f.port, f.proc.pid)
+        if args.peer:
+            # An emulator started (with the same rules) and warmed beforehand: PORT,SESSION-ID.
+            port, sid = (int(v) for v in args.peer.split(","))
+            seed(port, user, "emulator")
+            servers[PEER] = (port, sid)
+        elif not args.no_peer:
+            emu = OfficialFirestore(ctx.registry, ctx.run_dir, ctx.rules_for_hearth)
+            emu.start()
+            ctx.log(f"the official emulator started in {emu.startup_seconds:.1f}s")
+            seed(emu.port, user, "emulator")
+            servers[PEER] = (emu.port, emu.proc.pid)
+        order = [s for s in (HEARTH, PEER, BLOCK, POLL) if s in servers]
+        pairing = Pairing(ctx, [Side(s, servers[s][1]) for s in order], args.rounds, harness_pid=os.getpid())
+        # make bench's warm-ups (fsrows.Phase.warm: 5 s for the JVM, 1 s for the others), the JVM's
+        # longer with --peer-warm: in make bench it has run the REST rows for minutes before these.
+        loads = {s: grpcbench.grpc_loads(ctx, s, servers[s][0], user, int(args.peer_warm) if s == PEER else 1) for s in order}
+        for key in keys:
+            rounds = run_rounds(pairing, key, {s: loads[s][key] for s in order}, args.rounds)
+            s = summary(key, rounds)
+            results["rows"][key] = {"summary": s, "rounds": rounds}
+            show(key, s)
+            if args.strace:
+                for side in (HEARTH, BLOCK):
+                    calls = syscalls(servers[side][1], loads[side][key].once, lambda r: operations(r[1]))
+                    results["rows"][key][f"syscalls_{side}"] = calls
+                    print(f"  {side} system calls per operation: {calls}", flush=True)
+    finally:
+        results["floor_counts"] = {f.name: f.stop() for f in floors}
+        ctx.registry.stop_all()
+        shutil.rmtree(data_dir, ignore_errors=True)
+        os.makedirs(os.path.dirname(args.json), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1, default=str)
+    print(f"\nfloor counts: {results['floor_counts']}\nevery round: {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

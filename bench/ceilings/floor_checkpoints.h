@@ -25,6 +25,7 @@ struct floor_checkpointer {
     pthread_mutex_t lock, pass; /* `pass`: one checkpoint at a time, the thread's or the writer's */
     pthread_cond_t wake;
     int wanted;
+    long thread_passes, writer_passes; /* under `pass` */
 };
 
 static void *floor_checkpoint_loop(void *arg)
@@ -37,6 +38,7 @@ static void *floor_checkpoint_loop(void *arg)
         pthread_mutex_unlock(&c->lock);
         pthread_mutex_lock(&c->pass);
         sqlite3_wal_checkpoint_v2(c->db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        c->thread_passes++;
         pthread_mutex_unlock(&c->pass);
     }
     return NULL;
@@ -50,6 +52,7 @@ static int floor_wal_hook(void *arg, sqlite3 *writer, const char *db_name, int p
         /* Waits for the thread's pass in progress, then copies what is left: the WAL restarts. */
         pthread_mutex_lock(&c->pass);
         sqlite3_wal_checkpoint_v2(writer, db_name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        c->writer_passes++;
         pthread_mutex_unlock(&c->pass);
     } else if (pages >= FLOOR_CHECKPOINT_PAGES) {
         pthread_mutex_lock(&c->lock);

@@ -15,8 +15,9 @@
  *   create of users/{uid}/files/{id} writes in Hearth (fs_rows.h: Hearth's schema, 4 KiB pages, WAL,
  *   synchronous=NORMAL), checkpoints them as Hearth's Firestore file does (Database.Layout.small,
  *   CheckpointThread: at 4,096 WAL frames the writer's WAL hook wakes a thread that runs a PASSIVE
- *   checkpoint on its own connection, at 6,144 the writer runs one itself) and, as Hearth's VFS does,
- *   gathers a transaction's WAL frame writes into few pwrites (WALBufferingVFS); answers a
+ *   checkpoint on its own connection, at 6,144 the writer runs one itself: floor_checkpoints.h) and, as
+ *   Hearth's VFS does, gathers a transaction's WAL frame writes into few pwrites (WALBufferingVFS:
+ *   wal_gather.h, which fs_rows.h registers); answers a
  *   CommitResponse (a WriteResult with the update time and the serverTimestamp transform's value, the
  *   commit time).
  * - Write (bidirectional): the handshake (a WriteRequest without writes) is answered with a stream id
@@ -53,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor_checkpoints.h"
 #include "fs_rows.h"
 
 #define MAX_CONNS 64
@@ -587,190 +589,7 @@ static void group_commit(void)
     npending = 0;
 }
 
-/* ---- WAL writes gathered, as Hearth's WALBufferingVFS / WALWriteBuffer gather them ----
- * SQLite writes each WAL frame as two pwrite(2)s (its 24-byte header, its page). Hearth's VFS gathers
- * a transaction's contiguous frame writes into one pwrite (under 128 KiB: the unix VFS masks a
- * write's length with 0x1ffff), written out at the commit frame's header (everything so far, the
- * header included; the commit page right after it), before any other call on the file and before a
- * write that does not continue the gathered bytes — so every frame is in the file before SQLite
- * publishes the commit. The floor does the same: it must not pay system calls Hearth does not. */
-
-#define WALBUF_CAPACITY (120 * 1024)
-
-struct walbuf_file {
-    sqlite3_file base;          /* pMethods: wal_methods */
-    sqlite3_file *real;         /* the unix VFS's file, right after this struct */
-    sqlite3_int64 start;
-    int count, commit_pending;
-    unsigned char bytes[WALBUF_CAPACITY];
-};
-#define WALBUF_HEAD ((sizeof(struct walbuf_file) + 15) & ~(size_t) 15)
-
-static sqlite3_vfs *unix_vfs;
-static sqlite3_vfs walbuf_vfs;
-
-static int wb_flush(struct walbuf_file *f)
-{
-    if (!f->count) return SQLITE_OK;
-    int n = f->count;
-    f->count = 0;
-    return f->real->pMethods->xWrite(f->real, f->bytes, n, f->start);
-}
-
-static int wb_settle(sqlite3_file *file)
-{
-    struct walbuf_file *f = (struct walbuf_file *) file;
-    f->commit_pending = 0;
-    return wb_flush(f);
-}
-
-static int wb_write(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset)
-{
-    struct walbuf_file *f = (struct walbuf_file *) file;
-    int rc;
-    if (f->count && offset != f->start + f->count && (rc = wb_flush(f)) != SQLITE_OK) return rc;
-    if (f->count + amount > WALBUF_CAPACITY) {
-        if ((rc = wb_flush(f)) != SQLITE_OK) return rc;
-        if (amount > WALBUF_CAPACITY) {
-            f->commit_pending = 0;
-            return f->real->pMethods->xWrite(f->real, data, amount, offset);
-        }
-    }
-    if (!f->count) f->start = offset;
-    memcpy(f->bytes + f->count, data, (size_t) amount);
-    f->count += amount;
-    if (f->commit_pending) { /* the commit frame's page: the frame is complete */
-        f->commit_pending = 0;
-        return wb_flush(f);
-    }
-    const unsigned char *b = data;
-    if (amount == 24 && (b[4] | b[5] | b[6] | b[7])) { /* a commit frame's header */
-        f->commit_pending = 1;
-        return wb_flush(f);
-    }
-    return SQLITE_OK;
-}
-
-#define WB_REAL(file) (((struct walbuf_file *) (file))->real)
-static int wb_close(sqlite3_file *file)
-{
-    int rc = wb_settle(file), rc2 = WB_REAL(file)->pMethods->xClose(WB_REAL(file));
-    return rc != SQLITE_OK ? rc : rc2;
-}
-static int wb_read(sqlite3_file *file, void *buf, int amount, sqlite3_int64 offset)
-{
-    int rc = wb_settle(file);
-    return rc != SQLITE_OK ? rc : WB_REAL(file)->pMethods->xRead(WB_REAL(file), buf, amount, offset);
-}
-static int wb_truncate(sqlite3_file *file, sqlite3_int64 size)
-{
-    int rc = wb_settle(file);
-    return rc != SQLITE_OK ? rc : WB_REAL(file)->pMethods->xTruncate(WB_REAL(file), size);
-}
-static int wb_sync(sqlite3_file *file, int flags)
-{
-    int rc = wb_settle(file);
-    return rc != SQLITE_OK ? rc : WB_REAL(file)->pMethods->xSync(WB_REAL(file), flags);
-}
-static int wb_size(sqlite3_file *file, sqlite3_int64 *size)
-{
-    int rc = wb_settle(file);
-    return rc != SQLITE_OK ? rc : WB_REAL(file)->pMethods->xFileSize(WB_REAL(file), size);
-}
-static int wb_lock(sqlite3_file *file, int level) { return WB_REAL(file)->pMethods->xLock(WB_REAL(file), level); }
-static int wb_unlock(sqlite3_file *file, int level) { return WB_REAL(file)->pMethods->xUnlock(WB_REAL(file), level); }
-static int wb_reserved(sqlite3_file *file, int *out) { return WB_REAL(file)->pMethods->xCheckReservedLock(WB_REAL(file), out); }
-static int wb_control(sqlite3_file *file, int op, void *arg)
-{
-    int rc = wb_settle(file);
-    return rc != SQLITE_OK ? rc : WB_REAL(file)->pMethods->xFileControl(WB_REAL(file), op, arg);
-}
-static int wb_sector(sqlite3_file *file) { return WB_REAL(file)->pMethods->xSectorSize(WB_REAL(file)); }
-static int wb_caps(sqlite3_file *file) { return WB_REAL(file)->pMethods->xDeviceCharacteristics(WB_REAL(file)); }
-
-static const sqlite3_io_methods wal_methods = {
-    1, wb_close, wb_read, wb_write, wb_truncate, wb_sync, wb_size, wb_lock, wb_unlock, wb_reserved,
-    wb_control, wb_sector, wb_caps,
-};
-
-static int wb_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *out)
-{
-    (void) vfs;
-    if (!(flags & SQLITE_OPEN_WAL)) return unix_vfs->xOpen(unix_vfs, name, file, flags, out); /* in place */
-    struct walbuf_file *f = (struct walbuf_file *) file;
-    f->real = (sqlite3_file *) ((char *) file + WALBUF_HEAD);
-    f->count = f->commit_pending = 0;
-    int rc = unix_vfs->xOpen(unix_vfs, name, f->real, flags, out);
-    file->pMethods = rc == SQLITE_OK && f->real->pMethods ? &wal_methods : NULL;
-    return rc;
-}
-
-/* Registers the gathering VFS as the default one (every connection the floor opens uses it). */
-static void walbuf_register(void)
-{
-    unix_vfs = sqlite3_vfs_find(NULL);
-    walbuf_vfs = *unix_vfs;
-    walbuf_vfs.zName = "floor-walbuf";
-    walbuf_vfs.szOsFile = (int) WALBUF_HEAD + unix_vfs->szOsFile;
-    walbuf_vfs.xOpen = wb_open;
-    walbuf_vfs.pNext = NULL;
-    sqlite3_vfs_register(&walbuf_vfs, 1);
-}
-
-/* ---- checkpoints, as Hearth's CheckpointThread runs them for its Firestore file ---- */
-
-#define CK_TRIGGER 4096  /* WAL frames: Layout.small's autocheckpointPages */
-#define CK_BACKSTOP 6144 /* Layout.small's checkpointBackstopPages */
-static const char *db_path;
-static pthread_mutex_t ck_mu = PTHREAD_MUTEX_INITIALIZER, ck_pass = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t ck_cv = PTHREAD_COND_INITIALIZER;
-static int ck_requested, ck_started;
-static long ck_thread_passes, ck_writer_passes;
-
-static void *ck_run(void *arg)
-{
-    (void) arg;
-    sqlite3 *db;
-    check(sqlite3_open(db_path, &db), db, "checkpoint open");
-    sqlite3_busy_timeout(db, 5000);
-    check(sqlite3_exec(db, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;", NULL, NULL, NULL),
-          db, "checkpoint pragmas");
-    for (;;) {
-        pthread_mutex_lock(&ck_mu);
-        while (!ck_requested) pthread_cond_wait(&ck_cv, &ck_mu);
-        ck_requested = 0;
-        pthread_mutex_unlock(&ck_mu);
-        pthread_mutex_lock(&ck_pass);
-        sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-        ck_thread_passes++;
-        pthread_mutex_unlock(&ck_pass);
-    }
-    return NULL;
-}
-
-static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
-{
-    (void) arg; (void) name;
-    if (frames >= CK_BACKSTOP) {
-        pthread_mutex_lock(&ck_pass);
-        sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-        ck_writer_passes++;
-        pthread_mutex_unlock(&ck_pass);
-    } else if (frames >= CK_TRIGGER) {
-        pthread_mutex_lock(&ck_mu);
-        ck_requested = 1;
-        if (!ck_started) {
-            pthread_t t;
-            ck_started = 1;
-            pthread_create(&t, NULL, ck_run, NULL);
-            pthread_detach(t);
-        } else {
-            pthread_cond_signal(&ck_cv);
-        }
-        pthread_mutex_unlock(&ck_mu);
-    }
-    return SQLITE_OK;
-}
+static struct floor_checkpointer checkpoints;
 
 static void on_signal(int sig)
 {
@@ -795,10 +614,8 @@ int main(int argc, char **argv)
     if (get_answer_len < 5) { fprintf(stderr, "%s: not a gRPC message\n", argv[3]); return 1; }
     struct fs_rows_omit none = {0};
     (void) fs_rows_close; /* never called: the process ends with _exit, its rows in the WAL */
-    db_path = argv[2];
-    walbuf_register();
-    fs_rows_open(&rows, db_path, 200, 0, none); /* 200: the bench's fields blob (firestore_rows.c) */
-    sqlite3_wal_hook(rows.db, wal_hook, NULL);   /* after fs_rows_open's wal_autocheckpoint=0 */
+    fs_rows_open(&rows, argv[2], 200, 0, none); /* 200: the bench's fields blob (firestore_rows.c) */
+    floor_checkpoints_start(&checkpoints, rows.db, argv[2]); /* after fs_rows_open's wal_autocheckpoint=0 */
 
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
@@ -838,9 +655,9 @@ int main(int argc, char **argv)
             if (c && c->closed) close_conn(c);
         }
     }
-    pthread_mutex_lock(&ck_pass);
+    pthread_mutex_lock(&checkpoints.pass);
     printf("{\"calls\": %ld, \"commits\": %ld, \"transactions\": %ld, \"checkpoints_thread\": %ld, \"checkpoints_writer\": %ld}\n",
-           calls, commits, transactions, ck_thread_passes, ck_writer_passes);
+           calls, commits, transactions, checkpoints.thread_passes, checkpoints.writer_passes);
     fflush(stdout);
     _exit(0); /* the checkpoint thread may be in a pass: the WAL holds every commit, as after kill -9 */
 }

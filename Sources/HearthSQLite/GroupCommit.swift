@@ -46,18 +46,6 @@ import HearthCore
 /// batch fails with it (`batchFailed`). A lone body that throws rolls its transaction back before
 /// the hook would run.
 ///
-/// A caller that finds no batch running leads at once, and the bodies queued while its own runs
-/// join it; with 16 REST connections that filled 3.2 bodies per Firestore transaction on average,
-/// two thirds of the transactions holding one body (the others' requests were still on their way
-/// through libmicrohttpd on saturated cores). With `gathers`, a leading caller first waits, at most
-/// `gatherWait`, until as many bodies are queued as three quarters of the largest of its recent
-/// batches (`gatherTarget`): it sleeps, giving its core to the callers on their way, and the caller
-/// that fills the target wakes it. Firestore's batches grew to ~9 bodies and its CPU per commit fell
-/// (docs/benchmarks.md, groupbatch); S3's small PUTs were slower so (they keep `gathers` off). A
-/// caller whose recent batches held one body (a lone client) never waits. Batches led by `submit`
-/// or `drainer` do not wait: their bodies come from event loops that queue them as they read them,
-/// and those batches already held nearly every body in flight (15–16 of 16).
-///
 /// A waiting caller sleeps on its own job's semaphore and is woken only when it has something to
 /// do: its body ran (it returns), or the lead is handed to it. One broadcast to every waiter woke
 /// them all after each batch, and with 16 callers most went back to sleep at once: about one
@@ -72,8 +60,6 @@ public final class GroupCommit: @unchecked Sendable {
     private let database: Database
     private let savepoint: String
     private let beforeCommit: (@Sendable (Connection) throws -> Void)?
-    /// Whether a leading caller waits for its batch to fill (`gather`).
-    private let gathers: Bool
     /// Leads submitted bodies that no caller is waiting to lead: a thread of its own, started when
     /// first needed, that sleeps on `drainWake` between runs. Not a GCD queue: libdispatch gives
     /// its threads the nice value of their QoS class (0 or 2 for a default queue, measured), not
@@ -87,17 +73,6 @@ public final class GroupCommit: @unchecked Sendable {
 
     /// Bodies run in one transaction at most: bounds how long the first caller of a busy stream waits.
     public static let maxBatch = 64
-
-    /// How long a leading caller waits at most for its batch to fill (`gather`).
-    static let gatherWait = DispatchTimeInterval.microseconds(100)
-    /// How many of the batches last led by a waiting caller set the target (`gatherTarget`).
-    static let recentBatches = 8
-    /// Bodies in the batches last led by waiting callers, at most `recentBatches` (a ring; under `lock`).
-    private var recent: [Int] = []
-    private var recentNext = 0
-    /// While a leader gathers: the queue length that wakes it (0: none waits; under `lock`).
-    private var gathering = 0
-    private let gathered = DispatchSemaphore(value: 0)
 
     /// One caller's transaction body; it stores its own result in its caller's frame.
     private final class Job {
@@ -132,14 +107,12 @@ public final class GroupCommit: @unchecked Sendable {
         drainWake.signal()
     }
 
-    /// Batches writes to `database`; `savepoint` names the savepoint each body runs in,
-    /// `beforeCommit` runs once per transaction before its COMMIT, and `gathers` lets a leading
-    /// caller wait for its batch to fill (see the type's comment).
-    public init(database: Database, savepoint: String = "group_commit", gathers: Bool = false,
+    /// Batches writes to `database`; `savepoint` names the savepoint each body runs in, and
+    /// `beforeCommit` runs once per transaction before its COMMIT (see the type's comment).
+    public init(database: Database, savepoint: String = "group_commit",
                 beforeCommit: (@Sendable (Connection) throws -> Void)? = nil) {
         self.database = database
         self.savepoint = savepoint
-        self.gathers = gathers
         self.beforeCommit = beforeCommit
     }
 
@@ -164,7 +137,6 @@ public final class GroupCommit: @unchecked Sendable {
             let job = Job(savepoint: savepoint) { conn in result = try body(conn) }
             lock.lock()
             queue.append(job)
-            bodyQueued()
             while !job.finished {
                 if leading {
                     // Woken when the body ran, or to lead (the loop tells which).
@@ -177,10 +149,7 @@ public final class GroupCommit: @unchecked Sendable {
                     continue
                 }
                 leading = true
-                gather()
-                let ran = leadBatch()
-                if recent.count < Self.recentBatches { recent.append(ran) } else { recent[recentNext] = ran }
-                recentNext = (recentNext + 1) % Self.recentBatches
+                leadBatch()
                 handOff()
             }
             lock.unlock()
@@ -210,7 +179,6 @@ public final class GroupCommit: @unchecked Sendable {
         })
         lock.lock()
         queue.append(job)
-        bodyQueued()
         if !leading {
             leading = true
             if lead {
@@ -223,44 +191,9 @@ public final class GroupCommit: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// The queue length a leading caller waits for, given the sizes of its recent batches: three
-    /// quarters of the largest, rounded up; 0 (no wait) when none held more than one body.
-    static func gatherTarget(recent: [Int]) -> Int {
-        guard let peak = recent.max(), peak > 1 else { return 0 }
-        return min(maxBatch, (3 * peak + 3) / 4)
-    }
-
-    /// A leading caller's wait for its batch to fill (`lock` held, leading; returns so): until the
-    /// queue holds `gatherTarget` bodies or `gatherWait` has passed. Sleeping, not spinning: the
-    /// callers it waits for need the core (a yielding spin measured slower).
-    private func gather() {
-        guard gathers else { return }
-        let target = Self.gatherTarget(recent: recent)
-        guard queue.count < target else { return }
-        gathering = target
-        lock.unlock()
-        let outcome = gathered.wait(timeout: .now() + Self.gatherWait)
-        lock.lock()
-        if outcome == .timedOut {
-            // A caller that filled the target after the timeout signalled: take that signal, so
-            // that the next wait does not return at once.
-            if gathering == 0 { gathered.wait() }
-            gathering = 0
-        }
-    }
-
-    /// After a body is queued (`lock` held): wakes a gathering leader once its target is reached.
-    private func bodyQueued() {
-        guard gathering > 0, queue.count >= gathering else { return }
-        gathering = 0
-        gathered.signal()
-    }
-
     /// Runs the queued bodies as one batch (called leading, with `lock` held; returns so):
-    /// completes the submitted ones, then wakes the waiting callers whose bodies ran. Returns how
-    /// many bodies ran.
-    @discardableResult
-    private func leadBatch() -> Int {
+    /// completes the submitted ones, then wakes the waiting callers whose bodies ran.
+    private func leadBatch() {
         let first = queue
         queue.removeAll(keepingCapacity: true)
         lock.unlock()
@@ -276,7 +209,6 @@ public final class GroupCommit: @unchecked Sendable {
             j.finished = true
             Self.wake(j)
         }
-        return ran.count
     }
 
     /// Wakes a job's sleeping caller (`lock` held).

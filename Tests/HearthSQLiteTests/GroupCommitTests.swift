@@ -331,42 +331,6 @@ import Testing
         #expect(batcher.queued == 0)
     }
 
-    /// A leading caller waits for its batch to fill only after batches of more than one body, and
-    /// then for three quarters of the largest recent one (never more than a batch may hold).
-    @Test func gatherTargetFollowsRecentBatches() {
-        #expect(GroupCommit.gatherTarget(recent: []) == 0)
-        #expect(GroupCommit.gatherTarget(recent: [1, 1, 1]) == 0)
-        #expect(GroupCommit.gatherTarget(recent: [1, 2, 1]) == 2)
-        #expect(GroupCommit.gatherTarget(recent: [3, 16, 9]) == 12)
-        #expect(GroupCommit.gatherTarget(recent: [5]) == 4)
-        #expect(GroupCommit.gatherTarget(recent: [200]) == GroupCommit.maxBatch)
-    }
-
-    /// Callers that gather (after a batch of several) still all commit and return, and a caller
-    /// alone afterwards returns too: its wait is bounded, and once its recent batches held one body
-    /// it does not wait at all.
-    @Test func gatheringLeadersStillCommitEveryCaller() throws {
-        let db = try database()
-        let batcher = GroupCommit(database: db, gathers: true)
-        let done = DispatchGroup()
-        for t in 0..<8 {
-            done.enter()
-            Thread.detachNewThread {
-                for r in 0..<20 {
-                    _ = try? batcher.perform { c in try c.run("INSERT INTO t (v) VALUES (?)", ["g\(t)-\(r)"]) }
-                }
-                done.leave()
-            }
-        }
-        #expect(done.wait(timeout: .now() + 120) == .success)
-        for r in 0..<(GroupCommit.recentBatches + 2) {
-            try batcher.perform { c in try c.run("INSERT INTO t (v) VALUES (?)", ["alone-\(r)"]) }
-        }
-        let stored = try values(db)
-        #expect(stored.count == 8 * 20 + GroupCommit.recentBatches + 2)
-        #expect(batcher.queued == 0)
-    }
-
     /// `lead: false` (a loop thread queuing a commit) never runs a body on the submitting thread,
     /// whether or not a batch is running, and completions still come in submission order, each
     /// after its body's COMMIT.

@@ -131,7 +131,7 @@ final class FirestoreStorage: @unchecked Sendable {
         self.database = database
         self.logger = logger
         let times = commitTimes
-        batcher = GroupCommit(database: database, savepoint: "fs_batched_write", gathers: true, beforeCommit: { conn in try times.flush(conn) })
+        batcher = GroupCommit(database: database, savepoint: "fs_batched_write", beforeCommit: { conn in try times.flush(conn) })
     }
 
     /// Runs `body` in a write transaction, committed together with concurrent ones (`GroupCommit`);

@@ -1,3 +1,5 @@
+import HearthCore
+
 /// Byte encodings whose `memcmp` order is Firestore's order, so SQLite indexes sort values and
 /// document names exactly as Firestore does.
 ///
@@ -121,7 +123,7 @@ enum OrderedEncoding {
             out.append(tagMap)
             for (key, value) in sortedMembers(members) {
                 out.append(0x01)
-                appendEscaped(key.utf8, to: &out)
+                appendEscaped(key.string.utf8, to: &out)
                 append(value, to: &out)
             }
             out.append(0)
@@ -129,13 +131,13 @@ enum OrderedEncoding {
     }
 
     /// Keys in UTF-8 byte order (Firestore's string order), not Swift's `String` order.
-    static func sortedKeys(_ members: [String: FirestoreValue]) -> [String] {
-        members.keys.sorted(by: utf8Less)
+    static func sortedKeys(_ members: [ExactString: FirestoreValue]) -> [ExactString] {
+        members.keys.sorted()
     }
 
     /// The members in UTF-8 byte order of their keys: `sortedKeys` without a lookup per key.
-    static func sortedMembers(_ members: [String: FirestoreValue]) -> [(key: String, value: FirestoreValue)] {
-        members.sorted { utf8Less($0.key, $1.key) }
+    static func sortedMembers(_ members: [ExactString: FirestoreValue]) -> [(key: ExactString, value: FirestoreValue)] {
+        members.sorted { $0.key < $1.key }
     }
 
     /// Whether `a` sorts before `b` by UTF-8 bytes.

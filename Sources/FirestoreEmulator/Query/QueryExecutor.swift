@@ -706,7 +706,7 @@ struct QueryExecutor {
         private static func value(at rest: ArraySlice<String>, in top: FirestoreValue) -> FirestoreValue? {
             var v = top
             for segment in rest {
-                guard case .map(let m) = v, let next = m[segment] else { return nil }
+                guard case .map(let m) = v, let next = m[ExactString(segment)] else { return nil }
                 v = next
             }
             return v

@@ -1,0 +1,70 @@
+import Foundation
+
+/// A string that equals, hashes and sorts by its UTF-8 bytes.
+///
+/// Swift's `String` compares and hashes by canonical equivalence: "é" precomposed (NFC, U+00E9) and
+/// decomposed (NFD, "e" U+0301) are `==` and hash alike. Firestore (and Cloud Storage, S3) keep
+/// them apart — two field names, two document IDs, two unequal values — and an iOS app meets NFD
+/// text for real (file names, some keyboards' input). Keyed by a `String`, a map with both names
+/// kept one value and a cache handed one document's data to the other's reader; keyed by this,
+/// they stay two. For ASCII the answers are the same as `String`'s (whose `==` is then a byte
+/// comparison too), at the same cost: one length check and one `memcmp`.
+public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let string: String
+
+    @inlinable
+    public init(_ string: String) { self.string = string }
+
+    @inlinable
+    public init(stringLiteral value: String) { self.string = value }
+
+    public var description: String { string }
+
+    @inlinable
+    public static func == (a: ExactString, b: ExactString) -> Bool { equal(a.string, b.string) }
+
+    @inlinable
+    public static func < (a: ExactString, b: ExactString) -> Bool { compare(a.string, b.string) < 0 }
+
+    @inlinable
+    public func hash(into hasher: inout Hasher) {
+        var s = string
+        s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether `a` and `b` are the same UTF-8 bytes (not merely canonically equivalent).
+    @inlinable
+    public static func equal(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+            }
+        }
+    }
+
+    /// `a`'s UTF-8 bytes against `b`'s, as SQLite compares TEXT (and Firestore orders strings):
+    /// -1, 0 or 1, a prefix first.
+    @inlinable
+    public static func compare(_ a: String, _ b: String) -> Int {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let n = Swift.min(x.count, y.count)
+                if n > 0 {
+                    let c = memcmp(x.baseAddress!, y.baseAddress!, n)
+                    if c != 0 { return c < 0 ? -1 : 1 }
+                }
+                return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+            }
+        }
+    }
+
+    /// Whether two lists of strings are the same bytes element by element (a path's segments).
+    @inlinable
+    public static func equal(_ a: [String], _ b: [String]) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in a.indices where !equal(a[i], b[i]) { return false }
+        return true
+    }
+}

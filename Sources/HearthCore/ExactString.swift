@@ -1,5 +1,3 @@
-import Foundation
-
 /// A string that equals, hashes and sorts by its UTF-8 bytes.
 ///
 /// Swift's `String` compares and hashes by canonical equivalence: "é" precomposed (NFC, U+00E9) and
@@ -8,7 +6,7 @@ import Foundation
 /// text for real (file names, some keyboards' input). Keyed by a `String`, a map with both names
 /// kept one value and a cache handed one document's data to the other's reader; keyed by this,
 /// they stay two. For ASCII the answers are the same as `String`'s (whose `==` is then a byte
-/// comparison too), at the same cost: one length check and one `memcmp`.
+/// comparison too), at about the same cost: one length check and a loop over the bytes.
 public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     public let string: String
 
@@ -33,27 +31,38 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
     }
 
     /// Whether `a` and `b` are the same UTF-8 bytes (not merely canonically equivalent).
+    /// Lengths first (O(1) for native strings): most unequal names differ in length. The bytes are
+    /// then compared in a loop, not by `memcmp`: names are short, and the call cost more than the
+    /// loop in a commit's rules decision (callgrind, docs/benchmarks.md *Byte-string keys*).
     @inlinable
     public static func equal(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
         var a = a, b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in
-                x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+                var i = 0
+                while i < x.count {
+                    if x[i] != y[i] { return false }
+                    i += 1
+                }
+                return true
             }
         }
     }
 
     /// `a`'s UTF-8 bytes against `b`'s, as SQLite compares TEXT (and Firestore orders strings):
-    /// -1, 0 or 1, a prefix first.
+    /// -1, 0 or 1, a prefix first. Over the contiguous bytes: the generic `lexicographicallyPrecedes`
+    /// of two `UTF8View`s stepped through string indices.
     @inlinable
     public static func compare(_ a: String, _ b: String) -> Int {
         var a = a, b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in
                 let n = Swift.min(x.count, y.count)
-                if n > 0 {
-                    let c = memcmp(x.baseAddress!, y.baseAddress!, n)
-                    if c != 0 { return c < 0 ? -1 : 1 }
+                var i = 0
+                while i < n {
+                    if x[i] != y[i] { return x[i] < y[i] ? -1 : 1 }
+                    i += 1
                 }
                 return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
             }

@@ -146,21 +146,8 @@ enum OrderedEncoding {
     }
 
     /// `a`'s UTF-8 bytes against `b`'s, as SQLite compares TEXT: -1, 0 or 1 (a prefix first).
-    /// Over the contiguous bytes: the generic `lexicographicallyPrecedes` of two `UTF8View`s
-    /// stepped through string indices and was most of sorting a document's index entries.
     static func utf8Compare(_ a: String, _ b: String) -> Int {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                let n = Swift.min(x.count, y.count)
-                var i = 0
-                while i < n {
-                    if x[i] != y[i] { return x[i] < y[i] ? -1 : 1 }
-                    i += 1
-                }
-                return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
-            }
-        }
+        ExactString.compare(a, b)
     }
 
     /// The largest double not above `i`, and `i` minus it (0 ..< 2048).

@@ -111,3 +111,38 @@ def test_array_transforms_compare_exact_sequences(db):
     assert ref.get().get("a") == [NFC, NFD]
     ref.update({"a": firestore.ArrayRemove([NFC])})
     assert ref.get().get("a") == [NFD]
+
+
+def test_collections_differing_only_in_normalisation_are_two(db):
+    parent = coll(db).document("p")
+    parent.collection(NFC).document("a").set({"v": 1})
+    parent.collection(NFD).document("b").set({"v": 2})
+    assert [s.id for s in parent.collection(NFC).stream()] == ["a"]
+    assert [s.id for s in parent.collection(NFD).stream()] == ["b"]
+    assert sorted((c.id for c in parent.collections()), key=str.encode) == [NFD, NFC]
+    group = "g" + uuid.uuid4().hex[:10]
+    parent.collection(group + NFC).document("a").set({"v": 1})
+    parent.collection(group + NFD).document("b").set({"v": 2})
+    assert [s.id for s in db.collection_group(group + NFD).stream()] == ["b"]
+
+
+def test_a_listener_on_one_spelling_sees_only_its_collection(db):
+    import threading
+    parent = coll(db).document("p")
+    seen, ready = [], threading.Event()
+
+    def on_snapshot(snapshots, changes, read_time):
+        seen.append(sorted(s.id for s in snapshots))
+        if seen[-1] == ["c2"]:
+            ready.set()
+
+    parent.collection(NFC).document("c1").set({"v": 1})
+    watch = parent.collection(NFC).on_snapshot(on_snapshot)
+    try:
+        parent.collection(NFD).document("d1").set({"v": 1})
+        parent.collection(NFC).document("c2").set({"v": 1})
+        parent.collection(NFC).document("c1").delete()
+        assert ready.wait(20), seen
+    finally:
+        watch.unsubscribe()
+    assert all("d1" not in ids for ids in seen), seen

@@ -26,20 +26,22 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
 
     @inlinable
     public func hash(into hasher: inout Hasher) {
-        var s = string
-        s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if string.utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+            var s = string  // not contiguous (never for Swift-native strings): the same bytes, copied
+            s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
     }
 
     /// Whether `a` and `b` are the same UTF-8 bytes (not merely canonically equivalent).
-    /// Lengths first (O(1) for native strings): most unequal names differ in length. The bytes are
-    /// then compared in a loop, not by `memcmp`: names are short, and the call cost more than the
-    /// loop in a commit's rules decision (callgrind, docs/benchmarks.md *Byte-string keys*).
+    /// Lengths first (O(1) for native strings): most unequal names differ in length. The bytes
+    /// are read in place (`withContiguousStorageIfAvailable`, not the mutating `withUTF8` of a
+    /// copy, which cost half as much again) and compared in a loop, not by `memcmp`: names are
+    /// short, and the call cost more than the loop (callgrind, docs/benchmarks.md *Byte-string keys*).
     @inlinable
     public static func equal(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
+        let same = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
                 var i = 0
                 while i < x.count {
                     if x[i] != y[i] { return false }
@@ -48,16 +50,17 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
                 return true
             }
         }
+        if let same, let same { return same }
+        return a.utf8.elementsEqual(b.utf8)
     }
 
     /// `a`'s UTF-8 bytes against `b`'s, as SQLite compares TEXT (and Firestore orders strings):
-    /// -1, 0 or 1, a prefix first. Over the contiguous bytes: the generic `lexicographicallyPrecedes`
-    /// of two `UTF8View`s stepped through string indices.
+    /// -1, 0 or 1, a prefix first. Over the contiguous bytes, in place (see `equal`): the generic
+    /// `lexicographicallyPrecedes` of two `UTF8View`s stepped through string indices.
     @inlinable
     public static func compare(_ a: String, _ b: String) -> Int {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
+        let order = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
                 let n = Swift.min(x.count, y.count)
                 var i = 0
                 while i < n {
@@ -67,6 +70,9 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
                 return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
             }
         }
+        if let order, let order { return order }
+        if a.utf8.elementsEqual(b.utf8) { return 0 }
+        return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
     }
 
     /// Whether two lists of strings are the same bytes element by element (a path's segments).

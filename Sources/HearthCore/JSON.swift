@@ -182,10 +182,12 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
     public init(dictionaryLiteral elements: (String, JSON)...) { self.members = elements }
 
     /// The value of `key`, or nil; setting replaces in place or appends, setting nil removes.
+    /// Names match by their bytes (`ExactString`): JSON's names are sequences, and "é" precomposed
+    /// and decomposed are two members, where `String`'s `==` calls them one.
     public subscript(key: String) -> JSON? {
-        get { members.first(where: { $0.0 == key })?.1 }
+        get { members.first(where: { ExactString.equal($0.0, key) })?.1 }
         set {
-            if let i = members.firstIndex(where: { $0.0 == key }) {
+            if let i = members.firstIndex(where: { ExactString.equal($0.0, key) }) {
                 if let newValue { members[i].1 = newValue } else { members.remove(at: i) }
             } else if let newValue {
                 members.append((key, newValue))
@@ -264,7 +266,7 @@ private struct JSONParser {
                 guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("Expected ':'") }
                 i += 1
                 let value = try parseValue(depth: depth + 1)
-                if let existing = members.firstIndex(where: { $0.0 == key }) {
+                if let existing = members.firstIndex(where: { ExactString.equal($0.0, key) }) {
                     members[existing].1 = value  // last duplicate wins, as most parsers do
                 } else {
                     members.append((key, value))

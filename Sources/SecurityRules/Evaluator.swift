@@ -5,6 +5,8 @@
 // reaches an allow condition makes that statement false. Limit errors (document accesses,
 // expressions per request) are fatal: they deny the whole request.
 
+import HearthCore
+
 /// Serves get()/exists()/getAfter()/existsAfter(); the test runner's mocks implement it too.
 protocol DocumentAccessor {
     /// The call's result (a resource map or null for get/getAfter, a bool for exists/existsAfter).
@@ -99,8 +101,11 @@ struct Evaluation {
     private(set) var attempts: [AllowAttempt] = []
     private(set) var fatal: EvalError?
 
-    private struct DocumentKey: Hashable { var after: Bool; var path: [String] }
-    private struct CallKey: Hashable { var function: String; var path: [String] }
+    // Paths as their segments' bytes: `get(/d/\u00e9)` and `get(/d/e\u0301)` are two documents.
+    private struct DocumentKey: Hashable { var after: Bool; var path: [ExactString]
+        init(after: Bool, path: [String]) { self.after = after; self.path = path.map { ExactString($0) } } }
+    private struct CallKey: Hashable { var function: String; var path: [ExactString]
+        init(function: String, path: [String]) { self.function = function; self.path = path.map { ExactString($0) } } }
 
     init(program: Program, request: RulesRequest, accessor: any DocumentAccessor, recording: Bool = true,
          hints: CoverageHints? = nil) {

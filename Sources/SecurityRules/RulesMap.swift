@@ -2,6 +2,12 @@
 // field, and a lookup that scans a few keys (lengths first) costs a fraction of hashing the
 // name, which was a fifth of a decision's time with a Dictionary. Sorted entries are also the
 // order `keys()` and `values()` report, so they need no sorting per call.
+//
+// Keys are ordered and compared by their UTF-8 bytes (`ExactString`), never by `String`'s canonical
+// equivalence: "é" precomposed and decomposed are two keys to Firestore, and to Google's evaluator
+// (`m['é'] ` finds only the spelling written).
+
+import HearthCore
 
 /// A rules map from string keys to values, in key order.
 public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
@@ -19,13 +25,13 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
     /// The dictionary's entries.
     public init(_ dictionary: [String: RulesValue]) {
         entries = dictionary.map { (key: $0.key, value: $0.value) }
-        entries.sort { $0.key < $1.key }
+        entries.sort { RulesMap.less($0.key, $1.key) }
     }
 
     /// Entries from pairs whose keys are known to be distinct (a Dictionary's, say).
     public init<S: Sequence>(uniqueKeysWithValues pairs: S) where S.Element == (String, RulesValue) {
         entries = pairs.map { (key: $0.0, value: $0.1) }
-        entries.sort { $0.key < $1.key }
+        entries.sort { RulesMap.less($0.key, $1.key) }
     }
 
     /// Entries whose keys are known to be distinct (a Dictionary's, say), in any order. The same
@@ -38,20 +44,23 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
         var sorted = true
         var i = 1
         while i < entries.count {
-            if !(entries[i - 1].key < entries[i].key) { sorted = false; break }
+            if !RulesMap.less(entries[i - 1].key, entries[i].key) { sorted = false; break }
             i += 1
         }
-        if !sorted { entries.sort { $0.key < $1.key } }
+        if !sorted { entries.sort { RulesMap.less($0.key, $1.key) } }
     }
 
     /// The pairs' entries; a later pair replaces an earlier one with the same key.
     public init<S: Sequence>(_ pairs: S) where S.Element == (String, RulesValue) {
         var all = pairs.enumerated().map { (offset: $0.offset, key: $0.element.0, value: $0.element.1) }
-        all.sort { $0.key != $1.key ? $0.key < $1.key : $0.offset < $1.offset }
+        all.sort {
+            let c = ExactString.compare($0.key, $1.key)
+            return c != 0 ? c < 0 : $0.offset < $1.offset
+        }
         entries = []
         entries.reserveCapacity(all.count)
         for e in all {
-            if let last = entries.last, last.key == e.key {
+            if let last = entries.last, ExactString.equal(last.key, e.key) {
                 entries[entries.count - 1].value = e.value
             } else {
                 entries.append((key: e.key, value: e.value))
@@ -106,7 +115,7 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
 
     public static func == (a: RulesMap, b: RulesMap) -> Bool {
         guard a.entries.count == b.entries.count else { return false }
-        for i in a.entries.indices where a.entries[i].key != b.entries[i].key || a.entries[i].value != b.entries[i].value {
+        for i in a.entries.indices where !ExactString.equal(a.entries[i].key, b.entries[i].key) || a.entries[i].value != b.entries[i].value {
             return false
         }
         return true
@@ -117,7 +126,7 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
             // Lengths first: unequal keys of documents mostly differ in length, and comparing
             // lengths is cheaper than comparing strings.
             let length = key.utf8.count
-            for i in entries.indices where entries[i].key.utf8.count == length && entries[i].key == key { return i }
+            for i in entries.indices where entries[i].key.utf8.count == length && ExactString.equal(entries[i].key, key) { return i }
             return nil
         }
         let (i, found) = position(of: key)
@@ -129,8 +138,11 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
         var lo = 0, hi = entries.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if entries[mid].key < key { lo = mid + 1 } else { hi = mid }
+            if RulesMap.less(entries[mid].key, key) { lo = mid + 1 } else { hi = mid }
         }
-        return (lo, lo < entries.count && entries[lo].key.utf8.count == key.utf8.count && entries[lo].key == key)
+        return (lo, lo < entries.count && ExactString.equal(entries[lo].key, key))
     }
+
+    /// The keys' order: UTF-8 bytes.
+    private static func less(_ a: String, _ b: String) -> Bool { ExactString.compare(a, b) < 0 }
 }

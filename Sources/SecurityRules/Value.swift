@@ -35,12 +35,14 @@ extension RulesValue {
         case (.int(let x), .int(let y)): return x == y
         case (.float(let x), .float(let y)): return x == y
         case (.int(let i), .float(let d)), (.float(let d), .int(let i)): return intEqualsDouble(i, d)
-        case (.string(let x), .string(let y)): return x == y
+        // Strings (and path segments) by their bytes, as Google's evaluator: "é" precomposed and
+        // decomposed are unequal there, where Swift's `==` calls them canonically equivalent.
+        case (.string(let x), .string(let y)): return ExactString.equal(x, y)
         case (.bytes(let x), .bytes(let y)): return x == y
         case (.timestamp(let s1, let n1), .timestamp(let s2, let n2)): return s1 == s2 && n1 == n2
         case (.duration(let s1, let n1), .duration(let s2, let n2)): return s1 == s2 && n1 == n2
         case (.latlng(let a1, let o1), .latlng(let a2, let o2)): return a1 == a2 && o1 == o2
-        case (.path(let x), .path(let y)): return x == y
+        case (.path(let x), .path(let y)): return ExactString.equal(x, y)
         case (.list(let x), .list(let y)):
             guard x.count == y.count else { return false }
             for i in x.indices where !rulesEqual(x[i], y[i]) { return false }
@@ -83,8 +85,7 @@ extension RulesValue {
             return -compareIntDouble(y, x)
         case (.string(let x), .string(let y)):
             // UTF-8 byte order, the order Firestore sorts strings in.
-            if x == y { return 0 }
-            return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1
+            return ExactString.compare(x, y)
         case (.bytes(let x), .bytes(let y)):
             if x == y { return 0 }
             return x.lexicographicallyPrecedes(y) ? -1 : 1
@@ -157,7 +158,7 @@ extension RulesValue {
             out += "])"
         case .map(let m):
             out += "{"
-            for (i, k) in m.keys.sorted().enumerated() {
+            for (i, k) in m.keys.enumerated() {  // in key order already
                 if i > 0 { out += ", " }
                 out += RulesValue.quote(k) + ": "
                 m[k]!.render(into: &out, budget: budget)
@@ -221,7 +222,7 @@ extension RulesValue {
         case .latlng(let lat, let lng): return .object(JSONObject([("latitude", .double(lat)), ("longitude", .double(lng))]))
         case .path(let segs): return .string("/" + segs.joined(separator: "/"))
         case .list(let items), .set(let items): return .array(items.map(\.json))
-        case .map(let m): return .object(JSONObject(m.keys.sorted().map { ($0, m[$0]!.json) }))
+        case .map(let m): return .object(JSONObject(m.map { ($0.key, $0.value.json) }))  // in key order
         case .mapDiff(let l, let r): return .object(JSONObject([("left", RulesValue.map(l).json), ("right", RulesValue.map(r).json)]))
         // Firestore's wire form of a vector.
         case .vector(let elements):

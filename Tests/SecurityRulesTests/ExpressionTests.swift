@@ -49,6 +49,13 @@ struct ExpressionTests {
         ("[1].toSet() is set", .bool(true)), ("{}.diff({}) is map_diff", .bool(true)), ("null is map", .bool(false)),
         ("[1].toSet() is list", .bool(false)),
         // strings
+        // "é" precomposed (\u00e9) and decomposed (e\u0301): unequal strings, two keys (as Google's evaluator)
+        ("'\\u00e9' == 'e\\u0301'", .bool(false)), ("'e\\u0301' < '\\u00e9'", .bool(true)), ("'e\\u0301'.size()", .int(2)),
+        ("{'\\u00e9': 1}.keys().hasOnly(['e\\u0301'])", .bool(false)), ("{'\\u00e9': 1}.keys().hasAll(['e\\u0301'])", .bool(false)),
+        ("{'\\u00e9': 1, 'e\\u0301': 2}.size()", .int(2)), ("'\\u00e9' in ['e\\u0301']", .bool(false)),
+        ("'\\u00e9' in {'e\\u0301': 1}", .bool(false)), ("{'\\u00e9': 1}.get('e\\u0301', 0)", .int(0)),
+        ("['\\u00e9', 'e\\u0301'].toSet().size()", .int(2)), ("['\\u00e9'].hasAny(['e\\u0301'])", .bool(false)),
+        ("'\\u00e9'.upper() == 'e\\u0301'.upper()", .bool(false)),
         ("'héllo'.size()", .int(5)), ("'😀'.size()", .int(2)), ("'AbC'.lower()", .string("abc")), ("'AbC'.upper()", .string("ABC")),
         ("'ÉA'.lower()", .string("Éa")), ("'  x  '.trim()", .string("x")), ("'a,b,,c'.split(',')", .list([.string("a"), .string("b"), .string(""), .string("c")])),
         ("'a1b22c'.split('[0-9]+')", .list([.string("a"), .string("b"), .string("c")])),

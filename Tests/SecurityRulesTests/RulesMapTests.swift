@@ -40,3 +40,32 @@ private extension Array {
         self = Array(self[s...] + self[..<s])
     }
 }
+
+/// Keys and strings differing only in Unicode normalisation are two keys and unequal strings, as in
+/// Google's evaluator (recorded from the official emulator: Tests/CompatTests/firestore/differential/unicodecases.py).
+struct RulesNormalisationTests {
+    static let nfc = "\u{E9}"
+    static let nfd = "e\u{301}"
+
+    @Test func mapsKeepBothKeys() {
+        let m = RulesMap(uniqueKeysWithValues: [(Self.nfc, RulesValue.int(1)), (Self.nfd, .int(2))])
+        #expect(m.count == 2)
+        #expect(m[Self.nfc] == .int(1) && m[Self.nfd] == .int(2))
+        #expect(m.keys == [Self.nfd, Self.nfc])  // byte order
+        var n = RulesMap()
+        n[Self.nfd] = .int(2)
+        #expect(n[Self.nfc] == nil)
+        n[Self.nfc] = .int(1)
+        #expect(n == m)
+        let merged = RulesMap([(Self.nfc, RulesValue.int(0)), (Self.nfd, .int(2)), (Self.nfc, .int(1))])
+        #expect(merged == m)
+    }
+
+    @Test func stringsCompareByBytes() throws {
+        #expect(!RulesValue.rulesEqual(.string(Self.nfc), .string(Self.nfd)))
+        #expect(!RulesValue.rulesEqual(.path(["d", Self.nfc]), .path(["d", Self.nfd])))
+        #expect(try RulesValue.compare(.string(Self.nfd), .string(Self.nfc), op: "<") == -1)
+        #expect(!RulesValue.rulesEqual(.map(RulesMap(uniqueKeysWithValues: [(Self.nfc, RulesValue.int(1))])),
+                                       .map(RulesMap(uniqueKeysWithValues: [(Self.nfd, RulesValue.int(1))]))))
+    }
+}

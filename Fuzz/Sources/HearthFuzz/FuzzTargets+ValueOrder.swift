@@ -28,9 +28,9 @@ extension FuzzTargets {
         }
         FuzzChecks.count("value-order", values.count * values.count)
         // Stored form: what a write persists reads back as the same value.
-        var fields: [String: FirestoreValue] = [:]
-        for (i, v) in values.enumerated() { fields["f\(i)"] = v }
-        let decoded: [String: FirestoreValue]
+        var fields: [ExactString: FirestoreValue] = [:]
+        for (i, v) in values.enumerated() { fields[ExactString("f\(i)")] = v }
+        let decoded: [ExactString: FirestoreValue]
         do { decoded = try StoredValueCodec.decodeFields(StoredValueCodec.encodeFields(fields)) } catch {
             throw FuzzFailure("stored fields \(fields) do not decode: \(error)")
         }
@@ -90,8 +90,8 @@ enum ValueGenerator {
             for _ in 0..<input.below(4) { elements.append(value(&input, depth: depth + 1)) }
             return .array(elements)
         default:
-            var members: [String: FirestoreValue] = [:]
-            for _ in 0..<input.below(4) { members[input.pick(strings)] = value(&input, depth: depth + 1) }
+            var members: [ExactString: FirestoreValue] = [:]
+            for _ in 0..<input.below(4) { members[ExactString(input.pick(strings))] = value(&input, depth: depth + 1) }
             return .map(members)
         }
     }
@@ -124,10 +124,10 @@ enum SemanticOrder {
             return c != 0 ? c : doubles(xo, yo)
         case (.array(let x), .array(let y)): return sequences(x, y)
         case (.map(let x), .map(let y)):
-            let xk = x.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            let yk = y.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let xk = x.keys.sorted { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }
+            let yk = y.keys.sorted { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }
             for (k, l) in zip(xk, yk) {
-                let c = bytes(Array(k.utf8), Array(l.utf8))
+                let c = bytes(Array(k.string.utf8), Array(l.string.utf8))
                 if c != 0 { return c }
                 let v = compare(x[k]!, y[l]!)
                 if v != 0 { return v }

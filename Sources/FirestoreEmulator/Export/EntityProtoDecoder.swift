@@ -69,27 +69,31 @@ struct EntityProtoDecoder {
     /// Properties to a `fields` object; properties sharing a name with `multiple` set are one
     /// array (or, with the vector meaning, one vector's elements), in the order they appear.
     private func fields(_ properties: [Property]) -> JSON {
-        var order: [String] = []
-        var single: [String: JSON] = [:]
-        var arrays: [String: [JSON]] = [:]
-        var vectors: Set<String> = []
+        // Names by their bytes (`ExactString`): two properties differing only in Unicode
+        // normalisation are two fields.
+        var order: [ExactString] = []
+        var single: [ExactString: JSON] = [:]
+        var arrays: [ExactString: [JSON]] = [:]
+        var vectors: Set<ExactString> = []
         for p in properties {
-            if single[p.name] == nil, arrays[p.name] == nil { order.append(p.name) }
-            if p.multiple { arrays[p.name, default: []].append(p.value) } else { single[p.name] = p.value }
-            if p.vector { vectors.insert(p.name) }
+            let name = ExactString(p.name)
+            if single[name] == nil, arrays[name] == nil { order.append(name) }
+            if p.multiple { arrays[name, default: []].append(p.value) } else { single[name] = p.value }
+            if p.vector { vectors.insert(name) }
         }
         var o = JSONObject()
-        for name in order {
-            if let values = arrays[name] {
+        for exact in order {
+            let name = exact.string
+            if let values = arrays[exact] {
                 let array: JSON = .object(JSONObject([("arrayValue", .object(JSONObject([("values", .array(values))])))]))
                 // The REST form of a vector: the typed map `VectorValue` reads.
-                o[name] = vectors.contains(name)
+                o[name] = vectors.contains(exact)
                     ? .object(JSONObject([("mapValue", .object(JSONObject([("fields", .object(JSONObject([
                         (VectorValue.typeKey, .object(JSONObject([("stringValue", .string(VectorValue.typeName))]))),
                         (VectorValue.valueKey, array),
                     ])))])))]))
                     : array
-            } else if let v = single[name] {
+            } else if let v = single[exact] {
                 o[name] = v
             }
         }

@@ -24,12 +24,12 @@ enum DocumentProto {
     }
 
     /// A `map<string, Value>` field: one entry message per key, in the order the REST JSON lists them.
-    static func fields(_ number: Int, _ members: [String: FirestoreValue], into w: inout ProtoWriter) {
+    static func fields(_ number: Int, _ members: [ExactString: FirestoreValue], into w: inout ProtoWriter) {
         for key in OrderedEncoding.sortedKeys(members) {
             // Force-unwrap safe: the key comes from the same dictionary.
             let v = members[key]!
             w.message(number) { e in
-                e.string(1, key)
+                e.string(1, key.string)
                 e.message(2) { inner in value(v, into: &inner) }
             }
         }

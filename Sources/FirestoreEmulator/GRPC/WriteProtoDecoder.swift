@@ -138,10 +138,10 @@ struct WriteProtoDecoder {
     }
 
     /// `Document` {name = 1, fields = 2}: its name and fields (checked by `PlainWrite.make`).
-    private func document(_ message: ProtoReader) throws(Fallback) -> (name: String, fields: [String: FirestoreValue]) {
+    private func document(_ message: ProtoReader) throws(Fallback) -> (name: String, fields: [ExactString: FirestoreValue]) {
         var r = message
         var name: String?
-        var fields: [String: FirestoreValue] = [:]
+        var fields: [ExactString: FirestoreValue] = [:]
         // The count is not known before the entries are read: room for a typical document's fields
         // (and a server timestamp added to them), where growing from empty rehashed them three times.
         fields.reserveCapacity(8)
@@ -227,7 +227,7 @@ struct WriteProtoDecoder {
 
     /// One entry of a `map<string, Value>` {key = 1, value = 2}, added to `fields` (a repeated key:
     /// the last wins, as in the general path).
-    private static func mapEntry(_ r: inout ProtoReader, into fields: inout [String: FirestoreValue], depth: Int) throws(Fallback) {
+    private static func mapEntry(_ r: inout ProtoReader, into fields: inout [ExactString: FirestoreValue], depth: Int) throws(Fallback) {
         var entry = try nested(&r)
         var key: String?
         var value: FirestoreValue?
@@ -246,7 +246,7 @@ struct WriteProtoDecoder {
         }
         guard let key, let value else { throw Fallback() }
         try PlainWrite.checkKey(key)
-        fields[key] = value
+        fields[ExactString(key)] = value
     }
 
     /// `Value`, one member of its oneof set; references and pipeline-only kinds take the general path.
@@ -272,7 +272,7 @@ struct WriteProtoDecoder {
                 out = .array(try arrayValues(nested(&r), depth: depth + 1))
             case (6, .lengthDelimited):
                 var m = try nested(&r)
-                var map: [String: FirestoreValue] = [:]
+                var map: [ExactString: FirestoreValue] = [:]
                 try fields(&m) { (number, wire, m) throws(Fallback) in
                     guard number == 1, wire == .lengthDelimited else { throw Fallback() }
                     try mapEntry(&m, into: &map, depth: depth + 1)

@@ -195,11 +195,11 @@ struct JSONWriter {
     }
 
     /// A `fields` map, keys in byte order.
-    mutating func fields(_ members: [String: FirestoreValue]) {
+    mutating func fields(_ members: [ExactString: FirestoreValue]) {
         byte(0x7B)
         for (i, k) in OrderedEncoding.sortedKeys(members).enumerated() {
             if i > 0 { byte(0x2C) }
-            string(k)
+            string(k.string)
             byte(0x3A)
             value(members[k]!)  // key comes from the same dictionary
         }

@@ -1,10 +1,12 @@
+import HearthCore
+
 /// Field-path operations on a document's field map.
 enum DocumentFields {
     /// The value at `path`, or nil when absent.
-    static func value(at path: FieldPath, in fields: [String: FirestoreValue]) -> FirestoreValue? {
+    static func value(at path: FieldPath, in fields: [ExactString: FirestoreValue]) -> FirestoreValue? {
         var current = fields
         for (i, segment) in path.segments.enumerated() {
-            guard let v = current[segment] else { return nil }
+            guard let v = current[ExactString(segment)] else { return nil }
             if i == path.segments.count - 1 { return v }
             guard case .map(let m) = v else { return nil }
             current = m
@@ -13,17 +15,18 @@ enum DocumentFields {
     }
 
     /// Sets `value` at `path`, creating (or replacing non-map) intermediate maps.
-    static func set(_ value: FirestoreValue, at path: FieldPath, in fields: inout [String: FirestoreValue]) {
+    static func set(_ value: FirestoreValue, at path: FieldPath, in fields: inout [ExactString: FirestoreValue]) {
         set(value, segments: path.segments[...], in: &fields)
     }
 
-    private static func set(_ value: FirestoreValue, segments: ArraySlice<String>, in fields: inout [String: FirestoreValue]) {
-        guard let first = segments.first else { return }
+    private static func set(_ value: FirestoreValue, segments: ArraySlice<String>, in fields: inout [ExactString: FirestoreValue]) {
+        guard let name = segments.first else { return }
+        let first = ExactString(name)
         if segments.count == 1 {
             fields[first] = value
             return
         }
-        var child: [String: FirestoreValue]
+        var child: [ExactString: FirestoreValue]
         if case .map(let m)? = fields[first] { child = m } else { child = [:] }
         fields[first] = nil  // keep the child uniquely referenced while it changes
         set(value, segments: segments.dropFirst(), in: &child)
@@ -31,12 +34,13 @@ enum DocumentFields {
     }
 
     /// Removes the value at `path` (parents stay, possibly empty).
-    static func remove(at path: FieldPath, in fields: inout [String: FirestoreValue]) {
+    static func remove(at path: FieldPath, in fields: inout [ExactString: FirestoreValue]) {
         remove(segments: path.segments[...], in: &fields)
     }
 
-    private static func remove(segments: ArraySlice<String>, in fields: inout [String: FirestoreValue]) {
-        guard let first = segments.first else { return }
+    private static func remove(segments: ArraySlice<String>, in fields: inout [ExactString: FirestoreValue]) {
+        guard let name = segments.first else { return }
+        let first = ExactString(name)
         if segments.count == 1 {
             fields[first] = nil
             return
@@ -48,8 +52,8 @@ enum DocumentFields {
     }
 
     /// Only the fields named by `mask` (with their parent maps).
-    static func project(_ fields: [String: FirestoreValue], onto mask: [FieldPath]) -> [String: FirestoreValue] {
-        var out: [String: FirestoreValue] = [:]
+    static func project(_ fields: [ExactString: FirestoreValue], onto mask: [FieldPath]) -> [ExactString: FirestoreValue] {
+        var out: [ExactString: FirestoreValue] = [:]
         for path in mask {
             if let v = value(at: path, in: fields) { set(v, at: path, in: &out) }
         }
@@ -62,8 +66,8 @@ enum DocumentFields {
         segments.reduce(16) { $0 + $1.utf8.count + 1 }
     }
 
-    static func size(of fields: [String: FirestoreValue]) -> Int {
-        fields.reduce(0) { $0 + $1.key.utf8.count + 1 + size(of: $1.value) }
+    static func size(of fields: [ExactString: FirestoreValue]) -> Int {
+        fields.reduce(0) { $0 + $1.key.string.utf8.count + 1 + size(of: $1.value) }
     }
 
     static func size(of value: FirestoreValue) -> Int {
@@ -89,8 +93,9 @@ enum DocumentFields {
 
     /// Rejects what Firestore refuses anywhere in a written document: the names it reserves
     /// (`__.*__`), and vectors holding NaN (a filter's or query vector's may).
-    static func validateWritten(_ fields: [String: FirestoreValue], prefix: [String] = []) throws(FirestoreError) {
-        for (key, value) in fields {
+    static func validateWritten(_ fields: [ExactString: FirestoreValue], prefix: [String] = []) throws(FirestoreError) {
+        for (name, value) in fields {
+            let key = name.string
             if isReservedName(key) {
                 // A map typed as anything but a vector: the emulator names the property holding it.
                 if key == VectorValue.typeKey, let top = prefix.first {

@@ -1,12 +1,23 @@
+import HearthCore
+
 /// A path to a field inside a document: `a.b`, `` `odd name`.c ``, or `__name__` (the document key).
 ///
 /// Segments that are not simple identifiers (`[A-Za-z_][A-Za-z0-9_]*`) are quoted with backticks
 /// in the canonical form, with `` \` `` and `\\` escaped inside, exactly as the Firestore API
 /// writes and reads them.
+///
+/// Equal and hashed by the segments' UTF-8 bytes (`ExactString`), as Firestore tells field names apart.
 struct FieldPath: Sendable, Hashable, CustomStringConvertible {
     let segments: [String]
 
     init(_ segments: [String]) { self.segments = segments }
+
+    static func == (a: FieldPath, b: FieldPath) -> Bool { ExactString.equal(a.segments, b.segments) }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(segments.count)
+        for s in segments { ExactString(s).hash(into: &hasher) }
+    }
 
     /// The document-key pseudo field.
     static let documentKey = FieldPath(["__name__"])
@@ -26,7 +37,7 @@ struct FieldPath: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether `other` is this path or inside it.
     func isPrefix(of other: FieldPath) -> Bool {
-        other.segments.count >= segments.count && Array(other.segments.prefix(segments.count)) == segments
+        other.segments.count >= segments.count && ExactString.equal(Array(other.segments.prefix(segments.count)), segments)
     }
 
     static func isSimple(_ segment: String) -> Bool {

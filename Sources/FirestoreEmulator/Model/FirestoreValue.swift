@@ -24,7 +24,7 @@ enum FirestoreValue: Sendable, Equatable {
     case array([FirestoreValue])
     /// A vector value's elements (at most `VectorValue.maxDimensions`).
     case vector([Double])
-    case map([String: FirestoreValue])
+    case map([ExactString: FirestoreValue])
 
     /// Firestore's type order across types (null < bool < numbers < timestamps < strings < bytes
     /// < references < geopoints < arrays < vectors < maps); integers and doubles share one class.
@@ -44,6 +44,26 @@ enum FirestoreValue: Sendable, Equatable {
         }
     }
 
+    /// Structural equality (`firestoreEquals` is the query one), with strings and references
+    /// compared by their bytes: "é" precomposed and decomposed are two values to Firestore, where
+    /// the synthesized `==` used `String`'s canonical equivalence.
+    static func == (a: FirestoreValue, b: FirestoreValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.boolean(let x), .boolean(let y)): return x == y
+        case (.integer(let x), .integer(let y)): return x == y
+        case (.double(let x), .double(let y)): return x == y
+        case (.timestamp(let x), .timestamp(let y)): return x == y
+        case (.string(let x), .string(let y)), (.reference(let x), .reference(let y)): return ExactString.equal(x, y)
+        case (.bytes(let x), .bytes(let y)): return x == y
+        case (.geoPoint(let a1, let o1), .geoPoint(let a2, let o2)): return a1 == a2 && o1 == o2
+        case (.array(let x), .array(let y)): return x == y
+        case (.vector(let x), .vector(let y)): return x == y
+        case (.map(let x), .map(let y)): return x == y
+        default: return false
+        }
+    }
+
     /// Whether this is NaN.
     var isNaN: Bool {
         if case .double(let d) = self { return d.isNaN }
@@ -54,7 +74,7 @@ enum FirestoreValue: Sendable, Equatable {
     var isNumber: Bool { typeOrder == 2 }
 
     /// The map's members, when this is a map.
-    var mapValue: [String: FirestoreValue]? {
+    var mapValue: [ExactString: FirestoreValue]? {
         if case .map(let m) = self { return m }
         return nil
     }

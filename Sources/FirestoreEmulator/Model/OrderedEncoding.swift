@@ -1,3 +1,5 @@
+import HearthCore
+
 /// Byte encodings whose `memcmp` order is Firestore's order, so SQLite indexes sort values and
 /// document names exactly as Firestore does.
 ///
@@ -121,7 +123,7 @@ enum OrderedEncoding {
             out.append(tagMap)
             for (key, value) in sortedMembers(members) {
                 out.append(0x01)
-                appendEscaped(key.utf8, to: &out)
+                appendEscaped(key.string.utf8, to: &out)
                 append(value, to: &out)
             }
             out.append(0)
@@ -129,13 +131,13 @@ enum OrderedEncoding {
     }
 
     /// Keys in UTF-8 byte order (Firestore's string order), not Swift's `String` order.
-    static func sortedKeys(_ members: [String: FirestoreValue]) -> [String] {
-        members.keys.sorted(by: utf8Less)
+    static func sortedKeys(_ members: [ExactString: FirestoreValue]) -> [ExactString] {
+        members.keys.sorted()
     }
 
     /// The members in UTF-8 byte order of their keys: `sortedKeys` without a lookup per key.
-    static func sortedMembers(_ members: [String: FirestoreValue]) -> [(key: String, value: FirestoreValue)] {
-        members.sorted { utf8Less($0.key, $1.key) }
+    static func sortedMembers(_ members: [ExactString: FirestoreValue]) -> [(key: ExactString, value: FirestoreValue)] {
+        members.sorted { $0.key < $1.key }
     }
 
     /// Whether `a` sorts before `b` by UTF-8 bytes.
@@ -144,21 +146,8 @@ enum OrderedEncoding {
     }
 
     /// `a`'s UTF-8 bytes against `b`'s, as SQLite compares TEXT: -1, 0 or 1 (a prefix first).
-    /// Over the contiguous bytes: the generic `lexicographicallyPrecedes` of two `UTF8View`s
-    /// stepped through string indices and was most of sorting a document's index entries.
     static func utf8Compare(_ a: String, _ b: String) -> Int {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                let n = Swift.min(x.count, y.count)
-                var i = 0
-                while i < n {
-                    if x[i] != y[i] { return x[i] < y[i] ? -1 : 1 }
-                    i += 1
-                }
-                return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
-            }
-        }
+        ExactString.compare(a, b)
     }
 
     /// The largest double not above `i`, and `i` minus it (0 ..< 2048).

@@ -1,3 +1,5 @@
+import HearthCore
+
 /// A database: `projects/{project}/databases/{database}`.
 struct DatabaseID: Sendable, Hashable {
     let project: String
@@ -45,10 +47,21 @@ struct DatabaseID: Sendable, Hashable {
 
 /// A path relative to a database's `documents` root: a document (even segment count) or a
 /// collection (odd count); empty is the root itself.
+///
+/// Equal and hashed by the segments' UTF-8 bytes (`ExactString`): document IDs that differ only in
+/// Unicode normalisation name two documents in Firestore, and as `String`s they were one key of
+/// every path table and cache (a commit writing both kept one write).
 struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
     let segments: [String]
 
     init(_ segments: [String]) { self.segments = segments }
+
+    static func == (a: ResourcePath, b: ResourcePath) -> Bool { ExactString.equal(a.segments, b.segments) }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(segments.count)
+        for s in segments { ExactString(s).hash(into: &hasher) }
+    }
 
     static let root = ResourcePath([])
 
@@ -72,7 +85,7 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether `other` is inside this path.
     func isAncestor(of other: ResourcePath) -> Bool {
-        other.segments.count > segments.count && Array(other.segments.prefix(segments.count)) == segments
+        other.segments.count > segments.count && ExactString.equal(Array(other.segments.prefix(segments.count)), segments)
     }
 
     /// Maximum bytes of one id, and of a whole document name, as Firestore documents.

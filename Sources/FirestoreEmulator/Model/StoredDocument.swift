@@ -3,7 +3,7 @@ import HearthCore
 /// One stored document.
 struct StoredDocument: Sendable, Equatable {
     var path: ResourcePath
-    var fields: [String: FirestoreValue]
+    var fields: [ExactString: FirestoreValue]
     var createTime: Instant
     var updateTime: Instant
 

@@ -15,13 +15,13 @@ enum StoredValueCodec {
     struct DecodeError: Error {}
 
     /// Encodes a document's fields (a map without its tag).
-    static func encodeFields(_ fields: [String: FirestoreValue]) -> [UInt8] {
+    static func encodeFields(_ fields: [ExactString: FirestoreValue]) -> [UInt8] {
         encodeFields(sorted: OrderedEncoding.sortedMembers(fields))
     }
 
     /// `encodeFields` of fields already in `OrderedEncoding.sortedMembers` order (a writer that
     /// also needs them in that order for the index entries sorts them once for both).
-    static func encodeFields(sorted members: [(key: String, value: FirestoreValue)]) -> [UInt8] {
+    static func encodeFields(sorted members: [(key: ExactString, value: FirestoreValue)]) -> [UInt8] {
         var out: [UInt8] = []
         // A small document (a few strings and a timestamp) encodes to ~200 bytes: from 64 the
         // buffer was copied twice on the way, in every commit on the single writer.
@@ -31,7 +31,7 @@ enum StoredValueCodec {
     }
 
     /// Decodes what `encodeFields` wrote.
-    static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> [String: FirestoreValue] {
+    static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> [ExactString: FirestoreValue] {
         var reader = Reader(bytes: bytes)
         let fields = try reader.mapBody(depth: 0)
         guard reader.offset == bytes.count else { throw DecodeError() }
@@ -63,7 +63,7 @@ enum StoredValueCodec {
         return found == names.count
     }
 
-    static func decodeFields(_ bytes: [UInt8]) throws(DecodeError) -> [String: FirestoreValue] {
+    static func decodeFields(_ bytes: [UInt8]) throws(DecodeError) -> [ExactString: FirestoreValue] {
         do {
             return try bytes.withUnsafeBytes { buffer in try decodeFields(buffer) }
         } catch let e as DecodeError {
@@ -91,14 +91,14 @@ enum StoredValueCodec {
         out.append(contentsOf: bytes)
     }
 
-    private static func appendMapBody(_ members: [String: FirestoreValue], to out: inout [UInt8]) {
+    private static func appendMapBody(_ members: [ExactString: FirestoreValue], to out: inout [UInt8]) {
         appendMapBody(sorted: OrderedEncoding.sortedMembers(members), to: &out)
     }
 
-    private static func appendMapBody(sorted members: [(key: String, value: FirestoreValue)], to out: inout [UInt8]) {
+    private static func appendMapBody(sorted members: [(key: ExactString, value: FirestoreValue)], to out: inout [UInt8]) {
         appendVarint(members.count, to: &out)
         for (key, value) in members {
-            appendBytes(key.utf8, to: &out)
+            appendBytes(key.string.utf8, to: &out)
             append(value, to: &out)
         }
     }
@@ -186,12 +186,12 @@ enum StoredValueCodec {
             String(decoding: try rawBytes(), as: UTF8.self)
         }
 
-        mutating func mapBody(depth: Int) throws(DecodeError) -> [String: FirestoreValue] {
+        mutating func mapBody(depth: Int) throws(DecodeError) -> [ExactString: FirestoreValue] {
             let count = try varint()
-            var members: [String: FirestoreValue] = [:]
+            var members: [ExactString: FirestoreValue] = [:]
             members.reserveCapacity(count)
             for _ in 0..<count {
-                let key = try string()
+                let key = ExactString(try string())
                 members[key] = try value(depth: depth + 1)
             }
             return members

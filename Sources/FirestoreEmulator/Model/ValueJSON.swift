@@ -18,12 +18,12 @@ enum ValueJSON {
     // MARK: Decoding
 
     /// Decodes a `fields` map (`{"name": Value, …}`) at `path` (`document.fields`).
-    static func decodeFields(_ json: JSON?, path: String, depth: Int = 0, topLevel: String? = nil) throws(FirestoreError) -> [String: FirestoreValue] {
+    static func decodeFields(_ json: JSON?, path: String, depth: Int = 0, topLevel: String? = nil) throws(FirestoreError) -> [ExactString: FirestoreValue] {
         guard let json, json != .null else { return [:] }
         guard case .object(let o) = json else {
             throw .invalidArgument("Invalid value at '\(path)' (type.googleapis.com/map), \(json.serialized())")
         }
-        var out: [String: FirestoreValue] = [:]
+        var out: [ExactString: FirestoreValue] = [:]
         out.reserveCapacity(o.count)
         for (i, (key, v)) in o.members.enumerated() {
             let entryPath = "\(path)[\(i)].value"
@@ -36,7 +36,7 @@ enum ValueJSON {
             if key.utf8.count > FieldPath.maxBytes {
                 throw .invalidArgument("The property.name is longer than \(FieldPath.maxBytes) bytes.")
             }
-            out[key] = try decode(v, path: entryPath, depth: depth, property: property)
+            out[ExactString(key)] = try decode(v, path: entryPath, depth: depth, property: property)
         }
         return out
     }
@@ -253,8 +253,8 @@ enum ValueJSON {
     }
 
     /// A `fields` map, keys in byte order.
-    static func encodeFields(_ fields: [String: FirestoreValue]) -> JSON {
+    static func encodeFields(_ fields: [ExactString: FirestoreValue]) -> JSON {
         // Built as one member array: JSONObject's subscript setter searches, which is quadratic here.
-        .object(JSONObject(OrderedEncoding.sortedKeys(fields).map { ($0, encode(fields[$0]!)) }))
+        .object(JSONObject(OrderedEncoding.sortedKeys(fields).map { ($0.string, encode(fields[$0]!)) }))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 
 /// A query's `findNearest` clause (`StructuredQuery.FindNearest`): of the documents the rest of
 /// the query returns, the `limit` whose vector at `field` is nearest the query vector.
@@ -122,7 +123,7 @@ struct FindNearest: Sendable {
         return ranked.prefix(limit).map { entry in
             guard let resultField else { return entry.document }
             var doc = entry.document
-            doc.fields[resultField] = .double(entry.distance)
+            doc.fields[ExactString(resultField)] = .double(entry.distance)
             return doc
         }
     }

@@ -227,13 +227,14 @@ struct QueryExecutor {
     func accepts(_ doc: StoredDocument, query: Query) -> Bool {
         if query.allDescendants {
             guard query.parent.isAncestor(of: doc.path) else { return false }
-            if !query.collectionID.isEmpty && doc.path.collectionID != query.collectionID { return false }
+            if !query.collectionID.isEmpty && !ExactString.equal(doc.path.collectionID, query.collectionID) { return false }
             if query.childrenOnly && doc.path.segments.count != query.parent.segments.count + 2 { return false }
         } else {
             // `doc.path.parent == query.collectionPath`, without building either path (a listener
-            // asks this of every change it may see).
+            // asks this of every change it may see); ids by their bytes, as `ResourcePath` compares.
             let s = doc.path.segments, p = query.parent.segments
-            guard s.count == p.count + 2, s[p.count] == query.collectionID, s[..<p.count].elementsEqual(p) else { return false }
+            guard s.count == p.count + 2, ExactString.equal(s[p.count], query.collectionID),
+                  s[..<p.count].elementsEqual(p, by: ExactString.equal) else { return false }
         }
         if let filter = query.filter, !matcher.matches(filter, doc) { return false }
         for o in query.order where !o.field.isDocumentKey {
@@ -706,7 +707,7 @@ struct QueryExecutor {
         private static func value(at rest: ArraySlice<String>, in top: FirestoreValue) -> FirestoreValue? {
             var v = top
             for segment in rest {
-                guard case .map(let m) = v, let next = m[segment] else { return nil }
+                guard case .map(let m) = v, let next = m[ExactString(segment)] else { return nil }
                 v = next
             }
             return v

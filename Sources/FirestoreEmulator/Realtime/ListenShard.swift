@@ -416,7 +416,7 @@ final class ListenShard: @unchecked Sendable {
         if let g = groups[db] {
             for t in g.values {
                 guard case .query(let q) = t.kind else { continue }
-                if q.parent.isAncestor(of: path) && (q.collectionID.isEmpty || q.collectionID == path.collectionID) {
+                if q.parent.isAncestor(of: path) && (q.collectionID.isEmpty || ExactString.equal(q.collectionID, path.collectionID)) {
                     body(t)
                 }
             }

@@ -1,3 +1,4 @@
+import HearthCore
 import SecurityRules
 
 /// One way a document can satisfy a list query's filter, and the `resource.data` the rules judge
@@ -128,17 +129,17 @@ struct ListCase {
     private struct Node {
         var value: RulesValue?
         var filters: [RulesConstraint.Filter] = []
-        var children: [String: Node] = [:]
+        var children: [ExactString: Node] = [:]  // by bytes, as field names are
 
         mutating func insert(_ path: ArraySlice<String>, _ update: (inout Node) -> Void) {
             guard let first = path.first else { return update(&self) }
-            var child = children.removeValue(forKey: first) ?? Node()
+            var child = children.removeValue(forKey: ExactString(first)) ?? Node()
             child.insert(path.dropFirst(), update)
-            children[first] = child
+            children[ExactString(first)] = child
         }
 
         func fields() -> RulesMap {
-            RulesMap(uniqueKeysWithValues: children.map { ($0.key, $0.value.resolved()) })
+            RulesMap(uniqueKeysWithValues: children.map { ($0.key.string, $0.value.resolved()) })
         }
 
         /// A fixed value wins (it is exact); then what is known of the fields inside (a filtered

@@ -25,10 +25,10 @@ enum RulesConversion {
     }
 
     /// A map value's or a document's fields as a rules map (Dictionary keys are distinct).
-    static func map(_ fields: [String: FirestoreValue]) -> RulesMap {
+    static func map(_ fields: [ExactString: FirestoreValue]) -> RulesMap {
         var entries: [RulesMap.Element] = []
         entries.reserveCapacity(fields.count)
-        for (k, v) in fields { entries.append((key: k, value: value(v))) }
+        for (k, v) in fields { entries.append((key: k.string, value: value(v))) }
         return RulesMap(uniqueEntries: entries)
     }
 
@@ -42,7 +42,7 @@ enum RulesConversion {
     }
 
     /// A `resource` map: `data`, `id`, `__name__`.
-    static func resource(_ database: DatabaseID, path: ResourcePath, fields: [String: FirestoreValue]) -> RulesValue {
+    static func resource(_ database: DatabaseID, path: ResourcePath, fields: [ExactString: FirestoreValue]) -> RulesValue {
         // Written in key order, so the map only checks it.
         .map(RulesMap(uniqueEntries: [
             (key: "__name__", value: .path(self.path(database, path))),

@@ -292,7 +292,7 @@ extension FirestoreService {
 
     /// `runAggregationQuery`: each alias with its value, a new transaction's id, and the read time.
     func aggregate(_ db: DatabaseID, query: Query, aggregations: [Aggregation], consistency: ReadConsistency,
-                   caller: Caller) throws(FirestoreError) -> (fields: [String: FirestoreValue], transaction: String?, readTime: Instant) {
+                   caller: Caller) throws(FirestoreError) -> (fields: [ExactString: FirestoreValue], transaction: String?, readTime: Instant) {
         // Aggregations over fields see only documents that have every such field, so a count beside
         // a sum or average counts those documents (Firestore's aggregation docs; the emulator agrees).
         let fields: [FieldPath] = aggregations.compactMap {
@@ -306,13 +306,13 @@ extension FirestoreService {
         let documents = fields.isEmpty ? result.documents : result.documents.filter { d in
             fields.allSatisfy { DocumentFields.value(at: $0, in: d.fields) != nil }
         }
-        var out: [String: FirestoreValue] = [:]
+        var out: [ExactString: FirestoreValue] = [:]
         for a in aggregations {
             switch a.kind {
             case .count(let upTo):
                 var n = Int64(documents.count)
                 if let upTo { n = min(n, upTo) }
-                out[a.alias] = .integer(n)
+                out[ExactString(a.alias)] = .integer(n)
             case .sum(let field):
                 var intSum: Int64 = 0
                 var doubleSum = 0.0
@@ -340,7 +340,7 @@ extension FirestoreService {
                     default: break
                     }
                 }
-                out[a.alias] = isDouble ? .double(doubleSum) : .integer(intSum)
+                out[ExactString(a.alias)] = isDouble ? .double(doubleSum) : .integer(intSum)
             case .avg(let field):
                 var total = 0.0
                 var count = 0
@@ -351,7 +351,7 @@ extension FirestoreService {
                     default: break
                     }
                 }
-                out[a.alias] = count == 0 ? .null : .double(total / Double(count))
+                out[ExactString(a.alias)] = count == 0 ? .null : .double(total / Double(count))
             }
         }
         return (out, txn, readTime)

@@ -116,7 +116,9 @@ final class DocumentCache: @unchecked Sendable {
     private var generation: UInt64 = 0
     /// Every entry in `entries` was read at this generation.
     private var entriesGeneration: UInt64 = 0
-    private var entries: [String: Entry] = [:]
+    /// By name's bytes: names differing only in Unicode normalisation are two documents, which as
+    /// `String` keys handed one's data to the other's reader.
+    private var entries: [ExactString: Entry] = [:]
     /// The entries made by queries (`version(in:key:…)`) again, by database and document key, which
     /// a query's row holds: a repeated query finds a kept version without building the name or the
     /// path first. Entries kept by other reads are not here (computing every entry's key would cost
@@ -141,7 +143,7 @@ final class DocumentCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard entriesGeneration == generation else { return nil }
-        return entries[name]
+        return entries[ExactString(name)]
     }
 
     /// Keeps `entry`, read in a transaction opened at `generation`, unless a write has
@@ -158,7 +160,7 @@ final class DocumentCache: @unchecked Sendable {
             bytes = 0
             entriesGeneration = generation
         }
-        if let old = entries.updateValue(entry, forKey: entry.name) { bytes -= old.document?.storageSize ?? 0 }
+        if let old = entries.updateValue(entry, forKey: ExactString(entry.name)) { bytes -= old.document?.storageSize ?? 0 }
         if let key = entry.key {
             // A query keeps its page at once: room for one up front, not four regrowths from one.
             if byKey.isEmpty { byKey.reserveCapacity(16) }
@@ -236,7 +238,7 @@ final class DocumentCache: @unchecked Sendable {
     /// a repeated query decodes none of the documents it returns, and its answer's encoding
     /// (`proto(of:readAt:keep:)`) looks nothing up again.
     func version(in db: DatabaseID, key: [UInt8], createTime: Instant, updateTime: Instant, path: () throws -> ResourcePath,
-                 decode: () throws -> [String: FirestoreValue]) rethrows -> Version {
+                 decode: () throws -> [ExactString: FirestoreValue]) rethrows -> Version {
         // No `accepts` check: a (database, key) pair names one document in any database (only names
         // are ambiguous), and entries of databases the cache does not accept are never kept.
         if let kept = kept(KeptKey(database: db, key: key)), let known = kept.document,

@@ -69,17 +69,17 @@ extension FirestoreStorage {
             sql += " AND key < ?"
             values.append(OrderedEncoding.prefixEnd(prefix))
         }
-        var changed = Set<String>()
+        var changed = Set<ExactString>()  // by bytes: ids differing only in normalisation are two
         try Self.forEachRow(conn, sql, values) { row in
             let key = row.blob(0)
             // The key's own last segment is a document id, never a child of `prefix` by itself.
             if let segment = OrderedEncoding.segment(after: prefix, in: key),
                prefix.count + OrderedEncoding.key([segment]).count < key.count {
-                changed.insert(segment)
+                changed.insert(ExactString(segment))
             }
             return true
         }
-        let pending = changed.map { (key: prefix + OrderedEncoding.key([$0]), segment: $0) }
+        let pending = changed.map { (key: prefix + OrderedEncoding.key([$0.string]), segment: $0.string) }
             .sorted { OrderedEncoding.compare($0.key, $1.key) < 0 }
         var next = 0
         var stopped = false

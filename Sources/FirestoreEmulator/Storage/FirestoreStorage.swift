@@ -32,7 +32,7 @@ final class FirestoreStorage: @unchecked Sendable {
     /// per call, and every commit and read looks its space up.
     private var spaces: [DatabaseID: Int64] = [:]
     /// `space/collectionID` of collection-group index builds under way.
-    private var groupBuilds = Set<String>()
+    private var groupBuilds = Set<ExactString>()  // by bytes: collection ids are byte strings
     /// `fs_group_indexes` as committed, per `space/collectionID` looked up by a writer: `.some(nil)`
     /// no group index, `.some(.some(marker))` its `built_upto` (nil: complete). Spares every write a
     /// SELECT. Only the group-index build changes that table (space ids are never reused), and it
@@ -608,7 +608,7 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Starts building the collection-group index of `collectionID` in the background, unless a
     /// build of it is already under way.
     func scheduleGroupIndex(space: Int64, collectionID: String) {
-        let name = "\(space)/\(collectionID)"
+        let name = ExactString("\(space)/\(collectionID)")
         lock.lock()
         let fresh = groupBuilds.insert(name).inserted
         lock.unlock()

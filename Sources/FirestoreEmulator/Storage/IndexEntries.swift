@@ -1,3 +1,5 @@
+import HearthCore
+
 /// The single-field index entries of a document: one per field path (nested map fields
 /// included) holding the whole value, plus one per distinct array element for `array-contains`.
 ///
@@ -19,14 +21,14 @@ struct IndexEntry: Hashable, Sendable {
     /// An array, not a `Set`: field paths are unique within a document, so only the elements of
     /// one array can repeat an entry, and sorting both lists lets `put` compare a document's old
     /// and new entries by merging instead of hashing every encoded value.
-    static func entries(of fields: [String: FirestoreValue]) -> [IndexEntry] {
+    static func entries(of fields: [ExactString: FirestoreValue]) -> [IndexEntry] {
         entries(ofSorted: OrderedEncoding.sortedMembers(fields))
     }
 
     /// `entries(of:)` of fields already in `OrderedEncoding.sortedMembers` order. Walked in that
     /// order, a document whose top-level names need no quoting and whose values are neither arrays
     /// nor maps (most documents) yields its entries in order already, and `sorted` only checks them.
-    static func entries(ofSorted members: [(key: String, value: FirestoreValue)]) -> [IndexEntry] {
+    static func entries(ofSorted members: [(key: ExactString, value: FirestoreValue)]) -> [IndexEntry] {
         var out: [IndexEntry] = []
         out.reserveCapacity(members.count)
         collect(members, prefix: [], into: &out)
@@ -34,15 +36,16 @@ struct IndexEntry: Hashable, Sendable {
     }
 
     private static func collect<S: Sequence>(_ fields: S, prefix: [String], into out: inout [IndexEntry])
-        where S.Element == (key: String, value: FirestoreValue) {
-        for (key, value) in fields {
+        where S.Element == (key: ExactString, value: FirestoreValue) {
+        for (name, value) in fields {
+            let key = name.string
             // A top-level field's canonical path is its quoted name (no path arrays to build).
-            let name = prefix.isEmpty ? FieldPath.quoteIfNeeded(key) : FieldPath(prefix + [key]).canonical
-            out.append(IndexEntry(field: name, kind: valueKind, value: OrderedEncoding.encode(value)))
+            let path = prefix.isEmpty ? FieldPath.quoteIfNeeded(key) : FieldPath(prefix + [key]).canonical
+            out.append(IndexEntry(field: path, kind: valueKind, value: OrderedEncoding.encode(value)))
             switch value {
             case .array(let elements):
                 // Repeated elements are dropped by `sorted`.
-                for e in elements { out.append(IndexEntry(field: name, kind: elementKind, value: OrderedEncoding.encode(e))) }
+                for e in elements { out.append(IndexEntry(field: path, kind: elementKind, value: OrderedEncoding.encode(e))) }
             case .map(let m):
                 collect(m, prefix: prefix + [key], into: &out)
             default:

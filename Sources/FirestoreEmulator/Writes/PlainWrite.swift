@@ -18,7 +18,7 @@ enum PlainWrite {
 
     /// The write made of its decoded parts: an update (`name`, `fields`) or a delete (`delete`),
     /// with the names, mask paths and transforms checked as `WriteParser.parseWrite` checks them.
-    static func make(database: DatabaseID, update: (name: String, fields: [String: FirestoreValue])?, delete: String?,
+    static func make(database: DatabaseID, update: (name: String, fields: [ExactString: FirestoreValue])?, delete: String?,
                      mask: [String]?, transforms: [FieldTransform], precondition: Precondition?) throws(Fallback) -> Write {
         try checked { () throws(FirestoreError) in
             let named: DatabaseID
@@ -70,9 +70,9 @@ enum PlainWrite {
     }
 
     /// A map value, or the vector it stands for (`VectorValue`); a bad vector is the general path's to report.
-    static func mapOrVector(_ members: [String: FirestoreValue], inArray: Bool) throws(Fallback) -> FirestoreValue {
+    static func mapOrVector(_ members: [ExactString: FirestoreValue], inArray: Bool) throws(Fallback) -> FirestoreValue {
         // Most maps have no `__type__`: they skip the vector checks.
-        guard members[VectorValue.typeKey] != nil else { return .map(members) }
+        guard members[ExactString(VectorValue.typeKey)] != nil else { return .map(members) }
         return try checked { () throws(FirestoreError) in try VectorValue.mapOrVector(members, inArray: inArray) }
     }
 

@@ -5,7 +5,7 @@ import HearthCore
 struct Write: Sendable, Equatable {
     enum Operation: Sendable, Equatable {
         /// Replace the fields (`mask` nil) or only the masked paths (absent ones are deleted).
-        case update(fields: [String: FirestoreValue], mask: [FieldPath]?)
+        case update(fields: [ExactString: FirestoreValue], mask: [FieldPath]?)
         case delete
         /// The deprecated `transform` write: transforms only.
         case transform

@@ -10,7 +10,7 @@ enum WriteApplier {
 
     /// Applies `write` to `before` at `commitTime`.
     static func apply(_ write: Write, to before: StoredDocument?, at commitTime: Instant) -> Outcome {
-        var fields: [String: FirestoreValue]
+        var fields: [ExactString: FirestoreValue]
         switch write.operation {
         case .delete:
             return Outcome(document: nil, transformResults: [])

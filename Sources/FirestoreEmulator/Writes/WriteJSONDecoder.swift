@@ -63,7 +63,7 @@ struct WriteJSONDecoder {
     /// One `Write`: an update or a delete (a `transform` write, snake_case names and nulls take
     /// the general path).
     private func write(_ r: inout PlainJSONReader) throws(Fallback) -> Write {
-        var update: (name: String, fields: [String: FirestoreValue])?
+        var update: (name: String, fields: [ExactString: FirestoreValue])?
         var delete: String?
         var mask: [String]?
         var precondition: Precondition?
@@ -99,9 +99,9 @@ struct WriteJSONDecoder {
     }
 
     /// A `Document` with a name and (optionally) fields.
-    private func document(_ r: inout PlainJSONReader) throws(Fallback) -> (name: String, fields: [String: FirestoreValue]) {
+    private func document(_ r: inout PlainJSONReader) throws(Fallback) -> (name: String, fields: [ExactString: FirestoreValue]) {
         var name: String?
-        var fields: [String: FirestoreValue]?
+        var fields: [ExactString: FirestoreValue]?
         guard try r.openObject() else { throw Fallback() }
         repeat {
             let member = try r.name()
@@ -192,8 +192,8 @@ struct WriteJSONDecoder {
     // MARK: Values
 
     /// A `fields` map.
-    private static func fields(_ r: inout PlainJSONReader, depth: Int) throws(Fallback) -> [String: FirestoreValue] {
-        var out: [String: FirestoreValue] = [:]
+    private static func fields(_ r: inout PlainJSONReader, depth: Int) throws(Fallback) -> [ExactString: FirestoreValue] {
+        var out: [ExactString: FirestoreValue] = [:]
         guard try r.openObject() else { return out }
         // Room for a small document (the usual one) before its first rehash.
         out.reserveCapacity(8)
@@ -202,7 +202,7 @@ struct WriteJSONDecoder {
             let key = try r.text(name)
             try PlainWrite.checkKey(key)
             // A repeated name: the last wins, as in the general path.
-            out[key] = try value(&r, depth: depth, inArray: false)
+            out[ExactString(key)] = try value(&r, depth: depth, inArray: false)
         } while try r.next(0x7D)
         return out
     }

@@ -77,7 +77,7 @@ struct WriteParser {
     }
 
     /// A `Document` in a write or request body: its path (when named) and validated fields.
-    func parseDocument(_ o: ProtoObject, requireName: Bool) throws(FirestoreError) -> (ResourcePath, [String: FirestoreValue]) {
+    func parseDocument(_ o: ProtoObject, requireName: Bool) throws(FirestoreError) -> (ResourcePath, [ExactString: FirestoreValue]) {
         // The name's database is the write's own concern (see `parseWrite`).
         let (_, path, fields) = try parseNamedDocument(o, requireName: requireName)
         return (path, fields)
@@ -85,7 +85,7 @@ struct WriteParser {
 
     /// `parseDocument` with the database its name names (nil when it has no name), the name parsed once.
     private func parseNamedDocument(_ o: ProtoObject, requireName: Bool) throws(FirestoreError)
-        -> (DatabaseID?, ResourcePath, [String: FirestoreValue]) {
+        -> (DatabaseID?, ResourcePath, [ExactString: FirestoreValue]) {
         try o.requireKnown(["name", "fields", "createTime", "updateTime"])
         let fields = try ValueJSON.decodeFields(o.raw("fields"), path: o.childPath("fields"))
         try DocumentFields.validateWritten(fields)

@@ -1,5 +1,7 @@
 // List, set, map and MapDiff methods.
 
+import HearthCore
+
 enum CollectionFunctions {
     /// Whether `v` is one of `items`. Not finding it is certain unless a constraint (a list
     /// request's stand-in for an open value) is involved: then nothing is proven.
@@ -77,8 +79,7 @@ enum CollectionFunctions {
         default:
             // No copy of the names: every item is checked to be a string first (as before, any
             // other item leaves the answer to the general path), then each key is looked for
-            // among them (String's ==: canonically equivalent spellings are equal, so no
-            // shortcut on UTF-8 lengths).
+            // among them, by bytes as everywhere in the rules (`ExactString`).
             for w in wanted {
                 guard case .string = w else { return nil }
             }
@@ -90,7 +91,7 @@ enum CollectionFunctions {
     /// Whether `items` (all strings) holds `key`.
     private static func contains(_ items: [RulesValue], string key: String) -> Bool {
         for item in items {
-            if case .string(let s) = item, s == key { return true }
+            if case .string(let s) = item, ExactString.equal(s, key) { return true }
         }
         return false
     }
@@ -162,11 +163,11 @@ enum CollectionFunctions {
         case .changedKeys: return .set(try changed(l, r).map { .string($0) })
         case .unchangedKeys:
             let changed = try changed(l, r)
-            return keys({ k, _ in r[k] != nil && !changed.contains(k) }, l)
+            return keys({ k, _ in r[k] != nil && !changed.contains { ExactString.equal($0, k) } }, l)
         case .affectedKeys:
             let removed = r.filter { k, _ in l[k] == nil }.map(\.key)
             let added = l.filter { k, _ in r[k] == nil }.map(\.key)
-            return .set((try changed(l, r) + added + removed).sorted().map { .string($0) })
+            return .set((try changed(l, r) + added + removed).sorted { ExactString.compare($0, $1) < 0 }.map { .string($0) })
         default: throw EvalError.noFunction(m.rawValue)
         }
     }

@@ -10,7 +10,7 @@ struct DocumentProtoTests {
     let db = DatabaseID(project: "p", database: "(default)")
 
     /// Every value type, the edge values of each, nesting and keys that sort differently by bytes.
-    static let fields: [String: FirestoreValue] = [
+    static let fields: [ExactString: FirestoreValue] = [
         "n": .integer(-5), "big": .integer(.max), "small": .integer(.min), "zero": .integer(0),
         "f": .double(1.5), "whole": .double(2), "negZero": .double(-0.0), "inf": .double(.infinity),
         "ninf": .double(-.infinity), "nan": .double(.nan), "tiny": .double(.leastNonzeroMagnitude), "huge": .double(1e300),

@@ -56,7 +56,7 @@ import Testing
     @Test func writtenDocumentsRefuseNaNAndOtherTypedMaps() throws {
         let nan = try Self.decode(Self.vectorJSON(#"{"doubleValue":"NaN"}"#))
         #expect(nan.firestoreEquals(.vector([.nan])))
-        for fields: [String: FirestoreValue] in [["v": nan], ["m": .map(["v": nan])], ["a": .array([.map(["v": nan])])]] {
+        for fields: [ExactString: FirestoreValue] in [["v": nan], ["m": .map(["v": nan])], ["a": .array([.map(["v": nan])])]] {
             #expect(throws: FirestoreError.invalidArgument("Vector cannot contain NaN values.")) { try DocumentFields.validateWritten(fields) }
         }
         #expect(throws: FirestoreError.invalidArgument("Property m contains an invalid nested entity.")) {

@@ -11,7 +11,7 @@ import Testing
         FindNearest(field: FieldPath(["e"]), vector: vector, measure: measure, limit: limit, resultField: resultField, threshold: threshold)
     }
 
-    static func doc(_ id: String, _ e: FirestoreValue?, _ extra: [String: FirestoreValue] = [:]) -> StoredDocument {
+    static func doc(_ id: String, _ e: FirestoreValue?, _ extra: [ExactString: FirestoreValue] = [:]) -> StoredDocument {
         var fields = extra
         if let e { fields["e"] = e }
         return StoredDocument(path: ResourcePath(["n", id]), fields: fields, createTime: Instant(unixMicros: 1), updateTime: Instant(unixMicros: 1))

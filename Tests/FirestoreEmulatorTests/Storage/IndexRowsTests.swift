@@ -86,7 +86,7 @@ struct IndexRowsTests {
         ["a": .map(["b": .integer(1), "a": .integer(0)]), "a-x": .integer(2), "a0": .integer(3), "x y": .string("q"),
          "é": .boolean(true), "t": .array([.integer(2), .integer(1), .integer(2), .string("s")]), "`": .null],
     ])
-    func entriesOfSortedFieldsAreInOrderWithOrWithoutASort(_ fields: [String: FirestoreValue]) {
+    func entriesOfSortedFieldsAreInOrderWithOrWithoutASort(_ fields: [ExactString: FirestoreValue]) {
         let members = OrderedEncoding.sortedMembers(fields)
         let entries = IndexEntry.entries(ofSorted: members)
         for (x, y) in zip(entries, entries.dropFirst()) { #expect(IndexEntry.compare(x, y) < 0, "\(x.field) before \(y.field)") }

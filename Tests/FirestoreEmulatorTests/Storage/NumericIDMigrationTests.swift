@@ -25,7 +25,7 @@ import Testing
     }
 
     /// Documents of the old file: path and fields.
-    static let documents: [(String, [String: FirestoreValue])] = [
+    static let documents: [(String, [ExactString: FirestoreValue])] = [
         ("c/A", ["n": .integer(1)]),
         ("c/Zed", ["n": .integer(2)]),
         ("c/0", ["n": .integer(3)]),
@@ -61,7 +61,7 @@ import Testing
                 if segments[segments.count - 2] == "sub" || path == "c/A" { scopes.append(IndexEntry.groupScope(segments[segments.count - 2])) }
                 for entry in IndexEntry.entries(of: fields) {
                     let value: [UInt8]
-                    if case .reference = fields[entry.field] { value = oldValue(fields[entry.field]!) } else if case .array(let refs)? = fields[entry.field] {
+                    if case .reference = fields[ExactString(entry.field)] { value = oldValue(fields[ExactString(entry.field)]!) } else if case .array(let refs)? = fields[ExactString(entry.field)] {
                         value = entry.kind == IndexEntry.elementKind ? oldValue(refs[0]) : [OrderedEncoding.tagArray] + oldValue(refs[0]) + [0]
                     } else { value = entry.value }
                     for scope in scopes {
@@ -142,7 +142,7 @@ import Testing
         try db.migrate(FirestoreService.migrations)
         let fresh = try TestHarness()
         for (p, fields) in Self.documents {
-            fresh.put(p, fields.mapValues { ValueJSON.encode($0) })
+            fresh.put(p, Dictionary(uniqueKeysWithValues: fields.map { ($0.key.string, ValueJSON.encode($0.value)) }))
         }
         let rows = "SELECT quote(scope), field, kind, quote(value), quote(doc_key) FROM fs_index WHERE scope <> ? ORDER BY 1, 2, 3, 4, 5"
         let migrated = try db.read { try $0.rows(rows, [IndexEntry.groupScope("sub")]) { "\($0.text(0)) \($0.text(1)) \($0.int64(2)) \($0.text(3)) \($0.text(4))" } }

@@ -10,7 +10,7 @@ import Testing
 @Suite struct RelativeDocKeyMigrationTests {
     /// Documents of the old file: path and fields (collection `c` at the root, `sub` under two
     /// documents, whose collection-group index is kept).
-    static let documents: [(String, [String: FirestoreValue])] = [
+    static let documents: [(String, [ExactString: FirestoreValue])] = [
         ("c/a", ["n": .integer(3), "tags": .array([.string("x"), .string("y")]), "s": .string("alpha")]),
         ("c/b", ["n": .integer(1), "tags": .array([.string("y")]), "s": .string("beta")]),
         ("c/c", ["n": .integer(2), "m": .map(["k": .integer(1)]), "s": .string("alpha")]),
@@ -50,7 +50,7 @@ import Testing
 
     static func fresh() -> TestHarness {
         let h = try! TestHarness()
-        for (p, fields) in documents { h.put(p, fields.mapValues { ValueJSON.encode($0) }) }
+        for (p, fields) in documents { h.put(p, Dictionary(uniqueKeysWithValues: fields.map { ($0.key.string, ValueJSON.encode($0.value)) })) }
         // Keeps the collection-group rows of `sub`, as the old file does.
         _ = h.query(sq("sub", allDescendants: true, where: ff("n", "GREATER_THAN", int(0))))
         let space = try! h.database.read { try $0.scalarInt("SELECT space FROM fs_spaces") }!

@@ -194,12 +194,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_emulator():
-    """Starts the official emulator on a free port with diff.rules; returns (process, base URL)."""
+def start_emulator(rules=RULES):
+    """Starts the official emulator on a free port with `rules` (diff.rules); returns (process, base URL)."""
     launcher = emulator_command()
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log", delete=False)
-    proc = subprocess.Popen([launcher, "start", "--host=127.0.0.1", f"--port={port}", f"--rules={RULES}",
+    proc = subprocess.Popen([launcher, "start", "--host=127.0.0.1", f"--port={port}", f"--rules={rules}",
                              "--database-mode=firestore-native"], stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -238,12 +238,12 @@ def load(path):
         return json.load(f)
 
 
-def prepare_hearth(url):
-    """Installs diff.rules for the suite's project on a running Hearth and empties the project."""
-    with open(RULES) as f:
-        rules = f.read()
+def prepare_hearth(url, rules=RULES):
+    """Installs `rules` (diff.rules) for the suite's project on a running Hearth and empties the project."""
+    with open(rules) as f:
+        source = f.read()
     r = requests.put(f"{url}/emulator/v1/projects/{PROJECT}:securityRules",
-                     json={"rules": {"files": [{"name": "diff.rules", "content": rules}]}}, timeout=30)
+                     json={"rules": {"files": [{"name": os.path.basename(rules), "content": source}]}}, timeout=30)
     r.raise_for_status()
     reset(url)
 

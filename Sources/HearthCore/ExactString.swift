@@ -1,0 +1,85 @@
+/// A string that equals, hashes and sorts by its UTF-8 bytes.
+///
+/// Swift's `String` compares and hashes by canonical equivalence: "é" precomposed (NFC, U+00E9) and
+/// decomposed (NFD, "e" U+0301) are `==` and hash alike. Firestore (and Cloud Storage, S3) keep
+/// them apart — two field names, two document IDs, two unequal values — and an iOS app meets NFD
+/// text for real (file names, some keyboards' input). Keyed by a `String`, a map with both names
+/// kept one value and a cache handed one document's data to the other's reader; keyed by this,
+/// they stay two. For ASCII the answers are the same as `String`'s (whose `==` is then a byte
+/// comparison too), at about the same cost: one length check and a loop over the bytes.
+public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let string: String
+
+    @inlinable
+    public init(_ string: String) { self.string = string }
+
+    @inlinable
+    public init(stringLiteral value: String) { self.string = value }
+
+    public var description: String { string }
+
+    @inlinable
+    public static func == (a: ExactString, b: ExactString) -> Bool { equal(a.string, b.string) }
+
+    @inlinable
+    public static func < (a: ExactString, b: ExactString) -> Bool { compare(a.string, b.string) < 0 }
+
+    @inlinable
+    public func hash(into hasher: inout Hasher) {
+        if string.utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+            var s = string  // not contiguous (never for Swift-native strings): the same bytes, copied
+            s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    /// Whether `a` and `b` are the same UTF-8 bytes (not merely canonically equivalent).
+    /// Lengths first (O(1) for native strings): most unequal names differ in length. The bytes
+    /// are read in place (`withContiguousStorageIfAvailable`, not the mutating `withUTF8` of a
+    /// copy, which cost half as much again) and compared in a loop, not by `memcmp`: names are
+    /// short, and the call cost more than the loop (callgrind, docs/benchmarks.md *Byte-string keys*).
+    @inlinable
+    public static func equal(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let same = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                var i = 0
+                while i < x.count {
+                    if x[i] != y[i] { return false }
+                    i += 1
+                }
+                return true
+            }
+        }
+        if let same, let same { return same }
+        return a.utf8.elementsEqual(b.utf8)
+    }
+
+    /// `a`'s UTF-8 bytes against `b`'s, as SQLite compares TEXT (and Firestore orders strings):
+    /// -1, 0 or 1, a prefix first. Over the contiguous bytes, in place (see `equal`): the generic
+    /// `lexicographicallyPrecedes` of two `UTF8View`s stepped through string indices.
+    @inlinable
+    public static func compare(_ a: String, _ b: String) -> Int {
+        let order = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                let n = Swift.min(x.count, y.count)
+                var i = 0
+                while i < n {
+                    if x[i] != y[i] { return x[i] < y[i] ? -1 : 1 }
+                    i += 1
+                }
+                return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+            }
+        }
+        if let order, let order { return order }
+        if a.utf8.elementsEqual(b.utf8) { return 0 }
+        return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
+    }
+
+    /// Whether two lists of strings are the same bytes element by element (a path's segments).
+    @inlinable
+    public static func equal(_ a: [String], _ b: [String]) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in a.indices where !equal(a[i], b[i]) { return false }
+        return true
+    }
+}

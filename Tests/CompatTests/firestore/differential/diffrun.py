@@ -274,16 +274,22 @@ def main():
     if not emulator_command():
         print("the official Cloud Firestore emulator is not installed (gcloud components install cloud-firestore-emulator)")
         return 1
-    proc, url = start_emulator()
+    return record(FIXTURE)
+
+
+def record(fixture, cases=None, rules=RULES):
+    """Runs `cases` (default: this module's) on a fresh official emulator with `rules` and writes its
+    answers into `fixture`; the recording flow of every differential fixture."""
+    proc, url = start_emulator(rules)
     try:
         reset(url)
-        answers = run(url)
+        answers = run(url, cases)
     finally:
         stop_emulator(proc)
-    with open(FIXTURE, "w") as f:
+    with open(fixture, "w") as f:
         json.dump(answers, f, indent=1, sort_keys=True)
         f.write("\n")
-    print(f"recorded {len(answers)} answers into {FIXTURE}")
+    print(f"recorded {len(answers)} answers into {fixture}")
     return 0
 
 

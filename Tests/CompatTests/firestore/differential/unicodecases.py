@@ -5,7 +5,6 @@ String `==` and hashing call them equal; Firestore (and the official emulator) k
 field names, two document IDs, two unequal values. Run in order against both servers by
 test_unicode_keys.py, with unicode.rules; the emulator's answers are in fixtures/emulator-unicode.json.
 """
-import json
 import os
 import sys
 import urllib.parse
@@ -134,17 +133,7 @@ def main():
     if "--record" not in sys.argv or not diffrun.emulator_command():
         print("usage: python unicodecases.py --record   (needs the official Cloud Firestore emulator)")
         return 2
-    proc, url = diffrun.start_emulator(RULES)
-    try:
-        diffrun.reset(url)
-        answers = diffrun.run(url, cases())
-    finally:
-        diffrun.stop_emulator(proc)
-    with open(FIXTURE, "w") as f:
-        json.dump(answers, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print(f"recorded {len(answers)} answers into {FIXTURE}")
-    return 0
+    return diffrun.record(FIXTURE, cases(), RULES)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ Loopback only; every process started is stopped.
 """
 import argparse
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -37,6 +36,7 @@ from benchlib import firebase, grpcbench, grpcreads  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
 from benchlib.httpc import Client, NotAvailable  # noqa: E402
 from benchlib.loadgen import require_clean  # noqa: E402
+from benchlib.machine import children_cpu  # noqa: E402
 from benchlib.procs import Hearth  # noqa: E402
 from callgrind_get import framed_get, seed_user  # noqa: E402
 
@@ -131,13 +131,6 @@ def idle_seconds():
     with open("/proc/stat") as f:
         fields = f.readline().split()
     return (int(fields[4]) + int(fields[5])) / os.sysconf("SC_CLK_TCK")
-
-
-def children_cpu():
-    """User + system CPU seconds of this process's waited-for children (the load generators: Hearth
-    is not waited for until it stops, so it is not in here)."""
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def timed(pid, run):

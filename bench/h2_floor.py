@@ -54,12 +54,11 @@ from benchlib import firebase, grpcbench  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
 from benchlib.httpc import Client, HarnessError, NotAvailable, expect  # noqa: E402
 from benchlib.instructions import collect, control, counted, missing_tools, thread_totals  # noqa: E402
-from benchlib.pairs import Load, Pairing, Side, best_round  # noqa: E402
+from benchlib.pairs import Pairing, Side, best_round, with_loadgen_cpu  # noqa: E402
 from benchlib.procs import Hearth, OfficialFirestore, compile_c, free_port, tail  # noqa: E402
 from callgrind_get import framed_get, seed_user  # noqa: E402
-# children_cpu: the load generators' CPU (machine.account cannot see a child that ends before the
-# round's last snapshot); syscalls: strace -c -f of a process while a load runs.
-from get_rows import children_cpu, syscalls  # noqa: E402
+# syscalls: strace -c -f of a process while a load runs.
+from get_rows import syscalls  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROWS = {"get": "grpc.get.s1", "light": "grpc.get.light.s1", "commit": "grpc.commit.s16", "write": "rt.write.s16"}
@@ -145,15 +144,6 @@ def hearth_answer(ctx, port, user, path):
 def operations(details):
     """The operations a round's load counted: h2load's answered calls, or grpcload's successes."""
     return details["h2load"]["done"] if "h2load" in details else details["grpcload"]["ok"]
-
-
-def with_loadgen_cpu(load):
-    """`load` whose timed run also records the load generator's CPU seconds (`loadgen_cpu`)."""
-    def once():
-        c0 = children_cpu()
-        value, details = load.once()
-        return value, dict(details, loadgen_cpu=children_cpu() - c0)
-    return Load(once, load.warmup)
 
 
 def run_rounds(pairing, key, loads, rounds):

@@ -22,7 +22,6 @@ floor ÷ emulator, floor ÷ raw SQLite and Hearth ÷ floor. Loopback only; every
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -33,7 +32,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import firebase, grpcbench  # noqa: E402
 from benchlib.context import Context  # noqa: E402
 from benchlib.httpc import Client, HarnessError, NotAvailable  # noqa: E402
-from benchlib.pairs import HEARTH, PEER, Load, Pairing, Side  # noqa: E402
+from benchlib.machine import children_cpu  # noqa: E402
+from benchlib.pairs import HEARTH, PEER, Pairing, Side, with_loadgen_cpu  # noqa: E402
 from benchlib.procs import BENCH_DIR, BareMHD, Hearth, OfficialFirestore, compile_c  # noqa: E402
 
 ROOT = os.path.dirname(BENCH_DIR)
@@ -76,36 +76,16 @@ def raw_sqlite(ctx, binary, runs):
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(db + suffix):
                 os.remove(db + suffix)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before = children_cpu()
         r = subprocess.run([binary, db, str(ctx.s.sqlite_commits), "256"], capture_output=True, text=True, timeout=600)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if r.returncode != 0:
             raise HarnessError(f"sqlite_commits failed: {r.stderr.strip()}")
         s = json.loads(r.stdout)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        cpu = children_cpu() - before
         out.append({"rate": s["per_second"], "cpu_us": cpu / s["commits"] * 1e6})
         ctx.log(f"    raw SQLite {s['per_second']:,.0f} commits/s, {out[-1]['cpu_us']:.1f} CPU µs per commit")
     best = max(out, key=lambda r: r["rate"])
     return dict(best, runs=[round(r["rate"]) for r in out])
-
-
-def children_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def with_loadgen_cpu(load):
-    """`load` whose rounds also record the load generator's CPU seconds (wrk and grpcload are this
-    process's children and end within the round, so /proc never sees them: `machine.account`
-    cannot, getrusage can)."""
-    if isinstance(load, str):
-        return load
-
-    def once():
-        before = children_cpu()
-        value, details = load.once()
-        return value, dict(details, loadgen_cpu_s=children_cpu() - before)
-    return Load(once, load.warmup)
 
 
 def operations(details):
@@ -125,8 +105,8 @@ def best_with_cpu(ctx, key, system):
     best = max(done, key=lambda r: r["value"])
     m, ops = best["machine"], operations(details)  # the best round's details are the row's
     return {"rate": best["value"], "server_us": m["server"] * m["seconds"] / ops * 1e6,
-            "loadgen_us": details["loadgen_cpu_s"] / ops * 1e6, "server_cores": m["server"],
-            "loadgen_cores": details["loadgen_cpu_s"] / m["seconds"], "disturbed": m["disturbed"], "steal": m["steal"],
+            "loadgen_us": details["loadgen_cpu"] / ops * 1e6, "server_cores": m["server"],
+            "loadgen_cores": details["loadgen_cpu"] / m["seconds"], "disturbed": m["disturbed"], "steal": m["steal"],
             "rates": [round(r["value"]) for r in done]}
 
 

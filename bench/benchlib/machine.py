@@ -10,6 +10,7 @@ every process (utime + stime, its session and parent). The parsers take the file
 feed them sample texts.
 """
 import os
+import resource
 import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -174,3 +175,11 @@ def account(before, after, server_sid, peer_sids=(), harness_pid=None):
     out["disturbed"] = bool(reasons)
     out["why"] = "; ".join(reasons)
     return out
+
+
+def children_cpu():
+    """User + system CPU seconds of this process's waited-for children (the load generators: they start
+    and end within a round, so `account`'s /proc snapshots never see them; a server not yet waited
+    for is not in here)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime

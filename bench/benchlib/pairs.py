@@ -71,6 +71,19 @@ class Load:
         self.once, self.warmup = once, warmup
 
 
+def with_loadgen_cpu(load):
+    """`load` whose timed runs also record the load generator's CPU seconds (`details["loadgen_cpu"]`,
+    `machine.children_cpu`); a reason string (the row is n/a) is passed through."""
+    if isinstance(load, str):
+        return load
+
+    def once():
+        before = machine.children_cpu()
+        value, details = load.once()
+        return value, dict(details, loadgen_cpu=machine.children_cpu() - before)
+    return Load(once, load.warmup)
+
+
 class Side:
     """A server taking part: its name in the results and its session id (what `machine` accounts)."""
 

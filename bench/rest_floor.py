@@ -3,7 +3,7 @@
 libraries reaches on this machine with `make bench`'s clients (docs/benchmarks.md, *The HTTP/1.1 floor*).
 
 `python3 bench/rest_floor.py [--only c1,c16,txn,sqlite] [--rounds 3] [--seconds 5] [--hearth-bin B]
-[--floors mutex,group] [--no-peer]`
+[--floors mutex,group] [--no-peer] [--counters perf|strace|record]`
 
 Servers, all up side by side: Hearth's release binary (a fresh data directory, the bench rules), the
 official Cloud Firestore emulator (`OfficialFirestore`, the same rules and the same user's token), and
@@ -17,7 +17,10 @@ interleaved rounds (`pairs.Pairing`: every server quiet before each round, each 
 - sqlite: raw SQLite single-row commits (`sqlite_commits.c` as `make bench` runs it), N runs.
 Per row and side: the best round's rate, the server's CPU µs per operation (its session's CPU over the
 round ÷ operations) and the load generator's (the harness's children: wrk or grpcload), then
-floor ÷ emulator, floor ÷ raw SQLite and Hearth ÷ floor. Loopback only; every process started is stopped.
+floor ÷ emulator, floor ÷ raw SQLite and Hearth ÷ floor. With `--counters`, every timed run is also
+counted on its server (`benchlib.counters`: perf's software events and each thread's switches, or
+strace's system calls, or a `perf record` to read) and the sums over the rounds are printed per operation.
+Loopback only; every process started is stopped.
 """
 import argparse
 import json
@@ -30,6 +33,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from benchlib import firebase, grpcbench  # noqa: E402
+from benchlib.counters import per_op, with_counters  # noqa: E402
 from benchlib.context import Context  # noqa: E402
 from benchlib.httpc import Client, HarnessError, NotAvailable  # noqa: E402
 from benchlib.machine import children_cpu  # noqa: E402
@@ -159,6 +163,9 @@ def main():
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
     ap.add_argument("--floors", default="mutex,group", help="mhd_floor commit designs")
     ap.add_argument("--no-peer", action="store_true", help="without the official emulator")
+    ap.add_argument("--counters", choices=["perf", "strace", "record"],
+                    help="also count every timed run on its server: perf software events and thread switches, strace's "
+                         "syscalls, or a perf record kept for perf report")
     ap.add_argument("--warmup", type=int, default=30,
                     help="seconds (in fives) of the REST commit at 16 connections on the emulator before the first REST row")
     args = ap.parse_args()
@@ -193,6 +200,7 @@ def main():
             servers[name] = (f.port, f.proc.pid)
         pairing = Pairing(ctx, [Side(s, pid) for s, (_, pid) in servers.items()], ctx.s.rounds, harness_pid=os.getpid())
         grpcbench.build_grpcload(ctx)
+        counted = {}  # (row, system): counts summed over the rounds (--counters)
         rest = {}  # each server's REST loads, made once: their probe creates a document that must not exist yet
         for row in rows:
             key = ROWS[row]
@@ -213,13 +221,20 @@ def main():
                         loads[system] = rest[system][key]
                 except (NotAvailable, OSError) as e:
                     loads[system] = str(e)
-                loads[system] = with_loadgen_cpu(loads[system])
+                loads[system] = with_counters(with_loadgen_cpu(loads[system]), servers[system][1], args.counters,
+                                              counted.setdefault((row, system), {}), operations)
             ctx.log(f"{key}: {', '.join(servers)}")
             pairing.run(key, loads)
         systems = list(servers)
         text = report(ctx, rows, systems, floors, sqlite)
         results = {f"{row} {s}": best_with_cpu(ctx, ROWS[row], s) for row in rows for s in systems}
         print(text)
+        for (row, system), totals in counted.items():
+            if totals.get("ops"):
+                counts = per_op(totals)
+                print(f"{row:4s} {system:12s} per operation ({totals['ops']:,} in all rounds): "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]) if v >= 0.01))
+                results[f"{row} {system} counters"] = counts
     finally:
         ctx.registry.stop_all()
     out = os.path.join(ctx.build, f"rest-floor-{'-'.join(rows) or 'sqlite'}.json")

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import HearthCore
 
@@ -116,6 +117,34 @@ import HearthCore
         let ids = (0..<10_000).map { _ in g.requestID() }
         #expect(Set(ids).count == ids.count)
         #expect(ids.allSatisfy { $0.utf8.count == 16 && $0.utf8.allSatisfy { (48...57).contains($0) || (65...70).contains($0) } })
+    }
+
+    @Test func unseededBytesComeFromEntropyEachOnce() {
+        // A source that counts what it hands out: every byte it gave comes out once, in order.
+        final class Source: @unchecked Sendable {
+            let lock = NSLock()
+            var next = 0
+            var calls: [Int] = []
+            func draw(_ n: Int) -> [UInt8] {
+                lock.lock()
+                defer { lock.unlock() }
+                calls.append(n)
+                defer { next += n }
+                return (0..<n).map { UInt8(truncatingIfNeeded: next + $0) }
+            }
+        }
+        let source = Source()
+        let g = IDGenerator(entropy: { source.draw($0) })
+        var seen: [UInt8] = []
+        for _ in 0..<50 { seen += g.bytes(24) }
+        // 512-byte draws, each used while 24 bytes are left (21 ids), the rest of it never handed out.
+        #expect(source.calls == [512, 512, 512])
+        let expected = (0..<3).flatMap { k in (0..<(k < 2 ? 21 : 8) * 24).map { UInt8(truncatingIfNeeded: k * 512 + $0) } }
+        #expect(seen == expected)
+        // Larger requests go to the source directly.
+        #expect(g.bytes(65).count == 65)
+        #expect(source.calls.last == 65)
+        #expect(g.bytes(0).isEmpty)
     }
 
     @Test func unseededUsesEntropy() {

@@ -73,10 +73,7 @@ public final class StorageService: HTTPService, @unchecked Sendable {
     }
 
     private func route(_ request: Request) -> RequestDisposition {
-        // Split as bytes: '/' is ASCII, so every piece is whole UTF-8 (by Characters it cost ~13k
-        // instructions a request).
-        let segments = Substring(request.rawPath).utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-            .dropFirst().map { Request.percentDecode(String(Substring($0))) }
+        let segments = Self.pathSegments(request.rawPath)
         let route = StorageRoute(segments: segments)
         switch route {
         case .firebaseObjects, .firebaseObject:
@@ -91,6 +88,33 @@ public final class StorageService: HTTPService, @unchecked Sendable {
         default:
             return collectJSON(request) { [self] req in handleJSONAPI(req, route: route) }
         }
+    }
+
+    /// The '/'-separated segments of a request path after its leading '/', each percent-decoded.
+    /// Split as bytes in place: '/' is ASCII, so every piece is whole UTF-8, and only a piece with
+    /// a '%' goes through `percentDecode` (which finds nothing to do in the others). By Characters
+    /// the split cost ~13k instructions a request, through the generic `split` of the UTF-8 view
+    /// and a `percentDecode` per piece ~7k, in place ~3k (with the pieces' strings).
+    static func pathSegments(_ path: String) -> [String] {
+        path.utf8.withContiguousStorageIfAvailable { bytes -> [String] in
+            var segments: [String] = []
+            // The piece before the first '/' (empty for a path) is not a segment.
+            var start: Int? = nil, escaped = false
+            for i in 0...bytes.count {
+                if i < bytes.count && bytes[i] != UInt8(ascii: "/") {
+                    if bytes[i] == UInt8(ascii: "%") { escaped = true }
+                    continue
+                }
+                if let start {
+                    let piece = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+                    segments.append(escaped ? Request.percentDecode(piece) : piece)
+                }
+                start = i + 1
+                escaped = false
+            }
+            return segments
+        } ?? Substring(path).utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            .dropFirst().map { Request.percentDecode(String(Substring($0))) }
     }
 
     /// Collects a small body (JSON requests) and answers with `handler`.

@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthCrypto
+import HearthHTTP
 import Testing
 @testable import StorageEmulator
 
@@ -129,8 +130,26 @@ import Testing
                              contentType: nil, contentEncoding: nil, contentDisposition: nil, contentLanguage: nil,
                              cacheControl: nil, metadata: [(StoredObject.downloadTokensKey, "a1,,b2,c3")], timeCreated: now, updated: now)
         #expect(o.downloadTokens == ["a1", "b2", "c3"])
-        for (token, matches) in [("a1", true), ("b2", true), ("c3", true), ("", false), ("a", false), ("a1,", false), ("a1,,b2", false)] {
+        for (token, matches) in [("a1", true), ("b2", true), ("c3", true), ("", false), ("a", false), ("a1,", false), ("a1,,b2", false),
+                                 ("a1,,b2,c3", false), ("c", false), ("c3 ", false), ("A1", false)] {
             #expect(o.hasDownloadToken(token) == matches, "\(token)")
+        }
+        // Fields compared as bytes at either end of the entry, and an entry with no field.
+        for (raw, token, matches) in [(",x", "x", true), ("x,", "x", true), ("x", "x", true), ("", "x", false), (",", "x", false),
+                                      ("é,ß", "ß", true), ("e\u{301}", "é", false)] {
+            var t = o
+            t.metadata = [(StoredObject.downloadTokensKey, raw)]
+            #expect(t.hasDownloadToken(token) == matches, "\(raw) \(token)")
+        }
+    }
+
+    /// The route's path segments are the generic split's (every piece after the leading '/', empty
+    /// ones kept, each percent-decoded), taken from the bytes in place.
+    @Test func pathSegmentsAreTheGenericSplit() {
+        for path in ["", "/", "//", "/v0/b/bkt/o/users%2Falice%2Fme.png", "/v0/b/bkt/o/", "/a//b/", "/ünï/çødé%20x", "no-slash", "/%zz/+"] {
+            let generic = Substring(path).utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+                .dropFirst().map { Request.percentDecode(String(Substring($0))) }
+            #expect(StorageService.pathSegments(path) == Array(generic), "\(path)")
         }
     }
 

@@ -60,8 +60,30 @@ struct StoredObject: Sendable, Equatable {
     var downloadTokens: [String] { tokenFields.map { String(Substring($0)) } }
 
     /// Whether `token` is one of the object's download tokens (a download URL's check, on every
-    /// request: compared as bytes, without building the list).
-    func hasDownloadToken(_ token: String) -> Bool { tokenFields.contains { $0.elementsEqual(token.utf8) } }
+    /// request): the comma-separated fields compared as bytes in place, as `tokenFields` splits them
+    /// (empty fields are no token). Through `tokenFields` and `elementsEqual` it cost ~7k
+    /// instructions a download (an array of views, the generic byte-by-byte comparison); in place
+    /// it is a scan of the entry's bytes.
+    func hasDownloadToken(_ token: String) -> Bool {
+        guard !token.isEmpty, let raw = metadata.first(where: { $0.0 == Self.downloadTokensKey })?.1 else { return false }
+        let found = raw.utf8.withContiguousStorageIfAvailable { fields in
+            token.utf8.withContiguousStorageIfAvailable { t in Self.commaFields(fields, include: t) }
+        }
+        // Strings that are not stored contiguously (bridged ones, never here) take the general path.
+        return (found ?? nil) ?? tokenFields.contains { $0.elementsEqual(token.utf8) }
+    }
+
+    /// Whether one of the ','-separated fields of `fields` is exactly the bytes of `token` (not empty).
+    private static func commaFields(_ fields: UnsafeBufferPointer<UInt8>, include token: UnsafeBufferPointer<UInt8>) -> Bool {
+        var start = 0
+        while start <= fields.count {
+            var end = start
+            while end < fields.count && fields[end] != UInt8(ascii: ",") { end += 1 }
+            if end - start == token.count && memcmp(fields.baseAddress! + start, token.baseAddress!, token.count) == 0 { return true }
+            start = end + 1
+        }
+        return false
+    }
 
     /// The comma-separated fields of the tokens entry, split on the byte as Firebase splits it
     /// (splitting by Characters costs ~15k instructions per download).

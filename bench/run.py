@@ -136,7 +136,10 @@ def phase_hearth_main(ctx, s3_others, after_s3):
             hearth_s3 = ("hearth", 0, str(e), "hearth")
         s3.run_small(ctx, s3_others + [hearth_s3])
         ctx.log("hearth: Storage download URLs")
-        storage.token_downloads(ctx, h)
+        if isinstance(hearth_s3[2], dict):
+            storage.token_downloads(ctx, h, hearth_s3[2]["get_presigned"])
+        else:
+            ctx.results.na(f"storage.get_token.c{storage.CONNS}", "hearth", f"no S3 presigned GET to measure it beside: {hearth_s3[2]}")
         after_s3()
 
         ctx.log("hearth: Auth")

@@ -89,8 +89,9 @@ def one_round(ctx, binary, label, only, disk=False):
         if "get" in only:
             reqs = s3.s3_small_requests(ctx, h.port("s3"), "hearth")
             s3.run_point(ctx, "hearth", h.port("s3"), reqs["get_presigned"], "s3.get_presigned.c16", 16, "hearth")
-            storage.token_downloads(ctx, h)
-            out["s3 presigned GET c16"] = ctx.results.get("s3.get_presigned.c16", "hearth")
+            storage.token_downloads(ctx, h, reqs["get_presigned"])
+            out["s3 presigned GET c16 (before)"] = ctx.results.get("s3.get_presigned.c16", "hearth")
+            out["s3 presigned GET c16 (beside)"] = ctx.results.get("storage.get_token.c16", storage.BESIDE)
             out["download URL c16"] = ctx.results.get("storage.get_token.c16", "hearth")
         if "upload" in only:
             with DiskWrites(disk, ctx.run_dir, out, "device MB written during upload"):

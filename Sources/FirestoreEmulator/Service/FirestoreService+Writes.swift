@@ -72,12 +72,15 @@ extension FirestoreService {
         // documents), so in a batch the body needs no savepoint — unless the database's space is
         // not known yet and finding it may create it (a write before the checks).
         let savepoint = storage.cachedSpace(of: db) == nil
+        // Worked out here, before the commit is queued: off the single writer (`PreparedWrite`).
+        let prepared = writes.map(PreparedWrite.init)
         let body = { [self] (conn: Connection) throws -> (commitTime: Instant, results: [WriteOutcome]) in
             let space = try storage.writableSpace(of: db, conn)
             var originals = PathTable<StoredDocument?>()
-            func load(_ p: ResourcePath) throws -> StoredDocument? {
+            func load(_ p: ResourcePath, key: [UInt8]? = nil) throws -> StoredDocument? {
                 if let known = originals[p] { return known }
-                let d = try storage.document(space: space, path: p, conn)
+                let d = try key.map { k in try storage.document(space: space, key: k, conn) }
+                    ?? storage.document(space: space, path: p, conn)
                 originals[p] = d
                 return d
             }
@@ -101,10 +104,14 @@ extension FirestoreService {
             let commitTime = try storage.commitTime(now: clock.now(), conn)
             recorder.begin(at: commitTime, space: space)
             var overlay = PathTable<StoredDocument?>()
+            // Per document, the one write that left it (nil: more than one did; the stored rows are
+            // then worked out from the final document alone).
+            var lastWrite = PathTable<PreparedWrite?>()
             var steps: [Step] = []
             steps.reserveCapacity(writes.count)
-            for w in writes {
-                let before: StoredDocument? = try overlay[w.path] ?? load(w.path)
+            for (i, w) in writes.enumerated() {
+                let before: StoredDocument? = try overlay[w.path] ?? load(w.path, key: prepared[i].key)
+                lastWrite[w.path] = lastWrite[w.path] == nil ? .some(prepared[i]) : .some(nil)
                 let outcome = WriteApplier.apply(w, to: before, at: commitTime)
                 if let after = outcome.document {
                     try Self.checkSize(after, db)
@@ -143,7 +150,7 @@ extension FirestoreService {
                 let original = try load(path)
                 if let final {
                     if final != original {
-                        try storage.put(space: space, final, replacing: original, conn)
+                        try storage.put(space: space, final, replacing: original, prepared: lastWrite[path] ?? nil, conn)
                         recorder.record(path, before: original, after: final)
                     }
                 } else if let original {

@@ -16,6 +16,8 @@ extension FirestoreService {
         var write: Write
         var before: StoredDocument?
         var outcome: WriteApplier.Outcome
+        /// The outcome's stored form and rules data, from what was prepared before the writer.
+        var ready: PreparedWrite.Document? = nil
     }
 
     /// `commit` (and every single-document write): all writes or none, one commit time, rules
@@ -73,7 +75,9 @@ extension FirestoreService {
         // not known yet and finding it may create it (a write before the checks).
         let savepoint = storage.cachedSpace(of: db) == nil
         // Worked out here, before the commit is queued: off the single writer (`PreparedWrite`).
-        let prepared = writes.map(PreparedWrite.init)
+        let judged: Bool
+        if case .client = caller { judged = true } else { judged = false }
+        let prepared = writes.map { PreparedWrite($0, forRules: judged) }
         let body = { [self] (conn: Connection) throws -> (commitTime: Instant, results: [WriteOutcome]) in
             let space = try storage.writableSpace(of: db, conn)
             var originals = PathTable<StoredDocument?>()
@@ -104,20 +108,20 @@ extension FirestoreService {
             let commitTime = try storage.commitTime(now: clock.now(), conn)
             recorder.begin(at: commitTime, space: space)
             var overlay = PathTable<StoredDocument?>()
-            // Per document, the one write that left it (nil: more than one did; the stored rows are
-            // then worked out from the final document alone).
-            var lastWrite = PathTable<PreparedWrite?>()
+            // Per document written more than once, its last write's step (its document is the one stored).
+            var lastStep = PathTable<Int>()
             var steps: [Step] = []
             steps.reserveCapacity(writes.count)
             for (i, w) in writes.enumerated() {
                 let before: StoredDocument? = try overlay[w.path] ?? load(w.path, key: prepared[i].key)
-                lastWrite[w.path] = lastWrite[w.path] == nil ? .some(prepared[i]) : .some(nil)
                 let outcome = WriteApplier.apply(w, to: before, at: commitTime)
                 if let after = outcome.document {
                     try Self.checkSize(after, db)
                 }
-                steps.append(Step(write: w, before: before, outcome: outcome))
+                steps.append(Step(write: w, before: before, outcome: outcome,
+                                  ready: outcome.document.flatMap { prepared[i].document($0.fields) }))
                 overlay[w.path] = .some(outcome.document)
+                if writes.count > 1 { lastStep[w.path] = i }
             }
 
             // A create over an existing document is ALREADY_EXISTS whatever the rules would say
@@ -150,7 +154,8 @@ extension FirestoreService {
                 let original = try load(path)
                 if let final {
                     if final != original {
-                        try storage.put(space: space, final, replacing: original, prepared: lastWrite[path] ?? nil, conn)
+                        let i = writes.count > 1 ? lastStep[path] ?? 0 : 0
+                        try storage.put(space: space, final, replacing: original, prepared: prepared[i], ready: steps[i].ready, conn)
                         recorder.record(path, before: original, after: final)
                     }
                 } else if let original {
@@ -260,7 +265,10 @@ extension FirestoreService {
         let method: RulesMethod = step.write.isDelete ? .delete : (creates ? .create : .update)
         let request = RulesRequest(
             method: method, path: RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(time),
-            requestResource: step.outcome.document.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
+            requestResource: step.outcome.document.map { doc in
+                if let data = step.ready?.rulesData { return RulesConversion.resource(db, path: path, data: data) }
+                return RulesConversion.resource(db, path: path, fields: doc.fields)
+            },
             resource: step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
             accessLimit: accessLimit)
         try authorize(request, project: db.project, lookup: lookup)

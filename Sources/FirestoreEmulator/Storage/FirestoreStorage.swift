@@ -449,10 +449,10 @@ final class FirestoreStorage: @unchecked Sendable {
     }
 
     /// Writes `new` (replacing `old`, the current version or nil) and updates its index rows.
-    /// `prepared`: the write whose outcome `new` is, worked out before the writer (its keys, and
-    /// its fields' order and index entries when it has them: `PreparedWrite.members(of:)`).
+    /// `prepared`: the write whose outcome `new` is, worked out before the writer (its keys), and
+    /// `ready` its fields' order and index entries when it has them (`PreparedWrite.document`).
     func put(space: Int64, _ new: StoredDocument, replacing old: StoredDocument?, prepared: PreparedWrite? = nil,
-             _ conn: Connection) throws {
+             ready: PreparedWrite.Document? = nil, _ conn: Connection) throws {
         let key: [UInt8], parentKey: [UInt8]
         if let prepared {
             (key, parentKey) = (prepared.key, prepared.parentKey)
@@ -473,8 +473,8 @@ final class FirestoreStorage: @unchecked Sendable {
         try insert.bindScratch(new.path.collectionID, at: 4)
         // Sorted once: the stored encoding and the index entries both walk the fields in this order.
         let members: [(key: ExactString, value: FirestoreValue)], newEntries: [IndexEntry]
-        if let ready = prepared?.members(of: new.fields) {
-            (members, newEntries) = ready
+        if let ready {
+            (members, newEntries) = (ready.members, ready.entries)
         } else {
             members = OrderedEncoding.sortedMembers(new.fields)
             newEntries = IndexEntry.entries(ofSorted: members)

@@ -1,4 +1,5 @@
 import HearthCore
+import SecurityRules
 
 /// The parts of one write's stored rows that depend neither on the stored state nor on the commit
 /// time, worked out before the commit is queued for the single writer (`prepareCommit` runs on the
@@ -13,8 +14,9 @@ import HearthCore
 ///   their index entries (`IndexEntry.entries(ofSorted:)`). Such a write's document is its fields
 ///   with the transformed ones set, whatever was stored before (`WriteApplier.apply`: the update
 ///   replaces every field, and a transform reads the value the update left), so the writer only
-///   merges the transformed fields' few members and entries into these (`members(of:)`) instead
-///   of sorting every field and building every entry again.
+///   merges the transformed fields' few members and entries into these (`document(_:)`) instead
+///   of sorting every field and building every entry again; for a caller the rules judge, the
+///   same fields as the rules see them (`request.resource.data`, `RulesConversion.map`).
 struct PreparedWrite: Sendable {
     let key: [UInt8]
     let parentKey: [UInt8]
@@ -27,17 +29,30 @@ struct PreparedWrite: Sendable {
         let entries: [IndexEntry]
         /// The transformed fields' names, each once, sorted.
         let transformed: [ExactString]
+        /// `members` as the rules see them, in the same order (nil: no rules judge the write).
+        let rulesData: [RulesMap.Element]?
     }
 
-    init(_ write: Write) {
+    /// What the writer stores and judges of the document a write left, from `document(_:)`.
+    struct Document {
+        /// Its fields in `OrderedEncoding.sortedMembers` order.
+        let members: [(key: ExactString, value: FirestoreValue)]
+        /// `IndexEntry.entries(ofSorted: members)`.
+        let entries: [IndexEntry]
+        /// `RulesConversion.map` of its fields (nil when not prepared for rules).
+        let rulesData: RulesMap?
+    }
+
+    /// `forRules`: also convert the fields for the rules (a caller they judge).
+    init(_ write: Write, forRules: Bool) {
         parentKey = OrderedEncoding.key(write.path.segments.dropLast())
         var key = parentKey
         OrderedEncoding.appendSegment(write.path.segments.last ?? "", to: &key)
         self.key = key
-        fixed = Self.fixed(write)
+        fixed = Self.fixed(write, forRules: forRules)
     }
 
-    private static func fixed(_ write: Write) -> Fixed? {
+    private static func fixed(_ write: Write, forRules: Bool) -> Fixed? {
         guard case .update(let fields, nil) = write.operation else { return nil }
         var transformed: [ExactString] = []
         for t in write.transforms {
@@ -48,17 +63,21 @@ struct PreparedWrite: Sendable {
         transformed.sort()
         var members = OrderedEncoding.sortedMembers(fields)
         if !transformed.isEmpty { members.removeAll { transformed.contains($0.key) } }
-        return Fixed(members: members, entries: IndexEntry.entries(ofSorted: members), transformed: transformed)
+        // Sorted by bytes as the rules' maps are (`RulesMap`), so the map built from them only checks the order.
+        let rulesData = forRules ? members.map { (key: $0.key.string, value: RulesConversion.value($0.value)) } : nil
+        return Fixed(members: members, entries: IndexEntry.entries(ofSorted: members), transformed: transformed,
+                     rulesData: rulesData)
     }
 
-    /// `OrderedEncoding.sortedMembers(fields)` and `IndexEntry.entries(ofSorted:)` of them, for
-    /// `fields` the document this write left (its outcome), from `fixed` and the transformed
-    /// fields' values; nil without `fixed`, or when `fields` is not what `fixed` was made for
-    /// (the caller then works them out from `fields` itself).
-    func members(of fields: [ExactString: FirestoreValue])
-        -> (members: [(key: ExactString, value: FirestoreValue)], entries: [IndexEntry])? {
+    /// The document this write left, whose fields are `fields` (the write's outcome), from `fixed`
+    /// and the transformed fields' values; nil without `fixed`, or when `fields` is not what
+    /// `fixed` was made for (the caller then works everything out from `fields` itself).
+    func document(_ fields: [ExactString: FirestoreValue]) -> Document? {
         guard let fixed, fields.count == fixed.members.count + fixed.transformed.count else { return nil }
-        if fixed.transformed.isEmpty { return (fixed.members, fixed.entries) }
+        if fixed.transformed.isEmpty {
+            return Document(members: fixed.members, entries: fixed.entries,
+                            rulesData: fixed.rulesData.map { RulesMap(uniqueEntries: $0) })
+        }
         var added: [(key: ExactString, value: FirestoreValue)] = []
         added.reserveCapacity(fixed.transformed.count)
         for name in fixed.transformed {
@@ -68,15 +87,24 @@ struct PreparedWrite: Sendable {
         // Both lists sorted, their names disjoint: one merge gives the order a sort would.
         var members: [(key: ExactString, value: FirestoreValue)] = []
         members.reserveCapacity(fields.count)
+        var rules: [RulesMap.Element] = []
+        if fixed.rulesData != nil { rules.reserveCapacity(fields.count) }
         var j = 0
-        for m in fixed.members {
+        for (i, m) in fixed.members.enumerated() {
             while j < added.count && added[j].key < m.key {
                 members.append(added[j])
+                if fixed.rulesData != nil { rules.append((added[j].key.string, RulesConversion.value(added[j].value))) }
                 j += 1
             }
             members.append(m)
+            if let data = fixed.rulesData { rules.append(data[i]) }
         }
-        members.append(contentsOf: added[j...])
-        return (members, IndexEntry.merged(fixed.entries, IndexEntry.entries(ofSorted: added)))
+        while j < added.count {
+            members.append(added[j])
+            if fixed.rulesData != nil { rules.append((added[j].key.string, RulesConversion.value(added[j].value))) }
+            j += 1
+        }
+        return Document(members: members, entries: IndexEntry.merged(fixed.entries, IndexEntry.entries(ofSorted: added)),
+                        rulesData: fixed.rulesData == nil ? nil : RulesMap(uniqueEntries: rules))
     }
 }

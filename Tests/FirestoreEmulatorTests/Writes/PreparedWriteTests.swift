@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthSQLite
+import SecurityRules
 import Testing
 @testable import FirestoreEmulator
 
@@ -46,14 +47,20 @@ struct PreparedWriteTests {
         let at = Instant(unixMicros: 1_700_000_000_123_456)
         guard let doc = WriteApplier.apply(write, to: before, at: at).document else { return }
         let plain = OrderedEncoding.sortedMembers(doc.fields)
-        guard let ready = PreparedWrite(write).members(of: doc.fields) else {
-            Issue.record("no prepared members for \(write)")
+        guard let ready = PreparedWrite(write, forRules: true).document(doc.fields),
+              let data = ready.rulesData else {
+            Issue.record("nothing prepared for \(write)")
             return
         }
         #expect(ready.members.map { Array($0.key.string.utf8) } == plain.map { Array($0.key.string.utf8) }, comment)
         #expect(ready.members.map { $0.value } == plain.map { $0.value }, comment)
         #expect(StoredValueCodec.encodeFields(sorted: ready.members) == StoredValueCodec.encodeFields(doc.fields), comment)
         #expect(ready.entries == IndexEntry.entries(of: doc.fields), comment)
+        // The rules' data: the same keys byte for byte, in the same order, with the same values.
+        let rules = RulesConversion.map(doc.fields)
+        #expect(data.keys.map { Array($0.utf8) } == rules.keys.map { Array($0.utf8) }, comment)
+        #expect(data.values == rules.values, comment)
+        #expect(PreparedWrite(write, forRules: false).document(doc.fields)?.rulesData == nil, comment)
     }
 
     @Test func preparedPartsEqualTheDocumentsOwn() {
@@ -84,7 +91,7 @@ struct PreparedWriteTests {
                           transforms: [FieldTransform(field: FieldPath(["createdAt"]), kind: .serverTime)],
                           precondition: Precondition(exists: false))
         expectSame(write, before: nil)
-        let prepared = PreparedWrite(write)
+        let prepared = PreparedWrite(write, forRules: false)
         #expect(prepared.key == path.key)
         #expect(prepared.parentKey == path.parent.key)
     }
@@ -100,16 +107,19 @@ struct PreparedWriteTests {
         let transformOnly = Write(path: path, operation: .transform,
                                   transforms: [FieldTransform(field: FieldPath(["n"]), kind: .increment(.integer(1)))])
         for w in [masked, nested, delete, transformOnly] {
-            #expect(PreparedWrite(w).fixed == nil)
-            #expect(PreparedWrite(w).members(of: ["a": .integer(1)]) == nil)
-            #expect(PreparedWrite(w).key == path.key)
+            let prepared = PreparedWrite(w, forRules: true)
+            #expect(prepared.fixed == nil)
+            #expect(prepared.document(["a": .integer(1)]) == nil)
+            #expect(prepared.key == path.key)
         }
         // Fields that are not the write's outcome (a field more or less, a transformed one missing): not used.
         let plain = Write(path: path, operation: .update(fields: ["a": .integer(1)], mask: nil),
                           transforms: [FieldTransform(field: FieldPath(["t"]), kind: .serverTime)])
-        #expect(PreparedWrite(plain).members(of: ["a": .integer(1)]) == nil)
-        #expect(PreparedWrite(plain).members(of: ["a": .integer(1), "b": .integer(2)]) == nil)
-        #expect(PreparedWrite(plain).members(of: ["a": .integer(1), "t": .null, "u": .null]) == nil)
+        let prepared = PreparedWrite(plain, forRules: true)
+        #expect(prepared.document(["a": .integer(1)]) == nil)
+        #expect(prepared.document(["a": .integer(1), "b": .integer(2)]) == nil)
+        #expect(prepared.document(["a": .integer(1), "t": .null, "u": .null]) == nil)
+        #expect(prepared.document(["a": .integer(1), "t": .null]) != nil)
     }
 
     @Test func mergedEqualsSortedUnion() {

@@ -43,15 +43,10 @@ enum RulesConversion {
 
     /// A `resource` map: `data`, `id`, `__name__`.
     static func resource(_ database: DatabaseID, path: ResourcePath, fields: [ExactString: FirestoreValue]) -> RulesValue {
-        resource(database, path: path, data: map(fields))
-    }
-
-    /// The same, with the fields already converted (`map(_:)`).
-    static func resource(_ database: DatabaseID, path: ResourcePath, data: RulesMap) -> RulesValue {
         // Written in key order, so the map only checks it.
         .map(RulesMap(uniqueEntries: [
             (key: "__name__", value: .path(self.path(database, path))),
-            (key: "data", value: .map(data)),
+            (key: "data", value: .map(map(fields))),
             (key: "id", value: .string(path.lastSegment)),
         ]))
     }

@@ -16,8 +16,6 @@ extension FirestoreService {
         var write: Write
         var before: StoredDocument?
         var outcome: WriteApplier.Outcome
-        /// The outcome's stored form and rules data, from what was prepared before the writer.
-        var ready: PreparedWrite.Document? = nil
     }
 
     /// `commit` (and every single-document write): all writes or none, one commit time, rules
@@ -74,17 +72,12 @@ extension FirestoreService {
         // documents), so in a batch the body needs no savepoint — unless the database's space is
         // not known yet and finding it may create it (a write before the checks).
         let savepoint = storage.cachedSpace(of: db) == nil
-        // Worked out here, before the commit is queued: off the single writer (`PreparedWrite`).
-        let judged: Bool
-        if case .client = caller { judged = true } else { judged = false }
-        let prepared = writes.map { PreparedWrite($0, forRules: judged) }
         let body = { [self] (conn: Connection) throws -> (commitTime: Instant, results: [WriteOutcome]) in
             let space = try storage.writableSpace(of: db, conn)
             var originals = PathTable<StoredDocument?>()
-            func load(_ p: ResourcePath, key: [UInt8]? = nil) throws -> StoredDocument? {
+            func load(_ p: ResourcePath) throws -> StoredDocument? {
                 if let known = originals[p] { return known }
-                let d = try key.map { k in try storage.document(space: space, key: k, conn) }
-                    ?? storage.document(space: space, path: p, conn)
+                let d = try storage.document(space: space, path: p, conn)
                 originals[p] = d
                 return d
             }
@@ -108,20 +101,16 @@ extension FirestoreService {
             let commitTime = try storage.commitTime(now: clock.now(), conn)
             recorder.begin(at: commitTime, space: space)
             var overlay = PathTable<StoredDocument?>()
-            // Per document written more than once, its last write's step (its document is the one stored).
-            var lastStep = PathTable<Int>()
             var steps: [Step] = []
             steps.reserveCapacity(writes.count)
-            for (i, w) in writes.enumerated() {
-                let before: StoredDocument? = try overlay[w.path] ?? load(w.path, key: prepared[i].key)
+            for w in writes {
+                let before: StoredDocument? = try overlay[w.path] ?? load(w.path)
                 let outcome = WriteApplier.apply(w, to: before, at: commitTime)
                 if let after = outcome.document {
                     try Self.checkSize(after, db)
                 }
-                steps.append(Step(write: w, before: before, outcome: outcome,
-                                  ready: outcome.document.flatMap { prepared[i].document($0.fields) }))
+                steps.append(Step(write: w, before: before, outcome: outcome))
                 overlay[w.path] = .some(outcome.document)
-                if writes.count > 1 { lastStep[w.path] = i }
             }
 
             // A create over an existing document is ALREADY_EXISTS whatever the rules would say
@@ -154,8 +143,7 @@ extension FirestoreService {
                 let original = try load(path)
                 if let final {
                     if final != original {
-                        let i = writes.count > 1 ? lastStep[path] ?? 0 : 0
-                        try storage.put(space: space, final, replacing: original, prepared: prepared[i], ready: steps[i].ready, conn)
+                        try storage.put(space: space, final, replacing: original, conn)
                         recorder.record(path, before: original, after: final)
                     }
                 } else if let original {
@@ -265,10 +253,7 @@ extension FirestoreService {
         let method: RulesMethod = step.write.isDelete ? .delete : (creates ? .create : .update)
         let request = RulesRequest(
             method: method, path: RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(time),
-            requestResource: step.outcome.document.map { doc in
-                if let data = step.ready?.rulesData { return RulesConversion.resource(db, path: path, data: data) }
-                return RulesConversion.resource(db, path: path, fields: doc.fields)
-            },
+            requestResource: step.outcome.document.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
             resource: step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
             accessLimit: accessLimit)
         try authorize(request, project: db.project, lookup: lookup)

@@ -348,15 +348,10 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// The document at `path`, or nil.
     func document(space: Int64, path: ResourcePath, _ conn: Connection) throws -> StoredDocument? {
-        try document(space: space, key: path.key, conn)
-    }
-
-    /// The document whose key (`ResourcePath.key`) is `key`, or nil.
-    func document(space: Int64, key: [UInt8], _ conn: Connection) throws -> StoredDocument? {
         let select = try conn.prepare(Self.selectDocument)
         select.reset()
         try select.bind(space, at: 1)
-        try select.bindScratch(key, at: 2)
+        try select.bindScratch(path.key, at: 2)
         defer { select.reset() }
         return try select.step() ? try Self.document(from: select) : nil
     }
@@ -449,20 +444,11 @@ final class FirestoreStorage: @unchecked Sendable {
     }
 
     /// Writes `new` (replacing `old`, the current version or nil) and updates its index rows.
-    /// `prepared`: the write whose outcome `new` is, worked out before the writer (its keys), and
-    /// `ready` its fields' order and index entries when it has them (`PreparedWrite.document`).
-    func put(space: Int64, _ new: StoredDocument, replacing old: StoredDocument?, prepared: PreparedWrite? = nil,
-             ready: PreparedWrite.Document? = nil, _ conn: Connection) throws {
-        let key: [UInt8], parentKey: [UInt8]
-        if let prepared {
-            (key, parentKey) = (prepared.key, prepared.parentKey)
-        } else {
-            // The document's key is its parent's and one segment more: encoded once for both.
-            parentKey = OrderedEncoding.key(new.path.segments.dropLast())
-            var k = parentKey
-            OrderedEncoding.appendSegment(new.path.segments.last ?? "", to: &k)
-            key = k
-        }
+    func put(space: Int64, _ new: StoredDocument, replacing old: StoredDocument?, _ conn: Connection) throws {
+        // The document's key is its parent's and one segment more: encoded once for both.
+        let parentKey = OrderedEncoding.key(new.path.segments.dropLast())
+        var key = parentKey
+        OrderedEncoding.appendSegment(new.path.segments.last ?? "", to: &key)
         let keys = RowKeys(key: key, collection: parentKey)
         if let old { try remember(space: space, old, ended: new.updateTime, conn) }
         let insert = try conn.prepare(Self.insertDocument)
@@ -472,17 +458,12 @@ final class FirestoreStorage: @unchecked Sendable {
         try insert.bindScratch(parentKey, at: 3)
         try insert.bindScratch(new.path.collectionID, at: 4)
         // Sorted once: the stored encoding and the index entries both walk the fields in this order.
-        let members: [(key: ExactString, value: FirestoreValue)], newEntries: [IndexEntry]
-        if let ready {
-            (members, newEntries) = (ready.members, ready.entries)
-        } else {
-            members = OrderedEncoding.sortedMembers(new.fields)
-            newEntries = IndexEntry.entries(ofSorted: members)
-        }
+        let members = OrderedEncoding.sortedMembers(new.fields)
         try insert.bindScratch(StoredValueCodec.encodeFields(sorted: members), at: 5)
         try insert.bind(new.createTime.unixMicros, at: 6)
         try insert.bind(new.updateTime.unixMicros, at: 7)
         try insert.runBound()
+        let newEntries = IndexEntry.entries(ofSorted: members)
         let scopes = try indexScopes(space: space, path: new.path, parentKey: parentKey, key: key, conn)
         guard let old else {
             return try addIndex(space: space, keys: keys, scopes: scopes, entries: newEntries, conn)

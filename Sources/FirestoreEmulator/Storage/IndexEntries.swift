@@ -83,26 +83,6 @@ struct IndexEntry: Hashable, Sendable {
         return OrderedEncoding.compare(a.value, b.value)
     }
 
-    /// `sorted(a + b)` for `a` and `b` each sorted without repeats (from `entries(of:)`), in one merge.
-    static func merged(_ a: [IndexEntry], _ b: [IndexEntry]) -> [IndexEntry] {
-        var out: [IndexEntry] = []
-        out.reserveCapacity(a.count + b.count)
-        var i = 0, j = 0
-        while i < a.count && j < b.count {
-            let c = compare(a[i], b[j])
-            if c < 0 {
-                out.append(a[i]); i += 1
-            } else if c > 0 {
-                out.append(b[j]); j += 1
-            } else {
-                out.append(a[i]); i += 1; j += 1
-            }
-        }
-        out.append(contentsOf: a[i...])
-        out.append(contentsOf: b[j...])
-        return out
-    }
-
     /// The entries of `a` not in `b` and of `b` not in `a` (both from `entries(of:)`), in one merge.
     static func difference(_ a: [IndexEntry], _ b: [IndexEntry]) -> (onlyA: [IndexEntry], onlyB: [IndexEntry]) {
         var onlyA: [IndexEntry] = [], onlyB: [IndexEntry] = []

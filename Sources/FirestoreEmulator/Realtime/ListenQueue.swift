@@ -42,15 +42,41 @@ final class ListenQueue: @unchecked Sendable {
     /// Runs `body` on the calling thread once every task queued before has run, with no task of
     /// this queue running until it returns.
     func sync<T>(_ body: () throws -> T) rethrows -> T {
-        let held = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        state.enqueue {
-            held.signal()
-            release.wait()
-        }
-        held.wait()
-        defer { release.signal() }
+        let hold = Hold()
+        state.enqueue { hold.park() }
+        hold.waitParked()
+        defer { hold.release() }
         return try body()
+    }
+
+    /// `sync`'s hand-shake with the queue's thread, on a pthread condition (so that ThreadSanitizer
+    /// sees the order between the queue's tasks and the caller's body, as it did with libdispatch).
+    private final class Hold: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var parked = false
+        private var released = false
+
+        /// On the queue's thread: says it is held, then waits for `release`.
+        func park() {
+            condition.lock()
+            parked = true
+            condition.broadcast()
+            while !released { condition.wait() }
+            condition.unlock()
+        }
+
+        func waitParked() {
+            condition.lock()
+            while !parked { condition.wait() }
+            condition.unlock()
+        }
+
+        func release() {
+            condition.lock()
+            released = true
+            condition.broadcast()
+            condition.unlock()
+        }
     }
 
     /// What the thread shares with the queue: the thread holds this, not the queue, so the queue

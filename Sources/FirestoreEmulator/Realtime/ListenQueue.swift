@@ -128,8 +128,8 @@ final class ListenQueue: @unchecked Sendable {
                 Self.takeProcessNice()
                 run()
             }
-            // The work here is matching and handing over, no deep recursion.
-            thread.stackSize = 512 << 10
+            // The default stack, as the pool threads had: a shard also reads first results (SQLite,
+            // the rules' evaluation, queries) on it.
             thread.start()
         }
 

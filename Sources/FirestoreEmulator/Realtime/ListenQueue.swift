@@ -111,8 +111,12 @@ final class ListenQueue: @unchecked Sendable {
             condition.lock()
             let i = timers.firstIndex { $0.at <= deadline } ?? timers.count
             timers.insert((deadline, task), at: i)
+            // A timer may be the queue's first task: it starts the thread too.
+            let start = !started
+            started = true
             condition.unlock()
             condition.signal()
+            if start { startThread() }
         }
 
         func stop() {

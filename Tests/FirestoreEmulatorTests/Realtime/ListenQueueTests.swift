@@ -106,11 +106,17 @@ import Testing
             done.signal()
         }
         queue.asyncAfter(nanoseconds: 20_000_000) { log.add("20ms") }
-        // A timer alone does not start the thread; the first task does.
         queue.async { log.add("now") }
         #expect(done.wait(timeout: .now() + 5) == .success)
         #expect(log.all == ["now", "20ms", "60ms"])
         #expect(late.get() >= 60_000_000)
+    }
+
+    @Test func aTimerAloneStartsTheThread() {
+        let queue = ListenQueue(name: "listen-test")
+        let done = DispatchSemaphore(value: 0)
+        queue.asyncAfter(nanoseconds: 1_000_000) { done.signal() }
+        #expect(done.wait(timeout: .now() + 5) == .success)
     }
 
     /// A value set on one thread and read on another (the test's own small lock box).

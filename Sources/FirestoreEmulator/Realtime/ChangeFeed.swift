@@ -42,7 +42,8 @@ final class ChangeFeed: @unchecked Sendable {
     private var listening = 0
     /// The newest commit time of the changes skipped since `catchUp` last ran; nil: none.
     private var skipped: Instant?
-    private let queue: DispatchQueue
+    /// Queues a block on the serial delivery queue.
+    private let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
     private let deliver: @Sendable (CommittedChange) -> Void
     private let catchUp: (@Sendable (Instant) -> Void)?
 
@@ -52,9 +53,17 @@ final class ChangeFeed: @unchecked Sendable {
     ///     listener is open are skipped, and `catchUp` runs on the queue with the newest skipped
     ///     commit time before anything queued after the next `listenerOpened`.
     ///   - deliver: receives every published change (not skipped), in commit order.
+    init(queue: ListenQueue, catchUp: (@Sendable (Instant) -> Void)? = nil,
+         deliver: @escaping @Sendable (CommittedChange) -> Void) {
+        self.schedule = { queue.async($0) }
+        self.catchUp = catchUp
+        self.deliver = deliver
+    }
+
+    /// The same on a serial dispatch queue.
     init(queue: DispatchQueue, catchUp: (@Sendable (Instant) -> Void)? = nil,
          deliver: @escaping @Sendable (CommittedChange) -> Void) {
-        self.queue = queue
+        self.schedule = { queue.async(execute: $0) }
         self.catchUp = catchUp
         self.deliver = deliver
     }
@@ -94,7 +103,7 @@ final class ChangeFeed: @unchecked Sendable {
         // catch-up is queued after every skipped change and before every delivered one.
         if let time = skipped, let catchUp {
             skipped = nil
-            queue.async { catchUp(time) }
+            schedule { catchUp(time) }
         }
     }
 
@@ -114,7 +123,7 @@ final class ChangeFeed: @unchecked Sendable {
 
     /// Runs `body` on the delivery queue after every change published so far has been delivered.
     func afterDelivered(_ body: @escaping @Sendable () -> Void) {
-        queue.async(execute: body)
+        schedule(body)
     }
 
     private func settle(_ ticket: Ticket, _ change: CommittedChange?) {
@@ -136,7 +145,7 @@ final class ChangeFeed: @unchecked Sendable {
             let wanting = taps.filter { $0.wanted() }
             guard !wanting.isEmpty else { return }
             let batch = due
-            queue.async {
+            schedule {
                 for c in batch {
                     for t in wanting { t.handler(c) }
                 }
@@ -146,7 +155,7 @@ final class ChangeFeed: @unchecked Sendable {
         let deliver = self.deliver
         let batch = due
         let taps = self.taps
-        queue.async {
+        schedule {
             for c in batch {
                 deliver(c)
                 for t in taps where t.wanted() { t.handler(c) }

@@ -21,8 +21,8 @@ final class ListenEngine: @unchecked Sendable {
     }
 
     /// Receives the feed's changes in commit order and hands each to every shard; also runs the
-    /// feed's taps (the UI). Serial, on the global pool.
-    let feedQueue = DispatchQueue(label: "hearth.firestore.listen", target: .global())
+    /// feed's taps (the UI). Serial, on a thread of its own (`ListenQueue`).
+    let feedQueue = ListenQueue(name: "listen-feed")
     private(set) var feed: ChangeFeed!
     /// Made once in `init`, never changed after.
     private(set) var shards: [ListenShard] = []

@@ -18,10 +18,9 @@ import HearthSQLite
 final class ListenShard: @unchecked Sendable {
     typealias Scope = ListenEngine.Scope
 
-    /// Serial, on the global pool's threads (at most one per core) rather than an overcommit
-    /// thread: a burst of adds (10,000 listeners opening) wakes the queue thousands of times, and
-    /// an overcommit root queue starts a new thread for a wake-up that finds none idle.
-    let queue: DispatchQueue
+    /// Serial, on a thread of its own (`ListenQueue`: one thread however many wake-ups a burst of
+    /// adds makes, at the process's nice value, which libdispatch's pool threads do not keep).
+    let queue: ListenQueue
     /// Set by the engine with its own (the shard reads through it). Weak: work still queued on
     /// a shard when the service goes away finds it gone.
     weak var service: FirestoreService?
@@ -51,20 +50,22 @@ final class ListenShard: @unchecked Sendable {
     /// a client that stops reading costs at most this, and nobody else waits for it.
     var maxOutboxBytes = 64 << 20
     /// How soon a stream that was not writable is tried again.
-    static let retryNanos = 2_000_000
+    static let retryNanos: UInt64 = 2_000_000
 
     init(index: Int) {
-        queue = DispatchQueue(label: "hearth.firestore.listen.\(index)", target: .global())
+        queue = ListenQueue(name: "listen-\(index)")
     }
 
     /// Starts the shard at `time` (its heartbeat too).
     func start(at time: Instant) {
-        queue.sync { deliveredTime = time }
+        // No queue hop: the service starts the engine as it is built, before any stream or change
+        // can reach the shard, and the shard's thread starts with its first task after this.
+        deliveredTime = time
         scheduleHeartbeat()
     }
 
     private func scheduleHeartbeat() {
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(ListenEngine.heartbeatNanos))) { [weak self] in
+        queue.asyncAfter(nanoseconds: ListenEngine.heartbeatNanos) { [weak self] in
             guard let self else { return }
             heartbeat()
             scheduleHeartbeat()
@@ -245,7 +246,7 @@ final class ListenShard: @unchecked Sendable {
             guard stream.writable() else {
                 if !stream.pumpScheduled {
                     stream.pumpScheduled = true
-                    queue.asyncAfter(deadline: .now() + .nanoseconds(Self.retryNanos)) { [self] in
+                    queue.asyncAfter(nanoseconds: Self.retryNanos) { [self] in
                         stream.pumpScheduled = false
                         pump(stream)
                     }

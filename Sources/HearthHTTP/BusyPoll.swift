@@ -16,19 +16,9 @@ import Foundation
 /// and the round trip grew from ~45 to ~68 µs in `make bench` while the REST get, which never
 /// polls, ran at 22k calls/s (docs/benchmarks.md, busypollab). Which case holds changes while the
 /// process runs and no setting can know it beforehand, so the loop measures it: `trialLength`
-/// round trips with its window and as many without, the median round trip of each compared, and
-/// the better kept for `keepLength` round trips before the next trial. Only pauses that could have
+/// round trips with its window and as many without, the median pause of each compared, and the
+/// better kept for `keepLength` round trips before the next trial. Only pauses that could have
 /// been polled through count (the window open, ended by a socket, at most `roundTripLimit`).
-///
-/// A round trip is measured whole, from the end of one pause to the end of the next: the work
-/// the loop did after the previous request arrived, then the pause until the next one — what the
-/// client waits for. The pause alone leaves out what sleeping costs the work after it (a loop
-/// woken on a vCPU that halted runs its handlers cold: the light client's one-stream get cost
-/// Hearth 32.4 µs of CPU a call on the quiet machine with the loop asleep between calls, 17–18 µs
-/// on a busy one where no vCPU halts), and it says nothing when the client runs on the loop's
-/// own CPU (the scheduler's sync wake-up): then the next request is already there when the loop
-/// runs out of work, and the pauses of both halves are under a microsecond (docs/benchmarks.md,
-/// grpcget). Whole round trips compare what either way costs the client.
 ///
 /// What it costs: nothing while the loop is idle — the window starts at 0 and only grows after
 /// sleeps shorter than `ceiling`; a sleep longer than `ceiling` halves it, so a pause in traffic
@@ -71,9 +61,6 @@ public struct BusyPoll: Sendable {
     private var trialsStartPolling = true
     /// Whether the pause under way was open to polling when it began (the window > 0).
     private var armed = false
-    /// How long the loop worked before the pause under way, since the previous pause ended (nil:
-    /// not known, the loop also waited without measuring since).
-    private var worked: UInt64?
 
     public init(ceilingMicroseconds: Int) {
         ceiling = UInt64(max(0, min(ceilingMicroseconds, Self.maximumCeilingMicroseconds))) * 1000
@@ -81,11 +68,9 @@ public struct BusyPoll: Sendable {
 
     public var isOff: Bool { ceiling == 0 }
 
-    /// The loop ran out of work, `busy` nanoseconds after its previous pause ended (nil: not known):
-    /// how long to poll before sleeping (0: sleep at once).
-    public mutating func beginPause(afterWorking busy: UInt64? = 0) -> UInt64 {
+    /// The loop ran out of work: how long to poll before sleeping (0: sleep at once).
+    public mutating func beginPause() -> UInt64 {
         armed = ceiling > 0 && window > 0
-        worked = busy
         return polling ? window : 0
     }
 
@@ -97,13 +82,13 @@ public struct BusyPoll: Sendable {
         // The window learns only from its own use: while the loop sleeps to see what sleeping
         // costs, a long round trip is what is being measured, not a reason to close the window.
         if !whilePolling && polling { slept(pause: nanoseconds, bySocket: bySocket) }
-        guard armed, bySocket, nanoseconds <= Self.roundTripLimit, let worked else { return }
+        guard armed, bySocket, nanoseconds <= Self.roundTripLimit else { return }
         switch phase {
         case .keeping(let left):
             phase = left > 1 ? .keeping(left: left - 1) : .measuring(firstHalfMedian: nil)
             if left <= 1 { polling = trialsStartPolling }
         case .measuring(let first):
-            samples.append(worked &+ nanoseconds)
+            samples.append(nanoseconds)
             guard samples.count == Self.trialLength else { return }
             let median = Self.median(&samples)
             samples.removeAll(keepingCapacity: true)

@@ -45,9 +45,6 @@ final class EventLoop: @unchecked Sendable {
     /// most likely that answer, which polling cannot bring sooner — it only takes a CPU from the
     /// thread making it (a RunQuery on a worker, a commit on the writer) and from the client.
     @exclusivity(unchecked) var answersAwaited = 0
-    /// When the last measured pause ended (loop thread only; nil after a wait `busyPoll` did not
-    /// measure): the start of the work a round trip's trial sample includes (`BusyPoll.beginPause`).
-    @exclusivity(unchecked) private var pauseEnded: UInt64?
 
     init(name: String) throws(HTTPServerError) {
         self.name = name
@@ -156,19 +153,15 @@ final class EventLoop: @unchecked Sendable {
     /// `epoll_wait`, after polling for the busy-poll window when the wait may last (loop thread).
     private func pollThenWait(_ events: inout [hearth_event], timeout: Int32) -> Int32 {
         // A timer already due: nothing to wait for, and no pause to learn from.
-        if timeout == 0 {
-            pauseEnded = nil
-            return hearth_epoll_wait(epollFD, &events, Int32(events.count), 0)
-        }
+        if timeout == 0 { return hearth_epoll_wait(epollFD, &events, Int32(events.count), 0) }
         let idle = DispatchTime.now().uptimeNanoseconds
-        let window = busyPoll.beginPause(afterWorking: pauseEnded.map { idle &- $0 })
+        let window = busyPoll.beginPause()
         if window > 0 {
             while true {
                 let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), 0)
                 if n != 0 {
-                    let now = DispatchTime.now().uptimeNanoseconds
-                    pauseEnded = now
-                    busyPoll.endPause(after: now &- idle, bySocket: endedBySocket(events, n), whilePolling: true)
+                    busyPoll.endPause(after: DispatchTime.now().uptimeNanoseconds &- idle,
+                                      bySocket: endedBySocket(events, n), whilePolling: true)
                     return n
                 }
                 if DispatchTime.now().uptimeNanoseconds &- idle >= window { break }
@@ -178,9 +171,8 @@ final class EventLoop: @unchecked Sendable {
             }
         }
         let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
-        let now = DispatchTime.now().uptimeNanoseconds
-        pauseEnded = now
-        busyPoll.endPause(after: now &- idle, bySocket: endedBySocket(events, n), whilePolling: false)
+        busyPoll.endPause(after: DispatchTime.now().uptimeNanoseconds &- idle,
+                          bySocket: endedBySocket(events, n), whilePolling: false)
         return n
     }
 
@@ -202,14 +194,8 @@ final class EventLoop: @unchecked Sendable {
         while true {
             // A pause spent waiting for this process's own threads neither polls nor teaches the
             // window anything about the client's round trip.
-            let n: Int32
-            if busyPoll.isOff || answersAwaited > 0 {
-                // Unmeasured: the next round trip's work cannot be told from this wait.
-                pauseEnded = nil
-                n = hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
-            } else {
-                n = pollThenWait(&events, timeout: timeout)
-            }
+            let n = busyPoll.isOff || answersAwaited > 0 ? hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
+                : pollThenWait(&events, timeout: timeout)
             if n > 0 {
                 for i in 0..<Int(n) {
                     let fd = events[i].fd

@@ -98,40 +98,6 @@ import Testing
         #expect(p.polling)
     }
 
-    /// A trial compares whole round trips, the loop's work included: where the pauses are alike
-    /// but the work after a sleep is slower (a loop woken on a halted vCPU runs cold), polling is
-    /// kept; where the work is alike too, it is not (a tie keeps the CPU free).
-    @Test func aTrialComparesWholeRoundTripsNotPausesAlone() {
-        func trial(workAfterPoll: UInt64, workAfterSleep: UInt64) -> Bool {
-            var p = BusyPoll(ceilingMicroseconds: 200)
-            for _ in 0..<3 { p.slept(pause: 1_000) }
-            var lastSlept = true
-            for _ in 0..<(2 * BusyPoll.trialLength) {
-                let window = p.beginPause(afterWorking: lastSlept ? workAfterSleep : workAfterPoll)
-                // The client's turn is 40 µs either way: inside the window when the loop polls.
-                lastSlept = window == 0
-                p.endPause(after: 40_000, bySocket: true, whilePolling: !lastSlept)
-            }
-            return p.polling
-        }
-        #expect(trial(workAfterPoll: 17_000, workAfterSleep: 32_000))
-        #expect(!trial(workAfterPoll: 17_000, workAfterSleep: 17_000))
-        // A wait the loop did not measure (an answer awaited from another thread) leaves the next
-        // round trip's work unknown: that pause is not a sample.
-        var p = BusyPoll(ceilingMicroseconds: 200)
-        for _ in 0..<3 { p.slept(pause: 1_000) }
-        for _ in 0..<(4 * BusyPoll.trialLength) {
-            _ = p.beginPause(afterWorking: nil)
-            p.endPause(after: 40_000, bySocket: true, whilePolling: true)
-        }
-        #expect(p.polling)
-        for _ in 0..<BusyPoll.trialLength {
-            _ = p.beginPause(afterWorking: 0)
-            p.endPause(after: 40_000, bySocket: true, whilePolling: true)
-        }
-        #expect(!p.polling)
-    }
-
     /// A trial counts only round trips polling could have taken: not pauses with the window shut,
     /// not waits for the process's own threads (the eventfd), not idleness past a millisecond.
     @Test func aTrialCountsOnlyRoundTrips() {

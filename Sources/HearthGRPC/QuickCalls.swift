@@ -27,7 +27,7 @@ struct QuickCall: @unchecked Sendable {
 /// hands the rest to workers, in jobs of `jobSize`, so a flood never holds the loop from the
 /// other connections it serves for more than `loopShare` calls (well under a millisecond). The
 /// answers leave every `answersPerWrite` calls, not only once the batch is done.
-final class QuickCalls: @unchecked Sendable {
+final class QuickCalls: EventLoopTask, @unchecked Sendable {
     /// The most calls of one read the loop answers itself.
     static let loopShare = 64
     static let jobSize = 16
@@ -52,8 +52,12 @@ final class QuickCalls: @unchecked Sendable {
         pending.append(q)
         let first = pending.count == 1
         lock.unlock()
-        if first && !stream.afterCurrentRead({ [self] in answerPending() }) { answerPending() }
+        // Queued as this object: no closure allocated per read.
+        if first && !stream.afterCurrentRead(self) { answerPending() }
     }
+
+    /// The batch, after the read that completed its first call.
+    func runOnLoop() { answerPending() }
 
     private func answerPending() {
         lock.lock()

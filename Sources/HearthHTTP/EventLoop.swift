@@ -22,7 +22,7 @@ final class EventLoop: @unchecked Sendable {
     // Under `taskLock`.
     @exclusivity(unchecked) private var tasks: [@Sendable () -> Void] = []
     /// Tasks the loop thread queued for itself (loop thread only): no lock, no wake-up.
-    @exclusivity(unchecked) private var soon: [() -> Void] = []
+    @exclusivity(unchecked) private var soon: [any EventLoopTask] = []
     /// The receive buffer every socket on this loop reads into (loop thread only): one per loop, not
     /// one per read (a fresh zeroed 32 KiB array cost a `memset` per read) nor per connection.
     private var scratchStorage: UnsafeMutableBufferPointer<UInt8>?
@@ -92,7 +92,7 @@ final class EventLoop: @unchecked Sendable {
     /// Queues `task` to run on this loop thread after the current handler, before the loop waits
     /// again. Loop thread only: what a handler changes is applied once, after the handler, without
     /// the eventfd round trip `execute` costs.
-    func executeSoon(_ task: @escaping () -> Void) {
+    func executeSoon(_ task: any EventLoopTask) {
         soon.append(task)
     }
 
@@ -189,7 +189,7 @@ final class EventLoop: @unchecked Sendable {
         var events = [hearth_event](repeating: hearth_event(), count: 64)
         // The `soon` tasks being run: swapped with `soon` so that neither array is reallocated per
         // pass (emptied from `[]`, each pass's first task regrew it: an allocation and a free per call).
-        var running: [() -> Void] = []
+        var running: [any EventLoopTask] = []
         var timeout: Int32 = -1
         while true {
             // A pause spent waiting for this process's own threads neither polls nor teaches the
@@ -216,7 +216,7 @@ final class EventLoop: @unchecked Sendable {
             for task in queued { task() }
             while !soon.isEmpty {
                 swap(&soon, &running)
-                for task in running { task() }
+                for task in running { task.runOnLoop() }
                 running.removeAll(keepingCapacity: true)
             }
             timeout = tick()

@@ -7,7 +7,7 @@ internal import CLinuxIO
 /// nghttp2 does the framing, HPACK, flow control, SETTINGS, PING and GOAWAY; this class moves bytes
 /// between it and the socket and between its callbacks and `HTTP2Stream`s.
 /// Related: https://nghttp2.org/documentation/programmers-guide.html
-final class HTTP2Connection: @unchecked Sendable {
+final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
     let fd: Int32
     let loop: EventLoop
     let remoteAddress: String
@@ -51,6 +51,8 @@ final class HTTP2Connection: @unchecked Sendable {
     /// end of its request side) and the call's and stream's deallocation, ~3k instructions a
     /// unary call, ran between the answer's last frame and its write, delaying the answer by as much.
     @exclusivity(unchecked) private var closedDuringSend: [(stream: HTTP2Stream, errorCode: UInt32)] = []
+    /// The buffer `closedDuringSend` gets back after its batch is told.
+    @exclusivity(unchecked) private var spareClosed: [(stream: HTTP2Stream, errorCode: UInt32)] = []
     var onClose: (HTTP2Connection) -> Void = { _ in }
     var streamsChanged: (Int) -> Void = { _ in }
 
@@ -126,9 +128,14 @@ final class HTTP2Connection: @unchecked Sendable {
         sendFrames()
         sending = false
         while !closedDuringSend.isEmpty {
-            let batch = closedDuringSend
-            closedDuringSend.removeAll(keepingCapacity: true)
+            // Swapped with the kept spare, as `flushDirty` swaps `dirty`: emptying a list the batch
+            // still shared allocated a new buffer for it every call.
+            var batch = spareClosed
+            spareClosed = []
+            swap(&batch, &closedDuringSend)
             for (stream, errorCode) in batch { tellClosed(stream, errorCode: errorCode) }
+            batch.removeAll(keepingCapacity: true)
+            spareClosed = batch
         }
     }
 
@@ -270,6 +277,8 @@ final class HTTP2Connection: @unchecked Sendable {
     private let dirtyLock = InlineLock()
     // Unchecked: `dirtyLock` keeps accesses apart (a shard appends every stream it hands a snapshot).
     @exclusivity(unchecked) private var dirty: [HTTP2Stream] = []
+    /// The buffer `dirty` gets back at the next flush (loop thread only).
+    @exclusivity(unchecked) private var spareDirty: [HTTP2Stream] = []
 
     /// Has the loop apply what was asked of `stream` (any thread). Streams changed together — one
     /// commit fanned out to a hundred listeners on this connection, or the quick calls one read
@@ -282,7 +291,7 @@ final class HTTP2Connection: @unchecked Sendable {
         dirtyLock.unlock()
         guard first else { return }
         if loop.isLoopThread {
-            loop.executeSoon { [self] in flushDirty() }
+            loop.executeSoon(self)
         } else {
             loop.execute { [self] in flushDirty() }
         }
@@ -297,12 +306,21 @@ final class HTTP2Connection: @unchecked Sendable {
         flushDirty()
     }
 
+    /// `flushDirty`, queued after the current handler (`scheduleFlush` on the loop thread).
+    func runOnLoop() { flushDirty() }
+
     private func flushDirty() {
+        // The batch is swapped with the kept spare: `dirty` keeps a buffer for the next change, where
+        // emptied it was allocated again by the next append and this batch's freed (per unary call).
+        // A flush nested in a producer finds the spare taken and works with a new array.
+        var batch = spareDirty
+        spareDirty = []
         dirtyLock.lock()
-        let batch = dirty
-        dirty = []
+        swap(&batch, &dirty)
         dirtyLock.unlock()
         for stream in batch { flush(stream) }
+        batch.removeAll(keepingCapacity: true)
+        spareDirty = batch
         send()
     }
 

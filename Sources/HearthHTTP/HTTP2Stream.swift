@@ -185,7 +185,7 @@ public final class HTTP2Stream: @unchecked Sendable {
     /// Runs `task` on this stream's loop thread once the frames of the read being handled are all
     /// delivered (so a handler can see every call that one read completed before answering any).
     /// Call it only from a delegate method (the loop thread); false when the connection is gone.
-    @discardableResult public func afterCurrentRead(_ task: @escaping () -> Void) -> Bool {
+    @discardableResult public func afterCurrentRead(_ task: any EventLoopTask) -> Bool {
         guard let connection else { return false }
         connection.loop.executeSoon(task)
         return true

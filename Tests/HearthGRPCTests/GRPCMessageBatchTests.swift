@@ -18,6 +18,15 @@ import Testing
         #expect(messages == [[1, 2, 3], [], [UInt8](repeating: 7, count: 300)])
     }
 
+    /// A unary answer's single message framed on its own (`GRPCCall.framed`) as a batch frames it.
+    @Test func aSingleMessageIsFramedAsInABatch() {
+        for message in [[], [1, 2, 3], [UInt8](repeating: 7, count: 300), [UInt8](repeating: 9, count: 70_000)] as [[UInt8]] {
+            var batch = GRPCMessageBatch()
+            batch.append(message)
+            #expect(GRPCCall.framed(message) == batch.framed)
+        }
+    }
+
     @Test func anEmptyBatchHoldsNothing() {
         let batch = GRPCMessageBatch(capacity: 64)
         var seen = 0

@@ -36,29 +36,12 @@ from benchlib import firebase, grpcbench, grpcreads  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
 from benchlib.httpc import Client, NotAvailable  # noqa: E402
 from benchlib.loadgen import require_clean  # noqa: E402
-from benchlib.machine import children_cpu  # noqa: E402
+from benchlib.machine import children_cpu, stat_cpu_seconds, task_files  # noqa: E402
 from benchlib.procs import Hearth  # noqa: E402
 from callgrind_get import framed_get, seed_user  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWITCH_CALLS = 20000
-
-
-def task_files(pid, name):
-    """(thread id, text of /proc/<pid>/task/<tid>/<name>) for every thread still there."""
-    base = f"/proc/{pid}/task"
-    for tid in os.listdir(base):
-        try:
-            with open(f"{base}/{tid}/{name}") as f:
-                yield tid, f.read()
-        except OSError:
-            continue
-
-
-def stat_cpu_seconds(text):
-    """User + system CPU seconds from a /proc stat line."""
-    fields = text.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def switches(pid):

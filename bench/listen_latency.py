@@ -55,48 +55,31 @@ def syscalls(report):
 def cpu_seconds(pid):
     """User + system CPU time of a process, all its threads, from /proc/<pid>/stat."""
     with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return machine.stat_cpu_seconds(f.read())
 
 
 def thread_names(pid):
     """{tid: the thread's name} of every thread of process `pid` (Hearth names its loops and workers)."""
-    out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                out[int(tid)] = f.read().strip()
-        except OSError:
-            continue
-    return out
+    return {int(tid): text.strip() for tid, text in machine.task_files(pid, "comm")}
 
 
 def thread_nices(pid):
     """{role: sorted nice values} of the threads of process `pid` (a thread a library starts may not
     keep the nice value its process was started with)."""
+    names = thread_names(pid)
     out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                role = thread_kind(f.read().strip())
-        except OSError:
-            continue
-        out.setdefault(role, set()).add(int(fields[16]))
+    for tid, text in machine.task_files(pid, "stat"):
+        if int(tid) in names:
+            out.setdefault(thread_kind(names[int(tid)]), set()).add(int(machine.stat_fields(text)[16]))
     return {k: sorted(v) for k, v in sorted(out.items())}
 
 
 def thread_ticks(pid):
     """{tid: user + system ticks} of every thread of process `pid` (/proc/<pid>/task/<tid>/stat)."""
     out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            out[int(tid)] = int(fields[11]) + int(fields[12])
-        except OSError:
-            continue
+    for tid, text in machine.task_files(pid, "stat"):
+        fields = machine.stat_fields(text)
+        out[int(tid)] = int(fields[11]) + int(fields[12])
     return out
 
 

@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import time
 
+from .machine import stat_cpu_seconds, stat_fields, task_files
 from .pairs import Load
 
 PERF_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults,instructions,cycles"
@@ -32,31 +33,21 @@ def thread_counts(pid):
     tick = os.sysconf("SC_CLK_TCK")
     try:
         with open(f"/proc/{pid}/stat") as f:
-            s = f.read().rsplit(")", 1)[1].split()
+            s = stat_fields(f.read())
         out["process user"] = [0, 0, int(s[11]) / tick]
         out["process system"] = [0, 0, int(s[12]) / tick]
+        stats = dict(task_files(pid, "stat"))
+        statuses = list(task_files(pid, "status"))
     except OSError:
         return out
-    base = f"/proc/{pid}/task"
-    try:
-        tids = os.listdir(base)
-    except OSError:
-        return out
-    for tid in tids:
-        try:
-            with open(f"{base}/{tid}/status") as f:
-                status = f.read()
-            with open(f"{base}/{tid}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
+    for tid, status in statuses:
+        if tid not in stats:
+            continue  # ended between the two reads
         fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
-        name = fields.get("Name", "?").strip()
-        s = stat.rsplit(")", 1)[1].split()
-        row = out.setdefault(name, [0, 0, 0.0])
+        row = out.setdefault(fields.get("Name", "?").strip(), [0, 0, 0.0])
         row[0] += int(fields.get("voluntary_ctxt_switches", 0))
         row[1] += int(fields.get("nonvoluntary_ctxt_switches", 0))
-        row[2] += (int(s[11]) + int(s[12])) / tick
+        row[2] += stat_cpu_seconds(stats[tid])
     return out
 
 

@@ -183,3 +183,26 @@ def children_cpu():
     for is not in here)."""
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
+
+
+def stat_fields(text):
+    """The fields of a /proc/<pid>/stat (or task stat) line after the command name, which sits in
+    parentheses and may hold spaces: [0] is the state, [11] / [12] user / system ticks, [16] nice."""
+    return text.rsplit(")", 1)[1].split()
+
+
+def stat_cpu_seconds(text):
+    """User + system CPU seconds from a /proc stat line."""
+    fields = stat_fields(text)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def task_files(pid, name):
+    """(thread id, text of /proc/<pid>/task/<tid>/<name>) for every thread still there."""
+    base = f"/proc/{pid}/task"
+    for tid in os.listdir(base):
+        try:
+            with open(f"{base}/{tid}/{name}") as f:
+                yield tid, f.read()
+        except OSError:
+            continue

@@ -42,8 +42,7 @@ final class ChangeFeed: @unchecked Sendable {
     private var listening = 0
     /// The newest commit time of the changes skipped since `catchUp` last ran; nil: none.
     private var skipped: Instant?
-    /// Queues a block on the serial delivery queue.
-    private let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
+    private let queue: ListenQueue
     private let deliver: @Sendable (CommittedChange) -> Void
     private let catchUp: (@Sendable (Instant) -> Void)?
 
@@ -55,15 +54,7 @@ final class ChangeFeed: @unchecked Sendable {
     ///   - deliver: receives every published change (not skipped), in commit order.
     init(queue: ListenQueue, catchUp: (@Sendable (Instant) -> Void)? = nil,
          deliver: @escaping @Sendable (CommittedChange) -> Void) {
-        self.schedule = { queue.async($0) }
-        self.catchUp = catchUp
-        self.deliver = deliver
-    }
-
-    /// The same on a serial dispatch queue.
-    init(queue: DispatchQueue, catchUp: (@Sendable (Instant) -> Void)? = nil,
-         deliver: @escaping @Sendable (CommittedChange) -> Void) {
-        self.schedule = { queue.async(execute: $0) }
+        self.queue = queue
         self.catchUp = catchUp
         self.deliver = deliver
     }
@@ -103,7 +94,7 @@ final class ChangeFeed: @unchecked Sendable {
         // catch-up is queued after every skipped change and before every delivered one.
         if let time = skipped, let catchUp {
             skipped = nil
-            schedule { catchUp(time) }
+            queue.async { catchUp(time) }
         }
     }
 
@@ -123,7 +114,7 @@ final class ChangeFeed: @unchecked Sendable {
 
     /// Runs `body` on the delivery queue after every change published so far has been delivered.
     func afterDelivered(_ body: @escaping @Sendable () -> Void) {
-        schedule(body)
+        queue.async(body)
     }
 
     private func settle(_ ticket: Ticket, _ change: CommittedChange?) {
@@ -145,7 +136,7 @@ final class ChangeFeed: @unchecked Sendable {
             let wanting = taps.filter { $0.wanted() }
             guard !wanting.isEmpty else { return }
             let batch = due
-            schedule {
+            queue.async {
                 for c in batch {
                     for t in wanting { t.handler(c) }
                 }
@@ -155,7 +146,7 @@ final class ChangeFeed: @unchecked Sendable {
         let deliver = self.deliver
         let batch = due
         let taps = self.taps
-        schedule {
+        queue.async {
             for c in batch {
                 deliver(c)
                 for t in taps where t.wanted() { t.handler(c) }

@@ -56,13 +56,17 @@ final class ListenShard: @unchecked Sendable {
         queue = ListenQueue(name: "listen-\(index)")
     }
 
-    /// Starts the shard at `time` (its heartbeat too).
+    /// Starts the shard at `time`. Its heartbeat is armed with its first stream (`opened`): a
+    /// heartbeat only speaks to streams, and armed here its timer would start the shard's thread in
+    /// a process nobody listens to.
     func start(at time: Instant) {
         // No queue hop: the service starts the engine as it is built, before any stream or change
         // can reach the shard, and the shard's thread starts with its first task after this.
         deliveredTime = time
-        scheduleHeartbeat()
     }
+
+    /// Whether the heartbeat's timer runs (queue-confined).
+    private var heartbeatArmed = false
 
     private func scheduleHeartbeat() {
         queue.asyncAfter(nanoseconds: ListenEngine.heartbeatNanos) { [weak self] in
@@ -88,6 +92,10 @@ final class ListenShard: @unchecked Sendable {
     /// Registers a new stream (queue-confined); the engine told the feed of it already.
     func opened(_ s: ListenStream) {
         streams[s.id] = s
+        if !heartbeatArmed {
+            heartbeatArmed = true
+            scheduleHeartbeat()
+        }
     }
 
     /// Commits up to `time` were skipped while no stream was open (see `ChangeFeed`): new targets

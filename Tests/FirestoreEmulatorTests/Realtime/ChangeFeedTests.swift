@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func settlesOutOfOrderDeliverInOrder() {
-        let queue = DispatchQueue(label: "test.feed")
+        let queue = ListenQueue(name: "test-feed")
         let got = Delivered()
         let feed = ChangeFeed(queue: queue) { got.add($0) }
         let t = (0..<5).map { _ in feed.reserve() }
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func concurrentSettlersNeverReorder() {
-        let queue = DispatchQueue(label: "test.feed")
+        let queue = ListenQueue(name: "test-feed")
         let got = Delivered()
         let feed = ChangeFeed(queue: queue) { got.add($0) }
         let tickets = (0..<2000).map { _ in feed.reserve() }
@@ -60,12 +60,12 @@ import Testing
         var all: [String] { lock.withLock { entries } }
     }
 
-    static func skippingFeed(_ queue: DispatchQueue, _ log: Log) -> ChangeFeed {
+    static func skippingFeed(_ queue: ListenQueue, _ log: Log) -> ChangeFeed {
         ChangeFeed(queue: queue, catchUp: { log.add("c\($0.unixMicros)") }) { log.add("d\($0.commitTime.unixMicros)") }
     }
 
     @Test func withNoListenerNothingIsQueuedAndTheNextListenerCatchesUpFirst() {
-        let queue = DispatchQueue(label: "test.feed")
+        let queue = ListenQueue(name: "test-feed")
         let log = Log()
         let feed = Self.skippingFeed(queue, log)
         let t = (0..<4).map { _ in feed.reserve() }
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func aTapThatWantsChangesGetsThemWithNoListenerOpen() {
-        let queue = DispatchQueue(label: "test.feed")
+        let queue = ListenQueue(name: "test-feed")
         let log = Log()
         let feed = Self.skippingFeed(queue, log)
         let wants = Log()
@@ -124,7 +124,7 @@ import Testing
     /// skipped before a catch-up that covers it.
     @Test func listenersOpeningWhileChangesComeDueLoseNothing() {
         for round in 0..<20 {
-            let queue = DispatchQueue(label: "test.feed")
+            let queue = ListenQueue(name: "test-feed")
             let log = Log()
             let feed = Self.skippingFeed(queue, log)
             let n = 3000

@@ -33,6 +33,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from benchlib import firebase, grpcbench, grpcreads  # noqa: E402
+from benchlib.counters import parse_strace  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
 from benchlib.httpc import Client, NotAvailable  # noqa: E402
 from benchlib.loadgen import require_clean  # noqa: E402
@@ -101,12 +102,9 @@ def syscalls(pid, load, calls_of=lambda _: SWITCH_CALLS):
         p.send_signal(signal.SIGINT)
         p.wait(30)
     calls = max(1, calls_of(result))
-    rows = []
-    for line in open(out):
-        f = line.split()
-        if len(f) >= 5 and f[3].isdigit() and f[-1] not in ("total", "syscall"):
-            rows.append((int(f[3]), f[-1]))
-    return ", ".join(f"{name} {n / calls:.2f}" for n, name in sorted(rows, reverse=True) if n / calls >= 0.05)
+    with open(out) as f:
+        rows = sorted(((n, name) for name, n in parse_strace(f.read()).items()), reverse=True)
+    return ", ".join(f"{name} {n / calls:.2f}" for n, name in rows if n / calls >= 0.05)
 
 
 def idle_seconds():

@@ -36,20 +36,11 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from benchlib import firebase, machine  # noqa: E402
+from benchlib.counters import parse_strace  # noqa: E402
 from benchlib.httpc import Client  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def syscalls(report):
-    """strace -c's table as {name: calls}."""
-    out = {}
-    for line in report.splitlines():
-        m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$", line)
-        if m and m.group(2) != "total":
-            out[m.group(2)] = int(m.group(1))
-    return out
 
 
 def cpu_seconds(pid):
@@ -271,7 +262,7 @@ def run_once(h, grpcload, listeners, commits, tag, trace, client="h2", timeline_
         st.send_signal(signal.SIGINT)
         err = st.communicate(timeout=60)[1]
         if trace and not timeline_file and not sched_file:
-            counts = syscalls(err)
+            counts = parse_strace(err)
     s = json.loads(summary[len("GRPCLOAD "):]) if summary.startswith("GRPCLOAD ") else None
     if s and sched_file:
         # Before the client exits: its threads are read from /proc.

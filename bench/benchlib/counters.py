@@ -66,14 +66,13 @@ def parse_perf(path):
     return out
 
 
-def parse_strace(path):
-    """{syscall: calls} from `strace -c` output."""
+def parse_strace(report):
+    """{syscall: calls} from the text of `strace -c`'s table (the errors column may be empty)."""
     out = {}
-    with open(path) as f:
-        for line in f:
-            p = line.split()
-            if len(p) >= 5 and p[0][0].isdigit() and p[3].isdigit() and p[-1] not in ("total", "syscall"):
-                out[p[-1]] = int(p[3])
+    for line in report.splitlines():
+        p = line.split()
+        if len(p) >= 5 and p[0][0].isdigit() and p[3].isdigit() and p[-1] not in ("total", "syscall"):
+            out[p[-1]] = int(p[3])
     return out
 
 
@@ -107,7 +106,8 @@ def with_counters(load, pid, tool, totals, operations):
             print(f"perf record of pid {pid}, {ops} operations: {out}", flush=True)
             got = {}
         else:
-            got = parse_perf(out) if tool == "perf" else parse_strace(out)
+            with open(out) as f:
+                got = parse_perf(out) if tool == "perf" else parse_strace(f.read())
         for k, v in got.items():
             totals[k] = totals.get(k, 0) + v
         for name, (v, n, cpu) in after.items():

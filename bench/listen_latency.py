@@ -76,7 +76,8 @@ def thread_ticks(pid):
 
 def thread_kind(name):
     """A Hearth thread's role from its kernel name: its HTTP/2 loops (firestore-h2-N), gRPC workers, the
-    group commit; libdispatch's pool threads, which run the Listen feed and shards, are all named after
+    group commit; libdispatch's pool threads (the Listen feed and shards ran there before their own threads,
+    `listen-feed` / `listen-N`), all named after
     their root queue (`oot.default-qos`, the end of com.apple.root.default-qos): "dispatch"."""
     return "dispatch" if name.startswith("oot.") else name
 

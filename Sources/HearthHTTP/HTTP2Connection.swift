@@ -59,6 +59,8 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
     @exclusivity(unchecked) private var closedDuringSend: [(stream: HTTP2Stream, errorCode: UInt32)] = []
     /// The buffer `closedDuringSend` gets back after its batch is told.
     @exclusivity(unchecked) private var spareClosed: [(stream: HTTP2Stream, errorCode: UInt32)] = []
+    /// How this connection's streams reach it, from `start` until `shutdown`.
+    let link = HTTP2ConnectionLink()
     var onClose: (HTTP2Connection) -> Void = { _ in }
     var streamsChanged: (Int) -> Void = { _ in }
 
@@ -88,6 +90,8 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
         nghttp2_option_set_no_auto_window_update(option, 1)
         let me = Unmanaged.passUnretained(self).toOpaque()
         guard nghttp2_session_server_new2(&session, callbacks, me, option) == 0 else { return false }
+        // Cut in `shutdown`, which every started connection reaches (the engine's `close` too).
+        link.attach(self)
         var settings = [
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: UInt32(limits.maxConcurrentStreams)),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(limits.initialWindowSize)),
@@ -274,6 +278,8 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
         }
         nghttp2_session_del(session)
         session = nil
+        // After the streams' delegates heard it, as they did while the connection was weakly held.
+        link.cut()
         onClose(self)
     }
 

@@ -92,7 +92,12 @@ public final class RulesCoverage: @unchecked Sendable {
     private var generation = 0
     /// The hints of each table, as of its last fold (a ruleset or two: rules are rarely reloaded).
     private var published: [CoverageHints] = []
-    private static let folder = DispatchQueue(label: "hearth.rules.coverage", qos: .utility)
+    /// Where batches are folded: a thread of its own at the process's nice value, started by the
+    /// first batch (a process that judges no rules has none). On libdispatch's utility pool it ran
+    /// at nice 0 under `make bench`'s `nice -n -15`, fell behind on two busy cores, and the writer
+    /// folded the backlog itself, inside its write transaction (docs/benchmarks.md, *The rules
+    /// coverage fold*).
+    private static let folder = ThreadQueue(name: "rules-coverage")
 
     /// Whether evaluators count offered values themselves (`CoverageHints`); off, every visit
     /// is folded (the reference the tests compare reports with).

@@ -13,16 +13,21 @@ struct CoverageFingerprintTests {
 
     /// The outcomes recorded for `request.resource.data.v`, as (rendered value, count).
     private func outcomes(_ values: [RulesValue]) -> [(String, Int)] {
-        let r = compiled(Self.source)
+        outcomes(values.map { ["v": $0] }, source: Self.source, of: "request.resource.data.v")
+    }
+
+    /// The outcomes recorded for the expression `expression` of `source`, one create per data.
+    private func outcomes(_ data: [[String: RulesValue]], source: String, of expression: String) -> [(String, Int)] {
+        let r = compiled(source)
         let coverage = RulesCoverage()
-        for v in values {
-            _ = r.evaluate(Req.make(.create, "users/u1", uid: "u1", data: ["v": v]), lookup: MapLookup(), coverage: coverage)
+        for d in data {
+            _ = r.evaluate(Req.make(.create, "users/u1", uid: "u1", data: d), lookup: MapLookup(), coverage: coverage)
         }
         func find(_ reports: [JSON]) -> [JSON]? {
             for rep in reports {
                 if let pos = rep["sourcePosition"], let off = pos["currentOffset"]?.intValue, let end = pos["endOffset"]?.intValue,
                    r.program.text.snippet(SourceRange(SourceLocation(line: 0, column: 0, offset: Int(off)),
-                                                      SourceLocation(line: 0, column: 0, offset: Int(end)))) == "request.resource.data.v" {
+                                                      SourceLocation(line: 0, column: 0, offset: Int(end)))) == expression {
                     return rep["values"]?.arrayValue ?? []
                 }
                 if let inner = find(rep["children"]?.arrayValue ?? []) { return inner }
@@ -78,5 +83,60 @@ struct CoverageFingerprintTests {
         #expect(found.first { $0.0 == "true" }?.1 == 3)
         #expect(found.first { $0.0 == "false" }?.1 == 1)
         #expect(found.first { $0.0 == "\"a\"" }?.1 == 1)
+    }
+
+    static let diffSource = rules("""
+        match /users/{uid} {
+          allow create: if request.resource.data.v.diff(request.resource.data.w) != null;
+        }
+    """)
+
+    /// A map diff's first print is its maps' shapes (strings left out): equal diffs built apart
+    /// still share an entry, diffs differing only in a string or a number do not.
+    @Test(arguments: [
+        ("equal diffs built apart", [[1, 0], [1, 0]], 1),
+        ("canonically equivalent strings", [[1, 2], [1, 3]], 1),
+        ("differing only in a string", [[1, 0], [4, 0]], 2),
+        ("differing only in a number", [[5, 0], [6, 0]], 2),
+    ] as [(String, [[Int]], Int)])
+    func diffEntries(label: String, pairs: [[Int]], expected: Int) {
+        let maps: [RulesValue] = [
+            .map(["s": .string("x"), "n": .int(1)]), .map(["s": .string("x"), "n": .int(2)]),
+            .map(["s": .string("caf\u{E9}")]), .map(["s": .string("cafe\u{301}")]),
+            .map(["s": .string("y"), "n": .int(1)]), .map(["n": .int(5)]), .map(["n": .int(6)]),
+        ]
+        let found = outcomes(pairs.map { ["v": maps[$0[0]], "w": maps[$0[1]]] }, source: Self.diffSource,
+                             of: "request.resource.data.v.diff(request.resource.data.w)")
+        #expect(found.count == expected, "\(label): \(found)")
+        #expect(found.map(\.1).reduce(0, +) == pairs.count, "\(label): \(found)")
+    }
+
+    /// Diffs unique to each request (an update's, by a number) past the cap, then some again.
+    @Test func uniqueDiffsPastTheCap() {
+        let data: [[String: RulesValue]] = (0..<40).map { ["v": .map(["n": .int(Int64($0)), "s": .string("x")]), "w": .map(["n": .int(-1)])] }
+        let found = outcomes(data + data.prefix(10), source: Self.diffSource, of: "request.resource.data.v.diff(request.resource.data.w)")
+        #expect(found.count == RulesCoverage.distinctValuesPerExpression + 1, "\(found)")
+        #expect(found.map(\.1).reduce(0, +) == 50)
+        #expect(found.first { $0.0.contains("other values") }?.1 == 8, "\(found)")
+    }
+
+    static let emptySource = rules("""
+        match /users/{uid} {
+          allow create: if (request.resource.data.e == 0 || true) && request.resource.data.v != null;
+        }
+    """)
+
+    /// Empty lists and maps share one storage; an empty map's print must not depend on whether
+    /// an empty list was fingerprinted before it in the same evaluation, or the map found no
+    /// entry and took a second one (a slot of the 32, so a later distinct value lost its own).
+    @Test func anEmptyMapAfterAnEmptyList() {
+        var data: [[String: RulesValue]] = [
+            ["e": .list([]), "v": .map([:])], ["e": .int(0), "v": .map(["a": .int(-1)])], ["e": .int(0), "v": .map([:])],
+        ]
+        for i in 0..<30 { data.append(["e": .int(0), "v": .map(["a": .int(Int64(i))])]) }
+        let found = outcomes(data, source: Self.emptySource, of: "request.resource.data.v")
+        #expect(found.first { $0.0 == "{}" }?.1 == 2, "\(found)")
+        #expect(found.count == RulesCoverage.distinctValuesPerExpression, "\(found)")
+        #expect(!found.contains { $0.0.contains("other values") }, "\(found)")
     }
 }

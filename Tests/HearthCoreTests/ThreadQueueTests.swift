@@ -1,11 +1,12 @@
 import Foundation
 import Testing
-@testable import FirestoreEmulator
+import HearthCore
 
-/// The Listen engine's serial queue: tasks run one at a time, in order, on one thread that is not
-/// the caller's and has the process's nice value; `sync` runs after what was queued before it and
-/// holds the queue while it runs; timers fire after their delay, in deadline order.
-@Suite struct ListenQueueTests {
+/// The serial queue of the Listen engine and the coverage fold: tasks run one at a time, in order, on
+/// one thread that is not the caller's and has the process's nice value; `sync` runs after what was
+/// queued before it and holds the queue while it runs; timers fire after their delay, in deadline
+/// order.
+@Suite struct ThreadQueueTests {
     final class Log: @unchecked Sendable {
         private let lock = NSLock()
         private var entries: [String] = []
@@ -21,7 +22,7 @@ import Testing
     }
 
     @Test func tasksRunInOrderOnOneThreadOfTheProcessNice() {
-        let queue = ListenQueue(name: "listen-test")
+        let queue = ThreadQueue(name: "queue-test")
         let log = Log()
         let caller = ObjectIdentifier(Thread.current)
         let nice = Atomic(Int32.min)
@@ -47,7 +48,7 @@ import Testing
     /// needs the privilege a negative `nice` needs, so only checked where the test has it.
     @Test func theThreadTakesTheProcessNiceNotItsCreators() throws {
         try #require(geteuid() == 0, "raising a thread's priority needs root")
-        let queue = ListenQueue(name: "listen-test")
+        let queue = ThreadQueue(name: "queue-test")
         let creator = Atomic(Int32.min)
         let seen = Atomic(Int32.min)
         let done = DispatchSemaphore(value: 0)
@@ -67,7 +68,7 @@ import Testing
     }
 
     @Test func syncRunsAfterEarlierTasksAndHoldsTheQueue() {
-        let queue = ListenQueue(name: "listen-test")
+        let queue = ThreadQueue(name: "queue-test")
         let log = Log()
         queue.async {
             Thread.sleep(forTimeInterval: 0.02)
@@ -88,14 +89,14 @@ import Testing
 
     @Test func syncRethrows() {
         struct Boom: Error {}
-        let queue = ListenQueue(name: "listen-test")
+        let queue = ThreadQueue(name: "queue-test")
         #expect(throws: Boom.self) { try queue.sync { throw Boom() } }
         // The queue is released after a throw.
         #expect(queue.sync { 1 } == 1)
     }
 
     @Test func timersFireAfterTheirDelayInDeadlineOrder() {
-        let queue = ListenQueue(name: "listen-test")
+        let queue = ThreadQueue(name: "queue-test")
         let log = Log()
         let done = DispatchSemaphore(value: 0)
         let start = DispatchTime.now().uptimeNanoseconds
@@ -113,7 +114,7 @@ import Testing
     }
 
     @Test func aTimerAloneStartsTheThread() {
-        let queue = ListenQueue(name: "listen-test")
+        let queue = ThreadQueue(name: "queue-test")
         let done = DispatchSemaphore(value: 0)
         queue.asyncAfter(nanoseconds: 1_000_000) { done.signal() }
         #expect(done.wait(timeout: .now() + 5) == .success)

@@ -9,7 +9,10 @@ internal import CMicroHTTPD
 final class Exchange {
     enum State {
         case new
-        case collecting(limit: Int, tooLarge: Response, handler: @Sendable (Request) -> Response)
+        /// Reading the body into `buffer`, up to `limit` bytes; then `collect`'s handler answers.
+        /// The handler and the too-large answer stay in `collect`: as this case's payload they were
+        /// copied (retained and released) on each of the request's calls.
+        case collecting(limit: Int)
         case streaming(any RequestBodyConsumer)
         case discarding(Response)
         /// Answered on the next call: libmicrohttpd closes the connection when a response is queued
@@ -23,8 +26,11 @@ final class Exchange {
     var state: State = .new
     var request: Request?
     var buffer: [UInt8] = []
+    /// While `collecting`: the answer to a body over the limit and the handler of a whole body.
+    var collect: (tooLarge: Response, handler: @Sendable (Request) -> Response)?
     var status = 0
-    var started = DispatchTime.now().uptimeNanoseconds
+    /// When the headers arrived (`begin`; the request carries the same reading).
+    var started: UInt64 = 0
     var counted = false
     var responseLogFields: [(String, JSON)] = []
 
@@ -41,20 +47,22 @@ final class Exchange {
                 data: UnsafePointer<CChar>?, size: UnsafeMutablePointer<Int>) -> MHD_Result {
         switch state {
         case .new:
-            return begin(connection, method: method.map { String(cString: $0) } ?? "GET",
-                         version: version.map { String(cString: $0) } ?? "HTTP/1.1")
-        case .collecting(let limit, let tooLarge, let handler):
+            return begin(connection, method: method.map(Exchange.token) ?? "GET", version: version.map(Exchange.token) ?? "HTTP/1.1")
+        case .collecting(let limit):
             if size.pointee > 0 {
                 if buffer.count + size.pointee > limit {
                     buffer = []
+                    guard let tooLarge = collect?.tooLarge else { return .NO }
                     state = .discarding(tooLarge)
+                    collect = nil
                 } else if let data {
                     buffer.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size.pointee))
                 }
                 size.pointee = 0
                 return .YES
             }
-            guard let request else { return .NO }
+            guard let request, let handler = collect?.handler else { return .NO }
+            collect = nil
             request.body = buffer
             buffer = []
             state = .done
@@ -84,6 +92,25 @@ final class Exchange {
         }
     }
 
+    /// A method or version as a Swift string: the ones clients send are literals (`String(cString:)`
+    /// measured and validated them, ~150 instructions each a request); any other is copied.
+    static func token(_ c: UnsafePointer<CChar>) -> String {
+        let n = strlen(c)
+        func equals(_ literal: StaticString) -> Bool {
+            literal.utf8CodeUnitCount == n && memcmp(c, literal.utf8Start, n) == 0
+        }
+        if equals("GET") { return "GET" }
+        if equals("POST") { return "POST" }
+        if equals("HTTP/1.1") { return "HTTP/1.1" }
+        if equals("PUT") { return "PUT" }
+        if equals("PATCH") { return "PATCH" }
+        if equals("DELETE") { return "DELETE" }
+        if equals("HEAD") { return "HEAD" }
+        if equals("OPTIONS") { return "OPTIONS" }
+        if equals("HTTP/1.0") { return "HTTP/1.0" }
+        return String(cString: c)
+    }
+
     private func begin(_ connection: OpaquePointer, method: String, version: String) -> MHD_Result {
         server.began()
         counted = true
@@ -94,6 +121,7 @@ final class Exchange {
                               version: version, isTLS: hearth_mhd_connection_is_tls(connection) != 0,
                               remoteAddress: Exchange.remoteAddress(of: connection),
                               id: server.ids.requestID())
+        request.receivedUptimeNanoseconds = started
         self.request = request
         let framing = Exchange.framing(of: headers)
         let declaredLength = framing.contentLength.flatMap(Exchange.contentLength)
@@ -128,7 +156,8 @@ final class Exchange {
                 state = .ready(handler(request))
                 return .YES
             }
-            state = .collecting(limit: limit, tooLarge: tooLarge, handler: handler)
+            collect = (tooLarge, handler)
+            state = .collecting(limit: limit)
             return .YES
         case .stream(let consumer):
             state = .streaming(consumer)
@@ -136,20 +165,10 @@ final class Exchange {
         }
     }
 
-    /// The first `Transfer-Encoding`, `Content-Length` and `Expect` fields, found in one pass over
-    /// the headers (four lookups, one walk each, cost ~1,100 instructions on every request).
+    /// The first `Transfer-Encoding`, `Content-Length` and `Expect` fields (noted as the headers
+    /// were received: a walk comparing every name cost ~1,900 instructions a request).
     static func framing(of headers: HTTPHeaders) -> (transferEncoding: String?, contentLength: String?, expect: String?) {
-        var te: String?, cl: String?, expect: String?
-        for field in headers.fields {
-            if te == nil && HTTPHeaders.namesEqual(field.name, "Transfer-Encoding") {
-                te = field.value
-            } else if cl == nil && HTTPHeaders.namesEqual(field.name, "Content-Length") {
-                cl = field.value
-            } else if expect == nil && HTTPHeaders.namesEqual(field.name, "Expect") {
-                expect = field.value
-            }
-        }
-        return (te, cl, expect)
+        (headers[known: .transferEncoding], headers[known: .contentLength], headers[known: .expect])
     }
 
     /// A Content-Length value as a number (surrounding white space allowed). Plain digits, what
@@ -256,23 +275,22 @@ final class Exchange {
 
     // MARK: Connection facts
 
-    private final class HeaderBox {
-        var fields: [(name: String, value: String)]
-        // Room for a typical request's headers: appending from empty regrew the array four times.
-        init() { fields = []; fields.reserveCapacity(16) }
-    }
-
+    /// The request's header fields, with the `Known` ones noted on the way (one pass: the framing
+    /// lookup and the services' `Origin`/`Authorization` lookups then cost an index each).
     static func headers(of connection: OpaquePointer) -> HTTPHeaders {
-        let box = HeaderBox()
-        let context = Unmanaged.passUnretained(box).toOpaque()
-        hearth_mhd_headers(connection, { ctx, name, nameLength, value, valueLength in
-            guard let ctx, let name else { return }
-            let box = Unmanaged<HeaderBox>.fromOpaque(ctx).takeUnretainedValue()
-            let n = String(decoding: UnsafeRawBufferPointer(start: name, count: nameLength), as: UTF8.self)
-            let v = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueLength), as: UTF8.self) } ?? ""
-            box.fields.append((name: n, value: v))
-        }, context)
-        return HTTPHeaders(box.fields)
+        // Room for a typical request's headers: appending from empty regrew the array four times.
+        var headers = HTTPHeaders(receiving: 16)
+        // The walk is synchronous, so the callback may write to this frame's variable directly
+        // (a box object was one more allocation per request).
+        withUnsafeMutablePointer(to: &headers) { target in
+            hearth_mhd_headers(connection, { ctx, name, nameLength, value, valueLength in
+                guard let ctx, let name else { return }
+                ctx.assumingMemoryBound(to: HTTPHeaders.self).pointee.appendReceived(
+                    name: UnsafeRawBufferPointer(start: name, count: nameLength),
+                    value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueLength))
+            }, UnsafeMutableRawPointer(target))
+        }
+        return headers
     }
 
     static func remoteAddress(of connection: OpaquePointer) -> String {

@@ -1,7 +1,12 @@
 /// HTTP header fields in the order received, with case-insensitive lookup.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Fields as sent (names keep their case; duplicates are kept separately, in order).
-    public private(set) var fields: [(name: String, value: String)]
+    public private(set) var fields: [(name: String, value: String)] {
+        // Any change may move a known field: lookups walk the fields again from then on.
+        didSet { known = .unknown }
+    }
+    /// Where the `Known` fields first occur, when a listener noted them as it received the fields.
+    private var known = KnownSlots.unknown
 
     public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
     public init(dictionaryLiteral elements: (String, String)...) { self.fields = elements.map { (name: $0.0, value: $0.1) } }
@@ -9,6 +14,33 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// The first value of `name` (case-insensitive), or nil.
     public subscript(name: String) -> String? {
         fields.first(where: { HTTPHeaders.namesEqual($0.name, name) })?.value
+    }
+
+    /// Fields nearly every request is asked for, by the server (framing) or by the services in front
+    /// of every handler (CORS, the caller, the request log).
+    public enum Known: Int, Sendable, CaseIterable {
+        case authorization, origin, contentLength, transferEncoding, expect, methodOverride
+
+        /// The field name, as `subscript(name:)` would be asked for it.
+        public var name: String {
+            switch self {
+            case .authorization: "Authorization"
+            case .origin: "Origin"
+            case .contentLength: "Content-Length"
+            case .transferEncoding: "Transfer-Encoding"
+            case .expect: "Expect"
+            case .methodOverride: "X-HTTP-Method-Override"
+            }
+        }
+    }
+
+    /// The first value of a known field: `self[known.name]`, without walking the fields when the
+    /// listener noted where it is (each walk compared every name, ~0.5k instructions a lookup and
+    /// five or more lookups a request; callgrind, bench/callgrind_commit.py --transport txn).
+    public subscript(known field: Known) -> String? {
+        guard known.isNoted else { return self[field.name] }
+        let slot = known.slot(field)
+        return slot == 0 ? nil : fields[slot - 1].value
     }
 
     /// Every value of `name`, in order.
@@ -34,6 +66,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Removes every field `name`.
     public mutating func remove(_ name: String) {
+        // Looked for first: `set` on a field not there yet (CORS headers on every answer) went
+        // through the array's `removeAll`, which rebuilds it even when nothing matches.
+        guard fields.contains(where: { HTTPHeaders.namesEqual($0.name, name) }) else { return }
         fields.removeAll { HTTPHeaders.namesEqual($0.name, name) }
     }
 
@@ -75,4 +110,98 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public static func asciiLowercase(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    // MARK: Received fields
+
+    /// Empty headers that note the `Known` fields as `appendReceived` adds fields.
+    init(receiving capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+        known = .noted
+    }
+
+    /// Appends a received field from its bytes and notes it if it is the first of a `Known` name.
+    /// A name with a non-ASCII byte (its lower-cased form could be anything; `namesEqual` compares
+    /// those by `lowercased()`) or a 255th field stops the noting: lookups then walk the fields.
+    mutating func appendReceived(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        let n = String(decoding: name, as: UTF8.self)
+        let v = String(decoding: value, as: UTF8.self)
+        var slots = known
+        if slots.isNoted {
+            if fields.count >= 254 || !HTTPHeaders.isASCII(name) {
+                slots = .unknown
+            } else if let field = HTTPHeaders.known(named: name), slots.slot(field) == 0 {
+                slots.note(field, at: fields.count + 1)
+            }
+        }
+        fields.append((name: n, value: v))  // resets `known` (didSet)
+        known = slots
+    }
+
+    /// The `Known` field an ASCII name is (any case), by its length first.
+    static func known(named name: UnsafeRawBufferPointer) -> Known? {
+        let candidates: (Known, Known?)
+        switch name.count {
+        case 6: candidates = (.origin, .expect)
+        case 13: candidates = (.authorization, nil)
+        case 14: candidates = (.contentLength, nil)
+        case 17: candidates = (.transferEncoding, nil)
+        case 22: candidates = (.methodOverride, nil)
+        default: return nil
+        }
+        if lowercaseEqual(name, candidates.0.lowercasedName) { return candidates.0 }
+        if let second = candidates.1, lowercaseEqual(name, second.lowercasedName) { return second }
+        return nil
+    }
+
+    /// Whether ASCII `bytes` lower-cased are `lower` (same length).
+    private static func lowercaseEqual(_ bytes: UnsafeRawBufferPointer, _ lower: StaticString) -> Bool {
+        let l = lower.utf8Start
+        var i = 0
+        while i < bytes.count {
+            if asciiLower(bytes[i]) != l[i] { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// Whether no byte is ≥ 0x80, eight at a time (every received name is checked).
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var any: UInt64 = 0
+        var i = 0
+        while i + 8 <= bytes.count {
+            any |= bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < bytes.count {
+            any |= UInt64(bytes[i])
+            i += 1
+        }
+        return any & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// One byte per `Known` field: 0 when absent, else its index in `fields` + 1; the top byte
+    /// says whether the slots were noted at all.
+    private struct KnownSlots: Sendable {
+        var bits: UInt64
+        static let unknown = KnownSlots(bits: 0)
+        static let noted = KnownSlots(bits: 1 << 56)
+        var isNoted: Bool { bits >> 56 != 0 }
+        func slot(_ field: Known) -> Int { Int(truncatingIfNeeded: bits >> UInt64(field.rawValue * 8)) & 0xFF }
+        mutating func note(_ field: Known, at slot: Int) { bits |= UInt64(slot) << UInt64(field.rawValue * 8) }
+    }
+}
+
+extension HTTPHeaders.Known {
+    /// `name` lower-cased, for comparing received bytes.
+    var lowercasedName: StaticString {
+        switch self {
+        case .authorization: "authorization"
+        case .origin: "origin"
+        case .contentLength: "content-length"
+        case .transferEncoding: "transfer-encoding"
+        case .expect: "expect"
+        case .methodOverride: "x-http-method-override"
+        }
+    }
 }

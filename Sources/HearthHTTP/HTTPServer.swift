@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import Synchronization
 internal import CMicroHTTPD
 
 /// Why a server did not start.
@@ -82,7 +83,9 @@ public final class HTTPServer: @unchecked Sendable {
     private let http2Handler: (any HTTP2StreamHandler)?
     private var http2: HTTP2Engine?
     private let stateLock = NSLock()
-    private var inFlight = 0
+    /// Requests between `began` and `ended`: an atomic, as every request changes it twice (under
+    /// `stateLock` that was two lock round trips a request; only `stop` waits on it).
+    private let inFlight = Atomic<Int>(0)
     /// Connections libmicrohttpd holds (its notify callback counts them), for the shared cap.
     private var mhdConnections = 0
     private(set) var stopping = false
@@ -258,9 +261,7 @@ public final class HTTPServer: @unchecked Sendable {
         endPushes()
         let deadline = Date().addingTimeInterval(graceSeconds)
         while Date() < deadline {
-            stateLock.lock()
-            let n = inFlight
-            stateLock.unlock()
+            let n = inFlight.load(ordering: .acquiring)
             if n == 0 && (http2?.openStreams ?? 0) == 0 { break }
             usleep(5_000)
         }
@@ -307,21 +308,9 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Number of requests being handled now.
-    public var inFlightCount: Int {
-        stateLock.lock()
-        defer { stateLock.unlock() }
-        return inFlight
-    }
+    public var inFlightCount: Int { inFlight.load(ordering: .acquiring) }
 
-    func began() {
-        stateLock.lock()
-        inFlight += 1
-        stateLock.unlock()
-    }
+    func began() { inFlight.add(1, ordering: .acquiringAndReleasing) }
 
-    func ended() {
-        stateLock.lock()
-        inFlight -= 1
-        stateLock.unlock()
-    }
+    func ended() { inFlight.subtract(1, ordering: .acquiringAndReleasing) }
 }

@@ -28,6 +28,9 @@ public final class Request: @unchecked Sendable {
     public internal(set) var body: [UInt8]
     /// Free-form facts a handler wants in the request's log line (never secrets).
     public var logFields: [(String, JSON)] = []
+    /// When the server received the headers (`DispatchTime`'s uptime nanoseconds); 0 for a request
+    /// no server received (tests). Recorders time the answer from it instead of reading the clock again.
+    public internal(set) var receivedUptimeNanoseconds: UInt64 = 0
 
     public init(method: String, rawPath: String, rawQuery: String = "", hasQuery: Bool? = nil, headers: HTTPHeaders = HTTPHeaders(),
                 version: String = "HTTP/1.1", isTLS: Bool = false, remoteAddress: String = "127.0.0.1",

@@ -19,7 +19,9 @@ public struct RecordingService: HTTPService {
     }
 
     public func dispose(_ request: Request) -> RequestDisposition {
-        let started = DispatchTime.now().uptimeNanoseconds
+        // The server's own reading of the arrival (one clock read a request fewer).
+        let received = request.receivedUptimeNanoseconds
+        let started = received != 0 ? received : DispatchTime.now().uptimeNanoseconds
         let recorder = Recorder(name: name, request: request, log: log, clock: clock, started: started)
         switch inner.dispose(request) {
         case .respond(let response):

@@ -69,29 +69,35 @@ public final class RequestLog: @unchecked Sendable {
 
     /// Appends an entry (its `seq` is assigned here) and returns that seq.
     @discardableResult
-    public func append(_ entry: Entry) -> Int {
+    public func append(_ entry: consuming Entry) -> Int {
         lock.lock()
         defer { lock.unlock() }
-        var e = entry
-        e.seq = nextSeq
+        // The entry is moved into its slot, not copied (a copy retained each of its strings).
+        entry.seq = nextSeq
+        let seq = nextSeq
         nextSeq += 1
+        let bodyLength = entry.errorBody?.utf8.count
+        let slot: Int
         if ring.count < capacity {
             // Grown by doubling, but never past `capacity`: left to itself the array would double
             // from 16,384 to 32,768 slots on the way to the default 20,000 and keep ~2 MiB of
             // slots no entry ever fills (measured by the soak, docs/reliability.md).
             if ring.count == ring.capacity { ring.reserveCapacity(min(capacity, max(16, ring.capacity * 2))) }
-            ring.append(e)
+            slot = ring.count
+            ring.append(entry)
         } else {
-            ring[head] = e
+            slot = head
+            ring[head] = entry
             head = (head + 1) % capacity
         }
-        if let body = e.errorBody {
-            bodies.append((e.seq, body.utf8.count))
-            bodyBytes += body.utf8.count
+        // Told before the bodies are trimmed, as before: this entry still has its body.
+        observer?(ring[slot])
+        if let bodyLength {
+            bodies.append((seq, bodyLength))
+            bodyBytes += bodyLength
             trimBodies()
         }
-        observer?(e)
-        return e.seq
+        return seq
     }
 
     /// Sets the one observer told of every appended entry, in seq order, under the log's lock

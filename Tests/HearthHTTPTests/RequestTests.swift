@@ -2,6 +2,13 @@ import Testing
 @testable import HearthHTTP
 
 @Suite struct RequestTests {
+    /// Methods and versions are the text libmicrohttpd gave, literal or copied.
+    @Test(arguments: ["GET", "POST", "HTTP/1.1", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "HTTP/1.0", "get", "GETS", "GE",
+                      "PROPFIND", "HTTP/2.0", "", "POST ", "caf\u{E9}"])
+    func methodsAndVersionsKeepTheirText(text: String) {
+        #expect(text.withCString { Exchange.token($0) } == text)
+    }
+
     /// A target split at its first `?` byte, as the UTF8View search before it did.
     @Test(arguments: [
         ("/a/b", "/a/b", "", false),

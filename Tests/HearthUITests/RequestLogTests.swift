@@ -105,6 +105,13 @@ import Testing
         }
     }
 
+    /// The byte prefix test agrees with `hasPrefix` (Characters), combining marks and all.
+    @Test(arguments: ["Bearer x", "Bearer ", "Bearer", "bearer x", "Bearer \u{301}x", "Bearer \u{301}", "Bearer\u{301} x",
+                      "Bearer x\u{301}", "Bearer  x", "", "B", "Bearer \r\nx", "BEARER x", "Bearer\tx"])
+    func bearerPrefixAgreesWithCharacters(text: String) {
+        #expect(CallerName.startsWith(text, "Bearer ") == text.hasPrefix("Bearer "))
+    }
+
     @Test func presignedQueryNamesTheAccessKey() {
         let req = Request(method: "GET", target: "/b/k?X-Amz-Credential=test%2F20240101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=x")
         #expect(CallerName.of(req) == "test")

@@ -19,7 +19,7 @@ struct FirestoreHTTPService: HTTPService {
         }
         // The too-large answer is made before the body is read, for every request, and almost never
         // sent: for the usual request without an Origin it is one made once.
-        let tooLarge = request.headers["Origin"] == nil ? Self.tooLargeAnyOrigin : Self.withCORS(Self.tooLarge, request)
+        let tooLarge = request.headers[known: .origin] == nil ? Self.tooLargeAnyOrigin : Self.withCORS(Self.tooLarge, request)
         return .collect(limit: Self.bodyLimit, tooLarge: tooLarge) { [service] req in
             Self.withCORS(FirestoreHTTPService(service: service).handle(req), req)
         }
@@ -42,11 +42,13 @@ struct FirestoreHTTPService: HTTPService {
         return Response(status: 204, headers: h)
     }
 
-    static func withCORS(_ response: Response, _ request: Request) -> Response {
-        withCORS(response, origin: request.headers["Origin"])
+    // The answer is consumed: passed on from the handler it is the only owner of its header array,
+    // which then takes the CORS fields in place (a borrowed answer's array was copied for them).
+    static func withCORS(_ response: consuming Response, _ request: Request) -> Response {
+        withCORS(response, origin: request.headers[known: .origin])
     }
 
-    static func withCORS(_ response: Response, origin: String?) -> Response {
+    static func withCORS(_ response: consuming Response, origin: String?) -> Response {
         var r = response
         if let origin {
             r.headers.set("Access-Control-Allow-Origin", origin)
@@ -62,7 +64,7 @@ struct FirestoreHTTPService: HTTPService {
     func handle(_ incoming: Request) -> Response {
         var request = incoming
         // Google's frontends honour X-HTTP-Method-Override on POST (clients that cannot send PATCH).
-        if incoming.method == "POST", let override = incoming.headers["X-HTTP-Method-Override"]?.uppercased(),
+        if incoming.method == "POST", let override = incoming.headers[known: .methodOverride]?.uppercased(),
            ["GET", "PATCH", "DELETE", "PUT"].contains(override) {
             request = Request(method: override, rawPath: incoming.rawPath, rawQuery: incoming.rawQuery, hasQuery: incoming.hasQuery,
                               headers: incoming.headers, version: incoming.version, isTLS: incoming.isTLS,
@@ -79,6 +81,11 @@ struct FirestoreHTTPService: HTTPService {
     /// `request` through the router, which every request took before `knownDocument` (tests
     /// compare the two).
     func routed(_ request: Request) -> Response {
+        // The API's own paths, read from the bytes: the general split below made a string of each
+        // segment and copied the array twice on the way to `apiDocuments` (~2k instructions a request).
+        if let (database, rest) = Self.apiPath(request) {
+            return answer { () throws(FirestoreError) in try apiDocuments(request, database, rest) }
+        }
         let segments = Self.pathSegments(request)
         if segments.isEmpty || segments == [""] {
             guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed(request) }
@@ -139,6 +146,57 @@ struct FirestoreHTTPService: HTTPService {
         return ascii ? segments : request.pathSegments
     }
 
+    /// `/v1/projects/{p}/databases/{d}/{rest…}` (or `v1beta1`), split as `api` splits it: the
+    /// database and the segments after it (at least one). Only for an ASCII path without `%`, where
+    /// the segments are the bytes between `/`s as they are; nil for any other path, which takes the
+    /// general way (and the same answer).
+    static func apiPath(_ request: Request) -> (DatabaseID, [String])? {
+        var copy = request.rawPath
+        return copy.withUTF8 { bytes -> (DatabaseID, [String])? in
+            guard ResourcePath.isASCII(bytes), !bytes.contains(0x25) else { return nil }
+            var i: Int
+            if Self.hasPrefix(bytes, at: 0, "/v1/projects/") {
+                i = 13
+            } else if Self.hasPrefix(bytes, at: 0, "/v1beta1/projects/") {
+                i = 18
+            } else {
+                return nil
+            }
+            guard let projectEnd = Self.slash(in: bytes, from: i), projectEnd > i,
+                  Self.hasPrefix(bytes, at: projectEnd, "/databases/") else { return nil }
+            let project = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<projectEnd]), as: UTF8.self)
+            i = projectEnd + 11
+            guard let databaseEnd = Self.slash(in: bytes, from: i), databaseEnd > i else { return nil }
+            let database = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<databaseEnd]), as: UTF8.self)
+            var rest: [String] = []
+            rest.reserveCapacity(8)
+            var start = databaseEnd + 1
+            while true {
+                let end = Self.slash(in: bytes, from: start) ?? bytes.count
+                rest.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+                guard end < bytes.count else { break }
+                start = end + 1
+            }
+            return (DatabaseID(project: project, database: database), rest)
+        }
+    }
+
+    /// Whether `bytes` hold `prefix` at `offset`.
+    private static func hasPrefix(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int, _ prefix: StaticString) -> Bool {
+        let n = prefix.utf8CodeUnitCount
+        return bytes.count - offset >= n && memcmp(bytes.baseAddress! + offset, prefix.utf8Start, n) == 0
+    }
+
+    /// The index of the first `/` at or after `start`.
+    private static func slash(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var i = start
+        while i < bytes.count {
+            if bytes[i] == 0x2F { return i }
+            i += 1
+        }
+        return nil
+    }
+
     /// A path or method no API route takes: Google's frontends answer a bare 404 (not an API
     /// error: no method was reached), as the emulator does with `Not Found`.
     func notFound(_ request: Request) -> Response {
@@ -157,22 +215,60 @@ struct FirestoreHTTPService: HTTPService {
         "listCollectionIds", "partitionQuery", "listen", "write",
     ]
 
+    /// A last segment split at its last `:` when one of `verbs` follows it: (what precedes, the verb).
+    static func splitVerb(_ last: String) -> (String, String)? {
+        // An ASCII segment is split on its bytes (Characters are its bytes): searching and slicing
+        // the String cost ~1k instructions a request.
+        var copy = last
+        let ascii: (String, String)?? = copy.withUTF8 { b in
+            guard ResourcePath.isASCII(b) else { return nil }
+            guard let colon = b.lastIndex(of: UInt8(ascii: ":")) else { return .some(nil) }
+            guard let v = verb(named: UnsafeBufferPointer(rebasing: b[(colon + 1)...])) else { return .some(nil) }
+            return .some((String(decoding: UnsafeBufferPointer(rebasing: b[..<colon]), as: UTF8.self), v))
+        }
+        if let ascii { return ascii }
+        // The last `:` found among the bytes, not the Characters (grapheme breaking): when it starts a
+        // Character with a combining mark, what follows is no verb either way.
+        guard let colon = last.utf8.lastIndex(of: UInt8(ascii: ":")) else { return nil }
+        let v = String(last[last.utf8.index(after: colon)...])
+        return verbs.contains(v) ? (String(last[..<colon]), v) : nil
+    }
+
+    /// The member of `verbs` spelled by `bytes`, as a literal (no string made to look it up).
+    static func verb(named bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        func spells(_ literal: StaticString) -> Bool {
+            literal.utf8CodeUnitCount == bytes.count && memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0
+        }
+        guard !bytes.isEmpty else { return nil }
+        if spells("commit") { return "commit" }
+        if spells("batchGet") { return "batchGet" }
+        if spells("beginTransaction") { return "beginTransaction" }
+        if spells("runQuery") { return "runQuery" }
+        if spells("rollback") { return "rollback" }
+        if spells("batchWrite") { return "batchWrite" }
+        if spells("runAggregationQuery") { return "runAggregationQuery" }
+        if spells("listCollectionIds") { return "listCollectionIds" }
+        if spells("partitionQuery") { return "partitionQuery" }
+        if spells("listen") { return "listen" }
+        if spells("write") { return "write" }
+        return nil
+    }
+
     /// `/v1/projects/{p}/databases/{d}/documents[/…][:verb]`.
     private func api(_ request: Request, _ s: [String]) throws(FirestoreError) -> Response {
         guard s.count >= 5, s[0] == "projects", !s[1].isEmpty, s[2] == "databases", !s[3].isEmpty else {
             return notFound(request)
         }
-        let db = DatabaseID(project: s[1], database: s[3])
-        var rest = Array(s[4...])
+        return try apiDocuments(request, DatabaseID(project: s[1], database: s[3]), Array(s[4...]))
+    }
+
+    /// The API below a database: `rest` is the path's segments after `databases/{d}` (at least one).
+    private func apiDocuments(_ request: Request, _ db: DatabaseID, _ segments: consuming [String]) throws(FirestoreError) -> Response {
+        var rest = segments
         var verb: String?
-        // The last `:` found among the bytes, not the Characters (grapheme breaking): when it starts a
-        // Character with a combining mark, what follows is no verb either way.
-        if request.method == "POST", let last = rest.last, let colon = last.utf8.lastIndex(of: UInt8(ascii: ":")) {
-            let v = String(last[last.utf8.index(after: colon)...])
-            if Self.verbs.contains(v) {
-                verb = v
-                rest[rest.count - 1] = String(last[..<colon])
-            }
+        if request.method == "POST", let last = rest.last, let (name, v) = Self.splitVerb(last) {
+            verb = v
+            rest[rest.count - 1] = name
         }
         guard rest.first == "documents" else { return notFound(request) }
         var pathSegments = Array(rest.dropFirst())

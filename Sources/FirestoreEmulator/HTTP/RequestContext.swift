@@ -20,7 +20,7 @@ struct RequestContext {
         self.request = request
         self.database = database
         self.service = service
-        var authorization = request.headers["Authorization"]
+        var authorization = request.headers[known: .authorization]
         if authorization == nil, let token = request.query("access_token") ?? request.query("oauth_token") {
             authorization = "Bearer " + token
         }

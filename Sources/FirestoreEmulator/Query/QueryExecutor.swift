@@ -31,6 +31,9 @@ struct QueryExecutor {
     /// not decoded again, and `Result.versions` hands the answer's encoder each document named
     /// once. For callers that encode every stored document they get (runQuery).
     var readCache: DocumentCache? = nil
+    /// The index pairs the snapshot may use, taken before it was opened
+    /// (`FirestoreStorage.indexes(for:…)`); nil: the snapshot's own `fs_index_fields` is asked.
+    var indexes: IndexedFields.View? = nil
 
     /// Matching documents after cursors, offset and limit, and how many the offset skipped.
     struct Result {
@@ -94,6 +97,16 @@ struct QueryExecutor {
         if query.allDescendants && !query.collectionID.isEmpty {
             indexed = try storage.groupIndexComplete(space: space, collectionID: query.collectionID, conn)
             if !indexed { storage.scheduleGroupIndex(space: space, collectionID: query.collectionID) }
+        }
+        // Index rows exist only for registered (collection id, field) pairs. A caller registers the
+        // query's before opening its snapshot; one that could not (a listener's snapshot) scans
+        // until the pairs are built in the background.
+        if indexed {
+            let fields = indexFields(query)
+            if try !storage.fieldsIndexed(space: space, collectionID: query.collectionID, fields, view: indexes, conn) {
+                indexed = false
+                storage.scheduleFields(database, collectionID: query.collectionID, fields: fields)
+            }
         }
 
         // One conjunction whose access path yields the query's order: stream.
@@ -281,6 +294,30 @@ struct QueryExecutor {
     }
 
     // MARK: Planning
+
+    /// The fields whose index rows `run` may read for `query` (each once): every conjunction's
+    /// access path, and the order's index a limited equality may walk (`OrderWalkBudget` counts the
+    /// equality's rows). Register them (`FirestoreStorage.indexes(for:…)`) before running it.
+    func indexFields(_ query: Query) -> [String] {
+        if query.collectionID.isEmpty || query.limit == 0 { return [] }
+        let conjunctions = query.filter?.disjunctiveNormalForm(limit: 64) ?? [[]]
+        var out: [String] = []
+        func add(_ access: Access) {
+            switch access {
+            case .lookups(let field, _, _), .range(let field, _, _):
+                if !out.contains(where: { ExactString.equal($0, field) }) { out.append(field) }
+            case .keys, .scan:
+                break
+            }
+        }
+        for conjunction in conjunctions {
+            add(baseAccess(conjunction, query: query, preferOrderIndex: false))
+            if conjunctions.count == 1 && walksOrderIndex && query.limit != nil {
+                add(baseAccess(conjunction, query: query, preferOrderIndex: true))
+            }
+        }
+        return out
+    }
 
     /// - Parameter indexed: whether the query's index rows may be read (false: a collection group
     ///   whose index is not built yet; only point lookups and scans are left).

@@ -226,12 +226,13 @@ extension FirestoreService {
                   authorized: Bool = false) throws(FirestoreError)
         -> (result: QueryExecutor.Result, transaction: String?, readTime: Instant) {
         let (txn, isNew, readTime) = try transactionForRead(consistency, db)
+        let executor = try queryExecutor(db, query)
         let result: QueryExecutor.Result = try read { conn in
             let space = try storage.space(of: db, conn)
             if !authorized, case .client(let auth) = caller {
                 try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
             }
-            return try queryExecutor(db, query).run(query, space: space, conn, at: readTime)
+            return try executor.run(query, space: space, conn, at: readTime)
         }
         if let txn, readTime == nil {
             recordQuery(txn, query, documents: result.documents, depth: nil)
@@ -244,12 +245,12 @@ extension FirestoreService {
     /// is thrown as by `runQuery`), and `runQuery(authorized: true)` answers it.
     func runCurrentQuery(_ db: DatabaseID, query: Query, caller: Caller, rows: Int, bytes: Int) throws(FirestoreError)
         -> (result: QueryExecutor.Result, readTime: Instant)? {
+        var executor = try queryExecutor(db, query)
         let result: QueryExecutor.Result? = try read { conn in
             let space = try storage.space(of: db, conn)
             if case .client(let auth) = caller {
                 try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
             }
-            var executor = queryExecutor(db, query)
             executor.rowCap = QueryRowCap(rows: rows, bytes: bytes)
             do {
                 return try executor.run(query, space: space, conn)
@@ -262,9 +263,23 @@ extension FirestoreService {
 
     /// runQuery's executor: a query answered with stored documents as they are reads them through
     /// the read cache (`QueryExecutor.readCache`), whose encodings the answer then uses.
-    private func queryExecutor(_ db: DatabaseID, _ query: Query) -> QueryExecutor {
-        var executor = QueryExecutor(storage: storage, database: db)
+    /// Registers the query's index fields first (call before opening its snapshot).
+    private func queryExecutor(_ db: DatabaseID, _ query: Query) throws(FirestoreError) -> QueryExecutor {
+        var executor = try indexedExecutor(db, query)
         if query.returnsStoredDocuments { executor.readCache = storage.readCache }
+        return executor
+    }
+
+    /// An executor for `query` whose index fields are registered, their rows built when they were
+    /// not (`FirestoreStorage.indexes(for:…)`): call before opening the snapshot it runs in.
+    func indexedExecutor(_ db: DatabaseID, _ query: Query) throws(FirestoreError) -> QueryExecutor {
+        var executor = QueryExecutor(storage: storage, database: db)
+        do {
+            executor.indexes = try storage.indexes(for: db, collectionID: query.collectionID, fields: executor.indexFields(query))
+        } catch {
+            logger.error("firestore: building index entries failed", [("error", .string("\(error)"))])
+            throw .internal("Internal error: \(error)")
+        }
         return executor
     }
 
@@ -422,12 +437,13 @@ extension FirestoreService {
         let (txn, _, readTime) = try transactionForRead(consistency, db)
         var docs: [StoredDocument] = []
         var examined = 0
+        let executor = try indexedExecutor(db, query)
         var entries: [(ResourcePath, StoredDocument?)] = try read { conn in
             let space = try storage.space(of: db, conn)
             if case .client(let auth) = caller {
                 try authorizeList(db, query: asked, auth: auth, lookup: readLookup(db, space: space, conn))
             }
-            let result = try QueryExecutor(storage: storage, database: db).run(query, space: space, conn, at: readTime)
+            let result = try executor.run(query, space: space, conn, at: readTime)
             docs = result.documents
             examined = result.examined
             var entries: [(ResourcePath, StoredDocument?)] = docs.map { ($0.path, $0) }

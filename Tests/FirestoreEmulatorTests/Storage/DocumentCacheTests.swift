@@ -54,9 +54,10 @@ struct DocumentCacheTests {
             path: "structured_query"))
         let cache = h.service.storage.readCache
         func run(_ through: DocumentCache?) throws -> QueryExecutor.Result {
-            try h.database.read { conn in
-                var executor = QueryExecutor(storage: h.service.storage, database: db)
-                executor.readCache = through
+            // Registers the query's fields before the snapshot, as runQuery does.
+            var executor = try h.service.indexedExecutor(db, query)
+            executor.readCache = through
+            return try h.database.read { conn in
                 return try executor.run(query, space: try h.service.storage.space(of: db, conn), conn)
             }
         }

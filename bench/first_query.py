@@ -24,12 +24,7 @@ from benchlib import firebase  # noqa: E402
 from benchlib.context import DOCS  # noqa: E402
 from benchlib.httpc import Client  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-QUERY = {"structuredQuery": {
-    "from": [{"collectionId": "files"}],
-    "where": {"fieldFilter": {"field": {"fieldPath": "status"}, "op": "EQUAL", "value": {"stringValue": "ready"}}},
-    "orderBy": [{"field": {"fieldPath": "n"}, "direction": "DESCENDING"}], "limit": 10}}
+from callgrind_list import QUERY, ROOT  # noqa: E402  the bench's runQuery
 
 
 def timed_query(c):

@@ -41,10 +41,18 @@ final class IndexedFields: @unchecked Sendable {
     /// The pairs of `collectionID` in `space` (nil: none), loading the table first when needed.
     /// On the writer the answer is exact: only the writer changes the set.
     func fields(space: Int64, collectionID: String, _ conn: Connection) throws -> Set<ExactString>? {
+        // Every write asks: one lock when loaded (always, after the first).
+        let key = Collection(space: space, collectionID: ExactString(collectionID))
+        lock.lock()
+        if loaded {
+            defer { lock.unlock() }
+            return fields[key]
+        }
+        lock.unlock()
         try loadIfNeeded(conn)
         lock.lock()
         defer { lock.unlock() }
-        return fields[Collection(space: space, collectionID: ExactString(collectionID))]
+        return fields[key]
     }
 
     /// The pairs now (nil before the table was loaded); take it before opening the snapshot it is

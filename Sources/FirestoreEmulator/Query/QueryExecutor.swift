@@ -98,27 +98,28 @@ struct QueryExecutor {
             indexed = try storage.groupIndexComplete(space: space, collectionID: query.collectionID, conn)
             if !indexed { storage.scheduleGroupIndex(space: space, collectionID: query.collectionID) }
         }
-        // Index rows exist only for registered (collection id, field) pairs. A caller registers the
-        // query's before opening its snapshot; one that could not (a listener's snapshot) scans
-        // until the pairs are built in the background.
-        if indexed {
-            let fields = indexFields(query)
-            if try !storage.fieldsIndexed(space: space, collectionID: query.collectionID, fields, view: indexes, conn) {
-                indexed = false
-                storage.scheduleFields(database, collectionID: query.collectionID, fields: fields)
-            }
+        // Index rows exist only for registered (collection id, field) pairs, so every access path
+        // that reads a field's rows is checked against the pairs the snapshot has. A caller registers
+        // the query's before opening its snapshot; one that could not (a listener's snapshot) scans
+        // until the missing pairs are built in the background.
+        var missing: [String] = []
+        func usable(_ field: String) -> Bool {
+            if (try? storage.fieldsIndexed(space: space, collectionID: query.collectionID, [field], view: indexes, conn)) == true { return true }
+            missing.append(field)
+            return false
         }
+        defer { if !missing.isEmpty { storage.scheduleFields(database, collectionID: query.collectionID, fields: missing) } }
 
         // One conjunction whose access path yields the query's order: stream.
         if conjunctions.count == 1 {
-            let access = chooseAccess(conjunctions[0], query: query, indexed: indexed)
+            let access = chooseAccess(conjunctions[0], query: query, indexed: indexed, usable: usable)
             // `a == x ORDER BY b LIMIT n` (a composite index in Firestore): walk b's index in order,
             // answering the equality from a's index entry by entry (no document read for an entry
             // that fails it), until n are found — unless seeking a's matches and sorting them turns
             // out cheaper as the walk goes (`OrderWalkBudget`); then the seeks below answer.
             if walksOrderIndex, query.limit != nil, streamingDirection(access, conjunction: conjunctions[0], query: query) == nil,
                case .lookups(let field, let kind, let values) = access {
-                let ordered = chooseAccess(conjunctions[0], query: query, indexed: indexed, preferOrderIndex: true)
+                let ordered = chooseAccess(conjunctions[0], query: query, indexed: indexed, usable: usable, preferOrderIndex: true)
                 if case .range = ordered, let orderedDirection = streamingDirection(ordered, conjunction: conjunctions[0], query: query) {
                     let budget = OrderWalkBudget(space: space, scope: indexScope(query), field: field, kind: kind, values: values,
                                                  keyRange: keyRange(query), conn)
@@ -147,7 +148,7 @@ struct QueryExecutor {
             candidates.append((doc, keys))
         }
         for conjunction in conjunctions {
-            let access = chooseAccess(conjunction, query: query, indexed: indexed)
+            let access = chooseAccess(conjunction, query: query, indexed: indexed, usable: usable)
             try read(access, query: query, space: space, descending: false, conn) { doc, _ in
                 examined += 1
                 guard doc.updateTime.unixMicros <= cutoff else { return true }
@@ -319,13 +320,22 @@ struct QueryExecutor {
         return out
     }
 
-    /// - Parameter indexed: whether the query's index rows may be read (false: a collection group
-    ///   whose index is not built yet; only point lookups and scans are left).
-    private func chooseAccess(_ conjunction: [QueryFilter], query: Query, indexed: Bool, preferOrderIndex: Bool = false) -> Access {
+    /// - Parameters:
+    ///   - indexed: whether the query's index rows may be read (false: a collection group whose
+    ///     index is not built yet; only point lookups and scans are left).
+    ///   - usable: whether a field's rows exist in the snapshot (false: scan instead).
+    private func chooseAccess(_ conjunction: [QueryFilter], query: Query, indexed: Bool, usable: (String) -> Bool = { _ in true },
+                              preferOrderIndex: Bool = false) -> Access {
         let access = baseAccess(conjunction, query: query, preferOrderIndex: preferOrderIndex)
         if !indexed {
             if case .keys = access { return access }
             return .scan
+        }
+        switch access {
+        case .lookups(let field, _, _), .range(let field, _, _):
+            if !usable(field) { return .scan }
+        case .keys, .scan:
+            break
         }
         // Cursors on the first ordered field narrow a range on that field, so deep pages seek
         // instead of reading every earlier document (the exact cursor check stays in memory).

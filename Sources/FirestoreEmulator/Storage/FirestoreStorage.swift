@@ -18,7 +18,7 @@ import HearthSQLite
 ///   scope only the id's segment (the scope is the rest of the key), under a group scope the whole key.
 ///   Rows exist only for the (collection id, field) pairs listed in
 ///   `fs_index_fields(space, collection_id, field)` (`IndexedFields`), each registered, with its
-///   rows built, by the first query that needs it (`indexFields`). For those, collection-scope
+///   rows built, by the first query that needs it (`buildFields`). For those, collection-scope
 ///   rows exist for every document; collection-group rows only for the collection
 ///   ids listed in `fs_group_indexes(space, collection_id, built_upto)`, built in the background
 ///   when a collection-group query first needs them (`built_upto` NULL: complete; otherwise the
@@ -139,6 +139,9 @@ final class FirestoreStorage: @unchecked Sendable {
         self.logger = logger
         let times = commitTimes
         batcher = GroupCommit(database: database, savepoint: "fs_batched_write", beforeCommit: { conn in try times.flush(conn) })
+        // Queries take their view of the indexed fields before their snapshot: loaded at open, so a
+        // process that only reads does not go to the writer for it (a failure here is retried there).
+        try? database.read { conn in try indexedFields.loadIfNeeded(conn) }
     }
 
     /// Runs `body` in a write transaction, committed together with concurrent ones (`GroupCommit`);

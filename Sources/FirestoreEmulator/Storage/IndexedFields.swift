@@ -10,7 +10,7 @@ import HearthSQLite
 /// leaves for fields nothing ever queried). For a registered pair every document of that
 /// collection id has its entries of that field under its collection's scope (and under the group
 /// scope as far as `fs_group_indexes` says); an unregistered pair has no rows at all, so adding it
-/// builds its rows from the documents alone (`FirestoreStorage.indexFields`).
+/// builds its rows from the documents alone (`FirestoreStorage.buildFields`).
 ///
 /// Only the single writer changes the set, and only after the transaction that registered a pair
 /// committed, while it still holds the writer: every later write sees the pair, and a reader that
@@ -77,7 +77,8 @@ final class IndexedFields: @unchecked Sendable {
         lock.unlock()
     }
 
-    private func loadIfNeeded(_ conn: Connection) throws {
+    /// Loads the table (at open, so readers get a view before any write).
+    func loadIfNeeded(_ conn: Connection) throws {
         lock.lock()
         let done = loaded
         lock.unlock()

@@ -31,9 +31,17 @@ struct QueryExecutor {
     /// not decoded again, and `Result.versions` hands the answer's encoder each document named
     /// once. For callers that encode every stored document they get (runQuery).
     var readCache: DocumentCache? = nil
-    /// The index pairs the snapshot may use, taken before it was opened
-    /// (`FirestoreStorage.indexes(for:…)`); nil: the snapshot's own `fs_index_fields` is asked.
+    /// The index pairs the snapshot may use, taken before it was opened (`IndexedFields.view`);
+    /// nil: the snapshot's own `fs_index_fields` is asked.
     var indexes: IndexedFields.View? = nil
+    /// Where `run` reports the fields whose pairs it found missing (it scanned instead), for the
+    /// caller to build before it answers; nil: they are built in the background.
+    var missingIndexes: MissingFields? = nil
+
+    /// Fields a run found without index rows.
+    final class MissingFields: @unchecked Sendable {
+        var fields: [String] = []
+    }
 
     /// Matching documents after cursors, offset and limit, and how many the offset skipped.
     struct Result {
@@ -99,16 +107,26 @@ struct QueryExecutor {
             if !indexed { storage.scheduleGroupIndex(space: space, collectionID: query.collectionID) }
         }
         // Index rows exist only for registered (collection id, field) pairs, so every access path
-        // that reads a field's rows is checked against the pairs the snapshot has. A caller registers
-        // the query's before opening its snapshot; one that could not (a listener's snapshot) scans
-        // until the missing pairs are built in the background.
+        // that reads a field's rows is checked against the pairs the snapshot has; without them the
+        // query scans (the same answer) and the pairs get built: by the caller before it answers
+        // (`missingIndexes`), or in the background.
         var missing: [String] = []
         func usable(_ field: String) -> Bool {
             if (try? storage.fieldsIndexed(space: space, collectionID: query.collectionID, [field], view: indexes, conn)) == true { return true }
             missing.append(field)
             return false
         }
-        defer { if !missing.isEmpty { storage.scheduleFields(database, collectionID: query.collectionID, fields: missing) } }
+        defer {
+            if !missing.isEmpty {
+                // Every field the plan may read, not only those met before it fell back to a scan.
+                let fields = indexFields(query)
+                if let report = missingIndexes {
+                    report.fields += fields
+                } else {
+                    storage.scheduleFields(database, collectionID: query.collectionID, fields: fields)
+                }
+            }
+        }
 
         // One conjunction whose access path yields the query's order: stream.
         if conjunctions.count == 1 {
@@ -298,7 +316,8 @@ struct QueryExecutor {
 
     /// The fields whose index rows `run` may read for `query` (each once): every conjunction's
     /// access path, and the order's index a limited equality may walk (`OrderWalkBudget` counts the
-    /// equality's rows). Register them (`FirestoreStorage.indexes(for:…)`) before running it.
+    /// equality's rows). A run that finds one missing reports them all, so one build serves the
+    /// plan (its checks stop at the first path that falls back to a scan).
     func indexFields(_ query: Query) -> [String] {
         if query.collectionID.isEmpty || query.limit == 0 { return [] }
         let conjunctions = query.filter?.disjunctiveNormalForm(limit: 64) ?? [[]]

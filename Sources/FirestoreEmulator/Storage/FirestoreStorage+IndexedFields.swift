@@ -4,19 +4,6 @@ import HearthSQLite
 
 /// Registering (collection id, field) pairs and building their index rows (`IndexedFields`).
 extension FirestoreStorage {
-    /// The pairs a query's snapshot may use, once `fields` of `collectionID` in `db` are among
-    /// them: a pair not registered yet is registered, and its rows built, first (`buildFields`).
-    /// Call before opening the snapshot the query runs in: what the view holds committed before it.
-    func indexes(for db: DatabaseID, collectionID: String, fields: [String]) throws -> IndexedFields.View? {
-        if fields.isEmpty || collectionID.isEmpty { return indexedFields.view() }
-        if let space = cachedSpace(of: db), let view = indexedFields.view(),
-           view.contains(space: space, collectionID: collectionID, fields) {
-            return view
-        }
-        try buildFields(db, collectionID: collectionID, fields: fields)
-        return indexedFields.view()
-    }
-
     /// Registers the pairs of `fields` not registered yet and builds their rows for every document
     /// of `collectionID` (every collection of that id, and its group scope as far as its group index
     /// goes), in one write transaction on the single writer: writes before it are in the rows, writes

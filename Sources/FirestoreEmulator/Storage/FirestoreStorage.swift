@@ -139,8 +139,8 @@ final class FirestoreStorage: @unchecked Sendable {
         self.logger = logger
         let times = commitTimes
         batcher = GroupCommit(database: database, savepoint: "fs_batched_write", beforeCommit: { conn in try times.flush(conn) })
-        // Queries take their view of the indexed fields before their snapshot: loaded at open, so a
-        // process that only reads does not go to the writer for it (a failure here is retried there).
+        // Readers take their view of the indexed fields before their snapshot; until this is loaded
+        // they ask their snapshot instead (a failure here is retried by the first write).
         try? database.read { conn in try indexedFields.loadIfNeeded(conn) }
     }
 

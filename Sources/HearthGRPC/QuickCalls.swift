@@ -43,6 +43,10 @@ final class QuickCalls: EventLoopTask, @unchecked Sendable {
     private let lock = InlineLock()
     // Under `lock` (unchecked: the lock keeps accesses apart).
     @exclusivity(unchecked) private var pending: [QuickCall] = []
+    /// An emptied batch's buffer, kept for `pending` (under `lock`): emptied with `= []`, `pending`
+    /// was allocated again by the next call's `add` and the batch freed, once per unary call. The
+    /// loops sharing this object take turns with it: one finding it taken uses a new array.
+    @exclusivity(unchecked) private var spare: [QuickCall] = []
 
     init(pool: WorkerPool) { self.pool = pool }
 
@@ -61,9 +65,16 @@ final class QuickCalls: EventLoopTask, @unchecked Sendable {
 
     private func answerPending() {
         lock.lock()
-        let batch = pending
-        pending = []
+        var batch = spare
+        spare = []
+        swap(&batch, &pending)
         lock.unlock()
+        defer {
+            batch.removeAll(keepingCapacity: true)
+            lock.lock()
+            if spare.capacity == 0 { swap(&batch, &spare) }
+            lock.unlock()
+        }
         let here = min(batch.count, Self.loopShare)
         var start = here
         while start < batch.count {

@@ -9,19 +9,14 @@ import Foundation
 /// as much as the decoding it saved) and compared whole; anything else is decoded as before (invalid
 /// UTF-8 repaired, never trusted).
 ///
-/// A longer field that is none of those — a client's kilobyte ID token in `authorization`, the
-/// method's `:path`, its resource-prefix and request-params — is usually what the connection's
-/// previous request sent in the same place: the caller passes that string (`previous`), and bytes
-/// equal to it are answered with it (one `memcmp` instead of an allocation, a copy, a UTF-8 check
-/// and a free per field per call). Any difference, even in the last byte, is decoded as before.
+/// A field that is none of those — a client's kilobyte ID token in `authorization`, the method's
+/// `:path`, its resource-prefix and request-params — is usually what the connection's previous
+/// request sent in the same place: the connection keeps that field when `matches` finds the bytes
+/// its (one `memcmp` instead of an allocation, a copy, a UTF-8 check and a free per field per
+/// call; `HTTP2Connection.previousHeaders`). Any difference, even in the last byte, is decoded as before.
 enum HTTP2FieldText {
-    /// Fields up to this long are stored inside the `String` itself (no allocation): decoding them
-    /// costs no more than comparing.
-    static let reuseAbove = 15
-
-    /// The name's string: a shared one when it is a common name (nghttp2 hands names over lower-case),
-    /// else `previous` when the bytes are its.
-    static func name(_ bytes: UnsafePointer<UInt8>?, count: Int, previous: String? = nil) -> String {
+    /// The name's string: a shared one when it is a common name (nghttp2 hands names over lower-case).
+    static func name(_ bytes: UnsafePointer<UInt8>?, count: Int) -> String {
         if let bytes, count > 0 {
             switch (count, bytes[0]) {
             case (2, UInt8(ascii: "t")): if same(bytes, "te") { return "te" }
@@ -44,12 +39,11 @@ enum HTTP2FieldText {
             default: break
             }
         }
-        return reused(previous, bytes, count) ?? decoded(bytes, count)
+        return decoded(bytes, count)
     }
 
-    /// The value's string: a shared one when it is a value requests send unchanged, else `previous`
-    /// when the bytes are its.
-    static func value(_ bytes: UnsafePointer<UInt8>?, count: Int, previous: String? = nil) -> String {
+    /// The value's string: a shared one when it is a value requests send unchanged.
+    static func value(_ bytes: UnsafePointer<UInt8>?, count: Int) -> String {
         if let bytes, count > 0 {
             switch (count, bytes[0]) {
             case (3, UInt8(ascii: "G")): if same(bytes, "GET") { return "GET" }
@@ -63,18 +57,20 @@ enum HTTP2FieldText {
             default: break
             }
         }
-        return reused(previous, bytes, count) ?? decoded(bytes, count)
+        return decoded(bytes, count)
     }
 
-    /// `previous` when the `count` bytes at `bytes` are exactly its UTF-8 (and long enough for
-    /// reuse to pay), else nil.
+    /// Whether `text` is exactly the `count` bytes at `bytes` (its UTF-8; a string made from
+    /// invalid UTF-8 was repaired, so it never matches those bytes).
+    /// Borrowed, not copied: a copy was a retain and a release per field (~0.5k instructions a
+    /// gRPC get). A string without contiguous UTF-8 (never one made here) does not match.
     @inline(__always)
-    private static func reused(_ previous: String?, _ bytes: UnsafePointer<UInt8>?, _ count: Int) -> String? {
-        guard count > reuseAbove, let previous, let bytes else { return nil }
-        let equal = previous.utf8.withContiguousStorageIfAvailable { utf8 in
-            utf8.count == count && memcmp(utf8.baseAddress!, bytes, count) == 0
-        }
-        return equal == true ? previous : nil
+    static func matches(_ text: borrowing String, _ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard utf8.count == count else { return false }
+            guard count > 0, let bytes else { return true }
+            return memcmp(utf8.baseAddress!, bytes, count) == 0
+        } ?? false
     }
 
     /// Whether the `text.utf8CodeUnitCount` bytes at `bytes` are `text` (the caller checked the length).

@@ -31,7 +31,10 @@ public final class HTTP2Stream: @unchecked Sendable {
     public let id: Int32
     /// The peer, `ip:port`.
     public let remoteAddress: String
-    weak var connection: HTTP2Connection?
+    /// Its connection until the connection shuts down (`HTTP2ConnectionLink`: not a weak reference,
+    /// whose side table slowed every retain of the connection).
+    let link: HTTP2ConnectionLink
+    var connection: HTTP2Connection? { link.connection }
 
     let lock = InlineLock()
     // Below, up to `isClosed`: under `lock`. Unchecked: the lock is what keeps accesses apart, and
@@ -79,7 +82,7 @@ public final class HTTP2Stream: @unchecked Sendable {
     init(id: Int32, remoteAddress: String, connection: HTTP2Connection) {
         self.id = id
         self.remoteAddress = remoteAddress
-        self.connection = connection
+        self.link = connection.link
     }
 
     /// The thread serving this stream's connection (its event loop), as an identity: streams with

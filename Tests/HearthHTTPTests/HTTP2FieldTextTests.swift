@@ -25,23 +25,23 @@ import Testing
         #expect(value(Array(text.utf8)) == text)
     }
 
-    /// The previous request's field is the answer only for exactly its bytes.
-    @Test func aPreviousFieldIsReusedOnlyForItsExactBytes() {
-        let previous = "Bearer " + String(repeating: "x", count: 40)
-        func value(_ text: String) -> String {
-            Array(text.utf8).withUnsafeBufferPointer { HTTP2FieldText.value($0.baseAddress, count: $0.count, previous: previous) }
+    /// A previous request's field is kept only for exactly its bytes (`HTTP2Connection.previousHeaders`).
+    @Test func aPreviousFieldMatchesOnlyItsExactBytes() {
+        func matches(_ previous: String, _ bytes: [UInt8]) -> Bool {
+            bytes.withUnsafeBufferPointer { HTTP2FieldText.matches(previous, $0.baseAddress, $0.count) }
         }
-        func name(_ text: String) -> String {
-            Array(text.utf8).withUnsafeBufferPointer { HTTP2FieldText.name($0.baseAddress, count: $0.count, previous: previous) }
+        let token = "Bearer " + String(repeating: "x", count: 40)
+        for previous in [token, "te", "application/grpc", "", "é"] {
+            #expect(matches(previous, Array(previous.utf8)))
+            #expect(!matches(previous, Array(previous.utf8) + [0x78]))
+            #expect(!matches(previous, Array(previous.utf8.dropLast())) || previous.isEmpty)
         }
-        for text in [previous, String(previous.dropLast()) + "y", previous + "x", String(previous.dropLast()), "application/grpc", "short"] {
-            #expect(value(text) == text)
-            #expect(name(text) == text)
-        }
-        // Invalid UTF-8 is repaired even where the previous field had the replacement's bytes.
+        #expect(!matches(token, Array((String(token.dropLast()) + "y").utf8)))
+        #expect(matches("", []))
+        // Bytes that are not UTF-8 never match a repaired string, even one showing the replacement.
         let repaired = "aaaaaaaaaaaaaaaa\u{FFFD}"
-        let bytes: [UInt8] = Array("aaaaaaaaaaaaaaaa".utf8) + [0xFF]
-        #expect(bytes.withUnsafeBufferPointer { HTTP2FieldText.value($0.baseAddress, count: $0.count, previous: repaired) } == repaired)
+        #expect(!matches(repaired, Array("aaaaaaaaaaaaaaaa".utf8) + [0xFF]))
+        #expect(value(Array("aaaaaaaaaaaaaaaa".utf8) + [0xFF]) == repaired)
     }
 
     @Test func bytesThatAreNotUTF8AreRepaired() {

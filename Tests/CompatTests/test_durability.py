@@ -330,3 +330,100 @@ def test_firestore_documents_and_last_commit_time_survive_a_stop(sig):
             assert proc.wait(timeout=15) == 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_kill_9_during_index_builds_leaves_each_built_or_not():
+    """Queries on fields no query used before, each building its fields' index rows for every
+    document of the collection in one write transaction (docs/firestore.md, *Index entries only for
+    queried fields*), while documents keep being written, then `kill -9`: after a restart each
+    field is registered with a row for every document that has it, or not registered with none; every
+    field a query was answered on is registered; and every query answers as before the kill."""
+    import sqlite3
+    tmp = tempfile.mkdtemp(prefix="hearth-build-crash-")
+    data_dir = os.path.join(tmp, "data")
+    ready = os.path.join(tmp, "ready.json")
+    proc, info = start_on(data_dir, ready)
+    project = info["project"]
+    owner = {"Authorization": "Bearer owner"}
+
+    def base(info):
+        return f"{info['services']['firestore']['url']}/v1/projects/{project}/databases/(default)/documents"
+
+    fields = [f"f{j}" for j in range(12)]
+
+    def doc(i):
+        return {"fields": {f: {"integerValue": str((i + j) % 5)} for j, f in enumerate(fields)}}
+
+    session = requests.Session()
+    name = f"projects/{project}/databases/(default)/documents/big"
+    for lo in range(0, 6000, 500):
+        writes = [{"update": {"name": f"{name}/d{i}", **doc(i)}} for i in range(lo, lo + 500)]
+        assert session.post(f"{base(info)}:commit", headers=owner, json={"writes": writes}).status_code == 200
+
+    def query(url, field, s):
+        body = {"structuredQuery": {"from": [{"collectionId": "big"}],
+                                    "where": {"fieldFilter": {"field": {"fieldPath": field}, "op": "EQUAL",
+                                                              "value": {"integerValue": "3"}}}}}
+        r = s.post(f"{url}:runQuery", headers=owner, json=body, timeout=30)
+        return sorted(x["document"]["name"].rsplit("/", 1)[1] for x in r.json() if "document" in x) if r.status_code == 200 else None
+
+    answered, created = {}, []
+    stop = threading.Event()
+
+    def queries():
+        s = requests.Session()
+        for f in fields:
+            if stop.is_set():
+                return
+            try:
+                got = query(base(info), f, s)
+            except requests.RequestException:
+                return
+            if got is not None:
+                answered[f] = got
+
+    def writes():
+        s = requests.Session()
+        i = 6000
+        while not stop.is_set():
+            try:
+                r = s.patch(f"{base(info)}/big/d{i}", headers=owner, json=doc(i), timeout=5)
+            except requests.RequestException:
+                return
+            if r.status_code == 200:
+                created.append(i)
+            i += 1
+
+    kill_9_during(proc, [queries, writes], stop, lambda: len(answered) >= 2, seconds=0.2)
+    assert len(answered) >= 2 and created
+    assert len(answered) < len(fields), "every build finished before the kill: nothing was cut"
+
+    proc, info = start_on(data_dir, ready)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=15) == 0
+    db = sqlite3.connect(os.path.join(data_dir, "firestore.sqlite"))
+    try:
+        registered = {f for (f,) in db.execute("SELECT field FROM fs_index_fields WHERE collection_id = 'big'")}
+        documents = db.execute("SELECT count(*) FROM fs_documents WHERE collection_id = 'big'").fetchone()[0]
+        assert documents >= 6000 + len(created)
+        assert set(answered) <= registered, "a field a query was answered on is not registered after kill -9"
+        for f in fields:
+            rows = db.execute("SELECT count(*) FROM fs_index WHERE field = ? AND substr(scope, 1, 1) <> x'FF'", (f,)).fetchone()[0]
+            assert rows == (documents if f in registered else 0), f"{f}: {rows} rows for {documents} documents"
+    finally:
+        db.close()
+
+    proc, info = start_on(data_dir, ready)
+    try:
+        s = requests.Session()
+        for f in fields:
+            got = query(base(info), f, s)
+            assert got is not None
+            expected = sorted(f"d{i}" for i in range(documents) if (i + fields.index(f)) % 5 == 3)
+            assert got == expected, f"{f} answers differently after kill -9"
+            if f in answered:
+                assert set(answered[f]) <= set(got)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -30,7 +30,9 @@ struct FieldPath: Sendable, Hashable, CustomStringConvertible {
 
     /// The canonical string (`a.b`, `` a.`b c` ``).
     var canonical: String {
-        segments.map(FieldPath.quoteIfNeeded).joined(separator: ".")
+        // Most paths are one name: no array to map, no join (a query plans with these per access path).
+        if segments.count == 1 { return FieldPath.quoteIfNeeded(segments[0]) }
+        return segments.map(FieldPath.quoteIfNeeded).joined(separator: ".")
     }
 
     var description: String { canonical }

@@ -31,6 +31,17 @@ struct QueryExecutor {
     /// not decoded again, and `Result.versions` hands the answer's encoder each document named
     /// once. For callers that encode every stored document they get (runQuery).
     var readCache: DocumentCache? = nil
+    /// The index pairs the snapshot may use, taken before it was opened (`IndexedFields.view`);
+    /// nil: the snapshot's own `fs_index_fields` is asked.
+    var indexes: IndexedFields.View? = nil
+    /// Where `run` reports the fields whose pairs it found missing (it scanned instead), for the
+    /// caller to build before it answers; nil: they are built in the background.
+    var missingIndexes: MissingFields? = nil
+
+    /// Fields a run found without index rows.
+    final class MissingFields: @unchecked Sendable {
+        var fields: [String] = []
+    }
 
     /// Matching documents after cursors, offset and limit, and how many the offset skipped.
     struct Result {
@@ -95,17 +106,38 @@ struct QueryExecutor {
             indexed = try storage.groupIndexComplete(space: space, collectionID: query.collectionID, conn)
             if !indexed { storage.scheduleGroupIndex(space: space, collectionID: query.collectionID) }
         }
+        // Index rows exist only for registered (collection id, field) pairs, so every access path
+        // that reads a field's rows is checked against the pairs the snapshot has; without them the
+        // query scans (the same answer) and the pairs get built: by the caller before it answers
+        // (`missingIndexes`), or in the background.
+        var missing: [String] = []
+        func usable(_ field: String) -> Bool {
+            if (try? storage.fieldsIndexed(space: space, collectionID: query.collectionID, [field], view: indexes, conn)) == true { return true }
+            missing.append(field)
+            return false
+        }
+        defer {
+            if !missing.isEmpty {
+                // Every field the plan may read, not only those met before it fell back to a scan.
+                let fields = indexFields(query)
+                if let report = missingIndexes {
+                    report.fields += fields
+                } else {
+                    storage.scheduleFields(database, collectionID: query.collectionID, fields: fields)
+                }
+            }
+        }
 
         // One conjunction whose access path yields the query's order: stream.
         if conjunctions.count == 1 {
-            let access = chooseAccess(conjunctions[0], query: query, indexed: indexed)
+            let access = chooseAccess(conjunctions[0], query: query, indexed: indexed, usable: usable)
             // `a == x ORDER BY b LIMIT n` (a composite index in Firestore): walk b's index in order,
             // answering the equality from a's index entry by entry (no document read for an entry
             // that fails it), until n are found — unless seeking a's matches and sorting them turns
             // out cheaper as the walk goes (`OrderWalkBudget`); then the seeks below answer.
             if walksOrderIndex, query.limit != nil, streamingDirection(access, conjunction: conjunctions[0], query: query) == nil,
                case .lookups(let field, let kind, let values) = access {
-                let ordered = chooseAccess(conjunctions[0], query: query, indexed: indexed, preferOrderIndex: true)
+                let ordered = chooseAccess(conjunctions[0], query: query, indexed: indexed, usable: usable, preferOrderIndex: true)
                 if case .range = ordered, let orderedDirection = streamingDirection(ordered, conjunction: conjunctions[0], query: query) {
                     let budget = OrderWalkBudget(space: space, scope: indexScope(query), field: field, kind: kind, values: values,
                                                  keyRange: keyRange(query), conn)
@@ -134,7 +166,7 @@ struct QueryExecutor {
             candidates.append((doc, keys))
         }
         for conjunction in conjunctions {
-            let access = chooseAccess(conjunction, query: query, indexed: indexed)
+            let access = chooseAccess(conjunction, query: query, indexed: indexed, usable: usable)
             try read(access, query: query, space: space, descending: false, conn) { doc, _ in
                 examined += 1
                 guard doc.updateTime.unixMicros <= cutoff else { return true }
@@ -282,13 +314,47 @@ struct QueryExecutor {
 
     // MARK: Planning
 
-    /// - Parameter indexed: whether the query's index rows may be read (false: a collection group
-    ///   whose index is not built yet; only point lookups and scans are left).
-    private func chooseAccess(_ conjunction: [QueryFilter], query: Query, indexed: Bool, preferOrderIndex: Bool = false) -> Access {
+    /// The fields whose index rows `run` may read for `query` (each once): every conjunction's
+    /// access path, and the order's index a limited equality may walk (`OrderWalkBudget` counts the
+    /// equality's rows). A run that finds one missing reports them all, so one build serves the
+    /// plan (its checks stop at the first path that falls back to a scan).
+    func indexFields(_ query: Query) -> [String] {
+        if query.collectionID.isEmpty || query.limit == 0 { return [] }
+        let conjunctions = query.filter?.disjunctiveNormalForm(limit: 64) ?? [[]]
+        var out: [String] = []
+        func add(_ access: Access) {
+            switch access {
+            case .lookups(let field, _, _), .range(let field, _, _):
+                if !out.contains(where: { ExactString.equal($0, field) }) { out.append(field) }
+            case .keys, .scan:
+                break
+            }
+        }
+        for conjunction in conjunctions {
+            add(baseAccess(conjunction, query: query, preferOrderIndex: false))
+            if conjunctions.count == 1 && walksOrderIndex && query.limit != nil {
+                add(baseAccess(conjunction, query: query, preferOrderIndex: true))
+            }
+        }
+        return out
+    }
+
+    /// - Parameters:
+    ///   - indexed: whether the query's index rows may be read (false: a collection group whose
+    ///     index is not built yet; only point lookups and scans are left).
+    ///   - usable: whether a field's rows exist in the snapshot (false: scan instead).
+    private func chooseAccess(_ conjunction: [QueryFilter], query: Query, indexed: Bool, usable: (String) -> Bool = { _ in true },
+                              preferOrderIndex: Bool = false) -> Access {
         let access = baseAccess(conjunction, query: query, preferOrderIndex: preferOrderIndex)
         if !indexed {
             if case .keys = access { return access }
             return .scan
+        }
+        switch access {
+        case .lookups(let field, _, _), .range(let field, _, _):
+            if !usable(field) { return .scan }
+        case .keys, .scan:
+            break
         }
         // Cursors on the first ordered field narrow a range on that field, so deep pages seek
         // instead of reading every earlier document (the exact cursor check stays in memory).

@@ -226,13 +226,15 @@ extension FirestoreService {
                   authorized: Bool = false) throws(FirestoreError)
         -> (result: QueryExecutor.Result, transaction: String?, readTime: Instant) {
         let (txn, isNew, readTime) = try transactionForRead(consistency, db)
+        let executor = queryExecutor(db, query)
         let result: QueryExecutor.Result = try read { conn in
             let space = try storage.space(of: db, conn)
             if !authorized, case .client(let auth) = caller {
                 try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
             }
-            return try queryExecutor(db, query).run(query, space: space, conn, at: readTime)
+            return try executor.run(query, space: space, conn, at: readTime)
         }
+        buildMissingIndexes(executor, db, query)
         if let txn, readTime == nil {
             recordQuery(txn, query, documents: result.documents, depth: nil)
         }
@@ -244,12 +246,13 @@ extension FirestoreService {
     /// is thrown as by `runQuery`), and `runQuery(authorized: true)` answers it.
     func runCurrentQuery(_ db: DatabaseID, query: Query, caller: Caller, rows: Int, bytes: Int) throws(FirestoreError)
         -> (result: QueryExecutor.Result, readTime: Instant)? {
+        var executor = queryExecutor(db, query)
+        defer { buildMissingIndexes(executor, db, query) }
         let result: QueryExecutor.Result? = try read { conn in
             let space = try storage.space(of: db, conn)
             if case .client(let auth) = caller {
                 try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
             }
-            var executor = queryExecutor(db, query)
             executor.rowCap = QueryRowCap(rows: rows, bytes: bytes)
             do {
                 return try executor.run(query, space: space, conn)
@@ -262,10 +265,32 @@ extension FirestoreService {
 
     /// runQuery's executor: a query answered with stored documents as they are reads them through
     /// the read cache (`QueryExecutor.readCache`), whose encodings the answer then uses.
+    /// Call before opening its snapshot (`indexedExecutor`).
     private func queryExecutor(_ db: DatabaseID, _ query: Query) -> QueryExecutor {
-        var executor = QueryExecutor(storage: storage, database: db)
+        var executor = indexedExecutor(db)
         if query.returnsStoredDocuments { executor.readCache = storage.readCache }
         return executor
+    }
+
+    /// An executor that may read the index pairs registered now (call before opening the snapshot it
+    /// runs in) and reports those its plan found missing, for `buildMissingIndexes`.
+    func indexedExecutor(_ db: DatabaseID) -> QueryExecutor {
+        var executor = QueryExecutor(storage: storage, database: db)
+        executor.indexes = storage.indexedFields.view()
+        executor.missingIndexes = QueryExecutor.MissingFields()
+        return executor
+    }
+
+    /// Builds the index rows of the fields `executor`'s run found missing (it answered by scanning),
+    /// before the answer goes out, so the next query on them seeks. A failure only costs the next
+    /// query a scan (and another try): the answer stands.
+    func buildMissingIndexes(_ executor: QueryExecutor, _ db: DatabaseID, _ query: Query) {
+        guard let fields = executor.missingIndexes?.fields, !fields.isEmpty else { return }
+        do {
+            try storage.buildFields(db, collectionID: query.collectionID, fields: fields)
+        } catch {
+            logger.error("firestore: building index entries failed", [("error", .string("\(error)"))])
+        }
     }
 
     /// Remembers what a query in read-write transaction `txn` returned, so the commit can tell
@@ -422,12 +447,14 @@ extension FirestoreService {
         let (txn, _, readTime) = try transactionForRead(consistency, db)
         var docs: [StoredDocument] = []
         var examined = 0
+        let executor = indexedExecutor(db)
+        defer { buildMissingIndexes(executor, db, query) }
         var entries: [(ResourcePath, StoredDocument?)] = try read { conn in
             let space = try storage.space(of: db, conn)
             if case .client(let auth) = caller {
                 try authorizeList(db, query: asked, auth: auth, lookup: readLookup(db, space: space, conn))
             }
-            let result = try QueryExecutor(storage: storage, database: db).run(query, space: space, conn, at: readTime)
+            let result = try executor.run(query, space: space, conn, at: readTime)
             docs = result.documents
             examined = result.examined
             var entries: [(ResourcePath, StoredDocument?)] = docs.map { ($0.path, $0) }

@@ -16,7 +16,10 @@ import HearthSQLite
 ///   a query seeks `(space, scope, field, kind)` and a value range, already in Firestore order.
 ///   `doc_key` is the document's key relative to the scope (`IndexEntry.docKey`): under a collection
 ///   scope only the id's segment (the scope is the rest of the key), under a group scope the whole key.
-///   Collection-scope rows exist for every document; collection-group rows only for the collection
+///   Rows exist only for the (collection id, field) pairs listed in
+///   `fs_index_fields(space, collection_id, field)` (`IndexedFields`), each registered, with its
+///   rows built, by the first query that needs it (`buildFields`). For those, collection-scope
+///   rows exist for every document; collection-group rows only for the collection
 ///   ids listed in `fs_group_indexes(space, collection_id, built_upto)`, built in the background
 ///   when a collection-group query first needs them (`built_upto` NULL: complete; otherwise the
 ///   documents up to that key have their rows and the build goes on from there).
@@ -41,8 +44,8 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Per space, the commit time of the last pruning of `fs_history` (see `remember`).
     private var lastPrune: [Int64: Int64] = [:]
     let database: Database
-    private let logger: Logger
-    private let collector = DispatchQueue(label: "hearth.firestore.gc", qos: .utility)
+    let logger: Logger
+    let collector = DispatchQueue(label: "hearth.firestore.gc", qos: .utility)
 
     /// Firestore's own file has small pages: a commit changes a few pages of small rows (see `Database.Layout.small`).
     static let layout = Database.Layout.small
@@ -113,6 +116,8 @@ final class FirestoreStorage: @unchecked Sendable {
         UPDATE fs_index SET doc_key = substr(doc_key, length(scope) + 1)
             WHERE substr(scope, 1, 1) <> x'FF' AND substr(doc_key, 1, length(scope)) = scope;
         """),
+        // Index rows only for the (collection id, field) pairs some query has needed (`IndexedFields`).
+        IndexFieldsMigration.migration,
     ]
 
     /// How long replaced versions stay readable: Firestore's version retention period without
@@ -126,12 +131,17 @@ final class FirestoreStorage: @unchecked Sendable {
     let batcher: GroupCommit
     /// Documents as last read; every write transaction below empties it once it has ended.
     let readCache = DocumentCache()
+    /// The (collection id, field) pairs whose index rows exist (`fs_index_fields`).
+    let indexedFields = IndexedFields()
 
     init(database: Database, logger: Logger) {
         self.database = database
         self.logger = logger
         let times = commitTimes
         batcher = GroupCommit(database: database, savepoint: "fs_batched_write", beforeCommit: { conn in try times.flush(conn) })
+        // Readers take their view of the indexed fields before their snapshot; until this is loaded
+        // they ask their snapshot instead (a failure here is retried by the first write).
+        try? database.read { conn in try indexedFields.loadIfNeeded(conn) }
     }
 
     /// Runs `body` in a write transaction, committed together with concurrent ones (`GroupCommit`);
@@ -209,6 +219,16 @@ final class FirestoreStorage: @unchecked Sendable {
         return s
     }
 
+    /// The space of `db` on the writer, cached when it exists (nil: never written; not created).
+    func existingSpace(of db: DatabaseID, _ conn: Connection) throws -> Int64? {
+        if let cached = cachedSpace(of: db) { return cached }
+        guard let s = try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [db.spaceName]) else { return nil }
+        lock.lock()
+        spaces[db] = s
+        lock.unlock()
+        return s
+    }
+
     private func allocateSpace(_ conn: Connection) throws -> Int64 {
         let s = try conn.scalarInt("SELECT value FROM fs_meta WHERE key = 'next_space'") ?? 1
         try conn.run("UPDATE fs_meta SET value = ? WHERE key = 'next_space'", [s + 1])
@@ -273,6 +293,9 @@ final class FirestoreStorage: @unchecked Sendable {
                     let removedHistory = conn.changes
                     if removedIndex == 0 && removedDocs == 0 && removedHistory == 0 {
                         try conn.run("DELETE FROM fs_group_indexes WHERE space = ?", [space])
+                        try conn.run("DELETE FROM fs_index_fields WHERE space = ?", [space])
+                        // Nothing reads or writes a collected space again: forgetting it early is harmless.
+                        indexedFields.remove(space: space)
                         try conn.run("DELETE FROM fs_garbage WHERE space = ?", [space])
                     }
                     return true
@@ -463,14 +486,22 @@ final class FirestoreStorage: @unchecked Sendable {
         try insert.bind(new.createTime.unixMicros, at: 6)
         try insert.bind(new.updateTime.unixMicros, at: 7)
         try insert.runBound()
-        let newEntries = IndexEntry.entries(ofSorted: members)
+        // Only the fields some query has needed have rows: most collections none, and then the
+        // entries are not even worked out.
+        guard let indexed = try indexedFields.fields(space: space, collectionID: new.path.collectionID, conn) else { return }
+        let newEntries = Self.entries(IndexEntry.entries(ofSorted: members), in: indexed)
         let scopes = try indexScopes(space: space, path: new.path, parentKey: parentKey, key: key, conn)
         guard let old else {
             return try addIndex(space: space, keys: keys, scopes: scopes, entries: newEntries, conn)
         }
-        let (added, removed) = IndexEntry.difference(newEntries, IndexEntry.entries(of: old.fields))
+        let (added, removed) = IndexEntry.difference(newEntries, Self.entries(IndexEntry.entries(of: old.fields), in: indexed))
         try removeIndex(space: space, keys: keys, scopes: scopes, entries: removed, conn)
         try addIndex(space: space, keys: keys, scopes: scopes, entries: added, conn)
+    }
+
+    /// The entries whose fields are among `indexed` (still sorted).
+    static func entries(_ all: [IndexEntry], in indexed: Set<ExactString>) -> [IndexEntry] {
+        all.filter { indexed.contains(ExactString($0.field)) }
     }
 
     private static let insertDocument = PreparedSQL("""
@@ -485,14 +516,15 @@ final class FirestoreStorage: @unchecked Sendable {
         let key = old.path.key, parentKey = old.path.parent.key
         try remember(space: space, old, ended: time, conn)
         try conn.run("DELETE FROM fs_documents WHERE space = ? AND key = ?", [space, key])
+        guard let indexed = try indexedFields.fields(space: space, collectionID: old.path.collectionID, conn) else { return }
         try removeIndex(space: space, keys: RowKeys(key: key, collection: parentKey),
                         scopes: try indexScopes(space: space, path: old.path, parentKey: parentKey, key: key, conn),
-                        entries: IndexEntry.entries(of: old.fields), conn)
+                        entries: Self.entries(IndexEntry.entries(of: old.fields), in: indexed), conn)
     }
 
     /// A document's key and the `doc_key` of its index rows under each kind of scope, worked out by
     /// `IndexEntry.docKey` once per document instead of once per row.
-    private struct RowKeys {
+    struct RowKeys {
         /// Under its collection group's scope: the whole key.
         let key: [UInt8]
         /// Under its collection's scope (`collection`, the parent's key): the id's segment.
@@ -516,8 +548,12 @@ final class FirestoreStorage: @unchecked Sendable {
     /// The scopes the index rows of the document at `key` live under: its collection, and its
     /// collection group when that group's index is kept and its build has reached the document.
     private func indexScopes(space: Int64, path: ResourcePath, parentKey: [UInt8], key: [UInt8], _ conn: Connection) throws -> [[UInt8]] {
+        try indexScopes(space: space, collectionID: path.collectionID, parentKey: parentKey, key: key, conn)
+    }
+
+    func indexScopes(space: Int64, collectionID: String, parentKey: [UInt8], key: [UInt8], _ conn: Connection) throws -> [[UInt8]] {
         var scopes = [parentKey]
-        let name = GroupName(space: space, collectionID: path.collectionID)
+        let name = GroupName(space: space, collectionID: collectionID)
         lock.lock()
         let cached = groupMarkers[name]
         lock.unlock()
@@ -526,14 +562,14 @@ final class FirestoreStorage: @unchecked Sendable {
             marker = cached
         } else {
             marker = try conn.first("SELECT built_upto FROM fs_group_indexes WHERE space = ? AND collection_id = ?",
-                                    [space, path.collectionID]) { row -> [UInt8]? in row.isNull(0) ? nil : row.blob(0) }
+                                    [space, collectionID]) { row -> [UInt8]? in row.isNull(0) ? nil : row.blob(0) }
             lock.lock()
             if groupMarkers.count >= Self.groupMarkerCapacity { groupMarkers.removeAll() }
             groupMarkers[name] = .some(marker)
             lock.unlock()
         }
         if let marker, marker.map({ OrderedEncoding.compare(key, $0) <= 0 }) ?? true {
-            scopes.append(IndexEntry.groupScope(path.collectionID))
+            scopes.append(IndexEntry.groupScope(collectionID))
         }
         return scopes
     }
@@ -541,7 +577,7 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Adds index rows, up to `indexRowsPerInsert` per statement: one statement for a document's
     /// rows instead of one each spares the per-statement work (bind, reset, opening the cursor).
     /// The rows go in in key order (`entries` is sorted), each bound straight into the statement.
-    private func addIndex(space: Int64, keys: RowKeys, scopes: [[UInt8]], entries: [IndexEntry], _ conn: Connection) throws {
+    func addIndex(space: Int64, keys: RowKeys, scopes: [[UInt8]], entries: [IndexEntry], _ conn: Connection) throws {
         let total = entries.count * scopes.count
         var done = 0
         while done < total {
@@ -653,6 +689,8 @@ final class FirestoreStorage: @unchecked Sendable {
                         cursor = c
                     }
                     let scope = [IndexEntry.groupScope(collectionID)]
+                    // Only registered fields have rows (none: the build only moves its cursor).
+                    let indexed = try indexedFields.fields(space: space, collectionID: collectionID, conn) ?? []
                     var last: [UInt8]?
                     var count = 0
                     try Self.forEachRow(conn, """
@@ -664,7 +702,7 @@ final class FirestoreStorage: @unchecked Sendable {
                         }
                         // Only group-scope rows are added here, and they hold the whole key.
                         try addIndex(space: space, keys: RowKeys(key: key, collection: key), scopes: scope,
-                                     entries: IndexEntry.entries(of: fields), conn)
+                                     entries: Self.entries(IndexEntry.entries(of: fields), in: indexed), conn)
                         last = key
                         count += 1
                         return true

@@ -66,9 +66,8 @@ import Testing
         let leftover = try h.database.read { try $0.scalarInt("SELECT count(*) FROM fs_documents") }
         #expect(leftover == 2)
         let indexRows = try h.database.read { try $0.scalarInt("SELECT count(*) FROM fs_index") }
-        // docs/d5 `i` in its collection's scope (no collection-group query asked for group rows);
-        // k/1 has no fields.
-        #expect(indexRows == 1)
+        // None: no query has needed a field of the new database (k/1 has no fields).
+        #expect(indexRows == 0)
     }
 
     @Test func resetWipesEverything() throws {

@@ -22,6 +22,8 @@ import Testing
             }
             #expect(h.call("POST", h.api(":commit"), .object(["writes": .array(writes)])).status == 200)
         }
+        // Fields queried before (a first query on a field scans, then builds its index rows).
+        try h.indexFields("items", ["k", "g"])
         return h
     }
 

@@ -161,6 +161,8 @@ import Testing
             return .object(["update": .object(["name": name, "fields": .object(JSONObject(fields))])])
         }
         #expect(h.call("POST", h.api(":commit"), .object(["writes": .array(writes)])).status == 200)
+        // Fields queried before (a first query on a field scans, then builds its index rows).
+        try h.indexFields("files", ["status", "n", "tail", "one"])
         func run(_ q: JSON) throws -> QueryExecutor.Result { try QueryTests.execute(h, q) }
         let top = try run(sq("files", where: ff("status", "EQUAL", str("ready")), orderBy: [order("n", "DESCENDING")], limit: 10))
         #expect(top.documents.map { $0.path.lastSegment } == stride(from: 998, through: 980, by: -2).map { "f\($0)" })

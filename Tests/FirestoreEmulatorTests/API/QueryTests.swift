@@ -260,6 +260,8 @@ import Testing
                                         "fields": .object(["group": int(Int64(i % 50)), "k": int(Int64(i)), "tags": arr([str("t\(i % 7)")])])])])
         }
         #expect(h.call("POST", h.api(":commit"), .object(["writes": .array(writes)])).status == 200)
+        // Fields queried before (a first query on a field scans, then builds its index rows).
+        try h.indexFields("items", ["group", "k", "tags"])
         let db = DatabaseID(project: h.project, database: "(default)")
         func run(_ q: JSON) throws -> QueryExecutor.Result {
             let query = try QueryParser(database: db, parent: .root).parse(ProtoObject(json: q, path: "structured_query"))
@@ -301,6 +303,8 @@ import Testing
             }
             #expect(h.call("POST", h.api(":commit"), .object(["writes": .array(writes)])).status == 200)
         }
+        // Fields queried before (a first query on a field scans, then builds its index rows).
+        try h.indexFields("files", ["status", "n"])
         func run(_ q: JSON) throws -> QueryExecutor.Result { try Self.execute(h, q) }
         let top = try run(sq("files", where: ff("status", "EQUAL", str("ready")), orderBy: [order("n", "DESCENDING")], limit: 10))
         #expect(top.documents.map { $0.path.lastSegment } == [2999, 2998, 2996, 2995, 2993, 2992, 2990, 2989, 2987, 2986].map { "f\($0)" })
@@ -324,6 +328,8 @@ import Testing
                                                            "tail": str(i < 100 ? "ready" : "pending"), "n": int(Int64(i))])])])
         }
         #expect(h.call("POST", h.api(":commit"), .object(["writes": .array(writes)])).status == 200)
+        // Fields queried before (a first query on a field scans, then builds its index rows).
+        try h.indexFields("files", ["dense", "tail", "n"])
         func run(_ q: JSON) throws -> QueryExecutor.Result { try Self.execute(h, q) }
         let dense = try run(sq("files", where: ff("dense", "EQUAL", str("ready")), orderBy: [order("n", "DESCENDING")], limit: 10))
         #expect(dense.documents.map { $0.path.lastSegment } == stride(from: 998, through: 980, by: -2).map { "f\($0)" })

@@ -258,6 +258,8 @@ struct DirectReadsTests {
             // Four documents whose stored fields pass the byte cap together (not alone).
             let big = String(repeating: "x", count: RESTBridge.quickQueryBytes / 3)
             for i in 0..<4 { h.put("users/alice/big/b\(i)", ["n": int(Int64(i)), "s": str(big)]) }
+            // Fields queried before (a first query on a field scans, then builds its index rows).
+            try h.indexFields("many", ["n", "even"])
             return h
         }
         let many: JSON = .array([.object(["collectionId": .string("many")])])

@@ -54,9 +54,11 @@ struct DocumentCacheTests {
             path: "structured_query"))
         let cache = h.service.storage.readCache
         func run(_ through: DocumentCache?) throws -> QueryExecutor.Result {
-            try h.database.read { conn in
-                var executor = QueryExecutor(storage: h.service.storage, database: db)
-                executor.readCache = through
+            // As runQuery: the pairs taken before the snapshot, the missing ones built after it.
+            var executor = h.service.indexedExecutor(db)
+            executor.readCache = through
+            defer { h.service.buildMissingIndexes(executor, db, query) }
+            return try h.database.read { conn in
                 return try executor.run(query, space: try h.service.storage.space(of: db, conn), conn)
             }
         }

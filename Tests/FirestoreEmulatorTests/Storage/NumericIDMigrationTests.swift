@@ -144,6 +144,7 @@ import Testing
         for (p, fields) in Self.documents {
             fresh.put(p, Dictionary(uniqueKeysWithValues: fields.map { ($0.key.string, ValueJSON.encode($0.value)) }))
         }
+        try fresh.indexFields(like: db)
         let rows = "SELECT quote(scope), field, kind, quote(value), quote(doc_key) FROM fs_index WHERE scope <> ? ORDER BY 1, 2, 3, 4, 5"
         let migrated = try db.read { try $0.rows(rows, [IndexEntry.groupScope("sub")]) { "\($0.text(0)) \($0.text(1)) \($0.int64(2)) \($0.text(3)) \($0.text(4))" } }
         let written = try fresh.database.read { try $0.rows(rows, [IndexEntry.groupScope("sub")]) { "\($0.text(0)) \($0.text(1)) \($0.int64(2)) \($0.text(3)) \($0.text(4))" } }

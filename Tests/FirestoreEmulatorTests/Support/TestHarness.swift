@@ -51,6 +51,25 @@ final class TestHarness: @unchecked Sendable {
     /// `projects/{p}/databases/(default)/documents`.
     var root: String { "projects/\(project)/databases/(default)/documents" }
 
+    /// Registers `fields` of `collectionID` for indexing and builds their rows, as a query needing
+    /// them does first (`FirestoreStorage.buildFields`; nothing happens before the database's first write).
+    func indexFields(_ collectionID: String, _ fields: [String]) throws {
+        try service.storage.buildFields(DatabaseID(project: project, database: "(default)"), collectionID: collectionID, fields: fields)
+    }
+
+    /// Registers every (collection id, field) pair `other` has registered (`fs_index_fields`).
+    func indexFields(like other: Database) throws {
+        let pairs = try other.read { try $0.rows("SELECT collection_id, field FROM fs_index_fields") { ($0.text(0), $0.text(1)) } }
+        for (c, f) in pairs { try indexFields(c, [f]) }
+    }
+
+    /// The fields of `collectionID` registered for indexing in this harness's database.
+    func indexedFields(_ collectionID: String) throws -> Set<ExactString> {
+        try database.read { conn in
+            Set(try conn.rows("SELECT field FROM fs_index_fields WHERE collection_id = ?", [collectionID]) { ExactString($0.text(0)) })
+        }
+    }
+
     /// An unsigned JWT for `uid`, shaped like the rules-unit-testing mock tokens.
     static func token(_ uid: String, extra: [(String, JSON)] = []) -> String {
         let header = Data(#"{"alg":"none","type":"JWT"}"#.utf8)

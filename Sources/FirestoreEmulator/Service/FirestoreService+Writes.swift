@@ -15,6 +15,9 @@ extension FirestoreService {
     private struct Step {
         var write: Write
         var before: StoredDocument?
+        /// The read cache's entry `before` came from, when it did (not from an earlier write of the
+        /// same commit): its `resource` and rules path are made once per version.
+        var kept: DocumentCache.Entry? = nil
         var outcome: WriteApplier.Outcome
     }
 
@@ -24,7 +27,7 @@ extension FirestoreService {
         -> (commitTime: Instant, results: [WriteOutcome]) {
         let prepared = try prepareCommit(requested, writes: writes, transaction: transaction, caller: caller)
         defer { prepared.end() }
-        let committed = try write(savepoint: prepared.savepoint, prepared.body)
+        let committed = try write(savepoint: prepared.savepoint, recorded: true, prepared.body)
         prepared.recorder.publish()
         return committed
     }
@@ -39,7 +42,7 @@ extension FirestoreService {
         do { prepared = try prepareCommit(requested, writes: writes, transaction: transaction, caller: caller) } catch {
             return completion(.failure(error))
         }
-        submitWrite(savepoint: prepared.savepoint, lead: lead, prepared.body) { result in
+        submitWrite(savepoint: prepared.savepoint, lead: lead, recorded: true, prepared.body) { result in
             if case .success = result { prepared.recorder.publish() }
             prepared.end()
             completion(result)
@@ -67,16 +70,33 @@ extension FirestoreService {
             }
             txnState = state
         }
-        let recorder = ChangeRecorder(feed: listeners.feed, database: db)
+        let recorder = ChangeRecorder(feed: listeners.feed, database: db, cache: storage.readCache)
         // Every check below comes before the first write (the commit time is taken with the
         // documents), so in a batch the body needs no savepoint — unless the database's space is
         // not known yet and finding it may create it (a write before the checks).
         let savepoint = storage.cachedSpace(of: db) == nil
+        let cache = storage.readCache
+        let cacheable = DocumentCache.accepts(db)
         let body = { [self] (conn: Connection) throws -> (commitTime: Instant, results: [WriteOutcome]) in
             let space = try storage.writableSpace(of: db, conn)
             var originals = PathTable<StoredDocument?>()
+            var kept = PathTable<DocumentCache.Entry>()
+            // The names looked up in the cache, given to it again with what was stored.
+            var names = PathTable<String>()
             func load(_ p: ResourcePath) throws -> StoredDocument? {
                 if let known = originals[p] { return known }
+                // A served entry is the committed state this connection reads (no write to it is
+                // pending, so none earlier in this batch either: `DocumentCache`): the same
+                // document, its row neither read nor decoded.
+                if cacheable {
+                    let name = db.name(of: p)
+                    names[p] = name
+                    if let entry = cache.entry(name) {
+                        originals[p] = entry.document
+                        kept[p] = entry
+                        return entry.document
+                    }
+                }
                 let d = try storage.document(space: space, path: p, conn)
                 originals[p] = d
                 return d
@@ -104,12 +124,13 @@ extension FirestoreService {
             var steps: [Step] = []
             steps.reserveCapacity(writes.count)
             for w in writes {
-                let before: StoredDocument? = try overlay[w.path] ?? load(w.path)
+                let earlier = overlay[w.path]
+                let before: StoredDocument? = try earlier ?? load(w.path)
                 let outcome = WriteApplier.apply(w, to: before, at: commitTime)
                 if let after = outcome.document {
                     try Self.checkSize(after, db)
                 }
-                steps.append(Step(write: w, before: before, outcome: outcome))
+                steps.append(Step(write: w, before: before, kept: earlier == nil ? kept[w.path] : nil, outcome: outcome))
                 overlay[w.path] = .some(outcome.document)
             }
 
@@ -119,6 +140,8 @@ extension FirestoreService {
                 try Self.checkCreate(step.write.precondition, against: step.before, name: db.name(of: step.write.path))
             }
 
+            // `request.resource` of the version each path ends with, as the rules made it.
+            var resources = PathTable<RulesValue?>()
             if case .client(let auth) = caller {
                 let lookup = RulesLookup(
                     database: db,
@@ -129,7 +152,10 @@ extension FirestoreService {
                     })
                 for step in steps {
                     let limit = steps.count > 1 ? max(0, min(10, 20 - lookup.accessCount)) : 10
-                    try authorizeWrite(db, step: step, auth: auth, time: WriteApplier.requestTime(commitTime), lookup: lookup, accessLimit: limit)
+                    let made = try authorizeWrite(db, step: step, auth: auth, time: WriteApplier.requestTime(commitTime), lookup: lookup,
+                                                  accessLimit: limit)
+                    // The last step on a path made the version stored there (`overlay`'s).
+                    resources[step.write.path] = made
                 }
             }
 
@@ -144,11 +170,11 @@ extension FirestoreService {
                 if let final {
                     if final != original {
                         try storage.put(space: space, final, replacing: original, conn)
-                        recorder.record(path, before: original, after: final)
+                        recorder.record(path, before: original, after: final, name: names[path], resource: resources[path] ?? nil)
                     }
                 } else if let original {
                     try storage.delete(space: space, original, at: commitTime, conn)
-                    recorder.record(path, before: original, after: nil)
+                    recorder.record(path, before: original, after: nil, name: names[path])
                 }
             }
             let results = steps.map { s in
@@ -191,9 +217,9 @@ extension FirestoreService {
                 throw .permissionDenied("Batch writes require admin authentication.")
             }
         }
-        let recorder = ChangeRecorder(feed: listeners.feed, database: db)
+        let recorder = ChangeRecorder(feed: listeners.feed, database: db, cache: storage.readCache)
         defer { recorder.finish() }
-        let committed = try write { conn in
+        let committed = try write(recorded: true) { conn in
             let space = try storage.writableSpace(of: db, conn)
             let commitTime = try storage.nextCommitTime(now: clock.now(), conn)
             recorder.begin(at: commitTime, space: space)
@@ -230,6 +256,7 @@ extension FirestoreService {
                             recorder.record(w.path, before: before, after: nil)
                         }
                     } catch {
+                        recorder.storedUnknown()
                         throw FirestoreError.internal("Internal error: \(error)")
                     }
                     results.append(.success(WriteOutcome(updateTime: outcome.document?.updateTime,
@@ -244,19 +271,23 @@ extension FirestoreService {
         return committed
     }
 
+    /// Judges one write; returns the `request.resource` it judged (nil after a delete).
+    @discardableResult
     private func authorizeWrite(_ db: DatabaseID, step: Step, auth: RulesValue?, time: Instant, lookup: RulesLookup,
-                                accessLimit: Int) throws(FirestoreError) {
+                                accessLimit: Int) throws(FirestoreError) -> RulesValue? {
         let path = step.write.path
         // A write that requires the document to exist is an update even when it is missing (the
         // rules judge it before the precondition fails), as the Firestore emulator decides.
         let creates = step.before == nil && step.write.precondition?.exists != true
         let method: RulesMethod = step.write.isDelete ? .delete : (creates ? .create : .update)
+        let requestResource = step.outcome.document.map { RulesConversion.resource(db, path: path, fields: $0.fields) }
         let request = RulesRequest(
-            method: method, path: RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(time),
-            requestResource: step.outcome.document.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
-            resource: step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
+            method: method, path: step.kept?.rulesPath ?? RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(time),
+            requestResource: requestResource,
+            resource: step.kept.map(\.resource) ?? step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
             accessLimit: accessLimit)
         try authorize(request, project: db.project, lookup: lookup)
+        return requestResource
     }
 
     /// The `exists: false` precondition alone (judged before rules).

@@ -39,12 +39,18 @@ final class ChangeRecorder: @unchecked Sendable {
         self.space = space
     }
 
-    /// Notes one stored change. `name` and `resource`: the document's name and `after` as the rules
-    /// see it, when the caller has them (the read cache keeps them).
-    func record(_ path: ResourcePath, before: StoredDocument?, after: StoredDocument?, name: String? = nil,
+    /// The body is about to write `path` (after `begin`, before checking the write): the read
+    /// cache marks it (`DocumentCache.Write.writing`) and returns its served entry, if any.
+    func writing(_ path: ResourcePath, name: String?) -> (entry: DocumentCache.Entry?, mark: Int?) {
+        cached?.writing(path, name: name) ?? (nil, nil)
+    }
+
+    /// Notes one stored change. `mark`, `name` and `resource`: what `writing` returned for it, the
+    /// document's name, `after` as the rules see it, when the caller has them (the read cache keeps them).
+    func record(_ path: ResourcePath, before: StoredDocument?, after: StoredDocument?, mark: Int? = nil, name: String? = nil,
                 resource: RulesValue? = nil) {
         documents.append(CommittedChange.Document(path: path, before: before, after: after))
-        cached?.record(path, name: name, after: after, resource: resource)
+        cached?.record(path, mark: mark, name: name, after: after, resource: resource)
     }
 
     /// A statement that stores a change failed half-way and the transaction goes on: the read

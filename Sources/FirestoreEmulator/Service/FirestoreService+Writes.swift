@@ -80,26 +80,41 @@ extension FirestoreService {
         let body = { [self] (conn: Connection) throws -> (commitTime: Instant, results: [WriteOutcome]) in
             let space = try storage.writableSpace(of: db, conn)
             var originals = PathTable<StoredDocument?>()
-            var kept = PathTable<DocumentCache.Entry>()
-            // The names looked up in the cache, given to it again with what was stored.
-            var names = PathTable<String>()
+            // The paths the read cache was asked for (each once): one table, as each lookup scans it.
+            var asked = PathTable<Asked>()
+            // A served entry is the committed state this connection reads (no write to it is
+            // pending, so none earlier in this batch either: `DocumentCache`): the same document,
+            // its row neither read nor decoded.
             func load(_ p: ResourcePath) throws -> StoredDocument? {
                 if let known = originals[p] { return known }
-                // A served entry is the committed state this connection reads (no write to it is
-                // pending, so none earlier in this batch either: `DocumentCache`): the same
-                // document, its row neither read nor decoded.
-                if cacheable {
-                    let name = db.name(of: p)
-                    names[p] = name
-                    if let entry = cache.entry(name) {
-                        originals[p] = entry.document
-                        kept[p] = entry
-                        return entry.document
+                if cacheable, asked[p] == nil {
+                    if cache.isEmpty {
+                        asked[p] = Asked()
+                    } else {
+                        let name = db.name(of: p)
+                        let entry = cache.entry(name)
+                        asked[p] = Asked(name: name, entry: entry)
+                        if let entry {
+                            originals[p] = entry.document
+                            return entry.document
+                        }
                     }
                 }
                 let d = try storage.document(space: space, path: p, conn)
                 originals[p] = d
                 return d
+            }
+            // Before its first write to `p` is worked out: the cache marks it (and answers for it).
+            func writing(_ p: ResourcePath) {
+                guard cacheable else { return }
+                var a = asked[p] ?? Asked()  // `load` need not ask again after this
+                let (entry, mark) = recorder.writing(p, name: a.name)
+                a.mark = mark
+                if let entry, originals[p] == nil {
+                    originals[p] = entry.document
+                    a.entry = entry
+                }
+                asked[p] = a
             }
 
             // Optimistic transactions: every document read must be unchanged, and every query must
@@ -125,12 +140,13 @@ extension FirestoreService {
             steps.reserveCapacity(writes.count)
             for w in writes {
                 let earlier = overlay[w.path]
+                if earlier == nil { writing(w.path) }
                 let before: StoredDocument? = try earlier ?? load(w.path)
                 let outcome = WriteApplier.apply(w, to: before, at: commitTime)
                 if let after = outcome.document {
                     try Self.checkSize(after, db)
                 }
-                steps.append(Step(write: w, before: before, kept: earlier == nil ? kept[w.path] : nil, outcome: outcome))
+                steps.append(Step(write: w, before: before, kept: earlier == nil ? asked[w.path]?.entry : nil, outcome: outcome))
                 overlay[w.path] = .some(outcome.document)
             }
 
@@ -140,8 +156,6 @@ extension FirestoreService {
                 try Self.checkCreate(step.write.precondition, against: step.before, name: db.name(of: step.write.path))
             }
 
-            // `request.resource` of the version each path ends with, as the rules made it.
-            var resources = PathTable<RulesValue?>()
             if case .client(let auth) = caller {
                 let lookup = RulesLookup(
                     database: db,
@@ -155,7 +169,7 @@ extension FirestoreService {
                     let made = try authorizeWrite(db, step: step, auth: auth, time: WriteApplier.requestTime(commitTime), lookup: lookup,
                                                   accessLimit: limit)
                     // The last step on a path made the version stored there (`overlay`'s).
-                    resources[step.write.path] = made
+                    if cacheable { asked[step.write.path]?.resource = made }
                 }
             }
 
@@ -170,11 +184,13 @@ extension FirestoreService {
                 if let final {
                     if final != original {
                         try storage.put(space: space, final, replacing: original, conn)
-                        recorder.record(path, before: original, after: final, name: names[path], resource: resources[path] ?? nil)
+                        let a = asked[path]
+                        recorder.record(path, before: original, after: final, mark: a?.mark, name: a?.name, resource: a?.resource)
                     }
                 } else if let original {
                     try storage.delete(space: space, original, at: commitTime, conn)
-                    recorder.record(path, before: original, after: nil, name: names[path])
+                    let a = asked[path]
+                    recorder.record(path, before: original, after: nil, mark: a?.mark, name: a?.name)
                 }
             }
             let results = steps.map { s in
@@ -187,6 +203,16 @@ extension FirestoreService {
             recorder.finish()
             if let transaction { transactions.finish(transaction) }
         })
+    }
+
+    /// What a commit learnt from the read cache of one path: its name (nil: not made, the cache was
+    /// empty), the entry it took the document from, its mark when written (`ChangeRecorder.writing`),
+    /// and `request.resource` of the version the commit leaves there (the rules made it), kept with it.
+    private struct Asked {
+        var name: String?
+        var entry: DocumentCache.Entry?
+        var mark: Int?
+        var resource: RulesValue?
     }
 
     /// The database a batch acts on: the one its writes' document names name, as Firestore

@@ -7,20 +7,24 @@ import SecurityRules
 /// and the encoding. Rules are still judged on every request: an entry holds data, never a decision.
 ///
 /// **Coherence, per document.** The writer tells the cache of every document a write transaction
-/// stores (`Write`: `ChangeRecorder` does it for each commit and batchWrite, the only writers of
+/// stores (`Write`: `ChangeRecorder` does, for each commit and batchWrite, the only writers of
 /// single documents) and of every other write (`beginBulk`/`endBulk`, `invalidate`: clears, writes
 /// without a list of documents), so a commit ends only the entries of the documents it wrote:
-/// - **Pending.** A document a transaction stored is marked pending on the writer, before the
-///   COMMIT (`Write.record`), until the commit's outcome is applied (`Write.apply`, after the COMMIT
-///   and before its caller is answered; or `abandon`). A pending document's entry is never served
-///   and never replaced by a reader, and while a bulk write is under way no entry is served at all.
-///   So an entry served is the document's latest committed state at the moment of the lookup: every
-///   commit that wrote it before then has been applied (else it would be pending), each apply
-///   replaced the entry with the version it stored, and a reader cannot put back an older one
-///   (next point). Several entries looked up under one lock (`entries`) are therefore one state of
-///   the database, and the writer's own read of a document (`FirestoreService.commit`'s) may take a
-///   served entry instead of the row: a commit earlier in the same batch, not committed yet, has
+/// - **Pending.** A document a transaction is about to write is marked pending on the writer before
+///   its COMMIT (`Write.writing`, or `record`), until the commit's outcome is applied (`Write.apply`,
+///   after the COMMIT and before its caller is answered; or `abandon`). A pending document's entry is
+///   never served and never replaced by a reader, and while a bulk write is under way no entry is
+///   served at all. So an entry served is the document's latest committed state at the moment of
+///   the lookup: every commit that wrote it before then has been applied (else it would be pending),
+///   each apply replaced the entry with the version it stored, and a reader cannot put back an older
+///   one (next point). Several entries looked up under one lock (`entries`) are therefore one state
+///   of the database, and the writer's own read of a document (`FirestoreService.commit`'s) may take
+///   a served entry instead of the row: a commit earlier in the same batch, not committed yet, has
 ///   marked what it wrote pending, so the entry is also what the writer's connection would read.
+///   A document the cache does not hold when it is marked (no slot) gets no slot: the version
+///   written is not kept (a run of creates fills the cache with nothing nobody read), and a count
+///   (`unheldPending`, then `unheldTouched`) stands for its mark: while such a write is in flight, or
+///   for a reader that began before it was applied, no name without a slot is inserted.
 /// - **Readers.** A reader takes `current` *before* opening its read transaction and inserts what it
 ///   read with it. The insert is refused when a write to that document was applied since (`Slot.touched`
 ///   is later), when one is pending, during a bulk write, or when the bookkeeping that would tell was
@@ -181,6 +185,12 @@ final class DocumentCache: @unchecked Sendable {
     private var bulk = 0
     /// The latest bulk write's place (`nextSeq`) that has ended: a write ordered before it stores nothing.
     private var bulkFloor: UInt64 = 0
+    /// Documents marked by writes in flight that the cache did not hold (no slot; see `mark`):
+    /// while any is, no reader inserts a name without a slot.
+    private var unheldPending = 0
+    /// `generation` when such a write was last applied: readers that took `current` before may not
+    /// insert a name without a slot.
+    private var unheldTouched: UInt64 = 0
 
     /// Whether documents of `db` may be kept (see the type's note on keys).
     static func accepts(_ db: DatabaseID) -> Bool {
@@ -229,7 +239,11 @@ final class DocumentCache: @unchecked Sendable {
         let name = ExactString(entry.name)
         lock.lock()
         guard bulk == 0, token >= floor else { return lock.unlock() }
-        if let slot = slots[name], slot.pending > 0 || slot.touched > token { return lock.unlock() }
+        if let slot = slots[name] {
+            if slot.pending > 0 || slot.touched > token { return lock.unlock() }
+        } else if unheldPending > 0 || unheldTouched > token {
+            return lock.unlock()
+        }
         var dropped: Dropped?
         if bytes + size > Self.capacityBytes || slots.count >= Self.capacityEntries { dropped = reset() }
         let old = store(entry, size: size, in: &slots[name, default: Slot()])
@@ -395,10 +409,10 @@ final class DocumentCache: @unchecked Sendable {
     // MARK: The writer's side
 
     /// One write transaction's documents, as the writer reports them (see the type's note): made
-    /// for the transaction (`beginWrite`), told of each document it stores on the writer before
-    /// its COMMIT (`record`), and ended once: `apply` after the COMMIT succeeded and before the
-    /// caller is answered, or `abandon` when the transaction failed. Used by one thread at a time
-    /// (the writer's body, then its caller).
+    /// for the transaction (`beginWrite`), told on the writer, before its COMMIT, of each document
+    /// it is about to write (`writing`, which marks it) and of what it stored (`record`), and ended
+    /// once: `apply` after the COMMIT succeeded and before the caller is answered, or `abandon` when
+    /// the transaction failed. Used by one thread at a time (the writer's body, then its caller).
     final class Write: @unchecked Sendable {
         private let cache: DocumentCache
         private let database: DatabaseID
@@ -406,11 +420,21 @@ final class DocumentCache: @unchecked Sendable {
         private var seq: UInt64 = 0
         /// Whether documents of `database` are cached at all (`accepts`): if not, nothing is marked.
         private let cached: Bool
-        private var documents: [(name: ExactString, path: ResourcePath, after: StoredDocument?, resource: RulesValue?)] = []
+        private var marks: [Mark] = []
         private var ended = false
         /// The transaction may have stored something it did not record (`storedUnknown`): it is
         /// then a bulk write too, begun with this place.
         private var bulk: UInt64?
+
+        /// A document marked pending, and what the transaction stored there, once recorded.
+        fileprivate struct Mark {
+            /// Nil when not held (the name was not needed).
+            let name: ExactString?
+            let path: ResourcePath
+            var recorded = false
+            var after: StoredDocument?
+            var resource: RulesValue?
+        }
 
         fileprivate init(cache: DocumentCache, database: DatabaseID) {
             self.cache = cache
@@ -418,15 +442,27 @@ final class DocumentCache: @unchecked Sendable {
             cached = DocumentCache.accepts(database)
         }
 
+        /// The transaction is about to write `path` (named `name`, when the caller has it): marks it
+        /// pending, and returns its entry when one was served just before (the committed state the
+        /// writer reads), with the mark's number for `record`. Nil mark: the database is not cached.
+        func writing(_ path: ResourcePath, name: String?) -> (entry: Entry?, mark: Int?) {
+            guard cached else { return (nil, nil) }
+            let (entry, held) = cache.mark(name, of: path, in: database, for: &seq)
+            marks.append(Mark(name: held, path: path))
+            return (entry, marks.count - 1)
+        }
+
         /// The transaction stored `after` at `path` (nil: deleted it); on the writer, before its COMMIT.
         /// - Parameters:
+        ///   - mark: what `writing` returned for it (nil: not marked yet, marked now).
         ///   - name: `database.name(of: path)`, when the caller has it.
         ///   - resource: `after` as the rules see it, when the caller made it (`Entry.resource`).
-        func record(_ path: ResourcePath, name: String? = nil, after: StoredDocument?, resource: RulesValue? = nil) {
+        func record(_ path: ResourcePath, mark: Int? = nil, name: String? = nil, after: StoredDocument?, resource: RulesValue? = nil) {
             guard cached else { return }
-            let name = ExactString(name ?? database.name(of: path))
-            documents.append((name, path, after, resource))
-            cache.mark(name, for: &seq)
+            let i = mark ?? writing(path, name: name).mark!
+            marks[i].recorded = true
+            marks[i].after = after
+            marks[i].resource = resource
         }
 
         /// A statement failed half-way and the transaction went on (batchWrite answers such a write
@@ -435,31 +471,51 @@ final class DocumentCache: @unchecked Sendable {
             if bulk == nil { bulk = cache.beginBulk() }
         }
 
-        /// The transaction committed: each document's entry becomes the version it stored.
+        /// The transaction committed: each held document's entry becomes the version it stored.
         func apply() {
             guard !ended else { return }
             ended = true
             if let bulk {
-                cache.unmark(documents.map(\.name))
+                cache.unmark(marks)
                 return cache.endBulk(bulk)
             }
-            guard !documents.isEmpty else { return }
+            guard !marks.isEmpty else { return }
             // Made before the lock (the callers' threads, not the writer's).
-            let entries = documents.map { d -> (ExactString, Entry?, Int) in
-                let size = d.after?.storageSize ?? 0
-                guard size <= DocumentCache.maxDocumentBytes else { return (d.name, nil, 0) }
-                return (d.name, Entry(database: database, path: d.path, name: d.name.string, document: d.after, resource: d.resource), size)
+            var stored: [Stored] = []
+            stored.reserveCapacity(marks.count)
+            var unheld = 0
+            for m in marks {
+                guard let name = m.name else {
+                    unheld += 1
+                    continue
+                }
+                guard m.recorded else {
+                    stored.append(Stored(name: name, recorded: false, entry: nil, size: 0))
+                    continue
+                }
+                let size = m.after?.storageSize ?? 0
+                let entry = size <= DocumentCache.maxDocumentBytes
+                    ? Entry(database: database, path: m.path, name: name.string, document: m.after, resource: m.resource) : nil
+                stored.append(Stored(name: name, recorded: true, entry: entry, size: entry == nil ? 0 : size))
             }
-            cache.apply(entries, seq: seq)
+            cache.apply(stored, unheld: unheld, seq: seq)
         }
 
         /// The transaction failed: nothing it recorded was stored.
         func abandon() {
             guard !ended else { return }
             ended = true
-            if !documents.isEmpty { cache.unmark(documents.map(\.name)) }
+            if !marks.isEmpty { cache.unmark(marks) }
             if let bulk { cache.endBulk(bulk) }
         }
+    }
+
+    /// A held document of an applied write: its new entry (nil: none kept) when it was recorded.
+    private struct Stored {
+        let name: ExactString
+        let recorded: Bool
+        let entry: Entry?
+        let size: Int
     }
 
     /// A write transaction's report (see `Write`).
@@ -467,35 +523,64 @@ final class DocumentCache: @unchecked Sendable {
         Write(cache: self, database: db)
     }
 
-    /// Marks `name` written and not yet applied (on the writer); the write's place `seq` is taken
-    /// with its first document.
-    private func mark(_ name: ExactString, for seq: inout UInt64) {
+    /// Marks `path` of `db` (named `name`, made here when needed) about to be written (on the
+    /// writer; the write's place `seq` is taken with its first document) and returns its entry
+    /// when it was served just before, and its name when the cache holds it. A name the cache holds
+    /// (a slot: an entry, or writes in flight) is marked in its slot; one it does not hold gets no
+    /// slot, only a count (`unheldPending`) that keeps every reader from inserting a name without a
+    /// slot meanwhile — the written version is then not kept, so a run of creates adds no entries
+    /// nobody read, and into an empty cache costs no name at all.
+    private func mark(_ name: String?, of path: ResourcePath, in db: DatabaseID, for seq: inout UInt64)
+        -> (entry: Entry?, held: ExactString?) {
         lock.lock()
+        defer { lock.unlock() }
         if seq == 0 {
             seq = nextSeq
             nextSeq &+= 1
         }
-        slots[name, default: Slot()].pending += 1
-        lock.unlock()
+        if !slots.isEmpty {
+            let name = ExactString(name ?? db.name(of: path))
+            if let i = slots.index(forKey: name) {
+                let entry = bulk == 0 && slots.values[i].pending == 0 ? slots.values[i].entry : nil
+                slots.values[i].pending += 1
+                return (entry, name)
+            }
+        }
+        unheldPending += 1
+        return (nil, nil)
     }
 
-    /// Unmarks `names`, whose writes were abandoned.
-    private func unmark(_ names: [ExactString]) {
+    /// Whether the cache holds no name at all (then a lookup cannot find one, and the writer need
+    /// not make the name to ask).
+    var isEmpty: Bool {
         lock.lock()
-        for name in names { slots[name]?.pending -= 1 }
+        defer { lock.unlock() }
+        return slots.isEmpty
+    }
+
+    /// Unmarks the documents of an abandoned (or bulk) write.
+    private func unmark(_ marks: [Write.Mark]) {
+        lock.lock()
+        for m in marks {
+            if let name = m.name { slots[name]?.pending -= 1 } else { unheldPending -= 1 }
+        }
         lock.unlock()
     }
 
-    /// Applies a committed write (`seq` its place): each document's entry becomes the version it
-    /// stored (nil: too large to keep, none) unless a later write was applied to it already or a
-    /// bulk write ordered after it has ended.
-    private func apply(_ written: [(ExactString, Entry?, Int)], seq: UInt64) {
+    /// Applies a committed write (`seq` its place): each held document it recorded gets the version
+    /// it stored (nil: too large to keep, none) unless a later write was applied to it already or a
+    /// bulk write ordered after it has ended; `unheld` documents were not held and are not kept.
+    private func apply(_ stored: [Stored], unheld: Int, seq: UInt64) {
         var replaced: [Entry] = []
         lock.lock()
         generation &+= 1
-        for (name, entry, size) in written {
-            // Marked, so kept by every reset: the default is never used.
-            update(&slots[name, default: Slot()], entry, size: size, seq: seq, replaced: &replaced)
+        if unheld > 0 {
+            unheldPending -= unheld
+            unheldTouched = generation
+        }
+        for s in stored {
+            // Marked in its slot, so kept by every reset: the default is never used.
+            update(&slots[s.name, default: Slot()], s, seq: seq, replaced: &replaced)
         }
         var dropped: Dropped?
         if bytes > Self.capacityBytes || slots.count > Self.capacityEntries { dropped = reset() }
@@ -504,12 +589,13 @@ final class DocumentCache: @unchecked Sendable {
     }
 
     /// One document of `apply` (`lock` held).
-    private func update(_ slot: inout Slot, _ entry: Entry?, size: Int, seq: UInt64, replaced: inout [Entry]) {
+    private func update(_ slot: inout Slot, _ s: Stored, seq: UInt64, replaced: inout [Entry]) {
         slot.pending -= 1
+        guard s.recorded else { return }  // written as it was (a no-op write): the entry holds
         slot.touched = generation
         guard seq > slot.seq && seq > bulkFloor else { return }
         slot.seq = seq
-        if let old = store(entry, size: size, in: &slot) { replaced.append(old) }
+        if let old = store(s.entry, size: s.size, in: &slot) { replaced.append(old) }
     }
 
     /// A write that changes documents without naming them (a clear) begins, on the writer inside

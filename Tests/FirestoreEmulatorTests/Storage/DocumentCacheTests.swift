@@ -262,6 +262,7 @@ struct DocumentCacheTests {
         let cache = DocumentCache()
         let db = DatabaseID(project: "p", database: "(default)")
         let entry = DocumentCache.Entry(database: db, path: path("c/d"), name: db.name(of: path("c/d")), document: nil)
+        cache.insert(entry, readAt: cache.current)
         let before = cache.current
         let write = cache.beginWrite(db)  // a write to it committed while the read ran
         write.record(path("c/d"), after: StoredDocument(path: path("c/d"), fields: [:], createTime: Instant(unixMicros: 1),

@@ -48,14 +48,15 @@ struct DocumentCacheWritesTests {
 
     @Test func aReadThatBeganBeforeAnAppliedWriteIsNotKept() {
         let cache = DocumentCache()
+        cache.insert(entry(cache, "c/x", doc("c/x", 0, at: 10)), readAt: cache.current)
         let before = cache.current
         let write = cache.beginWrite(db)
         write.record(path("c/x"), after: nil)
         write.apply()
         // Read before the write committed: refused for its own document, kept for another.
         cache.insert(entry(cache, "c/x", doc("c/x", 0, at: 10)), readAt: before)
-        #expect(cache.entry(name("c/x"))?.document == nil)
         #expect(cache.entry(name("c/x")) != nil)  // the write's own: known absent
+        #expect(cache.entry(name("c/x"))?.document == nil)
         let other = entry(cache, "c/y", doc("c/y", 0, at: 10))
         cache.insert(other, readAt: before)
         #expect(cache.entry(name("c/y")) === other)
@@ -71,8 +72,42 @@ struct DocumentCacheWritesTests {
         #expect(cache.entry(name("c/y")) == nil)
     }
 
+    /// A document the cache does not hold is written without a slot: its version is not kept, and
+    /// no reader inserts a name without a slot while such a write is in flight, nor after it with
+    /// a read that began before it was applied.
+    @Test func aWriteToADocumentNotHeldKeepsNothingAndHoldsOffReaders() {
+        let cache = DocumentCache()
+        let held = entry(cache, "c/h", doc("c/h", 0, at: 10))
+        cache.insert(held, readAt: cache.current)
+        let before = cache.current
+        let write = cache.beginWrite(db)
+        write.record(path("c/new"), after: doc("c/new", 1, at: 20))
+        cache.insert(entry(cache, "c/new", nil), readAt: cache.current)
+        cache.insert(entry(cache, "c/other", nil), readAt: cache.current)
+        #expect(cache.entry(name("c/new")) == nil)
+        #expect(cache.entry(name("c/other")) == nil)
+        #expect(cache.entry(name("c/h")) === held)  // a held name is unaffected
+        write.apply()
+        #expect(cache.entry(name("c/new")) == nil)
+        cache.insert(entry(cache, "c/new", nil), readAt: before)
+        #expect(cache.entry(name("c/new")) == nil)
+        let read = entry(cache, "c/new", doc("c/new", 1, at: 20))
+        cache.insert(read, readAt: cache.current)
+        #expect(cache.entry(name("c/new")) === read)
+        #expect(cache.entry(name("c/h")) === held)
+        // An abandoned one holds readers off only while it is in flight.
+        let failed = cache.beginWrite(db)
+        failed.record(path("c/gone"), after: nil)
+        let token = cache.current
+        failed.abandon()
+        let other = entry(cache, "c/other", nil)
+        cache.insert(other, readAt: token)
+        #expect(cache.entry(name("c/other")) === other)
+    }
+
     @Test func writesAppliedOutOfOrderLeaveTheLaterVersion() {
         let cache = DocumentCache()
+        cache.insert(entry(cache, "c/x", doc("c/x", 0, at: 10)), readAt: cache.current)
         let first = cache.beginWrite(db), second = cache.beginWrite(db)
         first.record(path("c/x"), after: doc("c/x", 1, at: 20))
         second.record(path("c/x"), after: doc("c/x", 2, at: 30))
@@ -97,6 +132,7 @@ struct DocumentCacheWritesTests {
         let cache = DocumentCache()
         let x = entry(cache, "c/x", doc("c/x", 0, at: 10))
         cache.insert(x, readAt: cache.current)
+        for p in ["c/y", "c/w"] { cache.insert(entry(cache, p, nil), readAt: cache.current) }
         let earlier = cache.beginWrite(db)
         earlier.record(path("c/y"), after: doc("c/y", 1, at: 20))
         let reader = cache.current

@@ -129,7 +129,8 @@ final class FirestoreStorage: @unchecked Sendable {
     private let commitTimes = CommitTimes()
     /// Write transactions of concurrent requests, committed together.
     let batcher: GroupCommit
-    /// Documents as last read; every write transaction below empties it once it has ended.
+    /// Documents as last committed. A write either names the documents it stores (`recorded`:
+    /// commits, through `ChangeRecorder`) or is a bulk write that empties the cache (see `DocumentCache`).
     let readCache = DocumentCache()
     /// The (collection id, field) pairs whose index rows exist (`fs_index_fields`).
     let indexedFields = IndexedFields()
@@ -147,24 +148,57 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Runs `body` in a write transaction, committed together with concurrent ones (`GroupCommit`);
     /// returns after the commit, or throws (its changes undone).
     /// `savepoint`: false when `body` throws only before its first write (`GroupCommit.perform`).
-    func write<T>(savepoint: Bool = true, _ body: (Connection) throws -> T) throws -> T {
-        // Before the caller hears of the commit (or of its failure: nothing cached may outlive it).
-        defer { readCache.invalidate() }
+    /// `recorded`: `body` reports every document it stores to `readCache` (`DocumentCache.Write`);
+    /// otherwise it is a bulk write, and every cached entry goes.
+    func write<T>(savepoint: Bool = true, recorded: Bool = false, _ body: (Connection) throws -> T) throws -> T {
+        let bulk = recorded ? nil : BulkWrite(readCache)
+        // Before the caller hears of the commit (or of its failure).
+        defer { bulk?.end() }
         do {
-            return try batcher.perform(savepoint: savepoint, body)
+            return try batcher.perform(savepoint: savepoint) { conn in
+                bulk?.begin()
+                return try body(conn)
+            }
         } catch GroupCommitError.batchFailed(let error) {
+            readCache.invalidate()
             throw batchFailed(error)
+        } catch {
+            readCache.invalidate()
+            throw error
         }
     }
 
     /// `write` without holding the calling thread while the batch waits (`GroupCommit.submit`):
     /// `completion` gets its result on the thread that committed the batch.
-    func submit<T>(savepoint: Bool = true, lead: Bool = true, _ body: @escaping (Connection) throws -> T,
+    func submit<T>(savepoint: Bool = true, lead: Bool = true, recorded: Bool = false, _ body: @escaping (Connection) throws -> T,
                    completion: @escaping (Result<T, any Error>) -> Void) {
-        batcher.submit(savepoint: savepoint, lead: lead, body) { [self] result in
+        let bulk = recorded ? nil : BulkWrite(readCache)
+        batcher.submit(savepoint: savepoint, lead: lead, { conn in
+            bulk?.begin()
+            return try body(conn)
+        }) { [self] result in
+            bulk?.end()
+            guard case .failure(let error) = result else { return completion(result) }
             readCache.invalidate()
-            if case .failure(GroupCommitError.batchFailed(let error)) = result { return completion(.failure(batchFailed(error))) }
+            if case GroupCommitError.batchFailed(let error) = error { return completion(.failure(batchFailed(error))) }
             completion(result)
+        }
+    }
+
+    /// A write that does not name the documents it changes, to the read cache: begun on the writer
+    /// inside its transaction, ended after it (if it began at all: a batch may fail before its body runs).
+    private final class BulkWrite: @unchecked Sendable {
+        // The body's begin happens before its caller's end (the caller waits for the body).
+        private let cache: DocumentCache
+        private var seq: UInt64?
+
+        init(_ cache: DocumentCache) { self.cache = cache }
+
+        func begin() { seq = cache.beginBulk() }
+
+        func end() {
+            if let seq { cache.endBulk(seq) }
+            seq = nil
         }
     }
 
@@ -237,8 +271,10 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Empties one database in constant time; its rows are collected in the background.
     func clear(_ db: DatabaseID) throws {
-        defer { readCache.invalidate() }
+        let bulk = BulkWrite(readCache)
+        defer { bulk.end() }
         let garbage: Int64? = try database.write { conn in
+            bulk.begin()
             // Forget the cached space inside the write transaction: no writer can use it after this.
             lock.lock()
             spaces[db] = nil
@@ -253,8 +289,10 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Empties every database.
     func clearAll() throws {
-        defer { readCache.invalidate() }
+        let bulk = BulkWrite(readCache)
+        defer { bulk.end() }
         try database.write { conn in
+            bulk.begin()
             lock.lock()
             spaces.removeAll()
             lock.unlock()

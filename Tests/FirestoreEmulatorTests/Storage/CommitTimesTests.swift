@@ -36,14 +36,7 @@ import Testing
         let first = try h.service.commit(db, writes: [Self.create("c/first")], transaction: nil, caller: .admin).commitTime
 
         // Hold the writer so the commits queue behind it and run as one transaction.
-        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            _ = try? h.database.write { _ in
-                holding.signal()
-                release.wait()
-            }
-        }
-        holding.wait()
+        let release = h.holdWriter()
         let times = Times(), all = DispatchSemaphore(value: 0)
         for i in 0..<8 {
             h.service.commit(db, writes: [Self.create("c/d\(i)")], transaction: nil, caller: .admin, lead: false) { r in
@@ -53,7 +46,7 @@ import Testing
         }
         // The drainer took the first and waits for the writer; the other seven are queued.
         while h.service.storage.batcher.queued < 7 { usleep(1000) }
-        release.signal()
+        release()
         for _ in 0..<8 { all.wait() }
         let committed = times.all
         #expect(committed.count == 8)

@@ -128,14 +128,10 @@ extension FirestoreService {
         if force.ruleset?.readsDocuments == true { return false }
         // These rules read no documents; should one be asked for anyway, the lookup fails and the
         // request is denied (fail closed).
-        let none: (ResourcePath) throws -> StoredDocument? = { _ in throw NoStoreAtHand() }
-        let lookup = RulesLookup(database: entry.database, current: none, after: none)
-        try authorizeGet(entry.database, rulesPath: entry.rulesPath, resource: entry.resource, auth: auth, lookup: lookup,
-                         in: force)
+        try authorizeGet(entry.database, rulesPath: entry.rulesPath, resource: entry.resource, auth: auth,
+                         lookup: NoStoreLookup(), in: force)
         return true
     }
-
-    private struct NoStoreAtHand: Error {}
 
     /// The entry with its document when it exists, else get's NOT_FOUND.
     private func present(_ entry: DocumentCache.Entry) throws(FirestoreError) -> (entry: DocumentCache.Entry, document: StoredDocument) {

@@ -14,7 +14,7 @@ extension FirestoreService {
 
     /// The same, with the project's rules already looked up (`force`, borrowed: its ruleset and
     /// coverage are passed on without a retain of their own).
-    func authorize(_ request: RulesRequest, in force: RulesInForce, lookup: RulesLookup) throws(FirestoreError) {
+    func authorize(_ request: RulesRequest, in force: RulesInForce, lookup: some RulesRequestLookup) throws(FirestoreError) {
         guard let ruleset = force.ruleset else {
             if let why = force.broken { throw .permissionDenied(why) }
             return  // open
@@ -56,7 +56,7 @@ extension FirestoreService {
     /// The same, with the path already as the rules see it (`RulesConversion.path`), and `force`
     /// the project's rules when the caller has them already.
     func authorizeGet(_ db: DatabaseID, rulesPath: [String], resource: RulesValue?, auth: RulesValue?,
-                      lookup: RulesLookup, accessLimit: Int = 10, in force: RulesInForce? = nil) throws(FirestoreError) {
+                      lookup: some RulesRequestLookup, accessLimit: Int = 10, in force: RulesInForce? = nil) throws(FirestoreError) {
         let request = RulesRequest(
             method: .get, path: rulesPath, auth: auth, time: RulesConversion.time(clock.now()),
             resource: resource, accessLimit: accessLimit)

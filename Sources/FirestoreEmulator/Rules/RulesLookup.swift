@@ -8,7 +8,7 @@ import SecurityRules
 /// A read that fails (a storage error) is not "document absent": that could turn `!exists(…)`
 /// into an allow. The failure is remembered and `authorize` denies the whole request after the
 /// evaluation, whatever the rules decided (security checks fail closed).
-final class RulesLookup: RulesDocumentLookup {
+final class RulesLookup: RulesRequestLookup {
     private let database: DatabaseID
     private let current: (ResourcePath) throws -> StoredDocument?
     private let after: (ResourcePath) throws -> StoredDocument?

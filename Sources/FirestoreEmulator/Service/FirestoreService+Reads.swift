@@ -137,18 +137,14 @@ extension FirestoreService {
         guard case .client(let auth) = caller else { return true }
         // Looked up once for both the question and the decision (the lookup takes a lock and hashes
         // the project).
-        let active = rules.active(for: entry.database.project)
-        if case .ruleset(let ruleset, _) = active, ruleset.readsDocuments { return false }
+        let force = rules.inForce(for: entry.database.project)
+        if force.ruleset?.readsDocuments == true { return false }
         // These rules read no documents; should one be asked for anyway, the lookup fails and the
         // request is denied (fail closed).
-        let none: (ResourcePath) throws -> StoredDocument? = { _ in throw NoStoreAtHand() }
-        let lookup = RulesLookup(database: entry.database, current: none, after: none)
-        try authorizeGet(entry.database, rulesPath: entry.rulesPath, resource: entry.resource, auth: auth, lookup: lookup,
-                         active: active)
+        try authorizeGet(entry.database, rulesPath: entry.rulesPath, resource: entry.resource, auth: auth,
+                         lookup: NoStoreLookup(), in: force)
         return true
     }
-
-    private struct NoStoreAtHand: Error {}
 
     /// The entry with its document when it exists, else get's NOT_FOUND.
     private func present(_ entry: DocumentCache.Entry) throws(FirestoreError) -> (entry: DocumentCache.Entry, document: StoredDocument) {

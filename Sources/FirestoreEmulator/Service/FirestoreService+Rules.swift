@@ -9,26 +9,24 @@ extension FirestoreService {
     /// Judges one request with `project`'s rules; throws PERMISSION_DENIED with the rules'
     /// message (`false for 'create' @ L5` and the trace) when they deny.
     func authorize(_ request: RulesRequest, project: String, lookup: RulesLookup) throws(FirestoreError) {
-        try authorize(request, active: rules.active(for: project), lookup: lookup)
+        try authorize(request, in: rules.inForce(for: project), lookup: lookup)
     }
 
-    /// The same, with the project's rules already looked up.
-    func authorize(_ request: RulesRequest, active: RulesManager.Active, lookup: RulesLookup) throws(FirestoreError) {
-        switch active {
-        case .open:
-            return
-        case .broken(let why):
-            throw .permissionDenied(why)
-        case .ruleset(let ruleset, let coverage):
-            let decision = ruleset.evaluate(request, lookup: lookup, coverage: coverage)
-            if let failure = lookup.failure {
-                logger.error("firestore: a rules document lookup failed; denying", [("error", .string("\(failure)"))])
-                throw .permissionDenied("evaluation error: a document read by the rules (get/exists) could not be loaded.")
-            }
-            if !decision.allowed {
-                // Firestore's wording first; the rules' own account of the denial after it.
-                throw .permissionDenied(Self.defaultDenial + "\n" + (decision.message.isEmpty ? "No matching allow statements" : decision.message))
-            }
+    /// The same, with the project's rules already looked up (`force`, borrowed: its ruleset and
+    /// coverage are passed on without a retain of their own).
+    func authorize(_ request: RulesRequest, in force: RulesInForce, lookup: some RulesRequestLookup) throws(FirestoreError) {
+        guard let ruleset = force.ruleset else {
+            if let why = force.broken { throw .permissionDenied(why) }
+            return  // open
+        }
+        let decision = ruleset.evaluate(request, lookup: lookup, coverage: force.coverage)
+        if let failure = lookup.failure {
+            logger.error("firestore: a rules document lookup failed; denying", [("error", .string("\(failure)"))])
+            throw .permissionDenied("evaluation error: a document read by the rules (get/exists) could not be loaded.")
+        }
+        if !decision.allowed {
+            // Firestore's wording first; the rules' own account of the denial after it.
+            throw .permissionDenied(Self.defaultDenial + "\n" + (decision.message.isEmpty ? "No matching allow statements" : decision.message))
         }
     }
 
@@ -55,14 +53,14 @@ extension FirestoreService {
                          accessLimit: accessLimit)
     }
 
-    /// The same, with the path already as the rules see it (`RulesConversion.path`), and `active`
+    /// The same, with the path already as the rules see it (`RulesConversion.path`), and `force`
     /// the project's rules when the caller has them already.
     func authorizeGet(_ db: DatabaseID, rulesPath: [String], resource: RulesValue?, auth: RulesValue?,
-                      lookup: RulesLookup, accessLimit: Int = 10, active: RulesManager.Active? = nil) throws(FirestoreError) {
+                      lookup: some RulesRequestLookup, accessLimit: Int = 10, in force: RulesInForce? = nil) throws(FirestoreError) {
         let request = RulesRequest(
             method: .get, path: rulesPath, auth: auth, time: RulesConversion.time(clock.now()),
             resource: resource, accessLimit: accessLimit)
-        try authorize(request, active: active ?? rules.active(for: db.project), lookup: lookup)
+        try authorize(request, in: force ?? rules.inForce(for: db.project), lookup: lookup)
     }
 
     /// `list` for a query, decided from its constraints, never from the documents that exist.
@@ -74,7 +72,9 @@ extension FirestoreService {
     /// the filter (`OR` branches, `in` and `array-contains-any` values) is judged on its own and
     /// all must pass.
     func authorizeList(_ db: DatabaseID, query: Query, auth: RulesValue?, lookup: RulesLookup) throws(FirestoreError) {
-        if case .open = rules.active(for: db.project) { return }
+        // Looked up once for the question and every way's decision.
+        let force = rules.inForce(for: db.project)
+        if force.isOpen { return }
         var requestQuery = RulesMap()
         if let limit = query.limit { requestQuery["limit"] = .int(Int64(limit)) }
         if query.offset > 0 { requestQuery["offset"] = .int(Int64(query.offset)) }
@@ -97,7 +97,7 @@ extension FirestoreService {
             let request = RulesRequest(method: .list, path: path, auth: auth, time: RulesConversion.time(clock.now()),
                                        resource: .map(resource), query: .map(requestQuery), accessLimit: 10,
                                        listPlaceholder: placeholder)
-            try authorize(request, project: db.project, lookup: lookup)
+            try authorize(request, in: force, lookup: lookup)
         }
     }
 

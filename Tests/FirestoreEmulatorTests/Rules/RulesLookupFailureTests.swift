@@ -27,4 +27,32 @@ struct RulesLookupFailureTests {
         let working = RulesLookup(database: db, current: { _ in nil }, after: { _ in nil })
         try h.service.authorizeGet(db, path: path, document: nil, auth: nil, lookup: working)
     }
+
+    /// The cached get's lookup (no store at hand) is a deny too when rules ask it anyway, and no
+    /// failure when they do not.
+    @Test func aReadWithoutTheStoreDenies() throws {
+        let h = try TestHarness(rules: """
+        rules_version = '2';
+        service cloud.firestore {
+          match /databases/{database}/documents {
+            match /open/{id} { allow read: if !exists(/databases/$(database)/documents/locks/$(id)); }
+            match /free/{id} { allow read: if true; }
+          }
+        }
+        """)
+        let db = DatabaseID(project: h.project, database: "(default)")
+        let asked = NoStoreLookup()
+        #expect(throws: FirestoreError.self) {
+            try h.service.authorizeGet(db, rulesPath: RulesConversion.path(db, ResourcePath(["open", "a"])), resource: nil,
+                                       auth: nil, lookup: asked)
+        }
+        #expect(asked.failure is NoStoreLookup.NoStoreAtHand)
+        let unasked = NoStoreLookup()
+        try h.service.authorizeGet(db, rulesPath: RulesConversion.path(db, ResourcePath(["free", "a"])), resource: nil,
+                                   auth: nil, lookup: unasked)
+        #expect(unasked.failure == nil)
+        // Any read made after a lookup was made fails it (fail closed), getAfter as get.
+        #expect(NoStoreLookup().getAfter(["databases", "(default)", "documents", "locks", "a"]) == nil)
+        #expect(unasked.failure != nil)
+    }
 }

@@ -71,13 +71,6 @@ extension FirestoreService {
     /// `documents.get`.
     func getDocument(_ db: DatabaseID, path: ResourcePath, consistency: ReadConsistency, caller: Caller) throws(FirestoreError) -> StoredDocument {
         let (txn, _, readTime) = try transactionForRead(consistency, db)
-        if let txn, readTime == nil, DocumentCache.accepts(db) {
-            // A read-write transaction reads the latest state, as a get without one: through the
-            // cache, its document's update time recorded for the commit's check all the same.
-            let entry = try latest(db, path: path, name: nil, known: nil, caller: caller)
-            transactions.recordRead(txn, path: path, updateTime: entry.document?.updateTime)
-            return try present(entry).document
-        }
         let doc: StoredDocument? = try read { conn in
             let space = try storage.space(of: db, conn)
             let doc = try load(space, path, at: readTime, conn)
@@ -104,19 +97,13 @@ extension FirestoreService {
     ///     request (it is then as current as a lookup here: both follow the request's arrival).
     func getLatest(_ db: DatabaseID, path: ResourcePath, name: String? = nil, known: DocumentCache.Entry? = nil,
                    caller: Caller) throws(FirestoreError) -> (entry: DocumentCache.Entry, document: StoredDocument) {
-        try present(latest(db, path: path, name: name, known: known, caller: caller))
-    }
-
-    /// The entry of `getLatest`, the document present or not (judged by the rules either way).
-    private func latest(_ db: DatabaseID, path: ResourcePath, name: String?, known: DocumentCache.Entry?,
-                        caller: Caller) throws(FirestoreError) -> DocumentCache.Entry {
         let cache = storage.readCache
         let key = name ?? db.name(of: path)
         // A kept entry's database was accepted when it was kept (`accepts` scans both ids, ~700
         // instructions a get).
         let cacheable = known != nil || DocumentCache.accepts(db)
         if cacheable, let entry = known ?? cache.entry(key), try authorizeCached(entry, caller: caller) {
-            return entry
+            return try present(entry)
         }
         let generation = cache.current
         let entry: DocumentCache.Entry = try read { conn in
@@ -128,7 +115,7 @@ extension FirestoreService {
             return entry
         }
         if cacheable { cache.insert(entry, readAt: generation) }
-        return entry
+        return try present(entry)
     }
 
     /// Judges a cached entry's get for `caller`; false when the rules need the store (then
@@ -155,9 +142,9 @@ extension FirestoreService {
     // MARK: batchGet
 
     /// `documents.batchGet`: each document found or missing, in request order (duplicates elided),
-    /// and the time they were read at. A current read (`strong`, or in a read-write transaction)
-    /// goes through the storage's `DocumentCache` as `getLatest` does: answered from it when it
-    /// holds every document, else read through the store and kept for the next.
+    /// and the time they were read at. A current read (`strong`) goes through the storage's
+    /// `DocumentCache` as `getLatest` does: answered from it when it holds every document, else
+    /// read through the store and kept for the next.
     func batchGet(_ db: DatabaseID, paths: [ResourcePath], consistency: ReadConsistency, caller: Caller) throws(FirestoreError)
         -> (results: [(ResourcePath, StoredDocument?)], transaction: String?, readTime: Instant) {
         let (txn, isNew, readTime) = try transactionForRead(consistency, db)
@@ -168,19 +155,10 @@ extension FirestoreService {
             var seen = Set<ResourcePath>()
             for p in paths where seen.insert(p).inserted { unique.append(p) }
         }
-        // A current read: one without a transaction, or in a read-write one (which reads the latest
-        // state too, recording each document's update time below either way).
         var current = false
-        switch consistency {
-        case .strong: current = DocumentCache.accepts(db)
-        case .transaction, .newTransaction: current = readTime == nil && DocumentCache.accepts(db)
-        case .readTime: break
-        }
+        if case .strong = consistency { current = DocumentCache.accepts(db) }
         if current, let kept = try cachedBatchGet(db, paths: unique, caller: caller) {
-            if let txn {
-                for (p, d) in kept { transactions.recordRead(txn, path: p, updateTime: d?.updateTime) }
-            }
-            return (kept, isNew ? txn : nil, latestTime())
+            return (kept, nil, latestTime())
         }
         let cache = storage.readCache
         let generation = cache.current  // before the read: what `insert` may keep
@@ -213,13 +191,22 @@ extension FirestoreService {
     }
 
     /// A current batchGet of `paths` (unique) answered from the read cache: nil unless it holds every
-    /// one of them — looked up together, they are one state of the database, as one read
-    /// transaction's would be (`DocumentCache.entries`) — and the rules judge them without the store
-    /// (as a cached get's: `authorizeCached`, in request order, so the first denied document fails
-    /// the call as on the store's path; the access budget is untouched, as no rule reads a document).
+    /// one of them at one generation — then they are one state of the database, as one read
+    /// transaction's would be — and the rules judge them without the store (as a cached get's:
+    /// `authorizeCached`, in request order, so the first denied document fails the call as on the
+    /// store's path; the access budget is untouched, as no rule reads a document).
     private func cachedBatchGet(_ db: DatabaseID, paths: [ResourcePath], caller: Caller) throws(FirestoreError)
         -> [(ResourcePath, StoredDocument?)]? {
-        guard let entries = storage.readCache.entries(paths.map { db.name(of: $0) }) else { return nil }
+        let cache = storage.readCache
+        let generation = cache.current
+        var entries: [DocumentCache.Entry] = []
+        entries.reserveCapacity(paths.count)
+        for p in paths {
+            guard let entry = cache.entry(db.name(of: p)) else { return nil }
+            entries.append(entry)
+        }
+        // Each lookup saw the generation current at the time; unchanged since the first, they all saw it.
+        guard cache.current == generation else { return nil }
         for entry in entries {
             guard try authorizeCached(entry, caller: caller) else { return nil }
         }

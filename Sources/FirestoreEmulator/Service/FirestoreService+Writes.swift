@@ -15,9 +15,6 @@ extension FirestoreService {
     private struct Step {
         var write: Write
         var before: StoredDocument?
-        /// The read cache's entry `before` came from, when it did (not from an earlier write of the
-        /// same commit): its `resource` and rules path are made once per version.
-        var kept: DocumentCache.Entry? = nil
         var outcome: WriteApplier.Outcome
     }
 
@@ -27,7 +24,7 @@ extension FirestoreService {
         -> (commitTime: Instant, results: [WriteOutcome]) {
         let prepared = try prepareCommit(requested, writes: writes, transaction: transaction, caller: caller)
         defer { prepared.end() }
-        let committed = try write(savepoint: prepared.savepoint, recorded: true, prepared.body)
+        let committed = try write(savepoint: prepared.savepoint, prepared.body)
         prepared.recorder.publish()
         return committed
     }
@@ -42,7 +39,7 @@ extension FirestoreService {
         do { prepared = try prepareCommit(requested, writes: writes, transaction: transaction, caller: caller) } catch {
             return completion(.failure(error))
         }
-        submitWrite(savepoint: prepared.savepoint, lead: lead, recorded: true, prepared.body) { result in
+        submitWrite(savepoint: prepared.savepoint, lead: lead, prepared.body) { result in
             if case .success = result { prepared.recorder.publish() }
             prepared.end()
             completion(result)
@@ -70,51 +67,19 @@ extension FirestoreService {
             }
             txnState = state
         }
-        let recorder = ChangeRecorder(feed: listeners.feed, database: db, cache: storage.readCache)
+        let recorder = ChangeRecorder(feed: listeners.feed, database: db)
         // Every check below comes before the first write (the commit time is taken with the
         // documents), so in a batch the body needs no savepoint — unless the database's space is
         // not known yet and finding it may create it (a write before the checks).
         let savepoint = storage.cachedSpace(of: db) == nil
-        let cache = storage.readCache
-        let cacheable = DocumentCache.accepts(db)
         let body = { [self] (conn: Connection) throws -> (commitTime: Instant, results: [WriteOutcome]) in
             let space = try storage.writableSpace(of: db, conn)
             var originals = PathTable<StoredDocument?>()
-            // The paths the read cache was asked for (each once): one table, as each lookup scans it.
-            var asked = PathTable<Asked>()
-            // A served entry is the committed state this connection reads (no write to it is
-            // pending, so none earlier in this batch either: `DocumentCache`): the same document,
-            // its row neither read nor decoded.
             func load(_ p: ResourcePath) throws -> StoredDocument? {
                 if let known = originals[p] { return known }
-                if cacheable, asked[p] == nil {
-                    if cache.isEmpty {
-                        asked[p] = Asked()
-                    } else {
-                        let name = db.name(of: p)
-                        let entry = cache.entry(name)
-                        asked[p] = Asked(name: name, entry: entry)
-                        if let entry {
-                            originals[p] = entry.document
-                            return entry.document
-                        }
-                    }
-                }
                 let d = try storage.document(space: space, path: p, conn)
                 originals[p] = d
                 return d
-            }
-            // Before its first write to `p` is worked out: the cache marks it (and answers for it).
-            func writing(_ p: ResourcePath) {
-                guard cacheable else { return }
-                var a = asked[p] ?? Asked()  // `load` need not ask again after this
-                let (entry, mark) = recorder.writing(p, name: a.name)
-                a.mark = mark
-                if let entry, originals[p] == nil {
-                    originals[p] = entry.document
-                    a.entry = entry
-                }
-                asked[p] = a
             }
 
             // Optimistic transactions: every document read must be unchanged, and every query must
@@ -139,14 +104,12 @@ extension FirestoreService {
             var steps: [Step] = []
             steps.reserveCapacity(writes.count)
             for w in writes {
-                let earlier = overlay[w.path]
-                if earlier == nil { writing(w.path) }
-                let before: StoredDocument? = try earlier ?? load(w.path)
+                let before: StoredDocument? = try overlay[w.path] ?? load(w.path)
                 let outcome = WriteApplier.apply(w, to: before, at: commitTime)
                 if let after = outcome.document {
                     try Self.checkSize(after, db)
                 }
-                steps.append(Step(write: w, before: before, kept: earlier == nil ? asked[w.path]?.entry : nil, outcome: outcome))
+                steps.append(Step(write: w, before: before, outcome: outcome))
                 overlay[w.path] = .some(outcome.document)
             }
 
@@ -166,10 +129,7 @@ extension FirestoreService {
                     })
                 for step in steps {
                     let limit = steps.count > 1 ? max(0, min(10, 20 - lookup.accessCount)) : 10
-                    let made = try authorizeWrite(db, step: step, auth: auth, time: WriteApplier.requestTime(commitTime), lookup: lookup,
-                                                  accessLimit: limit)
-                    // The last step on a path made the version stored there (`overlay`'s).
-                    if cacheable { asked[step.write.path]?.resource = made }
+                    try authorizeWrite(db, step: step, auth: auth, time: WriteApplier.requestTime(commitTime), lookup: lookup, accessLimit: limit)
                 }
             }
 
@@ -184,13 +144,11 @@ extension FirestoreService {
                 if let final {
                     if final != original {
                         try storage.put(space: space, final, replacing: original, conn)
-                        let a = asked[path]
-                        recorder.record(path, before: original, after: final, mark: a?.mark, name: a?.name, resource: a?.resource)
+                        recorder.record(path, before: original, after: final)
                     }
                 } else if let original {
                     try storage.delete(space: space, original, at: commitTime, conn)
-                    let a = asked[path]
-                    recorder.record(path, before: original, after: nil, mark: a?.mark, name: a?.name)
+                    recorder.record(path, before: original, after: nil)
                 }
             }
             let results = steps.map { s in
@@ -203,16 +161,6 @@ extension FirestoreService {
             recorder.finish()
             if let transaction { transactions.finish(transaction) }
         })
-    }
-
-    /// What a commit learnt from the read cache of one path: its name (nil: not made, the cache was
-    /// empty), the entry it took the document from, its mark when written (`ChangeRecorder.writing`),
-    /// and `request.resource` of the version the commit leaves there (the rules made it), kept with it.
-    private struct Asked {
-        var name: String?
-        var entry: DocumentCache.Entry?
-        var mark: Int?
-        var resource: RulesValue?
     }
 
     /// The database a batch acts on: the one its writes' document names name, as Firestore
@@ -243,9 +191,9 @@ extension FirestoreService {
                 throw .permissionDenied("Batch writes require admin authentication.")
             }
         }
-        let recorder = ChangeRecorder(feed: listeners.feed, database: db, cache: storage.readCache)
+        let recorder = ChangeRecorder(feed: listeners.feed, database: db)
         defer { recorder.finish() }
-        let committed = try write(recorded: true) { conn in
+        let committed = try write { conn in
             let space = try storage.writableSpace(of: db, conn)
             let commitTime = try storage.nextCommitTime(now: clock.now(), conn)
             recorder.begin(at: commitTime, space: space)
@@ -282,7 +230,6 @@ extension FirestoreService {
                             recorder.record(w.path, before: before, after: nil)
                         }
                     } catch {
-                        recorder.storedUnknown()
                         throw FirestoreError.internal("Internal error: \(error)")
                     }
                     results.append(.success(WriteOutcome(updateTime: outcome.document?.updateTime,
@@ -297,23 +244,19 @@ extension FirestoreService {
         return committed
     }
 
-    /// Judges one write; returns the `request.resource` it judged (nil after a delete).
-    @discardableResult
     private func authorizeWrite(_ db: DatabaseID, step: Step, auth: RulesValue?, time: Instant, lookup: RulesLookup,
-                                accessLimit: Int) throws(FirestoreError) -> RulesValue? {
+                                accessLimit: Int) throws(FirestoreError) {
         let path = step.write.path
         // A write that requires the document to exist is an update even when it is missing (the
         // rules judge it before the precondition fails), as the Firestore emulator decides.
         let creates = step.before == nil && step.write.precondition?.exists != true
         let method: RulesMethod = step.write.isDelete ? .delete : (creates ? .create : .update)
-        let requestResource = step.outcome.document.map { RulesConversion.resource(db, path: path, fields: $0.fields) }
         let request = RulesRequest(
-            method: method, path: step.kept?.rulesPath ?? RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(time),
-            requestResource: requestResource,
-            resource: step.kept.map(\.resource) ?? step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
+            method: method, path: RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(time),
+            requestResource: step.outcome.document.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
+            resource: step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
             accessLimit: accessLimit)
         try authorize(request, project: db.project, lookup: lookup)
-        return requestResource
     }
 
     /// The `exists: false` precondition alone (judged before rules).

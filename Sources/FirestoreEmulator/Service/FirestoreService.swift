@@ -117,11 +117,10 @@ public final class FirestoreService: Sendable {
     }
 
     /// Runs `body` in a write transaction on the single writer (committed before it returns,
-    /// together with concurrent writes; rolled back on throw). `recorded`: `body` reports what it
-    /// stores through a `ChangeRecorder` (`FirestoreStorage.write`).
-    func write<T>(savepoint: Bool = true, recorded: Bool = false, _ body: (Connection) throws -> T) throws(FirestoreError) -> T {
+    /// together with concurrent writes; rolled back on throw).
+    func write<T>(savepoint: Bool = true, _ body: (Connection) throws -> T) throws(FirestoreError) -> T {
         do {
-            return try storage.write(savepoint: savepoint, recorded: recorded, body)
+            return try storage.write(savepoint: savepoint, body)
         } catch {
             throw writeFailure(error)
         }
@@ -129,9 +128,9 @@ public final class FirestoreService: Sendable {
 
     /// `write` without holding the calling thread while its batch waits: `completion` gets the
     /// result after the commit, on the thread that committed it (`GroupCommit.submit`).
-    func submitWrite<T>(savepoint: Bool = true, lead: Bool = true, recorded: Bool = false, _ body: @escaping (Connection) throws -> T,
+    func submitWrite<T>(savepoint: Bool = true, lead: Bool = true, _ body: @escaping (Connection) throws -> T,
                         completion: @escaping (Result<T, FirestoreError>) -> Void) {
-        storage.submit(savepoint: savepoint, lead: lead, recorded: recorded, body) { [self] result in completion(result.mapError(writeFailure)) }
+        storage.submit(savepoint: savepoint, lead: lead, body) { [self] result in completion(result.mapError(writeFailure)) }
     }
 
     /// A failed write transaction's error as the API reports it.

@@ -129,8 +129,7 @@ final class FirestoreStorage: @unchecked Sendable {
     private let commitTimes = CommitTimes()
     /// Write transactions of concurrent requests, committed together.
     let batcher: GroupCommit
-    /// Documents as last committed. A write either names the documents it stores (`recorded`:
-    /// commits, through `ChangeRecorder`) or is a bulk write that empties the cache (see `DocumentCache`).
+    /// Documents as last read; every write transaction below empties it once it has ended.
     let readCache = DocumentCache()
     /// The (collection id, field) pairs whose index rows exist (`fs_index_fields`).
     let indexedFields = IndexedFields()
@@ -148,57 +147,24 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Runs `body` in a write transaction, committed together with concurrent ones (`GroupCommit`);
     /// returns after the commit, or throws (its changes undone).
     /// `savepoint`: false when `body` throws only before its first write (`GroupCommit.perform`).
-    /// `recorded`: `body` reports every document it stores to `readCache` (`DocumentCache.Write`);
-    /// otherwise it is a bulk write, and every cached entry goes.
-    func write<T>(savepoint: Bool = true, recorded: Bool = false, _ body: (Connection) throws -> T) throws -> T {
-        let bulk = recorded ? nil : BulkWrite(readCache)
-        // Before the caller hears of the commit (or of its failure).
-        defer { bulk?.end() }
+    func write<T>(savepoint: Bool = true, _ body: (Connection) throws -> T) throws -> T {
+        // Before the caller hears of the commit (or of its failure: nothing cached may outlive it).
+        defer { readCache.invalidate() }
         do {
-            return try batcher.perform(savepoint: savepoint) { conn in
-                bulk?.begin()
-                return try body(conn)
-            }
+            return try batcher.perform(savepoint: savepoint, body)
         } catch GroupCommitError.batchFailed(let error) {
-            readCache.invalidate()
             throw batchFailed(error)
-        } catch {
-            readCache.invalidate()
-            throw error
         }
     }
 
     /// `write` without holding the calling thread while the batch waits (`GroupCommit.submit`):
     /// `completion` gets its result on the thread that committed the batch.
-    func submit<T>(savepoint: Bool = true, lead: Bool = true, recorded: Bool = false, _ body: @escaping (Connection) throws -> T,
+    func submit<T>(savepoint: Bool = true, lead: Bool = true, _ body: @escaping (Connection) throws -> T,
                    completion: @escaping (Result<T, any Error>) -> Void) {
-        let bulk = recorded ? nil : BulkWrite(readCache)
-        batcher.submit(savepoint: savepoint, lead: lead, { conn in
-            bulk?.begin()
-            return try body(conn)
-        }) { [self] result in
-            bulk?.end()
-            guard case .failure(let error) = result else { return completion(result) }
+        batcher.submit(savepoint: savepoint, lead: lead, body) { [self] result in
             readCache.invalidate()
-            if case GroupCommitError.batchFailed(let error) = error { return completion(.failure(batchFailed(error))) }
+            if case .failure(GroupCommitError.batchFailed(let error)) = result { return completion(.failure(batchFailed(error))) }
             completion(result)
-        }
-    }
-
-    /// A write that does not name the documents it changes, to the read cache: begun on the writer
-    /// inside its transaction, ended after it (if it began at all: a batch may fail before its body runs).
-    private final class BulkWrite: @unchecked Sendable {
-        // The body's begin happens before its caller's end (the caller waits for the body).
-        private let cache: DocumentCache
-        private var seq: UInt64?
-
-        init(_ cache: DocumentCache) { self.cache = cache }
-
-        func begin() { seq = cache.beginBulk() }
-
-        func end() {
-            if let seq { cache.endBulk(seq) }
-            seq = nil
         }
     }
 
@@ -271,10 +237,8 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Empties one database in constant time; its rows are collected in the background.
     func clear(_ db: DatabaseID) throws {
-        let bulk = BulkWrite(readCache)
-        defer { bulk.end() }
+        defer { readCache.invalidate() }
         let garbage: Int64? = try database.write { conn in
-            bulk.begin()
             // Forget the cached space inside the write transaction: no writer can use it after this.
             lock.lock()
             spaces[db] = nil
@@ -289,10 +253,8 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Empties every database.
     func clearAll() throws {
-        let bulk = BulkWrite(readCache)
-        defer { bulk.end() }
+        defer { readCache.invalidate() }
         try database.write { conn in
-            bulk.begin()
             lock.lock()
             spaces.removeAll()
             lock.unlock()

@@ -36,7 +36,14 @@ import Testing
         let first = try h.service.commit(db, writes: [Self.create("c/first")], transaction: nil, caller: .admin).commitTime
 
         // Hold the writer so the commits queue behind it and run as one transaction.
-        let release = h.holdWriter()
+        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = try? h.database.write { _ in
+                holding.signal()
+                release.wait()
+            }
+        }
+        holding.wait()
         let times = Times(), all = DispatchSemaphore(value: 0)
         for i in 0..<8 {
             h.service.commit(db, writes: [Self.create("c/d\(i)")], transaction: nil, caller: .admin, lead: false) { r in
@@ -48,7 +55,7 @@ import Testing
         // takes one or more of them and waits for the writer, and its transaction runs the rest
         // queued meanwhile, so all eight share one. (Waiting for exactly seven queued hung when the
         // drainer started late and took several at once.)
-        release()
+        release.signal()
         for _ in 0..<8 { all.wait() }
         let committed = times.all
         #expect(committed.count == 8)

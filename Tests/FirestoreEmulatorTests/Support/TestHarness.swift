@@ -125,21 +125,6 @@ final class TestHarness: @unchecked Sendable {
         return r.json
     }
 
-    /// Holds the single writer (a write transaction of the database itself, waiting) until the
-    /// returned function is called: the commits queued meanwhile then run as one transaction.
-    func holdWriter() -> @Sendable () -> Void {
-        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let database = self.database
-        DispatchQueue.global().async {
-            _ = try? database.write { _ in
-                holding.signal()
-                release.wait()
-            }
-        }
-        holding.wait()
-        return { release.signal() }
-    }
-
     /// Runs a structured query as `who`; returns status, names of returned documents, and the JSON.
     func query(_ structured: JSON, parent: String = "", as who: As = .owner) -> (status: Int, ids: [String], json: JSON) {
         let r = call("POST", api(parent + ":runQuery"), .object(["structuredQuery": structured]), as: who)

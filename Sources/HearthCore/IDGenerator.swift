@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The one source of generated identifiers (document IDs, user IDs, request IDs, upload IDs, tokens).
 ///
@@ -11,11 +10,13 @@ public final class IDGenerator: @unchecked Sendable {
     private var state: UInt64
     private let seeded: Bool
     private let entropy: @Sendable (Int) -> [UInt8]
-    /// Request ids' own SplitMix64 state when unseeded (drawn from `entropy` on first use): request
-    /// ids need to be unique, not unguessable, and one is made per request. Behind its own `Mutex`
-    /// (one compare-and-exchange to take, in this object's storage) rather than `lock`: `NSLock`'s
-    /// lock and unlock through Foundation and glibc cost ~70 instructions a request (callgrind).
-    private let requestState = Mutex<UInt64?>(nil)
+    /// Request ids' own SplitMix64 state when unseeded (guarded by `lock`; drawn from `entropy` on
+    /// first use): request ids need to be unique, not unguessable, and one is made per request.
+    /// `lock` is an `NSLock` on purpose: every server thread takes it for every request, and the
+    /// standard library's `Mutex` (~70 instructions cheaper uncontended) waits on a
+    /// priority-inheritance futex that hands over in turns through the kernel — a convoy under load
+    /// (docs/benchmarks.md, *Run of 5 December*).
+    private var requestState: UInt64?
     /// Unseeded: entropy drawn ahead (guarded by `lock`), handed out from `poolNext` on, each byte
     /// once. A REST transaction's id is 24 bytes, and drawing them alone cost a call into libcrypto's
     /// generator (~6.8k instructions with its fork check, a `getpid`) per `beginTransaction`; drawn
@@ -112,11 +113,11 @@ public final class IDGenerator: @unchecked Sendable {
     /// generator never repeats a value within 2^64 draws — and costs no call into libcrypto.
     public func requestID() -> String {
         guard !seeded else { return hex(byteCount: 8).uppercased() }
-        let s = requestState.withLock { state -> UInt64 in
-            let s = (state ?? entropy(8).reduce(0) { $0 << 8 | UInt64($1) }) &+ 0x9E37_79B9_7F4A_7C15
-            state = s
-            return s
-        }
+        lock.lock()
+        var s = requestState ?? entropy(8).reduce(0) { $0 << 8 | UInt64($1) }
+        s &+= 0x9E37_79B9_7F4A_7C15
+        requestState = s
+        lock.unlock()
         var z = s
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB

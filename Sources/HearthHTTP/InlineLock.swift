@@ -8,8 +8,12 @@ import Synchronization
 /// a separately allocated `pthread_mutex_t`: two allocations and two frees per lock made, and ~75
 /// instructions per lock and unlock through its class methods and glibc (~3k a gRPC get; callgrind,
 /// bench/callgrind_get.py). The standard library's `Mutex` lives in its owner's storage and takes
-/// an uncontended lock with one atomic compare-and-exchange (futex-based on Linux, so a contended
-/// one sleeps as a pthread mutex does). Not recursive, as `NSLock` is not. Its lock and unlock
+/// an uncontended lock with one atomic compare-and-exchange. Contended, it waits on a
+/// priority-inheritance futex, which hands the lock to the waiters in turns through the kernel (no
+/// overtaking, as a glibc mutex allows): keep it to locks few threads take at once (a stream's, a
+/// call's); a lock every server thread takes per request stays an `NSLock` (a batchGet's ten rules
+/// lookups under one fell from 30,000 to 2,900 a second: docs/benchmarks.md, *Run of 5 December*).
+/// Not recursive, as `NSLock` is not. Its lock and unlock
 /// without a closure are `Mutex<Void>`'s `_unsafeLock`/`_unsafeUnlock` (public, for exactly this).
 public struct InlineLock: ~Copyable, Sendable {
     @usableFromInline let mutex = Mutex(())

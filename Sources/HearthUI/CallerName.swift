@@ -93,8 +93,11 @@ enum CallerName {
     /// Names of recently seen tokens (a client sends the same ID token for an hour); emptied when
     /// full, so a stream of distinct tokens costs a bounded amount of memory.
     private final class Cache: @unchecked Sendable {
-        // `names` is guarded by `lock` (an `InlineLock`: taken on every logged request).
-        private let lock = InlineLock()
+        // `names` is guarded by `lock`. An `NSLock` (a glibc mutex), not an `InlineLock`: every
+        // logged request takes it from every server thread at once, and the standard library's
+        // `Mutex` waits on a priority-inheritance futex that hands the lock over in strict turns
+        // through the kernel — under contention a convoy (docs/benchmarks.md, *Run of 5 December*).
+        private let lock = NSLock()
         private var names: [String: String?] = [:]
         private static let capacity = 1024
 

@@ -1,6 +1,5 @@
 import Foundation
 import HearthCore
-import HearthHTTP
 import SecurityRules
 
 /// The rules in force for each project, their coverage, and the rules-file watcher.
@@ -20,10 +19,13 @@ final class RulesManager: @unchecked Sendable {
         case broken(String)
     }
 
-    // Mutable state below is guarded by `lock`; the watcher timer runs on `queue`. Taken on every
-    // Firestore request a client makes: an `InlineLock` (one compare-and-exchange), not `NSLock`
-    // (~75 instructions a lock and unlock through Foundation and glibc).
-    private let lock = InlineLock()
+    // Mutable state below is guarded by `lock`; the watcher timer runs on `queue`. Taken for every
+    // decision (a batchGet of ten takes it ten times) from every server thread: an `NSLock` (a glibc
+    // mutex, whose waiters can be overtaken), not an `InlineLock`, whose standard-library `Mutex`
+    // waits on a priority-inheritance futex that hands the lock over in turns through the kernel:
+    // under 16 connections the REST batchGet fell from 30,000 to 2,900 a second, 47% of the CPU in
+    // `_MutexHandle._lockSlow` (docs/benchmarks.md, *Run of 5 December*).
+    private let lock = NSLock()
     private var base: RulesInForce
     private var installed: [String: RulesInForce] = [:]
     private var watchedPath: String?

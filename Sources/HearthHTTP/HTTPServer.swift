@@ -53,6 +53,9 @@ public final class HTTPServer: @unchecked Sendable {
         public var allowsPush = false
         /// How long each HTTP/2 loop may poll for a client's next frame before it sleeps (`BusyPoll`; 0: never).
         public var http2BusyPollMicroseconds = BusyPoll.defaultCeilingMicroseconds
+        /// How long a libmicrohttpd worker may poll an answered connection for its next request before
+        /// it sleeps (`WorkerPoll`; 0: never, the default).
+        public var http1BusyPollMicroseconds = 0
         /// PEM certificate and key: serve HTTPS.
         public var tlsCertificatePEM: String?
         public var tlsKeyPEM: String?

@@ -344,7 +344,7 @@ let hearthRequestCompleted: MHD_RequestCompletedCallback = { _, connection, conC
     // Polls for the connection's next request before libmicrohttpd sleeps (`WorkerPoll`).
     let ceiling = server.configuration.http1BusyPollMicroseconds
     if ceiling > 0, termination == .REQUEST_TERMINATED_COMPLETED_OK, let connection {
-        WorkerPoll.current(ceilingMicroseconds: ceiling).awaitNext(connection)
+        WorkerPoll.current(ceilingMicroseconds: ceiling).awaitNext(connection, server: server)
     }
 }
 

@@ -16,9 +16,12 @@ internal import CMicroHTTPD
 /// The window is `BusyPoll`'s: adaptive (grown while the next request comes soon after the
 /// answer, shrunk when it does not, 0 when idle) and tried against sleeping by turns, so that
 /// polling stays only while it shortens the round trip. A pause that ends in libmicrohttpd's sleep
-/// is measured at the worker's next request (`requestBegan`), which may be another connection's:
-/// a worker serving several busy connections sees short pauses either way. While it polls, the
-/// worker's other connections wait for it — at most one window (≤ the ceiling) per answer.
+/// is measured at the worker's next request (`requestBegan`), which may be another connection's.
+/// A worker polls only while its listener handles no other request and no other worker polls —
+/// when the CPU would otherwise go idle — and stops when another request begins: with 16 busy
+/// connections, 16 polling workers took the CPU the requests needed (the REST get at 16
+/// connections fell ~25%, commitc1). While it polls, the worker's other connections wait for it —
+/// at most one window (≤ the ceiling) per answer.
 /// One per worker thread (thread-specific data), used only by that thread.
 final class WorkerPoll {
     private var busy: BusyPoll
@@ -53,14 +56,16 @@ final class WorkerPoll {
         pauseStart = 0
     }
 
-    /// The answer on `connection` was sent: polls its socket for the next request, up to the window.
-    func awaitNext(_ connection: OpaquePointer) {
+    /// The answer on `connection` was sent: polls its socket for the next request, up to the window,
+    /// while `server` handles no other request and no other worker of it polls.
+    func awaitNext(_ connection: OpaquePointer, server: HTTPServer) {
         let window = busy.beginPause()
         let start = DispatchTime.now().uptimeNanoseconds
         pauseStart = start
         guard window > 0 else { return }
         let fd = hearth_mhd_connection_fd(connection)
-        guard fd >= 0 else { return }
+        guard fd >= 0, server.beginPolling() else { return }
+        defer { server.endPolling() }
         var socket = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         while true {
             let ready = poll(&socket, 1, 0) != 0
@@ -70,8 +75,9 @@ final class WorkerPoll {
                 pauseStart = 0
                 return
             }
-            // Out of window: the pause goes on in libmicrohttpd's sleep (`requestBegan` ends it).
-            if now - start >= window { return }
+            // Out of window, or another worker has a request (the CPU is in use, no vCPU halts): the
+            // pause goes on in libmicrohttpd's sleep (`requestBegan` ends it).
+            if now - start >= window || server.inFlightCount > 0 { return }
             sched_yield()
         }
     }

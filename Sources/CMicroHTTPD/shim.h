@@ -88,6 +88,13 @@ static inline int hearth_mhd_connection_is_tls(struct MHD_Connection *connection
     return info ? (info->protocol != 0) : 0;
 }
 
+/* The connection's socket (MHD_get_connection_info is variadic); -1 when unknown. */
+static inline int hearth_mhd_connection_fd(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
 static inline uint64_t hearth_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 static inline ssize_t hearth_mhd_reader_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
 static inline ssize_t hearth_mhd_reader_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }

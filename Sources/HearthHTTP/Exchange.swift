@@ -115,6 +115,8 @@ final class Exchange {
         server.began()
         counted = true
         started = DispatchTime.now().uptimeNanoseconds
+        let ceiling = server.configuration.http1BusyPollMicroseconds
+        if ceiling > 0 { WorkerPoll.current(ceilingMicroseconds: ceiling).requestBegan(at: started) }
         let headers = Exchange.headers(of: connection)
         let (path, query, hasQuery) = Request.split(target: rawURI)
         let request = Request(method: method, rawPath: path, rawQuery: query, hasQuery: hasQuery, headers: headers,
@@ -330,11 +332,20 @@ let hearthAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url, met
     return exchange.handle(connection, method: method, version: version, data: data, size: size)
 }
 
-let hearthRequestCompleted: MHD_RequestCompletedCallback = { _, _, conCls, termination in
+let hearthRequestCompleted: MHD_RequestCompletedCallback = { _, connection, conCls, termination in
     guard let conCls, let pointer = conCls.pointee else { return }
-    let exchange = Unmanaged<Exchange>.fromOpaque(pointer).takeRetainedValue()
-    conCls.pointee = nil
-    exchange.completed(termination)
+    let server: HTTPServer
+    do {
+        let exchange = Unmanaged<Exchange>.fromOpaque(pointer).takeRetainedValue()
+        conCls.pointee = nil
+        exchange.completed(termination)
+        server = exchange.server
+    }
+    // Polls for the connection's next request before libmicrohttpd sleeps (`WorkerPoll`).
+    let ceiling = server.configuration.http1BusyPollMicroseconds
+    if ceiling > 0, termination == .REQUEST_TERMINATED_COMPLETED_OK, let connection {
+        WorkerPoll.current(ceilingMicroseconds: ceiling).awaitNext(connection, server: server)
+    }
 }
 
 /// Counts libmicrohttpd's connections, so the cap covers them and HTTP/2 ones together.

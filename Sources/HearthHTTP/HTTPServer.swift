@@ -53,6 +53,9 @@ public final class HTTPServer: @unchecked Sendable {
         public var allowsPush = false
         /// How long each HTTP/2 loop may poll for a client's next frame before it sleeps (`BusyPoll`; 0: never).
         public var http2BusyPollMicroseconds = BusyPoll.defaultCeilingMicroseconds
+        /// How long a libmicrohttpd worker may poll an answered connection for its next request before
+        /// it sleeps (`WorkerPoll`; 0: never, the default).
+        public var http1BusyPollMicroseconds = 0
         /// PEM certificate and key: serve HTTPS.
         public var tlsCertificatePEM: String?
         public var tlsKeyPEM: String?
@@ -86,6 +89,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Requests between `began` and `ended`: an atomic, as every request changes it twice (under
     /// `stateLock` that was two lock round trips a request; only `stop` waits on it).
     private let inFlight = Atomic<Int>(0)
+    /// Whether one of the workers polls for a connection's next request (`WorkerPoll`): one at most.
+    private let workerPolling = Atomic<Bool>(false)
     /// Connections libmicrohttpd holds (its notify callback counts them), for the shared cap.
     private var mhdConnections = 0
     private(set) var stopping = false
@@ -313,4 +318,12 @@ public final class HTTPServer: @unchecked Sendable {
     func began() { inFlight.add(1, ordering: .acquiringAndReleasing) }
 
     func ended() { inFlight.subtract(1, ordering: .acquiringAndReleasing) }
+
+    /// A worker may poll (`WorkerPoll`) only while no request is being handled and no other worker
+    /// polls: then the CPU would go idle. Released with `endPolling`.
+    func beginPolling() -> Bool {
+        inFlightCount == 0 && workerPolling.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    func endPolling() { workerPolling.store(false, ordering: .releasing) }
 }

@@ -1,7 +1,7 @@
 internal import CSQLite
 import Foundation
 
-/// One WAL file's frame writes, gathered into one `pwrite` per run of frames instead of two per frame.
+/// One WAL file's frame writes, gathered into one `pwrite` per commit instead of two per frame.
 ///
 /// Why: SQLite writes each WAL frame as two system calls, its 24-byte header and then its page
 /// (`walWriteOneFrame`), so a Firestore commit of ~20 pages cost ~40 `pwrite`s — measured at one
@@ -12,11 +12,15 @@ import Foundation
 /// thread) read the WAL through their own descriptors, and a frame becomes theirs to read only once
 /// the writer has published the commit in the WAL index, after `sqlite3WalFrames` returns. So every
 /// byte gathered here is written out before control can get there:
-/// - at a commit frame's header (a 24-byte write whose "database size after commit" field is not
-///   zero): everything gathered so far, the header included, is written at once, and the page that
-///   follows it is written as soon as it arrives. So the commit frame is in the file before SQLite
-///   goes on, even where nothing follows it (`walRewriteChecksums` rewrites the headers of frames
-///   written twice in one transaction, the commit frame's last);
+/// - at a commit frame's page: a commit frame's header (a 24-byte write whose "database size after
+///   commit" field is not zero) that continues the frames gathered before it is gathered too, and
+///   its page — the next write, at the next offset (`walWriteOneFrame` writes the header, then the
+///   page, nothing between) — completes the commit: everything is written at once, in one call.
+///   A commit header that does not continue gathered bytes is written at once, and its page as
+///   soon as it arrives: that is also the header `walRewriteChecksums` rewrites alone (the headers
+///   of frames written twice in one transaction, the commit frame's last), which nothing follows
+///   before SQLite publishes the commit — each of its header writes comes right after a read of
+///   that frame, which wrote out whatever was gathered, so it never continues gathered bytes;
 /// - before every other call on the file (read, sync, truncate, size, close, …) and before any
 ///   write that does not continue the gathered bytes.
 /// A write that fails here fails SQLite's write, as the direct `pwrite` would have, and the
@@ -57,6 +61,7 @@ final class WALWriteBuffer {
             buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.capacity, alignment: 16)
             bytes = buffer
         }
+        let continues = count > 0
         if count == 0 { start = offset }
         (buffer + count).copyMemory(from: data, byteCount: amount)
         count += amount
@@ -67,7 +72,9 @@ final class WALWriteBuffer {
         }
         if Self.isCommitHeader(data, amount: amount) {
             commitPending = true
-            return flush(through: write)
+            // A transaction's last frame after its others: its page follows at once and is written
+            // with them. Alone (a rewritten header, or the only frame), it is written now.
+            return continues ? SQLITE_OK : flush(through: write)
         }
         return SQLITE_OK
     }

@@ -60,6 +60,8 @@ struct StartOptions: Sendable {
     var threads = 16
     /// `--http2-busy-poll-us N`: how long an HTTP/2 loop may poll before it sleeps (`BusyPoll`).
     var http2BusyPollMicroseconds = BusyPoll.defaultCeilingMicroseconds
+    /// `--http1-busy-poll-us N`: how long a Firestore HTTP/1.1 worker may poll before it sleeps (`WorkerPoll`).
+    var http1BusyPollMicroseconds = BusyPoll.defaultCeilingMicroseconds
 
     /// The flags, their value names and help, in the order `--help` lists them.
     static let flags: [(name: String, value: String?, help: String)] = [
@@ -102,6 +104,7 @@ struct StartOptions: Sendable {
         ("--export-on-exit", "DIR", "write every service's data to DIR (JSON) when hearth stops"),
         ("--threads", "N", "HTTP worker threads per listener (default 16)"),
         ("--http2-busy-poll-us", "N", "longest time an HTTP/2 (gRPC) loop polls for a client's next request before it sleeps, adapted to the traffic; 0 = never poll (default \(BusyPoll.defaultCeilingMicroseconds), at most \(BusyPoll.maximumCeilingMicroseconds))"),
+        ("--http1-busy-poll-us", "N", "longest time a Firestore HTTP/1.1 (REST) worker polls an answered connection for its next request before it sleeps, adapted to the traffic as --http2-busy-poll-us; 0 = never poll (default \(BusyPoll.defaultCeilingMicroseconds), at most \(BusyPoll.maximumCeilingMicroseconds))"),
         ("--exit-with-parent", nil, "shut down (gracefully) when the process that started hearth exits"),
     ]
 
@@ -337,6 +340,11 @@ struct StartOptions: Sendable {
                 throw UsageError(description: "--http2-busy-poll-us must be 0-\(BusyPoll.maximumCeilingMicroseconds), got '\(v)'")
             }
             http2BusyPollMicroseconds = n
+        case "--http1-busy-poll-us":
+            guard let n = Int(v), (0...BusyPoll.maximumCeilingMicroseconds).contains(n) else {
+                throw UsageError(description: "--http1-busy-poll-us must be 0-\(BusyPoll.maximumCeilingMicroseconds), got '\(v)'")
+            }
+            http1BusyPollMicroseconds = n
         case "--config": break
         default: throw UsageError(description: "unknown flag '\(flag)'")
         }

@@ -1,14 +1,13 @@
 internal import CSQLite
 import Foundation
 
-/// SQLite's default (unix) VFS with each WAL file's frame writes gathered by a `WALWriteBuffer`
-/// and each database file's WAL-index locks decided in memory (`SharedMemoryLocks`).
+/// SQLite's default (unix) VFS with each WAL file's frame writes gathered by a `WALWriteBuffer`.
 ///
-/// Every other file (journals, temporary files) is the unix VFS's own file object, opened in
-/// place: its calls go straight to the unix VFS. A WAL file and a main database file are the unix
-/// VFS's file behind a header of ours, and their calls come here first (a database file's only to
-/// be forwarded, but for its shared-memory calls). Every connection Hearth opens uses this VFS
-/// (`Connection.init`). Related: https://sqlite.org/vfs.html, https://sqlite.org/c3ref/io_methods.html.
+/// Every other file (the database, its `-shm` index, journals, temporary files) is the unix VFS's
+/// own file object, opened in place: its calls go straight to the unix VFS. A WAL file is the unix
+/// VFS's file behind a header of ours, and its calls come here first. Every connection Hearth
+/// opens uses this VFS (`Connection.init`). Related: https://sqlite.org/vfs.html,
+/// https://sqlite.org/c3ref/io_methods.html.
 enum WALBufferingVFS {
     /// The registered VFS's name, registered on first use (SQLite's registry is process-wide).
     static let name: String = {
@@ -26,14 +25,8 @@ enum WALBufferingVFS {
         return "hearth-wal-buffering"
     }()
 
-    /// A WAL file object: `sqlite3_file` (its methods), our buffer, then the unix VFS's file. A main
-    /// database file object: the same, with its `SharedMemoryLocks.Holder` in the buffer's place.
+    /// A WAL file object: `sqlite3_file` (its methods), our buffer, then the unix VFS's file.
     static let headerSize = 16
-
-    static func holder(_ file: UnsafeMutablePointer<sqlite3_file>) -> SharedMemoryLocks.Holder {
-        let slot = UnsafeMutableRawPointer(file).load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)
-        return Unmanaged<SharedMemoryLocks.Holder>.fromOpaque(slot).takeUnretainedValue()
-    }
 
     static func buffer(_ file: UnsafeMutablePointer<sqlite3_file>) -> WALWriteBuffer {
         let slot = UnsafeMutableRawPointer(file).load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)
@@ -69,16 +62,6 @@ enum WALBufferingVFS {
                           _ call: (UnsafeMutablePointer<sqlite3_file>, sqlite3_io_methods) -> Int32) -> Int32 {
         let real = inner(file)
         return call(real, methods(real))
-    }
-
-    /// xFetch on the unix file: its memory map's page, or none (SQLite then reads) where it has no xFetch.
-    static func fetch(_ real: UnsafeMutablePointer<sqlite3_file>, _ m: sqlite3_io_methods, _ offset: sqlite3_int64,
-                      _ amount: Int32, _ out: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32 {
-        guard let fetch = m.xFetch else {
-            out?.pointee = nil
-            return SQLITE_OK
-        }
-        return fetch(real, offset, amount, out)
     }
 
     /// The methods of a WAL file: each writes out what is gathered before it forwards, but xWrite.
@@ -117,73 +100,28 @@ enum WALBufferingVFS {
             xShmLock: { file, offset, n, flags in forwarded(file) { $1.xShmLock?($0, offset, n, flags) ?? SQLITE_IOERR } },
             xShmBarrier: { file in _ = settled(file) { real, m in m.xShmBarrier?(real); return SQLITE_OK } },
             xShmUnmap: { file, delete in forwarded(file) { $1.xShmUnmap?($0, delete) ?? SQLITE_OK } },
-            xFetch: { file, offset, amount, out in settled(file) { fetch($0, $1, offset, amount, out) } },
-            xUnfetch: { file, offset, p in forwarded(file) { $1.xUnfetch?($0, offset, p) ?? SQLITE_OK } }))
-        return m
-    }()
-}
-
-extension WALBufferingVFS {
-    /// The methods of a main database file: the unix file's, but for its shared memory (the WAL
-    /// index), whose locks `SharedMemoryLocks` decides. Filled once, never written after.
-    nonisolated(unsafe) static let databaseMethods: UnsafeMutablePointer<sqlite3_io_methods> = {
-        let m = UnsafeMutablePointer<sqlite3_io_methods>.allocate(capacity: 1)
-        m.initialize(to: sqlite3_io_methods(
-            iVersion: 3,
-            xClose: { file in
-                let real = inner(file)
-                let closed = methods(real).xClose!(real)
-                let slot = UnsafeMutableRawPointer(file!).load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)
-                let holder = Unmanaged<SharedMemoryLocks.Holder>.fromOpaque(slot)
-                SharedMemoryLocks.close(holder.takeUnretainedValue())
-                holder.release()
-                return closed
-            },
-            xRead: { file, data, amount, offset in forwarded(file) { $1.xRead!($0, data, amount, offset) } },
-            xWrite: { file, data, amount, offset in forwarded(file) { $1.xWrite!($0, data, amount, offset) } },
-            xTruncate: { file, size in forwarded(file) { $1.xTruncate!($0, size) } },
-            xSync: { file, flags in forwarded(file) { $1.xSync!($0, flags) } },
-            xFileSize: { file, size in forwarded(file) { $1.xFileSize!($0, size) } },
-            xLock: { file, level in forwarded(file) { $1.xLock!($0, level) } },
-            xUnlock: { file, level in forwarded(file) { $1.xUnlock!($0, level) } },
-            xCheckReservedLock: { file, out in forwarded(file) { $1.xCheckReservedLock!($0, out) } },
-            xFileControl: { file, op, arg in forwarded(file) { $1.xFileControl!($0, op, arg) } },
-            xSectorSize: { file in forwarded(file) { $1.xSectorSize!($0) } },
-            xDeviceCharacteristics: { file in forwarded(file) { $1.xDeviceCharacteristics!($0) } },
-            xShmMap: { file, page, size, extend, out in
-                let h = holder(file!)
-                guard let locks = h.locks else { return forwarded(file) { $1.xShmMap?($0, page, size, extend, out) ?? SQLITE_IOERR } }
-                return locks.map(h) { forwarded(file) { $1.xShmMap?($0, page, size, extend, out) ?? SQLITE_IOERR } }
-            },
-            xShmLock: { file, offset, n, flags in
-                let h = holder(file!)
-                guard let locks = h.locks else { return forwarded(file) { $1.xShmLock?($0, offset, n, flags) ?? SQLITE_IOERR } }
-                return locks.lock(h, offset: offset, count: n, flags: flags) {
-                    forwarded(file) { $1.xShmLock?($0, offset, n, flags) ?? SQLITE_IOERR }
+            xFetch: { file, offset, amount, out in
+                settled(file) { real, m in
+                    guard let fetch = m.xFetch else {
+                        out?.pointee = nil
+                        return SQLITE_OK
+                    }
+                    return fetch(real, offset, amount, out)
                 }
             },
-            xShmBarrier: { file in _ = forwarded(file) { real, m in m.xShmBarrier?(real); return SQLITE_OK } },
-            xShmUnmap: { file, delete in
-                let h = holder(file!)
-                guard let locks = h.locks else { return forwarded(file) { $1.xShmUnmap?($0, delete) ?? SQLITE_OK } }
-                return locks.unmap(h) { forwarded(file) { $1.xShmUnmap?($0, delete) ?? SQLITE_OK } }
-            },
-            xFetch: { file, offset, amount, out in forwarded(file) { fetch($0, $1, offset, amount, out) } },
             xUnfetch: { file, offset, p in forwarded(file) { $1.xUnfetch?($0, offset, p) ?? SQLITE_OK } }))
         return m
     }()
 }
 
-/// xOpen of `WALBufferingVFS`: a WAL file behind a buffer, a main database file behind its WAL-index
-/// locks, any other file as the unix VFS opens it.
+/// xOpen of `WALBufferingVFS`: a WAL file behind a buffer, any other file as the unix VFS opens it.
 private func walBufferingOpen(_ vfs: UnsafeMutablePointer<sqlite3_vfs>?, _ name: sqlite3_filename?,
                               _ file: UnsafeMutablePointer<sqlite3_file>?, _ flags: Int32,
                               _ outFlags: UnsafeMutablePointer<Int32>?) -> Int32 {
     guard let vfs, let file, let unix = vfs.pointee.pAppData?.assumingMemoryBound(to: sqlite3_vfs.self) else {
         return SQLITE_MISUSE
     }
-    let database = flags & SQLITE_OPEN_MAIN_DB != 0 && name != nil
-    guard flags & SQLITE_OPEN_WAL != 0 || database else { return unix.pointee.xOpen!(unix, name, file, flags, outFlags) }
+    guard flags & SQLITE_OPEN_WAL != 0 else { return unix.pointee.xOpen!(unix, name, file, flags, outFlags) }
     let real = WALBufferingVFS.inner(file)
     let rc = unix.pointee.xOpen!(unix, name, real, flags, outFlags)
     guard rc == SQLITE_OK else {
@@ -191,13 +129,6 @@ private func walBufferingOpen(_ vfs: UnsafeMutablePointer<sqlite3_vfs>?, _ name:
         if real.pointee.pMethods != nil { _ = real.pointee.pMethods.pointee.xClose?(real) }
         file.pointee.pMethods = nil
         return rc
-    }
-    if database {
-        let holder = SharedMemoryLocks.open(path: String(cString: name!))
-        UnsafeMutableRawPointer(file).storeBytes(of: Unmanaged.passRetained(holder).toOpaque(), toByteOffset: 8,
-                                                  as: UnsafeMutableRawPointer.self)
-        file.pointee.pMethods = UnsafePointer(WALBufferingVFS.databaseMethods)
-        return SQLITE_OK
     }
     UnsafeMutableRawPointer(file).storeBytes(of: Unmanaged.passRetained(WALWriteBuffer()).toOpaque(), toByteOffset: 8,
                                               as: UnsafeMutableRawPointer.self)

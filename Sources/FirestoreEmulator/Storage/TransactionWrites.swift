@@ -33,8 +33,8 @@ final class TransactionWrites: @unchecked Sendable {
         let path: ResourcePath
 
         /// Hashed by the space and the document's id only (equality still compares every segment):
-        /// the whole path's hash, every segment's bytes, was most of a lookup, and a transaction
-        /// makes five.
+        /// the id spreads the keys, and a transaction makes five lookups, each of which hashed every
+        /// segment's bytes (the saving was inside the count's spread: docs/benchmarks.md, txn25).
         func hash(into hasher: inout Hasher) {
             hasher.combine(space)
             hasher.combine(path.segments.count)

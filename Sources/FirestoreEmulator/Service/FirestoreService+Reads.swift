@@ -160,6 +160,10 @@ extension FirestoreService {
         if current, let kept = try cachedBatchGet(db, paths: unique, caller: caller) {
             return (kept, nil, latestTime())
         }
+        if let txn, readTime == nil, let written = try writtenBatchGet(db, paths: unique, caller: caller) {
+            for (p, d) in written { transactions.recordRead(txn, path: p, updateTime: d?.updateTime) }
+            return (written, isNew ? txn : nil, latestTime())
+        }
         let cache = storage.readCache
         let generation = cache.current  // before the read: what `insert` may keep
         let results: [(ResourcePath, StoredDocument?)] = try read { conn in
@@ -211,6 +215,27 @@ extension FirestoreService {
             guard try authorizeCached(entry, caller: caller) else { return nil }
         }
         return entries.map { ($0.path, $0.document) }
+    }
+
+    /// A read-write transaction's batchGet of `paths` (unique) answered with the versions transactions
+    /// last committed (`TransactionWrites`): nil unless it holds every one of them — then each is its
+    /// document's latest committed version, all of one state, as a snapshot read now would return —
+    /// and the rules judge them without the store (as `cachedBatchGet` does; rules that read documents
+    /// take the store's path, so their reads and the documents share a snapshot).
+    private func writtenBatchGet(_ db: DatabaseID, paths: [ResourcePath], caller: Caller) throws(FirestoreError)
+        -> [(ResourcePath, StoredDocument?)]? {
+        guard let space = storage.cachedSpace(of: db),
+              let documents = storage.transactionWrites.documents(space: space, paths: paths) else { return nil }
+        if case .client(let auth) = caller {
+            let force = rules.inForce(for: db.project)
+            if force.ruleset?.readsDocuments == true { return nil }
+            for d in documents {
+                try authorizeGet(db, rulesPath: RulesConversion.path(db, d.path),
+                                 resource: RulesConversion.resource(db, path: d.path, fields: d.fields), auth: auth,
+                                 lookup: NoStoreLookup(), in: force)
+            }
+        }
+        return documents.map { ($0.path, $0) }
     }
 
     // MARK: runQuery

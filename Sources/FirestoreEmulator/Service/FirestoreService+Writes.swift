@@ -25,7 +25,7 @@ extension FirestoreService {
         let prepared = try prepareCommit(requested, writes: writes, transaction: transaction, caller: caller)
         defer { prepared.end() }
         let committed = try write(savepoint: prepared.savepoint, prepared.body)
-        prepared.recorder.publish()
+        prepared.committed()
         return committed
     }
 
@@ -40,7 +40,7 @@ extension FirestoreService {
             return completion(.failure(error))
         }
         submitWrite(savepoint: prepared.savepoint, lead: lead, prepared.body) { result in
-            if case .success = result { prepared.recorder.publish() }
+            if case .success = result { prepared.committed() }
             prepared.end()
             completion(result)
         }
@@ -51,7 +51,32 @@ extension FirestoreService {
         let savepoint: Bool
         let body: (Connection) throws -> (commitTime: Instant, results: [WriteOutcome])
         let recorder: ChangeRecorder
+        /// A read-write transaction's writes, as its body left them (nil for other commits).
+        let written: TransactionWritten?
         let end: () -> Void
+
+        /// After the COMMIT, before `end`: listeners hear of the writes, and the versions a
+        /// transaction wrote are kept for the next transaction's reads (`TransactionWrites`).
+        func committed() {
+            recorder.publish()
+            written?.keep()
+        }
+    }
+
+    /// What a read-write transaction's commit body wrote, for `TransactionWrites.committed` once it
+    /// has committed. Set on the writer, read after the COMMIT (the batch's completion or the
+    /// caller woken after it).
+    private final class TransactionWritten: @unchecked Sendable {
+        let slots: TransactionWrites
+        var space: Int64 = 0
+        var time: Int64 = 0
+        var documents: [(path: ResourcePath, document: StoredDocument?)] = []
+
+        init(_ slots: TransactionWrites) { self.slots = slots }
+
+        func keep() {
+            if !documents.isEmpty { slots.committed(space: space, at: time, documents) }
+        }
     }
 
     /// The checks before a commit is queued, and its body (see `commit`).
@@ -68,6 +93,7 @@ extension FirestoreService {
             txnState = state
         }
         let recorder = ChangeRecorder(feed: listeners.feed, database: db)
+        let written = txnState?.readOnly == false ? TransactionWritten(storage.transactionWrites) : nil
         // Every check below comes before the first write (the commit time is taken with the
         // documents), so in a batch the body needs no savepoint — unless the database's space is
         // not known yet and finding it may create it (a write before the checks).
@@ -77,7 +103,12 @@ extension FirestoreService {
             var originals = PathTable<StoredDocument?>()
             func load(_ p: ResourcePath) throws -> StoredDocument? {
                 if let known = originals[p] { return known }
-                let d = try storage.document(space: space, path: p, conn)
+                // A read-write transaction's documents are most often the versions the previous one
+                // committed: a held one is exactly what this connection reads (`TransactionWrites`:
+                // an earlier body of this batch that wrote it made it pending), without the row's
+                // read and decoding on the writer.
+                let held = written == nil ? nil : storage.transactionWrites.document(space: space, path: p)
+                let d = try held ?? storage.document(space: space, path: p, conn)
                 originals[p] = d
                 return d
             }
@@ -151,13 +182,21 @@ extension FirestoreService {
                     recorder.record(path, before: original, after: nil)
                 }
             }
+            if let written {
+                // After the writes (whose `put` marks replaced documents): these slots await this commit.
+                let time = commitTime.unixMicros
+                written.space = space
+                written.time = time
+                written.documents = overlay.entries.map { (path: $0.path, document: $0.value) }
+                for (path, _) in overlay.entries { storage.transactionWrites.writing(space: space, path: path, at: time) }
+            }
             let results = steps.map { s in
                 WriteOutcome(updateTime: s.outcome.document?.updateTime, transformResults: s.outcome.transformResults,
                              document: s.outcome.document)
             }
             return (commitTime, results)
         }
-        return PreparedCommit(savepoint: savepoint, body: body, recorder: recorder, end: { [self] in
+        return PreparedCommit(savepoint: savepoint, body: body, recorder: recorder, written: written, end: { [self] in
             recorder.finish()
             if let transaction { transactions.finish(transaction) }
         })

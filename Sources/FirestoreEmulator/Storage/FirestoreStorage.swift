@@ -133,6 +133,9 @@ final class FirestoreStorage: @unchecked Sendable {
     let readCache = DocumentCache()
     /// The (collection id, field) pairs whose index rows exist (`fs_index_fields`).
     let indexedFields = IndexedFields()
+    /// The versions read-write transactions last committed (`TransactionWrites`): `put` and `delete`
+    /// make a replaced document's slot pending.
+    let transactionWrites = TransactionWrites()
 
     init(database: Database, logger: Logger) {
         self.database = database
@@ -243,6 +246,7 @@ final class FirestoreStorage: @unchecked Sendable {
             lock.lock()
             spaces[db] = nil
             lock.unlock()
+            transactionWrites.removeAll()
             guard let old = try conn.scalarInt("SELECT space FROM fs_spaces WHERE name = ?", [db.spaceName]) else { return nil }
             try conn.run("DELETE FROM fs_spaces WHERE name = ?", [db.spaceName])
             try conn.run("INSERT OR IGNORE INTO fs_garbage (space) VALUES (?)", [old])
@@ -258,6 +262,7 @@ final class FirestoreStorage: @unchecked Sendable {
             lock.lock()
             spaces.removeAll()
             lock.unlock()
+            transactionWrites.removeAll()
             try conn.run("INSERT OR IGNORE INTO fs_garbage (space) SELECT space FROM fs_spaces")
             try conn.run("DELETE FROM fs_spaces")
         }
@@ -473,7 +478,11 @@ final class FirestoreStorage: @unchecked Sendable {
         var key = parentKey
         OrderedEncoding.appendSegment(new.path.segments.last ?? "", to: &key)
         let keys = RowKeys(key: key, collection: parentKey)
-        if let old { try remember(space: space, old, ended: new.updateTime, conn) }
+        if let old {
+            // A create needs no mark (`TransactionWrites`): no slot holds a document that does not exist.
+            transactionWrites.replacing(space: space, path: old.path)
+            try remember(space: space, old, ended: new.updateTime, conn)
+        }
         let insert = try conn.prepare(Self.insertDocument)
         insert.reset()
         try insert.bind(space, at: 1)
@@ -514,6 +523,7 @@ final class FirestoreStorage: @unchecked Sendable {
     /// Deletes `old` and its index rows.
     func delete(space: Int64, _ old: StoredDocument, at time: Instant, _ conn: Connection) throws {
         let key = old.path.key, parentKey = old.path.parent.key
+        transactionWrites.replacing(space: space, path: old.path)
         try remember(space: space, old, ended: time, conn)
         try conn.run("DELETE FROM fs_documents WHERE space = ? AND key = ?", [space, key])
         guard let indexed = try indexedFields.fields(space: space, collectionID: old.path.collectionID, conn) else { return }

@@ -50,16 +50,8 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
     /// Inside `nghttp2_session_mem_recv`, whose callbacks must not call nghttp2 (`flushNow`).
     private var receiving = false
     /// Inside `send`: streams nghttp2 closes then (a unary answer's trailers end its stream inside
-    /// the `nghttp2_session_mem_send` call after the one that returns them) are told so once the
-    /// pass is written.
+    /// the `nghttp2_session_mem_send` call that returns them) are told so once the pass is written.
     @exclusivity(unchecked) private var sending = false
-    /// Responses handed to nghttp2 whole (their last frame queued: trailers, or headers ending the
-    /// stream) by the flush whose pass comes next, and whose END_STREAM frame that pass has not
-    /// pulled yet. When the last of them is pulled, the pass writes what it gathered at once
-    /// (`sendFrames`): nghttp2 does the frame's after-send work — closing the stream, our close
-    /// callback, freeing its queue item — only in the next `nghttp2_session_mem_send` call, which
-    /// would otherwise run between a unary answer's last frame and its `send`.
-    @exclusivity(unchecked) private var endingResponses = 0
     /// Streams closed during the current `send`, with their error codes, whose delegates hear
     /// `closed` after the socket write: the delegate's end of call (the gRPC call's log line and
     /// end of its request side) and the call's and stream's deallocation, ~3k instructions a
@@ -136,14 +128,7 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
             send()
             return shutdown(errorCode: 1)
         }
-        // What the read made nghttp2 queue (SETTINGS and PING acknowledgements, WINDOW_UPDATEs of
-        // bytes consumed during the read, its own GOAWAY or RST_STREAM) leaves now, and a session
-        // that is done is closed by `send`. A read that queued nothing — a unary request, answered
-        // by the flush after the read — skips that pass: it pulled nothing from nghttp2 and wrote
-        // nothing, but ran before the answer's own pass, on every call's way to its answer.
-        if !unsent.isEmpty || nghttp2_session_want_write(session) != 0 || nghttp2_session_want_read(session) == 0 {
-            send()
-        }
+        send()
     }
 
     /// Pulls frames out of nghttp2 and writes what the socket takes; the rest waits for EPOLLOUT.
@@ -223,22 +208,7 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
                 }
                 (buffer.baseAddress! + gathered).copyMemory(from: data, byteCount: n)
                 gathered += n
-                // The last response this pass was given ends here: the client may have it now,
-                // while nghttp2 closes its stream (the next call) and anything else is pulled.
-                // Frames pulled after this go in a write of their own (the usual pass has none).
-                if endingResponses > 0 && Self.endsStream(data, n) {
-                    endingResponses -= 1
-                    if endingResponses == 0 {
-                        guard keep(UnsafeRawBufferPointer(rebasing: buffer[0..<gathered])) else { return shutdown(errorCode: 8) }
-                        gathered = 0
-                        gatheredData = false
-                        pulled = false
-                    }
-                }
             }
-            // A response whose last frame did not come (flow control, a socket backed up) is not
-            // awaited by a later pass: it ends in the usual write.
-            endingResponses = 0
             guard pulled || gatheredData else { break }
             guard keep(UnsafeRawBufferPointer(rebasing: buffer[0..<gathered])), spill.map(keep) ?? true else {
                 return shutdown(errorCode: 8)
@@ -256,13 +226,6 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
             interest = wanted
             loop.modify(fd, events: wanted)
         }
-    }
-
-    /// Whether a frame nghttp2 returned whole (a frame other than DATA: its 9-byte header first,
-    /// RFC 9113 §4.1) is a HEADERS frame with END_STREAM set: the last frame of a response.
-    @inline(__always)
-    static func endsStream(_ frame: UnsafePointer<UInt8>, _ count: Int) -> Bool {
-        count >= 9 && frame[3] == UInt8(NGHTTP2_HEADERS.rawValue) && frame[4] & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
     }
 
     /// Writes `bytes` after what waits in `unsent`, keeping there what the socket does not take now;
@@ -400,9 +363,6 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
         let submitted = stream.headersSubmitted
         if headers != nil { stream.headersSubmitted = true }
         let body = stream.hasUnsentBody
-        // The response's end is queued (a unary answer is headers, body and trailers at once): the
-        // pass after this flush is expected to pull its END_STREAM frame (`endingResponses`).
-        let ends = stream.trailers != nil
         stream.lock.unlock()
         if again { scheduleFlush(stream) }
         guard let session, open, !closed else { return }
@@ -411,14 +371,11 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, reset)
         } else if let headers, !submitted {
             submit(headers.fields, on: stream, endStream: headers.endStream)
-            if headers.endStream || ends { endingResponses += 1 }
         } else if submitted, !stream.responseEnded {
             if stream.providerAttached {
                 nghttp2_session_resume_data(session, stream.id)
-                if ends { endingResponses += 1 }
             } else if body {
                 submitData(stream)
-                if ends { endingResponses += 1 }
             }
         }
     }

@@ -129,44 +129,6 @@ struct MetadataService: GRPCService {
         }
     }
 
-    /// Calls completed by one read are answered in one pass, which is written as soon as its last
-    /// response's END_STREAM frame is pulled (`HTTP2Connection.endingResponses`), before nghttp2
-    /// closes the streams: every stream still gets its whole answer — HEADERS, DATA, trailers, or
-    /// one HEADERS for a Trailers-Only denial — in order, and a PING in the same read its ACK.
-    /// Streams of a later read (and a PING alone in a read, which queues no answer) are answered too.
-    @Test func callsOfOneReadAreAnsweredWhole() throws {
-        try withGRPCServer([MetadataService()]) { server in
-            let c = try RawSocket(port: server.port)
-            let ids = (0..<16).map { Int32(1 + 2 * $0) }
-            func calls(_ ids: [Int32]) -> [UInt8] {
-                ids.flatMap { id in
-                    h2Frame(type: 1, flags: 4, stream: id, BadInputTests.requestHeaders(id % 5 == 0 ? "/meta.Meta/Deny" : "/meta.Meta/Names"))
-                        + h2Frame(type: 0, flags: 1, stream: id, framed([1]))
-                }
-            }
-            c.send(preface + h2Frame(type: 4, flags: 0, stream: 0) + calls(ids) + h2Frame(type: 6, flags: 0, stream: 0, [1, 2, 3, 4, 5, 6, 7, 8]))
-            Thread.sleep(forTimeInterval: 0.3)
-            let later = (16..<20).map { Int32(1 + 2 * $0) }
-            c.send(calls(later))
-            Thread.sleep(forTimeInterval: 0.3)
-            c.send(h2Frame(type: 6, flags: 0, stream: 0, [8, 7, 6, 5, 4, 3, 2, 1]))
-            let frames = h2FramesWithFlags(BadInputTests.read(c, seconds: 1))
-            for id in ids + later {
-                let mine = frames.filter { $0.stream == id }
-                if id % 5 == 0 {
-                    #expect(mine.map(\.type) == [1], "stream \(id)")
-                    #expect(mine.first.map { $0.flags & 5 } == 5, "stream \(id)")  // END_STREAM, END_HEADERS
-                } else {
-                    #expect(mine.map(\.type) == [1, 0, 1], "stream \(id)")
-                    #expect(mine.map { $0.flags & 1 } == [0, 0, 1], "stream \(id)")
-                    #expect(mine.count == 3 && mine[1].payload == framed(Array("content-type=16".utf8)), "stream \(id)")
-                }
-            }
-            let acks = frames.filter { $0.type == 6 && $0.flags == 1 }.map(\.payload)
-            #expect(acks == [[1, 2, 3, 4, 5, 6, 7, 8], [8, 7, 6, 5, 4, 3, 2, 1]])
-        }
-    }
-
     /// The whole answer's trailers are the OK status, and `GRPCStatus.ok`'s fields are exactly that.
     @Test func okTrailersCarryStatusZeroOnly() throws {
         #expect(GRPCStatus.ok.trailerFields.map { "\($0.0)=\($0.1)" } == ["grpc-status=0"])

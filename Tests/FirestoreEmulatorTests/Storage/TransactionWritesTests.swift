@@ -314,10 +314,10 @@ struct TransactionWritesTests {
         let alice = TestHarness.As.user("alice")
         let p = "users/alice/files/f"
         #expect(h.call("PATCH", h.api("/" + p), .object(["fields": .object(["status": str("pending"), "n": int(1)])]), as: alice).status == 200)
-        let space = try #require(h.service.storage.cachedSpace(of: db))
         var t = begin(h, as: alice)
         #expect(batchGet(h, [p], transaction: t, as: alice).status == 200)
         #expect(commit(h, p, status: "ready", transaction: t, as: alice) == 200)
+        let space = try #require(h.service.storage.cachedSpace(of: db))
         let held = try #require(h.service.storage.transactionWrites.held(space: space, paths: [path(p)])?.first)
         #expect(held.resource == RulesConversion.resource(db, path: held.document.path, fields: held.document.fields))
         #expect(held.encoded == StoredValueCodec.encodeFields(held.document.fields))

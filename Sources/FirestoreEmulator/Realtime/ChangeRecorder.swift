@@ -22,7 +22,7 @@ final class ChangeRecorder: @unchecked Sendable {
         self.database = database
     }
 
-    /// Takes this commit's place in commit order (call on the writer, after `nextCommitTime`);
+    /// Takes this commit's place in commit order (call on the writer, after `commitTime(now:)`);
     /// `space` is the one the transaction writes.
     func begin(at commitTime: Instant, space: Int64) {
         ticket = feed.reserve()

@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import HearthSQLite
 import SecurityRules
@@ -136,7 +137,14 @@ extension FirestoreService {
                 }
             }
 
-            let commitTime = try storage.commitTime(now: clock.now(), conn)
+            var commitTime = try storage.commitTime(now: clock.now(), conn)
+            if writes.contains(where: WriteApplier.setsServerTime), case .system = clock.mode {
+                for w in writes where WriteApplier.setsServerTime(w) {
+                    if let previous = try load(w.path)?.updateTime {
+                        commitTime = stampedCommitTime(commitTime, after: previous)
+                    }
+                }
+            }
             recorder.begin(at: commitTime, space: space)
             var overlay = PathTable<StoredDocument?>()
             var steps: [Step] = []
@@ -234,6 +242,15 @@ extension FirestoreService {
         return named ?? requested
     }
 
+    /// `t`, or the later commit time a server timestamp on a document last written at `previous`
+    /// needs, after waiting (on the writer, at most a millisecond) for the clock to near it
+    /// (`WriteApplier.commitTime(_:afterStampedAt:now:)`).
+    private func stampedCommitTime(_ t: Instant, after previous: Instant) -> Instant {
+        let (time, wait) = WriteApplier.commitTime(t, afterStampedAt: previous, now: clock.now())
+        if wait > 0 { usleep(UInt32(wait)) }
+        return time
+    }
+
     /// What Firestore answers when a transaction lost a race (ABORTED; the SDKs retry on it).
     static let contention = "Too much contention on these documents. Please try again."
 
@@ -252,7 +269,15 @@ extension FirestoreService {
         defer { recorder.finish() }
         let committed = try write { conn in
             let space = try storage.writableSpace(of: db, conn)
-            let commitTime = try storage.nextCommitTime(now: clock.now(), conn)
+            var commitTime = try storage.commitTime(now: clock.now(), conn)
+            if writes.contains(where: WriteApplier.setsServerTime), case .system = clock.mode {
+                for w in writes where WriteApplier.setsServerTime(w) {
+                    if let previous = try storage.document(space: space, path: w.path, conn)?.updateTime {
+                        commitTime = stampedCommitTime(commitTime, after: previous)
+                    }
+                }
+            }
+            storage.record(commitTime: commitTime)
             recorder.begin(at: commitTime, space: space)
             var results: [Result<WriteOutcome, FirestoreError>] = []
             for w in writes {

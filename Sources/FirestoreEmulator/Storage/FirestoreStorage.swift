@@ -315,16 +315,9 @@ final class FirestoreStorage: @unchecked Sendable {
 
     // MARK: Commit times
 
-    /// The next commit time: the clock's time, but always after the previous commit's
-    /// (call inside a write transaction of `write`/`submit`, which stores it before its COMMIT).
-    func nextCommitTime(now: Instant, _ conn: Connection) throws -> Instant {
-        let t = try commitTime(now: now, conn)
-        record(commitTime: t)
-        return t
-    }
-
-    /// The next commit time without taking it (reads only): a body that checks everything before
-    /// its first write reads it first and takes it once the checks passed (`record(commitTime:)`).
+    /// The next commit time — the clock's time, but always after the previous commit's — without
+    /// taking it (reads only; call inside a write transaction of `write`/`submit`): a body reads it
+    /// first and takes it once its checks passed (`record(commitTime:)`).
     func commitTime(now: Instant, _ conn: Connection) throws -> Instant {
         try commitTimes.next(now: now, conn)
     }
@@ -337,8 +330,9 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// The latest commit time handed out by this process (0 before the first commit).
     ///
-    /// Commit times may run ahead of a frozen clock (+1 µs each), so "now" for read times is
-    /// the later of the clock and this.
+    /// Commit times may run ahead of a frozen clock (+1 µs each), and a running one by up to a
+    /// millisecond (a server timestamp rewritten within one, `WriteApplier.commitTime(_:afterStampedAt:now:)`),
+    /// so "now" for read times is the later of the clock and this.
     var latestCommitMicros: Int64 { commitTimes.latestMicros }
 
     /// Loads the last commit time of a database opened from disk (so read times stay ahead of it).

@@ -51,6 +51,29 @@ enum WriteApplier {
         return Instant(unixMicros: m - ((m % 1000) + 1000) % 1000)
     }
 
+    /// The commit time of a commit that sets a server timestamp on a document last written at
+    /// `previous`, and how long (µs) to wait before taking it: `t` at once, or, when `t` falls in
+    /// `previous`'s millisecond, the next millisecond's first microsecond once the clock (`now`) is
+    /// within a millisecond of it. REQUEST_TIME has millisecond precision and a commit here takes
+    /// tens of µs, so a client that writes a server timestamp, reads it and writes another to the
+    /// same document (the Go client's `TestIntegration_MergeServerTimestamp`) would get the same
+    /// timestamp twice, which production's round trips never allow. Commit times run at most a
+    /// millisecond ahead of the clock and the wait is at most one: when they are further ahead
+    /// (a clock moved back), `t` is kept and the timestamps stay equal.
+    static func commitTime(_ t: Instant, afterStampedAt previous: Instant, now: Instant) -> (time: Instant, waitMicros: Int64) {
+        let stamp = requestTime(t).unixMicros
+        guard requestTime(previous).unixMicros >= stamp else { return (t, 0) }
+        let next = stamp + 1000
+        let wait = next - 1000 - now.unixMicros
+        guard wait <= 1000 else { return (t, 0) }
+        return (Instant(unixMicros: next), max(0, wait))
+    }
+
+    /// Whether a write sets a server timestamp (`commitTime(_:afterStampedAt:now:)` applies).
+    static func setsServerTime(_ w: Write) -> Bool {
+        w.transforms.contains { $0.kind == .serverTime }
+    }
+
     /// The stored value and the reported result of one transform.
     static func transform(_ kind: FieldTransform.Kind, current: FirestoreValue?, commitTime: Instant) -> (FirestoreValue, FirestoreValue) {
         switch kind {

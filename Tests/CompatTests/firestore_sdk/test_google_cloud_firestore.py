@@ -92,6 +92,17 @@ def test_transforms(db):
     assert d["arr"] == [2] and d["hi"] == 9 and d["lo"] == -1
 
 
+def test_a_rewritten_server_timestamp_is_later(db):
+    # What the Go client's TestIntegration_MergeServerTimestamp asserts: set, get, set again — the
+    # second REQUEST_TIME later, though Hearth answers all three within a millisecond.
+    ref = coll(db).document("stamped")
+    stamps = []
+    for i in range(20):
+        ref.set({"i": i, "at": firestore.SERVER_TIMESTAMP}, merge=True)
+        stamps.append(ref.get().get("at"))
+    assert all(a < b for a, b in zip(stamps, stamps[1:])), stamps
+
+
 def test_batch_is_atomic(db):
     c = coll(db)
     c.document("keep").set({"v": 0})

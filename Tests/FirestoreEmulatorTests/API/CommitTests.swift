@@ -57,6 +57,50 @@ import Testing
         #expect(doc?["nested"]?["mapValue"]?["fields"]?["at"] == ts(requestTime))
     }
 
+    /// The server timestamps of one document's rewrites, each committed straight after the last.
+    func rewrittenStamps(_ h: TestHarness, count: Int) -> [String] {
+        (0..<count).map { i in
+            let r = h.call("POST", h.api(":commit"), .object(["writes": .array([
+                update(h, "c/stamped", [("i", int(Int64(i)))], transforms: [transform("at", "setToServerValue", .string("REQUEST_TIME"))]),
+            ])]))
+            return r.json["writeResults"]?[0]?["transformResults"]?[0]?["timestampValue"]?.stringValue ?? ""
+        }
+    }
+
+    @Test func aRewrittenServerTimestampIsLaterOnARunningClock() throws {
+        // In process a commit takes microseconds: without the next millisecond, most of these
+        // rewrites would store the timestamp the one before stored.
+        let h = try TestHarness()
+        h.clock.useSystemTime()
+        let stamps = rewrittenStamps(h, count: 20).map { ValueJSON.parseTimestamp($0)?.unixMicros ?? 0 }
+        for (a, b) in zip(stamps, stamps.dropFirst()) { #expect(a < b, "\(stamps)") }
+        // Never further ahead of the clock than a millisecond.
+        #expect((stamps.last ?? 0) <= h.clock.now().unixMicros + 1000)
+    }
+
+    @Test func aFrozenClockKeepsOneServerTimestamp() throws {
+        let h = try TestHarness()
+        let stamps = rewrittenStamps(h, count: 3)
+        #expect(stamps == Array(repeating: "2026-01-02T03:04:05.123Z", count: 3))
+    }
+
+    @Test func theNextMillisecondOnlyWithinOneOfTheClock() {
+        func at(_ m: Int64) -> Instant { Instant(unixMicros: m) }
+        func next(_ t: Int64, _ previous: Int64, _ now: Int64) -> (Int64, Int64) {
+            let r = WriteApplier.commitTime(at(t), afterStampedAt: at(previous), now: at(now))
+            return (r.time.unixMicros, r.waitMicros)
+        }
+        // Same millisecond as the document's last write: the next one's first microsecond, at once.
+        #expect(next(5_000_400, 5_000_100, 5_000_400) == (5_001_000, 0))
+        // An earlier millisecond: unchanged.
+        #expect(next(5_001_400, 5_000_900, 5_001_400) == (5_001_400, 0))
+        // Commit times ahead of the clock: wait until it is within a millisecond of the next one.
+        #expect(next(5_001_400, 5_001_100, 5_000_300) == (5_002_000, 700))
+        #expect(next(5_001_400, 5_001_100, 5_001_000) == (5_002_000, 0))
+        // More than a millisecond to wait (a clock moved back): unchanged, the stamps stay equal.
+        #expect(next(5_001_400, 5_001_100, 4_999_900) == (5_001_400, 0))
+    }
+
     @Test func integerIncrementSaturates() {
         #expect(WriteApplier.increment(.integer(.max - 1), by: .integer(5)) == .integer(.max))
         #expect(WriteApplier.increment(.integer(.min + 1), by: .integer(-5)) == .integer(.min))

@@ -482,6 +482,11 @@ def main():
     try:
         ctx.log(f"{'QUICK' if ctx.quick else 'full'} run{' of the Firestore rows' if args.only else ''}; "
                 f"hearth = {hearth_bin}; peer {'on' if ctx.peer else 'off'}, {ctx.s.rounds} round(s) per side")
+        # Every paired round records the vCPUs' cache-line hop before and after it (pairs.Pairing, hop).
+        bin_dir = os.path.join(ctx.build, "bin")
+        os.makedirs(bin_dir, exist_ok=True)
+        hop_bin = compile_c("pingpong.c", os.path.join(bin_dir, "pingpong"), ["-lpthread"])
+        ctx.hop_probe = lambda: machine.vcpu_hop_ns(hop_bin)
         if args.only == "fs":
             phase_fs_only(ctx)
         else:

@@ -265,7 +265,7 @@ def calibrate():
     sha = 64 * 1.048576 / (time.perf_counter() - t)
     hop = None
     if PINGPONG:
-        r = subprocess.run([PINGPONG, "200000"], capture_output=True, text=True, timeout=60)
+        r = subprocess.run([PINGPONG, "100000"], capture_output=True, text=True, timeout=60)
         hop = json.loads(r.stdout)["ns_per_handover"]
     return loop, sha, hop
 

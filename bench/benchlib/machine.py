@@ -212,11 +212,11 @@ def task_files(pid, name):
 
 def vcpu_hop_ns(binary):
     """Nanoseconds one cache line takes from one vCPU to the other just now (`bench/ceilings/pingpong.c`,
-    ~0.1 s of both CPUs spinning), or None when it cannot run. On this VM it is bimodal — ~50–75 ns or
+    ≤ 0.05 s of both CPUs spinning), or None when it cannot run. On this VM it is bimodal — ~50–75 ns or
     ~220–260 ns, as the host places the two vCPUs — and the REST commit at 16 connections costs ~20% more
     CPU per commit in the slow mode (docs/benchmarks.md, commitvar): a round's rate is read with it."""
     try:
-        r = subprocess.run([binary, "200000"], capture_output=True, text=True, timeout=30)
+        r = subprocess.run([binary, "100000"], capture_output=True, text=True, timeout=30)
         return json.loads(r.stdout)["ns_per_handover"]
     except (OSError, ValueError, KeyError, subprocess.SubprocessError):
         return None

@@ -96,7 +96,7 @@ def firestore(ctx, h, user, peer_rows_only=False):
     data reuses them)."""
     emu = start_peer(ctx)
     sides = [Side(HEARTH, h.proc.pid)] + ([Side(PEER, emu.proc.pid)] if emu else [])
-    pairing = Pairing(ctx, sides, ctx.s.rounds, harness_pid=os.getpid())
+    pairing = Pairing(ctx, sides, ctx.s.rounds, harness_pid=os.getpid(), hop=getattr(ctx, "hop_probe", None))
     ctx.pairing = pairing
     servers = {HEARTH: h.port("firestore")}
     if emu:

@@ -95,9 +95,12 @@ class Pairing:
     """Runs rows as rounds between the sides present (Hearth alone when the peer is off or absent)."""
 
     def __init__(self, ctx, sides, rounds, sample=machine.session_cpu_seconds, snapshot=machine.read_snapshot,
-                 harness_pid=None, quiet_timeout=QUIET_TIMEOUT, clock=time.monotonic, sleep=time.sleep):
+                 harness_pid=None, quiet_timeout=QUIET_TIMEOUT, clock=time.monotonic, sleep=time.sleep, hop=None):
         self.ctx, self.sides, self.rounds = ctx, {s.system: s for s in sides}, rounds
         self.sample, self.snapshot, self.clock, self.sleep = sample, snapshot, clock, sleep
+        # hop() → ns a cache line takes between the two vCPUs just now (machine.vcpu_hop_ns), or None:
+        # measured before and after every round, since it moves the REST commit row by ~20%.
+        self.hop = hop
         self.harness_pid = harness_pid
         self.quiet_timeout = quiet_timeout
         self.log = []  # every round of every row, for the report's summary
@@ -157,6 +160,7 @@ class Pairing:
             self.ctx.results.na(other, system, reason)
 
     def one_round(self, key, index, system, load):
+        hop_before = self.hop() if self.hop else None
         groups = [s.sid for s in self.sides.values()]
         quiet, waited, busy = wait_quiet(self.sample, groups, clock=self.clock, sleep=self.sleep,
                                          timeout=self.quiet_timeout)
@@ -171,11 +175,14 @@ class Pairing:
         except OSError as e:  # a socket timeout from a server that stopped answering
             rec.update(value=None, error=f"{type(e).__name__}: {e}")
         after = self.snapshot()
+        if self.hop:
+            rec["hop_ns"] = [hop_before, self.hop()]
         peers = [s.sid for name, s in self.sides.items() if name != system]
         rec["machine"] = machine.account(before, after, self.sides[system].sid, peers, self.harness_pid)
         flag = " ⚑ " + rec["machine"]["why"] if rec["machine"]["disturbed"] else ""
         shown = f"{rec['value']:,.2f}" if rec["value"] is not None else f"failed: {rec['error'][:120]}"
-        self.ctx.log(f"    round {index + 1} {system:8s} {key:24s} {shown}"
+        hop = f" (vCPU hop {rec['hop_ns'][0]:.0f}/{rec['hop_ns'][1]:.0f} ns)" if None not in rec.get("hop_ns", [None]) else ""
+        self.ctx.log(f"    round {index + 1} {system:8s} {key:24s} {shown}{hop}"
                      f"{'' if quiet else f' (not quiet after {waited:.0f}s)'}{flag}")
         return rec
 

@@ -61,9 +61,14 @@ public struct BusyPoll: Sendable {
     private var trialsStartPolling = true
     /// Whether the pause under way was open to polling when it began (the window > 0).
     private var armed = false
+    /// Where what it did is published for `/emulator/v1/stats` (nil: unnamed or off — tests).
+    private let record: BusyPollRecord?
 
-    public init(ceilingMicroseconds: Int) {
-        ceiling = UInt64(max(0, min(ceilingMicroseconds, Self.maximumCeilingMicroseconds))) * 1000
+    /// `name`: the loop or worker it serves, under which its record is listed.
+    public init(ceilingMicroseconds: Int, name: String? = nil) {
+        let ceiling = UInt64(max(0, min(ceilingMicroseconds, Self.maximumCeilingMicroseconds))) * 1000
+        self.ceiling = ceiling
+        record = ceiling > 0 ? name.map(BusyPollRecord.register) : nil
     }
 
     public var isOff: Bool { ceiling == 0 }
@@ -79,6 +84,7 @@ public struct BusyPoll: Sendable {
     /// loop's eventfd.
     public mutating func endPause(after nanoseconds: UInt64, bySocket: Bool, whilePolling: Bool) {
         guard ceiling > 0 else { return }
+        defer { record?.pauseEnded(whilePolling: whilePolling, window: window, polling: polling) }
         // The window learns only from its own use: while the loop sleeps to see what sleeping
         // costs, a long round trip is what is being measured, not a reason to close the window.
         if !whilePolling && polling { slept(pause: nanoseconds, bySocket: bySocket) }
@@ -100,6 +106,7 @@ public struct BusyPoll: Sendable {
             let (whenPolling, whenSleeping) = polling ? (median, first) : (first, median)
             // Polling takes a CPU; keep it only when it shortens the round trip clearly.
             polling = whenPolling * 10 < whenSleeping * 9
+            record?.trialEnded(keptPolling: polling)
             trialsStartPolling.toggle()
             phase = .keeping(left: Self.keepLength)
         }

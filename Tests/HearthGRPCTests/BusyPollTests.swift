@@ -127,6 +127,25 @@ import Testing
         #expect(off.beginPause() == 0)
     }
 
+    /// A named loop's polling is listed for `/emulator/v1/stats`: its state, window, pauses polled
+    /// and slept, and trials' verdicts.
+    @Test func aNamedLoopsPollingIsRecorded() {
+        let name = "busy-poll-record-\(UInt64.random(in: 0...UInt64.max))"
+        var p = BusyPoll(ceilingMicroseconds: 200, name: name)
+        for _ in 0..<3 { p.slept(pause: 1_000) }
+        for _ in 0..<(2 * BusyPoll.trialLength) {
+            Self.roundTrip(&p, pollingTakes: 5_000, sleepingTakes: 150_000)
+        }
+        let mine = BusyPollRecord.all().filter { $0.name == name }
+        #expect(mine.count == 1)
+        if let r = mine.first {
+            #expect(r.polling && r.windowNanoseconds == p.window)
+            #expect(r.pausesPolled == BusyPoll.trialLength && r.pausesSlept == BusyPoll.trialLength)
+            #expect(r.trialsKeptPolling == 1 && r.trialsKeptSleeping == 0)
+        }
+        _ = p
+    }
+
     /// CPU seconds the calling thread has run.
     static func threadCPU() -> Double {
         var t = timespec()

@@ -30,7 +30,15 @@ enum Hub {
                 checkpoints[name] = .object(["threadPasses": .int(Int64(passes.thread)), "writerPasses": .int(Int64(passes.writer)),
                                              "threadSeconds": .double(seconds.thread), "writerSeconds": .double(seconds.writer)])
             }
+            // Whether each HTTP/2 loop and REST worker polls (BusyPoll): a benchmark row's loop CPU
+            // alone could not say why it fell (docs/benchmarks.md, h2poll).
+            let polls: [JSON] = BusyPollRecord.all().map { r in
+                .object(["name": .string(r.name), "polling": .bool(r.polling), "windowMicroseconds": .int(Int64(r.windowNanoseconds / 1000)),
+                         "pausesPolled": .int(Int64(r.pausesPolled)), "pausesSlept": .int(Int64(r.pausesSlept)),
+                         "trialsKeptPolling": .int(Int64(r.trialsKeptPolling)), "trialsKeptSleeping": .int(Int64(r.trialsKeptSleeping))])
+            }
             return .json(.object([
+                "busyPoll": .array(polls),
                 "droppedLogWrites": .int(Int64(StandardStream.droppedWrites)),
                 "memory": .object(["heapInUseBytes": .int(Int64(heap.inUse)), "heapHeldBytes": .int(Int64(heap.held)),
                                    "sqliteBytes": .int(Int64(Database.memoryInUse)), "sqliteCaches": .object(caches)]),

@@ -31,13 +31,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @contextlib.contextmanager
-def fresh_hearth(binary, work):
-    """A Hearth started on its own data directory under `work` with the shipped rules, and a signed-up
-    user: yields (hearth, user, Firestore port); stops it on exit."""
+def fresh_hearth(binary, work, extra=()):
+    """A Hearth started on its own data directory under `work` with the shipped rules (and `extra`
+    start flags), and a signed-up user: yields (hearth, user, Firestore port); stops it on exit."""
     data = os.path.join(work, "data")
     os.makedirs(data)
     reg = Registry()
-    h = Hearth(reg, binary, work, data_dir=data, rules=os.path.join(ROOT, "rules", "firestore.rules"))
+    h = Hearth(reg, binary, work, data_dir=data, rules=os.path.join(ROOT, "rules", "firestore.rules"),
+               extra=extra)
     try:
         h.start(timeout=120)
         c = Client(h.port("auth"))

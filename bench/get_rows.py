@@ -38,6 +38,7 @@ from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
 from benchlib.httpc import Client, NotAvailable  # noqa: E402
 from benchlib.loadgen import require_clean  # noqa: E402
 from benchlib.machine import children_cpu, stat_cpu_seconds, task_files  # noqa: E402
+from benchlib.pairs import busy_poll_delta  # noqa: E402
 from benchlib.procs import Hearth  # noqa: E402
 from callgrind_get import framed_get, seed_user  # noqa: E402
 
@@ -250,6 +251,12 @@ def one_round(ctx, binary, label, only, widths):
                     out[f"rest c{conns} syscalls/call"] = syscalls(h.pid, lambda conns=conns: require_clean(
                         ctx.wrk.run(port, [get_user], conns, f"get-strace-{label}", duration=ctx.s.duration, profile=False),
                         "REST get"), lambda s: s["requests"])
+        polls = busy_poll_delta([], h.busy_poll())
+        if polls:
+            # Whether each loop and REST worker polled over the whole round (h2poll).
+            out["busy poll (pauses polled/slept, trials poll/sleep, now)"] = ", ".join(
+                f"{r['name']} {r['pausesPolled']}/{r['pausesSlept']}, {r['trialsKeptPolling']}/{r['trialsKeptSleeping']}, "
+                f"{'polling' if r['polling'] else 'sleeping'} {r['window_us']} µs" for r in polls)
     except NotAvailable as e:
         out["error"] = str(e)
     finally:

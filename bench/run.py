@@ -482,6 +482,14 @@ def main():
     try:
         ctx.log(f"{'QUICK' if ctx.quick else 'full'} run{' of the Firestore rows' if args.only else ''}; "
                 f"hearth = {hearth_bin}; peer {'on' if ctx.peer else 'off'}, {ctx.s.rounds} round(s) per side")
+        # Every paired round of a full run records the vCPUs' cache-line hop before and after it
+        # (pairs.Pairing, hop). Not in QUICK runs: `make test` runs them beside other work, where a
+        # spinning probe is preempted (milliseconds per hand-over) and says nothing.
+        if not ctx.quick:
+            bin_dir = os.path.join(ctx.build, "bin")
+            os.makedirs(bin_dir, exist_ok=True)
+            hop_bin = compile_c("pingpong.c", os.path.join(bin_dir, "pingpong"), ["-lpthread"])
+            ctx.hop_probe = lambda: machine.vcpu_hop_ns(hop_bin)
         if args.only == "fs":
             phase_fs_only(ctx)
         else:

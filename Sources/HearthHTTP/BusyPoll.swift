@@ -17,8 +17,9 @@ import Foundation
 /// polls, ran at 22k calls/s (docs/benchmarks.md, busypollab). Which case holds changes while the
 /// process runs and no setting can know it beforehand, so the loop measures it: `trialLength`
 /// round trips with its window and as many without, the median pause of each compared, and the
-/// better kept for `keepLength` round trips before the next trial. Only pauses that could have
-/// been polled through count (the window open, ended by a socket, at most `roundTripLimit`).
+/// better kept for `keepLength` round trips before the next trial. Only round trips count: pauses
+/// ended by a socket, at most `roundTripLimit`, and while the loop polls only those begun with the
+/// window open (a pause with the window shut is no polling round trip).
 ///
 /// What it costs: nothing while the loop is idle — the window starts at 0 and only grows after
 /// sleeps shorter than `ceiling`; a sleep longer than `ceiling` halves it, so a pause in traffic
@@ -59,18 +60,31 @@ public struct BusyPoll: Sendable {
     private var samples: [UInt64] = []
     /// Which half a trial starts with; it alternates, so neither is always the first to run.
     private var trialsStartPolling = true
-    /// Whether the pause under way was open to polling when it began (the window > 0).
+    /// Whether the pause under way counts toward a trial or a keep if it is a round trip: begun
+    /// with the window open, or while the loop sleeps.
     private var armed = false
+    /// Where what it did is published for `/emulator/v1/stats` (nil: unnamed or off — tests).
+    private let record: BusyPollRecord?
 
-    public init(ceilingMicroseconds: Int) {
-        ceiling = UInt64(max(0, min(ceilingMicroseconds, Self.maximumCeilingMicroseconds))) * 1000
+    /// `name`: the loop or worker it serves, under which its record is listed.
+    public init(ceilingMicroseconds: Int, name: String? = nil) {
+        let ceiling = UInt64(max(0, min(ceilingMicroseconds, Self.maximumCeilingMicroseconds))) * 1000
+        self.ceiling = ceiling
+        record = ceiling > 0 ? name.map(BusyPollRecord.register) : nil
     }
 
     public var isOff: Bool { ceiling == 0 }
 
     /// The loop ran out of work: how long to poll before sleeping (0: sleep at once).
     public mutating func beginPause() -> UInt64 {
-        armed = ceiling > 0 && window > 0
+        // While the loop sleeps (a trial's sleeping half, or sleeping kept after a trial) its window
+        // is not in use and does not change, so it cannot say which pauses polling could have
+        // taken: every pause counts there. Counting only those begun with the window open let a
+        // half that ended on the pause that shut the window (one past the ceiling, with the window
+        // at its smallest) leave the loop asleep for good: the window shut, no pause counted
+        // toward the trial, and none reopened the window (the full `make bench` of 5 December
+        // 05:07, its one-stream gRPC rows at 0.45 core; docs/benchmarks.md, h2poll).
+        armed = ceiling > 0 && (window > 0 || !polling)
         return polling ? window : 0
     }
 
@@ -79,6 +93,7 @@ public struct BusyPoll: Sendable {
     /// loop's eventfd.
     public mutating func endPause(after nanoseconds: UInt64, bySocket: Bool, whilePolling: Bool) {
         guard ceiling > 0 else { return }
+        defer { record?.pauseEnded(whilePolling: whilePolling, window: window, polling: polling) }
         // The window learns only from its own use: while the loop sleeps to see what sleeping
         // costs, a long round trip is what is being measured, not a reason to close the window.
         if !whilePolling && polling { slept(pause: nanoseconds, bySocket: bySocket) }
@@ -100,6 +115,7 @@ public struct BusyPoll: Sendable {
             let (whenPolling, whenSleeping) = polling ? (median, first) : (first, median)
             // Polling takes a CPU; keep it only when it shortens the round trip clearly.
             polling = whenPolling * 10 < whenSleeping * 9
+            record?.trialEnded(keptPolling: polling)
             trialsStartPolling.toggle()
             phase = .keeping(left: Self.keepLength)
         }

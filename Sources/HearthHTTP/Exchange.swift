@@ -116,7 +116,7 @@ final class Exchange {
         counted = true
         started = DispatchTime.now().uptimeNanoseconds
         let ceiling = server.configuration.http1BusyPollMicroseconds
-        if ceiling > 0 { WorkerPoll.current(ceilingMicroseconds: ceiling).requestBegan(at: started) }
+        if ceiling > 0 { WorkerPoll.current(ceilingMicroseconds: ceiling, server: server).requestBegan(at: started) }
         let headers = Exchange.headers(of: connection)
         let (path, query, hasQuery) = Request.split(target: rawURI)
         let request = Request(method: method, rawPath: path, rawQuery: query, hasQuery: hasQuery, headers: headers,
@@ -344,7 +344,7 @@ let hearthRequestCompleted: MHD_RequestCompletedCallback = { _, connection, conC
     // Polls for the connection's next request before libmicrohttpd sleeps (`WorkerPoll`).
     let ceiling = server.configuration.http1BusyPollMicroseconds
     if ceiling > 0, termination == .REQUEST_TERMINATED_COMPLETED_OK, let connection {
-        WorkerPoll.current(ceilingMicroseconds: ceiling).awaitNext(connection, server: server)
+        WorkerPoll.current(ceilingMicroseconds: ceiling, server: server).awaitNext(connection, server: server)
     }
 }
 

@@ -55,7 +55,7 @@ final class HTTP2Engine: @unchecked Sendable {
         let n = max(1, loops)
         for i in 0..<n {
             let loop = try EventLoop(name: n == 1 ? "\(name)-h2" : "\(name)-h2-\(i)")
-            loop.busyPoll = BusyPoll(ceilingMicroseconds: limits.busyPollMicroseconds)
+            loop.busyPoll = BusyPoll(ceilingMicroseconds: limits.busyPollMicroseconds, name: loop.name)
             shards.append(Shard(loop: loop))
         }
         self.shards = shards

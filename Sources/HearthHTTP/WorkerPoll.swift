@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 internal import CMicroHTTPD
 
 /// A libmicrohttpd worker thread's polling for the next request of the connection it just
@@ -28,9 +29,12 @@ final class WorkerPoll {
     /// When the pause under way began (0: none), measured when the next request begins.
     private var pauseStart: UInt64 = 0
 
-    private init(ceilingMicroseconds: Int) {
-        busy = BusyPoll(ceilingMicroseconds: ceilingMicroseconds)
+    private init(ceilingMicroseconds: Int, name: String) {
+        busy = BusyPoll(ceilingMicroseconds: ceilingMicroseconds, name: name)
     }
+
+    /// Numbers the workers' records (`BusyPollRecord`) in the order their threads first poll.
+    private static let numbered = Atomic<Int>(0)
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
@@ -40,10 +44,11 @@ final class WorkerPoll {
         return key
     }()
 
-    /// This thread's state (made on first use; freed when the thread ends).
-    static func current(ceilingMicroseconds: Int) -> WorkerPoll {
+    /// This thread's state (made on first use; freed when the thread ends), a worker of `server`.
+    static func current(ceilingMicroseconds: Int, server: HTTPServer) -> WorkerPoll {
         if let p = pthread_getspecific(key) { return Unmanaged<WorkerPoll>.fromOpaque(p).takeUnretainedValue() }
-        let made = WorkerPoll(ceilingMicroseconds: ceilingMicroseconds)
+        let n = numbered.add(1, ordering: .relaxed).newValue
+        let made = WorkerPoll(ceilingMicroseconds: ceilingMicroseconds, name: "\(server.name)-http1-worker-\(n)")
         pthread_setspecific(key, Unmanaged.passRetained(made).toOpaque())
         return made
     }

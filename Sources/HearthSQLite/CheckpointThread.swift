@@ -41,6 +41,10 @@ final class CheckpointThread: @unchecked Sendable {
     let passLock = NSLock()
     private let threadPasses = Atomic<Int>(0)
     private let writerPasses = Atomic<Int>(0)
+    /// Nanoseconds the thread spent in its passes, and the writer at the backstop (waiting for the
+    /// thread's pass in progress, then its own): the writer's are a stop of every commit behind it.
+    private let threadNanos = Atomic<Int>(0)
+    private let writerNanos = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - configure: sets up the thread's connection (opened on first use) as the writer's is, so
@@ -74,12 +78,21 @@ final class CheckpointThread: @unchecked Sendable {
         (threadPasses.load(ordering: .relaxed), writerPasses.load(ordering: .relaxed))
     }
 
+    /// Seconds spent so far in the thread's passes, and by the writer at the backstop.
+    var seconds: (thread: Double, writer: Double) {
+        (Double(threadNanos.load(ordering: .relaxed)) / 1e9, Double(writerNanos.load(ordering: .relaxed)) / 1e9)
+    }
+
     /// Called by the writer's WAL hook after each commit, on the writer's thread, with the WAL's
     /// frame count.
     fileprivate func committed(frames: Int32, writer: OpaquePointer?) {
         if frames >= backstop {
+            let start = DispatchTime.now().uptimeNanoseconds
             passLock.lock()
-            defer { passLock.unlock() }
+            defer {
+                passLock.unlock()
+                writerNanos.add(Int(DispatchTime.now().uptimeNanoseconds - start), ordering: .relaxed)
+            }
             // As SQLite's automatic checkpoint: its result is not the commit's (which is done); a pass
             // that fails (disk full) leaves the frames in the WAL, and the next commit tries again.
             _ = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
@@ -124,7 +137,9 @@ final class CheckpointThread: @unchecked Sendable {
             condition.unlock()
             guard let connection else { continue }
             passLock.lock()
+            let start = DispatchTime.now().uptimeNanoseconds
             _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            threadNanos.add(Int(DispatchTime.now().uptimeNanoseconds - start), ordering: .relaxed)
             passLock.unlock()
             threadPasses.add(1, ordering: .relaxed)
         }

@@ -329,4 +329,8 @@ public final class Database: @unchecked Sendable {
     /// Checkpoint passes run so far on the checkpoint thread, and by the writer when the WAL
     /// reached its backstop (both 0 for a file without the thread).
     public var checkpointPasses: (thread: Int, writer: Int) { checkpointThread?.passes ?? (0, 0) }
+
+    /// Seconds spent so far in those passes: the thread's, and the writer's at the backstop (its
+    /// wait for the thread's pass in progress included), during which no commit of this file ran.
+    public var checkpointSeconds: (thread: Double, writer: Double) { checkpointThread?.seconds ?? (0, 0) }
 }

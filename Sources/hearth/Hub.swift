@@ -15,20 +15,34 @@ enum Hub {
         router.get("/healthz") { _, _ in .text("ok") }
         // Log lines that could not be written (full disk, closed pipe): dropped, never fatal. And
         // where the memory is (the soak samples it): the allocator's live and held bytes, SQLite's,
-        // and SQLite's page caches per file and connection (the writer's, the idle readers').
+        // and SQLite's page caches per file and connection (the writer's, the idle readers'); and per
+        // file the checkpoint passes and their seconds (the writer's are stops of every commit).
         let files = [(DataFiles.mainFile, context.files.main), (DataFiles.firestoreFile, context.files.firestore)]
         router.get("/emulator/v1/stats") { _, _ in
             let heap = ServerAllocator.totals()
             var caches = JSONObject()
+            var checkpoints = JSONObject()
             for (name, db) in files {
                 let use = db.cacheUse()
                 caches[name] = .object(["writerCacheBytes": .int(Int64(use.writerBytes)), "idleReaderCacheBytes": .int(Int64(use.idleReaderBytes)),
                                         "readers": .int(Int64(use.readers)), "idleReaders": .int(Int64(use.idleReaders))])
+                let (passes, seconds) = (db.checkpointPasses, db.checkpointSeconds)
+                checkpoints[name] = .object(["threadPasses": .int(Int64(passes.thread)), "writerPasses": .int(Int64(passes.writer)),
+                                             "threadSeconds": .double(seconds.thread), "writerSeconds": .double(seconds.writer)])
+            }
+            // Whether each HTTP/2 loop and REST worker polls (BusyPoll): a benchmark row's loop CPU
+            // alone could not say why it fell (docs/benchmarks.md, h2poll).
+            let polls: [JSON] = BusyPollRecord.all().map { r in
+                .object(["name": .string(r.name), "polling": .bool(r.polling), "windowMicroseconds": .int(Int64(r.windowNanoseconds / 1000)),
+                         "pausesPolled": .int(Int64(r.pausesPolled)), "pausesSlept": .int(Int64(r.pausesSlept)),
+                         "trialsKeptPolling": .int(Int64(r.trialsKeptPolling)), "trialsKeptSleeping": .int(Int64(r.trialsKeptSleeping))])
             }
             return .json(.object([
+                "busyPoll": .array(polls),
                 "droppedLogWrites": .int(Int64(StandardStream.droppedWrites)),
                 "memory": .object(["heapInUseBytes": .int(Int64(heap.inUse)), "heapHeldBytes": .int(Int64(heap.held)),
                                    "sqliteBytes": .int(Int64(Database.memoryInUse)), "sqliteCaches": .object(caches)]),
+                "checkpoints": .object(checkpoints),
             ]))
         }
         router.get("/") { _, _ in .text("Hearth hub: see /emulators") }

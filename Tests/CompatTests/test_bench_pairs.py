@@ -226,7 +226,7 @@ class FakeCtx:
         self.lines.append(msg)
 
 
-def pairing(ctx, systems=(H, E), rounds=3):
+def pairing(ctx, systems=(H, E), rounds=3, hop=None):
     """A Pairing on an idle machine: servers that use no CPU, snapshots with nothing in them."""
     t = [0.0]
 
@@ -235,7 +235,7 @@ def pairing(ctx, systems=(H, E), rounds=3):
         return machine.Snapshot(t[0], {"steal": 0}, {})
     clock = FakeClock()
     return pairs.Pairing(ctx, [pairs.Side(s, i + 1) for i, s in enumerate(systems)], rounds,
-                         sample=lambda group: 0.0, snapshot=snapshot, clock=clock, sleep=clock.sleep)
+                         sample=lambda group: 0.0, snapshot=snapshot, clock=clock, sleep=clock.sleep, hop=hop)
 
 
 def scripted(calls, system, values):
@@ -289,6 +289,20 @@ def test_a_side_that_cannot_run_is_na_with_its_reason_and_the_other_runs_alone()
     assert calls == [H, H, H]
     assert ctx.results.get("rt.latency.1", H) == 3.0
     assert ctx.results.get("rt.latency.1", E).reason == "the emulator exited with 1"
+
+
+def test_every_round_records_the_vcpu_hop_before_and_after_it():
+    ctx, calls, hops = FakeCtx(), [], iter([60.0, 240.0, 250.0, 55.0])
+    loads = {H: pairs.Load(scripted(calls, H, [5.0])), E: pairs.Load(scripted(calls, E, [1.0]))}
+    pairing(ctx, rounds=1, hop=lambda: next(hops)).run("fs.commit.c16", loads)
+    rounds = ctx.results.details[("fs.commit.c16", H)]["pair_rounds"]
+    assert [r["hop_ns"] for r in rounds] == [[60.0, 240.0], [250.0, 55.0]]
+    assert "vCPU hop 60/240 ns" in ctx.lines[0]
+    # Without a probe nothing is recorded, and a probe that could not run shows nothing.
+    ctx2 = FakeCtx()
+    pairing(ctx2, rounds=1, hop=lambda: None).run("fs.get.c1", {H: pairs.Load(scripted([], H, [5.0]))})
+    assert ctx2.results.details[("fs.get.c1", H)]["rounds"][0]["hop_ns"] == [None, None]
+    assert "hop" not in ctx2.lines[0]
 
 
 def test_without_a_peer_side_its_loads_are_not_run():

@@ -127,6 +127,81 @@ import Testing
         #expect(off.beginPause() == 0)
     }
 
+    /// A trial's polling half that ended on the pause that shut the window (past the ceiling, the
+    /// window at its smallest) left the loop sleeping with the window at 0; only pauses begun with
+    /// the window open counted, and a sleeping loop's window never changes, so no trial ever ended
+    /// and the loop never polled again (the full `make bench` of 5 December 05:07; docs/benchmarks.md,
+    /// h2poll). The sleeping half counts every round trip, whatever the window.
+    @Test func aHalfEndingAsTheWindowShutsDoesNotStopPollingForGood() {
+        var p = BusyPoll(ceilingMicroseconds: 200)
+        p.slept(pause: 1_000)
+        #expect(p.window == BusyPoll.start)
+        for _ in 0..<(BusyPoll.trialLength - 1) {
+            Self.roundTrip(&p, pollingTakes: 5_000, sleepingTakes: 150_000)
+        }
+        // The half's last round trip: 500 µs, past the ceiling, shuts the window.
+        Self.roundTrip(&p, pollingTakes: 500_000, sleepingTakes: 500_000)
+        #expect(!p.polling && p.window == 0)
+        // The sleeping half's round trips (150 µs: a slow wake-up) end the trial; polling (5 µs) wins
+        // and the window opens again at the next short round trip.
+        for _ in 0..<BusyPoll.trialLength {
+            Self.roundTrip(&p, pollingTakes: 5_000, sleepingTakes: 150_000)
+        }
+        #expect(p.polling)
+        Self.roundTrip(&p, pollingTakes: 5_000, sleepingTakes: 150_000)
+        #expect(p.beginPause() > 0)
+    }
+
+    /// A seeded generator (Knuth's MMIX LCG, its high bits), so a failure repeats.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state ^ (state >> 29)
+        }
+    }
+
+    /// Whatever mix of pauses comes (short round trips, ones past the ceiling, idleness past a
+    /// millisecond), the loop sleeps through at most one keep and the sleeping halves of the trials
+    /// around it before it tries polling again: noise can make a trial choose sleeping, never keep it.
+    @Test func noMixOfPausesKeepsTheLoopSleepingPastAKeep() {
+        for seed in [UInt64(1), 20, 300] {
+            var rng = Seeded(state: seed)
+            var p = BusyPoll(ceilingMicroseconds: 200)
+            var asleep = 0, longest = 0
+            for _ in 0..<100_000 {
+                let r = UInt64.random(in: 0..<100, using: &rng)
+                let pause = r < 70 ? UInt64.random(in: 2_000...40_000, using: &rng)
+                    : r < 95 ? UInt64.random(in: 200_001...1_000_000, using: &rng) : UInt64(3_000_000)
+                // A sleeping loop sees the pause and the wake-up (30 µs): a round trip while within the limit.
+                let counts = pause + 30_000 <= BusyPoll.roundTripLimit
+                if !p.polling && counts { asleep += 1 } else if p.polling { asleep = 0 }
+                longest = max(longest, asleep)
+                Self.roundTrip(&p, pollingTakes: pause, sleepingTakes: pause + 30_000)
+            }
+            #expect(longest <= BusyPoll.keepLength + 2 * BusyPoll.trialLength + 1, "seed \(seed)")
+        }
+    }
+
+    /// A named loop's polling is listed for `/emulator/v1/stats`: its state, window, pauses polled
+    /// and slept, and trials' verdicts.
+    @Test func aNamedLoopsPollingIsRecorded() {
+        let name = "busy-poll-record-\(UInt64.random(in: 0...UInt64.max))"
+        var p = BusyPoll(ceilingMicroseconds: 200, name: name)
+        for _ in 0..<3 { p.slept(pause: 1_000) }
+        for _ in 0..<(2 * BusyPoll.trialLength) {
+            Self.roundTrip(&p, pollingTakes: 5_000, sleepingTakes: 150_000)
+        }
+        let mine = BusyPollRecord.all().filter { $0.name == name }
+        #expect(mine.count == 1)
+        if let r = mine.first {
+            #expect(r.polling && r.windowNanoseconds == p.window)
+            #expect(r.pausesPolled == BusyPoll.trialLength && r.pausesSlept == BusyPoll.trialLength)
+            #expect(r.trialsKeptPolling == 1 && r.trialsKeptSleeping == 0)
+        }
+        _ = p
+    }
+
     /// CPU seconds the calling thread has run.
     static func threadCPU() -> Double {
         var t = timespec()

@@ -31,6 +31,9 @@ import HearthSQLite
             let deadline = Date().addingTimeInterval(30)
             while db.checkpointPasses.thread == 0 && Date() < deadline { usleep(10_000) }
             #expect(db.checkpointPasses.thread > 0)
+            // Every pass is timed: the thread's, and the writer's at the backstop when it ran any.
+            #expect(db.checkpointSeconds.thread > 0)
+            #expect((db.checkpointPasses.writer > 0) == (db.checkpointSeconds.writer > 0))
             // Every commit is there and the file is whole, read while the thread may still copy.
             #expect(try db.read { try $0.scalarInt("SELECT count(*) FROM chunks") } == Int64(rows))
             #expect(try db.read { try $0.first("PRAGMA integrity_check") { $0.text(0) } } == "ok")

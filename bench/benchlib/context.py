@@ -74,6 +74,7 @@ class Context:
         self.rules_file = rules_file
         self.peer = not quick                             # the official Firestore emulator beside Hearth
         self.pairing = None                               # pairs.Pairing of the Firestore phase, for the report
+        self.hop_probe = None                             # () → the vCPUs' cache-line hop in ns (machine.vcpu_hop_ns)
         self.nginx_get = None                             # the 4 KiB GET ceiling beside the REST get, once nginx is up
         self.registry = Registry()
         self.wrk = Wrk(self.run_dir, self.s.duration, self.s.wrk_reps)

@@ -95,8 +95,8 @@ def firestore(ctx, h, user, peer_rows_only=False):
     have it as their peer. Returns the documents stored in Hearth for the runQuery rows (start-up with
     data reuses them)."""
     emu = start_peer(ctx)
-    sides = [Side(HEARTH, h.proc.pid)] + ([Side(PEER, emu.proc.pid)] if emu else [])
-    pairing = Pairing(ctx, sides, ctx.s.rounds, harness_pid=os.getpid())
+    sides = [Side(HEARTH, h.proc.pid, polls=h.busy_poll)] + ([Side(PEER, emu.proc.pid)] if emu else [])
+    pairing = Pairing(ctx, sides, ctx.s.rounds, harness_pid=os.getpid(), hop=getattr(ctx, "hop_probe", None))
     ctx.pairing = pairing
     servers = {HEARTH: h.port("firestore")}
     if emu:

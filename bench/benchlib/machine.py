@@ -9,8 +9,10 @@ Everything is read from /proc: the aggregate `cpu` line of /proc/stat (steal) an
 every process (utime + stime, its session and parent). The parsers take the files' text, so the tests
 feed them sample texts.
 """
+import json
 import os
 import resource
+import subprocess
 import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -206,3 +208,15 @@ def task_files(pid, name):
                 yield tid, f.read()
         except OSError:
             continue
+
+
+def vcpu_hop_ns(binary):
+    """Nanoseconds one cache line takes from one vCPU to the other just now (`bench/ceilings/pingpong.c`,
+    ≤ 0.05 s of both CPUs spinning), or None when it cannot run. On this VM it is bimodal — ~50–75 ns or
+    ~220–260 ns, as the host places the two vCPUs — and the REST commit at 16 connections costs ~20% more
+    CPU per commit in the slow mode (docs/benchmarks.md, commitvar): a round's rate is read with it."""
+    try:
+        r = subprocess.run([binary, "100000"], capture_output=True, text=True, timeout=30)
+        return json.loads(r.stdout)["ns_per_handover"]
+    except (OSError, ValueError, KeyError, subprocess.SubprocessError):
+        return None

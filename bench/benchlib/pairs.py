@@ -85,19 +85,41 @@ def with_loadgen_cpu(load):
 
 
 class Side:
-    """A server taking part: its name in the results and its session id (what `machine` accounts)."""
+    """A server taking part: its name in the results and its session id (what `machine` accounts);
+    `polls`, for Hearth: a function returning its loops' polling state (`Hearth.busy_poll`), recorded
+    around each of its rounds (`busy_poll_delta`)."""
 
-    def __init__(self, system, sid):
-        self.system, self.sid = system, sid
+    def __init__(self, system, sid, polls=None):
+        self.system, self.sid, self.polls = system, sid, polls
+
+
+def busy_poll_delta(before, after):
+    """What each HTTP/2 loop or REST worker that had traffic did during a round: its polling state
+    and window at the end, the pauses it polled through or slept, its trials' verdicts — only those
+    whose counts moved. A loop that slept through a one-stream row shows here (docs/benchmarks.md,
+    h2poll)."""
+    if before is None or not after:
+        return None
+    was = {r["name"]: r for r in before}
+    out = []
+    for r in after:
+        b = was.get(r["name"], {})
+        d = {k: r[k] - b.get(k, 0) for k in ("pausesPolled", "pausesSlept", "trialsKeptPolling", "trialsKeptSleeping")}
+        if d["pausesPolled"] or d["pausesSlept"]:
+            out.append(dict(name=r["name"], polling=r["polling"], window_us=r["windowMicroseconds"], **d))
+    return out
 
 
 class Pairing:
     """Runs rows as rounds between the sides present (Hearth alone when the peer is off or absent)."""
 
     def __init__(self, ctx, sides, rounds, sample=machine.session_cpu_seconds, snapshot=machine.read_snapshot,
-                 harness_pid=None, quiet_timeout=QUIET_TIMEOUT, clock=time.monotonic, sleep=time.sleep):
+                 harness_pid=None, quiet_timeout=QUIET_TIMEOUT, clock=time.monotonic, sleep=time.sleep, hop=None):
         self.ctx, self.sides, self.rounds = ctx, {s.system: s for s in sides}, rounds
         self.sample, self.snapshot, self.clock, self.sleep = sample, snapshot, clock, sleep
+        # hop() → ns a cache line takes between the two vCPUs just now (machine.vcpu_hop_ns), or None:
+        # measured before and after every round, since it moves the REST commit row by ~20%.
+        self.hop = hop
         self.harness_pid = harness_pid
         self.quiet_timeout = quiet_timeout
         self.log = []  # every round of every row, for the report's summary
@@ -157,12 +179,15 @@ class Pairing:
             self.ctx.results.na(other, system, reason)
 
     def one_round(self, key, index, system, load):
+        hop_before = self.hop() if self.hop else None
         groups = [s.sid for s in self.sides.values()]
         quiet, waited, busy = wait_quiet(self.sample, groups, clock=self.clock, sleep=self.sleep,
                                          timeout=self.quiet_timeout)
         before = self.snapshot()
         rec = {"index": index, "system": system, "quiet": quiet, "quiet_wait_s": round(waited, 2),
                "busy_before": {str(g): round(v, 3) for g, v in busy.items()}}
+        polls = self.sides[system].polls
+        polls_before = polls() if polls else None
         try:
             value, details = load.once()
             rec.update(value=value, details=details)
@@ -171,12 +196,17 @@ class Pairing:
         except OSError as e:  # a socket timeout from a server that stopped answering
             rec.update(value=None, error=f"{type(e).__name__}: {e}")
         after = self.snapshot()
+        if self.hop:
+            rec["hop_ns"] = [hop_before, self.hop()]
+        if polls:
+            rec["busy_poll"] = busy_poll_delta(polls_before, polls())
         peers = [s.sid for name, s in self.sides.items() if name != system]
         rec["machine"] = machine.account(before, after, self.sides[system].sid, peers, self.harness_pid)
         flag = " ⚑ " + rec["machine"]["why"] if rec["machine"]["disturbed"] else ""
         shown = f"{rec['value']:,.2f}" if rec["value"] is not None else f"failed: {rec['error'][:120]}"
-        self.ctx.log(f"    round {index + 1} {system:8s} {key:24s} {shown}"
-                     f"{'' if quiet else f' (not quiet after {waited:.0f}s)'}{flag}")
+        hop = f" (vCPU hop {rec['hop_ns'][0]:.0f}/{rec['hop_ns'][1]:.0f} ns)" if None not in rec.get("hop_ns", [None]) else ""
+        self.ctx.log(f"    round {index + 1} {system:8s} {key:24s} {shown}{hop}"
+                     f"{'' if quiet else f' (not quiet after {waited:.0f}s)'}{flag}{busy_poll_note(rec.get('busy_poll'))}")
         return rec
 
     def summary(self):
@@ -190,6 +220,17 @@ class Pairing:
             "max_others": max((r["machine"]["others"] for r in self.log), default=0.0),
             "max_peer": max((r["machine"]["peer"] for r in self.log), default=0.0),
         }
+
+
+def busy_poll_note(delta):
+    """The round's busiest polling loop or worker in a few words, for the log line."""
+    if not delta:
+        return ""
+    r = max(delta, key=lambda r: r["pausesPolled"] + r["pausesSlept"])
+    n = r["pausesPolled"] + r["pausesSlept"]
+    return (f" [{r['name']}: {100 * r['pausesPolled'] / n:.0f}% of {n:,} pauses polled, "
+            f"trials {r['trialsKeptPolling']} poll / {r['trialsKeptSleeping']} sleep, "
+            f"now {'polling' if r['polling'] else 'sleeping'} {r['window_us']} µs]")
 
 
 def strip(rounds):

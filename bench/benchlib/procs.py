@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import time
 
-from .httpc import HarnessError, NotAvailable
+from .httpc import Client, HarnessError, NotAvailable
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -192,6 +192,19 @@ class Hearth:
         if not s:
             raise NotAvailable(f"no '{service}' listener in hearth's ready file (service not wired yet)")
         return int(s["port"])
+
+    def busy_poll(self):
+        """The hub's `busyPoll` list (each HTTP/2 loop's and polling REST worker's state and counts,
+        `/emulator/v1/stats`), or None when the binary has none or the hub does not answer."""
+        try:
+            c = Client(self.port("hub"), timeout=5)
+            try:
+                r = c.request("GET", "/emulator/v1/stats")
+                return r.json().get("busyPoll") if r.status == 200 else None
+            finally:
+                c.close()
+        except (NotAvailable, OSError, ValueError):
+            return None
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

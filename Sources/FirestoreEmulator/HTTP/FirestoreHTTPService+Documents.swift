@@ -194,22 +194,52 @@ extension FirestoreHTTPService {
             case .int, .double, .bool: name = item.serialized()
             default: throw .invalidArgument("Invalid value at 'documents[\(i)]' (TYPE_STRING), \(item.serialized())")
             }
-            let (named, path) = try ResourcePath.parseAnyDocumentName(name)
-            if paths.isEmpty { database = named } else if named != database {
-                throw .invalidArgument("The documents of one request must all be in one database.")
-            }
-            paths.append(path)
+            try appendDocument(name, to: &paths, database: &database)
         }
         return (database, paths)
     }
 
+    /// The same from the names of a plain body (`BatchGetJSONDecoder`), checked in the same order.
+    static func batchGetDocuments(names: [String], database: DatabaseID) throws(FirestoreError) -> (DatabaseID, [ResourcePath]) {
+        var paths: [ResourcePath] = []
+        paths.reserveCapacity(names.count)
+        var database = database
+        for name in names { try appendDocument(name, to: &paths, database: &database) }
+        return (database, paths)
+    }
+
+    /// One document name of a batchGet: parsed, and its database the first one's.
+    private static func appendDocument(_ name: String, to paths: inout [ResourcePath], database: inout DatabaseID) throws(FirestoreError) {
+        let (named, path) = try ResourcePath.parseAnyDocumentName(name)
+        if paths.isEmpty { database = named } else if named != database {
+            throw .invalidArgument("The documents of one request must all be in one database.")
+        }
+        paths.append(path)
+    }
+
     func batchGet(_ c: RequestContext) throws(FirestoreError) -> Response {
         try c.allowParameters([])
-        let body = try c.body()
-        try body.requireKnown(Known.batchGet)
-        let (database, paths) = try Self.batchGetDocuments(body, database: c.database)
-        let mask = try body.object("mask").map { m throws(FirestoreError) in try WriteParser(database: c.database).parseMask(m) }
-        let consistency = try c.consistency(body)
+        let database: DatabaseID, paths: [ResourcePath], mask: [FieldPath]?, consistency: ReadConsistency
+        if let plain = BatchGetJSONDecoder.body(c.request.body) {
+            // The plain form (a transaction's read): what the general path below reads from it, without the tree.
+            let named = try Self.batchGetDocuments(names: plain.names, database: c.database)
+            database = named.0
+            paths = named.1
+            mask = nil
+            if let t = plain.transaction {
+                consistency = .transaction(try RequestContext.transactionID(t))
+            } else {
+                consistency = .strong
+            }
+        } else {
+            let body = try c.body()
+            try body.requireKnown(Known.batchGet)
+            let named = try Self.batchGetDocuments(body, database: c.database)
+            database = named.0
+            paths = named.1
+            mask = try body.object("mask").map { m throws(FirestoreError) in try WriteParser(database: c.database).parseMask(m) }
+            consistency = try c.consistency(body)
+        }
         let (results, transaction, readTime) = try service.batchGet(database, paths: paths, consistency: consistency, caller: c.caller)
         // A new transaction comes as its own first element, as Firestore sends it.
         var w = JSONWriter(capacity: 256 * max(1, results.count))

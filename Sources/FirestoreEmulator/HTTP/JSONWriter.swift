@@ -197,11 +197,12 @@ struct JSONWriter {
     /// A `fields` map, keys in byte order.
     mutating func fields(_ members: [ExactString: FirestoreValue]) {
         byte(0x7B)
-        for (i, k) in OrderedEncoding.sortedKeys(members).enumerated() {
+        // Sorted with their values: no lookup of each key again.
+        for (i, m) in OrderedEncoding.sortedMembers(members).enumerated() {
             if i > 0 { byte(0x2C) }
-            string(k.string)
+            string(m.key.string)
             byte(0x3A)
-            value(members[k]!)  // key comes from the same dictionary
+            value(m.value)
         }
         byte(0x7D)
     }

@@ -7,6 +7,13 @@ struct StoredDocument: Sendable, Equatable {
     var createTime: Instant
     var updateTime: Instant
 
+    /// Equal when every property is; the times first: a commit asks whether its new version differs
+    /// from the old one, and their update times usually answer it before the field maps are compared
+    /// (~3k instructions a REST transaction's commit spent in the maps' `==`).
+    static func == (a: StoredDocument, b: StoredDocument) -> Bool {
+        a.updateTime == b.updateTime && a.createTime == b.createTime && a.path == b.path && a.fields == b.fields
+    }
+
     /// The REST `Document` JSON, limited to `mask` when given.
     func json(in database: DatabaseID, mask: [FieldPath]? = nil) -> JSON {
         var o: [(String, JSON)] = [("name", .string(database.name(of: path)))]

@@ -30,6 +30,45 @@ enum StoredValueCodec {
         return out
     }
 
+    /// Whether `encodeFields(a) == encodeFields(b)`, decided without encoding either: the form is a
+    /// count and the members in key order, each key's bytes and its value's tag and exact bits, so
+    /// two maps encode alike exactly when they hold the same keys (byte for byte, as `ExactString`
+    /// compares) with values that encode alike. (A transaction's update asked this of two ~200-byte
+    /// encodings on the single writer, to keep an unchanged document's update time.)
+    static func encodeAlike(_ a: [ExactString: FirestoreValue], _ b: [ExactString: FirestoreValue]) -> Bool {
+        guard a.count == b.count else { return false }
+        for (key, value) in a {
+            guard let other = b[key], encodeAlike(value, other) else { return false }
+        }
+        return true
+    }
+
+    /// Whether two values' encodings (`append`) are the same bytes.
+    private static func encodeAlike(_ a: FirestoreValue, _ b: FirestoreValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.boolean(let x), .boolean(let y)): return x == y
+        case (.integer(let x), .integer(let y)): return x == y
+        case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
+        case (.timestamp(let x), .timestamp(let y)): return x.unixMicros == y.unixMicros
+        case (.string(let x), .string(let y)): return ExactString.equal(x, y)
+        case (.bytes(let x), .bytes(let y)): return x == y
+        case (.reference(let x), .reference(let y)): return ExactString.equal(x, y)
+        case (.geoPoint(let xa, let xo), .geoPoint(let ya, let yo)):
+            return xa.bitPattern == ya.bitPattern && xo.bitPattern == yo.bitPattern
+        case (.array(let x), .array(let y)):
+            guard x.count == y.count else { return false }
+            for i in x.indices where !encodeAlike(x[i], y[i]) { return false }
+            return true
+        case (.vector(let x), .vector(let y)):
+            guard x.count == y.count else { return false }
+            for i in x.indices where x[i].bitPattern != y[i].bitPattern { return false }
+            return true
+        case (.map(let x), .map(let y)): return encodeAlike(x, y)
+        default: return false  // different tags
+        }
+    }
+
     /// Decodes what `encodeFields` wrote.
     static func decodeFields(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> [ExactString: FirestoreValue] {
         var reader = Reader(bytes: bytes)

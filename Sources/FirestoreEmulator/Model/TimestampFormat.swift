@@ -36,6 +36,14 @@ enum TimestampFormat {
     }
 
     private static func digits(_ v: Int, _ width: Int, _ out: inout [UInt8]) {
+        if width == 2 {
+            // Month, day, hour, minute, second: most of a timestamp's fields, written straight out
+            // (the loop below appends zeros first and then overwrites them).
+            let n = abs(v)
+            out.append(UInt8(truncatingIfNeeded: 0x30 + n / 10 % 10))
+            out.append(UInt8(truncatingIfNeeded: 0x30 + n % 10))
+            return
+        }
         let start = out.count
         for _ in 0..<width { out.append(0x30) }
         var n = abs(v)

@@ -225,17 +225,19 @@ extension FirestoreService {
     private func writtenBatchGet(_ db: DatabaseID, paths: [ResourcePath], caller: Caller) throws(FirestoreError)
         -> [(ResourcePath, StoredDocument?)]? {
         guard let space = storage.cachedSpace(of: db),
-              let documents = storage.transactionWrites.documents(space: space, paths: paths) else { return nil }
+              let held = storage.transactionWrites.held(space: space, paths: paths) else { return nil }
         if case .client(let auth) = caller {
             let force = rules.inForce(for: db.project)
             if force.ruleset?.readsDocuments == true { return nil }
-            for d in documents {
+            for h in held {
+                // The `resource` the commit that wrote this version made for its rules, when it did.
+                let d = h.document
                 try authorizeGet(db, rulesPath: RulesConversion.path(db, d.path),
-                                 resource: RulesConversion.resource(db, path: d.path, fields: d.fields), auth: auth,
+                                 resource: h.resource ?? RulesConversion.resource(db, path: d.path, fields: d.fields), auth: auth,
                                  lookup: NoStoreLookup(), in: force)
             }
         }
-        return documents.map { ($0.path, $0) }
+        return held.map { ($0.document.path, $0.document) }
     }
 
     // MARK: runQuery

@@ -17,6 +17,8 @@ extension FirestoreService {
         var write: Write
         var before: StoredDocument?
         var outcome: WriteApplier.Outcome
+        /// `before` as the rules' `resource`, when a held version brought it (`TransactionWrites.Held`).
+        var beforeResource: RulesValue? = nil
     }
 
     /// `commit` (and every single-document write): all writes or none, one commit time, rules
@@ -71,7 +73,7 @@ extension FirestoreService {
         let slots: TransactionWrites
         var space: Int64 = 0
         var time: Int64 = 0
-        var documents: [(path: ResourcePath, document: StoredDocument?)] = []
+        var documents: [TransactionWrites.Version] = []
 
         init(_ slots: TransactionWrites) { self.slots = slots }
 
@@ -102,6 +104,9 @@ extension FirestoreService {
         let body = { [self] (conn: Connection) throws -> (commitTime: Instant, results: [WriteOutcome]) in
             let space = try storage.writableSpace(of: db, conn)
             var originals = PathTable<StoredDocument?>()
+            // The held originals' rules `resource`s and stored forms, made by the commits that wrote them.
+            var heldResources = PathTable<RulesValue>()
+            var heldEncoded = PathTable<[UInt8]>()
             func load(_ p: ResourcePath) throws -> StoredDocument? {
                 if let known = originals[p] { return known }
                 // A read-write transaction's documents are most often the versions the previous one
@@ -109,7 +114,9 @@ extension FirestoreService {
                 // an earlier body of this batch that wrote it made it pending), without the row's
                 // read and decoding on the writer.
                 let held = written == nil ? nil : storage.transactionWrites.document(space: space, path: p)
-                let d = try held ?? storage.document(space: space, path: p, conn)
+                if let r = held?.resource { heldResources[p] = r }
+                if let e = held?.encoded { heldEncoded[p] = e }
+                let d = try held?.document ?? storage.document(space: space, path: p, conn)
                 originals[p] = d
                 return d
             }
@@ -143,12 +150,14 @@ extension FirestoreService {
             var steps: [Step] = []
             steps.reserveCapacity(writes.count)
             for w in writes {
+                var first = false
+                if case .none = overlay[w.path] { first = true }
                 let before: StoredDocument? = try overlay[w.path] ?? load(w.path)
                 let outcome = WriteApplier.apply(w, to: before, at: commitTime)
                 if let after = outcome.document {
                     try Self.checkSize(after, db)
                 }
-                steps.append(Step(write: w, before: before, outcome: outcome))
+                steps.append(Step(write: w, before: before, outcome: outcome, beforeResource: first ? heldResources[w.path] : nil))
                 overlay[w.path] = .some(outcome.document)
             }
 
@@ -158,6 +167,7 @@ extension FirestoreService {
                 try Self.checkCreate(step.write.precondition, against: step.before, name: db.name(of: step.write.path))
             }
 
+            var finalResources = PathTable<RulesValue>()
             if case .client(let auth) = caller {
                 let lookup = RulesLookup(
                     database: db,
@@ -168,7 +178,9 @@ extension FirestoreService {
                     })
                 for step in steps {
                     let limit = steps.count > 1 ? max(0, min(10, 20 - lookup.accessCount)) : 10
-                    try authorizeWrite(db, step: step, auth: auth, time: WriteApplier.requestTime(commitTime), lookup: lookup, accessLimit: limit)
+                    let made = try authorizeWrite(db, step: step, auth: auth, time: WriteApplier.requestTime(commitTime), lookup: lookup, accessLimit: limit)
+                    // The last write of a path made its final version's `resource`: kept with it.
+                    if written != nil, let made { finalResources[step.write.path] = made }
                 }
             }
 
@@ -178,11 +190,13 @@ extension FirestoreService {
 
             // Nothing below throws but SQLite (the commit time is stored before the COMMIT).
             storage.record(commitTime: commitTime)
+            var finalEncoded = PathTable<[UInt8]>()
             for (path, final) in overlay.entries {
                 let original = try load(path)
                 if let final {
                     if final != original {
-                        try storage.put(space: space, final, replacing: original, conn)
+                        let encoded = try storage.put(space: space, final, replacing: original, oldEncoded: heldEncoded[path], conn)
+                        if written != nil { finalEncoded[path] = encoded }
                         recorder.record(path, before: original, after: final)
                     }
                 } else if let original {
@@ -195,7 +209,11 @@ extension FirestoreService {
                 let time = commitTime.unixMicros
                 written.space = space
                 written.time = time
-                written.documents = overlay.entries.map { (path: $0.path, document: $0.value) }
+                written.documents = overlay.entries.map { e in
+                    e.value == nil ? TransactionWrites.Version(path: e.path, document: nil)
+                        : TransactionWrites.Version(path: e.path, document: e.value, resource: finalResources[e.path],
+                                                    encoded: finalEncoded[e.path])
+                }
                 for (path, _) in overlay.entries { storage.transactionWrites.writing(space: space, path: path, at: time) }
             }
             let results = steps.map { s in
@@ -308,19 +326,23 @@ extension FirestoreService {
         return committed
     }
 
+    /// Judges one write; returns its `request.resource` (nil for a delete).
+    @discardableResult
     private func authorizeWrite(_ db: DatabaseID, step: Step, auth: RulesValue?, time: Instant, lookup: RulesLookup,
-                                accessLimit: Int) throws(FirestoreError) {
+                                accessLimit: Int) throws(FirestoreError) -> RulesValue? {
         let path = step.write.path
         // A write that requires the document to exist is an update even when it is missing (the
         // rules judge it before the precondition fails), as the Firestore emulator decides.
         let creates = step.before == nil && step.write.precondition?.exists != true
         let method: RulesMethod = step.write.isDelete ? .delete : (creates ? .create : .update)
+        let requestResource = step.outcome.document.map { RulesConversion.resource(db, path: path, fields: $0.fields) }
         let request = RulesRequest(
             method: method, path: RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(time),
-            requestResource: step.outcome.document.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
-            resource: step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
+            requestResource: requestResource,
+            resource: step.beforeResource ?? step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
             accessLimit: accessLimit)
         try authorize(request, project: db.project, lookup: lookup)
+        return requestResource
     }
 
     /// The `exists: false` precondition alone (judged before rules).

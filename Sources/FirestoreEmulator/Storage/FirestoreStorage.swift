@@ -382,13 +382,15 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Keeps `old` readable at read times before `ended`, and forgets this space's versions that
     /// ended before the retention window (an index seek that usually finds nothing).
-    private func remember(space: Int64, _ old: StoredDocument, ended: Instant, _ conn: Connection) throws {
+    /// `key` is `old.path.key` and `encoded` its fields' stored form when the caller has them already.
+    private func remember(space: Int64, _ old: StoredDocument, key: [UInt8]? = nil, encoded: [UInt8]? = nil, ended: Instant,
+                          _ conn: Connection) throws {
         let insert = try conn.prepare(Self.insertHistory)
         insert.reset()
         try insert.bind(space, at: 1)
-        try insert.bindScratch(old.path.key, at: 2)
+        try insert.bindScratch(key ?? old.path.key, at: 2)
         try insert.bind(ended.unixMicros, at: 3)
-        try insert.bindScratch(StoredValueCodec.encodeFields(old.fields), at: 4)
+        try insert.bindScratch(encoded ?? StoredValueCodec.encodeFields(old.fields), at: 4)
         try insert.bind(old.createTime.unixMicros, at: 5)
         try insert.bind(old.updateTime.unixMicros, at: 6)
         try insert.runBound()
@@ -466,7 +468,11 @@ final class FirestoreStorage: @unchecked Sendable {
     }
 
     /// Writes `new` (replacing `old`, the current version or nil) and updates its index rows.
-    func put(space: Int64, _ new: StoredDocument, replacing old: StoredDocument?, _ conn: Connection) throws {
+    /// Stores `new` over `old` (nil: a create); returns `new`'s fields in their stored form.
+    /// `oldEncoded`: `old`'s fields in that form, when the caller holds them (`TransactionWrites`).
+    @discardableResult
+    func put(space: Int64, _ new: StoredDocument, replacing old: StoredDocument?, oldEncoded: [UInt8]? = nil,
+             _ conn: Connection) throws -> [UInt8] {
         // The document's key is its parent's and one segment more: encoded once for both.
         let parentKey = OrderedEncoding.key(new.path.segments.dropLast())
         var key = parentKey
@@ -475,7 +481,8 @@ final class FirestoreStorage: @unchecked Sendable {
         if let old {
             // A create needs no mark (`TransactionWrites`): no slot holds a document that does not exist.
             transactionWrites.replacing(space: space, path: old.path)
-            try remember(space: space, old, ended: new.updateTime, conn)
+            // The same path as `new`: its key is the one just made.
+            try remember(space: space, old, key: key, encoded: oldEncoded, ended: new.updateTime, conn)
         }
         let insert = try conn.prepare(Self.insertDocument)
         insert.reset()
@@ -485,21 +492,24 @@ final class FirestoreStorage: @unchecked Sendable {
         try insert.bindScratch(new.path.collectionID, at: 4)
         // Sorted once: the stored encoding and the index entries both walk the fields in this order.
         let members = OrderedEncoding.sortedMembers(new.fields)
-        try insert.bindScratch(StoredValueCodec.encodeFields(sorted: members), at: 5)
+        let encoded = StoredValueCodec.encodeFields(sorted: members)
+        try insert.bindScratch(encoded, at: 5)
         try insert.bind(new.createTime.unixMicros, at: 6)
         try insert.bind(new.updateTime.unixMicros, at: 7)
         try insert.runBound()
         // Only the fields some query has needed have rows: most collections none, and then the
         // entries are not even worked out.
-        guard let indexed = try indexedFields.fields(space: space, collectionID: new.path.collectionID, conn) else { return }
+        guard let indexed = try indexedFields.fields(space: space, collectionID: new.path.collectionID, conn) else { return encoded }
         let newEntries = Self.entries(IndexEntry.entries(ofSorted: members), in: indexed)
         let scopes = try indexScopes(space: space, path: new.path, parentKey: parentKey, key: key, conn)
         guard let old else {
-            return try addIndex(space: space, keys: keys, scopes: scopes, entries: newEntries, conn)
+            try addIndex(space: space, keys: keys, scopes: scopes, entries: newEntries, conn)
+            return encoded
         }
         let (added, removed) = IndexEntry.difference(newEntries, Self.entries(IndexEntry.entries(of: old.fields), in: indexed))
         try removeIndex(space: space, keys: keys, scopes: scopes, entries: removed, conn)
         try addIndex(space: space, keys: keys, scopes: scopes, entries: added, conn)
+        return encoded
     }
 
     /// The entries whose fields are among `indexed` (still sorted).
@@ -518,7 +528,7 @@ final class FirestoreStorage: @unchecked Sendable {
     func delete(space: Int64, _ old: StoredDocument, at time: Instant, _ conn: Connection) throws {
         let key = old.path.key, parentKey = old.path.parent.key
         transactionWrites.replacing(space: space, path: old.path)
-        try remember(space: space, old, ended: time, conn)
+        try remember(space: space, old, key: key, ended: time, conn)
         try conn.run("DELETE FROM fs_documents WHERE space = ? AND key = ?", [space, key])
         guard let indexed = try indexedFields.fields(space: space, collectionID: old.path.collectionID, conn) else { return }
         try removeIndex(space: space, keys: RowKeys(key: key, collection: parentKey),

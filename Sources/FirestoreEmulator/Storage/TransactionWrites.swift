@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import SecurityRules
 
 /// The versions read-write transactions last committed, so that the next transaction's read of the
 /// same document (a client's read-modify-write loop: begin, read, commit, begin again) comes from
@@ -49,6 +50,29 @@ final class TransactionWrites: @unchecked Sendable {
         var document: StoredDocument?
         /// Its `storageSize` (0 while pending).
         var size = 0
+        /// The version as the rules' `resource` (`RulesConversion.resource`), when the commit that
+        /// wrote it had made it (its `request.resource`).
+        var resource: RulesValue?
+        /// Its fields' stored form (`StoredValueCodec.encodeFields`), when the commit that wrote it stored them.
+        var encoded: [UInt8]?
+    }
+
+    /// A held version: the document, its rules `resource` when the commit that wrote it made it (the
+    /// next transaction's read and commit judge that version: made once, not three times), and its
+    /// fields' stored form when that commit stored them (the next commit keeps the version in the
+    /// history rows: encoded once, not twice).
+    struct Held {
+        let document: StoredDocument
+        let resource: RulesValue?
+        let encoded: [UInt8]?
+    }
+
+    /// What a commit wrote to one document: the version (nil: deleted), and what `Held` carries.
+    struct Version {
+        let path: ResourcePath
+        let document: StoredDocument?
+        var resource: RulesValue? = nil
+        var encoded: [UInt8]? = nil
     }
 
     /// The time of a pending mark made by a write that fills nothing.
@@ -91,16 +115,21 @@ final class TransactionWrites: @unchecked Sendable {
     /// The commit at `time` that called `writing` for these documents has committed: each one's
     /// version (nil: deleted, which stays pending) fills its slot if nothing wrote it since.
     func committed(space: Int64, at time: Int64, _ documents: [(path: ResourcePath, document: StoredDocument?)]) {
+        committed(space: space, at: time, documents.map { Version(path: $0.path, document: $0.document) })
+    }
+
+    /// The same, each version with what the commit made of it (`Version`).
+    func committed(space: Int64, at time: Int64, _ versions: [Version]) {
         // Sized before the lock is taken.
-        let sized = documents.map { ($0.path, $0.document, $0.document?.storageSize ?? 0) }
+        let sizes = versions.map { $0.document?.storageSize ?? 0 }
         lock.lock()
-        for (path, document, size) in sized {
-            guard let document, size <= Self.maxDocumentBytes else { continue }
-            guard let i = slots.index(forKey: Key(space: space, path: path)) else { continue }
+        for (v, size) in zip(versions, sizes) {
+            guard let document = v.document, size <= Self.maxDocumentBytes else { continue }
+            guard let i = slots.index(forKey: Key(space: space, path: v.path)) else { continue }
             let slot = slots.values[i]
             guard slot.time == time, bytes - slot.size + size <= Self.capacityBytes else { continue }
             bytes += size - slot.size
-            slots.values[i] = Slot(time: time, document: document, size: size)
+            slots.values[i] = Slot(time: time, document: document, size: size, resource: v.resource, encoded: v.encoded)
         }
         lock.unlock()
     }
@@ -108,14 +137,19 @@ final class TransactionWrites: @unchecked Sendable {
     /// The latest committed versions of `paths` in `space`, when every one of them is held (one
     /// state of the database); nil otherwise.
     func documents(space: Int64, paths: [ResourcePath]) -> [StoredDocument]? {
-        var out: [StoredDocument] = []
+        held(space: space, paths: paths)?.map(\.document)
+    }
+
+    /// `documents`, each with its rules `resource` when held.
+    func held(space: Int64, paths: [ResourcePath]) -> [Held]? {
+        var out: [Held] = []
         out.reserveCapacity(paths.count)
         lock.lock()
         defer { lock.unlock() }
         if slots.isEmpty { return nil }
         for path in paths {
-            guard let document = slots[Key(space: space, path: path)]?.document else { return nil }
-            out.append(document)
+            guard let slot = slots[Key(space: space, path: path)], let document = slot.document else { return nil }
+            out.append(Held(document: document, resource: slot.resource, encoded: slot.encoded))
         }
         return out
     }
@@ -123,11 +157,12 @@ final class TransactionWrites: @unchecked Sendable {
     /// The latest committed version of `path` in `space` when held, else nil (not held, or absent).
     /// On the writer, inside a write transaction, that is the version its connection reads: an earlier
     /// body of the same batch that wrote the document made its slot pending.
-    func document(space: Int64, path: ResourcePath) -> StoredDocument? {
+    func document(space: Int64, path: ResourcePath) -> Held? {
         lock.lock()
         defer { lock.unlock() }
         if slots.isEmpty { return nil }
-        return slots[Key(space: space, path: path)]?.document
+        guard let slot = slots[Key(space: space, path: path)], let document = slot.document else { return nil }
+        return Held(document: document, resource: slot.resource, encoded: slot.encoded)
     }
 
     /// Forgets every slot (a clear or reset, inside its write transaction).

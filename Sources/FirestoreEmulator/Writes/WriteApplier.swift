@@ -36,7 +36,7 @@ enum WriteApplier {
             results.append(result)
         }
         var updateTime = commitTime
-        if let before, StoredValueCodec.encodeFields(before.fields) == StoredValueCodec.encodeFields(fields) {
+        if let before, StoredValueCodec.encodeAlike(before.fields, fields) {
             // An unchanged document keeps its update time.
             updateTime = before.updateTime
         }

@@ -138,4 +138,42 @@ struct ResourcePathTests {
         }
         #expect(throws: Never.self) { try ResourcePath.parseName(db.name(of: ResourcePath(["c", "__id3__"]))) }
     }
+
+    /// The one-pass reading of plain names gives what the general split gives, and leaves every
+    /// name it does not take to it: the pattern's pieces (missing, empty, misspelt), ids that are
+    /// empty, `.`, `..`, `__…__`, 1,500 and 1,501 bytes, non-ASCII names, and names over the limit.
+    @Test func plainNamesParseAsTheGeneralPathParsesThem() {
+        let root = "projects/p/databases/(default)/documents"
+        var names = [
+            root, root + "/", root + "/c", root + "/c/d", root + "/users/u1/files/f-w0", root + "//d", root + "/c//d",
+            root + "/c/.", root + "/c/..", root + "/c/...", root + "/c/.x", root + "/__x__/d", root + "/c/__x__", root + "/c/___",
+            root + "/c/__x_", root + "/c/_x__", root + "/c/____", root + "/c/d/", root + "x/c/d", root + "/c/d\u{E9}",
+            root + "/c/" + String(repeating: "x", count: 1500), root + "/c/" + String(repeating: "x", count: 1501),
+            root + "/c/" + String(repeating: "y/x", count: 1000), root + "/" + String(repeating: "c/d/", count: 1600) + "c/d",
+            "projects/p/databases/d/documents/c/d", "projects//databases/d/documents/c/d", "projects/p/databases//documents/c/d",
+            "projects/p/databases/d/document/c/d", "projects/p/database/d/documents/c/d", "project/p/databases/d/documents/c/d",
+            "projects/p/databases/d", "projects/p/databases/d/", "projects/p", "projects/", "projects", "", "/",
+            "projects/p/x/databases/d/documents/c/d", "projects/p/databases/d/x/documents/c/d",
+            "projects/p\u{E9}/databases/d/documents/c/d", "projects/p/databases/d/documents/c/d/e/f/g/h",
+        ]
+        names += names.map { $0 + "/more" }
+        for name in names {
+            let general: Result<(DatabaseID, ResourcePath), FirestoreError> = Result { () throws(FirestoreError) in
+                try ResourcePath.parseNameInPieces(name)
+            }
+            if let plain = ResourcePath.plainName(name) {
+                guard case .success(let g) = general else {
+                    Issue.record("\(name): taken by the plain reading, refused by the general one")
+                    continue
+                }
+                #expect(plain.0 == g.0 && plain.1 == g.1, "\(name)")
+            }
+            switch (Result { () throws(FirestoreError) in try ResourcePath.parseName(name) }, general) {
+            case (.success(let a), .success(let b)): #expect(a.0 == b.0 && a.1 == b.1, "\(name)")
+            case (.failure(let a), .failure(let b)): #expect(a.message == b.message, "\(name)")
+            default: Issue.record("\(name): parseName and the general path disagree")
+            }
+        }
+        #expect(ResourcePath.plainName(root + "/users/u1/files/f-w0") != nil)
+    }
 }

@@ -292,6 +292,64 @@ struct TransactionWritesTests {
         #expect(denied.json == deniedByStore.json)
     }
 
+    /// Rules that judge `resource.data` (the version read, and the one an update replaces).
+    static let resourceRules = """
+        rules_version = '2';
+        service cloud.firestore {
+          match /databases/{database}/documents {
+            match /users/{uid}/files/{f} {
+              allow read: if request.auth.uid == uid && resource.data.status in ['pending', 'ready'];
+              allow update: if request.auth.uid == uid && resource.data.status != 'locked';
+              allow create: if request.auth.uid == uid;
+            }
+          }
+        }
+        """
+
+    /// A held version carries the `resource` its commit made for the rules (its `request.resource`),
+    /// equal to the one made from the document; the next read and the next commit are judged on it
+    /// exactly as on the store's path. A commit the rules did not judge (an admin's) carries none.
+    @Test func aHeldVersionCarriesTheResourceItsCommitMade() throws {
+        let h = try TestHarness(rules: Self.resourceRules)
+        let alice = TestHarness.As.user("alice")
+        let p = "users/alice/files/f"
+        #expect(h.call("PATCH", h.api("/" + p), .object(["fields": .object(["status": str("pending"), "n": int(1)])]), as: alice).status == 200)
+        var t = begin(h, as: alice)
+        #expect(batchGet(h, [p], transaction: t, as: alice).status == 200)
+        #expect(commit(h, p, status: "ready", transaction: t, as: alice) == 200)
+        let space = try #require(h.service.storage.cachedSpace(of: db))
+        let held = try #require(h.service.storage.transactionWrites.held(space: space, paths: [path(p)])?.first)
+        #expect(held.resource == RulesConversion.resource(db, path: held.document.path, fields: held.document.fields))
+        #expect(held.encoded == StoredValueCodec.encodeFields(held.document.fields))
+        expectReadIsTheStores(h, p, as: alice)
+        // The next transaction reads and updates on the carried `resource`: `locked` is written
+        // (allowed: the old version was `ready`), and the update after it is denied on the held one.
+        t = begin(h, as: alice)
+        #expect(batchGet(h, [p], transaction: t, as: alice).status == 200)
+        #expect(commit(h, p, status: "locked", transaction: t, as: alice) == 200)
+        #expect(h.service.storage.transactionWrites.held(space: space, paths: [path(p)])?.first?.resource != nil)
+        // The replaced version went to the history rows from the carried stored form: read back at its time.
+        let then = h.call("GET", h.api("/" + p) + "?readTime=" + ValueJSON.formatTimestamp(held.document.updateTime))
+        #expect(then.status == 200)
+        #expect(then.json["fields"]?["status"] == str("ready"))
+        #expect(then.json["fields"]?["n"] == int(1))
+        t = begin(h, as: alice)
+        // The read is denied (`locked` is not a readable status), on the slots' path as on the store's.
+        let denied = batchGet(h, [p], transaction: t, as: alice)
+        #expect(denied.status == 403)
+        #expect(commit(h, p, status: "ready", transaction: t, as: alice) == 403)
+        h.service.storage.transactionWrites.removeAll()
+        let deniedByStore = batchGet(h, [p], transaction: begin(h, as: alice), as: alice)
+        #expect(denied.json == deniedByStore.json)
+        // An admin's transaction is not judged: its version is held without a `resource`, and read as before.
+        let ta = begin(h)
+        #expect(batchGet(h, [p], transaction: ta).status == 200)
+        #expect(commit(h, p, status: "pending", transaction: ta) == 200)
+        let adminHeld = try #require(h.service.storage.transactionWrites.held(space: space, paths: [path(p)])?.first)
+        #expect(adminHeld.resource == nil)
+        expectReadIsTheStores(h, p, as: alice)
+    }
+
     /// Rules that read documents take the store's path (the grant is read in the same snapshot):
     /// without the store their `exists()` could only deny.
     @Test func rulesThatReadDocumentsReadTheStore() throws {

@@ -29,27 +29,9 @@ struct BatchGetJSONDecoder {
     }
 
     private static func body(_ r: inout PlainJSONReader) throws(Fallback) -> Body {
-        var names: [String]?
-        var transaction: String?
-        if try r.openObject() {
-            repeat {
-                let name = try r.name()
-                if r.isName(name, "documents") {
-                    guard names == nil else { throw Fallback() }
-                    var out: [String] = []
-                    if try r.openArray() {
-                        repeat { out.append(try r.string()) } while try r.next(0x5D)
-                    }
-                    names = out
-                } else if r.isName(name, "transaction") {
-                    guard transaction == nil else { throw Fallback() }
-                    transaction = try r.string()
-                } else {
-                    throw Fallback()
-                }
-            } while try r.next(0x7D)
+        let (names, transaction) = try r.listAndTransaction("documents", transactionAllowed: true) { r throws(Fallback) in
+            try r.string()
         }
-        try r.end()
-        return Body(names: names ?? [], transaction: transaction)
+        return Body(names: names, transaction: transaction)
     }
 }

@@ -117,6 +117,36 @@ struct PlainJSONReader {
         guard i == bytes.count else { throw Fallback() }
     }
 
+    /// A whole body of the shape `{"<list>": [element, …], "transaction": "…"}` — each member at
+    /// most once, `transaction` only where `transactionAllowed`, nothing else (a commit's and a
+    /// batchGet's plain form) — with the list's elements read by `element`.
+    mutating func listAndTransaction<T>(_ list: StaticString, transactionAllowed: Bool,
+                                        element: (inout PlainJSONReader) throws(Fallback) -> T) throws(Fallback)
+        -> (list: [T], transaction: String?) {
+        var items: [T]?
+        var transaction: String?
+        if try openObject() {
+            repeat {
+                let member = try name()
+                if isName(member, list) {
+                    guard items == nil else { throw Fallback() }
+                    var out: [T] = []
+                    if try openArray() {
+                        repeat { out.append(try element(&self)) } while try next(0x5D)
+                    }
+                    items = out
+                } else if transactionAllowed, isName(member, "transaction") {
+                    guard transaction == nil else { throw Fallback() }
+                    transaction = try string()
+                } else {
+                    throw Fallback()
+                }
+            } while try next(0x7D)
+        }
+        try end()
+        return (items ?? [], transaction)
+    }
+
     // MARK: Tokens
 
     /// The bytes between a string's quotes (consumed with them), when it has no escape or

@@ -36,28 +36,10 @@ struct WriteJSONDecoder {
     }
 
     private func body(_ r: inout PlainJSONReader, transactionAllowed: Bool) throws(Fallback) -> Body {
-        var writes: [Write]?
-        var transaction: String?
-        if try r.openObject() {
-            repeat {
-                let name = try r.name()
-                if r.isName(name, "writes") {
-                    guard writes == nil else { throw Fallback() }
-                    var out: [Write] = []
-                    if try r.openArray() {
-                        repeat { out.append(try write(&r)) } while try r.next(0x5D)
-                    }
-                    writes = out
-                } else if transactionAllowed, r.isName(name, "transaction") {
-                    guard transaction == nil else { throw Fallback() }
-                    transaction = try r.string()
-                } else {
-                    throw Fallback()
-                }
-            } while try r.next(0x7D)
+        let (writes, transaction) = try r.listAndTransaction("writes", transactionAllowed: transactionAllowed) { r throws(Fallback) in
+            try write(&r)
         }
-        try r.end()
-        return Body(writes: writes ?? [], transaction: transaction)
+        return Body(writes: writes, transaction: transaction)
     }
 
     /// One `Write`: an update or a delete (a `transform` write, snake_case names and nulls take

@@ -137,14 +137,7 @@ extension FirestoreService {
                 }
             }
 
-            var commitTime = try storage.commitTime(now: clock.now(), conn)
-            if writes.contains(where: WriteApplier.setsServerTime), case .system = clock.mode {
-                for w in writes where WriteApplier.setsServerTime(w) {
-                    if let previous = try load(w.path)?.updateTime {
-                        commitTime = stampedCommitTime(commitTime, after: previous)
-                    }
-                }
-            }
+            let commitTime = try stampedCommitTime(storage.commitTime(now: clock.now(), conn), for: writes) { try load($0)?.updateTime }
             recorder.begin(at: commitTime, space: space)
             var overlay = PathTable<StoredDocument?>()
             var steps: [Step] = []
@@ -242,13 +235,21 @@ extension FirestoreService {
         return named ?? requested
     }
 
-    /// `t`, or the later commit time a server timestamp on a document last written at `previous`
-    /// needs, after waiting (on the writer, at most a millisecond) for the clock to near it
-    /// (`WriteApplier.commitTime(_:afterStampedAt:now:)`).
-    private func stampedCommitTime(_ t: Instant, after previous: Instant) -> Instant {
-        let (time, wait) = WriteApplier.commitTime(t, afterStampedAt: previous, now: clock.now())
-        if wait > 0 { usleep(UInt32(wait)) }
-        return time
+    /// `t`, or the later commit time `writes` need when they set a server timestamp on a document
+    /// last written (`lastWritten`) in `t`'s millisecond — after waiting (on the writer, at most a
+    /// millisecond) for the running clock to near it (`WriteApplier.commitTime(_:afterStampedAt:now:)`).
+    /// A frozen clock keeps `t`.
+    private func stampedCommitTime(_ t: Instant, for writes: [Write],
+                                   lastWritten: (ResourcePath) throws -> Instant?) rethrows -> Instant {
+        guard writes.contains(where: WriteApplier.setsServerTime), case .system = clock.mode else { return t }
+        var t = t
+        for w in writes where WriteApplier.setsServerTime(w) {
+            guard let previous = try lastWritten(w.path) else { continue }
+            let (time, wait) = WriteApplier.commitTime(t, afterStampedAt: previous, now: clock.now())
+            if wait > 0 { usleep(UInt32(wait)) }
+            t = time
+        }
+        return t
     }
 
     /// What Firestore answers when a transaction lost a race (ABORTED; the SDKs retry on it).
@@ -269,13 +270,8 @@ extension FirestoreService {
         defer { recorder.finish() }
         let committed = try write { conn in
             let space = try storage.writableSpace(of: db, conn)
-            var commitTime = try storage.commitTime(now: clock.now(), conn)
-            if writes.contains(where: WriteApplier.setsServerTime), case .system = clock.mode {
-                for w in writes where WriteApplier.setsServerTime(w) {
-                    if let previous = try storage.document(space: space, path: w.path, conn)?.updateTime {
-                        commitTime = stampedCommitTime(commitTime, after: previous)
-                    }
-                }
+            let commitTime = try stampedCommitTime(storage.commitTime(now: clock.now(), conn), for: writes) {
+                try storage.document(space: space, path: $0, conn)?.updateTime
             }
             storage.record(commitTime: commitTime)
             recorder.begin(at: commitTime, space: space)

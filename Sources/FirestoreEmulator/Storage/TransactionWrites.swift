@@ -113,12 +113,8 @@ final class TransactionWrites: @unchecked Sendable {
     }
 
     /// The commit at `time` that called `writing` for these documents has committed: each one's
-    /// version (nil: deleted, which stays pending) fills its slot if nothing wrote it since.
-    func committed(space: Int64, at time: Int64, _ documents: [(path: ResourcePath, document: StoredDocument?)]) {
-        committed(space: space, at: time, documents.map { Version(path: $0.path, document: $0.document) })
-    }
-
-    /// The same, each version with what the commit made of it (`Version`).
+    /// version (nil: deleted, which stays pending) fills its slot, with what the commit made of it
+    /// (`Version`), if nothing wrote it since.
     func committed(space: Int64, at time: Int64, _ versions: [Version]) {
         // Sized before the lock is taken.
         let sizes = versions.map { $0.document?.storageSize ?? 0 }
@@ -134,13 +130,8 @@ final class TransactionWrites: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// The latest committed versions of `paths` in `space`, when every one of them is held (one
-    /// state of the database); nil otherwise.
-    func documents(space: Int64, paths: [ResourcePath]) -> [StoredDocument]? {
-        held(space: space, paths: paths)?.map(\.document)
-    }
-
-    /// `documents`, each with its rules `resource` when held.
+    /// The latest committed versions of `paths` in `space` (each with what `Held` carries), when
+    /// every one of them is held (one state of the database); nil otherwise.
     func held(space: Int64, paths: [ResourcePath]) -> [Held]? {
         var out: [Held] = []
         out.reserveCapacity(paths.count)

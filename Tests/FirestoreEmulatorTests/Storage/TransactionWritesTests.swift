@@ -367,3 +367,14 @@ struct TransactionWritesTests {
         #expect(batchGet(h, ["granted/g"], transaction: begin(h, as: bob), as: bob).status == 403)
     }
 }
+
+/// The slots in the shapes these tests read and write them: documents alone.
+private extension TransactionWrites {
+    func committed(space: Int64, at time: Int64, _ documents: [(path: ResourcePath, document: StoredDocument?)]) {
+        committed(space: space, at: time, documents.map { Version(path: $0.path, document: $0.document) })
+    }
+
+    func documents(space: Int64, paths: [ResourcePath]) -> [StoredDocument]? {
+        held(space: space, paths: paths)?.map(\.document)
+    }
+}

@@ -1,11 +1,11 @@
 """The Firestore rows of `make bench`: Hearth and the official Cloud Firestore emulator side by side.
 
 Both servers stay up for the whole phase and every row with a peer runs in interleaved rounds
-(`pairs.py`): REST get, commit and batchGet; gRPC GetDocument (h2load and the light client), Commit,
-the Write stream and the REST transaction (through net/http and through grpcload's light HTTP/1.1
-client); then, on a fresh emulator (`fresh_peer`), gRPC RunQuery and BatchGetDocuments, runQuery and documents.list on 1,000 and 10,000 documents; then the listener
-rows, last, because the emulator's 1,000-listener attempt can leave its JVM unresponsive (the eighth
-session's run). Hearth's rows without
+(`pairs.py`): REST get, commit and batchGet; gRPC GetDocument (h2load and the light client), Commit, the
+Write stream and the REST transaction (through net/http and through grpcload's light HTTP/1.1 client);
+then, on a fresh emulator (`fresh_peer`), gRPC RunQuery and BatchGetDocuments, runQuery and
+documents.list on 1,000 and 10,000 documents; then the listener rows, last, because the emulator's
+1,000-listener attempt can leave its JVM unresponsive (the eighth session's run). Hearth's rows without
 a peer (100,000 documents, the grpc-go client rows) run in the same phase, in rounds of Hearth alone.
 
 The emulator gets the same rules file, the same users' ID tokens (signed up on Hearth's Auth), the same

@@ -2,8 +2,8 @@
 """The HTTP/1.1 floor beside the REST commit and transaction rows: what the best REST server on these
 libraries reaches on this machine with `make bench`'s clients (docs/benchmarks.md, *The HTTP/1.1 floor*).
 
-`python3 bench/rest_floor.py [--only c1,c16,txn,sqlite] [--rounds 3] [--seconds 5] [--hearth-bin B]
-[--floors mutex,group] [--no-peer] [--counters perf|strace|record]`
+`python3 bench/rest_floor.py [--only c1,c16,txn,txnlight,sqlite] [--rounds 3] [--seconds 5] [--hearth-bin B]
+[--floors mutex,group] [--no-peer] [--txn-warmup S] [--counters perf|strace|record]`
 
 Servers, all up side by side: Hearth's release binary (a fresh data directory, the bench rules), the
 official Cloud Firestore emulator (`OfficialFirestore`, the same rules and the same user's token), and
@@ -13,7 +13,8 @@ interleaved rounds (`pairs.Pairing`: every server quiet before each round, each 
 /proc, the best round kept), with `make bench`'s own loads — the same requests, the same options:
 - c1, c16: the REST commit (`firebase.rest_loads`: wrk replaying a create with serverTimestamp and the
   user token, 1 and 16 connections, the emulator's and floors' first point after 5 s of warm-up);
-- txn: the transaction row (`grpcbench.txn_load`: 16 clients of `grpcload -mode txn`);
+- txn: the transaction row (`grpcbench.txn_load`: 16 clients of `grpcload -mode txn`, Go's net/http);
+- txnlight: the same transactions through grpcload's light HTTP/1.1 client (`-client raw`, txnraw.go);
 - sqlite: raw SQLite single-row commits (`sqlite_commits.c` as `make bench` runs it), N runs.
 Per row and side: the best round's rate, the server's CPU µs per operation (its session's CPU over the
 round ÷ operations) and the load generator's (the harness's children: wrk or grpcload), then
@@ -41,7 +42,7 @@ from benchlib.pairs import HEARTH, PEER, Pairing, Side, with_loadgen_cpu  # noqa
 from benchlib.procs import BENCH_DIR, BareMHD, Hearth, OfficialFirestore, compile_c  # noqa: E402
 
 ROOT = os.path.dirname(BENCH_DIR)
-ROWS = {"c1": "fs.commit.c1", "c16": "fs.commit.c16", "txn": "fs.txn.c16"}
+ROWS = {"c1": "fs.commit.c1", "c16": "fs.commit.c16", "txn": "fs.txn.c16", "txnlight": "fs.txn.light.c16"}
 # libmicrohttpd's pool threads as `hearth start` runs each listener (its --threads, default 16; the
 # HTTPServer.Configuration default of 8 that mhd_bare.c's rows use is not what the Firestore port gets).
 FLOOR_THREADS = 16
@@ -111,7 +112,8 @@ def best_with_cpu(ctx, key, system):
     return {"rate": best["value"], "server_us": m["server"] * m["seconds"] / ops * 1e6,
             "loadgen_us": details["loadgen_cpu"] / ops * 1e6, "server_cores": m["server"],
             "loadgen_cores": details["loadgen_cpu"] / m["seconds"], "disturbed": m["disturbed"], "steal": m["steal"],
-            "rates": [round(r["value"]) for r in done]}
+            "rates": [round(r["value"]) for r in done],
+            "client_us": [round(r["client_us_per_txn"], 1) for r in done if r.get("client_us_per_txn") is not None]}
 
 
 def sign_up(auth_port, email):
@@ -135,7 +137,9 @@ def report(ctx, rows, systems, floors, sqlite):
                 continue
             lines.append(f"{row:4s} {s:12s} {g['rate']:>9,.0f}/s  server {g['server_us']:6.1f} µs/op "
                          f"({g['server_cores']:.2f} core)  load generator {g['loadgen_us']:6.1f} µs/op "
-                         f"({g['loadgen_cores']:.2f} core)  rounds {g['rates']}{'  ⚑ disturbed' if g['disturbed'] else ''}")
+                         f"({g['loadgen_cores']:.2f} core)  rounds {g['rates']}"
+                         + (f" client µs/txn {g['client_us']}" if g["client_us"] else "")
+                         + ("  ⚑ disturbed" if g["disturbed"] else ""))
         live = [f for f in floors if "rate" in got[f]]
         if not live:
             continue
@@ -144,7 +148,7 @@ def report(ctx, rows, systems, floors, sqlite):
         parts = [f"floor = {floor}"]
         if "rate" in got.get(PEER, {}):
             parts.append(f"floor ÷ emulator {rate / got[PEER]['rate']:.2f}×")
-        if sqlite and row != "txn":
+        if sqlite and not row.startswith("txn"):
             parts.append(f"floor ÷ raw SQLite {rate / sqlite['rate']:.2f}×")
         if "rate" in got.get(HEARTH, {}):
             parts.append(f"Hearth ÷ floor {got[HEARTH]['rate'] / rate:.2f}× "
@@ -168,6 +172,8 @@ def main():
                          "syscalls, or a perf record kept for perf report")
     ap.add_argument("--warmup", type=int, default=30,
                     help="seconds (in fives) of the REST commit at 16 connections on the emulator before the first REST row")
+    ap.add_argument("--txn-warmup", type=int, default=0,
+                    help="seconds (in fives) of transactions on the emulator before the first transaction row")
     args = ap.parse_args()
     rows = [r for r in args.only.split(",") if r in ROWS]
     shipped = os.path.join(ROOT, "rules", "firestore.rules")  # as bench/run.py: the shipped rules
@@ -201,14 +207,22 @@ def main():
         pairing = Pairing(ctx, [Side(s, pid) for s, (_, pid) in servers.items()], ctx.s.rounds, harness_pid=os.getpid())
         grpcbench.build_grpcload(ctx)
         counted = {}  # (row, system): counts summed over the rounds (--counters)
+        txn_warmed = set()  # the servers whose first transaction row had its --txn-warmup
         rest = {}  # each server's REST loads, made once: their probe creates a document that must not exist yet
         for row in rows:
             key = ROWS[row]
             loads = {}
             for system, (port, _) in servers.items():
                 try:
-                    if row == "txn":
-                        loads[system] = grpcbench.txn_load(ctx, system, port, user, 5 if system == PEER else 1)
+                    if row.startswith("txn"):
+                        loads[system] = grpcbench.txn_load(ctx, system, port, user, 5 if system == PEER else 1,
+                                                           grpcbench.TXN_CLIENTS[key])
+                        # The JVM's transaction path compiled before the first transaction row, as make
+                        # bench's earlier rows leave it (its emulator ran 909/s there, ~430 after 5 s here).
+                        for _ in range(args.txn_warmup // 5 if system == PEER and system not in txn_warmed
+                                       and not isinstance(loads[system], str) else 0):
+                            loads[system].warmup()
+                        txn_warmed.add(system)
                     else:
                         if system not in rest:
                             rest[system] = firebase.rest_loads(ctx, port, user, system)

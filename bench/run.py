@@ -294,8 +294,10 @@ def rows(ctx, counts):
                         target=[("min_ratio", "raw SQLite", 0.5, "≥ 0.50× raw SQLite"), x10] if c == 16 else x10))
     rows.append(Row("fs.batchget.c16", "Firestore batchGet of 10 docs, user token, rules on, 16 conn", "req/s",
                     peers=emu, target=x10))
-    rows.append(Row("fs.txn.c16", "Firestore transaction: begin + batchGet + commit of an update, rules on, 16 clients "
-                    "(grpcload, REST)", "txn/s", peers=emu, target=x10))
+    rows.append(Row("fs.txn.light.c16", "Firestore transaction: begin + batchGet + commit of an update, rules on, "
+                    "16 clients through grpcload's light HTTP/1.1 client (txnraw.go, REST)", "txn/s", peers=emu, target=x10))
+    rows.append(Row("fs.txn.c16", "Firestore transaction, the same through Go's net/http (grpcload; its client CPU "
+                    "competes with the servers')", "txn/s", peers=emu))
     for c in (1, 16):
         rows.append(Row(f"grpc.get.s{c}", f"gRPC GetDocument, user token, rules on, {c} stream{'s' if c > 1 else ''} "
                         f"(h2load, 1 conn)", "calls/s", peers=emu,

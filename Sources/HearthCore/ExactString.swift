@@ -39,6 +39,11 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
     /// short, and the call cost more than the loop (callgrind, docs/benchmarks.md *Byte-string keys*).
     @inlinable
     public static func equal(_ a: String, _ b: String) -> Bool {
+        // The same two words are the same bytes: one small string's inline bytes, or one storage
+        // at one length (a storage two live strings share is never changed in place). Equal short
+        // names (field names, path segments: mostly small strings) end here; reading the bytes
+        // of two small strings through `withContiguousStorageIfAvailable` cost ~120 instructions.
+        if unsafeBitCast(a, to: (UInt, UInt).self) == unsafeBitCast(b, to: (UInt, UInt).self) { return true }
         guard a.utf8.count == b.utf8.count else { return false }
         let same = a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in
@@ -59,6 +64,8 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
     /// `lexicographicallyPrecedes` of two `UTF8View`s stepped through string indices.
     @inlinable
     public static func compare(_ a: String, _ b: String) -> Int {
+        // The same two words are the same bytes (see `equal`).
+        if unsafeBitCast(a, to: (UInt, UInt).self) == unsafeBitCast(b, to: (UInt, UInt).self) { return 0 }
         let order = a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in
                 let n = Swift.min(x.count, y.count)

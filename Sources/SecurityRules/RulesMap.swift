@@ -78,6 +78,9 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
     public var keys: [String] { entries.map(\.key) }
     /// Values in key order.
     public var values: [RulesValue] { entries.map(\.value) }
+    /// The entries in key order (by their keys' UTF-8 bytes, `ExactString.compare`), for walks
+    /// over two maps at once.
+    var sortedEntries: [Element] { entries }
 
     /// The address of the entries' storage: equal for copies of one map, so it tells "the same
     /// map" apart from "an equal map" in O(1) while the map is alive.

@@ -1,11 +1,11 @@
 """The Firestore rows of `make bench`: Hearth and the official Cloud Firestore emulator side by side.
 
 Both servers stay up for the whole phase and every row with a peer runs in interleaved rounds
-(`pairs.py`): REST get, commit and batchGet; gRPC GetDocument (h2load and the light client), Commit,
-the Write stream and the REST transaction; then, on a fresh emulator (`fresh_peer`), gRPC RunQuery
-and BatchGetDocuments, runQuery and documents.list on 1,000 and 10,000 documents; then the listener
-rows, last, because the emulator's 1,000-listener attempt can leave its JVM unresponsive (the eighth
-session's run). Hearth's rows without
+(`pairs.py`): REST get, commit and batchGet; gRPC GetDocument (h2load and the light client), Commit, the
+Write stream and the REST transaction (through net/http and through grpcload's light HTTP/1.1 client);
+then, on a fresh emulator (`fresh_peer`), gRPC RunQuery and BatchGetDocuments, runQuery and
+documents.list on 1,000 and 10,000 documents; then the listener rows, last, because the emulator's
+1,000-listener attempt can leave its JVM unresponsive (the eighth session's run). Hearth's rows without
 a peer (100,000 documents, the grpc-go client rows) run in the same phase, in rounds of Hearth alone.
 
 The emulator gets the same rules file, the same users' ID tokens (signed up on Hearth's Auth), the same
@@ -29,6 +29,9 @@ PEER_IDLE_TIMEOUT = 30
 REST_KEYS = ["fs.get.c1", "fs.get.c16", "fs.commit.c1", "fs.commit.c16", "fs.batchget.c16"]
 GRPC_KEYS = ["grpc.get.s1", "grpc.get.s16", "grpc.get.light.s1", "grpc.get.light.s16", "grpc.commit.s16", "rt.write.s16"]
 GRPCGO_KEYS = ["grpc.commit.grpcgo.s16", "rt.write.grpcgo.s16"]
+# The transaction through Go's net/http (no target: its client's CPU competes with the servers') and
+# through grpcload's light HTTP/1.1 client (the judged row), both against the emulator.
+TXN_KEYS = list(grpcbench.TXN_CLIENTS)
 
 
 def rt_keys(ctx):
@@ -43,12 +46,12 @@ def query_keys(sizes):
 
 def hearth_keys(ctx):
     """Every key this phase stores for Hearth (n/a with one reason when Hearth is not running)."""
-    return (REST_KEYS + ["rules.insitu"] + GRPC_KEYS + GRPCGO_KEYS + ["fs.txn.c16"] + grpcreads.KEYS
+    return (REST_KEYS + ["rules.insitu"] + GRPC_KEYS + GRPCGO_KEYS + TXN_KEYS + grpcreads.KEYS
             + query_keys(ctx.s.query_sizes) + ["footprint.docs"] + rt_keys(ctx))
 
 
 def peer_keys(ctx):
-    return (REST_KEYS + GRPC_KEYS + ["fs.txn.c16"] + grpcreads.KEYS + query_keys(ctx.s.query_sizes[:2])
+    return (REST_KEYS + GRPC_KEYS + TXN_KEYS + grpcreads.KEYS + query_keys(ctx.s.query_sizes[:2])
             + [k for k in rt_keys(ctx) if ".grpcgo." not in k] + ["startup.empty", "footprint.idle"])
 
 
@@ -169,9 +172,10 @@ class Phase:
             go = {HEARTH: grpcbench.grpcgo_loads(ctx, self.servers[HEARTH], user, self.warm(HEARTH))}
             for key in GRPCGO_KEYS:
                 self.measure(key, go)
-        txn = self.loads(lambda system, port: {"fs.txn.c16": grpcbench.txn_load(ctx, system, port, user,
-                                                                               self.warm(system))})
-        self.measure("fs.txn.c16", txn)
+        txn = self.loads(lambda system, port: {key: grpcbench.txn_load(ctx, system, port, user, self.warm(system), client)
+                                               for key, client in grpcbench.TXN_CLIENTS.items()})
+        for key in TXN_KEYS:
+            self.measure(key, txn)
         self.fresh_peer()
         reads = self.loads(lambda system, port: grpcreads.loads_for(ctx, system, port, self.auth_port, self.warm(system)))
         for key in grpcreads.KEYS:

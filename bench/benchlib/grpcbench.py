@@ -17,7 +17,7 @@ import time
 
 from .context import DOC_NAME_PREFIX
 from .httpc import HarnessError, NotAvailable, check_loopback
-from .pairs import Load
+from .pairs import Load, with_loadgen_cpu
 from .procs import BENCH_DIR, proc_status
 
 GOPATH = "/usr/share/gocode"
@@ -239,12 +239,26 @@ def grpcgo_loads(ctx, port, user, warm):
             for k, (mode, what) in keys.items()}
 
 
-def txn_load(ctx, system, port, user, warm):
+TXN_CLIENTS = {"fs.txn.c16": "grpc", "fs.txn.light.c16": "raw"}
+
+
+def txn_load(ctx, system, port, user, warm, client="grpc"):
     """REST read-write transactions per second at 16 concurrent clients (beginTransaction, batchGet in the
-    transaction, commit of an allowed update), each client on its own document: fs.txn.c16."""
+    transaction, commit of an allowed update), each client on its own document, through `client`:
+    grpc — Go's net/http (fs.txn.c16), raw — grpcload's light HTTP/1.1 client (txnraw.go,
+    fs.txn.light.c16). Each round's details carry the client's CPU per transaction (`client_us_per_txn`,
+    from the harness's children: grpcload's set-up of 16 creates included), the evidence for the light
+    client: net/http's was about as much as Hearth's own (docs/benchmarks.md, txnlight)."""
     if user is None:
         return "no user token (Auth not available)"
-    return grpcload_load(ctx, system, port, user, "txn", "REST transaction", warm)
+    what = "REST transaction" + (" (grpcload raw)" if client == "raw" else "")
+    load = with_loadgen_cpu(grpcload_load(ctx, system, port, user, "txn", what, warm, "-client", client))
+
+    def once():
+        value, details = load.once()
+        ok = details["grpcload"]["ok"]
+        return value, dict(details, client_us_per_txn=details["loadgen_cpu"] / ok * 1e6)
+    return Load(once, load.warmup)
 
 
 def listen_load(ctx, system, port, sign_up, n, client="h2", p99=False):

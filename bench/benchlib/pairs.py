@@ -22,6 +22,10 @@ QUIET_LIMIT = 0.05
 QUIET_WINDOW = 0.5
 QUIET_TIMEOUT = 10.0
 
+# Details a load reports per round that stay in every round's record (the rest of a round's details
+# is kept for the best round only, `strip`): the transaction rows' client CPU (grpcbench.txn_load).
+ROUND_NOTES = ("client_us_per_txn",)
+
 
 def round_order(rounds, systems=(HEARTH, PEER)):
     """The order of 2 × `rounds` runs: H E, E H, H E, … for two systems, `rounds` runs for one; with
@@ -191,6 +195,7 @@ class Pairing:
         try:
             value, details = load.once()
             rec.update(value=value, details=details)
+            rec.update({k: details[k] for k in ROUND_NOTES if k in details})
         except NotAvailable as e:
             rec.update(value=None, error=str(e))
         except OSError as e:  # a socket timeout from a server that stopped answering
@@ -204,6 +209,8 @@ class Pairing:
         rec["machine"] = machine.account(before, after, self.sides[system].sid, peers, self.harness_pid)
         flag = " ⚑ " + rec["machine"]["why"] if rec["machine"]["disturbed"] else ""
         shown = f"{rec['value']:,.2f}" if rec["value"] is not None else f"failed: {rec['error'][:120]}"
+        if rec.get("client_us_per_txn") is not None:
+            shown += f" (client {rec['client_us_per_txn']:.0f} CPU µs per transaction)"
         hop = f" (vCPU hop {rec['hop_ns'][0]:.0f}/{rec['hop_ns'][1]:.0f} ns)" if None not in rec.get("hop_ns", [None]) else ""
         self.ctx.log(f"    round {index + 1} {system:8s} {key:24s} {shown}{hop}"
                      f"{'' if quiet else f' (not quiet after {waited:.0f}s)'}{flag}{busy_poll_note(rec.get('busy_poll'))}")

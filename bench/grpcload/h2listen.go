@@ -506,14 +506,18 @@ func walk(b []byte, f func(field int, wire int, v uint64, body []byte) error) er
 	return nil
 }
 
-// lightClient reports whether -client asks for this file's listeners.
-func lightClient() bool {
+// lightClient reports whether -client asks for this file's listeners (or h2unary.go's calls).
+func lightClient() bool { return lightClientNamed("h2") }
+
+// lightClientNamed: whether -client names the mode's light client `light` rather than the default
+// (grpc: grpc-go, or net/http for -mode txn); any other name ends the run.
+func lightClientNamed(light string) bool {
 	switch strings.ToLower(*client) {
-	case "h2":
+	case light:
 		return true
 	case "grpc", "":
 		return false
 	}
-	die("unknown -client %q (grpc or h2)", *client)
+	die("unknown -client %q for -mode %s (grpc or %s)", *client, *mode, light)
 	return false
 }

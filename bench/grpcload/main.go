@@ -17,7 +17,9 @@
 //	                                         stdin closes (bench/callgrind_listen.py counts only the commits)
 //	idle    -uid U -listeners N              N Listen streams, all current; prints READY, holds until stdin closes
 //	txn     -uid U -streams S                REST read-write transactions (beginTransaction, batchGet, commit of an
-//	                                         update), each worker on its own document users/U/files/<tag>-w<i>
+//	                                         update), each worker on its own document users/U/files/<tag>-w<i> (txn.go)
+//	        [-client grpc|raw]               grpc (the default): Go's net/http client (make bench's fs.txn.c16), raw:
+//	                                         the light HTTP/1.1 client of txnraw.go (fs.txn.light.c16)
 //	query   -uid U -streams S [-expect N]    RunQuery (status == "ready", newest N by n) on users/U/files (reads.go)
 //	batchget -doc A,B,… -streams S           BatchGetDocuments of those documents, each call checked to find all
 //	        [-client grpc|h2]                grpc: grpc-go's (make bench's grpc.query / grpc.batchget rows), h2: the
@@ -29,7 +31,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -37,7 +38,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -71,7 +71,7 @@ var (
 	gate        = flag.Bool("gate", false, "listen: after the warm commits print CURRENT and wait for a line on stdin")
 	commitWait  = flag.Float64("commit-wait", 10, "listen: seconds a timed commit may take to reach every listener before it counts as missing")
 	expect      = flag.Int("expect", 10, "query: the documents each RunQuery must answer (its limit)")
-	client      = flag.String("client", "grpc", "get, listen, commit, write: the client, grpc (grpc-go) or h2 (raw HTTP/2 and a light decoder, h2listen.go and h2unary.go)")
+	client      = flag.String("client", "grpc", "get, listen, commit, write: the client, grpc (grpc-go) or h2 (raw HTTP/2 and a light decoder, h2listen.go and h2unary.go); txn: grpc (net/http) or raw (txnraw.go)")
 )
 
 func die(format string, args ...interface{}) {
@@ -588,151 +588,5 @@ func main() {
 		}
 	default:
 		die("unknown -mode %q", *mode)
-	}
-}
-
-// REST transactions.
-
-type restError struct {
-	status int
-	body   string
-}
-
-func (e *restError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.body) }
-
-func restCall(client *http.Client, method, path string, body interface{}, out interface{}) error {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, "http://"+*addr+"/v1/"+path, rd)
-	if *token != "" {
-		req.Header.Set("Authorization", "Bearer "+*token)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		return &restError{resp.StatusCode, string(data)}
-	}
-	if out != nil {
-		return json.Unmarshal(data, out)
-	}
-	return nil
-}
-
-func jstr(s string) map[string]interface{} { return map[string]interface{}{"stringValue": s} }
-
-func fileFields(status string) map[string]interface{} {
-	return map[string]interface{}{
-		"ownerUid": jstr(*uid), "storage": jstr("s3"),
-		"s3Key":       jstr("users/" + *uid + "/uploads/0b5c7d1e-6a6b-4c1e-9d55-0123456789ab.jpg"),
-		"contentType": jstr("image/jpeg"), "status": jstr(status),
-	}
-}
-
-// runTxn: each worker creates its document once, then loops over read-write transactions that read it
-// and flip its status (the shipped update rule allows status and size changes).
-func runTxn() {
-	host, _, err := net.SplitHostPort(*addr)
-	if err != nil || (host != "127.0.0.1" && host != "localhost") {
-		die("-addr must be a loopback host:port, got %q", *addr)
-	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *streams + 4, DisableCompression: true},
-		Timeout: 30 * time.Second}
-	docsPath := "projects/" + *project + "/databases/(default)/documents"
-	created := 0
-	docNames := make([]string, *streams)
-	for w := range docNames {
-		docNames[w] = fmt.Sprintf("%s/users/%s/files/%s-w%d", docsRoot(), *uid, *tag, w)
-		body := map[string]interface{}{"writes": []interface{}{map[string]interface{}{
-			"update":           map[string]interface{}{"name": docNames[w], "fields": fileFields("pending")},
-			"updateTransforms": []interface{}{map[string]interface{}{"fieldPath": "createdAt", "setToServerValue": "REQUEST_TIME"}},
-			"currentDocument":  map[string]interface{}{"exists": false},
-		}}}
-		if err := restCall(client, "POST", docsPath+":commit", body, nil); err != nil {
-			die("creating %s: %v", docNames[w], err)
-		}
-		created++
-	}
-	c, secs := timed(func(w int, c *counts, stop *int32) {
-		name := docNames[w]
-		status := "pending"
-		for atomic.LoadInt32(stop) == 0 {
-			t := time.Now()
-			var begin struct {
-				Transaction string `json:"transaction"`
-			}
-			err := restCall(client, "POST", docsPath+":beginTransaction", map[string]interface{}{}, &begin)
-			if err == nil {
-				// The read inside the transaction is a batchGet naming it, as the SDKs send it
-				// (Transaction.get in firebase-admin and the web SDK): the official emulator's REST
-				// gateway never answers a GET with ?transaction= (it cannot map the bytes
-				// parameter; docs/benchmarks.md, listbench), so that form would time out there.
-				var got []struct {
-					Found struct {
-						Name string `json:"name"`
-					} `json:"found"`
-				}
-				err = restCall(client, "POST", docsPath+":batchGet",
-					map[string]interface{}{"documents": []string{name}, "transaction": begin.Transaction}, &got)
-				if err == nil && (len(got) != 1 || got[0].Found.Name != name) {
-					err = fmt.Errorf("read %+v, not %q", got, name)
-				}
-			}
-			if err == nil {
-				if status == "pending" {
-					status = "ready"
-				} else {
-					status = "pending"
-				}
-				body := map[string]interface{}{
-					"writes": []interface{}{map[string]interface{}{
-						"update":     map[string]interface{}{"name": name, "fields": map[string]interface{}{"status": jstr(status)}},
-						"updateMask": map[string]interface{}{"fieldPaths": []string{"status"}},
-					}},
-					"transaction": begin.Transaction,
-				}
-				err = restCall(client, "POST", docsPath+":commit", body, nil)
-			}
-			if err != nil && begin.Transaction != "" {
-				// As a client does: a transaction that failed before its commit is rolled back, so
-				// it holds no lock on the document (the emulator's are pessimistic) into the next one.
-				restCall(client, "POST", docsPath+":rollback", map[string]interface{}{"transaction": begin.Transaction}, nil)
-			}
-			c.addREST(err, time.Since(t))
-		}
-	})
-	emit(c.summary(secs, map[string]interface{}{"streams": *streams, "documents": created}))
-}
-
-// addREST counts a REST outcome: failures by HTTP status ("HTTP 409") or "transport".
-func (c *counts) addREST(err error, d time.Duration) {
-	if err == nil {
-		c.add(nil, d)
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.failed == nil {
-		c.failed = map[string]int64{}
-	}
-	key := "transport"
-	if re, ok := err.(*restError); ok {
-		key = fmt.Sprintf("HTTP %d", re.status)
-	}
-	c.failed[key]++
-	if c.example == "" {
-		c.example = err.Error()
-		if len(c.example) > 300 {
-			c.example = c.example[:300]
-		}
 	}
 }

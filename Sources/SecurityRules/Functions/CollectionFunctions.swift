@@ -154,32 +154,62 @@ enum CollectionFunctions {
     }
 
     static func mapDiff(_ m: Method, _ l: RulesMap, _ r: RulesMap) throws(EvalError) -> RulesValue {
-        func keys(_ include: (String, RulesValue) -> Bool, _ from: RulesMap) -> RulesValue {
-            .set(from.filter { include($0.key, $0.value) }.map { .string($0.key) })
-        }
         switch m {
-        case .addedKeys: return keys({ k, _ in r[k] == nil }, l)
-        case .removedKeys: return keys({ k, _ in l[k] == nil }, r)
-        case .changedKeys: return .set(try changed(l, r).map { .string($0) })
-        case .unchangedKeys:
-            let changed = try changed(l, r)
-            return keys({ k, _ in r[k] != nil && !changed.contains { ExactString.equal($0, k) } }, l)
-        case .affectedKeys:
-            let removed = r.filter { k, _ in l[k] == nil }.map(\.key)
-            let added = l.filter { k, _ in r[k] == nil }.map(\.key)
-            return .set((try changed(l, r) + added + removed).sorted { ExactString.compare($0, $1) < 0 }.map { .string($0) })
+        case .addedKeys: return .set(try diffKeys(l, r, [.added]))
+        case .removedKeys: return .set(try diffKeys(l, r, [.removed]))
+        case .changedKeys: return .set(try diffKeys(l, r, [.changed]))
+        case .unchangedKeys: return .set(try diffKeys(l, r, [.unchanged]))
+        case .affectedKeys: return .set(try diffKeys(l, r, [.added, .removed, .changed]))
         default: throw EvalError.noFunction(m.rawValue)
         }
     }
 
-    /// Keys present on both sides with unequal values, in key order. Unequal is certain unless a
-    /// constraint (a list request's stand-in for an open value) is involved: then nothing is proven.
-    private static func changed(_ l: RulesMap, _ r: RulesMap) throws(EvalError) -> [String] {
-        var out: [String] = []
-        for (k, v) in l {
-            guard let w = r[k], !RulesValue.rulesEqual(v, w) else { continue }
-            if v.holdsConstraint || w.holdsConstraint { throw EvalError.unproven }
-            out.append(k)
+    /// Which keys of a map diff `diffKeys` gives.
+    struct DiffKeys: OptionSet {
+        let rawValue: UInt8
+        /// Only on the left (the map `diff` was called on).
+        static let added = DiffKeys(rawValue: 1)
+        /// Only on the right.
+        static let removed = DiffKeys(rawValue: 2)
+        /// On both sides with unequal values.
+        static let changed = DiffKeys(rawValue: 4)
+        /// On both sides with equal values.
+        static let unchanged = DiffKeys(rawValue: 8)
+    }
+
+    /// The keys of the kinds `wanted`, in key order, from one walk of both maps together: a
+    /// `RulesMap` keeps its entries sorted by their keys' bytes, so one comparison a step finds
+    /// which side a key is on. (Looking every key of each side up in the other, then sorting the
+    /// union, made `affectedKeys` the largest part of an update's `diff(...).affectedKeys()`.)
+    /// Values are compared only when changed or unchanged keys are wanted; unequal is certain
+    /// unless a constraint (a list request's stand-in for an open value) is involved: then nothing
+    /// is proven, whichever kinds were wanted.
+    static func diffKeys(_ l: RulesMap, _ r: RulesMap, _ wanted: DiffKeys) throws(EvalError) -> [RulesValue] {
+        let a = l.sortedEntries, b = r.sortedEntries
+        let compareValues = wanted.contains(.changed) || wanted.contains(.unchanged)
+        var out: [RulesValue] = []
+        out.reserveCapacity(wanted == [.added] ? a.count : wanted == [.removed] ? b.count : 4)
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            let order = i == a.count ? 1 : j == b.count ? -1 : ExactString.compare(a[i].key, b[j].key)
+            if order < 0 {
+                if wanted.contains(.added) { out.append(.string(a[i].key)) }
+                i += 1
+            } else if order > 0 {
+                if wanted.contains(.removed) { out.append(.string(b[j].key)) }
+                j += 1
+            } else {
+                if compareValues {
+                    if RulesValue.rulesEqual(a[i].value, b[j].value) {
+                        if wanted.contains(.unchanged) { out.append(.string(a[i].key)) }
+                    } else {
+                        if a[i].value.holdsConstraint || b[j].value.holdsConstraint { throw EvalError.unproven }
+                        if wanted.contains(.changed) { out.append(.string(a[i].key)) }
+                    }
+                }
+                i += 1
+                j += 1
+            }
         }
         return out
     }

@@ -1,0 +1,41 @@
+import Testing
+import HearthCore
+
+/// `ExactString.equal` and `compare` answer by UTF-8 bytes whichever way the strings are stored:
+/// their shortcut for two strings with the same representation must agree with the bytes.
+struct ExactStringTests {
+    static let texts = ["", "a", "status", "contentType", "fifteen-bytes-x", "sixteen-bytes-xy",
+                        "users/abcdefghijklmnopqrstuvwxyz12/files/f-w3", "é", "e\u{301}", "\u{212A}", "K"]
+
+    /// The same text built again from its bytes (another storage for long strings).
+    static func rebuilt(_ s: String) -> String { String(decoding: Array(s.utf8), as: UTF8.self) }
+
+    @Test func equalAndCompareFollowTheBytes() {
+        for a in Self.texts {
+            for b in Self.texts {
+                for (x, y) in [(a, b), (Self.rebuilt(a), b), (a, Self.rebuilt(b)), (Self.rebuilt(a), Self.rebuilt(b))] {
+                    let bytesEqual = Array(x.utf8) == Array(y.utf8)
+                    #expect(ExactString.equal(x, y) == bytesEqual, "\(x) vs \(y)")
+                    let order = Array(x.utf8).lexicographicallyPrecedes(Array(y.utf8)) ? -1 : bytesEqual ? 0 : 1
+                    #expect(ExactString.compare(x, y) == order, "\(x) vs \(y)")
+                }
+            }
+        }
+    }
+
+    /// A copy shares its original's storage; appending to either leaves the other as it was.
+    @Test func sharedStorageStaysItsOwnBytes() {
+        let original = "users/abcdefghijklmnopqrstuvwxyz12/files"
+        var copy = original
+        #expect(ExactString.equal(original, copy))
+        copy.append("/x")
+        #expect(!ExactString.equal(original, copy))
+        #expect(ExactString.compare(original, copy) == -1)
+        var grown = String()
+        grown.reserveCapacity(64)
+        grown.append("status")
+        #expect(ExactString.equal(grown, "status") && ExactString.compare(grown, "status") == 0)
+        grown.append("!")
+        #expect(!ExactString.equal(grown, "status"))
+    }
+}

@@ -46,10 +46,11 @@ import HearthCore
 /// batch fails with it (`batchFailed`). A lone body that throws rolls its transaction back before
 /// the hook would run.
 ///
-/// A waiting caller sleeps on its own job's semaphore and is woken only when it has something to
-/// do: its body ran (it returns), or the lead is handed to it. One broadcast to every waiter woke
-/// them all after each batch, and with 16 callers most went back to sleep at once: about one
-/// wasted wake-up and context switch per commit (docs/benchmarks.md, *Commit CPU, round four*).
+/// A waiting caller sleeps on its job's semaphore (its thread's own) and is woken only when it has
+/// something to do: its body ran (it returns, without taking the lock again), or the lead is handed
+/// to it. One broadcast to every waiter woke them all after each batch, and with 16 callers most
+/// went back to sleep at once: about one wasted wake-up and context switch per commit
+/// (docs/benchmarks.md, *Commit CPU, round four*).
 public final class GroupCommit: @unchecked Sendable {
     // `queue`, `leading` and every job's `finished` and `sleeping` are guarded by `lock`; a job's
     // `failure` is written by the leader before it marks the job `finished`, and read by its

@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 import Synchronization
 internal import CMicroHTTPD
 
@@ -36,21 +37,14 @@ final class WorkerPoll {
     /// Numbers the workers' records (`BusyPollRecord`) in the order their threads first poll.
     private static let numbered = Atomic<Int>(0)
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        precondition(pthread_key_create(&key) { p in
-            if let p { Unmanaged<WorkerPoll>.fromOpaque(p).release() }
-        } == 0, "pthread_key_create failed")
-        return key
-    }()
+    private static let perThread = ThreadLocalObject<WorkerPoll>()
 
     /// This thread's state (made on first use; freed when the thread ends), a worker of `server`.
     static func current(ceilingMicroseconds: Int, server: HTTPServer) -> WorkerPoll {
-        if let p = pthread_getspecific(key) { return Unmanaged<WorkerPoll>.fromOpaque(p).takeUnretainedValue() }
-        let n = numbered.add(1, ordering: .relaxed).newValue
-        let made = WorkerPoll(ceilingMicroseconds: ceilingMicroseconds, name: "\(server.name)-http1-worker-\(n)")
-        pthread_setspecific(key, Unmanaged.passRetained(made).toOpaque())
-        return made
+        perThread.current {
+            let n = numbered.add(1, ordering: .relaxed).newValue
+            return WorkerPoll(ceilingMicroseconds: ceilingMicroseconds, name: "\(server.name)-http1-worker-\(n)")
+        }
     }
 
     /// A request's headers arrived on this thread at `now` (uptime nanoseconds): ends a pause

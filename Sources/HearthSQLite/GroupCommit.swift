@@ -46,10 +46,11 @@ import HearthCore
 /// batch fails with it (`batchFailed`). A lone body that throws rolls its transaction back before
 /// the hook would run.
 ///
-/// A waiting caller sleeps on its own job's semaphore and is woken only when it has something to
-/// do: its body ran (it returns), or the lead is handed to it. One broadcast to every waiter woke
-/// them all after each batch, and with 16 callers most went back to sleep at once: about one
-/// wasted wake-up and context switch per commit (docs/benchmarks.md, *Commit CPU, round four*).
+/// A waiting caller sleeps on its job's semaphore (its thread's own) and is woken only when it has
+/// something to do: its body ran (it returns, without taking the lock again), or the lead is handed
+/// to it. One broadcast to every waiter woke them all after each batch, and with 16 callers most
+/// went back to sleep at once: about one wasted wake-up and context switch per commit
+/// (docs/benchmarks.md, *Commit CPU, round four*).
 public final class GroupCommit: @unchecked Sendable {
     // `queue`, `leading` and every job's `finished` and `sleeping` are guarded by `lock`; a job's
     // `failure` is written by the leader before it marks the job `finished`, and read by its
@@ -83,8 +84,14 @@ public final class GroupCommit: @unchecked Sendable {
         /// Its caller waits on `wake` (a `perform` caller, not leading); whoever signals clears it
         /// first, so every signal meets exactly one wait.
         var sleeping = false
-        /// Made when its caller first sleeps (submitted bodies and leaders never do).
+        /// Its caller's thread's semaphore (`sleeper`), set when it first sleeps (submitted bodies
+        /// and leaders never do).
         var wake: DispatchSemaphore?
+        /// Written by whoever signals `wake`, before the signal: whether the body had run. Its
+        /// caller reads it after the wait (the semaphore orders the two) and, when it had, returns
+        /// without taking `lock` again — the leader holds it while it wakes the batch's other
+        /// callers, and each woken caller that queued on it slept and was woken a second time.
+        var finishedWhenWoken = false
         /// Whether the body runs in its own savepoint when it shares a transaction.
         let savepoint: Bool
         /// A submitted body's completion, called with its failure by the leader (nil: a caller waits).
@@ -137,14 +144,19 @@ public final class GroupCommit: @unchecked Sendable {
             let job = Job(savepoint: savepoint) { conn in result = try body(conn) }
             lock.lock()
             queue.append(job)
+            var locked = true
             while !job.finished {
                 if leading {
                     // Woken when the body ran, or to lead (the loop tells which).
-                    let wake = job.wake ?? DispatchSemaphore(value: 0)
+                    let wake = job.wake ?? Self.sleeper()
                     job.wake = wake
                     job.sleeping = true
                     lock.unlock()
                     wake.wait()
+                    if job.finishedWhenWoken {
+                        locked = false
+                        break
+                    }
                     lock.lock()
                     continue
                 }
@@ -152,7 +164,7 @@ public final class GroupCommit: @unchecked Sendable {
                 leadBatch()
                 handOff()
             }
-            lock.unlock()
+            if locked { lock.unlock() }
             if let failure = job.failure { throw failure }
             guard let result else { throw GroupCommitError.notRun }
             return result
@@ -193,6 +205,11 @@ public final class GroupCommit: @unchecked Sendable {
 
     /// Runs the queued bodies as one batch (called leading, with `lock` held; returns so):
     /// completes the submitted ones, then wakes the waiting callers whose bodies ran.
+    ///
+    /// The signals stay under `lock`: signalled after it (the next leader last, as here), the
+    /// arriving callers no longer slept on the lock, but they then led smaller batches sooner and
+    /// the rate fell (docs/benchmarks.md, commit27; commitfront found the same with the next
+    /// leader signalled first).
     private func leadBatch() {
         let first = queue
         queue.removeAll(keepingCapacity: true)
@@ -211,11 +228,25 @@ public final class GroupCommit: @unchecked Sendable {
         }
     }
 
-    /// Wakes a job's sleeping caller (`lock` held).
+    /// Wakes a job's sleeping caller (`lock` held). Every signal meets exactly one wait: the
+    /// caller sets `sleeping` again (under `lock`) only after that wait returned.
     private static func wake(_ job: Job) {
         guard job.sleeping else { return }
         job.sleeping = false
+        job.finishedWhenWoken = job.finished
         job.wake?.signal()
+    }
+
+    private static let sleepers = ThreadLocalObject<DispatchSemaphore>()
+
+    /// The calling thread's semaphore to sleep on in `perform`, made on its first sleep and kept
+    /// for the thread's life: one per sleep was an allocation, a dispatch object and their
+    /// release — the last often on the waking leader's thread — for most REST commits at 16
+    /// connections. Sharing one per thread is safe because every signal meets exactly one wait
+    /// (`wake`): when `perform` returns, nothing is left on it, and a thread waits in
+    /// one `perform` at a time.
+    private static func sleeper() -> DispatchSemaphore {
+        sleepers.current { DispatchSemaphore(value: 0) }
     }
 
     /// After a caller's batch (leading, `lock` held): who leads what is queued. The first waiting

@@ -28,9 +28,13 @@ enum WALBufferingVFS {
     /// A WAL file object: `sqlite3_file` (its methods), our buffer, then the unix VFS's file.
     static let headerSize = 16
 
-    static func buffer(_ file: UnsafeMutablePointer<sqlite3_file>) -> WALWriteBuffer {
+    /// Runs `body` with `file`'s buffer, which the file holds (retained at xOpen, released at
+    /// xClose) for as long as SQLite may call it. Lent without a retain and release of its own:
+    /// xWrite is called twice per WAL frame (header, page), on whichever thread leads the batch,
+    /// and the pair was a visible share of the writer's `swift_release` samples.
+    static func withBuffer<R>(_ file: UnsafeMutablePointer<sqlite3_file>, _ body: (WALWriteBuffer) -> R) -> R {
         let slot = UnsafeMutableRawPointer(file).load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)
-        return Unmanaged<WALWriteBuffer>.fromOpaque(slot).takeUnretainedValue()
+        return Unmanaged<WALWriteBuffer>.fromOpaque(slot)._withUnsafeGuaranteedRef(body)
     }
 
     static func inner(_ file: UnsafeMutablePointer<sqlite3_file>?) -> UnsafeMutablePointer<sqlite3_file> {
@@ -45,7 +49,7 @@ enum WALBufferingVFS {
     /// Writes out what `file` has gathered; SQLite's result code.
     static func settle(_ file: UnsafeMutablePointer<sqlite3_file>?) -> Int32 {
         let real = inner(file)
-        return buffer(file!).settle { bytes, n, offset in methods(real).xWrite!(real, bytes, Int32(n), offset) }
+        return withBuffer(file!) { $0.settle { bytes, n, offset in methods(real).xWrite!(real, bytes, Int32(n), offset) } }
     }
 
     /// Writes out what `file` has gathered, then makes `call` on the unix file; SQLite's result code.
@@ -81,8 +85,10 @@ enum WALBufferingVFS {
             xRead: { file, data, amount, offset in settled(file) { $1.xRead!($0, data, amount, offset) } },
             xWrite: { file, data, amount, offset in
                 let real = inner(file)
-                return buffer(file!).write(data!, amount: Int(amount), offset: offset) { bytes, n, at in
-                    methods(real).xWrite!(real, bytes, Int32(n), at)
+                return withBuffer(file!) { b in
+                    b.write(data!, amount: Int(amount), offset: offset) { bytes, n, at in
+                        methods(real).xWrite!(real, bytes, Int32(n), at)
+                    }
                 }
             },
             xTruncate: { file, size in settled(file) { $1.xTruncate!($0, size) } },

@@ -331,6 +331,42 @@ import Testing
         #expect(batcher.queued == 0)
     }
 
+    /// A caller sleeps on its thread's one semaphore, kept for the thread's life, in whichever group
+    /// commit it waits: threads alternating between two batchers (each busy with the others'
+    /// callers) reuse it in both, and a signal left on it — or one meant for another wait — would
+    /// return a caller before its body ran (its value missing, `notRun` thrown).
+    @Test func oneSemaphorePerThreadServesEveryBatcher() throws {
+        let dbs = [try database(), try database()]
+        let batchers = dbs.map { GroupCommit(database: $0) }
+        let rounds = 30
+        let failures = Completions()
+        let done = DispatchGroup()
+        for t in 0..<12 {
+            done.enter()
+            Thread.detachNewThread {
+                for r in 0..<rounds {
+                    let k = (t + r) % 2
+                    do {
+                        try batchers[k].perform(savepoint: r % 3 != 0) { c in try c.run("INSERT INTO t (v) VALUES (?)", ["w\(t)-\(r)"]) }
+                    } catch {
+                        failures.add("w\(t)-\(r)", .failure(error))
+                    }
+                }
+                done.leave()
+            }
+        }
+        #expect(done.wait(timeout: .now() + 120) == .success)
+        #expect(failures.count == 0)
+        for k in 0..<2 {
+            var expected = Set<String>()
+            for t in 0..<12 { for r in 0..<rounds where (t + r) % 2 == k { expected.insert("w\(t)-\(r)") } }
+            let stored = try values(dbs[k])
+            #expect(stored.count == expected.count)
+            #expect(Set(stored) == expected)
+            #expect(batchers[k].queued == 0)
+        }
+    }
+
     /// `lead: false` (a loop thread queuing a commit) never runs a body on the submitting thread,
     /// whether or not a batch is running, and completions still come in submission order, each
     /// after its body's COMMIT.

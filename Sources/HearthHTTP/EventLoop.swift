@@ -200,13 +200,17 @@ final class EventLoop: @unchecked Sendable {
         if window > 0 {
             var round = 0
             while true {
-                if probed >= 0 && readAheadFound(&events) {
+                // Not in the first round, which asks epoll about every socket: a client keeping its
+                // socket readable (a large upload, a flood) would otherwise be read at every pause
+                // while the loop's other sockets waited.
+                if round > 0 && probed >= 0 && readAheadFound(&events) {
                     busyPoll.endPause(after: DispatchTime.now().uptimeNanoseconds &- idle, bySocket: true, whilePolling: true)
                     return 1
                 }
-                // With a socket read ahead, epoll is asked every `epollRounds`-th round only: the
-                // other sockets and the eventfd wait at most that many rounds (a few µs), and each
-                // round is one system call shorter, so the request comes sooner after it arrives.
+                // With a socket read ahead, epoll is asked every `epollRounds`-th round only (the
+                // first included): the other sockets and the eventfd wait at most that many rounds
+                // (a few µs), and each round is one system call shorter, so the request comes
+                // sooner after it arrives.
                 if probed < 0 || round % Self.epollRounds == 0 {
                     let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), 0)
                     if n != 0 {

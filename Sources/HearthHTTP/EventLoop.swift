@@ -50,6 +50,21 @@ final class EventLoop: @unchecked Sendable {
     /// most likely that answer, which polling cannot bring sooner — it only takes a CPU from the
     /// thread making it (a RunQuery on a worker, a commit on the writer) and from the client.
     @exclusivity(unchecked) var answersAwaited = 0
+    /// Sockets registered with `readsAhead` (loop thread only), and whether their interest
+    /// includes EPOLLIN now: a socket whose owner stopped reading (a client that does not read its
+    /// answers) is never read ahead.
+    @exclusivity(unchecked) private var readers: [Int32: Bool] = [:]
+    /// The socket the polling reads itself, before asking epoll (loop thread only; -1: none): the
+    /// last one whose request alone ended a pause. A client calling one call at a time sends on
+    /// the same connection each time, and a read that finds its request takes it with one system
+    /// call where `epoll_wait` reporting it, then the handler's `recv`, took two on the way to the
+    /// answer (docs/benchmarks.md, grpcs1y).
+    @exclusivity(unchecked) private var probed: Int32 = -1
+    /// While a socket is read ahead, the polling asks epoll once in this many rounds.
+    static let epollRounds = 4
+    /// What the polling's read of `probed` gave (bytes in `scratch`, or -1 and its errno), for
+    /// that socket's handler to take (`takeReadAhead`) instead of reading itself (loop thread only).
+    @exclusivity(unchecked) private var readAhead: (fd: Int32, result: Int, error: Int32)?
 
     init(name: String) throws(HTTPServerError) {
         self.name = name
@@ -136,20 +151,39 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: Loop-thread only
 
-    /// Watches `fd` for `events` (EPOLLIN, EPOLLOUT, …).
-    func register(_ fd: Int32, events: UInt32, handler: @escaping Handler) {
+    /// Watches `fd` for `events` (EPOLLIN, EPOLLOUT, …). `readsAhead`: the polling may read the
+    /// socket into `scratch` itself, and its handler then takes that read (`takeReadAhead`)
+    /// instead of calling `recv`, whenever it is called with EPOLLIN.
+    func register(_ fd: Int32, events: UInt32, readsAhead: Bool = false, handler: @escaping Handler) {
         handlers[fd] = handler
+        if readsAhead { readers[fd] = events & hearth_epollin() != 0 }
         hearth_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events)
     }
 
     func modify(_ fd: Int32, events: UInt32) {
+        if readers[fd] != nil {
+            let reading = events & hearth_epollin() != 0
+            readers[fd] = reading
+            if !reading && probed == fd { probed = -1 }
+        }
         hearth_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events)
     }
 
     /// Stops watching `fd` (the caller closes or hands it on).
     func unregister(_ fd: Int32) {
         handlers[fd] = nil
+        readers[fd] = nil
+        if probed == fd { probed = -1 }
+        if readAhead?.fd == fd { readAhead = nil }
         hearth_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0)
+    }
+
+    /// The read the polling made of `fd` for its handler, now being called: the `recv` result (its
+    /// bytes in `scratch`) and, when it is -1, its errno. Nil: the handler reads itself.
+    func takeReadAhead(_ fd: Int32) -> (result: Int, error: Int32)? {
+        guard let ahead = readAhead, ahead.fd == fd else { return nil }
+        readAhead = nil
+        return (ahead.result, ahead.error)
     }
 
     private func wake() {
@@ -164,13 +198,29 @@ final class EventLoop: @unchecked Sendable {
         let idle = DispatchTime.now().uptimeNanoseconds
         let window = busyPoll.beginPause()
         if window > 0 {
+            var round = 0
             while true {
-                let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), 0)
-                if n != 0 {
-                    busyPoll.endPause(after: DispatchTime.now().uptimeNanoseconds &- idle,
-                                      bySocket: endedBySocket(events, n), whilePolling: true)
-                    return n
+                // Not in the first round, which asks epoll about every socket: a client keeping its
+                // socket readable (a large upload, a flood) would otherwise be read at every pause
+                // while the loop's other sockets waited.
+                if round > 0 && probed >= 0 && readAheadFound(&events) {
+                    busyPoll.endPause(after: DispatchTime.now().uptimeNanoseconds &- idle, bySocket: true, whilePolling: true)
+                    return 1
                 }
+                // With a socket read ahead, epoll is asked every `epollRounds`-th round only (the
+                // first included): the other sockets and the eventfd wait at most that many rounds
+                // (a few µs), and each round is one system call shorter, so the request comes
+                // sooner after it arrives.
+                if probed < 0 || round % Self.epollRounds == 0 {
+                    let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), 0)
+                    if n != 0 {
+                        busyPoll.endPause(after: DispatchTime.now().uptimeNanoseconds &- idle,
+                                          bySocket: endedBySocket(events, n), whilePolling: true)
+                        chooseProbed(events, n)
+                        return n
+                    }
+                }
+                round &+= 1
                 if DispatchTime.now().uptimeNanoseconds &- idle >= window { break }
                 // Whatever else is runnable on this CPU goes first: the polling takes only time
                 // nobody else wanted.
@@ -180,7 +230,30 @@ final class EventLoop: @unchecked Sendable {
         let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
         busyPoll.endPause(after: DispatchTime.now().uptimeNanoseconds &- idle,
                           bySocket: endedBySocket(events, n), whilePolling: false)
+        chooseProbed(events, n)
         return n
+    }
+
+    /// One non-blocking read of `probed` while polling: true when it found something (bytes, the
+    /// client's close, an error), kept in `readAhead` and reported as that socket's EPOLLIN event,
+    /// alone in `events`; false when the socket had nothing yet.
+    private func readAheadFound(_ events: inout [hearth_event]) -> Bool {
+        let buffer = scratch
+        let result = recv(probed, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+        let error = result < 0 ? errno : 0
+        if result < 0 && (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) { return false }
+        readAhead = (probed, result, error)
+        events[0] = hearth_event(fd: probed, events: hearth_epollin())
+        return true
+    }
+
+    /// The socket to read ahead in the next pauses: the one whose readiness alone ended this one,
+    /// when its handler takes reads ahead and it is being read (else the choice stays).
+    private func chooseProbed(_ events: [hearth_event], _ n: Int32) {
+        guard n == 1 else { return }
+        let fd = events[0].fd
+        guard fd != probed, fd != wakeFD, events[0].events == hearth_epollin(), readers[fd] == true else { return }
+        probed = fd
     }
 
     /// Whether a socket was among the `n` events, not only the eventfd: a pause ended by the
@@ -217,6 +290,8 @@ final class EventLoop: @unchecked Sendable {
                     // A handler may have closed an fd reported in this batch: look it up each time.
                     handlers[fd]?(events[i].events)
                 }
+                // Taken by its handler; should that handler be gone, the bytes go with it.
+                readAhead = nil
             }
             taskLock.lock()
             let queued = tasks

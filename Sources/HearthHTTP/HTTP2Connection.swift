@@ -101,7 +101,7 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
         // The connection window starts at 65535 whatever SETTINGS say; widen it to match the streams'.
         nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(limits.connectionWindowSize))
         interest = hearth_epollin()
-        loop.register(fd, events: interest) { [unowned self] events in ready(events) }
+        loop.register(fd, events: interest, readsAhead: true) { [unowned self] events in ready(events) }
         send()
         return true
     }
@@ -117,7 +117,14 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
         // nghttp2 copies what it keeps, and the callbacks copy request bytes out, so the loop's one
         // buffer serves every read.
         let buffer = loop.scratch
-        let n = recv(fd, buffer.baseAddress, buffer.count, 0)
+        let n: Int
+        if let ahead = loop.takeReadAhead(fd) {
+            // The loop's polling read the socket already, into the same buffer.
+            n = ahead.result
+            if n < 0 { errno = ahead.error }
+        } else {
+            n = recv(fd, buffer.baseAddress, buffer.count, 0)
+        }
         if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
         guard n > 0 else { return shutdown(errorCode: 8) }
         receiving = true

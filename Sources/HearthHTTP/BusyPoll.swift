@@ -65,12 +65,24 @@ public struct BusyPoll: Sendable {
     private var armed = false
     /// Where what it did is published for `/emulator/v1/stats` (nil: unnamed or off — tests).
     private let record: BusyPollRecord?
+    /// Polls its whole window in every pause, the trials and the window's rule off (tests only:
+    /// what the polling does must be testable on a machine too busy for a trial to keep it).
+    private let fixed: Bool
 
     /// `name`: the loop or worker it serves, under which its record is listed.
     public init(ceilingMicroseconds: Int, name: String? = nil) {
         let ceiling = UInt64(max(0, min(ceilingMicroseconds, Self.maximumCeilingMicroseconds))) * 1000
         self.ceiling = ceiling
         record = ceiling > 0 ? name.map(BusyPollRecord.register) : nil
+        fixed = false
+    }
+
+    /// Tests: a loop that polls `microseconds` in every pause whatever its round trips say.
+    init(alwaysPollingMicroseconds microseconds: Int) {
+        ceiling = UInt64(max(1, min(microseconds, Self.maximumCeilingMicroseconds))) * 1000
+        window = ceiling
+        record = nil
+        fixed = true
     }
 
     public var isOff: Bool { ceiling == 0 }
@@ -84,6 +96,7 @@ public struct BusyPoll: Sendable {
         // at its smallest) leave the loop asleep for good: the window shut, no pause counted
         // toward the trial, and none reopened the window (the full `make bench` of 5 December
         // 05:07, its one-stream gRPC rows at 0.45 core; docs/benchmarks.md, h2poll).
+        if fixed { return window }
         armed = ceiling > 0 && (window > 0 || !polling)
         return polling ? window : 0
     }
@@ -92,7 +105,7 @@ public struct BusyPoll: Sendable {
     /// polling (`whilePolling`) or after a sleep; `bySocket`: a socket was ready, not only the
     /// loop's eventfd.
     public mutating func endPause(after nanoseconds: UInt64, bySocket: Bool, whilePolling: Bool) {
-        guard ceiling > 0 else { return }
+        guard ceiling > 0, !fixed else { return }
         defer { record?.pauseEnded(whilePolling: whilePolling, window: window, polling: polling) }
         // The window learns only from its own use: while the loop sleeps to see what sleeping
         // costs, a long round trip is what is being measured, not a reason to close the window.
@@ -128,7 +141,7 @@ public struct BusyPoll: Sendable {
     /// for the process's own threads (a write's group commit), which its polling would take a CPU
     /// from. A pause that ended while polling leaves the window as it is.
     public mutating func slept(pause nanoseconds: UInt64, bySocket: Bool = true) {
-        guard ceiling > 0 else { return }
+        guard ceiling > 0, !fixed else { return }
         if nanoseconds > ceiling || !bySocket {
             window /= 2
             if window < Self.start { window = 0 }

@@ -43,19 +43,19 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench  # noqa: E402
-from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
-from benchlib.httpc import Client, HarnessError, NotAvailable, expect  # noqa: E402
+from benchlib import firebase, grpcbench, h2floor  # noqa: E402
+from benchlib.h2floor import Floor, seed  # noqa: E402
+from benchlib.context import DOC_NAME_PREFIX, Context  # noqa: E402
+from benchlib.httpc import Client, NotAvailable  # noqa: E402
 from benchlib.instructions import collect, control, counted, missing_tools, thread_totals  # noqa: E402
-from benchlib.pairs import Pairing, Side, best_round, with_loadgen_cpu  # noqa: E402
-from benchlib.procs import Hearth, OfficialFirestore, compile_c, free_port, tail  # noqa: E402
+from benchlib.pairs import Pairing, Side, best_round, round_order, with_loadgen_cpu  # noqa: E402
+from benchlib.procs import Hearth, OfficialFirestore  # noqa: E402
 from callgrind_get import framed_get, seed_user  # noqa: E402
 # syscalls: strace -c -f of a process while a load runs.
 from get_rows import syscalls  # noqa: E402
@@ -65,80 +65,12 @@ ROWS = {"get": "grpc.get.s1", "light": "grpc.get.light.s1", "commit": "grpc.comm
 HEARTH, PEER, BLOCK, POLL = "hearth", "emulator", "floor-block", "floor-poll"
 
 
-class Floor:
-    """One bench/ceilings/h2_floor.c process on a fresh database file."""
-
-    def __init__(self, ctx, binary, name, answer_file, poll_us):
-        self.ctx, self.binary, self.name = ctx, binary, name
-        self.answer_file, self.poll_us = answer_file, poll_us
-        self.dir = os.path.join(ctx.run_dir, name)
-        self.log = os.path.join(ctx.run_dir, f"{name}.log")
-        self.proc = self.port = None
-        self.prefix = []  # arguments between `binary` and the floor's own (valgrind's)
-
-    def start(self, timeout=10):
-        shutil.rmtree(self.dir, ignore_errors=True)
-        os.makedirs(self.dir)
-        self.port = free_port()
-        argv = [self.binary] + self.prefix + [str(self.port), os.path.join(self.dir, "firestore.sqlite"), self.answer_file, str(self.poll_us)]
-        self.proc = self.ctx.registry.spawn(argv, self.log)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise HarnessError(f"{self.name} exited with {self.proc.returncode}: {tail(self.log)}")
-            if "ready" in self.lines():
-                return self
-            time.sleep(0.02)
-        raise HarnessError(f"{self.name} did not start: {tail(self.log)}")
-
-    def stop(self):
-        """Stops it; returns its counts (calls, commits, transactions, checkpoint passes)."""
-        if self.proc is None:
-            return {}
-        self.ctx.registry.stop(self.proc)
-        line = next((l for l in self.lines() if l.startswith('{"calls"')), None)
-        return json.loads(line) if line else {"log": tail(self.log, 300)}
-
-    def lines(self):
-        """Its log's lines (valgrind's own go there too)."""
-        with open(self.log, errors="replace") as f:
-            return f.read().splitlines()
-
-
-def seed(port, user, what):
-    """users/{uid}/files/f0, as `make bench`'s REST rows store it before the gRPC rows (admin commit)."""
-    c = Client(port)
-    try:
-        writes = [{"update": {"name": f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0",
-                              "fields": firebase.file_fields(user.uid, created="2024-01-01T00:00:00Z")}}]
-        expect(c.request("POST", f"{DOCS}:commit", headers={"Authorization": "Bearer owner"}, body={"writes": writes}),
-               f"{what} Firestore admin commit")
-    finally:
-        c.close()
-
-
 def hearth_answer(ctx, port, user, path):
-    """The framed GetDocument answer Hearth sends for users/{uid}/files/f0 (nghttp prints the DATA),
-    checked to be as long as the DATA of one h2load call, written to `path`."""
+    """Hearth's framed GetDocument answer for users/{uid}/files/f0, written to `path` (`h2floor.hearth_answer`)."""
     frame = os.path.join(ctx.run_dir, "h2floor-getdoc.bin")
     with open(frame, "wb") as f:
         f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
-    nghttp = shutil.which("nghttp")
-    if not nghttp:
-        raise NotAvailable("nghttp is not installed (Debian package nghttp2-client)")
-    r = subprocess.run([nghttp, "-d", frame, "-H", "content-type: application/grpc", "-H", "te: trailers",
-                        "-H", f"authorization: Bearer {user.id_token}",
-                        f"http://127.0.0.1:{port}/google.firestore.v1.Firestore/GetDocument"],
-                       capture_output=True, timeout=30)
-    answer = r.stdout
-    one = grpcbench.H2Load(ctx).run(port, frame, user.id_token, 1, 0, count=1)
-    if r.returncode != 0 or len(answer) < 6 or answer[0] != 0 or int.from_bytes(answer[1:5], "big") != len(answer) - 5 \
-            or len(answer) != one.get("bytes_data"):
-        raise NotAvailable(f"Hearth's GetDocument answer could not be read ({r.returncode}, {len(answer)} bytes, "
-                           f"h2load {one.get('bytes_data')}): {r.stderr[-200:]!r}")
-    with open(path, "wb") as f:
-        f.write(answer)
-    return answer
+    return h2floor.hearth_answer(ctx, port, user, frame, path)
 
 
 def operations(details):
@@ -147,8 +79,8 @@ def operations(details):
 
 
 def run_rounds(pairing, key, loads, rounds):
-    """`pairs.Pairing.run`'s rounds for any number of sides: warm-ups, then round i runs the sides
-    forward (i even) or backward; returns {system: every round's record}."""
+    """`pairs.Pairing.run`'s rounds for any number of sides: warm-ups, then the rounds in
+    `pairs.round_order`; returns {system: every round's record}."""
     live = {}
     for system, load in loads.items():
         if isinstance(load, str):
@@ -162,10 +94,8 @@ def run_rounds(pairing, key, loads, rounds):
             print(f"  {key} {system}: n/a — {e}", flush=True)
     systems = list(live)
     out = {s: [] for s in systems}
-    for i in range(rounds):
-        for j, system in enumerate(systems if i % 2 == 0 else systems[::-1]):
-            rec = pairing.one_round(key, i * len(systems) + j, system, live[system])
-            out[system].append(rec)
+    for i, system in enumerate(round_order(rounds, systems) if systems else []):
+        out[system].append(pairing.one_round(key, i, system, live[system]))
     return out
 
 
@@ -320,7 +250,7 @@ def main():
     shipped = os.path.join(ROOT, "rules", "firestore.rules")  # as bench/run.py picks it
     ctx.rules_for_hearth = shipped if os.path.exists(shipped) else os.path.join(ROOT, "bench", "bench.rules")
     ctx.s.duration = args.seconds
-    floor_bin = compile_c("h2_floor.c", os.path.join(ctx.build, "bin", "h2_floor"), ["-lnghttp2", "-lsqlite3", "-lpthread"])
+    floor_bin = h2floor.build(ctx)
     results = {"rounds": args.rounds, "seconds": args.seconds, "poll_us": args.poll_us, "rows": {}}
     data_dir = os.path.join(ctx.run_dir, "hearth-h2floor")
     shutil.rmtree(data_dir, ignore_errors=True)

@@ -43,6 +43,8 @@ import argparse
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import time
 
@@ -63,6 +65,8 @@ from get_rows import syscalls  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROWS = {"get": "grpc.get.s1", "light": "grpc.get.light.s1", "commit": "grpc.commit.s16", "write": "rt.write.s16"}
 HEARTH, PEER, BLOCK, POLL = "hearth", "emulator", "floor-block", "floor-poll"
+# With --poll-epoll: the polling floor without its read-ahead (epoll only), the A/B of the read-ahead.
+POLL_EPOLL = "floor-poll-epoll"
 
 
 def hearth_answer(ctx, port, user, path):
@@ -99,6 +103,31 @@ def run_rounds(pairing, key, loads, rounds):
     return out
 
 
+SYSCALLS = ("epoll_wait", "recvfrom", "sendto", "sched_yield")
+
+
+def perf_syscalls(pid, load):
+    """(rate, {system call: per operation}) of one run of `load` (a `pairs.Load`) with `perf stat`
+    counting the process's entries into the loop's system calls (tracepoints: every call counted,
+    each barely slower, unlike strace's stops)."""
+    events = ",".join(f"syscalls:sys_enter_{c}" for c in SYSCALLS)
+    p = subprocess.Popen(["perf", "stat", "-x", ",", "-e", events, "-p", str(pid)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    try:
+        value, details = load.once()
+    finally:
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    ops = max(1, operations(details))
+    counts = {}
+    for line in err.splitlines():
+        f = line.split(",")
+        if len(f) > 2 and f[2].startswith("syscalls:sys_enter_") and f[0].strip().isdigit():
+            counts[f[2].rsplit("_enter_", 1)[1]] = int(f[0]) / ops
+    return value, counts
+
+
 def per_op(rec):
     """(server µs, load generator µs) of CPU per operation in one round: the server's session's CPU
     over the round (`machine.account`: cores × the round's seconds) and the load generator's over its
@@ -127,7 +156,7 @@ def summary(key, rounds):
                        "server_cores": best["machine"]["server"], "loadgen_cores": best["details"]["loadgen_cpu"] / load_seconds(best),
                        "steal": best["machine"]["steal"], "others": best["machine"]["others"],
                        "rounds": [r["value"] for r in recs], "disturbed": sum(1 for r in recs if r["machine"]["disturbed"])}
-    floors = [s for s in (BLOCK, POLL) if "rate" in out.get(s, {})]
+    floors = [s for s in (BLOCK, POLL, POLL_EPOLL) if "rate" in out.get(s, {})]
     if floors:
         out["floor"] = dict(out[max(floors, key=lambda s: out[s]["rate"])], side=max(floors, key=lambda s: out[s]["rate"]))
     return out
@@ -137,7 +166,7 @@ def show(key, s):
     print(f"\n{key}")
     print(f"  {'side':12s} {'best/s':>9s} {'rounds':>26s} {'server µs/op':>13s} {'loadgen µs/op':>14s} "
           f"{'cores s+l':>10s} {'steal':>6s}")
-    for system in (HEARTH, PEER, BLOCK, POLL):
+    for system in (HEARTH, PEER, BLOCK, POLL, POLL_EPOLL):
         v = s.get(system)
         if v is None:
             continue
@@ -229,6 +258,10 @@ def main():
     ap.add_argument("--seconds", type=int, default=5, help="each timed run (make bench: 5)")
     ap.add_argument("--rows", default="get,light,commit,write", help=f"a comma-separated subset of {','.join(ROWS)}")
     ap.add_argument("--poll-us", type=int, default=200, help="floor-poll's polling window (Hearth's ceiling: 200)")
+    ap.add_argument("--poll-epoll", action="store_true",
+                    help=f"also {POLL_EPOLL}: the polling floor without its read-ahead (epoll only), for an A/B")
+    ap.add_argument("--sides", type=lambda v: v.split(","),
+                    help=f"measure only these sides (of {HEARTH},{PEER},{BLOCK},{POLL},{POLL_EPOLL}): a narrower A/B")
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
     ap.add_argument("--no-peer", action="store_true", help="without the official emulator")
     ap.add_argument("--peer", metavar="PORT,SID",
@@ -243,6 +276,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="--callgrind: keep the floor's dumps (for callgrind_annotate)")
     ap.add_argument("--strace", action="store_true",
                     help="also count Hearth's and floor-block's system calls per operation (strace -c -f), one run each per row")
+    ap.add_argument("--perf-syscalls", action="store_true",
+                    help="also, per row and side, one run with perf stat counting the loop's system calls per operation")
     ap.add_argument("--json", default=os.path.join(ROOT, ".build", "bench", "h2_floor.json"))
     args = ap.parse_args()
     keys = [ROWS[r] for r in args.rows.split(",")]
@@ -270,8 +305,9 @@ def main():
             results["callgrind"] = callgrind(ctx, floor_bin, answer_file, user, keys)
             return 0
         servers = {HEARTH: (h.port("firestore"), h.proc.pid)}
-        for name, poll in ((BLOCK, 0), (POLL, args.poll_us)):
-            f = Floor(ctx, floor_bin, name, answer_file, poll).start()
+        floor_sides = [(BLOCK, 0, True), (POLL, args.poll_us, True)] + ([(POLL_EPOLL, args.poll_us, False)] if args.poll_epoll else [])
+        for name, poll, ahead in floor_sides:
+            f = Floor(ctx, floor_bin, name, answer_file, poll, read_ahead=ahead).start()
             floors.append(f)
             servers[name] = (f.port, f.proc.pid)
         if args.peer:
@@ -285,7 +321,7 @@ def main():
             ctx.log(f"the official emulator started in {emu.startup_seconds:.1f}s")
             seed(emu.port, user, "emulator")
             servers[PEER] = (emu.port, emu.proc.pid)
-        order = [s for s in (HEARTH, PEER, BLOCK, POLL) if s in servers]
+        order = [s for s in (HEARTH, PEER, BLOCK, POLL, POLL_EPOLL) if s in servers and (not args.sides or s in args.sides)]
         pairing = Pairing(ctx, [Side(s, servers[s][1]) for s in order], args.rounds, harness_pid=os.getpid())
         # make bench's warm-ups (fsrows.Phase.warm: 5 s for the JVM, 1 s for the others), the JVM's
         # longer with --peer-warm: in make bench it has run the REST rows for minutes before these.
@@ -295,6 +331,12 @@ def main():
             s = summary(key, rounds)
             results["rows"][key] = {"summary": s, "rounds": rounds}
             show(key, s)
+            if args.perf_syscalls:
+                for side in [x for x in order if x != PEER]:
+                    rate, calls = perf_syscalls(servers[side][1], loads[side][key])
+                    results["rows"][key][f"perf_syscalls_{side}"] = {"rate": rate, "per_op": calls}
+                    print(f"  {side:16s} {rate:9,.0f}/s under perf stat; system calls per operation: "
+                          + ", ".join(f"{c} {calls.get(c, 0):.2f}" for c in SYSCALLS), flush=True)
             if args.strace:
                 for side in (HEARTH, BLOCK):
                     calls = syscalls(servers[side][1], loads[side][key].once, lambda r: operations(r[1]))

@@ -39,9 +39,9 @@ def build(ctx):
 class Floor:
     """One bench/ceilings/h2_floor.c process on a fresh database file."""
 
-    def __init__(self, ctx, binary, name, answer_file, poll_us):
+    def __init__(self, ctx, binary, name, answer_file, poll_us, read_ahead=True):
         self.ctx, self.binary, self.name = ctx, binary, name
-        self.answer_file, self.poll_us = answer_file, poll_us
+        self.answer_file, self.poll_us, self.read_ahead = answer_file, poll_us, read_ahead
         self.dir = os.path.join(ctx.run_dir, name)
         self.log = os.path.join(ctx.run_dir, f"{name}.log")
         self.proc = self.port = None
@@ -51,7 +51,8 @@ class Floor:
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         self.port = free_port()
-        argv = [self.binary] + self.prefix + [str(self.port), os.path.join(self.dir, "firestore.sqlite"), self.answer_file, str(self.poll_us)]
+        argv = [self.binary] + self.prefix + [str(self.port), os.path.join(self.dir, "firestore.sqlite"), self.answer_file, str(self.poll_us),
+                                         "1" if self.read_ahead else "0"]
         self.proc = self.ctx.registry.spawn(argv, self.log)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

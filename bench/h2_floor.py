@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """The HTTP/2 floor against Hearth and the official emulator, on the gRPC rows issue 20 still misses:
 `python3 bench/h2_floor.py [--rounds 3] [--seconds 5] [--rows get,light,commit,write] [--poll-us 200]
-[--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
+[--poll-epoll] [--sides S,S] [--perf-syscalls] [--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
 `--callgrind [-n N] [--floor-only] [--keep]` instructions per operation instead (below).
 
 `bench/ceilings/h2_floor.c` does the least any Firestore gRPC server built on nghttp2 and SQLite must
 do for those rows (its header says what): its rate on this machine, under the very clients `make bench`
 runs, bounds what any design within the non-negotiables reaches there. Two floor processes run, one
 whose loop blocks in epoll_wait when out of work (`floor-block`) and one that polls for up to
-`--poll-us` µs first as Hearth's HTTP/2 loops do (`floor-poll`); per row the better of the two is the
-floor.
+`--poll-us` µs first, reading ahead the connection that last sent, as Hearth's HTTP/2 loops do
+(`floor-poll`); per row the better of the two is the floor. `--poll-epoll` adds the polling floor
+without the read-ahead (`floor-poll-epoll`), `--sides` narrows the sides measured (an A/B), and
+`--perf-syscalls` runs each side once more under `perf stat`, counting the loop's system calls per
+operation. `make bench` runs the polling floor itself as a side of the one-stream gets
+(`benchlib/h2floor.py`, whose `Floor` this script uses).
 
 The rows are `make bench`'s, built by the same code (`benchlib/grpcbench.grpc_loads`): gRPC GetDocument
 at one stream through h2load (`grpc.get.s1`, each run checked by its DATA bytes) and through grpcload's
@@ -20,8 +24,8 @@ runs it) and the official emulator (the same rules, the same user's token, signe
 users/{uid}/files/f0; the floor answers GetDocument with the exact bytes Hearth answered for it
 (fetched once with nghttp), so h2load's byte check and the light client's document check hold.
 
-Every server stays up; each row runs N rounds per server, in the order of `benchlib/pairs.py`
-generalised to more sides (round i runs the sides forward when i is even, backward when odd), each
+Every server stays up; each row runs N rounds per server, in the order of `benchlib/pairs.round_order`
+(each round the previous one's order rotated by one: A B C, C A B, B C A, …), each
 round after `pairs.wait_quiet` and accounted by `benchlib/machine.py`; each side keeps its best round.
 Printed per row and side: the best round's rate, the server's CPU per operation (its session's CPU
 over the round ÷ its operations: the floor's includes its checkpoint thread, the emulator's every JVM

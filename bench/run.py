@@ -431,12 +431,17 @@ def pairs_text(ctx):
     if p is None or not p.log:
         return ""
     m = p.summary()
+    letters = {pairs.HEARTH: "H", pairs.PEER: "E", "floor-poll": "P", "floor-block": "B"}
+    designs = [name for name, _ in h2floor.DESIGNS]
+
     def order(systems):
-        return " ".join(s[0].upper() for s in pairs.round_order(min(ctx.s.rounds, 3), systems)) + \
+        return " ".join(letters[s] for s in pairs.round_order(min(ctx.s.rounds, 3), systems)) + \
             (" …" if ctx.s.rounds > 3 else "")
-    floor = any(r["system"] == h2floor.FLOOR for r in p.log)
-    text = (f" Firestore rows: {ctx.s.rounds} round{'s' if ctx.s.rounds > 1 else ''} per side ({order(('hearth', 'emulator'))}"
-            f"{f'; the one-stream gets with the HTTP/2 floor: {order((pairs.HEARTH, pairs.PEER, h2floor.FLOOR))}' if floor else ''}"
+    floor = any(r["system"] in designs for r in p.log)
+    floor_text = (f"; the one-stream gets with the HTTP/2 floor's polling (P) and blocking (B) loops: "
+                  f"{order([pairs.HEARTH, pairs.PEER] + designs)}") if floor else ""
+    text = (f" Firestore rows: {ctx.s.rounds} round{'s' if ctx.s.rounds > 1 else ''} per side ({order((pairs.HEARTH, pairs.PEER))}"
+            f"{floor_text}"
             f"; listeners above one: 1), the best kept; {m['disturbed']} of "
             f"{m['rounds']} rounds disturbed (⚑: steal ≥ {machine.STEAL_LIMIT} core or other processes "
             f"≥ {machine.OTHERS_LIMIT} core), worst steal {m['max_steal']:.2f} core, other processes "

@@ -87,3 +87,26 @@ def test_quick_runs_judge_nothing():
                                           (["bound", False], False), ([False, True], False)])
 def test_a_rows_verdict_combines_its_targets(verdicts, met):
     assert combine(verdicts) == met
+
+
+def test_the_rows_floor_is_the_better_designs_best_round():
+    from benchlib import h2floor
+    r = Results()
+    r.put(KEY, "floor-poll", 22_000.0, rounds=[{"value": 22_000.0}])
+    r.put(KEY, "floor-block", 25_000.0, rounds=[{"value": 25_000.0}, {"value": 20_000.0}])
+    h2floor.pick(r, KEY)
+    assert r.get(KEY, h2floor.FLOOR) == 25_000.0
+    d = r.details[(KEY, h2floor.FLOOR)]
+    assert d["design"] == "floor-block" and d["designs"] == {"floor-poll": 22_000.0, "floor-block": 25_000.0}
+    assert [x["value"] for x in d["rounds"]] == [25_000.0, 20_000.0]
+    # One design failed: the other is the floor; both failed: n/a with the first reason.
+    r2 = Results()
+    r2.na(KEY, "floor-poll", "floor-poll exited (1)")
+    r2.put(KEY, "floor-block", 9_000.0)
+    h2floor.pick(r2, KEY)
+    assert r2.get(KEY, h2floor.FLOOR) == 9_000.0
+    r3 = Results()
+    r3.na(KEY, "floor-poll", "the HTTP/2 floor could not run: cc h2_floor.c failed")
+    r3.na(KEY, "floor-block", "the HTTP/2 floor could not run: cc h2_floor.c failed")
+    h2floor.pick(r3, KEY)
+    assert isinstance(r3.get(KEY, h2floor.FLOOR), NA) and "cc h2_floor.c" in r3.get(KEY, h2floor.FLOOR).reason

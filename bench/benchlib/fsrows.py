@@ -198,36 +198,40 @@ class Phase:
         return not only or any(key == p or key.startswith(p + ".") for p in only)
 
     def grpc_rows(self, grpc):
-        """The gRPC rows; the one-stream gets (`h2floor.KEYS`) with the HTTP/2 floor as a third side of
-        their rounds: a fresh floor started for them, answering Hearth's bytes, stopped after them."""
+        """The gRPC rows; the one-stream gets (`h2floor.KEYS`) with the HTTP/2 floor's two designs as
+        sides of their rounds (fresh floors started for them, answering Hearth's bytes, stopped after
+        them), the better design's best round stored as the row's floor (`h2floor.pick`)."""
         keys = [k for k in GRPC_KEYS if self.wanted(k)]
         floor_keys = [k for k in keys if k in h2floor.KEYS]
-        floor = None
+        floors = []
         if floor_keys:
             self.ctx.log("  the HTTP/2 floor beside the one-stream gets")
-            floor = h2floor.start_beside(self.ctx, self.servers[HEARTH], self.user)
-            if isinstance(floor, str):
-                self.ctx.log(f"  {floor}")
-                floor_loads = floor
+            started = h2floor.start_beside(self.ctx, self.servers[HEARTH], self.user)
+            if isinstance(started, str):
+                self.ctx.log(f"  {started}")
+                floor_loads = dict.fromkeys((name for name, _ in h2floor.DESIGNS), started)
             else:
-                floor_loads = grpcbench.grpc_loads(self.ctx, h2floor.FLOOR, floor.port, self.user, self.warm(h2floor.FLOOR))
+                floors = started
+                floor_loads = {f.name: grpcbench.grpc_loads(self.ctx, f.name, f.port, self.user, self.warm(f.name))
+                               for f in floors}
         try:
             for key in keys:
                 if key not in floor_keys:
                     self.measure(key, grpc)
                     continue
-                if floor is not None and not isinstance(floor, str):
-                    self.pairing.sides[h2floor.FLOOR] = Side(h2floor.FLOOR, floor.proc.pid)
-                    if floor.proc.poll() is not None:
-                        floor_loads = f"the HTTP/2 floor exited ({floor.proc.returncode})"
+                for f in floors:
+                    self.pairing.sides[f.name] = Side(f.name, f.proc.pid)
+                    if f.proc.poll() is not None:
+                        floor_loads[f.name] = f"{f.name} exited ({f.proc.returncode})"
                 try:
-                    self.measure(key, dict(grpc, **{h2floor.FLOOR: floor_loads}))
+                    self.measure(key, dict(grpc, **floor_loads))
                 finally:
-                    self.pairing.sides.pop(h2floor.FLOOR, None)
+                    for f in floors:
+                        self.pairing.sides.pop(f.name, None)
+                h2floor.pick(self.ctx.results, key)
         finally:
-            if floor is not None and not isinstance(floor, str):
-                counts = floor.stop()
-                self.ctx.log(f"  the HTTP/2 floor stopped: {counts}")
+            for f in floors:
+                self.ctx.log(f"  {f.name} stopped: {f.stop()}")
 
     def fresh_peer(self):
         """A fresh emulator for the read rows, as they always had. Its runQuery slows with every

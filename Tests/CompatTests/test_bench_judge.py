@@ -110,3 +110,15 @@ def test_the_rows_floor_is_the_better_designs_best_round():
     r3.na(KEY, "floor-block", "the HTTP/2 floor could not run: cc h2_floor.c failed")
     h2floor.pick(r3, KEY)
     assert isinstance(r3.get(KEY, h2floor.FLOOR), NA) and "cc h2_floor.c" in r3.get(KEY, h2floor.FLOOR).reason
+
+
+def test_a_floor_that_cannot_be_built_is_a_reason_not_a_crash(monkeypatch):
+    from benchlib import h2floor
+    from benchlib.httpc import HarnessError
+
+    def fail(ctx):
+        raise HarnessError("cc h2_floor.c failed: nghttp2/nghttp2.h: No such file or directory")
+    monkeypatch.setattr(h2floor, "build", fail)
+    why = h2floor.start_beside(object(), 0, object())
+    assert isinstance(why, str) and why.startswith("the HTTP/2 floor could not run: cc h2_floor.c failed")
+    assert h2floor.start_beside(object(), 0, None) == "no user token (Auth not available)"

@@ -3,8 +3,8 @@
 Both servers stay up for the whole phase and every row with a peer runs in interleaved rounds
 (`pairs.py`): REST get, commit and batchGet; gRPC GetDocument (h2load and the light client), Commit, the
 Write stream and the REST transaction (through net/http and through grpcload's light HTTP/1.1 client);
-with the HTTP/2 floor (`h2floor.py`, a fresh process for the gRPC rows) as a third side of the
-one-stream gets' rounds; then, on a fresh emulator (`fresh_peer`), gRPC RunQuery and BatchGetDocuments, runQuery and
+with the HTTP/2 floor (`h2floor.py`: a polling and a blocking floor loop, fresh processes for the
+gRPC rows) as two more sides of the one-stream gets' rounds; then, on a fresh emulator (`fresh_peer`), gRPC RunQuery and BatchGetDocuments, runQuery and
 documents.list on 1,000 and 10,000 documents; then the listener rows, last, because the emulator's
 1,000-listener attempt can leave its JVM unresponsive (the eighth session's run). Hearth's rows without
 a peer (100,000 documents, the grpc-go client rows) run in the same phase, in rounds of Hearth alone.

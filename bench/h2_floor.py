@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """The HTTP/2 floor against Hearth and the official emulator, on the gRPC rows issue 20 still misses:
 `python3 bench/h2_floor.py [--rounds 3] [--seconds 5] [--rows get,light,commit,write] [--poll-us 200]
-[--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
+[--poll-epoll] [--sides S,S] [--perf-syscalls] [--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
 `--callgrind [-n N] [--floor-only] [--keep]` instructions per operation instead (below).
 
 `bench/ceilings/h2_floor.c` does the least any Firestore gRPC server built on nghttp2 and SQLite must
 do for those rows (its header says what): its rate on this machine, under the very clients `make bench`
 runs, bounds what any design within the non-negotiables reaches there. Two floor processes run, one
 whose loop blocks in epoll_wait when out of work (`floor-block`) and one that polls for up to
-`--poll-us` µs first as Hearth's HTTP/2 loops do (`floor-poll`); per row the better of the two is the
-floor.
+`--poll-us` µs first, reading ahead the connection that last sent, as Hearth's HTTP/2 loops do
+(`floor-poll`); per row the better of the two is the floor. `--poll-epoll` adds the polling floor
+without the read-ahead (`floor-poll-epoll`), `--sides` narrows the sides measured (an A/B), and
+`--perf-syscalls` runs each side once more under `perf stat`, counting the loop's system calls per
+operation. `make bench` runs the polling floor itself as a side of the one-stream gets
+(`benchlib/h2floor.py`, whose `Floor` this script uses).
 
 The rows are `make bench`'s, built by the same code (`benchlib/grpcbench.grpc_loads`): gRPC GetDocument
 at one stream through h2load (`grpc.get.s1`, each run checked by its DATA bytes) and through grpcload's
@@ -20,8 +24,8 @@ runs it) and the official emulator (the same rules, the same user's token, signe
 users/{uid}/files/f0; the floor answers GetDocument with the exact bytes Hearth answered for it
 (fetched once with nghttp), so h2load's byte check and the light client's document check hold.
 
-Every server stays up; each row runs N rounds per server, in the order of `benchlib/pairs.py`
-generalised to more sides (round i runs the sides forward when i is even, backward when odd), each
+Every server stays up; each row runs N rounds per server, in the order of `benchlib/pairs.round_order`
+(each round the previous one's order rotated by one: A B C, C A B, B C A, …), each
 round after `pairs.wait_quiet` and accounted by `benchlib/machine.py`; each side keeps its best round.
 Printed per row and side: the best round's rate, the server's CPU per operation (its session's CPU
 over the round ÷ its operations: the floor's includes its checkpoint thread, the emulator's every JVM
@@ -43,6 +47,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -50,12 +55,13 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench  # noqa: E402
-from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
-from benchlib.httpc import Client, HarnessError, NotAvailable, expect  # noqa: E402
+from benchlib import firebase, grpcbench, h2floor  # noqa: E402
+from benchlib.h2floor import Floor, seed  # noqa: E402
+from benchlib.context import DOC_NAME_PREFIX, Context  # noqa: E402
+from benchlib.httpc import Client, NotAvailable  # noqa: E402
 from benchlib.instructions import collect, control, counted, missing_tools, thread_totals  # noqa: E402
-from benchlib.pairs import Pairing, Side, best_round, with_loadgen_cpu  # noqa: E402
-from benchlib.procs import Hearth, OfficialFirestore, compile_c, free_port, tail  # noqa: E402
+from benchlib.pairs import Pairing, Side, best_round, round_order, with_loadgen_cpu  # noqa: E402
+from benchlib.procs import Hearth, OfficialFirestore  # noqa: E402
 from callgrind_get import framed_get, seed_user  # noqa: E402
 # syscalls: strace -c -f of a process while a load runs.
 from get_rows import syscalls  # noqa: E402
@@ -63,82 +69,16 @@ from get_rows import syscalls  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROWS = {"get": "grpc.get.s1", "light": "grpc.get.light.s1", "commit": "grpc.commit.s16", "write": "rt.write.s16"}
 HEARTH, PEER, BLOCK, POLL = "hearth", "emulator", "floor-block", "floor-poll"
-
-
-class Floor:
-    """One bench/ceilings/h2_floor.c process on a fresh database file."""
-
-    def __init__(self, ctx, binary, name, answer_file, poll_us):
-        self.ctx, self.binary, self.name = ctx, binary, name
-        self.answer_file, self.poll_us = answer_file, poll_us
-        self.dir = os.path.join(ctx.run_dir, name)
-        self.log = os.path.join(ctx.run_dir, f"{name}.log")
-        self.proc = self.port = None
-        self.prefix = []  # arguments between `binary` and the floor's own (valgrind's)
-
-    def start(self, timeout=10):
-        shutil.rmtree(self.dir, ignore_errors=True)
-        os.makedirs(self.dir)
-        self.port = free_port()
-        argv = [self.binary] + self.prefix + [str(self.port), os.path.join(self.dir, "firestore.sqlite"), self.answer_file, str(self.poll_us)]
-        self.proc = self.ctx.registry.spawn(argv, self.log)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise HarnessError(f"{self.name} exited with {self.proc.returncode}: {tail(self.log)}")
-            if "ready" in self.lines():
-                return self
-            time.sleep(0.02)
-        raise HarnessError(f"{self.name} did not start: {tail(self.log)}")
-
-    def stop(self):
-        """Stops it; returns its counts (calls, commits, transactions, checkpoint passes)."""
-        if self.proc is None:
-            return {}
-        self.ctx.registry.stop(self.proc)
-        line = next((l for l in self.lines() if l.startswith('{"calls"')), None)
-        return json.loads(line) if line else {"log": tail(self.log, 300)}
-
-    def lines(self):
-        """Its log's lines (valgrind's own go there too)."""
-        with open(self.log, errors="replace") as f:
-            return f.read().splitlines()
-
-
-def seed(port, user, what):
-    """users/{uid}/files/f0, as `make bench`'s REST rows store it before the gRPC rows (admin commit)."""
-    c = Client(port)
-    try:
-        writes = [{"update": {"name": f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0",
-                              "fields": firebase.file_fields(user.uid, created="2024-01-01T00:00:00Z")}}]
-        expect(c.request("POST", f"{DOCS}:commit", headers={"Authorization": "Bearer owner"}, body={"writes": writes}),
-               f"{what} Firestore admin commit")
-    finally:
-        c.close()
+# With --poll-epoll: the polling floor without its read-ahead (epoll only), the A/B of the read-ahead.
+POLL_EPOLL = "floor-poll-epoll"
 
 
 def hearth_answer(ctx, port, user, path):
-    """The framed GetDocument answer Hearth sends for users/{uid}/files/f0 (nghttp prints the DATA),
-    checked to be as long as the DATA of one h2load call, written to `path`."""
+    """Hearth's framed GetDocument answer for users/{uid}/files/f0, written to `path` (`h2floor.hearth_answer`)."""
     frame = os.path.join(ctx.run_dir, "h2floor-getdoc.bin")
     with open(frame, "wb") as f:
         f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
-    nghttp = shutil.which("nghttp")
-    if not nghttp:
-        raise NotAvailable("nghttp is not installed (Debian package nghttp2-client)")
-    r = subprocess.run([nghttp, "-d", frame, "-H", "content-type: application/grpc", "-H", "te: trailers",
-                        "-H", f"authorization: Bearer {user.id_token}",
-                        f"http://127.0.0.1:{port}/google.firestore.v1.Firestore/GetDocument"],
-                       capture_output=True, timeout=30)
-    answer = r.stdout
-    one = grpcbench.H2Load(ctx).run(port, frame, user.id_token, 1, 0, count=1)
-    if r.returncode != 0 or len(answer) < 6 or answer[0] != 0 or int.from_bytes(answer[1:5], "big") != len(answer) - 5 \
-            or len(answer) != one.get("bytes_data"):
-        raise NotAvailable(f"Hearth's GetDocument answer could not be read ({r.returncode}, {len(answer)} bytes, "
-                           f"h2load {one.get('bytes_data')}): {r.stderr[-200:]!r}")
-    with open(path, "wb") as f:
-        f.write(answer)
-    return answer
+    return h2floor.hearth_answer(ctx, port, user, frame, path)
 
 
 def operations(details):
@@ -147,8 +87,8 @@ def operations(details):
 
 
 def run_rounds(pairing, key, loads, rounds):
-    """`pairs.Pairing.run`'s rounds for any number of sides: warm-ups, then round i runs the sides
-    forward (i even) or backward; returns {system: every round's record}."""
+    """`pairs.Pairing.run`'s rounds for any number of sides: warm-ups, then the rounds in
+    `pairs.round_order`; returns {system: every round's record}."""
     live = {}
     for system, load in loads.items():
         if isinstance(load, str):
@@ -162,11 +102,34 @@ def run_rounds(pairing, key, loads, rounds):
             print(f"  {key} {system}: n/a — {e}", flush=True)
     systems = list(live)
     out = {s: [] for s in systems}
-    for i in range(rounds):
-        for j, system in enumerate(systems if i % 2 == 0 else systems[::-1]):
-            rec = pairing.one_round(key, i * len(systems) + j, system, live[system])
-            out[system].append(rec)
+    for i, system in enumerate(round_order(rounds, systems) if systems else []):
+        out[system].append(pairing.one_round(key, i, system, live[system]))
     return out
+
+
+SYSCALLS = ("epoll_wait", "recvfrom", "sendto", "sched_yield")
+
+
+def perf_syscalls(pid, load):
+    """(rate, {system call: per operation}) of one run of `load` (a `pairs.Load`) with `perf stat`
+    counting the process's entries into the loop's system calls (tracepoints: every call counted,
+    each barely slower, unlike strace's stops)."""
+    events = ",".join(f"syscalls:sys_enter_{c}" for c in SYSCALLS)
+    p = subprocess.Popen(["perf", "stat", "-x", ",", "-e", events, "-p", str(pid)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    try:
+        value, details = load.once()
+    finally:
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    ops = max(1, operations(details))
+    counts = {}
+    for line in err.splitlines():
+        f = line.split(",")
+        if len(f) > 2 and f[2].startswith("syscalls:sys_enter_") and f[0].strip().isdigit():
+            counts[f[2].rsplit("_enter_", 1)[1]] = int(f[0]) / ops
+    return value, counts
 
 
 def per_op(rec):
@@ -197,7 +160,7 @@ def summary(key, rounds):
                        "server_cores": best["machine"]["server"], "loadgen_cores": best["details"]["loadgen_cpu"] / load_seconds(best),
                        "steal": best["machine"]["steal"], "others": best["machine"]["others"],
                        "rounds": [r["value"] for r in recs], "disturbed": sum(1 for r in recs if r["machine"]["disturbed"])}
-    floors = [s for s in (BLOCK, POLL) if "rate" in out.get(s, {})]
+    floors = [s for s in (BLOCK, POLL, POLL_EPOLL) if "rate" in out.get(s, {})]
     if floors:
         out["floor"] = dict(out[max(floors, key=lambda s: out[s]["rate"])], side=max(floors, key=lambda s: out[s]["rate"]))
     return out
@@ -207,7 +170,7 @@ def show(key, s):
     print(f"\n{key}")
     print(f"  {'side':12s} {'best/s':>9s} {'rounds':>26s} {'server µs/op':>13s} {'loadgen µs/op':>14s} "
           f"{'cores s+l':>10s} {'steal':>6s}")
-    for system in (HEARTH, PEER, BLOCK, POLL):
+    for system in (HEARTH, PEER, BLOCK, POLL, POLL_EPOLL):
         v = s.get(system)
         if v is None:
             continue
@@ -299,6 +262,10 @@ def main():
     ap.add_argument("--seconds", type=int, default=5, help="each timed run (make bench: 5)")
     ap.add_argument("--rows", default="get,light,commit,write", help=f"a comma-separated subset of {','.join(ROWS)}")
     ap.add_argument("--poll-us", type=int, default=200, help="floor-poll's polling window (Hearth's ceiling: 200)")
+    ap.add_argument("--poll-epoll", action="store_true",
+                    help=f"also {POLL_EPOLL}: the polling floor without its read-ahead (epoll only), for an A/B")
+    ap.add_argument("--sides", type=lambda v: v.split(","),
+                    help=f"measure only these sides (of {HEARTH},{PEER},{BLOCK},{POLL},{POLL_EPOLL}): a narrower A/B")
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
     ap.add_argument("--no-peer", action="store_true", help="without the official emulator")
     ap.add_argument("--peer", metavar="PORT,SID",
@@ -313,6 +280,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="--callgrind: keep the floor's dumps (for callgrind_annotate)")
     ap.add_argument("--strace", action="store_true",
                     help="also count Hearth's and floor-block's system calls per operation (strace -c -f), one run each per row")
+    ap.add_argument("--perf-syscalls", action="store_true",
+                    help="also, per row and side, one run with perf stat counting the loop's system calls per operation")
     ap.add_argument("--json", default=os.path.join(ROOT, ".build", "bench", "h2_floor.json"))
     args = ap.parse_args()
     keys = [ROWS[r] for r in args.rows.split(",")]
@@ -320,7 +289,7 @@ def main():
     shipped = os.path.join(ROOT, "rules", "firestore.rules")  # as bench/run.py picks it
     ctx.rules_for_hearth = shipped if os.path.exists(shipped) else os.path.join(ROOT, "bench", "bench.rules")
     ctx.s.duration = args.seconds
-    floor_bin = compile_c("h2_floor.c", os.path.join(ctx.build, "bin", "h2_floor"), ["-lnghttp2", "-lsqlite3", "-lpthread"])
+    floor_bin = h2floor.build(ctx)
     results = {"rounds": args.rounds, "seconds": args.seconds, "poll_us": args.poll_us, "rows": {}}
     data_dir = os.path.join(ctx.run_dir, "hearth-h2floor")
     shutil.rmtree(data_dir, ignore_errors=True)
@@ -340,8 +309,9 @@ def main():
             results["callgrind"] = callgrind(ctx, floor_bin, answer_file, user, keys)
             return 0
         servers = {HEARTH: (h.port("firestore"), h.proc.pid)}
-        for name, poll in ((BLOCK, 0), (POLL, args.poll_us)):
-            f = Floor(ctx, floor_bin, name, answer_file, poll).start()
+        floor_sides = [(BLOCK, 0, True), (POLL, args.poll_us, True)] + ([(POLL_EPOLL, args.poll_us, False)] if args.poll_epoll else [])
+        for name, poll, ahead in floor_sides:
+            f = Floor(ctx, floor_bin, name, answer_file, poll, read_ahead=ahead).start()
             floors.append(f)
             servers[name] = (f.port, f.proc.pid)
         if args.peer:
@@ -355,7 +325,7 @@ def main():
             ctx.log(f"the official emulator started in {emu.startup_seconds:.1f}s")
             seed(emu.port, user, "emulator")
             servers[PEER] = (emu.port, emu.proc.pid)
-        order = [s for s in (HEARTH, PEER, BLOCK, POLL) if s in servers]
+        order = [s for s in (HEARTH, PEER, BLOCK, POLL, POLL_EPOLL) if s in servers and (not args.sides or s in args.sides)]
         pairing = Pairing(ctx, [Side(s, servers[s][1]) for s in order], args.rounds, harness_pid=os.getpid())
         # make bench's warm-ups (fsrows.Phase.warm: 5 s for the JVM, 1 s for the others), the JVM's
         # longer with --peer-warm: in make bench it has run the REST rows for minutes before these.
@@ -365,6 +335,12 @@ def main():
             s = summary(key, rounds)
             results["rows"][key] = {"summary": s, "rounds": rounds}
             show(key, s)
+            if args.perf_syscalls:
+                for side in [x for x in order if x != PEER]:
+                    rate, calls = perf_syscalls(servers[side][1], loads[side][key])
+                    results["rows"][key][f"perf_syscalls_{side}"] = {"rate": rate, "per_op": calls}
+                    print(f"  {side:16s} {rate:9,.0f}/s under perf stat; system calls per operation: "
+                          + ", ".join(f"{c} {calls.get(c, 0):.2f}" for c in SYSCALLS), flush=True)
             if args.strace:
                 for side in (HEARTH, BLOCK):
                     calls = syscalls(servers[side][1], loads[side][key].once, lambda r: operations(r[1]))

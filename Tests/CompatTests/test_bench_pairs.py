@@ -43,8 +43,33 @@ def test_one_side_alone_runs_its_rounds_back_to_back():
     assert pairs.round_order(3, [H]) == [H, H, H]
 
 
-def test_more_sides_run_forwards_then_backwards():
-    assert pairs.round_order(2, [H, E, "floor"]) == [H, E, "floor", "floor", E, H]
+def test_three_sides_rotate_so_each_runs_first_middle_and_last_once_in_three_rounds():
+    F = "floor"
+    order = pairs.round_order(3, [H, E, F])
+    assert order == [H, E, F, F, H, E, E, F, H]
+    rounds = [order[i:i + 3] for i in range(0, 9, 3)]
+    for side in (H, E, F):
+        assert sorted(r.index(side) for r in rounds) == [0, 1, 2]
+    for prev, nxt in zip(rounds, rounds[1:]):
+        assert nxt[0] == prev[-1]
+    # Two sides keep their order: the rotation of H E is E H.
+    assert pairs.round_order(3, [H, E]) == pairs.round_order(3)
+
+
+def test_a_floor_side_runs_its_rounds_beside_both_and_shows_in_the_rounds_column():
+    ctx, calls, F = FakeCtx(), [], "floor"
+    loads = {H: pairs.Load(scripted(calls, H, [900.0, 1000.0, 950.0])),
+             E: pairs.Load(scripted(calls, E, [100.0, 80.0, 120.0])),
+             F: pairs.Load(scripted(calls, F, [1100.0, 1300.0, 1200.0]))}
+    pairing(ctx, systems=(H, E, F)).run("grpc.get.s1", loads)
+    assert calls == [H, E, F, F, H, E, E, F, H]
+    assert ctx.results.get("grpc.get.s1", F) == 1300.0
+    assert [r["system"] for r in ctx.results.details[("grpc.get.s1", H)]["pair_rounds"]] == calls
+    row = Row("grpc.get.s1", "gRPC get", "calls/s", peers=[("official emulator", E)],
+              ceilings=[("HTTP/2 floor", F)], target=("min_ratio", "official emulator", 10, "≥ 10× emulator"),
+              floor="HTTP/2 floor")
+    table, _ = render_table([row.evaluate(ctx.results)], quick=False)
+    assert "hearth 900–1,000; emulator 80–120; floor 1,100–1,300" in table.splitlines()[2]
 
 
 # Best of the rounds ------------------------------------------------------------------------------

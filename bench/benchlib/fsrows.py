@@ -3,7 +3,8 @@
 Both servers stay up for the whole phase and every row with a peer runs in interleaved rounds
 (`pairs.py`): REST get, commit and batchGet; gRPC GetDocument (h2load and the light client), Commit, the
 Write stream and the REST transaction (through net/http and through grpcload's light HTTP/1.1 client);
-then, on a fresh emulator (`fresh_peer`), gRPC RunQuery and BatchGetDocuments, runQuery and
+with the HTTP/2 floor (`h2floor.py`: a polling and a blocking floor loop, fresh processes for the
+gRPC rows) as two more sides of the one-stream gets' rounds; then, on a fresh emulator (`fresh_peer`), gRPC RunQuery and BatchGetDocuments, runQuery and
 documents.list on 1,000 and 10,000 documents; then the listener rows, last, because the emulator's
 1,000-listener attempt can leave its JVM unresponsive (the eighth session's run). Hearth's rows without
 a peer (100,000 documents, the grpc-go client rows) run in the same phase, in rounds of Hearth alone.
@@ -15,7 +16,7 @@ unless asked (`--peer`).
 import os
 import time
 
-from . import firebase, grpcbench, grpcreads, listing
+from . import firebase, grpcbench, grpcreads, h2floor, listing
 from .httpc import NotAvailable
 from .pairs import HEARTH, PEER, Pairing, Side
 from .procs import OfficialFirestore, proc_status
@@ -154,36 +155,83 @@ class Phase:
     def run(self):
         ctx, user = self.ctx, self.user
         ctx.log(f"Firestore REST{', Hearth and the official emulator' if self.emu else ''} in rounds")
+        # Set up even when no REST row is wanted: it stores users/{uid}/files/f0…f9, which the gRPC rows read.
         rest = self.loads(lambda system, port: firebase.rest_loads(ctx, port, user, system))
-        for key in REST_KEYS:
+        for key in filter(self.wanted, REST_KEYS):
             if key.startswith("fs.get.") and getattr(ctx, "nginx_get", None):
                 # The HTTP-path ceiling right beside it: nginx answering a static 4 KiB file.
                 conns = int(key.rsplit("c", 1)[1])
                 run_point(ctx, "nginx", ctx.nginx_get[0], ctx.nginx_get[1], key, conns, "ceiling")
             self.measure(key, rest)
-        if self.hearth_rows:
+        if self.hearth_rows and self.wanted("rules.insitu"):
             firebase.rules_insitu(ctx, self.servers[HEARTH], user)
 
         ctx.log("Firestore over gRPC")
         grpc = self.loads(lambda system, port: grpcbench.grpc_loads(ctx, system, port, user, self.warm(system)))
-        for key in GRPC_KEYS:
-            self.measure(key, grpc)
-        if self.hearth_rows:
+        self.grpc_rows(grpc)
+        if self.hearth_rows and any(map(self.wanted, GRPCGO_KEYS)):
             go = {HEARTH: grpcbench.grpcgo_loads(ctx, self.servers[HEARTH], user, self.warm(HEARTH))}
-            for key in GRPCGO_KEYS:
+            for key in filter(self.wanted, GRPCGO_KEYS):
                 self.measure(key, go)
-        txn = self.loads(lambda system, port: {key: grpcbench.txn_load(ctx, system, port, user, self.warm(system), client)
-                                               for key, client in grpcbench.TXN_CLIENTS.items()})
-        for key in TXN_KEYS:
-            self.measure(key, txn)
+        if any(map(self.wanted, TXN_KEYS)):
+            txn = self.loads(lambda system, port: {key: grpcbench.txn_load(ctx, system, port, user, self.warm(system), client)
+                                                   for key, client in grpcbench.TXN_CLIENTS.items()})
+            for key in filter(self.wanted, TXN_KEYS):
+                self.measure(key, txn)
+        sizes = ctx.s.query_sizes if self.hearth_rows else ctx.s.query_sizes[:2]
+        if not any(map(self.wanted, grpcreads.KEYS + query_keys(sizes) + rt_keys(ctx))):
+            return 0
         self.fresh_peer()
-        reads = self.loads(lambda system, port: grpcreads.loads_for(ctx, system, port, self.auth_port, self.warm(system)))
-        for key in grpcreads.KEYS:
-            self.measure(key, reads)
-
-        docs = self.queries()
-        self.listeners()
+        if any(map(self.wanted, grpcreads.KEYS)):
+            reads = self.loads(lambda system, port: grpcreads.loads_for(ctx, system, port, self.auth_port, self.warm(system)))
+            for key in filter(self.wanted, grpcreads.KEYS):
+                self.measure(key, reads)
+        docs = self.queries() if any(map(self.wanted, query_keys(sizes))) else 0
+        if any(map(self.wanted, rt_keys(ctx))):
+            self.listeners()
         return docs
+
+    def wanted(self, key):
+        """Whether `key` is measured: every row, or with `run.py --rows` (ctx.rows_only) those named
+        or under a named prefix (grpc.get: grpc.get.s1, grpc.get.light.s16, …)."""
+        only = getattr(self.ctx, "rows_only", None)
+        return not only or any(key == p or key.startswith(p + ".") for p in only)
+
+    def grpc_rows(self, grpc):
+        """The gRPC rows; the one-stream gets (`h2floor.KEYS`) with the HTTP/2 floor's two designs as
+        sides of their rounds (fresh floors started for them, answering Hearth's bytes, stopped after
+        them), the better design's best round stored as the row's floor (`h2floor.pick`)."""
+        keys = [k for k in GRPC_KEYS if self.wanted(k)]
+        floor_keys = [k for k in keys if k in h2floor.KEYS]
+        floors = []
+        if floor_keys:
+            self.ctx.log("  the HTTP/2 floor beside the one-stream gets")
+            started = h2floor.start_beside(self.ctx, self.servers[HEARTH], self.user)
+            if isinstance(started, str):
+                self.ctx.log(f"  {started}")
+                floor_loads = dict.fromkeys((name for name, _ in h2floor.DESIGNS), started)
+            else:
+                floors = started
+                floor_loads = {f.name: grpcbench.grpc_loads(self.ctx, f.name, f.port, self.user, self.warm(f.name))
+                               for f in floors}
+        try:
+            for key in keys:
+                if key not in floor_keys:
+                    self.measure(key, grpc)
+                    continue
+                for f in floors:
+                    self.pairing.sides[f.name] = Side(f.name, f.proc.pid)
+                    if f.proc.poll() is not None:
+                        floor_loads[f.name] = f"{f.name} exited ({f.proc.returncode})"
+                try:
+                    self.measure(key, dict(grpc, **floor_loads))
+                finally:
+                    for f in floors:
+                        self.pairing.sides.pop(f.name, None)
+                h2floor.pick(self.ctx.results, key)
+        finally:
+            for f in floors:
+                self.ctx.log(f"  {f.name} stopped: {f.stop()}")
 
     def fresh_peer(self):
         """A fresh emulator for the read rows, as they always had. Its runQuery slows with every

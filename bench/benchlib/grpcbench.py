@@ -153,6 +153,12 @@ def counted_answers(s, answer_len, what):
     return done - (cut * answer_len - surplus) // answer_len
 
 
+def get_frame(ctx, doc):
+    """The 5-byte-framed GetDocumentRequest of `doc` (users/…) as h2load sends it (grpcload -mode frame)."""
+    return subprocess.run([build_grpcload(ctx), "-mode", "frame", "-doc", doc], capture_output=True,
+                          check=True, timeout=30).stdout
+
+
 def get_loads(ctx, system, port, user, warm):
     """{grpc.get.s1, grpc.get.s16: `pairs.Load` or the reason it cannot run}: GetDocument through
     h2load at 1 and 16 streams on one connection, each run counted only if every answer was the whole
@@ -164,8 +170,7 @@ def get_loads(ctx, system, port, user, warm):
     try:
         frame = os.path.join(ctx.run_dir, f"getdoc-{system}.bin")
         with open(frame, "wb") as f:
-            f.write(subprocess.run([build_grpcload(ctx), "-mode", "frame", "-doc", doc], capture_output=True,
-                                   check=True, timeout=30).stdout)
+            f.write(get_frame(ctx, doc))
         require_ok(grpcload(ctx, port, user.id_token, "get", "-doc", doc, "-duration", 0.2), what)
         one = H2Load(ctx).run(port, frame, user.id_token, 1, 0, count=1)
         answer_len = one["bytes_data"]

@@ -28,13 +28,18 @@ ROUND_NOTES = ("client_us_per_txn",)
 
 
 def round_order(rounds, systems=(HEARTH, PEER)):
-    """The order of 2 × `rounds` runs: H E, E H, H E, … for two systems, `rounds` runs for one; with
-    more (bench/rest_floor.py's floors beside them), each round runs them all, forwards then backwards
-    (A B C, C B A, …), so again each round starts with the side the previous one ended with."""
+    """The order of `rounds` × the systems' runs: H E, E H, H E, … for two systems, `rounds` runs for
+    one. Each round runs them all, the previous round's order rotated by one to the right: with three
+    (a floor beside them: make bench's one-stream gets, bench/rest_floor.py, bench/h2_floor.py) A B C,
+    C A B, B C A, … — each round starts with the side the previous one ended with, and in three rounds
+    every side runs once first, once in the middle and once last (forwards then backwards kept the
+    middle side always in the middle)."""
     systems = list(systems)
+    n = len(systems)
     out = []
     for i in range(rounds):
-        out += systems if i % 2 == 0 else systems[::-1]
+        k = i % n if n else 0
+        out += systems[n - k:] + systems[:n - k]
     return out
 
 

@@ -74,16 +74,23 @@ class Row:
     threshold, text), or a list of them (met when every one that can be judged is), with kind "max"
     (Hearth ≤ threshold), "min" (Hearth ≥ threshold), "min_ratio" (Hearth ÷ reference ≥ threshold),
     "max_ratio" (Hearth ÷ reference ≤ threshold) or "max_inverse_ratio" (reference ÷ Hearth ≥
-    threshold: a latency or size `threshold`× smaller than the reference's)."""
+    threshold: a latency or size `threshold`× smaller than the reference's).
+
+    `floor`: the label of a ceiling that is the least any design within the non-negotiables must do
+    (the HTTP/2 floor of the one-stream gets), measured in the same rounds. A "min_ratio" target against
+    a peer that Hearth misses is then judged "bound" — not met, not NO — when the floor's own ratio to
+    that peer is below the threshold too: no design on these libraries passes it on this run's machine.
+    With the floor at or above the threshold the miss stays NO."""
 
     def __init__(self, key, scenario, unit, peers=(), ceilings=(), target=None, higher_is_better=True, note=None,
-                 hearth_key=None, plain_ratio=False):
+                 hearth_key=None, plain_ratio=False, floor=None):
         self.key, self.scenario, self.unit = key, scenario, unit
         # Ratios read "Hearth is N× better" (speed-up), or with plain_ratio simply Hearth ÷ reference.
         self.plain_ratio = plain_ratio
         self.peers, self.ceilings = list(peers), list(ceilings)
         self.target, self.higher_is_better, self.note = target, higher_is_better, note
         self.hearth_key = hearth_key or (key, "hearth")
+        self.floor = floor
 
     def evaluate(self, results, judge=True):
         hearth = results.get(*self.hearth_key)
@@ -100,7 +107,9 @@ class Row:
                 if is_num(v) and v > 0 and hearth > 0:
                     r = hearth / v if (self.higher_is_better or self.plain_ratio) else v / hearth
                     ratios.append((label, r))
-        met, texts = None, []
+        verdicts, texts, bounds = [], [], []
+        floor = refs.get(self.floor) if self.floor else None
+        peer_labels = {l for l, _ in self.peers}
         targets = self.target if isinstance(self.target, list) else ([self.target] if self.target else [])
         for kind, ref, threshold, text in targets:
             texts.append(text)
@@ -120,12 +129,16 @@ class Row:
                             one = q <= threshold
                         else:  # latencies: the reference takes `threshold`× as long or longer
                             one = rv / max(hearth, 1e-12) >= threshold
-            # Met only when every judged target is; one that cannot be judged (peer absent) is left out.
-            if one is not None:
-                met = one if met is None else (met and one)
+            if kind == "min_ratio" and ref in peer_labels and is_num(floor) and is_num(refs.get(ref)) and refs[ref] > 0:
+                fq = floor / refs[ref]
+                bounds.append({"ceiling": self.floor, "ref": ref, "ratio": fq, "threshold": threshold})
+                if judge and one is False and fq < threshold:
+                    one = "bound"
+            verdicts.append(one)
+        met = combine(verdicts)
         target_text = "; ".join(texts)
         rounds = {}
-        for system, k in [("hearth", self.hearth_key)] + [(sk, (self.key, sk)) for _, sk in self.peers
+        for system, k in [("hearth", self.hearth_key)] + [(sk, (self.key, sk)) for _, sk in self.peers + self.ceilings
                                                            if not isinstance(sk, tuple)]:
             rs = results.details.get(k, {}).get("rounds")
             if rs:
@@ -137,8 +150,20 @@ class Row:
             "hearth": hearth, "refs": refs, "ratios": ratios,
             "target": target_text, "met": met, "note": self.note,
             "peers": [l for l, _ in self.peers], "ceilings": [l for l, _ in self.ceilings],
-            "plain_ratio": self.plain_ratio, "warnings": warnings,
+            "plain_ratio": self.plain_ratio, "warnings": warnings, "bounds": bounds,
         }
+
+
+def combine(verdicts):
+    """A row's Met from its targets' verdicts (True, False, "bound", or None for one that cannot be
+    judged, left out): NO when any is missed, else "bound" when any is bound by the floor, else yes
+    when every judged one is met; None when none could be judged."""
+    judged = [v for v in verdicts if v is not None]
+    if not judged:
+        return None
+    if any(v is False for v in judged):
+        return False
+    return "bound" if "bound" in judged else True
 
 
 def render_table(evaluated, quick):
@@ -182,7 +207,10 @@ def render_table(evaluated, quick):
             ratios = "; ".join(f"Hearth ÷ {l} = {r:.2f}" for l, r in e["ratios"]) or "—"
         else:
             ratios = "; ".join(f"{ratio_text(r)} {l}" for l, r in e["ratios"]) or "—"
-        met = {True: "yes", False: "**NO**", None: "—"}[e["met"]]
+        if e.get("bounds"):
+            # The floor's own ratio to the peer beside Hearth's: what the "bound" verdict rests on.
+            ratios += "; " + "; ".join(f"{b['ceiling']} ÷ {b['ref']} = {ratio_text(b['ratio'])}" for b in e["bounds"])
+        met = {True: "yes", False: "**NO**", None: "—", "bound": "bound"}[e["met"]]
         if quick and e["target"]:
             met = "(quick)"
         scen = e["scenario"] + (f" ({e['note']})" if e["note"] else "")

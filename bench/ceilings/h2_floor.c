@@ -28,10 +28,12 @@
  * acknowledged write is in the WAL, as Hearth acknowledges it). Anything else is answered
  * grpc-status 12 (UNIMPLEMENTED).
  *
- * Usage: h2_floor PORT DB_PATH GET_ANSWER_FILE [POLL_US]   (DB_PATH must not exist)
+ * Usage: h2_floor PORT DB_PATH GET_ANSWER_FILE [POLL_US [READ_AHEAD]]   (DB_PATH must not exist)
  * POLL_US 0 (default): the loop blocks in epoll_wait when out of work; N > 0: it first polls (epoll_wait
  * with timeout 0, sched_yield between) for up to N µs, as Hearth's HTTP/2 loops do (grpcspin), with a
- * fixed window (Hearth's adapts between 0 and 200 µs). Prints "ready" once listening; runs until
+ * fixed window (Hearth's adapts between 0 and 200 µs), reading ahead the connection that last sent
+ * alone as Hearth's polling loop does (READ_AHEAD 1, the default; 0: epoll only, for an A/B; read_probed
+ * below). Prints "ready" once listening; runs until
  * SIGTERM or SIGINT, then prints one JSON line of counts (calls, commits, transactions, checkpoint
  * passes by the thread and by the writer).
  */
@@ -444,8 +446,11 @@ static int on_stream_close(nghttp2_session *session, int32_t id, uint32_t code, 
 
 /* ---- the loop ---- */
 
+static struct conn *probed;
+
 static void close_conn(struct conn *c)
 {
+    if (probed == c) probed = NULL;
     epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     nghttp2_session_del(c->session); /* closes its streams: on_stream_close frees them */
@@ -526,16 +531,43 @@ static void accept_all(int lfd)
     }
 }
 
-static void receive(struct conn *c)
+static unsigned char rbuf[64 << 10];
+
+/* What one recv(2) of the connection gave (bytes in rbuf, 0: the client's close, -1: errno). */
+static void consume(struct conn *c, ssize_t n, int err)
 {
-    static unsigned char buf[64 << 10];
-    ssize_t n = recv(c->fd, buf, sizeof buf, 0);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-    if (n <= 0 || nghttp2_session_mem_recv(c->session, buf, (size_t) n) < 0) {
+    if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR)) return;
+    if (n <= 0 || nghttp2_session_mem_recv(c->session, rbuf, (size_t) n) < 0) {
         c->closed = 1;
         return;
     }
     c->dirty = 1;
+}
+
+static void receive(struct conn *c)
+{
+    ssize_t n = recv(c->fd, rbuf, sizeof rbuf, 0);
+    consume(c, n, n < 0 ? errno : 0);
+}
+
+/* Read-ahead, as Hearth's polling loop does it (EventLoop, grpcs1y): the connection whose readiness
+ * alone (one EPOLLIN event) ended the last pause is `probed`; while polling, every round but a pause's
+ * first reads it with recv(MSG_DONTWAIT) before asking epoll, and epoll is asked every EPOLL_ROUNDS-th
+ * round only. A request found so costs one system call where epoll_wait and the handler's recv took two. */
+#define EPOLL_ROUNDS 4
+static int read_ahead = 1;
+
+static void choose_probed(const struct epoll_event *evs, int n)
+{
+    if (n == 1 && evs[0].data.ptr && evs[0].events == EPOLLIN) probed = evs[0].data.ptr;
+}
+
+/* One read of `probed` while polling: 1 when it found something (bytes, the close, an error). */
+static int read_probed(ssize_t *got, int *err)
+{
+    *got = recv(probed->fd, rbuf, sizeof rbuf, MSG_DONTWAIT);
+    *err = *got < 0 ? errno : 0;
+    return !(*got < 0 && (*err == EAGAIN || *err == EWOULDBLOCK || *err == EINTR));
 }
 
 static sqlite3_int64 now_us(void)
@@ -605,6 +637,7 @@ int main(int argc, char **argv)
     }
     int port = atoi(argv[1]);
     double poll_us = argc > 4 ? atof(argv[4]) : 0;
+    if (argc > 5) read_ahead = atoi(argv[5]) != 0;
     FILE *f = fopen(argv[3], "rb");
     if (!f) { perror(argv[3]); return 1; }
     static unsigned char answer[1 << 16];
@@ -635,13 +668,22 @@ int main(int argc, char **argv)
 
     struct epoll_event evs[64];
     while (!stopping) {
-        int n = epoll_wait(ep, evs, 64, 0);
+        struct conn *ahead = NULL; /* read ahead by the polling: its bytes are in rbuf */
+        ssize_t got = 0;
+        int err = 0;
+        int n = epoll_wait(ep, evs, 64, 0); /* a pause's first round asks epoll about every socket */
         if (n == 0 && poll_us > 0) {
             double until = now() + poll_us / 1e6;
-            while ((n = epoll_wait(ep, evs, 64, 0)) == 0 && now() < until && !stopping) sched_yield();
+            for (int round = 1; now() < until && !stopping; round++) {
+                sched_yield();
+                if (read_ahead && probed && read_probed(&got, &err)) { ahead = probed; break; }
+                if ((!read_ahead || !probed || round % EPOLL_ROUNDS == 0) && (n = epoll_wait(ep, evs, 64, 0)) != 0) break;
+            }
         }
-        if (n == 0) n = epoll_wait(ep, evs, 64, -1);
+        if (n == 0 && !ahead) n = epoll_wait(ep, evs, 64, -1);
         if (n < 0) continue; /* EINTR: a signal */
+        choose_probed(evs, n);
+        if (ahead) consume(ahead, got, err);
         for (int i = 0; i < n; i++) {
             struct conn *c = evs[i].data.ptr;
             if (!c) { accept_all(lfd); continue; }

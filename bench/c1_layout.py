@@ -75,7 +75,8 @@ def main():
                     s = ctx.wrk.once(port, reqs, 1, f"{name}-{m}", server_pid=pid, pin=m != "free")
                     lay = s["layout"]
                     print(f"round {r + 1} {m:6s} {name:9s} {s['rps']:>9,.0f} req/s  p50 {s['lat_p50_us']:>4} µs  "
-                          f"p99 {s['lat_p99_us']:>5} µs  errors {s['error_count']}  {lay.get('layout')} "
+                          f"p99 {s['lat_p99_us']:>5} µs  server CPU {lay.get('server_cpu_s', 0) / max(1, s['requests']) * 1e6:.1f} µs/req  "
+                          f"errors {s['error_count']}  {lay.get('layout')} "
                           f"(same-CPU share {lay.get('same_cpu_share')}, wrk on {lay.get('client_cpus')}, "
                           f"server on {lay.get('server_cpus')})", flush=True)
                     if args.json:

@@ -1,5 +1,5 @@
 """The pure parts of the bench's one-connection layout (bench/benchlib/layout.py): parsing a thread's
-/proc stat (its last CPU), CPU lists, the busiest thread of a run and the same-CPU classification, from
+/proc stat (its last CPU), the busiest thread of a run and the same-CPU classification, from
 sample texts; and pinning this test's own thread, which needs no server."""
 import os
 import sys
@@ -33,11 +33,6 @@ def test_a_real_stat_line_of_this_process_parses():
     with open(f"/proc/self/task/{os.getpid()}/stat") as f:
         tid, state, ticks, cpu = layout.parse_task_stat(f.read())
     assert tid == os.getpid() and ticks >= 0 and cpu in os.sched_getaffinity(0) | {cpu}
-
-
-@pytest.mark.parametrize("text,cpus", [("0-1\n", {0, 1}), ("1", {1}), ("0,2-3", {0, 2, 3}), ("", set())])
-def test_cpu_lists(text, cpus):
-    assert layout.parse_cpu_list(text) == cpus
 
 
 def test_the_busiest_thread_is_the_one_that_used_most_ticks_in_the_run():
@@ -87,3 +82,9 @@ def test_set_affinity_pins_every_thread_of_a_process_and_can_undo_it():
     finally:
         p.kill()
         p.wait()
+
+
+def test_cpu_seconds_sum_every_threads_ticks_since_the_first_reading():
+    first = {1: ("S", 100, 0), 2: ("S", 5, 1)}
+    last = {1: ("S", 100 + layout.CLK_TCK, 0), 2: ("S", 5 + layout.CLK_TCK, 1), 3: ("S", layout.CLK_TCK, 1)}
+    assert layout.cpu_seconds(first, last) == 3

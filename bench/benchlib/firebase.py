@@ -109,7 +109,7 @@ def wrk_load(ctx, port, req, conns, name, what, system, warmup=None):
         pid = ctx.server_pids.get(system) if conns == 1 else None
         s = require_clean(ctx.wrk.once(port, [req], conns, f"{system}-{name}", profile=system == "hearth",
                                        server_pid=pid, pin=False), what)
-        return s["rps"], {"wrk": s}
+        return s["rps"], {"wrk": s, **({"layout": s["layout"]} if "layout" in s else {})}
 
     def warm():
         ctx.wrk.once(port, [req], 16, f"{system}-{name}-warmup", duration=warmup, profile=False)

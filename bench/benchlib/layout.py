@@ -23,6 +23,7 @@ CLIENT_CPU = 0
 SERVER_CPU = 0       # the pinned layout: the server on wrk's vCPU
 SPLIT_CPU = 1        # the other vCPU, for bench/c1_layout.py's split layout (measured, not used)
 SAMPLE_S = 0.05      # one sample every 50 ms: ~100 in a 5 s run, well under 1% of a core
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 SAME_CPU_SHARE = 0.5  # a run whose ends shared a vCPU in at least half of the samples is "same-CPU"
 
 
@@ -37,19 +38,8 @@ def parse_task_stat(text):
     return tid, f[0], int(f[11]) + int(f[12]), int(f[36])
 
 
-def parse_cpu_list(text):
-    """A kernel CPU list ("0-1", "0,2-3", "1") → set of CPU numbers (/sys/.../online, Cpus_allowed_list)."""
-    cpus = set()
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
-
-
 def pinnable():
-    """True when this machine has the two CPUs the pinned layout names and this process may use both."""
+    """True when this process may put wrk and the server on the vCPUs the pinned layout names."""
     try:
         return {CLIENT_CPU, SERVER_CPU} <= os.sched_getaffinity(0)
     except (AttributeError, OSError):
@@ -135,6 +125,12 @@ def busiest(first, last):
     return best
 
 
+def cpu_seconds(first, last):
+    """CPU seconds every thread in `last` used since `first` (threads that exited during the run are
+    not counted: their ticks left with them)."""
+    return sum(ticks - first.get(tid, (None, 0, None))[1] for tid, (_, ticks, _) in last.items()) / CLK_TCK
+
+
 def classify(samples, client_tid, server_tid):
     """samples: [(client {tid: (state, ticks, cpu)}, server {…})]; the share of samples in which the
     client's and the server's busiest threads had last run on the same vCPU, and the layout name."""
@@ -176,5 +172,8 @@ class Sampler(threading.Thread):
             return {"layout": "unknown", "same_cpu_share": None, "samples": 0}
         # The last sample that still saw the client (wrk may have exited before the final one).
         last_client = next((c for c, _ in reversed(self.samples) if c), {})
-        last_server = self.samples[-1][1]
-        return classify(self.samples, busiest(self.first[0], last_client), busiest(self.first[1], last_server))
+        last_server = read_tasks(self.server_pids)
+        out = classify(self.samples, busiest(self.first[0], last_client), busiest(self.first[1], last_server))
+        # The server's CPU time over the run (its threads' user + system ticks): what a request costs it.
+        out["server_cpu_s"] = round(cpu_seconds(self.first[1], last_server), 2)
+        return out

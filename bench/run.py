@@ -68,6 +68,7 @@ def phase_ceilings(ctx):
     for conns in (1, 16):
         ctx.results.put(f"fs.commit.c{conns}", "sqlite", out["per_second"], **out)
     ctx.log(f"  raw SQLite single-row commits: {out['per_second']:,.0f}/s")
+    ctx.server_pids.update(nginx=nginx.proc.pid, mhd=mhd.proc.pid, mhd_hello=hello.proc.pid)
     ctx.nginx_get = (nginx.port, [{"method": "GET", "path": "/obj4k", "headers": {"Host": f"127.0.0.1:{nginx.port}"}}])
     return nginx, s3.ceiling_requests(ctx, nginx, mhd, hello), [mhd, hello]
 
@@ -75,6 +76,7 @@ def phase_ceilings(ctx):
 def phase_moto_start(ctx):
     ctx.log("peer: moto_server")
     moto = Moto(ctx.registry, ctx.moto_bin, ctx.run_dir).start()
+    ctx.server_pids["moto"] = moto.pid
     time.sleep(1)
     st = proc_status(moto.pid)
     ctx.results.put("footprint.idle", "moto", st.get("VmRSS", 0) / 1024, anon_mib=st.get("RssAnon", 0) / 1024,
@@ -121,6 +123,7 @@ def phase_hearth_main(ctx, s3_others, after_s3):
         after_s3()
         return data_dir, counts
     ctx.wrk.profile_pid = h.pid
+    ctx.server_pids["hearth"] = h.pid
     try:
         time.sleep(1)
         st = proc_status(h.pid)
@@ -269,7 +272,9 @@ def rows(ctx, counts):
                 target = ("min_ratio", "nginx", 0.8, "≥ 0.80× nginx")
             elif kind in ("get_presigned", "put_presigned") and c == 16:
                 target = ("min_ratio", "moto", 30, "≥ 30× moto")
-            rows.append(Row(f"s3.{kind}.c{c}", f"S3 4 KiB {name}, {c} conn", "req/s",
+            # One connection: wrk and each server on one vCPU (layout.py), said in the row's name.
+            where = ", wrk and server on one vCPU" if c == 1 else ""
+            rows.append(Row(f"s3.{kind}.c{c}", f"S3 4 KiB {name}, {c} conn{where}", "req/s",
                             peers=[("moto", "moto")], ceilings=ceilings, target=target))
     for size in s.large_sizes:
         label = f"{size // MiB}m"

@@ -66,6 +66,7 @@ def main():
             if not args.no_moto:
                 moto = Moto(ctx.registry, args.moto_bin, ctx.run_dir).start()
                 systems.append(("moto", moto.port, s3.s3_small_requests(ctx, moto.port, "moto"), "peer"))
+                ctx.server_pids["moto"] = moto.pid
             if args.nginx:
                 nginx = Nginx(ctx.registry, ctx.run_dir, ctx.data).start()
                 get = [{"method": "GET", "path": "/obj4k", "headers": {"Host": f"127.0.0.1:{nginx.port}"}}]
@@ -80,6 +81,8 @@ def main():
                 port = h.port("s3")
                 systems.append((name, port, s3.s3_small_requests(ctx, port, name), "hearth"))
                 pids[name] = h.pid
+            # One-connection points pinned as `make bench` pins them (layout.py), for every system.
+            ctx.server_pids.update(pids)
             for kind in kinds:
                 for c in conns:
                     key = f"s3.{kind}.c{c}"

@@ -76,6 +76,9 @@ class Context:
         self.pairing = None                               # pairs.Pairing of the Firestore phase, for the report
         self.hop_probe = None                             # () → the vCPUs' cache-line hop in ns (machine.vcpu_hop_ns)
         self.nginx_get = None                             # the 4 KiB GET ceiling beside the REST get, once nginx is up
+        # system name → its server's pid: wrk records where each end ran and pins the one-connection
+        # S3 points (layout.py), the same for every system.
+        self.server_pids = {}
         self.registry = Registry()
         self.wrk = Wrk(self.run_dir, self.s.duration, self.s.wrk_reps)
         self.results = Results()

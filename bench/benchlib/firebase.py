@@ -104,8 +104,12 @@ def wrk_load(ctx, port, req, conns, name, what, system, warmup=None):
     """A `pairs.Load` of one wrk point: each round one run of `ctx.s.duration` seconds, its rate counted
     only when clean; `warmup` seconds of the same load at 16 connections first (None: no warm-up)."""
     def once():
-        s = require_clean(ctx.wrk.once(port, [req], conns, f"{system}-{name}", profile=system == "hearth"), what)
-        return s["rps"], {"wrk": s}
+        # One connection: where wrk and the server ran is recorded, never pinned (a JVM's compiler and
+        # collector threads on one vCPU would be the emulator's handicap, not its speed).
+        pid = ctx.server_pids.get(system) if conns == 1 else None
+        s = require_clean(ctx.wrk.once(port, [req], conns, f"{system}-{name}", profile=system == "hearth",
+                                       server_pid=pid, pin=False), what)
+        return s["rps"], {"wrk": s, **({"layout": s["layout"]} if "layout" in s else {})}
 
     def warm():
         ctx.wrk.once(port, [req], 16, f"{system}-{name}-warmup", duration=warmup, profile=False)

@@ -118,6 +118,7 @@ class Phase:
 
     def __init__(self, ctx, pairing, hearth, emu, servers, user, peer_rows_only):
         self.ctx, self.pairing, self.hearth, self.emu = ctx, pairing, hearth, emu
+        ctx.server_pids.update({HEARTH: hearth.pid, **({PEER: emu.pid} if emu else {})})
         self.servers, self.user = servers, user
         self.hearth_rows = not peer_rows_only  # Hearth's rows without a peer
         self.auth_port = hearth.port("auth")
@@ -161,7 +162,8 @@ class Phase:
             if key.startswith("fs.get.") and getattr(ctx, "nginx_get", None):
                 # The HTTP-path ceiling right beside it: nginx answering a static 4 KiB file.
                 conns = int(key.rsplit("c", 1)[1])
-                run_point(ctx, "nginx", ctx.nginx_get[0], ctx.nginx_get[1], key, conns, "ceiling")
+                # Unpinned like the get beside it (recorded, not pinned: see wrk_load).
+                run_point(ctx, "nginx", ctx.nginx_get[0], ctx.nginx_get[1], key, conns, "ceiling", pin=False)
             self.measure(key, rest)
         if self.hearth_rows and self.wanted("rules.insitu"):
             firebase.rules_insitu(ctx, self.servers[HEARTH], user)
@@ -251,6 +253,7 @@ class Phase:
             self.ctx.log(f"  emulator: the fresh one did not start ({e})")
             return
         self.servers[PEER] = self.emu.port
+        self.ctx.server_pids[PEER] = self.emu.pid
         self.pairing.sides[PEER] = Side(PEER, self.emu.proc.pid)
         self.ctx.log(f"  emulator: a fresh one for the read rows, started in {self.emu.startup_seconds:.1f}s")
 

@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 
+from . import layout
 from .httpc import HarnessError, NotAvailable, check_loopback
 from .procs import BENCH_DIR
 
@@ -61,27 +62,44 @@ class Wrk:
         # `perf record -g` on that process; the top symbols land in .build/bench/perf/<run>.txt.
         self.profile_dir = None
         self.profile_pid = None
+        # One-connection runs given a server pid run in the pinned layout (layout.py) unless this is off.
+        self.pin_c1 = True
 
-    def run(self, port, requests, connections, name, duration=None, host="127.0.0.1", profile=True):
+    def run(self, port, requests, connections, name, duration=None, host="127.0.0.1", profile=True,
+            server_pid=None, pin=None):
         """Runs wrk `reps` times against 127.0.0.1:port replaying `requests`; returns the best run's
         done() summary (most successful requests per second) with every run's rate in `runs_rps`.
         Best-of-N for every system alike keeps a burst of unrelated load on the shared machine from
-        deciding a ratio. Threads: 1 for one connection, else 2 (2 cores, shared with the server)."""
-        best, rates = None, []
+        deciding a ratio. Threads: 1 for one connection, else 2 (2 cores, shared with the server).
+
+        `server_pid`: each run records where wrk and the server ran (`layout`, layout.py); `pin`
+        (None: pin one-connection runs when the machine allows it, as `pin_c1` says) puts wrk and
+        every thread of the server on one vCPU for the run (layout.CLIENT_CPU / SERVER_CPU), the
+        same for every system, and gives the server back every CPU afterwards."""
+        best, rates, layouts = None, [], []
         for _ in range(self.reps):
-            s = self._run_once(port, requests, connections, name, duration, host, profile)
+            s = self._run_once(port, requests, connections, name, duration, host, profile, server_pid, pin)
             rates.append(round(s["rps"], 1))
+            layouts.append(s.get("layout", {}).get("layout"))
             if best is None or s["rps"] * (s["requests"] - s["error_count"]) / max(1, s["requests"]) > \
                     best["rps"] * (best["requests"] - best["error_count"]) / max(1, best["requests"]):
                 best = s
         best["runs_rps"] = rates
+        if server_pid is not None:
+            best["runs_layout"] = layouts
         return best
 
-    def once(self, port, requests, connections, name, duration=None, profile=True):
+    def once(self, port, requests, connections, name, duration=None, profile=True, server_pid=None, pin=None):
         """One wrk run (no best-of): a round of `pairs.py`, which keeps the best round itself."""
-        return self._run_once(port, requests, connections, name, duration, "127.0.0.1", profile)
+        return self._run_once(port, requests, connections, name, duration, "127.0.0.1", profile, server_pid, pin)
 
-    def _run_once(self, port, requests, connections, name, duration, host, profile):
+    def _pinned(self, connections, server_pid, pin):
+        if server_pid is None:
+            return False
+        want = (self.pin_c1 and connections == 1) if pin is None else pin
+        return want and layout.pinnable()
+
+    def _run_once(self, port, requests, connections, name, duration, host, profile, server_pid=None, pin=None):
         check_loopback(host)
         duration = duration or self.duration
         self.runs += 1
@@ -94,19 +112,40 @@ class Wrk:
         threads = 1 if connections == 1 else 2
         argv = [self.binary, "-t", str(threads), "-c", str(connections), "-d", f"{duration}s",
                 "--timeout", f"{self.timeout_s}s", "-s", REPLAY, f"http://{host}:{port}/", "--", data]
+        pinned = self._pinned(connections, server_pid, pin)
+        placed = {"pinned": pinned}
+        if pinned:
+            placed.update(client_cpu=layout.CLIENT_CPU, server_cpu=layout.SERVER_CPU,
+                          server_threads=layout.set_affinity(server_pid, {layout.SERVER_CPU}))
         perf = (self._start_perf(f"{self.runs:03d}-{name}", duration)
                 if profile and self.profile_dir and self.profile_pid else None)
+        sampler = None
         try:
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=duration + 60)
-        except subprocess.TimeoutExpired:
-            raise HarnessError(f"wrk did not finish: {' '.join(argv)}")
+            # wrk's own affinity is set in the child before exec, so its threads start on their vCPU.
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=(lambda: os.sched_setaffinity(0, {layout.CLIENT_CPU})) if pinned else None)
+            if server_pid is not None:
+                sampler = layout.Sampler(p.pid, server_pid)
+                sampler.start()
+            try:
+                out, err = p.communicate(timeout=duration + 60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                raise HarnessError(f"wrk did not finish: {' '.join(argv)}")
         finally:
+            if sampler:
+                placed.update(sampler.result())
+            if pinned:
+                layout.set_affinity(server_pid, os.sched_getaffinity(0))
             if perf:
                 self._finish_perf(*perf)
-        line = next((l for l in r.stdout.splitlines() if l.startswith("BENCHJSON ")), None)
-        if r.returncode != 0 or line is None:
-            raise HarnessError(f"wrk failed ({r.returncode}): {r.stderr.strip()[:300]} {r.stdout.strip()[:300]}")
+        line = next((l for l in out.splitlines() if l.startswith("BENCHJSON ")), None)
+        if p.returncode != 0 or line is None:
+            raise HarnessError(f"wrk failed ({p.returncode}): {err.strip()[:300]} {out.strip()[:300]}")
         s = json.loads(line[len("BENCHJSON "):])
+        if server_pid is not None:
+            s["layout"] = placed
         secs = s["duration_us"] / 1e6
         s["rps"] = s["requests"] / secs if secs > 0 else 0.0
         s["connections"] = connections

@@ -23,8 +23,9 @@ QUIET_WINDOW = 0.5
 QUIET_TIMEOUT = 10.0
 
 # Details a load reports per round that stay in every round's record (the rest of a round's details
-# is kept for the best round only, `strip`): the transaction rows' client CPU (grpcbench.txn_load).
-ROUND_NOTES = ("client_us_per_txn",)
+# is kept for the best round only, `strip`): the transaction rows' client CPU (grpcbench.txn_load) and
+# where wrk and the server ran in a one-connection wrk round (firebase.wrk_load, layout.py).
+ROUND_NOTES = ("client_us_per_txn", "layout")
 
 
 def round_order(rounds, systems=(HEARTH, PEER)):

@@ -81,8 +81,9 @@ def ceiling_requests(ctx, nginx, mhd, mhd_hello):
     return out
 
 
-def run_point(ctx, system, port, requests, key, conns, role):
-    """One wrk point stored under (key, system).
+def run_point(ctx, system, port, requests, key, conns, role, pin=True):
+    """One wrk point stored under (key, system). At one connection with the server's pid in
+    `ctx.server_pids` every run records its vCPU layout and is pinned unless `pin` is False.
 
     role "hearth": failures make the row n/a. "peer": failures are the peer's own, so the row keeps
     the successful requests per second (a 500 acknowledges no write) and a warning, with the rate of
@@ -90,7 +91,11 @@ def run_point(ctx, system, port, requests, key, conns, role):
     its PutObject builds the answer's ETag by reading the new key's buffer, which a concurrent PUT
     of the same key has already replaced and closed (`ValueError: I/O operation on closed file` in
     moto's log; moto 5.1.22, docs/benchmarks.md). "ceiling": any failure is a broken harness."""
-    s = ctx.wrk.run(port, requests, conns, f"{system}-{key}", profile=role == "hearth")
+    # At one connection wrk and every thread of the server run in the pinned vCPU layout (layout.py:
+    # an unpinned run measured whichever layout the kernel picked), the same for every system, and
+    # the run records where each end ran. 16 connections: unpinned, nothing sampled, as before.
+    s = ctx.wrk.run(port, requests, conns, f"{system}-{key}", profile=role == "hearth",
+                    server_pid=ctx.server_pids.get(system) if conns == 1 else None, pin=None if pin else False)
     try:
         require_clean(s, f"{system} {key}")
         ctx.results.put(key, system, s["rps"], wrk=s)
@@ -105,8 +110,11 @@ def run_point(ctx, system, port, requests, key, conns, role):
                         warning=f"{system} failed {s['error_count']} of {s['requests']} requests "
                                 f"({100 * s['error_count'] / max(1, s['requests']):.0f}%); only successes counted")
     v = ctx.results.get(key, system)
+    placed = s.get("layout")
+    where = "" if not placed else \
+        f"  {'pinned ' if placed.get('pinned') else ''}{placed.get('layout')} ({placed.get('same_cpu_share')})"
     ctx.log(f"  {system:10s} {key:22s} {v if isinstance(v, float) else 0:>10,.0f} req/s  "
-            f"p50 {s['lat_p50_us']} µs  errors {s['error_count']}")
+            f"p50 {s['lat_p50_us']} µs  errors {s['error_count']}{where}")
     return s
 
 

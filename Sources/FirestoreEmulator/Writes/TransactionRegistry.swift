@@ -16,10 +16,55 @@ final class TransactionRegistry: @unchecked Sendable {
         /// The snapshot a read-only transaction reads (set at its first read when not given).
         var readTime: Instant?
         /// Path → update time in microseconds when read, or -1 when the document was missing.
-        var reads: [ResourcePath: Int64] = [:]
+        var reads = Reads()
         /// Queries run in the transaction, with what they returned.
         var queries: [RecordedQuery] = []
         var lastUsed: Instant
+    }
+
+    /// The first read of each path a transaction read: path → update time in microseconds, or -1
+    /// when the document was missing. Most transactions read one document, kept inline; a
+    /// dictionary is made from the second path on (one made per transaction for its single read
+    /// cost an allocation, two hashes of the path and its release).
+    struct Reads: Sequence {
+        private var first: (path: ResourcePath, version: Int64)?
+        private var more: [ResourcePath: Int64] = [:]
+
+        init() {}
+
+        /// Notes `version` for `path` unless `path` was read before (the first read is the one a commit checks).
+        mutating func noteFirst(_ path: ResourcePath, _ version: Int64) {
+            guard let first else {
+                self.first = (path, version)
+                return
+            }
+            if first.path == path || more[path] != nil { return }
+            more[path] = version
+        }
+
+        /// The version noted for `path`, if any.
+        subscript(path: ResourcePath) -> Int64? {
+            if let first, first.path == path { return first.version }
+            return more[path]
+        }
+
+        var count: Int { first == nil ? 0 : 1 + more.count }
+
+        func makeIterator() -> Iterator { Iterator(first: first, more: more.makeIterator()) }
+
+        /// The first path, then the others in the dictionary's order (a commit checks them all).
+        struct Iterator: IteratorProtocol {
+            fileprivate var first: (path: ResourcePath, version: Int64)?
+            fileprivate var more: Dictionary<ResourcePath, Int64>.Iterator
+
+            mutating func next() -> (ResourcePath, Int64)? {
+                if let f = first {
+                    first = nil
+                    return (f.path, f.version)
+                }
+                return more.next().map { ($0.key, $0.value) }
+            }
+        }
     }
 
     /// A query read in a read-write transaction: the commit runs it again and compares.
@@ -126,8 +171,8 @@ final class TransactionRegistry: @unchecked Sendable {
     /// The first read of a document is the one a commit checks.
     func recordRead(_ id: String, path: ResourcePath, updateTime: Instant?) {
         lock.lock()
-        if let i = open.index(forKey: id), !open.values[i].readOnly, open.values[i].reads[path] == nil {
-            open.values[i].reads[path] = updateTime?.unixMicros ?? -1
+        if let i = open.index(forKey: id), !open.values[i].readOnly {
+            open.values[i].reads.noteFirst(path, updateTime?.unixMicros ?? -1)
         }
         lock.unlock()
     }

@@ -50,4 +50,35 @@ import Testing
         #expect(r.isClosed(id))
         #expect(throws: FirestoreError.invalidArgument(TransactionRegistry.closedMessage)) { try r.use(id, database: self.db) }
     }
+
+    /// A transaction's reads keep each path's first version, whatever the number of paths (the first
+    /// inline, the others in a dictionary), and the commit's walk meets every path once.
+    @Test(arguments: [1, 2, 7])
+    func readsKeepEachPathsFirstVersion(_ paths: Int) {
+        let r = registry()
+        let id = r.begin(db, readOnly: false, readTime: nil)
+        let names = (0..<paths).map { ResourcePath(["c", "d\($0)"]) }
+        for round in 0..<3 {
+            for (i, p) in names.enumerated() {
+                r.recordRead(id, path: p, updateTime: round == 0 && i % 2 == 1 ? nil : Instant(unixMicros: Int64(100 * round + i)))
+            }
+        }
+        guard let reads = r.finish(id)?.reads else {
+            Issue.record("the transaction was not open")
+            return
+        }
+        #expect(reads.count == paths)
+        var walked: [ResourcePath: Int64] = [:]
+        for (p, v) in reads { #expect(walked.updateValue(v, forKey: p) == nil, "\(p) met twice") }
+        for (i, p) in names.enumerated() {
+            let first: Int64 = i % 2 == 1 ? -1 : Int64(i)
+            #expect(walked[p] == first)
+            #expect(reads[p] == first)
+        }
+        #expect(reads[ResourcePath(["c", "other"])] == nil)
+        // A read-only transaction records none.
+        let ro = r.begin(db, readOnly: true, readTime: nil)
+        r.recordRead(ro, path: names[0], updateTime: nil)
+        #expect(r.finish(ro)?.reads.count == 0)
+    }
 }

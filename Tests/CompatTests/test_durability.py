@@ -32,6 +32,20 @@ def started_with_bucket(prefix, bucket):
     return tmp, data_dir, ready, proc, s3
 
 
+def firestore_started(prefix):
+    """A temporary data directory and hearth started on it: (tmp, data_dir, ready, proc, info, project,
+    base), `base(info)` being the Firestore documents URL of the hearth that `info` describes."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    data_dir = os.path.join(tmp, "data")
+    ready = os.path.join(tmp, "ready.json")
+    proc, info = start_on(data_dir, ready)
+    project = info["project"]
+
+    def base(info):
+        return f"{info['services']['firestore']['url']}/v1/projects/{project}/databases/(default)/documents"
+    return tmp, data_dir, ready, proc, info, project, base
+
+
 def s3_of(info, **options):
     return boto3.client("s3", endpoint_url=info["services"]["s3"]["url"], aws_access_key_id="test",
                         aws_secret_access_key="test", region_name="us-east-1", **options)
@@ -339,15 +353,8 @@ def test_kill_9_during_index_builds_leaves_each_built_or_not():
     field is registered with a row for every document that has it, or not registered with none; every
     field a query was answered on is registered; and every query answers as before the kill."""
     import sqlite3
-    tmp = tempfile.mkdtemp(prefix="hearth-build-crash-")
-    data_dir = os.path.join(tmp, "data")
-    ready = os.path.join(tmp, "ready.json")
-    proc, info = start_on(data_dir, ready)
-    project = info["project"]
+    tmp, data_dir, ready, proc, info, project, base = firestore_started("hearth-build-crash-")
     owner = {"Authorization": "Bearer owner"}
-
-    def base(info):
-        return f"{info['services']['firestore']['url']}/v1/projects/{project}/databases/(default)/documents"
 
     fields = [f"f{j}" for j in range(12)]
 
@@ -436,15 +443,8 @@ def test_kill_9_during_the_group_scan_index_build_leaves_it_built_or_not():
     intact (`PRAGMA integrity_check` compares every index with its table), the index is there or
     not, every acknowledged create is there, and the group query answers as the documents say."""
     import sqlite3
-    tmp = tempfile.mkdtemp(prefix="hearth-groupscan-crash-")
-    data_dir = os.path.join(tmp, "data")
-    ready = os.path.join(tmp, "ready.json")
-    proc, info = start_on(data_dir, ready)
-    project = info["project"]
+    tmp, data_dir, ready, proc, info, project, base = firestore_started("hearth-groupscan-crash-")
     owner = {"Authorization": "Bearer owner"}
-
-    def base(info):
-        return f"{info['services']['firestore']['url']}/v1/projects/{project}/databases/(default)/documents"
 
     prefix = f"projects/{project}/databases/(default)/documents"
     session = requests.Session()

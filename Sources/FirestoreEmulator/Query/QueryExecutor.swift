@@ -41,6 +41,11 @@ struct QueryExecutor {
     /// Fields a run found without index rows.
     final class MissingFields: @unchecked Sendable {
         var fields: [String] = []
+        /// A collection-group scan ran without the group scan index (`GroupScanIndex`).
+        var groupScans = false
+
+        /// Whether the caller has anything to build.
+        var isEmpty: Bool { fields.isEmpty && !groupScans }
     }
 
     /// Matching documents after cursors, offset and limit, and how many the offset skipped.
@@ -539,8 +544,10 @@ struct QueryExecutor {
         .map { "d." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
 
     /// The statement of a `.scan`: the documents of the query's scope in name order, from a name cursor.
-    static func scanStatement(_ query: Query, space: Int64, keyRange: ([UInt8], [UInt8])?, descending: Bool)
-        -> (sql: String, values: [any SQLBindable]) {
+    /// `groupIndexed`: a collection group's snapshot has the group scan index (`GroupScanIndex`);
+    /// without it the space's documents are walked in key order and filtered (the same rows).
+    static func scanStatement(_ query: Query, space: Int64, keyRange: ([UInt8], [UInt8])?, descending: Bool,
+                              groupIndexed: Bool = true) -> (sql: String, values: [any SQLBindable]) {
         var sql: String
         var values: [any SQLBindable] = [space]
         if query.collectionID.isEmpty {
@@ -549,7 +556,8 @@ struct QueryExecutor {
             // The index is named because without statistics SQLite prefers walking the primary key
             // from the start of the space and filtering, which reads every document of the collections
             // around this one (the whole database for a small collection's last page).
-            sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents INDEXED BY fs_documents_group WHERE space = ? AND collection_id = ?"
+            let source = groupIndexed ? "fs_documents INDEXED BY \(GroupScanIndex.name)" : "fs_documents"
+            sql = "SELECT \(FirestoreStorage.documentColumns) FROM \(source) WHERE space = ? AND collection_id = ?"
             values.append(query.collectionID)
         } else {
             sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents INDEXED BY fs_documents_parent WHERE space = ? AND parent = ?"
@@ -571,6 +579,20 @@ struct QueryExecutor {
         }
         sql += " ORDER BY key \(descending ? "DESC" : "ASC")"
         return (sql, values)
+    }
+
+    /// Whether a collection-group scan of `query` may read the group scan index in `conn`'s
+    /// snapshot; when it may not, the index is built: by the caller before it answers
+    /// (`missingIndexes`), or in the background.
+    private func groupScanIndexed(_ query: Query, _ conn: Connection) throws -> Bool {
+        guard query.allDescendants && !query.collectionID.isEmpty else { return true }
+        if try storage.groupScans.isVisible(conn) { return true }
+        if let report = missingIndexes {
+            report.groupScans = true
+        } else {
+            storage.scheduleGroupScans()
+        }
+        return false
     }
 
     /// The key range of the documents a query may return: a collection group under a document
@@ -624,7 +646,8 @@ struct QueryExecutor {
             }
 
         case .scan:
-            let (sql, values) = Self.scanStatement(query, space: space, keyRange: keyRange, descending: descending)
+            let (sql, values) = Self.scanStatement(query, space: space, keyRange: keyRange, descending: descending,
+                                                   groupIndexed: try groupScanIndexed(query, conn))
             try FirestoreStorage.forEachRow(conn, sql, values) { row in
                 try charge(row)
                 let (doc, version) = try document(row)

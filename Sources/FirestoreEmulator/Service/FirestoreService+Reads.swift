@@ -282,6 +282,9 @@ extension FirestoreService {
             if case .client(let auth) = caller {
                 try authorizeList(db, query: query, auth: auth, lookup: readLookup(db, space: space, conn))
             }
+            // A collection group without its scan index would walk every document of the space
+            // here (SQLite filters them, so the cap does not see them); the worker builds it.
+            if query.allDescendants && !query.collectionID.isEmpty && !storage.groupScans.isBuilt { return nil }
             executor.rowCap = QueryRowCap(rows: rows, bytes: bytes)
             do {
                 return try executor.run(query, space: space, conn)
@@ -289,7 +292,7 @@ extension FirestoreService {
                 return nil
             }
         }
-        if let missing = executor.missingIndexes?.fields, !missing.isEmpty { return nil }
+        if executor.missingIndexes?.isEmpty == false { return nil }
         return result.map { ($0, latestTime()) }
     }
 
@@ -315,9 +318,10 @@ extension FirestoreService {
     /// before the answer goes out, so the next query on them seeks. A failure only costs the next
     /// query a scan (and another try): the answer stands.
     func buildMissingIndexes(_ executor: QueryExecutor, _ db: DatabaseID, _ query: Query) {
-        guard let fields = executor.missingIndexes?.fields, !fields.isEmpty else { return }
+        guard let missing = executor.missingIndexes, !missing.isEmpty else { return }
         do {
-            try storage.buildFields(db, collectionID: query.collectionID, fields: fields)
+            if missing.groupScans { try storage.groupScans.build(storage.database) }
+            if !missing.fields.isEmpty { try storage.buildFields(db, collectionID: query.collectionID, fields: missing.fields) }
         } catch {
             logger.error("firestore: building index entries failed", [("error", .string("\(error)"))])
         }

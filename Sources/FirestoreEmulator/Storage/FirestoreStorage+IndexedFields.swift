@@ -34,8 +34,11 @@ extension FirestoreStorage {
             try conn.run("INSERT OR IGNORE INTO fs_index_fields (space, collection_id, field) VALUES (?, ?, ?)", [space, collectionID, f])
         }
         let wanted = Set(missing.map { ExactString($0) })
+        // By the collection-group scan index when it exists (exact here, on the writer); else every
+        // document of the space, filtered (a build needs no group index of its own: `GroupScanIndex`).
+        let source = groupScans.isBuilt ? "fs_documents INDEXED BY \(GroupScanIndex.name)" : "fs_documents"
         try Self.forEachRow(conn, """
-            SELECT key, parent, fields FROM fs_documents INDEXED BY fs_documents_group WHERE space = ? AND collection_id = ?
+            SELECT key, parent, fields FROM \(source) WHERE space = ? AND collection_id = ?
             """, [space, collectionID]) { row in
             let key = row.blob(0), parent = row.blob(1)
             let fields = try row.withBlob(2) { buffer throws(StoredValueCodec.DecodeError) in try StoredValueCodec.decodeFields(buffer) }
@@ -58,6 +61,12 @@ extension FirestoreStorage {
                 self?.logger.error("firestore: building index entries failed", [("error", .string("\(error)"))])
             }
         }
+    }
+
+    /// `groupScans.build` on the collector's queue, for a reader that scanned a collection group
+    /// without it in a snapshot it had already opened (`GroupScanIndex`).
+    func scheduleGroupScans() {
+        groupScans.schedule(database, on: collector, logger: logger)
     }
 
     /// Whether every one of `fields` of `collectionID` has its rows in `conn`'s snapshot: from

@@ -11,7 +11,8 @@ import HearthSQLite
 /// Tables (all `WITHOUT ROWID`, clustered on their primary keys):
 /// - `fs_documents(space, key, parent, collection_id, fields, create_time, update_time)`, keyed by
 ///   the document's order-preserving path key; secondary indexes on `(space, parent, key)`
-///   (collection scans, sub-collection listing) and `(space, collection_id, key)` (collection groups).
+///   (collection scans, sub-collection listing) and, once a collection-group query has needed it,
+///   `(space, collection_id, key)` (collection-group scans: `GroupScanIndex`).
 /// - `fs_index(space, scope, field, kind, value, doc_key)`: one row per index entry and scope;
 ///   a query seeks `(space, scope, field, kind)` and a value range, already in Firestore order.
 ///   `doc_key` is the document's key relative to the scope (`IndexEntry.docKey`): under a collection
@@ -118,6 +119,9 @@ final class FirestoreStorage: @unchecked Sendable {
         """),
         // Index rows only for the (collection id, field) pairs some query has needed (`IndexedFields`).
         IndexFieldsMigration.migration,
+        // The collection-group scan index is built when first needed (`GroupScanIndex`): every
+        // create paid a b-tree insert for it though only collection-group queries read it.
+        Migration("firestore.8", "DROP INDEX IF EXISTS \(GroupScanIndex.name);"),
     ]
 
     /// How long replaced versions stay readable: Firestore's version retention period without
@@ -136,6 +140,8 @@ final class FirestoreStorage: @unchecked Sendable {
     /// The versions read-write transactions last committed (`TransactionWrites`): `put` and `delete`
     /// make a replaced document's slot pending.
     let transactionWrites = TransactionWrites()
+    /// Whether `fs_documents_group` exists (built when a collection-group query first needs it).
+    let groupScans = GroupScanIndex()
 
     init(database: Database, logger: Logger) {
         self.database = database
@@ -145,6 +151,8 @@ final class FirestoreStorage: @unchecked Sendable {
         // Readers take their view of the indexed fields before their snapshot; until this is loaded
         // they ask their snapshot instead (a failure here is retried by the first write).
         try? database.read { conn in try indexedFields.loadIfNeeded(conn) }
+        // Unknown after a failure: readers then ask their snapshot, and a build finds out.
+        try? database.read { conn in try groupScans.load(conn) }
     }
 
     /// Runs `body` in a write transaction, committed together with concurrent ones (`GroupCommit`);
@@ -680,6 +688,13 @@ final class FirestoreStorage: @unchecked Sendable {
     ///   - batch: documents per transaction.
     ///   - transactions: stop after this many (tests stop a build half-way).
     func buildGroupIndex(space: Int64, collectionID: String, batch: Int = 256, transactions: Int = .max) {
+        // Its batches find the group's documents by the scan index (without it, each would walk
+        // the space's documents from its cursor); a group query is what asks for both.
+        do {
+            try groupScans.build(database)
+        } catch {
+            logger.error("firestore: building the collection-group scan index failed", [("error", .string("\(error)"))])
+        }
         for _ in 0..<transactions {
             do {
                 let done: Bool = try database.write { conn in

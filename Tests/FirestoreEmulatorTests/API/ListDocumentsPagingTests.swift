@@ -85,6 +85,8 @@ import Testing
                           endAt: nil, offset: 0, limit: 51, projection: nil)
         var group = plain
         group.allDescendants = true
+        // The group's scan index exists once a collection-group query needed it (`GroupScanIndex`).
+        try h.service.storage.groupScans.build(h.database)
         for (query, index) in [(plain, "fs_documents_parent"), (group, "fs_documents_group")] {
             let (sql, values) = QueryExecutor.scanStatement(query, space: 1, keyRange: nil, descending: false)
             let plan = try h.database.read { conn in try conn.rows("EXPLAIN QUERY PLAN " + sql, values) { $0.text(3) } }

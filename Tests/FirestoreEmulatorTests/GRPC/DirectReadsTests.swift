@@ -210,6 +210,7 @@ struct DirectReadsTests {
         let stores = (try Self.seeded(), try Self.seeded())
         let onLoop = try Self.seeded()
         try onLoop.indexFields("open", ["n"])  // queried before (a first query on a field goes on on a worker: below)
+        try onLoop.service.storage.groupScans.build(onLoop.database)  // likewise a first collection-group query (below)
         for (request, who) in requests {
             let (general, direct) = try compare("RunQuery", request, as: who, on: stores)
             #expect(general == direct, "\(request)")
@@ -222,6 +223,14 @@ struct DirectReadsTests {
         // New transactions go on on a worker; errors are thrown on the loop.
         #expect(paths == [.loop, .loop, .loop, .loop, .loop, .loop, .handedOn, .handedOn, .loop, .loop,
                           .failed, .failed, .failed, .failed])
+        // The first collection-group query goes on on a worker, which builds the group's scan index
+        // (`GroupScanIndex`; on the loop it would walk the whole space); the next one is answered on the loop.
+        let fresh = try Self.seeded()
+        let group = requests[9].0
+        let (first, firstPath) = quick("RunQuery", group, on: fresh)
+        let (second, secondPath) = quick("RunQuery", group, on: fresh)
+        #expect(first == second && firstPath == .handedOn && secondPath == .loop)
+        #expect(fresh.service.storage.groupScans.isBuilt)
     }
 
     /// A RunQuery request read before (`ParsedQueryCache`) is answered from its kept `Query`, and

@@ -7,12 +7,16 @@ per answer
   server's design owns outright;
 - *sendto*: the answer's `sendto`, entered → returned (the loopback transmit, and the client's wake-up
   when it sleeps);
+- *after*: the `sendto` returned → the loop's next `epoll_wait` entered (the loop's work after the
+  answer left: what a client woken onto the loop's CPU waits for);
 - *turn*: the `sendto` returned → the client's next `write`/`writev`/`sendmsg` entered (the client's
   own work on the answer and the next request);
 - *detect*: that write entered → the loop's `recvfrom` returned the request (the loopback transmit
   and the loop noticing: a poll round, or a wake-up from `epoll_wait`);
 
-with medians (robust to the machine's other work) and means (what the rate sees), and the cycle
+with medians (robust to the machine's other work) and means (what the rate sees), the share of calls
+whose request the loop read after sleeping (an `epoll_wait` with a timeout other than 0 since the
+answer before: the polling window shut, or a trial's sleeping half), and the cycle
 (`sendto` returned → the next `sendto` returned): its mean, p50, p90, p99. The tracepoints add a
 little to every system call, the same for every server measured.
 
@@ -29,10 +33,11 @@ import tempfile
 import time
 
 EVENTS = ("syscalls:sys_exit_recvfrom", "syscalls:sys_enter_sendto", "syscalls:sys_exit_sendto",
-          "syscalls:sys_enter_write", "syscalls:sys_enter_writev", "syscalls:sys_enter_sendmsg")
+          "syscalls:sys_enter_epoll_wait", "syscalls:sys_enter_write", "syscalls:sys_enter_writev", "syscalls:sys_enter_sendmsg")
 CLIENTS = ("h2load", "grpcload")
 LINE = re.compile(r"\s*(\S+)\s+(\d+)/(\d+)\s+([\d.]+):\s+(\S+):\s*(.*)")
 RET = re.compile(r"0x([0-9a-f]+)")
+TIMEOUT = re.compile(r"timeout: 0x([0-9a-f]+)")
 
 
 def record(pid, load):
@@ -74,12 +79,22 @@ def analyse(text, pid):
     client.sort()
     reads, sends, work, sendto = [], [], [], []
     last_read = entered = None
+    slept = asleep = 0
+    after, sent = [], None
     for t, event, trace in loop:
-        if event.endswith("exit_recvfrom"):
+        if event.endswith("enter_epoll_wait"):
+            if sent is not None:
+                after.append(t - sent)
+                sent = None
+            timeout = TIMEOUT.search(trace)
+            asleep |= bool(timeout and int(timeout[1], 16) != 0)
+        elif event.endswith("exit_recvfrom"):
             r = RET.search(trace)
             if r and 0 < int(r[1], 16) < 1 << 40:  # bytes, not EAGAIN (a negative errno)
                 reads.append(t)
                 last_read = t
+                slept += asleep
+                asleep = 0
         elif event.endswith("enter_sendto"):
             if last_read is not None:
                 work.append(t - last_read)
@@ -87,6 +102,7 @@ def analyse(text, pid):
         elif event.endswith("exit_sendto") and entered is not None:
             sendto.append(t - entered)
             sends.append(t)
+            sent = t
     turn, detect = [], []
     for s in sends:
         i, j = bisect.bisect_left(client, s), bisect.bisect_left(reads, s)
@@ -94,8 +110,8 @@ def analyse(text, pid):
             turn.append(client[i] - s)
             detect.append(reads[j] - client[i])
     cycle = [b - a for a, b in zip(sends, sends[1:])]
-    out = {"calls": len(work)}
-    for name, v in (("work", work), ("sendto", sendto), ("turn", turn), ("detect", detect), ("cycle", cycle)):
+    out = {"calls": len(work), "slept": round(slept / max(1, len(reads)), 3)}
+    for name, v in (("work", work), ("sendto", sendto), ("after", after), ("turn", turn), ("detect", detect), ("cycle", cycle)):
         if v:
             out[name] = {"median": round(statistics.median(v) * 1e6, 2), "mean": round(statistics.mean(v) * 1e6, 2)}
     if len(cycle) > 100:
@@ -107,5 +123,5 @@ def analyse(text, pid):
 def line(steps):
     """One printable line of `analyse`'s answer."""
     parts = [f"{k} {v['median']:.2f}/{v['mean']:.2f}" for k, v in steps.items() if isinstance(v, dict)]
-    return "µs median/mean: " + ", ".join(parts) + (f"; cycle p90 {steps['cycle']['p90']:.1f}, p99 {steps['cycle']['p99']:.1f}"
+    return f"slept before {steps.get('slept', 0):.1%} of requests; µs median/mean: " + ", ".join(parts) + (f"; cycle p90 {steps['cycle']['p90']:.1f}, p99 {steps['cycle']['p99']:.1f}"
                                                      if "p99" in steps.get("cycle", {}) else "")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The HTTP/2 floor against Hearth and the official emulator, on the gRPC rows issue 20 still misses:
 `python3 bench/h2_floor.py [--rounds 3] [--seconds 5] [--rows get,light,commit,write] [--poll-us 200]
-[--poll-epoll] [--sides S,S] [--perf-syscalls] [--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
+[--poll-epoll] [--sides S,S] [--perf-syscalls] [--perf-steps] [--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
 `--callgrind [-n N] [--floor-only] [--keep]` instructions per operation instead (below).
 
 `bench/ceilings/h2_floor.c` does the least any Firestore gRPC server built on nghttp2 and SQLite must
@@ -31,8 +31,10 @@ Printed per row and side: the best round's rate, the server's CPU per operation 
 over the round ÷ its operations: the floor's includes its checkpoint thread, the emulator's every JVM
 thread) and the load generator's (h2load's or grpcload's CPU over its run, from this script's
 `RUSAGE_CHILDREN`), then floor ÷ emulator and Hearth ÷ floor; with `--strace`, each row's system calls
-per operation for Hearth and `floor-block` from one more run under `strace -c -f`. Loopback only; every
-process started is stopped.
+per operation for Hearth and `floor-block` from one more run under `strace -c -f`; with `--perf-steps`,
+each side's round trip in steps from one more run under `perf record` (`benchlib/callsteps.py`: the
+server's work from the request read to the answer's `sendto`, the `sendto`, the client's turn, the
+request's way back to the loop). Loopback only; every process started is stopped.
 
 `--callgrind` counts instead instructions per operation (repeatable where rates on a shared machine are
 not), the floor's and Hearth's under the same loads: per row a fresh floor (blocking loop) under
@@ -55,7 +57,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench, h2floor  # noqa: E402
+from benchlib import callsteps, firebase, grpcbench, h2floor  # noqa: E402
 from benchlib.h2floor import Floor, seed  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, Context  # noqa: E402
 from benchlib.httpc import Client, NotAvailable  # noqa: E402
@@ -282,6 +284,8 @@ def main():
                     help="also count Hearth's and floor-block's system calls per operation (strace -c -f), one run each per row")
     ap.add_argument("--perf-syscalls", action="store_true",
                     help="also, per row and side, one run with perf stat counting the loop's system calls per operation")
+    ap.add_argument("--perf-steps", action="store_true",
+                    help="also, per row and side, one run under perf record timing the round trip's steps (benchlib/callsteps.py)")
     ap.add_argument("--json", default=os.path.join(ROOT, ".build", "bench", "h2_floor.json"))
     args = ap.parse_args()
     keys = [ROWS[r] for r in args.rows.split(",")]
@@ -341,6 +345,11 @@ def main():
                     results["rows"][key][f"perf_syscalls_{side}"] = {"rate": rate, "per_op": calls}
                     print(f"  {side:16s} {rate:9,.0f}/s under perf stat; system calls per operation: "
                           + ", ".join(f"{c} {calls.get(c, 0):.2f}" for c in SYSCALLS), flush=True)
+            if args.perf_steps:
+                for side in [x for x in order if x != PEER]:
+                    rate, _, steps = callsteps.record(servers[side][1], loads[side][key])
+                    results["rows"][key][f"perf_steps_{side}"] = {"rate": rate, "steps": steps}
+                    print(f"  {side:16s} {rate:9,.0f}/s under perf record; {callsteps.line(steps)}", flush=True)
             if args.strace:
                 for side in (HEARTH, BLOCK):
                     calls = syscalls(servers[side][1], loads[side][key].once, lambda r: operations(r[1]))

@@ -37,28 +37,35 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     @exclusivity(unchecked) private var requestSideDone = false
     @exclusivity(unchecked) private var logged = false
     @exclusivity(unchecked) private var producerSet = false
+    /// The metadata `begin` checks (`content-type`, `grpc-encoding`, `grpc-timeout`), found in the
+    /// one pass over the request's fields that found `:path`.
+    private let expected: (contentType: String?, encoding: String?, timeout: String?)
 
     init(server: GRPCServer, stream: HTTP2Stream, headers: [(name: String, value: String)]) {
         self.server = server
         self.stream = stream
         started = server.logger.map { $0.quiet } == false ? DispatchTime.now().uptimeNanoseconds : 0
-        // The length first: most names differ in it, and comparing two strings of different content
-        // is a call into the runtime's general comparison.
-        self.path = headers.first(where: { $0.name.utf8.count == 5 && $0.name == ":path" })?.value ?? ""
+        let scan = RequestFields(headers)
+        self.path = scan.path < 0 ? "" : headers[scan.path].value
+        self.expected = (Self.value(headers, scan.contentType), Self.value(headers, scan.encoding), Self.value(headers, scan.timeout))
         self.routed = server.route(path)
         if case .success(.bidirectional) = routed { jobs = SerialJobs(pool: server.pool) } else { jobs = nil }
         // The metadata are the fields after the pseudo-headers, which come first (RFC 9113 §8.3;
         // nghttp2 resets a stream whose pseudo-header follows a regular field): the list is shared,
         // not copied. Should one follow anyway, the metadata are a copy without them, as before.
-        var start = 0
-        while start < headers.count, headers[start].name.utf8.first == UInt8(ascii: ":") { start += 1 }
-        if headers[start...].contains(where: { $0.name.utf8.first == UInt8(ascii: ":") }) {
+        if scan.pseudoAfterMetadata {
             self.context = GRPCContext(metadata: headers.filter { $0.name.utf8.first != UInt8(ascii: ":") }, deadlineNanos: nil,
                                        remoteAddress: stream.remoteAddress, requestID: server.ids.requestID())
         } else {
-            self.context = GRPCContext(fields: headers, metadataStart: start, deadlineNanos: nil,
+            self.context = GRPCContext(fields: headers, metadataStart: scan.metadataStart, deadlineNanos: nil,
                                        remoteAddress: stream.remoteAddress, requestID: server.ids.requestID())
+            context.authorizationAt = scan.authorization
         }
+    }
+
+    /// The value of field `at` (-1: none).
+    private static func value(_ fields: [(name: String, value: String)], _ at: Int) -> String? {
+        at < 0 ? nil : fields[at].value
     }
 
     /// Responses are sent uncompressed (the spec lets a server answer identity to any client);
@@ -70,7 +77,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
 
     /// Checks the request headers and starts the call, or answers at once (loop thread).
     func begin() {
-        let contentType = context["content-type"] ?? ""
+        let contentType = expected.contentType ?? ""
         guard contentType.hasPrefix("application/grpc") else {
             // The spec's answer to a non-gRPC content-type is HTTP 415, not a gRPC status.
             lock.lock()
@@ -80,14 +87,14 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             stream.respond(headers: [(":status", "415"), ("content-type", "text/plain")], endStream: true)
             return
         }
-        if let encoding = context["grpc-encoding"], encoding != "identity" {
+        if let encoding = expected.encoding, encoding != "identity" {
             // The spec's answer to an encoding we cannot inflate; the headers list the ones we can.
             guard MessageDecompressor.encodings.contains(encoding) else {
                 return finish(GRPCStatus(.unimplemented, "Unsupported grpc-encoding: \(encoding)"))
             }
             compression = encoding
         }
-        if let timeout = context["grpc-timeout"] {
+        if let timeout = expected.timeout {
             guard let nanos = GRPCStatus.timeoutNanos(timeout) else {
                 return finish(GRPCStatus(.internal, "Invalid grpc-timeout: \(timeout)"))
             }
@@ -366,8 +373,12 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         let n = message.count
         var out: [UInt8] = []
         out.reserveCapacity(5 + n)
-        out.append(contentsOf: [0, UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16),
-                                UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)])
+        // Byte by byte: appending the prefix as an array literal made (and freed) that array too.
+        out.append(0)
+        out.append(UInt8(truncatingIfNeeded: n >> 24))
+        out.append(UInt8(truncatingIfNeeded: n >> 16))
+        out.append(UInt8(truncatingIfNeeded: n >> 8))
+        out.append(UInt8(truncatingIfNeeded: n))
         out.append(contentsOf: message)
         return out
     }

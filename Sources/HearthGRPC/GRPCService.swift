@@ -71,6 +71,7 @@ public struct GRPCContext: Sendable {
         set {
             fields = newValue
             metadataStart = 0
+            authorizationAt = nil
         }
     }
     /// The fields `metadata` is made of: from `metadataStart` on. A call's context keeps its
@@ -79,6 +80,9 @@ public struct GRPCContext: Sendable {
     /// value, and their releases one by one when the call ended (~1k instructions a gRPC get).
     var fields: [(name: String, value: String)]
     var metadataStart: Int
+    /// Where the first `authorization` field is in `fields` (-1: none), when the call found it while
+    /// reading its headers (`RequestFields`); nil: `authorization` looks it up.
+    var authorizationAt: Int?
     /// When the call's `grpc-timeout` runs out, in `DispatchTime.now().uptimeNanoseconds`; nil: none.
     public var deadlineNanos: UInt64?
     /// The peer, `ip:port`.
@@ -99,6 +103,13 @@ public struct GRPCContext: Sendable {
         self.deadlineNanos = deadlineNanos
         self.remoteAddress = remoteAddress
         self.requestID = requestID
+    }
+
+    /// `self["authorization"]`: the caller's credentials, asked for by the service and the request log
+    /// on every call, found without walking the fields again when the call found them already.
+    public var authorization: String? {
+        guard let at = authorizationAt else { return self["authorization"] }
+        return at < 0 ? nil : fields[at].value
     }
 
     /// The first value of metadata `name` (lower-case).

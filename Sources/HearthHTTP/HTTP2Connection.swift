@@ -21,7 +21,10 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
     // gRPC get in swift_beginAccess; callgrind, bench/callgrind_get.py --width 16).
     // The table owns the streams; a frame finds its stream through nghttp2's stream user data
     // (`withStream`), which points at the same object, without hashing the id (~7 lookups a call).
-    @exclusivity(unchecked) var streams: [Int32: HTTP2Stream] = [:]
+    // In no order: a stream knows its place (`HTTP2Stream.slot`) and leaves by trading places with
+    // the last, so a call's stream is kept and let go without its id hashed (a dictionary by id
+    // hashed it twice per call, to insert and to remove, and only `shutdown` ever read it whole).
+    @exclusivity(unchecked) var streams: [HTTP2Stream] = []
     /// The request header block being received: its stream, its fields (the first `count` of
     /// `headers`; see `previousHeaders`) and their RFC 9113 size. A block (HEADERS and its
     /// CONTINUATIONs) arrives whole before any other frame (RFC 9113 §6.10), so one list per
@@ -36,6 +39,9 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
     /// (the list copied first while a live call still shares it), reusing the previous string
     /// where the bytes match (`HTTP2FieldText`).
     @exclusivity(unchecked) var previousHeaders: [(name: String, value: String)] = []
+    /// The nghttp2 buffers the fields of that list (`incoming.headers` while a block arrives) were
+    /// read from, field by field.
+    @exclusivity(unchecked) var fieldBuffers = HTTP2FieldBuffers()
     /// Bytes nghttp2 produced that the socket has not taken yet.
     @exclusivity(unchecked) private var unsent: [UInt8] = []
     /// How much of the loop's send buffer the current pass of `send` filled: frames nghttp2
@@ -78,7 +84,7 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
         nghttp2_session_callbacks_new(&callbacks)
         defer { nghttp2_session_callbacks_del(callbacks) }
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, h2BeginHeaders)
-        nghttp2_session_callbacks_set_on_header_callback(callbacks, h2Header)
+        nghttp2_session_callbacks_set_on_header_callback2(callbacks, h2Header)
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, h2FrameReceived)
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, h2DataChunk)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, h2StreamClosed)
@@ -135,7 +141,14 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
             send()
             return shutdown(errorCode: 1)
         }
-        send()
+        // A request's answer is made after this read (a quick call) or on another thread, and its
+        // flush sends. A pass now has something to do only when nghttp2 queued a frame of its own
+        // (SETTINGS ACK, PING ACK, WINDOW_UPDATE, RST_STREAM, GOAWAY), when bytes wait for the
+        // socket, or when the session is done (`sendFrames` closes it): otherwise it pulled
+        // nothing, at ~0.4k instructions a gRPC call.
+        if !unsent.isEmpty || nghttp2_session_want_write(session) != 0 || nghttp2_session_want_read(session) == 0 {
+            send()
+        }
     }
 
     /// Pulls frames out of nghttp2 and writes what the socket takes; the rest waits for EPOLLOUT.
@@ -276,13 +289,15 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
         loop.unregister(fd)
         close(fd)
         let open = streams
-        streams = [:]
+        streams = []
         if !open.isEmpty { streamsChanged(-open.count) }
-        for (_, stream) in open {
+        for stream in open {
             answerSettled(stream)
             stream.markClosed()
             tellClosed(stream, errorCode: errorCode == 0 ? 8 : errorCode)
         }
+        // nghttp2's buffers are freed through the session's allocator: let go of them first.
+        fieldBuffers.removeAll()
         nghttp2_session_del(session)
         session = nil
         // After the streams' delegates heard it, as they did while the connection was weakly held.
@@ -438,6 +453,26 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
         return Unmanaged<HTTP2Stream>.fromOpaque(p)._withUnsafeGuaranteedRef(body)
     }
 
+    /// Puts a new stream in `streams`.
+    func keep(_ stream: HTTP2Stream) {
+        stream.slot = streams.count
+        streams.append(stream)
+    }
+
+    /// Takes the stream nghttp2's user data points at out of `streams` (it trades places with the
+    /// last) and returns it, now held by the caller only; nil when `streams` no longer holds it
+    /// (`shutdown` emptied the table).
+    func letGo(_ unmanaged: Unmanaged<HTTP2Stream>) -> HTTP2Stream? {
+        let slot = unmanaged._withUnsafeGuaranteedRef { $0.slot }
+        guard slot < streams.count, Unmanaged.passUnretained(streams[slot]).toOpaque() == unmanaged.toOpaque() else { return nil }
+        let last = streams.count - 1
+        if slot != last {
+            streams.swapAt(slot, last)
+            streams[slot].slot = slot
+        }
+        return streams.removeLast()
+    }
+
     /// The client sent its whole request (END_STREAM): until the response ends, the loop waits
     /// for whoever answers it (`EventLoop.answersAwaited`).
     func requestEnded(_ stream: HTTP2Stream) {
@@ -590,12 +625,14 @@ private let h2BeginHeaders: nghttp2_on_begin_headers_callback = { session, frame
         // Starts from the previous request's fields (`previousHeaders`), changed in place below.
         var headers = c.previousHeaders
         c.previousHeaders = []
+        // No list kept (a block abandoned): nor are the buffers that described it.
+        if headers.isEmpty { c.fieldBuffers.removeAll() }
         // Room for a gRPC call's usual fields (pseudo-headers, content-type, te, authorization, a
         // user-agent and a few more): appending to an empty array regrew it four times per request.
         if headers.isEmpty { headers.reserveCapacity(12) }
         c.incoming = (id, headers, 0, 0)
         let stream = HTTP2Stream(id: id, remoteAddress: c.remoteAddress, connection: c)
-        c.streams[id] = stream
+        c.keep(stream)
         // Unretained: `streams` holds the stream until nghttp2's close callback, after which
         // nghttp2 has no frame of it to deliver (and frees its user data with the stream).
         nghttp2_session_set_stream_user_data(session, id, Unmanaged.passUnretained(stream).toOpaque())
@@ -604,33 +641,44 @@ private let h2BeginHeaders: nghttp2_on_begin_headers_callback = { session, frame
     }
 }
 
-private let h2Header: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
-    guard let frame, hearth_frame_is_request_headers(frame) != 0 else { return 0 }
+private let h2Header: nghttp2_on_header_callback2 = { _, frame, nameBuffer, valueBuffer, _, userData in
+    guard let frame, let nameBuffer, let valueBuffer, hearth_frame_is_request_headers(frame) != 0 else { return 0 }
     return withConnection(userData) { c in
         guard c.incoming.id == hearth_frame_stream_id(frame) else { return 0 }
+        let name = nghttp2_rcbuf_get_buf(nameBuffer)
+        let value = nghttp2_rcbuf_get_buf(valueBuffer)
         // RFC 9113 §6.5.2 counts 32 bytes of overhead per field.
-        c.incoming.bytes += nameLength + valueLength + 32
+        c.incoming.bytes += name.len + value.len + 32
         if c.incoming.bytes > c.limits.maxHeaderListSize {
             c.incoming = (0, [], 0, 0)  // the rest of this block is not delivered
+            c.fieldBuffers.removeAll()  // nor is the list they describe kept
             return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)  // resets this stream only
         }
         let i = c.incoming.count
         c.incoming.count = i + 1
         // Changed in place: a copy would copy the list at every field.
         guard i < c.incoming.headers.count else {
-            c.incoming.headers.append((HTTP2FieldText.name(name, count: nameLength),
-                                       HTTP2FieldText.value(value, count: valueLength)))
+            c.incoming.headers.append((HTTP2FieldText.name(name.base, count: name.len),
+                                       HTTP2FieldText.value(value.base, count: value.len)))
+            c.fieldBuffers.append(name: nameBuffer, value: valueBuffer)
             return 0
         }
-        // The previous request's field in this place: kept when the bytes are its (no write, so a
-        // list a live call shares is not copied), else replaced.
+        // The previous request's field in this place: kept when its bytes come in the same buffers
+        // of nghttp2's header table (`HTTP2FieldBuffers`) or are its bytes (no write, so a list a
+        // live call shares is not copied), else replaced.
+        let buffered = c.fieldBuffers.same(i, name: nameBuffer, value: valueBuffer)
+        if buffered.name && buffered.value { return 0 }
         let (sameName, sameValue) = c.incoming.headers.withUnsafeBufferPointer { fields in
-            (HTTP2FieldText.matches(fields[i].name, name, nameLength), HTTP2FieldText.matches(fields[i].value, value, valueLength))
+            (buffered.name || HTTP2FieldText.matches(fields[i].name, name.base, name.len),
+             buffered.value || HTTP2FieldText.matches(fields[i].value, value.base, value.len))
         }
+        // The same bytes in other buffers (a literal, sent anew each time): the held ones still
+        // describe the field, and holding these instead would only free the others per call.
         if sameName && sameValue { return 0 }
+        c.fieldBuffers.replace(i, name: nameBuffer, value: valueBuffer)
         let previous = c.incoming.headers[i]
-        c.incoming.headers[i] = (sameName ? previous.name : HTTP2FieldText.name(name, count: nameLength),
-                                 sameValue ? previous.value : HTTP2FieldText.value(value, count: valueLength))
+        c.incoming.headers[i] = (sameName ? previous.name : HTTP2FieldText.name(name.base, count: name.len),
+                                 sameValue ? previous.value : HTTP2FieldText.value(value.base, count: value.len))
         return 0
     }
 }
@@ -649,6 +697,7 @@ private let h2FrameReceived: nghttp2_on_frame_recv_callback = { session, frame, 
                 c.incoming = (0, [], 0, 0)
                 // The previous request had more fields: the rest are not this one's.
                 if headers.count > count { headers.removeSubrange(count...) }
+                c.fieldBuffers.truncate(to: count)
                 c.previousHeaders = headers
                 stream.delegate = c.handler.open(stream, headers: headers)
             }
@@ -679,7 +728,9 @@ private let h2DataChunk: nghttp2_on_data_chunk_recv_callback = { session, _, id,
 
 private let h2StreamClosed: nghttp2_on_stream_close_callback = { session, id, errorCode, userData in
     withConnection(userData) { c in
-        guard let stream = c.streams.removeValue(forKey: id) else { return 0 }
+        // Ours when its user data is set (its request header block began), which `streams` holds.
+        guard let p = nghttp2_session_get_stream_user_data(session, id) else { return 0 }
+        guard let stream = c.letGo(Unmanaged<HTTP2Stream>.fromOpaque(p)) else { return 0 }
         // nghttp2 finds no closed stream, but its pointer to the object released below goes too.
         nghttp2_session_set_stream_user_data(session, id, nil)
         c.streamsChanged(-1)

@@ -68,6 +68,8 @@ public final class HTTP2Stream: @unchecked Sendable {
     /// so the next write attaches it again instead of nghttp2 asking a drained stream once more
     /// (DEFERRED) and waiting to be resumed.
     @exclusivity(unchecked) var providerAttached = false
+    /// Its place in its connection's `streams` while open (`HTTP2Connection.keep`, `letGo`).
+    @exclusivity(unchecked) var slot = 0
     /// Whether the last frame of the response (END_STREAM or trailers) is handed to nghttp2.
     @exclusivity(unchecked) var responseEnded = false
     /// Whether the client's side ended before the response did: counted in the loop's

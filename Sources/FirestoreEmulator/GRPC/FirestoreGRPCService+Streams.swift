@@ -12,7 +12,7 @@ extension FirestoreGRPCService {
         if let prefix = ctx["google-cloud-resource-prefix"], prefix.hasPrefix("projects/") {
             project = String(prefix.dropFirst(9).prefix(while: { $0 != "/" }))
         }
-        return try Caller.from(authorization: ctx["authorization"], projectID: project, verifier: service.tokenVerifier,
+        return try Caller.from(authorization: ctx.authorization, projectID: project, verifier: service.tokenVerifier,
                                logger: service.logger, known: service.callers, now: service.clock.now().unixSeconds)
     }
 

@@ -14,7 +14,7 @@ extension RESTBridge {
     /// GetDocument whose request carries only a plain document name; nil: use the general path.
     func directGet(_ bytes: [UInt8], _ ctx: GRPCContext) throws(GRPCStatus) -> [UInt8]? {
         var reader = ProtoReader(bytes)
-        var name: String?
+        var nameRange: Range<Int>?
         do {
             while let (number, wire) = try reader.nextField() {
                 switch number {
@@ -23,8 +23,8 @@ extension RESTBridge {
                     // instructions a get, per scalar); any other is left to the general path, as
                     // `plainName` leaves it (the same answer: the general path is the reference).
                     let range = try reader.readLengthDelimitedRange()
-                    guard let ascii = Self.asciiString(bytes, range) else { return nil }
-                    name = ascii
+                    guard Self.isASCII(bytes, range) else { return nil }
+                    nameRange = range
                 case 1, 2, 3, 5: return nil  // mask, transaction, read time (or a wrong wire type): general path
                 default: try reader.skip(wire)
                 }
@@ -32,10 +32,13 @@ extension RESTBridge {
         } catch {
             return nil  // the general path reports malformed input with its message
         }
-        guard let name else { return nil }
+        guard let nameRange else { return nil }
         // A name read before was split then, and its entry keeps the verdict of `validate` (both
-        // depend on the name alone).
-        let known = service.storage.readCache.entry(name)
+        // depend on the name alone). Looked up by the request's bytes: the entry found last is
+        // matched without the name made a string (`DocumentCache.entry(utf8:)`).
+        let known = bytes.withUnsafeBufferPointer { service.storage.readCache.entry(utf8: UnsafeBufferPointer(rebasing: $0[nameRange])) }
+        // The entry's name is these bytes; only a name not kept is made from them.
+        let name = known?.name ?? String(decoding: bytes[nameRange], as: UTF8.self)
         guard let (db, path) = known.map({ ($0.database, $0.path) }) ?? Self.plainName(name), path.isDocument else { return nil }
         return try direct { () throws(FirestoreError) in
             if let known { try known.validate() } else { try path.validate(in: db) }
@@ -44,15 +47,13 @@ extension RESTBridge {
         }
     }
 
-    /// `bytes[range]` as a string when every byte is ASCII (then it is valid UTF-8, and decoding
-    /// repairs nothing); nil otherwise.
-    static func asciiString(_ bytes: [UInt8], _ range: Range<Int>) -> String? {
-        let ascii = bytes.withUnsafeBufferPointer { all in
+    /// Whether every byte of `bytes[range]` is ASCII (then it is valid UTF-8, and decoding repairs nothing).
+    static func isASCII(_ bytes: [UInt8], _ range: Range<Int>) -> Bool {
+        bytes.withUnsafeBufferPointer { all in
             var any: UInt8 = 0
             for i in range { any |= all[i] }
             return any < 0x80
         }
-        return ascii ? String(decoding: bytes[range], as: UTF8.self) : nil
     }
 
     /// Commit on a plainly named database, answered through `reply` once its batch has committed
@@ -109,7 +110,7 @@ extension RESTBridge {
 
     /// The caller as `RequestContext` decides it from the same `authorization` value.
     func caller(_ ctx: GRPCContext, _ db: DatabaseID) throws(FirestoreError) -> Caller {
-        try Caller.from(authorization: ctx["authorization"], projectID: db.project, verifier: service.tokenVerifier,
+        try Caller.from(authorization: ctx.authorization, projectID: db.project, verifier: service.tokenVerifier,
                         logger: service.logger, known: service.callers, now: service.clock.now().unixSeconds)
     }
 

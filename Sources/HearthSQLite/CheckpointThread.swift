@@ -136,7 +136,17 @@ final class CheckpointThread: @unchecked Sendable {
             requested = false
             condition.unlock()
             guard let connection else { continue }
+            let writerPassesBefore = writerPasses.load(ordering: .relaxed)
             passLock.lock()
+            // The writer ran its backstop pass while this one waited for the lock: every frame this
+            // request was about is copied. Skip the pass — run now, it would overlap the writer's
+            // next transaction, whose restart of the WAL then fails on the read locks the pass
+            // takes, and the WAL grows past the backstop by a transaction more (seen under load).
+            // A commit after the writer's pass that wants a pass requests one anew.
+            if writerPasses.load(ordering: .relaxed) != writerPassesBefore {
+                passLock.unlock()
+                continue
+            }
             let start = DispatchTime.now().uptimeNanoseconds
             _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             threadNanos.add(Int(DispatchTime.now().uptimeNanoseconds - start), ordering: .relaxed)

@@ -120,7 +120,30 @@ struct FirestoreSchemasTests {
             w.string(1, "deep")
             w.encodedMessage(2, value.bytes)
         }
-        #expect(throws: FirestoreError.self) { try ProtoJSONDecoder.decode(doc.bytes, as: "google.firestore.v1.Document") }
+        // The value is read down to the first level Firestore refuses, no deeper (a value 21 maps
+        // deep overflowed an HTTP/2 loop's stack in a debug build); the values' check refuses it.
+        let json = try ProtoJSONDecoder.decode(doc.bytes, as: "google.firestore.v1.Document")
+        var level = json["fields"]?["deep"]
+        var levels = 0
+        while let inner = level?["arrayValue"]?["values"]?.arrayValue?.first { level = inner; levels += 1 }
+        #expect(levels == ValueJSON.maxDepth + 1 && level == .object(ProtoJSON.tooDeepValue))
+        #expect(throws: FirestoreError.invalidArgument("Property deep contains an invalid nested entity.")) {
+            try ValueJSON.decodeFields(json["fields"], path: "document.fields")
+        }
+    }
+
+    @Test func messagesNestedPastTheReadersLimitAreRefused() {
+        // Filters nested 60 deep: 120 messages, past `ProtoReader.maxDepth`.
+        var filter = ProtoWriter()
+        filter.message(3) { u in u.int64(1, 3); u.message(2) { f in f.string(2, "v") } }  // unary IS_NULL
+        for _ in 0..<60 {
+            var outer = ProtoWriter()
+            outer.message(1) { c in c.int64(1, 1); c.encodedMessage(2, filter.bytes) }
+            filter = outer
+        }
+        var query = ProtoWriter()
+        query.encodedMessage(3, filter.bytes)
+        #expect(throws: FirestoreError.self) { try ProtoJSONDecoder.decode(query.bytes, as: "google.firestore.v1.StructuredQuery") }
     }
 
     @Test func anEncodedDocumentDecodesInProtoc() throws {

@@ -26,7 +26,25 @@ enum ProtoJSON {
     /// value has no RFC 3339 text, so the REST parser never sees it.
     static let timestampLimits = ["Timestamp seconds exceeds limit for field.", "Timestamp nanos exceeds limit for field."]
 
-    static func decode(_ reader: inout ProtoReader, _ schemaName: String) throws(ProtoDecodingError) -> JSONObject {
+    static let valueSchema = FirestoreSchemas.v1 + "Value"
+
+    /// What stands for a `Value` nested deeper than Firestore stores (`ValueJSON.maxDepth`): its bytes
+    /// are not read. `ValueJSON.decode` refuses any value at that depth before looking at it
+    /// ("Property m contains an invalid nested entity.", as Firestore answers however deep the
+    /// nesting goes), so this is never stored. The decode recurses on the thread that received the
+    /// request, an HTTP/2 loop's with a 256 KiB stack: a value 21 maps deep (63 nested readers, under
+    /// `ProtoReader.maxDepth`) overflowed it in a debug build and ended the process; now a value of
+    /// any depth costs no more stack than a valid one.
+    static let tooDeepValue = JSONObject([("nullValue", JSON.null)])
+
+    /// `valueDepth` counts the `Value`s around this message as `ValueJSON` counts them (a document
+    /// field's value is at 0, a map's field one deeper). Other nesting stops at `ProtoReader.maxDepth`.
+    static func decode(_ reader: inout ProtoReader, _ schemaName: String,
+                       valueDepth: Int = 0) throws(ProtoDecodingError) -> JSONObject {
+        let isValue = schemaName == valueSchema
+        if isValue, valueDepth > ValueJSON.maxDepth { return tooDeepValue }
+        // The messages inside a Value (MapValue, ArrayValue) hold Values one level deeper.
+        let innerValueDepth = isValue ? valueDepth + 1 : valueDepth
         guard let schema = FirestoreSchemas.all[schemaName] else { return JSONObject() }
         var keys: [String: Int] = [:]
         var members: [(String, JSON)] = []
@@ -59,7 +77,10 @@ enum ProtoJSON {
                     if n == 1 && w == .lengthDelimited { key = try entry.readString() }
                     else if n == 2 && w == .lengthDelimited {
                         if field.kind.isStringMap { value = .string(try entry.readString()) }
-                        else { var v = try entry.readMessage(); value = .object(try decode(&v, FirestoreSchemas.v1 + "Value")) }
+                        else {
+                            var v = try entry.readMessage()
+                            value = .object(try decode(&v, valueSchema, valueDepth: innerValueDepth))
+                        }
                     } else { try entry.skip(w) }
                 }
                 var map = members.first(where: { $0.0 == field.json })?.1.objectValue ?? JSONObject()
@@ -75,7 +96,17 @@ enum ProtoJSON {
                     }
                     continue
                 }
-                let value = try scalar(&reader, field.kind, wire: wire)
+                let value: JSON
+                if case .message(let name) = field.kind {
+                    // Read here rather than in `scalar`, so each level of nesting costs one frame.
+                    guard wire == .lengthDelimited else {
+                        throw ProtoDecodingError("wrong wire type \(wire) for a \(field.kind) field", at: reader.offset)
+                    }
+                    var inner = try reader.readMessage()
+                    value = .object(try decode(&inner, name, valueDepth: innerValueDepth))
+                } else {
+                    value = try scalar(&reader, field.kind, wire: wire)
+                }
                 if field.repeated { append(field.json, value, &members, &keys) } else { set(field.json, value) }
             }
         }
@@ -120,10 +151,8 @@ enum ProtoJSON {
             try expect(.varint)
             let n = Int64(Int32(truncatingIfNeeded: try r.readVarint()))
             return names[n].map(JSON.string) ?? .int(n)
-        case .message(let name):
-            try expect(.lengthDelimited)
-            var inner = try r.readMessage()
-            return .object(try decode(&inner, name))
+        case .message:
+            throw ProtoDecodingError("message field read as a scalar", at: at)  // `decode` reads them
         case .timestamp:
             try expect(.lengthDelimited)
             var inner = try r.readMessage()

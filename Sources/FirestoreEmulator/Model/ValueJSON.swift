@@ -34,6 +34,8 @@ enum ValueJSON {
                 throw .invalidArgument("The property.name is the empty string.")
             }
             if key.utf8.count > FieldPath.maxBytes {
+                // Inside a map the official emulator names the top-level property, as for an empty key.
+                if let topLevel { throw .invalidArgument("Property \(topLevel) contains an invalid nested entity.") }
                 throw .invalidArgument("The property.name is longer than \(FieldPath.maxBytes) bytes.")
             }
             out[ExactString(key)] = try decode(v, path: entryPath, depth: depth, property: property)

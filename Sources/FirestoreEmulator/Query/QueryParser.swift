@@ -11,7 +11,7 @@ struct QueryParser {
     static let maxListValues = 30
     /// `not-in` takes at most 10 values.
     static let maxNotInValues = 10
-    /// Largest string or bytes operand a filter may compare (an index entry's value limit).
+    /// Largest storage size of an operand a filter may compare (an index entry's value limit).
     static let maxOperandBytes = 1500
     static let maxDisjunctions = 30
 
@@ -61,7 +61,7 @@ struct QueryParser {
             let ob = try ProtoObject(json: item, path: o.childPath("orderBy") + "[\(i)]")
             try ob.requireKnown(["field", "direction"])
             guard let fieldRef = try ob.object("field") else {
-                throw .invalidArgument("Order by field must be set at '\(ob.path)'.")
+                throw .invalidArgument("Invalid empty property path string.")  // the emulator's words, as for `""`
             }
             let field = try parseFieldReference(fieldRef)
             let direction = try ob.enumeration("direction", [0: "DIRECTION_UNSPECIFIED", 1: "ASCENDING", 2: "DESCENDING"])
@@ -89,6 +89,11 @@ struct QueryParser {
                 }
             }
             inequalityFields.sort { OrderedEncoding.utf8Less($0.canonical, $1.canonical) }
+            // The inequality fields' implicit order would follow an explicit `__name__`, and nothing
+            // orders after the key (Firestore refuses `where(a > 1).orderBy(__name__)` so).
+            if !inequalityFields.isEmpty, explicit.last?.field.isDocumentKey == true {
+                throw .invalidArgument("order by clause cannot contain more fields after the key")
+            }
             order.append(contentsOf: inequalityFields.map { Ordering(field: $0, descending: lastDescending) })
         }
         if !order.contains(where: { $0.field.isDocumentKey }) {
@@ -170,14 +175,14 @@ struct QueryParser {
         try o.requireKnown(["compositeFilter", "fieldFilter", "unaryFilter"])
         let setCount = ["compositeFilter", "fieldFilter", "unaryFilter"].filter { o.raw($0) != nil }.count
         guard setCount == 1 else {
-            throw .invalidArgument(setCount == 0 ? "Filter at '\(o.path)' must set one of compositeFilter, fieldFilter or unaryFilter."
+            throw .invalidArgument(setCount == 0 ? "Unknown Filter type."
                                                  : "Invalid JSON payload received. Oneof field 'filter_type' is already set at '\(o.path)'.")
         }
         if let c = try o.object("compositeFilter") {
             try c.requireKnown(["op", "filters"])
             let op = try c.enumeration("op", [0: "OPERATOR_UNSPECIFIED", 1: "AND", 2: "OR"])
             guard op == "AND" || op == "OR" else {
-                throw .invalidArgument("Unknown CompositeFilter operator.")
+                throw .invalidArgument("Unsupported CompositeFilter operator.")
             }
             var children: [QueryFilter] = []
             for (i, item) in (try c.array("filters") ?? []).enumerated() {
@@ -200,15 +205,15 @@ struct QueryParser {
                 throw .invalidArgument("Cannot convert firestore.v1.Value with type unset.")
             }
             let value = try ValueJSON.decode(rawValue, path: f.childPath("value"), arraysInArrays: op.takesList)
-            for operand in op.takesList ? (value.arrayValue ?? []) : [value] {
-                let size: Int
-                switch operand {
-                case .string(let s): size = s.utf8.count
-                case .bytes(let b): size = b.count
-                default: size = 0
-                }
-                if size > Self.maxOperandBytes {
-                    throw .invalidArgument("value for \(field.canonical) is too large to be used in a query")
+            // An operand is one index entry's value: its storage size (a string's bytes + 1, a map's
+            // keys and values, an array's elements, …) must fit, as the official emulator measures it
+            // (a 1,499-byte string, a 1,500-byte bytes value, `{"k": 1,497 bytes}`, 187 integers).
+            // A document name's own limits bound `__name__` operands.
+            if !field.isDocumentKey {
+                for operand in op.takesList ? (value.arrayValue ?? []) : [value]
+                where DocumentFields.size(of: operand) > Self.maxOperandBytes {
+                    let name = op == .arrayContains || op == .arrayContainsAny ? field.canonical + "[*]" : field.canonical
+                    throw .invalidArgument("value for \(name) is too large to be used in a query")
                 }
             }
             return .field(field, op, value)

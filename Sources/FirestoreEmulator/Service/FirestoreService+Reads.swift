@@ -56,7 +56,7 @@ extension FirestoreService {
     func checkReadTime(_ t: Instant) throws(FirestoreError) {
         let now = latestTime()
         if t > now {
-            throw .invalidArgument("read_time cannot be in the future")
+            throw .invalidArgument("The requested 'read_time' cannot be in the future.")
         }
         if t.unixMicros < now.unixMicros - FirestoreStorage.historyMicros {
             if t.unixMicros % 60_000_000 != 0 {

@@ -168,6 +168,9 @@ struct WriteParser {
         switch set[0] {
         case "setToServerValue":
             let v = try o.enumeration("setToServerValue", [0: "SERVER_VALUE_UNSPECIFIED", 1: "REQUEST_TIME"])
+            if v == "SERVER_VALUE_UNSPECIFIED" {
+                throw .invalidArgument("ServerValue type must be specified for set_to_server_value transformation.")
+            }
             guard v == "REQUEST_TIME" else { throw .invalidArgument("setToServerValue must be REQUEST_TIME at '\(o.path)'.") }
             return FieldTransform(field: field, kind: .serverTime)
         case "increment": return FieldTransform(field: field, kind: .increment(try number("increment")))

@@ -160,7 +160,7 @@ def test_read_time_limits(fs):
 
     future = fs.query({"from": [{"collectionId": "lim"}]}, readTime=stamp(now + datetime.timedelta(seconds=5)))
     assert future.status_code == 400
-    assert future.json()["error"] == {"code": 400, "message": "read_time cannot be in the future", "status": "INVALID_ARGUMENT"}
+    assert future.json()["error"] == {"code": 400, "message": "The requested 'read_time' cannot be in the future.", "status": "INVALID_ARGUMENT"}
 
     fs.clock({"advanceSeconds": 2 * 3600})
     later = when(fs.clock())

@@ -209,7 +209,7 @@ import Testing
             }
         }
         let future = h.call("POST", h.api(":runQuery"), .object(["structuredQuery": sq("c"), "readTime": Self.stamp(now.adding(seconds: 1))]))
-        #expect(future.json["error"]?["message"]?.stringValue == "read_time cannot be in the future")
+        #expect(future.json["error"]?["message"]?.stringValue == "The requested 'read_time' cannot be in the future.")
     }
 
     @Test func commitTimesAheadOfAFrozenClockAreValidReadTimes() throws {

@@ -107,22 +107,6 @@ struct FirestoreSchemasTests {
         }
     }
 
-    @Test func valuesNestedBeyondTheLimitAreRefusedNotRecursedInto() throws {
-        var value = ProtoWriter()
-        value.bool(1, true)
-        for _ in 0..<200 {
-            var outer = ProtoWriter()
-            outer.message(9) { w in w.encodedMessage(1, value.bytes) }
-            value = outer
-        }
-        var doc = ProtoWriter()
-        doc.message(2) { w in
-            w.string(1, "deep")
-            w.encodedMessage(2, value.bytes)
-        }
-        #expect(throws: FirestoreError.self) { try ProtoJSONDecoder.decode(doc.bytes, as: "google.firestore.v1.Document") }
-    }
-
     @Test func anEncodedDocumentDecodesInProtoc() throws {
         let doc = StoredDocument(path: ResourcePath(["c", "d"]), fields: [
             "n": .integer(-5), "f": .double(.infinity), "s": .string("x"), "b": .bytes([0xFF]), "z": .null,
@@ -187,6 +171,48 @@ struct FirestoreSchemasTests {
         let (_, action) = try FirestoreGRPCService.decodeListen(try Protoc.encode("google.firestore.v1.ListenRequest", text))
         guard case .reject(let id, let error)? = action else { Issue.record("not rejected: \(String(describing: action))"); return }
         #expect(id == 9 && error.status == "INVALID_ARGUMENT")
+    }
+}
+
+/// Nesting limits of the gRPC decoder; no protoc needed, so outside the suite above.
+struct ProtoJSONDepthTests {
+    @Test func valuesNestedBeyondTheLimitAreRefusedNotRecursedInto() throws {
+        var value = ProtoWriter()
+        value.bool(1, true)
+        for _ in 0..<200 {
+            var outer = ProtoWriter()
+            outer.message(6) { m in m.message(1) { e in e.string(1, "a"); e.encodedMessage(2, value.bytes) } }  // {"a": value}
+            value = outer
+        }
+        var doc = ProtoWriter()
+        doc.message(2) { w in
+            w.string(1, "deep")
+            w.encodedMessage(2, value.bytes)
+        }
+        // The value is read down to the first level Firestore refuses, no deeper (a value 21 maps
+        // deep overflowed an HTTP/2 loop's stack in a debug build); the values' check refuses it.
+        let json = try ProtoJSONDecoder.decode(doc.bytes, as: "google.firestore.v1.Document")
+        var level = json["fields"]?["deep"]
+        var levels = 0
+        while let inner = level?["mapValue"]?["fields"]?["a"] { level = inner; levels += 1 }
+        #expect(levels == ValueJSON.maxDepth + 1 && level == .object(ProtoJSON.tooDeepValue))
+        #expect(throws: FirestoreError.invalidArgument("Property deep contains an invalid nested entity.")) {
+            try ValueJSON.decodeFields(json["fields"], path: "document.fields")
+        }
+    }
+
+    @Test func messagesNestedPastTheReadersLimitAreRefused() {
+        // Filters nested 60 deep: 120 messages, past `ProtoReader.maxDepth`.
+        var filter = ProtoWriter()
+        filter.message(3) { u in u.int64(1, 3); u.message(2) { f in f.string(2, "v") } }  // unary IS_NULL
+        for _ in 0..<60 {
+            var outer = ProtoWriter()
+            outer.message(1) { c in c.int64(1, 1); c.encodedMessage(2, filter.bytes) }
+            filter = outer
+        }
+        var query = ProtoWriter()
+        query.encodedMessage(3, filter.bytes)
+        #expect(throws: FirestoreError.self) { try ProtoJSONDecoder.decode(query.bytes, as: "google.firestore.v1.StructuredQuery") }
     }
 }
 

@@ -131,7 +131,10 @@ struct Checker {
         }
     }
 
-    private mutating func checkMatch(_ m: MatchDecl, parent: Scope, prefix: String = "") -> CheckedMatch? {
+    /// chain: the path segments the enclosing blocks take and the path positions of their
+    /// variables, nil below a recursive wildcard (where positions depend on the request's path).
+    private mutating func checkMatch(_ m: MatchDecl, parent: Scope, prefix: String = "",
+                                     chain: (segments: Int, positions: [Int32])? = (0, [])) -> CheckedMatch? {
         var names: [String] = []
         var recursiveCount = 0
         for (i, seg) in m.segments.enumerated() {
@@ -164,18 +167,30 @@ struct Checker {
             case .recursive(let n): "/{\(n)=**}"
             }
         }.joined()
+        var own = chain
+        for seg in m.segments {
+            switch seg.kind {
+            case .literal: own?.segments += 1
+            case .single:
+                if let at = own?.segments { own?.positions.append(Int32(at)) }
+                own?.segments += 1
+            case .recursive: own = nil
+            }
+        }
         var allows: [CheckedAllow] = []
         var children: [CheckedMatch] = []
         for stmt in m.body {
             switch stmt {
             case .allow(let a): allows.append(checkAllow(a, scope: scope))
-            case .match(let inner): if let c = checkMatch(inner, parent: scope, prefix: prefix + text) { children.append(c) }
+            case .match(let inner):
+                if let c = checkMatch(inner, parent: scope, prefix: prefix + text, chain: own) { children.append(c) }
             case .function: break
             }
         }
         return CheckedMatch(segments: m.segments.map(\.kind), firstVariable: parent.variables.count, variableNames: names,
                             allows: allows, children: children, range: m.range, pathText: text,
-                            pattern: prefix + text, allVariableNames: scope.variables.map(\.name))
+                            pattern: prefix + text, allVariableNames: scope.variables.map(\.name),
+                            positions: own.map(\.positions))
     }
 
     private mutating func checkAllow(_ a: AllowDecl, scope: Scope) -> CheckedAllow {

@@ -20,7 +20,9 @@ final class CoverageHints: @unchecked Sendable {
         /// The entry the expression matched last, when its value is offered.
         var entry: Int8 = -1
         /// 0: nothing besides the bools; 1: `key` (null, int, timestamp); 2: the string whose
-        /// UTF-8 bytes are `bytes[offset..<offset + length]`.
+        /// UTF-8 bytes are `bytes[offset..<offset + length]`; 3 and 4: the map (3) or list (4)
+        /// whose storage's address is `key.bits` (the very value the table's entry holds, kept
+        /// alive by `values`, so no other container takes that address while these hints live).
         var kind: UInt8 = 0
         var key = RulesCoverage.ScalarKey(tag: 0, bits: 0)
         var offset: Int32 = 0
@@ -93,6 +95,11 @@ final class CoverageHints: @unchecked Sendable {
             case .string(let s):
                 guard n.kind == 2, s.utf8.count == Int(n.length) else { return -1 }
                 return same(s, n) ? Int(n.entry) : -1
+            case .map(let m):
+                // The same storage is the same map: the fold counts it at that entry at once too.
+                return n.kind == 3 && n.key.bits == UInt64(m.storageIdentity) ? Int(n.entry) : -1
+            case .list(let items):
+                return n.kind == 4 && n.key.bits == UInt64(unsafeBitCast(items, to: UInt.self)) ? Int(n.entry) : -1
             default:
                 return -1
             }
@@ -131,6 +138,47 @@ final class CoverageHints: @unchecked Sendable {
         return s.withUTF8 { bytes in
             for b in bytes where b >= 0x80 || b == 0x4B || b == 0x3B || b == 0x60 { return false }
             return true
+        }
+    }
+
+    /// Whether a map or list may be offered by its storage: not empty (every empty container
+    /// shares one storage, whatever its type), and holding only values that equal values render
+    /// alike — null, bools, ints, timestamps, durations, bytes, `offerable` strings (keys too), and
+    /// lists and maps of them; no floats (0.0 equals -0.0). At most `budget` values are looked at:
+    /// a larger container is not offered. A visit of the same storage is then counted where the
+    /// fold would count it, and the entry renders the same whichever equal value represents it.
+    static func offerable(container: RulesValue, budget: Int = 64) -> Bool {
+        var budget = budget
+        switch container {
+        case .map(let m): return !m.isEmpty && offerable(m, &budget)
+        case .list(let items): return !items.isEmpty && offerable(items, &budget)
+        default: return false
+        }
+    }
+
+    private static func offerable(_ m: RulesMap, _ budget: inout Int) -> Bool {
+        for (k, v) in m {
+            guard offerable(k), offerable(value: v, &budget) else { return false }
+        }
+        return true
+    }
+
+    private static func offerable(_ items: [RulesValue], _ budget: inout Int) -> Bool {
+        for v in items {
+            guard offerable(value: v, &budget) else { return false }
+        }
+        return true
+    }
+
+    private static func offerable(value v: RulesValue, _ budget: inout Int) -> Bool {
+        budget -= 1
+        guard budget >= 0 else { return false }
+        switch v {
+        case .null, .bool, .int, .timestamp, .duration, .bytes: return true
+        case .string(let s): return offerable(s)
+        case .map(let m): return offerable(m, &budget)
+        case .list(let items): return offerable(items, &budget)
+        default: return false
         }
     }
 

@@ -27,6 +27,22 @@ struct LookupAccessor: DocumentAccessor {
     }
 }
 
+/// Where an evaluation's get()/exists() go: the caller's lookup itself, or an accessor (the test
+/// runner's mocks). An enum, not a `LookupAccessor` in an `any DocumentAccessor`: that wrapper
+/// (five words) did not fit an existential's inline buffer, so every decision allocated a box for
+/// it, and wrapping the lookup generically instead cost a runtime metadata lookup per decision.
+enum DocumentSource {
+    case lookup(any RulesDocumentLookup)
+    case accessor(any DocumentAccessor)
+
+    func access(_ function: Builtin, _ path: [String]) -> Result<RulesValue, EvalError> {
+        switch self {
+        case .lookup(let lookup): return LookupAccessor(lookup: lookup).access(function, path)
+        case .accessor(let accessor): return accessor.access(function, path)
+        }
+    }
+}
+
 /// A value or an error, as recorded in a trace.
 enum TracedRaw: Sendable {
     case value(RulesValue)
@@ -36,7 +52,10 @@ enum TracedRaw: Sendable {
 /// One match block instance that covers the request path, with its bindings.
 struct MatchInstance {
     var block: CheckedMatch
-    var bindings: [RulesValue]
+    /// The bindings, when the walk made them. Empty when `positional`: each variable is then the
+    /// request path's segment at `block.positions` (`Evaluation.bindings(of:)`).
+    var stored: [RulesValue]
+    var positional: Bool
     var names: [String] { block.allVariableNames }
     var pattern: String { block.pattern }
 }
@@ -57,7 +76,7 @@ struct Evaluation {
 
     let program: Program
     let request: RulesRequest
-    let accessor: any DocumentAccessor
+    let accessor: DocumentSource
     /// The program's code. Its buffers are also held directly: they are trivial to copy, so
     /// reading an instruction retains nothing (reading through `code` retained it around calls).
     let code: Code
@@ -80,6 +99,9 @@ struct Evaluation {
     var grantDetails = true
 
     private var bindings: [RulesValue] = []
+    /// The running instance's variable places in the request path, when it binds by position
+    /// (`MatchInstance.positional`); `bindings` otherwise.
+    private var positions: [Int32]?
     /// One stack for every call's parameters and lets; `frameBase` is the running call's first slot.
     private var locals: [RulesValue] = []
     private var frameBase = 0
@@ -109,9 +131,14 @@ struct Evaluation {
 
     init(program: Program, request: RulesRequest, accessor: any DocumentAccessor, recording: Bool = true,
          hints: CoverageHints? = nil) {
+        self.init(program: program, request: request, source: .accessor(accessor), recording: recording, hints: hints)
+    }
+
+    init(program: Program, request: RulesRequest, source: DocumentSource, recording: Bool = true,
+         hints: CoverageHints? = nil) {
         self.program = program
         self.request = request
-        self.accessor = accessor
+        self.accessor = source
         self.recording = recording
         self.hints = recording ? hints : nil
         offers = self.hints?.offers ?? .none
@@ -120,7 +147,8 @@ struct Evaluation {
         operands = program.code.operands
         constants = program.code.constants
         functionCode = program.code.functions
-        if recording { visited.reserveCapacity(128) }
+        // `visited` is reserved at its first visit (`appendVisit`): with coverage's offers a
+        // decision often keeps none, and reserving 128 up front cost an allocation of ~7 KiB.
         // 120, not 128: 120 hits and the array's header fit the allocator's per-thread cache of
         // small blocks (glibc's tcache, up to 1,032 bytes), 128 did not (a create counts ~80).
         if self.hints != nil { hits.reserveCapacity(120) }
@@ -128,32 +156,45 @@ struct Evaluation {
 
     /// Runs the request; true when some allow statement grants it.
     mutating func run() -> Bool {
-        var bs: [RulesValue] = []
-        bs.reserveCapacity(8)
-        for b in program.matches { matchSegments(b, 0, 0, &bs) }
-        if let placeholder = request.listPlaceholder { unbind(placeholder) }
+        if program.positionalMatching {
+            for b in program.matches { matchPositional(b, 0, 0) }
+        } else {
+            var bs: [RulesValue] = []
+            bs.reserveCapacity(8)
+            for b in program.matches { matchSegments(b, 0, 0, &bs) }
+            if let placeholder = request.listPlaceholder { unbind(placeholder) }
+        }
         let wanted = MethodSet(request.method)
         for (i, instance) in instances.enumerated() {
-            for allow in instance.block.allows where allow.methods.contains(wanted) {
-                bindings = instance.bindings
+            // The allows' methods and condition ids (trivial values): iterating the allows
+            // themselves copied each (a retain and a release of its names and its condition tree).
+            let plan = instance.block.allowPlan
+            for k in plan.indices where plan[k].methods.contains(wanted) {
+                if instance.positional {
+                    positions = instance.block.positions
+                } else {
+                    positions = nil
+                    bindings = instance.stored
+                }
                 let start = visited.count
-                guard let condition = allow.condition else {
+                let condition = plan[k].condition
+                guard condition >= 0 else {
                     if grantDetails {
-                        attempts.append(AllowAttempt(allow: allow, instance: i, result: .value(.bool(true)), visited: start..<start))
+                        attempts.append(AllowAttempt(allow: instance.block.allows[k], instance: i, result: .value(.bool(true)), visited: start..<start))
                     }
                     return true
                 }
                 do throws(EvalError) {
-                    let v = try eval(condition.id)
+                    let v = try eval(condition)
                     if case .bool(true) = v {
                         if grantDetails {
-                            attempts.append(AllowAttempt(allow: allow, instance: i, result: .value(v), visited: start..<visited.count))
+                            attempts.append(AllowAttempt(allow: instance.block.allows[k], instance: i, result: .value(v), visited: start..<visited.count))
                         }
                         return true
                     }
-                    attempts.append(AllowAttempt(allow: allow, instance: i, result: .value(v), visited: start..<visited.count))
+                    attempts.append(AllowAttempt(allow: instance.block.allows[k], instance: i, result: .value(v), visited: start..<visited.count))
                 } catch {
-                    attempts.append(AllowAttempt(allow: allow, instance: i, result: .error(error), visited: start..<visited.count))
+                    attempts.append(AllowAttempt(allow: instance.block.allows[k], instance: i, result: .error(error), visited: start..<visited.count))
                     if error.fatal {
                         fatal = error
                         return false
@@ -167,6 +208,7 @@ struct Evaluation {
     /// Evaluates a node with the given path bindings (expression probes in tests and tools).
     mutating func evaluate(_ node: Node, bindings: [RulesValue]) throws(EvalError) -> RulesValue {
         self.bindings = bindings
+        positions = nil
         return try eval(node.id)
     }
 
@@ -175,10 +217,47 @@ struct Evaluation {
     /// A list's placeholder document id is no id: a `{wildcard}` that took it holds an unknown string.
     private mutating func unbind(_ placeholder: String) {
         for i in instances.indices {
-            for k in instances[i].bindings.indices where instances[i].bindings[k] == .string(placeholder) {
-                instances[i].bindings[k] = Evaluation.anyDocumentID
+            for k in instances[i].stored.indices where instances[i].stored[k] == .string(placeholder) {
+                instances[i].stored[k] = Evaluation.anyDocumentID
             }
         }
+    }
+
+    /// Variable `index` of a positional instance whose places are `positions`: the path's segment,
+    /// or for a list's placeholder id what `unbind` makes of it.
+    @inline(__always)
+    private func positional(_ positions: [Int32], _ index: Int) -> RulesValue {
+        let segment = RulesValue.string(request.path[Int(positions[index])])
+        if let placeholder = request.listPlaceholder, segment == .string(placeholder) { return Evaluation.anyDocumentID }
+        return segment
+    }
+
+    /// An instance's bindings, in `names`' order (for traces).
+    func bindings(of instance: MatchInstance) -> [RulesValue] {
+        guard instance.positional, let positions = instance.block.positions else { return instance.stored }
+        return positions.indices.map { positional(positions, $0) }
+    }
+
+    /// `matchSegments` for a program without recursive wildcards: the same walk, in the same
+    /// order, comparing segments alike, but nothing is bound (every variable is a segment at a
+    /// place its block knows), so no array is built per match.
+    private mutating func matchPositional(_ b: CheckedMatch, _ si: Int, _ pos: Int) {
+        let path = request.path
+        var si = si, pos = pos
+        while si < b.segments.count {
+            switch b.segments[si] {
+            case .literal(let s):
+                guard pos < path.count, path[pos] == s else { return }
+            case .single:
+                guard pos < path.count else { return }
+            case .recursive:
+                preconditionFailure("a positional program has no recursive wildcard")
+            }
+            si += 1
+            pos += 1
+        }
+        if pos == path.count { instances.append(MatchInstance(block: b, stored: [], positional: true)) }
+        for child in b.children { matchPositional(child, 0, pos) }
     }
 
     private mutating func matchSegments(_ b: CheckedMatch, _ si: Int, _ pos: Int, _ bs: inout [RulesValue]) {
@@ -186,9 +265,9 @@ struct Evaluation {
         if si == b.segments.count {
             if pos == path.count {
                 // A copy of its own, so `bs` stays uniquely owned while the walk goes on.
-                instances.append(MatchInstance(block: b, bindings: Array(unsafeUninitializedCapacity: bs.count) { buffer, count in
+                instances.append(MatchInstance(block: b, stored: Array(unsafeUninitializedCapacity: bs.count) { buffer, count in
                     count = buffer.initialize(fromContentsOf: bs)
-                }))
+                }, positional: false))
             }
             for child in b.children { matchSegments(child, 0, pos, &bs) }
             return
@@ -250,7 +329,14 @@ struct Evaluation {
             hit(id, entry)
             return
         }
-        visited.append(Visit(id, .value(v)))
+        appendVisit(Visit(id, .value(v)))
+    }
+
+    /// Appends a visit, reserving room for a request's visits at the first.
+    @inline(__always)
+    private mutating func appendVisit(_ visit: Visit) {
+        if visited.capacity == 0 { visited.reserveCapacity(128) }
+        visited.append(visit)
     }
 
     @inline(__always)
@@ -281,7 +367,7 @@ struct Evaluation {
                 e.message = "evaluation error at L\(start.line):\(start.column)"
             }
         }
-        visited.append(Visit(id, .error(e)))
+        appendVisit(Visit(id, .error(e)))
         return e
     }
 
@@ -329,6 +415,7 @@ struct Evaluation {
         case .local(let slot):
             return locals[frameBase + Int(slot)]
         case .pathVariable(let index):
+            if let positions { return positional(positions, Int(index)) }
             return bindings[Int(index)]
         case .request(let field):
             switch field {
@@ -486,7 +573,7 @@ struct Evaluation {
         } catch {
             throw failed(error, at: keysNode)
         }
-        visited.append(Visit(keysNode, .value(keys)))
+        appendVisit(Visit(keysNode, .value(keys)))
         let arg = try eval(argument)
         if let map, case .list(let wanted) = arg, let answer = CollectionFunctions.keysHave(m, map, wanted) {
             return .bool(answer)
@@ -595,7 +682,7 @@ struct Evaluation {
                     return
                 }
                 // Filled in by `materialize` once the whole string exists.
-                visited.append(Visit(id, prefix: Int32(chain.bytes.count), of: .value(.null)))
+                appendVisit(Visit(id, prefix: Int32(chain.bytes.count), of: .value(.null)))
             } else {
                 keep(id, chain.acc)
             }

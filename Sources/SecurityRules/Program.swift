@@ -175,9 +175,17 @@ final class CheckedMatch: Sendable {
     let pattern: String
     /// Every path variable in scope here (outer blocks first), in binding order.
     let allVariableNames: [String]
+    /// When no block from the root to this one has a recursive wildcard, every variable in scope
+    /// (`allVariableNames`' order) is one segment at a fixed place of the path: its index there.
+    /// A match then binds nothing: a variable is read from the request's path when evaluated.
+    /// nil below a recursive wildcard.
+    let positions: [Int32]?
+    /// Per allow, its methods and its condition's node id (−1: none), for the evaluator's loop.
+    let allowPlan: [(methods: MethodSet, condition: Int32)]
 
     init(segments: [MatchSegmentKind], firstVariable: Int, variableNames: [String], allows: [CheckedAllow],
-         children: [CheckedMatch], range: SourceRange, pathText: String, pattern: String, allVariableNames: [String]) {
+         children: [CheckedMatch], range: SourceRange, pathText: String, pattern: String, allVariableNames: [String],
+         positions: [Int32]? = nil) {
         self.segments = segments
         self.firstVariable = firstVariable
         self.variableNames = variableNames
@@ -187,7 +195,13 @@ final class CheckedMatch: Sendable {
         self.pathText = pathText
         self.pattern = pattern
         self.allVariableNames = allVariableNames
+        self.positions = positions
+        allowPlan = allows.map { ($0.methods, $0.condition?.id ?? -1) }
+        assert(positions == nil || positions?.count == allVariableNames.count, "a position for every variable in scope")
     }
+
+    /// Whether this block and every block below it have `positions`.
+    var positionalTree: Bool { positions != nil && children.allSatisfy(\.positionalTree) }
 }
 
 struct CheckedFunction: Sendable {
@@ -253,6 +267,9 @@ final class Program: Sendable {
 
     /// What the evaluator runs.
     let code: Code
+    /// Whether no match block has a recursive wildcard: every block has `positions`, and matching
+    /// a request binds nothing (`Evaluation.matchPositional`).
+    let positionalMatching: Bool
 
     init(text: SourceText, version: Int, matches: [CheckedMatch], functions: [CheckedFunction], nodes: [NodeInfo], allowCount: Int, roots: [Int32]) {
         self.text = text
@@ -270,6 +287,7 @@ final class Program: Sendable {
             }
         }
         conditions(matches)
+        positionalMatching = matches.allSatisfy(\.positionalTree)
         code = Code(nodeCount: nodes.count, roots: trees, functions: functions)
     }
 }

@@ -80,10 +80,10 @@ public final class Ruleset: Sendable {
     /// is true (keeping them costs about as much as the decision).
     public func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, coverage: RulesCoverage? = nil,
                          trace: Bool = false) -> RulesDecision {
-        // Boxed once: `LookupAccessor` does not fit an existential's inline buffer.
-        let accessor: any DocumentAccessor = LookupAccessor(lookup: lookup)
-        var evaluation = start(request, accessor: accessor, coverage: coverage, recording: trace)
-        let allowed = settle(&evaluation, request, accessor: accessor, coverage: coverage)
+        // The lookup as it is, in an enum: no box (`DocumentSource`).
+        let source = DocumentSource.lookup(lookup)
+        var evaluation = start(request, source: source, coverage: coverage, recording: trace)
+        let allowed = settle(&evaluation, request, source: source, coverage: coverage)
         // Moved, not copied, into a constant the trace builder borrows: handing it the variable
         // copied the whole struct (a retain and a release of each of its parts) on every request.
         let finished = consume evaluation
@@ -96,18 +96,19 @@ public final class Ruleset: Sendable {
     /// its message can explain the failure: denials pay twice, grants pay nothing for traces.
     func evaluate(_ request: RulesRequest, accessor: any DocumentAccessor, coverage: RulesCoverage?,
                   recording: Bool = false) -> (decision: RulesDecision, evaluation: Evaluation) {
-        var evaluation = start(request, accessor: accessor, coverage: coverage, recording: recording)
-        let allowed = settle(&evaluation, request, accessor: accessor, coverage: coverage)
+        let source = DocumentSource.accessor(accessor)
+        var evaluation = start(request, source: source, coverage: coverage, recording: recording)
+        let allowed = settle(&evaluation, request, source: source, coverage: coverage)
         let finished = consume evaluation
         return (decision(finished, allowed: allowed, recording: recording), finished)
     }
 
     @inline(__always)
-    private func start(_ request: RulesRequest, accessor: any DocumentAccessor, coverage: RulesCoverage?,
+    private func start(_ request: RulesRequest, source: DocumentSource, coverage: RulesCoverage?,
                        recording: Bool) -> Evaluation {
         // Coverage alone lets the evaluator count the values it has seen before itself
         // (`CoverageHints`); a trace asked for needs every value.
-        var e = Evaluation(program: program, request: request, accessor: accessor,
+        var e = Evaluation(program: program, request: request, source: source,
                            recording: recording || coverage != nil,
                            hints: recording ? nil : coverage?.hints(for: self))
         // A grant's details are built only for a trace asked for (`decision`).
@@ -118,13 +119,13 @@ public final class Ruleset: Sendable {
     /// Runs `evaluation`, records it for coverage, and replaces a denial's evaluation with one
     /// that kept every value (its message explains the failure). True when granted.
     @inline(__always)
-    private func settle(_ evaluation: inout Evaluation, _ request: RulesRequest, accessor: any DocumentAccessor,
+    private func settle(_ evaluation: inout Evaluation, _ request: RulesRequest, source: DocumentSource,
                         coverage: RulesCoverage?) -> Bool {
         var allowed = evaluation.run()
         // The evaluation's parts, not the evaluation: passing it on whole copied it.
         coverage?.record(visited: evaluation.visited, hits: evaluation.hits, hints: evaluation.hints, ruleset: self)
         if !allowed, !evaluation.recording || !evaluation.hits.isEmpty {
-            evaluation = Evaluation(program: program, request: request, accessor: accessor, recording: true)
+            evaluation = Evaluation(program: program, request: request, source: source, recording: true)
             allowed = evaluation.run()
             assert(!allowed, "the fast evaluation denied what the recorded one allows")
         }

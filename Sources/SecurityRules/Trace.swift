@@ -123,7 +123,7 @@ enum TraceBuilder {
         }
         let matches = e.instances.map { inst in
             RulesTrace.Match(pattern: inst.pattern, line: inst.block.range.start.line, column: inst.block.range.start.column,
-                             bindings: zip(inst.names, inst.bindings).map { RulesTrace.Binding(name: $0, value: $1) })
+                             bindings: zip(inst.names, e.bindings(of: inst)).map { RulesTrace.Binding(name: $0, value: $1) })
         }
         var allows: [RulesTrace.Allow] = []
         for attempt in e.attempts {

@@ -18,7 +18,16 @@ final class Exchange {
         /// Answered on the next call: libmicrohttpd closes the connection when a response is queued
         /// in the first call, so a bodiless request that is answered at once would lose keep-alive.
         case ready(Response)
+        /// A `collectDeferred` handler has the request: answered when its `DeferredAnswer` is sent
+        /// (the connection suspended meanwhile, on listeners that allow it).
+        case parked(ParkedAnswer)
         case done
+    }
+
+    /// What answers a collected body: a handler returning the response, or one sending it later.
+    enum Collector {
+        case now(@Sendable (Request) -> Response)
+        case later(@Sendable (Request, DeferredAnswer) -> Void)
     }
 
     let server: HTTPServer
@@ -27,7 +36,7 @@ final class Exchange {
     var request: Request?
     var buffer: [UInt8] = []
     /// While `collecting`: the answer to a body over the limit and the handler of a whole body.
-    var collect: (tooLarge: Response, handler: @Sendable (Request) -> Response)?
+    var collect: (tooLarge: Response, handler: Collector)?
     var status = 0
     /// When the headers arrived (`begin`; the request carries the same reading).
     var started: UInt64 = 0
@@ -65,8 +74,13 @@ final class Exchange {
             collect = nil
             request.body = buffer
             buffer = []
-            state = .done
-            return queue(handler(request), on: connection)
+            switch handler {
+            case .now(let answer):
+                state = .done
+                return queue(answer(request), on: connection)
+            case .later(let start):
+                return settle(park(request, start, on: connection), on: connection)
+            }
         case .streaming(let consumer):
             if size.pointee > 0 {
                 consumer.consume(UnsafeRawBufferPointer(start: data, count: size.pointee))
@@ -86,6 +100,9 @@ final class Exchange {
             size.pointee = 0
             state = .done
             return queue(response, on: connection)
+        case .parked(let park):
+            size.pointee = 0
+            return settle(park, on: connection)
         case .done:
             size.pointee = 0
             return .YES
@@ -146,25 +163,59 @@ final class Exchange {
             state = .ready(response)
             return .YES
         case .collect(let limit, let tooLarge, let handler):
-            if let declaredLength, declaredLength > Int64(limit) {
-                if expectsContinue {
-                    state = .done
-                    return queue(tooLarge, on: connection)
-                }
-                state = .discarding(tooLarge)
-                return .YES
-            }
-            if !hasBody {
-                state = .ready(handler(request))
-                return .YES
-            }
-            collect = (tooLarge, handler)
-            state = .collecting(limit: limit)
-            return .YES
+            return beginCollecting(limit: limit, tooLarge: tooLarge, .now(handler), request, declaredLength: declaredLength,
+                                   hasBody: hasBody, expectsContinue: expectsContinue, on: connection)
+        case .collectDeferred(let limit, let tooLarge, let start):
+            return beginCollecting(limit: limit, tooLarge: tooLarge, .later(start), request, declaredLength: declaredLength,
+                                   hasBody: hasBody, expectsContinue: expectsContinue, on: connection)
         case .stream(let consumer):
             state = .streaming(consumer)
             return .YES
         }
+    }
+
+    /// The first call of a request whose body is collected for `handler` (`collect`, `collectDeferred`).
+    private func beginCollecting(limit: Int, tooLarge: Response, _ handler: Collector, _ request: Request, declaredLength: Int64?,
+                                 hasBody: Bool, expectsContinue: Bool, on connection: OpaquePointer) -> MHD_Result {
+        if let declaredLength, declaredLength > Int64(limit) {
+            if expectsContinue {
+                state = .done
+                return queue(tooLarge, on: connection)
+            }
+            state = .discarding(tooLarge)
+            return .YES
+        }
+        if !hasBody {
+            switch handler {
+            case .now(let answer):
+                state = .ready(answer(request))
+            case .later(let start):
+                // Settled on the next call: a response queued in this first one would lose keep-alive.
+                park(request, start, on: connection)
+            }
+            return .YES
+        }
+        collect = (tooLarge, handler)
+        state = .collecting(limit: limit)
+        return .YES
+    }
+
+    /// Hands `request` to a deferred handler; the exchange is parked until its answer is sent.
+    @discardableResult
+    private func park(_ request: Request, _ start: @Sendable (Request, DeferredAnswer) -> Void,
+                      on connection: OpaquePointer) -> ParkedAnswer {
+        let park = ParkedAnswer(connection: connection, server: server)
+        state = .parked(park)
+        start(request, DeferredAnswer { r in park.deliver(r) })
+        return park
+    }
+
+    /// A parked request's answer, queued if it was sent; else the connection is suspended until it
+    /// is (or, where the listener does not allow that, this worker waits for it).
+    private func settle(_ park: ParkedAnswer, on connection: OpaquePointer) -> MHD_Result {
+        guard let response = park.answerOrPark(suspending: server.configuration.allowsDeferred) else { return .YES }
+        state = .done
+        return queue(response, on: connection)
     }
 
     /// The first `Transfer-Encoding`, `Content-Length` and `Expect` fields (noted as the headers
@@ -245,6 +296,10 @@ final class Exchange {
             consumer.abandon()  // the body never completed: undo partial work
             state = .done
         }
+        if case .parked(let park) = state {
+            park.close()  // the connection is gone: a later answer must not resume it
+            state = .done
+        }
         guard counted else { return }
         server.ended()
         // A quiet logger drops info lines; skip building one (this runs for every request).
@@ -298,6 +353,76 @@ final class Exchange {
     static func remoteAddress(of connection: OpaquePointer) -> String {
         guard let addr = hearth_mhd_client_address(connection) else { return "" }
         return HTTPServer.describe(addr, withPort: false)
+    }
+}
+
+/// A parked request (`RequestDisposition.collectDeferred`) between its handler and its answer.
+///
+/// libmicrohttpd must not resume a connection that is not suspended, nor one whose request has
+/// completed, nor stop with one suspended: `suspended` and `closed` (under `lock`) keep the first
+/// two from happening — an answer sent before the worker settles is queued at once, one sent while
+/// it is suspended resumes it (libmicrohttpd then calls the access handler, which queues it) — and
+/// `HTTPServer.stop` answers every parked request before the daemon stops.
+final class ParkedAnswer: @unchecked Sendable {
+    private let connection: OpaquePointer
+    private weak var server: HTTPServer?
+    private let lock = NSLock()
+    private var response: Response?
+    private var suspended = false
+    private var closed = false
+    /// Where the listener does not park: the worker waits on it.
+    private var waiter: DispatchSemaphore?
+
+    init(connection: OpaquePointer, server: HTTPServer) {
+        self.connection = connection
+        self.server = server
+        server.parkOpened(self)
+    }
+
+    /// The answer, if sent; else nil after suspending the connection (`suspending`) — or, without
+    /// it, the answer once sent, this thread waiting.
+    func answerOrPark(suspending: Bool) -> Response? {
+        lock.lock()
+        if let r = response {
+            response = nil
+            lock.unlock()
+            server?.parkClosed(self)
+            return r
+        }
+        if suspending {
+            // Under the lock: `deliver` on another thread sees `suspended` only once it is true.
+            MHD_suspend_connection(connection)
+            suspended = true
+            lock.unlock()
+            return nil
+        }
+        let wait = DispatchSemaphore(value: 0)
+        waiter = wait
+        lock.unlock()
+        wait.wait()
+        return answerOrPark(suspending: false)
+    }
+
+    /// The handler's answer (once, from any thread).
+    func deliver(_ r: Response) {
+        lock.lock()
+        defer { lock.unlock() }
+        if closed { return }
+        response = r
+        if suspended {
+            suspended = false
+            MHD_resume_connection(connection)
+        }
+        waiter?.signal()
+        waiter = nil
+    }
+
+    /// The request completed (or its connection closed): nothing more may touch the connection.
+    func close() {
+        lock.lock()
+        closed = true
+        lock.unlock()
+        server?.parkClosed(self)
     }
 }
 

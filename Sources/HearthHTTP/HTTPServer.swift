@@ -51,6 +51,9 @@ public final class HTTPServer: @unchecked Sendable {
         /// Serve `Response.Body.push` bodies (server-sent events): the connection is parked between
         /// events (libmicrohttpd's suspend/resume), holding no thread.
         public var allowsPush = false
+        /// Park `RequestDisposition.collectDeferred` requests (libmicrohttpd's suspend/resume) until
+        /// their answer is sent, holding no worker thread; without it a worker waits for the answer.
+        public var allowsDeferred = false
         /// How long each HTTP/2 loop may poll for a client's next frame before it sleeps (`BusyPoll`; 0: never).
         public var http2BusyPollMicroseconds = BusyPoll.defaultCeilingMicroseconds
         /// How long a libmicrohttpd worker may poll an answered connection for its next request before
@@ -97,6 +100,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Push responses being served (`PushBox`), ended before the daemon stops: libmicrohttpd must
     /// not be stopped with a connection suspended.
     private var pushes: [ObjectIdentifier: PushBox] = [:]
+    /// Requests parked for a deferred answer (`ParkedAnswer`), answered before the daemon stops.
+    private var parks: [ObjectIdentifier: ParkedAnswer] = [:]
     private var boundPort = 0
 
     /// A server named `name` (it appears in log lines) for `service`.
@@ -132,7 +137,7 @@ public final class HTTPServer: @unchecked Sendable {
         var flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue)
         if isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
         if tls { flags |= UInt32(MHD_USE_TLS.rawValue) }
-        if configuration.allowsPush { flags |= UInt32(MHD_ALLOW_SUSPEND_RESUME.rawValue) }
+        if configuration.allowsPush || configuration.allowsDeferred { flags |= UInt32(MHD_ALLOW_SUSPEND_RESUME.rawValue) }
         var listenFD: Int32 = -1
         // Only listeners that serve HTTP/2 (the Firestore port) accept connections themselves; the others
         // keep libmicrohttpd's own listening socket, exactly as before HTTP/2 existed (see
@@ -270,6 +275,7 @@ public final class HTTPServer: @unchecked Sendable {
             if n == 0 && (http2?.openStreams ?? 0) == 0 { break }
             usleep(5_000)
         }
+        endParks()
         MHD_stop_daemon(d)
         http2?.close()
         http2 = nil
@@ -310,6 +316,37 @@ public final class HTTPServer: @unchecked Sendable {
         for b in boxes { b.end() }
         let deadline = Date().addingTimeInterval(2)
         while pushCount > 0 && Date() < deadline { usleep(2_000) }
+    }
+
+    func parkOpened(_ park: ParkedAnswer) {
+        stateLock.lock()
+        parks[ObjectIdentifier(park)] = park
+        stateLock.unlock()
+    }
+
+    func parkClosed(_ park: ParkedAnswer) {
+        stateLock.lock()
+        parks[ObjectIdentifier(park)] = nil
+        stateLock.unlock()
+    }
+
+    /// Requests parked for their answer now.
+    var parkCount: Int {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        return parks.count
+    }
+
+    /// Answers every request still parked after the grace period (503) and waits (up to 2 s) until
+    /// libmicrohttpd has taken the answers, so no connection is suspended when the daemon stops.
+    private func endParks() {
+        stateLock.lock()
+        let parked = Array(parks.values)
+        stateLock.unlock()
+        guard !parked.isEmpty else { return }
+        for p in parked { p.deliver(.text("the server is stopping\n", status: 503)) }
+        let deadline = Date().addingTimeInterval(2)
+        while parkCount > 0 && Date() < deadline { usleep(2_000) }
     }
 
     /// Number of requests being handled now.

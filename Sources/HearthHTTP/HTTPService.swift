@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a service does with a request once its headers have arrived.
 public enum RequestDisposition {
     /// Answer now; any request body is read and discarded by the server.
@@ -7,6 +9,57 @@ public enum RequestDisposition {
     case collect(limit: Int, tooLarge: Response, handler: @Sendable (Request) -> Response)
     /// Hand every body chunk to `consumer` as it arrives (bounded memory for any size).
     case stream(any RequestBodyConsumer)
+    /// `collect`, answered later: `handler` gets the whole request and a `DeferredAnswer` to send the
+    /// response through, now or later, from any thread. On a listener with
+    /// `HTTPServer.Configuration.allowsDeferred` the connection is parked meanwhile (libmicrohttpd's
+    /// suspend/resume) and no worker thread waits for the answer; elsewhere the worker waits for it.
+    case collectDeferred(limit: Int, tooLarge: Response, handler: @Sendable (Request, DeferredAnswer) -> Void)
+}
+
+/// The response to a `collectDeferred` request: `send` it once, from any thread (later sends are
+/// ignored).
+public final class DeferredAnswer: @unchecked Sendable {
+    private let deliver: @Sendable (Response) -> Void
+    private let lock = NSLock()
+    private var sent = false
+
+    public init(_ deliver: @escaping @Sendable (Response) -> Void) {
+        self.deliver = deliver
+    }
+
+    public func send(_ response: Response) {
+        lock.lock()
+        let first = !sent
+        sent = true
+        lock.unlock()
+        if first { deliver(response) }
+    }
+
+    /// An answer that sends `transform`'s version of what it is given through this one (a wrapper
+    /// adding headers, recording the answer).
+    public func mapping(_ transform: @escaping @Sendable (Response) -> Response) -> DeferredAnswer {
+        DeferredAnswer { [self] r in send(transform(r)) }
+    }
+
+    /// Runs `start` with an answer and waits for it (callers that must answer synchronously).
+    public static func wait(_ start: (DeferredAnswer) -> Void) -> Response {
+        let box = WaitBox()
+        start(DeferredAnswer { r in box.put(r) })
+        return box.take()
+    }
+
+    private final class WaitBox: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private var response: Response?
+        func put(_ r: Response) {
+            response = r
+            done.signal()
+        }
+        func take() -> Response {
+            done.wait()
+            return response!
+        }
+    }
 }
 
 /// Receives a request body chunk by chunk.

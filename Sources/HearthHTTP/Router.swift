@@ -88,6 +88,8 @@ public final class Router: HTTPService, @unchecked Sendable {
         case .stream(let consumer):
             request.body.withUnsafeBytes { consumer.consume($0) }
             return consumer.finish()
+        case .collectDeferred(_, _, let handler):
+            return DeferredAnswer.wait { handler(request, $0) }
         }
     }
 

@@ -35,6 +35,13 @@ public struct RecordingService: HTTPService {
             }
         case .stream(let consumer):
             return .stream(RecordingConsumer(inner: consumer, recorder: recorder))
+        case .collectDeferred(let limit, let tooLarge, let handler):
+            return .collectDeferred(limit: limit, tooLarge: tooLarge) { req, answer in
+                handler(req, answer.mapping { response in
+                    recorder.record(response)
+                    return response
+                })
+            }
         }
     }
 }

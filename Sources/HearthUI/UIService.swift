@@ -62,6 +62,8 @@ public struct UIService: HTTPService {
         case .collect(let limit, let tooLarge, let handler):
             return .collect(limit: limit, tooLarge: tooLarge) { req in handler(make(req.body)) }
         case .stream(let consumer): return .stream(consumer)
+        case .collectDeferred(let limit, let tooLarge, let handler):
+            return .collectDeferred(limit: limit, tooLarge: tooLarge) { req, answer in handler(make(req.body), answer) }
         }
     }
 

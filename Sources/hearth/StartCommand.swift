@@ -70,13 +70,17 @@ enum StartCommand {
             servers.append((hub, nil))
             registry.add("hub", options.advertisedHost, hub.port)
             for unit in units {
-                var configuration = HTTPServer.Configuration(host: options.host, port: unit.port, threads: options.threads,
+                var configuration = HTTPServer.Configuration(host: options.host, port: unit.port,
+                                                             threads: unit.grpc != nil ? options.firestoreThreads : options.threads,
                                                              connectionMemoryLimit: connectionMemory(unit.name),
                                                              tlsCertificatePEM: unit.tlsCertificatePEM, tlsKeyPEM: unit.tlsKeyPEM)
                 configuration.http2BusyPollMicroseconds = options.http2BusyPollMicroseconds
                 // The Firestore listener's HTTP/1.1 workers poll too (`WorkerPoll`): its clients make
                 // one request at a time; the others' rows (S3 against nginx) were measured without.
                 if unit.grpc != nil { configuration.http1BusyPollMicroseconds = options.http1BusyPollMicroseconds }
+                // Firestore's REST commits are answered from their batch's completion, their
+                // connections parked meanwhile (`RequestDisposition.collectDeferred`).
+                configuration.allowsDeferred = unit.grpc != nil
                 let server = HTTPServer(
                     name: unit.name,
                     configuration: configuration,

@@ -58,6 +58,10 @@ struct StartOptions: Sendable {
     /// `--export-on-exit DIR`: every service's data written there at shutdown.
     var exportOnExit: String?
     var threads = 16
+    /// `--firestore-threads N`: the Firestore listener's HTTP/1.1 workers. Its REST commits are parked
+    /// while their batch commits (they hold no worker), so it needs fewer than the other listeners,
+    /// and each worker woken then serves every connection of its own that has a request or an answer.
+    var firestoreThreads = 4
     /// `--http2-busy-poll-us N`: how long an HTTP/2 loop may poll before it sleeps (`BusyPoll`).
     var http2BusyPollMicroseconds = BusyPoll.defaultCeilingMicroseconds
     /// `--http1-busy-poll-us N`: how long a Firestore HTTP/1.1 worker may poll before it sleeps (`WorkerPoll`).
@@ -102,7 +106,8 @@ struct StartOptions: Sendable {
         ("--ready-file", "PATH", "where to write the ready JSON (default <data-dir>/hearth.ready.json)"),
         ("--import", "DIR", "load seed data from a hearth export directory at start (see hearth export)"),
         ("--export-on-exit", "DIR", "write every service's data to DIR (JSON) when hearth stops"),
-        ("--threads", "N", "HTTP worker threads per listener (default 16)"),
+        ("--threads", "N", "HTTP worker threads per listener but Firestore's (default 16)"),
+        ("--firestore-threads", "N", "HTTP/1.1 worker threads of the Firestore listener, whose REST commits hold none while they wait for their batch (default 4)"),
         ("--http2-busy-poll-us", "N", "longest time an HTTP/2 (gRPC) loop polls for a client's next request before it sleeps, adapted to the traffic; 0 = never poll (default \(BusyPoll.defaultCeilingMicroseconds), at most \(BusyPoll.maximumCeilingMicroseconds))"),
         ("--http1-busy-poll-us", "N", "longest time a Firestore HTTP/1.1 (REST) worker polls an answered connection for its next request before it sleeps, adapted to the traffic as --http2-busy-poll-us; 0 = never poll (default \(BusyPoll.defaultCeilingMicroseconds), at most \(BusyPoll.maximumCeilingMicroseconds))"),
         ("--exit-with-parent", nil, "shut down (gracefully) when the process that started hearth exits"),
@@ -335,6 +340,9 @@ struct StartOptions: Sendable {
         case "--threads":
             guard let n = Int(v), (1...256).contains(n) else { throw UsageError(description: "--threads must be 1-256, got '\(v)'") }
             threads = n
+        case "--firestore-threads":
+            guard let n = Int(v), (1...256).contains(n) else { throw UsageError(description: "--firestore-threads must be 1-256, got '\(v)'") }
+            firestoreThreads = n
         case "--http2-busy-poll-us":
             guard let n = Int(v), (0...BusyPoll.maximumCeilingMicroseconds).contains(n) else {
                 throw UsageError(description: "--http2-busy-poll-us must be 0-\(BusyPoll.maximumCeilingMicroseconds), got '\(v)'")

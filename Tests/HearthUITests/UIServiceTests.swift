@@ -8,6 +8,7 @@ import Testing
         switch service.dispose(req) {
         case .respond(let r): return r
         case .collect(_, _, let handler): return handler(req)
+        case .collectDeferred(_, _, let handler): return DeferredAnswer.wait { handler(req, $0) }
         case .stream(let c): return c.finish()
         }
     }

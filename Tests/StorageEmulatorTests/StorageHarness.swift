@@ -49,6 +49,8 @@ struct StorageHarness {
         switch service.dispose(request) {
         case .respond(let r): return TestResponse(r)
         case .collect(let limit, let tooLarge, let handler): return TestResponse(body.count > limit ? tooLarge : handler(request))
+        case .collectDeferred(let limit, let tooLarge, let handler):
+            return TestResponse(body.count > limit ? tooLarge : DeferredAnswer.wait { handler(request, $0) })
         case .stream(let consumer):
             var offset = 0
             while offset < body.count {

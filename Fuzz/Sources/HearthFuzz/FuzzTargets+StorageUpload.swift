@@ -156,6 +156,8 @@ enum StorageFuzzHarness {
         switch service.dispose(request) {
         case .respond(let r): response = r
         case .collect(let limit, let tooLarge, let handler): response = body.count > limit ? tooLarge : handler(request)
+        case .collectDeferred(let limit, let tooLarge, let handler):
+            response = body.count > limit ? tooLarge : DeferredAnswer.wait { handler(request, $0) }
         case .stream(let consumer):
             var offset = 0
             while offset < body.count {

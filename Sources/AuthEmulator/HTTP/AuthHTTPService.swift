@@ -59,6 +59,11 @@ final class AuthHTTPService: HTTPService, Sendable {
             }
         case .stream(let consumer):
             return .stream(consumer)
+        case .collectDeferred(let limit, _, let handler):
+            let tooLarge = AuthError.invalidArgument("Request payload size exceeds the limit: \(limit) bytes.", reason: "badRequest")
+            return .collectDeferred(limit: limit, tooLarge: Self.cors(tooLarge.response(pretty: Self.pretty(request)), request)) { req, answer in
+                handler(req, answer.mapping { Self.cors($0, req) })
+            }
         }
     }
 

@@ -321,6 +321,16 @@ extension FirestoreHTTPService {
         try c.allowParameters([])
         let body = try parseWrites(c, known: Known.commit, transaction: true)
         let transaction = try body.transaction.map { t throws(FirestoreError) in try RequestContext.transactionID(t) }
+        if let later {
+            // Queued with the group commit and answered from its batch's completion, after the COMMIT.
+            service.commit(c.database, writes: body.writes, transaction: transaction, caller: c.caller) { [self] result in
+                switch result {
+                case .success(let (commitTime, results)): later.send(c.respond(Self.commitResponse(commitTime: commitTime, results: results)))
+                case .failure(let error): later.send(errorResponse(error))
+                }
+            }
+            return Self.answeredLater
+        }
         let (commitTime, results) = try service.commit(c.database, writes: body.writes, transaction: transaction, caller: c.caller)
         return c.respond(Self.commitResponse(commitTime: commitTime, results: results))
     }

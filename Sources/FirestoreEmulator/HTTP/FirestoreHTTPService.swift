@@ -9,6 +9,17 @@ import HearthHTTP
 /// percent-encoded. Every answer carries CORS headers, as the emulator's do, so browser code works.
 struct FirestoreHTTPService: HTTPService {
     let service: FirestoreService
+    /// Where a `:commit` sends its answer once its batch has committed (`RequestDisposition.collectDeferred`):
+    /// its handler then returns `answeredLater` instead of waiting for the writer.
+    var later: DeferredAnswer?
+
+    init(service: FirestoreService, later: DeferredAnswer? = nil) {
+        self.service = service
+        self.later = later
+    }
+
+    /// What a handler that sent (or will send) its answer through `later` returns.
+    static let answeredLater = Response(status: 0)
 
     /// Largest request body the API accepts (10 MiB, as Firestore).
     static let bodyLimit = 10 * 1024 * 1024
@@ -20,9 +31,30 @@ struct FirestoreHTTPService: HTTPService {
         // The too-large answer is made before the body is read, for every request, and almost never
         // sent: for the usual request without an Origin it is one made once.
         let tooLarge = request.headers[known: .origin] == nil ? Self.tooLargeAnyOrigin : Self.withCORS(Self.tooLarge, request)
+        // A commit is answered from its batch's completion: its connection is parked meanwhile and
+        // no worker thread sleeps while the group commit runs other callers' bodies (one context
+        // switch and wake-up per commit at 16 connections; docs/benchmarks.md, commit29).
+        if request.method == "POST", Self.namesCommit(request.rawPath) {
+            return .collectDeferred(limit: Self.bodyLimit, tooLarge: tooLarge) { [service] req, answer in
+                let later = answer.mapping { Self.withCORS($0, req) }
+                let response = FirestoreHTTPService(service: service, later: later).handle(req)
+                if response.status != Self.answeredLater.status { later.send(response) }
+            }
+        }
         return .collect(limit: Self.bodyLimit, tooLarge: tooLarge) { [service] req in
             Self.withCORS(FirestoreHTTPService(service: service).handle(req), req)
         }
+    }
+
+    /// Whether a path ends in `:commit` (the verb `apiDocuments` then dispatches on, if the rest of the
+    /// path is the API's).
+    static func namesCommit(_ path: String) -> Bool {
+        let suffix: StaticString = ":commit"
+        let n = suffix.utf8CodeUnitCount
+        let utf8 = path.utf8
+        return utf8.withContiguousStorageIfAvailable { p in
+            p.count >= n && memcmp(p.baseAddress! + (p.count - n), suffix.utf8Start, n) == 0
+        } ?? path.hasSuffix(":commit")
     }
 
     /// The answer to a body over `bodyLimit`, made once (rendering it for every request, in case,
@@ -108,11 +140,16 @@ struct FirestoreHTTPService: HTTPService {
         do {
             return try handler()
         } catch {
-            if case .internal = error {
-                service.logger.error("firestore: internal error", [("error", .string(error.message))])
-            }
-            return error.response()
+            return errorResponse(error)
         }
+    }
+
+    /// An error's answer (an internal one logged first).
+    func errorResponse(_ error: FirestoreError) -> Response {
+        if case .internal = error {
+            service.logger.error("firestore: internal error", [("error", .string(error.message))])
+        }
+        return error.response()
     }
 
     /// `request.pathSegments`, split and decoded byte by byte when the path is ASCII (every client

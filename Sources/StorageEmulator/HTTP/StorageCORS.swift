@@ -34,6 +34,10 @@ enum StorageCORS {
         case .collect(let limit, let tooLarge, let handler):
             return .collect(limit: limit, tooLarge: decorate(tooLarge, origin: origin)) { decorate(handler($0), origin: origin) }
         case .stream(let consumer): return .stream(Decorating(inner: consumer, origin: origin))
+        case .collectDeferred(let limit, let tooLarge, let handler):
+            return .collectDeferred(limit: limit, tooLarge: decorate(tooLarge, origin: origin)) { req, answer in
+                handler(req, answer.mapping { decorate($0, origin: origin) })
+            }
         }
     }
 

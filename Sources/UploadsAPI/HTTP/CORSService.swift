@@ -21,6 +21,10 @@ struct CORSService: HTTPService {
             }
         case .stream(let consumer):
             return .stream(consumer)
+        case .collectDeferred(let limit, let tooLarge, let handler):
+            return .collectDeferred(limit: limit, tooLarge: CORSService.decorate(tooLarge, origin: origin)) { req, answer in
+                handler(req, answer.mapping { CORSService.decorate($0, origin: origin) })
+            }
         }
     }
 

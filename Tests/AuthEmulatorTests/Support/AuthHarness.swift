@@ -46,6 +46,8 @@ struct AuthHarness {
         switch service.http.dispose(request) {
         case .respond(let r): response = r
         case .collect(let limit, let tooLarge, let handler): response = body.count > limit ? tooLarge : handler(request)
+        case .collectDeferred(let limit, let tooLarge, let handler):
+            response = body.count > limit ? tooLarge : DeferredAnswer.wait { handler(request, $0) }
         case .stream(let consumer):
             body.withUnsafeBytes { consumer.consume($0) }
             response = consumer.finish()

@@ -260,6 +260,7 @@ extension TestHarness {
         switch service.http.dispose(request) {
         case .respond(let r): response = r
         case .collect(_, _, let handler): response = handler(request)
+        case .collectDeferred(_, _, let handler): response = DeferredAnswer.wait { handler(request, $0) }
         case .stream: fatalError("unexpected")
         }
         let data = response.bodyBytes ?? []

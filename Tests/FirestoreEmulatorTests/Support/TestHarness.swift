@@ -107,6 +107,8 @@ final class TestHarness: @unchecked Sendable {
         switch service.http.dispose(request) {
         case .respond(let r): response = r
         case .collect(let limit, let tooLarge, let handler): response = bytes.count > limit ? tooLarge : handler(request)
+        case .collectDeferred(let limit, let tooLarge, let handler):
+            response = bytes.count > limit ? tooLarge : DeferredAnswer.wait { handler(request, $0) }
         case .stream: fatalError("Firestore never streams request bodies")
         }
         let data = response.bodyBytes ?? []

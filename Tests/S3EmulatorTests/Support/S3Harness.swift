@@ -83,6 +83,8 @@ final class S3Harness: @unchecked Sendable {
             response = r
         case .collect(let limit, let tooLarge, let handler):
             response = request.body.count > limit ? tooLarge : handler(request)
+        case .collectDeferred(let limit, let tooLarge, let handler):
+            response = request.body.count > limit ? tooLarge : DeferredAnswer.wait { handler(request, $0) }
         case .stream(let consumer):
             var offset = 0
             while offset < request.body.count {

@@ -153,6 +153,8 @@ struct Fixture {
         switch service.http.dispose(request) {
         case .respond(let r): return r
         case .collect(let limit, let tooLarge, let handler): return request.body.count > limit ? tooLarge : handler(request)
+        case .collectDeferred(let limit, let tooLarge, let handler):
+            return request.body.count > limit ? tooLarge : DeferredAnswer.wait { handler(request, $0) }
         case .stream(let consumer):
             request.body.withUnsafeBytes { consumer.consume($0) }
             return consumer.finish()

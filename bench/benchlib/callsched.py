@@ -17,12 +17,10 @@ The tracepoints add a little to every switch, the same for every server measured
 import bisect
 import os
 import re
-import signal
 import statistics
-import subprocess
-import tempfile
-import time
 from collections import defaultdict
+
+from benchlib import callsteps
 
 EVENTS = ("sched:sched_switch", "sched:sched_wakeup", "syscalls:sys_exit_sendto")
 CLIENTS = ("h2load", "grpcload")
@@ -34,21 +32,7 @@ WAKEUP = re.compile(r"comm=(.*?) pid=(\d+) ")
 def record(pid, load):
     """(the load's value, its details, the analysis) of one run of `load` (a `pairs.Load`) against the
     server process `pid`, under `perf record -a`."""
-    fd, out = tempfile.mkstemp(suffix=".perf.data")
-    os.close(fd)
-    p = subprocess.Popen(["perf", "record", "-q", "-a", "-e", ",".join(EVENTS), "-o", out],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)
-    try:
-        value, details = load.once()
-    finally:
-        p.send_signal(signal.SIGINT)
-        p.wait(timeout=60)
-    try:
-        text = subprocess.run(["perf", "script", "--ns", "-i", out, "-F", "comm,pid,tid,cpu,time,event,trace"],
-                              capture_output=True, text=True, check=True).stdout
-    finally:
-        os.unlink(out)
+    value, details, text = callsteps.perf_run(EVENTS, load, "comm,pid,tid,cpu,time,event,trace")
     return value, details, analyse(text, pid, threads_of(pid))
 
 

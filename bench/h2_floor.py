@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The HTTP/2 floor against Hearth and the official emulator, on the gRPC rows issue 20 still misses:
 `python3 bench/h2_floor.py [--rounds 3] [--seconds 5] [--rows get,light,commit,write] [--poll-us 200]
-[--poll-epoll] [--sides S,S] [--perf-syscalls] [--perf-steps] [--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
+[--poll-epoll] [--sides S,S] [--perf-syscalls] [--perf-steps] [--perf-sched] [--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
 `--callgrind [-n N] [--floor-only] [--keep]` instructions per operation instead (below).
 
 `bench/ceilings/h2_floor.c` does the least any Firestore gRPC server built on nghttp2 and SQLite must
@@ -34,7 +34,10 @@ thread) and the load generator's (h2load's or grpcload's CPU over its run, from 
 per operation for Hearth and `floor-block` from one more run under `strace -c -f`; with `--perf-steps`,
 each side's round trip in steps from one more run under `perf record` (`benchlib/callsteps.py`: the
 server's work from the request read to the answer's `sendto`, the `sendto`, the client's turn, the
-request's way back to the loop). Loopback only; every process started is stopped.
+request's way back to the loop); with `--perf-sched`, what else ran on the round trip's CPUs from one
+more run under `perf record` on the scheduler's tracepoints (`benchlib/callsched.py`: the server's
+other threads and other processes switched in, their wake-ups, and the time each took from the cycles,
+from the tail's above all). Loopback only; every process started is stopped.
 
 `--callgrind` counts instead instructions per operation (repeatable where rates on a shared machine are
 not), the floor's and Hearth's under the same loads: per row a fresh floor (blocking loop) under
@@ -57,7 +60,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import callsteps, firebase, grpcbench, h2floor  # noqa: E402
+from benchlib import callsched, callsteps, firebase, grpcbench, h2floor  # noqa: E402
 from benchlib.h2floor import Floor, seed  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, Context  # noqa: E402
 from benchlib.httpc import Client, NotAvailable  # noqa: E402
@@ -286,6 +289,9 @@ def main():
                     help="also, per row and side, one run with perf stat counting the loop's system calls per operation")
     ap.add_argument("--perf-steps", action="store_true",
                     help="also, per row and side, one run under perf record timing the round trip's steps (benchlib/callsteps.py)")
+    ap.add_argument("--perf-sched", action="store_true",
+                    help="also, per row and side, one run under perf record on the scheduler's switches and wake-ups: "
+                         "what else ran during the round trip, its tail's above all (benchlib/callsched.py)")
     ap.add_argument("--json", default=os.path.join(ROOT, ".build", "bench", "h2_floor.json"))
     args = ap.parse_args()
     keys = [ROWS[r] for r in args.rows.split(",")]
@@ -350,6 +356,11 @@ def main():
                     rate, _, steps = callsteps.record(servers[side][1], loads[side][key])
                     results["rows"][key][f"perf_steps_{side}"] = {"rate": rate, "steps": steps}
                     print(f"  {side:16s} {rate:9,.0f}/s under perf record; {callsteps.line(steps)}", flush=True)
+            if args.perf_sched:
+                for side in [x for x in order if x != PEER]:
+                    rate, _, sched = callsched.record(servers[side][1], loads[side][key])
+                    results["rows"][key][f"perf_sched_{side}"] = {"rate": rate, "sched": sched}
+                    print(f"  {side:16s} {rate:9,.0f}/s under perf record (scheduler); " + "\n".join(callsched.lines(sched)), flush=True)
             if args.strace:
                 for side in (HEARTH, BLOCK):
                     calls = syscalls(servers[side][1], loads[side][key].once, lambda r: operations(r[1]))

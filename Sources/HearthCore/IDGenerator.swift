@@ -105,14 +105,18 @@ public final class IDGenerator: @unchecked Sendable {
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
-    private static let upperHexDigits = Array("0123456789ABCDEF".utf8)
 
     /// A request id: 16 upper-case hex digits (S3's `x-amz-request-id` shape), unique in the process.
     /// Seeded, it is `hex(byteCount: 8).uppercased()` of the seeded stream (reproducible); unseeded,
     /// it comes from a SplitMix64 stream seeded once from the entropy source — a full-period
     /// generator never repeats a value within 2^64 draws — and costs no call into libcrypto.
-    public func requestID() -> String {
-        guard !seeded else { return hex(byteCount: 8).uppercased() }
+    public func requestID() -> String { nextRequestID().text }
+
+    /// `requestID()` as its 64 bits, spelled only when read (`RequestID.text`): a gRPC call's id is
+    /// read only by a look at the request log.
+    public func nextRequestID() -> RequestID {
+        // The seeded stream's 8 bytes, most significant first, as `hex(byteCount: 8)` spells them.
+        guard !seeded else { return .bits(bytes(8).reduce(0) { $0 << 8 | UInt64($1) }) }
         lock.lock()
         var s = requestState ?? entropy(8).reduce(0) { $0 << 8 | UInt64($1) }
         s &+= 0x9E37_79B9_7F4A_7C15
@@ -122,10 +126,7 @@ public final class IDGenerator: @unchecked Sendable {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         z ^= z >> 31
-        return String(unsafeUninitializedCapacity: 16) { out in
-            for i in 0..<16 { out[i] = Self.upperHexDigits[Int((z >> UInt64(60 - 4 * i)) & 0xF)] }
-            return 16
-        }
+        return .bits(z)
     }
 
     /// Lower-case hex without Foundation formatting (request ids are made on every request).

@@ -54,11 +54,11 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         // nghttp2 resets a stream whose pseudo-header follows a regular field): the list is shared,
         // not copied. Should one follow anyway, the metadata are a copy without them, as before.
         if scan.pseudoAfterMetadata {
-            self.context = GRPCContext(metadata: headers.filter { $0.name.utf8.first != UInt8(ascii: ":") }, deadlineNanos: nil,
-                                       remoteAddress: stream.remoteAddress, requestID: server.ids.requestID())
+            self.context = GRPCContext(fields: headers.filter { $0.name.utf8.first != UInt8(ascii: ":") }, metadataStart: 0,
+                                       deadlineNanos: nil, remoteAddress: stream.remoteAddress, requestID: server.ids.nextRequestID())
         } else {
             self.context = GRPCContext(fields: headers, metadataStart: scan.metadataStart, deadlineNanos: nil,
-                                       remoteAddress: stream.remoteAddress, requestID: server.ids.requestID())
+                                       remoteAddress: stream.remoteAddress, requestID: server.ids.nextRequestID())
             context.authorizationAt = scan.authorization
         }
     }

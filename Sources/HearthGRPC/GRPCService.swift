@@ -1,3 +1,5 @@
+import HearthCore
+
 /// One gRPC service (`google.firestore.v1.Firestore`): the seam between the gRPC server and a
 /// service's transport-neutral core. Messages cross it as serialized protobuf bytes, so the
 /// transport knows nothing of any message type.
@@ -87,22 +89,27 @@ public struct GRPCContext: Sendable {
     public var deadlineNanos: UInt64?
     /// The peer, `ip:port`.
     public var remoteAddress: String
+    /// The call's id for the request log and log lines, its text made only when read.
+    public var requestIDValue: RequestID
     /// An id for log lines.
-    public var requestID: String
+    public var requestID: String {
+        get { requestIDValue.text }
+        set { requestIDValue = .text(newValue) }
+    }
 
     public init(metadata: [(name: String, value: String)], deadlineNanos: UInt64?, remoteAddress: String, requestID: String) {
         self.init(fields: metadata, metadataStart: 0, deadlineNanos: deadlineNanos, remoteAddress: remoteAddress,
-                  requestID: requestID)
+                  requestID: .text(requestID))
     }
 
     /// A context whose metadata are `fields` from `metadataStart` on.
     init(fields: [(name: String, value: String)], metadataStart: Int, deadlineNanos: UInt64?, remoteAddress: String,
-         requestID: String) {
+         requestID: RequestID) {
         self.fields = fields
         self.metadataStart = metadataStart
         self.deadlineNanos = deadlineNanos
         self.remoteAddress = remoteAddress
-        self.requestID = requestID
+        self.requestIDValue = requestID
     }
 
     /// `self["authorization"]`: the caller's credentials, asked for by the service and the request log

@@ -274,6 +274,11 @@ final class EventLoop: @unchecked Sendable {
         // pass (emptied from `[]`, each pass's first task regrew it: an allocation and a free per call).
         var running: [any EventLoopTask] = []
         var timeout: Int32 = -1
+        // Work scheduled for the end of a pass (the rules coverage fold of a batch of calls judged
+        // here) runs after the pass's answers left.
+        let passEnd = PassEndWork()
+        passEnd.install()
+        defer { passEnd.uninstall() }
         while true {
             // A pause spent waiting for this process's own threads neither polls nor teaches the
             // window anything about the client's round trip.
@@ -305,6 +310,7 @@ final class EventLoop: @unchecked Sendable {
                 running.removeAll(keepingCapacity: true)
             }
             timeout = tick()
+            passEnd.run()
             if stop { break }
         }
         handlers = [:]

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import Synchronization
 
 /// The hub's server-sent events (`GET /emulator/v1/events`): request-log entries as they are
 /// logged and Firestore document changes as they commit, fanned out to every open stream.
@@ -22,6 +23,11 @@ public final class LiveEvents: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()
     private var subscriptions: [ObjectIdentifier: Subscription] = [:]
+    /// `subscriptions.count`, read without `lock` by `logged`, which the log calls for every request
+    /// of every service: with no stream open (nearly always) it returns without taking the lock.
+    /// A stream is counted inside `follow` (under the log's lock) before any entry after its replay
+    /// is appended, so an append that reads 0 here was appended before that stream existed.
+    private let subscribed = Atomic<Int>(0)
     private var timer: (any DispatchSourceTimer)?
 
     /// Streams open now.
@@ -53,7 +59,12 @@ public final class LiveEvents: @unchecked Sendable {
     func open(requests: RequestLog.Filter?, documents: Bool, lastEventID: Int?) -> EventStream {
         let stream = EventStream(maxQueuedBytes: maxQueuedBytes)
         let key = ObjectIdentifier(stream)
-        stream.onClose = { [weak self] in self?.lock.withLock { _ = self?.subscriptions.removeValue(forKey: key) } }
+        stream.onClose = { [weak self] in
+            guard let self else { return }
+            lock.withLock {
+                if subscriptions.removeValue(forKey: key) != nil { subscribed.subtract(1, ordering: .relaxed) }
+            }
+        }
         // Under the log's lock: no entry lands between the replay and the registration.
         log.follow(after: lastEventID ?? Int.max, filter: requests ?? RequestLog.Filter(), limit: 1000) { entries, latest, gap in
             var text = "retry: 2000\n"
@@ -63,13 +74,19 @@ public final class LiveEvents: @unchecked Sendable {
                 for e in entries { text += LiveEvents.requestEvent(e) }
             }
             stream.send(text)
-            lock.withLock { subscriptions[key] = Subscription(stream: stream, requests: requests, documents: documents) }
+            lock.withLock {
+                if subscriptions.updateValue(Subscription(stream: stream, requests: requests, documents: documents), forKey: key) == nil {
+                    subscribed.add(1, ordering: .relaxed)
+                }
+            }
         }
         return stream
     }
 
     /// A request-log entry was appended (under the log's lock).
     private func logged(_ entry: RequestLog.Entry) {
+        // Relaxed: the log's lock, held by both this call and the counting of a new stream, orders them.
+        guard subscribed.load(ordering: .relaxed) > 0 else { return }
         lock.lock()
         defer { lock.unlock() }
         guard !subscriptions.isEmpty else { return }

@@ -208,7 +208,7 @@ final class StreamRecord: @unchecked Sendable {
     private func append(status: Int, micros: Int64, fields: [(String, JSON)], errorBody: String?) {
         log.append(RequestLog.Entry(
             seq: 0, time: clock.now(), service: listener, method: "POST", path: path, status: status,
-            durationMicros: micros, requestID: context.requestID, user: user, fields: fields,
+            durationMicros: micros, requestID: context.requestIDValue, user: user, fields: fields,
             errorBody: errorBody, errorContentType: errorBody == nil ? nil : "application/json"))
     }
 }

@@ -30,7 +30,7 @@ public struct RecordingGRPCService: GRPCService {
             let body = status.code == .ok ? nil : RecordingGRPCService.errorBody(status.code, status.message)
             log.append(RequestLog.Entry(
                 seq: 0, time: clock.now(), service: listener, method: "POST", path: path, status: http,
-                durationMicros: Int64((DispatchTime.now().uptimeNanoseconds &- started) / 1000), requestID: context.requestID,
+                durationMicros: Int64((DispatchTime.now().uptimeNanoseconds &- started) / 1000), requestID: context.requestIDValue,
                 user: context.authorization.flatMap(CallerName.ofAuthorization),
                 fields: status.code == .ok ? RecordingGRPCService.okFields : [("grpc-status", .int(Int64(status.code.rawValue)))],
                 errorBody: body, errorContentType: body == nil ? nil : "application/json"))

@@ -25,8 +25,15 @@ public final class RequestLog: @unchecked Sendable {
         public var status: Int
         /// Time from the headers' arrival to the answer.
         public var durationMicros: Int64
+        /// The request id the log line and S3's error body carry, spelled only when read (a gRPC
+        /// call's is its 64 bits: the 16-byte text was an allocation per call, and most entries are
+        /// never read).
+        public var requestIDValue: RequestID
         /// The request id the log line and S3's error body carry.
-        public var requestID: String
+        public var requestID: String {
+            get { requestIDValue.text }
+            set { requestIDValue = .text(newValue) }
+        }
         /// Who the credentials name: an ID token's `user_id`, `owner`, or an S3 access key id.
         public var user: String?
         /// The handler's log fields (`s3.error`, `s3.diagnosis`, `uid`, …).
@@ -35,6 +42,29 @@ public final class RequestLog: @unchecked Sendable {
         public var errorBody: String?
         /// The error body's Content-Type.
         public var errorContentType: String?
+
+        public init(seq: Int, time: Instant, service: String, method: String, path: String, status: Int, durationMicros: Int64,
+                    requestID: RequestID, user: String?, fields: [(String, JSON)], errorBody: String?, errorContentType: String?) {
+            self.seq = seq
+            self.time = time
+            self.service = service
+            self.method = method
+            self.path = path
+            self.status = status
+            self.durationMicros = durationMicros
+            self.requestIDValue = requestID
+            self.user = user
+            self.fields = fields
+            self.errorBody = errorBody
+            self.errorContentType = errorContentType
+        }
+
+        public init(seq: Int, time: Instant, service: String, method: String, path: String, status: Int, durationMicros: Int64,
+                    requestID: String, user: String?, fields: [(String, JSON)], errorBody: String?, errorContentType: String?) {
+            self.init(seq: seq, time: time, service: service, method: method, path: path, status: status,
+                      durationMicros: durationMicros, requestID: .text(requestID), user: user, fields: fields,
+                      errorBody: errorBody, errorContentType: errorContentType)
+        }
     }
 
     /// Longest error body kept per entry.

@@ -157,7 +157,8 @@ public final class RulesCoverage: @unchecked Sendable {
     @exclusivity(unchecked) private var generation = 0
     /// The hints of each table, as of its last fold (a ruleset or two: rules are rarely reloaded).
     @exclusivity(unchecked) private var published: [CoverageHints] = []
-    /// Where batches are folded: a thread of its own at the process's nice value, started by the
+    /// Where batches are folded (except those judged on an event loop's thread, folded there at the
+    /// end of its pass: `PassEndWork`): a thread of its own at the process's nice value, started by the
     /// first batch (a process that judges no rules has none). On libdispatch's utility pool it ran
     /// at nice 0 under `make bench`'s `nice -n -15`, fell behind on two busy cores, and the writer
     /// folded the backlog itself, inside its write transaction (docs/benchmarks.md, *The rules
@@ -237,7 +238,13 @@ public final class RulesCoverage: @unchecked Sendable {
         if backlog > Self.pendingLimit {
             foldPending()
         } else if schedule {
-            Self.folder.async { [weak self] in self?.foldPending() }
+            // On an event loop's thread (a gRPC get judged on its HTTP/2 loop) the batch is folded
+            // there, at the end of the loop's pass, after the answer left: the fold's thread, woken
+            // once every `foldBatch` calls, ran on the round trip's CPU anyway, several times as
+            // long (`PassEndWork`; docs/benchmarks.md, grpctail29).
+            if !PassEndWork.schedule(ObjectIdentifier(self), { [weak self] in self?.foldPendingOnLoop() }) {
+                Self.folder.async { [weak self] in self?.foldPending() }
+            }
         }
     }
 
@@ -268,6 +275,22 @@ public final class RulesCoverage: @unchecked Sendable {
     private func foldPending() {
         lock.lock()
         defer { lock.unlock() }
+        foldPendingLocked()
+    }
+
+    /// `foldPending` on an event loop's thread, which never waits for `lock` (a report may hold
+    /// it): then the fold's thread takes the batch, as it did before.
+    private func foldPendingOnLoop() {
+        guard lock.try() else {
+            Self.folder.async { [weak self] in self?.foldPending() }
+            return
+        }
+        defer { lock.unlock() }
+        foldPendingLocked()
+    }
+
+    /// Folds every waiting evaluation into the tables; the caller holds `lock`.
+    private func foldPendingLocked() {
         pendingLock.lock()
         let batch = pending
         pending.removeAll()

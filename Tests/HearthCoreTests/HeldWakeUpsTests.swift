@@ -45,4 +45,41 @@ import HearthCore
         }
         #expect(!heldElsewhere.value)
     }
+
+    @Test func passEndWorkWaitsForTheEndOfThePassOnItsThreadOnly() {
+        let a = Target(), b = Target()
+        let id = ObjectIdentifier(a)
+        var woken: [String] = []
+        // No holder installed: refused, the caller wakes now.
+        #expect(!PassEndWork.schedule(id) { woken.append("before") })
+        let pass = PassEndWork()
+        pass.install()
+        #expect(PassEndWork.schedule(id) { woken.append("a") })
+        #expect(PassEndWork.schedule(ObjectIdentifier(b)) { woken.append("b") })
+        #expect(PassEndWork.schedule(id) { woken.append("a again") })
+        // Another thread holds nothing.
+        let other = DispatchSemaphore(value: 0)
+        let heldElsewhere = Flag()
+        Thread.detachNewThread {
+            heldElsewhere.set(PassEndWork.schedule(id) {})
+            other.signal()
+        }
+        other.wait()
+        #expect(!heldElsewhere.value)
+        #expect(woken.isEmpty)
+        pass.run()
+        #expect(woken == ["a", "b"])
+        // The next pass holds again, once per target; work that schedules more runs that too.
+        #expect(PassEndWork.schedule(id) {
+            woken.append("a2")
+            _ = PassEndWork.schedule(ObjectIdentifier(b)) { woken.append("b from a2") }
+        })
+        pass.run()
+        #expect(woken == ["a", "b", "a2", "b from a2"])
+        // Uninstalled: what is held runs, and nothing is held after.
+        #expect(PassEndWork.schedule(id) { woken.append("last") })
+        pass.uninstall()
+        #expect(woken.last == "last")
+        #expect(!PassEndWork.schedule(id) { woken.append("after") })
+    }
 }

@@ -117,6 +117,13 @@ import HearthCore
         let ids = (0..<10_000).map { _ in g.requestID() }
         #expect(Set(ids).count == ids.count)
         #expect(ids.allSatisfy { $0.utf8.count == 16 && $0.utf8.allSatisfy { (48...57).contains($0) || (65...70).contains($0) } })
+        // The id as its bits spells the same text, most significant digit first; one given as text stays it.
+        #expect(IDGenerator(seed: 5).nextRequestID().text == IDGenerator(seed: 5).requestID())
+        #expect(RequestID.bits(0x0123_4567_89AB_CDEF).text == "0123456789ABCDEF")
+        #expect(RequestID.bits(0xF).text == "000000000000000F")
+        #expect(RequestID.text("r1").text == "r1")
+        let u = IDGenerator(entropy: { n in [UInt8](repeating: 7, count: n) }), v = IDGenerator(entropy: { n in [UInt8](repeating: 7, count: n) })
+        #expect(u.nextRequestID().text == v.requestID())
     }
 
     @Test func unseededBytesComeFromEntropyEachOnce() {

@@ -43,9 +43,16 @@ TIMEOUT = re.compile(r"timeout: 0x([0-9a-f]+)")
 def record(pid, load):
     """(the load's value, its details, the steps) of one run of `load` (a `pairs.Load`) against the
     server process `pid`, under `perf record -a`."""
+    value, details, text = perf_run(EVENTS, load, "comm,pid,tid,time,event,trace")
+    return value, details, analyse(text, pid)
+
+
+def perf_run(events, load, fields):
+    """(the load's value, its details, `perf script`'s text with `fields`) of one run of `load` under
+    `perf record -a` on `events`."""
     fd, out = tempfile.mkstemp(suffix=".perf.data")
     os.close(fd)
-    p = subprocess.Popen(["perf", "record", "-q", "-a", "-e", ",".join(EVENTS), "-o", out],
+    p = subprocess.Popen(["perf", "record", "-q", "-a", "-e", ",".join(events), "-o", out],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     try:
@@ -54,11 +61,11 @@ def record(pid, load):
         p.send_signal(signal.SIGINT)
         p.wait(timeout=60)
     try:
-        text = subprocess.run(["perf", "script", "--ns", "-i", out, "-F", "comm,pid,tid,time,event,trace"],
+        text = subprocess.run(["perf", "script", "--ns", "-i", out, "-F", fields],
                               capture_output=True, text=True, check=True).stdout
     finally:
         os.unlink(out)
-    return value, details, analyse(text, pid)
+    return value, details, text
 
 
 def analyse(text, pid):

@@ -60,6 +60,9 @@ extension FirestoreGRPCService {
         let target = ProtoObject(t, path: "add_target")
         let id = try target.int32("targetId") ?? 0
         do throws(FirestoreError) {
+            // "Must be a positive number and non-zero" (0 asks the server for one). The official
+            // emulator ends the stream with an empty UNKNOWN; refused as other bad targets are.
+            if id < 0 { throw .invalidArgument("Target ID \(id) is invalid: a target ID must be positive, or 0 for the server to assign one.") }
             return (name, .add(try listenTarget(target, id: id, db)))
         } catch {
             return (name, .reject(targetID: id, error))
@@ -80,11 +83,20 @@ extension FirestoreGRPCService {
             if parsed.findNearest != nil {
                 throw .invalidArgument("FindNearest cannot be used in a Listen target: vector search has no real-time snapshot listeners.")
             }
+            // Firestore refuses a projection in a listener with these words (nodejs-firestore
+            // issue 1090, quoting production's cause); the official emulator applies it.
+            if parsed.projection != nil {
+                throw .invalidArgument("'select' clauses are not supported for real-time queries.")
+            }
             kind = .query(parsed)
         } else if let docs = try target.object("documents") {
             var paths: [ResourcePath] = []
+            var seen = Set<ResourcePath>()
             for d in try docs.array("documents") ?? [] {
-                paths.append(try ResourcePath.parseDocumentName(d.stringValue ?? "", in: db))
+                let path = try ResourcePath.parseDocumentName(d.stringValue ?? "", in: db)
+                // A name given twice is one document of the target (as the official emulator
+                // answers): one DocumentChange for it, not two.
+                if seen.insert(path).inserted { paths.append(path) }
             }
             kind = .documents(paths)
         } else {

@@ -152,7 +152,7 @@ struct WriteProtoDecoder {
                 guard name == nil else { throw Fallback() }
                 name = try Self.string(&r)
             case 2:
-                try Self.mapEntry(&r, into: &fields, depth: 0)
+                try Self.mapEntry(&r, into: &fields, depth: 0, prefix: 0)
             default:
                 throw Fallback()  // create/update times: rare, left to the general path
             }
@@ -227,10 +227,12 @@ struct WriteProtoDecoder {
 
     /// One entry of a `map<string, Value>` {key = 1, value = 2}, added to `fields` (a repeated key:
     /// the last wins, as in the general path).
-    private static func mapEntry(_ r: inout ProtoReader, into fields: inout [ExactString: FirestoreValue], depth: Int) throws(Fallback) {
+    /// `prefix`: the bytes of the enclosing field path and its dot (`PlainWrite.checkKey`).
+    private static func mapEntry(_ r: inout ProtoReader, into fields: inout [ExactString: FirestoreValue], depth: Int,
+                                 prefix: Int) throws(Fallback) {
         var entry = try nested(&r)
         var key: String?
-        var value: FirestoreValue?
+        var value: ProtoReader?
         try Self.fields(&entry) { (number, wire, e) throws(Fallback) in
             guard wire == .lengthDelimited else { throw Fallback() }
             switch number {
@@ -239,18 +241,19 @@ struct WriteProtoDecoder {
                 key = try string(&e)
             case 2:
                 guard value == nil else { throw Fallback() }
-                value = try Self.value(nested(&e), depth: depth, inArray: false)
+                value = try nested(&e)  // decoded once its key (its path's length) is known
             default:
                 throw Fallback()
             }
         }
         guard let key, let value else { throw Fallback() }
-        try PlainWrite.checkKey(key)
-        fields[ExactString(key)] = value
+        let path = try PlainWrite.checkKey(key, prefix: prefix)
+        fields[ExactString(key)] = try Self.value(value, depth: depth, inArray: false, path: path)
     }
 
     /// `Value`, one member of its oneof set; references and pipeline-only kinds take the general path.
-    private static func value(_ message: ProtoReader, depth: Int, inArray: Bool) throws(Fallback) -> FirestoreValue {
+    /// `path`: the bytes of the field path holding it (0: a transform's operand).
+    private static func value(_ message: ProtoReader, depth: Int, inArray: Bool, path: Int = 0) throws(Fallback) -> FirestoreValue {
         guard depth <= ValueJSON.maxDepth else { throw Fallback() }
         var r = message
         var out: FirestoreValue?
@@ -269,13 +272,13 @@ struct WriteProtoDecoder {
             case (8, .lengthDelimited): out = try geoPoint(nested(&r))
             case (9, .lengthDelimited):
                 guard !inArray else { throw Fallback() }
-                out = .array(try arrayValues(nested(&r), depth: depth + 1))
+                out = .array(try arrayValues(nested(&r), depth: depth + 1, path: path))
             case (6, .lengthDelimited):
                 var m = try nested(&r)
                 var map: [ExactString: FirestoreValue] = [:]
                 try fields(&m) { (number, wire, m) throws(Fallback) in
                     guard number == 1, wire == .lengthDelimited else { throw Fallback() }
-                    try mapEntry(&m, into: &map, depth: depth + 1)
+                    try mapEntry(&m, into: &map, depth: depth + 1, prefix: path == 0 ? 0 : path + 1)
                 }
                 out = try PlainWrite.mapOrVector(map, inArray: inArray)
             default:
@@ -287,12 +290,12 @@ struct WriteProtoDecoder {
     }
 
     /// The values of an `ArrayValue` {values = 1}, each at `depth` inside an array.
-    private static func arrayValues(_ message: ProtoReader, depth: Int) throws(Fallback) -> [FirestoreValue] {
+    private static func arrayValues(_ message: ProtoReader, depth: Int, path: Int = 0) throws(Fallback) -> [FirestoreValue] {
         var r = message
         var out: [FirestoreValue] = []
         try fields(&r) { (number, wire, r) throws(Fallback) in
             guard number == 1, wire == .lengthDelimited else { throw Fallback() }
-            out.append(try value(nested(&r), depth: depth, inArray: true))
+            out.append(try value(nested(&r), depth: depth, inArray: true, path: path))
         }
         return out
     }

@@ -561,6 +561,8 @@ extension FirestoreHTTPService {
         let body = try c.body()
         try body.requireKnown(["pageSize", "pageToken", "readTime", "requestOptions"])
         let pageSize = try body.int32("pageSize").map(Int.init)
+        // The official emulator's words (a negative size was taken as no limit).
+        if let pageSize, pageSize < 0 { throw .invalidArgument("page_size must be greater than or equal to zero.") }
         var offset = 0
         if let token = try body.string("pageToken"), !token.isEmpty {
             guard let bytes = ValueJSON.decodeBase64(token), let text = String(bytes: bytes, encoding: .utf8),

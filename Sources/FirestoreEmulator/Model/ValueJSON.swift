@@ -18,7 +18,11 @@ enum ValueJSON {
     // MARK: Decoding
 
     /// Decodes a `fields` map (`{"name": Value, …}`) at `path` (`document.fields`).
-    static func decodeFields(_ json: JSON?, path: String, depth: Int = 0, topLevel: String? = nil) throws(FirestoreError) -> [ExactString: FirestoreValue] {
+    ///
+    /// `prefix`: the bytes of the field path holding the map and its dot (0 at the top):
+    /// Firestore bounds a field's whole path (`a.b`, names unquoted) by `FieldPath.maxBytes`.
+    static func decodeFields(_ json: JSON?, path: String, depth: Int = 0, topLevel: String? = nil,
+                             prefix: Int = 0) throws(FirestoreError) -> [ExactString: FirestoreValue] {
         guard let json, json != .null else { return [:] }
         guard case .object(let o) = json else {
             throw .invalidArgument("Invalid value at '\(path)' (type.googleapis.com/map), \(json.serialized())")
@@ -33,12 +37,13 @@ enum ValueJSON {
                 if let topLevel { throw .invalidArgument("Property \(topLevel) contains an invalid nested entity.") }
                 throw .invalidArgument("The property.name is the empty string.")
             }
-            if key.utf8.count > FieldPath.maxBytes {
+            let fieldPathBytes = prefix + key.utf8.count
+            if fieldPathBytes > FieldPath.maxBytes {
                 // Inside a map the official emulator names the top-level property, as for an empty key.
                 if let topLevel { throw .invalidArgument("Property \(topLevel) contains an invalid nested entity.") }
                 throw .invalidArgument("The property.name is longer than \(FieldPath.maxBytes) bytes.")
             }
-            out[ExactString(key)] = try decode(v, path: entryPath, depth: depth, property: property)
+            out[ExactString(key)] = try decode(v, path: entryPath, depth: depth, property: property, fieldPathBytes: fieldPathBytes)
         }
         return out
     }
@@ -46,9 +51,10 @@ enum ValueJSON {
     /// Decodes one `Value`.
     ///
     /// `property` is the top-level field holding the value (Firestore names it in errors);
-    /// `arraysInArrays` admits the array elements a query's `in` list may hold.
+    /// `arraysInArrays` admits the array elements a query's `in` list may hold; `fieldPathBytes`,
+    /// the bytes of the field path holding the value in a document (0: not in one, an operand).
     static func decode(_ json: JSON, path: String, depth: Int = 0, inArray: Bool = false, property: String? = nil,
-                       arraysInArrays: Bool = false) throws(FirestoreError) -> FirestoreValue {
+                       arraysInArrays: Bool = false, fieldPathBytes: Int = 0) throws(FirestoreError) -> FirestoreValue {
         guard depth <= maxDepth else {
             throw .invalidArgument("Property \(property ?? "") contains an invalid nested entity.")
         }
@@ -171,13 +177,14 @@ enum ValueJSON {
             for (i, item) in items.enumerated() {
                 // The elements of an `in` list stand for values of their own (arrays included).
                 out.append(try decode(item, path: "\(path).array_value.values[\(i)]", depth: depth + 1, inArray: !arraysInArrays,
-                                      property: property))
+                                      property: property, fieldPathBytes: fieldPathBytes))
             }
             return .array(out)
         case "mapValue":
             let m = try ProtoObject(json: raw, path: path + ".map_value")
             try m.requireKnown(["fields"])
-            let members = try decodeFields(m.raw("fields"), path: path + ".map_value.fields", depth: depth + 1, topLevel: property ?? "")
+            let members = try decodeFields(m.raw("fields"), path: path + ".map_value.fields", depth: depth + 1, topLevel: property ?? "",
+                                           prefix: fieldPathBytes == 0 ? 0 : fieldPathBytes + 1)
             // A `{__type__: "__vector__", value: […]}` map is a vector value.
             return try VectorValue.mapOrVector(members, inArray: inArray)
         default:

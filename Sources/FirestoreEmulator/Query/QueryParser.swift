@@ -335,7 +335,9 @@ struct QueryParser {
                 throw .invalidArgument("Cursor __key__ value is not a document reference.")
             }
             let (cursorDB, cursorPath) = try ResourcePath.parseName(name)
-            guard cursorDB == database, cursorPath.isDocument else {
+            // The official emulator's words for a key in another project or database.
+            guard cursorDB == database else { throw .invalidArgument("The cursor key is in a different database than the query") }
+            guard cursorPath.isDocument else {
                 throw .invalidArgument("Cursor value for __name__ must be a document in database \(database.name): \(name)")
             }
         }

@@ -115,14 +115,12 @@ final class ListenShard: @unchecked Sendable {
         }
     }
 
-    /// Removes a target: REMOVE (an unknown id ends the stream with INVALID_ARGUMENT).
+    /// Removes a target: REMOVE. An id the stream does not hold is ignored and the stream goes on,
+    /// as the official emulator answers: a client may remove a target the server has just removed
+    /// (a refused target, a rules denial) before it reads that REMOVE.
     func remove(_ targetID: Int32, from stream: ListenStream) {
         queue.async { [self] in
-            guard !stream.closed else { return }
-            guard let t = stream.targets.removeValue(forKey: targetID) else {
-                fail(stream, .invalidArgument("Target ID \(targetID) was not found on this stream, so it cannot be removed."))
-                return
-            }
+            guard !stream.closed, let t = stream.targets.removeValue(forKey: targetID) else { return }
             unindex(t)
             send(stream, [.targetChange(.remove, targetIDs: [targetID], cause: nil, readTime: nil, resumeToken: nil)])
         }

@@ -76,8 +76,11 @@ enum PlainWrite {
         return try checked { () throws(FirestoreError) in try VectorValue.mapOrVector(members, inArray: inArray) }
     }
 
-    /// A field name a `fields` map may hold.
-    static func checkKey(_ key: String) throws(Fallback) {
-        guard !key.isEmpty, key.utf8.count <= FieldPath.maxBytes else { throw Fallback() }
+    /// A field name a `fields` map may hold, under a field path of `prefix` bytes (its dot
+    /// included; 0 at the top): the path's bytes, which Firestore bounds as a whole.
+    static func checkKey(_ key: String, prefix: Int) throws(Fallback) -> Int {
+        let bytes = prefix + key.utf8.count
+        guard !key.isEmpty, bytes <= FieldPath.maxBytes else { throw Fallback() }
+        return bytes
     }
 }

@@ -94,7 +94,7 @@ struct WriteJSONDecoder {
                 name = s
             } else if r.isName(member, "fields") {
                 guard fields == nil else { throw Fallback() }
-                fields = try Self.fields(&r, depth: 0)
+                fields = try Self.fields(&r, depth: 0, prefix: 0)
             } else {
                 throw Fallback()
             }
@@ -173,8 +173,8 @@ struct WriteJSONDecoder {
 
     // MARK: Values
 
-    /// A `fields` map.
-    private static func fields(_ r: inout PlainJSONReader, depth: Int) throws(Fallback) -> [ExactString: FirestoreValue] {
+    /// A `fields` map under a field path of `prefix` bytes (`PlainWrite.checkKey`).
+    private static func fields(_ r: inout PlainJSONReader, depth: Int, prefix: Int) throws(Fallback) -> [ExactString: FirestoreValue] {
         var out: [ExactString: FirestoreValue] = [:]
         guard try r.openObject() else { return out }
         // Room for a small document (the usual one) before its first rehash.
@@ -182,16 +182,17 @@ struct WriteJSONDecoder {
         repeat {
             let name = try r.name()
             let key = try r.text(name)
-            try PlainWrite.checkKey(key)
+            let path = try PlainWrite.checkKey(key, prefix: prefix)
             // A repeated name: the last wins, as in the general path.
-            out[ExactString(key)] = try value(&r, depth: depth, inArray: false)
+            out[ExactString(key)] = try value(&r, depth: depth, inArray: false, path: path)
         } while try r.next(0x7D)
         return out
     }
 
     /// A `Value` with exactly one member in its canonical form; references, geo points and the
     /// lenient spellings Google's parser also takes (numbers as strings and so on) fall back.
-    private static func value(_ r: inout PlainJSONReader, depth: Int, inArray: Bool) throws(Fallback) -> FirestoreValue {
+    /// `path`: the bytes of the field path holding it (0: a transform's operand).
+    private static func value(_ r: inout PlainJSONReader, depth: Int, inArray: Bool, path: Int = 0) throws(Fallback) -> FirestoreValue {
         guard depth <= ValueJSON.maxDepth, try r.openObject() else { throw Fallback() }
         let kind = try r.name()
         let out: FirestoreValue
@@ -229,14 +230,14 @@ struct WriteJSONDecoder {
             if try r.openObject() {
                 let member = try r.name()
                 guard r.isName(member, "fields") else { throw Fallback() }
-                out = try PlainWrite.mapOrVector(try fields(&r, depth: depth + 1), inArray: inArray)
+                out = try PlainWrite.mapOrVector(try fields(&r, depth: depth + 1, prefix: path == 0 ? 0 : path + 1), inArray: inArray)
                 guard !(try r.next(0x7D)) else { throw Fallback() }
             } else {
                 out = .map([:])
             }
         } else if r.isName(kind, "arrayValue") {
             guard !inArray else { throw Fallback() }
-            out = .array(try arrayValues(&r, depth: depth + 1))
+            out = .array(try arrayValues(&r, depth: depth + 1, path: path))
         } else {
             throw Fallback()
         }
@@ -245,13 +246,13 @@ struct WriteJSONDecoder {
     }
 
     /// The values of an `ArrayValue` (`{"values": […]}` or `{}`), each at `depth` inside an array.
-    private static func arrayValues(_ r: inout PlainJSONReader, depth: Int) throws(Fallback) -> [FirestoreValue] {
+    private static func arrayValues(_ r: inout PlainJSONReader, depth: Int, path: Int = 0) throws(Fallback) -> [FirestoreValue] {
         var out: [FirestoreValue] = []
         guard try r.openObject() else { return out }
         let member = try r.name()
         guard r.isName(member, "values") else { throw Fallback() }
         if try r.openArray() {
-            repeat { out.append(try value(&r, depth: depth, inArray: true)) } while try r.next(0x5D)
+            repeat { out.append(try value(&r, depth: depth, inArray: true, path: path)) } while try r.next(0x5D)
         }
         guard !(try r.next(0x7D)) else { throw Fallback() }
         return out

@@ -166,8 +166,8 @@ def test_a_nested_field_name_over_1500_bytes_is_an_invalid_nested_entity(db):
         ("InvalidArgument", "The property.name is longer than 1500 bytes.")
     c.document("a").set({"m": {"x" * 1400: 1}})
     assert list(c.document("a").get().get("m")) == ["x" * 1400]
-    # Left: the emulator bounds the whole path (`m.` + 1,498 bytes is its longest under `m`); Hearth
-    # bounds each name (docs/firestore.md, *Client-library differential*).
+    # The whole path is bounded (`m.` + 1,498 bytes is the longest under `m`):
+    # test_paths_listen_rpcs_differential.py.
 
 
 @pytest.mark.parametrize("stored,transform,want", [

@@ -17,7 +17,24 @@ import Testing
         #expect(try FieldPath.parse(text).segments == segments)
     }
 
-    @Test(arguments: ["", "a..b", ".a", "a.", "`unterminated", "1abc", "a b", "a.`b`c", "``", #"`bad\escape`"#])
+    /// A backslash in a quoted segment reads the escapes Firestore reads (the official emulator,
+    /// probed one by one: docs/firestore.md, *Decisions where the official emulator differs*).
+    @Test(arguments: [
+        (#"`a\bb`"#, "a\u{8}b"), (#"`a\nb`"#, "a\nb"), (#"`a\tb`"#, "a\tb"), (#"`a\vb`"#, "a\u{B}b"), (#"`a\ab`"#, "a\u{7}b"),
+        (#"`a\fb`"#, "a\u{C}b"), (#"`a\rb`"#, "a\rb"), (#"`a\"b`"#, "a\"b"), (#"`a\'b`"#, "a'b"), (#"`a\?b`"#, "a?b"),
+        (#"`a\101b`"#, "aAb"), (#"`a\000b`"#, "a\u{0}b"), (#"`a\377b`"#, "a\u{FF}b"), (#"`a\1234`"#, "aS4"),
+        (#"`a\x41b`"#, "aAb"), (#"`a\X4a`"#, "aJ"), (#"`a\x4142`"#, "aA42"), (#"`a\x4b`"#, "aK"),
+        (#"`a\u00e9`"#, "aé"), (#"`a\U0010FFFF`"#, "a\u{10FFFF}"), (#"`\uD83D\uDE00`"#, "😀"),
+        (#"`\uD800`"#, "?"), (#"`\uDE00x`"#, "?x"), (#"`\uD83D\uD83D\uDE00`"#, "?😀"), (#"`\uD83Dx`"#, "?x"),
+        (#"`\U0000D800`"#, "?"),
+    ])
+    func readsEscapesInQuotedSegments(_ text: String, _ segment: String) throws {
+        #expect(try FieldPath.parse(text).segments == [segment])
+    }
+
+    @Test(arguments: ["", "a..b", ".a", "a.", "`unterminated", "1abc", "a b", "a.`b`c", "``", #"`bad\escape`"#,
+                      #"`a\qb`"#, #"`a\0b`"#, #"`a\00b`"#, #"`a\08`"#, #"`a\7`"#, #"`a\400`"#, #"`a\x`"#, #"`a\xg1`"#,
+                      #"`a\u12`"#, #"`a\.b`"#, #"`a\ b`"#, #"`a\U00110000`"#, "`a\\\u{301}b`", #"`a\`"#])
     func rejects(_ text: String) {
         #expect(throws: FieldPath.ParseError.self) { try FieldPath.parse(text) }
     }

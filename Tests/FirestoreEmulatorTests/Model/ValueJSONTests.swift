@@ -90,6 +90,31 @@ import Testing
         #expect(throws: FirestoreError.self) { try ValueJSON.decode(v, path: "v") }
     }
 
+    /// A field's whole path is bounded (`m.` and the name, unquoted: 1,500 bytes), a map inside an
+    /// array counting as under the array's field, as the official emulator answers (faith30).
+    @Test(arguments: [
+        ("m", [String](), 1498), ("yyyyyyyyyy", [], 1489), ("m", ["a"], 1496), ("-", [], 1498),
+    ])
+    func aNestedNameIsBoundedByItsWholePath(_ top: String, _ between: [String], _ longest: Int) throws {
+        func fields(_ inner: String, inArray: Bool = false) -> JSON {
+            var v = map([(inner, .object(["nullValue": .null]))])
+            for n in between.reversed() { v = map([(n, v)]) }
+            if inArray { v = .object(["arrayValue": .object(["values": .array([v])])]) }
+            return .object([top: v])
+        }
+        for inArray in [false, true] {
+            _ = try ValueJSON.decodeFields(fields(String(repeating: "x", count: longest), inArray: inArray), path: "f")
+            do {
+                _ = try ValueJSON.decodeFields(fields(String(repeating: "x", count: longest + 1), inArray: inArray), path: "f")
+                Issue.record("a path of 1,501 bytes was accepted")
+            } catch {
+                #expect(error.message == "Property \(top) contains an invalid nested entity.")
+            }
+        }
+        // An operand is not a document's field: its map's names keep their own bound.
+        _ = try ValueJSON.decode(map([(String(repeating: "x", count: 1500), .object(["nullValue": .null]))]), path: "v")
+    }
+
     /// Google's JSON parser reads a number or boolean given for a string as its text, and drops
     /// timestamp digits past nanoseconds; `-0.0` keeps its sign.
     @Test func lenientInputsAreReadAsGoogleReadsThem() throws {

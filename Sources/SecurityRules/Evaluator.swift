@@ -463,6 +463,19 @@ struct Evaluation {
             let recv = try eval(base)
             return try Methods.call(m, recv, try evalOperands(start, count))
         case .matchesConstant(let base, let regex):
+            // `s.lower().matches('…')` without recording: a twin of the matcher whose table reads
+            // A–Z as a–z (`Code.loweringRegexes`) runs on s itself, so the lowered copy of the
+            // string is never built. The lower() node is counted as `eval` counts it; a receiver
+            // that is not a string, or a pattern left to NSRegularExpression, takes the general
+            // path, with its errors.
+            if !recording, case .method(let inner, .lower, _, 0) = ops[Int(base)] {
+                try count(base)
+                let recv = try eval(inner)
+                if case .string(let s) = recv, let lowering = code.loweringRegexes[Int(regex)] { return .bool(lowering.fullMatch(s)) }
+                let lowered = try Methods.call(.lower, recv, [])
+                guard case .string(let s) = lowered else { throw EvalError.noFunction("matches", on: lowered) }
+                return .bool(code.regexes[Int(regex)].fullMatch(s))
+            }
             let recv = try eval(base)
             guard case .string(let s) = recv else { throw EvalError.noFunction("matches", on: recv) }
             return .bool(code.regexes[Int(regex)].fullMatch(s))

@@ -64,6 +64,10 @@ final class Code: @unchecked Sendable {   // Sendable: the buffers are written o
     let names: [String]
     let paths: [[[CodePathPart]]]
     let regexes: [CompiledRegex]
+    /// Indexed like `regexes`: for `s.lower().matches('…')`, the native matcher that reads `s`
+    /// lowered (`NativeRegex.loweringInput`), so a decision without recording never builds the
+    /// lowered string; nil elsewhere, and where the pattern needs NSRegularExpression.
+    let loweringRegexes: [NativeRegex?]
 
     /// Lowers every tree in `roots` (allow conditions) and every function; ids of nodes nothing
     /// reaches stay `null` constants.
@@ -89,6 +93,7 @@ final class Code: @unchecked Sendable {   // Sendable: the buffers are written o
         names = builder.names
         paths = builder.paths
         regexes = builder.regexes
+        loweringRegexes = builder.loweringRegexes
     }
 
     deinit {
@@ -107,6 +112,7 @@ final class Code: @unchecked Sendable {   // Sendable: the buffers are written o
         var nameIndex: [String: Int32] = [:]
         var paths: [[[CodePathPart]]] = []
         var regexes: [CompiledRegex] = []
+        var loweringRegexes: [NativeRegex?] = []
 
         mutating func name(_ s: String) -> Int32 {
             if let i = nameIndex[s] { return i }
@@ -175,6 +181,11 @@ final class Code: @unchecked Sendable {   // Sendable: the buffers are written o
             case .matchesConstant(_, let base, let regex):
                 lower(base)
                 regexes.append(regex)
+                if case .method(_, _, .lower, let args) = base, args.isEmpty {
+                    loweringRegexes.append(regex.native?.loweringInput())
+                } else {
+                    loweringRegexes.append(nil)
+                }
                 op = .matchesConstant(base: base.id, regex: Int32(regexes.count - 1))
             case .builtin(_, let b, let args):
                 let (s, c) = operandRun(args)

@@ -346,13 +346,18 @@ struct Evaluation {
     }
 
     /// Counts node `id` toward the per-request limit of expressions.
+    @inline(__always)
     private mutating func count(_ id: Int32) throws(EvalError) {
         expressionCount += 1
-        if expressionCount > Evaluation.maxExpressions {
-            var e = EvalError("Exceeded the maximum of \(Evaluation.maxExpressions) expressions evaluated for a request.", fatal: true)
-            e.nodeID = id
-            throw e
-        }
+        if expressionCount > Evaluation.maxExpressions { throw Evaluation.tooManyExpressions(id) }
+    }
+
+    /// The fatal error of the expression past the limit, node `id`.
+    @inline(never)
+    private static func tooManyExpressions(_ id: Int32) -> EvalError {
+        var e = EvalError("Exceeded the maximum of \(Evaluation.maxExpressions) expressions evaluated for a request.", fatal: true)
+        e.nodeID = id
+        return e
     }
 
     /// Records that node `id` failed with `error` (recording only) and returns the error as it
@@ -432,6 +437,16 @@ struct Evaluation {
         case .unknownVariable(let name):
             throw EvalError("Variable not found: \(code.names[Int(name)]).")
         case .member(let base, let name):
+            // `param.field` (the schema functions' `data.status`): the local is counted and
+            // recorded as `eval` counts and records it (reading a local cannot fail), then read in
+            // place, not copied out through a call of its own.
+            if case .local(let slot) = ops[Int(base)] {
+                try count(base)
+                guard recording else { return try Evaluation.member(locals[frameBase + Int(slot)], code.names[Int(name)]) }
+                let b = locals[frameBase + Int(slot)]
+                keep(base, b)
+                return try Evaluation.member(b, code.names[Int(name)])
+            }
             let b = try eval(base)
             return try Evaluation.member(b, code.names[Int(name)])
         case .index(let base, let index):
@@ -463,6 +478,19 @@ struct Evaluation {
             let recv = try eval(base)
             return try Methods.call(m, recv, try evalOperands(start, count))
         case .matchesConstant(let base, let regex):
+            // `s.lower().matches('…')` without recording: a twin of the matcher whose table reads
+            // A–Z as a–z (`Code.loweringRegexes`) runs on s itself, so the lowered copy of the
+            // string is never built. The lower() node is counted as `eval` counts it; a receiver
+            // that is not a string, or a pattern left to NSRegularExpression, takes the general
+            // path, with its errors.
+            if !recording, case .method(let inner, .lower, _, 0) = ops[Int(base)] {
+                try count(base)
+                let recv = try eval(inner)
+                if case .string(let s) = recv, let lowering = code.loweringRegexes[Int(regex)] { return .bool(lowering.fullMatch(s)) }
+                let lowered = try Methods.call(.lower, recv, [])
+                guard case .string(let s) = lowered else { throw EvalError.noFunction("matches", on: lowered) }
+                return .bool(code.regexes[Int(regex)].fullMatch(s))
+            }
             let recv = try eval(base)
             guard case .string(let s) = recv else { throw EvalError.noFunction("matches", on: recv) }
             return .bool(code.regexes[Int(regex)].fullMatch(s))

@@ -57,10 +57,27 @@ final class NativeRegex: @unchecked Sendable {
     private var generation: UInt32 = 0
     static let maxStates = 4096
 
-    private init(program: [Inst], classes: [CharClass]) {
+    /// Whether A–Z in the input are read as a–z (`loweringInput()`): the rules' `s.lower().matches(…)`
+    /// judged on `s` itself. Only transitions not yet in the table look at it, so the table's run
+    /// costs what it costs without.
+    private let lowersInput: Bool
+
+    private init(program: [Inst], classes: [CharClass], lowersInput: Bool = false) {
         self.program = program
         self.classes = classes
+        self.lowersInput = lowersInput
         self.mark = Array(repeating: 0, count: program.count)
+    }
+
+    /// The same expression matched against the input with its ASCII capitals lowered (the
+    /// rules' `lower()`: A–Z only, every other character as it is), with a table of its own:
+    /// `fullMatch(s)` of the result is `fullMatch(s.lower())` of this one.
+    func loweringInput() -> NativeRegex {
+        let re = NativeRegex(program: program, classes: classes, lowersInput: true)
+        re.lock.lock()
+        _ = re.state(StateKey(pcs: [0], previous: 0))
+        re.lock.unlock()
+        return re
     }
 
     /// The matcher for an RE2 pattern (already validated by RE2Translator), or nil when the pattern
@@ -146,7 +163,9 @@ final class NativeRegex: @unchecked Sendable {
     }
 
     /// The state after reading c, remembered in the table (unless the table was just rebuilt).
-    private func transition(_ from: Int32, _ c: UInt32) -> Int32 {
+    private func transition(_ from: Int32, _ read: UInt32) -> Int32 {
+        // Lowering maps ASCII to ASCII, so the table slot below is the byte read either way.
+        let c = lowersInput && read &- 0x41 < 26 ? read | 0x20 : read
         let key = keys[Int(from)]
         let (consuming, _) = closure(key, next: c == 0x0A ? 1 : 2)
         generation &+= 1
@@ -172,7 +191,7 @@ final class NativeRegex: @unchecked Sendable {
             resetCache()
             return state(target) ?? 0
         }
-        if c < 0x80 { ascii[Int(from) * 128 + Int(c)] = isDead[Int(t)] ? -2 : t } else { other[Int(from)][c] = t }
+        if read < 0x80 { ascii[Int(from) * 128 + Int(read)] = isDead[Int(t)] ? -2 : t } else { other[Int(from)][read] = t }
         return t
     }
 

@@ -7,7 +7,7 @@ RUN apt-get update -qq \
 WORKDIR /src
 # Everything Package.swift declares must exist for the manifest to load (the example and the test
 # targets too), so the build context is the manifest, Sources, Examples, Tests, the fuzz targets (a test target
-# replays them), the shipped rules and the link order of start-up code (linker/).
+# replays them), the shipped rules and the link order of the request paths' and start-up code (linker/).
 # `make test` builds the package from exactly these paths (test_packaging.py), without Docker.
 COPY Package.swift ./
 COPY Sources ./Sources
@@ -19,7 +19,7 @@ COPY linker ./linker
 # The Makefile's RELEASE_FLAGS (its `build` target explains each).
 RUN swift build -c release --product hearth --static-swift-stdlib -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
       -Xlinker -z -Xlinker pack-relative-relocs \
-      -Xlinker --symbol-ordering-file=/src/linker/startup.order -Xlinker --no-warn-symbol-ordering \
+      -Xlinker --symbol-ordering-file=/src/linker/hearth.order -Xlinker --no-warn-symbol-ordering \
  && cp "$(swift build -c release --show-bin-path)/hearth" /hearth
 
 FROM debian:bookworm-slim

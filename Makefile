@@ -67,15 +67,17 @@ venv: $(VENV)/.installed
 # - the Swift runtime and Foundation linked statically: fewer shared libraries mapped at start;
 # - lld with DT_RELR (glibc 2.36+): the ~80,000 relative relocations of the position-independent
 #   binary packed from 1.9 MiB of .rela.dyn, which the loader reads at every start, into 16 KiB;
-# - every function in its own section, and the functions start-up runs (linker/startup.order, made
-#   by bench/startup_order.py) placed side by side: the kernel maps code in whole page-cache folios,
-#   so start-up code spread over the binary kept most of its 18 MiB of text resident.
+# - every function in its own section, and the functions start-up runs placed side by side
+#   (linker/hearth.order, made by bench/startup_order.py): the kernel maps code in whole page-cache
+#   folios, so start-up code spread over the binary kept most of its 18 MiB of text resident. The same
+#   file first places the functions the S3 small-object requests run side by side (not for memory: for
+#   time, as the instruction TLB and caches then hold a request's code; docs/benchmarks.md, *s3get30*).
 RELEASE_FLAGS = --static-swift-stdlib -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
   -Xlinker -z -Xlinker pack-relative-relocs \
-  -Xlinker --symbol-ordering-file=$(CURDIR)/linker/startup.order -Xlinker --no-warn-symbol-ordering
+  -Xlinker --symbol-ordering-file=$(CURDIR)/linker/hearth.order -Xlinker --no-warn-symbol-ordering
 build: deps
 	@# SwiftPM does not see the order file as an input: a newer one must relink the binary.
-	@bin=.build/release/hearth; if [ -e "$$bin" ] && [ linker/startup.order -nt "$$bin" ]; then rm -f "$$bin"; fi
+	@bin=.build/release/hearth; if [ -e "$$bin" ] && [ linker/hearth.order -nt "$$bin" ]; then rm -f "$$bin"; fi
 	$(SWIFT) build -c release --product hearth $(RELEASE_FLAGS)
 
 build-debug: deps

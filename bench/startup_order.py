@@ -1,20 +1,31 @@
 #!/usr/bin/env python3
-"""The link order of the code Hearth runs at start-up: `python3 bench/startup_order.py [--hearth-bin B]
-[-o linker/startup.order]`.
+"""The link order of Hearth's code: `python3 bench/startup_order.py [--hearth-bin B] [--part
+requests|startup|both] [-o linker/hearth.order]`.
 
-Starts Hearth as `make bench` measures its idle RSS (a fresh data directory, the shipped rules, every
-listener) under `valgrind --tool=callgrind`, stops it 1 s after its ready file appears, and writes
-every function that ran and that the binary defines, one symbol a line, in the order callgrind first
-met them. The release build (Makefile, RELEASE_FLAGS) hands the file to lld as
-`--symbol-ordering-file`, so those functions sit side by side at the start of `.text`: the kernel maps
-a binary's code in whole page-cache folios (up to 2 MiB on this kernel), and start-up code spread over
-18 MiB of text kept ~11 MiB of it resident (docs/benchmarks.md, *Idle memory*).
+The release build (Makefile, RELEASE_FLAGS) hands `linker/hearth.order` to lld as
+`--symbol-ordering-file`, so the functions it names sit side by side at the start of `.text`, in two
+sections (a `#` line starts each; lld skips such lines):
 
-A stale file costs memory, never correctness: lld skips names the binary no longer has. Regenerate it
-after changes to start-up code from a release build (`make build`). Needs valgrind (Debian package
-valgrind) and nm (binutils).
+- **requests**: every function the binary defines that ran while the S3 small-object requests of
+  `make bench` were served (the presigned GET first, then what the header-signed GET and the presigned
+  PUT add), under `valgrind --tool=callgrind` instrumenting only while the requests ran
+  (`bench/callgrind_s3.py`'s requests and seeding). Spread over 18 MiB of text, the presigned GET's
+  ~1,500 lines of code sat on ~200 pages; side by side they take a few dozen, which the instruction
+  TLB and caches hold between one request and the next (docs/benchmarks.md, *s3get30*).
+- **start-up**: every function that ran while Hearth started as `make bench` measures its idle RSS (a
+  fresh data directory, the shipped rules, every listener; stopped 1 s after its ready file appears):
+  the kernel maps a binary's code in whole page-cache folios (up to 2 MiB on this kernel), and
+  start-up code spread over 18 MiB of text kept ~11 MiB of it resident (docs/benchmarks.md, *Idle
+  memory*). A function in both sections is placed where it first appears (requests).
+
+Each section lists the functions in the order callgrind first met them, one mangled symbol a line.
+`--part` regenerates one section and keeps the other as the file has it. A stale file costs time or
+memory, never correctness: lld skips names the binary no longer has. Regenerate it after changes to
+start-up code or to the request paths from a release build (`make build`). Needs valgrind (Debian
+package valgrind) and nm (binutils).
 """
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -26,9 +37,13 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from benchlib.instructions import control  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SECTIONS = ("requests", "start-up")
+HEADER = ("# Link order of hearth's functions for lld's --symbol-ordering-file (Makefile, RELEASE_FLAGS), made by\n"
+          "# bench/startup_order.py: the S3 small-object request paths, then start-up. Lines starting with # are comments.\n")
 
 
 def executed_functions(dump):
@@ -47,19 +62,27 @@ def defined_symbols(binary):
     return {parts[2] for parts in (line.split() for line in out.splitlines()) if len(parts) == 3}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
-    ap.add_argument("-o", "--output", default=os.path.join(ROOT, "linker", "startup.order"))
-    args = ap.parse_args()
-    for tool in ("valgrind", "nm"):
-        if not shutil.which(tool):
-            print(f"{tool} is not installed", file=sys.stderr)
-            return 2
-    work = tempfile.mkdtemp(prefix="order-", dir=os.path.join(ROOT, ".build"))
+def read_sections(path):
+    """The order file's sections: name → symbols (a file without section lines is all start-up)."""
+    out = {name: [] for name in SECTIONS}
+    current = "start-up"
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("# section: "):
+                current = line[len("# section: "):]
+            elif line and not line.startswith("#"):
+                out.setdefault(current, []).append(line)
+    return out
+
+
+def startup_functions(hearth_bin, work):
+    """Functions that ran while Hearth started (as `make bench` measures idle RSS), first-seen order."""
     dump = os.path.join(work, "callgrind.out")
     reg = Registry()
-    h = Hearth(reg, args.hearth_bin, work, data_dir=os.path.join(work, "data"),
+    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data"),
                rules=os.path.join(ROOT, "rules", "firestore.rules"), log_name="hearth-order")
     argv = h.argv()
     # Mangled names (what the linker matches) and no name compression (one name per line).
@@ -70,18 +93,90 @@ def main():
         time.sleep(1)  # as make bench waits before it reads VmRSS
     finally:
         reg.stop_all()  # SIGTERM: callgrind writes the dump as the process exits
+    return executed_functions(dump)
+
+
+def own_functions():
+    """Functions the package's own modules define (`make build` compiles each into its own section, as
+    -function-sections asks), from the release build's object files. lld orders input sections, not
+    symbols: a function of the Swift runtime, standard library or Foundation (static archives built
+    without per-function sections) brings its whole object's code, often hundreds of KiB, along."""
+    objects = glob.glob(os.path.join(ROOT, ".build", "*", "release", "*.build", "**", "*.o"), recursive=True)
+    objects = [o for o in objects if not os.path.dirname(o).split(os.sep)[-1].endswith("Tests.build")]
+    own = set()
+    for i in range(0, len(objects), 200):
+        out = subprocess.run(["nm", "--defined-only", *objects[i:i + 200]], capture_output=True, text=True).stdout
+        own.update(p[2] for p in (line.split() for line in out.splitlines()) if len(p) == 3 and p[1] in "tTwW")
+    return own
+
+
+def request_functions(hearth_bin, work, n=200):
+    """Functions that ran while the S3 small-object requests were served: the presigned GET's first,
+    then what the header-signed GET and the presigned PUT add (one dump per kind)."""
+    import callgrind_s3  # noqa: E402 — the bench's requests and seeding
+    from benchlib.sigv4 import Signer  # noqa: E402
+    reg = Registry()
+    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data"), log_name="hearth-order-requests")
+    argv = h.argv()
+    h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--demangle=no",
+                                 "--compress-strings=no", f"--callgrind-out-file={work}/requests.out"] + argv
+    order = {}
     try:
-        ran = executed_functions(dump)
+        h.start(timeout=300)
+        requests = callgrind_s3.seed(h.port("s3"), Signer())
+        for kind in ("get_presigned", "get_signed", "put_presigned"):
+            callgrind_s3.run(h.port("s3"), requests[kind], 20)  # first-call paths, as the counts warm up
+            control(h.pid, "-i", "on")
+            callgrind_s3.run(h.port("s3"), requests[kind], n)
+            control(h.pid, "-i", "off")
+            control(h.pid, "-d")
+            dumps = sorted((f for f in os.listdir(work) if f.startswith("requests.out.")),
+                           key=lambda f: os.path.getmtime(os.path.join(work, f)))
+            for name in executed_functions(os.path.join(work, dumps[-1])):
+                order.setdefault(name, None)
+    finally:
+        reg.stop_all()
+    return list(order)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
+    ap.add_argument("-o", "--output", default=os.path.join(ROOT, "linker", "hearth.order"))
+    ap.add_argument("--part", choices=("requests", "startup", "both"), default="both",
+                    help="the section to regenerate (the other is kept as the file has it)")
+    args = ap.parse_args()
+    for tool in ("valgrind", "nm"):
+        if not shutil.which(tool):
+            print(f"{tool} is not installed", file=sys.stderr)
+            return 2
+    sections = read_sections(args.output)
+    defined = defined_symbols(args.hearth_bin)
+    work = tempfile.mkdtemp(prefix="order-", dir=os.path.join(ROOT, ".build"))
+    try:
+        if args.part in ("requests", "both"):
+            # The package's own functions first, side by side; then the runtime's and library code the
+            # requests run (each brings its object's whole section: they keep their first-met order).
+            ran = [name for name in request_functions(args.hearth_bin, work) if name in defined]
+            own = own_functions()
+            if not own:
+                print("no object files of a release build under .build (run `make build` first)", file=sys.stderr)
+                return 1
+            sections["requests"] = [name for name in ran if name in own] + [name for name in ran if name not in own]
+        if args.part in ("startup", "both"):
+            sections["start-up"] = [name for name in startup_functions(args.hearth_bin, work) if name in defined]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    defined = defined_symbols(args.hearth_bin)
-    order = [name for name in ran if name in defined]
-    if not order:
-        print("callgrind saw no function of the binary run", file=sys.stderr)
+    if not sections["requests"] or not sections["start-up"]:
+        print("callgrind saw no function of the binary run (or the kept section is empty)", file=sys.stderr)
         return 1
     with open(args.output, "w") as f:
-        f.write("\n".join(order) + "\n")
-    print(f"{args.output}: {len(order)} of {len(ran)} functions that ran at start-up")
+        f.write(HEADER)
+        for name in SECTIONS:
+            f.write(f"# section: {name}\n" + "\n".join(sections[name]) + "\n")
+    placed = set(sections["requests"])
+    print(f"{args.output}: {len(sections['requests'])} functions of the requests, "
+          f"{len(sections['start-up'])} of start-up ({sum(1 for s in sections['start-up'] if s not in placed)} not among the requests)")
     return 0
 
 

@@ -241,9 +241,7 @@ final class Exchange {
         case .empty:
             mhdResponse = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
         case .bytes(let bytes):
-            mhdResponse = bytes.withUnsafeBytes { p in
-                MHD_create_response_from_buffer(p.count, UnsafeMutableRawPointer(mutating: p.baseAddress), .RESPMEM_MUST_COPY)
-            }
+            mhdResponse = bytes.isEmpty ? MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT) : LentBody.response(bytes)
         case .push(let source):
             guard server.configuration.allowsPush else {
                 source.close()
@@ -423,6 +421,36 @@ final class ParkedAnswer: @unchecked Sendable {
         closed = true
         lock.unlock()
         server?.parkClosed(self)
+    }
+}
+
+/// A byte body libmicrohttpd sends from the array's own storage instead of a copy.
+///
+/// `MHD_RESPMEM_MUST_COPY` made libmicrohttpd `malloc` the body's size and copy it for every answer:
+/// for the S3 GET's 4 KiB (shared with the object cache) a large-bin allocation that consolidated
+/// glibc's fast bins each time, the copy, and the free (~5k instructions and 64 cache lines written
+/// a request; docs/benchmarks.md, *s3get30*). The box holds the array — an immutable `let`, so its
+/// heap storage neither moves nor changes while the box is alive — and libmicrohttpd releases the
+/// box when it frees the response (after the last byte is sent, or when the connection closes).
+final class LentBody {
+    let bytes: [UInt8]
+
+    private init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// A response whose data are `bytes` (not empty), or nil when libmicrohttpd refuses it.
+    static func response(_ bytes: [UInt8]) -> OpaquePointer? {
+        let box = LentBody(bytes)
+        guard let base = box.bytes.withUnsafeBytes({ $0.baseAddress }) else { return nil }
+        let cls = Unmanaged.passRetained(box).toOpaque()
+        let response = MHD_create_response_from_buffer_with_free_callback_cls(
+            box.bytes.count, UnsafeMutableRawPointer(mutating: base),
+            { cls in
+                guard let cls else { return }
+                Unmanaged<LentBody>.fromOpaque(cls).release()
+            }, cls)
+        // Refused (out of memory): nothing will call back; the box is ours to release.
+        if response == nil { Unmanaged<LentBody>.fromOpaque(cls).release() }
+        return response
     }
 }
 

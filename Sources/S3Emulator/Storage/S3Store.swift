@@ -31,10 +31,19 @@ final class S3Store: Sendable {
 
     /// A current (unversioned-read) object read whole: its record, its bytes, and whether its
     /// bucket has had versioning.
-    struct CachedObject: Sendable {
+    /// A class: a cache hit is one reference retained, where the struct was copied out of the cache
+    /// field by field (every string and array of the record retained, then released: ~0.6k
+    /// instructions and 18 lines of code a presigned GET, callgrind; docs/benchmarks.md, *s3get30*).
+    final class CachedObject: Sendable {
         let record: ObjectRecord
         let bytes: [UInt8]
         let versioned: Bool
+
+        init(record: ObjectRecord, bytes: [UInt8], versioned: Bool) {
+            self.record = record
+            self.bytes = bytes
+            self.versioned = versioned
+        }
 
         /// The body plan `bodyPlan` would give for `range`; nil when the range is not within the bytes.
         func plan(_ range: (Int64, Int64)?) -> BodyPlan? {

@@ -361,20 +361,29 @@ final class Exchange {
 /// two from happening — an answer sent before the worker settles is queued at once, one sent while
 /// it is suspended resumes it (libmicrohttpd then calls the access handler, which queues it) — and
 /// `HTTPServer.stop` answers every parked request before the daemon stops.
+///
+/// A park enters the server's registry (`HTTPServer.parkOpened`) only when its connection is
+/// suspended: an answer sent inside the handler (a REST commit at one connection leads its own
+/// batch) is queued at once and never needs `stop`'s help, so it takes neither the server's lock
+/// nor the registry's dictionary (docs/benchmarks.md, commitc130). Once `stop` has answered the
+/// parked requests, a request that would park now gets the same 503 at once.
 final class ParkedAnswer: @unchecked Sendable {
     private let connection: OpaquePointer
     private weak var server: HTTPServer?
-    private let lock = NSLock()
+    /// Taken by the worker and by the thread that sends the answer, rarely at once: the lock lives in
+    /// this object (an `NSLock` was two more allocations and frees per request).
+    private let lock = InlineLock()
     private var response: Response?
     private var suspended = false
     private var closed = false
+    /// In the server's registry (from its suspension until its answer is taken or it closed).
+    private var registered = false
     /// Where the listener does not park: the worker waits on it.
     private var waiter: DispatchSemaphore?
 
     init(connection: OpaquePointer, server: HTTPServer) {
         self.connection = connection
         self.server = server
-        server.parkOpened(self)
     }
 
     /// The answer, if sent; else nil after suspending the connection (`suspending`) — or, without
@@ -383,11 +392,20 @@ final class ParkedAnswer: @unchecked Sendable {
         lock.lock()
         if let r = response {
             response = nil
+            let wasRegistered = registered
+            registered = false
             lock.unlock()
-            server?.parkClosed(self)
+            if wasRegistered { server?.parkClosed(self) }
             return r
         }
         if suspending {
+            // Registered before it is suspended, so that `stop` answers it; refused once `stop` has
+            // answered the parked requests (a keep-alive connection's next request): answered now.
+            guard let server, server.parkOpened(self) else {
+                lock.unlock()
+                return HTTPServer.stoppingAnswer
+            }
+            registered = true
             // Under the lock: `deliver` on another thread sees `suspended` only once it is true.
             MHD_suspend_connection(connection)
             suspended = true
@@ -419,8 +437,10 @@ final class ParkedAnswer: @unchecked Sendable {
     func close() {
         lock.lock()
         closed = true
+        let wasRegistered = registered
+        registered = false
         lock.unlock()
-        server?.parkClosed(self)
+        if wasRegistered { server?.parkClosed(self) }
     }
 }
 

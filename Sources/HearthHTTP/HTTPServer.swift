@@ -102,6 +102,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var pushes: [ObjectIdentifier: PushBox] = [:]
     /// Requests parked for a deferred answer (`ParkedAnswer`), answered before the daemon stops.
     private var parks: [ObjectIdentifier: ParkedAnswer] = [:]
+    /// Set by `endParks` (under `stateLock`): no request parks after it.
+    private var parksEnded = false
     private var boundPort = 0
 
     /// A server named `name` (it appears in log lines) for `service`.
@@ -318,11 +320,18 @@ public final class HTTPServer: @unchecked Sendable {
         while pushCount > 0 && Date() < deadline { usleep(2_000) }
     }
 
-    func parkOpened(_ park: ParkedAnswer) {
+    /// Registers a request about to be parked; false once `endParks` has answered the parked
+    /// requests (the daemon is about to stop: the request must not be suspended now).
+    func parkOpened(_ park: ParkedAnswer) -> Bool {
         stateLock.lock()
+        defer { stateLock.unlock() }
+        guard !parksEnded else { return false }
         parks[ObjectIdentifier(park)] = park
-        stateLock.unlock()
+        return true
     }
+
+    /// What a parked request gets when the server stops before its answer.
+    static let stoppingAnswer = Response.text("the server is stopping\n", status: 503)
 
     func parkClosed(_ park: ParkedAnswer) {
         stateLock.lock()
@@ -341,10 +350,11 @@ public final class HTTPServer: @unchecked Sendable {
     /// libmicrohttpd has taken the answers, so no connection is suspended when the daemon stops.
     private func endParks() {
         stateLock.lock()
+        parksEnded = true
         let parked = Array(parks.values)
         stateLock.unlock()
         guard !parked.isEmpty else { return }
-        for p in parked { p.deliver(.text("the server is stopping\n", status: 503)) }
+        for p in parked { p.deliver(Self.stoppingAnswer) }
         let deadline = Date().addingTimeInterval(2)
         while parkCount > 0 && Date() < deadline { usleep(2_000) }
     }

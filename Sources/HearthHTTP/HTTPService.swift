@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What a service does with a request once its headers have arrived.
 public enum RequestDisposition {
@@ -18,21 +19,18 @@ public enum RequestDisposition {
 
 /// The response to a `collectDeferred` request: `send` it once, from any thread (later sends are
 /// ignored).
-public final class DeferredAnswer: @unchecked Sendable {
+public final class DeferredAnswer: Sendable {
     private let deliver: @Sendable (Response) -> Void
-    private let lock = NSLock()
-    private var sent = false
+    /// Whether it was sent: one atomic exchange decides which send is the first (an `NSLock` here
+    /// was two allocations and their frees per answer, and a REST commit makes two answers).
+    private let sent = Atomic<Bool>(false)
 
     public init(_ deliver: @escaping @Sendable (Response) -> Void) {
         self.deliver = deliver
     }
 
     public func send(_ response: Response) {
-        lock.lock()
-        let first = !sent
-        sent = true
-        lock.unlock()
-        if first { deliver(response) }
+        if !sent.exchange(true, ordering: .acquiringAndReleasing) { deliver(response) }
     }
 
     /// An answer that sends `transform`'s version of what it is given through this one (a wrapper

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import HearthCore
 internal import CSQLite
 
 /// Runs a WAL file's checkpoints on a thread of its own, so that a writer committing one large
@@ -103,7 +104,12 @@ final class CheckpointThread: @unchecked Sendable {
             if !started {
                 started = true
                 running = true
-                Thread { [self] in run() }.start()
+                Thread { [self] in
+                    // Else it carries the kernel name of the writer that started it (a Firestore
+                    // worker, or the group commit's drainer), and per-thread CPU put its copies there.
+                    ThreadName.setCurrent("checkpoint")
+                    run()
+                }.start()
             } else {
                 condition.signal()
             }

@@ -325,8 +325,9 @@ extension FirestoreHTTPService {
             // Queued with the group commit and answered from its batch's completion, after the COMMIT.
             service.commit(c.database, writes: body.writes, transaction: transaction, caller: c.caller) { [self] result in
                 switch result {
-                case .success(let (commitTime, results)): later.send(c.respond(Self.commitResponse(commitTime: commitTime, results: results)))
-                case .failure(let error): later.send(errorResponse(error))
+                case .success(let (commitTime, results)):
+                    Self.sendLater(later, c.respond(Self.commitResponse(commitTime: commitTime, results: results)), c.request)
+                case .failure(let error): Self.sendLater(later, errorResponse(error), c.request)
                 }
             }
             return Self.answeredLater

@@ -10,7 +10,8 @@ import HearthHTTP
 struct FirestoreHTTPService: HTTPService {
     let service: FirestoreService
     /// Where a `:commit` sends its answer once its batch has committed (`RequestDisposition.collectDeferred`):
-    /// its handler then returns `answeredLater` instead of waiting for the writer.
+    /// its handler then returns `answeredLater` instead of waiting for the writer. What is sent
+    /// through it goes out as it is: `sendLater` adds the CORS fields the other answers get in `dispose`.
     var later: DeferredAnswer?
 
     init(service: FirestoreService, later: DeferredAnswer? = nil) {
@@ -35,10 +36,11 @@ struct FirestoreHTTPService: HTTPService {
         // no worker thread sleeps while the group commit runs other callers' bodies (one context
         // switch and wake-up per commit at 16 connections; docs/benchmarks.md, commit29).
         if request.method == "POST", Self.namesCommit(request.rawPath) {
+            // The handler adds the CORS fields to what it sends through `later` itself (`sendLater`):
+            // a mapped answer was one more object, closure and lock per commit.
             return .collectDeferred(limit: Self.bodyLimit, tooLarge: tooLarge) { [service] req, answer in
-                let later = answer.mapping { Self.withCORS($0, req) }
-                let response = FirestoreHTTPService(service: service, later: later).handle(req)
-                if response.status != Self.answeredLater.status { later.send(response) }
+                let response = FirestoreHTTPService(service: service, later: answer).handle(req)
+                if response.status != Self.answeredLater.status { answer.send(Self.withCORS(response, req)) }
             }
         }
         return .collect(limit: Self.bodyLimit, tooLarge: tooLarge) { [service] req in
@@ -62,6 +64,11 @@ struct FirestoreHTTPService: HTTPService {
     static let tooLarge = FirestoreError.invalidArgument("Request payload size exceeds the limit: \(bodyLimit) bytes.").response()
     /// `tooLarge` with the CORS headers of a request without an Origin.
     static let tooLargeAnyOrigin = withCORS(tooLarge, origin: nil)
+
+    /// Sends `response` through `later` with the CORS fields `request` calls for (see `later`).
+    static func sendLater(_ later: DeferredAnswer, _ response: consuming Response, _ request: Request) {
+        later.send(withCORS(response, request))
+    }
 
     // MARK: CORS
 

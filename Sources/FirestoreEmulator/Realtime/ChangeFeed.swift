@@ -120,6 +120,19 @@ final class ChangeFeed: @unchecked Sendable {
     private func settle(_ ticket: Ticket, _ change: CommittedChange?) {
         lock.lock()
         defer { lock.unlock() }
+        if ticket.sequence == nextToDeliver, ready.isEmpty, listening == 0, catchUp != nil {
+            // The usual commit with nobody listening: it alone comes due (no later ticket waits for
+            // it) and is skipped — the path below without its dictionary entry and arrays.
+            nextToDeliver += 1
+            guard let change else { return }
+            skipped = max(skipped ?? change.commitTime, change.commitTime)
+            let wanting = taps.filter { $0.wanted() }
+            guard !wanting.isEmpty else { return }
+            queue.async {
+                for t in wanting { t.handler(change) }
+            }
+            return
+        }
         ready[ticket.sequence] = .some(change)
         var due: [CommittedChange] = []
         while let entry = ready.removeValue(forKey: nextToDeliver) {

@@ -106,8 +106,9 @@ public final class RulesCoverage: @unchecked Sendable {
 
         /// The parts of a node its hints are built from (`RulesCoverage.hints`). An entry's value
         /// never changes in a way a hint shows: it is replaced only by an equal value, and the
-        /// values offered (null, ints, timestamps, strings with one spelling) render alike when
-        /// equal.
+        /// values offered (null, ints, timestamps, ASCII strings) render alike when equal, or, for
+        /// an ASCII string with another spelling, are put back by the markers of their counted
+        /// visits (`marked`); the hint keeps its own copy of the bytes.
         struct Offered: Equatable {
             var lastHit: Int32
             var missed: Bool
@@ -155,6 +156,10 @@ public final class RulesCoverage: @unchecked Sendable {
     @exclusivity(unchecked) private var folding = false
     /// Counts resets: hints read before one name a table that is gone.
     @exclusivity(unchecked) private var generation = 0
+    /// Whether an evaluation recorded a string with a non-ASCII byte (`holdsNonASCII`): until
+    /// one does, no entry can hold another spelling of an ASCII string, so counted visits of one
+    /// need no marker (`marked`). Never cleared (a reset keeps it: only more markers).
+    @exclusivity(unchecked) private var spellingsSeen = false
     /// The hints of each table, as of its last fold (a ruleset or two: rules are rarely reloaded).
     @exclusivity(unchecked) private var published: [CoverageHints] = []
     /// Where batches are folded (except those judged on an event loop's thread, folded there at the
@@ -219,10 +224,12 @@ public final class RulesCoverage: @unchecked Sendable {
 
     func record(visited: [Visit], hits: [UInt64], hints: CoverageHints?, ruleset: Ruleset) {
         pendingLock.lock()
+        if !spellingsSeen, Self.holdsNonASCII(visited) { spellingsSeen = true }
         if let hints, !hits.isEmpty {
             if hints.generation == generation {
                 hints.counts.add(hits)
-                if !visited.isEmpty { pending.append(Pending(ruleset: ruleset, visits: visited)) }
+                let visits = spellingsSeen && hints.spelled ? Self.marked(hits, into: visited, hints) : visited
+                if !visits.isEmpty { pending.append(Pending(ruleset: ruleset, visits: visits)) }
             } else {
                 // The table the hints were read from was reset: its entries are gone, so the
                 // counted visits are folded as the values they were, in their places.
@@ -269,6 +276,52 @@ public final class RulesCoverage: @unchecked Sendable {
             v += 1
         }
         return out
+    }
+
+    /// `visits` with a marker (`Visit(_:marking:_:)`) where each counted visit of a string with another
+    /// spelling (`CoverageHints.Node.spelled`) was made (once any evaluation recorded a non-ASCII
+    /// string, `spellingsSeen`): the fold then makes the counted bytes the
+    /// entry's representative if an equal visit spelled otherwise replaced them, as folding that
+    /// visit would have (the newest equal value represents the entry). `visits` itself when no
+    /// hit is of such a string.
+    static func marked(_ hits: [UInt64], into visits: [Visit], _ hints: CoverageHints) -> [Visit] {
+        guard hits.contains(where: { hints.isSpelled(Int(UInt32(truncatingIfNeeded: $0)) / distinctValuesPerExpression) }) else {
+            return visits
+        }
+        var out: [Visit] = []
+        out.reserveCapacity(visits.count + hits.count)
+        var v = 0
+        for h in hits {
+            let slot = Int(UInt32(truncatingIfNeeded: h))
+            let node = slot / distinctValuesPerExpression, entry = slot % distinctValuesPerExpression
+            guard hints.isSpelled(node) else { continue }
+            let at = Int(h >> 32)
+            while v < at, v < visits.count {
+                out.append(visits[v])
+                v += 1
+            }
+            out.append(Visit(Int32(node), marking: entry, .value(hints.value(node, entry))))
+        }
+        while v < visits.count {
+            out.append(visits[v])
+            v += 1
+        }
+        return out
+    }
+
+    /// Whether a visit's value is a string with a non-ASCII byte (the only way to spell an ASCII
+    /// string otherwise: ASCII text is its own normal form). A `+` chain's steps share one string,
+    /// looked at once.
+    static func holdsNonASCII(_ visits: [Visit]) -> Bool {
+        var last: (UInt, UInt) = (0, 0)
+        for v in visits {
+            guard case .value(.string(let s)) = v.raw else { continue }
+            let words = unsafeBitCast(s, to: (UInt, UInt).self)
+            if words == last { continue }
+            last = words
+            if !CoverageHints.offerableBytes(s) { return true }
+        }
+        return false
     }
 
     /// Folds every waiting evaluation into the tables.
@@ -353,8 +406,9 @@ public final class RulesCoverage: @unchecked Sendable {
                         h.entry = Int8(n.lastHit)
                         value = v
                     }
-                case .value(.string(let s)) where CoverageHints.offerable(s):
+                case .value(.string(let s)) where CoverageHints.offerableBytes(s):
                     h.kind = 2
+                    h.spelled = CoverageHints.hasSpellings(s)
                     h.entry = Int8(n.lastHit)
                     value = .string(s)
                 case .value(.map(let m)) where CoverageHints.offerable(container: .map(m)):
@@ -409,6 +463,10 @@ public final class RulesCoverage: @unchecked Sendable {
                             visitPrefix(&nodes[i], visits[v])
                             continue
                         }
+                        if let entry = visits[v].markedEntry {
+                            mark(&nodes[i], entry, visits[v])
+                            continue
+                        }
                         // The outcome is read in place: passed from the array beside the inout
                         // node, it was copied (a retain and a release) for every visit.
                         let raw = UnsafeRawPointer(visits.baseAddress! + v)
@@ -442,6 +500,14 @@ public final class RulesCoverage: @unchecked Sendable {
             let s = Visit.prefix(whole, length)
             built.append(s)
             self.visit(&node, .value(.string(s)))
+        }
+
+        /// A visit the evaluator counted at `entry` (already in the counts), of the marker's
+        /// string: the entry's representative is those bytes from here on, as if it were folded.
+        private func mark(_ node: inout NodeOutcomes, _ entry: Int, _ marker: borrowing Visit) {
+            guard entry < node.values.count, case .value(.string(let offered)) = marker.raw,
+                  case .value(.string(let current)) = node.values[entry] else { return }
+            if !Self.sameBytes(current, offered, offered.utf8.count) { node.values[entry] = marker.raw }
         }
 
         /// Whether `a` is byte for byte the first `length` bytes of `b`. Equal bytes are equal

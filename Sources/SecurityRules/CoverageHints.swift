@@ -10,7 +10,10 @@ import Foundation
 /// renders differently are offered — bools, null, ints, timestamps, and strings no other spelling
 /// equals — so a counted visit has the effect a folded one would have wherever it falls in the
 /// order: it counts at an entry that exists from then on (entries are never removed from a table),
-/// and the entry's representative renders the same whichever equal visit was newest.
+/// and the entry's representative renders the same whichever equal visit was newest. The one
+/// exception, ASCII strings with `K`, `;` or `` ` `` (another spelling exists), are offered by
+/// their bytes too, and each counted visit of one leaves a marker in the fold's queue, where it
+/// was made, that puts those bytes back as the representative (`RulesCoverage.marked`).
 final class CoverageHints: @unchecked Sendable {
     /// One expression's offer; entries are indexes into its table's values, −1 for none.
     struct Node {
@@ -24,6 +27,11 @@ final class CoverageHints: @unchecked Sendable {
         /// whose storage's address is `key.bits` (the very value the table's entry holds, kept
         /// alive by `values`, so no other container takes that address while these hints live).
         var kind: UInt8 = 0
+        /// A `kind` 2 string with another spelling (`CoverageHints.hasSpellings`): its counted
+        /// visits are also queued as markers (`RulesCoverage.marked`), so that the fold puts these
+        /// bytes back as the entry's representative wherever an equal visit spelled otherwise was
+        /// newer.
+        var spelled = false
         var key = RulesCoverage.ScalarKey(tag: 0, bits: 0)
         var offset: Int32 = 0
         var length: Int32 = 0
@@ -36,6 +44,8 @@ final class CoverageHints: @unchecked Sendable {
     let generation: Int
     /// Where counted visits go (shared with the table, guarded by the recorder's pending lock).
     let counts: CountedVisits
+    /// Whether some offered string has another spelling (`Node.spelled`).
+    let spelled: Bool
     /// Per node, the value of a `kind` 1 or 2 offer (.null otherwise), for `value(_:_:)`.
     private let values: [RulesValue]
     // Immutable once built; owned here and read by evaluations through `offers`, which holds no
@@ -60,6 +70,7 @@ final class CoverageHints: @unchecked Sendable {
         _ = self.nodes.initialize(from: nodes)
         self.bytes = .allocate(capacity: max(1, bytes.count))
         _ = self.bytes.initialize(from: bytes)
+        spelled = nodes.contains { $0.spelled }
         offers = Offers(nodes: UnsafeBufferPointer(rebasing: self.nodes[0..<nodes.count]), bytes: UnsafePointer(self.bytes.baseAddress!))
     }
 
@@ -140,6 +151,27 @@ final class CoverageHints: @unchecked Sendable {
             return true
         }
     }
+
+    /// Whether a string may be offered by its bytes: pure ASCII. One with `K`, `;` or `` ` `` has
+    /// another spelling (`hasSpellings`); the evaluator still counts only these bytes, and the
+    /// fold is told where it did (`RulesCoverage.marked`), so an equal visit spelled otherwise
+    /// never stays the representative past a newer counted one.
+    static func offerableBytes(_ s: String) -> Bool {
+        var s = s
+        return s.withUTF8 { bytes in
+            for b in bytes where b >= 0x80 { return false }
+            return true
+        }
+    }
+
+    /// Whether an ASCII string has another spelling: a `K`, `;` or `` ` `` (`offerable(_:)`).
+    static func hasSpellings(_ s: String) -> Bool {
+        var s = s
+        return s.withUTF8 { bytes in bytes.contains { $0 == 0x4B || $0 == 0x3B || $0 == 0x60 } }
+    }
+
+    /// Whether a counted visit of node `node` must also be queued as a marker.
+    func isSpelled(_ node: Int) -> Bool { node < offers.nodes.count && offers.nodes[node].spelled }
 
     /// Whether a map or list may be offered by its storage: not empty (every empty container
     /// shares one storage, whatever its type), and holding only values that equal values render

@@ -8,7 +8,9 @@ struct Visit: Sendable {
     let node: Int32
     /// ≥ 0: the node evaluated to the first `prefix` UTF-8 bytes of `raw`'s string, a step of a
     /// `+` chain recorded without building its intermediate strings (`a + '/' + b` records
-    /// `a + '/'` as a prefix of the whole). −1: `raw` itself.
+    /// `a + '/'` as a prefix of the whole). −1: `raw` itself. ≤ −2 (only in coverage's queue,
+    /// `RulesCoverage.marked`): a visit the evaluator counted at entry −2 − `prefix` of the
+    /// node's coverage table, whose string was `raw`.
     let prefix: Int32
     var raw: TracedRaw
 
@@ -23,6 +25,15 @@ struct Visit: Sendable {
         self.prefix = prefix
         self.raw = raw
     }
+
+    init(_ node: Int32, marking entry: Int, _ raw: TracedRaw) {
+        self.node = node
+        prefix = -2 - Int32(entry)
+        self.raw = raw
+    }
+
+    /// The coverage entry a marker names; nil for a visit.
+    var markedEntry: Int? { prefix <= -2 ? Int(-2 - prefix) : nil }
 
     /// The outcome as a value of its own (a prefix is copied out).
     var traced: TracedRaw {

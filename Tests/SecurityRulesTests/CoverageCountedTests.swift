@@ -118,7 +118,8 @@ struct CoverageCountedTests {
     /// One string spelled two ways (canonically equivalent, so one entry whose representative is
     /// the newest spelling): a spelling counted by the evaluator must not leave an older one
     /// standing. ASCII strings with `K`, `;` or `` ` `` have a non-ASCII spelling (U+212A, U+037E,
-    /// U+1FEF), so they are never counted there.
+    /// U+1FEF): the evaluator counts their ASCII bytes, and the fold, told where (a marker),
+    /// puts those bytes back as the representative.
     @Test(arguments: [("K.jpg", "\u{212A}.jpg"), ("a;b", "a\u{037E}b"), ("`x", "\u{1FEF}x")])
     func spellingsOfOneString(_ ascii: String, _ other: String) {
         #expect(ascii == other && Array(ascii.utf8) != Array(other.utf8), "two spellings of one string")
@@ -131,6 +132,37 @@ struct CoverageCountedTests {
             pair.judge(shipped, Self.create(name: .string(ascii)))
             pair.compare(shipped, "the other spelling, then the ASCII one, round \(round)")
         }
+    }
+
+    /// A uid with an upper-case `K` (a third of random uids): its strings (the owner, the key,
+    /// the joined fields) are counted by the evaluator as a K-free uid's are, not folded, and the
+    /// report stays the fold-everything one even when the other spelling (U+212A) interleaves.
+    @Test func stringsWithKAreCounted() throws {
+        let shipped = compiled(Self.shippedSource, "firestore.rules")
+        func folded(_ uid: String) throws -> (visited: Int, hits: Int) {
+            let pair = Pair()
+            for _ in 0..<70 { pair.judge(shipped, Self.create(uid: uid, owner: uid)) }
+            pair.compare(shipped, "uid \(uid), warm")
+            let hints = try #require(pair.counting.hints(for: shipped))
+            var e = Evaluation(program: shipped.program, request: Self.create(uid: uid, owner: uid),
+                               accessor: LookupAccessor(lookup: MapLookup()), hints: hints)
+            let allowed = e.run()
+            #expect(allowed)
+            pair.compare(shipped, "uid \(uid)")
+            return (e.visited.count, e.hits.count)
+        }
+        let plain = try folded("u1abc"), withK = try folded("u1Kbc"), withSemicolon = try folded("u1;bc")
+        #expect(withK.visited == plain.visited, "a K in the uid leaves \(withK.visited) visits to fold, not \(plain.visited)")
+        #expect(withK.hits == plain.hits)
+        #expect(withSemicolon.visited == plain.visited)
+        // The two spellings interleaved, reports read in between.
+        let pair = Pair()
+        for k in 0..<200 {
+            let uid = k % 23 == 5 || k % 31 == 7 ? "u1\u{212A}bc" : "u1Kbc"
+            pair.judge(shipped, Self.create(uid: uid, owner: k % 17 == 3 ? "u1Kbc" : uid))
+            if k % 29 == 6 || k % 23 == 5 || k % 23 == 6 { pair.compare(shipped, "interleaved spellings, after \(k + 1)") }
+        }
+        pair.compare(shipped, "interleaved spellings, at the end")
     }
 
     /// Rules reloaded: the same source compiled again is another ruleset with its own table, and
@@ -224,5 +256,8 @@ struct CoverageCountedTests {
     @Test(arguments: [("image/jpeg", true), ("", true), ("K", false), ("a;b", false), ("`", false), ("caf\u{E9}", false), ("k", true)])
     func offerableStrings(_ s: String, _ expected: Bool) {
         #expect(CoverageHints.offerable(s) == expected)
+        // Offered by bytes (with a marker where another spelling exists): any ASCII string.
+        #expect(CoverageHints.offerableBytes(s) == s.utf8.allSatisfy { $0 < 0x80 })
+        #expect(CoverageHints.hasSpellings(s) == (CoverageHints.offerableBytes(s) && !expected))
     }
 }

@@ -32,8 +32,14 @@ final class RawClient {
     }
 
     /// Reads one HTTP response (status line, headers, body by Content-Length or chunked).
+    ///
+    /// Bytes received past the response (a pipelined request's answer that arrived in the same
+    /// `recv`) are kept for the next call: dropping them made the next read wait for an answer
+    /// already received (WorkerPollTests failed so, ~1 run in 40).
     func readResponse() -> (status: Int, headers: [String: String], body: [UInt8])? {
-        var buffer: [UInt8] = []
+        var buffer = pending
+        pending = []
+        defer { pending = buffer }
         func fill() -> Bool {
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = recv(fd, &chunk, chunk.count, 0)
@@ -61,7 +67,9 @@ final class RawClient {
         if status == 100 { return readResponseAfterContinue(buffer) }
         if let cl = headers["content-length"], let n = Int(cl) {
             while buffer.count < n { if !fill() { break } }
-            return (status, headers, Array(buffer.prefix(n)))
+            let body = Array(buffer.prefix(n))
+            buffer.removeFirst(body.count)
+            return (status, headers, body)
         }
         if headers["transfer-encoding"]?.contains("chunked") == true {
             var body: [UInt8] = []

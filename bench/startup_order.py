@@ -8,10 +8,15 @@ sections (a `#` line starts each; lld skips such lines):
 
 - **requests**: every function the binary defines that ran while the S3 small-object requests of
   `make bench` were served (the presigned GET first, then what the header-signed GET and the presigned
-  PUT add), under `valgrind --tool=callgrind` instrumenting only while the requests ran
-  (`bench/callgrind_s3.py`'s requests and seeding). Spread over 18 MiB of text, the presigned GET's
-  ~1,500 lines of code sat on ~200 pages; side by side they take a few dozen, which the instruction
-  TLB and caches hold between one request and the next (docs/benchmarks.md, *s3get30*).
+  PUT add), then what the Firestore requests of the one-connection / one-stream rows add (REST
+  `:commit` at one connection, fs.commit.c1; gRPC GetDocument at one stream from h2load and from
+  grpcload's light client, grpc.get.s1 and grpc.get.light.s1; grpcload's light REST transactions,
+  fs.txn.light.c16), under `valgrind --tool=callgrind` instrumenting only while the requests ran (the
+  requests and seeding of `bench/callgrind_s3.py`, `callgrind_commit.py`, `callgrind_get.py` and
+  `callgrind_txnclient.py`'s client). The package's own functions come first, in that order, then
+  the runtime's and libraries'. Spread over 18 MiB of text, the presigned GET's ~1,500 lines of code
+  sat on ~200 pages; side by side they take a few dozen, which the instruction TLB and caches hold
+  between one request and the next (docs/benchmarks.md, *s3get30*, *order30*).
 - **start-up**: every function that ran while Hearth started as `make bench` measures its idle RSS (a
   fresh data directory, the shipped rules, every listener; stopped 1 s after its ready file appears):
   the kernel maps a binary's code in whole page-cache folios (up to 2 MiB on this kernel), and
@@ -22,7 +27,7 @@ Each section lists the functions in the order callgrind first met them, one mang
 `--part` regenerates one section and keeps the other as the file has it. A stale file costs time or
 memory, never correctness: lld skips names the binary no longer has. Regenerate it after changes to
 start-up code or to the request paths from a release build (`make build`). Needs valgrind (Debian
-package valgrind) and nm (binutils).
+package valgrind), nm (binutils), h2load (nghttp2-client) and Go with golang-google-cloud-dev (bench/grpcload).
 """
 import argparse
 import glob
@@ -43,7 +48,7 @@ from benchlib.procs import Hearth, Registry  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECTIONS = ("requests", "start-up")
 HEADER = ("# Link order of hearth's functions for lld's --symbol-ordering-file (Makefile, RELEASE_FLAGS), made by\n"
-          "# bench/startup_order.py: the S3 small-object request paths, then start-up. Lines starting with # are comments.\n")
+          "# bench/startup_order.py: the S3 small-object and Firestore request paths, then start-up. Lines starting with # are comments.\n")
 
 
 def executed_functions(dump):
@@ -110,13 +115,42 @@ def own_functions():
     return own
 
 
-def request_functions(hearth_bin, work, n=200):
-    """Functions that ran while the S3 small-object requests were served: the presigned GET's first,
-    then what the header-signed GET and the presigned PUT add (one dump per kind)."""
+def firestore_requests(h, work):
+    """(kind, run(n)) for the Firestore requests of the rows that miss at one connection or stream, in
+    their drivers' shapes: REST `:commit` creates at one connection (callgrind_commit.py, fs.commit.c1),
+    gRPC GetDocument at one stream from h2load (callgrind_get.py --only grpc, grpc.get.s1) and from
+    grpcload's light client (grpc.get.light.s1), and grpcload's light REST transactions at 16 clients
+    (callgrind_txnclient.py's client `raw`, fs.txn.light.c16). The grpcload runs are timed: `n` only
+    sets their length (callgrind_get.run_grpcload)."""
+    import types
+    import callgrind_commit  # noqa: E402 — the bench's requests and seeding
+    import callgrind_get  # noqa: E402
+    from benchlib import grpcbench  # noqa: E402
+    from benchlib.context import DOC_NAME_PREFIX  # noqa: E402
+    user = callgrind_get.seed_user(h)
+    port = h.port("firestore")
+    frame = os.path.join(work, "getdoc.bin")
+    with open(frame, "wb") as f:
+        f.write(callgrind_get.framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
+    grpcload = grpcbench.build_grpcload(types.SimpleNamespace(build=os.path.join(ROOT, ".build"), grpcload=None))
+    tags = iter(range(1_000_000))
+    return [
+        ("fs.commit.c1", lambda n: callgrind_commit.commits(port, user, n, 1, f"order-{next(tags)}")),
+        ("grpc.get.s1", lambda n: callgrind_get.grpc_load(frame)(h, user, n)),
+        ("grpc.get.light.s1", lambda n: callgrind_get.grpc_light_load(grpcload)(h, user, n)),
+        ("fs.txn.light.c16", lambda n: callgrind_get.run_grpcload(
+            grpcload, h, user, n, "txn", ["-uid", user.uid, "-tag", f"order-txn-{next(tags)}", "-client", "raw"], 16)),
+    ]
+
+
+def request_functions(hearth_bin, work, n=200, rules=None):
+    """Functions that ran while the requests were served, first-seen order: the S3 presigned GET's
+    first, then what the header-signed GET and the presigned PUT add, then what the Firestore requests
+    of `firestore_requests` add (one dump per kind)."""
     import callgrind_s3  # noqa: E402 — the bench's requests and seeding
     from benchlib.sigv4 import Signer  # noqa: E402
     reg = Registry()
-    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data"), log_name="hearth-order-requests")
+    h = Hearth(reg, hearth_bin, work, data_dir=os.path.join(work, "data"), rules=rules, log_name="hearth-order-requests")
     argv = h.argv()
     h.argv = lambda hub_port=0: ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--demangle=no",
                                  "--compress-strings=no", f"--callgrind-out-file={work}/requests.out"] + argv
@@ -124,16 +158,22 @@ def request_functions(hearth_bin, work, n=200):
     try:
         h.start(timeout=300)
         requests = callgrind_s3.seed(h.port("s3"), Signer())
-        for kind in ("get_presigned", "get_signed", "put_presigned"):
-            callgrind_s3.run(h.port("s3"), requests[kind], 20)  # first-call paths, as the counts warm up
+        kinds = [(kind, lambda count, kind=kind: callgrind_s3.run(h.port("s3"), requests[kind], count))
+                 for kind in ("get_presigned", "get_signed", "put_presigned")]
+        kinds += firestore_requests(h, work)
+        for kind, run in kinds:
+            run(20)  # first-call paths, as the counts warm up
             control(h.pid, "-i", "on")
-            callgrind_s3.run(h.port("s3"), requests[kind], n)
+            run(n)
             control(h.pid, "-i", "off")
             control(h.pid, "-d")
             dumps = sorted((f for f in os.listdir(work) if f.startswith("requests.out.")),
                            key=lambda f: os.path.getmtime(os.path.join(work, f)))
-            for name in executed_functions(os.path.join(work, dumps[-1])):
+            ran = executed_functions(os.path.join(work, dumps[-1]))
+            added = sum(1 for name in ran if name not in order)
+            for name in ran:
                 order.setdefault(name, None)
+            print(f"  {kind}: {len(ran)} functions ran, {added} not met before", file=sys.stderr)
     finally:
         reg.stop_all()
     return list(order)
@@ -157,7 +197,8 @@ def main():
         if args.part in ("requests", "both"):
             # The package's own functions first, side by side; then the runtime's and library code the
             # requests run (each brings its object's whole section: they keep their first-met order).
-            ran = [name for name in request_functions(args.hearth_bin, work) if name in defined]
+            ran = [name for name in request_functions(args.hearth_bin, work, rules=os.path.join(ROOT, "rules", "firestore.rules"))
+                   if name in defined]
             own = own_functions()
             if not own:
                 print("no object files of a release build under .build (run `make build` first)", file=sys.stderr)

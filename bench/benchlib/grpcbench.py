@@ -18,7 +18,7 @@ import time
 from .context import DOC_NAME_PREFIX
 from .httpc import HarnessError, NotAvailable, check_loopback
 from .pairs import Load, with_loadgen_cpu
-from .procs import BENCH_DIR, proc_status
+from .procs import BENCH_DIR, proc_status, thread_names
 
 GOPATH = "/usr/share/gocode"
 
@@ -283,7 +283,13 @@ def idle_listeners(ctx, system, port, pid, sign_up, timeout=240):
     try:
         build_grpcload(ctx)
         user = sign_up(f"bench-idle-{system}@example.com")
+        # The dispatch pool's workers come and go (each retires 5 s after its last work item), so one
+        # sample either side counted a worker woken by the rows before, or by a timer, as held by the
+        # listeners (+1 in two runs of 5–6 December, −1 in a probe): the threads before are counted once
+        # the pool has retired its idle workers, and after as the fewest of four samples a second apart.
+        time.sleep(6)
         before = proc_status(pid)
+        before_names = thread_names(pid)
         argv = [build_grpcload(ctx), "-addr", f"127.0.0.1:{port}", "-token", user.id_token, "-mode", "idle",
                 "-uid", user.uid, "-listeners", str(n), "-per-conn", "100", "-timeout", str(timeout)]
         p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -297,6 +303,12 @@ def idle_listeners(ctx, system, port, pid, sign_up, timeout=240):
             # counted 1–4 of them as held by the listeners (seen: 103 threads at 1 s, 100 from 5 s).
             time.sleep(7)
             after = proc_status(pid)
+            for _ in range(3):
+                time.sleep(1)
+                sample = proc_status(pid)
+                if sample.get("Threads", 0) < after.get("Threads", 0):
+                    after["Threads"] = sample["Threads"]
+            after_names = thread_names(pid)
         finally:
             if p.poll() is None:
                 p.stdin.close()
@@ -309,7 +321,9 @@ def idle_listeners(ctx, system, port, pid, sign_up, timeout=240):
         ctx.results.put("rt.idle.rss", system, added, before_mib=before.get("VmRSS", 0) / 1024,
                         after_mib=after.get("VmRSS", 0) / 1024, listeners=n, setup=json.loads(line[len("GRPCLOAD "):]))
         ctx.results.put("rt.idle.threads", system, float(after.get("Threads", 0) - before.get("Threads", 0)),
-                        before=before.get("Threads"), after=after.get("Threads"))
+                        before=before.get("Threads"), after=after.get("Threads"),
+                        names_added={k: v for k, v in (after_names - before_names).items()},
+                        names_gone={k: v for k, v in (before_names - after_names).items()})
         ctx.log(f"  {system:10s} {n:,} idle listeners: +{added:.1f} MiB RSS, threads {before.get('Threads')} → "
                 f"{after.get('Threads')}")
     except NotAvailable as e:

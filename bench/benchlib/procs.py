@@ -36,6 +36,22 @@ def http_status(port, path="/", timeout=0.5):
         return None
 
 
+def thread_names(pid):
+    """The process's threads counted by name (/proc/<pid>/task/*/comm); empty when it is gone."""
+    import collections
+    names = collections.Counter()
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                    names[f.read().strip()] += 1
+            except OSError:
+                pass  # the thread ended between the listing and the read
+    except OSError:
+        pass
+    return names
+
+
 def proc_status(pid):
     """VmRSS, VmHWM, RssAnon, RssFile (KiB) and Threads from /proc/<pid>/status; {} when gone."""
     out = {}

@@ -322,8 +322,8 @@ def idle_listeners(ctx, system, port, pid, sign_up, timeout=240):
                         after_mib=after.get("VmRSS", 0) / 1024, listeners=n, setup=json.loads(line[len("GRPCLOAD "):]))
         ctx.results.put("rt.idle.threads", system, float(after.get("Threads", 0) - before.get("Threads", 0)),
                         before=before.get("Threads"), after=after.get("Threads"),
-                        names_added={k: v for k, v in (after_names - before_names).items()},
-                        names_gone={k: v for k, v in (before_names - after_names).items()})
+                        names_added=dict(after_names - before_names),
+                        names_gone=dict(before_names - after_names))
         ctx.log(f"  {system:10s} {n:,} idle listeners: +{added:.1f} MiB RSS, threads {before.get('Threads')} → "
                 f"{after.get('Threads')}")
     except NotAvailable as e:

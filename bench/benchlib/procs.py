@@ -3,6 +3,7 @@
 Every process is started in its own session and recorded; `Registry.stop_all` ends exactly those
 (by process group id), so a crashed or interrupted run leaves nothing behind.
 """
+import collections
 import json
 import os
 import shutil
@@ -38,7 +39,6 @@ def http_status(port, path="/", timeout=0.5):
 
 def thread_names(pid):
     """The process's threads counted by name (/proc/<pid>/task/*/comm); empty when it is gone."""
-    import collections
     names = collections.Counter()
     try:
         for tid in os.listdir(f"/proc/{pid}/task"):

@@ -49,15 +49,10 @@ def cpu_seconds(pid):
         return machine.stat_cpu_seconds(f.read())
 
 
-def thread_names(pid):
-    """{tid: the thread's name} of every thread of process `pid` (Hearth names its loops and workers)."""
-    return {int(tid): text.strip() for tid, text in machine.task_files(pid, "comm")}
-
-
 def thread_nices(pid):
     """{role: sorted nice values} of the threads of process `pid` (a thread a library starts may not
     keep the nice value its process was started with)."""
-    names = thread_names(pid)
+    names = machine.thread_names(pid)
     out = {}
     for tid, text in machine.task_files(pid, "stat"):
         if int(tid) in names:
@@ -249,7 +244,7 @@ def run_once(h, grpcload, listeners, commits, tag, trace, client="h2", timeline_
     # CPU of the client (decoding every listener's snapshot) and of Hearth over the timed commits:
     # on a machine with few cores the two share them, which bounds the latency as much as either.
     # Also Hearth's CPU per thread (which threads the fan-out ran on) and the machine's steal.
-    names = thread_names(h.pid)
+    names = machine.thread_names(h.pid)
     ticks0, snap0 = thread_ticks(h.pid), machine.read_snapshot()
     cpu0 = (cpu_seconds(load.pid), cpu_seconds(h.pid))
     load.stdin.write("go\n")
@@ -267,7 +262,7 @@ def run_once(h, grpcload, listeners, commits, tag, trace, client="h2", timeline_
     s = json.loads(summary[len("GRPCLOAD "):]) if summary.startswith("GRPCLOAD ") else None
     if s and sched_file:
         # Before the client exits: its threads are read from /proc.
-        names.update(thread_names(h.pid))
+        names.update(machine.thread_names(h.pid))
         offset = (time.clock_gettime(time.CLOCK_REALTIME) - time.clock_gettime(time.CLOCK_MONOTONIC)) * 1e6
         s["sched"] = sched_split(sched_file, offset, s.get("per_commit_us") or [], h.pid, names, load.pid,
                                  gc_windows(list(err_lines)))

@@ -15,12 +15,11 @@ under `perf record -a` on the scheduler's switch and wake-up tracepoints and the
 The tracepoints add a little to every switch, the same for every server measured.
 """
 import bisect
-import os
 import re
 import statistics
 from collections import defaultdict
 
-from benchlib import callsteps
+from benchlib import callsteps, machine
 
 EVENTS = ("sched:sched_switch", "sched:sched_wakeup", "syscalls:sys_exit_sendto")
 CLIENTS = ("h2load", "grpcload")
@@ -33,19 +32,7 @@ def record(pid, load):
     """(the load's value, its details, the analysis) of one run of `load` (a `pairs.Load`) against the
     server process `pid`, under `perf record -a`."""
     value, details, text = callsteps.perf_run(EVENTS, load, "comm,pid,tid,cpu,time,event,trace")
-    return value, details, analyse(text, pid, threads_of(pid))
-
-
-def threads_of(pid):
-    """{tid: name} of `pid`'s threads now (perf names a thread by the command it had at the event)."""
-    out = {}
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                out[int(tid)] = f.read().strip()
-    except OSError:
-        pass
-    return out
+    return value, details, analyse(text, pid, machine.thread_names(pid))
 
 
 def analyse(text, pid, names=None):

@@ -7,6 +7,7 @@ answer is the same document (L bytes of DATA, measured on one call that grpcload
 grpc-status 0), an error is Trailers-Only (no DATA) — and a run counts only when its DATA bytes are its
 answers × L plus at most what the calls still in flight at its end received (`counted_answers`).
 """
+import collections
 import itertools
 import json
 import os
@@ -18,7 +19,8 @@ import time
 from .context import DOC_NAME_PREFIX
 from .httpc import HarnessError, NotAvailable, check_loopback
 from .pairs import Load, with_loadgen_cpu
-from .procs import BENCH_DIR, proc_status, thread_names
+from .machine import thread_names
+from .procs import BENCH_DIR, proc_status
 
 GOPATH = "/usr/share/gocode"
 
@@ -289,7 +291,7 @@ def idle_listeners(ctx, system, port, pid, sign_up, timeout=240):
         # the pool has retired its idle workers, and after as the fewest of four samples a second apart.
         time.sleep(6)
         before = proc_status(pid)
-        before_names = thread_names(pid)
+        before_names = collections.Counter(thread_names(pid).values())
         argv = [build_grpcload(ctx), "-addr", f"127.0.0.1:{port}", "-token", user.id_token, "-mode", "idle",
                 "-uid", user.uid, "-listeners", str(n), "-per-conn", "100", "-timeout", str(timeout)]
         p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -308,7 +310,7 @@ def idle_listeners(ctx, system, port, pid, sign_up, timeout=240):
                 sample = proc_status(pid)
                 if sample.get("Threads", 0) < after.get("Threads", 0):
                     after["Threads"] = sample["Threads"]
-            after_names = thread_names(pid)
+            after_names = collections.Counter(thread_names(pid).values())
         finally:
             if p.poll() is None:
                 p.stdin.close()

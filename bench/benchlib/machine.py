@@ -210,6 +210,15 @@ def task_files(pid, name):
             continue
 
 
+def thread_names(pid):
+    """{tid: the thread's name} of every thread of process `pid` (Hearth names its loops and workers);
+    empty when the process is gone."""
+    try:
+        return {int(tid): text.strip() for tid, text in task_files(pid, "comm")}
+    except OSError:
+        return {}
+
+
 def vcpu_hop_ns(binary):
     """Nanoseconds one cache line takes from one vCPU to the other just now (`bench/ceilings/pingpong.c`,
     ≤ 0.05 s of both CPUs spinning), or None when it cannot run. On this VM it is bimodal — ~50–75 ns or

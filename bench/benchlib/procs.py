@@ -3,7 +3,6 @@
 Every process is started in its own session and recorded; `Registry.stop_all` ends exactly those
 (by process group id), so a crashed or interrupted run leaves nothing behind.
 """
-import collections
 import json
 import os
 import shutil
@@ -35,21 +34,6 @@ def http_status(port, path="/", timeout=0.5):
             return int(head.split()[1])
     except (OSError, ValueError, IndexError):
         return None
-
-
-def thread_names(pid):
-    """The process's threads counted by name (/proc/<pid>/task/*/comm); empty when it is gone."""
-    names = collections.Counter()
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                    names[f.read().strip()] += 1
-            except OSError:
-                pass  # the thread ended between the listing and the read
-    except OSError:
-        pass
-    return names
 
 
 def proc_status(pid):

@@ -33,17 +33,25 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
     }
 
     /// Whether `a` and `b` are the same UTF-8 bytes (not merely canonically equivalent).
+    /// Whether two strings are represented by the same two words: one small string's inline bytes,
+    /// or one storage at one length (a storage two live strings share is never changed in place) —
+    /// then they are the same bytes. False says nothing: equal bytes may be spelled with other words
+    /// (one string small, the other stored with spare capacity).
+    @inlinable @inline(__always)
+    public static func sameWords(_ a: String, _ b: String) -> Bool {
+        unsafeBitCast(a, to: (UInt, UInt).self) == unsafeBitCast(b, to: (UInt, UInt).self)
+    }
+
     /// Lengths first (O(1) for native strings): most unequal names differ in length. The bytes
     /// are read in place (`withContiguousStorageIfAvailable`, not the mutating `withUTF8` of a
     /// copy, which cost half as much again) and compared in a loop, not by `memcmp`: names are
     /// short, and the call cost more than the loop (callgrind, docs/benchmarks.md *Byte-string keys*).
     @inlinable
     public static func equal(_ a: String, _ b: String) -> Bool {
-        // The same two words are the same bytes: one small string's inline bytes, or one storage
-        // at one length (a storage two live strings share is never changed in place). Equal short
-        // names (field names, path segments: mostly small strings) end here; reading the bytes
-        // of two small strings through `withContiguousStorageIfAvailable` cost ~120 instructions.
-        if unsafeBitCast(a, to: (UInt, UInt).self) == unsafeBitCast(b, to: (UInt, UInt).self) { return true }
+        // Equal short names (field names, path segments: mostly small strings) end here; reading
+        // the bytes of two small strings through `withContiguousStorageIfAvailable` cost ~120
+        // instructions.
+        if sameWords(a, b) { return true }
         guard a.utf8.count == b.utf8.count else { return false }
         let same = a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in
@@ -64,8 +72,7 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
     /// `lexicographicallyPrecedes` of two `UTF8View`s stepped through string indices.
     @inlinable
     public static func compare(_ a: String, _ b: String) -> Int {
-        // The same two words are the same bytes (see `equal`).
-        if unsafeBitCast(a, to: (UInt, UInt).self) == unsafeBitCast(b, to: (UInt, UInt).self) { return 0 }
+        if sameWords(a, b) { return 0 }
         let order = a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in
                 let n = Swift.min(x.count, y.count)

@@ -129,7 +129,7 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
             // The same two words first: a field name written in the rules and the document's key
             // are mostly small strings with identical words, and two equal words are equal bytes
             // (`ExactString.equal`). Only a pass that finds none compares bytes.
-            for i in entries.indices where RulesMap.sameWords(entries[i].key, key) { return i }
+            for i in entries.indices where ExactString.sameWords(entries[i].key, key) { return i }
             // Lengths first: unequal keys of documents mostly differ in length, and comparing
             // lengths is cheaper than comparing strings.
             let length = key.utf8.count
@@ -148,15 +148,6 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
             if RulesMap.less(entries[mid].key, key) { lo = mid + 1 } else { hi = mid }
         }
         return (lo, lo < entries.count && ExactString.equal(entries[lo].key, key))
-    }
-
-    /// Whether two strings are represented by the same two words: one small string's inline bytes,
-    /// or one storage at one length — then they are the same bytes (`ExactString.equal`'s first
-    /// test). False says nothing: equal bytes may be spelled with other words (one string small,
-    /// the other stored with spare capacity).
-    @inline(__always)
-    static func sameWords(_ a: String, _ b: String) -> Bool {
-        unsafeBitCast(a, to: (UInt, UInt).self) == unsafeBitCast(b, to: (UInt, UInt).self)
     }
 
     /// The keys' order: UTF-8 bytes.

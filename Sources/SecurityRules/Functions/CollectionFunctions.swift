@@ -90,11 +90,11 @@ enum CollectionFunctions {
 
     /// Whether `items` (all strings) holds `key`.
     private static func contains(_ items: [RulesValue], string key: String) -> Bool {
-        // The same words first (equal bytes, `RulesMap.sameWords`): a rules literal and a
+        // The same words first (equal bytes, `ExactString.sameWords`): a rules literal and a
         // document's key of the same name are mostly identical small strings, and the byte
         // comparison below was a call per item.
         for item in items {
-            if case .string(let s) = item, RulesMap.sameWords(s, key) { return true }
+            if case .string(let s) = item, ExactString.sameWords(s, key) { return true }
         }
         for item in items {
             if case .string(let s) = item, ExactString.equal(s, key) { return true }

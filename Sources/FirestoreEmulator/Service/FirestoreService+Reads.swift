@@ -372,45 +372,16 @@ extension FirestoreService {
                 var n = Int64(documents.count)
                 if let upTo { n = min(n, upTo) }
                 out[ExactString(a.alias)] = .integer(n)
-            case .sum(let field):
-                var intSum: Int64 = 0
-                var doubleSum = 0.0
-                var isDouble = false
+            case .sum(let field), .avg(let field):
+                var sum = NumericSum()
                 for d in documents {
                     switch DocumentFields.value(at: field, in: d.fields) {
-                    case .integer(let i)?:
-                        if !isDouble {
-                            let (s, overflow) = intSum.addingReportingOverflow(i)
-                            if overflow {
-                                isDouble = true
-                                doubleSum = Double(intSum) + Double(i)
-                            } else {
-                                intSum = s
-                            }
-                        } else {
-                            doubleSum += Double(i)
-                        }
-                    case .double(let x)?:
-                        if !isDouble {
-                            isDouble = true
-                            doubleSum = Double(intSum)
-                        }
-                        doubleSum += x
+                    case .integer(let i)?: sum.add(i)
+                    case .double(let x)?: sum.add(x)
                     default: break
                     }
                 }
-                out[ExactString(a.alias)] = isDouble ? .double(doubleSum) : .integer(intSum)
-            case .avg(let field):
-                var total = 0.0
-                var count = 0
-                for d in documents {
-                    switch DocumentFields.value(at: field, in: d.fields) {
-                    case .integer(let i)?: total += Double(i); count += 1
-                    case .double(let x)?: total += x; count += 1
-                    default: break
-                    }
-                }
-                out[ExactString(a.alias)] = count == 0 ? .null : .double(total / Double(count))
+                if case .sum = a.kind { out[ExactString(a.alias)] = sum.value } else { out[ExactString(a.alias)] = sum.average }
             }
         }
         return (out, txn, readTime)

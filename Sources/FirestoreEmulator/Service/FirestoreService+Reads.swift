@@ -52,13 +52,16 @@ extension FirestoreService {
     /// Firestore's rules for `readTime` without point-in-time recovery: any microsecond within the
     /// version retention period (the past hour), nothing in the future. Beyond the hour only
     /// whole-minute times are valid requests at all (they name point-in-time-recovery snapshots,
-    /// which this database does not keep, so they are too old); other times are malformed.
+    /// which this database does not keep, so they are too old); other times are malformed, and so
+    /// is the epoch or anything before it.
     func checkReadTime(_ t: Instant) throws(FirestoreError) {
         let now = latestTime()
         if t > now {
             throw .invalidArgument("The requested 'read_time' cannot be in the future.")
         }
         if t.unixMicros < now.unixMicros - FirestoreStorage.historyMicros {
+            // The epoch and before: the official emulator's words for every read that takes a time.
+            if t.unixMicros <= 0 { throw .invalidArgument("Only timestamps past epoch are supported.") }
             if t.unixMicros % 60_000_000 != 0 {
                 throw .invalidArgument("read_time must be within the past hour, or a whole minute for point-in-time recovery reads: \(ValueJSON.formatTimestamp(t))")
             }

@@ -580,7 +580,9 @@ extension FirestoreHTTPService {
         }
         var ids = Array(try service.listCollectionIDs(c.database, parent: parent, readTime: readTime, caller: c.caller).dropFirst(offset))
         var next: Int?
-        if let pageSize, pageSize > 0, ids.count > pageSize {
+        // A full page has a token even when nothing follows it, as the emulator answers (and as
+        // `documents.list` pages do).
+        if let pageSize, pageSize > 0, ids.count >= pageSize {
             ids = Array(ids.prefix(pageSize))
             next = offset + pageSize
         }

@@ -422,8 +422,8 @@ extension FirestoreService {
     /// `documents.list`: one page of a collection in `order`, starting after `pageToken`'s position.
     ///
     /// A page is one query with a `startAfter` cursor at the token's position and a limit of
-    /// `pageSize + 1` (the extra entry only tells whether a next page exists), so it reads about
-    /// a page of index rows wherever it starts; without a page size everything is one page.
+    /// `pageSize + 1` (the extra entry bounds a `showMissing` page's missing documents), so it reads
+    /// about a page of index rows wherever it starts; without a page size everything is one page.
     func listDocuments(_ db: DatabaseID, collection: ResourcePath, order: [Ordering], pageSize: Int?, pageToken: ListPageToken?,
                        showMissing: Bool, recursive: Bool = false, consistency: ReadConsistency, caller: Caller) throws(FirestoreError)
         -> ListPage {
@@ -497,7 +497,10 @@ extension FirestoreService {
         if let txn, readTime == nil {
             recordQuery(txn, query, documents: docs, depth: nil)
         }
-        guard let pageSize, pageSize > 0, entries.count > pageSize else {
+        // A full page has a next page token even when nothing follows it (the next page is then
+        // empty), as the official emulator answers; the API promises only that a page without
+        // one is the last.
+        guard let pageSize, pageSize > 0, entries.count >= pageSize else {
             return ListPage(entries: entries, nextPageToken: nil, examined: examined)
         }
         entries.removeLast(entries.count - pageSize)

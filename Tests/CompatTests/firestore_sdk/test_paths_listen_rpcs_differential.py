@@ -39,9 +39,11 @@ NESTED = "Property {} contains an invalid nested entity."
 SQ = types.StructuredQuery
 
 
-def rest(host, method, path, body=None):
-    """(status, JSON) of a REST call with the emulator's owner credentials."""
-    url = f"http://{host}/v1/projects/{os.environ['HEARTH_PROJECT']}/databases/(default)/documents{path}"
+def rest(host, method, path, body=None, root=None):
+    """(status, JSON) of a REST call with the emulator's owner credentials; `path` under the
+    database's documents, or under `root` when given."""
+    root = root or f"/v1/projects/{os.environ['HEARTH_PROJECT']}/databases/(default)/documents"
+    url = f"http://{host}{root}{path}"
     req = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(), method=method,
                                  headers={"Content-Type": "application/json", "Authorization": "Bearer owner"})
     try:

@@ -69,11 +69,14 @@ extension FirestoreHTTPService {
                 .joined(separator: "\n"))
         }
         if issues.isEmpty { return Response.json(.object([:])) }
+        // A file sent without a name (as @firebase/rules-unit-testing sends it) is named in no
+        // issue, as on the emulator.
+        let named = file["name"]?.stringValue != nil
         let rendered: [JSON] = issues.map { issue in
             .object([
-                "sourcePosition": .object([
-                    "fileName": .string(issue.fileName), "line": .int(Int64(issue.line)), "column": .int(Int64(issue.column)),
-                ]),
+                "sourcePosition": .object(JSONObject((named ? [("fileName", .string(issue.fileName))] : []) + [
+                    ("line", .int(Int64(issue.line))), ("column", .int(Int64(issue.column))),
+                ])),
                 "description": .string(issue.description),
                 "severity": .string(issue.severity.rawValue),
             ])

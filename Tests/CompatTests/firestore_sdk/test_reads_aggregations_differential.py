@@ -317,6 +317,10 @@ def test_rules_reload_as_the_test_helpers_call_it(emulator_host):
     assert status == 400 and broken["error"]["status"] == "INVALID_ARGUMENT"
     assert broken["error"]["message"].startswith("Error compiling rules:\nL2:57 Unexpected ';'"), broken
     assert write("x/c", _user_token(project)) == 200 and write("x/d", None) == 403  # the last good rules
+    # A file without a name, as rules-unit-testing sends it: its issues name no file.
+    status, warned = rest(emulator_host, "PUT", "", {"rules": {"files": [{"content": head + "unknownVar == 1; } } }"}]}}, root=rules_url)
+    assert status == 200 and [("fileName" in i["sourcePosition"], i["sourcePosition"]["line"]) for i in warned["issues"]] == \
+        [(False, 2)], warned
 
 
 def test_emulator_delete_of_a_document_or_a_collection(emulator_host):

@@ -480,6 +480,7 @@ extension FirestoreHTTPService {
             let a = try ProtoObject(json: item, path: saq.childPath("aggregations") + "[\(i)]")
             try a.requireKnown(["alias", "count", "sum", "avg"])
             let alias = try a.string("alias").flatMap { $0.isEmpty ? nil : $0 } ?? "field_\(i + 1)"
+            try DocumentFields.checkResultName(alias)
             if !aliases.insert(alias).inserted { throw .invalidArgument("Aggregation aliases contain duplicate alias: \(alias).") }
             let kinds = ["count", "sum", "avg"].filter { a.raw($0) != nil }
             guard !kinds.isEmpty else { throw .invalidArgument("Operator field in Aggregation is not set.") }
@@ -580,7 +581,9 @@ extension FirestoreHTTPService {
         }
         var ids = Array(try service.listCollectionIDs(c.database, parent: parent, readTime: readTime, caller: c.caller).dropFirst(offset))
         var next: Int?
-        if let pageSize, pageSize > 0, ids.count > pageSize {
+        // A full page has a token even when nothing follows it, as the emulator answers (and as
+        // `documents.list` pages do).
+        if let pageSize, pageSize > 0, ids.count >= pageSize {
             ids = Array(ids.prefix(pageSize))
             next = offset + pageSize
         }

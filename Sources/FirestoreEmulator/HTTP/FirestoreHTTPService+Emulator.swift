@@ -18,6 +18,16 @@ extension FirestoreHTTPService {
             }
             return Response.json(.object([:]))
         }
+        // DELETE /emulator/v1/projects/{p}/databases/{d}/documents/{path…}: that document or
+        // collection and everything below it, as the emulator answers.
+        if s.count > 6, s[3] == "databases", s[5] == "documents" {
+            guard request.method == "DELETE" else { return methodNotAllowed(request) }
+            let db = DatabaseID(project: s[2], database: s[4])
+            let path = ResourcePath(Array(s[6...]))
+            try path.validate(fullName: db.name(of: path), kind: path.isDocument ? "Document name" : "Collection name")
+            try service.clear(db, under: path)
+            return Response.json(.object([:]))
+        }
         guard s.count == 3, let colon = s[2].lastIndex(of: ":") else { return notFound(request) }
         let project = String(s[2][..<colon])
         let action = String(s[2][s[2].index(after: colon)...])
@@ -35,8 +45,10 @@ extension FirestoreHTTPService {
         }
     }
 
-    /// `{"rules": {"files": [{"name": …, "content": …}]}}` → `{"issues": […]}` (200 even when
-    /// the rules do not compile; only rules without errors are installed).
+    /// `{"rules": {"files": [{"name": …, "content": …}]}}` → `{}`, or `{"issues": […]}` with the
+    /// warnings. Rules that do not compile are not installed and answer 400 INVALID_ARGUMENT
+    /// "Error compiling rules:" with a line `L<line>:<column> <description>` per error, as the
+    /// official emulator answers (`@firebase/rules-unit-testing` throws on a failed load).
     private func putRules(_ request: Request, project: String) throws(FirestoreError) -> Response {
         let json: JSON
         do {
@@ -51,11 +63,20 @@ extension FirestoreHTTPService {
         }
         let name = file["name"]?.stringValue ?? "firestore.rules"
         let issues = service.rules.install(project: project, source: content, fileName: name)
+        let errors = issues.filter { $0.severity == .error }
+        if !errors.isEmpty {
+            throw .invalidArgument((["Error compiling rules:"] + errors.map { "L\($0.line):\($0.column) \($0.description)" })
+                .joined(separator: "\n"))
+        }
+        if issues.isEmpty { return Response.json(.object([:])) }
+        // A file sent without a name (as @firebase/rules-unit-testing sends it) is named in no
+        // issue, as on the emulator.
+        let named = file["name"]?.stringValue != nil
         let rendered: [JSON] = issues.map { issue in
             .object([
-                "sourcePosition": .object([
-                    "fileName": .string(issue.fileName), "line": .int(Int64(issue.line)), "column": .int(Int64(issue.column)),
-                ]),
+                "sourcePosition": .object(JSONObject((named ? [("fileName", .string(issue.fileName))] : []) + [
+                    ("line", .int(Int64(issue.line))), ("column", .int(Int64(issue.column))),
+                ])),
                 "description": .string(issue.description),
                 "severity": .string(issue.severity.rawValue),
             ])

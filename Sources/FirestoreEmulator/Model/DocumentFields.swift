@@ -91,6 +91,18 @@ enum DocumentFields {
         key.utf8.first == 0x5F && key.count >= 4 && key.hasPrefix("__") && key.hasSuffix("__")
     }
 
+    /// A name the server writes into its answer (an aggregation's alias, `find_nearest`'s distance
+    /// field) is a property name: at most 1,500 bytes and not `__.*__`, in the emulator's words
+    /// ("The property.name …", `label` naming the request's field before it when there is one).
+    static func checkResultName(_ name: String, label: String = "") throws(FirestoreError) {
+        if name.utf8.count > FieldPath.maxBytes {
+            throw .invalidArgument("The \(label)property.name is longer than \(FieldPath.maxBytes) bytes.")
+        }
+        if isReservedName(name) {
+            throw .invalidArgument("The \(label)property.name \"\(name)\" is reserved.")
+        }
+    }
+
     /// Rejects what Firestore refuses anywhere in a written document: the names it reserves
     /// (`__.*__`), and vectors holding NaN (a filter's or query vector's may).
     static func validateWritten(_ fields: [ExactString: FirestoreValue], prefix: [String] = []) throws(FirestoreError) {

@@ -52,14 +52,7 @@ struct FindNearest: Sendable {
         }
         var resultField = try o.string("distanceResultField")
         if resultField?.isEmpty == true { resultField = nil }
-        if let name = resultField {
-            if name.utf8.count > FieldPath.maxBytes {
-                throw .invalidArgument("The distanceResultField.property.name is longer than \(FieldPath.maxBytes) bytes.")
-            }
-            if name.utf8.count >= 4, name.hasPrefix("__"), name.hasSuffix("__") {
-                throw .invalidArgument("The distanceResultField.property.name \"\(name)\" is reserved.")
-            }
-        }
+        if let name = resultField { try DocumentFields.checkResultName(name, label: "distanceResultField.") }
         let threshold = try o.double("distanceThreshold")
         if let threshold, !threshold.isFinite { throw .invalidArgument("distanceThreshold must be a finite number.") }
         return FindNearest(field: field, vector: vector, measure: measure, limit: Int(limit), resultField: resultField,

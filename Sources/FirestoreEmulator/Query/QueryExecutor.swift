@@ -395,7 +395,14 @@ struct QueryExecutor {
                         guard case .reference(let name) = r else { return nil }
                         return try? ResourcePath.parseName(name).1
                     }
-                    return .keys(paths.sorted { OrderedEncoding.compare($0.key, $1.key) < 0 })
+                    // A name given twice is one document, as `in` over a field's values is one match.
+                    let sorted = paths.sorted { OrderedEncoding.compare($0.key, $1.key) < 0 }
+                    var unique: [ResourcePath] = []
+                    unique.reserveCapacity(sorted.count)
+                    for p in sorted where unique.last.map({ OrderedEncoding.compare($0.key, p.key) != 0 }) ?? true {
+                        unique.append(p)
+                    }
+                    return .keys(unique)
                 }
             }
         }

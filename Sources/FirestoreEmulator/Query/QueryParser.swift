@@ -316,7 +316,11 @@ struct QueryParser {
     /// A `__name__` filter or cursor value must name a document of this database.
     func checkKeyReference(_ name: String) throws(FirestoreError) {
         let (db, path) = try ResourcePath.parseName(name)
-        guard db == database, path.isDocument else {
+        // The official emulator's words for a document of another project or database.
+        guard db == database else {
+            throw .invalidArgument("The request was for database '\(database.name)' but was attempting to access database '\(db.name)'")
+        }
+        guard path.isDocument else {
             throw .invalidArgument("__key__ filter value must be a Key")
         }
     }

@@ -52,13 +52,16 @@ extension FirestoreService {
     /// Firestore's rules for `readTime` without point-in-time recovery: any microsecond within the
     /// version retention period (the past hour), nothing in the future. Beyond the hour only
     /// whole-minute times are valid requests at all (they name point-in-time-recovery snapshots,
-    /// which this database does not keep, so they are too old); other times are malformed.
+    /// which this database does not keep, so they are too old); other times are malformed, and so
+    /// is the epoch or anything before it.
     func checkReadTime(_ t: Instant) throws(FirestoreError) {
         let now = latestTime()
         if t > now {
             throw .invalidArgument("The requested 'read_time' cannot be in the future.")
         }
         if t.unixMicros < now.unixMicros - FirestoreStorage.historyMicros {
+            // The epoch and before: the official emulator's words for every read that takes a time.
+            if t.unixMicros <= 0 { throw .invalidArgument("Only timestamps past epoch are supported.") }
             if t.unixMicros % 60_000_000 != 0 {
                 throw .invalidArgument("read_time must be within the past hour, or a whole minute for point-in-time recovery reads: \(ValueJSON.formatTimestamp(t))")
             }
@@ -372,45 +375,16 @@ extension FirestoreService {
                 var n = Int64(documents.count)
                 if let upTo { n = min(n, upTo) }
                 out[ExactString(a.alias)] = .integer(n)
-            case .sum(let field):
-                var intSum: Int64 = 0
-                var doubleSum = 0.0
-                var isDouble = false
+            case .sum(let field), .avg(let field):
+                var sum = NumericSum()
                 for d in documents {
                     switch DocumentFields.value(at: field, in: d.fields) {
-                    case .integer(let i)?:
-                        if !isDouble {
-                            let (s, overflow) = intSum.addingReportingOverflow(i)
-                            if overflow {
-                                isDouble = true
-                                doubleSum = Double(intSum) + Double(i)
-                            } else {
-                                intSum = s
-                            }
-                        } else {
-                            doubleSum += Double(i)
-                        }
-                    case .double(let x)?:
-                        if !isDouble {
-                            isDouble = true
-                            doubleSum = Double(intSum)
-                        }
-                        doubleSum += x
+                    case .integer(let i)?: sum.add(i)
+                    case .double(let x)?: sum.add(x)
                     default: break
                     }
                 }
-                out[ExactString(a.alias)] = isDouble ? .double(doubleSum) : .integer(intSum)
-            case .avg(let field):
-                var total = 0.0
-                var count = 0
-                for d in documents {
-                    switch DocumentFields.value(at: field, in: d.fields) {
-                    case .integer(let i)?: total += Double(i); count += 1
-                    case .double(let x)?: total += x; count += 1
-                    default: break
-                    }
-                }
-                out[ExactString(a.alias)] = count == 0 ? .null : .double(total / Double(count))
+                if case .sum = a.kind { out[ExactString(a.alias)] = sum.value } else { out[ExactString(a.alias)] = sum.average }
             }
         }
         return (out, txn, readTime)
@@ -448,8 +422,8 @@ extension FirestoreService {
     /// `documents.list`: one page of a collection in `order`, starting after `pageToken`'s position.
     ///
     /// A page is one query with a `startAfter` cursor at the token's position and a limit of
-    /// `pageSize + 1` (the extra entry only tells whether a next page exists), so it reads about
-    /// a page of index rows wherever it starts; without a page size everything is one page.
+    /// `pageSize + 1` (the extra entry bounds a `showMissing` page's missing documents), so it reads
+    /// about a page of index rows wherever it starts; without a page size everything is one page.
     func listDocuments(_ db: DatabaseID, collection: ResourcePath, order: [Ordering], pageSize: Int?, pageToken: ListPageToken?,
                        showMissing: Bool, recursive: Bool = false, consistency: ReadConsistency, caller: Caller) throws(FirestoreError)
         -> ListPage {
@@ -523,7 +497,10 @@ extension FirestoreService {
         if let txn, readTime == nil {
             recordQuery(txn, query, documents: docs, depth: nil)
         }
-        guard let pageSize, pageSize > 0, entries.count > pageSize else {
+        // A full page has a next page token even when nothing follows it (the next page is then
+        // empty), as the official emulator answers; the API promises only that a page without
+        // one is the last.
+        guard let pageSize, pageSize > 0, entries.count >= pageSize else {
             return ListPage(entries: entries, nextPageToken: nil, examined: examined)
         }
         entries.removeLast(entries.count - pageSize)

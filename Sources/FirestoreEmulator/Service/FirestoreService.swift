@@ -83,6 +83,23 @@ public final class FirestoreService: Sendable {
         transactions.removeAll(database: db)
     }
 
+    /// Deletes a document or a collection and every document below it, as admin writes of 500
+    /// deletes each (listeners see each delete), until nothing is left under `path`
+    /// (`DELETE /emulator/v1/projects/{p}/databases/{d}/documents/{path}`).
+    func clear(_ db: DatabaseID, under path: ResourcePath) throws(FirestoreError) {
+        if path.isDocument {
+            _ = try commit(db, writes: [Write(path: path, operation: .delete, transforms: [], precondition: nil)],
+                           transaction: nil, caller: .admin)
+        }
+        while true {
+            let page = try listDocuments(db, collection: path, order: [], pageSize: 500, pageToken: nil, showMissing: false,
+                                         recursive: true, consistency: .strong, caller: .admin)
+            let writes = page.entries.map { Write(path: $0.0, operation: .delete, transforms: [], precondition: nil) }
+            if writes.isEmpty { return }
+            _ = try commit(db, writes: writes, transaction: nil, caller: .admin)
+        }
+    }
+
     /// Runs a clear of `db` (every database when nil) and tells listeners, which then re-read
     /// their targets from scratch (RESET).
     private func publishingClear(_ db: DatabaseID?, _ body: () throws -> Void) throws {

@@ -109,13 +109,12 @@ struct WriteParser {
         return try Self.validateMask(out)
     }
 
-    /// Rejects masks naming `__name__` or any reserved name (`__.*__`) inside a path. A path given
-    /// twice, or with a path inside it, is accepted as Firestore accepts it (the mask is a set of paths).
+    /// Rejects masks naming a reserved name (`__.*__`) inside a path. A lone `__name__` names no
+    /// field a document can hold, so it selects (or, in an update mask, writes) nothing, as the
+    /// official emulator answers in read and update masks alike. A path given twice, or with a
+    /// path inside it, is accepted as Firestore accepts it (the mask is a set of paths).
     static func validateMask(_ paths: [FieldPath]) throws(FirestoreError) -> [FieldPath] {
         for p in paths {
-            if p.isDocumentKey {
-                throw .invalidArgument("Cannot use the reserved field name __name__ in a mask.")
-            }
             try p.rejectReservedNames(as: .write)
         }
         return paths

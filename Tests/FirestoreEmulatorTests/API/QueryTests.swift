@@ -210,6 +210,37 @@ import Testing
         #expect(empty.json[0]?["result"]?["aggregateFields"]?["c"] == int(0))
     }
 
+    /// `__name__ in` naming a document twice matches it once, as `in` over a field's values does
+    /// (it was read once per mention: two results, a count of 2, a limit filled by the repeat).
+    @Test func nameInWithADocumentTwiceMatchesItOnce() throws {
+        let h = try Self.cities()
+        let twice = ff("__name__", "IN", arr([Self.ref(h, "cities/SF"), Self.ref(h, "cities/SF"), Self.ref(h, "cities/LA")]))
+        #expect(h.query(sq("cities", where: twice)).ids == ["LA", "SF"])
+        #expect(h.query(sq("cities", where: twice, limit: 2)).ids == ["LA", "SF"])
+        let count = h.call("POST", h.api(":runAggregationQuery"), .object(["structuredAggregationQuery": .object([
+            "structuredQuery": sq("cities", where: twice), "aggregations": .array([.object(["alias": .string("c"), "count": .object([:])])]),
+        ])]))
+        #expect(count.json[0]?["result"]?["aggregateFields"]?["c"] == int(2), "\(count.json)")
+    }
+
+    /// An aggregation's alias is a property name of the result: `__.*__` and names over 1,500
+    /// bytes are refused in the official emulator's words (faith31).
+    @Test func aggregationAliasesAreFieldNames() throws {
+        let h = try Self.cities()
+        func aggregate(_ alias: String) -> (Int, String?) {
+            let r = h.call("POST", h.api(":runAggregationQuery"), .object(["structuredAggregationQuery": .object([
+                "structuredQuery": sq("cities"), "aggregations": .array([.object(["alias": .string(alias), "count": .object([:])])]),
+            ])]))
+            return (r.status, r.json["error"]?["message"]?.stringValue)
+        }
+        #expect(aggregate("__a__") == (400, "The property.name \"__a__\" is reserved."))
+        #expect(aggregate("__name__") == (400, "The property.name \"__name__\" is reserved."))
+        #expect(aggregate(String(repeating: "a", count: 1501)) == (400, "The property.name is longer than 1500 bytes."))
+        #expect(aggregate(String(repeating: "a", count: 1500)).0 == 200)
+        #expect(aggregate("__a").0 == 200)
+        #expect(aggregate("a.b").0 == 200)
+    }
+
     @Test func invalidQueriesAreRejected() throws {
         let h = try Self.cities()
         let cases: [(String, JSON, String)] = [
@@ -235,6 +266,9 @@ import Testing
             ("kind-less field filter", .object(["from": .array([.object(["allDescendants": .bool(true)])]), "where": ff("pop", "EQUAL", int(1))]),
              "kind is required for filter: pop"),
             ("key string", sq("cities", where: ff("__name__", "EQUAL", str("SF"))), "__key__ filter value must be a Key"),
+            // A document of another database: the official emulator's words (faith31).
+            ("key in another database", sq("cities", where: ff("__name__", "IN", arr([.object(["referenceValue": .string("projects/\(h.project)/databases/other/documents/cities/SF")])]))),
+             "The request was for database 'projects/\(h.project)/databases/(default)' but was attempting to access database 'projects/\(h.project)/databases/other'"),
             ("two not-in", sq("cities", where: composite("AND", [ff("a", "NOT_IN", arr([int(1)])), ff("b", "NOT_IN", arr([int(1)]))])), "Only a single 'NOT_EQUAL', 'NOT_IN'"),
             ("bad op", sq("cities", where: ff("a", "ALMOST", int(1))), "op"),
             ("bad path", sq("cities", where: ff("a..b", "EQUAL", int(1))), #"Invalid property path "a..b""#),

@@ -136,7 +136,6 @@ struct WriteProtoDecoderTests {
         ]))])]),
         ("an increment of a string", [update("\(docs)/c/d", [], extra: [("updateTransforms", .array([
             .object(JSONObject([("fieldPath", .string("n")), ("increment", str("1"))]))]))])]),
-        ("a mask naming __name__", [update("\(docs)/c/d", [], extra: [("updateMask", .object(["fieldPaths": .array([.string("__name__")])]))])]),
         ("a bad mask path", [update("\(docs)/c/d", [], extra: [("updateMask", .object(["fieldPaths": .array([.string("a..b")])]))])]),
         ("a delete with a mask", [write([("delete", .string("\(docs)/c/d")), ("updateMask", .object(["fieldPaths": .array([.string("a")])]))])]),
         ("a transform write", [write([("transform", .object(JSONObject([("document", .string("\(docs)/c/d")), ("fieldTransforms", .array([

@@ -29,9 +29,9 @@ struct NumericSum {
 
     private mutating func addCompensated(_ x: Double) {
         let t = x - compensation
-        let velvel = doubles + t
-        compensation = (velvel - doubles) - t
-        doubles = velvel
+        let next = doubles + t
+        compensation = (next - doubles) - t
+        doubles = next
         simple += x
     }
 

@@ -70,10 +70,14 @@ export async function render(root) {
   }
   async function load() {
     await guarded(async () => {
-      const r = await firestoreEmulator('PUT', 'securityRules', { rules: { files: [{ name: file?.name || 'firestore.rules', content: editor.value }] } });
-      const list = r.issues || [];
-      showIssues(list);
-      if (!list.some(i => i.severity === 'ERROR')) { toast('Rules loaded'); render(root); }
+      const files = [{ name: file?.name || 'firestore.rules', content: editor.value }];
+      // Rules that do not compile are refused with a 400, as the official emulator refuses them:
+      // check first, so that their errors are marked in the source instead of a bare message.
+      const checked = await hub('POST', `/v1/projects/${proj}:test`, { source: { files }, testSuite: { testCases: [] } });
+      if ((checked.issues || []).some(i => i.severity === 'ERROR')) { showIssues(checked.issues); return; }
+      const r = await firestoreEmulator('PUT', 'securityRules', { rules: { files } });
+      showIssues(r.issues || []);
+      toast('Rules loaded'); render(root);
     });
   }
 }

@@ -453,6 +453,11 @@ def test_rules_playground_decides_with_the_same_engine(browser, data):
     browser.find_element(By.ID, "rules-check").click()
     assert "line" in wait(browser, "#rules-errors").text
     wait(browser, "#rules-issues .ln.issue")
+    # Loading it is refused (400, as the official emulator answers) and marks the same errors.
+    browser.execute_script("document.getElementById('rules-issues').replaceChildren()")
+    browser.find_element(By.ID, "rules-load").click()
+    assert "line" in wait(browser, "#rules-errors").text
+    wait(browser, "#rules-issues .ln.issue")
 
 
 def test_clock_moves_from_the_ui(browser, data):

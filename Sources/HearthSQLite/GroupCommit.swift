@@ -44,7 +44,10 @@ import HearthCore
 /// batch there (Firestore stores its last commit time there instead of in every commit's body). Its
 /// writes commit with the bodies'; if it throws, the transaction rolls back and every body of the
 /// batch fails with it (`batchFailed`). A lone body that throws rolls its transaction back before
-/// the hook would run.
+/// the hook would run. `afterTransaction`, when given, is told once per transaction, after its end
+/// and before any of its callers hears of it, whether its COMMIT succeeded: what `beforeCommit`
+/// wrote is committed state from then on only if it did (Firestore's commit clock stores a ceiling
+/// there only when the committed one is passed, so it must know which one is committed).
 ///
 /// A waiting caller sleeps on its job's semaphore (its thread's own) and is woken only when it has
 /// something to do: its body ran (it returns, without taking the lock again), or the lead is handed
@@ -61,6 +64,7 @@ public final class GroupCommit: @unchecked Sendable {
     private let database: Database
     private let savepoint: String
     private let beforeCommit: (@Sendable (Connection) throws -> Void)?
+    private let afterTransaction: (@Sendable (_ committed: Bool) -> Void)?
     /// Leads submitted bodies that no caller is waiting to lead: a thread of its own, started when
     /// first needed, that sleeps on `drainWake` between runs. Not a GCD queue: libdispatch gives
     /// its threads the nice value of their QoS class (0 or 2 for a default queue, measured), not
@@ -115,12 +119,15 @@ public final class GroupCommit: @unchecked Sendable {
     }
 
     /// Batches writes to `database`; `savepoint` names the savepoint each body runs in, and
-    /// `beforeCommit` runs once per transaction before its COMMIT (see the type's comment).
+    /// `beforeCommit` runs once per transaction before its COMMIT, and `afterTransaction` learns
+    /// whether that COMMIT succeeded (see the type's comment).
     public init(database: Database, savepoint: String = "group_commit",
-                beforeCommit: (@Sendable (Connection) throws -> Void)? = nil) {
+                beforeCommit: (@Sendable (Connection) throws -> Void)? = nil,
+                afterTransaction: (@Sendable (_ committed: Bool) -> Void)? = nil) {
         self.database = database
         self.savepoint = savepoint
         self.beforeCommit = beforeCommit
+        self.afterTransaction = afterTransaction
     }
 
     /// Bodies waiting for a transaction (tests use it to line up a batch).
@@ -364,7 +371,9 @@ public final class GroupCommit: @unchecked Sendable {
                 // Every body taken has run: nothing joins the transaction after this.
                 try beforeCommit?(conn)
             }
+            afterTransaction?(true)
         } catch {
+            afterTransaction?(false)
             if !aloneFailed {
                 for k in ran.indices where failures[k] == nil { failures[k] = GroupCommitError.batchFailed(error) }
             }

@@ -499,4 +499,51 @@ import Testing
         #expect(try values(db).isEmpty)
         #expect(try hookRows(db).isEmpty)
     }
+
+    // MARK: afterTransaction (whether the COMMIT succeeded)
+
+    /// What an `afterTransaction` hook was told, and the rows of `t` committed when it was (guarded
+    /// by its lock).
+    final class EndLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var told: [Bool] = []
+        var ends: [Bool] { lock.withLock { told } }
+        func add(_ committed: Bool) { lock.withLock { told.append(committed) } }
+    }
+
+    /// Told true after a COMMIT that succeeded, false after a lone body threw, after a hook threw
+    /// and after a COMMIT that failed (a deferred check) — once per transaction, before its callers
+    /// hear of it.
+    @Test func afterTransactionLearnsWhetherTheCommitSucceeded() throws {
+        let db = try databaseWithDeferredCheck()
+        let ends = EndLog()
+        let failHook = HookLog()
+        try db.write { c in try c.run("CREATE TABLE h (n INTEGER NOT NULL)") }
+        let batcher = GroupCommit(database: db, beforeCommit: { c in try failHook.hook(c) },
+                                  afterTransaction: { ends.add($0) })
+        try batcher.perform { c in try c.run("INSERT INTO t (v) VALUES ('a')") }
+        #expect(ends.ends == [true])
+        #expect(throws: Refused.self) {
+            try batcher.perform { c -> Int in
+                try c.run("INSERT INTO t (v) VALUES ('b')")
+                throw Refused()
+            }
+        }
+        #expect(ends.ends == [true, false])
+        failHook.failNext()
+        #expect(throws: (any Error).self) {
+            try batcher.perform { c in try c.run("INSERT INTO t (v) VALUES ('c')") }
+        }
+        #expect(ends.ends == [true, false, false])
+        #expect(throws: (any Error).self) {
+            try batcher.perform { c in try c.run("INSERT INTO child (pid) VALUES (42)") }
+        }
+        #expect(ends.ends == [true, false, false, false])
+        // A batch of submitted bodies is one transaction: told once, before the first completion.
+        let names = (0..<8).map { "s\($0)" }
+        let (completions, _, transactions) = try submitted(names.map { Body(name: $0, bare: true) }, db: db, batcher: batcher)
+        for n in names { #expect(completions[n] == .success(n.utf8.count)) }
+        #expect(ends.ends == [true, false, false, false] + Array(repeating: true, count: transactions))
+        #expect(try values(db) == ["a"] + names)
+    }
 }

@@ -129,7 +129,8 @@ final class FirestoreStorage: @unchecked Sendable {
     /// past 1 hour").
     static let historyMicros: Int64 = 3_600_000_000
 
-    /// Commit times, stored once per write transaction (by `batcher`'s `beforeCommit`).
+    /// Commit times; a ceiling above them stored when a transaction passes the committed one (by
+    /// `batcher`'s `beforeCommit`, `CommitTimes`).
     private let commitTimes = CommitTimes()
     /// Write transactions of concurrent requests, committed together.
     let batcher: GroupCommit
@@ -147,7 +148,9 @@ final class FirestoreStorage: @unchecked Sendable {
         self.database = database
         self.logger = logger
         let times = commitTimes
-        batcher = GroupCommit(database: database, savepoint: "fs_batched_write", beforeCommit: { conn in try times.flush(conn) })
+        batcher = GroupCommit(database: database, savepoint: "fs_batched_write",
+                              beforeCommit: { conn in try times.flush(conn) },
+                              afterTransaction: { committed in times.ended(committed: committed) })
         // Readers take their view of the indexed fields before their snapshot; until this is loaded
         // they ask their snapshot instead (a failure here is retried by the first write).
         try? database.read { conn in try indexedFields.loadIfNeeded(conn) }
@@ -331,7 +334,8 @@ final class FirestoreStorage: @unchecked Sendable {
     }
 
     /// Takes `t` (from `commitTime`) as the last commit time, inside the transaction that commits
-    /// with it: `batcher` stores it once for the whole transaction, just before its COMMIT (`CommitTimes`).
+    /// with it: `batcher` stores a ceiling above it just before its COMMIT, unless the committed
+    /// ceiling is above it already (`CommitTimes`).
     func record(commitTime t: Instant) {
         commitTimes.record(t)
     }
@@ -343,7 +347,8 @@ final class FirestoreStorage: @unchecked Sendable {
     /// so "now" for read times is the later of the clock and this.
     var latestCommitMicros: Int64 { commitTimes.latestMicros }
 
-    /// Loads the last commit time of a database opened from disk (so read times stay ahead of it).
+    /// Loads the stored commit-time ceiling of a database opened from disk (so read times stay ahead
+    /// of every commit made before).
     func loadLastCommit() throws {
         try commitTimes.load(database)
     }

@@ -104,6 +104,11 @@ import Testing
         let shared = try Database(path: layout.shared)
         try shared.migrate(FirestoreService.migrations + Self.other)
         let old = try TestHarness(database: shared)
+        // It runs later than the hearth that wrote the moved documents. (Both harnesses' clocks stand
+        // at one instant, and the commit clock stores its first commit's time plus a lease
+        // (`CommitTimes`): the same instant for both would store the same value, which a later run's
+        // clock, and an older hearth's exact times, never do.)
+        #expect(old.clock.advance(seconds: 60))
         _ = old.put("late/doc", ["v": str("written by the older hearth")])
         #expect(throws: FirestoreFileMove.MoveError.self) { try FirestoreFileMove.run(from: shared, to: layout.own) }
         #expect(old.call("GET", old.api("/late/doc")).status == 200)

@@ -312,9 +312,15 @@ final class CountedVisits: @unchecked Sendable {
 
     /// Adds one evaluation's counted visits (`Evaluation.hits`: the slot in the low 32 bits).
     func add(_ hits: [UInt64]) {
-        for h in hits {
-            let slot = Int(UInt32(truncatingIfNeeded: h))
-            if slot < slots.count { slots[slot] += 1 }
+        // Through plain pointers, the count read once: ~80 hits a create, under the pending lock
+        // (the array's iterator and the buffer's count re-read per hit cost ~12 instructions each).
+        guard let counts = slots.baseAddress else { return }
+        let limit = UInt64(slots.count)
+        hits.withUnsafeBufferPointer { hits in
+            for h in hits {
+                let slot = h & 0xFFFF_FFFF
+                if slot < limit { counts[Int(slot)] &+= 1 }
+            }
         }
     }
 

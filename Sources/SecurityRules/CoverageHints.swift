@@ -46,7 +46,8 @@ final class CoverageHints: @unchecked Sendable {
     let counts: CountedVisits
     /// Whether some offered string has another spelling (`Node.spelled`).
     let spelled: Bool
-    /// Per node, the value of a `kind` 1 or 2 offer (.null otherwise), for `value(_:_:)`.
+    /// Per node, the value of a `kind` 1 to 4 offer, or a list of strings its last entry holds
+    /// (`keyList`); .null otherwise. For `value(_:_:)` and `keyList(_:of:)`.
     private let values: [RulesValue]
     // Immutable once built; owned here and read by evaluations through `offers`, which holds no
     // reference (a retain and a release per visited expression cost more than the check).
@@ -126,6 +127,48 @@ final class CoverageHints: @unchecked Sendable {
             return same ? Int(n.entry) : -1
         }
 
+        /// The entry node `id`'s outcome `receiver.lower()` counts at when it is offered; −1
+        /// otherwise. The receiver's bytes are lowered as they are compared (A–Z to a–z, as
+        /// `lower()` maps them, every other byte as it is), so the lowered string is not built.
+        func entry(_ id: Int32, lowering receiver: String) -> Int {
+            let i = Int(id)
+            guard i < nodes.count, nodes[i].kind == 2, receiver.utf8.count == Int(nodes[i].length), let bytes else { return -1 }
+            let n = nodes[i]
+            let offered = UnsafeRawPointer(bytes + Int(n.offset))
+            var receiver = receiver
+            let same = receiver.withUTF8 { s in
+                guard let source = s.baseAddress.map(UnsafeRawPointer.init) else { return true }
+                // Eight bytes at a time (a byte loop cost ~10 instructions a byte over the 135 of
+                // a create's joined fields, against `memcmp`'s fraction of one for plain strings).
+                var k = 0
+                while k + 8 <= s.count {
+                    let x = source.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+                    if Offers.lowered(x) != offered.loadUnaligned(fromByteOffset: k, as: UInt64.self) { return false }
+                    k += 8
+                }
+                while k < s.count {
+                    let b = s[k]
+                    if (b &- 0x41 < 26 ? b | 0x20 : b) != offered.load(fromByteOffset: k, as: UInt8.self) { return false }
+                    k += 1
+                }
+                return true
+            }
+            return same ? Int(n.entry) : -1
+        }
+
+        /// Eight bytes with A–Z made a–z, every other byte as it is (`lower()`'s mapping, per byte
+        /// lane: a lane's top bit says whether its low seven bits reach `A` (+0x3F) and pass `Z`
+        /// (+0x25); neither sum carries into the next lane, and a byte ≥ 0x80 is left alone).
+        @inline(__always)
+        static func lowered(_ x: UInt64) -> UInt64 {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let low = x & (0x7F &* ones)
+            let fromA = low &+ 0x3F &* ones
+            let pastZ = low &+ 0x25 &* ones
+            let upper = fromA & ~pastZ & ~x & (0x80 &* ones)
+            return x | upper >> 2
+        }
+
         /// Whether `s` (of the offer's length) has the offer's bytes.
         private func same(_ s: String, _ n: Node) -> Bool {
             guard let bytes else { return false }
@@ -157,11 +200,28 @@ final class CoverageHints: @unchecked Sendable {
     /// fold is told where it did (`RulesCoverage.marked`), so an equal visit spelled otherwise
     /// never stays the representative past a newer counted one.
     static func offerableBytes(_ s: String) -> Bool {
+        if flaggedASCII(s) { return true }
         var s = s
         return s.withUTF8 { bytes in
             for b in bytes where b >= 0x80 { return false }
             return true
         }
+    }
+
+    /// True when the string's own representation says it is ASCII, read without touching its
+    /// bytes: the standard library computes that flag whenever it builds a native string (from
+    /// bytes it validates, from a literal, by appending), in bit 62 of the second word for a
+    /// small string (up to 15 bytes in the two words) and in bit 63 of the first word, the count
+    /// and flags, for one stored apart. False means only "not known": a string of another kind
+    /// (bit 60 set: foreign, bridged) or one whose flag is clear is looked at byte by byte. This is
+    /// the standard library's string ABI (stable on Apple's platforms, the same layout here);
+    /// `CoverageCountedTests.asciiFlag` checks it against the bytes, and that native ASCII
+    /// strings of every shape carry it, so a changed layout fails there, not silently.
+    @inline(__always)
+    static func flaggedASCII(_ s: String) -> Bool {
+        let (countAndFlags, object) = unsafeBitCast(s, to: (UInt64, UInt64).self)
+        if object & 0x2000_0000_0000_0000 != 0 { return object & 0x4000_0000_0000_0000 != 0 }
+        return object & 0x1000_0000_0000_0000 == 0 && countAndFlags & 0x8000_0000_0000_0000 != 0
     }
 
     /// Whether an ASCII string has another spelling: a `K`, `;` or `` ` `` (`offerable(_:)`).
@@ -214,6 +274,19 @@ final class CoverageHints: @unchecked Sendable {
         }
     }
 
+    /// The list node `node`'s last entry held when these hints were published, if that is `map`'s
+    /// key list byte for byte (`RulesMap.hasKeyList`): a `keys()` node's value for a request
+    /// whose document has the same field names as the last one. The evaluator records this list
+    /// instead of building an equal one, so the fold finds the entry's own storage and counts the
+    /// visit at once (the list holds `s3Key`, whose `K` keeps it from being offered), without
+    /// comparing the lists and replacing the representative. What the visit records is the same
+    /// bytes a list built from the map would hold, so the report cannot tell.
+    func keyList(_ node: Int32, of map: RulesMap) -> RulesValue? {
+        let i = Int(node)
+        guard i < values.count, case .list(let items) = values[i], map.hasKeyList(items) else { return nil }
+        return values[i]
+    }
+
     /// The value a counted visit of node `node` at entry `entry` had (for a visit that has to be
     /// folded after all).
     func value(_ node: Int, _ entry: Int) -> RulesValue {
@@ -239,9 +312,15 @@ final class CountedVisits: @unchecked Sendable {
 
     /// Adds one evaluation's counted visits (`Evaluation.hits`: the slot in the low 32 bits).
     func add(_ hits: [UInt64]) {
-        for h in hits {
-            let slot = Int(UInt32(truncatingIfNeeded: h))
-            if slot < slots.count { slots[slot] += 1 }
+        // Through plain pointers, the count read once: ~80 hits a create, under the pending lock
+        // (the array's iterator and the buffer's count re-read per hit cost ~12 instructions each).
+        guard let counts = slots.baseAddress else { return }
+        let limit = UInt64(slots.count)
+        hits.withUnsafeBufferPointer { hits in
+            for h in hits {
+                let slot = h & 0xFFFF_FFFF
+                if slot < limit { counts[Int(slot)] &+= 1 }
+            }
         }
     }
 

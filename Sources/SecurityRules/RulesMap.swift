@@ -88,6 +88,17 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
 
     public func makeIterator() -> IndexingIterator<[Element]> { entries.makeIterator() }
 
+    /// Whether `list` is this map's key list byte for byte: the same count, and each item a string
+    /// with the bytes of the key at its place (`ExactString.equal`, so another spelling of a key
+    /// is not its key). The values are not read.
+    func hasKeyList(_ list: [RulesValue]) -> Bool {
+        guard list.count == entries.count else { return false }
+        for k in entries.indices {
+            guard case .string(let s) = list[k], ExactString.equal(s, entries[k].key) else { return false }
+        }
+        return true
+    }
+
     /// The exact count, so `map` and `Array(_:)` over a map reserve their result once
     /// (Sequence's default of 0 grew `keys()`'s list four times for a six-field document).
     public var underestimatedCount: Int { entries.count }

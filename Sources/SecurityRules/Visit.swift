@@ -8,9 +8,11 @@ struct Visit: Sendable {
     let node: Int32
     /// ≥ 0: the node evaluated to the first `prefix` UTF-8 bytes of `raw`'s string, a step of a
     /// `+` chain recorded without building its intermediate strings (`a + '/' + b` records
-    /// `a + '/'` as a prefix of the whole). −1: `raw` itself. ≤ −2 (only in coverage's queue,
-    /// `RulesCoverage.marked`): a visit the evaluator counted at entry −2 − `prefix` of the
-    /// node's coverage table, whose string was `raw`.
+    /// `a + '/'` as a prefix of the whole). −1: `raw` itself. `Visit.lowering`: `raw`'s string
+    /// lowered (`lower()` of a `lower().matches(…)` judged for coverage, whose matcher reads the
+    /// receiver lowered: the lowered string is built only where the visit is read). −33…−2 (only
+    /// in coverage's queue, `RulesCoverage.marked`): a visit the evaluator counted at entry
+    /// −2 − `prefix` of the node's coverage table, whose string was `raw`.
     let prefix: Int32
     var raw: TracedRaw
 
@@ -26,6 +28,16 @@ struct Visit: Sendable {
         self.raw = raw
     }
 
+    /// `prefix` of a visit whose value is `raw`'s string lowered.
+    static let lowering = Int32.min
+
+    /// Node `node` evaluated to `receiver.lower()`.
+    init(_ node: Int32, lowering receiver: String) {
+        self.node = node
+        prefix = Visit.lowering
+        raw = .value(.string(receiver))
+    }
+
     init(_ node: Int32, marking entry: Int, _ raw: TracedRaw) {
         self.node = node
         prefix = -2 - Int32(entry)
@@ -33,11 +45,12 @@ struct Visit: Sendable {
     }
 
     /// The coverage entry a marker names; nil for a visit.
-    var markedEntry: Int? { prefix <= -2 ? Int(-2 - prefix) : nil }
+    var markedEntry: Int? { prefix <= -2 && prefix != Visit.lowering ? Int(-2 - prefix) : nil }
 
-    /// The outcome as a value of its own (a prefix is copied out).
+    /// The outcome as a value of its own (a prefix is copied out, a lowering made).
     var traced: TracedRaw {
-        guard prefix >= 0, case .value(.string(let whole)) = raw else { return raw }
+        guard prefix >= 0 || prefix == Visit.lowering, case .value(.string(let whole)) = raw else { return raw }
+        if prefix == Visit.lowering { return .value(.string(StringFunctions.lowered(whole))) }
         return .value(.string(Visit.prefix(whole, Int(prefix))))
     }
 

@@ -260,4 +260,142 @@ struct CoverageCountedTests {
         #expect(CoverageHints.offerableBytes(s) == s.utf8.allSatisfy { $0 < 0x80 })
         #expect(CoverageHints.hasSpellings(s) == (CoverageHints.offerableBytes(s) && !expected))
     }
+
+    /// Strings built the ways a request's strings are: literals, decoded bytes, a slice, a
+    /// concatenation, `lower()`, a string with spare capacity; small (≤ 15 bytes) and stored
+    /// apart; ASCII and not.
+    static func builtStrings() -> [String] {
+        var spare = String()
+        spare.reserveCapacity(64)
+        spare += "image/jpeg"
+        var spareLong = String()
+        spareLong.reserveCapacity(256)
+        spareLong += "users/u1/uploads/123e4567-e89b-42d3-a456-426614174000.jpg"
+        var spareAccent = String()
+        spareAccent.reserveCapacity(64)
+        spareAccent += "caf\u{E9}"
+        return ["", "a", "image/jpeg", "exactly15bytes!", "sixteen bytes!!!", String(repeating: "x", count: 100),
+                String(decoding: Array("users/u1/uploads/123e4567-e89b-42d3-a456-426614174000.jpg".utf8), as: UTF8.self),
+                String(decoding: Array("s3".utf8), as: UTF8.self), String("xxusers/u1/files/f1, a longer string".dropFirst(2)),
+                "image/" + "jpeg", String(repeating: "ab", count: 20) + "c", "ABCDEFGHIJKLMNOPQRSTUVWXYZ".lowercased(),
+                spare, spareLong, spareAccent, "caf\u{E9}", "cafe\u{301}", "\u{212A}", "K",
+                String(repeating: "\u{E9}", count: 20), String(decoding: Array("na\u{EF}ve, and long enough".utf8), as: UTF8.self),
+                String(decoding: [0x61, 0xFF, 0x62], as: UTF8.self)]
+    }
+
+    /// `CoverageHints.flaggedASCII` reads the standard library's own ASCII flag: never set on a
+    /// string with a non-ASCII byte, and set on every native ASCII string built here — so the
+    /// K-free create's strings are not scanned (`RulesCoverage.holdsNonASCII`). A changed string
+    /// layout fails here rather than making the fast path silently wrong or never taken.
+    @Test func asciiFlag() {
+        for s in Self.builtStrings() {
+            let ascii = s.utf8.allSatisfy { $0 < 0x80 }
+            #expect(CoverageHints.flaggedASCII(s) == ascii, "\(Array(s.utf8).prefix(20)): flagged \(CoverageHints.flaggedASCII(s)), ASCII \(ascii)")
+            #expect(CoverageHints.offerableBytes(s) == ascii)
+            let visits = [Visit(1, .value(.string("image/jpeg"))), Visit(2, .value(.string(s))), Visit(3, .value(.int(1)))]
+            #expect(RulesCoverage.holdsNonASCII(visits) == !ascii)
+        }
+    }
+
+    /// Field values with the offered bytes but stored apart (spare capacity) are still counted
+    /// (compared byte for byte), and the reports match folding every visit.
+    @Test func offeredStringsBuiltApart() throws {
+        let shipped = compiled(Self.shippedSource, "firestore.rules")
+        func spare(_ s: String) -> String {
+            var out = String()
+            out.reserveCapacity(64)
+            out += s
+            return out
+        }
+        let pair = Pair()
+        for _ in 0..<70 { pair.judge(shipped, Self.create()) }
+        pair.compare(shipped, "warm")
+        let hints = try #require(pair.counting.hints(for: shipped))
+        func counted(_ request: RulesRequest) -> (visited: Int, hits: Int) {
+            var e = Evaluation(program: shipped.program, request: request, accessor: LookupAccessor(lookup: MapLookup()), hints: hints)
+            let allowed = e.run()
+            #expect(allowed)
+            return (e.visited.count, e.hits.count)
+        }
+        let small = counted(Self.create())
+        let apart = counted(Self.create(status: spare("ready")))
+        #expect(apart.hits == small.hits, "a status stored apart was counted \(apart.hits) times, not \(small.hits)")
+        #expect(apart.visited == small.visited)
+        for k in 0..<200 {
+            let status = k % 3 == 0 ? spare("ready") : k % 7 == 1 ? "pending" : k % 11 == 2 ? spare("pending") : "ready"
+            pair.judge(shipped, Self.create(status: status))
+            if k % 41 == 0 { pair.compare(shipped, "statuses built apart, after \(k + 1)") }
+        }
+        pair.compare(shipped, "statuses built apart, at the end")
+    }
+
+    /// `s.lower().matches(…)` judged for coverage records lower()'s value lazily (the receiver,
+    /// `Visit(_:lowering:)`) and counts it at its offer by the lowered bytes: reports must match
+    /// folding every visit for receivers of every kind — upper-case ASCII, non-ASCII capitals
+    /// lower() leaves alone, the bytes next to the letters, `K`/`;`/`` ` `` and their twins,
+    /// non-strings, a missing field —, repeated (offered) and unique past the cap, with patterns
+    /// the native matcher runs and ones it leaves to NSRegularExpression.
+    @Test func loweredMatchesCountedAndFolded() throws {
+        let ruleset = compiled("""
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /{document=**} {
+                  allow read: if request.auth.f.lower().matches('(?sm).*(^http|x-amz-signature).*')
+                    || request.auth.f.lower().matches('[a-z;`]+')
+                    || request.auth.f.lower().matches('(?i)HTTP.*');
+                }
+              }
+            }
+            """, "lower.rules")
+        let receivers: [RulesValue?] = [
+            .string("HTTP://X"), .string("Hello\nHTTP://a"), .string("\u{C9}COLE"), .string("abc"), .string("ABC"),
+            .string("AZ[\\]^_`az{@"), .string(""), .string("K;`"), .string("\u{212A};`"), .string("k\u{37E}\u{1FEF}"),
+            .string("X-Amz-Signature=1"), .int(7), .null, .list([.string("A")]), nil,
+        ]
+        func request(_ k: Int) -> RulesRequest {
+            var auth: RulesMap = ["uid": .string("u1")]
+            if k % 5 == 4 {
+                auth["f"] = .string("Unique Value \(k) Past The Cap")
+            } else if let v = receivers[k % receivers.count] {
+                auth["f"] = v
+            }
+            return RulesRequest(method: .get, path: ["databases", "(default)", "documents", "p", "d"], auth: .map(auth),
+                                time: .timestamp(seconds: 1_700_000_000, nanos: 0))
+        }
+        let pair = Pair()
+        for k in 0..<400 {
+            pair.judge(ruleset, request(k))
+            if k % 53 == 0 || k == 64 || k == 65 { pair.compare(ruleset, "lowered, after \(k + 1)") }
+        }
+        pair.compare(ruleset, "lowered, at the end")
+        // With the hints published, lower() of a new string is kept as its receiver, and a repeated
+        // one is counted at its offer.
+        let hints = try #require(pair.counting.hints(for: ruleset))
+        var unique = Evaluation(program: ruleset.program, request: request(999), accessor: LookupAccessor(lookup: MapLookup()), hints: hints)
+        _ = unique.run()
+        #expect(unique.visited.contains { $0.prefix == Visit.lowering })
+        #expect(unique.visited.filter { $0.prefix == Visit.lowering }.allSatisfy {
+            if case .value(.string(let s)) = $0.traced { s == "unique value 999 past the cap" } else { false }
+        })
+    }
+
+    /// The offer's eight-byte lowering is `lower()`'s byte mapping in every lane, for every byte
+    /// value beside every other in the lanes around it.
+    @Test func loweredWordsMapEveryByte() {
+        for b in 0...255 {
+            for lane in 0..<8 {
+                for neighbour in [0x00, 0x40, 0x41, 0x5A, 0x5B, 0x60, 0x61, 0x7A, 0x7F, 0x80, 0xC0, 0xDA, 0xFF] {
+                    var bytes = [UInt8](repeating: UInt8(neighbour), count: 8)
+                    bytes[lane] = UInt8(b)
+                    let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                    let expected = bytes.map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                    if CoverageHints.Offers.lowered(word) != expected {
+                        Issue.record("byte \(b) in lane \(lane) beside \(neighbour)")
+                        return
+                    }
+                }
+            }
+        }
+    }
 }

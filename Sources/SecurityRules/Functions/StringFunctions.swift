@@ -5,7 +5,7 @@ enum StringFunctions {
     static func call(_ m: Method, _ s: String, _ args: [RulesValue]) throws(EvalError) -> RulesValue {
         switch m {
         case .size: return .int(Int64(s.utf16.count))
-        case .lower: return .string(mapASCII(s, from: 0x41, to: 0x61))
+        case .lower: return .string(lowered(s))
         case .upper: return .string(mapASCII(s, from: 0x61, to: 0x41))
         case .trim:
             // Java's trim(): strips code points up to U+0020 at both ends.
@@ -29,6 +29,9 @@ enum StringFunctions {
         guard case .string(let s) = v else { throw EvalError.invalidArgument(m.rawValue, "string expected, got \(v.typeName)") }
         return s
     }
+
+    /// `s.lower()`'s string: A–Z to a–z, every other byte as it is.
+    static func lowered(_ s: String) -> String { mapASCII(s, from: 0x41, to: 0x61) }
 
     /// Maps the 26 ASCII letters starting at `from` to those starting at `to`, leaving every other
     /// byte alone (so the bytes stay valid UTF-8), straight into the new string's storage.

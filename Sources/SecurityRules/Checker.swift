@@ -116,7 +116,7 @@ struct Checker {
     private mutating func declareFunctions(_ body: [Statement], in scope: Scope) {
         for case .function(let f) in body {
             if scope.functions[f.name] != nil {
-                error("Function '\(f.name)' is already declared in this block.", f.nameRange)
+                error("Function \(f.name) is already defined.", f.nameRange)
                 continue
             }
             if Builtin(rawValue: f.name) != nil {
@@ -141,17 +141,17 @@ struct Checker {
             switch seg.kind {
             case .literal: break
             case .single(let n), .recursive(let n):
-                if names.contains(n) { error("Duplicate path variable '\(n)' in the match path.", seg.range) }
+                if names.contains(n) { error("Variable \(n) already exists in the PathTemplate.", seg.range) }
                 names.append(n)
                 if case .recursive = seg.kind {
                     recursiveCount += 1
                     if version == 1, i != m.segments.count - 1 {
-                        error("In rules_version '1' a recursive wildcard {\(n)=**} must be the last segment of the path; use rules_version = '2' for wildcards in the middle.", seg.range)
+                        error("Invalid glob match expression. Glob matches are permitted as the last segment in a match declaration path.", seg.range)
                     }
                 }
             }
         }
-        if recursiveCount > 1 { error("A match path may contain at most one recursive wildcard.", m.pathRange) }
+        if recursiveCount > 1 { error("Invalid glob match expression. Only one glob match is permitted in a match declaration path.", m.pathRange) }
         let scope = Scope(parent: parent, newVariables: names)
         if scope.depth > Checker.maxMatchDepth {
             error("Match statements are nested more than \(Checker.maxMatchDepth) levels deep.", m.pathRange)
@@ -197,7 +197,8 @@ struct Checker {
         var methods: MethodSet = []
         for (name, range) in a.methods {
             guard let m = MethodSet.named(name) else {
-                error("Unknown method '\(name)'; expected read, write, get, list, create, update or delete.", range)
+                // The emulator loads the file and the statement allows nothing for that name.
+                warning("Invalid method name: \(name).", range)
                 continue
             }
             methods.formUnion(m)
@@ -219,7 +220,7 @@ struct Checker {
         var locals = Locals(callerFunction: index)
         var seen = Set<String>()
         for (p, r) in decl.params {
-            if !seen.insert(p).inserted { error("Duplicate parameter '\(p)'.", r) }
+            if !seen.insert(p).inserted { error("Variable \(p) is already defined.", r) }
             locals.names.append(p)
         }
         if decl.params.count > Checker.maxArguments {
@@ -251,11 +252,9 @@ struct Checker {
             stack.append(f)
             for g in checker.callees[f].sorted() {
                 if colour[g] == 1 {
-                    let cycleStart = stack.firstIndex(of: g)!
-                    let cycle = stack[cycleStart...].map { checker.functionDecls[$0].decl.name } + [checker.functionDecls[g].decl.name]
+                    // The emulator's words, at the first function of the cycle.
                     if reported.insert(g).inserted {
-                        checker.error("Recursive function calls are not allowed: \(cycle.joined(separator: " -> ")).",
-                                      checker.functionDecls[g].decl.nameRange)
+                        checker.error("Recursive call is not allowed.", checker.functionDecls[g].decl.nameRange)
                     }
                 } else if colour[g] == 0 {
                     visit(g, &stack, &checker)
@@ -373,36 +372,37 @@ struct Checker {
             let cargs = args.map { check($0, scope: scope, locals: &locals) }
             if let f = scope.function(name) {
                 let expected = functionDecls[f].decl.params.count
-                if expected != args.count {
-                    error("Function '\(name)' takes \(expected) argument\(expected == 1 ? "" : "s") but \(args.count) \(args.count == 1 ? "was" : "were") given.", r)
-                }
                 useCounts[f] += 1
+                if expected != args.count { return wrongArity(name, nameRange, r, cargs) }
                 if let caller = locals.callerFunction { callees[caller].insert(f) }
                 return .call(newNode(r, children: cargs), f, cargs)
             }
             if let b = Builtin(rawValue: name) {
-                checkArity(b.rawValue, b.arity, args.count, r)
+                if b.arity != args.count { return wrongArity(name, nameRange, r, cargs) }
                 return .builtin(newNode(r, children: cargs), b, cargs)
             }
-            error("Unknown function '\(name)'.", nameRange)
-            return .unknownVariable(newNode(r, children: cargs), name + "()")
+            warning("Invalid function name: \(name).", nameRange)
+            return failingCall(name, nameRange, r, cargs)
         case .method(let base, let name, let args, let r):
             if case .identifier(let ns, _) = base, Builtin.namespaces.contains(ns), locals.slot(ns) == nil, scope.variable(ns) == nil {
                 let cargs = args.map { check($0, scope: scope, locals: &locals) }
                 guard let b = Builtin(rawValue: ns + "." + name) else {
-                    error("Unknown function '\(ns).\(name)'.", r)
-                    return .unknownVariable(newNode(r, children: cargs), ns + "." + name + "()")
+                    warning("Invalid function name: \(ns).\(name).", r)
+                    return failingCall(ns + "." + name, r, r, cargs)
                 }
-                checkArity(b.rawValue, b.arity, args.count, r)
+                if b.arity != args.count { return wrongArity(b.rawValue, r, r, cargs) }
                 return .builtin(newNode(r, children: cargs), b, cargs)
             }
             let cb = check(base, scope: scope, locals: &locals)
             let cargs = args.map { check($0, scope: scope, locals: &locals) }
             guard let m = Method(rawValue: name) else {
-                warning("Unknown method '\(name)'; the call fails at run time.", r)
+                warning("Invalid function name: \(name).", r)
                 return .unknownMethod(newNode(r, children: [cb] + cargs), cb, name)
             }
-            checkArity(name, m.arity, args.count, r)
+            if m.arity != args.count {
+                warning("Incorrect number of arguments supplied to function: \(name).", r)
+                return .unknownMethod(newNode(r, children: [cb] + cargs), cb, name)
+            }
             if m == .matches, cargs.count == 1, case .constant(_, .string(let pattern)) = cargs[0] {
                 switch RegexCache.shared.regex(pattern, full: true) {
                 case .success(let compiled):
@@ -433,17 +433,25 @@ struct Checker {
         case .isType(let x, let typeName, let r):
             let cx = check(x, scope: scope, locals: &locals)
             guard let t = TypeName(rawValue: typeName) else {
-                error("Unknown type '\(typeName)'; expected one of \(TypeName.allCases.map(\.rawValue).joined(separator: ", ")).", r)
+                error("An unsupported type identifier was used with the 'is' operator. Received \(typeName). Expected one of "
+                      + "bool,bytes,constraint,duration,float,int,latlng,list,vector,set,number,map,string,timestamp,path,map_diff", r)
                 return .isType(newNode(r, children: [cx]), cx, .constraint)
             }
             return .isType(newNode(r, children: [cx]), cx, t)
         }
     }
 
-    private mutating func checkArity(_ name: String, _ expected: Int, _ given: Int, _ r: SourceRange) {
-        if expected != given {
-            error("'\(name)' takes \(expected) argument\(expected == 1 ? "" : "s") but \(given) \(given == 1 ? "was" : "were") given.", r)
-        }
+    /// A call the emulator loads with a warning (a name it does not know, a wrong number of
+    /// arguments): the file compiles and the call is an error when evaluated,
+    /// `Function not found error: Name: [name].` (its arguments are not evaluated).
+    private mutating func failingCall(_ name: String, _ nameRange: SourceRange, _ r: SourceRange, _ args: [Node]) -> Node {
+        let receiver = Node.constant(newNode(nameRange, children: [], literal: true), .bool(true))
+        return .unknownMethod(newNode(r, children: [receiver] + args), receiver, name)
+    }
+
+    private mutating func wrongArity(_ name: String, _ nameRange: SourceRange, _ r: SourceRange, _ args: [Node]) -> Node {
+        warning("Incorrect number of arguments supplied to function: \(name).", nameRange)
+        return failingCall(name, nameRange, r, args)
     }
 
     private mutating func resolveIdentifier(_ name: String, _ r: SourceRange, scope: Scope, locals: Locals) -> Node {

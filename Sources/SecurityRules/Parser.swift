@@ -292,7 +292,9 @@ struct Parser {
         var condition: Expr?
         if current.isPunct(.colon) {
             advance()
-            guard current.isKeyword(.if) else { throw unexpected("'if'") }
+            guard current.isKeyword(.if) else {
+                throw ParseFailure(message: "Missing 'if' before conditional expression.", range: current.range)
+            }
             advance()
             condition = try parseExpr()
         }

@@ -4,15 +4,15 @@ import Testing
 
 struct CommandLineTests {
     @Test func checkReportsPositionsLinesAndCarets() {
-        let source = "service cloud.firestore {\n  match /databases/{db}/documents {\n    allow read: if x +;\n    allow write: if nope();\n  }\n}\n"
+        let source = "service cloud.firestore {\n  match /databases/{db}/documents {\n    allow read: if x +;\n    allow write: if x is text;\n  }\n}\n"
         let (out, status) = RulesCommandLine.check(source: source, fileName: "bad.rules")
         #expect(status == 1)
         #expect(out == """
         bad.rules:3:23: error: Unexpected ';'; expected an expression.
                 allow read: if x +;
                                   ^
-        bad.rules:4:21: error: Unknown function 'nope'.
-                allow write: if nope();
+        bad.rules:4:21: error: An unsupported type identifier was used with the 'is' operator. Received text. Expected one of bool,bytes,constraint,duration,float,int,latlng,list,vector,set,number,map,string,timestamp,path,map_diff
+                allow write: if x is text;
                                 ^
         2 errors, 0 warnings.
 

@@ -170,6 +170,10 @@ struct ExpressionTests {
         ("'a'.hasAll(['a'])", "Function not found error: Name: [hasAll]."),
         ("1.size()", "Function not found error: Name: [size]."),
         ("null.size()", "Null value error."),
+        // Calls the emulator loads with a warning fail when evaluated (their arguments are not).
+        ("nope()", "Function not found error: Name: [nope]."), ("math.nope(1)", "Function not found error: Name: [math.nope]."),
+        ("exists()", "Function not found error: Name: [exists]."), ("'x'.size(1)", "Function not found error: Name: [size]."),
+        ("nope(1 / 0)", "Function not found error: Name: [nope]."),
         ("'abc'.matches('(a)\\\\1')", "Invalid regular expression '(a)\\1': backreferences are not supported (RE2 syntax)."),
         ("'abc'.matches('a(?=b)')", "Invalid regular expression 'a(?=b)': lookaround assertions are not supported (RE2 syntax)."),
         ("'abc'.matches('a*+')", "Invalid regular expression 'a*+': bad repetition operator (RE2 syntax)."),

@@ -1,0 +1,99 @@
+"""Rules files for PUT /emulator/v1/projects/P:securityRules, each answered by the official emulator
+(fixtures/emulator-rules-compile.json, recorded with `python test_rules_compile.py --record`) and by Hearth.
+
+What is compared, per case (see test_rules_compile.py): the status always (does the file load?); for a
+200, each issue's line, severity and description; for a 400, the first error's line and column, and
+its description where Hearth words it as the emulator does.
+"""
+import json
+import os
+import sys
+
+import requests
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURE = os.path.join(HERE, "fixtures", "emulator-rules-compile.json")
+PROJECT = "demo-rules-compile"
+
+H = "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n"
+T = "\n  }\n}\n"
+def w(body, head=H):
+    return head + body + T
+
+
+CASES = {
+ "ok": w("    match /a/{id} { allow read: if true; }"),
+ "undef_called": w("    match /a/{id} { allow read: if nope(); }"),
+ "undef_uncalled_in_fn": w("    function f() { return nope(); }\n    match /a/{id} { allow read: if true; }"),
+ "undef_ns": w("    match /a/{id} { allow read: if math.nope(1); }"),
+ "unknown_var": w("    match /a/{id} { allow read: if foo == 1; }"),
+ "arity_user": w("    function f(a) { return a; }\n    match /a/{id} { allow read: if f(1, 2); }"),
+ "arity_builtin": w("    match /a/{id} { allow read: if exists(); }"),
+ "arity_method": w("    match /a/{id} { allow read: if 'x'.size(1) == 1; }"),
+ "unknown_method": w("    match /a/{id} { allow read: if 'x'.nope() == 1; }"),
+ "type_err": w("    match /a/{id} { allow read: if 1 + 'a' == 2; }"),
+ "type_cond": w("    match /a/{id} { allow read: if 1; }"),
+ "unused_fn": w("    function f() { return true; }\n    match /a/{id} { allow read: if true; }"),
+ "unused_let": w("    function f() { let x = 1; return true; }\n    match /a/{id} { allow read: if f(); }"),
+ "dup_match": w("    match /a/{id} { allow read: if true; }\n    match /a/{id} { allow write: if true; }"),
+ "dup_fn": w("    function f() { return true; }\n    function f() { return false; }\n    match /a/{id} { allow read: if f(); }"),
+ "no_version": w("    match /a/{id} { allow read: if true; }", head="service cloud.firestore {\n  match /databases/{database}/documents {\n"),
+ "v1": w("    match /a/{id} { allow read: if true; }", head="rules_version = '1';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n"),
+ "v1_recursive_mid": w("    match /a/{x=**}/b { allow read: if true; }", head="rules_version = '1';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n"),
+ "missing_semicolon_fn": w("    function f() { let x = 1 return x == 1; }\n    match /a/{id} { allow read: if f(); }"),
+ "missing_brace": w("    match /a/{id} { allow read: if true;"),
+ "missing_paren": w("    match /a/{id} { allow read: if (true; }"),
+ "assign_eq": w("    match /a/{id} { allow read: if id = 'x'; }"),
+ "bad_segment": w("    match /a/{id-x} { allow read: if true; }"),
+ "bad_segment2": w("    match /a/b c { allow read: if true; }"),
+ "bad_method": w("    match /a/{id} { allow reed: if true; }"),
+ "missing_if": w("    match /a/{id} { allow read: true; }"),
+ "extra_token": w("    match /a/{id} { allow read: if true true; }"),
+ "unterminated_string": w("    match /a/{id} { allow read: if id == 'x; }"),
+ "bad_is_type": w("    match /a/{id} { allow read: if id is nope; }"),
+ "recursion": w("    function f() { return f(); }\n    match /a/{id} { allow read: if f(); }"),
+ "bad_service": "rules_version = '2';\nservice cloud.nope {\n  match /x { allow read; }\n}\n",
+ "allow_outside": w("    allow read: if true;"),
+ "dup_param": w("    function f(a, a) { return a; }\n    match /a/{id} { allow read: if f(1, 1); }"),
+ "dup_pathvar": w("    match /a/{id}/b/{id} { allow read: if true; }"),
+ "two_recursive": w("    match /a/{x=**}/b/{y=**} { allow read: if true; }"),
+ "bad_regex": w("    match /a/{id} { allow read: if id.matches('('); }"),
+ "shadow_builtin": w("    function exists(p) { return true; }\n    match /a/{id} { allow read: if exists(1); }"),
+ "unknown_request_field": w("    match /a/{id} { allow read: if request.nope == 1; }"),
+ "empty": "",
+}
+
+
+def put(url, source):
+    r = requests.put(f"{url}/emulator/v1/projects/{PROJECT}:securityRules",
+                     json={"rules": {"files": [{"name": "firestore.rules", "content": source}]}}, timeout=30)
+    return {"status": r.status_code, "body": r.json()}
+
+
+def run(url):
+    return {name: put(url, source) for name, source in CASES.items()}
+
+
+def emulator_answers():
+    """Every case's answer from a fresh official emulator."""
+    sys.path.insert(0, HERE)
+    import diffrun
+    proc, url = diffrun.start_emulator()
+    try:
+        return run(url)
+    finally:
+        diffrun.stop_emulator(proc)
+
+
+def record():
+    answers = emulator_answers()
+    with open(FIXTURE, "w") as f:
+        f.write(json.dumps(answers, indent=1, sort_keys=True) + "\n")
+    print(f"recorded {len(answers)} answers in {FIXTURE}")
+
+
+if __name__ == "__main__":
+    if "--record" not in sys.argv:
+        print("usage: python rulescompilecases.py --record   (runs the official emulator, rewrites the fixture)")
+        sys.exit(2)
+    record()

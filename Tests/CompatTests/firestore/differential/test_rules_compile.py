@@ -1,0 +1,102 @@
+"""Differential: loading rules with PUT /emulator/v1/projects/P:securityRules, on Hearth and on the
+official Cloud Firestore emulator (its answers in fixtures/emulator-rules-compile.json; when the
+emulator is installed the last test asks it again).
+
+The load itself must agree: a file the emulator loads (200, its issues warnings) Hearth loads, and a
+file it refuses (400 "Error compiling rules:") Hearth refuses. Beyond that, per case: a 200's issues
+(line, column, severity, description) where Hearth reports the same ones; a 400's first error position
+and its description (exactly, or for syntax errors the emulator's `Unexpected 'x'` as the start of
+Hearth's, which goes on to say what was expected). docs/rules.md lists what is left.
+"""
+import pytest
+
+import diffrun
+import rulescompilecases as rc
+
+FIXTURE = diffrun.load(rc.FIXTURE)
+
+# Status differs on purpose (docs/rules.md, "Check diagnostics").
+LOAD_DEVIATIONS = {
+    "bad_service": "Hearth evaluates only cloud.firestore and firebase.storage rules; another service is an error",
+    "bad_regex": "Hearth's regular expressions are not RE2: a constant pattern it cannot compile is a warning "
+                 "(the call fails at run time), since the emulator may accept it",
+}
+# 200 on both, but the emulator warns about more (or other) things than Hearth does.
+OTHER_WARNINGS = {"type_cond", "unused_let", "no_version", "v1", "shadow_builtin"}
+# Hearth places a method call's issue at the start of its receiver, the emulator at the method's name.
+METHOD_COLUMN = {"undef_ns", "arity_method", "unknown_method"}
+# 400 on both; the first error is placed differently (other parser, other recovery).
+OTHER_FIRST_POSITION = {"bad_segment", "bad_segment2", "unterminated_string", "empty", "dup_pathvar",
+                        "two_recursive", "bad_is_type"}
+# 400 on both; the first error's description is Hearth's own.
+OWN_DESCRIPTION = {"bad_segment", "bad_segment2", "unterminated_string", "empty", "missing_brace",
+                   "missing_semicolon_fn"}
+
+
+def issues(answer, columns=True):
+    return sorted((i["sourcePosition"].get("line"), i["sourcePosition"].get("column") if columns else None,
+                   i["severity"], i["description"]) for i in answer["body"].get("issues", []))
+
+
+def first_error(answer):
+    line = answer["body"]["error"]["message"].split("\n")[1]
+    position, _, description = line.partition(" ")
+    return position, description
+
+
+def differences(name, emulator, hearth):
+    if emulator["status"] != hearth["status"]:
+        return [f"status: emulator {emulator['status']}, hearth {hearth['status']}"]
+    if emulator["status"] == 200:
+        if name in OTHER_WARNINGS:
+            return []
+        columns = name not in METHOD_COLUMN
+        want, got = issues(emulator, columns), issues(hearth, columns)
+        return [] if want == got else [f"issues: emulator {want}, hearth {got}"]
+    (want_at, want), (got_at, got) = first_error(emulator), first_error(hearth)
+    out = []
+    if name not in OTHER_FIRST_POSITION and want_at != got_at:
+        out.append(f"first error at: emulator {want_at}, hearth {got_at}")
+    if name not in OWN_DESCRIPTION:
+        same = got == want or (want.startswith("Unexpected ") and got.startswith(want.rstrip(".")))
+        if not same:
+            out.append(f"first error: emulator {want!r}, hearth {got!r}")
+    return out
+
+
+def test_fixture_is_recorded():
+    assert sorted(FIXTURE) == sorted(rc.CASES), "stale fixture: python rulescompilecases.py --record"
+    assert len(rc.CASES) >= 30
+    for name in LOAD_DEVIATIONS:
+        assert FIXTURE[name]["status"] in (200, 400)
+
+
+@pytest.fixture(scope="module")
+def hearth_answers(hearth):
+    return rc.run(hearth["services"]["firestore"]["url"].rstrip("/"))
+
+
+@pytest.mark.parametrize("name", sorted(rc.CASES))
+def test_hearth_loads_as_the_emulator(hearth_answers, name):
+    emulator, hearth = FIXTURE[name], hearth_answers[name]
+    if name in LOAD_DEVIATIONS:
+        assert emulator["status"] != hearth["status"], f"{name}: now agrees, drop the deviation"
+        return
+    assert not differences(name, emulator, hearth), f"{name}: {differences(name, emulator, hearth)}"
+
+
+def test_an_undefined_function_loads_and_fails_at_request_time(hearth):
+    """The emulator warns about `nope()` and loads the file; the call fails when a request runs it."""
+    import requests
+    url = hearth["services"]["firestore"]["url"].rstrip("/")
+    rules = rc.w("    match /a/{id} { allow get: if nope(); }\n    match /b/{id} { allow get: if true; }")
+    assert rc.put(url, rules)["status"] == 200
+    denied = requests.get(f"{url}/v1/projects/{rc.PROJECT}/databases/(default)/documents/a/x", timeout=30)
+    assert denied.status_code == 403
+    assert "Function not found error: Name: [nope]. for 'get' @ L4" in denied.json()["error"]["message"]
+    assert requests.get(f"{url}/v1/projects/{rc.PROJECT}/databases/(default)/documents/b/x", timeout=30).status_code == 404
+
+
+@pytest.mark.skipif(not diffrun.emulator_command(), reason="the official Cloud Firestore emulator is not installed")
+def test_the_emulator_still_answers_as_recorded():
+    assert rc.emulator_answers() == FIXTURE

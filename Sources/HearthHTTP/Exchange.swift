@@ -273,7 +273,7 @@ final class Exchange {
         for (name, value) in response.headers {
             // libmicrohttpd writes framing headers itself from the body it is given.
             // Compared in place: lower-casing each name allocated for every header of every answer.
-            if HTTPHeaders.namesEqual(name, "Content-Length") || HTTPHeaders.namesEqual(name, "Transfer-Encoding") { continue }
+            if HTTPHeaders.isFraming(name) { continue }
             // libmicrohttpd refuses an empty value (the header would vanish, e.g. S3 metadata set
             // to ""); a lone space is the same field value on the wire (RFC 9110 §5.5 strips it).
             // `withCString` lends a native string's own bytes; passing the String itself made a

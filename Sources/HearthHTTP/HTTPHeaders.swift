@@ -7,13 +7,28 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
     /// Where the `Known` fields first occur, when a listener noted them as it received the fields.
     private var known = KnownSlots.unknown
+    /// While `known` is noted (every name ASCII, as received): bit `min(n, 63)` set for each field
+    /// name of `n` bytes. Two ASCII names equal ignoring case have one length, so an ASCII name
+    /// whose length has no bit is absent without a walk — most lookups: a presigned S3 GET asks for
+    /// some ten fields it was not sent (`If-Match`, `Range`, …; docs/benchmarks.md, *s3c131*).
+    private var lengths: UInt64 = 0
 
     public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
     public init(dictionaryLiteral elements: (String, String)...) { self.fields = elements.map { (name: $0.0, value: $0.1) } }
 
     /// The first value of `name` (case-insensitive), or nil.
     public subscript(name: String) -> String? {
-        fields.first(where: { HTTPHeaders.namesEqual($0.name, name) })?.value
+        if known.isNoted && HTTPHeaders.absent(name, lengths: lengths) { return nil }
+        return fields.first(where: { HTTPHeaders.namesEqual($0.name, name) })?.value
+    }
+
+    /// Whether no received field can be `name`: its length has no bit in `lengths` and it is ASCII
+    /// (lower-casing a non-ASCII name can change its length: `"\u{212A}"` lower-cases to `"k"`).
+    @inline(__always)
+    private static func absent(_ name: String, lengths: UInt64) -> Bool {
+        let n = name.utf8.count
+        guard lengths & (1 << UInt64(Swift.min(n, 63))) == 0 else { return false }
+        return name.utf8.withContiguousStorageIfAvailable { isASCII(UnsafeRawBufferPointer($0)) } ?? false
     }
 
     /// Fields nearly every request is asked for, by the server (framing) or by the services in front
@@ -105,6 +120,37 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     @inline(__always)
     static func asciiLower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
 
+    /// Whether `name` is `Content-Length` or `Transfer-Encoding` (any case), which libmicrohttpd
+    /// writes itself. An ASCII name of neither length is neither, without the two comparisons
+    /// (~0.12k instructions for each field of every answer).
+    static func isFraming(_ name: String) -> Bool {
+        let n = name.utf8.count
+        if n != 14 && n != 17 && (name.utf8.withContiguousStorageIfAvailable { isASCII(UnsafeRawBufferPointer($0)) } ?? false) {
+            return false
+        }
+        return namesEqual(name, "Content-Length") || namesEqual(name, "Transfer-Encoding")
+    }
+
+    /// `name.lowercased()`, without Unicode's tables for an ASCII name (every real one): one with no
+    /// upper-case letter is returned as it is, any other has its letters lowered byte by byte
+    /// (`lowercased()` cost ~0.4k instructions a name; the SigV4 cache lowers every field's name).
+    public static func lowercasedName(_ name: String) -> String {
+        let fast: String?? = name.utf8.withContiguousStorageIfAvailable { b -> String? in
+            var upper = false
+            for c in b {
+                if c >= 0x80 { return nil }
+                if c >= 0x41 && c <= 0x5A { upper = true }
+            }
+            guard upper else { return name }
+            return String(unsafeUninitializedCapacity: b.count) { out in
+                for i in 0..<b.count { out[i] = asciiLower(b[i]) }
+                return b.count
+            }
+        }
+        if let fast, let lowered = fast { return lowered }
+        return name.lowercased()
+    }
+
     /// An ASCII byte lower-cased (other bytes unchanged).
     @inlinable
     public static func asciiLowercase(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
@@ -136,6 +182,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         }
         fields.append((name: n, value: v))  // resets `known` (didSet)
         known = slots
+        if slots.isNoted { lengths |= 1 << UInt64(Swift.min(name.count, 63)) }
     }
 
     /// The `Known` field an ASCII name is (any case), by its length first.
@@ -166,7 +213,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// Whether no byte is ≥ 0x80, eight at a time (every received name is checked).
-    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    public static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var any: UInt64 = 0
         var i = 0
         while i + 8 <= bytes.count {

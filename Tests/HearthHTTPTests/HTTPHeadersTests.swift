@@ -94,6 +94,68 @@ import Testing
         #expect(HTTPHeaders()[known: .origin] == nil)
     }
 
+    /// Received fields answer every lookup by name as the walk does, though most absent names are
+    /// now ruled out by their length alone: any case, lengths at and past the 63 the mask tells
+    /// apart, a non-ASCII lookup whose lower-cased form is an ASCII name of another length
+    /// (`\u{212A}ey` is `key`), non-ASCII fields (the mask is not kept), and after changes.
+    @Test func receivedLookupsAgreeWithTheWalk() {
+        let long = String(repeating: "x", count: 62)
+        let fieldNames = [
+            "Host", "KEY", "If-Match", "x-amz-date", long + "a", long + "ab", long + "abcdefgh", "Ä-Key", "Range",
+        ]
+        let lookups = [
+            "host", "HOST", "Hos", "Hosts", "key", "Key", "\u{212A}ey", "\u{212A}EY", "if-match", "If-None-Match", "Range",
+            "range", "X-Amz-Date", "x-amz-dat", long, long + "A", long + "AB", long + "abcdefgH", long + "abcdefg",
+            long + "abcdefghi", "ä-key", "Ä-KEY", "a-key", "", "Authorization", "If-Modified-Since",
+        ]
+        func received(_ names: [String]) -> HTTPHeaders {
+            var h = HTTPHeaders(receiving: 16)
+            for (i, n) in names.enumerated() {
+                var name = Array(n.utf8), value = Array("v\(i)".utf8)
+                name.withUnsafeMutableBytes { nb in value.withUnsafeMutableBytes { vb in
+                    h.appendReceived(name: UnsafeRawBufferPointer(nb), value: UnsafeRawBufferPointer(vb))
+                } }
+            }
+            return h
+        }
+        func check(_ h: HTTPHeaders, _ label: String) {
+            for name in lookups {
+                let walked = h.fields.first(where: { HTTPHeaders.namesEqual($0.name, name) })?.value
+                #expect(h[name] == walked, "\(label): \(name)")
+                #expect(h.contains(name) == (walked != nil), "\(label): \(name)")
+            }
+        }
+        let ascii = fieldNames.filter { $0.utf8.allSatisfy { $0 < 0x80 } }
+        for (i, name) in ascii.enumerated() {
+            check(received([name]), name)
+            check(received(Array(ascii[..<i])), "the first \(i)")
+        }
+        check(received(ascii), "all ASCII")
+        check(received(fieldNames), "with a non-ASCII name")
+        #expect(received(["KEY"])["\u{212A}ey"] == "v0" && received(["KEY"])["Ke"] == nil)
+        var h = received(["Host"])
+        h.add("Range", "bytes=0-1")
+        check(h, "added")
+        #expect(h["range"] == "bytes=0-1")
+    }
+
+    /// `lowercasedName` is `lowercased()`: ASCII names lowered byte by byte, or returned as they are
+    /// with no upper-case letter; anything else through `lowercased()`.
+    @Test(arguments: ["Host", "host", "X-Amz-Date", "X-AMZ-CONTENT-SHA256", "", "a", "Z", "@[`{", "\u{212A}ey",
+                      "Ä-Key", "ÉTAG", "x-amz-meta-\u{130}", String(repeating: "AbC", count: 40)])
+    func lowercasedNameIsLowercased(name: String) {
+        #expect(HTTPHeaders.lowercasedName(name) == name.lowercased())
+        #expect(Array(HTTPHeaders.lowercasedName(name).utf8) == Array(name.lowercased().utf8))
+    }
+
+    @Test(arguments: ["Content-Length", "content-length", "CONTENT-LENGTH", "Transfer-Encoding", "transfer-encoding",
+                      "Content-Lengtx", "Content-Type", "Transfer-Encodinx", "ETag", "", "Content-Length ", "Cont\u{212A}nt-Length",
+                      "Transfer-\u{130}ncoding", "x-amz-request-id"])
+    func framingNamesAsCompared(name: String) {
+        #expect(HTTPHeaders.isFraming(name)
+            == (HTTPHeaders.namesEqual(name, "Content-Length") || HTTPHeaders.namesEqual(name, "Transfer-Encoding")))
+    }
+
     @Test func asciiCheckByWords() {
         for length in 0..<40 {
             for position in 0..<max(length, 1) {

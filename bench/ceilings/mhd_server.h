@@ -66,8 +66,9 @@ static int mhd_serve(int port, unsigned threads, MHD_AccessHandlerCallback handl
         MHD_OPTION_CONNECTION_LIMIT, (unsigned) 1000,
         /* Hearth's per-connection memory (HTTPServer.Configuration.connectionMemoryLimit): libmicrohttpd
            zeroes the whole pool after every request on a kept-alive connection, so its size is part of
-           the engine's cost per request (the default is 32 KiB). */
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) (64 << 10),
+           the engine's cost per request (the default is 32 KiB). MHD_BARE_POOL_KIB=N in the environment
+           sets another size, to measure what the zeroing costs (docs/benchmarks.md, s3c131). */
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) (getenv("MHD_BARE_POOL_KIB") ? (size_t) atoi(getenv("MHD_BARE_POOL_KIB")) << 10 : (size_t) (64 << 10)),
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
         MHD_OPTION_ARRAY, options,
         MHD_OPTION_END);

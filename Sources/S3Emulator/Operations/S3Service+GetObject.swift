@@ -16,7 +16,12 @@ extension S3Service {
     static func mayOverrideResponse(_ request: Request) -> Bool {
         request.queryItems.contains { item in
             let name = item.name.utf8
-            return name.count > 9 && name.starts(with: "response-".utf8)
+            guard name.count > 9 else { return false }
+            // On the contiguous bytes: the generic `starts(with:)` walked both UTF-8 views (~0.15k
+            // instructions a parameter, six on a presigned request).
+            let prefix: StaticString = "response-"
+            return name.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, prefix.utf8Start, 9) == 0 }
+                ?? name.starts(with: "response-".utf8)
         }
     }
 

@@ -46,6 +46,12 @@ public final class Ruleset: Sendable {
     /// errors and warnings, sorted by position (syntax errors of every statement in one pass).
     public static func compile(_ source: String, fileName: String = "firestore.rules") -> (ruleset: Ruleset?, issues: [RulesIssue]) {
         let text = SourceText(source)
+        if text.bytes.isEmpty {
+            // The emulator's words and position (line and column 0) for a file with nothing in it;
+            // a file of blanks or comments is refused there too, as a syntax error at its end.
+            return (nil, [RulesIssue(fileName: fileName, line: 0, column: 0,
+                                     description: "Rules content empty. Compilation aborted.", severity: .error)])
+        }
         var issues: [RulesIssue] = []
         if text.bytes.count > maxSourceBytes {
             issues.append(RulesIssue(fileName: fileName, line: 1, column: 1,

@@ -21,6 +21,9 @@ struct Checker {
     private var callees: [Set<Int>] = []
     private var useCounts: [Int] = []
     private var allowCount = 0
+    /// False inside a service Hearth does not evaluate: there, as on the emulator, every allow
+    /// method is an unknown one and the statement grants nothing.
+    private var methodsKnown = true
     private let version: Int
 
     /// Static limits from the Firestore quotas page.
@@ -76,15 +79,19 @@ struct Checker {
     private mutating func run(_ file: RulesFile, text: SourceText) -> Program {
         var topMatches: [CheckedMatch] = []
         let root = Scope(parent: nil, newVariables: [])
+        let first = file.services.first { RulesService.names.contains($0.name) }
         for service in file.services {
             if !RulesService.names.contains(service.name) {
-                error("Unsupported service '\(service.name)'; Hearth evaluates 'cloud.firestore' and 'firebase.storage' rules.", service.nameRange)
-            } else if service.name != file.services[0].name {
-                error("A rules file is for one service; this one also declares '\(file.services[0].name)'.", service.nameRange)
+                // The emulator loads it with a warning and applies it to nothing.
+                warning("Invalid service name: \(service.name).", service.nameRange)
+            } else if let first, service.name != first.name {
+                error("A rules file is for one service; this one also declares '\(first.name)'.", service.nameRange)
             }
             declareFunctions(service.body, in: root)
         }
         for service in file.services {
+            methodsKnown = RulesService.names.contains(service.name)
+            defer { methodsKnown = true }
             for stmt in service.body {
                 switch stmt {
                 case .match(let m):
@@ -196,7 +203,7 @@ struct Checker {
     private mutating func checkAllow(_ a: AllowDecl, scope: Scope) -> CheckedAllow {
         var methods: MethodSet = []
         for (name, range) in a.methods {
-            guard let m = MethodSet.named(name) else {
+            guard methodsKnown, let m = MethodSet.named(name) else {
                 // The emulator loads the file and the statement allows nothing for that name.
                 warning("Invalid method name: \(name).", range)
                 continue

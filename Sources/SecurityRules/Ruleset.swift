@@ -75,7 +75,7 @@ public final class Ruleset: Sendable {
         }
         issues.sort { ($0.line, $0.column) < ($1.line, $1.column) }
         if issues.contains(where: { $0.severity == .error }) { return (nil, issues) }
-        let service = file.services.first.flatMap { RulesService(rawValue: $0.name) } ?? .firestore
+        let service = file.services.lazy.compactMap { RulesService(rawValue: $0.name) }.first ?? .firestore
         let ruleset = Ruleset(source: source, fileName: fileName, service: service, program: program, warnings: issues)
         return (ruleset, issues)
     }

@@ -73,10 +73,22 @@ struct CheckerTests {
         #expect(issues.first?.line == 2 && issues.first?.column == 3)
     }
 
-    @Test func wrongServiceIsAnError() {
-        let (r, issues) = Ruleset.compile("service firebase.database { match /x { allow read; } }")
-        #expect(r == nil)
-        #expect(issues.first?.description == "Unsupported service 'firebase.database'; Hearth evaluates 'cloud.firestore' and 'firebase.storage' rules.")
+    /// As on the emulator: another service loads with a warning, each allow method in it is an unknown
+    /// one, and it grants nothing, alone or beside a cloud.firestore block.
+    @Test func otherServiceLoadsAndGrantsNothing() {
+        let (r, issues) = Ruleset.compile("service firebase.database {\n  match /databases/{d}/documents { match /a/{b} { allow read; } }\n}")
+        #expect(issues.map { "L\($0.line):\($0.column) \($0.severity) \($0.description)" } == [
+            "L1:9 warning Invalid service name: firebase.database.", "L2:57 warning Invalid method name: read.",
+        ])
+        #expect(r?.service == .firestore)
+        #expect(r?.evaluate(Req.make(.get, "a/x"), lookup: MapLookup()).allowed == false)
+        let both = compiled("""
+            service foo.bar { match /databases/{d}/documents { match /a/{b} { allow read; } } }
+            service cloud.firestore { match /databases/{d}/documents { match /c/{b} { allow read; } } }
+            """)
+        #expect(both.service == .firestore)
+        #expect(!both.evaluate(Req.make(.get, "a/x"), lookup: MapLookup()).allowed)
+        #expect(both.evaluate(Req.make(.get, "c/x"), lookup: MapLookup()).allowed)
     }
 
     @Test func storageRulesCompileAsStorage() {

@@ -20,8 +20,6 @@ RUN_FIXTURE = diffrun.load(rc.RUN_FIXTURE)
 
 # Status differs on purpose (docs/rules.md, "Check diagnostics").
 LOAD_DEVIATIONS = {
-    "bad_service": "Hearth evaluates only cloud.firestore and firebase.storage rules; another service is an error",
-    "svc_other": "the same: the emulator warns 'Invalid service name' and loads the file",
     "bad_regex": "Hearth's regular expressions are not RE2: a constant pattern it cannot compile is a warning "
                  "(the call fails at run time), since the emulator may accept it",
 }

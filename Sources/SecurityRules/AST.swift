@@ -39,8 +39,8 @@ indirect enum Expr: Sendable {
     case slice(Expr, Expr?, Expr?, SourceRange)
     /// `name(args)`; the second range is the name's.
     case call(String, [Expr], SourceRange, SourceRange)
-    /// `receiver.name(args)`.
-    case method(Expr, String, [Expr], SourceRange)
+    /// `receiver.name(args)`; the second range is the name's.
+    case method(Expr, String, [Expr], SourceRange, SourceRange)
     case unary(UnaryOperator, Expr, SourceRange)
     case binary(BinaryOperator, Expr, Expr, SourceRange)
     case ternary(Expr, Expr, Expr, SourceRange)
@@ -52,7 +52,7 @@ indirect enum Expr: Sendable {
         switch self {
         case .null(let r), .bool(_, let r), .int(_, let r), .float(_, let r), .string(_, let r), .bytes(_, let r),
              .list(_, let r), .map(_, let r), .path(_, let r), .identifier(_, let r), .member(_, _, let r),
-             .index(_, _, let r), .slice(_, _, _, let r), .call(_, _, let r, _), .method(_, _, _, let r),
+             .index(_, _, let r), .slice(_, _, _, let r), .call(_, _, let r, _), .method(_, _, _, let r, _),
              .unary(_, _, let r), .binary(_, _, _, let r), .ternary(_, _, _, let r), .isType(_, _, let r),
              .invalid(let r):
             return r
@@ -72,6 +72,14 @@ enum MatchSegmentKind: Sendable, Equatable {
 struct MatchSegment: Sendable {
     var kind: MatchSegmentKind
     var range: SourceRange
+    /// A variable's name inside `{…}` (where the emulator places an issue about it); else `range`.
+    var nameRange: SourceRange
+
+    init(kind: MatchSegmentKind, range: SourceRange, nameRange: SourceRange? = nil) {
+        self.kind = kind
+        self.range = range
+        self.nameRange = nameRange ?? range
+    }
 }
 
 /// A statement inside `service` or `match`.

@@ -21,6 +21,9 @@ struct Checker {
     private var callees: [Set<Int>] = []
     private var useCounts: [Int] = []
     private var allowCount = 0
+    /// False inside a service Hearth does not evaluate: there, as on the emulator, every allow
+    /// method is an unknown one and the statement grants nothing.
+    private var methodsKnown = true
     private let version: Int
 
     /// Static limits from the Firestore quotas page.
@@ -76,15 +79,19 @@ struct Checker {
     private mutating func run(_ file: RulesFile, text: SourceText) -> Program {
         var topMatches: [CheckedMatch] = []
         let root = Scope(parent: nil, newVariables: [])
+        let first = file.services.first { RulesService.names.contains($0.name) }
         for service in file.services {
             if !RulesService.names.contains(service.name) {
-                error("Unsupported service '\(service.name)'; Hearth evaluates 'cloud.firestore' and 'firebase.storage' rules.", service.nameRange)
-            } else if service.name != file.services[0].name {
-                error("A rules file is for one service; this one also declares '\(file.services[0].name)'.", service.nameRange)
+                // The emulator loads it with a warning and applies it to nothing.
+                warning("Invalid service name: \(service.name).", service.nameRange)
+            } else if let first, service.name != first.name {
+                error("A rules file is for one service; this one also declares '\(first.name)'.", service.nameRange)
             }
             declareFunctions(service.body, in: root)
         }
         for service in file.services {
+            methodsKnown = RulesService.names.contains(service.name)
+            defer { methodsKnown = true }
             for stmt in service.body {
                 switch stmt {
                 case .match(let m):
@@ -141,7 +148,7 @@ struct Checker {
             switch seg.kind {
             case .literal: break
             case .single(let n), .recursive(let n):
-                if names.contains(n) { error("Variable \(n) already exists in the PathTemplate.", seg.range) }
+                if names.contains(n) { error("Variable \(n) already exists in the PathTemplate.", seg.nameRange) }
                 names.append(n)
                 if case .recursive = seg.kind {
                     recursiveCount += 1
@@ -196,7 +203,7 @@ struct Checker {
     private mutating func checkAllow(_ a: AllowDecl, scope: Scope) -> CheckedAllow {
         var methods: MethodSet = []
         for (name, range) in a.methods {
-            guard let m = MethodSet.named(name) else {
+            guard methodsKnown, let m = MethodSet.named(name) else {
                 // The emulator loads the file and the statement allows nothing for that name.
                 warning("Invalid method name: \(name).", range)
                 continue
@@ -371,9 +378,14 @@ struct Checker {
         case .call(let name, let args, let r, let nameRange):
             let cargs = args.map { check($0, scope: scope, locals: &locals) }
             if let f = scope.function(name) {
-                let expected = functionDecls[f].decl.params.count
+                let params = functionDecls[f].decl.params
                 useCounts[f] += 1
-                if expected != args.count { return wrongArity(name, nameRange, r, cargs) }
+                if params.count != args.count {
+                    // The emulator's words when such a call runs.
+                    let expected = name + "(" + params.map(\.name).joined(separator: ", ") + ")"
+                    return wrongArity(name, nameRange, r, cargs,
+                                      failing: "Incorrect number of arguments. Received: \(args.count). Expected: \(expected).")
+                }
                 if let caller = locals.callerFunction { callees[caller].insert(f) }
                 return .call(newNode(r, children: cargs), f, cargs)
             }
@@ -383,24 +395,24 @@ struct Checker {
             }
             warning("Invalid function name: \(name).", nameRange)
             return failingCall(name, nameRange, r, cargs)
-        case .method(let base, let name, let args, let r):
+        case .method(let base, let name, let args, let r, let nameRange):
             if case .identifier(let ns, _) = base, Builtin.namespaces.contains(ns), locals.slot(ns) == nil, scope.variable(ns) == nil {
                 let cargs = args.map { check($0, scope: scope, locals: &locals) }
                 guard let b = Builtin(rawValue: ns + "." + name) else {
-                    warning("Invalid function name: \(ns).\(name).", r)
-                    return failingCall(ns + "." + name, r, r, cargs)
+                    warning("Invalid function name: \(ns).\(name).", nameRange)
+                    return failingCall(ns + "." + name, nameRange, r, cargs)
                 }
-                if b.arity != args.count { return wrongArity(b.rawValue, r, r, cargs) }
+                if b.arity != args.count { return wrongArity(b.rawValue, nameRange, r, cargs) }
                 return .builtin(newNode(r, children: cargs), b, cargs)
             }
             let cb = check(base, scope: scope, locals: &locals)
             let cargs = args.map { check($0, scope: scope, locals: &locals) }
             guard let m = Method(rawValue: name) else {
-                warning("Invalid function name: \(name).", r)
+                warning("Invalid function name: \(name).", nameRange)
                 return .unknownMethod(newNode(r, children: [cb] + cargs), cb, name)
             }
             if m.arity != args.count {
-                warning("Incorrect number of arguments supplied to function: \(name).", r)
+                warning("Incorrect number of arguments supplied to function: \(name).", nameRange)
                 return .unknownMethod(newNode(r, children: [cb] + cargs), cb, name)
             }
             if m == .matches, cargs.count == 1, case .constant(_, .string(let pattern)) = cargs[0] {
@@ -443,15 +455,22 @@ struct Checker {
 
     /// A call the emulator loads with a warning (a name it does not know, a wrong number of
     /// arguments): the file compiles and the call is an error when evaluated,
-    /// `Function not found error: Name: [name].` (its arguments are not evaluated).
-    private mutating func failingCall(_ name: String, _ nameRange: SourceRange, _ r: SourceRange, _ args: [Node]) -> Node {
+    /// `Function not found error: Name: [name].`, or `message` when given (its arguments are not
+    /// evaluated).
+    private mutating func failingCall(_ name: String, _ nameRange: SourceRange, _ r: SourceRange, _ args: [Node],
+                                      message: String? = nil) -> Node {
         let receiver = Node.constant(newNode(nameRange, children: [], literal: true), .bool(true))
-        return .unknownMethod(newNode(r, children: [receiver] + args), receiver, name)
+        let id = newNode(r, children: [receiver] + args)
+        if let message { return .failingCall(id, receiver, message) }
+        return .unknownMethod(id, receiver, name)
     }
 
-    private mutating func wrongArity(_ name: String, _ nameRange: SourceRange, _ r: SourceRange, _ args: [Node]) -> Node {
+    /// failing: the run-time message where Hearth words it as the emulator does (user functions);
+    /// built-ins still fail with the not-found message (the emulator names their signatures).
+    private mutating func wrongArity(_ name: String, _ nameRange: SourceRange, _ r: SourceRange, _ args: [Node],
+                                     failing: String? = nil) -> Node {
         warning("Incorrect number of arguments supplied to function: \(name).", nameRange)
-        return failingCall(name, nameRange, r, args)
+        return failingCall(name, nameRange, r, args, message: failing)
     }
 
     private mutating func resolveIdentifier(_ name: String, _ r: SourceRange, scope: Scope, locals: Locals) -> Node {

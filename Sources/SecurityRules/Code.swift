@@ -26,6 +26,8 @@ enum Op {
     case slice(base: Int32, low: Int32, high: Int32)
     case method(base: Int32, Method, start: Int32, count: Int32)
     case unknownMethod(base: Int32, name: Int32)
+    /// Fails with `Code.names[message]` once `base` is evaluated.
+    case failingCall(base: Int32, message: Int32)
     /// `base.matches(<Code.regexes[i]>)`.
     case matchesConstant(base: Int32, regex: Int32)
     case builtin(Builtin, start: Int32, count: Int32)
@@ -178,6 +180,9 @@ final class Code: @unchecked Sendable {   // Sendable: the buffers are written o
             case .unknownMethod(_, let base, let n):
                 lower(base)
                 op = .unknownMethod(base: base.id, name: name(n))
+            case .failingCall(_, let base, let message):
+                lower(base)
+                op = .failingCall(base: base.id, message: name(message))
             case .matchesConstant(_, let base, let regex):
                 lower(base)
                 regexes.append(regex)

@@ -502,6 +502,9 @@ struct Evaluation {
         case .unknownMethod(let base, let name):
             let recv = try eval(base)
             throw EvalError.noFunction(code.names[Int(name)], on: recv)
+        case .failingCall(let base, let message):
+            _ = try eval(base)
+            throw EvalError(code.names[Int(message)])
         case .builtin(let b, let start, let count):
             let values = try evalOperands(start, count)
             switch b {

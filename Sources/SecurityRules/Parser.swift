@@ -240,11 +240,13 @@ struct Parser {
             if lexer.peek() == UInt8(ascii: "{") {
                 lexer.advance()
                 let nameStart = lexer.location.offset
+                let nameLocation = lexer.location
                 guard let c = lexer.peek(), Lexer.isIdentStart(c) else {
                     throw fail("Expected a variable name after '{' in the match path.", segStart, lexer)
                 }
                 while let c = lexer.peek(), Lexer.isIdentPart(c) { lexer.advance() }
                 let name = String(decoding: lexer.bytes[nameStart..<lexer.location.offset], as: UTF8.self)
+                let nameRange = SourceRange(nameLocation, lexer.location)
                 var recursive = false
                 if lexer.peek() == UInt8(ascii: "=") {
                     lexer.advance()
@@ -258,7 +260,8 @@ struct Parser {
                     throw fail("Expected '}' to close the wildcard {\(name)}.", segStart, lexer)
                 }
                 lexer.advance()
-                segments.append(MatchSegment(kind: recursive ? .recursive(name) : .single(name), range: SourceRange(segStart, lexer.location)))
+                segments.append(MatchSegment(kind: recursive ? .recursive(name) : .single(name), range: SourceRange(segStart, lexer.location),
+                                              nameRange: nameRange))
             } else {
                 let textStart = lexer.location.offset
                 while let c = lexer.peek(), Parser.isMatchTextByte(c) { lexer.advance() }
@@ -488,7 +491,7 @@ struct Parser {
                 if current.isPunct(.lparen) {
                     advance()
                     let args = try parseArguments(closing: .rparen)
-                    e = .method(e, name, args, e.range.to(SourceRange(previousEnd, previousEnd)))
+                    e = .method(e, name, args, e.range.to(SourceRange(previousEnd, previousEnd)), r)
                 } else {
                     e = .member(e, name, e.range.to(r))
                 }

@@ -85,6 +85,9 @@ indirect enum Node: Sendable {
     case slice(Int32, Node, Node?, Node?)
     case method(Int32, Node, Method, [Node])
     case unknownMethod(Int32, Node, String)
+    /// A call the file loads with a warning that fails with this message when evaluated (a user
+    /// function given the wrong number of arguments); the node is the call's stand-in receiver.
+    case failingCall(Int32, Node, String)
     /// `s.matches('constant')`, compiled once at check time.
     case matchesConstant(Int32, Node, CompiledRegex)
     case builtin(Int32, Builtin, [Node])
@@ -102,7 +105,7 @@ indirect enum Node: Sendable {
         case .constant(let i, _), .list(let i, _), .map(let i, _), .path(let i, _), .local(let i, _),
              .pathVariable(let i, _), .request(let i, _), .resource(let i), .unknownVariable(let i, _),
              .member(let i, _, _), .index(let i, _, _), .slice(let i, _, _, _), .method(let i, _, _, _),
-             .unknownMethod(let i, _, _), .matchesConstant(let i, _, _), .builtin(let i, _, _), .call(let i, _, _), .not(let i, _),
+             .unknownMethod(let i, _, _), .failingCall(let i, _, _), .matchesConstant(let i, _, _), .builtin(let i, _, _), .call(let i, _, _), .not(let i, _),
              .negate(let i, _), .binary(let i, _, _, _), .and(let i, _, _), .or(let i, _, _),
              .ternary(let i, _, _, _), .isType(let i, _, _):
             return i

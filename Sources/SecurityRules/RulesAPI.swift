@@ -47,7 +47,7 @@ public enum RulesMethod: String, Sendable, CaseIterable {
 public struct RulesIssue: Sendable, Equatable, CustomStringConvertible {
     public enum Severity: String, Sendable { case error = "ERROR", warning = "WARNING" }
     public let fileName: String
-    /// 1-based line and column.
+    /// 1-based line and column (0 and 0 for an empty source, as the emulator places that error).
     public let line: Int
     public let column: Int
     public let description: String

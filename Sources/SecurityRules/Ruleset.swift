@@ -46,6 +46,12 @@ public final class Ruleset: Sendable {
     /// errors and warnings, sorted by position (syntax errors of every statement in one pass).
     public static func compile(_ source: String, fileName: String = "firestore.rules") -> (ruleset: Ruleset?, issues: [RulesIssue]) {
         let text = SourceText(source)
+        if text.bytes.isEmpty {
+            // The emulator's words and position (line and column 0) for a file with nothing in it;
+            // a file of blanks or comments is refused there too, as a syntax error at its end.
+            return (nil, [RulesIssue(fileName: fileName, line: 0, column: 0,
+                                     description: "Rules content empty. Compilation aborted.", severity: .error)])
+        }
         var issues: [RulesIssue] = []
         if text.bytes.count > maxSourceBytes {
             issues.append(RulesIssue(fileName: fileName, line: 1, column: 1,
@@ -69,7 +75,7 @@ public final class Ruleset: Sendable {
         }
         issues.sort { ($0.line, $0.column) < ($1.line, $1.column) }
         if issues.contains(where: { $0.severity == .error }) { return (nil, issues) }
-        let service = file.services.first.flatMap { RulesService(rawValue: $0.name) } ?? .firestore
+        let service = file.services.lazy.compactMap { RulesService(rawValue: $0.name) }.first ?? .firestore
         let ruleset = Ruleset(source: source, fileName: fileName, service: service, program: program, warnings: issues)
         return (ruleset, issues)
     }

@@ -16,13 +16,16 @@ struct CheckerTests {
         ("    match /a/{b} { allow read: if c == 1; }", 4, 35, .warning, "Invalid variable name: c."),
         ("    match /a/{b} { allow fetch: if true; }", 4, 26, .warning, "Invalid method name: fetch."),
         ("    match /a/{b} { allow read: if b is text; }", 4, 35, .error, "An unsupported type identifier was used with the 'is' operator. Received text. Expected one of bool,bytes,constraint,duration,float,int,latlng,list,vector,set,number,map,string,timestamp,path,map_diff"),
-        ("    match /a/{b} { allow read: if math.nope(1); }", 4, 35, .warning, "Invalid function name: math.nope."),
-        ("    match /a/{b} { allow read: if b.size(1) == 1; }", 4, 35, .warning, "Incorrect number of arguments supplied to function: size."),
-        ("    match /a/{b}/{b} { allow read; }", 4, 17, .error, "Variable b already exists in the PathTemplate."),
+        // A method call's issue is at the method's name, a duplicate path variable's at the name (as the emulator's).
+        ("    match /a/{b} { allow read: if math.nope(1); }", 4, 40, .warning, "Invalid function name: math.nope."),
+        ("    match /a/{b} { allow read: if math.abs(1, 2) == 1; }", 4, 40, .warning, "Incorrect number of arguments supplied to function: math.abs."),
+        ("    match /a/{b} { allow read: if b.size(1) == 1; }", 4, 37, .warning, "Incorrect number of arguments supplied to function: size."),
+        ("    match /a/{b}/{b} { allow read; }", 4, 19, .error, "Variable b already exists in the PathTemplate."),
+        ("    match /a/{b}/{b=**} { allow read; }", 4, 19, .error, "Variable b already exists in the PathTemplate."),
         ("    match /{a=**}/x/{b=**} { allow read; }", 4, 11, .error, "Invalid glob match expression. Only one glob match is permitted in a match declaration path."),
         ("    function f(a, a) { return a; }\n    match /x/{y} { allow read: if f(1, 2); }", 4, 19, .error, "Variable a is already defined."),
         ("    function f() { return true; }\n    function f() { return false; }\n    match /x/{y} { allow read: if f(); }", 5, 14, .error, "Function f is already defined."),
-        ("    match /a/{b} { allow read: if b.sizee() == 1; }", 4, 35, .warning, "Invalid function name: sizee."),
+        ("    match /a/{b} { allow read: if b.sizee() == 1; }", 4, 37, .warning, "Invalid function name: sizee."),
     ]
 
     @Test(arguments: cases)
@@ -33,6 +36,21 @@ struct CheckerTests {
         #expect(match?.line == line)
         #expect(match?.column == column)
         #expect(match?.severity == severity)
+    }
+
+    /// A user function called with the wrong number of arguments loads with a warning and fails when
+    /// a request runs the call, with the emulator's words naming its parameters.
+    @Test(arguments: [
+        ("function f(a) { return a; }", "f(1, 2)", "Incorrect number of arguments. Received: 2. Expected: f(a). for 'get' @ L5"),
+        ("function f(a, b) { return a && b; }", "f(true)", "Incorrect number of arguments. Received: 1. Expected: f(a, b). for 'get' @ L5"),
+        ("function f() { return true; }", "f(1)", "Incorrect number of arguments. Received: 1. Expected: f(). for 'get' @ L5"),
+    ])
+    func wrongArgumentCountFailsAtRunTime(_ function: String, _ call: String, _ denial: String) {
+        let r = compiled(rules("    \(function)\n    match /a/{id} { allow get: if \(call); }"))
+        let decision = r.evaluate(Req.make(.get, "a/x"), lookup: MapLookup())
+        #expect(!decision.allowed)
+        #expect(decision.message.contains(denial), "got \(decision.message)")
+        #expect(!decision.message.contains("Function not found"))
     }
 
     @Test func v1RecursiveWildcardMustBeLast() {
@@ -55,10 +73,22 @@ struct CheckerTests {
         #expect(issues.first?.line == 2 && issues.first?.column == 3)
     }
 
-    @Test func wrongServiceIsAnError() {
-        let (r, issues) = Ruleset.compile("service firebase.database { match /x { allow read; } }")
-        #expect(r == nil)
-        #expect(issues.first?.description == "Unsupported service 'firebase.database'; Hearth evaluates 'cloud.firestore' and 'firebase.storage' rules.")
+    /// As on the emulator: another service loads with a warning, each allow method in it is an unknown
+    /// one, and it grants nothing, alone or beside a cloud.firestore block.
+    @Test func otherServiceLoadsAndGrantsNothing() {
+        let (r, issues) = Ruleset.compile("service firebase.database {\n  match /databases/{d}/documents { match /a/{b} { allow read; } }\n}")
+        #expect(issues.map { "L\($0.line):\($0.column) \($0.severity) \($0.description)" } == [
+            "L1:9 warning Invalid service name: firebase.database.", "L2:57 warning Invalid method name: read.",
+        ])
+        #expect(r?.service == .firestore)
+        #expect(r?.evaluate(Req.make(.get, "a/x"), lookup: MapLookup()).allowed == false)
+        let both = compiled("""
+            service foo.bar { match /databases/{d}/documents { match /a/{b} { allow read; } } }
+            service cloud.firestore { match /databases/{d}/documents { match /c/{b} { allow read; } } }
+            """)
+        #expect(both.service == .firestore)
+        #expect(!both.evaluate(Req.make(.get, "a/x"), lookup: MapLookup()).allowed)
+        #expect(both.evaluate(Req.make(.get, "c/x"), lookup: MapLookup()).allowed)
     }
 
     @Test func storageRulesCompileAsStorage() {
@@ -75,7 +105,9 @@ struct CheckerTests {
     }
 
     @Test func emptySourceIsAnError() {
-        #expect(Ruleset.compile("").ruleset == nil)
+        let (r, issues) = Ruleset.compile("")
+        #expect(r == nil)
+        #expect(issues.map { "L\($0.line):\($0.column) \($0.description)" } == ["L0:0 Rules content empty. Compilation aborted."])
         #expect(Ruleset.compile("// only a comment").issues.first?.description == "No 'service cloud.firestore { … }' block found.")
     }
 

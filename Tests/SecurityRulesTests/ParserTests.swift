@@ -25,7 +25,7 @@ extension Expr {
         case .index(let b, let i, _): "([] \(b.tree) \(i.tree))"
         case .slice(let b, let l, let h, _): "([:] \(b.tree) \(l?.tree ?? "_") \(h?.tree ?? "_"))"
         case .call(let n, let a, _, _): "(\(n)" + a.map { " " + $0.tree }.joined() + ")"
-        case .method(let b, let n, let a, _): "(.\(n) \(b.tree)" + a.map { " " + $0.tree }.joined() + ")"
+        case .method(let b, let n, let a, _, _): "(.\(n) \(b.tree)" + a.map { " " + $0.tree }.joined() + ")"
         case .unary(let op, let x, _): "(\(op.rawValue) \(x.tree))"
         case .binary(let op, let l, let r, _): "(\(op.rawValue) \(l.tree) \(r.tree))"
         case .ternary(let c, let y, let n, _): "(? \(c.tree) \(y.tree) \(n.tree))"

@@ -1,5 +1,6 @@
 """Rules files for PUT /emulator/v1/projects/P:securityRules, each answered by the official emulator
-(fixtures/emulator-rules-compile.json, recorded with `python test_rules_compile.py --record`) and by Hearth.
+(fixtures/emulator-rules-compile.json, and for RUN_CASES the denial of a request that runs a failing call:
+fixtures/emulator-rules-runtime.json; both recorded with `python rulescompilecases.py --record`) and by Hearth.
 
 What is compared, per case (see test_rules_compile.py): the status always (does the file load?); for a
 200, each issue's line, severity and description; for a 400, the first error's line and column, and
@@ -13,6 +14,7 @@ import requests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "fixtures", "emulator-rules-compile.json")
+RUN_FIXTURE = os.path.join(HERE, "fixtures", "emulator-rules-runtime.json")
 PROJECT = "demo-rules-compile"
 
 H = "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n"
@@ -61,6 +63,20 @@ CASES = {
  "shadow_builtin": w("    function exists(p) { return true; }\n    match /a/{id} { allow read: if exists(1); }"),
  "unknown_request_field": w("    match /a/{id} { allow read: if request.nope == 1; }"),
  "empty": "",
+ "svc_other": "rules_version = '2';\nservice foo.bar {\n  match /databases/{d}/documents { match /a/{id} { allow read: if true; } }\n}\n",
+}
+
+# Files that load with a warning and a call that fails when a request runs it: the rules, then the
+# document a GET asks for. What is compared is the denial's message.
+RUN_CASES = {
+ "user_extra_arg": (w("    function f(a) { return a; }\n    match /a/{id} { allow get: if f(1, 2); }"), "a/x"),
+ "user_no_arg": (w("    function f(a) { return a; }\n    match /a/{id} { allow get: if f(); }"), "a/x"),
+ "user_two_params": (w("    function f(a, b) { return a && b; }\n    match /a/{id} { allow get: if f(true); }"), "a/x"),
+ "user_no_params": (w("    function f() { return true; }\n    match /a/{id} { allow get: if f(1); }"), "a/x"),
+ "undefined": (w("    match /a/{id} { allow get: if nope(); }"), "a/x"),
+ "builtin_no_arg": (w("    match /a/{id} { allow get: if exists(); }"), "a/x"),
+ "namespaced_extra_arg": (w("    match /a/{id} { allow get: if math.abs(1, 2) == 1; }"), "a/x"),
+ "method_extra_arg": (w("    match /a/{id} { allow get: if 'x'.size(1) == 1; }"), "a/x"),
 }
 
 
@@ -74,22 +90,33 @@ def run(url):
     return {name: put(url, source) for name, source in CASES.items()}
 
 
+def run_time(url):
+    """Each RUN_CASES file loaded, then its GET: the load's status, the GET's status and message."""
+    out = {}
+    for name, (source, doc) in RUN_CASES.items():
+        loaded = put(url, source)["status"]
+        r = requests.get(f"{url}/v1/projects/{PROJECT}/databases/(default)/documents/{doc}", timeout=30)
+        out[name] = {"load": loaded, "status": r.status_code, "message": r.json().get("error", {}).get("message")}
+    return out
+
+
 def emulator_answers():
-    """Every case's answer from a fresh official emulator."""
+    """Every case's answer from a fresh official emulator: (CASES' loads, RUN_CASES' denials)."""
     sys.path.insert(0, HERE)
     import diffrun
     proc, url = diffrun.start_emulator()
     try:
-        return run(url)
+        return run(url), run_time(url)
     finally:
         diffrun.stop_emulator(proc)
 
 
 def record():
-    answers = emulator_answers()
-    with open(FIXTURE, "w") as f:
-        f.write(json.dumps(answers, indent=1, sort_keys=True) + "\n")
-    print(f"recorded {len(answers)} answers in {FIXTURE}")
+    answers, denials = emulator_answers()
+    for path, recorded in ((FIXTURE, answers), (RUN_FIXTURE, denials)):
+        with open(path, "w") as f:
+            f.write(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
+        print(f"recorded {len(recorded)} answers in {path}")
 
 
 if __name__ == "__main__":

@@ -8,34 +8,35 @@ file it refuses (400 "Error compiling rules:") Hearth refuses. Beyond that, per 
 and its description (exactly, or for syntax errors the emulator's `Unexpected 'x'` as the start of
 Hearth's, which goes on to say what was expected). docs/rules.md lists what is left.
 """
+import re
+
 import pytest
 
 import diffrun
 import rulescompilecases as rc
 
 FIXTURE = diffrun.load(rc.FIXTURE)
+RUN_FIXTURE = diffrun.load(rc.RUN_FIXTURE)
 
 # Status differs on purpose (docs/rules.md, "Check diagnostics").
 LOAD_DEVIATIONS = {
-    "bad_service": "Hearth evaluates only cloud.firestore and firebase.storage rules; another service is an error",
     "bad_regex": "Hearth's regular expressions are not RE2: a constant pattern it cannot compile is a warning "
                  "(the call fails at run time), since the emulator may accept it",
 }
 # 200 on both, but the emulator warns about more (or other) things than Hearth does.
 OTHER_WARNINGS = {"type_cond", "unused_let", "no_version", "v1", "shadow_builtin"}
-# Hearth places a method call's issue at the start of its receiver, the emulator at the method's name.
-METHOD_COLUMN = {"undef_ns", "arity_method", "unknown_method"}
 # 400 on both; the first error is placed differently (other parser, other recovery).
-OTHER_FIRST_POSITION = {"bad_segment", "bad_segment2", "unterminated_string", "empty", "dup_pathvar",
-                        "two_recursive", "bad_is_type"}
+OTHER_FIRST_POSITION = {"bad_segment", "bad_segment2", "unterminated_string", "two_recursive", "bad_is_type"}
 # 400 on both; the first error's description is Hearth's own.
-OWN_DESCRIPTION = {"bad_segment", "bad_segment2", "unterminated_string", "empty", "missing_brace",
-                   "missing_semicolon_fn"}
+OWN_DESCRIPTION = {"bad_segment", "bad_segment2", "unterminated_string", "missing_brace", "missing_semicolon_fn"}
+# A built-in or method given the wrong number of arguments: the emulator's run-time message names its
+# signatures (`Expected: string.size().`); Hearth's is `Function not found error: Name: [size].`
+BUILTIN_SIGNATURE = {"builtin_no_arg", "namespaced_extra_arg", "method_extra_arg"}
 
 
-def issues(answer, columns=True):
-    return sorted((i["sourcePosition"].get("line"), i["sourcePosition"].get("column") if columns else None,
-                   i["severity"], i["description"]) for i in answer["body"].get("issues", []))
+def issues(answer):
+    return sorted((i["sourcePosition"].get("line"), i["sourcePosition"].get("column"), i["severity"], i["description"])
+                  for i in answer["body"].get("issues", []))
 
 
 def first_error(answer):
@@ -50,8 +51,7 @@ def differences(name, emulator, hearth):
     if emulator["status"] == 200:
         if name in OTHER_WARNINGS:
             return []
-        columns = name not in METHOD_COLUMN
-        want, got = issues(emulator, columns), issues(hearth, columns)
+        want, got = issues(emulator), issues(hearth)
         return [] if want == got else [f"issues: emulator {want}, hearth {got}"]
     (want_at, want), (got_at, got) = first_error(emulator), first_error(hearth)
     out = []
@@ -66,6 +66,7 @@ def differences(name, emulator, hearth):
 
 def test_fixture_is_recorded():
     assert sorted(FIXTURE) == sorted(rc.CASES), "stale fixture: python rulescompilecases.py --record"
+    assert sorted(RUN_FIXTURE) == sorted(rc.RUN_CASES), "stale fixture: python rulescompilecases.py --record"
     assert len(rc.CASES) >= 30
     for name in LOAD_DEVIATIONS:
         assert FIXTURE[name]["status"] in (200, 400)
@@ -97,6 +98,34 @@ def test_an_undefined_function_loads_and_fails_at_request_time(hearth):
     assert requests.get(f"{url}/v1/projects/{rc.PROJECT}/databases/(default)/documents/b/x", timeout=30).status_code == 404
 
 
+def first_denial(message):
+    """`<reason> for 'get' @ L5`: the first of the failed allows the message's first such line joins
+    (the emulator's starts with an empty line, Hearth's with `Missing or insufficient permissions.`,
+    and goes on with its trace)."""
+    for line in message.split("\n"):
+        found = re.match(r"(.*?) for '\w+' @ L\d+", line)
+        if found:
+            return found.group(0)
+    return message
+
+
+@pytest.fixture(scope="module")
+def hearth_denials(hearth):
+    return rc.run_time(hearth["services"]["firestore"]["url"].rstrip("/"))
+
+
+@pytest.mark.parametrize("name", sorted(rc.RUN_CASES))
+def test_a_failing_call_is_denied_as_on_the_emulator(hearth_denials, name):
+    emulator, hearth = RUN_FIXTURE[name], hearth_denials[name]
+    assert (hearth["load"], hearth["status"]) == (emulator["load"], emulator["status"])
+    want, got = first_denial(emulator["message"]), first_denial(hearth["message"])
+    if name in BUILTIN_SIGNATURE:
+        assert want.startswith("Incorrect number of arguments.") and got.startswith("Function not found error: Name: ["), \
+            f"{name}: now {got!r}, the emulator {want!r}"
+        return
+    assert got == want
+
+
 @pytest.mark.skipif(not diffrun.emulator_command(), reason="the official Cloud Firestore emulator is not installed")
 def test_the_emulator_still_answers_as_recorded():
-    assert rc.emulator_answers() == FIXTURE
+    assert rc.emulator_answers() == (FIXTURE, RUN_FIXTURE)

@@ -42,7 +42,7 @@ import Testing
             #expect(r.status == 400 && r.json["error"]?["message"]?.stringValue == message, "\(r.json)")
             #expect(h.call("GET", h.api("/c/d")).status == 404)
         }
-        for writes in [[delete, create], [set, set], [create, set, delete], [set, update(h, "c/e", [], exists: false), delete]] {
+        for writes in [[create, set, delete], [delete, create], [set, set], [set, update(h, "c/e", [], exists: false), delete]] {
             #expect(h.call("POST", h.api(":commit"), .object(["writes": .array(writes)])).status == 200)
         }
     }

@@ -86,6 +86,7 @@ extension FirestoreService {
     private func prepareCommit(_ requested: DatabaseID, writes: [Write], transaction: String?, caller: Caller) throws(FirestoreError)
         -> PreparedCommit {
         let db = try Self.target(requested, writes)
+        try WriteCollapse.check(writes)
         var txnState: TransactionRegistry.State?
         if let transaction {
             let state = try transactions.use(transaction, database: db)

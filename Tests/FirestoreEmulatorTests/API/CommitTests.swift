@@ -18,6 +18,35 @@ import Testing
         .object(JSONObject([("fieldPath", .string(field)), (kind, value)]))
     }
 
+    /// A document written twice in one commit in an order the emulator cannot collapse into one
+    /// mutation: the whole commit refused before anything is read or written (`WriteCollapse`).
+    @Test func aDocumentTwiceInAnOrderThatCannotCollapse() throws {
+        let h = try TestHarness()
+        let name = h.root + "/c/d"
+        let set = update(h, "c/d", [("a", int(1))])
+        let create = update(h, "c/d", [("a", int(2))], exists: false)
+        let delete = JSON.object(["delete": .string(name)])
+        let deleteExisting = JSON.object(JSONObject([("delete", .string(name)), ("currentDocument", .object(["exists": .bool(true)]))]))
+        func atTime(_ t: String) -> JSON {
+            .object(JSONObject([("update", .object(["name": .string(name), "fields": .object([:])])), ("currentDocument", .object(["updateTime": .string(t)]))]))
+        }
+        for (writes, message) in [
+            ([set, create], "Cannot upsert then insert an entity in the same request."),
+            ([create, create], "Cannot insert then insert an entity in the same request."),
+            ([delete, deleteExisting], "Cannot delete then delete an entity in the same request."),
+            ([delete, set, delete, atTime("2020-01-01T00:00:00Z")], "Cannot delete then update an entity in the same request."),
+            ([set, atTime("2020-01-01T00:00:00Z")], "Cannot collapse mutations with different version preconditions "
+                + "(null and VersionPrecondition{exactBaseVersion=1577836800000000, maxBaseVersion=null})"),
+        ] {
+            let r = h.call("POST", h.api(":commit"), .object(["writes": .array(writes)]))
+            #expect(r.status == 400 && r.json["error"]?["message"]?.stringValue == message, "\(r.json)")
+            #expect(h.call("GET", h.api("/c/d")).status == 404)
+        }
+        for writes in [[create, set, delete], [delete, create], [set, set], [set, update(h, "c/e", [], exists: false), delete]] {
+            #expect(h.call("POST", h.api(":commit"), .object(["writes": .array(writes)])).status == 200)
+        }
+    }
+
     @Test func everyTransformWithResults() throws {
         let h = try TestHarness()
         h.put("c/d", ["n": int(5), "d": dbl(1.5), "max": int(3), "min": int(3), "arr": arr([int(1), str("a"), int(2)]), "s": str("x")])

@@ -3,7 +3,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Fields as sent (names keep their case; duplicates are kept separately, in order).
     public private(set) var fields: [(name: String, value: String)] {
         // Any change may move a known field: lookups walk the fields again from then on.
-        didSet { known = .unknown }
+        didSet { known = .unknown; receivedSize = -1 }
     }
     /// Where the `Known` fields first occur, when a listener noted them as it received the fields.
     private var known = KnownSlots.unknown
@@ -12,6 +12,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// whose length has no bit is absent without a walk — most lookups: a presigned S3 GET asks for
     /// some ten fields it was not sent (`If-Match`, `Range`, …; docs/benchmarks.md, *s3c131*).
     private var lengths: UInt64 = 0
+    /// The header section's size as received, summed by `appendReceived`; -1 once the fields were
+    /// set any other way (`sectionSize` then sums them).
+    private var receivedSize = -1
 
     public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
     public init(dictionaryLiteral elements: (String, String)...) { self.fields = elements.map { (name: $0.0, value: $0.1) } }
@@ -20,6 +23,14 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public subscript(name: String) -> String? {
         if known.isNoted && HTTPHeaders.absent(name, lengths: lengths) { return nil }
         return fields.first(where: { HTTPHeaders.namesEqual($0.name, name) })?.value
+    }
+
+    /// The header section's size as a client writes it: each field's name, `": "`, value and CRLF
+    /// (the request line and the blank line ending the section not counted). S3 refuses a request
+    /// whose section is over 8 KB (docs/s3.md, *Limits*).
+    public var sectionSize: Int {
+        if receivedSize >= 0 { return receivedSize }
+        return fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
     }
 
     /// Whether no received field can be `name`: its length has no bit in `lengths` and it is ASCII
@@ -164,6 +175,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields = []
         fields.reserveCapacity(capacity)
         known = .noted
+        receivedSize = 0
     }
 
     /// Appends a received field from its bytes and notes it if it is the first of a `Known` name.
@@ -173,6 +185,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         let n = String(decoding: name, as: UTF8.self)
         let v = String(decoding: value, as: UTF8.self)
         var slots = known
+        let size = receivedSize
         if slots.isNoted {
             if fields.count >= 254 || !HTTPHeaders.isASCII(name) {
                 slots = .unknown
@@ -182,6 +195,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         }
         fields.append((name: n, value: v))  // resets `known` (didSet)
         known = slots
+        if size >= 0 { receivedSize = size &+ name.count &+ value.count &+ 4 }
         if slots.isNoted { lengths |= 1 << UInt64(Swift.min(name.count, 63)) }
     }
 

@@ -145,9 +145,10 @@ enum StartCommand {
     /// (`MHD_pool_reset`; one `rep stosb`, which callgrind counts per byte but which takes ~1 µs per
     /// request natively: docs/benchmarks.md, commitcpu), so it is as small as the real service allows. Amazon S3
     /// refuses a request header section over 8 KB (`RequestHeaderSectionTooLarge`, MaxSizeAllowed
-    /// 8192); 32 KiB holds that plus a long presigned request line (keys up to 1 KB, percent-encoded,
-    /// and a session token). Google's front ends (Auth, Firestore, Storage, and the uploads API that
-    /// stands in for an app's own) keep 64 KiB: no smaller documented cap was found, and a smaller
+    /// 8192; the S3 service answers that itself, in S3's XML, up to this pool); 32 KiB holds 8 KB plus
+    /// a long presigned request line (keys up to 1 KB, percent-encoded, and a session token).
+    /// Google's front ends (Auth, Firestore, Storage, and the uploads API that stands in for an
+    /// app's own) keep 64 KiB: no smaller documented cap was found, and a smaller
     /// pool must not refuse headers they accept. The pool also sizes the read buffer each upload
     /// `recv` fills (half of it): docs/benchmarks.md (http1cost) has the 1 GiB PutObject row at both.
     static func connectionMemory(_ service: String) -> Int {

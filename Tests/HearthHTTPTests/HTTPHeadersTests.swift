@@ -139,6 +139,28 @@ import Testing
         #expect(h["range"] == "bytes=0-1")
     }
 
+    /// The section size summed as fields are received is the one summed from the fields (name,
+    /// `": "`, value, CRLF each, in bytes), and after a change it is summed from the fields again.
+    @Test func sectionSizeAsReceivedAndAfterChanges() {
+        let fields = [("Host", "example.com:9000"), ("X-Amz-Meta-Ünïcode", "välue"), ("Empty", ""), ("host", "again")]
+        var h = HTTPHeaders(receiving: 8)
+        #expect(h.sectionSize == 0)
+        for (n, v) in fields {
+            var name = Array(n.utf8), value = Array(v.utf8)
+            name.withUnsafeMutableBytes { nb in value.withUnsafeMutableBytes { vb in
+                h.appendReceived(name: UnsafeRawBufferPointer(nb), value: UnsafeRawBufferPointer(vb))
+            } }
+        }
+        let expected = fields.reduce(0) { $0 + $1.0.utf8.count + 2 + $1.1.utf8.count + 2 }
+        #expect(expected == 24 + 30 + 9 + 13)
+        #expect(h.sectionSize == expected)
+        #expect(HTTPHeaders(fields.map { (name: $0.0, value: $0.1) }).sectionSize == expected)
+        h.add("Range", "bytes=0-1")
+        #expect(h.sectionSize == expected + 18)
+        h.remove("host")
+        #expect(h.sectionSize == 30 + 9 + 18)
+    }
+
     /// `lowercasedName` is `lowercased()`: ASCII names lowered byte by byte, or returned as they are
     /// with no upper-case letter; anything else through `lowercased()`.
     @Test(arguments: ["Host", "host", "X-Amz-Date", "X-AMZ-CONTENT-SHA256", "", "a", "Z", "@[`{", "\u{212A}ey",

@@ -6,6 +6,9 @@ import HearthHTTP
 /// `message` and `details` are exhaustive switches, so a new case cannot be added without its
 /// wire form; `S3ErrorRenderer` is the one place that turns an error into a response.
 enum S3Error: Error, Sendable {
+    /// The largest request header section S3 takes, in bytes (`RequestHeaderSectionTooLarge` beyond).
+    static let maxHeaderSection = 8192
+
     case accessDenied(message: String)
     /// A refused CORS preflight (`AccessForbidden`, with the requested method and resource type).
     case accessForbidden(message: String, method: String, resourceType: String, diagnosis: String?)
@@ -43,6 +46,8 @@ enum S3Error: Error, Sendable {
     case keyTooLong(size: Int)
     case malformedXML
     case metadataTooLarge(size: Int)
+    /// A request header section over 8 KB (`HTTPHeaders.sectionSize`; docs/s3.md, *Limits*).
+    case requestHeaderSectionTooLarge
     case methodNotAllowed(method: String, resourceType: String)
     case missingContentLength
     case noSuchBucket(bucket: String)
@@ -104,6 +109,7 @@ enum S3Error: Error, Sendable {
         case .keyTooLong: "KeyTooLongError"
         case .malformedXML: "MalformedXML"
         case .metadataTooLarge: "MetadataTooLarge"
+        case .requestHeaderSectionTooLarge: "RequestHeaderSectionTooLarge"
         case .methodNotAllowed: "MethodNotAllowed"
         case .missingContentLength: "MissingContentLength"
         case .noSuchBucket: "NoSuchBucket"
@@ -138,6 +144,7 @@ enum S3Error: Error, Sendable {
         case .invalidPart, .invalidPartOrder: 400
         case .invalidPartNumber, .invalidRange: 416
         case .invalidRequest, .invalidStorageClass, .invalidURI, .keyTooLong, .malformedXML, .metadataTooLarge: 400
+        case .requestHeaderSectionTooLarge: 400
         case .methodNotAllowed, .deleteMarkerNotAllowed: 405
         case .missingContentLength: 411
         case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchVersion, .noSuchBucketConfiguration, .deletedKey: 404
@@ -183,6 +190,7 @@ enum S3Error: Error, Sendable {
         case .keyTooLong: "Your key is too long"
         case .malformedXML: "The XML you provided was not well-formed or did not validate against our published schema"
         case .metadataTooLarge: "Your metadata headers exceed the maximum allowed metadata size"
+        case .requestHeaderSectionTooLarge: "Your request header section exceeds the maximum allowed size."
         case .methodNotAllowed: "The specified method is not allowed against this resource."
         case .missingContentLength: "You must provide the Content-Length HTTP header."
         case .noSuchBucket: "The specified bucket does not exist"
@@ -232,6 +240,7 @@ enum S3Error: Error, Sendable {
         case .invalidObjectState(_, let sc): sc.map { [("StorageClass", $0)] } ?? []
         case .keyTooLong(let size): [("Size", String(size)), ("MaxSizeAllowed", "1024")]
         case .metadataTooLarge(let size): [("Size", String(size)), ("MaxSizeAllowed", "2048")]
+        case .requestHeaderSectionTooLarge: [("MaxSizeAllowed", String(S3Error.maxHeaderSection))]
         case .methodNotAllowed(let method, let type): [("Method", method), ("ResourceType", type)]
         case .noSuchKey(let key), .deletedKey(let key, _): [("Key", key)]
         case .deleteMarkerNotAllowed(let method, _, _): [("Method", method), ("ResourceType", "DeleteMarker")]

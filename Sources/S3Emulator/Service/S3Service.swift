@@ -113,10 +113,14 @@ public final class S3Service: HTTPService, Sendable {
         let now = clock.now()
         runLifecycleIfDue(now)
         let hostID = S3Service.hostID(for: request.id)
-        let target: S3Target
-        do {
-            target = try S3Target.resolve(request, matchingHosts: endpointHosts)
-        } catch {
+        let resolved = try? S3Target.resolve(request, matchingHosts: endpointHosts)
+        // S3's front end refuses an oversized header section before anything else, preflights too.
+        if request.headers.sectionSize > S3Error.maxHeaderSection {
+            let ctx = S3Context(request: request, target: resolved ?? S3Target(bucket: nil, key: nil, virtualHosted: false), now: now, hostID: hostID)
+            if let resolved, case .success(let operation) = S3Operation.resolve(request, target: resolved) { ctx.operation = operation }
+            return .respond(complete(ctx, .failure(.requestHeaderSectionTooLarge)))
+        }
+        guard let target = resolved else {
             let ctx = S3Context(request: request, target: S3Target(bucket: nil, key: nil, virtualHosted: false), now: now, hostID: hostID)
             return .respond(complete(ctx, .failure(.invalidURI)))
         }

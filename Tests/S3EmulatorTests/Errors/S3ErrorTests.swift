@@ -15,7 +15,7 @@ import Testing
         .invalidLocationConstraint(constraint: "us-east-1"), .invalidPart(uploadID: "u", partNumber: 1, etag: "e"),
         .invalidPartNumber(partNumberRequested: 3, actualPartCount: 1), .invalidPartOrder(uploadID: "u"),
         .invalidRange(requested: "bytes=9-", actualSize: 1), .invalidRequest(message: "m"), .invalidStorageClass(storageClass: "X"),
-        .invalidURI, .keyTooLong(size: 2000), .malformedXML, .metadataTooLarge(size: 3000), .methodNotAllowed(method: "PATCH", resourceType: "OBJECT"),
+        .invalidURI, .keyTooLong(size: 2000), .malformedXML, .metadataTooLarge(size: 3000), .requestHeaderSectionTooLarge, .methodNotAllowed(method: "PATCH", resourceType: "OBJECT"),
         .missingContentLength, .noSuchBucket(bucket: "b"), .noSuchKey(key: "k"), .noSuchUpload(uploadID: "u"),
         .noSuchVersion(key: "k", versionID: "v"), .noSuchBucketConfiguration(code: "NoSuchTagSet", message: "The TagSet does not exist", bucket: "b"),
         .notImplemented(header: "Transfer-Encoding"), .preconditionFailed(condition: "If-Match"), .signature(.anonymous),

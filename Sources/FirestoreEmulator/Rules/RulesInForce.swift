@@ -12,7 +12,7 @@ import SecurityRules
 final class RulesInForce: Sendable {
     /// The same rules as the enum the manager's other readers match on.
     let active: RulesManager.Active
-    /// The rules that judge; nil when `open` or `broken`.
+    /// The rules that judge; nil when `open` or `broken`, or when the rules are another service's.
     let ruleset: Ruleset?
     let coverage: RulesCoverage?
     /// Why every request is denied (`broken`).
@@ -23,6 +23,12 @@ final class RulesInForce: Sendable {
         switch active {
         case .open:
             (ruleset, coverage, broken) = (nil, nil, nil)
+        case .ruleset(let r, let c) where r.service != .firestore:
+            // A file declaring only another service (`service firebase.storage`) loads, as the
+            // official emulator loads it, and denies every request, as the emulator does with it.
+            // Judging Firestore's paths with storage rules instead could allow what no Firestore
+            // rule grants (a storage `match /{all=**}` matches them too): fail closed.
+            (ruleset, coverage, broken) = (nil, nil, "The security rules in \(r.fileName) are for service \(r.service.rawValue), not cloud.firestore: every request is denied.")
         case .ruleset(let r, let c):
             (ruleset, coverage, broken) = (r, c, nil)
         case .broken(let why):

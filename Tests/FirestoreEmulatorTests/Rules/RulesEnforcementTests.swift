@@ -142,6 +142,29 @@ import Testing
         #expect(html.response.headers["Content-Type"]?.hasPrefix("text/html") == true)
     }
 
+    @Test func storageRulesLoadedIntoFirestoreDenyEverything() throws {
+        // A storage-only file loads (as on the official emulator) but judges no Firestore request:
+        // its `match /{all=**}` would otherwise match Firestore's paths and allow them.
+        let storageOnly = "rules_version = '2';\nservice firebase.storage {\n  match /{all=**} { allow read, write: if true; }\n}\n"
+        let base = try TestHarness(rules: storageOnly)
+        #expect(base.call("PATCH", base.api("/open/x"), .object(["fields": .object([:])]), as: .anonymous).status == 403)
+        #expect(base.call("GET", base.api("/open/x"), as: .user("u1")).status == 403)
+        #expect(base.call("GET", base.api("/open/x"), as: .owner).status == 404)  // admin is not judged
+
+        let h = try TestHarness(rules: Self.rules("match /{d=**} { allow read, write: if true; }"))
+        #expect(h.call("PATCH", h.api("/open/x"), .object(["fields": .object([:])]), as: .anonymous).status == 200)
+        let put = h.call("PUT", "/emulator/v1/projects/\(h.project):securityRules", .object(["rules": .object(["files": .array([
+            .object(["name": .string("storage.rules"), "content": .string(storageOnly)]),
+        ])])]), as: .anonymous)
+        #expect(put.status == 200, "\(put.json)")
+        let denied = h.call("GET", h.api("/open/x"), as: .anonymous)
+        #expect(denied.status == 403)
+        #expect(denied.json["error"]?["message"]?.stringValue?.contains("firebase.storage") == true, "\(denied.json)")
+        // What was loaded is still what GET securityRules shows.
+        let shown = h.call("GET", "/emulator/v1/projects/\(h.project):securityRules", as: .anonymous)
+        #expect(shown.json["rules"]?["files"]?[0]?["content"]?.stringValue == storageOnly)
+    }
+
     @Test func rulesFileIsReloadedWhenItChanges() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fs-rules-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

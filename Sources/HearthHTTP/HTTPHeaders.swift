@@ -39,7 +39,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     private static func absent(_ name: String, lengths: UInt64) -> Bool {
         let n = name.utf8.count
         guard lengths & (1 << UInt64(Swift.min(n, 63))) == 0 else { return false }
-        return name.utf8.withContiguousStorageIfAvailable { isASCII(UnsafeRawBufferPointer($0)) } ?? false
+        return isASCIIName(name)
     }
 
     /// Fields nearly every request is asked for, by the server (framing) or by the services in front
@@ -131,12 +131,20 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     @inline(__always)
     static func asciiLower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
 
+    /// Whether a name held in contiguous UTF-8 is all ASCII (false when it is not contiguous: the
+    /// callers then take their general path). The length tests of `absent` and `isFraming` hold
+    /// only for ASCII names.
+    @inline(__always)
+    private static func isASCIIName(_ name: String) -> Bool {
+        name.utf8.withContiguousStorageIfAvailable { isASCII(UnsafeRawBufferPointer($0)) } ?? false
+    }
+
     /// Whether `name` is `Content-Length` or `Transfer-Encoding` (any case), which libmicrohttpd
     /// writes itself. An ASCII name of neither length is neither, without the two comparisons
     /// (~0.12k instructions for each field of every answer).
     static func isFraming(_ name: String) -> Bool {
         let n = name.utf8.count
-        if n != 14 && n != 17 && (name.utf8.withContiguousStorageIfAvailable { isASCII(UnsafeRawBufferPointer($0)) } ?? false) {
+        if n != 14 && n != 17 && isASCIIName(name) {
             return false
         }
         return namesEqual(name, "Content-Length") || namesEqual(name, "Transfer-Encoding")

@@ -536,7 +536,7 @@ struct Evaluation {
             // the general `replaceSubrange`.
             defer {
                 while locals.count > base { locals.removeLast() }
-                if !letErrors.isEmpty { letErrors = letErrors.filter { $0.key < base } }
+                if !letErrors.isEmpty { dropLetErrors(from: base) }
             }
             for k in Int(start)..<Int(start + count) { locals.append(try eval(operands[k])) }
             if callDepth >= Evaluation.maxCallDepth {
@@ -549,18 +549,7 @@ struct Evaluation {
                 frameBase = savedBase
                 callDepth -= 1
             }
-            // `let` is evaluated eagerly, in order; an error in one is the call's error only if the
-            // body (or a later let) reads it. Fatal errors (the access and expression limits) stop
-            // the request at once.
-            for k in Int(f.letStart)..<Int(f.letStart + f.letCount) {
-                do throws(EvalError) {
-                    locals.append(try eval(operands[k]))
-                } catch {
-                    if error.fatal { throw error }
-                    letErrors[locals.count] = error
-                    locals.append(.null)
-                }
-            }
+            if f.letCount > 0 { try evalLets(f) }
             return try eval(f.body)
         case .not(let x):
             let v = try eval(x)
@@ -827,6 +816,28 @@ struct Evaluation {
     private static func appendUTF8(_ s: String, to bytes: inout [UInt8]) {
         var s = s
         s.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// A function's lets onto the locals stack, eagerly and in order; an error in one is the call's
+    /// error only if the body (or a later let) reads it (`letErrors`). Fatal errors (the access and
+    /// expression limits) stop the request at once. Out of line: `eval`'s switch stays as small as
+    /// it was before lets could fail lazily.
+    @inline(never)
+    private mutating func dropLetErrors(from base: Int) {
+        letErrors = letErrors.filter { $0.key < base }
+    }
+
+    @inline(never)
+    private mutating func evalLets(_ f: FunctionCode) throws(EvalError) {
+        for k in Int(f.letStart)..<Int(f.letStart + f.letCount) {
+            do throws(EvalError) {
+                locals.append(try eval(operands[k]))
+            } catch {
+                if error.fatal { throw error }
+                letErrors[locals.count] = error
+                locals.append(.null)
+            }
+        }
     }
 
     /// `&&` (absorbing false) and `||` (absorbing true) with CEL's commutative error absorption.

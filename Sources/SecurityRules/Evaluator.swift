@@ -818,15 +818,18 @@ struct Evaluation {
         s.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
-    /// A function's lets onto the locals stack, eagerly and in order; an error in one is the call's
-    /// error only if the body (or a later let) reads it (`letErrors`). Fatal errors (the access and
-    /// expression limits) stop the request at once. Out of line: `eval`'s switch stays as small as
-    /// it was before lets could fail lazily.
+    /// Forgets the let errors of a call's frame (slots from `base` up) as the call returns. Out of
+    /// line, as `evalLets`.
     @inline(never)
     private mutating func dropLetErrors(from base: Int) {
         letErrors = letErrors.filter { $0.key < base }
     }
 
+    /// A function's lets onto the locals stack, eagerly and in order; an error in one is the call's
+    /// error only if the body (or a later let) reads it (`letErrors`). Fatal errors (the access and
+    /// expression limits) stop the request at once. Out of line: `eval`'s switch stays as small as
+    /// it was before lets could fail lazily (an inlined loop cost the shipped create 250
+    /// instructions a decision).
     @inline(never)
     private mutating func evalLets(_ f: FunctionCode) throws(EvalError) {
         for k in Int(f.letStart)..<Int(f.letStart + f.letCount) {

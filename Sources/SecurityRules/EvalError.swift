@@ -31,11 +31,51 @@ struct EvalError: Error, Sendable, Equatable {
     }
 
     static func unsupported(_ a: RulesValue, _ op: String, _ b: RulesValue) -> EvalError {
-        EvalError("Unsupported operation error. Received: \(a.typeName) \(op) \(b.typeName).")
+        let received = "Unsupported operation error. Received: \(a.typeName) \(op) \(b.typeName)."
+        guard let expected = expectedOperands(op) else { return EvalError(received) }
+        return EvalError(received + " Expected: " + expected.map { "\($0.0) \(op) \($0.1)" }.joined(separator: ", ") + ".")
+    }
+
+    /// The operand types the official emulator lists after `Expected:` when an operator is given
+    /// others (nil: it lists none, or Hearth has not recorded them).
+    static func expectedOperands(_ op: String) -> [(String, String)]? {
+        switch op {
+        case "+": [("int", "int"), ("float", "float"), ("string", "string"), ("duration", "duration"), ("duration", "timestamp"), ("timestamp", "duration")]
+        case "-": [("int", "int"), ("float", "float"), ("duration", "duration"), ("timestamp", "duration"), ("timestamp", "timestamp")]
+        case "*", "/", "%": [("int", "int"), ("float", "float")]
+        case "<", "<=", ">", ">=":
+            [("string", "string"), ("bytes", "bytes"), ("int", "int"), ("float", "float"), ("duration", "duration"),
+             ("timestamp", "timestamp"), ("constraint", "any"), ("any", "constraint")]
+        default: nil
+        }
     }
 
     static func unsupported(_ op: String, _ a: RulesValue) -> EvalError {
-        EvalError("Unsupported operation error. Received: \(op)\(a.typeName).")
+        let expected = switch op {
+        case "!": " Expected: !bool."
+        case "-": " Expected: -int, -float, -duration."
+        default: ""
+        }
+        return EvalError("Unsupported operation error. Received: \(op)\(a.typeName).\(expected)")
+    }
+
+    /// A function or method given arguments of types it does not take, in the emulator's words:
+    /// `Unsupported operation error. Received: math.abs(string). Expected: math.abs(int), math.abs(float).`
+    static func signature(_ name: String, _ args: [RulesValue], expected: [String]) -> EvalError {
+        let received = "\(name)(\(args.map(\.typeName).joined(separator: ", ")))"
+        return EvalError("Unsupported operation error. Received: \(received). Expected: "
+                         + expected.map { "\(name)(\($0))" }.joined(separator: ", ") + ".")
+    }
+
+    /// An index of the wrong type: `Received: list[float]. Expected: list[int].`
+    static func badIndex(_ b: RulesValue, _ i: RulesValue) -> EvalError {
+        let expected = switch b {
+        case .list, .string, .path: "int"
+        case .map: "string"
+        default: ""
+        }
+        let tail = expected.isEmpty ? "" : " Expected: \(b.typeName)[\(expected)]."
+        return EvalError("Unsupported operation error. Received: \(b.typeName)[\(i.typeName)].\(tail)")
     }
 
     /// A method or function that does not exist for the receiver's type.
@@ -48,10 +88,16 @@ struct EvalError: Error, Sendable, Equatable {
         EvalError("Invalid argument provided to call. Function: [\(function)], Argument: [\(why)].")
     }
 
-    static let overflow = EvalError("Integer overflow error.")
-    static let divisionByZero = EvalError("Division by zero error.")
+    /// Integer arithmetic past Int64, in the official emulator's words.
+    static let overflow = EvalError("Integer value is out of the [-9223372036854775808, 9223372036854775807] range.")
+    static let divisionByZero = EvalError("Divide by zero error.")
 
     static func indexOutOfRange(_ i: Int64, _ count: Int) -> EvalError {
-        EvalError("Index out of range error: index \(i), size \(count).")
+        EvalError("Index out of bound error. Index: [\(i)] , size: [\(count)].")
+    }
+
+    /// A condition (or an operand of `&&`/`||`) that is not a bool.
+    static func notBool(_ v: RulesValue) -> EvalError {
+        EvalError("Type error. Received: [\(v.typeName)] Expected: [bool].")
     }
 }

@@ -104,6 +104,10 @@ struct Evaluation {
     private var positions: [Int32]?
     /// One stack for every call's parameters and lets; `frameBase` is the running call's first slot.
     private var locals: [RulesValue] = []
+    /// Lets whose value is an error, by their index in `locals` (which holds null for them): the
+    /// error is the call's only when the body reads the let, as on the official emulator
+    /// (`let bad = 1 / 0; return true;` is true there).
+    private var letErrors: [Int: EvalError] = [:]
     private var frameBase = 0
     private var callDepth = 0
     private var expressionCount = 0
@@ -418,7 +422,9 @@ struct Evaluation {
             }
             return .path(out)
         case .local(let slot):
-            return locals[frameBase + Int(slot)]
+            let i = frameBase + Int(slot)
+            if !letErrors.isEmpty, let e = letErrors[i] { throw e }
+            return locals[i]
         case .pathVariable(let index):
             if let positions { return positional(positions, Int(index)) }
             return bindings[Int(index)]
@@ -428,8 +434,12 @@ struct Evaluation {
             case .method: return .string(request.method.rawValue)
             case .path: return .path(request.path)
             case .time: return request.time
-            case .resource: return request.requestResource ?? .null
-            case .query: return request.query ?? .null
+            case .resource:
+                if request.methodShaped, request.method == .get || request.method == .list { throw EvalError.missingProperty("resource") }
+                return request.requestResource ?? .null
+            case .query:
+                if request.methodShaped, request.method != .list { throw EvalError.missingProperty("query") }
+                return request.query ?? .null
             case nil: return requestMap()
             }
         case .resource:
@@ -442,6 +452,7 @@ struct Evaluation {
             // place, not copied out through a call of its own.
             if case .local(let slot) = ops[Int(base)] {
                 try count(base)
+                if !letErrors.isEmpty, let e = letErrors[frameBase + Int(slot)] { throw e }
                 guard recording else { return try Evaluation.member(locals[frameBase + Int(slot)], code.names[Int(name)]) }
                 let b = locals[frameBase + Int(slot)]
                 keep(base, b)
@@ -523,7 +534,10 @@ struct Evaluation {
             if locals.capacity == 0, count + f.letCount > 0 { locals.reserveCapacity(16) }
             // One at a time: a call leaves one or two slots, and `removeLast(_:)` went through
             // the general `replaceSubrange`.
-            defer { while locals.count > base { locals.removeLast() } }
+            defer {
+                while locals.count > base { locals.removeLast() }
+                if !letErrors.isEmpty { dropLetErrors(from: base) }
+            }
             for k in Int(start)..<Int(start + count) { locals.append(try eval(operands[k])) }
             if callDepth >= Evaluation.maxCallDepth {
                 throw EvalError("Maximum function call depth (\(Evaluation.maxCallDepth)) exceeded.")
@@ -535,8 +549,7 @@ struct Evaluation {
                 frameBase = savedBase
                 callDepth -= 1
             }
-            // `let` is evaluated eagerly, in order; an error in one makes the call an error.
-            for k in Int(f.letStart)..<Int(f.letStart + f.letCount) { locals.append(try eval(operands[k])) }
+            if f.letCount > 0 { try evalLets(f) }
             return try eval(f.body)
         case .not(let x):
             let v = try eval(x)
@@ -805,6 +818,31 @@ struct Evaluation {
         s.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
+    /// Forgets the let errors of a call's frame (slots from `base` up) as the call returns. Out of
+    /// line, as `evalLets`.
+    @inline(never)
+    private mutating func dropLetErrors(from base: Int) {
+        letErrors = letErrors.filter { $0.key < base }
+    }
+
+    /// A function's lets onto the locals stack, eagerly and in order; an error in one is the call's
+    /// error only if the body (or a later let) reads it (`letErrors`). Fatal errors (the access and
+    /// expression limits) stop the request at once. Out of line: `eval`'s switch stays as small as
+    /// it was before lets could fail lazily (an inlined loop cost the shipped create 250
+    /// instructions a decision).
+    @inline(never)
+    private mutating func evalLets(_ f: FunctionCode) throws(EvalError) {
+        for k in Int(f.letStart)..<Int(f.letStart + f.letCount) {
+            do throws(EvalError) {
+                locals.append(try eval(operands[k]))
+            } catch {
+                if error.fatal { throw error }
+                letErrors[locals.count] = error
+                locals.append(.null)
+            }
+        }
+    }
+
     /// `&&` (absorbing false) and `||` (absorbing true) with CEL's commutative error absorption.
     private mutating func logical(_ l: Int32, _ r: Int32, absorbing: Bool) throws(EvalError) -> RulesValue {
         var leftError: EvalError?
@@ -813,7 +851,7 @@ struct Evaluation {
             if case .bool(let b) = v {
                 if b == absorbing { return .bool(absorbing) }   // short circuit
             } else {
-                leftError = EvalError.unsupported(v, absorbing ? "||" : "&&", .bool(absorbing))
+                leftError = EvalError.notBool(v)
             }
         } catch {
             if error.fatal { throw error }
@@ -827,7 +865,7 @@ struct Evaluation {
             throw leftError ?? error
         }
         guard case .bool(let b) = v else {
-            throw leftError ?? EvalError.unsupported(.bool(!absorbing), absorbing ? "||" : "&&", v)
+            throw leftError ?? EvalError.notBool(v)
         }
         if b == absorbing { return .bool(absorbing) }
         if let leftError { throw leftError }
@@ -837,7 +875,12 @@ struct Evaluation {
     private mutating func access(_ function: Builtin, _ arg: RulesValue) throws(EvalError) -> RulesValue {
         guard case .path(let path) = arg else {
             if case .null = arg { throw EvalError.nullValue }
-            throw EvalError.invalidArgument(function.rawValue, "path expected, got \(arg.typeName)")
+            throw EvalError.signature(function.rawValue, [arg], expected: ["path"])
+        }
+        // A path that is not a document's (a collection, the database) is an error, as on the
+        // official emulator: `!exists(/databases/$(database)/documents/users)` must not allow.
+        if path.count >= 3, path[0] == "databases", path[2] == "documents", path.count == 3 || (path.count - 3) % 2 != 0 {
+            throw EvalError("Service call error. Function: [\(function.rawValue)], Argument: [\(arg.rendered)].")
         }
         functionCalls.append((function.rawValue, [arg]))
         let key = CallKey(function: function.rawValue, path: path)
@@ -857,14 +900,19 @@ struct Evaluation {
 
     private mutating func requestMap() -> RulesValue {
         if let wholeRequest { return wholeRequest }
-        let m: RulesValue = .map([
+        var fields: RulesMap = [
             "auth": request.auth ?? .null,
             "method": .string(request.method.rawValue),
             "path": .path(request.path),
             "time": request.time,
             "resource": request.requestResource ?? .null,
             "query": request.query ?? .null,
-        ])
+        ]
+        if request.methodShaped {
+            if request.method == .get || request.method == .list { fields["resource"] = nil }
+            if request.method != .list { fields["query"] = nil }
+        }
+        let m: RulesValue = .map(fields)
         wholeRequest = m
         return m
     }
@@ -917,7 +965,7 @@ struct Evaluation {
             return .string(p[Int(n)])
         case (.constraint(let c), _): return try c.index(i)
         case (.null, _), (_, .null): throw EvalError.nullValue
-        default: throw EvalError.unsupported(b, "[]", i)
+        default: throw EvalError.badIndex(b, i)
         }
     }
 
@@ -925,8 +973,10 @@ struct Evaluation {
         switch (t, v) {
         case (.bool, .bool), (.int, .int), (.float, .float), (.number, .int), (.number, .float), (.string, .string),
              (.list, .list), (.map, .map), (.timestamp, .timestamp), (.duration, .duration), (.path, .path),
-             (.latlng, .latlng), (.bytes, .bytes), (.set, .set), (.mapDiff, .mapDiff), (.vector, .vector):
+             (.latlng, .latlng), (.bytes, .bytes), (.mapDiff, .mapDiff), (.vector, .vector):
             return true
+        // `is set` holds of nothing on the official emulator, a set included (`[1].toSet() is set`
+        // is false there).
         default:
             return false
         }

@@ -47,7 +47,10 @@ enum Operators {
 
     static func membership(_ a: RulesValue, _ b: RulesValue) throws(EvalError) -> RulesValue {
         switch b {
-        case .list(let items), .set(let items):
+        case .list(let items):
+            if case .constraint(let c) = a { return .bool(try c.isIn(items)) }
+            return .bool(try CollectionFunctions.contains(items, a, strict: true))
+        case .set(let items):
             if case .constraint(let c) = a { return .bool(try c.isIn(items)) }
             return .bool(try CollectionFunctions.contains(items, a))
         case .map(let m):
@@ -59,7 +62,8 @@ enum Operators {
             return .bool(m[k] != nil)
         case .constraint(let c): return .bool(try c.holds(a))
         case .null: throw EvalError.nullValue
-        default: throw EvalError.unsupported(a, "in", b)
+        // The emulator's words: `in` has no meaning for other right operands (`'b' in 'abc'`).
+        default: throw EvalError.noFunction("in")
         }
     }
 
@@ -71,12 +75,14 @@ enum Operators {
             case .add: result = x.addingReportingOverflow(y)
             case .subtract: result = x.subtractingReportingOverflow(y)
             case .multiply: result = x.multipliedReportingOverflow(by: y)
+            // Int64.min / -1 wraps to Int64.min (and % gives 0) on the official emulator, as
+            // Java's long division does; only +, - and * are checked there.
             case .divide:
                 if y == 0 { throw EvalError.divisionByZero }
-                result = x.dividedReportingOverflow(by: y)
+                result = (x.dividedReportingOverflow(by: y).partialValue, false)
             default:
                 if y == 0 { throw EvalError.divisionByZero }
-                result = x.remainderReportingOverflow(dividingBy: y)
+                result = (x.remainderReportingOverflow(dividingBy: y).partialValue, false)
             }
             if result.1 { throw EvalError.overflow }
             return .int(result.0)
@@ -87,12 +93,12 @@ enum Operators {
             case .subtract: return .float(x - y)
             case .multiply: return .float(x * y)
             case .divide: return .float(x / y)
-            default: throw EvalError.unsupported(a, op.rawValue, b)
+            // Java's `%` on doubles: the remainder of truncated division, with the dividend's sign
+            // (`-7.5 % 2 == -1.5`, `1.0 % 0` is NaN).
+            default: return .float(x.truncatingRemainder(dividingBy: y))
             }
         case (.string(let x), .string(let y)) where op == .add:
             return .string(x + y)
-        case (.bytes(let x), .bytes(let y)) where op == .add:
-            return .bytes(x + y)
         default:
             if let t = try TimeFunctions.arithmetic(op, a, b) { return t }
             throw EvalError.unsupported(a, op.rawValue, b)

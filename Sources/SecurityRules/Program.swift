@@ -3,7 +3,8 @@
 
 /// A built-in global or namespace function.
 enum Builtin: String, Sendable, CaseIterable {
-    case get, exists, getAfter, existsAfter, debug, int, float, string, path, bool
+    // No `bool()`: the official emulator has none (`Function not found error: Name: [bool].`).
+    case get, exists, getAfter, existsAfter, debug, int, float, string, path
     case mathAbs = "math.abs", mathCeil = "math.ceil", mathFloor = "math.floor", mathRound = "math.round"
     case mathSqrt = "math.sqrt", mathPow = "math.pow", mathIsInfinite = "math.isInfinite", mathIsNaN = "math.isNaN"
     case timestampDate = "timestamp.date", timestampValue = "timestamp.value"

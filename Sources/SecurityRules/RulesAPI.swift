@@ -95,6 +95,11 @@ public struct RulesRequest: Sendable {
     /// taking it is a string about which nothing is known (no condition on it is proven), as the
     /// document a list reads is not one document. nil: every segment is what it says.
     public var listPlaceholder: String?
+    /// Cloud Firestore's request map: `request.resource` only on writes (null on delete) and
+    /// `request.query` only on list; reading either elsewhere is `Property resource is undefined
+    /// on object.`, as on the official emulator. false (Storage rules, Rules API test cases): both
+    /// are null when absent.
+    public var methodShaped = false
 
     public init(method: RulesMethod, path: [String], auth: RulesValue?, time: RulesValue,
                 requestResource: RulesValue? = nil, resource: RulesValue? = nil, query: RulesValue? = nil,

@@ -157,7 +157,7 @@ enum TraceBuilder {
             let what: String = switch a.result {
             case .error(let err): err.message
             case .value(.bool(false)), nil: "false"
-            case .value: "Condition is not a boolean."
+            case .value(let v): EvalError.notBool(v).message
             }
             return "\(what) for '\(method)' @ L\(a.allow.range.start.line)"
         }

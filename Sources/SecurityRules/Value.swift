@@ -26,15 +26,20 @@ extension RulesValue {
     }
 
     /// Rules equality: values of different types are unequal, except int and float, which compare
-    /// numerically; NaN equals nothing; sets compare as sets. A constraint equals nothing here:
-    /// `Operators` proves what it can of one before trusting a false.
-    static func rulesEqual(_ a: RulesValue, _ b: RulesValue) -> Bool {
+    /// numerically (the int as a double, as the official emulator compares them:
+    /// `9007199254740993 == 9007199254740992.0`); NaN equals nothing; sets compare as sets. A
+    /// constraint equals nothing here: `Operators` proves what it can of one before trusting a false.
+    ///
+    /// Inside a list or a map (`[1] == [1.0]`, `{'a': 1} == {'a': 1.0}`, `1.0 in [1]`) an int and a
+    /// float are unequal, as the emulator answers; a set's elements compare numerically again
+    /// (`[1].toSet() == [1.0].toSet()`, `1.0 in [1].toSet()`). `strict` asks for the former.
+    static func rulesEqual(_ a: RulesValue, _ b: RulesValue, strict: Bool = false) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
         case (.bool(let x), .bool(let y)): return x == y
         case (.int(let x), .int(let y)): return x == y
         case (.float(let x), .float(let y)): return x == y
-        case (.int(let i), .float(let d)), (.float(let d), .int(let i)): return intEqualsDouble(i, d)
+        case (.int(let i), .float(let d)), (.float(let d), .int(let i)): return !strict && Double(i) == d
         // Strings (and path segments) by their bytes, as Google's evaluator: "é" precomposed and
         // decomposed are unequal there, where Swift's `==` calls them canonically equivalent.
         case (.string(let x), .string(let y)): return ExactString.equal(x, y)
@@ -45,12 +50,12 @@ extension RulesValue {
         case (.path(let x), .path(let y)): return ExactString.equal(x, y)
         case (.list(let x), .list(let y)):
             guard x.count == y.count else { return false }
-            for i in x.indices where !rulesEqual(x[i], y[i]) { return false }
+            for i in x.indices where !rulesEqual(x[i], y[i], strict: true) { return false }
             return true
         case (.map(let x), .map(let y)):
             guard x.count == y.count else { return false }
             for (k, v) in x {
-                guard let w = y[k], rulesEqual(v, w) else { return false }
+                guard let w = y[k], rulesEqual(v, w, strict: true) else { return false }
             }
             return true
         case (.set(let x), .set(let y)):
@@ -61,12 +66,6 @@ extension RulesValue {
         case (.vector(let x), .vector(let y)): return x == y
         default: return false
         }
-    }
-
-    /// Exact comparison of an Int64 with a Double (no rounding of large integers).
-    static func intEqualsDouble(_ i: Int64, _ d: Double) -> Bool {
-        guard d.isFinite, d.rounded() == d, d >= -9.223372036854775808e18, d < 9.223372036854775808e18 else { return false }
-        return Int64(d) == i
     }
 
     /// Ordering for `<`, `<=`, `>`, `>=`; nil when the pair is not ordered (NaN) and an error for
@@ -89,7 +88,6 @@ extension RulesValue {
         case (.bytes(let x), .bytes(let y)):
             if x == y { return 0 }
             return x.lexicographicallyPrecedes(y) ? -1 : 1
-        case (.bool(let x), .bool(let y)): return x == y ? 0 : (!x ? -1 : 1)
         case (.timestamp(let s1, let n1), .timestamp(let s2, let n2)),
              (.duration(let s1, let n1), .duration(let s2, let n2)):
             if s1 != s2 { return s1 < s2 ? -1 : 1 }

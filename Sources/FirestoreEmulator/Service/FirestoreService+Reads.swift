@@ -441,8 +441,11 @@ extension FirestoreService {
             : Query(parent: collection.parent, collectionID: collection.lastSegment, allDescendants: false, filter: nil,
                     explicitOrder: order, order: fullOrder, startAt: nil, endAt: nil, offset: 0, limit: nil, projection: nil)
         query.childrenOnly = withoutCollection && !recursive
-        // Rules judge the listing as asked (no cursor, no limit), whichever page this is.
-        let asked = query
+        // Rules judge the listing as asked (no cursor), whichever page this is, with the page
+        // size as `request.query.limit`, as the official emulator does (`?pageSize=5` meets
+        // `request.query.limit <= 10`).
+        var asked = query
+        if let pageSize, pageSize > 0 { asked.limit = pageSize }
         var after: ResourcePath?
         if let pageToken {
             try pageToken.check(order: fullOrder, database: db, collection: collection, anyDepth: recursive || withoutCollection)

@@ -57,9 +57,10 @@ extension FirestoreService {
     /// the project's rules when the caller has them already.
     func authorizeGet(_ db: DatabaseID, rulesPath: [String], resource: RulesValue?, auth: RulesValue?,
                       lookup: some RulesRequestLookup, accessLimit: Int = 10, in force: RulesInForce? = nil) throws(FirestoreError) {
-        let request = RulesRequest(
+        var request = RulesRequest(
             method: .get, path: rulesPath, auth: auth, time: RulesConversion.time(clock.now()),
             resource: resource, accessLimit: accessLimit)
+        request.methodShaped = true
         try authorize(request, in: force ?? rules.inForce(for: db.project), lookup: lookup)
     }
 
@@ -75,9 +76,10 @@ extension FirestoreService {
         // Looked up once for the question and every way's decision.
         let force = rules.inForce(for: db.project)
         if force.isOpen { return }
+        // As the official emulator gives it: `limit` null when the query has none, `offset` 0.
         var requestQuery = RulesMap()
-        if let limit = query.limit { requestQuery["limit"] = .int(Int64(limit)) }
-        if query.offset > 0 { requestQuery["offset"] = .int(Int64(query.offset)) }
+        requestQuery["limit"] = query.limit.map { .int(Int64($0)) } ?? .null
+        requestQuery["offset"] = .int(Int64(query.offset))
         var orderBy = RulesMap()
         for o in query.explicitOrder { orderBy[o.field.canonical] = .string(o.descending ? "DESC" : "ASC") }
         requestQuery["orderBy"] = .map(orderBy)
@@ -94,9 +96,10 @@ extension FirestoreService {
                 path = listPath(db, query)
                 placeholder = Self.listPlaceholder
             }
-            let request = RulesRequest(method: .list, path: path, auth: auth, time: RulesConversion.time(clock.now()),
+            var request = RulesRequest(method: .list, path: path, auth: auth, time: RulesConversion.time(clock.now()),
                                        resource: .map(resource), query: .map(requestQuery), accessLimit: 10,
                                        listPlaceholder: placeholder)
+            request.methodShaped = true
             try authorize(request, in: force, lookup: lookup)
         }
     }

@@ -333,11 +333,12 @@ extension FirestoreService {
         let creates = step.before == nil && step.write.precondition?.exists != true
         let method: RulesMethod = step.write.isDelete ? .delete : (creates ? .create : .update)
         let requestResource = step.outcome.document.map { RulesConversion.resource(db, path: path, fields: $0.fields) }
-        let request = RulesRequest(
+        var request = RulesRequest(
             method: method, path: RulesConversion.path(db, path), auth: auth, time: RulesConversion.time(time),
             requestResource: requestResource,
             resource: step.beforeResource ?? step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
             accessLimit: accessLimit)
+        request.methodShaped = true
         try authorize(request, project: db.project, lookup: lookup)
         return requestResource
     }

@@ -4,17 +4,19 @@ import HearthCore
 
 enum CollectionFunctions {
     /// Whether `v` is one of `items`. Not finding it is certain unless a constraint (a list
-    /// request's stand-in for an open value) is involved: then nothing is proven.
-    static func contains(_ items: [RulesValue], _ v: RulesValue) throws(EvalError) -> Bool {
-        for item in items where RulesValue.rulesEqual(item, v) { return true }
+    /// request's stand-in for an open value) is involved: then nothing is proven. `strict` for a
+    /// list's items, where an int and a float are different values (`1.0 in [1]` is false on the
+    /// official emulator), not for a set's (`1.0 in [1].toSet()` is true there).
+    static func contains(_ items: [RulesValue], _ v: RulesValue, strict: Bool = false) throws(EvalError) -> Bool {
+        for item in items where RulesValue.rulesEqual(item, v, strict: strict) { return true }
         if !items.isEmpty, v.holdsConstraint || items.contains(where: \.holdsConstraint) { throw EvalError.unproven }
         return false
     }
 
     /// The items of `items` that are (`keep` true) or are not in `other`.
-    static func filter(_ items: [RulesValue], in other: [RulesValue], keep: Bool) throws(EvalError) -> [RulesValue] {
+    static func filter(_ items: [RulesValue], in other: [RulesValue], keep: Bool, strict: Bool = false) throws(EvalError) -> [RulesValue] {
         var out: [RulesValue] = []
-        for v in items where try contains(other, v) == keep { out.append(v) }
+        for v in items where try contains(other, v, strict: strict) == keep { out.append(v) }
         return out
     }
 
@@ -27,10 +29,10 @@ enum CollectionFunctions {
     }
 
     /// The elements of a list or set argument.
-    private static func elements(_ v: RulesValue, _ m: Method) throws(EvalError) -> [RulesValue] {
+    private static func elements(_ v: RulesValue, _ m: Method, on receiver: String = "list") throws(EvalError) -> [RulesValue] {
         switch v {
         case .list(let l), .set(let l): return l
-        default: throw EvalError.invalidArgument(m.rawValue, "list or set expected, got \(v.typeName)")
+        default: throw EvalError.signature("\(receiver).\(m.rawValue)", [v], expected: [receiver == "set" ? "set" : "list"])
         }
     }
 
@@ -45,20 +47,22 @@ enum CollectionFunctions {
     static func list(_ m: Method, _ l: [RulesValue], _ args: [RulesValue]) throws(EvalError) -> RulesValue {
         switch m {
         case .size: return .int(Int64(l.count))
-        case .hasAll, .hasAny, .hasOnly: return try has(m, l, args[0])
+        case .hasAll, .hasAny, .hasOnly: return try has(m, l, args[0], strict: true)
         case .join:
-            guard case .string(let sep) = args[0] else { throw EvalError.invalidArgument("join", "string separator expected") }
+            guard case .string(let sep) = args[0] else { throw EvalError.signature("list.join", args, expected: ["string"]) }
+            // Items that are not strings are joined as string() writes them (`[1, 2].join(',')` is
+            // '1,2' on the official emulator).
             var parts: [String] = []
             for v in l {
-                guard case .string(let s) = v else { throw EvalError.invalidArgument("join", "list of strings expected") }
+                guard case .string(let s) = try OtherFunctions.convert(.string, v) else { continue }
                 parts.append(s)
             }
             return .string(parts.joined(separator: sep))
         case .concat:
-            guard case .list(let other) = args[0] else { throw EvalError.invalidArgument("concat", "list expected, got \(args[0].typeName)") }
+            guard case .list(let other) = args[0] else { throw EvalError.signature("list.concat", args, expected: ["list"]) }
             return .list(l + other)
         case .removeAll:
-            return .list(try filter(l, in: try elements(args[0], m), keep: false))
+            return .list(try filter(l, in: try elements(args[0], m), keep: false, strict: true))
         case .toSet: return .set(try distinct(l))
         default: throw EvalError.noFunction(m.rawValue)
         }
@@ -102,17 +106,17 @@ enum CollectionFunctions {
         return false
     }
 
-    private static func has(_ m: Method, _ items: [RulesValue], _ arg: RulesValue) throws(EvalError) -> RulesValue {
-        let other = try elements(arg, m)
+    private static func has(_ m: Method, _ items: [RulesValue], _ arg: RulesValue, strict: Bool = false) throws(EvalError) -> RulesValue {
+        let other = try elements(arg, m, on: strict ? "list" : "set")
         switch m {
         case .hasAll:
-            for o in other where try !contains(items, o) { return .bool(false) }
+            for o in other where try !contains(items, o, strict: strict) { return .bool(false) }
             return .bool(true)
         case .hasAny:
-            for o in other where try contains(items, o) { return .bool(true) }
+            for o in other where try contains(items, o, strict: strict) { return .bool(true) }
             return .bool(false)
         default:
-            for i in items where try !contains(other, i) { return .bool(false) }   // hasOnly ignores repeats
+            for i in items where try !contains(other, i, strict: strict) { return .bool(false) }   // hasOnly ignores repeats
             return .bool(true)
         }
     }
@@ -121,12 +125,12 @@ enum CollectionFunctions {
         switch m {
         case .size: return .int(Int64(s.count))
         case .hasAll, .hasAny, .hasOnly: return try has(m, s, args[0])
-        case .union: return .set(try distinct(s + (try elements(args[0], m))))
+        case .union: return .set(try distinct(s + (try elements(args[0], m, on: "set"))))
         case .intersection:
-            return .set(try filter(s, in: try elements(args[0], m), keep: true))
+            return .set(try filter(s, in: try elements(args[0], m, on: "set"), keep: true))
         case .difference:
             // A.difference(B) is A \ B, as the reference's example shows.
-            return .set(try filter(s, in: try elements(args[0], m), keep: false))
+            return .set(try filter(s, in: try elements(args[0], m, on: "set"), keep: false))
         default: throw EvalError.noFunction(m.rawValue)
         }
     }
@@ -150,10 +154,10 @@ enum CollectionFunctions {
                 }
                 return current
             default:
-                throw EvalError.invalidArgument("get", "string or list key expected, got \(args[0].typeName)")
+                throw EvalError.signature("map.get", args, expected: ["string, any", "list, any"])
             }
         case .diff:
-            guard case .map(let other) = args[0] else { throw EvalError.invalidArgument("diff", "map expected, got \(args[0].typeName)") }
+            guard case .map(let other) = args[0] else { throw EvalError.signature("map.diff", args, expected: ["map"]) }
             return .mapDiff(left: d, right: other)
         default: throw EvalError.noFunction(m.rawValue)
         }

@@ -22,15 +22,16 @@ enum Methods {
     /// Pure built-ins (the document-access ones and `debug` are handled by the evaluator).
     static func builtin(_ b: Builtin, _ args: [RulesValue]) throws(EvalError) -> RulesValue {
         switch b {
-        case .int, .float, .string, .path, .bool: return try OtherFunctions.convert(b, args[0])
+        case .int, .float, .string, .path: return try OtherFunctions.convert(b, args[0])
         case .mathAbs, .mathCeil, .mathFloor, .mathRound, .mathSqrt, .mathPow, .mathIsInfinite, .mathIsNaN:
             return try OtherFunctions.math(b, args)
         case .timestampDate, .timestampValue, .durationValue, .durationTime, .durationAbs:
             return try TimeFunctions.builtin(b, args)
         case .latlngValue:
-            guard let lat = args[0].number, let lng = args[1].number else { throw EvalError.invalidArgument(b.rawValue, "numbers expected") }
+            guard let lat = args[0].number, let lng = args[1].number else { throw EvalError.signature(b.rawValue, args, expected: ["float, float"]) }
             guard (-90...90).contains(lat), (-180...180).contains(lng) else {
-                throw EvalError.invalidArgument(b.rawValue, "latitude in [-90, 90] and longitude in [-180, 180]")
+                throw EvalError("Latitude should be in [-90,90] range and longitude should be in [-180,180] range. latitude: "
+                                + "\(OtherFunctions.javaString(lat)), longitude: \(OtherFunctions.javaString(lng)).")
             }
             return .latlng(latitude: lat, longitude: lng)
         case .hashingCrc32, .hashingCrc32c, .hashingMd5, .hashingSha256:

@@ -12,7 +12,7 @@ enum OtherFunctions {
         case .latitude: return .float(lat)
         case .longitude: return .float(lng)
         case .distance:
-            guard case .latlng(let lat2, let lng2) = args[0] else { throw EvalError.invalidArgument("distance", "latlng expected") }
+            guard case .latlng(let lat2, let lng2) = args[0] else { throw EvalError.signature("latlng.distance", args, expected: ["latlng"]) }
             // Haversine great-circle distance.
             let p1 = lat * .pi / 180, p2 = lat2 * .pi / 180
             let dp = (lat2 - lat) * .pi / 180, dl = (lng2 - lng) * .pi / 180
@@ -35,7 +35,13 @@ enum OtherFunctions {
         switch m {
         case .bind:
             // Replaces `{name}` segments with the string bound to `name`.
-            guard case .map(let bindings) = args[0] else { throw EvalError.invalidArgument("bind", "map expected") }
+            guard case .map(let bindings) = args[0] else { throw EvalError.signature("path.bind", args, expected: ["map"]) }
+            // Every name bound must be a `{name}` of the path, as on the official emulator.
+            let names = Set(p.compactMap { seg -> String? in
+                seg.hasPrefix("{") && seg.hasSuffix("}") && seg.count > 2 ? String(seg.dropFirst().dropLast()) : nil
+            })
+            let unknown = bindings.map(\.key).filter { !names.contains($0) }
+            if !unknown.isEmpty { throw EvalError("Variable(s) \(unknown.joined(separator: ", ")) do not exist in the path template.") }
             var out: [String] = []
             for seg in p {
                 if seg.hasPrefix("{"), seg.hasSuffix("}"), seg.count > 2 {
@@ -57,50 +63,122 @@ enum OtherFunctions {
     static func convert(_ b: Builtin, _ v: RulesValue) throws(EvalError) -> RulesValue {
         switch (b, v) {
         case (.int, .int): return v
+        // Java's (long) cast, as the official emulator converts: NaN is 0, out-of-range values
+        // saturate (`int(1.0 / 0.0)` is 9223372036854775807).
         case (.int, .float(let d)):
-            guard d.isFinite, d > -9.223372036854775808e18 - 1, d < 9.223372036854775808e18 else { throw EvalError.overflow }
+            if d.isNaN { return .int(0) }
+            if d >= 9.223372036854775807e18 { return .int(.max) }
+            if d <= -9.223372036854775808e18 { return .int(.min) }
             return .int(Int64(d.rounded(.towardZero)))
         case (.int, .string(let s)):
-            guard let i = Int64(s) else { throw EvalError.invalidArgument("int", "\"\(s)\" is not an integer") }
+            guard let i = Int64(s) else { throw conversionError(s, to: "int") }
             return .int(i)
         case (.float, .float): return v
         case (.float, .int(let i)): return .float(Double(i))
         case (.float, .string(let s)):
-            guard let d = Double(s) else { throw EvalError.invalidArgument("float", "\"\(s)\" is not a number") }
+            guard let d = javaParseDouble(s) else { throw conversionError(s, to: "float") }
             return .float(d)
         case (.string, .string): return v
         case (.string, .null): return .string("null")
         case (.string, .bool(let x)): return .string(x ? "true" : "false")
         case (.string, .int(let i)): return .string(String(i))
-        case (.string, .float(let d)): return .string(RulesValue.formatDouble(d))
-        case (.string, .bytes(let bytes)):
-            guard let s = String(validating: bytes, as: UTF8.self) else { throw EvalError.invalidArgument("string", "bytes are not UTF-8") }
-            return .string(s)
-        case (.string, .timestamp(let s, let n)): return .string(Timestamps.format(seconds: s, nanos: n))
-        case (.string, .duration(let s, let n)): return .string(Timestamps.formatDuration(seconds: s, nanos: n))
+        case (.string, .float(let d)): return .string(javaString(d))
         case (.string, .path(let p)): return .string("/" + p.joined(separator: "/"))
         case (.path, .string(let s)): return .path(s.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
         case (.path, .path): return v
-        case (.bool, .bool): return v
-        case (.bool, .string("true")): return .bool(true)
-        case (.bool, .string("false")): return .bool(false)
         default:
+            // The official emulator converts only these (`string(timestamp)`, `string(bytes)`,
+            // `int(bool)` are errors there).
+            let expected = switch b {
+            case .int: ["int", "float", "string"]
+            case .float: ["int", "float", "string"]
+            case .path: ["string"]
+            default: ["int", "float", "null", "string", "bool", "path"]
+            }
             if case .null = v, b != .string { throw EvalError.nullValue }
-            throw EvalError.invalidArgument(b.rawValue, "cannot convert \(v.typeName)")
+            throw EvalError.signature(b.rawValue, [v], expected: expected)
         }
+    }
+
+    static func conversionError(_ s: String, to type: String) -> EvalError {
+        EvalError("Type conversion error. Argument: [\(s)], From type: [string], To type: [\(type)].")
+    }
+
+    /// Java's Double.parseDouble, which the emulator's `float()` is: surrounding blanks (code
+    /// points up to U+0020) ignored, an `f`/`F`/`d`/`D` suffix allowed, `NaN` and `Infinity`.
+    static func javaParseDouble(_ s: String) -> Double? {
+        let scalars = s.unicodeScalars
+        guard let first = scalars.firstIndex(where: { $0.value > 0x20 }) else { return nil }
+        let last = scalars.lastIndex(where: { $0.value > 0x20 })!
+        var text = String(scalars[first...last])
+        if let c = text.last, "fFdD".contains(c), text.count > 1, !text.hasSuffix("Infinity") { text.removeLast() }
+        switch text {
+        case "NaN", "+NaN", "-NaN": return .nan
+        case "Infinity", "+Infinity": return .infinity
+        case "-Infinity": return -.infinity
+        default: break
+        }
+        // Swift also takes "nan", "inf", "infinity" and hexadecimal forms Java words otherwise.
+        guard text.unicodeScalars.allSatisfy({ "0123456789.eE+-".unicodeScalars.contains($0) }) else { return nil }
+        return Double(text)
+    }
+
+    /// Java's Double.toString, which the emulator's `string(float)` is: decimal notation from
+    /// 10^-3 up to 10^7 (`1234567.0`, `0.001`), computerized scientific notation outside it
+    /// (`1.0E7`, `1.0E-4`, `1.234567890125E11`), always a digit after the point; shortest digits.
+    static func javaString(_ d: Double) -> String {
+        if d.isNaN { return "NaN" }
+        if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
+        if d == 0 { return d.sign == .minus ? "-0.0" : "0.0" }
+        // Swift's description holds the shortest digits that round-trip: take them and the
+        // position of the point (value = 0.DIGITS × 10^point).
+        let text = "\(abs(d))"
+        var mantissa = Substring(text), exponent = 0
+        if let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            mantissa = text[..<e]
+            exponent = Int(text[text.index(after: e)...]) ?? 0
+        }
+        let parts = mantissa.split(separator: ".", omittingEmptySubsequences: false)
+        let whole = parts[0], fraction = parts.count > 1 ? parts[1] : ""
+        var digits = Array(whole + fraction)
+        var point = whole.count + exponent
+        while digits.first == "0" { digits.removeFirst(); point -= 1 }
+        while digits.last == "0" { digits.removeLast() }
+        let sign = d < 0 ? "-" : ""
+        let scientific = point - 1
+        if scientific >= -3 && scientific < 7 {
+            if point <= 0 { return sign + "0." + String(repeating: "0", count: -point) + String(digits) }
+            let intPart = digits.count >= point ? String(digits[..<point]) : String(digits) + String(repeating: "0", count: point - digits.count)
+            let frac = digits.count > point ? String(digits[point...]) : "0"
+            return sign + intPart + "." + frac
+        }
+        let rest = digits.count > 1 ? String(digits[1...]) : "0"
+        return sign + String(digits[0]) + "." + rest + "E" + String(scientific)
     }
 
     static func math(_ b: Builtin, _ args: [RulesValue]) throws(EvalError) -> RulesValue {
         let v = args[0]
         switch (b, v) {
-        case (.mathAbs, .int(let i)):
-            guard i != Int64.min else { throw EvalError.overflow }
-            return .int(abs(i))
+        // Java's Math.abs: the absolute value of Int64.min is Int64.min.
+        case (.mathAbs, .int(let i)): return .int(i == .min ? i : abs(i))
         case (.mathAbs, .float(let d)): return .float(abs(d))
-        case (.mathCeil, .int), (.mathFloor, .int), (.mathRound, .int): return v
-        case (.mathCeil, .float(let d)): return .float(d.rounded(.up))
-        case (.mathFloor, .float(let d)): return .float(d.rounded(.down))
-        case (.mathRound, .float(let d)): return .float(d.rounded(.toNearestOrAwayFromZero))
+        // ceil and floor answer a float, of an int too, as the official emulator answers (the
+        // reference says "returns rules.Integer"; its examples hold either way, and a rule asking
+        // `is int` of one is denied rather than allowed: docs/rules.md). round answers an int,
+        // Java's Math.round as the emulator's: half up, NaN 0, saturating.
+        case (.mathCeil, _), (.mathFloor, _):
+            guard let d = v.number else { break }
+            return .float(d.rounded(b == .mathCeil ? .up : .down))
+        case (.mathRound, .int): return v
+        case (.mathRound, .float(let d)):
+            if d.isNaN { return .int(0) }
+            // floor(d + 0.5) without the addition's rounding (0.49999999999999994 rounds to 0):
+            // d - floor(d) is exact.
+            let down = d.rounded(.down)
+            let rounded = d - down >= 0.5 ? down + 1 : down
+            if rounded >= 9.223372036854775807e18 { return .int(.max) }
+            if rounded <= -9.223372036854775808e18 { return .int(.min) }
+            return .int(Int64(rounded))
         case (.mathSqrt, _):
             guard let d = v.number else { break }
             return .float(d.squareRoot())
@@ -113,7 +191,12 @@ enum OtherFunctions {
         default: break
         }
         if case .null = v { throw EvalError.nullValue }
-        throw EvalError.invalidArgument(b.rawValue, "number expected, got \(v.typeName)")
+        let expected = switch b {
+        case .mathAbs: ["int", "float"]
+        case .mathPow: ["float, float"]
+        default: ["float"]
+        }
+        throw EvalError.signature(b.rawValue, args, expected: expected)
     }
 
     static func hash(_ b: Builtin, _ v: RulesValue) throws(EvalError) -> RulesValue {
@@ -122,13 +205,15 @@ enum OtherFunctions {
         case .bytes(let x): data = x
         case .string(let s): data = Array(s.utf8)
         case .null: throw EvalError.nullValue
-        default: throw EvalError.invalidArgument(b.rawValue, "bytes or string expected, got \(v.typeName)")
+        default: throw EvalError.signature(b.rawValue, [v], expected: ["bytes", "string"])
         }
         switch b {
         case .hashingCrc32, .hashingCrc32c:
             var c = CRC32(b == .hashingCrc32 ? .ieee : .castagnoli)
             c.update(data)
-            return .bytes(c.bigEndianBytes)
+            // Least significant byte first, as the official emulator gives them
+            // (`hashing.crc32('abc').toHexString()` is 'C2412435' for the checksum 0x352441C2).
+            return .bytes(c.bigEndianBytes.reversed())
         case .hashingMd5: return .bytes(Digest.md5(data))
         default: return .bytes(Digest.sha256(data))
         }

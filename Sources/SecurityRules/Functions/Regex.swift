@@ -68,7 +68,7 @@ final class RegexCache: @unchecked Sendable {
             if full, let native = NativeRegex.compile(pattern) { return .success(CompiledRegex(native: native)) }
             let text = full ? "\\A(?:" + icu + ")\\z" : icu
             guard let re = try? NSRegularExpression(pattern: text, options: []) else {
-                return .failure(EvalError("Invalid regular expression: \(pattern)"))
+                return .failure(EvalError("Invalid regular expression pattern. Pattern: \(pattern)."))
             }
             return .success(CompiledRegex(re))
         }
@@ -78,18 +78,27 @@ final class RegexCache: @unchecked Sendable {
         try shared.regex(pattern, full: true).get().fullMatch(s)
     }
 
+    /// `s.split(pattern)` as the official emulator splits: a piece before every match (an empty
+    /// match at the start too: `'ab'.split('x*')` is `['', 'a', 'b']`), then the rest; trailing
+    /// empty pieces are dropped (`'a,,b,'.split(',')` is `['a', '', 'b']`), all but one when every
+    /// piece is empty (`','.split(',')` and `''.split(',')` are `['']`).
     static func split(_ s: String, _ pattern: String) throws(EvalError) -> [String] {
-        guard let re = try shared.regex(pattern, full: false).get().regex else { return [s] }
-        let ns = s as NSString
         var pieces: [String] = []
-        var last = 0
-        for m in re.matches(in: s, options: [], range: NSRange(location: 0, length: ns.length)) {
-            // An empty match at either end does not split off an empty piece.
-            if m.range.length == 0, m.range.location == 0 || m.range.location == ns.length { continue }
-            pieces.append(ns.substring(with: NSRange(location: last, length: m.range.location - last)))
-            last = m.range.location + m.range.length
+        if pattern.isEmpty {
+            // The empty pattern matches at every position: an empty piece, then each character.
+            pieces.append("")
+            for u in s.unicodeScalars { pieces.append(String(u)) }
+        } else {
+            guard let re = try shared.regex(pattern, full: false).get().regex else { return [s] }
+            let ns = s as NSString
+            var last = 0
+            for m in re.matches(in: s, options: [], range: NSRange(location: 0, length: ns.length)) {
+                pieces.append(ns.substring(with: NSRange(location: last, length: m.range.location - last)))
+                last = m.range.location + m.range.length
+            }
+            pieces.append(ns.substring(from: last))
         }
-        pieces.append(ns.substring(from: last))
+        while pieces.count > 1, pieces.last!.isEmpty { pieces.removeLast() }
         return pieces
     }
 

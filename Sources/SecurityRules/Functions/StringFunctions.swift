@@ -15,13 +15,26 @@ enum StringFunctions {
             return .string(String(scalars[first...last]))
         case .toUtf8: return .bytes(Array(s.utf8))
         case .matches:
+            try strings(args, m)
             return .bool(try RegexCache.fullMatch(s, try string(args[0], m)))
         case .split:
+            try strings(args, m)
             return .list(try RegexCache.split(s, try string(args[0], m)).map { .string($0) })
         case .replace:
+            try strings(args, m)
             return .string(try RegexCache.replace(s, try string(args[0], m), try string(args[1], m)))
         default:
             throw EvalError.noFunction(m.rawValue)
+        }
+    }
+
+    /// Every argument a string, or the emulator's `Received: string.replace(int, string). Expected: …`.
+    static func strings(_ args: [RulesValue], _ m: Method) throws(EvalError) {
+        for a in args {
+            guard case .string = a else {
+                if case .null = a { throw EvalError.nullValue }
+                throw EvalError.signature("string.\(m.rawValue)", args, expected: [args.map { _ in "string" }.joined(separator: ", ")])
+            }
         }
     }
 

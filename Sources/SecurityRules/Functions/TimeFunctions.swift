@@ -38,18 +38,27 @@ enum TimeFunctions {
         switch b {
         case .timestampDate:
             guard case .int(let y) = args[0], case .int(let mo) = args[1], case .int(let d) = args[2] else {
-                throw EvalError.invalidArgument(b.rawValue, "year, month and day must be ints")
+                throw EvalError.signature(b.rawValue, args, expected: ["int, int, int"])
             }
             guard (1...9999).contains(y), (1...12).contains(mo), d >= 1, d <= Timestamps.daysInMonth(y, mo) else {
-                throw EvalError.invalidArgument(b.rawValue, "no such date \(y)-\(mo)-\(d)")
+                throw EvalError("Date is not valid. year: \(y), month: \(mo) day: \(d).")
             }
             return .timestamp(seconds: Timestamps.days(fromCivil: y, mo, d) * 86_400, nanos: 0)
         case .timestampValue:
-            guard case .int(let ms) = args[0] else { throw EvalError.invalidArgument(b.rawValue, "milliseconds must be an int") }
+            // Milliseconds since the epoch, or an RFC 3339 string with a `T` and a `Z` or an offset
+            // (upper case only), as the official emulator takes it.
+            if case .string(let text) = args[0] {
+                guard !text.contains("t"), !text.contains("z"), let t = Timestamps.parse(text) else { throw timestampRange }
+                return try checkedTimestamp(t.seconds, t.nanos)
+            }
+            guard case .int(let ms) = args[0] else { throw EvalError.signature(b.rawValue, args, expected: ["int", "string"]) }
             let s = Timestamps.floorDiv(ms, 1000)
             return try checkedTimestamp(s, Int32((ms - s * 1000) * 1_000_000))
         case .durationValue:
-            guard case .string(let unit) = args[1] else { throw EvalError.invalidArgument(b.rawValue, "unit must be a string") }
+            // An int magnitude only (`duration.value(1.5, 's')` is an error on the official emulator).
+            guard case .string(let unit) = args[1], case .int = args[0] else {
+                throw EvalError.signature(b.rawValue, args, expected: ["int, string"])
+            }
             let scale: Int64
             switch unit {
             case "w": scale = 7 * 86_400 * nanosPerSecond
@@ -63,17 +72,13 @@ enum TimeFunctions {
             }
             switch args[0] {
             case .int(let n): return try fromNanos(n, times: scale)
-            case .float(let f):
-                let total = f * Double(scale)
-                guard total.isFinite, abs(total) < 9.2e18 else { throw EvalError.overflow }
-                return try fromNanos(Int64(total.rounded()), times: 1)
-            default: throw EvalError.invalidArgument(b.rawValue, "magnitude must be a number")
+            default: throw EvalError.signature(b.rawValue, args, expected: ["int, string"])
             }
         case .durationTime:
             var total: Int64 = 0
             let scales: [Int64] = [3600 * nanosPerSecond, 60 * nanosPerSecond, nanosPerSecond, 1]
             for (i, a) in args.enumerated() {
-                guard case .int(let v) = a else { throw EvalError.invalidArgument(b.rawValue, "hours, minutes, seconds and nanos must be ints") }
+                guard case .int(let v) = a else { throw EvalError.signature(b.rawValue, args, expected: ["int, int, int, int"]) }
                 let (p, o1) = v.multipliedReportingOverflow(by: scales[i])
                 let (t, o2) = total.addingReportingOverflow(p)
                 if o1 || o2 { throw EvalError.overflow }
@@ -81,7 +86,7 @@ enum TimeFunctions {
             }
             return try fromNanos(total, times: 1)
         case .durationAbs:
-            guard case .duration(let s, let n) = args[0] else { throw EvalError.invalidArgument(b.rawValue, "duration expected") }
+            guard case .duration(let s, let n) = args[0] else { throw EvalError.signature(b.rawValue, args, expected: ["duration"]) }
             if s < 0 || n < 0 {
                 let (ns, o) = (0 as Int64).subtractingReportingOverflow(s)
                 if o { throw EvalError.overflow }
@@ -107,10 +112,12 @@ enum TimeFunctions {
         return .duration(seconds: t / nanosPerSecond, nanos: Int32(t % nanosPerSecond))
     }
 
+    /// A timestamp outside 0001-01-01 … 9999-12-31 (or a string that is none), in the emulator's words.
+    static let timestampRange = EvalError("Timestamp is not valid. Seconds must be in range [-62,135,596,800, +253,402,300,799]. "
+                                          + "Nanos must be in range [0, +999,999,999].")
+
     static func checkedTimestamp(_ s: Int64, _ n: Int32) throws(EvalError) -> RulesValue {
-        guard s >= Timestamps.minSeconds, s <= Timestamps.maxSeconds else {
-            throw EvalError("Timestamp out of range.")
-        }
+        guard s >= Timestamps.minSeconds, s <= Timestamps.maxSeconds else { throw timestampRange }
         return .timestamp(seconds: s, nanos: n)
     }
 

@@ -70,6 +70,18 @@ def _first_line(message, status):
     return lines[0].strip()
 
 
+def first_denial(message):
+    """`<reason> for 'get' @ L5`: the first of the failed allows a rules denial's message joins (the
+    emulator's starts with an empty line, Hearth's with `Missing or insufficient permissions.`, and
+    goes on with its trace); a denial without one (`No matching allow statements`) as it is worded."""
+    lines = [line for line in message.split("\n") if line.strip() not in ("", "Missing or insufficient permissions.")]
+    for line in lines:
+        found = re.match(r"(.*?) for '\w+' @ L\d+", line)
+        if found:
+            return found.group(0)
+    return lines[0] if lines else message
+
+
 def normalise(status, text, env_values):
     """The comparable form of one answer: status, and the JSON body with times, ids, tokens replaced."""
     try:

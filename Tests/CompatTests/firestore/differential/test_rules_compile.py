@@ -8,8 +8,6 @@ file it refuses (400 "Error compiling rules:") Hearth refuses. Beyond that, per 
 and its description (exactly, or for syntax errors the emulator's `Unexpected 'x'` as the start of
 Hearth's, which goes on to say what was expected). docs/rules.md lists what is left.
 """
-import re
-
 import pytest
 
 import diffrun
@@ -98,17 +96,6 @@ def test_an_undefined_function_loads_and_fails_at_request_time(hearth):
     assert requests.get(f"{url}/v1/projects/{rc.PROJECT}/databases/(default)/documents/b/x", timeout=30).status_code == 404
 
 
-def first_denial(message):
-    """`<reason> for 'get' @ L5`: the first of the failed allows the message's first such line joins
-    (the emulator's starts with an empty line, Hearth's with `Missing or insufficient permissions.`,
-    and goes on with its trace)."""
-    for line in message.split("\n"):
-        found = re.match(r"(.*?) for '\w+' @ L\d+", line)
-        if found:
-            return found.group(0)
-    return message
-
-
 @pytest.fixture(scope="module")
 def hearth_denials(hearth):
     return rc.run_time(hearth["services"]["firestore"]["url"].rstrip("/"))
@@ -118,7 +105,7 @@ def hearth_denials(hearth):
 def test_a_failing_call_is_denied_as_on_the_emulator(hearth_denials, name):
     emulator, hearth = RUN_FIXTURE[name], hearth_denials[name]
     assert (hearth["load"], hearth["status"]) == (emulator["load"], emulator["status"])
-    want, got = first_denial(emulator["message"]), first_denial(hearth["message"])
+    want, got = diffrun.first_denial(emulator["message"]), diffrun.first_denial(hearth["message"])
     if name in BUILTIN_SIGNATURE:
         assert want.startswith("Incorrect number of arguments.") and got.startswith("Function not found error: Name: ["), \
             f"{name}: now {got!r}, the emulator {want!r}"

@@ -1,0 +1,654 @@
+"""Rules decided at request time, on Hearth and on the official Cloud Firestore emulator.
+
+One rules file (built here) gives each expression case a collection of its own, `/e<k>/{id}`, with
+`allow get: if <expression>;` on a line of its own; a GET of a document there (signed in as a user with
+custom claims, or signed out) is allowed (404: the document is missing) or denied (403, with the
+emulator's `<reason> for 'get' @ L<line>`). The write cases write through `:commit` (batches), a
+transaction and `runQuery` (list rules), with collections of their own. The emulator's answers are in
+fixtures/emulator-rules-requests.json (`python rulesrtcases.py --record`); test_rules_requests.py
+compares Hearth's with them.
+"""
+import base64
+import json
+import os
+import sys
+
+import requests
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURE = os.path.join(HERE, "fixtures", "emulator-rules-requests.json")
+PROJECT = "demo-rules-requests"
+DOCS = f"projects/{PROJECT}/databases/(default)/documents"
+
+
+def _b64(data):
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+def token(uid, **claims):
+    """An unsigned ID token as @firebase/rules-unit-testing makes one (its mock user token)."""
+    payload = {"iss": f"https://securetoken.google.com/{PROJECT}", "aud": PROJECT, "iat": 1700000000,
+               "exp": 1700003600, "auth_time": 1700000000, "sub": uid, "user_id": uid,
+               "firebase": {"sign_in_provider": "password", "identities": {"email": ["a@example.com"]}}}
+    payload.update(claims)
+    return _b64({"alg": "none", "type": "JWT"}) + "." + _b64(payload) + "."
+
+
+ALICE = token("alice", email="a@example.com", email_verified=True, name="Alice", role="admin", level=3,
+              groups=["g1", "g2"], org={"id": "o1"})
+BOB = token("bob")
+
+# name: expression (signed in as alice) — or (expression, "anon") signed out, (expression, "bob").
+EXPRS = {
+    # strings
+    "matches_partial": "'abc'.matches('b')",
+    "matches_full": "'abc'.matches('a.c')",
+    "matches_anchors": "'abc'.matches('^abc$')",
+    "matches_flag_i": "'ABC'.matches('(?i)abc')",
+    "matches_dot_newline": "'a\\nb'.matches('a.b')",
+    "matches_flag_s": "'a\\nb'.matches('(?s)a.b')",
+    "matches_bad": "'a'.matches(id + '(')",
+    "matches_class": "'a1_'.matches('\\\\w+')",
+    "matches_unicode": "'\u00e9'.matches('.')",
+    "split_empty_pieces": "'a,,b,'.split(',').size() == 4",
+    "split_regex": "'a.b'.split('.').size() == 4",
+    "split_class": "'a1b22c'.split('[0-9]+') == ['a', 'b', 'c']",
+    "split_empty_sep": "'abc'.split('').size() == 3",
+    "replace_all": "'aaa'.replace('a', 'b') == 'bbb'",
+    "replace_regex": "'a1b22'.replace('[0-9]+', '#') == 'a#b#'",
+    "replace_group": "'ab'.replace('(a)(b)', '$2$1') == 'ba'",
+    "replace_group_backslash": "'ab'.replace('(a)(b)', '\\\\2\\\\1') == 'ba'",
+    "lower_ascii": "'ABC'.lower() == 'abc'",
+    "lower_unicode": "'\u00c4\u00c9'.lower() == '\u00e4\u00e9'",
+    "upper_unicode": "'\u00e4\u00df'.upper() == '\u00c4SS'",
+    "size_bmp": "'\u00e9t\u00e9'.size() == 3",
+    "size_astral": "'\U0001F600'.size() == 1",
+    "size_astral_2": "'\U0001F600'.size() == 2",
+    "trim_spaces": "'  a b \\t'.trim() == 'a b'",
+    "trim_nbsp": "'\u00a0a'.trim() == 'a'",
+    "toutf8": "'\u00e9'.toUtf8() == b'\\xc3\\xa9'",
+    "toutf8_size": "'\u00e9'.toUtf8().size() == 2",
+    "string_index": "'abc'[1] == 'b'",
+    "string_index_out": "'abc'[5] == 'b'",
+    "string_slice": "'abcd'[1:3] == 'bc'",
+    "string_concat": "'a' + 'b' == 'ab'",
+    "string_less": "'B' < 'a'",
+    "string_in": "'b' in 'abc'",
+    "string_of_float": "string(1.0) == '1.0'",
+    "string_of_big_float": "string(100000000000000000000.0) == '1.0E20'",
+    "string_of_null": "string(null) == 'null'",
+    "string_of_bool": "string(true) == 'true'",
+    "string_of_list": "string([1, 'a']) == '[1, a]'",
+    "int_of_string": "int('12') == 12",
+    "int_of_float_string": "int('1.5') == 1",
+    "int_of_float": "int(1.9) == 1 && int(-1.9) == -1",
+    "float_of_string": "float('1.5') == 1.5",
+    "float_of_int": "float(3) == 3.0",
+    "int_of_huge_float": "int(1000000000000000000000000000000.0) > 0",
+    # lists and sets
+    "has_all": "[1, 2, 3].hasAll([1, 2])",
+    "has_any_empty": "[1, 2].hasAny([])",
+    "has_only_empty": "[].hasOnly([1])",
+    "has_all_empty": "[].hasAll([])",
+    "has_only_dupes": "[1, 1].hasOnly([1])",
+    "to_set_size": "[1, 2, 2].toSet().size() == 2",
+    "remove_all": "[1, 2, 1, 3].removeAll([1]) == [2, 3]",
+    "concat": "[1].concat([2]) == [1, 2]",
+    "list_plus": "[1] + [2] == [1, 2]",
+    "in_list": "1 in [1, 2]",
+    "in_list_float": "1.0 in [1, 2]",
+    "list_index_out": "[1, 2][5] == 1",
+    "list_index_negative": "[1, 2][-1] == 2",
+    "list_slice": "[1, 2, 3][1:] == [2, 3]",
+    "list_join": "['a', 'b'].join(',') == 'a,b'",
+    "list_eq_order": "[1, 2] == [2, 1]",
+    "set_eq": "[1, 2].toSet() == [2, 1].toSet()",
+    "set_difference": "[1, 2].toSet().difference([2].toSet()) == [1].toSet()",
+    "set_intersection": "[1, 2].toSet().intersection([2, 3].toSet()) == [2].toSet()",
+    "set_union": "[1].toSet().union([2].toSet()).size() == 2",
+    "set_has_all_list": "[1, 2].toSet().hasAll([1])",
+    "set_in": "1 in [1, 2].toSet()",
+    "nested_list_has_any": "[[1], [2]].hasAny([[2]])",
+    "list_of_maps_in": "{'a': 1} in [{'a': 1}]",
+    "list_size_null": "[null].size() == 1",
+    # maps
+    "map_get_default": "{'a': 1}.get('b', 0) == 0",
+    "map_get_present": "{'a': 1}.get('a', 0) == 1",
+    "map_get_path": "{'a': {'b': 2}}.get(['a', 'b'], 0) == 2",
+    "map_get_path_missing": "{'a': {'b': 2}}.get(['a', 'c'], 7) == 7",
+    "map_get_path_through_scalar": "{'a': 1}.get(['a', 'c'], 7) == 7",
+    "map_get_null_value": "{'a': null}.get('a', 1) == null",
+    "map_keys": "{'b': 1, 'a': 2}.keys() == ['a', 'b']",
+    "map_keys_order": "{'b': 1, 'a': 2}.keys() == ['b', 'a']",
+    "map_values": "{'b': 1, 'a': 2}.values().hasAll([1, 2])",
+    "map_in": "'a' in {'a': 1}",
+    "map_missing": "{'a': 1}.b == 1",
+    "map_missing_index": "{'a': 1}['b'] == 1",
+    "map_eq_numeric": "{'a': 1} == {'a': 1.0}",
+    "map_size": "{'a': 1, 'b': 2}.size() == 2",
+    "diff_affected": "{'a': 1, 'b': 2}.diff({'a': 1, 'b': 3, 'c': 4}).affectedKeys() == ['b', 'c'].toSet()",
+    "diff_changed": "{'a': 1, 'b': 2}.diff({'a': 1, 'b': 3, 'c': 4}).changedKeys() == ['b'].toSet()",
+    "diff_added": "{'a': 1}.diff({'a': 1, 'c': 4}).addedKeys() == ['c'].toSet()",
+    "diff_removed": "{'a': 1}.diff({}).removedKeys() == ['a'].toSet()",
+    "diff_unchanged": "{'a': 1, 'b': 1}.diff({'a': 1.0, 'b': 2}).unchangedKeys() == ['a'].toSet()",
+    "diff_has_only": "{'a': 1}.diff({'a': 2}).affectedKeys().hasOnly(['a', 'z'])",
+    "map_merge_plus": "({'a': 1} + {'b': 2}).size() == 2",
+    # math and numbers
+    "math_abs": "math.abs(-1) == 1",
+    "math_ceil": "math.ceil(1.2) == 2",
+    "math_ceil_type": "math.ceil(1.2) is int",
+    "math_floor_int": "math.floor(3) == 3",
+    "math_round_half": "math.round(2.5) == 3 && math.round(-2.5) == -3",
+    "math_round_type": "math.round(2.5) is int",
+    "math_sqrt": "math.sqrt(4) == 2.0",
+    "math_sqrt_negative": "math.isNaN(math.sqrt(-1))",
+    "math_pow": "math.pow(2, 10) == 1024",
+    "math_pow_type": "math.pow(2, 10) is float",
+    "math_is_infinite": "math.isInfinite(1.0 / 0.0)",
+    "math_nan_eq": "math.isNaN(0.0 / 0.0)",
+    "float_div_zero_int": "1.0 / 0 > 0",
+    "int_div_zero": "1 / 0 == 0",
+    "int_mod_zero": "1 % 0 == 0",
+    "int_div_trunc": "-7 / 2 == -3",
+    "int_mod_negative": "-7 % 3 == -1",
+    "float_mod": "7.5 % 2 == 1.5",
+    "int_overflow_add": "9223372036854775807 + 1 < 0",
+    "int_overflow_mul": "4611686018427387904 * 2 < 0",
+    "int_overflow_neg_div": "-9223372036854775808 / -1 < 0",
+    "int_overflow_sub": "-9223372036854775807 - 2 > 0",
+    "int_float_eq": "1 == 1.0",
+    "int_float_lt": "1 < 1.5",
+    "float_sum": "0.1 + 0.2 == 0.3",
+    "int_plus_float": "(1 + 0.5) is float",
+    "nan_ne": "(0.0 / 0.0) != (0.0 / 0.0)",
+    "big_int_float_eq": "9007199254740993 == 9007199254740992.0",
+    # timestamps and durations
+    "time_after_2020": "request.time > timestamp.date(2020, 1, 1)",
+    "time_minus_hour": "request.time - duration.value(1, 'h') < request.time",
+    "time_year": "request.time.year() >= 2024",
+    "ts_to_millis": "timestamp.date(2020, 1, 1).toMillis() == 1577836800000",
+    "ts_value": "timestamp.value('2020-01-01T00:00:00Z') == timestamp.date(2020, 1, 1)",
+    "ts_value_bad": "timestamp.value('yesterday') == request.time",
+    "ts_value_offset": "timestamp.value('2020-01-01T01:00:00+01:00') == timestamp.date(2020, 1, 1)",
+    "ts_date_invalid": "timestamp.date(2020, 2, 30) > request.time",
+    "ts_day_of_week": "timestamp.date(2020, 1, 1).dayOfWeek() == 3",
+    "ts_day_of_year": "timestamp.date(2020, 12, 31).dayOfYear() == 366",
+    "ts_date_method": "timestamp.date(2020, 1, 1).date() == timestamp.date(2020, 1, 1)",
+    "ts_time_method": "timestamp.date(2020, 1, 1).time() == duration.value(0, 's')",
+    "ts_minus_ts": "timestamp.date(2020, 1, 2) - timestamp.date(2020, 1, 1) == duration.value(1, 'd')",
+    "dur_units": "duration.value(1, 'd') == duration.value(24, 'h') && duration.value(1, 'w') == duration.value(7, 'd')",
+    "dur_ms": "duration.value(1500, 'ms').seconds() == 1 && duration.value(1500, 'ms').nanos() == 500000000",
+    "dur_bad_unit": "duration.value(1, 'y') > duration.value(0, 's')",
+    "dur_time": "duration.time(1, 2, 3, 4) == duration.value(3723000000004, 'ns')",
+    "dur_abs": "duration.abs(duration.value(-5, 's')) == duration.value(5, 's')",
+    "dur_float_value": "duration.value(1.5, 's') == duration.value(1500, 'ms')",
+    "ts_plus_dur": "timestamp.date(2020, 1, 1) + duration.value(1, 'd') == timestamp.date(2020, 1, 2)",
+    "dur_plus_ts": "duration.value(1, 'd') + timestamp.date(2020, 1, 1) == timestamp.date(2020, 1, 2)",
+    "ts_eq_int": "request.time == 0",
+    "ts_hours": "timestamp.value('2020-01-01T05:06:07.123Z').hours() == 5 && timestamp.value('2020-01-01T05:06:07.123Z').nanos() == 123000000",
+    "ts_seconds_method": "timestamp.value('2020-01-01T05:06:07.123Z').seconds() == 7",
+    "ts_string": "string(timestamp.date(2020, 1, 1)) == '2020-01-01T00:00:00Z'",
+    "dur_string": "string(duration.value(90, 's')) == '90s'",
+    # hashing
+    "hash_md5_bytes": "hashing.md5(b'abc') == b'\\x90\\x01\\x50\\x98\\x3c\\xd2\\x4f\\xb0\\xd6\\x96\\x3f\\x7d\\x28\\xe1\\x7f\\x72'",
+    "hash_sha256_str_bytes": "hashing.sha256('abc') == hashing.sha256(b'abc')",
+    "hash_sha256_b64": "hashing.sha256('abc').toBase64() == 'ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0='",
+    "hash_sha256_hex": "hashing.sha256('abc').toHexString() == 'BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD'",
+    "hash_crc32": "hashing.crc32('abc').toHexString() == '352441C2'",
+    "hash_crc32c": "hashing.crc32c('abc').size() == 4",
+    "hash_int": "hashing.md5(1).size() == 16",
+    "bytes_b64_url": "b'\\xfb\\xff'.toBase64() == '+/8='",
+    # latlng
+    "latlng_lat": "latlng.value(1, 2).latitude() == 1.0",
+    "latlng_distance": "latlng.value(0, 0).distance(latlng.value(0, 1)) > 111000 && latlng.value(0, 0).distance(latlng.value(0, 1)) < 111400",
+    "latlng_out_of_range": "latlng.value(100, 0).latitude() == 100",
+    "latlng_eq": "latlng.value(1, 2) == latlng.value(1.0, 2.0)",
+    # types
+    "is_int": "1 is int && !(1 is float)",
+    "is_float": "1.0 is float",
+    "is_number": "1 is number && 1.0 is number",
+    "is_path": "/databases/$(database)/documents/a is path",
+    "is_path_string": "'a/b' is path",
+    "is_map_null": "null is map",
+    "is_map_auth": "request.auth is map",
+    "is_map_token": "request.auth.token is map",
+    "is_timestamp": "request.time is timestamp",
+    "is_bool": "true is bool",
+    "is_list_set": "[1].toSet() is list",
+    "is_set": "[1].toSet() is set",
+    "is_string_id": "id is string",
+    "is_duration": "duration.value(1, 's') is duration",
+    "is_latlng": "latlng.value(1, 2) is latlng",
+    "is_bytes": "b'a' is bytes",
+    "is_number_string": "'1' is number",
+    "is_error": "(1 / 0) is int",
+    # paths
+    "path_literal_eq": "/databases/$(database)/documents/a/$(id) == path('/databases/' + database + '/documents/a/' + id)",
+    "path_index": "/databases/$(database)/documents/a/$(id)[3] == 'a'",
+    "path_interp_slash": "/databases/$(database)/documents/$('a/b') == /databases/$(database)/documents/a/b",
+    "path_interp_int": "/databases/$(database)/documents/a/$(1) == /databases/$(database)/documents/a/1",
+    "path_string": "string(/databases/$(database)/documents/a) == '/databases/(default)/documents/a'",
+    "path_bind": "(/databases/$(database)/documents/a/$(id)).bind({'x': 1}) == 1",
+    # null and missing
+    "resource_null": "resource == null",
+    "resource_data_missing_doc": "resource.data.x == 1",
+    "resource_data_missing_doc_ne": "resource.data.x != 1",
+    "request_resource_on_get": "request.resource == null",
+    "auth_uid_signed_out": ("request.auth.uid == 'x'", "anon"),
+    "auth_null_signed_out": ("request.auth == null", "anon"),
+    "auth_token_signed_out": ("request.auth.token.email_verified == false", "anon"),
+    "null_eq_null": "null == null",
+    "null_lt": "null < 1",
+    "null_member": "null.x == 1",
+    "null_plus": "null + 1 == 1",
+    # auth token claims
+    "token_provider": "request.auth.token.firebase.sign_in_provider == 'password'",
+    "token_identities": "request.auth.token.firebase.identities.email[0] == 'a@example.com'",
+    "token_email_verified": "request.auth.token.email_verified == true",
+    "token_email_verified_bob": ("request.auth.token.email_verified == true", "bob"),
+    "token_email_missing_bob": ("request.auth.token.email == null", "bob"),
+    "token_email_get_bob": ("request.auth.token.get('email', 'none') == 'none'", "bob"),
+    "token_custom_string": "request.auth.token.role == 'admin'",
+    "token_custom_int": "request.auth.token.level == 3 && request.auth.token.level is int",
+    "token_custom_list": "'g2' in request.auth.token.groups",
+    "token_custom_map": "request.auth.token.org.id == 'o1'",
+    "token_name": "request.auth.token.name == 'Alice'",
+    "token_sub": "request.auth.token.sub == request.auth.uid",
+    "token_user_id": "request.auth.token.user_id == 'alice'",
+    "token_aud": "request.auth.token.aud == 'demo-rules-requests'",
+    "token_iss": "request.auth.token.iss == 'https://securetoken.google.com/demo-rules-requests'",
+    "token_iat_type": "request.auth.token.iat is int",
+    "token_iat_ts": "request.auth.token.iat is timestamp",
+    "token_exp_value": "request.auth.token.exp == 1700003600",
+    "token_auth_time": "request.auth.token.auth_time == 1700000000",
+    "token_uid_key": "'uid' in request.auth.token",
+    "token_phone_missing": "request.auth.token.phone_number == null",
+    "token_tenant_missing": "request.auth.token.firebase.tenant == null",
+    # short circuit
+    "and_false_error": "false && (1 / 0 == 1)",
+    "and_error_false": "(1 / 0 == 1) && false",
+    "or_true_error": "true || (1 / 0 == 1)",
+    "or_error_true": "(1 / 0 == 1) || true",
+    "not_error": "!(1 / 0 == 1)",
+    "ternary_error_cond": "(1 / 0 == 1) ? true : true",
+    "ternary_skip_error": "true ? true : (1 / 0 == 1)",
+    "error_eq_error": "(1 / 0) == (1 / 0)",
+    "error_in_list": "[1 / 0, true].size() == 2",
+    "missing_or_true": "resource.data.x == 1 || true",
+    "non_bool_condition": "1",
+    "non_bool_or": "1 || true",
+    "string_condition": "'true'",
+    "null_condition": "null",
+    "and_non_bool": "true && 1",
+    # functions, lets, ternaries
+    "fn_calls_fn": "f1(1)",
+    "fn_let": "f3(2)",
+    "fn_let_error_unused": "f4()",
+    "fn_ternary": "f5(true) == 'yes' && f5(false) == 'no'",
+    "fn_path_var": "f6()",
+    "debug_value": "debug(1) == 1",
+    "in_map_keys_order": "['b', 'a'] == {'a': 1, 'b': 2}.keys()",
+    # round two: what round one found, pinned down
+    "split_trailing": "'a,,b,'.split(',') == ['a', '', 'b']",
+    "split_all_empty": "','.split(',') == ['']",
+    "split_leading_empty_match": "'ab'.split('x*') == ['', 'a', 'b']",
+    "split_empty_string": "''.split(',') == ['']",
+    "split_empty_pattern": "'abc'.split('') == ['', 'a', 'b', 'c']",
+    "list_in_strict": "1.0 in [1]",
+    "set_in_numeric": "1.0 in [1].toSet()",
+    "list_eq_strict": "[1] == [1.0]",
+    "set_eq_numeric": "[1].toSet() == [1.0].toSet()",
+    "list_has_any_strict": "[1, 2].hasAny([1.0])",
+    "list_has_only_strict": "[1].hasOnly([1.0])",
+    "set_has_any_numeric": "[1].toSet().hasAny([1.0])",
+    "remove_all_strict": "[1, 2].removeAll([1.0]) == [2]",
+    "to_set_numeric": "[1, 1.0].toSet().size() == 1",
+    "diff_numeric": "{'a': 1}.diff({'a': 1.0}).affectedKeys().size() == 0",
+    "nested_map_list_strict": "{'a': [1]} == {'a': [1.0]}",
+    "values_strict": "{'a': 1}.values() == [1.0]",
+    "math_round_neg_half": "math.round(-2.5) == -2",
+    "math_round_nan": "math.round(0.0 / 0.0) == 0",
+    "math_round_big": "math.round(100000000000000000000.0) == 9223372036854775807",
+    "math_floor_int_type": "math.floor(1) is float",
+    "math_abs_min": "math.abs(-9223372036854775808) < 0",
+    "string_small_float": "string(0.0001) == '1.0E-4'",
+    "string_1e7": "string(10000000.0) == '1.0E7'",
+    "string_1234567": "string(1234567.0) == '1234567.0'",
+    "string_neg_zero": "string(-0.0) == '-0.0'",
+    "string_sum": "string(0.1 + 0.2) == '0.30000000000000004'",
+    "string_bytes": "string(b'a') == 'a'",
+    "string_inf": "string(1.0 / 0.0) == 'Infinity'",
+    "int_nan": "int(0.0 / 0.0) == 0",
+    "int_inf": "int(1.0 / 0.0) == 9223372036854775807",
+    "int_plus_sign": "int('+12') == 12",
+    "int_exp_string": "int('1e3') == 1000",
+    "float_exp_string": "float('1e3') == 1000.0",
+    "float_blank_string": "float(' 1.5') == 1.5",
+    "float_suffix": "float('1.5f') == 1.5",
+    "int_of_bool": "int(true) == 1",
+    "float_of_bool": "float(true) == 1.0",
+    "min_mod_neg1": "-9223372036854775808 % -1 == 0",
+    "neg_min": "-(-9223372036854775808) < 0",
+    "float_mod_zero": "math.isNaN(1.0 % 0)",
+    "float_mod_neg": "-7.5 % 2 == -1.5",
+    "ts_value_nanos": "timestamp.value('2020-01-01T00:00:00.123456789Z').nanos() == 123456789",
+    "ts_value_lower_z": "timestamp.value('2020-01-01T00:00:00z') == timestamp.date(2020, 1, 1)",
+    "ts_value_no_zone": "timestamp.value('2020-01-01T00:00:00') == timestamp.date(2020, 1, 1)",
+    "ts_value_year_1": "timestamp.value('0001-01-01T00:00:00Z') < timestamp.date(2020, 1, 1)",
+    "ts_value_int": "timestamp.value(0) == timestamp.date(1970, 1, 1)",
+    "ts_value_bool": "timestamp.value(true) == request.time",
+    "ts_overflow": "timestamp.date(9999, 12, 31) + duration.value(2, 'd') > request.time",
+    "bool_fn": "bool('true')",
+    "bool_order": "false < true",
+    "bytes_plus": "b'a' + b'b' == b'ab'",
+    "string_times": "'a' * 2 == 'aa'",
+    "int_in_int": "1 in 1",
+    "not_int": "!1",
+    "neg_string": "-'a' == 1",
+    "null_minus": "null - 1 == 1",
+    "null_times": "null * 1 == 1",
+    "list_float_index": "[1, 2][1.0] == 2",
+    "map_int_index": "{'a': 1}[1] == 1",
+    "join_ints": "[1, 2].join(',') == '1,2'",
+    "math_abs_string": "math.abs('a') == 1",
+    "math_sqrt_string": "math.sqrt('a') == 1",
+    "math_pow_string": "math.pow('a', 1) == 1",
+    "map_get_int_key": "{'a': 1}.get(1, 2) == 2",
+    "matches_int": "'abc'.matches(1)",
+    "replace_int": "'a'.replace('a', 1) == 'b'",
+    "list_concat_int": "[1].concat(1) == [1]",
+    "list_has_all_int": "[1].hasAll(1)",
+    "diff_int": "{'a': 1}.diff(1) == 1",
+    "distance_int": "latlng.value(1, 1).distance(1) == 1",
+    "latlng_string": "latlng.value('a', 1) == 1",
+    "dur_abs_int": "duration.abs(1) == 1",
+    "ts_date_string": "timestamp.date('a', 1, 1) == 1",
+    "dur_value_int_unit": "duration.value(1, 2) == 1",
+    "exists_int": "exists(1)",
+    "hash_crc32_int": "hashing.crc32(1).size() == 1",
+    "path_int": "path(1) == 1",
+    "string_of_set": "string([1].toSet()) == ''",
+    "exists_collection": "!exists(/databases/$(database)/documents/profiles)",
+    "get_collection": "get(/databases/$(database)/documents/profiles) == null",
+    "get_missing_doc": "get(/databases/$(database)/documents/profiles/nobody) == null",
+    "let_error_used": "f7()",
+}
+
+FUNCTIONS = """    function f1(x) { return f2(x + 1); }
+    function f2(y) { return y == 2; }
+    function f3(x) { let y = x * 2; let z = y + 1; return z == 5; }
+    function f4() { let bad = 1 / 0; return true; }
+    function f5(b) { return b ? 'yes' : 'no'; }
+    function f6() { return database == '(default)'; }
+    function f7() { let bad = 1 / 0; let good = true; return good && bad; }
+"""
+
+# Write rules: (match line, allow lines). Their cases below.
+WRITE_RULES = """    match /mask/{id} {
+      allow get: if true;
+      allow update: if request.resource.data.diff(resource.data).affectedKeys().hasOnly(['a']);
+    }
+    match /merged/{id} {
+      allow get: if true;
+      allow update: if request.resource.data.keys().hasAll(['a', 'b']) && request.resource.data.b == resource.data.b;
+    }
+    match /stamped/{id} {
+      allow create: if request.resource.data.t == request.time;
+      allow update: if request.resource.data.n == resource.data.n + 1;
+    }
+    match /arrays/{id} {
+      allow update: if request.resource.data.tags.size() == resource.data.tags.size() + 1
+                    && request.resource.data.tags.hasAll(resource.data.tags);
+    }
+    match /pairs/{id} {
+      allow create: if getAfter(/databases/$(database)/documents/pairs2/$(id)).data.x == 1;
+    }
+    match /pairs2/{id} {
+      allow create: if existsAfter(/databases/$(database)/documents/pairs/$(id));
+    }
+    match /needsget/{id} {
+      allow create: if get(/databases/$(database)/documents/profiles/$(request.auth.uid)).data.ok == true;
+    }
+    match /needsmissing/{id} {
+      allow create: if get(/databases/$(database)/documents/profiles/nobody).data.ok == true;
+    }
+    match /needsmissing2/{id} {
+      allow create: if get(/databases/$(database)/documents/profiles/nobody) == null;
+    }
+    match /needsmissing3/{id} {
+      allow create: if !exists(/databases/$(database)/documents/profiles/nobody);
+    }
+    match /needsexists/{id} {
+      allow create: if exists(/databases/$(database)/documents/profiles/$(request.auth.uid));
+    }
+    match /getstring/{id} {
+      allow create: if get('/databases/' + database + '/documents/profiles/' + request.auth.uid).data.ok == true;
+    }
+    match /getcoll/{id} {
+      allow create: if exists(/databases/$(database)/documents/profiles);
+    }
+    match /profiles/{id} {
+      allow read: if true;
+    }
+    match /q/{id} {
+      allow list: if request.query.limit <= 10;
+    }
+    match /qo/{id} {
+      allow list: if request.query.offset == 5;
+    }
+    match /qord/{id} {
+      allow list: if request.query.orderBy == 'n';
+    }
+    match /qordsize/{id} {
+      allow list: if request.query.orderBy.size() == 1;
+    }
+    match /qnolimit/{id} {
+      allow list: if request.query.limit == null;
+    }
+    match /qnooffset/{id} {
+      allow list: if request.query.offset == 0;
+    }
+    match /rec/{rest=**} {
+      allow get: if rest == /a/b/c;
+    }
+    match /rec2/{rest=**} {
+      allow get: if rest[1] == 'b';
+    }
+    match /rec3/{rest=**} {
+      allow get: if string(rest) == 'a/b/c';
+    }
+    match /rec4/{rest=**} {
+      allow get: if rest == path('a/b/c');
+    }
+    match /rec5/{a}/{rest=**} {
+      allow get: if rest is path;
+    }
+    match /created/{id} {
+      allow create: if request.resource.data.size() == 2 && request.resource.id == id
+                    && request.resource.__name__ == /databases/$(database)/documents/created/$(id);
+    }
+    match /delres/{id} {
+      allow delete: if request.resource == null && resource.data.x == 1;
+    }
+    match /methods/{id} {
+      allow read: if request.method == 'get';
+      allow write: if request.method == 'create';
+    }
+    match /txn/{id} {
+      allow read: if true;
+      allow update: if get(/databases/$(database)/documents/txn/$(id)).data.n + 1 == request.resource.data.n;
+    }
+"""
+
+
+def rules():
+    lines = ["rules_version = '2';", "service cloud.firestore {", "  match /databases/{database}/documents {"]
+    lines += FUNCTIONS.rstrip("\n").split("\n")
+    lines += WRITE_RULES.rstrip("\n").split("\n")
+    for k, (name, expr) in enumerate(EXPRS.items()):
+        expr = expr[0] if isinstance(expr, tuple) else expr
+        lines.append(f"    match /e{k}/{{id}} {{ allow get: if {expr}; }}")
+    lines += ["  }", "}", ""]
+    return "\n".join(lines)
+
+
+def s(v):
+    return {"stringValue": v}
+
+
+def i(v):
+    return {"integerValue": str(v)}
+
+
+def arr(*vs):
+    return {"arrayValue": {"values": list(vs)}}
+
+
+def doc(path, **fields):
+    return {"update": {"name": f"{DOCS}/{path}", "fields": fields}}
+
+
+# Each write case: (name, auth, method, path after /documents, body). Setup writes go as the owner.
+def write_cases():
+    c = []
+    def add(name, body, auth="alice", path=":commit", method="POST"):
+        c.append((name, auth, method, path, body))
+    setup = [doc("mask/m1", a=i(1), b=i(2)), doc("merged/m1", a=i(1), b=i(2)), doc("stamped/s1", n=i(1)),
+             doc("arrays/a1", tags=arr(s("x"))), doc("profiles/alice", ok={"booleanValue": True}),
+             doc("delres/d1", x=i(1)), doc("delres/d2", x=i(2)), doc("txn/t1", n=i(1)),
+             doc("methods/m1", x=i(1))]
+    add("setup", {"writes": setup}, auth="owner")
+    add("mask_update_a", {"writes": [dict(doc("mask/m1", a=i(5)), updateMask={"fieldPaths": ["a"]})]})
+    add("mask_update_b", {"writes": [dict(doc("mask/m1", b=i(5)), updateMask={"fieldPaths": ["b"]})]})
+    add("mask_update_absent_field", {"writes": [dict(doc("mask/m1"), updateMask={"fieldPaths": ["zz"]})]})
+    add("mask_whole_doc_same_b", {"writes": [doc("mask/m1", a=i(6), b=i(5))]})
+    add("mask_delete_field_b", {"writes": [dict(doc("mask/m1"), updateMask={"fieldPaths": ["b"]})]})
+    add("merge_keeps_b", {"writes": [dict(doc("merged/m1", a=i(9)), updateMask={"fieldPaths": ["a"]})]})
+    add("set_drops_b", {"writes": [doc("merged/m1", a=i(9))]})
+    add("server_time_create", {"writes": [dict(doc("stamped/s2", n=i(0)), updateTransforms=[
+        {"fieldPath": "t", "setToServerValue": "REQUEST_TIME"}])]})
+    add("client_time_create", {"writes": [doc("stamped/s3", t={"timestampValue": "2020-01-01T00:00:00Z"})]})
+    add("increment_update", {"writes": [dict(doc("stamped/s1"), updateMask={"fieldPaths": []}, updateTransforms=[
+        {"fieldPath": "n", "increment": i(1)}])]})
+    add("increment_by_two", {"writes": [dict(doc("stamped/s1"), updateMask={"fieldPaths": []}, updateTransforms=[
+        {"fieldPath": "n", "increment": i(2)}])]})
+    add("array_union", {"writes": [dict(doc("arrays/a1"), updateMask={"fieldPaths": []}, updateTransforms=[
+        {"fieldPath": "tags", "appendMissingElements": arr(s("y"))["arrayValue"]}])]})
+    add("array_union_present", {"writes": [dict(doc("arrays/a1"), updateMask={"fieldPaths": []}, updateTransforms=[
+        {"fieldPath": "tags", "appendMissingElements": arr(s("x"))["arrayValue"]}])]})
+    add("batch_pair", {"writes": [doc("pairs/p1", x=i(1)), doc("pairs2/p1", x=i(1))]})
+    add("batch_pair_wrong", {"writes": [doc("pairs/p2", x=i(1)), doc("pairs2/p2", x=i(2))]})
+    add("batch_half", {"writes": [doc("pairs/p3", x=i(1))]})
+    add("get_profile", {"writes": [doc("needsget/n1", x=i(1))]})
+    add("get_profile_bob", {"writes": [doc("needsget/n2", x=i(1))]}, auth="bob")
+    add("get_missing_field", {"writes": [doc("needsmissing/n1", x=i(1))]})
+    add("get_missing_null", {"writes": [doc("needsmissing2/n1", x=i(1))]})
+    add("exists_missing", {"writes": [doc("needsmissing3/n1", x=i(1))]})
+    add("exists_profile", {"writes": [doc("needsexists/n1", x=i(1))]})
+    add("exists_profile_bob", {"writes": [doc("needsexists/n2", x=i(1))]}, auth="bob")
+    add("get_string_path", {"writes": [doc("getstring/n1", x=i(1))]})
+    add("exists_collection_path", {"writes": [doc("getcoll/n1", x=i(1))]})
+    add("created_id", {"writes": [doc("created/c1", x=i(1), y=i(2))]})
+    add("created_id_3_fields", {"writes": [doc("created/c2", x=i(1), y=i(2), z=i(3))]})
+    add("delete_with_resource", {"writes": [{"delete": f"{DOCS}/delres/d1"}]})
+    add("delete_wrong_resource", {"writes": [{"delete": f"{DOCS}/delres/d2"}]})
+    add("delete_missing_doc", {"writes": [{"delete": f"{DOCS}/delres/none"}]})
+    add("method_create", {"writes": [doc("methods/m2", x=i(1))]})
+    add("method_update", {"writes": [doc("methods/m1", x=i(2))]})
+    add("method_get", None, method="GET", path="/methods/m1")
+    def query(name, coll, **sq):
+        body = {"structuredQuery": dict({"from": [{"collectionId": coll}]}, **sq)}
+        add(name, body, path=":runQuery")
+    query("query_limit_5", "q", limit=5)
+    query("query_limit_50", "q", limit=50)
+    query("query_no_limit", "q")
+    query("query_offset_5", "qo", offset=5)
+    query("query_offset_none", "qo")
+    query("query_order_n", "qord", orderBy=[{"field": {"fieldPath": "n"}, "direction": "ASCENDING"}])
+    query("query_order_size", "qordsize", orderBy=[{"field": {"fieldPath": "n"}, "direction": "ASCENDING"}])
+    query("query_limit_null", "qnolimit")
+    query("query_offset_zero", "qnooffset")
+    query("query_offset_zero_given", "qnooffset", offset=0)
+    add("list_limit_rest", None, method="GET", path="/q?pageSize=5")
+    add("list_no_page_size", None, method="GET", path="/q")
+    for name, p in (("rec_path_eq", "/rec/a/b/c"), ("rec_index", "/rec2/a/b/c"), ("rec_string", "/rec3/a/b/c"),
+                    ("rec_path_fn", "/rec4/a/b/c"), ("rec_zero_segments", "/rec5/x")):
+        add(name, None, method="GET", path=p)
+    # A transaction: begin, read, commit with the read's update.
+    add("txn_begin", {"options": {"readWrite": {}}}, path=":beginTransaction")
+    add("txn_commit_ok", {"writes": [doc("txn/t1", n=i(2))], "transaction": "${txn}"})
+    add("txn_begin2", {"options": {"readWrite": {}}}, path=":beginTransaction")
+    add("txn_commit_bad", {"writes": [doc("txn/t1", n=i(9))], "transaction": "${txn}"})
+    return c
+
+
+def _headers(auth):
+    if auth == "owner":
+        return {"Authorization": "Bearer owner"}
+    if auth == "anon":
+        return {}
+    return {"Authorization": "Bearer " + {"alice": ALICE, "bob": BOB}[auth]}
+
+
+def _answer(r):
+    try:
+        body = r.json()
+    except ValueError:
+        body = {}
+    if isinstance(body, list):
+        err = next((e.get("error") for e in body if isinstance(e, dict) and "error" in e), None)
+    else:
+        err = body.get("error") if isinstance(body, dict) else None
+    return {"status": r.status_code, "code": (err or {}).get("status"), "message": (err or {}).get("message")}
+
+
+def put_rules(url):
+    r = requests.put(f"{url}/emulator/v1/projects/{PROJECT}:securityRules",
+                     json={"rules": {"files": [{"name": "firestore.rules", "content": rules()}]}}, timeout=30)
+    return r.status_code, r.text
+
+
+def run(url):
+    status, text = put_rules(url)
+    assert status == 200, text
+    requests.delete(f"{url}/emulator/v1/projects/{PROJECT}/databases/(default)/documents", timeout=30)
+    base = f"{url}/v1/{DOCS}"
+    out = {"_load": {"status": status, "issues": sorted(json.loads(text).get("issues", []), key=json.dumps)}}
+    for k, (name, expr) in enumerate(EXPRS.items()):
+        auth = expr[1] if isinstance(expr, tuple) else "alice"
+        out[name] = _answer(requests.get(f"{base}/e{k}/doc1", headers=_headers(auth), timeout=30))
+    env = {}
+    for name, auth, method, path, body in write_cases():
+        if body is not None and "${txn}" in json.dumps(body):
+            body = json.loads(json.dumps(body).replace("${txn}", env.get("txn", "")))
+        r = requests.request(method, base + path, json=body,
+                             headers=_headers(auth), timeout=30)
+        if name.startswith("txn_begin"):
+            env["txn"] = r.json().get("transaction", "")
+        out[name] = _answer(r)
+    return out
+
+
+def emulator_answers():
+    sys.path.insert(0, HERE)
+    import diffrun
+    proc, url = diffrun.start_emulator()
+    try:
+        return run(url)
+    finally:
+        diffrun.stop_emulator(proc)
+
+
+if __name__ == "__main__":
+    if "--rules" in sys.argv:
+        print(rules())
+    elif "--run" in sys.argv:
+        print(json.dumps(run(sys.argv[-1].rstrip("/")), indent=1, sort_keys=True))
+    elif "--record" in sys.argv:
+        answers = emulator_answers()
+        with open(FIXTURE, "w") as f:
+            f.write(json.dumps(answers, indent=1, sort_keys=True) + "\n")
+        print(f"recorded {len(answers)} answers in {FIXTURE}")
+    else:
+        print("usage: python rulesrtcases.py --record | --rules | --run URL")
+        sys.exit(2)

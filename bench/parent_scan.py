@@ -9,7 +9,7 @@ scan (docs/benchmarks.md, commit28).
 
 With `--hearth-bin B` (repeatable; the binaries alternate within every round): the same shapes
 through Hearth itself (a fresh data directory each, seeded by admin commits of 500 writes), each
-request's wall clock, best and median of N: `GET users` (a page of 300: the users), a runQuery of
+request's wall clock, best and median of N: `GET users` (one page: the users), a runQuery of
 `users` by name, `GET users?showMissing=true`, `GET users/u042/files` (1,000 documents, no
 sub-collections), `listCollectionIds` under the root and under users/u042. A Hearth that reads a
 collection's documents by skipping past their sub-collections (parentidx33) or by the parent index
@@ -92,11 +92,11 @@ def hearth_shapes(args):
 
     query = {"structuredQuery": {"from": [{"collectionId": "users"}], "orderBy": [{"field": {"fieldPath": "__name__"}}]}}
     shapes = [
-        ("GET users (pageSize 300)", "GET", f"{DOCS}/users?pageSize=300", None,
+        (f"GET users (pageSize {args.users + 1})", "GET", f"{DOCS}/users?pageSize={args.users + 1}", None,
          lambda j: len(j.get("documents", [])) == args.users),
         ("runQuery users by name", "POST", f"{DOCS}:runQuery", json.dumps(query),
          lambda j: len([x for x in j if "document" in x]) == args.users),
-        ("GET users?showMissing=true", "GET", f"{DOCS}/users?pageSize=300&showMissing=true", None,
+        ("GET users?showMissing=true", "GET", f"{DOCS}/users?pageSize={args.users + 1}&showMissing=true", None,
          lambda j: len(j.get("documents", [])) == args.users),
         (f"GET users/u042/files ({args.files:,})", "GET", f"{DOCS}/users/u042/files?pageSize={args.files + 1}", None,
          lambda j: len(j.get("documents", [])) == args.files),

@@ -126,8 +126,10 @@ extension FirestoreStorage {
         }
     }
 
-    /// Rows of a subtree `walkSkipping` steps over before it seeks past the rest.
-    static let skipSteps = 8
+    /// Rows of a subtree `walkSkipping` reads before it seeks past the rest (the one that asked to
+    /// skip, and one more): a subtree of one or two rows is stepped over, a larger one costs a row more
+    /// than seeking at once (parent_scan.py, docs/benchmarks.md parentidx33: 8 cost more on large ones).
+    static let skipSteps = 2
 
     private static let walkAscending = PreparedSQL("""
         SELECT \(documentColumns) FROM fs_documents WHERE space = ? AND key >= ? AND key < ? ORDER BY key

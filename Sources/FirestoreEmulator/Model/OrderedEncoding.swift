@@ -299,6 +299,33 @@ enum OrderedEncoding {
         return current.isEmpty ? result : nil
     }
 
+    /// The offset just past `count` whole segments of the key `bytes` from offset `from` (a segment
+    /// boundary); nil when fewer follow. A numeric id's segment (`00 02`, 8 bytes, `00 01`) is taken
+    /// whole: its 8 bytes may hold `00 01` themselves. Within a string segment `00` is followed by
+    /// `FF` (an escaped zero) or `01` (its end).
+    static func end(ofSegments count: Int, in bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
+        var i = from
+        for _ in 0..<count {
+            if i + 1 < bytes.count, bytes[i] == 0, bytes[i + 1] == numericMark {
+                i += 12
+                guard i <= bytes.count else { return nil }
+                continue
+            }
+            while true {
+                guard i + 1 < bytes.count else { return nil }
+                if bytes[i] != 0 {
+                    i += 1
+                } else if bytes[i + 1] == 1 {
+                    i += 2
+                    break
+                } else {
+                    i += 2
+                }
+            }
+        }
+        return i
+    }
+
     /// The first segment of `bytes` after `prefix`, when `bytes` starts with `prefix`.
     static func segment(after prefix: [UInt8], in bytes: [UInt8]) -> String? {
         guard bytes.count > prefix.count, bytes.starts(with: prefix) else { return nil }

@@ -567,8 +567,11 @@ struct QueryExecutor {
             sql = "SELECT \(FirestoreStorage.documentColumns) FROM \(source) WHERE space = ? AND collection_id = ?"
             values.append(query.collectionID)
         } else {
-            sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents INDEXED BY fs_documents_parent WHERE space = ? AND parent = ?"
-            values.append(query.collectionPath.key)
+            // A collection's scan is read by a skip scan (`childScan`); this walk of every row below
+            // the collection (`accepts` keeps its own) answers the same, reading the sub-collections too.
+            let prefix = query.collectionPath.key
+            sql = "SELECT \(FirestoreStorage.documentColumns) FROM fs_documents WHERE space = ? AND key > ? AND key < ?"
+            values += [prefix, OrderedEncoding.prefixEnd(prefix)]
         }
         if let (lo, hi) = keyRange {
             sql += " AND key >= ? AND key < ?"
@@ -586,6 +589,40 @@ struct QueryExecutor {
         }
         sql += " ORDER BY key \(descending ? "DESC" : "ASC")"
         return (sql, values)
+    }
+
+    /// The skip scan (`FirestoreStorage.walkSkipping`) that reads a scan of `query`: the documents
+    /// `depth` segments below `prefix` — one below a collection's key, or for a kind-less query
+    /// without `allDescendants` two below its parent (the documents of the collections directly
+    /// under it) — in the key range its name cursors and `keyRange` leave, as `[lower, upper)`.
+    /// nil: a collection group's or every descendant's scan (`scanStatement`).
+    static func childScan(_ query: Query, keyRange: ([UInt8], [UInt8])?)
+        -> (prefix: [UInt8], depth: Int, lower: [UInt8], upper: [UInt8])? {
+        let prefix: [UInt8], depth: Int
+        if !query.allDescendants {
+            (prefix, depth) = (query.collectionPath.key, 1)
+        } else if query.childrenOnly && query.collectionID.isEmpty {
+            (prefix, depth) = (query.parent.key, 2)
+        } else {
+            return nil
+        }
+        var lower = prefix, upper = FirestoreStorage.keysEnd(prefix)
+        func raise(_ k: [UInt8]) { if OrderedEncoding.compare(k, lower) > 0 { lower = k } }
+        func cut(_ k: [UInt8]) { if OrderedEncoding.compare(k, upper) < 0 { upper = k } }
+        if let (lo, hi) = keyRange {
+            raise(lo)
+            cut(hi)
+        }
+        // Name cursors (the SDKs' `startAfter(snapshot)` on the default order) seek, as in
+        // `scanStatement`: inclusive, the cursor's own side checked in memory (`k + [0]` is the
+        // smallest string above `k`).
+        if let k = nameCursorKey(query.startAt, query) {
+            if query.order[0].descending { cut(k + [0]) } else { raise(k) }
+        }
+        if let k = nameCursorKey(query.endAt, query) {
+            if query.order[0].descending { raise(k) } else { cut(k + [0]) }
+        }
+        return (prefix, depth, lower, upper)
     }
 
     /// Whether a collection-group scan of `query` may read the group scan index in `conn`'s
@@ -653,6 +690,16 @@ struct QueryExecutor {
             }
 
         case .scan:
+            if let scan = Self.childScan(query, keyRange: keyRange) {
+                // Only the rows exactly `depth` deep are read on; a deeper one's subtree is sought past.
+                return try FirestoreStorage.walkSkipping(space: space, under: scan.prefix, depth: scan.depth, from: scan.lower,
+                                                         to: scan.upper, descending: descending, conn) { row, end in
+                    guard let end, end == row.withBlob(0, { $0.count }) else { return end == nil ? .step : .skip }
+                    try charge(row)
+                    let (doc, version) = try document(row)
+                    return try body(doc, version) ? .step : .stop
+                }
+            }
             let (sql, values) = Self.scanStatement(query, space: space, keyRange: keyRange, descending: descending,
                                                    groupIndexed: try groupScanIndexed(query, conn))
             try FirestoreStorage.forEachRow(conn, sql, values) { row in

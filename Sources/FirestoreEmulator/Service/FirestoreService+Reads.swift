@@ -488,10 +488,12 @@ extension FirestoreService {
                     return true
                 }
                 let afterID = after.map(\.lastSegment)
+                // The walk steps over the collection's own documents: bounded by the page, as `visit` is.
                 if let readTime {
-                    try storage.forEachChildSegment(space: space, under: collection.key, after: afterID, at: readTime, conn, visit)
+                    try storage.forEachChildSegment(space: space, under: collection.key, after: afterID, through: bound,
+                                                    at: readTime, conn, visit)
                 } else {
-                    try storage.forEachChildSegment(space: space, under: collection.key, after: afterID, conn, visit)
+                    try storage.forEachChildSegment(space: space, under: collection.key, after: afterID, through: bound, conn, visit)
                 }
                 if missing > 0 { entries.sort { OrderedEncoding.compare($0.0.key, $1.0.key) < 0 } }
             }

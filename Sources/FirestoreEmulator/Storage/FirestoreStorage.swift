@@ -10,9 +10,11 @@ import HearthSQLite
 ///
 /// Tables (all `WITHOUT ROWID`, clustered on their primary keys):
 /// - `fs_documents(space, key, parent, collection_id, fields, create_time, update_time)`, keyed by
-///   the document's order-preserving path key; secondary indexes on `(space, parent, key)`
-///   (collection scans, sub-collection listing) and, once a collection-group query has needed it,
-///   `(space, collection_id, key)` (collection-group scans: `GroupScanIndex`).
+///   the document's order-preserving path key, so a collection's documents and all their
+///   descendants are one key range: collection scans and sub-collection listing walk it and seek
+///   past sub-collections (`walkSkipping`). One secondary index, once a collection-group query has
+///   needed it: `(space, collection_id, key)` (collection-group scans: `GroupScanIndex`). `parent`
+///   (the parent's key) is kept for building index rows (`buildFields`).
 /// - `fs_index(space, scope, field, kind, value, doc_key)`: one row per index entry and scope;
 ///   a query seeks `(space, scope, field, kind)` and a value range, already in Firestore order.
 ///   `doc_key` is the document's key relative to the scope (`IndexEntry.docKey`): under a collection
@@ -66,7 +68,6 @@ final class FirestoreStorage: @unchecked Sendable {
             update_time INTEGER NOT NULL,
             PRIMARY KEY (space, key)
         ) WITHOUT ROWID;
-        CREATE INDEX fs_documents_parent ON fs_documents (space, parent, key);
         CREATE INDEX fs_documents_group ON fs_documents (space, collection_id, key);
         CREATE TABLE fs_index (
             space INTEGER NOT NULL,
@@ -122,7 +123,16 @@ final class FirestoreStorage: @unchecked Sendable {
         // The collection-group scan index is built when first needed (`GroupScanIndex`): every
         // create paid a b-tree insert for it though only collection-group queries read it.
         Migration("firestore.8", "DROP INDEX IF EXISTS \(GroupScanIndex.name);"),
+        // Collection scans, documents.list and listCollectionIds walk the primary key and seek past
+        // sub-collections (`walkSkipping`): every create paid a b-tree insert into `(space, parent,
+        // key)` for reads the key answers. (`firestore.1` of binaries before this created it; a
+        // file from such a binary loses it here. An older binary refuses a file that records this.)
+        Migration("firestore.9", "DROP INDEX IF EXISTS \(parentIndexName);"),
     ]
+
+    /// The index `(space, parent, key)` binaries before `firestore.9` kept (a skip scan of the
+    /// primary key reads what it served: `walkSkipping`).
+    static let parentIndexName = "fs_documents_parent"
 
     /// How long replaced versions stay readable: Firestore's version retention period without
     /// point-in-time recovery ("reads are supported on any version of the data from within the

@@ -73,9 +73,11 @@ import Testing
         #expect(deep.examined <= 12)
     }
 
-    /// SQLite's plan for a name-ordered page seeks the collection's own index rows: walking the
-    /// primary key instead (SQLite's choice without statistics) would read every document of the
-    /// collections around it, which `examined` cannot see (SQLite filters them itself).
+    /// SQLite's plan for a name-ordered page of a collection group seeks the group's own index rows:
+    /// walking the primary key instead (SQLite's choice without statistics) would read every
+    /// document of the collections around it, which `examined` cannot see (SQLite filters them
+    /// itself). A collection's page seeks its key range from the cursor (`childScan`, a skip scan
+    /// of the primary key: `ChildScanTests`).
     @Test func nameOrderedPagesSeekTheCollectionsIndex() throws {
         let h = try TestHarness()
         let collection = ResourcePath(["users"])
@@ -87,7 +89,10 @@ import Testing
         group.allDescendants = true
         // The group's scan index exists once a collection-group query needed it (`GroupScanIndex`).
         try h.service.storage.groupScans.build(h.database)
-        for (query, index) in [(plain, "fs_documents_parent"), (group, "fs_documents_group")] {
+        let scan = QueryExecutor.childScan(plain, keyRange: nil)
+        #expect(scan?.prefix == collection.key && scan?.depth == 1)
+        #expect(scan?.lower == collection.appending("u1").key && scan?.upper == OrderedEncoding.prefixEnd(collection.key))
+        for (query, index) in [(group, "fs_documents_group")] {
             let (sql, values) = QueryExecutor.scanStatement(query, space: 1, keyRange: nil, descending: false)
             let plan = try h.database.read { conn in try conn.rows("EXPLAIN QUERY PLAN " + sql, values) { $0.text(3) } }
             #expect(plan.count == 1 && plan[0].contains("USING INDEX \(index) (space=? AND ") && plan[0].contains("key>"), "\(plan)")

@@ -31,7 +31,8 @@ final class Exchange {
     }
 
     let server: HTTPServer
-    let rawURI: String
+    /// The request target as received, split at its first `?` (`Request.split(target:)`).
+    let target: (path: String, query: String, hasQuery: Bool)
     var state: State = .new
     var request: Request?
     var buffer: [UInt8] = []
@@ -43,9 +44,14 @@ final class Exchange {
     var counted = false
     var responseLogFields: [(String, JSON)] = []
 
-    init(server: HTTPServer, rawURI: String) {
+    init(server: HTTPServer, rawURI: UnsafePointer<CChar>?) {
         self.server = server
-        self.rawURI = rawURI
+        if let rawURI {
+            target = Request.split(target: UnsafeBufferPointer(start: UnsafeRawPointer(rawURI).assumingMemoryBound(to: UInt8.self),
+                                                               count: strlen(rawURI)))
+        } else {
+            target = ("/", "", false)
+        }
     }
 
     // MARK: Access handler
@@ -135,7 +141,7 @@ final class Exchange {
         let ceiling = server.configuration.http1BusyPollMicroseconds
         if ceiling > 0 { WorkerPoll.current(ceilingMicroseconds: ceiling, server: server).requestBegan(at: started) }
         let headers = Exchange.headers(of: connection)
-        let (path, query, hasQuery) = Request.split(target: rawURI)
+        let (path, query, hasQuery) = target
         let request = Request(method: method, rawPath: path, rawQuery: query, hasQuery: hasQuery, headers: headers,
                               version: version, isTLS: hearth_mhd_connection_is_tls(connection) != 0,
                               remoteAddress: Exchange.remoteAddress(of: connection),
@@ -270,16 +276,24 @@ final class Exchange {
                 })
         }
         guard let mhdResponse else { return .NO }
-        for (name, value) in response.headers {
-            // libmicrohttpd writes framing headers itself from the body it is given.
-            // Compared in place: lower-casing each name allocated for every header of every answer.
-            if HTTPHeaders.isFraming(name) { continue }
-            // libmicrohttpd refuses an empty value (the header would vanish, e.g. S3 metadata set
-            // to ""); a lone space is the same field value on the wire (RFC 9110 §5.5 strips it).
-            // `withCString` lends a native string's own bytes; passing the String itself made a
-            // C copy (an allocation) of every name and value.
-            name.withCString { n in
-                (value.isEmpty ? " " : value).withCString { v in _ = MHD_add_response_header(mhdResponse, n, v) }
+        // The fields read in place from the array's storage: iterating the headers copied each
+        // name and value out of it (a retain and a release of each, ~1k instructions an S3 answer).
+        response.headers.fields.withUnsafeBufferPointer { fields in
+            for i in fields.indices {
+                // libmicrohttpd writes framing headers itself from the body it is given.
+                // Compared in place: lower-casing each name allocated for every header of every answer.
+                if HTTPHeaders.isFraming(fields[i].name) { continue }
+                // libmicrohttpd refuses an empty value (the header would vanish, e.g. S3 metadata set
+                // to ""); a lone space is the same field value on the wire (RFC 9110 §5.5 strips it).
+                // `withCString` lends a native string's own bytes; passing the String itself made a
+                // C copy (an allocation) of every name and value.
+                fields[i].name.withCString { n in
+                    if fields[i].value.isEmpty {
+                        _ = MHD_add_response_header(mhdResponse, n, " ")
+                    } else {
+                        fields[i].value.withCString { v in _ = MHD_add_response_header(mhdResponse, n, v) }
+                    }
+                }
             }
         }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
@@ -487,7 +501,7 @@ final class SourceBox {
 let hearthURILogger: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = { cls, uri, _ in
     guard let cls else { return nil }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    let exchange = Exchange(server: server, rawURI: uri.map { String(cString: $0) } ?? "/")
+    let exchange = Exchange(server: server, rawURI: uri)
     return Unmanaged.passRetained(exchange).toOpaque()
 }
 
@@ -499,7 +513,7 @@ let hearthAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url, met
     } else {
         // No URI logger call happened (should not occur); fall back to the decoded URL.
         let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-        exchange = Exchange(server: server, rawURI: url.map { String(cString: $0) } ?? "/")
+        exchange = Exchange(server: server, rawURI: url)
         conCls.pointee = Unmanaged.passRetained(exchange).toOpaque()
     }
     return exchange.handle(connection, method: method, version: version, data: data, size: size)

@@ -84,6 +84,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Appends a field, keeping any existing ones.
     public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
 
+    /// Inserts a field at `index` of `fields` (0 puts it first), keeping any existing ones.
+    public mutating func insert(_ name: String, _ value: String, at index: Int) { fields.insert((name: name, value: value), at: index) }
+
     /// Replaces every field `name` with one field.
     public mutating func set(_ name: String, _ value: String) {
         remove(name)
@@ -135,7 +138,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// callers then take their general path). The length tests of `absent` and `isFraming` hold
     /// only for ASCII names.
     @inline(__always)
-    private static func isASCIIName(_ name: String) -> Bool {
+    public static func isASCIIName(_ name: String) -> Bool {
         name.utf8.withContiguousStorageIfAvailable { isASCII(UnsafeRawBufferPointer($0)) } ?? false
     }
 
@@ -168,6 +171,20 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         }
         if let fast, let lowered = fast { return lowered }
         return name.lowercased()
+    }
+
+    /// Whether `lowercasedName(name)` of an ASCII `name` (`isASCIIName`) is byte for byte `lower`,
+    /// without making it: the bytes lowered and compared in place.
+    public static func lowercasedASCIIName(_ name: String, is lower: String) -> Bool {
+        let decided: Bool?? = name.utf8.withContiguousStorageIfAvailable { n in
+            lower.utf8.withContiguousStorageIfAvailable { l in
+                guard n.count == l.count else { return false }
+                for i in 0..<n.count where asciiLower(n[i]) != l[i] { return false }
+                return true
+            }
+        }
+        if let decided, let answer = decided { return answer }
+        return lower.utf8.elementsEqual(name.utf8.lazy.map(asciiLower))
     }
 
     /// An ASCII byte lower-cased (other bytes unchanged).

@@ -63,9 +63,22 @@ public final class Request: @unchecked Sendable {
         var bytes = target
         return bytes.withUTF8 { b in
             guard let q = b.firstIndex(of: UInt8(ascii: "?")) else { return (target, "", false) }
-            return (String(decoding: UnsafeBufferPointer(rebasing: b[..<q]), as: UTF8.self),
-                    String(decoding: UnsafeBufferPointer(rebasing: b[(q + 1)...]), as: UTF8.self), true)
+            return split(target: b, at: q)
         }
+    }
+
+    /// `split(target:)` of a target's bytes as received (invalid UTF-8 repaired as
+    /// `String(decoding:)` repairs it — the same strings as repairing first: a `?` byte is never
+    /// part of a repaired sequence). The server splits the bytes libmicrohttpd hands over, without
+    /// making the whole target a string first (one allocation and UTF-8 check fewer a request).
+    static func split(target b: UnsafeBufferPointer<UInt8>) -> (path: String, query: String, hasQuery: Bool) {
+        guard let q = b.firstIndex(of: UInt8(ascii: "?")) else { return (String(decoding: b, as: UTF8.self), "", false) }
+        return split(target: b, at: q)
+    }
+
+    private static func split(target b: UnsafeBufferPointer<UInt8>, at q: Int) -> (path: String, query: String, hasQuery: Bool) {
+        (String(decoding: UnsafeBufferPointer(rebasing: b[..<q]), as: UTF8.self),
+         String(decoding: UnsafeBufferPointer(rebasing: b[(q + 1)...]), as: UTF8.self), true)
     }
 
     /// The path percent-decoded (invalid escapes are kept literally).

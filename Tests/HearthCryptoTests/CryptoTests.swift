@@ -121,6 +121,18 @@ import HearthCrypto
         #expect(StandardBase64.encode(bytes) == Data(bytes).base64EncodedString())
     }
 
+    /// Bytes in memory (S3's `x-amz-id-2`), contiguous arrays, and collections with no contiguous
+    /// storage all encode as Foundation does.
+    @Test(arguments: 0..<70)
+    func everyInputKindMatchesFoundation(length: Int) {
+        let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 3) }
+        let expected = Data(bytes).base64EncodedString()
+        #expect(bytes.withUnsafeBytes { StandardBase64.encode($0) } == expected)
+        #expect(StandardBase64.encode(bytes[...]) == expected)
+        #expect(StandardBase64.encode((0..<length).lazy.map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 3) }) == expected)
+        #expect(Base64URL.encode((0..<length).lazy.map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 3) }) == Self.foundationBase64URL(bytes))
+    }
+
     @Test func allByteValues() {
         let bytes = (0...255).map(UInt8.init)
         #expect(StandardBase64.encode(bytes) == Data(bytes).base64EncodedString())

@@ -178,6 +178,34 @@ import Testing
             == (HTTPHeaders.namesEqual(name, "Content-Length") || HTTPHeaders.namesEqual(name, "Transfer-Encoding")))
     }
 
+    /// `lowercasedASCIIName(_:is:)` decides ASCII names as comparing `lowercasedName` byte for
+    /// byte would; `isASCIIName` keeps every other name from it.
+    @Test func lowercasedNameComparedInPlace() {
+        let names = ["Host", "host", "HOST", "X-Amz-Date", "x-amz-date", "Authorization", "authorization", "", "a", "Accept-Encoding",
+                     "Hos", "Hostt", "H\u{E9}st", "\u{212A}ey", "X-AMZ-\u{130}D", "x-amz-date ", String(repeating: "Ab", count: 40)]
+        let lowers = ["host", "x-amz-date", "authorization", "", "a", "accept-encoding", "key", "h\u{E9}st", "x-amz-i\u{307}d",
+                      "Host", "x-amz-date ", String(repeating: "ab", count: 40)]
+        for name in names {
+            for lower in lowers {
+                #expect(HTTPHeaders.isASCIIName(name) == name.utf8.allSatisfy { $0 < 0x80 }, "\(name)")
+                guard HTTPHeaders.isASCIIName(name) else { continue }
+                #expect(HTTPHeaders.lowercasedASCIIName(name, is: lower) == Array(HTTPHeaders.lowercasedName(name).utf8).elementsEqual(lower.utf8),
+                        "\(name) / \(lower)")
+            }
+        }
+    }
+
+    /// Inserted fields go where asked, before the others, and lookups see them.
+    @Test func insertKeepsTheOrderAsked() {
+        var h: HTTPHeaders = ["ETag": "\"e\"", "Content-Type": "text/plain"]
+        h.insert("x-amz-id-2", "id2", at: 0)
+        h.insert("x-amz-request-id", "rid", at: 1)
+        h.insert("Date", "d", at: 2)
+        h.add("Server", "AmazonS3")
+        #expect(h.fields.map(\.name) == ["x-amz-id-2", "x-amz-request-id", "Date", "ETag", "Content-Type", "Server"])
+        #expect(h["DATE"] == "d" && h["etag"] == "\"e\"")
+    }
+
     @Test func asciiCheckByWords() {
         for length in 0..<40 {
             for position in 0..<max(length, 1) {

@@ -29,6 +29,26 @@ import Testing
         }
     }
 
+    /// The server splits the target's bytes as libmicrohttpd hands them over; the strings must be
+    /// those of making the whole target a string first (invalid UTF-8 repaired) and splitting that.
+    @Test func splitsReceivedBytesAsTheirRepairedString() {
+        var targets: [[UInt8]] = [
+            Array("/a/b?x=1".utf8), Array("/a/b".utf8), Array("?".utf8), [], Array("/é?q=é?".utf8),
+            [0x2F, 0xC3, 0x3F, 0x41],  // a truncated sequence just before `?`
+            [0x2F, 0xFF, 0xFE, 0x3F, 0xE2, 0x82],  // invalid bytes both sides
+            [0x2F, 0x3F, 0xF0, 0x9F, 0x98, 0x80, 0x3F, 0x80],  // a second `?` and a lone continuation byte
+        ]
+        var rng = SystemRandomNumberGenerator()
+        let alphabet: [UInt8] = [0x2F, 0x3F, 0x26, 0x3D, 0x61, 0x25, 0xC3, 0xA9, 0xE2, 0x80, 0xFF]
+        for _ in 0..<2000 { targets.append((0..<Int.random(in: 0...12, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }) }
+        for bytes in targets {
+            let viaString = Request.split(target: String(decoding: bytes, as: UTF8.self))
+            let viaBytes = bytes.withUnsafeBufferPointer { Request.split(target: $0) }
+            #expect(viaBytes.path.utf8.elementsEqual(viaString.path.utf8) && viaBytes.query.utf8.elementsEqual(viaString.query.utf8)
+                    && viaBytes.hasQuery == viaString.hasQuery, "\(bytes)")
+        }
+    }
+
     /// The Character-based parser the byte-based one replaced for ASCII queries: both must agree.
     static func referenceParse(_ raw: String, plusAsSpace: Bool) -> [(name: String, value: String?)] {
         guard !raw.isEmpty else { return [] }

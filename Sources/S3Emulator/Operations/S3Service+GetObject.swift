@@ -81,9 +81,10 @@ extension S3Service {
                 }
             }
         }
-        let record: ObjectRecord
+        // The record comes by the found object's reference (as a struct in the outcome it was
+        // copied out of the cache, every string retained, and destroyed at the end).
+        let found: S3Store.FoundObject
         let body: S3Store.BodyPlan
-        let versioned: Bool
         switch read {
         case .failure(let e): return .failure(e)
         case .success(.missing):
@@ -93,8 +94,9 @@ extension S3Service {
             return .failure(S3Service.deleteMarkerError(marker, key: ctx.key, namedByVersion: false, method: ctx.request.method))
         case .success(.deleteMarker(let marker)):
             return .failure(S3Service.deleteMarkerError(marker, key: ctx.key, namedByVersion: true, method: ctx.request.method))
-        case .success(.found(let r, let b, let v)): (record, body, versioned) = (r, b, v)
+        case .success(.found(let f, let b)): (found, body) = (f, b)
         }
+        let record = found.record, versioned = found.versioned
         // An archived object's bytes are not there to read until it is restored; HEAD still answers.
         if !isHead, let archived = S3Service.archivedClass(record, now: ctx.now) {
             return .failure(.invalidObjectState(message: "The operation is not valid for the object's storage class", storageClass: archived))

@@ -108,7 +108,9 @@ struct S3Target: Sendable, Equatable {
     /// Strict percent-decoding: an escape must be two hex digits and the result valid UTF-8
     /// without NUL (SQLite text and XML listings cannot carry it).
     static func decode(_ raw: String) throws(Failure) -> String {
-        if !raw.utf8.contains(0x25) { return raw }  // bytes: Foundation's `contains` bridges to NSString
+        // Bytes (Foundation's `contains` bridges to NSString), contiguous ones where the string has
+        // them: the generic walk of the UTF-8 view cost ~0.3k instructions a name on every request.
+        if !(raw.utf8.withContiguousStorageIfAvailable { $0.contains(0x25) } ?? raw.utf8.contains(0x25)) { return raw }
         var out = [UInt8]()
         out.reserveCapacity(raw.utf8.count)
         let b = Array(raw.utf8)

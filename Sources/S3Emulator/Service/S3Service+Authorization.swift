@@ -28,9 +28,10 @@ extension S3Service {
         }
         ctx.bucketAccess = access
         let isOwner = access.bucket.owner == account.key
-        let versioned = ctx.query("versionId") != nil
-        let caller = BucketPolicy.Caller.account(accountID: account.accountID, canonicalID: account.canonicalID)
-        if let policy = S3Service.policy(access), let action = S3Service.policyAction(operation, versioned: versioned) ?? S3Service.ownerOnlyAction(operation) {
+        // The query is searched for `versionId` only when a policy is there to read it.
+        if let policy = S3Service.policy(access),
+           let action = S3Service.policyAction(operation, versioned: ctx.query("versionId") != nil) ?? S3Service.ownerOnlyAction(operation) {
+            let caller = BucketPolicy.Caller.account(accountID: account.accountID, canonicalID: account.canonicalID)
             let resource = ctx.target.key.map { bucket + "/" + $0 } ?? (operation == .deleteObjects ? bucket + "/" : bucket)
             var context = S3Service.policyContext(ctx)
             context["aws:principaltype"] = ["Account"]

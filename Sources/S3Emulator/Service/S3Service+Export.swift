@@ -105,7 +105,8 @@ extension S3Service {
     private func exportBody(of key: String, in bucket: String, versionID: String?,
                             to path: String) throws -> (record: ObjectRecord, sealed: [[Int64]]?)? {
         let outcome = try store.objectForRead(bucket: bucket, key: key, versionID: versionID) { (0, $0.size) }
-        guard case .found(var record, let plan, _) = outcome else { return nil }
+        guard case .found(let found, let plan) = outcome else { return nil }
+        var record = found.record
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
             throw ExportError(description: "cannot create \(path)")

@@ -295,16 +295,18 @@ public final class S3Service: HTTPService, Sendable {
     }
 
     /// Adds S3's common headers, renders an error, and records the request in the log.
-    func complete(_ ctx: S3Context, _ result: Result<Response, S3Error>) -> Response {
+    func complete(_ ctx: S3Context, _ result: consuming Result<Response, S3Error>) -> Response {
         var response: Response
         var error: S3Error?
-        switch result {
+        // Consumed: the handler's response is moved, so its header array is this answer's alone
+        // and the common headers go into it in place.
+        switch consume result {
         case .success(let r): response = r
         case .failure(let e):
             error = e
             response = S3ErrorRenderer.response(e, requestID: ctx.request.id, hostID: ctx.hostID, method: ctx.request.method)
         }
-        response = addCommonHeaders(response, ctx)
+        addCommonHeaders(&response, ctx)
         record(ctx, status: response.status, error: error)
         if let op = ctx.operation { response.logFields.append(("s3.operation", .string(op.name))) }
         if let error {
@@ -328,16 +330,21 @@ public final class S3Service: HTTPService, Sendable {
 
     private func addCommonHeaders(_ response: Response, _ ctx: S3Context) -> Response {
         var r = response
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(response.headers.fields.count + 4)
-        headers.add("x-amz-id-2", ctx.hostID)
-        headers.add("x-amz-request-id", ctx.request.id)
-        headers.add("Date", dateHeader.value(for: clock.now()))
-        for (name, value) in response.headers { headers.add(name, value) }
-        for (name, value) in corsHeaders(for: ctx) { headers.add(name, value) }
-        headers.add("Server", "AmazonS3")
-        r.headers = headers
+        addCommonHeaders(&r, ctx)
         return r
+    }
+
+    /// S3's request ids and `Date` before the answer's own fields, its CORS fields and `Server`
+    /// after them. Inserted into the answer's array (a new array with every field copied into it
+    /// cost ~1k instructions a GET).
+    private func addCommonHeaders(_ r: inout Response, _ ctx: S3Context) {
+        let cors = corsHeaders(for: ctx)
+        r.headers.reserveCapacity(r.headers.fields.count + 4 + cors.count)
+        r.headers.insert("x-amz-id-2", ctx.hostID, at: 0)
+        r.headers.insert("x-amz-request-id", ctx.request.id, at: 1)
+        r.headers.insert("Date", dateHeader.value(for: clock.now()), at: 2)
+        for (name, value) in cors { r.headers.add(name, value) }
+        r.headers.add("Server", "AmazonS3")
     }
 
     /// Runs storage work, mapping S3 conditions to themselves and anything else to InternalError.

@@ -99,7 +99,8 @@ final class PayloadVerifier {
             trailers = result.trailers
             if result.decodedLength != declared { throw .decodedLengthMismatch(declared: declared, received: result.decodedLength) }
         }
-        let computed = checksums.mapValues { $0.finalizeBase64() }
+        // Most requests declare no checksum: `mapValues` of the empty dictionary allocated a new one.
+        let computed = checksums.isEmpty ? [:] : checksums.mapValues { $0.finalizeBase64() }
         checksums = [:]
         // Trailers: the declared checksum must arrive, well formed and matching; no other.
         for trailer in trailers {

@@ -84,9 +84,9 @@ struct RequestAuthenticator: Sendable {
     /// the full verifier (which gives the exact error when one of these fails now).
     private func reverified(_ request: Request, bucket: String?) -> AuthenticatedRequest? {
         guard let entry = verified.lookup(request, authorization: request.headers["Authorization"]) else { return nil }
-        let accessKey = entry.result.accessKey
-        guard let secret = credentials.secret(for: accessKey), ExactText.sameBytes(secret, entry.secret),
-              credentials.allows(accessKey: accessKey, bucket: bucket) else { return nil }
+        // One lookup of the key for both its secret and its buckets.
+        guard let key = credentials.key(entry.result.accessKey), ExactText.sameBytes(key.secret, entry.secret),
+              key.allows(bucket: bucket) else { return nil }
         do throws(SigV4Failure) {
             try SignatureVerifier.checkTime(entry.authorization, now: clock.now(), unshifted: unshiftedNow())
         } catch {

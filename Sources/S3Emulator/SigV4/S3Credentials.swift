@@ -15,6 +15,12 @@ public struct S3Credentials: Sendable {
             self.secret = secret
             self.allowedBuckets = allowedBuckets
         }
+
+        /// Whether this key may use `bucket` (nil: a request not about one bucket, like ListBuckets).
+        public func allows(bucket: String?) -> Bool {
+            guard let bucket, let allowed = allowedBuckets else { return true }
+            return allowed.contains(bucket)
+        }
     }
 
     /// Every key, in configuration order (the diagnosis tries them in this order).
@@ -47,8 +53,6 @@ public struct S3Credentials: Sendable {
 
     /// Whether `accessKey` may use `bucket` (nil: a request not about one bucket, like ListBuckets).
     public func allows(accessKey: String, bucket: String?) -> Bool {
-        guard let key = byAccessKey[accessKey] else { return false }
-        guard let bucket, let allowed = key.allowedBuckets else { return true }
-        return allowed.contains(bucket)
+        byAccessKey[accessKey]?.allows(bucket: bucket) ?? false
     }
 }

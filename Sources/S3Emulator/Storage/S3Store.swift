@@ -29,20 +29,32 @@ final class S3Store: Sendable {
         let key: ExactText
     }
 
-    /// A current (unversioned-read) object read whole: its record, its bytes, and whether its
-    /// bucket has had versioning.
+    /// An object a read found: its record and whether its bucket has (or had) versioning (which
+    /// decides whether answers carry `x-amz-version-id`).
+    /// A class, handed from the cache to GetObject as one reference: as a struct in `ReadOutcome`
+    /// the record was copied out of the cache (its ~20 strings and arrays retained) and destroyed
+    /// at the end of the request (~2.6k instructions a presigned GET; docs/benchmarks.md, *s3c133*).
+    final class FoundObject: Sendable {
+        let record: ObjectRecord
+        let versioned: Bool
+
+        init(record: ObjectRecord, versioned: Bool) {
+            self.record = record
+            self.versioned = versioned
+        }
+    }
+
+    /// A current (unversioned-read) object read whole: what the read found and its bytes.
     /// A class: a cache hit is one reference retained, where the struct was copied out of the cache
     /// field by field (every string and array of the record retained, then released: ~0.6k
     /// instructions and 18 lines of code a presigned GET, callgrind; docs/benchmarks.md, *s3get30*).
     final class CachedObject: Sendable {
-        let record: ObjectRecord
+        let object: FoundObject
         let bytes: [UInt8]
-        let versioned: Bool
 
-        init(record: ObjectRecord, bytes: [UInt8], versioned: Bool) {
-            self.record = record
+        init(object: FoundObject, bytes: [UInt8]) {
+            self.object = object
             self.bytes = bytes
-            self.versioned = versioned
         }
 
         /// The body plan `bodyPlan` would give for `range`; nil when the range is not within the bytes.
@@ -205,9 +217,8 @@ final class S3Store: Sendable {
 
     /// What a read found.
     enum ReadOutcome {
-        /// The object, its body plan, and whether its bucket has (or had) versioning (which decides
-        /// whether answers carry `x-amz-version-id`).
-        case found(ObjectRecord, BodyPlan, versioned: Bool)
+        /// The object (its record and whether its bucket has or had versioning) and its body plan.
+        case found(FoundObject, BodyPlan)
         /// The key's newest entry is a delete marker (read without a version id).
         case deleted(marker: ObjectRecord)
         /// A delete marker was named by its version id.
@@ -224,8 +235,8 @@ final class S3Store: Sendable {
         // A bucket record at least as new as this transaction's snapshot start (see `cachedAccess`).
         let generation = database.writeGeneration, bucketGeneration = self.bucketGeneration
         let cacheKey = ObjectCacheKey(bucket: ExactText(bucket), key: ExactText(key))
-        if versionID == nil, let hit = objectCache.lookup(cacheKey, generation: generation), let plan = hit.plan(range(hit.record)) {
-            return .found(hit.record, plan, versioned: hit.versioned)
+        if versionID == nil, let hit = objectCache.lookup(cacheKey, generation: generation), let plan = hit.plan(range(hit.object.record)) {
+            return .found(hit.object, plan)
         }
         return try database.read { c in
             guard let bucketRecord = try cachedAccess(c, bucket, generation: bucketGeneration)?.bucket else {
@@ -245,14 +256,14 @@ final class S3Store: Sendable {
                 }
                 return .deleted(marker: marker)
             }
-            let versioned = bucketRecord.versioning != nil
+            let found = FoundObject(record: record, versioned: bucketRecord.versioning != nil)
             let plan = try S3Store.bodyPlan(c, record, range: range(record))
             // Only a whole, unsealed, small current object (the bytes then are the object).
             if versionID == nil, case .inline(let bytes) = plan, Int64(bytes.count) == record.size, bytes.count <= S3Store.cachedObjectLimit,
                record.metadata.extra.dataKey == nil {
-                objectCache.store(cacheKey, CachedObject(record: record, bytes: bytes, versioned: versioned), generation: generation)
+                objectCache.store(cacheKey, CachedObject(object: found, bytes: bytes), generation: generation)
             }
-            return .found(record, plan, versioned: versioned)
+            return .found(found, plan)
         }
     }
 

@@ -213,6 +213,8 @@ import Testing
         ("host", "127.0.0.1:9001"), ("Content-Type", "text/plain"), ("Authorization", "AWS4-HMAC-SHA256 Credential=test"),
         ("x-amz-content-sha256", "UNSIGNED-PAYLOAD"), ("X-AMZ-DATE", "20261130T060000Z"), ("Range", "bytes=0-1"),
         ("x-amz-checksum-crc32", "AAAAAA=="), ("x-amz-decoded-content-length", "5"),
+        // Names that are not ASCII: lowered by Unicode's rules, never by bytes (U+212A lowers to `k`).
+        ("X-Amz-Meta-\u{130}", "v"), ("\u{212A}ey", "v"), ("HOST\u{E9}", "127.0.0.1:9000"),
     ]
 
     static func mutate(_ request: Request, _ random: inout Random) -> (Request, String) {

@@ -74,7 +74,10 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
     /// How this connection's streams reach it, from `start` until `shutdown`.
     let link = HTTP2ConnectionLink()
     var onClose: (HTTP2Connection) -> Void = { _ in }
-    var streamsChanged: (Int) -> Void = { _ in }
+    /// Its engine's count of open streams, changed as streams open and close: a counter held, not a
+    /// closure holding the engine unowned (its call and the unowned reference's strong load and
+    /// release, twice a stream).
+    @exclusivity(unchecked) var streamCount = HTTP2StreamCount()
 
     init(fd: Int32, loop: EventLoop, remoteAddress: String, handler: any HTTP2StreamHandler, limits: HTTP2Engine.Limits) {
         self.fd = fd
@@ -296,7 +299,7 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
         close(fd)
         let open = streams
         streams = []
-        if !open.isEmpty { streamsChanged(-open.count) }
+        if !open.isEmpty { streamCount.add(-open.count) }
         for stream in open {
             answerSettled(stream)
             stream.markClosed()
@@ -645,7 +648,7 @@ private let h2BeginHeaders: nghttp2_on_begin_headers_callback = { session, frame
         // Unretained: `streams` holds the stream until nghttp2's close callback, after which
         // nghttp2 has no frame of it to deliver (and frees its user data with the stream).
         nghttp2_session_set_stream_user_data(session, id, Unmanaged.passUnretained(stream).toOpaque())
-        c.streamsChanged(1)
+        c.streamCount.add(1)
         return 0
     }
 }
@@ -747,7 +750,7 @@ private let h2StreamClosed: nghttp2_on_stream_close_callback = { session, id, er
         guard let stream = c.letGo(Unmanaged<HTTP2Stream>.fromOpaque(p)) else { return 0 }
         // nghttp2 finds no closed stream, but its pointer to the object released below goes too.
         nghttp2_session_set_stream_user_data(session, id, nil)
-        c.streamsChanged(-1)
+        c.streamCount.add(-1)
         c.answerSettled(stream)
         stream.markClosed()
         c.streamClosed(stream, errorCode: errorCode)

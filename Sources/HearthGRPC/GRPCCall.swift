@@ -10,12 +10,17 @@ import HearthHTTP
 final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendable {
     let server: GRPCServer
     let stream: HTTP2Stream
-    let path: String
+    /// What the call's request fields ask (`:path`'s method, the metadata `begin` checks), read once
+    /// per distinct list of fields on a connection and shared by the calls that repeat it.
+    let template: GRPCCallTemplate
+    var path: String { template.path }
     private let lock = InlineLock()
-    private var handler: GRPCHandler?
-    /// What `:path` names, looked up once.
-    private let routed: Result<GRPCHandler, GRPCStatus>
-    private var context: GRPCContext
+    /// The method, once `begin` accepted the call (nil before, and for a call it answered at once).
+    /// Written once on the loop thread before any worker reads it (unchecked: no runtime
+    /// exclusivity check at each of the call's reads).
+    @exclusivity(unchecked) private var route: GRPCRoute?
+    /// Unchecked: written on the loop thread in `init` and `begin` before any worker copies it.
+    @exclusivity(unchecked) private var context: GRPCContext
     /// A bidirectional call's worker queue (nil for the others, which never queue more than one job).
     private let jobs: SerialJobs?
     /// When the call began, for its log line's duration (0 when no line is written: a clock read
@@ -37,35 +42,26 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     @exclusivity(unchecked) private var requestSideDone = false
     @exclusivity(unchecked) private var logged = false
     @exclusivity(unchecked) private var producerSet = false
-    /// The metadata `begin` checks (`content-type`, `grpc-encoding`, `grpc-timeout`), found in the
-    /// one pass over the request's fields that found `:path`.
-    private let expected: (contentType: String?, encoding: String?, timeout: String?)
 
-    init(server: GRPCServer, stream: HTTP2Stream, headers: [(name: String, value: String)]) {
+    /// A call on `stream` whose request fields are `headers`, which `template` was made of (or of a
+    /// list with the same names and values in the same order).
+    init(server: GRPCServer, stream: HTTP2Stream, headers: [(name: String, value: String)], template: GRPCCallTemplate) {
         self.server = server
         self.stream = stream
+        self.template = template
         started = server.logger.map { $0.quiet } == false ? DispatchTime.now().uptimeNanoseconds : 0
-        let scan = RequestFields(headers)
-        self.path = scan.path < 0 ? "" : headers[scan.path].value
-        self.expected = (Self.value(headers, scan.contentType), Self.value(headers, scan.encoding), Self.value(headers, scan.timeout))
-        self.routed = server.route(path)
-        if case .success(.bidirectional) = routed { jobs = SerialJobs(pool: server.pool) } else { jobs = nil }
+        jobs = template.bidirectional ? SerialJobs(pool: server.pool) : nil
         // The metadata are the fields after the pseudo-headers, which come first (RFC 9113 §8.3;
         // nghttp2 resets a stream whose pseudo-header follows a regular field): the list is shared,
         // not copied. Should one follow anyway, the metadata are a copy without them, as before.
-        if scan.pseudoAfterMetadata {
+        if template.pseudoAfterMetadata {
             self.context = GRPCContext(fields: headers.filter { $0.name.utf8.first != UInt8(ascii: ":") }, metadataStart: 0,
                                        deadlineNanos: nil, remoteAddress: stream.remoteAddress, requestID: server.ids.nextRequestID())
         } else {
-            self.context = GRPCContext(fields: headers, metadataStart: scan.metadataStart, deadlineNanos: nil,
+            self.context = GRPCContext(fields: headers, metadataStart: template.metadataStart, deadlineNanos: nil,
                                        remoteAddress: stream.remoteAddress, requestID: server.ids.nextRequestID())
-            context.authorizationAt = scan.authorization
+            context.authorizationAt = template.authorization
         }
-    }
-
-    /// The value of field `at` (-1: none).
-    private static func value(_ fields: [(name: String, value: String)], _ at: Int) -> String? {
-        at < 0 ? nil : fields[at].value
     }
 
     /// Responses are sent uncompressed (the spec lets a server answer identity to any client);
@@ -77,8 +73,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
 
     /// Checks the request headers and starts the call, or answers at once (loop thread).
     func begin() {
-        let contentType = expected.contentType ?? ""
-        guard contentType.hasPrefix("application/grpc") else {
+        guard template.isGRPCContentType else {
             // The spec's answer to a non-gRPC content-type is HTTP 415, not a gRPC status.
             lock.lock()
             ended = true
@@ -87,14 +82,14 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             stream.respond(headers: [(":status", "415"), ("content-type", "text/plain")], endStream: true)
             return
         }
-        if let encoding = expected.encoding, encoding != "identity" {
+        if let encoding = template.encoding, encoding != "identity" {
             // The spec's answer to an encoding we cannot inflate; the headers list the ones we can.
             guard MessageDecompressor.encodings.contains(encoding) else {
                 return finish(GRPCStatus(.unimplemented, "Unsupported grpc-encoding: \(encoding)"))
             }
             compression = encoding
         }
-        if let timeout = expected.timeout {
+        if let timeout = template.timeout {
             guard let nanos = GRPCStatus.timeoutNanos(timeout) else {
                 return finish(GRPCStatus(.internal, "Invalid grpc-timeout: \(timeout)"))
             }
@@ -105,12 +100,12 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
                 server.timers.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { [weak self] in self?.deadlineReached() }
             }
         }
-        switch routed {
+        switch template.routed {
         case .failure(let status):
             finish(status)
-        case .success(let h):
-            handler = h
-            if case .bidirectional(let open) = h, let jobs {
+        case .success(let found):
+            route = found
+            if case .bidirectional(let open) = found.handler, let jobs {
                 let context = self.context
                 // The handler has its copy; a long-lived stream need not keep the request's headers
                 // (an ID token alone is a kilobyte, times every idle listener).
@@ -132,11 +127,9 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     /// an array of the frame and then one of the message were made (an allocation, a copy and a
     /// free more per call). Anything else takes the general path with the frame as an array.
     func received(_ bytes: UnsafeBufferPointer<UInt8>) {
-        if inbound.isEmpty, request == nil, bytes.count >= 5, bytes[0] == 0, let handler {
+        if inbound.isEmpty, request == nil, bytes.count >= 5, bytes[0] == 0, route != nil {
             let length = Int(bytes[1]) << 24 | Int(bytes[2]) << 16 | Int(bytes[3]) << 8 | Int(bytes[4])
-            let single: Bool
-            if case .bidirectional = handler { single = false } else { single = true }
-            if single, length == bytes.count - 5, length <= server.configuration.maxReceiveMessageBytes, !isClosed {
+            if !template.bidirectional, length == bytes.count - 5, length <= server.configuration.maxReceiveMessageBytes, !isClosed {
                 request = (Array(UnsafeBufferPointer(rebasing: bytes[5...])), false)
                 stream.consume(bytes.count)
                 return
@@ -146,7 +139,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     }
 
     func received(_ bytes: [UInt8]) {
-        if isClosed || handler == nil {
+        if isClosed || route == nil {
             stream.consume(bytes.count)
             return
         }
@@ -172,7 +165,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             let message = Array(inbound[5..<(5 + length)])
             let compressed = flag == 1
             if inbound.count == 5 + length { inbound = [] } else { inbound.removeFirst(5 + length) }
-            if case .bidirectional = handler, let jobs {
+            if template.bidirectional, let jobs {
                 let size = 5 + length
                 if !compressed, length <= GRPCServer.loopMessageLimit, let rs = loopRequestStream(),
                    jobs.runHereIfIdle({ done in
@@ -207,23 +200,25 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         // Let go of the buffer between messages (an idle stream keeps nothing).
         if inbound.isEmpty { inbound = [] }
         // A unary request is bounded by the size limit, so its bytes are taken as they come.
-        if case .bidirectional = handler {} else {
+        if !template.bidirectional {
             stream.consume(bytes.count)
         }
     }
 
     func endOfStream() {
-        guard let handler, !isClosed else { return }
+        guard let route, !isClosed else { return }
         if !inbound.isEmpty { return finish(GRPCStatus(.internal, "Stream ended inside a message")) }
-        switch handler {
+        // Read in place from the route (kept for the server's life): binding its closures retained
+        // and released each, as copying the handler did.
+        switch route.handler {
         case .unary(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             runOnWorker(run, request)
-        case .unaryQuick(let quick, let run):
+        case .unaryQuick(_, let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             // A compressed request is inflated on a worker, never on the loop.
             guard !request.compressed else { return runOnWorker(run, request) }
-            server.quickCalls.add(QuickCall(call: self, kind: .unary(quick: quick, run: run), request: request.bytes), stream: stream)
+            server.quickCalls.add(QuickCall(call: self, request: request.bytes), stream: stream)
         case .unaryAsync(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             runAsyncOnWorker(run, request)
@@ -237,11 +232,11 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         case .serverStreaming(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             runStreamOnWorker(run, request)
-        case .serverStreamingQuick(let quick, let run):
+        case .serverStreamingQuick(_, let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             // A compressed request is inflated on a worker, never on the loop; a large one is decoded there.
             guard !request.compressed, request.bytes.count <= GRPCServer.loopMessageLimit else { return runStreamOnWorker(run, request) }
-            server.quickCalls.add(QuickCall(call: self, kind: .serverStreaming(quick: quick, run: run), request: request.bytes), stream: stream)
+            server.quickCalls.add(QuickCall(call: self, request: request.bytes), stream: stream)
         case .bidirectional:
             deliverRequestSideEnd(cancelled: false)
         }
@@ -250,16 +245,16 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     /// Answers a quick call: `quick` here (the loop thread, or a worker sharing a batch), else `run`
     /// on a worker.
     func answer(_ q: QuickCall) {
-        guard !isClosed else { return }
-        switch q.kind {
-        case .unary(let quick, let run):
+        guard let route, !isClosed else { return }
+        switch route.handler {
+        case .unaryQuick(let quick, let run):
             do throws(GRPCStatus) {
                 if let response = try quick(q.request, context) { return answerWhole(response) }
             } catch {
                 return finish(error)
             }
             runOnWorker(run, (q.request, false))
-        case .serverStreaming(let quick, let run):
+        case .serverStreamingQuick(let quick, let run):
             let started: GRPCQuickStream?
             do throws(GRPCStatus) {
                 started = try quick(q.request, context)
@@ -284,6 +279,9 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             case nil:
                 runStreamOnWorker(run, (q.request, false))
             }
+        default:
+            // Only the two quick kinds queue a quick call (`endOfStream`).
+            return
         }
     }
 
@@ -387,7 +385,22 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     /// stream (`HTTP2Stream.respond(headers:body:trailers:)`): what `send` then `finish(.ok)` do,
     /// without taking both locks and scheduling the flush three times.
     func answerWhole(_ message: [UInt8]) {
-        answerWhole(framed: Self.framed(message))
+        lock.lock()
+        // The usual answer: its 5-byte prefix goes ahead of the message's own array
+        // (`HTTP2Stream.respond(headers:prefix:body:trailers:)`), which is often a cached encoding
+        // shared with the read cache; a framed copy was an allocation, a copy and a free per call.
+        guard !ended, !headersSent, 5 + message.count <= server.configuration.maxBufferedResponseBytes else {
+            lock.unlock()
+            return answerWhole(framed: Self.framed(message))
+        }
+        ended = true
+        headersSent = true
+        finalStatus = .ok
+        let n = UInt64(truncatingIfNeeded: message.count)
+        // Byte 0 (not compressed), then the length big-endian, the first byte in the lowest bits.
+        let prefix = (n >> 24 & 0xFF) << 8 | (n >> 16 & 0xFF) << 16 | (n >> 8 & 0xFF) << 24 | (n & 0xFF) << 32
+        stream.respond(headers: GRPCCall.responseHeaderBlock, prefix: prefix, body: message, trailers: GRPCCall.okTrailerBlock)
+        lock.unlock()
     }
 
     /// `answerWhole` of messages already framed (a server-streaming call's every answer at once).
@@ -507,7 +520,7 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
 
     /// Queues exactly one of `halfClosed` / `cancelled` for a bidirectional handler.
     private func deliverRequestSideEnd(cancelled: Bool) {
-        guard case .bidirectional = handler else { return }
+        guard template.bidirectional, route != nil else { return }
         lock.lock()
         let already = requestSideDone
         requestSideDone = true

@@ -42,6 +42,12 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
     /// The nghttp2 buffers the fields of that list (`incoming.headers` while a block arrives) were
     /// read from, field by field.
     @exclusivity(unchecked) var fieldBuffers = HTTP2FieldBuffers()
+    /// Whether the block being received changed any field of `previousHeaders` (a field replaced,
+    /// added or dropped): when not, the handler hears that the list repeats the previous request's.
+    @exclusivity(unchecked) var incomingChanged = true
+    /// What the handler keeps from one request of this connection to the next
+    /// (`HTTP2StreamHandler.open(_:headers:repeated:memo:)`).
+    @exclusivity(unchecked) var handlerMemo: AnyObject?
     /// Bytes nghttp2 produced that the socket has not taken yet.
     @exclusivity(unchecked) private var unsent: [UInt8] = []
     /// How much of the loop's send buffer the current pass of `send` filled: frames nghttp2
@@ -68,7 +74,10 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
     /// How this connection's streams reach it, from `start` until `shutdown`.
     let link = HTTP2ConnectionLink()
     var onClose: (HTTP2Connection) -> Void = { _ in }
-    var streamsChanged: (Int) -> Void = { _ in }
+    /// Its engine's count of open streams, changed as streams open and close: a counter held, not a
+    /// closure holding the engine unowned (its call and the unowned reference's strong load and
+    /// release, twice a stream).
+    @exclusivity(unchecked) var streamCount = HTTP2StreamCount()
 
     init(fd: Int32, loop: EventLoop, remoteAddress: String, handler: any HTTP2StreamHandler, limits: HTTP2Engine.Limits) {
         self.fd = fd
@@ -290,7 +299,7 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
         close(fd)
         let open = streams
         streams = []
-        if !open.isEmpty { streamsChanged(-open.count) }
+        if !open.isEmpty { streamCount.add(-open.count) }
         for stream in open {
             answerSettled(stream)
             stream.markClosed()
@@ -630,13 +639,16 @@ private let h2BeginHeaders: nghttp2_on_begin_headers_callback = { session, frame
         // Room for a gRPC call's usual fields (pseudo-headers, content-type, te, authorization, a
         // user-agent and a few more): appending to an empty array regrew it four times per request.
         if headers.isEmpty { headers.reserveCapacity(12) }
+        // Unchanged until a field differs (`h2Header`), or fewer arrive (`h2FrameReceived`). A list
+        // not kept (empty: the first request, or a block abandoned) is made anew.
+        c.incomingChanged = headers.isEmpty
         c.incoming = (id, headers, 0, 0)
         let stream = HTTP2Stream(id: id, remoteAddress: c.remoteAddress, connection: c)
         c.keep(stream)
         // Unretained: `streams` holds the stream until nghttp2's close callback, after which
         // nghttp2 has no frame of it to deliver (and frees its user data with the stream).
         nghttp2_session_set_stream_user_data(session, id, Unmanaged.passUnretained(stream).toOpaque())
-        c.streamsChanged(1)
+        c.streamCount.add(1)
         return 0
     }
 }
@@ -658,6 +670,7 @@ private let h2Header: nghttp2_on_header_callback2 = { _, frame, nameBuffer, valu
         c.incoming.count = i + 1
         // Changed in place: a copy would copy the list at every field.
         guard i < c.incoming.headers.count else {
+            c.incomingChanged = true
             c.incoming.headers.append((HTTP2FieldText.name(name.base, count: name.len),
                                        HTTP2FieldText.value(value.base, count: value.len)))
             c.fieldBuffers.append(name: nameBuffer, value: valueBuffer)
@@ -675,6 +688,7 @@ private let h2Header: nghttp2_on_header_callback2 = { _, frame, nameBuffer, valu
         // The same bytes in other buffers (a literal, sent anew each time): the held ones still
         // describe the field, and holding these instead would only free the others per call.
         if sameName && sameValue { return 0 }
+        c.incomingChanged = true
         c.fieldBuffers.replace(i, name: nameBuffer, value: valueBuffer)
         let previous = c.incoming.headers[i]
         c.incoming.headers[i] = (sameName ? previous.name : HTTP2FieldText.name(name.base, count: name.len),
@@ -696,10 +710,13 @@ private let h2FrameReceived: nghttp2_on_frame_recv_callback = { session, frame, 
                 let count = c.incoming.count
                 c.incoming = (0, [], 0, 0)
                 // The previous request had more fields: the rest are not this one's.
-                if headers.count > count { headers.removeSubrange(count...) }
+                if headers.count > count {
+                    headers.removeSubrange(count...)
+                    c.incomingChanged = true
+                }
                 c.fieldBuffers.truncate(to: count)
                 c.previousHeaders = headers
-                stream.delegate = c.handler.open(stream, headers: headers)
+                stream.delegate = c.handler.open(stream, headers: headers, repeated: !c.incomingChanged, memo: &c.handlerMemo)
             }
             if hearth_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 {
                 // Held here for the call: the delegate may reach the connection again.
@@ -733,7 +750,7 @@ private let h2StreamClosed: nghttp2_on_stream_close_callback = { session, id, er
         guard let stream = c.letGo(Unmanaged<HTTP2Stream>.fromOpaque(p)) else { return 0 }
         // nghttp2 finds no closed stream, but its pointer to the object released below goes too.
         nghttp2_session_set_stream_user_data(session, id, nil)
-        c.streamsChanged(-1)
+        c.streamCount.add(-1)
         c.answerSettled(stream)
         stream.markClosed()
         c.streamClosed(stream, errorCode: errorCode)

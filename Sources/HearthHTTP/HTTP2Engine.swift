@@ -46,7 +46,7 @@ final class HTTP2Engine: @unchecked Sendable {
     private var count = 0
     /// Streams open on every connection. An atomic, not under `countLock`: every stream changes it
     /// twice (open, close), on the loop thread of each call.
-    private let streams = Atomic<Int>(0)
+    private let streams = HTTP2StreamCount()
     private var closing = false
 
     init(name: String, handler: any HTTP2StreamHandler, limits: Limits = Limits(),
@@ -71,7 +71,7 @@ final class HTTP2Engine: @unchecked Sendable {
     }
 
     /// Streams open on every connection (shutdown waits for them within its grace period).
-    var openStreams: Int { streams.load(ordering: .relaxed) }
+    var openStreams: Int { streams.value }
 
     /// Each loop's polling (tests, before any connection starts a loop).
     var loopsBusyPoll: [BusyPoll] { shards.map(\.loop.busyPoll) }
@@ -113,7 +113,7 @@ final class HTTP2Engine: @unchecked Sendable {
                 shard.load -= 1
                 countLock.unlock()
             }
-            c.streamsChanged = { [unowned self] delta in streams.add(delta, ordering: .relaxed) }
+            c.streamCount = streams
             shard.connections[fd] = c
             if !c.start() { c.shutdown(errorCode: 2) }
         }
@@ -144,4 +144,11 @@ final class HTTP2Engine: @unchecked Sendable {
         defer { countLock.unlock() }
         return shards.filter(\.started)
     }
+}
+
+/// Open streams, counted across an engine's connections.
+final class HTTP2StreamCount: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+    func add(_ delta: Int) { count.add(delta, ordering: .relaxed) }
 }

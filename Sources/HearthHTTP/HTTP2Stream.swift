@@ -5,6 +5,20 @@ public protocol HTTP2StreamHandler: Sendable {
     /// A new stream with its request headers (pseudo-headers included, names lower-case, in order).
     /// Called on the connection's loop thread: must not block.
     func open(_ stream: HTTP2Stream, headers: [(name: String, value: String)]) -> any HTTP2StreamDelegate
+    /// `open` with what the connection knows of the fields: `repeated` when they are exactly the
+    /// previous request's on this connection (the same names and values, in the same order), and
+    /// `memo`, which the connection keeps for its handler from one request to the next (nil at
+    /// first): a handler may keep there what it made of the previous request's fields, and take it
+    /// again for a repeated list instead of reading the fields anew. By default, `open`.
+    func open(_ stream: HTTP2Stream, headers: [(name: String, value: String)], repeated: Bool,
+              memo: inout AnyObject?) -> any HTTP2StreamDelegate
+}
+
+extension HTTP2StreamHandler {
+    public func open(_ stream: HTTP2Stream, headers: [(name: String, value: String)], repeated: Bool,
+                     memo: inout AnyObject?) -> any HTTP2StreamDelegate {
+        open(stream, headers: headers)
+    }
 }
 
 /// The request side of one stream. Called on the connection's loop thread, one call at a time: must not block.
@@ -49,6 +63,13 @@ public final class HTTP2Stream: @unchecked Sendable {
     /// Body bytes not yet handed to nghttp2 (`outboundStart` is how many of them went).
     @exclusivity(unchecked) var outbound: [UInt8] = []
     @exclusivity(unchecked) var outboundStart = 0
+    /// Up to eight bytes that go before `outbound`'s, byte `i` in bits `8 * i` (bytes
+    /// `headStart..<headEnd` not handed on yet): a unary gRPC answer's 5-byte message prefix, so the
+    /// message leaves from the array its handler made (a read's cached encoding, shared) where a
+    /// framed copy was allocated, written and freed per call.
+    @exclusivity(unchecked) var head: UInt64 = 0
+    @exclusivity(unchecked) var headStart = 0
+    @exclusivity(unchecked) var headEnd = 0
     /// Bytes after `outboundStart` that nghttp2's data callback promised to a DATA frame (read
     /// without a copy, `NGHTTP2_DATA_FLAG_NO_COPY`) and the send callback has not copied out yet:
     /// a discard keeps them, or the frame would be shorter than its header says.
@@ -95,8 +116,11 @@ public final class HTTP2Stream: @unchecked Sendable {
     public var bufferedBytes: Int {
         lock.lock()
         defer { lock.unlock() }
-        return outbound.count - outboundStart
+        return unsentCount
     }
+
+    /// Body bytes not handed on yet: `head`'s, then `outbound`'s (under `lock`).
+    var unsentCount: Int { headEnd - headStart + outbound.count - outboundStart }
 
     /// Sends the response headers; `endStream` makes them the whole response (no body, no trailers).
     public func respond(headers: [(String, String)], endStream: Bool = false) {
@@ -123,6 +147,25 @@ public final class HTTP2Stream: @unchecked Sendable {
         }
     }
 
+    /// `respond(headers:body:trailers:)` of the five bytes of `prefix` (the first in its lowest
+    /// bits) followed by `body`, sent from `body` itself: a unary gRPC answer, whose message keeps
+    /// the array it was made in.
+    public func respond(headers: HTTP2HeaderBlock, prefix: UInt64, body: [UInt8], trailers: HTTP2HeaderBlock) {
+        change {
+            pendingHeaders = (.block(headers), false)
+            if outbound.isEmpty && headStart == headEnd {
+                head = prefix
+                headStart = 0
+                headEnd = 5
+                outbound = body
+            } else {
+                for i in 0..<5 { outbound.append(UInt8(truncatingIfNeeded: prefix >> (8 * i))) }
+                outbound.append(contentsOf: body)
+            }
+            self.trailers = .block(trailers)
+        }
+    }
+
     /// Queues body bytes (after `respond`).
     public func write(_ bytes: [UInt8]) {
         // Nothing waiting (the usual case between a listener's snapshots): take the array as it is.
@@ -135,7 +178,7 @@ public final class HTTP2Stream: @unchecked Sendable {
     public func write(_ bytes: [UInt8], bufferingAtMost limit: Int) -> Bool {
         var fits = true
         change {
-            fits = outbound.count - outboundStart + bytes.count <= limit
+            fits = unsentCount + bytes.count <= limit
             if !fits { return }
             if outbound.isEmpty { outbound = bytes } else { outbound.append(contentsOf: bytes) }
         }
@@ -148,8 +191,12 @@ public final class HTTP2Stream: @unchecked Sendable {
     public func finish(trailers: [(String, String)], discardingUnsent: Bool = false) {
         change {
             if discardingUnsent {
-                // What nghttp2 already framed (`reserved`) still goes; the rest is dropped.
-                outbound = reserved > 0 ? Array(outbound[outboundStart..<(outboundStart + reserved)]) : []
+                // What nghttp2 already framed (`reserved`) still goes — `head`'s first, then
+                // `outbound`'s —; the rest is dropped.
+                let fromHead = min(reserved, headEnd - headStart)
+                headEnd = headStart + fromHead
+                let fromBody = reserved - fromHead
+                outbound = fromBody > 0 ? Array(outbound[outboundStart..<(outboundStart + fromBody)]) : []
                 outboundStart = 0
             }
             self.trailers = .list(trailers)
@@ -217,7 +264,7 @@ public final class HTTP2Stream: @unchecked Sendable {
             // the condition's lock alone raced the loop thread closing the stream (a client's reset
             // while a streaming answer waited). The condition's lock, held from this check to the
             // wait, is what keeps their wake-up from falling between the two.
-            let (closed, buffered) = lock.withLock { (isClosed, outbound.count - outboundStart) }
+            let (closed, buffered) = lock.withLock { (isClosed, unsentCount) }
             if closed { return false }
             if buffered < bytes { return true }
             condition.wait()
@@ -240,7 +287,7 @@ public final class HTTP2Stream: @unchecked Sendable {
     /// the promised bytes are the last, and whether more bytes wait after them.
     func reserve(max: Int) -> (count: Int, trailers: HTTP2Fields?, more: Bool) {
         lock.lock()
-        let available = outbound.count - outboundStart
+        let available = unsentCount
         let n = min(available, max)
         reserved = n
         let drained = n == available
@@ -254,10 +301,22 @@ public final class HTTP2Stream: @unchecked Sendable {
     func copyReserved(into buffer: UnsafeMutableRawPointer, count: Int) -> Bool {
         lock.lock()
         // `reserve` promised them and nothing but this call takes bytes, so they are there.
-        let n = min(count, outbound.count - outboundStart)
-        if n > 0 {
-            outbound.withUnsafeBytes { p in buffer.copyMemory(from: p.baseAddress! + outboundStart, byteCount: n) }
-            outboundStart += n
+        let n = min(count, unsentCount)
+        var at = buffer
+        var left = n
+        while left > 0 && headStart < headEnd {
+            at.storeBytes(of: UInt8(truncatingIfNeeded: head >> (8 * headStart)), as: UInt8.self)
+            at += 1
+            headStart += 1
+            left -= 1
+        }
+        if headStart == headEnd {
+            headStart = 0
+            headEnd = 0
+        }
+        if left > 0 {
+            outbound.withUnsafeBytes { p in at.copyMemory(from: p.baseAddress! + outboundStart, byteCount: left) }
+            outboundStart += left
             if outboundStart == outbound.count {
                 outbound = []
                 outboundStart = 0
@@ -279,7 +338,7 @@ public final class HTTP2Stream: @unchecked Sendable {
     }
 
     /// Whether body bytes or trailers wait to be handed to nghttp2 (under `lock`).
-    var hasUnsentBody: Bool { outbound.count > outboundStart || trailers != nil }
+    var hasUnsentBody: Bool { outbound.count > outboundStart || headStart < headEnd || trailers != nil }
 
     func markClosed() {
         lock.lock()

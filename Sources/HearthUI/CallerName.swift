@@ -122,6 +122,10 @@ enum CallerName {
             lock.lock()
             defer { lock.unlock() }
             guard let lastAuthorization, lastAuthorization.value == value else { return nil }
+            // The same bytes in another string (a new connection's first request): that one is
+            // kept instead, as the next request's is the same string again, and `==` of one string
+            // is a comparison of two words where equal kilobyte tokens were compared byte by byte.
+            if !ExactString.sameWords(lastAuthorization.value, value) { self.lastAuthorization = (value, lastAuthorization.name) }
             return .some(lastAuthorization.name)
         }
 

@@ -20,7 +20,26 @@ import HearthHTTP
         let lock = NSLock()
         var seen: [[String]] = []
         var lists: [[(name: String, value: String)]] = []
+        /// Per stream: whether the connection said its fields repeat the previous stream's, and
+        /// whether the memo it handed over was the one left by the previous stream.
+        var repeated: [Bool] = []
+        var memoKept: [Bool] = []
+        final class Memo {}
         init(keepLists: Bool) { self.keepLists = keepLists }
+        func open(_ stream: HTTP2Stream, headers: [(name: String, value: String)], repeated: Bool,
+                  memo: inout AnyObject?) -> any HTTP2StreamDelegate {
+            let previous = lock.withLock { lastMemo }
+            let kept = memo != nil && memo === previous
+            let next = Memo()
+            memo = next
+            lock.withLock {
+                self.repeated.append(repeated)
+                memoKept.append(kept)
+                lastMemo = next
+            }
+            return open(stream, headers: headers)
+        }
+        var lastMemo: Memo?
         func open(_ stream: HTTP2Stream, headers: [(name: String, value: String)]) -> any HTTP2StreamDelegate {
             lock.withLock {
                 seen.append(headers.map { "\($0.name): \($0.value)" })
@@ -102,6 +121,14 @@ import HearthHTTP
         let seen = recorder.lock.withLock { recorder.seen }
         for (i, fields) in expected.enumerated() where i < seen.count {
             #expect(seen[i] == fields, "request \(i)")
+        }
+        // The connection says a list repeats exactly when it has the previous stream's fields, in
+        // order (the first stream's never does), and hands over what the handler left for it.
+        let (repeated, memoKept) = recorder.lock.withLock { (recorder.repeated, recorder.memoKept) }
+        #expect(repeated.count == expected.count && memoKept.count == expected.count)
+        for i in expected.indices where i < repeated.count && i < memoKept.count {
+            #expect(repeated[i] == (i > 0 && expected[i] == expected[i - 1]), "request \(i) repeated")
+            #expect(memoKept[i] == (i > 0), "request \(i) memo")
         }
         if keepLists {
             // Lists given to earlier streams did not change when later requests' fields did.

@@ -60,9 +60,11 @@ struct Checker {
     init(version: Int) { self.version = version }
 
     /// Checks a parsed file; returns nil only when the file has no usable structure.
-    static func check(_ file: RulesFile, text: SourceText) -> (Program, [CheckDiagnostic]) {
+    /// judging: the known service whose blocks judge requests; the blocks of the other known
+    /// service are checked (their issues reported) and judge nothing.
+    static func check(_ file: RulesFile, text: SourceText, judging: RulesService) -> (Program, [CheckDiagnostic]) {
         var c = Checker(version: file.version)
-        let program = c.run(file, text: text)
+        let program = c.run(file, text: text, judging: judging)
         return (program, c.diagnostics)
     }
 
@@ -76,26 +78,31 @@ struct Checker {
 
     // MARK: Structure
 
-    private mutating func run(_ file: RulesFile, text: SourceText) -> Program {
+    private mutating func run(_ file: RulesFile, text: SourceText, judging: RulesService) -> Program {
         var topMatches: [CheckedMatch] = []
         let root = Scope(parent: nil, newVariables: [])
-        let first = file.services.first { RulesService.names.contains($0.name) }
+        var declared: Set<String> = []
         for service in file.services {
             if !RulesService.names.contains(service.name) {
                 // The emulator loads it with a warning and applies it to nothing.
                 warning("Invalid service name: \(service.name).", service.nameRange)
-            } else if let first, service.name != first.name {
-                error("A rules file is for one service; this one also declares '\(first.name)'.", service.nameRange)
+            } else if !declared.insert(service.name).inserted {
+                // The emulator's words and place (the second declaration's name).
+                error("Duplicate service name declaration.", service.nameRange)
             }
             declareFunctions(service.body, in: root)
         }
         for service in file.services {
             methodsKnown = RulesService.names.contains(service.name)
             defer { methodsKnown = true }
+            // `cloud.firestore` beside `firebase.storage` loads, as on the emulator; each service
+            // is judged by its own blocks only. The other's are checked and never matched: a storage
+            // `match /{all=**}` must not grant Firestore requests, nor the reverse (fail closed).
+            let judges = !methodsKnown || service.name == judging.rawValue
             for stmt in service.body {
                 switch stmt {
                 case .match(let m):
-                    if let cm = checkMatch(m, parent: root) { topMatches.append(cm) }
+                    if let cm = checkMatch(m, parent: root), judges { topMatches.append(cm) }
                 case .allow(let a):
                     error("An allow statement must be inside a match block.", a.range)
                 case .function:

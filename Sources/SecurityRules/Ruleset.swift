@@ -44,7 +44,13 @@ public final class Ruleset: Sendable {
 
     /// Compiles (parse + check). ruleset is nil when any error-severity issue exists; issues hold all
     /// errors and warnings, sorted by position (syntax errors of every statement in one pass).
-    public static func compile(_ source: String, fileName: String = "firestore.rules") -> (ruleset: Ruleset?, issues: [RulesIssue]) {
+    ///
+    /// service: the service the rules are loaded into. A file may declare both `cloud.firestore` and
+    /// `firebase.storage` (as the official emulator allows); only `service`'s blocks then judge (nil:
+    /// Firestore's). When the file does not declare `service`, the first service it declares is used
+    /// (`Ruleset.service` says which; a caller loading another service's rules must refuse or deny them).
+    public static func compile(_ source: String, fileName: String = "firestore.rules",
+                               service wanted: RulesService? = nil) -> (ruleset: Ruleset?, issues: [RulesIssue]) {
         let text = SourceText(source)
         if text.bytes.isEmpty {
             // The emulator's words and position (line and column 0) for a file with nothing in it;
@@ -62,7 +68,10 @@ public final class Ruleset: Sendable {
             issues.append(RulesIssue(fileName: fileName, line: e.range.start.line, column: e.range.start.column,
                                      description: e.message, severity: .error))
         }
-        let (program, diagnostics) = Checker.check(file, text: text)
+        let declared = file.services.compactMap { RulesService(rawValue: $0.name) }
+        let preferred = wanted ?? .firestore
+        let service = declared.contains(preferred) ? preferred : declared.first ?? .firestore
+        let (program, diagnostics) = Checker.check(file, text: text, judging: service)
         for d in diagnostics {
             // After a syntax error, a function may look unused only because its caller did not parse.
             if !parseErrors.isEmpty, d.severity == .warning { continue }
@@ -75,7 +84,6 @@ public final class Ruleset: Sendable {
         }
         issues.sort { ($0.line, $0.column) < ($1.line, $1.column) }
         if issues.contains(where: { $0.severity == .error }) { return (nil, issues) }
-        let service = file.services.lazy.compactMap { RulesService(rawValue: $0.name) }.first ?? .firestore
         let ruleset = Ruleset(source: source, fileName: fileName, service: service, program: program, warnings: issues)
         return (ruleset, issues)
     }

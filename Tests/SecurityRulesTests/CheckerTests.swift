@@ -98,10 +98,28 @@ struct CheckerTests {
         #expect(Ruleset.compile("service cloud.firestore { match /databases/{d}/documents { allow read; } }").ruleset?.service == .firestore)
     }
 
-    @Test func oneFileIsForOneService() {
+    /// As the official emulator: a file may declare both known services, each once
+    /// (`Duplicate service name declaration.` at the second declaration's name).
+    @Test func bothServicesLoadAndOneServiceTwiceIsAnError() {
         let (r, issues) = Ruleset.compile("service cloud.firestore { }\nservice firebase.storage { }")
-        #expect(r == nil)
-        #expect(issues.first?.description == "A rules file is for one service; this one also declares 'cloud.firestore'.")
+        #expect(issues.isEmpty)
+        #expect(r?.service == .firestore)
+        #expect(Ruleset.compile("service firebase.storage { }\nservice cloud.firestore { }").ruleset?.service == .firestore)
+        #expect(Ruleset.compile("service firebase.storage { }\nservice cloud.firestore { }", service: .storage).ruleset?.service == .storage)
+        for name in ["cloud.firestore", "firebase.storage"] {
+            let (twice, found) = Ruleset.compile("service \(name) { }\nservice \(name) { }")
+            #expect(twice == nil)
+            #expect(found.map { "L\($0.line):\($0.column) \($0.description)" } == ["L2:9 Duplicate service name declaration."])
+        }
+    }
+
+    /// Issues in the block of the service not loaded are still reported, errors refusing the file.
+    @Test func theOtherServicesBlockIsChecked() {
+        let fs = "service cloud.firestore { match /databases/{d}/documents { allow read: if true; } }\n"
+        let warned = Ruleset.compile(fs + "service firebase.storage { match /b/{bucket}/o { allow read: if nope(); } }")
+        #expect(warned.ruleset != nil)
+        #expect(warned.issues.map(\.description) == ["Invalid function name: nope."])
+        #expect(Ruleset.compile(fs + "service firebase.storage { match /b/{bucket}/o { allow read: if nope(; } }").ruleset == nil)
     }
 
     @Test func emptySourceIsAnError() {

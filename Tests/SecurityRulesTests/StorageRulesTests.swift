@@ -53,3 +53,46 @@ import Testing
         #expect(try !decide(.get, "bob"))
     }
 }
+
+/// A file declaring `cloud.firestore` and `firebase.storage` (the official emulator loads it): each
+/// service is judged by its own block only, never by the other's (fail closed both ways).
+@Suite struct BothServicesTests {
+    static let source = """
+    rules_version = '2';
+    service cloud.firestore {
+      match /{document=**} { allow read: if false; }
+      match /databases/{database}/documents/a/{id} { allow get: if id == 'open'; }
+    }
+    service firebase.storage {
+      match /{all=**} { allow read, write: if true; }
+      match /b/{bucket}/o/{name} { allow get: if name == 'open'; }
+    }
+    """
+
+    func allowed(_ service: RulesService, _ path: [String]) throws -> Bool {
+        let (ruleset, issues) = Ruleset.compile(Self.source, service: service)
+        #expect(issues.isEmpty)
+        let r = try #require(ruleset)
+        #expect(r.service == service)
+        let request = RulesRequest(method: .get, path: path, auth: nil, time: .timestamp(seconds: 0, nanos: 0))
+        return r.evaluate(request, lookup: MapLookup()).allowed
+    }
+
+    @Test func firestoreIsJudgedByItsOwnBlock() throws {
+        #expect(try allowed(.firestore, Req.path("a/open")))
+        // The storage block's `match /{all=**}` would allow this: it must not judge Firestore.
+        #expect(try !allowed(.firestore, Req.path("a/closed")))
+        #expect(try !allowed(.firestore, ["b", "bkt", "o", "closed"]))
+    }
+
+    @Test func storageIsJudgedByItsOwnBlock() throws {
+        #expect(try allowed(.storage, ["b", "bkt", "o", "x"]))
+        #expect(try allowed(.storage, Req.path("a/closed")))   // its own match /{all=**}
+        let onlyFirestoreOpen = Self.source.replacingOccurrences(of: "match /{all=**} { allow read, write: if true; }", with: "")
+            .replacingOccurrences(of: "allow read: if false;", with: "allow read: if true;")
+        let r = try #require(Ruleset.compile(onlyFirestoreOpen, service: .storage).ruleset)
+        let request = RulesRequest(method: .get, path: ["b", "bkt", "o", "closed"], auth: nil, time: .timestamp(seconds: 0, nanos: 0))
+        // The Firestore block's `match /{document=**}` allows everything there: it must not judge Storage.
+        #expect(!r.evaluate(request, lookup: MapLookup()).allowed)
+    }
+}

@@ -65,7 +65,7 @@ final class RulesManager: @unchecked Sendable {
 
     /// Compiles `source` and, when it has no errors, installs it for `project`.
     func install(project: String, source: String, fileName: String) -> [RulesIssue] {
-        let (ruleset, issues) = Ruleset.compile(source, fileName: fileName)
+        let (ruleset, issues) = Ruleset.compile(source, fileName: fileName, service: .firestore)
         if let ruleset, !issues.contains(where: { $0.severity == .error }) {
             lock.lock()
             installed[project] = RulesInForce(.ruleset(ruleset, RulesCoverage()))
@@ -83,7 +83,7 @@ final class RulesManager: @unchecked Sendable {
     }
 
     private func compileBase(_ source: String, fileName: String) -> Active {
-        let (ruleset, issues) = Ruleset.compile(source, fileName: fileName)
+        let (ruleset, issues) = Ruleset.compile(source, fileName: fileName, service: .firestore)
         logIssues(issues, fileName: fileName)
         if let ruleset, !issues.contains(where: { $0.severity == .error }) { return .ruleset(ruleset, RulesCoverage()) }
         return .broken("The security rules in \(fileName) do not compile: " + issues.map(\.description).joined(separator: "; "))
@@ -121,7 +121,7 @@ final class RulesManager: @unchecked Sendable {
         }
         let fileName = (path as NSString).lastPathComponent
         let source = String(decoding: data, as: UTF8.self)
-        let (ruleset, issues) = Ruleset.compile(source, fileName: fileName)
+        let (ruleset, issues) = Ruleset.compile(source, fileName: fileName, service: .firestore)
         logIssues(issues, fileName: fileName)
         lock.lock()
         defer { lock.unlock() }

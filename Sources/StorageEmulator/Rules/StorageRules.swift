@@ -41,7 +41,7 @@ final class StorageRules: @unchecked Sendable {
     /// Compiles `source`; when it compiles as storage rules it replaces the rules in force.
     @discardableResult
     func install(source: String, fileName: String, initial: Bool = false) -> [RulesIssue] {
-        var (ruleset, issues) = Ruleset.compile(source, fileName: fileName)
+        var (ruleset, issues) = Ruleset.compile(source, fileName: fileName, service: .storage)
         if let r = ruleset, r.service != .storage {
             issues.append(RulesIssue(fileName: fileName, line: 1, column: 1,
                                      description: "Storage rules must declare 'service firebase.storage'.", severity: .error))

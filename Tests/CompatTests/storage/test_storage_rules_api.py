@@ -56,3 +56,39 @@ def test_rules_read_firestore_documents(hearth):
         assert coverage.status_code == 200 and "firestore.exists" in coverage.text
     finally:
         requests.put(rules_url, json={"rules": {"files": [{"name": "storage.rules", "content": previous}]}})
+
+
+BOTH = """rules_version = '2';
+service cloud.firestore {
+  match /{document=**} { allow read, write: if true; }
+}
+service firebase.storage {
+  match /b/{bucket}/o {
+    match /open/{file} { allow read, write: if true; }
+  }
+}
+"""
+
+
+def test_a_file_for_both_services_loads_and_storage_is_judged_by_its_own_block(hearth):
+    """As the Firebase emulators accept it; the Firestore block's match /{document=**} must not
+    grant Storage requests (fail closed), and a service declared twice is refused."""
+    hub, storage = hearth["services"]["hub"]["url"], hearth["services"]["storage"]["url"]
+    project = hearth["project"]
+    rules_url = f"{hub}/emulator/v1/projects/{project}/storage:securityRules"
+    previous = requests.get(rules_url).json()["rules"]["files"][0]["content"]
+    twice = BOTH + BOTH[BOTH.index("service firebase.storage"):]
+    refused = requests.put(rules_url, json={"rules": {"files": [{"name": "storage.rules", "content": twice}]}})
+    assert refused.status_code == 400 and "Duplicate service name declaration." in refused.text
+    assert requests.put(rules_url, json={"rules": {"files": [{"name": "storage.rules", "content": BOTH}]}}).status_code == 200
+    try:
+        user = sign_up(hearth)
+
+        def upload(path):
+            return requests.post(f"{storage}/v0/b/{project}.appspot.com/o?name={urllib.parse.quote(path, safe='')}",
+                                 data=b"x", headers={"Authorization": f"Firebase {user['idToken']}", "Content-Type": "text/plain"})
+
+        assert upload("open/a.txt").status_code == 200
+        assert upload("closed/a.txt").status_code == 403
+    finally:
+        requests.put(rules_url, json={"rules": {"files": [{"name": "storage.rules", "content": previous}]}})

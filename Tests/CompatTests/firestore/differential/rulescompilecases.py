@@ -23,6 +23,10 @@ def w(body, head=H):
     return head + body + T
 
 
+# A storage block granting everything, for files that declare both services.
+STORAGE = "service firebase.storage {\n  match /b/{bucket}/o {\n    match /{all=**} { allow read, write: if true; }\n  }\n}\n"
+
+
 CASES = {
  "ok": w("    match /a/{id} { allow read: if true; }"),
  "undef_called": w("    match /a/{id} { allow read: if nope(); }"),
@@ -64,6 +68,18 @@ CASES = {
  "unknown_request_field": w("    match /a/{id} { allow read: if request.nope == 1; }"),
  "empty": "",
  "svc_other": "rules_version = '2';\nservice foo.bar {\n  match /databases/{d}/documents { match /a/{id} { allow read: if true; } }\n}\n",
+ # Both known services in one file (loads; Firestore is judged by its own block), one declared twice.
+ "svc_fs_storage": w("    match /a/{id} { allow read: if true; }") + STORAGE,
+ "svc_storage_fs": "rules_version = '2';\n" + STORAGE + w("    match /a/{id} { allow read: if true; }", head=H[len("rules_version = '2';\n"):]),
+ "svc_storage_warn": w("    match /a/{id} { allow read: if true; }") + STORAGE.replace("if true", "if nope()"),
+ "svc_storage_error": w("    match /a/{id} { allow read: if true; }") + STORAGE.replace("if true", "if nope(;"),
+ "svc_two_fs": w("    match /a/{id} { allow read: if true; }") + w("    match /b/{id} { allow read: if true; }", head=H[len("rules_version = '2';\n"):]),
+ "svc_two_storage": "rules_version = '2';\n" + STORAGE + STORAGE,
+ # Float literals with an exponent: the emulator's grammar has none.
+ "float_exp": w("    match /a/{id} { allow read: if 1e3 == 1000.0; }"),
+ "float_exp_neg": w("    match /a/{id} { allow read: if 1.5e-3 > 0.0; }"),
+ "float_exp_upper": w("    match /a/{id} { allow read: if 1.5E3 > 0.0; }"),
+ "float_exp_plus": w("    match /a/{id} { allow read: if 2e+3 > 0.0; }"),
 }
 
 # Files that load with a warning and a call that fails when a request runs it: the rules, then the
@@ -77,6 +93,10 @@ RUN_CASES = {
  "builtin_no_arg": (w("    match /a/{id} { allow get: if exists(); }"), "a/x"),
  "namespaced_extra_arg": (w("    match /a/{id} { allow get: if math.abs(1, 2) == 1; }"), "a/x"),
  "method_extra_arg": (w("    match /a/{id} { allow get: if 'x'.size(1) == 1; }"), "a/x"),
+ # Beside cloud.firestore, a storage block whose `match /{all=**}` would match any Firestore path
+ # judges nothing there: the Firestore block's false decides.
+ "storage_block_ignored": (w("    match /a/{id} { allow get: if false; }")
+                           + "service firebase.storage {\n  match /{all=**} { allow read, write: if true; }\n}\n", "a/x"),
 }
 
 

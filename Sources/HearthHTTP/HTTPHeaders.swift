@@ -121,7 +121,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         while i < n {
             let c = x[i], d = y[i]
             if c >= 0x80 || d >= 0x80 { return nil }
-            if c != d && asciiLower(c) != asciiLower(d) { return false }
+            if c != d && asciiLowercase(c) != asciiLowercase(d) { return false }
             i += 1
         }
         if x.count == y.count { return true }
@@ -130,9 +130,6 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         if longer[n...].contains(where: { $0 >= 0x80 }) { return nil }
         return false
     }
-
-    @inline(__always)
-    static func asciiLower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
 
     /// Whether a name held in contiguous UTF-8 is all ASCII (false when it is not contiguous: the
     /// callers then take their general path). The length tests of `absent` and `isFraming` hold
@@ -165,7 +162,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
             }
             guard upper else { return name }
             return String(unsafeUninitializedCapacity: b.count) { out in
-                for i in 0..<b.count { out[i] = asciiLower(b[i]) }
+                for i in 0..<b.count { out[i] = asciiLowercase(b[i]) }
                 return b.count
             }
         }
@@ -179,16 +176,16 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         let decided: Bool?? = name.utf8.withContiguousStorageIfAvailable { n in
             lower.utf8.withContiguousStorageIfAvailable { l in
                 guard n.count == l.count else { return false }
-                for i in 0..<n.count where asciiLower(n[i]) != l[i] { return false }
+                for i in 0..<n.count where asciiLowercase(n[i]) != l[i] { return false }
                 return true
             }
         }
         if let decided, let answer = decided { return answer }
-        return lower.utf8.elementsEqual(name.utf8.lazy.map(asciiLower))
+        return lower.utf8.elementsEqual(name.utf8.lazy.map(asciiLowercase))
     }
 
     /// An ASCII byte lower-cased (other bytes unchanged).
-    @inlinable
+    @inlinable @inline(__always)
     public static func asciiLowercase(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
@@ -245,7 +242,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         let l = lower.utf8Start
         var i = 0
         while i < bytes.count {
-            if asciiLower(bytes[i]) != l[i] { return false }
+            if asciiLowercase(bytes[i]) != l[i] { return false }
             i += 1
         }
         return true

@@ -336,7 +336,10 @@ def main():
             seed(emu.port, user, "emulator")
             servers[PEER] = (emu.port, emu.proc.pid)
         order = [s for s in (HEARTH, PEER, BLOCK, POLL, POLL_EPOLL) if s in servers and (not args.sides or s in args.sides)]
-        pairing = Pairing(ctx, [Side(s, servers[s][1]) for s in order], args.rounds, harness_pid=os.getpid())
+        # Hearth's rounds record what its loop's polling did (pauses polled and slept, trial verdicts), as
+        # `make bench` records them: a round's rate means little without the layout it ran in.
+        pairing = Pairing(ctx, [Side(s, servers[s][1], polls=h.busy_poll if s == HEARTH else None) for s in order],
+                          args.rounds, harness_pid=os.getpid())
         # make bench's warm-ups (fsrows.Phase.warm: 5 s for the JVM, 1 s for the others), the JVM's
         # longer with --peer-warm: in make bench it has run the REST rows for minutes before these.
         loads = {s: grpcbench.grpc_loads(ctx, s, servers[s][0], user, int(args.peer_warm) if s == PEER else 1) for s in order}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The HTTP/2 floor against Hearth and the official emulator, on the gRPC rows issue 20 still misses:
 `python3 bench/h2_floor.py [--rounds 3] [--seconds 5] [--rows get,light,commit,write] [--poll-us 200]
-[--poll-epoll] [--sides S,S] [--perf-syscalls] [--perf-steps] [--perf-sched] [--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
+[--poll-epoll] [--sides S,S] [--perf-syscalls] [--perf-steps] [--perf-sched] [--pin] [--hearth-bin PATH] [--no-peer | --peer PORT,SID] [--peer-warm S] [--strace] [--json PATH]`, or with
 `--callgrind [-n N] [--floor-only] [--keep]` instructions per operation instead (below).
 
 `bench/ceilings/h2_floor.c` does the least any Firestore gRPC server built on nghttp2 and SQLite must
@@ -37,7 +37,9 @@ server's work from the request read to the answer's `sendto`, the `sendto`, the 
 request's way back to the loop); with `--perf-sched`, what else ran on the round trip's CPUs from one
 more run under `perf record` on the scheduler's tracepoints (`benchlib/callsched.py`: the server's
 other threads and other processes switched in, their wake-ups, and the time each took from the cycles,
-from the tail's above all). Loopback only; every process started is stopped.
+from the tail's above all); with `--pin`, the quiet machine's layout (every server thread on CPU 0,
+the load generators on CPU 1, SCHED_FIFO: the polling loop and the client each on a CPU of their own)
+on a shared machine. Loopback only; every process started is stopped.
 
 `--callgrind` counts instead instructions per operation (repeatable where rates on a shared machine are
 not), the floor's and Hearth's under the same loads: per row a fresh floor (blocking loop) under
@@ -135,6 +137,12 @@ def perf_syscalls(pid, load):
         if len(f) > 2 and f[2].startswith("syscalls:sys_enter_") and f[0].strip().isdigit():
             counts[f[2].rsplit("_enter_", 1)[1]] = int(f[0]) / ops
     return value, counts
+
+
+def pin_to_cpu0(pid):
+    """Every thread of `pid` on CPU 0 (threads it makes later inherit it): `--pin`."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        os.sched_setaffinity(int(tid), {0})
 
 
 def per_op(rec):
@@ -292,6 +300,10 @@ def main():
     ap.add_argument("--perf-sched", action="store_true",
                     help="also, per row and side, one run under perf record on the scheduler's switches and wake-ups: "
                          "what else ran during the round trip, its tail's above all (benchlib/callsched.py)")
+    ap.add_argument("--pin", action="store_true",
+                    help="every server's threads on CPU 0, this script and so the load generators on CPU 1, all SCHED_FIFO "
+                         "(priority 1), as `get_rows.py --pin`: a quiet two-core machine's layout (both ends on a CPU of "
+                         "their own, the polling loop spinning) on a shared one; perf runs unpinned")
     ap.add_argument("--json", default=os.path.join(ROOT, ".build", "bench", "h2_floor.json"))
     args = ap.parse_args()
     keys = [ROWS[r] for r in args.rows.split(",")]
@@ -300,7 +312,12 @@ def main():
     ctx.rules_for_hearth = shipped if os.path.exists(shipped) else os.path.join(ROOT, "bench", "bench.rules")
     ctx.s.duration = args.seconds
     floor_bin = h2floor.build(ctx)
-    results = {"rounds": args.rounds, "seconds": args.seconds, "poll_us": args.poll_us, "rows": {}}
+    results = {"rounds": args.rounds, "seconds": args.seconds, "poll_us": args.poll_us, "pinned": args.pin, "rows": {}}
+    if args.pin:
+        # Inherited by everything this script starts: the servers (moved to CPU 0 once started) and the loads.
+        os.sched_setaffinity(0, {1})
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        callsteps.UNPIN = True
     data_dir = os.path.join(ctx.run_dir, "hearth-h2floor")
     shutil.rmtree(data_dir, ignore_errors=True)
     floors = []
@@ -310,6 +327,8 @@ def main():
         c = Client(h.port("auth"))
         user = firebase.sign_up(c, "h2floor@example.com")
         c.close()
+        if args.pin:
+            pin_to_cpu0(h.proc.pid)
         seed(h.port("firestore"), user, "hearth")
         answer_file = os.path.join(ctx.run_dir, "h2floor-answer.bin")
         answer = hearth_answer(ctx, h.port("firestore"), user, answer_file)
@@ -323,6 +342,8 @@ def main():
         for name, poll, ahead in floor_sides:
             f = Floor(ctx, floor_bin, name, answer_file, poll, read_ahead=ahead).start()
             floors.append(f)
+            if args.pin:
+                pin_to_cpu0(f.proc.pid)
             servers[name] = (f.port, f.proc.pid)
         if args.peer:
             # An emulator started (with the same rules) and warmed beforehand: PORT,SESSION-ID.
@@ -336,7 +357,10 @@ def main():
             seed(emu.port, user, "emulator")
             servers[PEER] = (emu.port, emu.proc.pid)
         order = [s for s in (HEARTH, PEER, BLOCK, POLL, POLL_EPOLL) if s in servers and (not args.sides or s in args.sides)]
-        pairing = Pairing(ctx, [Side(s, servers[s][1]) for s in order], args.rounds, harness_pid=os.getpid())
+        # Hearth's rounds record what its loop's polling did (pauses polled and slept, trial verdicts), as
+        # `make bench` records them: a round's rate means little without the layout it ran in.
+        pairing = Pairing(ctx, [Side(s, servers[s][1], polls=h.busy_poll if s == HEARTH else None) for s in order],
+                          args.rounds, harness_pid=os.getpid())
         # make bench's warm-ups (fsrows.Phase.warm: 5 s for the JVM, 1 s for the others), the JVM's
         # longer with --peer-warm: in make bench it has run the REST rows for minutes before these.
         loads = {s: grpcbench.grpc_loads(ctx, s, servers[s][0], user, int(args.peer_warm) if s == PEER else 1) for s in order}

@@ -17,7 +17,10 @@ import Foundation
 /// polls, ran at 22k calls/s (docs/benchmarks.md, busypollab). Which case holds changes while the
 /// process runs and no setting can know it beforehand, so the loop measures it: `trialLength`
 /// round trips with its window and as many without, the median pause of each compared, and the
-/// better kept for `keepLength` round trips before the next trial. Only round trips count: pauses
+/// better kept for `keepLength` round trips before the next trial — polling, after trials that kept
+/// choosing it, for longer (`longestPollingKeep`): each trial's sleeping half costs its round trips a
+/// sleeping vCPU's wake-up where polling wins, and every trial is another chance for noise to choose
+/// sleeping for a whole keep (docs/benchmarks.md, grpcs134). Only round trips count: pauses
 /// ended by a socket, at most `roundTripLimit`, and while the loop polls only those begun with the
 /// window open (a pause with the window shut is no polling round trip).
 ///
@@ -40,6 +43,12 @@ public struct BusyPoll: Sendable {
     static let trialLength = 32
     /// Round trips the better way is kept before the next trial.
     static let keepLength = 1024
+    /// The longest keep of polling: each trial that chooses polling after one that chose it doubles
+    /// the keep, up to this (8,192 round trips: ~0.5–0.8 s at this machine's one-stream rates); a
+    /// trial choosing sleeping goes back to `keepLength`. Sleeping is never kept longer than
+    /// `keepLength`: wrongly kept, it costs every round trip a wake-up; wrongly kept polling costs
+    /// a CPU that another thread could have used.
+    static let longestPollingKeep = 8 * keepLength
     /// The longest pause that counts as a client's round trip in a trial; longer ones are idleness.
     static let roundTripLimit: UInt64 = 1_000_000
 
@@ -60,6 +69,12 @@ public struct BusyPoll: Sendable {
     private var samples: [UInt64] = []
     /// Which half a trial starts with; it alternates, so neither is always the first to run.
     private var trialsStartPolling = true
+    /// How long the last verdict for polling is kept: `keepLength`, doubled by each trial that
+    /// chooses polling after one that chose it (at most `longestPollingKeep`); idleness (a pause
+    /// past `roundTripLimit`) ends the run of verdicts, as a new load may want the other way.
+    private(set) var pollingKeep = keepLength
+    /// Whether the last trial chose polling.
+    private var lastVerdictPolling = false
     /// Whether the pause under way counts toward a trial or a keep if it is a round trip: begun
     /// with the window open, or while the loop sleeps.
     private var armed = false
@@ -110,6 +125,13 @@ public struct BusyPoll: Sendable {
         // The window learns only from its own use: while the loop sleeps to see what sleeping
         // costs, a long round trip is what is being measured, not a reason to close the window.
         if !whilePolling && polling { slept(pause: nanoseconds, bySocket: bySocket) }
+        // Idleness ends a run of verdicts for polling: whatever load comes next is tried within
+        // `keepLength` round trips, as before keeps grew.
+        if nanoseconds > Self.roundTripLimit && pollingKeep > Self.keepLength {
+            pollingKeep = Self.keepLength
+            lastVerdictPolling = false
+            if case .keeping(let left) = phase, left > Self.keepLength { phase = .keeping(left: Self.keepLength) }
+        }
         guard armed, bySocket, nanoseconds <= Self.roundTripLimit else { return }
         switch phase {
         case .keeping(let left):
@@ -130,7 +152,11 @@ public struct BusyPoll: Sendable {
             polling = whenPolling * 10 < whenSleeping * 9
             record?.trialEnded(keptPolling: polling)
             trialsStartPolling.toggle()
-            phase = .keeping(left: Self.keepLength)
+            if polling {
+                pollingKeep = lastVerdictPolling ? min(pollingKeep * 2, Self.longestPollingKeep) : Self.keepLength
+            }
+            lastVerdictPolling = polling
+            phase = .keeping(left: polling ? pollingKeep : Self.keepLength)
         }
     }
 

@@ -70,3 +70,29 @@ def test_a_wake_up_in_the_tail_is_attributed():
 
 def test_no_server_lines():
     assert callsched.analyse(switch(0, 1.0, 0, "swapper/0", 300, "cc1"), SERVER, NAMES) == {}
+
+
+def test_the_layout_of_each_cycle():
+    """Cycles whose client ran on the loop's CPU (same) and on the other one (split), told apart, with
+    the client's wait from its wake-up and the loop's switch-outs."""
+    a = callsched.analyse(calls(100), SERVER, NAMES)
+    same = a["layout"]["same"]
+    assert set(a["layout"]) == {"same"} and same["share"] == 1.0 and same["median"] == 30.0
+    assert same["loop_out_asleep"] == 1.0 and same["loop_out_runnable"] == 0.0  # fabricated prev_state=S
+    # Now 100 cycles of 40 µs with the client on CPU 0: woken by the answer, running 12 µs later
+    # (a halted vCPU's wake-up), while the loop polls on CPU 1 and never leaves it.
+    lines, t = [], 2000.0
+    for _ in range(100):
+        lines.append(sent(t))
+        lines.append(ev("firestore-h2-0", SERVER, LOOP, 1, t + 0.5 * US, "sched:sched_wakeup",
+                        f"comm=h2load pid={CLIENT} prio=120 target_cpu=000"))
+        lines.append(switch(0, t + 12.5 * US, 0, "swapper/0", CLIENT, "h2load"))
+        lines.append(switch(0, t + 30 * US, CLIENT, "h2load", 0, "swapper/0"))
+        t += 40 * US
+    lines.append(sent(t))
+    split = callsched.analyse("\n".join(lines), SERVER, NAMES)["layout"]
+    assert set(split) == {"split"}
+    assert split["split"]["share"] == 1.0 and split["split"]["median"] == 40.0
+    assert split["split"]["client_wait_median"] == 12.0
+    assert split["split"]["loop_out_runnable"] == 0.0 and split["split"]["loop_out_asleep"] == 0.0
+    assert any("layout split" in line for line in callsched.lines(callsched.analyse("\n".join(lines), SERVER, NAMES)))

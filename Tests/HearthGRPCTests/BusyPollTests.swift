@@ -152,6 +152,61 @@ import Testing
         #expect(p.beginPause() > 0)
     }
 
+    /// Trials that keep choosing polling keep it longer each time (1,024, 2,048, … round trips, at
+    /// most `longestPollingKeep`): fewer trials, so fewer sleeping halves where polling wins and
+    /// fewer chances for noise to choose sleeping (docs/benchmarks.md, grpcs134). A verdict for
+    /// sleeping is kept `keepLength` round trips as before, and the next verdict for polling starts
+    /// again at `keepLength`; idleness past `roundTripLimit` cuts a longer keep to `keepLength`.
+    @Test func trialsThatKeepChoosingPollingKeepItLonger() {
+        let name = "busy-poll-keep-\(UInt64.random(in: 0...UInt64.max))"
+        var p = BusyPoll(ceilingMicroseconds: 200, name: name)
+        func verdicts() -> (polling: Int, sleeping: Int) {
+            let r = BusyPollRecord.all().first { $0.name == name }
+            return (r?.trialsKeptPolling ?? -1, r?.trialsKeptSleeping ?? -1)
+        }
+        for _ in 0..<3 { p.slept(pause: 1_000) }
+        let fast = (poll: UInt64(5_000), sleep: UInt64(150_000))
+        /// Round trips polled until the loop next sleeps, then through that sleep, polling winning.
+        func polledBeforeASleep() -> Int {
+            var n = 0
+            while p.polling {
+                Self.roundTrip(&p, pollingTakes: fast.poll, sleepingTakes: fast.sleep)
+                n += 1
+            }
+            while !p.polling { Self.roundTrip(&p, pollingTakes: fast.poll, sleepingTakes: fast.sleep) }
+            return n
+        }
+        let t = BusyPoll.trialLength, k = BusyPoll.keepLength
+        // The first trial (polling half first), then keeps of 1,024, 2,048, 4,096 and 8,192 round
+        // trips, the trials alternating which half leads (a leading polling half adds its round
+        // trips and the previous trial's to the polling before the next sleep).
+        #expect(polledBeforeASleep() == t)
+        var polled: [Int] = []
+        for _ in 0..<6 { polled.append(polledBeforeASleep()) }
+        #expect(polled == [k, 2 * k + 2 * t, 4 * k, 8 * k + 2 * t, 8 * k, 8 * k + 2 * t])
+        #expect(p.pollingKeep == BusyPoll.longestPollingKeep)
+        #expect(verdicts() == (7, 0))
+        // Sleeping now wins (polling 68 µs, sleeping 45 µs): kept no longer than before.
+        while verdicts().sleeping == 0 { Self.roundTrip(&p, pollingTakes: 68_000, sleepingTakes: 45_000) }
+        var asleep = 0
+        while !p.polling {
+            Self.roundTrip(&p, pollingTakes: 68_000, sleepingTakes: 45_000)
+            asleep += 1
+        }
+        #expect(asleep <= k + t)
+        // Polling wins again: its first keep is `keepLength` again, then 2,048.
+        let before = verdicts().polling
+        while verdicts().polling == before { Self.roundTrip(&p, pollingTakes: fast.poll, sleepingTakes: fast.sleep) }
+        #expect(p.pollingKeep == k)
+        while verdicts().polling == before + 1 { Self.roundTrip(&p, pollingTakes: fast.poll, sleepingTakes: fast.sleep) }
+        #expect(p.polling && p.pollingKeep == 2 * k)
+        // Idleness during that keep: cut to `keepLength`.
+        _ = p.beginPause()
+        p.endPause(after: 5_000_000, bySocket: true, whilePolling: false)
+        #expect(p.pollingKeep == k)
+        #expect(polledBeforeASleep() <= k + t)
+    }
+
     /// A seeded generator (Knuth's MMIX LCG, its high bits), so a failure repeats.
     struct Seeded: RandomNumberGenerator {
         var state: UInt64

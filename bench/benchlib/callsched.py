@@ -6,6 +6,11 @@ under `perf record -a` on the scheduler's switch and wake-up tracepoints and the
   checkpoint thread, libdispatch's pool) and per other process: how often it was switched in per
   1,000 calls, and its CPU time per call;
 - the wake-ups between the server's threads (waker → wakee, by name) per 1,000 calls;
+- the *layout* of each cycle: whether the client ran on the CPU the loop answered from (the scheduler
+  put it there: *same*) or on the other (*split*), the share of cycles of each, their cycle median
+  and mean, and the client's wait from its wake-up to running (on a halted vCPU: the host's wake-up;
+  on the loop's: until the loop yields or sleeps), with the loop's switch-outs per call, runnable
+  (`R`: it yielded or was preempted) or asleep (`S`): where the polling loop's round trip goes;
 - each cycle's *stolen* time: what threads other than the loop and the client ran, on the CPUs the
   loop or the client ran on during that cycle, by name (the server's threads `hearth:<name>`, other
   processes by command, `idle` for the idle task: a CPU of the round trip that was asleep, waiting
@@ -25,6 +30,7 @@ EVENTS = ("sched:sched_switch", "sched:sched_wakeup", "syscalls:sys_exit_sendto"
 CLIENTS = ("h2load", "grpcload")
 LINE = re.compile(r"\s*(.+?)\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+([\d.]+):\s+(\S+):\s*(.*)")
 SWITCH = re.compile(r"prev_comm=(.*?) prev_pid=(\d+) .*?==> next_comm=(.*?) next_pid=(\d+)")
+STATE = re.compile(r"prev_state=(\S+)")
 WAKEUP = re.compile(r"comm=(.*?) pid=(\d+) ")
 
 
@@ -41,6 +47,8 @@ def analyse(text, pid, names=None):
     names = dict(names or {})
     server_tids = set(names)
     sends = defaultdict(list)  # server tid → exit_sendto times
+    sent_on = {}  # exit_sendto time → the CPU it ran on
+    states = []  # (time, prev tid, prev_state) of every switch
     switches = []  # (time, cpu, prev tid, next tid, next comm)
     wakes = []  # (time, waker tid, wakee tid)
     comm_of = {}
@@ -57,10 +65,13 @@ def analyse(text, pid, names=None):
         if event.endswith("sys_exit_sendto"):
             if p == pid:
                 sends[tid].append(t)
+                sent_on[t] = cpu
         elif event.endswith("sched_switch"):
             s = SWITCH.search(trace)
             if s:
                 switches.append((t, cpu, int(s[2]), int(s[4])))
+                st = STATE.search(trace)
+                states.append((t, int(s[2]), st[1] if st else "?"))
                 comm_of.setdefault(int(s[4]), s[3])
                 comm_of.setdefault(int(s[2]), s[1])
         elif event.endswith("sched_wakeup"):
@@ -70,6 +81,7 @@ def analyse(text, pid, names=None):
                 comm_of.setdefault(int(w[2]), w[1])
     if not sends:
         return {}
+    wakes.sort()
     loop = max(sends, key=lambda k: len(sends[k]))
     cycles_at = sends[loop]
     calls = len(cycles_at)
@@ -143,6 +155,7 @@ def analyse(text, pid, names=None):
                 cycles_with[k] += 1
     n = len(cycles)
     out = {
+        "layout": layout(cycles_at, sent_on, runs, starts, wakes, states, loop, clients),
         "calls": calls,
         "cycle": {"median": round(median * 1e6, 2), "mean": round(statistics.mean(cycles) * 1e6, 2),
                   "p90": round(p90 * 1e6, 2), "p99": round(q[98] * 1e6, 2)},
@@ -158,6 +171,56 @@ def analyse(text, pid, names=None):
     return out
 
 
+def layout(cycles_at, sent_on, runs, starts, wakes, states, loop, clients):
+    """Per layout (*same*: the client ran on the CPU the loop answered from, for most of its run time
+    in the cycle; *split*: on another), the share of cycles, their median and mean (µs), the client's
+    wait from wake-up to running (µs, median and mean), and the loop's switch-outs per call by state."""
+    # The client's wake-up → its next switch-in.
+    switch_in = defaultdict(list)
+    for cpu, rs in runs.items():
+        for s, _, tid in rs:
+            if tid in clients:
+                switch_in[tid].append(s)
+    for v in switch_in.values():
+        v.sort()
+    waits = []  # (wake-up time, wait)
+    for t, _, wakee in wakes:
+        if wakee in clients:
+            ins = switch_in.get(wakee, [])
+            i = bisect.bisect_left(ins, t)
+            if i < len(ins):
+                waits.append((t, ins[i] - t))
+    wait_at = [w[0] for w in waits]
+    outs = sorted((t, st) for t, prev, st in states if prev == loop)
+    out_at = [o[0] for o in outs]
+    by = defaultdict(lambda: {"cycles": [], "waits": [], "R": 0, "S": 0})
+    for a, b in zip(cycles_at, cycles_at[1:]):
+        home = sent_on.get(a)
+        on = defaultdict(float)
+        for cpu, rs in runs.items():
+            i = max(0, bisect.bisect_left(starts[cpu], a) - 1)
+            while i < len(rs) and rs[i][0] < b:
+                s, e, tid = rs[i]
+                if tid in clients:
+                    on[cpu == home] += max(0.0, min(e, b) - max(s, a))
+                i += 1
+        k = by["same" if on[True] >= on[False] else "split"]
+        k["cycles"].append(b - a)
+        k["waits"] += [w for _, w in waits[bisect.bisect_left(wait_at, a):bisect.bisect_left(wait_at, b)]]
+        for _, st in outs[bisect.bisect_left(out_at, a):bisect.bisect_left(out_at, b)]:
+            k["R" if st.startswith("R") else "S"] += 1
+    n = max(1, len(cycles_at) - 1)
+    out = {}
+    for name, k in sorted(by.items()):
+        c, w = k["cycles"], k["waits"]
+        out[name] = {"share": round(len(c) / n, 4), "median": round(statistics.median(c) * 1e6, 2),
+                     "mean": round(statistics.mean(c) * 1e6, 2),
+                     "client_wait_median": round(statistics.median(w) * 1e6, 2) if w else None,
+                     "client_wait_mean": round(statistics.mean(w) * 1e6, 2) if w else None,
+                     "loop_out_runnable": round(k["R"] / len(c), 3), "loop_out_asleep": round(k["S"] / len(c), 3)}
+    return out
+
+
 def lines(a, top=8):
     """Printable lines of `analyse`'s answer."""
     if "cycle" not in a:
@@ -165,6 +228,10 @@ def lines(a, top=8):
     c, t = a["cycle"], a["tail"]
     out = [f"calls {a['calls']}; cycle µs median {c['median']:.2f}, mean {c['mean']:.2f}, p90 {c['p90']:.1f}, p99 {c['p99']:.1f}; "
            f"tail (> p90) {t['cycles']} cycles, {t['mean_excess_us']:.1f} µs over the median each, {t['excess_per_call_us']:.2f} µs a call"]
+    for name, k in a.get("layout", {}).items():
+        out.append(f"  layout {name}: {k['share']:.1%} of cycles, median {k['median']:.2f} mean {k['mean']:.2f} µs; "
+                   f"client wake-up → running median {k['client_wait_median']} mean {k['client_wait_mean']} µs; "
+                   f"loop switched out runnable {k['loop_out_runnable']}, asleep {k['loop_out_asleep']} a call")
     for key, title in (("tail_stolen_us_per_call", "tail's stolen µs a call"), ("stolen_us_per_call", "all stolen µs a call"),
                        ("switched_in_per_1000", "switched in /1000 calls"), ("cpu_us_per_call", "CPU µs a call"),
                        ("wakeups_per_1000", "wake-ups /1000 calls")):

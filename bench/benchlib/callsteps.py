@@ -38,6 +38,8 @@ CLIENTS = ("h2load", "grpcload")
 LINE = re.compile(r"\s*(\S+)\s+(\d+)/(\d+)\s+([\d.]+):\s+(\S+):\s*(.*)")
 RET = re.compile(r"0x([0-9a-f]+)")
 TIMEOUT = re.compile(r"timeout: 0x([0-9a-f]+)")
+# Set by `h2_floor.py --pin`: perf itself runs on any CPU at the normal policy, not pinned with the load.
+UNPIN = False
 
 
 def record(pid, load):
@@ -54,6 +56,10 @@ def perf_run(events, load, fields):
     os.close(fd)
     p = subprocess.Popen(["perf", "record", "-q", "-a", "-e", ",".join(events), "-o", out],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if UNPIN:
+        # `h2_floor.py --pin` pins its children to the load generator's CPU, SCHED_FIFO: perf is not the load.
+        os.sched_setscheduler(p.pid, os.SCHED_OTHER, os.sched_param(0))
+        os.sched_setaffinity(p.pid, range(os.cpu_count()))
     time.sleep(0.5)
     try:
         value, details = load.once()

@@ -37,10 +37,10 @@ type jscan struct {
 }
 
 // jstring is a string token's contents between its quotes; plain when they are its decoded bytes (no
-// escape, valid UTF-8).
+// escape, valid UTF-8), ascii when moreover all ASCII.
 type jstring struct {
-	raw   []byte
-	plain bool
+	raw          []byte
+	plain, ascii bool
 }
 
 func (s *jscan) ws() {
@@ -68,47 +68,61 @@ func (s *jscan) end() bool {
 	return s.i == len(s.b)
 }
 
+// plainByte: the bytes a string token holds as they are and ASCII (not '"', '\\', < 0x20, >= 0x80).
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 // str reads a string token at s.i.
 func (s *jscan) str() (jstring, bool) {
-	if s.peek() != '"' {
+	b, i := s.b, s.i // locals: the loops below keep them in registers
+	if i >= len(b) || b[i] != '"' {
 		return jstring{}, false
 	}
-	s.i++
-	start, esc, high := s.i, false, false
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
+	i++
+	start, esc, high := i, false, false
+	for {
+		// The common bytes first, in a tight loop: printable ASCII but the quote and the backslash.
+		for i < len(b) && plainByte[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return jstring{}, false
+		}
+		switch c := b[i]; {
 		case c == '"':
-			raw := s.b[start:s.i]
-			s.i++
-			return jstring{raw, !esc && (!high || utf8.Valid(raw))}, true
+			raw := b[start:i]
+			s.i = i + 1
+			ascii := !esc && !high
+			return jstring{raw, ascii || !esc && utf8.Valid(raw), ascii}, true
 		case c == '\\':
 			esc = true
-			if s.i+1 >= len(s.b) {
+			if i+1 >= len(b) {
 				return jstring{}, false
 			}
-			switch s.b[s.i+1] {
+			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
+				i += 2
 			case 'u':
-				if s.i+6 > len(s.b) || !isHex(s.b[s.i+2]) || !isHex(s.b[s.i+3]) || !isHex(s.b[s.i+4]) ||
-					!isHex(s.b[s.i+5]) {
+				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
 					return jstring{}, false
 				}
-				s.i += 6
+				i += 6
 			default:
 				return jstring{}, false
 			}
 		case c < 0x20:
 			return jstring{}, false
-		default:
-			high = high || c >= utf8.RuneSelf
-			s.i++
+		default: // >= 0x80
+			high = true
+			i++
 		}
 	}
-	return jstring{}, false
 }
 
 func (s *jscan) lit(word string) bool {
@@ -330,6 +344,17 @@ func (v jstring) is(s string) bool {
 // names: the decoded key matches the struct field named `field` (ASCII letters) as encoding/json
 // matches it when no field has exactly that name.
 func (v jstring) names(field string) bool {
+	if v.ascii {
+		if len(v.raw) != len(field) {
+			return false
+		}
+		for j, c := range v.raw {
+			if f := field[j]; c != f && c|0x20 != f|0x20 {
+				return false
+			}
+		}
+		return true
+	}
 	i := 0
 	for j := 0; j < len(field); j++ {
 		if i >= len(v.raw) {

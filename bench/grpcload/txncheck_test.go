@@ -271,7 +271,7 @@ func TestStringsDecodeAsEncodingJSON(t *testing.T) {
 		compare(t, "string", b)
 		var want string
 		if json.Unmarshal([]byte(`"`+s.String()+`"`), &want) == nil {
-			name := jstring{[]byte(s.String()), false}
+			name := jstring{raw: []byte(s.String())}
 			if !name.is(want) || name.decoded() != want || !utf8.ValidString(name.decoded()) {
 				t.Errorf("%q decoded %q, encoding/json %q", s.String(), name.decoded(), want)
 			}

@@ -388,40 +388,41 @@ func (v jstring) decoded() string {
 	return string(out)
 }
 
+// stringStruct reads a value decoded into a struct whose one field read is the string `field`, the
+// object opened as the depth'th: `null` (the struct left as it was) or an object; v is the field's last
+// string value, set when it had one (`null` leaves the field as it was).
+func (s *jscan) stringStruct(field string, depth int) (v jstring, set, ok bool) {
+	if s.peek() == 'n' {
+		return v, false, s.lit("null")
+	}
+	more, ok := s.open('{', '}', depth)
+	for ok && more {
+		var k jstring
+		if k, ok = s.key(); !ok {
+			return v, false, false
+		}
+		if k.names(field) {
+			w, wset, ok := s.stringField()
+			if !ok {
+				return v, false, false
+			}
+			if wset {
+				v, set = w, true
+			}
+		} else if !s.skip(depth) {
+			return v, false, false
+		}
+		more, ok = s.next('}')
+	}
+	return v, set, ok
+}
+
 // scanBegin: beginTransaction's answer, {"transaction": string}; the id, or "" for any other answer.
 func scanBegin(body []byte) string {
 	s := jscan{b: body}
 	s.ws()
-	var txn jstring
-	if s.peek() == 'n' {
-		if !s.lit("null") {
-			return ""
-		}
-	} else {
-		more, ok := s.open('{', '}', 1)
-		for ok && more {
-			var k jstring
-			if k, ok = s.key(); !ok {
-				return ""
-			}
-			if k.names("transaction") {
-				v, set, ok := s.stringField()
-				if !ok {
-					return ""
-				}
-				if set {
-					txn = v
-				}
-			} else if !s.skip(1) {
-				return ""
-			}
-			more, ok = s.next('}')
-		}
-		if !ok {
-			return ""
-		}
-	}
-	if !s.end() || len(txn.raw) == 0 {
+	txn, _, ok := s.stringStruct("transaction", 1)
+	if !ok || !s.end() || len(txn.raw) == 0 {
 		return ""
 	}
 	return txn.decoded()
@@ -453,32 +454,13 @@ func scanRead(body []byte, name string) bool {
 					if !s.skip(2) {
 						return false
 					}
-				} else if s.peek() == 'n' {
-					if !s.lit("null") {
-						return false
-					}
 				} else {
-					more, ok := s.open('{', '}', 3)
-					for ok && more {
-						var k jstring
-						if k, ok = s.key(); !ok {
-							return false
-						}
-						if k.names("name") {
-							v, set, ok := s.stringField()
-							if !ok {
-								return false
-							}
-							if set && elements == 0 {
-								found = v.is(name)
-							}
-						} else if !s.skip(3) {
-							return false
-						}
-						more, ok = s.next('}')
-					}
+					v, set, ok := s.stringStruct("name", 3)
 					if !ok {
 						return false
+					}
+					if set && elements == 0 {
+						found = v.is(name)
 					}
 				}
 				more, ok = s.next('}')
@@ -521,33 +503,12 @@ func scanCommit(body []byte) bool {
 			n := 0
 			more, ok := s.open('[', ']', 2)
 			for ok && more {
-				if s.peek() == 'n' {
-					if !s.lit("null") {
-						return false
-					}
-				} else {
-					more, ok := s.open('{', '}', 3)
-					for ok && more {
-						var k jstring
-						if k, ok = s.key(); !ok {
-							return false
-						}
-						if k.names("updateTime") {
-							v, set, ok := s.stringField()
-							if !ok {
-								return false
-							}
-							if set && n == 0 {
-								updated = len(v.raw) > 0
-							}
-						} else if !s.skip(3) {
-							return false
-						}
-						more, ok = s.next('}')
-					}
-					if !ok {
-						return false
-					}
+				v, set, ok := s.stringStruct("updateTime", 3)
+				if !ok {
+					return false
+				}
+				if set && n == 0 {
+					updated = len(v.raw) > 0
 				}
 				n++
 				more, ok = s.next(']')

@@ -107,42 +107,6 @@ func transact(p txnPeer, name string, status *string) error {
 	return err
 }
 
-func beginID(body []byte) (string, error) {
-	var begin struct {
-		Transaction string `json:"transaction"`
-	}
-	if err := json.Unmarshal(body, &begin); err != nil || begin.Transaction == "" {
-		return "", &badAnswer{"beginTransaction answered no transaction", body}
-	}
-	return begin.Transaction, nil
-}
-
-func checkRead(body []byte, name string) error {
-	var got []struct {
-		Found struct {
-			Name string `json:"name"`
-		} `json:"found"`
-	}
-	if err := json.Unmarshal(body, &got); err != nil || len(got) != 1 || got[0].Found.Name != name {
-		return &badAnswer{fmt.Sprintf("batchGet did not find %q", name), body}
-	}
-	return nil
-}
-
-func checkCommit(body []byte) error {
-	var got struct {
-		WriteResults []struct {
-			UpdateTime string `json:"updateTime"`
-		} `json:"writeResults"`
-		CommitTime string `json:"commitTime"`
-	}
-	if err := json.Unmarshal(body, &got); err != nil || len(got.WriteResults) != 1 ||
-		got.WriteResults[0].UpdateTime == "" || got.CommitTime == "" {
-		return &badAnswer{"commit answered no write result", body}
-	}
-	return nil
-}
-
 // netHTTPPeer: Go's net/http client, keep-alive, shared by the workers (make bench's fs.txn.c16).
 type netHTTPPeer struct {
 	client   *http.Client

@@ -17,15 +17,14 @@ thirty-third session, round eight (faith34)*).
   − 89) and one byte more, field names and ids of 1,500 and 1,501 bytes.
 """
 import base64
-import json
 import os
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 
-import grpc
 import pytest
+
+from test_limits_differential import _call, _ld
+from test_paths_listen_rpcs_differential import rest as _rest
 
 
 def project():
@@ -33,14 +32,8 @@ def project():
 
 
 def rest(host, method, path, body=None, database="(default)"):
-    url = f"http://{host}/v1/projects/{project()}/databases/{urllib.parse.quote(database, safe='()')}/documents{path}"
-    req = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(), method=method,
-                                 headers={"Content-Type": "application/json", "Authorization": "Bearer owner"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+    root = f"/v1/projects/{project()}/databases/{urllib.parse.quote(database, safe='()')}/documents"
+    return _rest(host, method, path, body, root=root)
 
 
 def answer(call):
@@ -117,31 +110,6 @@ def test_names_departing_from_the_pattern(emulator_host):
 
 
 # ---- gRPC's database and parent fields -----------------------------------------------------------
-
-def _varint(n):
-    out = b""
-    while True:
-        b, n = n & 0x7F, n >> 7
-        if not n:
-            return out + bytes([b])
-        out += bytes([b | 0x80])
-
-
-def _ld(field, payload):
-    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _call(host, method, request, stream=False):
-    with grpc.insecure_channel(host) as channel:
-        rpc = (channel.unary_unary if not stream else channel.unary_stream)(f"/google.firestore.v1.Firestore/{method}")
-        try:
-            out = rpc(request, timeout=60, metadata=[("authorization", "Bearer owner")])
-            if stream:
-                list(out)
-            return "OK"
-        except grpc.RpcError as e:
-            return e.code().name, e.details()
-
 
 @pytest.mark.parametrize("database, want", [
     ("projects/x", 'Database name "projects/x" lacks "/" at index 10.'),

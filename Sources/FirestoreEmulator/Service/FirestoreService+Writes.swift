@@ -235,11 +235,12 @@ extension FirestoreService {
             named = d
         }
         guard let named else { return requested }
-        // Deletes alone write nothing there (the emulator answers them as for any missing document),
-        // but `.` and `..` are refused in any name.
-        let writing = writes.first { !$0.isDelete }
-        if let w = writing ?? writes.first {
-            try named.validateForWrite(name: named.name(of: w.path), dotsOnly: writing == nil)
+        // The default database (nearly every commit) is written to without a look at the writes.
+        if named.database != "(default)" {
+            // Deletes alone write nothing there (the emulator answers them as for any missing
+            // document), but `.` and `..` are refused in any name.
+            let writing = writes.firstIndex { !$0.isDelete }
+            try named.validateForWrite(name: named.name(of: writes[writing ?? 0].path), dotsOnly: writing == nil)
         }
         return named
     }

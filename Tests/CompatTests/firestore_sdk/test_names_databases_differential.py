@@ -13,6 +13,7 @@ thirty-third session, round eight (faith34)*).
   read them as C's `strtod` does).
 - A leap second (`23:59:60Z`) is no timestamp on Hearth, as Google's JSON parser refuses it; the
   emulator rolls it over into the next minute (each server's answer).
+- A commit of no writes answers `{}`, no commit time, as production does (Hearth gave one).
 - The limits on values and ids, identical on both: a string or bytes value of 1,048,487 bytes (1 MiB
   − 89) and one byte more, field names and ids of 1,500 and 1,501 bytes.
 """
@@ -21,6 +22,7 @@ import os
 import urllib.parse
 import uuid
 
+import grpc
 import pytest
 
 from test_limits_differential import _call, _ld
@@ -196,3 +198,20 @@ def test_value_and_id_limits(emulator_host):
     assert put(emulator_host, name(f"{c}/{'d' * 1500}")) == "OK"
     too_long = "\u00e9" * 751  # 1,502 bytes
     assert put(emulator_host, name(f"{c}/{too_long}")) == (BAD, "The key path element name is longer than 1500 bytes.")
+
+
+def test_a_commit_of_no_writes_has_no_commit_time(emulator_host):
+    """As Firestore answers (nodejs-firestore #293) and the emulator does: `{}`, over REST and gRPC,
+    in a transaction or not."""
+    assert rest(emulator_host, "POST", ":commit", {}) == (200, {})
+    assert rest(emulator_host, "POST", ":commit", {"writes": []}) == (200, {})
+    for options in [{}, {"options": {"readOnly": {}}}]:
+        _, begun = rest(emulator_host, "POST", ":beginTransaction", options)
+        assert rest(emulator_host, "POST", ":commit", {"transaction": begun["transaction"]}) == (200, {})
+    from google.cloud.firestore_v1 import types
+    with grpc.insecure_channel(emulator_host) as channel:
+        rpc = channel.unary_unary("/google.firestore.v1.Firestore/Commit", request_serializer=types.CommitRequest.serialize,
+                                  response_deserializer=types.CommitResponse.deserialize)
+        response = rpc(types.CommitRequest(database=f"projects/{project()}/databases/(default)"),
+                       metadata=[("authorization", "Bearer owner")])
+        assert "commit_time" not in response and not response.write_results

@@ -78,13 +78,14 @@ enum DocumentProto {
         w.bytes(field, Data(base64Encoded: transaction).map { [UInt8]($0) } ?? [])
     }
 
-    /// A `CommitResponse`: one `WriteResult` per write (update time, transform results), the commit time.
+    /// A `CommitResponse`: one `WriteResult` per write (update time, transform results), the commit
+    /// time — none for a commit of no writes, as Firestore answers (see the REST twin).
     static func commitResponse(commitTime: Instant, results: [FirestoreService.WriteOutcome]) -> [UInt8] {
         var w = ProtoWriter(capacity: 64 + 32 * results.count)
         for r in results {
             w.message(1) { e in writeResult(r, into: &e) }
         }
-        timestamp(2, commitTime, into: &w)
+        if !results.isEmpty { timestamp(2, commitTime, into: &w) }
         return w.bytes
     }
 

@@ -29,12 +29,13 @@ struct FirestoreGRPCService: GRPCService {
                 return RESTCall(method: "GET", name: name, query: q)
             }
         case "ListDocuments":
-            return rest.unary("ListDocumentsRequest", response: "ListDocumentsResponse") { o in
+            return rest.unary("ListDocumentsRequest", response: "ListDocumentsResponse") { o throws(FirestoreError) in
                 var q = RESTBridge.maskQuery(o, "mask")
                 RESTBridge.consistencyQuery(o, &q)
                 if let n = o["pageSize"], n != .int(0) { q.append(("pageSize", "\(ProtoObject.int64(n) ?? 0)")) }
                 for key in ["pageToken", "orderBy"] { if let s = o[key]?.stringValue, !s.isEmpty { q.append((key, s)) } }
                 if o["showMissing"]?.boolValue == true { q.append(("showMissing", "true")) }
+                try RESTBridge.checkResourceName(o["parent"]?.stringValue ?? "", field: "parent")
                 let name = (o["parent"]?.stringValue ?? "") + "/" + (o["collectionId"]?.stringValue ?? "")
                 return RESTCall(method: "GET", name: name, query: q)
             }
@@ -238,11 +239,24 @@ struct RESTBridge: Sendable {
     /// The REST call of a custom method: the resource named by `field`, the rest of the request as the body.
     private static func customMethod(_ o: JSONObject, request: String, field: String, verb: String) throws(FirestoreError) -> RESTCall {
         let target = o[field]?.stringValue ?? ""
-        guard !target.isEmpty else {
-            throw .invalidArgument("Missing required field '\(field)' in \(request).")
-        }
+        try checkResourceName(target, field: field)
         let body = JSONObject(o.members.filter { $0.0 != field })
         return RESTCall(method: "POST", name: field == "database" ? target + "/documents" : target, verb: verb, body: .object(body))
+    }
+
+    /// A request's `database` (`projects/{p}/databases/{d}`) or `parent` (the database's
+    /// `documents` or a document under it) checked as the official emulator checks it, in its
+    /// words ("Database name \"projects/x\" lacks \"/\" at index 10.", "Document parent name …"),
+    /// before it becomes a REST path that no route would take.
+    static func checkResourceName(_ name: String, field: String) throws(FirestoreError) {
+        if field == "database" {
+            try ResourcePath.checkPattern(name, ResourcePath.splitSlashes(name), pieces: 4, kind: "Database name")
+            return
+        }
+        let (_, path) = try ResourcePath.parseNameInPieces(name, kind: "Document parent name")
+        if !path.segments.isEmpty, !path.isDocument {
+            throw .invalidArgument("Document parent name \"\(name)\" lacks \"/\" at index \(name.utf8.count).")
+        }
     }
 
     /// `/v1/` and the resource name, each segment percent-encoded.

@@ -338,36 +338,41 @@ extension FirestoreHTTPService {
 
     /// The `CommitResponse` JSON, written straight out: the bytes the tree of `writeResultJSON`s
     /// and the commit time serializes to, without building the tree of objects and strings first.
+    /// A commit of no writes answers `{}`, no `commitTime`, as Firestore does (nodejs-firestore #293:
+    /// "The backend doesn't return a commitTime … if a CommitRequest doesn't contain any
+    /// [writes]") and the official emulator does (faith34).
     static func commitResponse(commitTime: Instant, results: [FirestoreService.WriteOutcome]) -> JSONWriter {
         var w = JSONWriter()
         w.byte(0x7B)
-        if !results.isEmpty {
-            w.key("writeResults")
-            w.byte(0x5B)
-            for (i, r) in results.enumerated() {
-                if i > 0 { w.byte(0x2C) }
-                w.byte(0x7B)
-                if let t = r.updateTime {
-                    w.key("updateTime")
-                    w.timestamp(t)
-                }
-                if !r.transformResults.isEmpty {
-                    if r.updateTime != nil { w.byte(0x2C) }
-                    w.key("transformResults")
-                    w.byte(0x5B)
-                    for (k, v) in r.transformResults.enumerated() {
-                        if k > 0 { w.byte(0x2C) }
-                        // A server timestamp (the usual transform) written as it is encoded, with no
-                        // tree in between: `{"timestampValue":"…"}` either way.
-                        if case .timestamp = v { w.value(v) } else { w.json(ValueJSON.encode(v)) }
-                    }
-                    w.byte(0x5D)
-                }
-                w.byte(0x7D)
-            }
-            w.byte(0x5D)
-            w.byte(0x2C)
+        guard !results.isEmpty else {
+            w.byte(0x7D)
+            return w
         }
+        w.key("writeResults")
+        w.byte(0x5B)
+        for (i, r) in results.enumerated() {
+            if i > 0 { w.byte(0x2C) }
+            w.byte(0x7B)
+            if let t = r.updateTime {
+                w.key("updateTime")
+                w.timestamp(t)
+            }
+            if !r.transformResults.isEmpty {
+                if r.updateTime != nil { w.byte(0x2C) }
+                w.key("transformResults")
+                w.byte(0x5B)
+                for (k, v) in r.transformResults.enumerated() {
+                    if k > 0 { w.byte(0x2C) }
+                    // A server timestamp (the usual transform) written as it is encoded, with no
+                    // tree in between: `{"timestampValue":"…"}` either way.
+                    if case .timestamp = v { w.value(v) } else { w.json(ValueJSON.encode(v)) }
+                }
+                w.byte(0x5D)
+            }
+            w.byte(0x7D)
+        }
+        w.byte(0x5D)
+        w.byte(0x2C)
         w.key("commitTime")
         w.timestamp(commitTime)
         w.byte(0x7D)

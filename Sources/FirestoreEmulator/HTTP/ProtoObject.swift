@@ -118,10 +118,22 @@ struct ProtoObject {
         case .string("Infinity"): return .infinity
         case .string("-Infinity"): return -.infinity
         case .string(let s):
-            if let d = Double(s), d.isFinite { return d }
+            if let d = Self.decimal(s), d.isFinite { return d }
         default: break
         }
         throw invalid(camel, "TYPE_DOUBLE", v)
+    }
+
+    /// A number written in decimal (`1.5`, `-2e3`, `.5`, `5.`), as Google's JSON parser reads a
+    /// number in a string; nil for anything else. Swift's `Double(_:)` reads text as C's `strtod`
+    /// does, hexadecimal (`0x10`, `0x1p3`) and `inf`/`nan` spellings included, which the parser
+    /// (and the official emulator) refuse (faith34).
+    static func decimal(_ s: String) -> Double? {
+        guard !s.isEmpty, s.utf8.allSatisfy({ b in
+            (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: ".") || b == UInt8(ascii: "e")
+                || b == UInt8(ascii: "E") || b == UInt8(ascii: "+") || b == UInt8(ascii: "-")
+        }) else { return nil }
+        return Double(s)
     }
 
     /// A proto3 JSON integer: a number with an integral value, or a decimal string.
@@ -134,7 +146,7 @@ struct ProtoObject {
         case .string(let s):
             if let i = Int64(s) { return i }
             // "1e3" and "5.0" are accepted by Google's parser when integral.
-            if let d = Double(s), d.rounded() == d, d.magnitude < 9.223372036854775808e18 { return Int64(d) }
+            if let d = decimal(s), d.rounded() == d, d.magnitude < 9.223372036854775808e18 { return Int64(d) }
             return nil
         default: return nil
         }

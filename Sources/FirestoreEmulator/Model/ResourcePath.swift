@@ -45,6 +45,37 @@ struct DatabaseID: Sendable, Hashable {
     }
 }
 
+extension DatabaseID {
+    /// Refuses a database id no document can be written to, as the official emulator refuses it
+    /// (faith34): `.` and `..` (reported in `name`, the document name that carries the id), an id
+    /// over 100 bytes, a reserved `__…__` id, and any character but ASCII letters, digits, `.`, `_`
+    /// and `-` (`(default)` apart). Reads of such a database find nothing, as there. `dotsOnly`:
+    /// only `.` and `..` (a batch of deletes, which the emulator refuses for nothing else).
+    func validateForWrite(name: @autoclosure () -> String, dotsOnly: Bool = false) throws(FirestoreError) {
+        let utf8 = database.utf8
+        if database == "(default)" { return }
+        if database == "." || database == ".." {
+            throw .invalidArgument("Document name \"\(name())\" contains a database id \"\(database)\" at index \(20 + project.utf8.count).")
+        }
+        if dotsOnly { return }
+        if utf8.count > 100 {
+            throw .invalidArgument("The database is longer than 100 bytes.")
+        }
+        if utf8.count >= 4 && utf8.starts(with: "__".utf8) && utf8.reversed().starts(with: "__".utf8) {
+            throw .invalidArgument("The database \"\(database)\" is reserved.")
+        }
+        for b in utf8 {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                continue
+            default:
+                throw .invalidArgument("Illegal string \"\(database)\" in database.")
+            }
+        }
+    }
+}
+
 /// A path relative to a database's `documents` root: a document (even segment count) or a
 /// collection (odd count); empty is the root itself.
 ///
@@ -124,7 +155,13 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
         var offset = fullName.utf8.count - string.utf8.count
         for (i, s) in segments.enumerated() {
             if s.isEmpty {
-                throw .invalidArgument("Document name \"\(fullName)\" lacks a resource id at index \(offset).")
+                // The emulator's words: an empty last segment is a trailing `/` (right after
+                // `documents`, "Omit trailing"), another one lacks the id its place calls for.
+                if i == segments.count - 1 {
+                    throw .invalidArgument(i == 0 ? "\(kind) \"\(fullName)\" is invalid: Omit trailing \"/\"."
+                                                  : "\(kind) \"\(fullName)\" has invalid trailing \"/\".")
+                }
+                throw .invalidArgument("\(kind) \"\(fullName)\" lacks a \(i % 2 == 0 ? "collection" : "resource") id at index \(offset).")
             }
             if s == "." || s == ".." {
                 throw .invalidArgument("\(kind) \"\(fullName)\" contains a \(i % 2 == 0 ? "collection" : "resource") id \"\(s)\" at index \(offset).")
@@ -141,7 +178,8 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
         }
         let utf8 = s.utf8
         if utf8.count > maxSegmentBytes {
-            throw .invalidArgument("The key path element name is longer than \(maxSegmentBytes) bytes.")
+            // A collection id is the key path element's kind, a document id its name.
+            throw .invalidArgument("The key path element \(isCollection ? "kind" : "name") is longer than \(maxSegmentBytes) bytes.")
         }
         if !utf8.contains(where: { $0 >= 0x80 }) {
             // ASCII (every id a client sends, nearly): characters are bytes, checked without
@@ -206,22 +244,7 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
     /// `parseName` the general way: split into pieces, each checked against the pattern.
     static func parseNameInPieces(_ name: String, kind: String = "Document name") throws(FirestoreError) -> (DatabaseID, ResourcePath) {
         let parts = splitSlashes(name)
-        // Firestore reports the first place the name departs from the pattern, as a byte offset.
-        var offset = 0
-        for (i, expected) in ["projects", "", "databases", "", "documents"].enumerated() {
-            guard i < parts.count else {
-                throw .invalidArgument("\(kind) \"\(name)\" lacks \"/\" at index \(name.utf8.count).")
-            }
-            let part = parts[i]
-            if expected.isEmpty ? part.isEmpty : part != expected {
-                if i == 4, part.isEmpty, parts.count == 5 {
-                    break
-                }
-                throw .invalidArgument(expected.isEmpty ? "\(kind) \"\(name)\" lacks a resource id at index \(offset)."
-                                                        : "\(kind) \"\(name)\" lacks \"\(expected)\" at index \(offset).")
-            }
-            offset += part.utf8.count + 1
-        }
+        try checkPattern(name, parts, pieces: 5, kind: kind)
         let path = ResourcePath(Array(parts.dropFirst(5)))
         // Plain ASCII ids within the limits pass every check of `validate(fullName:)`, which
         // (joining the path to find offsets) is needed only to word an error.
@@ -229,6 +252,41 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
             try path.validate(fullName: name, kind: kind)
         }
         return (DatabaseID(project: parts[1], database: parts[3]), path)
+    }
+
+    /// Checks the first `pieces` pieces of `name` (split at `/` into `parts`) against Firestore's
+    /// pattern `projects/{project}/databases/{database}/documents`, reporting the first place the
+    /// name departs from it as a byte offset, in the official emulator's words (faith34): a piece
+    /// that only starts with the literal lacks the `/` after it, an empty id is the project's or
+    /// the database's, an empty last piece is a trailing `/`. With `pieces` 4 (a database name), a
+    /// longer name has extra characters.
+    static func checkPattern(_ name: String, _ parts: [String], pieces: Int, kind: String) throws(FirestoreError) {
+        var offset = 0
+        for (i, expected) in ["projects", "", "databases", "", "documents"].prefix(pieces).enumerated() {
+            guard i < parts.count else {
+                throw .invalidArgument("\(kind) \"\(name)\" lacks \"/\" at index \(name.utf8.count).")
+            }
+            let part = parts[i]
+            if part.isEmpty, i > 0, i == parts.count - 1 {
+                throw .invalidArgument("\(kind) \"\(name)\" has invalid trailing \"/\".")
+            }
+            if expected.isEmpty, part.isEmpty {
+                throw .invalidArgument("\(kind) \"\(name)\" lacks a \(i == 1 ? "project" : "database") id at index \(offset).")
+            }
+            if !expected.isEmpty, part != expected {
+                if part.hasPrefix(expected) {
+                    throw .invalidArgument("\(kind) \"\(name)\" lacks \"/\" at index \(offset + expected.utf8.count).")
+                }
+                throw .invalidArgument("\(kind) \"\(name)\" lacks \"\(expected)\" at index \(offset).")
+            }
+            offset += part.utf8.count + 1
+        }
+        if parts.count > pieces, pieces == 4 {
+            if parts.count == 5, parts[4].isEmpty {
+                throw .invalidArgument("\(kind) \"\(name)\" has invalid trailing \"/\".")
+            }
+            throw .invalidArgument("\(kind) \"\(name)\" has extra characters at index \(offset - 1).")
+        }
     }
 
     /// `parseName` of the names clients send — ASCII, within the limits, `projects/{p}/databases/{d}/documents`
@@ -327,6 +385,9 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
     static func parseAnyDocumentName(_ name: String) throws(FirestoreError) -> (DatabaseID, ResourcePath) {
         let (db, path) = try parseName(name)
         guard path.isDocument else {
+            if path.segments.isEmpty {
+                throw .invalidArgument("Document name \"\(name)\" is invalid: Omit \"/documents\" when referencing a database (except as the parent of a document).")
+            }
             throw .invalidArgument("Document name \"\(name)\" lacks \"/\" at index \(name.utf8.count).")
         }
         return (db, path)

@@ -102,7 +102,7 @@ enum ValueJSON {
                 case "Infinity": return .double(.infinity)
                 case "-Infinity": return .double(-.infinity)
                 default:
-                    guard let d = Double(s), d.isFinite else { throw bad("TYPE_DOUBLE") }
+                    guard let d = ProtoObject.decimal(s), d.isFinite else { throw bad("TYPE_DOUBLE") }
                     return .double(d)
                 }
             default: throw bad("TYPE_DOUBLE")
@@ -148,8 +148,11 @@ enum ValueJSON {
                 switch v {
                 case .int(let i): return Double(i)
                 case .double(let d): return d
+                case .string("NaN"): return .nan
+                case .string("Infinity"): return .infinity
+                case .string("-Infinity"): return -.infinity
                 case .string(let s):
-                    if let d = Double(s) { return d }
+                    if let d = ProtoObject.decimal(s) { return d }
                 default: break
                 }
                 throw g.invalid(n, "TYPE_DOUBLE", v)
@@ -196,6 +199,9 @@ enum ValueJSON {
     static func parseTimestamp(_ s: String) -> Instant? {
         // Google's JSON parser takes only upper-case `T` and `Z`, which RFC 3339 merely permits.
         guard !s.utf8.contains(where: { $0 == UInt8(ascii: "t") || $0 == UInt8(ascii: "z") }) else { return nil }
+        // Nor a leap second (`23:59:60`, which RFC 3339 permits and `Instant` reads as :59): its
+        // seconds run 0–59 (the official emulator rolls :60 over into the next minute; faith34).
+        if s.utf8.dropFirst(17).starts(with: "60".utf8) { return nil }
         var text = s
         // Digits past nanoseconds are dropped, as Google's parser does (storage keeps microseconds).
         if let dot = s.firstIndex(of: "."),

@@ -223,7 +223,8 @@ extension FirestoreService {
     }
 
     /// The database a batch acts on: the one its writes' document names name, as Firestore
-    /// follows the names (the request's database when they name none other).
+    /// follows the names (the request's database when they name none other), refused when a write
+    /// other than a delete would put a document where none can be (`DatabaseID.validateForWrite`).
     static func target(_ requested: DatabaseID, _ writes: [Write]) throws(FirestoreError) -> DatabaseID {
         var named: DatabaseID?
         for w in writes {
@@ -233,7 +234,15 @@ extension FirestoreService {
             }
             named = d
         }
-        return named ?? requested
+        guard let named else { return requested }
+        // The default database (nearly every commit) is written to without a look at the writes.
+        if named.database != "(default)" {
+            // Deletes alone write nothing there (the emulator answers them as for any missing
+            // document), but `.` and `..` are refused in any name.
+            let writing = writes.firstIndex { !$0.isDelete }
+            try named.validateForWrite(name: named.name(of: writes[writing ?? 0].path), dotsOnly: writing == nil)
+        }
+        return named
     }
 
     /// `t`, or the later commit time `writes` need when they set a server timestamp on a document

@@ -55,6 +55,102 @@ struct ResourcePathTests {
         }
     }
 
+    /// Names that depart from the pattern, worded as the official emulator words them (faith34).
+    @Test(arguments: [
+        ("projects//databases/d/documents/c/d", "Document name", #"Document name "projects//databases/d/documents/c/d" lacks a project id at index 9."#),
+        ("projects/p/databases//documents/c/d", "Document name", #"Document name "projects/p/databases//documents/c/d" lacks a database id at index 21."#),
+        ("projects/p/databases/d/documents/c/e/", "Document name", #"Document name "projects/p/databases/d/documents/c/e/" has invalid trailing "/"."#),
+        ("projects/p/databases/d/documents/", "Resource name", #"Resource name "projects/p/databases/d/documents/" is invalid: Omit trailing "/"."#),
+        ("projects/p/databases/d/", "Document name", #"Document name "projects/p/databases/d/" has invalid trailing "/"."#),
+        ("projects/p/databases/d/documents//c/d", "Document name", #"Document name "projects/p/databases/d/documents//c/d" lacks a collection id at index 33."#),
+        ("projects/p/databases/d/documents/c//d", "Document name", #"Document name "projects/p/databases/d/documents/c//d" lacks a resource id at index 35."#),
+        ("projects/p/databases/d/documentsx/c/d", "Document name", #"Document name "projects/p/databases/d/documentsx/c/d" lacks "/" at index 32."#),
+        ("projects/p/databases/d/docs/c/d", "Document name", #"Document name "projects/p/databases/d/docs/c/d" lacks "documents" at index 23."#),
+        ("projects/p/databases/d/documents/\(String(repeating: "k", count: 1501))/d", "Document name", "The key path element kind is longer than 1500 bytes."),
+        ("projects/p/databases/d/documents/c/\(String(repeating: "k", count: 1501))", "Document name", "The key path element name is longer than 1500 bytes."),
+    ])
+    func namesDepartingFromThePattern(name: String, kind: String, message: String) {
+        do {
+            _ = try ResourcePath.parseName(name, kind: kind)
+            Issue.record("\(name) passed")
+        } catch {
+            #expect(error.message == message)
+        }
+    }
+
+    @Test func aDocumentNameOfTheDatabaseItselfIsToldToOmitDocuments() {
+        do {
+            _ = try ResourcePath.parseAnyDocumentName("projects/p/databases/d/documents")
+            Issue.record("passed")
+        } catch {
+            #expect(error.message == #"Document name "projects/p/databases/d/documents" is invalid: Omit "/documents" when referencing a database (except as the parent of a document)."#)
+        }
+    }
+
+    /// A database name (gRPC's `database` field) is the pattern's first four pieces and no more.
+    @Test(arguments: [
+        ("projects/p/databases/(default)", nil),
+        ("", #"Database name "" lacks "projects" at index 0."#),
+        ("projects/x", #"Database name "projects/x" lacks "/" at index 10."#),
+        ("projects/p/databases/", #"Database name "projects/p/databases/" has invalid trailing "/"."#),
+        ("projects/p/databases/(default)/", #"Database name "projects/p/databases/(default)/" has invalid trailing "/"."#),
+        ("projects/p/databases/(default)/documents", #"Database name "projects/p/databases/(default)/documents" has extra characters at index 30."#),
+    ] as [(String, String?)])
+    func databaseNames(name: String, message: String?) {
+        do {
+            try ResourcePath.checkPattern(name, ResourcePath.splitSlashes(name), pieces: 4, kind: "Database name")
+            #expect(message == nil)
+        } catch {
+            #expect(error.message == message)
+        }
+    }
+
+    /// gRPC's `database` and `parent` fields are checked before they become REST paths (a
+    /// malformed one was a route miss: NOT_FOUND "HTTP 404"), in the emulator's words.
+    @Test(arguments: [
+        ("database", "projects/p/databases/(default)", nil),
+        ("database", "projects/p", #"Database name "projects/p" lacks "/" at index 10."#),
+        ("parent", "projects/p/databases/(default)/documents", nil),
+        ("parent", "projects/p/databases/(default)/documents/c/d", nil),
+        ("parent", "", #"Document parent name "" lacks "projects" at index 0."#),
+        ("parent", "projects/p/databases/(default)", #"Document parent name "projects/p/databases/(default)" lacks "/" at index 30."#),
+        ("parent", "projects/p/databases/(default)/documents/c", #"Document parent name "projects/p/databases/(default)/documents/c" lacks "/" at index 42."#),
+        ("parent", "projects/p/databases/(default)/documents/", #"Document parent name "projects/p/databases/(default)/documents/" is invalid: Omit trailing "/"."#),
+        ("parent", "projects/p/databases/(default)/documents//d", #"Document parent name "projects/p/databases/(default)/documents//d" lacks a collection id at index 41."#),
+    ] as [(String, String, String?)])
+    func grpcResourceFields(field: String, name: String, message: String?) {
+        do {
+            try RESTBridge.checkResourceName(name, field: field)
+            #expect(message == nil)
+        } catch {
+            #expect(error.message == message)
+        }
+    }
+
+    /// Database ids a document can be written to, as the official emulator allows them (faith34).
+    @Test(arguments: [
+        ("(default)", nil),
+        ("other", nil),
+        ("Z9._-", nil),
+        ("a..b", nil),
+        (String(repeating: "a", count: 100), nil),
+        (String(repeating: "a", count: 101), "The database is longer than 100 bytes."),
+        ("..", #"Document name "projects/p/databases/../documents/c/d" contains a database id ".." at index 21."#),
+        ("__x__", #"The database "__x__" is reserved."#),
+        ("x y", #"Illegal string "x y" in database."#),
+        ("(other)", #"Illegal string "(other)" in database."#),
+        ("caf\u{E9}", "Illegal string \"caf\u{E9}\" in database."),
+    ] as [(String, String?)])
+    func databaseIDsForWrites(database: String, message: String?) {
+        let db = DatabaseID(project: "p", database: database)
+        do {
+            try db.validateForWrite(name: db.name(of: ResourcePath(["c", "d"])))
+            #expect(message == nil)
+        } catch {
+            #expect(error.message == message)
+        }
+    }
+
     static let paths: [[String]] = [
         ["users", "u1"],
         [],

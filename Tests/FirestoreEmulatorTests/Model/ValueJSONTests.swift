@@ -70,6 +70,15 @@ import Testing
         (#"{"arrayValue":{"values":[{"arrayValue":{}}]}}"#, "Cannot convert an array value in an array value."),
         (#"{"stringValue":{}}"#, "TYPE_STRING"),
         (#"{"mapValue":{"fields":{"":{"nullValue":null}}}}"#, "contains an invalid nested entity."),
+        // Hexadecimal and C's other spellings, which Swift's Double(_:) reads (faith34).
+        (#"{"integerValue":"0x10"}"#, "TYPE_INT64"),
+        (#"{"integerValue":"0x1p4"}"#, "TYPE_INT64"),
+        (#"{"doubleValue":"0x1p3"}"#, "TYPE_DOUBLE"),
+        (#"{"doubleValue":"0X10"}"#, "TYPE_DOUBLE"),
+        (#"{"doubleValue":"infinity"}"#, "TYPE_DOUBLE"),
+        (#"{"geoPointValue":{"latitude":"0x10"}}"#, "TYPE_DOUBLE"),
+        // A leap second, which Google's parser refuses (seconds 0–59).
+        (#"{"timestampValue":"2016-12-31T23:59:60Z"}"#, "Invalid time format"),
     ])
     func rejects(_ text: String, _ fragment: String) throws {
         let json = try JSON.parse(text)
@@ -127,5 +136,17 @@ import Testing
             return
         }
         #expect(z == 0 && z.sign == .minus)
+        // Decimal numbers in strings in every form the parser takes.
+        for (text, value) in [("1e3", 1000), ("+5", 5), (".5e1", 5), ("5.", 5), ("0010", 10)] {
+            #expect(try ValueJSON.decode(JSON.parse(#"{"integerValue":"\#(text)"}"#), path: "v") == .integer(Int64(value)))
+            #expect(try ValueJSON.decode(JSON.parse(#"{"doubleValue":"\#(text)"}"#), path: "v") == .double(Double(value)))
+        }
+        // "NaN" is a double's JSON form: a latitude out of range, not a payload error.
+        do {
+            _ = try ValueJSON.decode(JSON.parse(#"{"geoPointValue":{"latitude":"NaN"}}"#), path: "v")
+            Issue.record("a NaN latitude was accepted")
+        } catch let error as FirestoreError {
+            #expect(error.message == "Geo point latitude 'NaN' outside permitted range -90.0 to 90.0.")
+        }
     }
 }

@@ -26,10 +26,6 @@ CLASSES = {
         f"{REST}/projects.databases.documents/patch",
         "The emulator misreads timestamps given as query parameters (currentDocument.updateTime is taken as "
         "version 0, readTime as before the epoch); Hearth compares the given time."),
-    "commit-time": (
-        f"{REST}/projects.databases.documents/commit#response-body",
-        "CommitResponse.commitTime is \"the time at which the commit occurred\"; the emulator omits it when "
-        "the commit has no writes."),
     "delete-write-result": (
         f"{REST}/WriteResult",
         "WriteResult.updateTime is \"Not set after a delete\"; the emulator sets it for a delete followed by "
@@ -105,7 +101,6 @@ CASES = {
                        "tx-get"],
     "query-parameter-timestamps": ["delete-updatetime-stale", "get-readtime-bad", "list-readtime-old", "patch-updatetime-bad",
                                    "patch-updatetime-stale", "tx-get-readtime"],
-    "commit-time": ["commit-body-empty", "commit-empty", "commit-no-writes", "tx-ro-empty-commit"],
     "delete-write-result": ["commit-delete-and-update"],
     "skipped-results": ["offset-beyond", "order-desc-offset", "walk-eq-asc-offset", "walk-eq-des-offset"],
     "descending-name": ["list-order-name", "order-name-desc"],

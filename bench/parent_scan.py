@@ -64,8 +64,31 @@ def sqlite_shapes(args):
         print(f"{name}: parent index {a[0]:.2f} ms ({a[1]} rows), primary key walk {b[0]:.2f} ms ({b[1]} rows)")
 
 
-def hearth_shapes(args):
+def seed_users(c, users, files, text=100):
+    """`users/uNNN` and `files` under each (an integer and a string of `text` bytes), by admin commits
+    of 500 writes through the Client `c`."""
     from benchlib.context import DOC_NAME_PREFIX, DOCS
+    headers = {"Authorization": "Bearer owner", "Content-Type": "application/json"}
+    writes = []
+
+    def flush():
+        r = c.request("POST", f"{DOCS}:commit", body=json.dumps({"writes": writes}), headers=headers)
+        if r.status != 200:
+            raise SystemExit(f"commit answered {r.status}: {r.snippet()}")
+        writes.clear()
+    for u in range(users):
+        writes.append({"update": {"name": f"{DOC_NAME_PREFIX}/users/u{u:03d}", "fields": {"u": {"integerValue": str(u)}}}})
+        for f in range(files):
+            writes.append({"update": {"name": f"{DOC_NAME_PREFIX}/users/u{u:03d}/files/f{f:04d}",
+                                      "fields": {"f": {"integerValue": str(f)}, "s": {"stringValue": "x" * text}}}})
+            if len(writes) >= 500:
+                flush()
+    if writes:
+        flush()
+
+
+def hearth_shapes(args):
+    from benchlib.context import DOCS
     from benchlib.httpc import Client
     from benchlib.procs import Hearth, Registry
 
@@ -73,22 +96,7 @@ def hearth_shapes(args):
     json_headers = {**headers, "Content-Type": "application/json"}
 
     def seed(c):
-        writes = []
-
-        def flush():
-            r = c.request("POST", f"{DOCS}:commit", body=json.dumps({"writes": writes}), headers=json_headers)
-            if r.status != 200:
-                raise SystemExit(f"commit answered {r.status}: {r.snippet()}")
-            writes.clear()
-        for u in range(args.users):
-            writes.append({"update": {"name": f"{DOC_NAME_PREFIX}/users/u{u:03d}", "fields": {"u": {"integerValue": str(u)}}}})
-            for f in range(args.files):
-                writes.append({"update": {"name": f"{DOC_NAME_PREFIX}/users/u{u:03d}/files/f{f:04d}",
-                                          "fields": {"f": {"integerValue": str(f)}, "s": {"stringValue": "x" * 100}}}})
-                if len(writes) >= 500:
-                    flush()
-        if writes:
-            flush()
+        seed_users(c, args.users, args.files)
 
     query = {"structuredQuery": {"from": [{"collectionId": "users"}], "orderBy": [{"field": {"fieldPath": "__name__"}}]}}
     shapes = [

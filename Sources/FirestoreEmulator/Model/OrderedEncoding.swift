@@ -326,6 +326,19 @@ enum OrderedEncoding {
         return i
     }
 
+    /// The key of the parent of the path whose key is `bytes`: `bytes` without its last segment
+    /// (`ResourcePath.parent.key`); nil when `bytes` is empty or not whole segments.
+    static func parentKey(ofKey bytes: [UInt8]) -> [UInt8]? {
+        bytes.withUnsafeBytes { b -> [UInt8]? in
+            var last = 0, i = 0
+            while i < b.count {
+                guard let next = end(ofSegments: 1, in: b, from: i) else { return nil }
+                (last, i) = (i, next)
+            }
+            return i == 0 ? nil : Array(b[..<last])
+        }
+    }
+
     /// The first segment of `bytes` after `prefix`, when `bytes` starts with `prefix`.
     static func segment(after prefix: [UInt8], in bytes: [UInt8]) -> String? {
         guard bytes.count > prefix.count, bytes.starts(with: prefix) else { return nil }

@@ -38,10 +38,11 @@ extension FirestoreStorage {
         // document of the space, filtered (a build needs no group index of its own: `GroupScanIndex`).
         let source = groupScans.isBuilt ? "fs_documents INDEXED BY \(GroupScanIndex.name)" : "fs_documents"
         try Self.forEachRow(conn, """
-            SELECT key, parent, fields FROM \(source) WHERE space = ? AND collection_id = ?
+            SELECT key, fields FROM \(source) WHERE space = ? AND collection_id = ?
             """, [space, collectionID]) { row in
-            let key = row.blob(0), parent = row.blob(1)
-            let fields = try row.withBlob(2) { buffer throws(StoredValueCodec.DecodeError) in try StoredValueCodec.decodeFields(buffer) }
+            let key = row.blob(0)
+            guard let parent = OrderedEncoding.parentKey(ofKey: key) else { throw MalformedKey(key: key) }
+            let fields = try row.withBlob(1) { buffer throws(StoredValueCodec.DecodeError) in try StoredValueCodec.decodeFields(buffer) }
             let entries = Self.entries(IndexEntry.entries(of: fields), in: wanted)
             guard !entries.isEmpty else { return true }
             let scopes = try indexScopes(space: space, collectionID: collectionID, parentKey: parent, key: key, conn)
@@ -49,6 +50,13 @@ extension FirestoreStorage {
             return true
         }
         return missing
+    }
+
+    /// A stored document key that is not a sequence of segments (`buildFields` stops: its
+    /// transaction is rolled back, and the query that asked answers by a scan).
+    struct MalformedKey: Error, CustomStringConvertible {
+        let key: [UInt8]
+        var description: String { "firestore: a stored document key is malformed (\(key.count) bytes)" }
     }
 
     /// `buildFields` on the collector's queue, for a reader that found pairs missing in a snapshot it

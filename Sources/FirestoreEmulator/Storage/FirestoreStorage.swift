@@ -9,12 +9,12 @@ import HearthSQLite
 /// and hands the old space to a background collector that deletes its rows in small batches.
 ///
 /// Tables (all `WITHOUT ROWID`, clustered on their primary keys):
-/// - `fs_documents(space, key, parent, collection_id, fields, create_time, update_time)`, keyed by
+/// - `fs_documents(space, key, collection_id, fields, create_time, update_time)`, keyed by
 ///   the document's order-preserving path key, so a collection's documents and all their
 ///   descendants are one key range: collection scans and sub-collection listing walk it and seek
 ///   past sub-collections (`walkSkipping`). One secondary index, once a collection-group query has
-///   needed it: `(space, collection_id, key)` (collection-group scans: `GroupScanIndex`). `parent`
-///   (the parent's key) is kept for building index rows (`buildFields`).
+///   needed it: `(space, collection_id, key)` (collection-group scans: `GroupScanIndex`). The
+///   parent's key is the document's key without its last segment (`OrderedEncoding.parentKey`).
 /// - `fs_index(space, scope, field, kind, value, doc_key)`: one row per index entry and scope;
 ///   a query seeks `(space, scope, field, kind)` and a value range, already in Firestore order.
 ///   `doc_key` is the document's key relative to the scope (`IndexEntry.docKey`): under a collection
@@ -128,6 +128,12 @@ final class FirestoreStorage: @unchecked Sendable {
         // key)` for reads the key answers. (`firestore.1` of binaries before this created it; a
         // file from such a binary loses it here. An older binary refuses a file that records this.)
         Migration("firestore.9", "DROP INDEX IF EXISTS \(parentIndexName);"),
+        // Nothing indexes or reads `parent` (the parent's key, a prefix of the document's key) any
+        // more: ~44 bytes of every row and of every page a create dirties. SQLite rewrites each row
+        // without it inside the migration's transaction (a file's `firestore.1` still creates it: the
+        // migrations are its history, and `firestore.5` updates it). An older binary refuses a file
+        // that records this.
+        Migration("firestore.10", "ALTER TABLE fs_documents DROP COLUMN parent;"),
     ]
 
     /// The index `(space, parent, key)` binaries before `firestore.9` kept (a skip scan of the
@@ -511,14 +517,13 @@ final class FirestoreStorage: @unchecked Sendable {
         insert.reset()
         try insert.bind(space, at: 1)
         try insert.bindScratch(key, at: 2)
-        try insert.bindScratch(parentKey, at: 3)
-        try insert.bindScratch(new.path.collectionID, at: 4)
+        try insert.bindScratch(new.path.collectionID, at: 3)
         // Sorted once: the stored encoding and the index entries both walk the fields in this order.
         let members = OrderedEncoding.sortedMembers(new.fields)
         let encoded = StoredValueCodec.encodeFields(sorted: members)
-        try insert.bindScratch(encoded, at: 5)
-        try insert.bind(new.createTime.unixMicros, at: 6)
-        try insert.bind(new.updateTime.unixMicros, at: 7)
+        try insert.bindScratch(encoded, at: 4)
+        try insert.bind(new.createTime.unixMicros, at: 5)
+        try insert.bind(new.updateTime.unixMicros, at: 6)
         try insert.runBound()
         // Only the fields some query has needed have rows: most collections none, and then the
         // entries are not even worked out.
@@ -541,8 +546,8 @@ final class FirestoreStorage: @unchecked Sendable {
     }
 
     private static let insertDocument = PreparedSQL("""
-        INSERT INTO fs_documents (space, key, parent, collection_id, fields, create_time, update_time)
-        VALUES (?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO fs_documents (space, key, collection_id, fields, create_time, update_time)
+        VALUES (?, ?, ?, ?, ?, ?)
         ON CONFLICT (space, key) DO UPDATE SET fields = excluded.fields,
             create_time = excluded.create_time, update_time = excluded.update_time
         """)

@@ -26,6 +26,18 @@ import Testing
         }
     }
 
+    /// `seed`'s documents, as paths and stored fields (for old files written by SQL).
+    private static let seedDocuments: [(path: [String], fields: [ExactString: FirestoreValue])] = {
+        var out: [(path: [String], fields: [ExactString: FirestoreValue])] = []
+        for i in 0..<30 {
+            let item = i % 3 == 0 ? ["items", "d\(i)"] : ["rooms", "r\(i % 3)", "items", "d\(i)"]
+            let fields: [ExactString: FirestoreValue] = ["n": .integer(Int64(i)), "s": .string(i % 2 == 0 ? "a" : "b")]
+            out.append((item, fields))
+            out.append((["rooms", "r\(i % 3)", "other", "o\(i)"], ["n": .integer(Int64(i))]))
+        }
+        return out
+    }()
+
     /// The ids of every `items` document (of any parent) in name order, as a group scan returns them.
     private static func expectedItems(_ h: TestHarness, under prefix: String = "") throws -> [String] {
         let rows = try h.database.read { conn in
@@ -156,15 +168,17 @@ import Testing
         defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
         var expected: [String] = []
         do {
-            // A file as the binaries before `firestore.8` left it: the index kept by every write.
-            let old = try Database(path: path, layout: FirestoreService.databaseLayout)
-            try old.migrate(Array(FirestoreService.migrations.prefix(7)))
-            let h = try TestHarness(database: old)
-            Self.seed(h)
+            // A file as the binaries before `firestore.8` left it: the index kept by every write (here
+            // by SQLite, as the rows are written by SQL with the old `parent` column: `OldFirestoreFile`).
+            let old = try OldFirestoreFile.create(path: path, migrations: 7)
+            try OldFirestoreFile.insert(old, Self.seedDocuments)
             #expect(try Self.hasIndex(old))
-            expected = try Self.expectedItems(h)
-            #expect(h.query(Self.groupQuery).ids == expected)
-            h.service.storage.collector.sync {}
+            expected = try old.read { conn in
+                try conn.rows("SELECT key FROM fs_documents INDEXED BY fs_documents_group WHERE space = 1 AND collection_id = 'items' ORDER BY key") {
+                    OrderedEncoding.segments(ofKey: $0.blob(0))!.last!
+                }
+            }
+            #expect(expected.count == 30)
         }
         let reopened = try Database(path: path, layout: FirestoreService.databaseLayout)
         try reopened.migrate(FirestoreService.migrations)

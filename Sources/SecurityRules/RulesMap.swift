@@ -127,6 +127,15 @@ public struct RulesMap: Sendable, Equatable, Sequence, ExpressibleByDictionaryLi
         return out
     }
 
+    /// Whether both maps hold the very same entries storage (then they are equal, bit for bit).
+    /// An empty map shares nothing. Only meaningful while both are alive: a map kept by the caller
+    /// holds its storage, so no other map takes that address meanwhile.
+    @inline(__always)
+    func sharesStorage(with other: RulesMap) -> Bool {
+        guard entries.count == other.entries.count, !entries.isEmpty else { return false }
+        return entries.withUnsafeBufferPointer { a in other.entries.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+    }
+
     public static func == (a: RulesMap, b: RulesMap) -> Bool {
         guard a.entries.count == b.entries.count else { return false }
         for i in a.entries.indices where !ExactString.equal(a.entries[i].key, b.entries[i].key) || a.entries[i].value != b.entries[i].value {

@@ -22,10 +22,22 @@ public final class Ruleset: Sendable {
     /// `resource`, so a caller may judge it without a database at hand.
     public let readsDocuments: Bool
 
+    /// Decisions remembered for the methods whose conditions read only the request's auth, method
+    /// and path (`MemoAnalysis`); nil when no method's do, or when compiled with `memoize: false`.
+    let memo: DecisionMemo?
+
+    /// The remembered decisions' hits and misses so far (both 0 without a memo).
+    public var rememberedDecisions: (hits: Int, misses: Int) { memo?.stats ?? (0, 0) }
+
+    /// Whether decisions for `method` are remembered (`MemoAnalysis`). Their conditions read
+    /// nothing of the request but its auth, method and path: a caller may leave `time` null.
+    public func remembers(_ method: RulesMethod) -> Bool { memo?.methods.contains(MethodSet(method)) ?? false }
+
     /// Firestore's limit on the size of a rules source.
     static let maxSourceBytes = 256 * 1024
 
-    private init(source: String, fileName: String, service: RulesService, program: Program, warnings: [RulesIssue]) {
+    private init(source: String, fileName: String, service: RulesService, program: Program, warnings: [RulesIssue],
+                 memoize: Bool) {
         self.service = service
         self.source = source
         self.fileName = fileName
@@ -40,6 +52,8 @@ public final class Ruleset: Sendable {
                 return false
             }
         }
+        let methods = memoize ? MemoAnalysis.memoizable(program) : []
+        memo = methods.isEmpty ? nil : DecisionMemo(methods: methods)
     }
 
     /// Compiles (parse + check). ruleset is nil when any error-severity issue exists; issues hold all
@@ -49,8 +63,11 @@ public final class Ruleset: Sendable {
     /// `firebase.storage` (as the official emulator allows); only `service`'s blocks then judge (nil:
     /// Firestore's). When the file does not declare `service`, the first service it declares is used
     /// (`Ruleset.service` says which; a caller loading another service's rules must refuse or deny them).
+    ///
+    /// memoize: remember the decisions of methods whose conditions read only the request's auth,
+    /// method and path (`DecisionMemo`; false: every request is evaluated).
     public static func compile(_ source: String, fileName: String = "firestore.rules",
-                               service wanted: RulesService? = nil) -> (ruleset: Ruleset?, issues: [RulesIssue]) {
+                               service wanted: RulesService? = nil, memoize: Bool = true) -> (ruleset: Ruleset?, issues: [RulesIssue]) {
         let text = SourceText(source)
         if text.bytes.isEmpty {
             // The emulator's words and position (line and column 0) for a file with nothing in it;
@@ -84,7 +101,8 @@ public final class Ruleset: Sendable {
         }
         issues.sort { ($0.line, $0.column) < ($1.line, $1.column) }
         if issues.contains(where: { $0.severity == .error }) { return (nil, issues) }
-        let ruleset = Ruleset(source: source, fileName: fileName, service: service, program: program, warnings: issues)
+        let ruleset = Ruleset(source: source, fileName: fileName, service: service, program: program, warnings: issues,
+                              memoize: memoize)
         return (ruleset, issues)
     }
 
@@ -94,6 +112,9 @@ public final class Ruleset: Sendable {
     /// is true (keeping them costs about as much as the decision).
     public func evaluate(_ request: RulesRequest, lookup: any RulesDocumentLookup, coverage: RulesCoverage? = nil,
                          trace: Bool = false) -> RulesDecision {
+        if !trace, let memo, memo.methods.contains(MethodSet(request.method)) {
+            return remembered(request, memo: memo, lookup: lookup, coverage: coverage)
+        }
         // The lookup as it is, in an enum: no box (`DocumentSource`).
         let source = DocumentSource.lookup(lookup)
         var evaluation = start(request, source: source, coverage: coverage, recording: trace)
@@ -102,6 +123,54 @@ public final class Ruleset: Sendable {
         // copied the whole struct (a retain and a release of each of its parts) on every request.
         let finished = consume evaluation
         return decision(finished, allowed: allowed, recording: trace)
+    }
+
+    /// A decision of a method `memo` remembers: the remembered one, its evaluation's visits handed
+    /// to coverage as the evaluation would have; else evaluated (recording every value, so the
+    /// entry can replay them) and remembered unless the evaluation ended in a fatal error.
+    private func remembered(_ request: RulesRequest, memo: DecisionMemo, lookup: any RulesDocumentLookup,
+                            coverage: RulesCoverage?) -> RulesDecision {
+        let hash = DecisionMemo.hash(request)
+        if let entry = memo.find(request, hash: hash) {
+            if let coverage { replay(entry.visits, into: coverage) }
+            return entry.decision
+        }
+        var evaluation = Evaluation(program: program, request: request, source: .lookup(lookup), recording: true)
+        evaluation.grantDetails = false
+        let allowed = evaluation.run()
+        let finished = consume evaluation
+        coverage?.record(visited: finished.visited, hits: [], hints: nil, ruleset: self)
+        let verdict = decision(finished, allowed: allowed, recording: false)
+        if finished.fatal == nil {
+            memo.insert(DecisionMemo.Entry(hash: hash, request: request, decision: verdict, visits: finished.visited))
+        }
+        return verdict
+    }
+
+    /// Hands a remembered evaluation's visits to `coverage` as an evaluation with its hints would:
+    /// a value the hints offer is counted at its entry (`hits`), every other visit is queued for
+    /// the fold. Folding them all cost ~1k instructions a remembered get.
+    private func replay(_ visits: [Visit], into coverage: RulesCoverage) {
+        guard let hints = coverage.hints(for: self) else {
+            coverage.record(visited: visits, hits: [], hints: nil, ruleset: self)
+            return
+        }
+        let offers = hints.offers
+        var rest: [Visit] = []
+        var hits: [UInt64] = []
+        hits.reserveCapacity(visits.count)
+        for v in visits {
+            if v.prefix == -1, case .value(let value) = v.raw {
+                let entry = offers.entry(v.node, value)
+                if entry >= 0 {
+                    let slot = UInt64(UInt32(v.node)) &* UInt64(RulesCoverage.distinctValuesPerExpression) &+ UInt64(entry)
+                    hits.append(UInt64(rest.count) << 32 | slot)
+                    continue
+                }
+            }
+            rest.append(v)
+        }
+        coverage.record(visited: rest, hits: hits, hints: hints, ruleset: self)
     }
 
     /// recording: keep every visited value even when the request is allowed (test reports).

@@ -13,7 +13,8 @@ the server `pid`:
 - tool "syscalls": `perf stat` of the kernel's system-call tracepoints (every call, and the calls an
   HTTP/1.1 answer and a commit make one by one) with task-clock and context switches: the counts
   strace gives, taken natively — strace stops the process at every call, which changes how requests
-  meet (under strace a REST commit found the writer busy and parked twice as often; txn35).
+  meet (under strace a REST commit found the writer busy and parked twice as often; txn35). The
+  tracepoints cost some CPU of their own: read the counts, not that round's rate.
 The counts are added to `totals` ({name: number}, with "ops" the successful operations), so several
 rounds sum up; `per_op(totals)` divides. The counting process is started and reaped outside the
 load generator's CPU window (`with_loadgen_cpu` wraps the load inside this).

@@ -3,7 +3,7 @@
 libraries reaches on this machine with `make bench`'s clients (docs/benchmarks.md, *The HTTP/1.1 floor*).
 
 `python3 bench/rest_floor.py [--only c1,c16,txn,txnlight,sqlite] [--rounds 3] [--seconds 5] [--hearth-bin B]
-[--floors mutex,group] [--no-peer] [--txn-warmup S] [--counters perf|strace|record]`
+[--floors mutex,group] [--no-peer] [--txn-warmup S] [--counters perf|strace|record|syscalls]`
 
 Servers, all up side by side: Hearth's release binary (a fresh data directory, the bench rules), the
 official Cloud Firestore emulator (`OfficialFirestore`, the same rules and the same user's token), and
@@ -20,7 +20,8 @@ Per row and side: the best round's rate, the server's CPU µs per operation (its
 round ÷ operations) and the load generator's (the harness's children: wrk or grpcload), then
 floor ÷ emulator, floor ÷ raw SQLite and Hearth ÷ floor. With `--counters`, every timed run is also
 counted on its server (`benchlib.counters`: perf's software events and each thread's switches, or
-strace's system calls, or a `perf record` to read) and the sums over the rounds are printed per operation.
+strace's system calls, or a `perf record` to read, or `syscalls`: the system calls counted natively by
+perf's tracepoints) and the sums over the rounds are printed per operation.
 Loopback only; every process started is stopped.
 """
 import argparse
@@ -167,9 +168,9 @@ def main():
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
     ap.add_argument("--floors", default="mutex,group", help="mhd_floor commit designs")
     ap.add_argument("--no-peer", action="store_true", help="without the official emulator")
-    ap.add_argument("--counters", choices=["perf", "strace", "record"],
+    ap.add_argument("--counters", choices=["perf", "strace", "record", "syscalls"],
                     help="also count every timed run on its server: perf software events and thread switches, strace's "
-                         "syscalls, or a perf record kept for perf report")
+                         "syscalls, a perf record kept for perf report, or the syscalls counted natively (perf tracepoints)")
     ap.add_argument("--warmup", type=int, default=30,
                     help="seconds (in fives) of the REST commit at 16 connections on the emulator before the first REST row")
     ap.add_argument("--txn-warmup", type=int, default=0,

@@ -9,7 +9,12 @@ the server `pid`:
   during the run are missed there; perf's totals keep them only if they existed when it attached);
 - tool "strace": `strace -c -f` system call counts (strace slows every call: the counts per
   operation are what to read, not the rate);
-- tool "record": `perf record -g` of every thread, kept for `perf report` (its path is logged).
+- tool "record": `perf record -g` of every thread, kept for `perf report` (its path is logged);
+- tool "syscalls": `perf stat` of the kernel's system-call tracepoints (every call, and the calls an
+  HTTP/1.1 answer and a commit make one by one) with task-clock and context switches: the counts
+  strace gives, taken natively — strace stops the process at every call, which changes how requests
+  meet (under strace a REST commit found the writer busy and parked twice as often; txn35). The
+  tracepoints cost some CPU of their own: read the counts, not that round's rate.
 The counts are added to `totals` ({name: number}, with "ops" the successful operations), so several
 rounds sum up; `per_op(totals)` divides. The counting process is started and reaped outside the
 load generator's CPU window (`with_loadgen_cpu` wraps the load inside this).
@@ -24,6 +29,11 @@ from .machine import stat_cpu_seconds, stat_fields, task_files
 from .pairs import Load
 
 PERF_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults,instructions,cycles"
+# The calls a request, its answer, a park and a commit make (tool "syscalls"); raw_syscalls counts all.
+SYSCALLS = ("sendmsg", "sendto", "writev", "recvfrom", "epoll_wait", "epoll_ctl", "futex", "write", "read",
+            "poll", "sched_yield", "pwrite64", "pread64", "fcntl", "fdatasync")
+SYSCALL_EVENTS = ",".join(["task-clock", "context-switches", "raw_syscalls:sys_enter"]
+                          + [f"syscalls:sys_enter_{name}" for name in SYSCALLS])
 
 
 def thread_counts(pid):
@@ -52,7 +62,9 @@ def thread_counts(pid):
 
 
 def parse_perf(path):
-    """{event: value} from `perf stat -x,` output (events perf could not count are left out)."""
+    """{event: value} from `perf stat -x,` output (events perf could not count are left out). A system
+    call's tracepoint is named by the call ("syscalls:sys_enter_sendmsg" → "sendmsg"), every call
+    together "syscalls" ("raw_syscalls:sys_enter")."""
     out = {}
     with open(path) as f:
         for line in f:
@@ -60,9 +72,15 @@ def parse_perf(path):
             if len(p) < 3 or not p[0] or p[0].startswith("<"):
                 continue
             try:
-                out[p[2]] = float(p[0])
+                value = float(p[0])
             except ValueError:
                 continue
+            name = p[2]
+            if name == "raw_syscalls:sys_enter":
+                name = "syscalls"
+            elif name.startswith("syscalls:sys_enter_"):
+                name = name[len("syscalls:sys_enter_"):]
+            out[name] = value
     return out
 
 
@@ -84,8 +102,8 @@ def with_counters(load, pid, tool, totals, operations):
 
     def once():
         out = os.path.join(tempfile.mkdtemp(prefix="counters-"), "out.txt")
-        if tool == "perf":
-            argv = ["perf", "stat", "-x,", "-e", PERF_EVENTS, "-p", str(pid), "-o", out]
+        if tool in ("perf", "syscalls"):
+            argv = ["perf", "stat", "-x,", "-e", PERF_EVENTS if tool == "perf" else SYSCALL_EVENTS, "-p", str(pid), "-o", out]
         elif tool == "record":
             out = os.path.join(os.path.dirname(out), "perf.data")
             argv = ["perf", "record", "-g", "-F", "4999", "-p", str(pid), "-o", out]
@@ -93,7 +111,7 @@ def with_counters(load, pid, tool, totals, operations):
             argv = ["strace", "-c", "-f", "-p", str(pid), "-o", out]
         before = thread_counts(pid)
         p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.3 if tool == "perf" else 1.0)  # attached to every thread before the load starts
+        time.sleep(0.3 if tool in ("perf", "syscalls") else 1.0)  # attached to every thread before the load starts
         try:
             value, details = load.once()
         finally:
@@ -107,7 +125,7 @@ def with_counters(load, pid, tool, totals, operations):
             got = {}
         else:
             with open(out) as f:
-                got = parse_perf(out) if tool == "perf" else parse_strace(f.read())
+                got = parse_perf(out) if tool in ("perf", "syscalls") else parse_strace(f.read())
         for k, v in got.items():
             totals[k] = totals.get(k, 0) + v
         for name, (v, n, cpu) in after.items():

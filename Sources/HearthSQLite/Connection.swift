@@ -8,6 +8,9 @@ public final class Connection {
     private var identityCache: [ObjectIdentifier: Statement] = [:]
     /// Run when the outermost transaction ends (`atTransactionEnd`).
     private var endActions: [(Connection) -> Void] = []
+    /// What the progress handler counts into (`startCountingInstructions`).
+    private let instructionCount = InstructionCount()
+    private final class InstructionCount { var value = 0 }
 
     /// Opens (creating if needed) the database at `path`; `":memory:"` is a private in-memory database.
     public init(path: String, readOnly: Bool = false) throws {
@@ -91,6 +94,26 @@ public final class Connection {
     public var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
     /// Whether a transaction is open.
     public var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Starts counting the SQLite virtual-machine instructions every statement on this connection
+    /// runs, triggers included (SQLite's progress handler, called at each one), until
+    /// `stopCountingInstructions`. For tests that bound how much work an operation does — e.g. that
+    /// a clear does not visit the rows it drops — by a count no machine's load changes, where a
+    /// wall-clock bound would fail on a slow machine. Use the connection as ever: from one thread
+    /// at a time, under the lock that hands it out.
+    public func startCountingInstructions() {
+        instructionCount.value = 0
+        sqlite3_progress_handler(handle, 1, { context in
+            if let context { Unmanaged<InstructionCount>.fromOpaque(context).takeUnretainedValue().value += 1 }
+            return 0
+        }, Unmanaged.passUnretained(instructionCount).toOpaque())
+    }
+
+    /// Stops counting and returns the instructions run since `startCountingInstructions`.
+    public func stopCountingInstructions() -> Int {
+        sqlite3_progress_handler(handle, 0, nil, nil)
+        return instructionCount.value
+    }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back and rethrows when it throws.
     /// Nested calls use savepoints.

@@ -157,52 +157,42 @@ struct Lexer {
         return (raw, isBytes)
     }
 
+    /// Reads a number literal as the official emulator's grammar has them: decimal digits, at most one
+    /// `.` with or without digits after it (`1.` and `.5` are floats), and nothing else — no exponent
+    /// (`1e3` is `1` then `e3`, `1.e3` is `1.` then `e3`), no hex (`0x10` is `0` then `x10`), no
+    /// unsigned suffix (`1u` is `1` then `u`), no `_` (`1_000` is `1` then `_000`), and a leading `0` is
+    /// a number of its own (`01` is `0` then `1`); the parser then meets the unexpected token, as the
+    /// emulator does (`Unexpected 'x10'.`). A whole number past Int64 is `bigInt`: only
+    /// `-9223372036854775808` uses one, any other is `Invalid number literal …` (checked differentially:
+    /// Tests/CompatTests/firestore/differential/rulescompilecases.py).
     private mutating func lexNumber(start: SourceLocation) -> Token {
-        if peek() == 0x30, peek(1) == 0x78 || peek(1) == 0x58 {
-            advance(); advance()
-            var value: UInt64 = 0
-            var overflow = false, digits = 0
-            while let c = peek(), Lexer.isHex(c) {
-                let (m, o1) = value.multipliedReportingOverflow(by: 16)
-                let (a, o2) = m.addingReportingOverflow(UInt64(Lexer.hexValue(c)))
-                overflow = overflow || o1 || o2
-                value = a
-                digits += 1
-                advance()
-            }
-            if digits == 0 { return Token(kind: .invalid("malformed hex literal"), range: SourceRange(start, location)) }
-            if overflow || value > UInt64(Int64.max) {
-                return Token(kind: .invalid("integer literal out of range"), range: SourceRange(start, location))
-            }
-            return finishNumber(.int(Int64(value)), start: start)
+        if peek() == 0x30 {
+            advance()
+        } else {
+            while let c = peek(), Lexer.isDigit(c) { advance() }
         }
         var isFloat = false
-        while let c = peek(), Lexer.isDigit(c) { advance() }
-        if peek() == 0x2E, let d = peek(1), Lexer.isDigit(d) {
+        if peek() == 0x2E {
+            // After digits the `.` belongs to the number even with no digit after it (`1.size()` is
+            // `1.` then `size`; `1..size()` a method called on 1.0); `.5` starts here.
             isFloat = true
             advance()
             while let c = peek(), Lexer.isDigit(c) { advance() }
         }
-        // No exponent (`1e3`): the official emulator's grammar has none, so the number ends before the
-        // `e` and the parser meets an identifier there (`Unexpected 'e3'.`, `Unexpected 'e'.` for `1.5e-3`).
         let text = String(decoding: bytes[start.offset..<location.offset], as: UTF8.self)
+        let range = SourceRange(start, location)
         if isFloat {
-            guard let d = Double(text) else { return Token(kind: .invalid("malformed number"), range: SourceRange(start, location)) }
-            return finishNumber(.float(d), start: start)
+            let spelled = (text.hasPrefix(".") ? "0" : "") + text + (text.hasSuffix(".") ? "0" : "")
+            guard let d = Double(spelled) else { return Token(kind: .invalid("malformed number"), range: range) }
+            return Token(kind: .float(d), range: range)
         }
-        if let i = Int64(text) { return finishNumber(.int(i), start: start) }
-        if text == "9223372036854775808" { return finishNumber(.bigInt(text), start: start) }
-        return Token(kind: .invalid("integer literal out of range"), range: SourceRange(start, location))
+        if let i = Int64(text) { return Token(kind: .int(i), range: range) }
+        return Token(kind: .bigInt(text), range: range)
     }
 
-    private mutating func finishNumber(_ kind: TokenKind, start: SourceLocation) -> Token {
-        if let c = peek(), c == 0x75 || c == 0x55 {
-            advance()
-            return Token(kind: .invalid("unsigned integer literals are not supported"), range: SourceRange(start, location))
-        }
-        // A letter right after the digits starts the next token (an identifier the parser does not
-        // expect there), as the emulator's lexer splits `1e3` into `1` and `e3`.
-        return Token(kind: kind, range: SourceRange(start, location))
+    /// The source text of `range` (how diagnostics quote a number: as written, `.5` not `0.5`).
+    func text(_ range: SourceRange) -> String {
+        String(decoding: bytes[range.start.offset..<range.end.offset], as: UTF8.self)
     }
 
     /// Reads a quoted literal; the cursor is on the opening quote.

@@ -85,7 +85,16 @@ struct Parser {
         if case .invalid(let why) = current.kind {
             return ParseFailure(message: "Invalid input: \(why).", range: current.range)
         }
-        return ParseFailure(message: "Unexpected \(current.display); expected \(expected).", range: current.range)
+        return ParseFailure(message: "Unexpected \(display(current)); expected \(expected).", range: current.range)
+    }
+
+    /// How a diagnostic names `token`: a number as written in the source (`.5`, `1.`), as the
+    /// emulator quotes it; anything else as `Token.display` does.
+    private func display(_ token: Token) -> String {
+        switch token.kind {
+        case .int, .float, .bigInt: "'\(lexer.text(token.range))'"
+        default: token.display
+        }
     }
 
     private mutating func expect(_ p: Punct, _ what: String? = nil) throws(ParseFailure) {
@@ -299,7 +308,13 @@ struct Parser {
                 throw ParseFailure(message: "Missing 'if' before conditional expression.", range: current.range)
             }
             advance()
-            condition = try parseExpr()
+            let first = current
+            do throws(ParseFailure) {
+                condition = try parseExpr()
+            } catch let failure where failure.range == first.range && failure.message.hasPrefix("Unexpected ") {
+                // Nothing after `if` can start an expression (`if ;`, `if +1`): the emulator's words.
+                throw ParseFailure(message: "Missing conditional expression after 'if'.", range: first.range)
+            }
         }
         let end = previousEnd
         if current.isPunct(.semicolon) {
@@ -464,7 +479,8 @@ struct Parser {
         if current.isPunct(.minus) {
             advance()
             // -9223372036854775808 is the one literal that only exists negated.
-            if case .bigInt = current.kind {
+            if case .bigInt(let digits) = current.kind {
+                guard digits == "9223372036854775808" else { throw Self.invalidNumber(current) }
                 let r = start.to(current.range)
                 advance()
                 return try parsePostfix(.int(Int64.min, r))
@@ -526,6 +542,12 @@ struct Parser {
         return args
     }
 
+    /// A whole number past Int64 (the emulator's words: `Invalid number literal 99999999999999999999.`).
+    private static func invalidNumber(_ t: Token) -> ParseFailure {
+        guard case .bigInt(let digits) = t.kind else { return ParseFailure(message: "Invalid number literal.", range: t.range) }
+        return ParseFailure(message: "Invalid number literal \(digits).", range: t.range)
+    }
+
     private mutating func parsePrimary() throws(ParseFailure) -> Expr {
         let t = current
         switch t.kind {
@@ -536,7 +558,7 @@ struct Parser {
         case .float(let d): advance(); return .float(d, t.range)
         case .string(let s): advance(); return .string(s, t.range)
         case .bytes(let b): advance(); return .bytes(b, t.range)
-        case .bigInt: throw ParseFailure(message: "Integer literal out of range.", range: t.range)
+        case .bigInt: throw Self.invalidNumber(t)
         case .identifier(let name):
             advance()
             if current.isPunct(.lparen) {

@@ -143,7 +143,7 @@ private enum Files: BlobNamespace { static let tables = BlobTables(prefix: "file
             // A file whose row never committed (the process died between the two).
             FileManager.default.createFile(atPath: dir + "/blobs/files/999", contents: Data([1, 2, 3]))
             // The writer thread creates the fourth file in its own time: wait for it (not a timing claim).
-            for _ in 0..<500 where files(dir).count < 4 { usleep(10_000) }
+            for _ in 0..<3000 where files(dir).count < 4 { usleep(10_000) }
             #expect(files(dir).count == 4)
             #expect(try db.write { c in try Store.deleteOrphans(c) } == 1)
             #expect(files(dir).count == 2, "the staging blob's file and the stray one go, the one in flight stays")

@@ -62,7 +62,7 @@ import HearthCore
             }
         }
         t.start()
-        #expect(done.wait(timeout: .now() + 5) == .success)
+        #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(creator.get() == main + 5)
         #expect(seen.get() == main)
     }
@@ -108,7 +108,7 @@ import HearthCore
         }
         queue.asyncAfter(nanoseconds: 20_000_000) { log.add("20ms") }
         queue.async { log.add("now") }
-        #expect(done.wait(timeout: .now() + 5) == .success)
+        #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(log.all == ["now", "20ms", "60ms"])
         #expect(late.get() >= 60_000_000)
     }
@@ -117,7 +117,7 @@ import HearthCore
         let queue = ThreadQueue(name: "queue-test")
         let done = DispatchSemaphore(value: 0)
         queue.asyncAfter(nanoseconds: 1_000_000) { done.signal() }
-        #expect(done.wait(timeout: .now() + 5) == .success)
+        #expect(done.wait(timeout: .now() + 30) == .success)
     }
 
     /// A value set on one thread and read on another (the test's own small lock box).

@@ -34,7 +34,7 @@ final class CallLifetimeWatcher: GRPCService, @unchecked Sendable {
 /// finished call — completed, cancelled by the client, or ended by the server — must be freed.
 @Suite struct CallLifetimeTests {
     static func eventuallyFreed(_ watcher: CallLifetimeWatcher) -> Bool {
-        for _ in 0..<250 {
+        for _ in 0..<1500 {
             if watcher.alive == 0 { return true }
             Thread.sleep(forTimeInterval: 0.02)
         }
@@ -73,7 +73,7 @@ final class CallLifetimeWatcher: GRPCService, @unchecked Sendable {
             #expect(r.field("grpc-status") == "0")
         }
         let held = try HeldOpenCurl(port: server.port, path: "/life.Life/Produced", first: [1])
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while watcher.opened < 4 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         held.kill()
         #expect(watcher.opened == 4)
@@ -85,7 +85,7 @@ final class CallLifetimeWatcher: GRPCService, @unchecked Sendable {
         let server = try Self.server(watcher)
         defer { server.stop(graceSeconds: 1) }
         let curl = try HeldOpenCurl(port: server.port, path: "/life.Life/Chat", first: [1])
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while watcher.opened == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         #expect(watcher.opened == 1)
         curl.kill()

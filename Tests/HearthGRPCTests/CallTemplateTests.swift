@@ -25,7 +25,7 @@ import HearthHTTP
             c.send(h2Frame(type: 1, flags: 4, stream: id, block) + h2Frame(type: 0, flags: 1, stream: id, framed([0x0A, 0x01, 0x61])))
             var data: [UInt8] = []
             var ended = false
-            let deadline = Date().addingTimeInterval(5)
+            let deadline = Date().addingTimeInterval(30)
             while !ended && Date() < deadline {
                 let n = recv(c.fd, &buffer, buffer.count, 0)
                 if n > 0 { pending += buffer[0..<n] }
@@ -120,7 +120,7 @@ import HearthHTTP
         -> [(type: UInt8, flags: UInt8, payload: [UInt8])] {
         var frames: [(type: UInt8, flags: UInt8, payload: [UInt8])] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while !done(frames) && Date() < deadline {
             let n = recv(c.fd, &buffer, buffer.count, 0)
             if n > 0 { pending += buffer[0..<n] }

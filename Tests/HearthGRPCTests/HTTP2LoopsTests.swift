@@ -112,9 +112,8 @@ extension RawSocket {
         let clients = try (0..<(2 * HTTP2Engine.defaultLoopCount)).map { _ in try RawSocket.h2Client(port: server.port) }
         for c in clients { _ = c.frames { f in f.contains { $0.type == 0 && $0.stream == 1 } } }
         let stopped = DispatchSemaphore(value: 0)
-        let started = Date()
         Thread.detachNewThread {
-            server.stop(graceSeconds: 10)
+            server.stop(graceSeconds: 60)
             stopped.signal()
         }
         for c in clients {
@@ -130,8 +129,8 @@ extension RawSocket {
             let frames = c.frames { _ in false }
             #expect(frames.filter { $0.type == 1 && $0.stream == 1 }.count == 1)
         }
-        #expect(stopped.wait(timeout: .now() + 5) == .success)
-        #expect(Date().timeIntervalSince(started) < 8)
+        // Stopped once the streams finished, long before the grace period (60 s) would have ended it.
+        #expect(stopped.wait(timeout: .now() + 30) == .success)
     }
 
     /// A request the client sent whole and that waits for an answer from another thread keeps its
@@ -185,7 +184,7 @@ extension RawSocket {
         other.send(h2Frame(type: 3, flags: 0, stream: 1, [0, 0, 0, 8]))  // RST_STREAM(CANCEL)
         shutdown(third.fd, Int32(SHUT_RDWR))
         var settled = false
-        for _ in 0..<200 where !settled {
+        for _ in 0..<3000 where !settled {
             settled = awaited() == 0
             if !settled { usleep(10_000) }
         }

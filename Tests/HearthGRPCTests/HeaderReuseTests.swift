@@ -115,7 +115,7 @@ import HearthHTTP
         c.send(preface + h2Frame(type: 4, flags: 0, stream: 0))
         for (i, block) in blocks.enumerated() {
             c.send(h2Frame(type: 1, flags: 4, stream: Int32(1 + 2 * i), block))
-            for _ in 0..<500 where recorder.count <= i { Thread.sleep(forTimeInterval: 0.01) }
+            for _ in 0..<3000 where recorder.count <= i { Thread.sleep(forTimeInterval: 0.01) }
         }
         #expect(recorder.count == blocks.count)
         let seen = recorder.lock.withLock { recorder.seen }

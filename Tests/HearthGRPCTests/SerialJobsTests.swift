@@ -23,7 +23,7 @@ import Testing
     }
 
     static func eventually(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<2500 {
+        for _ in 0..<15_000 {
             if condition() { return true }
             usleep(2000)
         }

@@ -7,6 +7,9 @@ import Testing
 final class SharedBytesService: HTTPService, @unchecked Sendable {
     private let lock = NSLock()
     private var stored: [UInt8]
+    private var answered = 0
+    /// Requests for `/shared/…` answered so far.
+    var sharedAnswers: Int { lock.withLock { answered } }
 
     init(count: Int) { stored = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) } }
 
@@ -22,6 +25,7 @@ final class SharedBytesService: HTTPService, @unchecked Sendable {
         let n = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
         if parts.first == "shared" {
             let all = bytes
+            lock.withLock { answered += 1 }
             return .respond(Response(status: 200, body: .bytes(n == all.count ? all : Array(all.prefix(n)))))
         }
         return .respond(Response(status: 200, body: .bytes(SharedBytesService.pattern(n, seed: n))))
@@ -66,7 +70,8 @@ final class SharedBytesService: HTTPService, @unchecked Sendable {
             // 1 MiB does not fit the socket's buffers: most of it is sent after the handler returned,
             // while the service drops its reference to the array the body came from.
             c.send("GET /shared/\(LentBodyTests.sharedCount) HTTP/1.1\r\nHost: h\r\n\r\n")
-            Thread.sleep(forTimeInterval: 0.05)
+            // Once the handler has answered (a sleep would let a slow server take the new bytes).
+            #expect(until { service.sharedAnswers >= 1 })
             service.bytes = SharedBytesService.pattern(LentBodyTests.sharedCount, seed: 99)
             let r = try #require(c.readResponse())
             #expect(r.body == before)

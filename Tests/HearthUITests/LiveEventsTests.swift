@@ -105,7 +105,7 @@ extension EventStream {
         let s = live.open(requests: nil, documents: true, lastEventID: nil)
         _ = s.drain()
         var text = ""
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while !text.contains(": ping\n\n") && Date() < deadline {
             usleep(20_000)
             text += s.drain()

@@ -190,7 +190,7 @@ struct ExpressionTests {
         ("'ab'[5]", "Index out of bound error. Index: [5] , size: [2]."), ("[1, 2][1:5]", "Index out of range error: slice [1:5] of size 2."),
         ("1 in 2", "Function not found error: Name: [in]."),
         ("'a'.hasAll(['a'])", "Function not found error: Name: [hasAll]."),
-        ("1.size()", "Function not found error: Name: [size]."),
+        ("(1).size()", "Function not found error: Name: [size]."), ("1..size()", "Function not found error: Name: [size]."),
         ("null.size()", "Null value error."),
         // Calls the emulator loads with a warning fail when evaluated (their arguments are not).
         ("nope()", "Function not found error: Name: [nope]."), ("math.nope(1)", "Function not found error: Name: [math.nope]."),

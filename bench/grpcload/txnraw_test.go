@@ -100,7 +100,7 @@ func newFake(t *testing.T) (*fakeFirestore, string) {
 // peers: the two clients against the fake at `hostPort`.
 func peers(t *testing.T, hostPort string) map[string]txnPeer {
 	*addr, *token = hostPort, "tok.en"
-	client := &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 5 * time.Second}
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 30 * time.Second}
 	t.Cleanup(client.CloseIdleConnections)
 	return map[string]txnPeer{
 		"net/http": &netHTTPPeer{client, testDocsPath, testName},

@@ -585,7 +585,7 @@ import Testing
             // writer has not published yet. So the stream gets a few seconds to catch up.
             let acknowledged = progress.all
             var behind: [String: Int64] = [:]
-            for _ in 0..<500 {
+            for _ in 0..<3000 {
                 absorb(l.take().flatMap { $0 })
                 behind = acknowledged.filter { path, n in (held[path] ?? -1) < n }
                 if behind.isEmpty { break }

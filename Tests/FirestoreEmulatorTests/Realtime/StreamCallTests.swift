@@ -146,7 +146,7 @@ final class DeferredResponses: GRPCResponseStream, @unchecked Sendable {
     /// Waits (a bounded time) until `condition` holds, for work the engine retries on its own.
     /// Polls `condition` every 2 ms for up to `seconds` (a hang guard, not a speed claim: a loaded
     /// machine — `make test` runs suites in parallel — may take several times a quiet one's time).
-    static func eventually(seconds: Int = 5, _ condition: () -> Bool) -> Bool {
+    static func eventually(seconds: Int = 30, _ condition: () -> Bool) -> Bool {
         for _ in 0..<(seconds * 500) {
             if condition() { return true }
             usleep(2000)
@@ -197,7 +197,7 @@ final class DeferredResponses: GRPCResponseStream, @unchecked Sendable {
         // About a mebibyte was handed over; the rest waits in the outbox.
         #expect(h.service.listeners.sync { h.service.listeners.streams.values.map(\.pending).reduce(0, +) } > 0)
         var passes = 0
-        while d.inner.messages.count < 3 + 12, passes < 500 {
+        while d.inner.messages.count < 3 + 12, passes < 15_000 {
             d.runProducer()
             passes += 1
             usleep(2000)

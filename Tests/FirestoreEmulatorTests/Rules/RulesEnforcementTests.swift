@@ -179,7 +179,7 @@ import Testing
         try Self.rules("match /{d=**} { allow read: if true; }").write(to: file, atomically: true, encoding: .utf8)
         // The watcher polls every 500 ms; wait for it rather than poking it.
         var status = 0
-        for _ in 0..<40 {
+        for _ in 0..<600 {
             status = h.call("GET", h.api("/c/d"), as: .anonymous).status
             if status == 200 { break }
             Thread.sleep(forTimeInterval: 0.05)

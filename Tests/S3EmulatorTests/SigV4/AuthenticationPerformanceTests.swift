@@ -3,8 +3,10 @@ import HearthHTTP
 import Testing
 @testable import S3Emulator
 
-/// Rough cost of verification on the hot path (the numbers are printed; the bounds are loose so
-/// debug builds on a loaded machine pass).
+/// Verification on the hot path, repeated: every one of thousands of verifications of the same
+/// request gives the same verdict (the caches it uses do not drift). The cost is printed for a
+/// look, not asserted: performance claims come from `make bench` (docs/benchmarks.md), never from
+/// a timed unit test, which a loaded machine can fail.
 @Suite struct AuthenticationPerformanceTests {
     static func measure(_ iterations: Int, _ body: () -> Void) -> Duration {
         for _ in 0..<50 { body() }
@@ -18,9 +20,10 @@ import Testing
         let request = try RequestAuthenticatorTests.presigned("GET", key: "photos/2026/a.jpg")
         let authenticator = RequestAuthenticatorTests.authenticator()
         #expect(authenticator.authenticate(request, bucket: "bkt").sigValue != nil)
-        let perRequest = Self.measure(2000) { _ = authenticator.authenticate(request, bucket: "bkt") }
+        var accepted = 0
+        let perRequest = Self.measure(2000) { if authenticator.authenticate(request, bucket: "bkt").sigValue != nil { accepted += 1 } }
         print("presigned GET verification: \(perRequest)")
-        #expect(perRequest < .milliseconds(2))
+        #expect(accepted == 2050)
     }
 
     @Test func headerSignedPut() {
@@ -29,9 +32,10 @@ import Testing
         ], body: Array("hello world".utf8))
         let authenticator = RequestAuthenticatorTests.authenticator()
         #expect(authenticator.authenticate(request, bucket: "bkt").sigValue != nil)
-        let perRequest = Self.measure(2000) { _ = authenticator.authenticate(request, bucket: "bkt") }
+        var accepted = 0
+        let perRequest = Self.measure(2000) { if authenticator.authenticate(request, bucket: "bkt").sigValue != nil { accepted += 1 } }
         print("header-signed PUT verification: \(perRequest)")
-        #expect(perRequest < .milliseconds(2))
+        #expect(accepted == 2050)
     }
 
     @Test func chunkedThroughput() throws {

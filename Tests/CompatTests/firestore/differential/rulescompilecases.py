@@ -80,6 +80,34 @@ CASES = {
  "float_exp_neg": w("    match /a/{id} { allow read: if 1.5e-3 > 0.0; }"),
  "float_exp_upper": w("    match /a/{id} { allow read: if 1.5E3 > 0.0; }"),
  "float_exp_plus": w("    match /a/{id} { allow read: if 2e+3 > 0.0; }"),
+ # The other number literals users try (issue 20, flaky35): the emulator's grammar has decimal ints and
+ # floats with one `.` (`1.` and `.5` included) and nothing else — no hex, unsigned suffix, `_`,
+ # leading zero, unary plus or exponent (`1.e3` is `1.` then `e3`) — and whole numbers past int64 are
+ # `Invalid number literal …`, but for -9223372036854775808 (RUN_CASES' number_literals has the values).
+ "float_dot_exp": w("    match /a/{id} { allow read: if 1.e3 == 1000.0; }"),
+ "float_trailing_dot": w("    match /a/{id} { allow read: if 1. == 1.0; }"),
+ "float_leading_dot": w("    match /a/{id} { allow read: if .5 == 0.5; }"),
+ "float_dot_name": w("    match /a/{id} { allow read: if 1.size() == 1; }"),
+ "float_two_dots": w("    match /a/{id} { allow read: if 1.0.5 == 1; }"),
+ "float_spaced_dot": w("    match /a/{id} { allow read: if 1 .5 == 1; }"),
+ "int_hex": w("    match /a/{id} { allow read: if 0x10 == 16; }"),
+ "int_hex_upper": w("    match /a/{id} { allow read: if 0X10 == 16; }"),
+ "int_hex_past_int64": w("    match /a/{id} { allow read: if -0x8000000000000000 < 0; }"),
+ "int_unsigned": w("    match /a/{id} { allow read: if 1u == 1; }"),
+ "float_unsigned": w("    match /a/{id} { allow read: if 1.5u == 1.5; }"),
+ "int_underscore": w("    match /a/{id} { allow read: if 1_000 == 1000; }"),
+ "int_leading_zero": w("    match /a/{id} { allow read: if 01 == 1; }"),
+ "int_zeros": w("    match /a/{id} { allow read: if 00 == 0; }"),
+ "unary_plus": w("    match /a/{id} { allow read: if +1 == 1; }"),
+ "unary_plus_inner": w("    match /a/{id} { allow read: if 1 == +1; }"),
+ "unary_plus_paren": w("    match /a/{id} { allow read: if (+1) == 1; }"),
+ "empty_condition": w("    match /a/{id} { allow read: if ; }"),
+ "int_past_int64": w("    match /a/{id} { allow read: if 9223372036854775808 > 0; }"),
+ "int_far_past_int64": w("    match /a/{id} { allow read: if 99999999999999999999 > 0; }"),
+ "int_min": w("    match /a/{id} { allow read: if -9223372036854775808 < 0; }"),
+ "int_below_min": w("    match /a/{id} { allow read: if -9223372036854775809 < 0; }"),
+ "int_min_parenthesised": w("    match /a/{id} { allow read: if -(9223372036854775808) < 0; }"),
+ "float_method": w("    match /a/{id} { allow read: if 1..size() == 1; }"),
 }
 
 # Files that load with a warning and a call that fails when a request runs it: the rules, then the
@@ -95,6 +123,13 @@ RUN_CASES = {
  "method_extra_arg": (w("    match /a/{id} { allow get: if 'x'.size(1) == 1; }"), "a/x"),
  # Beside cloud.firestore, a storage block whose `match /{all=**}` would match any Firestore path
  # judges nothing there: the Firestore block's false decides.
+ # Number literals' values: every comparison holds on the emulator, so the negation denies (a wrong
+ # value would allow, and the GET would find no document: 404). Then a method called on `1.`.
+ "number_literals": (w("    match /a/{id} { allow get: if !(.5 == 0.5 && 1. == 1.0 && 5. == 5.0 && -1. == -1.0"
+                       " && [1., 2.] == [1.0, 2.0] && 0. == 0 && - 9223372036854775808 < 0"
+                       " && -9223372036854775808 == -9223372036854775807 - 1 && 9223372036854775807 > 0"
+                       " && 1000000000000000000000.0 > 0.0 && 1.1234567890123456789 > 1.0 && 0.0 == -0.0); }"), "a/x"),
+ "float_method": (w("    match /a/{id} { allow get: if 1..size() == 1; }"), "a/x"),
  "storage_block_ignored": (w("    match /a/{id} { allow get: if false; }")
                            + "service firebase.storage {\n  match /{all=**} { allow read, write: if true; }\n}\n", "a/x"),
 }

@@ -132,7 +132,8 @@ def t(emulator_host):
     target = Target(emulator_host)
     target.seed("notes/alice/items/a1", "notes/alice/items/a2", "notes/bob/items/b1", "shared/s1", "shared/s2",
                 "verified/v1", "prov/p1", "tenant/t1", "groups/g1")
-    return target
+    yield target
+    target.grpc.transport.close()
 
 
 DENIED = "PERMISSION_DENIED"

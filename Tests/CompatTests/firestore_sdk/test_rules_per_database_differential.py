@@ -139,3 +139,12 @@ def test_a_named_database_without_rules_of_its_own(emulator_host, clients, targe
     else:
         # The official emulator: a database without rules of its own is open.
         assert got == "OK"
+
+
+
+def test_get_of_a_databases_rules_and_coverage(emulator_host, clients):
+    host, p = emulator_host, clients.project
+    assert put_rules(host, f"{p}/databases/other", OPEN_PUB) == (200, {})
+    status, body = call(host, "GET", f"/emulator/v1/projects/{p}/databases/other:securityRules")
+    assert status == 200 and [f["content"] for f in body["rules"]["files"]] == [OPEN_PUB], body
+    assert call(host, "GET", f"/emulator/v1/projects/{p}/databases/other:ruleCoverage")[0] == 200

@@ -20,7 +20,7 @@ extension FuzzTargets {
             for transaction in [true, false] {
                 guard let direct = WriteJSONDecoder(database: writesDatabase).body(body, transaction: transaction) else { continue }
                 FuzzChecks.count("writes")
-                switch generalJSON(body, transaction: transaction) {
+                switch WriteJSONDecoder(database: writesDatabase).general(body, transaction: transaction) {
                 case .success(let general):
                     guard same(direct.writes, general.writes), direct.transaction == general.transaction else {
                         throw FuzzFailure("REST body \(String(decoding: body, as: UTF8.self).debugDescription) (transaction allowed: \(transaction)): direct \(direct), general \(general)")
@@ -33,7 +33,7 @@ extension FuzzTargets {
             guard let request = WriteProtoDecoder.commitRequest(body),
                   let direct = WriteProtoDecoder(database: writesDatabase).writes(request.writes) else { return }
             FuzzChecks.count("writes")
-            switch generalProto(body) {
+            switch WriteProtoDecoder(database: writesDatabase).general(body) {
             case .success(let general):
                 guard same(direct, general) else {
                     throw FuzzFailure("CommitRequest \(body): direct \(direct), general \(general)")
@@ -47,41 +47,5 @@ extension FuzzTargets {
     /// Equal, or printed alike (a NaN double is unequal to itself in both).
     private static func same(_ a: [Write], _ b: [Write]) -> Bool {
         a == b || String(reflecting: a) == String(reflecting: b)
-    }
-
-    /// What the REST handler does with a body the direct decoder leaves (`parseWrites`).
-    private static func generalJSON(_ bytes: [UInt8], transaction: Bool) -> Result<WriteJSONDecoder.Body, FirestoreError> {
-        do throws(FirestoreError) {
-            var json = JSON.object([:])  // an empty (or blank) body is an empty message (`RequestContext.body`)
-            if !bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-                do { json = try JSON.parse(bytes) } catch { throw .invalidArgument("Invalid JSON payload received. \(error)") }
-            }
-            let body = try ProtoObject(json: json, path: "")
-            try body.requireKnown(transaction ? ["writes", "transaction", "requestOptions"] : ["writes", "labels", "requestOptions"])
-            let parser = WriteParser(database: writesDatabase)
-            var out: [Write] = []
-            for (i, item) in (try body.array("writes") ?? []).enumerated() {
-                out.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
-            }
-            return .success(WriteJSONDecoder.Body(writes: out, transaction: transaction ? try body.string("transaction") : nil))
-        } catch {
-            return .failure(error)
-        }
-    }
-
-    /// What the gRPC Commit did before its direct decoder: proto3 JSON, then `WriteParser`.
-    private static func generalProto(_ bytes: [UInt8]) -> Result<[Write], FirestoreError> {
-        do throws(FirestoreError) {
-            let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "CommitRequest")
-            let body = ProtoObject(JSONObject(o.members.filter { $0.0 != "database" }), path: "")
-            let parser = WriteParser(database: writesDatabase)
-            var out: [Write] = []
-            for (i, item) in (try body.array("writes") ?? []).enumerated() {
-                out.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
-            }
-            return .success(out)
-        } catch {
-            return .failure(error)
-        }
     }
 }

@@ -105,7 +105,9 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
             finish(status)
         case .success(let found):
             route = found
-            if case .bidirectional(let open) = found.handler, let jobs {
+            // The flag first: matching the handler copied the enum (a retain and a release of its
+            // closures) on every unary call too.
+            if template.bidirectional, let jobs, case .bidirectional(let open) = found.handler {
                 let context = self.context
                 // The handler has its copy; a long-lived stream need not keep the request's headers
                 // (an ID token alone is a kilobyte, times every idle listener).

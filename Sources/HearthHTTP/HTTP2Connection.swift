@@ -344,8 +344,10 @@ final class HTTP2Connection: EventLoopTask, @unchecked Sendable {
     /// the current handler (loop thread, outside nghttp2's callbacks: `HTTP2Stream.sendQueued`).
     func flushNow() {
         // Inside nghttp2's callbacks (a delegate method) nghttp2 may not be called again: the flush
-        // after the current handler sends it.
-        guard !closed, !receiving, loop.isLoopThread else { return }
+        // after the current handler sends it. The thread first: another loop answering a batch of
+        // the server's `QuickCalls` may hold this connection's call, and `closed` and `receiving`
+        // are this loop's (read from that thread they raced this loop setting them).
+        guard loop.isLoopThread, !closed, !receiving else { return }
         flushDirty()
     }
 

@@ -98,7 +98,9 @@ enum CallerName {
         // `Mutex` waits on a priority-inheritance futex that hands the lock over in strict turns
         // through the kernel — under contention a convoy (docs/benchmarks.md, *Run of 5 December*).
         private let lock = NSLock()
-        private var names: [String: String?] = [:]
+        // Keyed and compared by bytes (`ExactString`): by `String`'s canonical equivalence a token
+        // with U+212A KELVIN SIGN for a `K` was logged under the name of the token it imitates.
+        private var names: [ExactString: String?] = [:]
         private static let capacity = 1024
 
         /// `.some(nil)`: the token names nobody; nil: not cached.
@@ -109,8 +111,8 @@ enum CallerName {
         func name(of token: String) -> String?? {
             lock.lock()
             defer { lock.unlock() }
-            if let last, last.token == token { return .some(last.name) }
-            guard let found = names[token] else { return nil }
+            if let last, ExactString.equal(last.token, token) { return .some(last.name) }
+            guard let found = names[ExactString(token)] else { return nil }
             last = (token, found)
             return found
         }
@@ -121,7 +123,7 @@ enum CallerName {
         func name(ofAuthorization value: String) -> String?? {
             lock.lock()
             defer { lock.unlock() }
-            guard let lastAuthorization, lastAuthorization.value == value else { return nil }
+            guard let lastAuthorization, ExactString.equal(lastAuthorization.value, value) else { return nil }
             // The same bytes in another string (a new connection's first request): that one is
             // kept instead, as the next request's is the same string again, and `==` of one string
             // is a comparison of two words where equal kilobyte tokens were compared byte by byte.
@@ -142,8 +144,8 @@ enum CallerName {
                 names.removeAll(keepingCapacity: true)
                 last = nil
             }
-            names[token] = .some(name)
-            if last?.token == token { last = nil }
+            names[ExactString(token)] = .some(name)
+            if let last, ExactString.equal(last.token, token) { self.last = nil }
         }
     }
 }

@@ -4,6 +4,7 @@
 // expression had before, and queuing, folding and freeing those was most of coverage's cost.
 
 import Foundation
+import Synchronization
 
 /// A published, immutable view of one coverage table: per expression, the entries a visit may be
 /// counted at without being folded. Only outcomes whose class of equal values holds nothing that
@@ -46,6 +47,12 @@ final class CoverageHints: @unchecked Sendable {
     let counts: CountedVisits
     /// Whether some offered string has another spelling (`Node.spelled`).
     let spelled: Bool
+    /// A number no other hints object of this process has had: what a remembered decision's split
+    /// of its visits (`DecisionMemo.Replay`) was made against. The object's address would do
+    /// only while it lives, and an entry holding the object itself would keep its ruleset alive
+    /// (ruleset → memo → entry → hints → ruleset).
+    let serial: UInt64 = CoverageHints.serials.add(1, ordering: .relaxed).newValue
+    private static let serials = Atomic<UInt64>(0)
     /// Per node, the value of a `kind` 1 to 4 offer, or a list of strings its last entry holds
     /// (`keyList`); .null otherwise. For `value(_:_:)` and `keyList(_:of:)`.
     private let values: [RulesValue]

@@ -125,16 +125,45 @@ public final class Ruleset: Sendable {
         return decision(finished, allowed: allowed, recording: trace)
     }
 
+    /// Whether `request` is allowed, and the denial's message (empty when allowed): what
+    /// `evaluate` decides, without the decision's trace. A remembered decision is read in place
+    /// (`evaluate` copies it out, and its caller destroys the copy: ~0.4k instructions a get).
+    public func verdict(_ request: RulesRequest, lookup: any RulesDocumentLookup,
+                        coverage: RulesCoverage? = nil) -> (allowed: Bool, message: String) {
+        if let memo, memo.methods.contains(MethodSet(request.method)) {
+            let hash = DecisionMemo.hash(request)
+            if let entry = found(request, hash: hash, memo: memo, coverage: coverage) {
+                return (entry.decision.allowed, entry.decision.message)
+            }
+            let decision = evaluateAndRemember(request, hash: hash, memo: memo, lookup: lookup, coverage: coverage)
+            return (decision.allowed, decision.message)
+        }
+        let decision = evaluate(request, lookup: lookup, coverage: coverage)
+        return (decision.allowed, decision.message)
+    }
+
     /// A decision of a method `memo` remembers: the remembered one, its evaluation's visits handed
     /// to coverage as the evaluation would have; else evaluated (recording every value, so the
     /// entry can replay them) and remembered unless the evaluation ended in a fatal error.
     private func remembered(_ request: RulesRequest, memo: DecisionMemo, lookup: any RulesDocumentLookup,
                             coverage: RulesCoverage?) -> RulesDecision {
         let hash = DecisionMemo.hash(request)
-        if let entry = memo.find(request, hash: hash) {
-            if let coverage { replay(entry.visits, into: coverage) }
-            return entry.decision
-        }
+        if let entry = found(request, hash: hash, memo: memo, coverage: coverage) { return entry.decision }
+        return evaluateAndRemember(request, hash: hash, memo: memo, lookup: lookup, coverage: coverage)
+    }
+
+    /// The remembered entry for `request`, its visits handed to `coverage`; nil when none is kept.
+    @inline(__always)
+    private func found(_ request: RulesRequest, hash: UInt64, memo: DecisionMemo, coverage: RulesCoverage?) -> DecisionMemo.Entry? {
+        guard let (entry, kept) = memo.find(request, hash: hash) else { return nil }
+        if let coverage { replay(entry, kept, memo: memo, into: coverage) }
+        return entry
+    }
+
+    /// `request` evaluated (recording every value, so an entry can replay them) and remembered
+    /// unless the evaluation ended in a fatal error.
+    private func evaluateAndRemember(_ request: RulesRequest, hash: UInt64, memo: DecisionMemo,
+                                     lookup: any RulesDocumentLookup, coverage: RulesCoverage?) -> RulesDecision {
         var evaluation = Evaluation(program: program, request: request, source: .lookup(lookup), recording: true)
         evaluation.grantDetails = false
         let allowed = evaluation.run()
@@ -149,12 +178,27 @@ public final class Ruleset: Sendable {
 
     /// Hands a remembered evaluation's visits to `coverage` as an evaluation with its hints would:
     /// a value the hints offer is counted at its entry (`hits`), every other visit is queued for
-    /// the fold. Folding them all cost ~1k instructions a remembered get.
-    private func replay(_ visits: [Visit], into coverage: RulesCoverage) {
+    /// the fold. Folding them all cost ~1k instructions a remembered get. The split is kept with
+    /// the entry for as long as the hints are the same object (`DecisionMemo.Replay`): making it
+    /// again on every hit cost ~1.4k more.
+    private func replay(_ entry: DecisionMemo.Entry, _ kept: DecisionMemo.Replay?, memo: DecisionMemo,
+                        into coverage: RulesCoverage) {
         guard let hints = coverage.hints(for: self) else {
-            coverage.record(visited: visits, hits: [], hints: nil, ruleset: self)
+            coverage.record(visited: entry.visits, hits: [], hints: nil, ruleset: self)
             return
         }
+        if let kept, kept.serial == hints.serial {
+            coverage.record(visited: kept.rest, hits: kept.hits, hints: hints, ruleset: self)
+            return
+        }
+        let split = Self.split(entry.visits, by: hints)
+        memo.keep(split, for: entry)
+        coverage.record(visited: split.rest, hits: split.hits, hints: hints, ruleset: self)
+    }
+
+    /// `visits` split as an evaluation with `hints` would have made them: the visits the hints
+    /// offer an entry for, as counts (`hits`), and the others (`rest`).
+    static func split(_ visits: [Visit], by hints: CoverageHints) -> DecisionMemo.Replay {
         let offers = hints.offers
         var rest: [Visit] = []
         var hits: [UInt64] = []
@@ -170,7 +214,7 @@ public final class Ruleset: Sendable {
             }
             rest.append(v)
         }
-        coverage.record(visited: rest, hits: hits, hints: hints, ruleset: self)
+        return DecisionMemo.Replay(serial: hints.serial, rest: rest, hits: hits)
     }
 
     /// recording: keep every visited value even when the request is allowed (test reports).

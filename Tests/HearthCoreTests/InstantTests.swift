@@ -39,6 +39,19 @@ import HearthCore
 }
 
 @Suite struct ClockTests {
+    /// The system time read from `CLOCK_REALTIME` is `Date()`'s, to the microsecond: read between
+    /// two dates, it lies between them (a microsecond's slack for the rounding of each).
+    @Test func systemTimeIsDatesTime() {
+        for _ in 0..<100 {
+            let before = Instant(Date()), now = Clock.systemTime(), after = Instant(Date())
+            #expect(before.unixMicros - 1 <= now.unixMicros && now.unixMicros <= after.unixMicros + 1,
+                    "\(before.unixMicros) \(now.unixMicros) \(after.unixMicros)")
+        }
+        let clock = Clock()
+        let d = clock.now().unixMicros - Instant(Date()).unixMicros
+        #expect(abs(d) < 1_000_000)
+    }
+
     @Test func freezeAdvanceAndReturnToSystem() {
         let base = Instant(unixSeconds: 1_000_000)
         let clock = Clock(systemNow: { base })

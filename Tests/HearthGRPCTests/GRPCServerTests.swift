@@ -355,6 +355,57 @@ func framed(_ message: [UInt8]) -> [UInt8] {
         }
     }
 
+    /// Connections on different loops share the server's `QuickCalls`: a loop answering its batch
+    /// may answer another loop's calls in it, and every `answersPerWrite`-th answer asks that call's
+    /// connection to send now (`sendQueued`). The other loop's connection must then only queue (its
+    /// `closed` and `receiving` are its loop's to read: read first, before the thread check, they
+    /// raced that loop under ThreadSanitizer). Four connections (two per loop) send bursts of 20
+    /// calls at once, round after round: every call is answered, on every connection.
+    @Test func quickCallsOfConnectionsOnTwoLoopsAreAllAnswered() throws {
+        let server = HTTPServer(name: "t", configuration: .init(port: 0, threads: 2), service: PlainService(),
+                                http2: GRPCServer(services: [EchoService()]))
+        try server.start()
+        defer { server.stop(graceSeconds: 1) }
+        let connections = 4, rounds = 25, perBurst = 2 * QuickCalls.answersPerWrite + 4
+        final class Counts: @unchecked Sendable { var answered = [Int](repeating: 0, count: 4) }  // under `lock`
+        let counts = Counts()
+        let lock = NSLock()
+        let done = DispatchGroup()
+        for k in 0..<connections {
+            DispatchQueue.global().async(group: done) {
+                guard let c = try? RawSocket(port: server.port) else { return }
+                c.send(preface + h2Frame(type: 4, flags: 0, stream: 0))
+                var received: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                var next: Int32 = 1
+                var total = 0
+                for _ in 0..<rounds {
+                    var calls: [UInt8] = []
+                    for _ in 0..<perBurst {
+                        calls += h2Frame(type: 1, flags: 4, stream: next, BadInputTests.requestHeaders("/echo.Echo/Quick"))
+                        calls += h2Frame(type: 0, flags: 1, stream: next, framed([1]))
+                        next += 2
+                    }
+                    c.send(calls)
+                    total += perBurst
+                    let deadline = Date().addingTimeInterval(10)
+                    while Date() < deadline {
+                        let answers = h2Frames(received).filter { $0.type == 0 && $0.payload == framed(Array("quick".utf8)) }.count
+                        if answers >= total { break }
+                        let n = recv(c.fd, &buffer, buffer.count, 0)
+                        if n <= 0 { break }
+                        received += buffer[0..<n]
+                    }
+                }
+                let answers = h2Frames(received).filter { $0.type == 0 && $0.payload == framed(Array("quick".utf8)) }.count
+                lock.withLock { counts.answered[k] = answers }
+            }
+        }
+        #expect(done.wait(timeout: .now() + 120) == .success)
+        #expect(lock.withLock { counts.answered } == Array(repeating: rounds * perBurst, count: connections))
+        try expectStillServing(server)
+    }
+
     /// Paths split on bytes as `/{service}/{method}`, a stray query ignored.
     /// Request bytes go back to the flow-control windows as the loop hands them to the call
     /// (`HTTP2Stream.consume` during the read, the WINDOW_UPDATE sent after it): a request three

@@ -105,6 +105,21 @@ import Testing
         }
     }
 
+    /// A token is named by its bytes: with U+212A KELVIN SIGN for its `K` (canonically the same
+    /// `String`), the token the log just named is not that caller, as an undecodable token names nobody.
+    @Test func aCanonicallyEquivalentTokenIsNotNamedAsTheOriginal() {
+        let token = "eyJhbGciOiJub25lIn0.eyJ1c2VyX2lkIjoiam9KIn0."  // {"user_id":"joJ"}
+        let imitation = token.replacingOccurrences(of: "K", with: "\u{212A}")
+        #expect(!imitation.utf8.elementsEqual(token.utf8))
+        for _ in 0..<2 {
+            #expect(CallerName.ofAuthorization("Bearer \(token)") == "joJ")
+            #expect(CallerName.ofAuthorization("Bearer \(imitation)") == nil)
+            // The same after two spaces (a header not noted before: looked up by its token too).
+            #expect(CallerName.ofAuthorization("Bearer  \(token)") == "joJ")
+            #expect(CallerName.ofAuthorization("Bearer  \(imitation)") == nil)
+        }
+    }
+
     /// The byte prefix test agrees with `hasPrefix` (Characters), combining marks and all.
     @Test(arguments: ["Bearer x", "Bearer ", "Bearer", "bearer x", "Bearer \u{301}x", "Bearer \u{301}", "Bearer\u{301} x",
                       "Bearer x\u{301}", "Bearer  x", "", "B", "Bearer \r\nx", "BEARER x", "Bearer\tx"])

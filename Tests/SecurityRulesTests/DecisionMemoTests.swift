@@ -218,8 +218,9 @@ struct DecisionMemoTests {
         #expect(r.rememberedDecisions.misses == 2 * n)
     }
 
-    @Test("coverage with remembered decisions reports what evaluating every request reports")
-    func coverageSame() {
+    /// The coverage tests' rules, compiled with a memo and without, and their requests (allowed and
+    /// denied, a list, a claim, a uid with `K`).
+    static func coverageCase() -> (memo: Ruleset, plain: Ruleset, requests: [RulesRequest]) {
         let body = """
             match /users/{uid}/files/{fileId} {
               function isOwner() { return request.auth != null && request.auth.uid == uid; }
@@ -227,10 +228,7 @@ struct DecisionMemoTests {
               allow get: if request.auth.token.admin == true;
             }
         """
-        let memo = compiled(rules(body))
-        let plain = Ruleset.compile(rules(body), fileName: "test.rules", memoize: false).ruleset!
-        let withMemo = RulesCoverage(), without = RulesCoverage()
-        let requests = [
+        return (compiled(rules(body)), Ruleset.compile(rules(body), fileName: "test.rules", memoize: false).ruleset!, [
             Req.make(.get, "users/u1/files/f1", uid: "u1"),
             Req.make(.get, "users/u1/files/f1", uid: "u2"),
             Req.make(.get, "users/u1/files/f", uid: "u1"),
@@ -238,7 +236,13 @@ struct DecisionMemoTests {
             Req.make(.list, "users/u1/files/f1", uid: "u1"),
             Req.make(.get, "users/u1/files/f1", uid: "u2", claims: ["admin": .bool(true)]),
             Req.make(.get, "users/K/files/f1", uid: "K"),
-        ]
+        ])
+    }
+
+    @Test("coverage with remembered decisions reports what evaluating every request reports")
+    func coverageSame() {
+        let (memo, plain, requests) = Self.coverageCase()
+        let withMemo = RulesCoverage(), without = RulesCoverage()
         for _ in 0..<200 {
             for r in requests {
                 _ = memo.evaluate(r, lookup: MapLookup(), coverage: withMemo)
@@ -249,5 +253,65 @@ struct DecisionMemoTests {
         let a = withMemo.json(for: memo).serialized(pretty: true), b = without.json(for: plain).serialized(pretty: true)
         #expect(a == b)
         #expect(a.contains("200"))
+    }
+
+    @Test("a hit's split of its visits is kept per hints: a reset's new hints split them again, reports unchanged")
+    func replayKeptPerHints() {
+        let (memo, plain, requests) = Self.coverageCase()
+        let withMemo = RulesCoverage(), without = RulesCoverage()
+        func run(_ order: [RulesRequest], times: Int) {
+            for _ in 0..<times {
+                for r in order {
+                    let v = memo.verdict(r, lookup: MapLookup(), coverage: withMemo)
+                    let d = plain.evaluate(r, lookup: MapLookup(), coverage: without)
+                    #expect(v.allowed == d.allowed && v.message == d.message)
+                }
+            }
+        }
+        func keptSerials() -> Set<UInt64> {
+            var out = Set<UInt64>()
+            for r in requests {
+                if let (_, kept) = memo.memo!.find(r, hash: DecisionMemo.hash(r)), let kept { out.insert(kept.serial) }
+            }
+            return out
+        }
+        // A report folds what waits (the hints then stay as they are); one more pass hits with them.
+        func settle(_ order: [RulesRequest]) -> CoverageHints? {
+            _ = withMemo.json(for: memo)
+            _ = without.json(for: plain)
+            run(order, times: 1)
+            return withMemo.hints(for: memo)
+        }
+        run(requests, times: 149)
+        let hints = settle(requests)
+        #expect(hints != nil)
+        // Every entry's split was made for the hints in force, and kept.
+        #expect(keptSerials() == [hints!.serial])
+        #expect(withMemo.json(for: memo).serialized(pretty: true) == without.json(for: plain).serialized(pretty: true))
+        // A reset: the tables start over, in another order (so each outcome's entry moves), and
+        // new hints are published; a split kept for the old ones would count at the old entries.
+        withMemo.reset()
+        without.reset()
+        run(requests.reversed(), times: 149)
+        let newHints = settle(requests.reversed())
+        #expect(newHints != nil && newHints!.serial != hints!.serial)
+        #expect(keptSerials() == [newHints!.serial])
+        let a = withMemo.json(for: memo).serialized(pretty: true), b = without.json(for: plain).serialized(pretty: true)
+        #expect(a == b)
+        #expect(a.contains("150"))
+    }
+
+    @Test("a path is the same as an entry's when it is the very array, or the same bytes; never by canonical equivalence")
+    func sameSegments() {
+        let kept = ["databases", "(default)", "documents", "users", "caf\u{E9}"]
+        #expect(DecisionMemo.sameSegments(kept, kept))
+        var copied = kept
+        copied.reserveCapacity(copied.count + 10)  // another buffer, the same strings
+        #expect(DecisionMemo.sameSegments(kept, copied))
+        let decomposed = ["databases", "(default)", "documents", "users", "cafe\u{301}"]
+        #expect(kept == decomposed)  // Swift's ==: canonically equivalent
+        #expect(!DecisionMemo.sameSegments(kept, decomposed))
+        #expect(!DecisionMemo.sameSegments(kept, Array(kept.dropLast())))
+        #expect(DecisionMemo.sameSegments([], []))
     }
 }

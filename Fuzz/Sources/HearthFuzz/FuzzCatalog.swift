@@ -21,6 +21,7 @@ public enum FuzzCatalog {
         ("value-order", { bytes throws(FuzzFailure) in try FuzzTargets.valueOrder(bytes) }),
         ("percent", { bytes throws(FuzzFailure) in try FuzzTargets.percentDecoding(bytes) }),
         ("listen-write", { bytes throws(FuzzFailure) in try FuzzTargets.listenWrite(bytes) }),
+        ("writes", { bytes throws(FuzzFailure) in try FuzzTargets.writes(bytes) }),
     ]
 
     /// The target called `name`.

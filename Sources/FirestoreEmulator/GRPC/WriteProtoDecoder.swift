@@ -365,3 +365,23 @@ struct WriteProtoDecoder {
         do { return try r.readFixed64() } catch { throw Fallback() }
     }
 }
+
+extension WriteProtoDecoder {
+    /// The general path this decoder stands for, on a whole CommitRequest: proto3 JSON, then
+    /// `WriteParser` (what the gRPC Commit ran before this decoder). The reference
+    /// `WriteProtoDecoderTests` and the `writes` fuzz target compare with.
+    func general(_ bytes: [UInt8]) -> Result<[Write], FirestoreError> {
+        do throws(FirestoreError) {
+            let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "CommitRequest")
+            let body = ProtoObject(JSONObject(o.members.filter { $0.0 != "database" }), path: "")
+            let parser = WriteParser(database: database)
+            var out: [Write] = []
+            for (i, item) in (try body.array("writes") ?? []).enumerated() {
+                out.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
+            }
+            return .success(out)
+        } catch {
+            return .failure(error)
+        }
+    }
+}

@@ -129,10 +129,15 @@ enum Caller {
 /// decoded give the same `request.auth`. Accepted, the verifier answers the same for the same token
 /// (uid and claims come from the token); refused later (expired on the emulator clock, another
 /// project), the token is used as decoded — the same value again. So entries never go stale.
+///
+/// Tokens and headers are compared by their bytes (`ExactString`), never by `String`'s `==`:
+/// canonical equivalence made a token with U+212A KELVIN SIGN where the verified one has `K` the
+/// same key, and answered that token (which is no JWT: its base64 does not decode) as the verified
+/// one's caller.
 final class CallerCache: @unchecked Sendable {
     // `entries` is guarded by `lock`.
     private let lock = NSLock()
-    private var entries: [String: (auth: RulesValue, issuedAt: Int64?)] = [:]
+    private var entries: [ExactString: (auth: RulesValue, issuedAt: Int64?)] = [:]
     /// The entry found last (always one of `entries`).
     private var last: (token: String, auth: RulesValue, issuedAt: Int64?)?
     /// A plain `Bearer` header (`Caller.simpleBearerToken`) whose token is `last`'s, with that answer.
@@ -149,8 +154,8 @@ final class CallerCache: @unchecked Sendable {
         defer { lock.unlock() }
         // A client sends one token for an hour: comparing it with the last one found (a memcmp)
         // spares hashing its kilobyte on every request.
-        if let last, last.token == token { return (last.auth, last.issuedAt) }
-        guard let found = entries[token] else { return nil }
+        if let last, ExactString.equal(last.token, token) { return (last.auth, last.issuedAt) }
+        guard let found = entries[ExactString(token)] else { return nil }
         last = (token, found.auth, found.issuedAt)
         return found
     }
@@ -160,7 +165,7 @@ final class CallerCache: @unchecked Sendable {
     func entry(forHeader header: String) -> (auth: RulesValue, issuedAt: Int64?)? {
         lock.lock()
         defer { lock.unlock() }
-        guard let lastHeader, lastHeader.header == header else { return nil }
+        guard let lastHeader, ExactString.equal(lastHeader.header, header) else { return nil }
         // The same bytes in another string (a new connection's first request, whose connection
         // then hands the same string over call after call): that one is kept instead, so the next
         // `==` is a comparison of two words, not of the kilobyte token byte by byte.
@@ -172,7 +177,7 @@ final class CallerCache: @unchecked Sendable {
     func noteHeader(_ header: String, of token: String) {
         lock.lock()
         defer { lock.unlock() }
-        guard let last, last.token == token else { return }
+        guard let last, ExactString.equal(last.token, token) else { return }
         lastHeader = (header, last.auth, last.issuedAt)
     }
 
@@ -184,7 +189,7 @@ final class CallerCache: @unchecked Sendable {
             last = nil
             lastHeader = nil
         }
-        entries[token] = (auth, issuedAt)
-        if last?.token == token { last = nil }
+        entries[ExactString(token)] = (auth, issuedAt)
+        if let last, ExactString.equal(last.token, token) { self.last = nil }
     }
 }

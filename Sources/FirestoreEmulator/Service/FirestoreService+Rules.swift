@@ -19,7 +19,8 @@ extension FirestoreService {
             if let why = force.broken { throw .permissionDenied(why) }
             return  // open
         }
-        let decision = ruleset.evaluate(request, lookup: lookup, coverage: force.coverage)
+        // The verdict alone: the decision's trace is never read here.
+        let decision = ruleset.verdict(request, lookup: lookup, coverage: force.coverage)
         if let failure = lookup.failure {
             logger.error("firestore: a rules document lookup failed; denying", [("error", .string("\(failure)"))])
             throw .permissionDenied("evaluation error: a document read by the rules (get/exists) could not be loaded.")

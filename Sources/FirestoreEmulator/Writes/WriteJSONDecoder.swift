@@ -258,3 +258,27 @@ struct WriteJSONDecoder {
         return out
     }
 }
+
+extension WriteJSONDecoder {
+    /// The general path this decoder stands for, on a whole body: the JSON tree, its known members,
+    /// then `WriteParser` (what `FirestoreHTTPService.parseWrites` runs on a body `body(_:transaction:)`
+    /// leaves). The reference `WriteJSONDecoderTests` and the `writes` fuzz target compare with.
+    func general(_ bytes: [UInt8], transaction: Bool) -> Result<Body, FirestoreError> {
+        do throws(FirestoreError) {
+            var json = JSON.object([:])  // an empty (or blank) body is an empty message (`RequestContext.body`)
+            if !bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+                do { json = try JSON.parse(bytes) } catch { throw .invalidArgument("Invalid JSON payload received. \(error)") }
+            }
+            let body = try ProtoObject(json: json, path: "")
+            try body.requireKnown(transaction ? ["writes", "transaction", "requestOptions"] : ["writes", "labels", "requestOptions"])
+            let parser = WriteParser(database: database)
+            var out: [Write] = []
+            for (i, item) in (try body.array("writes") ?? []).enumerated() {
+                out.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
+            }
+            return .success(Body(writes: out, transaction: transaction ? try body.string("transaction") : nil))
+        } catch {
+            return .failure(error)
+        }
+    }
+}

@@ -39,18 +39,7 @@ struct WriteProtoDecoderTests {
 
     /// The general path's writes (what `directCommit` did before), or its error.
     static func general(_ bytes: [UInt8]) -> Result<[Write], FirestoreError> {
-        do throws(FirestoreError) {
-            let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "CommitRequest")
-            let body = ProtoObject(JSONObject(o.members.filter { $0.0 != "database" }), path: "")
-            let parser = WriteParser(database: db)
-            var out: [Write] = []
-            for (i, item) in (try body.array("writes") ?? []).enumerated() {
-                out.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
-            }
-            return .success(out)
-        } catch {
-            return .failure(error)
-        }
+        WriteProtoDecoder(database: db).general(bytes)
     }
 
     static func direct(_ bytes: [UInt8]) -> [Write]? {

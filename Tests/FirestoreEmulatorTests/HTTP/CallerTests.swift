@@ -131,6 +131,34 @@ struct CallerTests {
         #expect(try uid("bearer " + Self.jwt) == "alice")
     }
 
+    /// A remembered token answers only for its own bytes: `String`'s `==` (canonical equivalence)
+    /// took a token with U+212A KELVIN SIGN in place of a `K` for the verified one — by header and
+    /// by token alike — where that token, not a JWT (its base64 does not decode), is refused.
+    @Test func aCanonicallyEquivalentTokenIsNotTheRememberedOne() throws {
+        // A uid whose token has a `K` in its header or payload (where the base64 is decoded).
+        guard let token = ["J", "aJ", "aaJ", "aaaJ"].lazy.map({ TestHarness.token($0) })
+            .first(where: { $0.split(separator: ".").prefix(2).contains { $0.contains("K") } }) else {
+            Issue.record("no token with a K in its first two segments")
+            return
+        }
+        let imitation = token.replacingOccurrences(of: "K", with: "\u{212A}")
+        #expect(!imitation.utf8.elementsEqual(token.utf8))
+        func caller(_ header: String, _ known: CallerCache?) throws -> Caller {
+            try Caller.from(authorization: header, projectID: "p", verifier: TestVerifier(), logger: Logger(quiet: true), known: known)
+        }
+        // Unremembered, the imitation is refused.
+        #expect(throws: FirestoreError.invalidArgument("invalid jwt")) { try caller("Bearer " + imitation, nil) }
+        for header in ["Bearer ", "bearer  "] {
+            let known = CallerCache()
+            // The real token remembered (and its header noted), then the imitation: still refused.
+            for _ in 0..<2 { _ = try caller(header + token, known) }
+            #expect(known.entry(for: token) != nil)
+            #expect(known.entry(for: imitation) == nil)
+            #expect(known.entry(forHeader: header + imitation) == nil)
+            #expect(throws: FirestoreError.invalidArgument("invalid jwt")) { try caller(header + imitation, known) }
+        }
+    }
+
     @Test func tokensWhoseAnswerCouldChangeAreNotRemembered() throws {
         let known = CallerCache()
         // user_id differs from sub: verified, uid is sub; refused, it would be user_id.

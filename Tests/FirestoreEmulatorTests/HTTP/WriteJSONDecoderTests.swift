@@ -14,22 +14,7 @@ struct WriteJSONDecoderTests {
     /// What the handler does with a body the direct decoder leaves: the tree, its known members,
     /// then the general parser (`FirestoreHTTPService.parseWrites`).
     static func general(_ bytes: [UInt8], transaction: Bool = true) -> Result<Body, FirestoreError> {
-        do throws(FirestoreError) {
-            var json = JSON.object([:])  // an empty (or blank) body is an empty message (`RequestContext.body`)
-            if !bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-                do { json = try JSON.parse(bytes) } catch { throw .invalidArgument("Invalid JSON payload received. \(error)") }
-            }
-            let body = try ProtoObject(json: json, path: "")
-            try body.requireKnown(transaction ? ["writes", "transaction", "requestOptions"] : ["writes", "labels", "requestOptions"])
-            let parser = WriteParser(database: db)
-            var out: [Write] = []
-            for (i, item) in (try body.array("writes") ?? []).enumerated() {
-                out.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
-            }
-            return .success(Body(writes: out, transaction: transaction ? try body.string("transaction") : nil))
-        } catch {
-            return .failure(error)
-        }
+        WriteJSONDecoder(database: db).general(bytes, transaction: transaction)
     }
 
     static func direct(_ bytes: [UInt8], transaction: Bool = true) -> Body? {

@@ -28,18 +28,24 @@ extension FirestoreHTTPService {
             try service.clear(db, under: path)
             return Response.json(.object([:]))
         }
-        guard s.count == 3, let colon = s[2].lastIndex(of: ":") else { return notFound(request) }
-        let project = String(s[2][..<colon])
-        let action = String(s[2][s[2].index(after: colon)...])
+        // `…/projects/{p}:action` (the project's rules: those of every database without rules of
+        // its own) or `…/projects/{p}/databases/{d}:action` (that database's, as production deploys them).
+        let perDatabase = s.count == 5 && s[3] == "databases" && !s[2].contains(":")
+        guard s.count == 3 || perDatabase, let last = s.last, let colon = last.lastIndex(of: ":") else {
+            return notFound(request)
+        }
+        let project = perDatabase ? s[2] : String(last[..<colon])
+        let database = perDatabase ? String(last[..<colon]) : nil
+        let action = String(last[last.index(after: colon)...])
         switch (request.method, action) {
         case ("PUT", "securityRules"), ("POST", "securityRules"):
-            return try putRules(request, project: project)
+            return try putRules(request, project: project, database: database)
         case ("GET", "securityRules"):
-            return rulesSource(project: project)
+            return rulesSource(project: project, database: database)
         case ("GET", "ruleCoverage"):
-            return coverage(project: project, html: false)
+            return coverage(project: project, database: database, html: false)
         case ("GET", "ruleCoverage.html"):
-            return coverage(project: project, html: true)
+            return coverage(project: project, database: database, html: true)
         default:
             return notFound(request)
         }
@@ -49,7 +55,7 @@ extension FirestoreHTTPService {
     /// warnings. Rules that do not compile are not installed and answer 400 INVALID_ARGUMENT
     /// "Error compiling rules:" with a line `L<line>:<column> <description>` per error, as the
     /// official emulator answers (`@firebase/rules-unit-testing` throws on a failed load).
-    private func putRules(_ request: Request, project: String) throws(FirestoreError) -> Response {
+    private func putRules(_ request: Request, project: String, database: String?) throws(FirestoreError) -> Response {
         let json: JSON
         do {
             json = try JSON.parse(request.body)
@@ -62,7 +68,7 @@ extension FirestoreHTTPService {
             throw .invalidArgument("Expected {\"rules\": {\"files\": [{\"name\": …, \"content\": …}]}}.")
         }
         let name = file["name"]?.stringValue ?? "firestore.rules"
-        let issues = service.rules.install(project: project, source: content, fileName: name)
+        let issues = service.rules.install(project: project, database: database, source: content, fileName: name)
         let errors = issues.filter { $0.severity == .error }
         if !errors.isEmpty {
             throw .invalidArgument((["Error compiling rules:"] + errors.map { "L\($0.line):\($0.column) \($0.description)" })
@@ -84,8 +90,8 @@ extension FirestoreHTTPService {
         return Response.json(.object(["issues": .array(rendered)]))
     }
 
-    private func rulesSource(project: String) -> Response {
-        switch service.rules.active(for: project) {
+    private func rulesSource(project: String, database: String?) -> Response {
+        switch service.rules.active(for: project, database: database) {
         case .ruleset(let r, _):
             return Response.json(.object(["rules": .object(["files": .array([.object(["name": .string(r.fileName), "content": .string(r.source)])])])]))
         case .open, .broken:
@@ -93,8 +99,8 @@ extension FirestoreHTTPService {
         }
     }
 
-    private func coverage(project: String, html: Bool) -> Response {
-        switch service.rules.active(for: project) {
+    private func coverage(project: String, database: String?, html: Bool) -> Response {
+        switch service.rules.active(for: project, database: database) {
         case .ruleset(let r, let coverage):
             if html { return Response.text(coverage.html(for: r), contentType: "text/html; charset=utf-8") }
             return Response.json(coverage.json(for: r))

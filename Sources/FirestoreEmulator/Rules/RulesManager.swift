@@ -5,10 +5,13 @@ import SecurityRules
 /// The rules in force for each project, their coverage, and the rules-file watcher.
 ///
 /// The base rules (from the rules file, else the configured source) apply to every project;
-/// `PUT …:securityRules` installs rules for one project on top. When the file changes, the
-/// base is recompiled and replaces the default project's installed rules too (the file is
-/// that project's rules); a file that does not compile leaves the last good rules in force and
-/// logs every issue.
+/// `PUT …/projects/{p}:securityRules` installs rules for one project on top, and
+/// `PUT …/projects/{p}/databases/{d}:securityRules` for one database of it (production deploys
+/// rules per database). A database is judged by its own rules, else its project's, else the base:
+/// a named database without rules of its own is not open (fail closed; the official emulator
+/// leaves it open). When the file changes, the base is recompiled and replaces the default
+/// project's installed rules too, its per-database ones included (the file is that project's
+/// rules); a file that does not compile leaves the last good rules in force and logs every issue.
 final class RulesManager: @unchecked Sendable {
     /// What decides a project's requests.
     enum Active {
@@ -27,7 +30,11 @@ final class RulesManager: @unchecked Sendable {
     // `_MutexHandle._lockSlow` (docs/benchmarks.md, *Run of 5 December*).
     private let lock = NSLock()
     private var base: RulesInForce
+    /// Installed for a whole project (`PUT …/projects/{p}:securityRules`).
     private var installed: [String: RulesInForce] = [:]
+    /// Installed for one database: project → database → rules. Nested, so that a decision hashes
+    /// the two ids it has and builds no key; empty (one check) unless a per-database PUT came.
+    private var installedByDatabase: [String: [String: RulesInForce]] = [:]
     private var watchedPath: String?
     private var lastStamp: RulesFileStamp?
     private var timer: (any DispatchSourceTimer)?
@@ -50,35 +57,46 @@ final class RulesManager: @unchecked Sendable {
 
     deinit { timer?.cancel() }
 
-    /// The rules deciding `project`'s requests.
-    func active(for project: String) -> Active {
-        inForce(for: project).active
+    /// The rules deciding requests to `database` of `project` (nil: the project's own rules, those
+    /// of every database without rules of its own).
+    func active(for project: String, database: String?) -> Active {
+        inForce(for: project, database: database).active
     }
 
     /// The same as one object, for decisions (`RulesInForce`: no copy of the enum's two references).
-    func inForce(for project: String) -> RulesInForce {
+    /// The database's own rules, else the project's, else the base rules.
+    func inForce(for project: String, database: String?) -> RulesInForce {
         lock.lock()
         defer { lock.unlock() }
+        if let database, !installedByDatabase.isEmpty, let own = installedByDatabase[project]?[database] { return own }
         if let installed = installed[project] { return installed }
         return base
     }
 
-    /// Compiles `source` and, when it has no errors, installs it for `project`.
-    func install(project: String, source: String, fileName: String) -> [RulesIssue] {
+    /// Compiles `source` and, when it has no errors, installs it for `database` of `project` (nil:
+    /// for the project).
+    func install(project: String, database: String?, source: String, fileName: String) -> [RulesIssue] {
         let (ruleset, issues) = Ruleset.compile(source, fileName: fileName, service: .firestore)
         if let ruleset, !issues.contains(where: { $0.severity == .error }) {
+            let force = RulesInForce(.ruleset(ruleset, RulesCoverage()))
             lock.lock()
-            installed[project] = RulesInForce(.ruleset(ruleset, RulesCoverage()))
+            if let database {
+                installedByDatabase[project, default: [:]][database] = force
+            } else {
+                installed[project] = force
+            }
             lock.unlock()
-            logger.info("firestore: rules installed", [("project", .string(project)), ("file", .string(fileName))])
+            logger.info("firestore: rules installed", [("project", .string(project)), ("database", .string(database ?? "*")),
+                                                       ("file", .string(fileName))])
         }
         return issues
     }
 
-    /// Drops every project's installed rules (back to the base rules).
+    /// Drops every project's and database's installed rules (back to the base rules).
     func resetInstalled() {
         lock.lock()
         installed.removeAll()
+        installedByDatabase.removeAll()
         lock.unlock()
     }
 
@@ -128,6 +146,7 @@ final class RulesManager: @unchecked Sendable {
         if let ruleset, !issues.contains(where: { $0.severity == .error }) {
             base = RulesInForce(.ruleset(ruleset, RulesCoverage()))
             installed[defaultProject] = nil
+            installedByDatabase[defaultProject] = nil
             logger.info(initial ? "firestore: rules loaded" : "firestore: rules reloaded", [("path", .string(path))])
         } else if initial {
             base = RulesInForce(.broken("The security rules in \(fileName) do not compile: "

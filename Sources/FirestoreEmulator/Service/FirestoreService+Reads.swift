@@ -127,7 +127,7 @@ extension FirestoreService {
         guard case .client(let auth) = caller else { return true }
         // Looked up once for both the question and the decision (the lookup takes a lock and hashes
         // the project).
-        let force = rules.inForce(for: entry.database.project)
+        let force = rules.inForce(for: entry.database.project, database: entry.database.database)
         if force.ruleset?.readsDocuments == true { return false }
         // These rules read no documents; should one be asked for anyway, the lookup fails and the
         // request is denied (fail closed).
@@ -230,7 +230,7 @@ extension FirestoreService {
         guard let space = storage.cachedSpace(of: db),
               let held = storage.transactionWrites.held(space: space, paths: paths) else { return nil }
         if case .client(let auth) = caller {
-            let force = rules.inForce(for: db.project)
+            let force = rules.inForce(for: db.project, database: db.database)
             if force.ruleset?.readsDocuments == true { return nil }
             for h in held {
                 // The `resource` the commit that wrote this version made for its rules, when it did.
@@ -544,7 +544,7 @@ extension FirestoreService {
     /// configured at all (everything is open then).
     func listCollectionIDs(_ db: DatabaseID, parent: ResourcePath, readTime: Instant? = nil, caller: Caller) throws(FirestoreError) -> [String] {
         if !caller.isAdmin {
-            if case .open = rules.active(for: db.project) {} else {
+            if case .open = rules.active(for: db.project, database: db.database) {} else {
                 throw .permissionDenied("Metadata operations require admin authentication.")
             }
         }

@@ -6,10 +6,10 @@ extension FirestoreService {
     /// The production message when rules deny without saying why.
     static let defaultDenial = "Missing or insufficient permissions."
 
-    /// Judges one request with `project`'s rules; throws PERMISSION_DENIED with the rules'
+    /// Judges one request with the rules of `database` of `project`; throws PERMISSION_DENIED with the rules'
     /// message (`false for 'create' @ L5` and the trace) when they deny.
-    func authorize(_ request: RulesRequest, project: String, lookup: RulesLookup) throws(FirestoreError) {
-        try authorize(request, in: rules.inForce(for: project), lookup: lookup)
+    func authorize(_ request: RulesRequest, project: String, database: String, lookup: RulesLookup) throws(FirestoreError) {
+        try authorize(request, in: rules.inForce(for: project, database: database), lookup: lookup)
     }
 
     /// The same, with the project's rules already looked up (`force`, borrowed: its ruleset and
@@ -58,7 +58,7 @@ extension FirestoreService {
     /// the project's rules when the caller has them already.
     func authorizeGet(_ db: DatabaseID, rulesPath: [String], resource: RulesValue?, auth: RulesValue?,
                       lookup: some RulesRequestLookup, accessLimit: Int = 10, in force: RulesInForce? = nil) throws(FirestoreError) {
-        let force = force ?? rules.inForce(for: db.project)
+        let force = force ?? rules.inForce(for: db.project, database: db.database)
         // A get the rules remember reads nothing but the request's auth, method and path
         // (`Ruleset.remembers`): it is not handed the clock's time (a `Clock.now`, ~0.2k
         // instructions), which it would never read.
@@ -79,7 +79,7 @@ extension FirestoreService {
     /// all must pass.
     func authorizeList(_ db: DatabaseID, query: Query, auth: RulesValue?, lookup: RulesLookup) throws(FirestoreError) {
         // Looked up once for the question and every way's decision.
-        let force = rules.inForce(for: db.project)
+        let force = rules.inForce(for: db.project, database: db.database)
         if force.isOpen { return }
         // As the official emulator gives it: `limit` null when the query has none, `offset` 0.
         var requestQuery = RulesMap()

@@ -272,7 +272,7 @@ extension FirestoreService {
         // Like listCollectionIds, batchWrite is for server credentials: end users are refused
         // whatever the rules say (unless no rules are configured at all), as the Firestore emulator does.
         if !caller.isAdmin {
-            if case .open = rules.active(for: db.project) {} else {
+            if case .open = rules.active(for: db.project, database: db.database) {} else {
                 throw .permissionDenied("Batch writes require admin authentication.")
             }
         }
@@ -348,7 +348,7 @@ extension FirestoreService {
             resource: step.beforeResource ?? step.before.map { RulesConversion.resource(db, path: path, fields: $0.fields) },
             accessLimit: accessLimit)
         request.methodShaped = true
-        try authorize(request, project: db.project, lookup: lookup)
+        try authorize(request, project: db.project, database: db.database, lookup: lookup)
         return requestResource
     }
 

@@ -15,7 +15,7 @@ import Testing
 
     /// Hits and misses of the project's remembered decisions.
     static func stats(_ h: TestHarness) -> [Int] {
-        guard let s = h.service.rules.inForce(for: h.project).ruleset?.rememberedDecisions else { return [] }
+        guard let s = h.service.rules.inForce(for: h.project, database: "(default)").ruleset?.rememberedDecisions else { return [] }
         return [s.hits, s.misses]
     }
 
@@ -33,7 +33,7 @@ import Testing
         h.put("users/u1/files/a", ["n": int(1)])
         h.put("users/u1/files/b", ["n": int(2)])
         h.put("users/u2/files/a", ["n": int(3)])
-        #expect(h.service.rules.inForce(for: h.project).ruleset?.remembers(.get) == true)
+        #expect(h.service.rules.inForce(for: h.project, database: "(default)").ruleset?.remembers(.get) == true)
 
         #expect(h.call("GET", h.api("/users/u1/files/a"), as: .user("u1")).status == 200)
         #expect(h.call("GET", h.api("/users/u1/files/a"), as: .user("u1")).status == 200)

@@ -35,7 +35,7 @@ import Testing
 
     @Test func theRulesFileLoaded() throws {
         let h = try Self.harness()
-        guard case .ruleset = h.service.rules.active(for: h.project) else {
+        guard case .ruleset = h.service.rules.active(for: h.project, database: "(default)") else {
             Issue.record("rules did not load from \(Self.rulesPath): \(h.logLines)")
             return
         }

@@ -168,7 +168,7 @@ struct DocumentCacheTests {
 
     @Test func rulesThatReadDocumentsAreJudgedOnTheStore() throws {
         let h = try TestHarness(rules: Self.rules)
-        guard case .ruleset(let ruleset, _) = h.service.rules.active(for: "demo-test") else { throw FirestoreError.internal("no rules") }
+        guard case .ruleset(let ruleset, _) = h.service.rules.active(for: "demo-test", database: "(default)") else { throw FirestoreError.internal("no rules") }
         #expect(ruleset.readsDocuments)
         h.put("granted/d", ["n": int(1)])
         #expect(h.call("GET", h.api("/granted/d"), as: .user("alice")).status == 403)

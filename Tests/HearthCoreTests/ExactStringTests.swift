@@ -5,7 +5,13 @@ import HearthCore
 /// their shortcut for two strings with the same representation must agree with the bytes.
 struct ExactStringTests {
     static let texts = ["", "a", "status", "contentType", "fifteen-bytes-x", "sixteen-bytes-xy",
-                        "users/abcdefghijklmnopqrstuvwxyz12/files/f-w3", "é", "e\u{301}", "\u{212A}", "K"]
+                        "users/abcdefghijklmnopqrstuvwxyz12/files/f-w3", "é", "e\u{301}", "\u{212A}", "K",
+                        // From 64 bytes `equal` compares by memcmp: lengths at the edge, a kilobyte
+                        // token, and same-length texts differing at the first and at the last byte.
+                        String(repeating: "t", count: 63), String(repeating: "t", count: 64),
+                        String(repeating: "t", count: 63) + "u", "u" + String(repeating: "t", count: 63),
+                        String(repeating: "eyJ0", count: 240), String(repeating: "eyJ0", count: 240) + "K",
+                        String(repeating: "eyJ0", count: 240) + "k", String(repeating: "eyJ0", count: 240) + "\u{212A}"]
 
     /// The same text built again from its bytes (another storage for long strings).
     static func rebuilt(_ s: String) -> String { String(decoding: Array(s.utf8), as: UTF8.self) }

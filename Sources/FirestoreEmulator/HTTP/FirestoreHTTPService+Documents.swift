@@ -302,12 +302,7 @@ extension FirestoreHTTPService {
         if let plain = WriteJSONDecoder(database: c.database).body(c.request.body, transaction: transaction) { return plain }
         let body = try c.body()
         try body.requireKnown(known)
-        let parser = WriteParser(database: c.database)
-        var writes: [Write] = []
-        for (i, item) in (try body.array("writes") ?? []).enumerated() {
-            writes.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
-        }
-        return WriteJSONDecoder.Body(writes: writes, transaction: transaction ? try body.string("transaction") : nil)
+        return try WriteJSONDecoder.writes(of: body, database: c.database, transaction: transaction)
     }
 
     static func writeResultJSON(_ r: FirestoreService.WriteOutcome) -> JSON {

@@ -271,14 +271,20 @@ extension WriteJSONDecoder {
             }
             let body = try ProtoObject(json: json, path: "")
             try body.requireKnown(transaction ? ["writes", "transaction", "requestOptions"] : ["writes", "labels", "requestOptions"])
-            let parser = WriteParser(database: database)
-            var out: [Write] = []
-            for (i, item) in (try body.array("writes") ?? []).enumerated() {
-                out.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
-            }
-            return .success(Body(writes: out, transaction: transaction ? try body.string("transaction") : nil))
+            return .success(try Self.writes(of: body, database: database, transaction: transaction))
         } catch {
             return .failure(error)
         }
+    }
+
+    /// A parsed commit or write body's writes (each through `WriteParser`) and its transaction:
+    /// the general path's last step, shared by `FirestoreHTTPService.parseWrites` and `general`.
+    static func writes(of body: ProtoObject, database: DatabaseID, transaction: Bool) throws(FirestoreError) -> Body {
+        let parser = WriteParser(database: database)
+        var out: [Write] = []
+        for (i, item) in (try body.array("writes") ?? []).enumerated() {
+            out.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
+        }
+        return Body(writes: out, transaction: transaction ? try body.string("transaction") : nil)
     }
 }

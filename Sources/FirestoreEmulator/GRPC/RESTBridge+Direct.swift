@@ -78,12 +78,8 @@ extension RESTBridge {
             writes = { () throws(FirestoreError) in
                 let body = ProtoObject(JSONObject(request.members.filter { $0.0 != "database" }), path: "")
                 try body.requireKnown(["writes", "transaction", "requestOptions"])
-                let parser = WriteParser(database: named)
-                var writes: [Write] = []
-                for (i, item) in (try body.array("writes") ?? []).enumerated() {
-                    writes.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
-                }
-                return (writes, try body.string("transaction").map { t throws(FirestoreError) in try RequestContext.transactionID(t) })
+                let parsed = try WriteJSONDecoder.writes(of: body, database: named, transaction: true)
+                return (parsed.writes, try parsed.transaction.map { t throws(FirestoreError) in try RequestContext.transactionID(t) })
             }
         }
         let caller: Caller

@@ -374,12 +374,7 @@ extension WriteProtoDecoder {
         do throws(FirestoreError) {
             let o = try ProtoJSON.decode(bytes, FirestoreSchemas.v1 + "CommitRequest")
             let body = ProtoObject(JSONObject(o.members.filter { $0.0 != "database" }), path: "")
-            let parser = WriteParser(database: database)
-            var out: [Write] = []
-            for (i, item) in (try body.array("writes") ?? []).enumerated() {
-                out.append(try parser.parseWrite(try ProtoObject(json: item, path: "writes[\(i)]")))
-            }
-            return .success(out)
+            return .success(try WriteJSONDecoder.writes(of: body, database: database, transaction: false).writes)
         } catch {
             return .failure(error)
         }

@@ -64,11 +64,13 @@ def commits(port, user, n, clients, tag):
         raise SystemExit(errors[0])
 
 
-def grpc_commits(grpcload, mode, port, user, seconds, clients, tag):
+def grpc_commits(grpcload, mode, port, user, seconds, clients, tag, client=None):
     """Commits through bench/grpcload (`commit`: unary Commit calls; `write`: Write streams, one
-    create in flight each) for `seconds`; returns how many succeeded."""
+    create in flight each; `txn`: REST transactions, through `client` when given) for `seconds`;
+    returns how many succeeded."""
     r = subprocess.run([grpcload, "-addr", f"127.0.0.1:{port}", "-token", user.id_token, "-mode", mode, "-uid", user.uid,
-                        "-streams", str(clients), "-per-conn", "16", "-duration", str(seconds), "-tag", tag],
+                        "-streams", str(clients), "-per-conn", "16", "-duration", str(seconds), "-tag", tag]
+                       + (["-client", client] if client else []),
                        capture_output=True, text=True, timeout=seconds * 10 + 120)
     line = next((l for l in r.stdout.splitlines() if l.startswith("GRPCLOAD ")), None)
     if r.returncode != 0 or line is None:
@@ -96,7 +98,7 @@ def cpu_times(pid):
 
 
 def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, transport="rest", grpcload=None, seconds=10,
-            threads=False, floor=None, frozen_clock=False):
+            threads=False, floor=None, frozen_clock=False, client=None):
     work = tempfile.mkdtemp(prefix="cg-commit-", dir=os.path.join(ROOT, ".build"))
     data = os.path.join(work, "data")
     os.makedirs(data)
@@ -145,7 +147,7 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, tra
         if transport == "rest":
             commits(port, user, 50, clients, "warm")  # token cache, prepared statements, first-call paths
         else:
-            grpc_commits(grpcload, transport, port, user, 2, clients, "warm")
+            grpc_commits(grpcload, transport, port, user, 2, clients, "warm", client)
         before = wal_size(data)
         cpu0 = cpu_times(h.pid)
         if tool == "callgrind":
@@ -154,7 +156,7 @@ def measure(hearth_bin, rules, n, clients, tool, keep=False, page_size=None, tra
         if transport == "rest":
             commits(port, user, n, clients, "m")
         else:
-            n = grpc_commits(grpcload, transport, port, user, seconds, clients, "m")
+            n = grpc_commits(grpcload, transport, port, user, seconds, clients, "m", client)
         secs = time.time() - t0
         cpu1 = cpu_times(h.pid)
         if tool == "callgrind":
@@ -208,6 +210,9 @@ def main():
                          "is counted as at native rates, not at callgrind's")
     ap.add_argument("--floor", choices=["mutex", "group"],
                     help="count bench/ceilings/mhd_floor.c (that commit design) instead of Hearth (bench/rest_floor.py)")
+    ap.add_argument("--client", choices=["grpc", "raw"],
+                    help="--transport txn: grpcload's client, grpc (Go's net/http, its default: fs.txn.c16) or raw "
+                         "(the light HTTP/1.1 client, txnraw.go: fs.txn.light.c16's requests and headers)")
     args = ap.parse_args()
     need = {"callgrind": ("valgrind", "callgrind_control"), "strace": ("strace",), "none": ()}[args.tool]
     for tool in need:
@@ -215,7 +220,7 @@ def main():
             print(f"{tool} is not installed (Debian packages valgrind, strace)", file=sys.stderr)
             return 2
     measure(args.hearth_bin, os.path.join(ROOT, "rules", "firestore.rules"), args.n, args.c, args.tool, args.keep, args.page_size,
-            args.transport, args.grpcload, args.seconds, args.threads, args.floor, args.frozen_clock)
+            args.transport, args.grpcload, args.seconds, args.threads, args.floor, args.frozen_clock, args.client)
     return 0
 
 

@@ -95,6 +95,14 @@ static inline int hearth_mhd_connection_fd(struct MHD_Connection *connection)
     return info ? info->connect_fd : -1;
 }
 
+/* What the connection-notify callback stored for the connection (MHD_get_connection_info is
+ * variadic); NULL when nothing was. */
+static inline void *hearth_mhd_socket_context(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
 static inline uint64_t hearth_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 static inline ssize_t hearth_mhd_reader_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
 static inline ssize_t hearth_mhd_reader_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }

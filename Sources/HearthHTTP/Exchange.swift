@@ -140,7 +140,9 @@ final class Exchange {
         started = DispatchTime.now().uptimeNanoseconds
         let ceiling = server.configuration.http1BusyPollMicroseconds
         if ceiling > 0 { WorkerPoll.current(ceilingMicroseconds: ceiling, server: server).requestBegan(at: started) }
-        let headers = Exchange.headers(of: connection)
+        let memo = hearth_mhd_socket_context(connection).map { Unmanaged<ConnectionMemo>.fromOpaque($0).takeUnretainedValue() }
+        let headers = Exchange.headers(of: connection, lastAuthorization: memo?.authorization)
+        memo?.authorization = headers[known: .authorization]
         let (path, query, hasQuery) = target
         let request = Request(method: method, rawPath: path, rawQuery: query, hasQuery: hasQuery, headers: headers,
                               version: version, isTLS: hearth_mhd_connection_is_tls(connection) != 0,
@@ -212,7 +214,7 @@ final class Exchange {
                       on connection: OpaquePointer) -> ParkedAnswer {
         let park = ParkedAnswer(connection: connection, server: server)
         state = .parked(park)
-        start(request, DeferredAnswer { r in park.deliver(r) })
+        start(request, DeferredAnswer(park))
         return park
     }
 
@@ -346,20 +348,31 @@ final class Exchange {
 
     /// The request's header fields, with the `Known` ones noted on the way (one pass: the framing
     /// lookup and the services' `Origin`/`Authorization` lookups then cost an index each).
-    static func headers(of connection: OpaquePointer) -> HTTPHeaders {
-        // Room for a typical request's headers: appending from empty regrew the array four times.
-        var headers = HTTPHeaders(receiving: 16)
+    /// - Parameter lastAuthorization: the connection's previous request's `Authorization` value
+    ///   (`ConnectionMemo`): a field with the same bytes is that string (a client sends its
+    ///   kilobyte token unchanged request after request; decoding it into a new string was an
+    ///   allocation, a copy and a UTF-8 check, and the caller caches then compared it byte for byte
+    ///   with the one they remembered, where the same string compares by its two words).
+    static func headers(of connection: OpaquePointer, lastAuthorization: String? = nil) -> HTTPHeaders {
+        struct Walk {
+            // Room for a typical request's headers: appending from empty regrew the array four times.
+            var headers = HTTPHeaders(receiving: 16)
+            let reusing: String?
+        }
+        var walk = Walk(reusing: lastAuthorization)
         // The walk is synchronous, so the callback may write to this frame's variable directly
         // (a box object was one more allocation per request).
-        withUnsafeMutablePointer(to: &headers) { target in
+        withUnsafeMutablePointer(to: &walk) { target in
             hearth_mhd_headers(connection, { ctx, name, nameLength, value, valueLength in
                 guard let ctx, let name else { return }
-                ctx.assumingMemoryBound(to: HTTPHeaders.self).pointee.appendReceived(
+                let walk = ctx.assumingMemoryBound(to: Walk.self)
+                walk.pointee.headers.appendReceived(
                     name: UnsafeRawBufferPointer(start: name, count: nameLength),
-                    value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueLength))
+                    value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueLength),
+                    reusing: walk.pointee.reusing)
             }, UnsafeMutableRawPointer(target))
         }
-        return headers
+        return walk.headers
     }
 
     static func remoteAddress(of connection: OpaquePointer) -> String {
@@ -535,9 +548,26 @@ let hearthRequestCompleted: MHD_RequestCompletedCallback = { _, connection, conC
     }
 }
 
-/// Counts libmicrohttpd's connections, so the cap covers them and HTTP/2 ones together.
-let hearthConnectionNotify: MHD_NotifyConnectionCallback = { cls, _, _, code in
+/// What a connection's requests share: its last `Authorization` value (`Exchange.headers`).
+/// Touched only by the worker serving the connection (libmicrohttpd calls a connection's callbacks
+/// on one thread at a time), from its start to its close.
+final class ConnectionMemo {
+    var authorization: String?
+}
+
+/// Counts libmicrohttpd's connections, so the cap covers them and HTTP/2 ones together, and gives
+/// each its `ConnectionMemo` (the connection's socket context) for as long as it is open.
+let hearthConnectionNotify: MHD_NotifyConnectionCallback = { cls, _, socketContext, code in
     guard let cls else { return }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    if code == .CONNECTION_NOTIFY_STARTED { server.connectionOpened() } else { server.connectionClosed() }
+    if code == .CONNECTION_NOTIFY_STARTED {
+        server.connectionOpened()
+        socketContext?.pointee = Unmanaged.passRetained(ConnectionMemo()).toOpaque()
+    } else {
+        server.connectionClosed()
+        if let socketContext, let memo = socketContext.pointee {
+            socketContext.pointee = nil
+            Unmanaged<ConnectionMemo>.fromOpaque(memo).release()
+        }
+    }
 }

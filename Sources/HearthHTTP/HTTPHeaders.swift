@@ -1,3 +1,5 @@
+import Foundation
+
 /// HTTP header fields in the order received, with case-insensitive lookup.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Fields as sent (names keep their case; duplicates are kept separately, in order).
@@ -67,6 +69,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         guard known.isNoted else { return self[field.name] }
         let slot = known.slot(field)
         return slot == 0 ? nil : fields[slot - 1].value
+    }
+
+    /// Whether these fields are `other`'s very array, unchanged since it was copied (any change
+    /// copies it): then they are equal, without comparing them. False when either has none.
+    public func sharesFields(with other: HTTPHeaders) -> Bool {
+        guard !fields.isEmpty, fields.count == other.fields.count else { return false }
+        return fields.withUnsafeBufferPointer { a in other.fields.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
     }
 
     /// Every value of `name`, in order.
@@ -192,6 +201,24 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     // MARK: Received fields
 
+    /// Whether `s`'s UTF-8 is exactly `bytes` (then `String(decoding: bytes, as: UTF8.self)` is `s`).
+    @inline(__always)
+    static func holds(_ s: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard s.utf8.count == bytes.count, let base = bytes.baseAddress else { return false }
+        return s.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, base, bytes.count) == 0 } ?? false
+    }
+
+    /// A literal for a value most requests send that is too long for a small string (over 15
+    /// bytes: made from the bytes, each was an allocation a request), else nil. The same string.
+    @inline(__always)
+    static func commonValue(_ value: UnsafeRawBufferPointer) -> String? {
+        // Content-Type of every JSON API request (REST clients, the SDKs' REST transports).
+        let json: StaticString = "application/json"
+        guard value.count == json.utf8CodeUnitCount, let base = value.baseAddress,
+              memcmp(base, json.utf8Start, json.utf8CodeUnitCount) == 0 else { return nil }
+        return "application/json"
+    }
+
     /// Empty headers that note the `Known` fields as `appendReceived` adds fields.
     init(receiving capacity: Int) {
         fields = []
@@ -203,9 +230,16 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Appends a received field from its bytes and notes it if it is the first of a `Known` name.
     /// A name with a non-ASCII byte (its lower-cased form could be anything; `namesEqual` compares
     /// those by `lowercased()`) or a 255th field stops the noting: lookups then walk the fields.
-    mutating func appendReceived(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+    /// - Parameter reusing: a string the value may well be (the connection's last `Authorization`):
+    ///   when its bytes are the value's, it is the value, without decoding them into a new one.
+    mutating func appendReceived(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, reusing: String? = nil) {
         let n = String(decoding: name, as: UTF8.self)
-        let v = String(decoding: value, as: UTF8.self)
+        let v: String
+        if let reusing, HTTPHeaders.holds(reusing, value) {
+            v = reusing
+        } else {
+            v = HTTPHeaders.commonValue(value) ?? String(decoding: value, as: UTF8.self)
+        }
         var slots = known
         let size = receivedSize
         if slots.isNoted {

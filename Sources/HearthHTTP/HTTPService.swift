@@ -20,23 +20,46 @@ public enum RequestDisposition {
 /// The response to a `collectDeferred` request: `send` it once, from any thread (later sends are
 /// ignored).
 public final class DeferredAnswer: Sendable {
-    private let deliver: @Sendable (Response) -> Void
+    /// Where the answer goes: a closure, a parked exchange, or another answer after a transform.
+    /// The last two are stored as they are: as closures each was one more allocation per answer
+    /// (its captures' box), and a REST commit's answer passed through both.
+    private enum Target: Sendable {
+        case deliver(@Sendable (Response) -> Void)
+        case parked(ParkedAnswer)
+        case mapped(DeferredAnswer, @Sendable (Response) -> Response)
+    }
+
+    private let target: Target
     /// Whether it was sent: one atomic exchange decides which send is the first (an `NSLock` here
     /// was two allocations and their frees per answer, and a REST commit makes two answers).
     private let sent = Atomic<Bool>(false)
 
     public init(_ deliver: @escaping @Sendable (Response) -> Void) {
-        self.deliver = deliver
+        target = .deliver(deliver)
+    }
+
+    /// The answer of a parked exchange: `park.deliver`.
+    init(_ park: ParkedAnswer) {
+        target = .parked(park)
+    }
+
+    private init(_ inner: DeferredAnswer, _ transform: @escaping @Sendable (Response) -> Response) {
+        target = .mapped(inner, transform)
     }
 
     public func send(_ response: Response) {
-        if !sent.exchange(true, ordering: .acquiringAndReleasing) { deliver(response) }
+        guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        switch target {
+        case .deliver(let deliver): deliver(response)
+        case .parked(let park): park.deliver(response)
+        case .mapped(let inner, let transform): inner.send(transform(response))
+        }
     }
 
     /// An answer that sends `transform`'s version of what it is given through this one (a wrapper
     /// adding headers, recording the answer).
     public func mapping(_ transform: @escaping @Sendable (Response) -> Response) -> DeferredAnswer {
-        DeferredAnswer { [self] r in send(transform(r)) }
+        DeferredAnswer(self, transform)
     }
 
     /// Runs `start` with an answer and waits for it (callers that must answer synchronously).

@@ -242,7 +242,10 @@ extension FirestoreHTTPService {
         }
         let (results, transaction, readTime) = try service.batchGet(database, paths: paths, consistency: consistency, caller: c.caller)
         // A new transaction comes as its own first element, as Firestore sends it.
-        var w = JSONWriter(capacity: 256 * max(1, results.count))
+        // Room for one small document's answer besides 256 bytes a result (a transaction's read:
+        // ~600 bytes, its name and fields' texts): from 256 the array was regrown and copied once
+        // or twice an answer.
+        var w = JSONWriter(capacity: 768 + 256 * max(1, results.count))
         w.byte(0x5B)
         if let transaction {
             w.raw(#"{"transaction":"#)
@@ -281,7 +284,14 @@ extension FirestoreHTTPService {
             (readOnly, readTime, retrying) = try RequestContext.transactionOptions(options)
         }
         let id = try service.beginTransaction(c.database, readOnly: readOnly, readTime: readTime, retrying: retrying)
-        return c.respond(.object(["transaction": .string(id)]))
+        // Written straight out: `c.respond(.object(["transaction": .string(id)]))`'s bytes without
+        // the tree (its members' array and dictionary).
+        var w = JSONWriter(capacity: 64)
+        w.byte(0x7B)
+        w.key("transaction")
+        w.string(id)
+        w.byte(0x7D)
+        return c.respond(w)
     }
 
     func rollback(_ c: RequestContext) throws(FirestoreError) -> Response {

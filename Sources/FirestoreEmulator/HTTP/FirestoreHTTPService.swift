@@ -65,6 +65,10 @@ struct FirestoreHTTPService: HTTPService {
     /// `tooLarge` with the CORS headers of a request without an Origin.
     static let tooLargeAnyOrigin = withCORS(tooLarge, origin: nil)
 
+    /// The header fields of a JSON answer (`RequestContext.jsonResponse`) to a request without
+    /// `Origin`, CORS's included: made once, shared by every such answer.
+    static let jsonAnyOrigin = addingCORS(RequestContext.jsonResponse([]), origin: nil).headers
+
     /// Sends `response` through `later` with the CORS fields `request` calls for (see `later`).
     static func sendLater(_ later: DeferredAnswer, _ response: consuming Response, _ request: Request) {
         later.send(withCORS(response, request))
@@ -88,6 +92,12 @@ struct FirestoreHTTPService: HTTPService {
     }
 
     static func withCORS(_ response: consuming Response, origin: String?) -> Response {
+        // Already what `addingCORS` would make of it (a JSON answer: `RequestContext.respondPlain`).
+        if origin == nil, response.headers.sharesFields(with: jsonAnyOrigin) { return response }
+        return addingCORS(consume response, origin: origin)
+    }
+
+    private static func addingCORS(_ response: consuming Response, origin: String?) -> Response {
         var r = response
         if let origin {
             r.headers.set("Access-Control-Allow-Origin", origin)
@@ -122,6 +132,13 @@ struct FirestoreHTTPService: HTTPService {
     func routed(_ request: Request) -> Response {
         // The API's own paths, read from the bytes: the general split below made a string of each
         // segment and copied the array twice on the way to `apiDocuments` (~2k instructions a request).
+        // A database's own method (`…/documents:commit`, every request of a transaction): no
+        // segments to make at all (`databaseVerb`).
+        if request.method == "POST", let (database, verb) = Self.databaseVerb(request) {
+            return answer { () throws(FirestoreError) in
+                try apiVerb(RequestContext(request: request, database: database, service: service), database, ResourcePath([]), verb)
+            }
+        }
         if let (database, rest) = Self.apiPath(request) {
             return answer { () throws(FirestoreError) in try apiDocuments(request, database, rest) }
         }
@@ -197,21 +214,7 @@ struct FirestoreHTTPService: HTTPService {
     static func apiPath(_ request: Request) -> (DatabaseID, [String])? {
         var copy = request.rawPath
         return copy.withUTF8 { bytes -> (DatabaseID, [String])? in
-            guard ResourcePath.isASCII(bytes), !bytes.contains(0x25) else { return nil }
-            var i: Int
-            if Self.hasPrefix(bytes, at: 0, "/v1/projects/") {
-                i = 13
-            } else if Self.hasPrefix(bytes, at: 0, "/v1beta1/projects/") {
-                i = 18
-            } else {
-                return nil
-            }
-            guard let projectEnd = Self.slash(in: bytes, from: i), projectEnd > i,
-                  Self.hasPrefix(bytes, at: projectEnd, "/databases/") else { return nil }
-            let project = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<projectEnd]), as: UTF8.self)
-            i = projectEnd + 11
-            guard let databaseEnd = Self.slash(in: bytes, from: i), databaseEnd > i else { return nil }
-            let database = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<databaseEnd]), as: UTF8.self)
+            guard let (database, databaseEnd) = Self.apiDatabase(bytes) else { return nil }
             var rest: [String] = []
             rest.reserveCapacity(8)
             var start = databaseEnd + 1
@@ -221,8 +224,46 @@ struct FirestoreHTTPService: HTTPService {
                 guard end < bytes.count else { break }
                 start = end + 1
             }
-            return (DatabaseID(project: project, database: database), rest)
+            return (database, rest)
         }
+    }
+
+    /// `/v1/projects/{p}/databases/{d}/documents:{verb}` (or `v1beta1`), for a verb of `verbs`: the
+    /// database and the verb — what `apiPath` and `apiDocuments` make of such a path (the segments
+    /// `["documents:{verb}"]`, then `documents` and the verb split at the `:`, no document path)
+    /// without making the segments, their array and its copy (three allocations a request of the
+    /// transaction row). Nil for any other path (`PathSegmentsTests`: the two agree).
+    static func databaseVerb(_ request: Request) -> (DatabaseID, String)? {
+        var copy = request.rawPath
+        return copy.withUTF8 { bytes -> (DatabaseID, String)? in
+            guard let (database, databaseEnd) = Self.apiDatabase(bytes),
+                  Self.hasPrefix(bytes, at: databaseEnd, "/documents:") else { return nil }
+            let start = databaseEnd + 11
+            guard start < bytes.count, !bytes[start...].contains(0x2F), !bytes[start...].contains(0x3A),
+                  let verb = verb(named: UnsafeBufferPointer(rebasing: bytes[start...])) else { return nil }
+            return (database, verb)
+        }
+    }
+
+    /// The database of an ASCII path without `%` that starts `/v1/projects/{p}/databases/{d}/` (or
+    /// `v1beta1`), and the index of the `/` after `{d}`.
+    private static func apiDatabase(_ bytes: UnsafeBufferPointer<UInt8>) -> (DatabaseID, Int)? {
+        guard ResourcePath.isASCII(bytes), !bytes.contains(0x25) else { return nil }
+        var i: Int
+        if Self.hasPrefix(bytes, at: 0, "/v1/projects/") {
+            i = 13
+        } else if Self.hasPrefix(bytes, at: 0, "/v1beta1/projects/") {
+            i = 18
+        } else {
+            return nil
+        }
+        guard let projectEnd = Self.slash(in: bytes, from: i), projectEnd > i,
+              Self.hasPrefix(bytes, at: projectEnd, "/databases/") else { return nil }
+        let project = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<projectEnd]), as: UTF8.self)
+        i = projectEnd + 11
+        guard let databaseEnd = Self.slash(in: bytes, from: i), databaseEnd > i else { return nil }
+        let database = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<databaseEnd]), as: UTF8.self)
+        return (DatabaseID(project: project, database: database), databaseEnd)
     }
 
     /// Whether `bytes` hold `prefix` at `offset`.
@@ -324,34 +365,7 @@ struct FirestoreHTTPService: HTTPService {
             try path.validate(in: db)
         }
         let context = try RequestContext(request: request, database: db, service: service)
-
-        if let verb {
-            switch verb {
-            case "batchGet", "beginTransaction", "commit", "rollback", "batchWrite":
-                // These take the database, not a document: a longer path is a bad payload.
-                guard path.segments.isEmpty else { throw .invalidArgument("Payload isn't valid for request.") }
-            case "runQuery", "runAggregationQuery", "listCollectionIds", "partitionQuery":
-                guard path.segments.isEmpty || path.isDocument else {
-                    let parent = db.name(of: path)
-                    throw .invalidArgument("Document parent name \"\(parent)\" lacks \"/\" at index \(parent.utf8.count).")
-                }
-            default:
-                break
-            }
-            switch verb {
-            case "batchGet": return try batchGet(context)
-            case "beginTransaction": return try beginTransaction(context)
-            case "commit": return try commit(context)
-            case "rollback": return try rollback(context)
-            case "batchWrite": return try batchWrite(context)
-            case "runQuery": return try runQuery(context, parent: path)
-            case "runAggregationQuery": return try runAggregationQuery(context, parent: path)
-            case "listCollectionIds": return try listCollectionIds(context, parent: path)
-            case "partitionQuery": return try partitionQuery(context, parent: path)
-            default:
-                throw .unimplemented("The \(verb) method is not supported by this emulator over REST.")
-            }
-        }
+        if let verb { return try apiVerb(context, db, path, verb) }
 
         switch (request.method, path.isDocument) {
         case ("GET", true), ("HEAD", true): return try getDocument(context, path: path)
@@ -367,6 +381,35 @@ struct FirestoreHTTPService: HTTPService {
         case ("PATCH", true): return try patchDocument(context, path: path)
         case ("DELETE", true): return try deleteDocument(context, path: path)
         default: return methodNotAllowed(request)
+        }
+    }
+
+    /// A database's or a document's custom method (`documents:commit`, `…/d1:runQuery`), its context made.
+    private func apiVerb(_ context: RequestContext, _ db: DatabaseID, _ path: ResourcePath, _ verb: String) throws(FirestoreError) -> Response {
+        switch verb {
+        case "batchGet", "beginTransaction", "commit", "rollback", "batchWrite":
+            // These take the database, not a document: a longer path is a bad payload.
+            guard path.segments.isEmpty else { throw .invalidArgument("Payload isn't valid for request.") }
+        case "runQuery", "runAggregationQuery", "listCollectionIds", "partitionQuery":
+            guard path.segments.isEmpty || path.isDocument else {
+                let parent = db.name(of: path)
+                throw .invalidArgument("Document parent name \"\(parent)\" lacks \"/\" at index \(parent.utf8.count).")
+            }
+        default:
+            break
+        }
+        switch verb {
+        case "batchGet": return try batchGet(context)
+        case "beginTransaction": return try beginTransaction(context)
+        case "commit": return try commit(context)
+        case "rollback": return try rollback(context)
+        case "batchWrite": return try batchWrite(context)
+        case "runQuery": return try runQuery(context, parent: path)
+        case "runAggregationQuery": return try runAggregationQuery(context, parent: path)
+        case "listCollectionIds": return try listCollectionIds(context, parent: path)
+        case "partitionQuery": return try partitionQuery(context, parent: path)
+        default:
+            throw .unimplemented("The \(verb) method is not supported by this emulator over REST.")
         }
     }
 }

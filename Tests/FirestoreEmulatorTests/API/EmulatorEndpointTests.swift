@@ -25,6 +25,35 @@ import Testing
         #expect(h.call("GET", "/", as: .anonymous).response.headers["Access-Control-Allow-Origin"] == "*")
     }
 
+    /// A JSON answer's header fields, in order, with and without `Origin` — the shared fields of an
+    /// answer to a request without one (`FirestoreHTTPService.jsonAnyOrigin`) are what adding the
+    /// CORS field to its own would make — and a transaction's answers the same.
+    @Test func jsonAnswersCarryTheirCORSFields() throws {
+        let h = try TestHarness()
+        func fields(_ r: Response) -> [String] { r.headers.fields.map { "\($0.name): \($0.value)" } }
+        let json = "Content-Type: application/json; charset=UTF-8"
+        let begin = h.call("POST", h.api(":beginTransaction"), .object([:]), as: .owner)
+        #expect(begin.status == 200)
+        #expect(fields(begin.response) == [json, "Access-Control-Allow-Origin: *"])
+        #expect(begin.response.headers.sharesFields(with: FirestoreHTTPService.jsonAnyOrigin))
+        let fromApp = h.call("POST", h.api(":beginTransaction"), .object([:]), as: .owner, headers: [("Origin", "http://app")])
+        #expect(fields(fromApp.response) == [json, "Access-Control-Allow-Origin: http://app", "Vary: Origin"])
+        guard case .string(let t)? = begin.json["transaction"] else {
+            Issue.record("no transaction in \(begin.json)")
+            return
+        }
+        let read = h.call("POST", h.api(":batchGet"), .object(["documents": .array([.string(h.root + "/c/d")]), "transaction": .string(t)]))
+        #expect(read.status == 200)
+        #expect(fields(read.response) == [json, "Access-Control-Allow-Origin: *"])
+        let commit = h.call("POST", h.api(":commit"), .object(["transaction": .string(t)]), headers: [("Origin", "http://app")])
+        #expect(commit.status == 200)
+        #expect(fields(commit.response) == [json, "Access-Control-Allow-Origin: http://app", "Vary: Origin"])
+        // The begin's answer is the JSON tree's bytes.
+        #expect(begin.response.bodyBytes == Array(JSON.object(["transaction": .string(t)]).serialized().utf8))
+        // An answer that is not JSON gets the field added to its own.
+        #expect(fields(h.call("GET", "/", as: .anonymous).response).last == "Access-Control-Allow-Origin: *")
+    }
+
     @Test func clearingOneProjectIsConstantWorkAndLeavesOthers() throws {
         let h = try TestHarness()
         // Three projects of 10 000 documents each, written straight into storage (fast to set up),

@@ -69,6 +69,47 @@ struct PathSegmentsTests {
         }
     }
 
+    /// `databaseVerb` takes exactly the paths the general route would take to a database's own
+    /// method (`apiPath`'s one segment `documents:{verb}`, split by `splitVerb`), with the same
+    /// database and verb.
+    @Test(arguments: [
+        "/v1/projects/p/databases/(default)/documents:commit",
+        "/v1beta1/projects/p/databases/(default)/documents:batchGet",
+        "/v1/projects/demo-hearth/databases/(default)/documents:beginTransaction",
+        "/v1/projects/p/databases/d/documents:rollback",
+        "/v1/projects/p/databases/d/documents:runQuery",
+        "/v1/projects/p/databases/d/documents:listen",
+        "/v1/projects/p/databases/d/documents:nope",
+        "/v1/projects/p/databases/d/documents:",
+        "/v1/projects/p/databases/d/documents:commit:",
+        "/v1/projects/p/databases/d/documents:x:commit",
+        "/v1/projects/p/databases/d/documents:commit/x",
+        "/v1/projects/p/databases/d/documents/x:commit",
+        "/v1/projects/p/databases/d/documentss:commit",
+        "/v1/projects/p/databases/d/document:commit",
+        "/v1/projects/p/databases/d/Documents:commit",
+        "/v1/projects/p/databases/d/documents",
+        "/v1/projects/p/databases/d/x:commit",
+        "/v1/projects/p/databases/d/:commit",
+        "/v1/projects/p/databases//documents:commit",
+        "/v1/projects//databases/d/documents:commit",
+        "/v1/projects/p/databases/%28default%29/documents:commit",
+        "/v1/projects/p/databases/d/documents:c%6Fmmit",
+        "/v1/projects/pé/databases/d/documents:commit",
+        "/v1/projects/p/databases/d/documents:commit\u{301}",
+        "/v2/projects/p/databases/d/documents:commit",
+    ])
+    func databaseVerbAgreesWithTheGeneralRoute(path: String) {
+        let request = Request(method: "POST", target: path, headers: HTTPHeaders(), body: [])
+        var expected: (DatabaseID, String)?
+        if let (database, rest) = FirestoreHTTPService.apiPath(request), rest.count == 1,
+           let (name, verb) = FirestoreHTTPService.splitVerb(rest[0]), name == "documents" {
+            expected = (database, verb)
+        }
+        let fast = FirestoreHTTPService.databaseVerb(request)
+        #expect(fast?.0 == expected?.0 && fast?.1 == expected?.1, "\(path)")
+    }
+
     /// `splitVerb` on bytes agrees with the Character-based split it replaces, ASCII or not.
     @Test(arguments: [
         "documents:commit", "documents:batchGet", "documents:nope", "documents", ":commit", "a:b:commit",

@@ -75,6 +75,34 @@ export function diffView(left, right) {
       h('span', { class: 'sign' }, s), h('span', { class: 'src' }, line || ' '))));
 }
 
+/**
+ * The database picker of the data browser and the rules view (`databases` from the hub; the
+ * current one listed even when it holds nothing yet). `onPick(id)` runs with the chosen id; the
+ * last option asks for another database's id.
+ */
+export function databasePicker(databases, current, onPick) {
+  const ids = databases.map(d => d.database);
+  if (!ids.includes(current)) ids.push(current);
+  const label = id => {
+    const d = databases.find(x => x.database === id);
+    const notes = [d?.ownRules ? 'own rules' : null, d && !d.hasDocuments ? 'no documents' : null].filter(Boolean);
+    return notes.length ? `${id} (${notes.join(', ')})` : id;
+  };
+  const select = h('select', { id: 'database-select', 'aria-label': 'Database' },
+    ids.map(id => h('option', { value: id, selected: id === current }, label(id))),
+    h('option', { value: '' }, 'Another database…'));
+  select.value = current;
+  select.addEventListener('change', () => {
+    let id = select.value;
+    if (!id) {
+      id = (prompt('Database id (letters, digits, "-", "_", ".")') || '').trim();
+      if (!id) { select.value = current; return; }
+    }
+    onPick(id);
+  });
+  return h('label', { class: 'database-picker' }, 'Database ', select);
+}
+
 export function statusBadge(status) {
   return h('span', { class: 'badge s' + String(status)[0] }, status);
 }

@@ -25,8 +25,8 @@ export async function render(root) {
   // Where a load goes: this database alone, or the project (every database without rules of its
   // own). A named database, or one with rules of its own, loads its own by default.
   const target = h('select', { id: 'rules-target', 'aria-label': 'Load the rules for' },
-    h('option', { value: 'database' }, `database ${database} only`),
-    h('option', { value: 'project' }, `the project (every database without rules of its own)`));
+    h('option', { value: 'database', title: `Rules of ${database} alone` }, `${database} only`),
+    h('option', { value: 'project', title: 'The project: every database without rules of its own' }, 'the project'));
   target.value = database !== '(default)' || info.ownRules ? 'database' : 'project';
   const play = playground(proj, database, () => editor.value);
   const pick = databasePicker(databases, database, id => { setCurrentDatabase(id); render(root); });

@@ -35,7 +35,7 @@ export async function render(root, args) {
     if (location.hash === href('')) window.dispatchEvent(new HashChangeEvent('hashchange'));
     else location.hash = href('');
   };
-  firestoreDatabases().then(list => fill(picker, databasePicker(list, db, pick)), () => fill(picker, databasePicker([], db, pick)));
+  firestoreDatabases().then(list => fill(picker, databasePicker(list, db, pick, firestoreDatabases)), () => fill(picker, databasePicker([], db, pick, firestoreDatabases)));
 
   // Pages are documents.list pages with showMissing (each page token is a position), so any page of
   // a collection of any size is one indexed read of PAGE + 1 entries, and the documents that exist

@@ -50,7 +50,7 @@ async function loadCounts(el, st) {
     safe(async () => (await s3xml('GET', '/')).getElementsByTagName('Bucket').length),
     safe(async () => (await hub('GET', '/emulator/v1/requests?limit=0')).latest),
   ]);
-  fill(el, card(users, 'Auth users', '#/auth'), card(collections, `Firestore root collections (${currentDatabase()})`, '#/firestore'),
+  fill(el, card(users, 'Auth users', '#/auth'), card(collections, 'Firestore root collections' + (currentDatabase() === '(default)' ? '' : ` in ${currentDatabase()}`), '#/firestore'),
     card(buckets, 'S3 buckets', '#/s3'), card(requests, 'requests served', '#/requests'));
 }
 

@@ -29,7 +29,7 @@ export async function render(root) {
     h('option', { value: 'project', title: 'The project: every database without rules of its own' }, 'the project'));
   target.value = database !== '(default)' || info.ownRules ? 'database' : 'project';
   const play = playground(proj, database, () => editor.value);
-  const pick = databasePicker(databases, database, id => { setCurrentDatabase(id); render(root); });
+  const pick = databasePicker(databases, database, id => { setCurrentDatabase(id); render(root); }, firestoreDatabases);
   fill(root, h('h1', {}, 'Rules'),
     h('div', { class: 'row' }, pick, h('p', { id: 'rules-judge', class: 'grow' }, judgedBy(info, status, proj))),
     h('div', { class: 'grid cols2' },

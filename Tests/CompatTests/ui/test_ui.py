@@ -521,6 +521,12 @@ def test_rules_view_sets_a_named_databases_own_rules_that_judge_it_alone(browser
         assert browser.find_element(By.ID, "database-select").get_attribute("value") == db
         wait(browser, "#rules-source .ln.heat1")
         shot(browser, "rules-named-database")
+        # A database written to while the page is open is offered once the picker gets focus.
+        later = f"{fs}/v1/projects/{project}/databases/ui-later/documents/a/b"
+        assert requests.patch(later, json={"fields": {}}, headers=OWNER).status_code == 200
+        browser.execute_script("arguments[0].focus()", browser.find_element(By.ID, "database-select"))
+        wait(browser, '#database-select option[value="ui-later"]')
+        assert browser.find_element(By.ID, "database-select").get_attribute("value") == db
 
         # The data browser shows the same database.
         go(browser, data, "firestore/notes")

@@ -126,6 +126,35 @@ enum FirestoreStreamWire {
         } catch { return .other }
     }
 
+    /// The database a Firestore request is for: every request's first field (1) is its `database`,
+    /// or a `name`/`parent` under it, but UpdateDocument's, a `Document` whose `name` (1) is.
+    /// nil when the message names none (or cannot be read).
+    static func database(ofRequest bytes: [UInt8]) -> String? {
+        var r = ProtoReader(bytes)
+        do throws(ProtoDecodingError) {
+            while let (n, wt) = try r.nextField() {
+                guard n == 1, wt == .lengthDelimited else { try r.skip(wt); continue }
+                let field = try r.readBytes()
+                if let id = databaseID(ofName: field) { return id }
+                var document = ProtoReader(field)
+                while let (dn, dwt) = try document.nextField() {
+                    if dn == 1, dwt == .lengthDelimited { return databaseID(ofName: try document.readBytes()) }
+                    try document.skip(dwt)
+                }
+                return nil
+            }
+        } catch { return nil }
+        return nil
+    }
+
+    /// `d` of `projects/p/databases/d[/…]`, nil for anything else.
+    static func databaseID(ofName bytes: [UInt8]) -> String? {
+        guard bytes.starts(with: "projects/".utf8) else { return nil }
+        let parts = bytes.split(separator: UInt8(ascii: "/"), maxSplits: 4, omittingEmptySubsequences: false)
+        guard parts.count >= 4, parts[2].elementsEqual("databases".utf8), !parts[3].isEmpty else { return nil }
+        return String(decoding: parts[3], as: UTF8.self)
+    }
+
     /// The number of `writes` (3) in a Write request.
     static func writeCount(_ bytes: [UInt8]) -> Int {
         var r = ProtoReader(bytes)

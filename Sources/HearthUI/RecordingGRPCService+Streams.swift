@@ -41,6 +41,10 @@ final class StreamRecord: @unchecked Sendable {
     @exclusivity(unchecked) private var denied = 0
     @exclusivity(unchecked) private var targets: [Int32: String] = [:]
     @exclusivity(unchecked) private var ended = false
+    /// The database the stream is for, from its first request (Listen's and Write's first field,
+    /// which the first message of either stream carries); read once.
+    @exclusivity(unchecked) private var database: String?
+    @exclusivity(unchecked) private var firstReceived = true
 
     init(listener: String, method: String, path: String, context: GRPCContext, log: RequestLog, clock: Clock) {
         self.listener = listener
@@ -76,6 +80,11 @@ final class StreamRecord: @unchecked Sendable {
         default: break
         }
         lock.withLock {
+            if firstReceived {
+                // Once a stream, and a field-1 read: no lock hold of its own on every message.
+                firstReceived = false
+                database = FirestoreStreamWire.database(ofRequest: message)
+            }
             messagesIn += 1
             writes += writeCount
             if let (id, what) = description { targets[id] = what }
@@ -148,21 +157,22 @@ final class StreamRecord: @unchecked Sendable {
     /// Adds sent messages to the counts; a target removed with a cause is logged as its own entry.
     private func counted(messages: Int, documents: Int, removals: [FirestoreStreamWire.ListenResponse]) {
         var deniedTargets: [(id: Int32, what: String, code: Int, message: String)] = []
-        lock.withLock {
-            messagesOut += messages
-            documentsSent += documents
+        let database = lock.withLock {
             for case .removed(let ids, let code, let message) in removals {
                 for id in ids {
                     deniedTargets.append((id, targets[id] ?? "?", code, message))
                     denied += 1
                 }
             }
+            messagesOut += messages
+            documentsSent += documents
+            return self.database
         }
         for d in deniedTargets {
             guard let code = GRPCStatus.Code(rawValue: d.code) else { continue }
             append(status: RecordingGRPCService.httpStatus(code), micros: elapsedMicros,
                    fields: [("stream", .string("target removed")), ("targetId", .int(Int64(d.id))), ("target", .string(d.what)),
-                            ("grpc-status", .int(Int64(d.code)))],
+                            ("grpc-status", .int(Int64(d.code)))] + (database.map { [("database", .string($0))] } ?? []),
                    errorBody: RecordingGRPCService.errorBody(code, d.message))
         }
     }
@@ -195,6 +205,7 @@ final class StreamRecord: @unchecked Sendable {
             } else if method == "Write" {
                 c.append(("writes", .int(Int64(writes))))
             }
+            if let database { c.append(("database", .string(database))) }
             return c
         }
         guard let counts else { return }

@@ -25,14 +25,16 @@ public struct RecordingGRPCService: GRPCService {
     public func handler(for method: String) -> GRPCHandler? {
         guard let handler = inner.handler(for: method) else { return nil }
         let path = "/\(inner.name)/\(method)"
-        let record: @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void = { [listener, log, clock] context, started, status in
+        // `request` is read only for a failed call: its entry names the database the call was for
+        // (the path names only the method), so a denial opens beside that database's rules.
+        let record: @Sendable (GRPCContext, UInt64, GRPCStatus, [UInt8]) -> Void = { [listener, log, clock] context, started, status, request in
             let http = RecordingGRPCService.httpStatus(status.code)
             let body = status.code == .ok ? nil : RecordingGRPCService.errorBody(status.code, status.message)
             log.append(RequestLog.Entry(
                 seq: 0, time: clock.now(), service: listener, method: "POST", path: path, status: http,
                 durationMicros: Int64((RecordingGRPCService.uptimeNanos() &- started) / 1000), requestID: context.requestIDValue,
                 user: context.authorization.flatMap(CallerName.ofAuthorization),
-                fields: status.code == .ok ? RecordingGRPCService.okFields : [("grpc-status", .int(Int64(status.code.rawValue)))],
+                fields: status.code == .ok ? RecordingGRPCService.okFields : RecordingGRPCService.failureFields(status, request: request),
                 errorBody: body, errorContentType: body == nil ? nil : "application/json"))
         }
         switch handler {
@@ -44,10 +46,10 @@ public struct RecordingGRPCService: GRPCService {
                 let started = RecordingGRPCService.uptimeNanos()
                 do throws(GRPCStatus) {
                     guard let response = try quick(request, context) else { return nil }
-                    record(context, started, .ok)
+                    record(context, started, .ok, [])
                     return response
                 } catch {
-                    record(context, started, error)
+                    record(context, started, error, request)
                     throw error
                 }
             }, run: recorded(f, record))
@@ -58,7 +60,7 @@ public struct RecordingGRPCService: GRPCService {
             return .unaryAsyncQuick(start: { request, context, reply in
                 let started = RecordingGRPCService.uptimeNanos()
                 return start(request, context) { result in
-                    Self.record(result, context, started, record)
+                    Self.record(result, context, started, request, record)
                     reply(result)
                 }
             }, run: recordedAsync(f, record))
@@ -74,21 +76,21 @@ public struct RecordingGRPCService: GRPCService {
                     case nil:
                         return nil
                     case .answered(let batch)?:
-                        record(context, started, .ok)
+                        record(context, started, .ok, [])
                         return .answered(batch)
                     case .rest(let rest)?:
                         return .rest { responses throws(GRPCStatus) in
                             do throws(GRPCStatus) {
                                 try rest(responses)
-                                record(context, started, .ok)
+                                record(context, started, .ok, [])
                             } catch {
-                                record(context, started, error)
+                                record(context, started, error, request)
                                 throw error
                             }
                         }
                     }
                 } catch {
-                    record(context, started, error)
+                    record(context, started, error, request)
                     throw error
                 }
             }, run: recordedStream(f, record))
@@ -123,50 +125,57 @@ public struct RecordingGRPCService: GRPCService {
                                          _ reply: @escaping @Sendable (Result<[UInt8], GRPCStatus>) -> Void) -> Void
 
     /// `f` answering later, recording each call's outcome.
-    private func recordedAsync(_ f: @escaping Async, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void) -> Async {
+    private func recordedAsync(_ f: @escaping Async, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus, [UInt8]) -> Void) -> Async {
         { request, context, reply in
             let started = RecordingGRPCService.uptimeNanos()
             f(request, context) { result in
-                Self.record(result, context, started, record)
+                Self.record(result, context, started, request, record)
                 reply(result)
             }
         }
     }
 
-    private static func record(_ result: Result<[UInt8], GRPCStatus>, _ context: GRPCContext, _ started: UInt64,
-                               _ record: @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void) {
+    private static func record(_ result: Result<[UInt8], GRPCStatus>, _ context: GRPCContext, _ started: UInt64, _ request: [UInt8],
+                               _ record: @Sendable (GRPCContext, UInt64, GRPCStatus, [UInt8]) -> Void) {
         switch result {
-        case .success: record(context, started, .ok)
-        case .failure(let status): record(context, started, status)
+        case .success: record(context, started, .ok, [])
+        case .failure(let status): record(context, started, status, request)
         }
+    }
+
+    /// A failed call's fields: its gRPC status and, when the request names one, its database.
+    static func failureFields(_ status: GRPCStatus, request: [UInt8]) -> [(String, JSON)] {
+        var fields: [(String, JSON)] = [("grpc-status", .int(Int64(status.code.rawValue)))]
+        if let database = FirestoreStreamWire.database(ofRequest: request) { fields.append(("database", .string(database))) }
+        return fields
     }
 
     private typealias Streaming = @Sendable (_ request: [UInt8], _ context: GRPCContext, _ responses: any GRPCResponseStream) throws(GRPCStatus) -> Void
 
     /// Server-streaming `f`, recording each call's outcome.
-    private func recordedStream(_ f: @escaping Streaming, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void) -> Streaming {
+    private func recordedStream(_ f: @escaping Streaming, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus, [UInt8]) -> Void) -> Streaming {
         { request, context, responses throws(GRPCStatus) in
             let started = RecordingGRPCService.uptimeNanos()
             do throws(GRPCStatus) {
                 try f(request, context, responses)
-                record(context, started, .ok)
+                record(context, started, .ok, [])
             } catch {
-                record(context, started, error)
+                record(context, started, error, request)
                 throw error
             }
         }
     }
 
     /// `f`, recording each call's outcome.
-    private func recorded(_ f: @escaping Unary, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus) -> Void) -> Unary {
+    private func recorded(_ f: @escaping Unary, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus, [UInt8]) -> Void) -> Unary {
         { request, context throws(GRPCStatus) in
             let started = RecordingGRPCService.uptimeNanos()
             do throws(GRPCStatus) {
                 let response = try f(request, context)
-                record(context, started, .ok)
+                record(context, started, .ok, [])
                 return response
             } catch {
-                record(context, started, error)
+                record(context, started, error, request)
                 throw error
             }
         }

@@ -30,6 +30,8 @@ final class RulesManager: @unchecked Sendable {
     // `_MutexHandle._lockSlow` (docs/benchmarks.md, *Run of 5 December*).
     private let lock = NSLock()
     private var base: RulesInForce
+    /// Where `base` came from (the UI says which rules judge a database: `provenance`).
+    private var baseSource: Source = .none
     /// Installed for a whole project (`PUT …/projects/{p}:securityRules`).
     private var installed: [String: RulesInForce] = [:]
     /// Installed for one database: project → database → rules. Nested, so that a decision hashes
@@ -48,6 +50,7 @@ final class RulesManager: @unchecked Sendable {
         base = RulesInForce(.open)
         if let source {
             base = RulesInForce(compileBase(source, fileName: "firestore.rules"))
+            baseSource = .configured
         }
         if let rulesPath {
             watchedPath = rulesPath
@@ -71,6 +74,44 @@ final class RulesManager: @unchecked Sendable {
         if let database, !installedByDatabase.isEmpty, let own = installedByDatabase[project]?[database] { return own }
         if let installed = installed[project] { return installed }
         return base
+    }
+
+    /// Where the rules judging a database come from, as the UI names them.
+    enum Source: String {
+        /// Its own (`PUT …/projects/{p}/databases/{d}:securityRules`).
+        case database
+        /// Its project's (`PUT …/projects/{p}:securityRules`).
+        case project
+        /// The rules file (`--rules FILE`), watched.
+        case file
+        /// The source hearth was configured with (the shipped rules).
+        case configured
+        /// None: every request is allowed.
+        case none
+    }
+
+    /// The rules judging `database` of `project` and where they come from, read under one lock
+    /// hold (so the two agree), for the UI; never on a decision's path.
+    func provenance(for project: String, database: String) -> (source: Source, rules: RulesInForce) {
+        lock.lock()
+        defer { lock.unlock() }
+        if let own = installedByDatabase[project]?[database] { return (.database, own) }
+        if let installed = installed[project] { return (.project, installed) }
+        return (baseSource, base)
+    }
+
+    /// The databases of `project` that have rules of their own.
+    func databasesWithOwnRules(project: String) -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return installedByDatabase[project].map { Array($0.keys) } ?? []
+    }
+
+    /// The rules file being watched (`--rules FILE`), if any.
+    var rulesFilePath: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return watchedPath
     }
 
     /// Compiles `source` and, when it has no errors, installs it for `database` of `project` (nil:
@@ -131,7 +172,10 @@ final class RulesManager: @unchecked Sendable {
                 // Fail closed: a named file that is missing must not mean "no rules". Without a
                 // fallback source every request is denied until the file appears.
                 lock.lock()
-                if base.isOpen { base = RulesInForce(.broken("The security rules file \(path) does not exist.")) }
+                if base.isOpen {
+                    base = RulesInForce(.broken("The security rules file \(path) does not exist."))
+                    baseSource = .file
+                }
                 lock.unlock()
                 logger.warning("firestore: rules file not found; requests are denied until it appears", [("path", .string(path))])
             }
@@ -145,12 +189,14 @@ final class RulesManager: @unchecked Sendable {
         defer { lock.unlock() }
         if let ruleset, !issues.contains(where: { $0.severity == .error }) {
             base = RulesInForce(.ruleset(ruleset, RulesCoverage()))
+            baseSource = .file
             installed[defaultProject] = nil
             installedByDatabase[defaultProject] = nil
             logger.info(initial ? "firestore: rules loaded" : "firestore: rules reloaded", [("path", .string(path))])
         } else if initial {
             base = RulesInForce(.broken("The security rules in \(fileName) do not compile: "
                                         + issues.map(\.description).joined(separator: "; ")))
+            baseSource = .file
         } else {
             logger.error("firestore: rules file does not compile; keeping the previous rules", [("path", .string(path))])
         }

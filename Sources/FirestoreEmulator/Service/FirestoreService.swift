@@ -65,10 +65,6 @@ public final class FirestoreService: Sendable {
     /// What the Firestore port serves over gRPC (HTTP/2 on the same port): `google.firestore.v1.Firestore`.
     public var grpc: any GRPCService { FirestoreGRPCService(service: self) }
 
-    /// Firestore needs nothing on the hub port: its emulator endpoints live on its own port,
-    /// as the Firebase emulator's do.
-    public func registerHubRoutes(_ hub: Router) {}
-
     /// Deletes every document of every project, open transactions, and rules installed through
     /// the API (the rules file stays in force).
     public func reset() throws {

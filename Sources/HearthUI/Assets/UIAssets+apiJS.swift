@@ -104,15 +104,39 @@ export function live({ topics, params = {}, handlers = {}, poll, interval = 2000
 /** Identity Toolkit / emulator endpoints with admin rights (Bearer owner). */
 export const auth = (method, path, body) => call(method, '/auth' + path, { body, headers: { Authorization: 'Bearer owner' } });
 
-/** Firestore REST as the owner (rules bypassed, as the Admin SDK's emulator mode does). */
-export async function firestore(method, path, body) {
-  const p = await project();
-  return call(method, `/firestore/v1/projects/${p}/databases/(default)/documents${path}`, { body, headers: { Authorization: 'Bearer owner' } });
+// The Firestore database the data browser and the rules view show: one choice for both pages,
+// kept for the tab (sessionStorage), `(default)` until another is picked.
+const DATABASE_KEY = 'hearth.database';
+
+export function currentDatabase() {
+  try { return sessionStorage.getItem(DATABASE_KEY) || '(default)'; } catch { return '(default)'; }
 }
 
-export async function firestoreEmulator(method, action, body) {
+export function setCurrentDatabase(id) {
+  try { sessionStorage.setItem(DATABASE_KEY, id); } catch { /* storage off: this page only */ }
+}
+
+/**
+ * The project's databases — `(default)`, every one written to and every one given rules of its
+ * own — each with the rules that judge it: `rules.from` is `database` (its own), `project`, `file`,
+ * `configured` (the shipped rules) or `none`; `rules.state` `loaded`, `open` or `denied`.
+ */
+export async function firestoreDatabases() {
   const p = await project();
-  return call(method, `/firestore/emulator/v1/projects/${p}:${action}`, { body });
+  return (await hub('GET', `/emulator/v1/firestore/projects/${encodeURIComponent(p)}/databases`)).databases;
+}
+
+/** Firestore REST as the owner (rules bypassed, as the Admin SDK's emulator mode does), on the current database. */
+export async function firestore(method, path, body, database = currentDatabase()) {
+  const p = await project();
+  return call(method, `/firestore/v1/projects/${p}/databases/${encodeURIComponent(database)}/documents${path}`, { body, headers: { Authorization: 'Bearer owner' } });
+}
+
+/** `…/projects/{p}:action` (the project's rules), or with `database` `…/projects/{p}/databases/{d}:action` (that database's). */
+export async function firestoreEmulator(method, action, body, database) {
+  const p = await project();
+  const at = database ? `${p}/databases/${encodeURIComponent(database)}` : p;
+  return call(method, `/firestore/emulator/v1/projects/${at}:${action}`, { body });
 }
 
 /** Encodes each segment of a document or collection path. */

@@ -49,6 +49,10 @@ button.danger { color: var(--bad); }
 button.link { border: none; background: none; color: var(--accent); padding: 2px 4px; text-align: left; }
 button:disabled { opacity: .5; cursor: default; }
 input, select, textarea { font: inherit; padding: 5px 7px; border: 1px solid #cfc6ba; border-radius: 6px; background: #fff; color: var(--ink); min-width: 0; }
+/* The database picker and the rules' load target: long ids and labels shrink with a phone's width. */
+.row select { max-width: 100%; }
+.row label { max-width: 100%; min-width: 0; }
+#rules-judge { margin: 0; min-width: 0; overflow-wrap: anywhere; }
 textarea { font-family: var(--mono); font-size: 12.5px; width: 100%; }
 label { display: inline-flex; gap: 6px; align-items: center; }
 label.stack { display: flex; flex-direction: column; align-items: stretch; gap: 2px; margin: 6px 0; }

@@ -75,6 +75,39 @@ export function diffView(left, right) {
       h('span', { class: 'sign' }, s), h('span', { class: 'src' }, line || ' '))));
 }
 
+/**
+ * The database picker of the data browser and the rules view (`databases` from the hub; the
+ * current one listed even when it holds nothing yet). `onPick(id)` runs with the chosen id; the
+ * last option asks for another database's id. With `reload` (a function answering the list
+ * again), the list is read again each time the picker gets focus: a database written to since the
+ * page was drawn is then offered too.
+ */
+export function databasePicker(databases, current, onPick, reload) {
+  const select = h('select', { id: 'database-select', 'aria-label': 'Database' });
+  const options = list => {
+    const ids = list.map(d => d.database);
+    if (!ids.includes(current)) ids.push(current);
+    const label = id => {
+      const d = list.find(x => x.database === id);
+      const notes = [d?.ownRules ? 'own rules' : null, d && !d.hasDocuments ? 'no documents' : null].filter(Boolean);
+      return notes.length ? `${id} (${notes.join(', ')})` : id;
+    };
+    fill(select, ids.map(id => h('option', { value: id }, label(id))), h('option', { value: '' }, 'Another database…'));
+    select.value = current;
+  };
+  options(databases);
+  if (reload) select.addEventListener('focus', () => reload().then(options, () => { /* keep the list shown */ }));
+  select.addEventListener('change', () => {
+    let id = select.value;
+    if (!id) {
+      id = (prompt('Database id (letters, digits, "-", "_", ".")') || '').trim();
+      if (!id) { select.value = current; return; }
+    }
+    onPick(id);
+  });
+  return h('label', { class: 'database-picker' }, 'Database ', select);
+}
+
 export function statusBadge(status) {
   return h('span', { class: 'badge s' + String(status)[0] }, status);
 }

@@ -5,8 +5,8 @@ extension UIAssets {
 // The Firestore data browser: collections → documents → fields, as the owner through the REST API.
 // Route: #/firestore/<collection>/<doc>/<subcollection>/…; the hub's document events (or polling
 // while they are down) keep the open view live.
-import { h, fill, guarded, toast } from './dom.js';
-import { firestore, encodePath, project, live } from './api.js';
+import { h, fill, guarded, toast, databasePicker } from './dom.js';
+import { firestore, encodePath, project, live, currentDatabase, setCurrentDatabase, firestoreDatabases } from './api.js';
 
 const PAGE = 50;
 const TYPES = ['string', 'integer', 'double', 'boolean', 'null', 'timestamp', 'bytes', 'reference', 'geoPoint', 'array', 'map', 'vector'];
@@ -18,14 +18,24 @@ export async function render(root, args) {
   const docPath = isDoc ? segs.join('/') : null;
   const parentDoc = collPath ? collPath.split('/').slice(0, -1).join('/') : '';
   const proj = await project();
+  // The database shown: the one the rules view shows too (one choice for both pages).
+  const db = currentDatabase();
   const href = p => '#/firestore/' + (p ? encodePath(p) : '');
 
   const colsPane = h('section', { class: 'panel', 'aria-label': 'Collections' });
   const docsPane = h('section', { class: 'panel', 'aria-label': 'Documents' });
   const docPane = h('section', { class: 'panel', 'aria-label': 'Document' });
-  const crumbs = h('nav', { class: 'crumbs', 'aria-label': 'Path' }, h('a', { href: href('') }, `projects/${proj}/databases/(default)/documents`),
+  const crumbs = h('nav', { class: 'crumbs', 'aria-label': 'Path' }, h('a', { href: href('') }, `projects/${proj}/databases/${db}/documents`),
     segs.map((s, i) => [h('span', { class: 'muted' }, '/'), h('a', { href: href(segs.slice(0, i + 1).join('/')) }, s)]));
-  fill(root, h('h1', {}, 'Firestore'), crumbs, h('div', { class: 'grid cols3' }, colsPane, docsPane, docPane));
+  const picker = h('div', { class: 'row' });
+  fill(root, h('h1', {}, 'Firestore'), picker, crumbs, h('div', { class: 'grid cols3' }, colsPane, docsPane, docPane));
+  // Another database starts at its root (the same path there may not exist).
+  const pick = id => {
+    setCurrentDatabase(id);
+    if (location.hash === href('')) window.dispatchEvent(new HashChangeEvent('hashchange'));
+    else location.hash = href('');
+  };
+  firestoreDatabases().then(list => fill(picker, databasePicker(list, db, pick, firestoreDatabases)), () => fill(picker, databasePicker([], db, pick, firestoreDatabases)));
 
   // Pages are documents.list pages with showMissing (each page token is a position), so any page of
   // a collection of any size is one indexed read of PAGE + 1 entries, and the documents that exist
@@ -57,7 +67,7 @@ export async function render(root, args) {
     await guarded(async () => {
       const rows = await firestore('POST', ':runQuery', { structuredQuery: { from: [{ collectionId: id, allDescendants: true }], limit: 200 } });
       const docs = rows.filter(r => r.document).map(r => r.document);
-      const prefix = `projects/${proj}/databases/(default)/documents/`;
+      const prefix = `projects/${proj}/databases/${db}/documents/`;
       fill(docsPane, h('h2', {}, `Group: ${id}`), h('p', { class: 'muted' }, `${docs.length} document(s)${docs.length === 200 ? ' (the first 200)' : ''}`),
         h('ul', { class: 'list', id: 'group-documents' }, docs.map(d => {
           const path = d.name.slice(prefix.length);
@@ -97,7 +107,7 @@ export async function render(root, args) {
     if (!docPath) { fill(docPane, h('p', { class: 'muted' }, collPath ? 'Pick a document.' : 'Pick or start a collection.')); return; }
     // batchGet answers `missing` for an absent document where get answers 404 (which the browser
     // would report as a failed load).
-    const [answer] = await firestore('POST', ':batchGet', { documents: [`projects/${proj}/databases/(default)/documents/${docPath}`] });
+    const [answer] = await firestore('POST', ':batchGet', { documents: [`projects/${proj}/databases/${db}/documents/${docPath}`] });
     const doc = answer?.found || null;
     const sig = doc ? doc.updateTime : 'missing';
     if (!force && sig === state.docSig) return;
@@ -152,7 +162,7 @@ export async function render(root, args) {
   // A burst of commits (an import, a batch) reloads each part once, shortly after.
   const later = new Map();
   const soon = fn => { if (!later.has(fn)) later.set(fn, setTimeout(() => { later.delete(fn); fn().catch(() => {}); }, 100)); };
-  const database = `projects/${proj}/databases/(default)`;
+  const database = `projects/${proj}/databases/${db}`;
   const changed = e => {
     if (e.change === 'cleared') { if (!e.database || e.database === database) soon(all); return; }
     if (e.database !== database) return;

@@ -3,7 +3,7 @@
 extension UIAssets {
     static let overviewJS = #"""
 import { h, fill, toast } from './dom.js';
-import { hearthStatus, hub, auth, firestore, s3xml } from './api.js';
+import { hearthStatus, hub, auth, firestore, s3xml, currentDatabase } from './api.js';
 
 const describe = {
   hub: 'health, clock, reset, request log, S3 admin, rules test API',
@@ -50,7 +50,7 @@ async function loadCounts(el, st) {
     safe(async () => (await s3xml('GET', '/')).getElementsByTagName('Bucket').length),
     safe(async () => (await hub('GET', '/emulator/v1/requests?limit=0')).latest),
   ]);
-  fill(el, card(users, 'Auth users', '#/auth'), card(collections, 'Firestore root collections', '#/firestore'),
+  fill(el, card(users, 'Auth users', '#/auth'), card(collections, 'Firestore root collections' + (currentDatabase() === '(default)' ? '' : ` in ${currentDatabase()}`), '#/firestore'),
     card(buckets, 'S3 buckets', '#/s3'), card(requests, 'requests served', '#/requests'));
 }
 

@@ -7,7 +7,7 @@ extension UIAssets {
 // A denied Firestore request opens to its rules trace beside the rules source; a failed S3
 // signature to the diagnosis and the canonical request / string-to-sign.
 import { h, fill, guarded, codeView, diffView, statusBadge, fmtTime } from './dom.js';
-import { hub, firestoreEmulator, live } from './api.js';
+import { hub, firestoreEmulator, live, setCurrentDatabase } from './api.js';
 
 export async function render(root, args) {
   const selectedSeq = args[0] ? Number(args[0]) : null;
@@ -44,7 +44,7 @@ export async function render(root, args) {
       h('td', { class: 'mono' }, fmtTime(e.time).slice(11)),
       h('td', {}, e.service),
       h('td', { class: 'mono' }, h('button', { class: 'link mono', title: `${e.method} ${e.path} (${e.durationMs.toFixed(1)} ms)`, onclick: () => open(e.seq, tr) },
-        h('strong', {}, e.method), ' ', shortPath(e.path), e.fields?.stream ? h('span', { class: 'muted' }, ` · ${e.fields.stream}`) : null)),
+        h('strong', {}, e.method), ' ', shortPath(e.path, e.fields), e.fields?.stream ? h('span', { class: 'muted' }, ` · ${e.fields.stream}`) : null)),
       h('td', {}, statusBadge(e.status)),
       h('td', { class: 'hide-narrow' }, e.user || ''));
     tr.addEventListener('click', ev => { if (ev.target.tagName !== 'BUTTON') open(e.seq, tr); });
@@ -103,10 +103,22 @@ export async function render(root, args) {
 
 const MAX_ROWS = 1000;
 
-/** Firestore's long resource prefix folded, and at most 40 characters (the end, where the ids are). */
-function shortPath(path) {
-  const p = path.replace(/^\/v1\/projects\/[^/]+\/databases\/[^/]+\/documents/, '…/documents');
-  return p.length > 40 ? '…' + p.slice(-39) : p;
+/** Firestore's long resource prefix folded (a named database kept), and at most 40 characters (the end, where the ids are). */
+function shortPath(path, fields) {
+  let db = fields?.database && fields.database !== '(default)' ? fields.database : null;
+  let p = path.replace(/^\/v1\/projects\/[^/]+\/databases\/([^/]+)\/documents/, (_, d) => {
+    if (decodeURIComponent(d) !== '(default)') db = decodeURIComponent(d);
+    return '…/documents';
+  });
+  p = p.length > 40 ? '…' + p.slice(-39) : p;
+  return db ? `[${db}] ${p}` : p;
+}
+
+/** The Firestore database a logged request was for: named in its REST path, or a gRPC call's `database` field. */
+function databaseOf(e) {
+  const m = /^\/v1(?:beta1)?\/projects\/[^/]+\/databases\/([^/:]+)/.exec(e.path);
+  if (m) return decodeURIComponent(m[1]);
+  return e.fields?.database || '(default)';
 }
 
 async function showDetail(el, e) {
@@ -115,7 +127,7 @@ async function showDetail(el, e) {
     h('p', {}, statusBadge(e.status), ` ${e.service} · ${fmtTime(e.time)} · user ${e.user || '(none)'} · ${e.durationMs} ms · request id `, h('code', {}, e.requestId)),
     fields.length ? h('dl', { class: 'kv' }, fields.map(([k, v]) => [h('dt', {}, k), h('dd', { class: 'mono' }, typeof v === 'string' ? v : JSON.stringify(v))])) : null];
   const bodyText = e.errorBody || '';
-  if (e.service === 'firestore' && bodyText) parts.push(...await firestoreDenial(bodyText));
+  if (e.service === 'firestore' && bodyText) parts.push(...await firestoreDenial(bodyText, databaseOf(e)));
   else if (e.service === 's3' && bodyText.includes('<Error>')) parts.push(...s3Failure(bodyText));
   else if (bodyText) parts.push(h('h3', {}, 'Error body'), h('pre', { class: 'wrap' }, prettyJSON(bodyText)));
   fill(el, parts);
@@ -125,7 +137,7 @@ function prettyJSON(text) {
   try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
 }
 
-async function firestoreDenial(text) {
+async function firestoreDenial(text, database) {
   let message = text;
   try { message = JSON.parse(text).error.message; } catch { /* not JSON */ }
   const out = [h('h3', {}, 'Why'), h('pre', { class: 'wrap', id: 'denial-trace' }, message)];
@@ -134,12 +146,14 @@ async function firestoreDenial(text) {
   const related = new Set([...message.matchAll(/\bL(\d+)\b/g)].map(m => Number(m[1])));
   if (!primary.size && !related.size) return out;
   try {
-    const r = await firestoreEmulator('GET', 'securityRules');
+    // The rules judging the request's database now (its own, else the project's, else the file's).
+    const r = await firestoreEmulator('GET', 'securityRules', undefined, database);
     const file = r.rules?.files?.[0];
     if (!file) return out;
     const view = codeView(file.content, n => primary.has(n) ? 'fail' : related.has(n) ? 'issue' : '');
     view.classList.add('tall');
-    out.push(h('h3', {}, `Rules: ${file.name} `, h('span', { class: 'badge fail-key' }, 'false allow'), ' ', h('span', { class: 'badge issue-key' }, 'named in the trace')),
+    const openRules = h('a', { href: '#/rules', id: 'denial-database', onclick: () => setCurrentDatabase(database) }, database);
+    out.push(h('h3', {}, 'Rules judging database ', openRules, `: ${file.name} `, h('span', { class: 'badge fail-key' }, 'false allow'), ' ', h('span', { class: 'badge issue-key' }, 'named in the trace')),
       h('div', { id: 'denial-rules' }, view));
     // Scroll the rules box (not the page) to the first failing allow.
     setTimeout(() => { const f = view.querySelector('.fail') || view.querySelector('.issue'); if (f) view.scrollTop = f.offsetTop - view.clientHeight / 3; }, 0);

@@ -460,6 +460,89 @@ def test_rules_playground_decides_with_the_same_engine(browser, data):
     wait(browser, "#rules-issues .ln.issue")
 
 
+NAMED_RULES = """rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /open/{id} { allow read, write: if request.auth == null; }
+    match /closed/{id} { allow read, write: if request.auth != null; }
+  }
+}
+"""
+
+
+def set_editor(d, text):
+    d.execute_script("arguments[0].value = arguments[1]", d.find_element(By.ID, "rules-editor"), text)
+
+
+def test_rules_view_sets_a_named_databases_own_rules_that_judge_it_alone(browser, data):
+    """The rules view picks a named database, shows whose rules judge it, loads rules for it alone
+    (refusing ones that do not compile, with their errors), and real REST requests then show that
+    those rules judge that database and not the default one; its coverage counts them, the data
+    browser shows the same database, and a denial there opens beside that database's rules."""
+    db = "ui-named"
+    fs = "http://" + data["env"]["FIRESTORE_EMULATOR_HOST"]
+    project = data["project"]
+    named = f"{fs}/v1/projects/{project}/databases/{db}/documents"
+    rules_url = f"{fs}/emulator/v1/projects/{project}/databases/{db}:securityRules"
+    # The database exists (a document written as the owner), so the picker lists it.
+    assert requests.patch(f"{named}/notes/n1", json={"fields": {"x": {"stringValue": "y"}}}, headers=OWNER).status_code == 200
+    # Before: judged by the rules file hearth started with, as the default database is.
+    assert requests.post(f"{named}/open", json={"fields": {}}).status_code == 403
+    try:
+        go(browser, data, "overview")  # the Rules page may be open already: drawn again, it lists the new database
+        go(browser, data, "rules")
+        Select(wait(browser, "#database-select")).select_by_value(db)
+        wait_text(browser, "#rules-judge", f"Requests to {db} are judged by the rules file")
+        assert Select(browser.find_element(By.ID, "rules-target")).first_selected_option.get_attribute("value") == "database"
+        # Rules that do not compile: refused with their errors, nothing installed.
+        set_editor(browser, "rules_version = '2';\nservice cloud.firestore { nope }\n")
+        browser.find_element(By.ID, "rules-load").click()
+        assert "line 2" in wait(browser, "#rules-errors").text
+        assert requests.get(rules_url).json()["rules"]["files"][0]["content"] != NAMED_RULES
+        # The database's own rules, loaded through the UI.
+        set_editor(browser, NAMED_RULES)
+        browser.find_element(By.ID, "rules-load").click()
+        wait_text(browser, "#rules-judge", f"Requests to {db} are judged by its own rules")
+        assert requests.get(rules_url).json()["rules"]["files"][0]["content"] == NAMED_RULES
+        listed = requests.get(f"{data['hub']}/emulator/v1/firestore/projects/{project}/databases").json()["databases"]
+        assert {d["database"]: d["rules"]["from"] for d in listed}[db] == "database"
+        assert {d["database"]: d["ownRules"] for d in listed}["(default)"] is False
+
+        # Real requests, signed out: the named database's rules judge it, the default one keeps the file's.
+        assert requests.post(f"{named}/open", json={"fields": {"a": {"stringValue": "b"}}}).status_code == 200
+        assert requests.get(f"{named}/closed/c1").status_code == 403
+        assert requests.post(f"{data['docs']}/open", json={"fields": {}}).status_code == 403
+        assert requests.post(f"{named}/users/alice/files", json={"fields": {}}).status_code == 403
+
+        # Coverage of the database's own rules counts those decisions (the view reloads them).
+        go(browser, data, "overview")
+        go(browser, data, "rules")
+        wait_text(browser, "#rules-judge", "its own rules")
+        assert browser.find_element(By.ID, "database-select").get_attribute("value") == db
+        wait(browser, "#rules-source .ln.heat1")
+        shot(browser, "rules-named-database")
+        # A database written to while the page is open is offered once the picker gets focus.
+        later = f"{fs}/v1/projects/{project}/databases/ui-later/documents/a/b"
+        assert requests.patch(later, json={"fields": {}}, headers=OWNER).status_code == 200
+        browser.execute_script("arguments[0].focus()", browser.find_element(By.ID, "database-select"))
+        wait(browser, '#database-select option[value="ui-later"]')
+        assert browser.find_element(By.ID, "database-select").get_attribute("value") == db
+
+        # The data browser shows the same database.
+        go(browser, data, "firestore/notes")
+        assert wait(browser, "#database-select").get_attribute("value") == db
+        wait_text(browser, "nav.crumbs", f"databases/{db}/documents")
+        wait_text(browser, "#documents", "n1")
+
+        # The denial on the named database opens beside that database's rules, not the default's.
+        open_denied(browser, data, "firestore", "closed/c1")
+        wait_text(browser, "#denial-database", db)
+        assert "match /closed/{id}" in wait(browser, "#denial-rules").text
+        wait(browser, "#denial-rules .ln.fail")
+    finally:
+        browser.execute_script("sessionStorage.removeItem('hearth.database')")
+
+
 def test_clock_moves_from_the_ui(browser, data):
     go(browser, data, "clock")
     wait(browser, "#clock-now")

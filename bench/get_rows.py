@@ -32,7 +32,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import firebase, grpcbench, grpcreads  # noqa: E402
+from benchlib import firebase, grpcbench, grpcreads, layout  # noqa: E402
 from benchlib.counters import parse_strace  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, DOCS, Context  # noqa: E402
 from benchlib.httpc import Client, NotAvailable  # noqa: E402
@@ -280,7 +280,8 @@ def main():
                          "the kernel's 95%% real-time throttle): a quiet two-core machine's layout on a "
                          "shared one, where the scheduler otherwise runs h2load and Hearth's loop on one "
                          "CPU by turns (the other CPU busy with other sessions) and a woken process waits "
-                         "behind them. gRPC rows only: it would give the REST rows' threads one CPU")
+                         "behind them. gRPC rows only: it would give the REST rows' threads one CPU. Guarded as h2_floor.py --pin: "
+                         "a real-time thread that runs max(20, 4 x --seconds) s without blocking is killed (RLIMIT_RTTIME)")
     args = ap.parse_args()
     bins = [" ".join([os.path.abspath(b.split()[0])] + b.split()[1:])
             for b in (args.bin or [os.path.join(ROOT, ".build", "release", "hearth")])]
@@ -291,9 +292,12 @@ def main():
     ctx.strace = args.strace
     ctx.pin = args.pin
     if args.pin:
-        # Inherited by everything this script starts: Hearth (moved to CPU 0 once started) and h2load.
-        os.sched_setaffinity(0, {1})
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        # Inherited by everything this script starts: Hearth (moved to CPU 0 once started) and h2load,
+        # with h2_floor.py's guard against a real-time spin (`layout.pin_realtime`).
+        guard = layout.realtime_guard_seconds(args.seconds)
+        signal.signal(signal.SIGXCPU, lambda *_: sys.exit(f"--pin: a real-time thread of this script ran {guard:.0f} s "
+                                                               "without blocking; stopped (RLIMIT_RTTIME)"))
+        layout.pin_realtime(1, guard)
     try:
         for r in range(args.rounds):
             for i, b in enumerate(bins):

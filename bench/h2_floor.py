@@ -39,7 +39,11 @@ more run under `perf record` on the scheduler's tracepoints (`benchlib/callsched
 other threads and other processes switched in, their wake-ups, and the time each took from the cycles,
 from the tail's above all); with `--pin`, the quiet machine's layout (every server thread on CPU 0,
 the load generators on CPU 1, SCHED_FIFO: the polling loop and the client each on a CPU of their own)
-on a shared machine. Loopback only; every process started is stopped.
+on a shared machine, guarded: every real-time thread may run `max(20, 4 × --seconds)` s without blocking
+(RLIMIT_RTTIME, inherited; the kernel sends SIGXCPU, then SIGKILL), so no spin — this script's, a
+load generator's, a server's — can hold a CPU and starve what shares it (grpcget35 saw this script sit
+runnable behind one for 14 minutes, deaf to SIGKILL); `--pin` refuses to start with the kernel's
+real-time throttle off. Loopback only; every process started is stopped.
 
 `--callgrind` counts instead instructions per operation (repeatable where rates on a shared machine are
 not), the floor's and Hearth's under the same loads: per row a fresh floor (blocking loop) under
@@ -62,7 +66,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchlib import callsched, callsteps, firebase, grpcbench, h2floor  # noqa: E402
+from benchlib import callsched, callsteps, firebase, grpcbench, h2floor, layout  # noqa: E402
 from benchlib.h2floor import Floor, seed  # noqa: E402
 from benchlib.context import DOC_NAME_PREFIX, Context  # noqa: E402
 from benchlib.httpc import Client, NotAvailable  # noqa: E402
@@ -303,7 +307,12 @@ def main():
     ap.add_argument("--pin", action="store_true",
                     help="every server's threads on CPU 0, this script and so the load generators on CPU 1, all SCHED_FIFO "
                          "(priority 1), as `get_rows.py --pin`: a quiet two-core machine's layout (both ends on a CPU of "
-                         "their own, the polling loop spinning) on a shared one; perf runs unpinned")
+                         "their own, the polling loop spinning) on a shared one; perf runs unpinned. It cannot hang the "
+                         "host: every real-time thread it starts inherits RLIMIT_RTTIME of max(20, 4 x --seconds) s, so one "
+                         "that spins that long without a blocking system call (sched_yield is none) gets SIGXCPU and a second "
+                         "later SIGKILL from the kernel, and nothing starved behind it waits longer; it refuses to pin when the "
+                         "kernel's real-time throttle is off (sched_rt_runtime_us -1), which keeps ordinary threads, the "
+                         "kernel's own work included, ~5%% of each CPU")
     ap.add_argument("--json", default=os.path.join(ROOT, ".build", "bench", "h2_floor.json"))
     args = ap.parse_args()
     keys = [ROWS[r] for r in args.rows.split(",")]
@@ -314,9 +323,13 @@ def main():
     floor_bin = h2floor.build(ctx)
     results = {"rounds": args.rounds, "seconds": args.seconds, "poll_us": args.poll_us, "pinned": args.pin, "rows": {}}
     if args.pin:
-        # Inherited by everything this script starts: the servers (moved to CPU 0 once started) and the loads.
-        os.sched_setaffinity(0, {1})
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        # Inherited by everything this script starts: the servers (moved to CPU 0 once started) and the
+        # loads; so is the guard (RLIMIT_RTTIME: a real-time thread that spins without blocking is
+        # killed, `layout.pin_realtime`), and this script ends cleanly on its first warning.
+        guard = layout.realtime_guard_seconds(args.seconds)
+        signal.signal(signal.SIGXCPU, lambda *_: sys.exit(f"--pin: a real-time thread of this script ran {guard:.0f} s "
+                                                               "without blocking; stopped (RLIMIT_RTTIME)"))
+        layout.pin_realtime(1, guard)
         callsteps.UNPIN = True
     data_dir = os.path.join(ctx.run_dir, "hearth-h2floor")
     shutil.rmtree(data_dir, ignore_errors=True)

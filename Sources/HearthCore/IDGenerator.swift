@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The one source of generated identifiers (document IDs, user IDs, request IDs, upload IDs, tokens).
 ///
@@ -10,13 +11,16 @@ public final class IDGenerator: @unchecked Sendable {
     private var state: UInt64
     private let seeded: Bool
     private let entropy: @Sendable (Int) -> [UInt8]
-    /// Request ids' own SplitMix64 state when unseeded (guarded by `lock`; drawn from `entropy` on
-    /// first use): request ids need to be unique, not unguessable, and one is made per request.
-    /// `lock` is an `NSLock` on purpose: every server thread takes it for every request, and the
-    /// standard library's `Mutex` (~70 instructions cheaper uncontended) waits on a
-    /// priority-inheritance futex that hands over in turns through the kernel — a convoy under load
-    /// (docs/benchmarks.md, *Run of 5 December*).
-    private var requestState: UInt64?
+    /// Request ids' own SplitMix64 state when unseeded (drawn from `entropy` on first use, under
+    /// `lock`, then `requestStateReady`): request ids need to be unique, not unguessable, and one is
+    /// made per request. Stepped by one atomic add, which no thread waits on: every server thread
+    /// makes an id for every request, and under `lock` (an `NSLock` on purpose: the standard
+    /// library's `Mutex` waits on a priority-inheritance futex that hands over in turns through the
+    /// kernel, a convoy under load — docs/benchmarks.md, *Run of 5 December*) a step cost ~0.1k
+    /// instructions of a gRPC get. Each add hands its caller a state of its own, as the steps under
+    /// the lock did, so the ids are the same stream.
+    private let requestState = Atomic<UInt64>(0)
+    private let requestStateReady = Atomic<Bool>(false)
     /// Unseeded: entropy drawn ahead (guarded by `lock`), handed out from `poolNext` on, each byte
     /// once. A REST transaction's id is 24 bytes, and drawing them alone cost a call into libcrypto's
     /// generator (~6.8k instructions with its fork check, a `getpid`) per `beginTransaction`; drawn
@@ -117,16 +121,22 @@ public final class IDGenerator: @unchecked Sendable {
     public func nextRequestID() -> RequestID {
         // The seeded stream's 8 bytes, most significant first, as `hex(byteCount: 8)` spells them.
         guard !seeded else { return .bits(bytes(8).reduce(0) { $0 << 8 | UInt64($1) }) }
-        lock.lock()
-        var s = requestState ?? entropy(8).reduce(0) { $0 << 8 | UInt64($1) }
-        s &+= 0x9E37_79B9_7F4A_7C15
-        requestState = s
-        lock.unlock()
-        var z = s
+        if !requestStateReady.load(ordering: .acquiring) { seedRequestState() }
+        var z = requestState.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         z ^= z >> 31
         return .bits(z)
+    }
+
+    /// The request ids' stream started from `entropy`, once (the first id's caller; any other
+    /// caller meanwhile waits for it on `lock`).
+    private func seedRequestState() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !requestStateReady.load(ordering: .relaxed) else { return }
+        requestState.store(entropy(8).reduce(0) { $0 << 8 | UInt64($1) }, ordering: .relaxed)
+        requestStateReady.store(true, ordering: .releasing)
     }
 
     /// Lower-case hex without Foundation formatting (request ids are made on every request).

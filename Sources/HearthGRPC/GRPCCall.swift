@@ -216,10 +216,11 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
         case .unary(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
             runOnWorker(run, request)
-        case .unaryQuick(_, let run):
+        case .unaryQuick:
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
-            // A compressed request is inflated on a worker, never on the loop.
-            guard !request.compressed else { return runOnWorker(run, request) }
+            // A compressed request is inflated on a worker, never on the loop. The worker's handler
+            // is bound only then: a binding retains and releases its closure's context.
+            if request.compressed, case .unaryQuick(_, let run) = route.handler { return runOnWorker(run, request) }
             server.quickCalls.add(QuickCall(call: self, request: request.bytes), stream: stream)
         case .unaryAsync(let run):
             guard let request else { return finish(GRPCStatus(.internal, "No request message")) }
@@ -249,13 +250,14 @@ final class GRPCCall: HTTP2StreamDelegate, GRPCResponseStream, @unchecked Sendab
     func answer(_ q: QuickCall) {
         guard let route, !isClosed else { return }
         switch route.handler {
-        case .unaryQuick(let quick, let run):
+        case .unaryQuick(let quick, _):
             do throws(GRPCStatus) {
                 if let response = try quick(q.request, context) { return answerWhole(response) }
             } catch {
                 return finish(error)
             }
-            runOnWorker(run, (q.request, false))
+            // The worker's handler bound only when the quick one left the call (see `endOfStream`).
+            if case .unaryQuick(_, let run) = route.handler { runOnWorker(run, (q.request, false)) }
         case .serverStreamingQuick(let quick, let run):
             let started: GRPCQuickStream?
             do throws(GRPCStatus) {

@@ -88,3 +88,61 @@ def test_cpu_seconds_sum_every_threads_ticks_since_the_first_reading():
     first = {1: ("S", 100, 0), 2: ("S", 5, 1)}
     last = {1: ("S", 100 + layout.CLK_TCK, 0), 2: ("S", 5 + layout.CLK_TCK, 1), 3: ("S", layout.CLK_TCK, 1)}
     assert layout.cpu_seconds(first, last) == 3
+
+
+SPIN_CHILD = r"""
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from benchlib import layout
+layout.pin_realtime(int(sys.argv[2]), float(sys.argv[3]), rt_runtime=950000)
+print("pinned", os.sched_getscheduler(0) == os.SCHED_FIFO, flush=True)
+end = time.monotonic() + float(sys.argv[4])
+while time.monotonic() < end:
+    if sys.argv[5] == "naps":
+        # A polling loop's shape: runs ~50 ms, then blocks briefly, as a loop out of work does.
+        t = time.monotonic() + 0.05
+        while time.monotonic() < t:
+            pass
+        time.sleep(0.001)
+print("done", flush=True)
+"""
+
+
+def run_spin_child(guard, seconds, shape):
+    import signal
+    import subprocess
+    cpu = max(os.sched_getaffinity(0))
+    p = subprocess.Popen([sys.executable, "-c", SPIN_CHILD, os.path.join(REPO, "bench"), str(cpu), str(guard),
+                          str(seconds), shape], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, _ = p.communicate(timeout=seconds + 10)
+    except subprocess.TimeoutExpired:
+        p.kill()  # the guard failed: a spin still running, killed here (not starved: this test is not real-time)
+        p.communicate()
+        pytest.fail("a real-time spin outlived its guard")
+    if "pinned" not in out:
+        pytest.skip("SCHED_FIFO not permitted here")
+    return p.returncode, out
+
+
+def test_a_pinned_real_time_spin_is_killed_by_its_guard():
+    # Spins 4 s without blocking under a 0.2 s guard: the kernel sends SIGXCPU (then SIGKILL).
+    code, out = run_spin_child(0.2, 4.0, "spin")
+    assert code in (-signal_number("SIGXCPU"), -signal_number("SIGKILL")) and "done" not in out
+
+
+def test_a_pinned_thread_that_blocks_now_and_then_outlives_its_guard():
+    # Runs 0.6 s in 50-ms stretches under a 0.2 s guard: each nap restarts the count.
+    code, out = run_spin_child(0.2, 0.6, "naps")
+    assert code == 0 and "done" in out
+
+
+def test_pinning_is_refused_with_the_real_time_throttle_off():
+    with pytest.raises(SystemExit):
+        layout.pin_realtime(0, 1.0, rt_runtime=-1)
+    assert os.sched_getscheduler(0) != os.SCHED_FIFO
+
+
+def signal_number(name):
+    import signal
+    return int(getattr(signal, name))

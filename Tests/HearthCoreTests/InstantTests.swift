@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import HearthCore
 
@@ -93,6 +94,35 @@ import HearthCore
         #expect(Instant.earliest.rfc3339() == "0001-01-01T00:00:00.000000Z")
     }
 
+    /// `now` reads the mode without the lock the changes take: read on other threads while the
+    /// clock is moved, frozen and let go again and again, every reading is one the clock showed
+    /// (system time with either offset, or the frozen instant), never a mix of two modes.
+    @Test func readingsWhileTheModeChangesAreEachAModesTime() async {
+        let base = Instant(unixSeconds: 1_000_000)
+        let frozen = Instant(unixSeconds: 5)
+        let clock = Clock(systemNow: { base })
+        let allowed: Set<Int64> = [base.unixMicros, base.adding(seconds: 10).unixMicros, frozen.unixMicros]
+        final class Flag: Sendable { let done = Atomic<Bool>(false) }
+        let flag = Flag()
+        let readers = (0..<1).map { _ in
+            Task.detached { () -> Int in
+                var odd = 0
+                while !flag.done.load(ordering: .relaxed) {
+                    if !allowed.contains(clock.now().unixMicros) { odd += 1 }
+                }
+                return odd
+            }
+        }
+        for _ in 0..<20_000 {
+            clock.advance(seconds: 10)
+            clock.freeze(at: frozen)
+            clock.useSystemTime()
+            #expect(clock.now() == base)
+        }
+        flag.done.store(true, ordering: .relaxed)
+        for r in readers { #expect(await r.value == 0) }
+    }
+
     @Test func startsFrozenWhenAsked() {
         let clock = Clock(frozenAt: Instant(unixSeconds: 42))
         #expect(clock.now() == Instant(unixSeconds: 42))
@@ -137,6 +167,28 @@ import HearthCore
         #expect(RequestID.text("r1").text == "r1")
         let u = IDGenerator(entropy: { n in [UInt8](repeating: 7, count: n) }), v = IDGenerator(entropy: { n in [UInt8](repeating: 7, count: n) })
         #expect(u.nextRequestID().text == v.requestID())
+    }
+
+    /// Unseeded request ids are one SplitMix64 stream stepped once per id: drawn from threads at
+    /// once they are all distinct, and together exactly the ids one thread draws from the same entropy.
+    @Test func requestIDsDrawnFromManyThreadsAreTheStreamOnce() async {
+        let g = IDGenerator(entropy: { n in [UInt8](repeating: 3, count: n) })
+        let one = IDGenerator(entropy: { n in [UInt8](repeating: 3, count: n) })
+        let batches = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<4 { group.addTask { (0..<5_000).map { _ in g.nextRequestID().text } } }
+            var all: [[String]] = []
+            for await b in group { all.append(b) }
+            return all
+        }
+        let drawn = batches.flatMap { $0 }
+        #expect(Set(drawn).count == 20_000)
+        #expect(Set(drawn) == Set((0..<20_000).map { _ in one.nextRequestID().text }))
+        // The stream's first id from this entropy, as the lock-guarded steps made it.
+        var z = UInt64(0x0303_0303_0303_0303) &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        #expect(IDGenerator(entropy: { n in [UInt8](repeating: 3, count: n) }).nextRequestID().text == RequestID.bits(z).text)
     }
 
     @Test func unseededBytesComeFromEntropyEachOnce() {

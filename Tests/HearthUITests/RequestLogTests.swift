@@ -105,6 +105,25 @@ import Testing
         }
     }
 
+    /// A thread's last value answers again only for the very same string (or a small string of the
+    /// same bytes): values of one length that differ in a byte, and the same bytes in another
+    /// string, are each named for their own bytes, on this thread and on another.
+    @Test func theLastValueNamedAnswersOnlyForItsOwnBytes() async {
+        let head = "Bearer eyJhbGciOiJub25lIn0."
+        let alice = head + "eyJ1c2VyX2lkIjoiYWxpY2UifQ."  // {"user_id":"alice"}, made at run time
+        let alicf = head + "eyJ1c2VyX2lkIjoiYWxpY2YifQ."  // {"user_id":"alicf"}: the same length
+        let again = String(decoding: Array(alice.utf8), as: UTF8.self)  // alice's bytes, other storage
+        let sequence: [(String, String?)] = [
+            (alice, "alice"), (alice, "alice"), (alicf, "alicf"), (alice, "alice"), (again, "alice"), (again, "alice"),
+            ("Bearer owner", "owner"), ("Bearer owner", "owner"), ("Bearer ownes", nil), (alicf, "alicf"), (alice, "alice"),
+        ]
+        for (authorization, expected) in sequence {
+            #expect(CallerName.ofAuthorization(authorization) == expected, "\(authorization)")
+        }
+        let elsewhere = await Task.detached { sequence.reversed().map { CallerName.ofAuthorization($0.0) } }.value
+        #expect(elsewhere == sequence.reversed().map(\.1))
+    }
+
     /// A token is named by its bytes: with U+212A KELVIN SIGN for its `K` (canonically the same
     /// `String`), the token the log just named is not that caller, as an undecodable token names nobody.
     @Test func aCanonicallyEquivalentTokenIsNotNamedAsTheOriginal() {

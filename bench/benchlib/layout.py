@@ -177,3 +177,48 @@ class Sampler(threading.Thread):
         # The server's CPU time over the run (its threads' user + system ticks): what a request costs it.
         out["server_cpu_s"] = round(cpu_seconds(self.first[1], last_server), 2)
         return out
+
+
+# --- The pinned real-time layout (`h2_floor.py --pin`, `get_rows.py --pin`) -------------------------
+#
+# Those scripts make themselves SCHED_FIFO on one CPU so that every process they start (servers moved
+# to the other CPU, the load generators left on this one) inherits it. A SCHED_FIFO thread that spins
+# without blocking is never preempted by another of the same priority nor by any ordinary thread
+# beyond the kernel's real-time throttle: h2_floor.py once sat runnable for ~14 minutes behind such a
+# spinner on its CPU, a pending SIGKILL undelivered because the killed process never got to run
+# (grpcget35). The guard makes that impossible whoever spins: RLIMIT_RTTIME, which every child
+# inherits, bounds the CPU time a real-time thread may use without a blocking system call (sched_yield
+# does not count as one); past the soft limit the kernel sends SIGXCPU, one second later SIGKILL. A
+# polling loop blocks whenever it runs out of work (Hearth's BusyPoll, the floor's loop sleep after
+# `--poll-us`), so only a thread stuck spinning through a whole round and beyond reaches it.
+
+def realtime_guard_seconds(round_seconds):
+    """How long a pinned real-time thread may run without blocking: a few rounds' length, at least 20 s
+    (a loaded round's warm-up and load together last a few seconds; a stuck spin, minutes)."""
+    return max(20.0, 4.0 * float(round_seconds))
+
+
+def read_rt_runtime(path="/proc/sys/kernel/sched_rt_runtime_us"):
+    """The kernel's real-time throttle (µs of each period real-time threads may take), or None if unknown."""
+    try:
+        with open(path) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def pin_realtime(cpu, guard_seconds, rt_runtime=None):
+    """This process on `cpu`, SCHED_FIFO priority 1, with RLIMIT_RTTIME at `guard_seconds` (hard limit
+    one second more): inherited by every process it starts afterwards. Refuses (SystemExit) when the
+    kernel's real-time throttle is off (sched_rt_runtime_us -1), which leaves ordinary threads — the
+    kernel's own work on that CPU included — nothing while a real-time one runs. The limit is set
+    before the policy, so no moment runs real-time unguarded."""
+    import resource
+    runtime = read_rt_runtime() if rt_runtime is None else rt_runtime
+    if runtime is not None and runtime < 0:
+        raise SystemExit("--pin: the kernel's real-time throttle is off (/proc/sys/kernel/sched_rt_runtime_us is -1); "
+                         "a spinning SCHED_FIFO thread would own its CPU: not pinning")
+    soft = max(1, int(guard_seconds * 1e6))
+    resource.setrlimit(resource.RLIMIT_RTTIME, (soft, soft + 1_000_000))
+    os.sched_setaffinity(0, {cpu})
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))

@@ -29,14 +29,16 @@ final class RulesManager: @unchecked Sendable {
     // under 16 connections the REST batchGet fell from 30,000 to 2,900 a second, 47% of the CPU in
     // `_MutexHandle._lockSlow` (docs/benchmarks.md, *Run of 5 December*).
     private let lock = NSLock()
-    private var base: RulesInForce
+    // The three read by every decision (`inForce`): unchecked, as `lock` keeps their accesses apart
+    // and the runtime's exclusivity check cost two `swift_beginAccess` (~0.13k instructions) a get.
+    @exclusivity(unchecked) private var base: RulesInForce
     /// Where `base` came from (the UI says which rules judge a database: `provenance`).
     private var baseSource: Source = .none
     /// Installed for a whole project (`PUT …/projects/{p}:securityRules`).
-    private var installed: [String: RulesInForce] = [:]
+    @exclusivity(unchecked) private var installed: [String: RulesInForce] = [:]
     /// Installed for one database: project → database → rules. Nested, so that a decision hashes
     /// the two ids it has and builds no key; empty (one check) unless a per-database PUT came.
-    private var installedByDatabase: [String: [String: RulesInForce]] = [:]
+    @exclusivity(unchecked) private var installedByDatabase: [String: [String: RulesInForce]] = [:]
     private var watchedPath: String?
     private var lastStamp: RulesFileStamp?
     private var timer: (any DispatchSourceTimer)?

@@ -330,7 +330,7 @@ final class DocumentCache: @unchecked Sendable {
     }
 
     /// A query's key: what names the query and its database exactly (a gRPC RunQueryRequest's
-    /// bytes, which `ParsedQueryCache` already reads to one (database, query)), hashed at once.
+    /// bytes, which `ParsedQueryCache` reads to one (database, query) by the same key), hashed at once.
     struct AnswerKey: Hashable {
         let bytes: [UInt8]
 

@@ -2,7 +2,7 @@
 """Instructions per Firestore documents.list first page and per the bench's runQuery, counted by
 callgrind (repeatable where wall-clock rates on a shared machine are not):
 `python3 bench/callgrind_list.py [--hearth-bin B] [-n N] [--docs 1000,10000]
-[--only list,query,coldquery,grpcquery,grpcbatchget] [--keep]`.
+[--only list,query,coldquery,grpcquery,grpcquerylight,grpcbatchget] [--keep] [--threads]`.
 
 For each collection size: a fresh Hearth under `valgrind --tool=callgrind --instr-atstart=no` with the
 shipped rules and a data directory (as `make bench` runs it), a user whose users/{uid}/files holds that
@@ -11,7 +11,9 @@ one keep-alive connection with the user's token — `GET …/files?pageSize=50` 
 `status == "ready"` newest-10 runQuery (fs.query.*) — counted after a warm-up. `grpcquery` and
 `grpcbatchget` count the gRPC rows of `benchlib/grpcreads.py` the same way: the same RunQuery, and
 BatchGetDocuments of the collection's first 10 documents, from bench/grpcload (grpc-go, one call in
-flight, every answer checked) for a few seconds, divided by the calls it completed. `coldquery` counts
+flight, every answer checked) for a few seconds, divided by the calls it completed; `grpcquerylight`
+the same RunQuery from grpcload's light client (`-client h2`, the `.light` row). `--threads` also
+prints the busiest threads' counts per call. `coldquery` counts
 the REST runQuery after an admin write to another document each time (the write empties the read
 cache, so every query reads its 10 documents afresh): per write + query pair. `--keep` keeps
 the dumps for `callgrind_annotate`.
@@ -105,10 +107,13 @@ def grpc_loads():
     def query(h, user, n):
         return run_grpcload(binary(), h, user, n, "query", ["-uid", user.uid, "-expect", "10"])
 
+    def query_light(h, user, n):
+        return run_grpcload(binary(), h, user, n, "query", ["-uid", user.uid, "-expect", "10", "-client", "h2"])
+
     def batchget(h, user, n):
         docs = ",".join(f"users/{user.uid}/files/f{i:06d}" for i in range(10))
         return run_grpcload(binary(), h, user, n, "batchget", ["-uid", user.uid, "-doc", docs])
-    return query, batchget
+    return query, query_light, batchget
 
 
 def main():
@@ -118,22 +123,25 @@ def main():
     ap.add_argument("--docs", default="1000,10000")
     ap.add_argument("--only", default="list,query")
     ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps (for callgrind_annotate)")
+    ap.add_argument("--threads", action="store_true", help="also print the busiest threads' counts per call")
     args = ap.parse_args()
     rules = os.path.join(ROOT, "rules", "firestore.rules")
     if missing_tools():
         print(missing_tools(), file=sys.stderr)
         return 2
-    grpc_query, grpc_batchget = grpc_loads()
+    grpc_query, grpc_query_light, grpc_batchget = grpc_loads()
     loads = {"list": (f"REST documents.list first page (pageSize {listing.PAGE})", list_load),
              "query": ("REST runQuery (status == ready, newest 10 by n)", query_load),
              "coldquery": ("an admin write, then REST runQuery (status == ready, newest 10 by n)", cold_query_load),
              "grpcquery": ("gRPC RunQuery (status == ready, newest 10 by n)", grpc_query),
+             "grpcquerylight": ("gRPC RunQuery (status == ready, newest 10 by n), light client", grpc_query_light),
              "grpcbatchget": ("gRPC BatchGetDocuments of 10", grpc_batchget)}
     for size in (int(s) for s in args.docs.split(",")):
         for kind in args.only.split(","):
             label, load = loads[kind]
             counted(f"{label}, {size:,} documents (user token, rules on)", args.hearth_bin, args.n, seeder(size), load,
-                    rules=rules, data_dir=True, keep=args.keep, unit="call" if kind.startswith("grpc") else "request")
+                    rules=rules, data_dir=True, keep=args.keep, unit="call" if kind.startswith("grpc") else "request",
+                    threads=args.threads)
     return 0
 
 

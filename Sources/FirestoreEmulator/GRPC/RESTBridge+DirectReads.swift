@@ -63,11 +63,26 @@ extension RESTBridge {
         guard case .strong = run.consistency else {
             return rest { () throws(FirestoreError) in try answer(run, authorized: false) }
         }
-        let generation = service.storage.readCache.current  // before the read: what `DocumentCache.proto(of:)` keeps
+        let cache = service.storage.readCache
+        let generation = cache.current  // before the read: what `DocumentCache.proto(of:)` and `keep` keep
+        // The same query answered since the last write: its kept answer, judged for this caller.
+        let key = DocumentCache.AnswerKey(bytes: bytes)
+        if let kept = try direct({ () throws(FirestoreError) in
+            try service.keptQueryAnswer(run.db, query: run.query, key: key, caller: run.caller)
+        }) {
+            let result = QueryExecutor.Result(documents: kept.entries.map { $0.document! }, skipped: kept.skipped,
+                                              versions: kept.entries.map { DocumentCache.Version(entry: $0, wasKept: true) })
+            return Self.answered(encode(run, result: result, transaction: nil, readTime: service.latestTime(), generation: generation))
+        }
         let done = try direct { () throws(FirestoreError) in
             try service.runCurrentQuery(run.db, query: run.query, caller: run.caller, rows: Self.quickQueryRows, bytes: Self.quickQueryBytes)
         }
         guard let (result, readTime) = done else { return rest { () throws(FirestoreError) in try answer(run, authorized: true) } }
+        // Kept for the next call of the same request when every document came named from the read
+        // cache (a current query whose answer streamed, within the loop's cap, no index to build).
+        if let versions = result.versions, versions.count == result.documents.count, DocumentCache.accepts(run.db) {
+            cache.keep(DocumentCache.Answer(entries: versions.map(\.entry), skipped: result.skipped), for: key, readAt: generation)
+        }
         return Self.answered(encode(run, result: result, transaction: nil, readTime: readTime, generation: generation))
     }
 

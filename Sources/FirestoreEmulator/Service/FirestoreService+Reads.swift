@@ -299,6 +299,25 @@ extension FirestoreService {
         return result.map { ($0, latestTime()) }
     }
 
+    /// A current query's answer kept by the read cache (`DocumentCache.answer(_:)`, under `key`, which
+    /// names exactly this database and query), judged for `caller` as `runCurrentQuery` judges it:
+    /// the same `list` decision (a denial is thrown), made without the store — nil when nothing is
+    /// kept, or when the rules read documents (then nothing was decided, and the caller reads through
+    /// the store, whose snapshot those reads must share). No write has ended since the kept answer's
+    /// read began, so its documents are what that read would return now (as `cachedBatchGet`'s are).
+    func keptQueryAnswer(_ db: DatabaseID, query: Query, key: DocumentCache.AnswerKey, caller: Caller) throws(FirestoreError)
+        -> DocumentCache.Answer? {
+        guard let answer = storage.readCache.answer(key) else { return nil }
+        if case .client(let auth) = caller {
+            let force = rules.inForce(for: db.project, database: db.database)
+            if force.ruleset?.readsDocuments == true { return nil }
+            // These rules read no documents; should one be asked for anyway, the lookup fails and the
+            // request is denied (fail closed).
+            try authorizeList(db, query: query, auth: auth, lookup: NoStoreLookup(), in: force)
+        }
+        return answer
+    }
+
     /// runQuery's executor: a query answered with stored documents as they are reads them through
     /// the read cache (`QueryExecutor.readCache`), whose encodings the answer then uses.
     /// Call before opening its snapshot (`indexedExecutor`).

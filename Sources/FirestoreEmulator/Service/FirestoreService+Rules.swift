@@ -77,9 +77,11 @@ extension FirestoreService {
     /// pinned. A condition the filters do not prove is an error and denies. Each way to satisfy
     /// the filter (`OR` branches, `in` and `array-contains-any` values) is judged on its own and
     /// all must pass.
-    func authorizeList(_ db: DatabaseID, query: Query, auth: RulesValue?, lookup: RulesLookup) throws(FirestoreError) {
+    /// `force`: the project's rules when the caller has them already.
+    func authorizeList(_ db: DatabaseID, query: Query, auth: RulesValue?, lookup: some RulesRequestLookup,
+                       in force: RulesInForce? = nil) throws(FirestoreError) {
         // Looked up once for the question and every way's decision.
-        let force = rules.inForce(for: db.project, database: db.database)
+        let force = force ?? rules.inForce(for: db.project, database: db.database)
         if force.isOpen { return }
         // As the official emulator gives it: `limit` null when the query has none, `offset` 0.
         var requestQuery = RulesMap()

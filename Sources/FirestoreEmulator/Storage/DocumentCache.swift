@@ -15,6 +15,10 @@ import Synchronization
 /// the cache (no per-document bookkeeping that could miss a path); a read-mostly workload, the one
 /// this serves, keeps it.
 ///
+/// A current gRPC RunQuery answered on the HTTP/2 loop also keeps its answer (`Answer`: the
+/// entries of the documents it returned, under the request's bytes) at the same generation, so the
+/// same query asked again before any write is answered without a read; the rules judge each call.
+///
 /// Keys are full document names (`projects/p/databases/d/documents/…`), which name one
 /// (database, path) only while the project and database ids hold no `/` (`accepts`); others
 /// are not cached.
@@ -132,6 +136,10 @@ final class DocumentCache: @unchecked Sendable {
     /// their misses): a query then reads that version once more and keeps its own entry.
     private var byKey: [KeptKey: Entry] = [:]
     private var bytes = 0
+    /// Current queries' answers (`answer(_:)`), all read at `answersGeneration`.
+    private var answers: [AnswerKey: Answer] = [:]
+    private var answersGeneration: UInt64 = 0
+    private var answerBytes = 0
     /// The entry a lookup by name found last (always one of `entries`, nil when they are dropped):
     /// a client reads one document again and again, and comparing the requested name's bytes with
     /// this entry's (a `memcmp`) spares making the name a string, hashing it and probing `entries`
@@ -311,6 +319,74 @@ final class DocumentCache: @unchecked Sendable {
         return version.entry
     }
 
+    // MARK: Query answers
+
+    /// A current query's answer as read at one generation: its documents' entries in the answer's
+    /// order (each the version its read returned) and the count its offset skipped. Data, never a
+    /// decision: the rules judge every call that is answered with it.
+    struct Answer {
+        let entries: [Entry]
+        let skipped: Int
+    }
+
+    /// A query's key: what names the query and its database exactly (a gRPC RunQueryRequest's
+    /// bytes, which `ParsedQueryCache` reads to one (database, query) by the same key), hashed at once.
+    struct AnswerKey: Hashable {
+        let bytes: [UInt8]
+
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
+    /// Answers kept, at most; past it (or past `capacityBytes` of their documents) they start over.
+    static let answerCapacity = 64
+    /// Keys longer than this are not kept (`ParsedQueryCache.maxRequestBytes`: a query's request
+    /// is a few hundred bytes).
+    static let maxAnswerKeyBytes = 4096
+
+    /// The answer kept for `key` at the current generation, if any: the documents a read of the
+    /// same query would return now, since no write has ended since that read began.
+    func answer(_ key: AnswerKey) -> Answer? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard answersGeneration == generation else { return nil }
+        return answers[key]
+    }
+
+    /// Keeps `answer`, read in a transaction opened at `generation` (`current` taken before it),
+    /// unless a write has ended since. Its documents count against the same byte bound as the
+    /// entries (`capacityBytes`), separately.
+    func keep(_ answer: Answer, for key: AnswerKey, readAt generation: UInt64) {
+        guard key.bytes.count <= Self.maxAnswerKeyBytes else { return }
+        var size = 0
+        for e in answer.entries {
+            let s = e.document?.storageSize ?? 0
+            guard s <= Self.maxDocumentBytes else { return }
+            size += s
+        }
+        guard size <= Self.capacityBytes else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        guard generation == self.generation else { return }
+        if answersGeneration != generation || answerBytes + size > Self.capacityBytes || answers.count >= Self.answerCapacity {
+            answers.removeAll(keepingCapacity: answersGeneration == generation)
+            answerBytes = 0
+            answersGeneration = generation
+        }
+        if let old = answers.updateValue(answer, forKey: key) {
+            answerBytes -= old.entries.reduce(0) { $0 + ($1.document?.storageSize ?? 0) }
+        }
+        answerBytes += size
+    }
+
+    /// Answers kept at the current generation (tests).
+    var answerCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return answersGeneration == generation ? answers.count : 0
+    }
+
     /// Forgets every entry: a write transaction has ended (call after it commits or rolls back,
     /// before its caller is answered).
     func invalidate() {
@@ -318,12 +394,16 @@ final class DocumentCache: @unchecked Sendable {
         generation &+= 1
         // The entries go now rather than at the next insert (a write-heavy phase keeps no
         // memory), released after the lock.
-        let dropped = (entries, byKey, lastFound)
+        let dropped = (entries, byKey, lastFound, answers)
         lastFound = nil
         if !entries.isEmpty {
             entries = [:]
             byKey = [:]
             bytes = 0
+        }
+        if !answers.isEmpty {
+            answers = [:]
+            answerBytes = 0
         }
         lock.unlock()
         withExtendedLifetime(dropped) {}

@@ -259,6 +259,58 @@ struct DirectReadsTests {
         #expect(onLoop.service.parsedQueries.count == 1)
     }
 
+    /// A query answered on the loop since the last write is answered again from its kept answer
+    /// (`DocumentCache.answer`), byte for byte, and still judged per call as the general path judges
+    /// it; a write through the service ends it, and rules that read documents never use it (their
+    /// reads must share the query's snapshot).
+    @Test func aRepeatedQueryIsAnsweredFromItsKeptAnswerUntilAWrite() throws {
+        let files: JSON = .array([.object(["collectionId": .string("files")])])
+        let request = JSONObject([("parent", .string(root + "/users/alice")), ("structuredQuery", .object(["from": files]))])
+        let stores = (try Self.seeded(), try Self.seeded())
+        let onLoop = try Self.seeded()
+        let cache = onLoop.service.storage.readCache
+        let (first, firstPath) = quick("RunQuery", request, as: .user("alice"), on: onLoop)
+        guard case .messages(let m) = first else { Issue.record("no answer: \(first)"); return }
+        #expect(m.count == 2 && firstPath == .loop && cache.answerCount == 1)
+        #expect(try compare("RunQuery", request, as: .user("alice"), on: stores).general == first)
+        // The rows go behind the cache's back (not through the service: no write ends its
+        // generation), so only the kept answer still holds the documents.
+        try onLoop.database.write { conn in try conn.run("DELETE FROM fs_documents") }
+        let (again, againPath) = quick("RunQuery", request, as: .user("alice"), on: onLoop)
+        #expect(again == first && againPath == .loop)
+        // Judged per call: other callers are answered as the general path answers them.
+        for who: TestHarness.As in [.user("bob"), .anonymous, .header("Bearer not-a-token"), .owner] {
+            let (general, _) = try compare("RunQuery", request, as: who, on: stores)
+            let (kept, _) = quick("RunQuery", request, as: who, on: onLoop)
+            #expect(kept == general, "\(who)")
+        }
+        // A write through the service ends the kept answer: the store's state (the new document only).
+        onLoop.put("users/alice/files/f3", ["owner": str("alice")])
+        #expect(cache.answerCount == 0)
+        let (after, _) = quick("RunQuery", request, as: .user("alice"), on: onLoop)
+        if case .messages(let m) = after { #expect(m.count == 1) } else { Issue.record("no answer: \(after)") }
+        #expect(cache.answerCount == 1)
+
+        // Rules that read documents: the query reads the store every time.
+        let reading = try TestHarness(rules: """
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /users/{uid}/{rest=**} {
+                  allow read: if request.auth.uid == uid || exists(/databases/$(database)/documents/open/d0);
+                }
+              }
+            }
+            """)
+        reading.put("users/alice/files/f1", ["owner": str("alice")])
+        let (one, _) = quick("RunQuery", request, as: .user("alice"), on: reading)
+        if case .messages(let m) = one { #expect(m.count == 1) } else { Issue.record("no answer: \(one)") }
+        try reading.database.write { conn in try conn.run("DELETE FROM fs_documents") }
+        let (none, _) = quick("RunQuery", request, as: .user("alice"), on: reading)
+        // One message still (no document: only the read time and `done`), not the kept document's.
+        if case .messages(let m) = none { #expect(m.count == 1 && none != one) } else { Issue.record("no answer: \(none)") }
+    }
+
     /// A query that reads more rows or bytes than the loop may (`QueryRowCap`) stops there and goes
     /// on on a worker, its rules decision already made, with the same answer as the general path's —
     /// and a denial is still a denial, thrown on the loop before anything is read.

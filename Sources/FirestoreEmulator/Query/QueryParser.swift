@@ -52,18 +52,6 @@ struct QueryParser {
         // where
         let filter = try o.object("where").map { w throws(FirestoreError) in try parseFilter(w) }
         if let filter { try validate(filter) }
-        // The size bounds need the orderings; the disjunctions are counted after them (the
-        // emulator reports 101 equalities in an OR as too many filters, not disjunctions).
-        let orderByCount = try o.array("orderBy")?.count ?? 0
-        if let filter {
-            try checkSize(filter, orderings: orderByCount)
-            let count = disjunctions(filter)
-            if count > Self.maxDisjunctions {
-                throw .invalidArgument("Too many disjunctions after normalization. Result had \(count) disjunctions which is more than the maximum of \(Self.maxDisjunctions)")
-            }
-        } else if orderByCount + (parent.segments.isEmpty ? 0 : 1) > Self.maxQueryTerms {
-            throw Self.tooManyTerms(filters: 0, orderings: orderByCount, ancestor: !parent.segments.isEmpty)
-        }
         // A query over every collection (no collection id) has only the document-name index.
         if collectionID.isEmpty, let filter {
             for leaf in filter.leaves {
@@ -93,6 +81,18 @@ struct QueryParser {
                 throw .invalidArgument("kind is required for all orders except __key__ ascending")
             }
             explicit.append(Ordering(field: field, descending: direction == "DESCENDING"))
+        }
+
+        // The size bounds need the orderings; the disjunctions are counted after them (the
+        // emulator reports 101 equalities in an OR as too many filters, not disjunctions).
+        if let filter {
+            try checkSize(filter, orderings: explicit.count)
+            let count = disjunctions(filter)
+            if count > Self.maxDisjunctions {
+                throw .invalidArgument("Too many disjunctions after normalization. Result had \(count) disjunctions which is more than the maximum of \(Self.maxDisjunctions)")
+            }
+        } else if explicit.count + (parent.segments.isEmpty ? 0 : 1) > Self.maxQueryTerms {
+            throw Self.tooManyTerms(filters: 0, orderings: explicit.count, ancestor: !parent.segments.isEmpty)
         }
 
         // Implicit ordering: unordered inequality fields (in field-path order), then __name__,
@@ -299,26 +299,37 @@ struct QueryParser {
     func checkSize(_ filter: QueryFilter, orderings: Int) throws(FirestoreError) {
         let ancestor = !parent.segments.isEmpty
         // Most queries are far below the bound even counting every value of every list: the
-        // repeats `filterCount` leaves out are only looked for past it.
+        // repeats `filterCount` leaves out are only looked for past it. One walk of the tree, no
+        // array of its leaves (this runs for every query).
         var upperBound = orderings + (ancestor ? 1 : 0)
-        for leaf in filter.leaves {
-            if case .field(_, let op, let v) = leaf, op.takesList { upperBound += v.arrayValue?.count ?? 1 } else { upperBound += 1 }
-        }
+        var fields: [FieldPath] = []
+        Self.measure(filter, &upperBound, &fields)
         if upperBound > Self.maxQueryTerms {
             let filters = Self.filterCount(filter)
             if filters + orderings + (ancestor ? 1 : 0) > Self.maxQueryTerms {
                 throw Self.tooManyTerms(filters: filters, orderings: orderings, ancestor: ancestor)
             }
         }
-        var fields: [FieldPath] = []
-        for leaf in filter.leaves where leaf.isInequality {
-            if let f = leaf.fieldPath, !fields.contains(f) { fields.append(f) }
-        }
         if fields.count > Self.maxInequalityFields {
             // The emulator lists them in its hash set's order; here, in the order the query names them.
             let names = fields.map { $0.isDocumentKey ? "__key__" : $0.segments.joined(separator: ".") }
             throw .invalidArgument("The query contains \(fields.count) distinct inequality fields: [\(names.joined(separator: ", "))]. "
                                    + "A query may not have more than \(Self.maxInequalityFields) distinct inequality fields.")
+        }
+    }
+
+    /// Adds to `terms` each leaf's filters counting every value of a list operator, and to `fields`
+    /// each field under an inequality not there yet.
+    private static func measure(_ filter: QueryFilter, _ terms: inout Int, _ fields: inout [FieldPath]) {
+        switch filter {
+        case .and(let fs), .or(let fs):
+            for f in fs { measure(f, &terms, &fields) }
+        case .field(let f, let op, let v):
+            terms += op.takesList ? (v.arrayValue?.count ?? 1) : 1
+            if op.isInequality, !fields.contains(f) { fields.append(f) }
+        case .unary(let f, let op):
+            terms += 1
+            if op == .isNotNull || op == .isNotNaN, !fields.contains(f) { fields.append(f) }
         }
     }
 

@@ -486,10 +486,20 @@ extension FirestoreHTTPService {
         if items.isEmpty { throw .invalidArgument("Aggregations can not be empty.") }
         if items.count > 5 { throw .invalidArgument("Aggregation query has more than the maximum of 5 aggregations.") }
         var aliases = Set<String>()
+        // An aggregation without an alias is named `field_<n>`, n counting the unnamed ones only
+        // ("COUNT_UP_TO(1) AS count_up_to_1, COUNT_UP_TO(2), …, COUNT(*)" names the second field_1
+        // and the fourth field_2: the API reference of `Aggregation.alias`; the emulator agrees).
+        var unnamed = 0
         for (i, item) in items.enumerated() {
             let a = try ProtoObject(json: item, path: saq.childPath("aggregations") + "[\(i)]")
             try a.requireKnown(["alias", "count", "sum", "avg"])
-            let alias = try a.string("alias").flatMap { $0.isEmpty ? nil : $0 } ?? "field_\(i + 1)"
+            let alias: String
+            if let given = try a.string("alias"), !given.isEmpty {
+                alias = given
+            } else {
+                unnamed += 1
+                alias = "field_\(unnamed)"
+            }
             try DocumentFields.checkResultName(alias)
             if !aliases.insert(alias).inserted { throw .invalidArgument("Aggregation aliases contain duplicate alias: \(alias).") }
             let kinds = ["count", "sum", "avg"].filter { a.raw($0) != nil }

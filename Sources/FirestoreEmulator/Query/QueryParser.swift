@@ -14,6 +14,12 @@ struct QueryParser {
     /// Largest storage size of an operand a filter may compare (an index entry's value limit).
     static let maxOperandBytes = 1500
     static let maxDisjunctions = 30
+    /// Filters, explicit orderings and the ancestor (a parent document) together: the official
+    /// emulator's (Datastore's) bound on a query, counted by `filterCount`.
+    static let maxQueryTerms = 100
+    /// Distinct fields under inequality filters ("Firestore limits the number of range or
+    /// inequality fields to 10": Query with range and inequality filters on multiple fields).
+    static let maxInequalityFields = 10
 
     static let queryFields: Set<String> = ["select", "from", "where", "orderBy", "startAt", "endAt", "offset", "limit", "findNearest"]
 
@@ -75,6 +81,18 @@ struct QueryParser {
                 throw .invalidArgument("kind is required for all orders except __key__ ascending")
             }
             explicit.append(Ordering(field: field, descending: direction == "DESCENDING"))
+        }
+
+        // The size bounds need the orderings; the disjunctions are counted after them (the
+        // emulator reports 101 equalities in an OR as too many filters, not disjunctions).
+        if let filter {
+            try checkSize(filter, orderings: explicit.count)
+            let count = disjunctions(filter)
+            if count > Self.maxDisjunctions {
+                throw .invalidArgument("Too many disjunctions after normalization. Result had \(count) disjunctions which is more than the maximum of \(Self.maxDisjunctions)")
+            }
+        } else if explicit.count + (parent.segments.isEmpty ? 0 : 1) > Self.maxQueryTerms {
+            throw Self.tooManyTerms(filters: 0, orderings: explicit.count, ancestor: !parent.segments.isEmpty)
         }
 
         // Implicit ordering: unordered inequality fields (in field-path order), then __name__,
@@ -273,9 +291,79 @@ struct QueryParser {
         if Self.arrayContainsPerDisjunction(filter) > 1 {
             throw .invalidArgument("A maximum of 1 'ARRAY_CONTAINS' filter is allowed per disjunction.")
         }
-        let count = disjunctions(filter)
-        if count > Self.maxDisjunctions {
-            throw .invalidArgument("Too many disjunctions after normalization. Result had \(count) disjunctions which is more than the maximum of \(Self.maxDisjunctions)")
+    }
+
+    /// The bounds on a query's size, in the official emulator's words: at most 100 filters
+    /// (`filterCount`), explicit orderings and ancestor together, and at most 10 distinct fields
+    /// under inequalities (`__name__` among them).
+    func checkSize(_ filter: QueryFilter, orderings: Int) throws(FirestoreError) {
+        let ancestor = !parent.segments.isEmpty
+        // Most queries are far below the bound even counting every value of every list: the
+        // repeats `filterCount` leaves out are only looked for past it. One walk of the tree, no
+        // array of its leaves (this runs for every query).
+        var upperBound = orderings + (ancestor ? 1 : 0)
+        var fields: [FieldPath] = []
+        Self.measure(filter, &upperBound, &fields)
+        if upperBound > Self.maxQueryTerms {
+            let filters = Self.filterCount(filter)
+            if filters + orderings + (ancestor ? 1 : 0) > Self.maxQueryTerms {
+                throw Self.tooManyTerms(filters: filters, orderings: orderings, ancestor: ancestor)
+            }
+        }
+        if fields.count > Self.maxInequalityFields {
+            // The emulator lists them in its hash set's order; here, in the order the query names them.
+            let names = fields.map { $0.isDocumentKey ? "__key__" : $0.segments.joined(separator: ".") }
+            throw .invalidArgument("The query contains \(fields.count) distinct inequality fields: [\(names.joined(separator: ", "))]. "
+                                   + "A query may not have more than \(Self.maxInequalityFields) distinct inequality fields.")
+        }
+    }
+
+    /// Adds to `terms` each leaf's filters counting every value of a list operator, and to `fields`
+    /// each field under an inequality not there yet.
+    private static func measure(_ filter: QueryFilter, _ terms: inout Int, _ fields: inout [FieldPath]) {
+        switch filter {
+        case .and(let fs), .or(let fs):
+            for f in fs { measure(f, &terms, &fields) }
+        case .field(let f, let op, let v):
+            terms += op.takesList ? (v.arrayValue?.count ?? 1) : 1
+            if op.isInequality, !fields.contains(f) { fields.append(f) }
+        case .unary(let f, let op):
+            terms += 1
+            if op == .isNotNull || op == .isNotNaN, !fields.contains(f) { fields.append(f) }
+        }
+    }
+
+    static func tooManyTerms(filters: Int, orderings: Int, ancestor: Bool) -> FirestoreError {
+        .invalidArgument("The query may not have more than \(maxQueryTerms) filters + sort orders + ancestor total. Currently there are "
+                         + "\(filters) filters, \(orderings) sort orders, and \(ancestor ? "one ancestor filter" : "no ancestor filter").")
+    }
+
+    /// The filters the 100-term bound counts, as the official emulator counts them: each leaf once,
+    /// an `in`, `not-in` or `array-contains-any` once per distinct value, and a filter repeated
+    /// within one composite once (`a == 1 AND a == 1` is one filter, `a == 1 AND a == 1.0` two);
+    /// the branches of an OR add up, whatever they share.
+    static func filterCount(_ filter: QueryFilter) -> Int {
+        switch filter {
+        case .field(_, let op, let v) where op.takesList:
+            guard case .array(let values) = v else { return 1 }
+            return Set(values.map { ValueJSON.encode($0).serialized() }).count
+        case .field, .unary:
+            return 1
+        case .and(let fs), .or(let fs):
+            var seen = Set<String>()
+            var n = 0
+            for f in fs where seen.insert(exactKey(f)).inserted { n += filterCount(f) }
+            return n
+        }
+    }
+
+    /// A filter's text telling apart what the emulator's filter equality does (1 from 1.0).
+    private static func exactKey(_ filter: QueryFilter) -> String {
+        switch filter {
+        case .field(let f, let op, let v): "F\(f.canonical)\u{0}\(op.rawValue)\u{0}\(ValueJSON.encode(v).serialized())"
+        case .unary(let f, let op): "U\(f.canonical)\u{0}\(op.rawValue)"
+        case .and(let fs): "A(" + fs.map(exactKey).joined(separator: ",") + ")"
+        case .or(let fs): "O(" + fs.map(exactKey).joined(separator: ",") + ")"
         }
     }
 

@@ -186,7 +186,7 @@ import Testing
         #expect(f?["n"] == int(2))
         #expect(f?["total"] == int(4_760_000))
         #expect(f?["mean"] == dbl(2.25))
-        #expect(f?["field_4"] == int(1))
+        #expect(f?["field_1"] == int(1))  // the first unnamed one (faith36: numbered among the unnamed)
         // With a field no document has, every aggregation of the request sees no documents:
         // aggregations over fields only count documents that have all of them (Firestore's docs).
         let none = h.call("POST", h.api(":runAggregationQuery"), .object(["structuredAggregationQuery": .object([
@@ -294,6 +294,65 @@ import Testing
             #expect(r.status == 400, "\(label): \(r.json)")
             #expect(r.json["error"]?["message"]?.stringValue?.contains(fragment) == true, "\(label): \(r.json)")
         }
+    }
+
+    /// At most 100 filters + explicit orderings + ancestor, and at most 10 distinct inequality
+    /// fields, in the official emulator's words (faith36): a list operator's distinct values are
+    /// filters each, a filter repeated in one composite is one (`== 0` and `== 0.0` are two), an
+    /// OR's branches add up, an inequality's implicit order is not counted, `__name__` is an
+    /// inequality field (`__key__`).
+    @Test func queriesAreBoundedInSize() throws {
+        let h = try Self.cities()
+        func eqs(_ n: Int, _ prefix: String = "f") -> [JSON] { (0..<n).map { ff("\(prefix)\($0)", "EQUAL", int(Int64($0))) } }
+        func message(_ q: JSON, parent: String = "") -> String? {
+            let r = h.query(q, parent: parent)
+            return r.status == 200 ? nil : r.json["error"]?["message"]?.stringValue
+        }
+        func tooMany(_ filters: Int, _ orders: Int, ancestor: Bool = false) -> String {
+            "The query may not have more than 100 filters + sort orders + ancestor total. Currently there are \(filters) filters, "
+                + "\(orders) sort orders, and \(ancestor ? "one" : "no") ancestor filter."
+        }
+        #expect(message(sq("cities", where: composite("AND", eqs(100)))) == nil)
+        #expect(message(sq("cities", where: composite("AND", eqs(101)))) == tooMany(101, 0))
+        #expect(message(sq("cities", where: composite("AND", eqs(100)), orderBy: [order("pop")])) == tooMany(100, 1))
+        #expect(message(sq("cities", orderBy: (0..<101).map { order("f\($0)") })) == tooMany(0, 101))
+        #expect(message(sq("cities", where: composite("AND", eqs(99) + [ff("pop", "GREATER_THAN", int(0))]))) == nil)
+        #expect(message(sq("x", where: composite("AND", eqs(100))), parent: "/cities/SF") == tooMany(100, 0, ancestor: true))
+        #expect(message(sq("cities", where: composite("AND", eqs(99) + [ff("n", "IN", arr([int(1), int(1)]))]))) == nil)
+        #expect(message(sq("cities", where: composite("AND", eqs(99) + [ff("n", "IN", arr([int(1), dbl(1)]))]))) == tooMany(101, 0))
+        #expect(message(sq("cities", where: composite("AND", eqs(99) + [ff("n", "NOT_IN", arr([int(1), int(2)]))]))) == tooMany(101, 0))
+        #expect(message(sq("cities", where: composite("AND", eqs(100) + [ff("f0", "EQUAL", int(0))]))) == nil)
+        #expect(message(sq("cities", where: composite("AND", eqs(100) + [ff("f0", "EQUAL", dbl(0))]))) == tooMany(101, 0))
+        #expect(message(sq("cities", where: composite("OR", [composite("AND", eqs(51)), composite("AND", eqs(50) + [ff("z", "EQUAL", int(0))])]))) == tooMany(102, 0))
+        // Before the disjunctions (101 of them here).
+        #expect(message(sq("cities", where: composite("OR", eqs(101)))) == tooMany(101, 0))
+
+        let ten = (0..<10).map { ff("g\($0)", "LESS_THAN", int(0)) }
+        #expect(message(sq("cities", where: composite("AND", ten))) == nil)
+        #expect(message(sq("cities", where: composite("AND", ten + ten.map { _ in ff("g0", "GREATER_THAN", int(-5)) }))) == nil)
+        let names = (0..<10).map { "g\($0)" }.joined(separator: ", ")
+        for (extra, name) in [(ff("`a b`", "NOT_EQUAL", int(0)), "a b"), (ff("b", "NOT_IN", arr([int(1)])), "b"),
+                              (ff("__name__", "GREATER_THAN", Self.ref(h, "cities/SF")), "__key__"),
+                              (JSON.object(["unaryFilter": .object(["field": .object(["fieldPath": .string("c.d")]), "op": .string("IS_NOT_NULL")])]), "c.d")] {
+            #expect(message(sq("cities", where: composite("AND", ten + [extra])))
+                    == "The query contains 11 distinct inequality fields: [\(names), \(name)]. A query may not have more than 10 distinct inequality fields.")
+        }
+    }
+
+    /// Unnamed aggregations are `field_1`, `field_2`, … counting the unnamed ones only, as the API
+    /// reference's example names them; a given alias taking one of those names is a duplicate.
+    @Test func unnamedAggregationsCountOnlyTheUnnamed() throws {
+        let h = try Self.cities()
+        func aggregate(_ aliases: [String?]) -> JSON {
+            let items: [JSON] = aliases.map { a in a.map { .object(["alias": .string($0), "count": .object([:])]) } ?? .object(["count": .object([:])]) }
+            let r = h.call("POST", h.api(":runAggregationQuery"), .object(["structuredAggregationQuery": .object([
+                "structuredQuery": sq("cities"), "aggregations": .array(items)])]))
+            return r.status == 200 ? (r.json[0]?["result"]?["aggregateFields"] ?? .null) : (r.json["error"]?["message"] ?? .null)
+        }
+        #expect(aggregate([nil, "field_3", nil]) == .object(["field_1": int(5), "field_2": int(5), "field_3": int(5)]))
+        #expect(aggregate([nil, "x", nil, nil]) == .object(["field_1": int(5), "field_2": int(5), "field_3": int(5), "x": int(5)]))
+        #expect(aggregate(["field_2", nil, nil]) == .string("Aggregation aliases contain duplicate alias: field_2."))
+        #expect(aggregate([nil, "field_1"]) == .string("Aggregation aliases contain duplicate alias: field_1."))
     }
 
     @Test func indexesNarrowWhatIsRead() throws {

@@ -10,10 +10,12 @@
  * the bench's ceiling), or with CHECKPOINTS "off" not at all: Hearth checkpoints on its own thread,
  * so "off" is the writer's side alone (keep COUNT small: the WAL keeps every frame).
  *
- * Usage: firestore_rows DB_PATH COUNT [BATCH] [FIELDS_BYTES] [inline|off] [OMIT]   (DB_PATH must not exist)
- * OMIT (what each part costs, by leaving it out): a comma-separated list of `select` (the document
- * read), `update` (the last_commit UPDATE), `parent` and `group` (fs_documents' two secondary
- * indexes, not created), `index` (the six fs_index rows); `-` or absent: nothing left out.
+ * Usage: firestore_rows DB_PATH COUNT [BATCH] [FIELDS_BYTES] [inline|off] [PARTS]   (DB_PATH must not exist)
+ * PARTS (what each part costs, by leaving it out or adding it): a comma-separated list of `select`
+ * (leave out the document read), `update` (leave out the commit clock's ceiling, written when a
+ * commit time passes it), `+index` (add the six fs_index rows a collection has once a query
+ * registered its fields) and `+group` (add the collection-group scan index, built once a
+ * collection-group query needed it); `-` or absent: the rows Hearth writes for the bench's create.
  * Prints one JSON line: commits, transactions, seconds, per_second.
  * Experiments (docs/benchmarks.md, walpages): FS_PAGE_SIZE (bytes, default 4096) and FS_AUTOCHECKPOINT
  * (WAL pages, default 4096) in the environment replace Hearth's settings.
@@ -27,18 +29,17 @@
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s DB_PATH COUNT [BATCH] [FIELDS_BYTES] [inline|off]\n", argv[0]);
+        fprintf(stderr, "usage: %s DB_PATH COUNT [BATCH] [FIELDS_BYTES] [inline|off] [PARTS]\n", argv[0]);
         return 2;
     }
     long count = atol(argv[2]);
     long batch = argc > 3 ? atol(argv[3]) : 1;
     int fields_bytes = argc > 4 ? atoi(argv[4]) : 200;
     int checkpoints = !(argc > 5 && strcmp(argv[5], "off") == 0);
-    const char *omit = argc > 6 ? argv[6] : "-";
+    const char *parts = argc > 6 ? argv[6] : "-";
     struct fs_rows_omit leave_out = {
-        .select = strstr(omit, "select") != NULL, .update = strstr(omit, "update") != NULL,
-        .parent = strstr(omit, "parent") != NULL, .group = strstr(omit, "group") != NULL,
-        .index = strstr(omit, "index") != NULL,
+        .select = strstr(parts, "select") != NULL, .update = strstr(parts, "update") != NULL,
+        .index = strstr(parts, "+index") != NULL, .group = strstr(parts, "+group") != NULL,
     };
     if (batch < 1) batch = 1;
     struct fs_rows rows;

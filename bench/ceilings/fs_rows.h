@@ -2,13 +2,20 @@
  * The SQLite side of a Firestore create as Hearth's writer runs it, for the C programs that bound it:
  * firestore_rows.c (storage alone) and the floor servers (the storage behind a whole request).
  *
- * Hearth's Firestore schema (fs_meta, fs_documents with its two secondary indexes, fs_index) in a
- * file with Hearth's Firestore settings (4 KiB pages, WAL, synchronous=NORMAL, wal_autocheckpoint
- * 4096 pages, cache_size -8192), and per document the statements a create of
- * users/{uid}/files/{id} runs: the read of the existing document (finds none), the last_commit
- * UPDATE, the document INSERT and one INSERT of its six collection-scope index rows (ownerUid,
- * storage, s3Key, contentType, status, createdAt), with the byte layouts Hearth stores
- * (OrderedEncoding keys and values, an index row's doc_key the key past its scope).
+ * Hearth's Firestore schema as a file has it after its migrations (fs_meta; fs_documents without the
+ * `parent` column, which `firestore.10` dropped, and without secondary indexes: `firestore.9` dropped
+ * the parent index and the collection-group scan index is built only when a collection-group query
+ * first needs it, `firestore.8`; fs_index) in a file with Hearth's Firestore settings (4 KiB pages,
+ * WAL, synchronous=NORMAL, wal_autocheckpoint 4096 pages, cache_size -8192), and per document the
+ * statements a create of users/{uid}/files/{id} runs: the read of the existing document (finds none)
+ * and the document INSERT, with the byte layouts Hearth stores (OrderedEncoding keys and values).
+ * The commit clock's `last_commit` is a ceiling (`CommitTimes`, store31): it is written only by a
+ * transaction whose commit time passed the stored one, which then stores its time plus 100 ms.
+ * Index rows exist only for the fields a query has needed (`IndexedFields`): the bench's creates
+ * write none. What Hearth writes only in other cases can be added to price it (firestore_rows.c's
+ * parts): `index`, the six collection-scope rows of a collection whose fields a query registered
+ * (ownerUid, storage, s3Key, contentType, status, createdAt; an index row's doc_key is the key past
+ * its scope), and `group`, the collection-group scan index once built.
  * The WAL's frame writes are gathered as Hearth gathers them (wal_gather.h), so the rows cost no more
  * system time here than in Hearth; FS_WAL_GATHER=0 in the environment writes them as SQLite does.
  * FS_PAGE_SIZE and FS_AUTOCHECKPOINT in the environment replace the page size and the
@@ -21,17 +28,24 @@
 #include "ceiling.h"
 #include "wal_gather.h"
 
-/* What a caller may leave out, to price each part (firestore_rows.c's OMIT). */
+/* What a caller leaves out of a create or adds to it, to price each part (firestore_rows.c's PARTS):
+ * `select` and `update` (the commit clock's ceiling) are Hearth's and can be left out; `index` and
+ * `group` are not written by Hearth's bench create (above) and can be added. */
 struct fs_rows_omit {
-    int select, update, parent, group, index;
+    int select, update;
+    int index, group; /* added when set */
 };
+
+/* Microseconds of commit time a stored commit-clock ceiling covers (CommitTimes.leaseMicros). */
+#define FS_COMMIT_LEASE_MICROS 100000
 
 struct fs_rows {
     sqlite3 *db;
     sqlite3_stmt *begin, *select, *update, *insert_doc, *insert_index, *commit;
     struct fs_rows_omit omit;
-    unsigned char parent[128];
+    unsigned char parent[128]; /* the collection's key: the documents' keys start with it */
     size_t parent_len;
+    sqlite3_int64 ceiling; /* the commit clock's stored ceiling (fs_meta's last_commit) */
     const char *names[5];
     unsigned char values[6][160];
     size_t value_lens[6];
@@ -75,7 +89,7 @@ static void fs_rows_open(struct fs_rows *r, const char *path, int fields_bytes, 
     const char *setup =
         "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-8192;"
         "CREATE TABLE fs_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
-        "CREATE TABLE fs_documents (space INTEGER NOT NULL, key BLOB NOT NULL, parent BLOB NOT NULL,"
+        "CREATE TABLE fs_documents (space INTEGER NOT NULL, key BLOB NOT NULL,"
         "  collection_id TEXT NOT NULL, fields BLOB NOT NULL, create_time INTEGER NOT NULL,"
         "  update_time INTEGER NOT NULL, PRIMARY KEY (space, key)) WITHOUT ROWID;"
         "CREATE TABLE fs_index (space INTEGER NOT NULL, scope BLOB NOT NULL, field TEXT NOT NULL,"
@@ -83,9 +97,7 @@ static void fs_rows_open(struct fs_rows *r, const char *path, int fields_bytes, 
         "  PRIMARY KEY (space, scope, field, kind, value, doc_key)) WITHOUT ROWID;"
         "INSERT INTO fs_meta (key, value) VALUES ('next_space', 2), ('last_commit', 0);";
     check(sqlite3_exec(db, setup, NULL, NULL, NULL), db, "setup");
-    if (!omit.parent)
-        check(sqlite3_exec(db, "CREATE INDEX fs_documents_parent ON fs_documents (space, parent, key)", NULL, NULL, NULL), db, "parent index");
-    if (!omit.group)
+    if (omit.group)
         check(sqlite3_exec(db, "CREATE INDEX fs_documents_group ON fs_documents (space, collection_id, key)", NULL, NULL, NULL), db, "group index");
     if (!checkpoints) check(sqlite3_exec(db, "PRAGMA wal_autocheckpoint=0", NULL, NULL, NULL), db, "checkpoints off");
     check(sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &r->begin, NULL), db, "prepare begin");
@@ -93,8 +105,8 @@ static void fs_rows_open(struct fs_rows *r, const char *path, int fields_bytes, 
                              -1, &r->select, NULL), db, "prepare select");
     check(sqlite3_prepare_v2(db, "UPDATE fs_meta SET value = ? WHERE key = 'last_commit'", -1, &r->update, NULL), db, "prepare update");
     check(sqlite3_prepare_v2(db,
-                             "INSERT INTO fs_documents (space, key, parent, collection_id, fields, create_time, update_time)"
-                             " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (space, key) DO UPDATE SET fields = excluded.fields,"
+                             "INSERT INTO fs_documents (space, key, collection_id, fields, create_time, update_time)"
+                             " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (space, key) DO UPDATE SET fields = excluded.fields,"
                              " create_time = excluded.create_time, update_time = excluded.update_time",
                              -1, &r->insert_doc, NULL), db, "prepare insert");
     check(sqlite3_prepare_v2(db,
@@ -133,6 +145,29 @@ static void fs_rows_commit(struct fs_rows *r)
     sqlite3_reset(r->commit);
 }
 
+/* The commit clock at commit time `t`: the ceiling stored again only once `t` has passed it. */
+static void fs_rows_clock(struct fs_rows *r, sqlite3_int64 t)
+{
+    if (r->omit.update || t <= r->ceiling) return;
+    r->ceiling = t + FS_COMMIT_LEASE_MICROS;
+    sqlite3_bind_int64(r->update, 1, r->ceiling);
+    check(sqlite3_step(r->update), r->db, "update");
+    sqlite3_reset(r->update);
+}
+
+/* The document's row (an upsert, as Hearth's INSERT … ON CONFLICT DO UPDATE), key `key`, time `t`. */
+static void fs_rows_put(struct fs_rows *r, const unsigned char *key, size_t key_len, sqlite3_int64 t)
+{
+    sqlite3_bind_int64(r->insert_doc, 1, 1);
+    sqlite3_bind_blob(r->insert_doc, 2, key, (int) key_len, SQLITE_STATIC);
+    sqlite3_bind_text(r->insert_doc, 3, "files", -1, SQLITE_STATIC);
+    sqlite3_bind_blob(r->insert_doc, 4, r->fields, r->fields_bytes, SQLITE_STATIC);
+    sqlite3_bind_int64(r->insert_doc, 5, t);
+    sqlite3_bind_int64(r->insert_doc, 6, t);
+    check(sqlite3_step(r->insert_doc), r->db, "insert document");
+    sqlite3_reset(r->insert_doc);
+}
+
 /* One created document `id` with commit time `t` (microseconds), inside a transaction. */
 static void fs_rows_write(struct fs_rows *r, const char *id, sqlite3_int64 t)
 {
@@ -147,20 +182,9 @@ static void fs_rows_write(struct fs_rows *r, const char *id, sqlite3_int64 t)
         check(sqlite3_step(r->select), db, "select");
         sqlite3_reset(r->select);
     }
-    if (!r->omit.update) {
-        sqlite3_bind_int64(r->update, 1, t);
-        check(sqlite3_step(r->update), db, "update");
-        sqlite3_reset(r->update);
-    }
-    sqlite3_bind_int64(r->insert_doc, 1, 1);
-    sqlite3_bind_blob(r->insert_doc, 2, key, (int) key_len, SQLITE_STATIC);
-    sqlite3_bind_blob(r->insert_doc, 3, r->parent, (int) r->parent_len, SQLITE_STATIC);
-    sqlite3_bind_text(r->insert_doc, 4, "files", -1, SQLITE_STATIC);
-    sqlite3_bind_blob(r->insert_doc, 5, r->fields, r->fields_bytes, SQLITE_STATIC);
-    sqlite3_bind_int64(r->insert_doc, 6, t);
-    sqlite3_bind_int64(r->insert_doc, 7, t);
-    check(sqlite3_step(r->insert_doc), db, "insert document");
-    sqlite3_reset(r->insert_doc);
+    fs_rows_clock(r, t);
+    fs_rows_put(r, key, key_len, t);
+    if (!r->omit.index) return;
 
     /* createdAt: tagTimestamp, seconds and nanoseconds big-endian. */
     r->values[5][0] = 0x40;
@@ -178,7 +202,7 @@ static void fs_rows_write(struct fs_rows *r, const char *id, sqlite3_int64 t)
         /* doc_key: the key past the scope (the id's segment), as Hearth stores it. */
         sqlite3_bind_blob(r->insert_index, p + 6, key + r->parent_len, (int) (key_len - r->parent_len), SQLITE_STATIC);
     }
-    if (!r->omit.index) check(sqlite3_step(r->insert_index), db, "insert index rows");
+    check(sqlite3_step(r->insert_index), db, "insert index rows");
     sqlite3_reset(r->insert_index);
 }
 

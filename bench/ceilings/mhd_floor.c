@@ -5,8 +5,9 @@
  * checkpoint thread (wal_gather.h, registered by fs_rows.h, and floor_checkpoints.h), and between them the least any correct server must do per request:
  *
  * - POST …:commit: read the whole body, find each write's document name, write its rows (a create:
- *   fs_rows_write; inside a transaction, an update of `status`: the document read, the last-commit
- *   UPDATE, the document upsert, the old `status` index row deleted and the new one inserted), make
+ *   fs_rows_write; inside a transaction, an update of `status`: the document read, the commit clock's
+ *   ceiling when passed, the document upsert, the old `status` index row deleted and the new one
+ *   inserted), make
  *   them durable as Hearth does (WAL, synchronous=NORMAL: in the WAL file before the answer), and
  *   answer a CommitResponse (writeResults with updateTime, the transform's result when the body asks
  *   for one, commitTime) with Hearth's headers;
@@ -118,18 +119,8 @@ static void write_update(const char *id, int ready, sqlite3_int64 t)
     sqlite3_bind_blob(rows.select, 2, key, (int) key_len, SQLITE_STATIC);
     check(sqlite3_step(rows.select), db, "select");
     sqlite3_reset(rows.select);
-    sqlite3_bind_int64(rows.update, 1, t);
-    check(sqlite3_step(rows.update), db, "update");
-    sqlite3_reset(rows.update);
-    sqlite3_bind_int64(rows.insert_doc, 1, 1);
-    sqlite3_bind_blob(rows.insert_doc, 2, key, (int) key_len, SQLITE_STATIC);
-    sqlite3_bind_blob(rows.insert_doc, 3, rows.parent, (int) rows.parent_len, SQLITE_STATIC);
-    sqlite3_bind_text(rows.insert_doc, 4, "files", -1, SQLITE_STATIC);
-    sqlite3_bind_blob(rows.insert_doc, 5, rows.fields, rows.fields_bytes, SQLITE_STATIC);
-    sqlite3_bind_int64(rows.insert_doc, 6, t);
-    sqlite3_bind_int64(rows.insert_doc, 7, t);
-    check(sqlite3_step(rows.insert_doc), db, "upsert document");
-    sqlite3_reset(rows.insert_doc);
+    fs_rows_clock(&rows, t);
+    fs_rows_put(&rows, key, key_len, t);
     const unsigned char *doc_key = key + rows.parent_len;
     int doc_key_len = (int) (key_len - rows.parent_len);
     sqlite3_stmt *steps[2] = { delete_status, insert_status };

@@ -12,6 +12,14 @@ extension FirestoreService {
         var document: StoredDocument?
     }
 
+    /// A document a commit read (nil: none there), and the key its row was read by (nil when it
+    /// was not read from the store). A struct, not a tuple: `PathTable` holds it generically, and a
+    /// tuple's copies went through the runtime's generic tuple witnesses.
+    private struct LoadedDocument {
+        var document: StoredDocument?
+        var key: [UInt8]?
+    }
+
     /// One write's effect, worked out before anything is stored.
     private struct Step {
         var write: Write
@@ -104,11 +112,13 @@ extension FirestoreService {
         let savepoint = storage.cachedSpace(of: db) == nil
         let body = { [self] (conn: Connection) throws -> (commitTime: Instant, results: [WriteOutcome]) in
             let space = try storage.writableSpace(of: db, conn)
-            var originals = PathTable<StoredDocument?>()
+            // Each document read, with the key its row was read by (nil when it was not read from
+            // the store): `put` stores the write under the same key instead of encoding it again.
+            var originals = PathTable<LoadedDocument>()
             // The held originals' rules `resource`s and stored forms, made by the commits that wrote them.
             var heldResources = PathTable<RulesValue>()
             var heldEncoded = PathTable<[UInt8]>()
-            func load(_ p: ResourcePath) throws -> StoredDocument? {
+            func loadKeyed(_ p: ResourcePath) throws -> LoadedDocument {
                 if let known = originals[p] { return known }
                 // A read-write transaction's documents are most often the versions the previous one
                 // committed: a held one is exactly what this connection reads (`TransactionWrites`:
@@ -117,10 +127,17 @@ extension FirestoreService {
                 let held = written == nil ? nil : storage.transactionWrites.document(space: space, path: p)
                 if let r = held?.resource { heldResources[p] = r }
                 if let e = held?.encoded { heldEncoded[p] = e }
-                let d = try held?.document ?? storage.document(space: space, path: p, conn)
-                originals[p] = d
-                return d
+                let loaded: LoadedDocument
+                if let held {
+                    loaded = LoadedDocument(document: held.document, key: nil)
+                } else {
+                    let key = p.key
+                    loaded = LoadedDocument(document: try storage.document(space: space, key: key, conn), key: key)
+                }
+                originals[p] = loaded
+                return loaded
             }
+            func load(_ p: ResourcePath) throws -> StoredDocument? { try loadKeyed(p).document }
 
             // Optimistic transactions: every document read must be unchanged, and every query must
             // still return the same documents at the same versions (no phantoms).
@@ -186,10 +203,12 @@ extension FirestoreService {
             storage.record(commitTime: commitTime)
             var finalEncoded = PathTable<[UInt8]>()
             for (path, final) in overlay.entries {
-                let original = try load(path)
+                let loaded = try loadKeyed(path), original = loaded.document
                 if let final {
                     if final != original {
-                        let encoded = try storage.put(space: space, final, replacing: original, oldEncoded: heldEncoded[path], conn)
+                        // `final` is the write's document at `path` (`WriteApplier`), so `loaded.key` is its key.
+                        let encoded = try storage.put(space: space, final, replacing: original, oldEncoded: heldEncoded[path],
+                                                      key: loaded.key, conn)
                         if written != nil { finalEncoded[path] = encoded }
                         recorder.record(path, before: original, after: final)
                     }

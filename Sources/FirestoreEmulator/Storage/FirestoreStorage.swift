@@ -399,10 +399,15 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// The document at `path`, or nil.
     func document(space: Int64, path: ResourcePath, _ conn: Connection) throws -> StoredDocument? {
+        try document(space: space, key: path.key, conn)
+    }
+
+    /// The current document whose key is `key` (`ResourcePath.key`), or nil.
+    func document(space: Int64, key: [UInt8], _ conn: Connection) throws -> StoredDocument? {
         let select = try conn.prepare(Self.selectDocument)
         select.reset()
         try select.bind(space, at: 1)
-        try select.bindScratch(path.key, at: 2)
+        try select.bindScratch(key, at: 2)
         defer { select.reset() }
         return try select.step() ? try Self.document(from: select) : nil
     }
@@ -498,15 +503,24 @@ final class FirestoreStorage: @unchecked Sendable {
 
     /// Writes `new` (replacing `old`, the current version or nil) and updates its index rows.
     /// Stores `new` over `old` (nil: a create); returns `new`'s fields in their stored form.
-    /// `oldEncoded`: `old`'s fields in that form, when the caller holds them (`TransactionWrites`).
+    /// `oldEncoded`: `old`'s fields in that form, when the caller holds them (`TransactionWrites`);
+    /// `key`: `new.path.key`, when the caller has it (the key it read `old` by).
     @discardableResult
     func put(space: Int64, _ new: StoredDocument, replacing old: StoredDocument?, oldEncoded: [UInt8]? = nil,
-             _ conn: Connection) throws -> [UInt8] {
-        // The document's key is its parent's and one segment more: encoded once for both.
-        let parentKey = OrderedEncoding.key(new.path.segments.dropLast())
-        var key = parentKey
-        OrderedEncoding.appendSegment(new.path.segments.last ?? "", to: &key)
-        let keys = RowKeys(key: key, collection: parentKey)
+             key given: [UInt8]? = nil, _ conn: Connection) throws -> [UInt8] {
+        // The document's key is its parent's and one segment more: encoded once for both, when the
+        // caller has neither (the parent's alone is needed only for index rows, below).
+        var parentKey: [UInt8]?
+        let key: [UInt8]
+        if let given {
+            key = given
+        } else {
+            let parent = OrderedEncoding.key(new.path.segments.dropLast())
+            var made = parent
+            OrderedEncoding.appendSegment(new.path.segments.last ?? "", to: &made)
+            key = made
+            parentKey = parent
+        }
         if let old {
             // A create needs no mark (`TransactionWrites`): no slot holds a document that does not exist.
             transactionWrites.replacing(space: space, path: old.path)
@@ -528,8 +542,10 @@ final class FirestoreStorage: @unchecked Sendable {
         // Only the fields some query has needed have rows: most collections none, and then the
         // entries are not even worked out.
         guard let indexed = try indexedFields.fields(space: space, collectionID: new.path.collectionID, conn) else { return encoded }
+        let collection = parentKey ?? OrderedEncoding.key(new.path.segments.dropLast())
+        let keys = RowKeys(key: key, collection: collection)
         let newEntries = Self.entries(IndexEntry.entries(ofSorted: members), in: indexed)
-        let scopes = try indexScopes(space: space, path: new.path, parentKey: parentKey, key: key, conn)
+        let scopes = try indexScopes(space: space, path: new.path, parentKey: collection, key: key, conn)
         guard let old else {
             try addIndex(space: space, keys: keys, scopes: scopes, entries: newEntries, conn)
             return encoded

@@ -175,10 +175,10 @@ struct WriteJSONDecoder {
 
     /// A `fields` map under a field path of `prefix` bytes (`PlainWrite.checkKey`).
     private static func fields(_ r: inout PlainJSONReader, depth: Int, prefix: Int) throws(Fallback) -> [ExactString: FirestoreValue] {
-        var out: [ExactString: FirestoreValue] = [:]
-        guard try r.openObject() else { return out }
-        // Room for a small document (the usual one) before its first rehash.
-        out.reserveCapacity(8)
+        guard try r.openObject() else { return [:] }
+        // Room for a small document (the usual one) before its first rehash, allocated once (an
+        // empty dictionary's `reserveCapacity` made the storage through a resize).
+        var out = [ExactString: FirestoreValue](minimumCapacity: 8)
         repeat {
             let name = try r.name()
             let key = try r.text(name)

@@ -18,9 +18,26 @@ struct CommitResponseTests {
         ],
     ]
 
-    @Test(arguments: cases)
+    static let commitTime = Instant(unixMicros: 1_700_000_000_123_000)
+
+    /// Times equal to the commit time (a create with a server timestamp: its update time and the
+    /// timestamp are the commit time), whose text the answer copies instead of formatting again —
+    /// also after another instant came between.
+    static let sameTimes: [[FirestoreService.WriteOutcome]] = {
+        let t = commitTime, other = Instant(unixMicros: 1_700_000_000_123_001)
+        return [
+            [.init(updateTime: t, transformResults: [.timestamp(t)], document: nil)],
+            [.init(updateTime: t, transformResults: [.timestamp(t), .timestamp(t)], document: nil),
+             .init(updateTime: t, transformResults: [], document: nil)],
+            [.init(updateTime: other, transformResults: [.timestamp(t), .timestamp(other), .timestamp(t)], document: nil),
+             .init(updateTime: nil, transformResults: [.timestamp(other)], document: nil)],
+            [.init(updateTime: Instant(unixMicros: -1), transformResults: [.timestamp(Instant(unixMicros: -1))], document: nil)],
+        ]
+    }()
+
+    @Test(arguments: cases + sameTimes)
     func writtenAsTheTreeSerializes(results: [FirestoreService.WriteOutcome]) {
-        let commitTime = Instant(unixMicros: 1_700_000_000_123_000)
+        let commitTime = Self.commitTime
         // What the handler answered before: the response built as a JSON tree, then written.
         // A commit of no writes is `{}`: no commit time, as Firestore and the emulator answer (faith34).
         var o: [(String, JSON)] = []

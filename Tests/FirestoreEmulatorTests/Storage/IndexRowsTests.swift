@@ -67,6 +67,27 @@ struct IndexRowsTests {
         #expect(try storedRows(h, path).isEmpty)
     }
 
+    /// A commit stores its write under the key it read the document by (`FirestoreStorage.put`'s
+    /// `key`), and its index rows under the parent's key made from the path: both are the keys the
+    /// path encodes to, for numeric ids (negative too) and non-ASCII ids, on a create and on an update.
+    @Test func rowsOfWritesStoredByTheKeyTheyWereReadBy() throws {
+        let h = try TestHarness()
+        // Fields are registered once the database exists (its first write).
+        h.put("rooms/r0/messages/first", ["n": int(0)])
+        try h.indexFields("messages", ["n", "text"])
+        for path in ["rooms/r1/messages/__id7__", "rooms/__id-9__/messages/m", "rooms/é/messages/ü", "rooms/r1/messages/plain"] {
+            h.put(path, ["n": int(1), "text": str("a")])
+            let created = try storedRows(h, path)
+            #expect(created.count == 2, "\(path)")
+            #expect(created == (try expectedRows(h, path)), "\(path)")
+            h.put(path, ["n": int(2)])
+            let updated = try storedRows(h, path)
+            #expect(updated.count == 1, "\(path)")
+            #expect(updated == (try expectedRows(h, path)), "\(path)")
+            #expect(h.call("GET", h.api("/" + path)).json["fields"]?["n"]?["integerValue"]?.stringValue == "2")
+        }
+    }
+
     @Test func entriesAreSortedDistinctAndDiffedByMerge() {
         let a = IndexEntry.entries(of: ["b": .array([.integer(2), .integer(1), .integer(2)]), "a": .string("x"), "é": .boolean(true)])
         // Sorted by canonical field bytes ("`é`" quoted, and "`" < "a" < "b"), kind, value; the

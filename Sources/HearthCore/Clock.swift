@@ -56,6 +56,17 @@ public final class Clock: @unchecked Sendable {
         return Instant(unixMicros: Int64(ts.tv_sec) &* 1_000_000 &+ (Int64(ts.tv_nsec) &+ 500) / 1_000)
     }
 
+    /// Nanoseconds of `CLOCK_MONOTONIC`, the clock `DispatchTime.now()` reads on Linux, for
+    /// durations only (the difference of two readings; never the emulator's time, which `now()`
+    /// gives): without libdispatch's conversions, ~0.1k instructions fewer a reading — the HTTP/2
+    /// loop reads it at every pause, the request log twice a recorded gRPC call.
+    @inlinable
+    public static func monotonicNanos() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+
     /// The current emulator time.
     public func now() -> Instant {
         let frozen = frozenMicros.load(ordering: .acquiring)

@@ -191,21 +191,11 @@ final class EventLoop: @unchecked Sendable {
         _ = write(wakeFD, &one, 8)
     }
 
-    /// Nanoseconds of `CLOCK_MONOTONIC`, what `DispatchTime.now()` reads on Linux, for the pauses'
-    /// lengths (only differences of two readings are used): without libdispatch's conversions, ~60
-    /// instructions fewer a reading, two or more every pause of a loop.
-    @inline(__always)
-    static func uptimeNanos() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-    }
-
     /// `epoll_wait`, after polling for the busy-poll window when the wait may last (loop thread).
     private func pollThenWait(_ events: inout [hearth_event], timeout: Int32) -> Int32 {
         // A timer already due: nothing to wait for, and no pause to learn from.
         if timeout == 0 { return hearth_epoll_wait(epollFD, &events, Int32(events.count), 0) }
-        let idle = Self.uptimeNanos()
+        let idle = Clock.monotonicNanos()
         let window = busyPoll.beginPause()
         if window > 0 {
             var round = 0
@@ -214,7 +204,7 @@ final class EventLoop: @unchecked Sendable {
                 // socket readable (a large upload, a flood) would otherwise be read at every pause
                 // while the loop's other sockets waited.
                 if round > 0 && probed >= 0 && readAheadFound(&events) {
-                    busyPoll.endPause(after: Self.uptimeNanos() &- idle, bySocket: true, whilePolling: true)
+                    busyPoll.endPause(after: Clock.monotonicNanos() &- idle, bySocket: true, whilePolling: true)
                     return 1
                 }
                 // With a socket read ahead, epoll is asked every `epollRounds`-th round only (the
@@ -224,21 +214,21 @@ final class EventLoop: @unchecked Sendable {
                 if probed < 0 || round % Self.epollRounds == 0 {
                     let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), 0)
                     if n != 0 {
-                        busyPoll.endPause(after: Self.uptimeNanos() &- idle,
+                        busyPoll.endPause(after: Clock.monotonicNanos() &- idle,
                                           bySocket: endedBySocket(events, n), whilePolling: true)
                         chooseProbed(events, n)
                         return n
                     }
                 }
                 round &+= 1
-                if Self.uptimeNanos() &- idle >= window { break }
+                if Clock.monotonicNanos() &- idle >= window { break }
                 // Whatever else is runnable on this CPU goes first: the polling takes only time
                 // nobody else wanted.
                 sched_yield()
             }
         }
         let n = hearth_epoll_wait(epollFD, &events, Int32(events.count), timeout)
-        busyPoll.endPause(after: Self.uptimeNanos() &- idle,
+        busyPoll.endPause(after: Clock.monotonicNanos() &- idle,
                           bySocket: endedBySocket(events, n), whilePolling: false)
         chooseProbed(events, n)
         return n

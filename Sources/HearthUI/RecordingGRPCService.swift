@@ -32,7 +32,7 @@ public struct RecordingGRPCService: GRPCService {
             let body = status.code == .ok ? nil : RecordingGRPCService.errorBody(status.code, status.message)
             log.append(RequestLog.Entry(
                 seq: 0, time: clock.now(), service: listener, method: "POST", path: path, status: http,
-                durationMicros: Int64((RecordingGRPCService.uptimeNanos() &- started) / 1000), requestID: context.requestIDValue,
+                durationMicros: Int64((Clock.monotonicNanos() &- started) / 1000), requestID: context.requestIDValue,
                 user: context.authorization.flatMap(CallerName.ofAuthorization),
                 fields: status.code == .ok ? RecordingGRPCService.okFields : RecordingGRPCService.failureFields(status, request: request),
                 errorBody: body, errorContentType: body == nil ? nil : "application/json"))
@@ -43,7 +43,7 @@ public struct RecordingGRPCService: GRPCService {
         case .unaryQuick(let quick, let f):
             // A request `quick` leaves (nil) is recorded by `f`, which answers it.
             return .unaryQuick(quick: { request, context throws(GRPCStatus) in
-                let started = RecordingGRPCService.uptimeNanos()
+                let started = Clock.monotonicNanos()
                 do throws(GRPCStatus) {
                     guard let response = try quick(request, context) else { return nil }
                     record(context, started, .ok, [])
@@ -58,7 +58,7 @@ public struct RecordingGRPCService: GRPCService {
         case .unaryAsyncQuick(let start, let f):
             // A request `start` leaves (false) is recorded by `f`, which answers it.
             return .unaryAsyncQuick(start: { request, context, reply in
-                let started = RecordingGRPCService.uptimeNanos()
+                let started = Clock.monotonicNanos()
                 return start(request, context) { result in
                     Self.record(result, context, started, request, record)
                     reply(result)
@@ -70,7 +70,7 @@ public struct RecordingGRPCService: GRPCService {
             // A request `quick` leaves (nil) is recorded by `f`, which answers it; one it hands on
             // (`.rest`) when the rest ends.
             return .serverStreamingQuick(quick: { request, context throws(GRPCStatus) in
-                let started = RecordingGRPCService.uptimeNanos()
+                let started = Clock.monotonicNanos()
                 do throws(GRPCStatus) {
                     switch try quick(request, context) {
                     case nil:
@@ -99,16 +99,6 @@ public struct RecordingGRPCService: GRPCService {
         }
     }
 
-    /// Nanoseconds of `CLOCK_MONOTONIC`, the clock `DispatchTime.now()` reads on Linux, for a
-    /// call's start and end (both read here, so only their difference matters): without
-    /// libdispatch's conversions, ~0.1k instructions each on every recorded call.
-    @inline(__always)
-    static func uptimeNanos() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-    }
-
     /// An OK call's fields, shared by its entries: one array made per call was an allocation (and a
     /// free once the log's ring reused the slot) on every gRPC get.
     static let okFields: [(String, JSON)] = [("grpc-status", .int(0))]
@@ -127,7 +117,7 @@ public struct RecordingGRPCService: GRPCService {
     /// `f` answering later, recording each call's outcome.
     private func recordedAsync(_ f: @escaping Async, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus, [UInt8]) -> Void) -> Async {
         { request, context, reply in
-            let started = RecordingGRPCService.uptimeNanos()
+            let started = Clock.monotonicNanos()
             f(request, context) { result in
                 Self.record(result, context, started, request, record)
                 reply(result)
@@ -155,7 +145,7 @@ public struct RecordingGRPCService: GRPCService {
     /// Server-streaming `f`, recording each call's outcome.
     private func recordedStream(_ f: @escaping Streaming, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus, [UInt8]) -> Void) -> Streaming {
         { request, context, responses throws(GRPCStatus) in
-            let started = RecordingGRPCService.uptimeNanos()
+            let started = Clock.monotonicNanos()
             do throws(GRPCStatus) {
                 try f(request, context, responses)
                 record(context, started, .ok, [])
@@ -169,7 +159,7 @@ public struct RecordingGRPCService: GRPCService {
     /// `f`, recording each call's outcome.
     private func recorded(_ f: @escaping Unary, _ record: @escaping @Sendable (GRPCContext, UInt64, GRPCStatus, [UInt8]) -> Void) -> Unary {
         { request, context throws(GRPCStatus) in
-            let started = RecordingGRPCService.uptimeNanos()
+            let started = Clock.monotonicNanos()
             do throws(GRPCStatus) {
                 let response = try f(request, context)
                 record(context, started, .ok, [])

@@ -50,16 +50,7 @@ extension RulesValue {
         // A path with an unbound `{name}` segment (`path('/a/{x}')`) equals nothing, itself included,
         // as on the official emulator (`!=` is true).
         case (.path(let x), .path(let y)): return ExactString.equal(x, y) && unboundVariable(x) == nil
-        case (.list(let x), .list(let y)):
-            guard x.count == y.count else { return false }
-            for i in x.indices where !itemEqual(x[i], y[i]) { return false }
-            return true
-        case (.map(let x), .map(let y)):
-            guard x.count == y.count else { return false }
-            for (k, v) in x {
-                guard let w = y[k], itemEqual(v, w) else { return false }
-            }
-            return true
+        case (.list, .list), (.map, .map): return itemsEqual(a, b, by: itemEqual)
         case (.set(let x), .set(let y)):
             guard x.count == y.count else { return false }
             return x.allSatisfy { e in y.contains { setEqual($0, e) } }
@@ -176,17 +167,25 @@ extension RulesValue {
     static func setEqual(_ a: RulesValue, _ b: RulesValue) -> Bool {
         switch (a, b) {
         case (.float(let x), .float(let y)): return x == y || x.isNaN && y.isNaN
+        case (.list, .list), (.map, .map): return itemsEqual(a, b, by: setEqual)
+        default: return rulesEqual(a, b)
+        }
+    }
+
+    /// Two lists item by item, or two maps key by key, their items compared by `equal`.
+    private static func itemsEqual(_ a: RulesValue, _ b: RulesValue, by equal: (RulesValue, RulesValue) -> Bool) -> Bool {
+        switch (a, b) {
         case (.list(let x), .list(let y)):
             guard x.count == y.count else { return false }
-            for i in x.indices where !setEqual(x[i], y[i]) { return false }
+            for i in x.indices where !equal(x[i], y[i]) { return false }
             return true
         case (.map(let x), .map(let y)):
             guard x.count == y.count else { return false }
             for (k, v) in x {
-                guard let w = y[k], setEqual(v, w) else { return false }
+                guard let w = y[k], equal(v, w) else { return false }
             }
             return true
-        default: return rulesEqual(a, b)
+        default: return false
         }
     }
 

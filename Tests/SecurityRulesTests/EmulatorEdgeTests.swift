@@ -41,12 +41,7 @@ struct EmulatorEdgeTests {
 
     @Test(arguments: values)
     func evaluates(_ expression: String, _ expected: Bool) {
-        let result = Ruleset.probe(expression)
-        guard case .success(let v) = result else {
-            Issue.record("\(expression) failed: \(result)")
-            return
-        }
-        #expect(v == .bool(expected), "\(expression) = \(v.rendered)")
+        ExpressionTests.expectValue(expression, .bool(expected))
     }
 
     static let errors: [(String, String)] = [
@@ -65,12 +60,7 @@ struct EmulatorEdgeTests {
 
     @Test(arguments: errors)
     func fails(_ expression: String, _ message: String) {
-        let result = Ruleset.probe(expression)
-        guard case .failure(let e) = result else {
-            Issue.record("\(expression) = \(result), expected error \(message)")
-            return
-        }
-        #expect(e.message == message)
+        ExpressionTests.expectError(expression, message)
     }
 
     /// A list's proofs compare in the query's order, not the rules': Firestore returns a string

@@ -474,6 +474,7 @@ struct Evaluation {
                 return .list(Array(items[a..<z]))
             case .string(let s): return try StringFunctions.slice(s, l, h)
             case .path(let p):
+                try RulesValue.requireBound(p)
                 let (a, z) = try CollectionFunctions.bounds(l, h, p.count)
                 return .path(Array(p[a..<z]))
             case .null: throw EvalError.nullValue
@@ -877,6 +878,7 @@ struct Evaluation {
             if case .null = arg { throw EvalError.nullValue }
             throw EvalError.signature(function.rawValue, [arg], expected: ["path"])
         }
+        try RulesValue.requireBound(path)
         // A path that is not a document's (a collection, the database) is an error, as on the
         // official emulator: `!exists(/databases/$(database)/documents/users)` must not allow.
         if path.count >= 3, path[0] == "databases", path[2] == "documents", path.count == 3 || (path.count - 3) % 2 != 0 {
@@ -947,8 +949,23 @@ struct Evaluation {
             return v
         case .constraint(let c): return try c.member(name)
         case .null: throw EvalError.nullValue
+        case .path(let p): throw pathMember(p, name)
         default: throw EvalError("Property \(name) is undefined on object of type \(b.typeName).")
         }
+    }
+
+    /// `p.name` and `p['name']`: the rules reference's access to a path's bound variables. A
+    /// template's unbound `{name}` is the emulator's `Variable x is not bound in path template.`;
+    /// any other name (a request's path binds none) `Property x is undefined on object.`, as there.
+    /// Hearth keeps no names in a path, so the variables a `bind()` bound are not found either
+    /// (docs/rules.md, *Known gaps*).
+    static func pathMember(_ p: [String], _ name: String) -> EvalError {
+        for seg in p where seg.utf8.first == 0 {
+            if let v = RulesValue.templateName(seg), ExactString.equal(String(v), name) {
+                return EvalError("Variable \(name) is not bound in path template.")
+            }
+        }
+        return EvalError.missingProperty(name)
     }
 
     static func index(_ b: RulesValue, _ i: RulesValue) throws(EvalError) -> RulesValue {
@@ -961,8 +978,10 @@ struct Evaluation {
             return items[Int(n)]
         case (.string(let s), .int(let n)): return try StringFunctions.index(s, n)
         case (.path(let p), .int(let n)):
+            try RulesValue.requireBound(p)
             guard n >= 0, n < p.count else { throw EvalError.indexOutOfRange(n, p.count) }
             return .string(p[Int(n)])
+        case (.path(let p), .string(let name)): throw pathMember(p, name)
         case (.constraint(let c), _): return try c.index(i)
         case (.null, _), (_, .null): throw EvalError.nullValue
         default: throw EvalError.badIndex(b, i)

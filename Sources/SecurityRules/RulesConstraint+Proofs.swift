@@ -36,7 +36,7 @@ extension RulesConstraint {
             return op == .notEqual && RulesValue.rulesEqual(filter.value, ruleValue)
         case .less, .lessEqual, .greater, .greaterEqual:
             // Values of another type class are not ordered against the filter's: nothing follows.
-            guard let order = try? RulesValue.compare(filter.value, ruleValue, op: op.rawValue) else { return false }
+            guard let order = try? RulesValue.compare(filter.value, ruleValue, op: op.rawValue, queryOrder: true) else { return false }
             switch (filter.comparator, op) {
             case (.less, .less), (.less, .lessEqual), (.lessEqual, .lessEqual): return order <= 0
             case (.lessEqual, .less): return order < 0

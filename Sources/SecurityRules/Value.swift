@@ -47,20 +47,13 @@ extension RulesValue {
         case (.timestamp(let s1, let n1), .timestamp(let s2, let n2)): return s1 == s2 && n1 == n2
         case (.duration(let s1, let n1), .duration(let s2, let n2)): return s1 == s2 && n1 == n2
         case (.latlng(let a1, let o1), .latlng(let a2, let o2)): return a1 == a2 && o1 == o2
-        case (.path(let x), .path(let y)): return ExactString.equal(x, y)
-        case (.list(let x), .list(let y)):
-            guard x.count == y.count else { return false }
-            for i in x.indices where !rulesEqual(x[i], y[i], strict: true) { return false }
-            return true
-        case (.map(let x), .map(let y)):
-            guard x.count == y.count else { return false }
-            for (k, v) in x {
-                guard let w = y[k], rulesEqual(v, w, strict: true) else { return false }
-            }
-            return true
+        // A path with an unbound `{name}` segment (`path('/a/{x}')`) equals nothing, itself included,
+        // as on the official emulator (`!=` is true).
+        case (.path(let x), .path(let y)): return ExactString.equal(x, y) && unboundVariable(x) == nil
+        case (.list, .list), (.map, .map): return itemsEqual(a, b, by: itemEqual)
         case (.set(let x), .set(let y)):
             guard x.count == y.count else { return false }
-            return x.allSatisfy { e in y.contains { rulesEqual($0, e) } }
+            return x.allSatisfy { e in y.contains { setEqual($0, e) } }
         case (.mapDiff(let l1, let r1), .mapDiff(let l2, let r2)):
             return rulesEqual(.map(l1), .map(l2)) && rulesEqual(.map(r1), .map(r2))
         case (.vector(let x), .vector(let y)): return x == y
@@ -68,9 +61,24 @@ extension RulesValue {
         }
     }
 
+    /// Two items of lists or maps compared by `==`: strictly (an int is no float), and 0.0 is not
+    /// -0.0 there (`[0.0] == [-0.0]` and `{'a': 0.0} == {'a': -0.0}` are false on the official
+    /// emulator, where `-0.0 in [0.0]` and `[0.0].hasAny([-0.0])` are true).
+    private static func itemEqual(_ a: RulesValue, _ b: RulesValue) -> Bool {
+        if case .float(let x) = a, case .float(let y) = b { return x == y && x.sign == y.sign }
+        return rulesEqual(a, b, strict: true)
+    }
+
     /// Ordering for `<`, `<=`, `>`, `>=`; nil when the pair is not ordered (NaN) and an error for
     /// types that have no ordering.
-    static func compare(_ a: RulesValue, _ b: RulesValue, op: String) throws(EvalError) -> Int? {
+    ///
+    /// The rules order (`queryOrder` false) is the official emulator's: an int against a float is
+    /// the int converted to a double (`9007199254740993 > 9007199254740992.0` is false, as `==` is
+    /// true), and strings order by UTF-16 code units (`'\u{FFFF}' < '😀'` is false there: Java's
+    /// `String.compareTo`). A list request's proofs compare a filter's value with a rule's in the
+    /// order the query runs in (`queryOrder` true): Firestore's, ints and doubles exactly and
+    /// strings by their UTF-8 bytes.
+    static func compare(_ a: RulesValue, _ b: RulesValue, op: String, queryOrder: Bool = false) throws(EvalError) -> Int? {
         switch (a, b) {
         case (.int(let x), .int(let y)): return x < y ? -1 : (x == y ? 0 : 1)
         case (.float(let x), .float(let y)):
@@ -78,13 +86,15 @@ extension RulesValue {
             return x < y ? -1 : (x == y ? 0 : 1)
         case (.int(let x), .float(let y)):
             if y.isNaN { return nil }
+            if !queryOrder { let d = Double(x); return d < y ? -1 : (d == y ? 0 : 1) }
             return compareIntDouble(x, y)
         case (.float(let x), .int(let y)):
             if x.isNaN { return nil }
+            if !queryOrder { let d = Double(y); return x < d ? -1 : (x == d ? 0 : 1) }
             return -compareIntDouble(y, x)
         case (.string(let x), .string(let y)):
-            // UTF-8 byte order, the order Firestore sorts strings in.
-            return ExactString.compare(x, y)
+            let order = ExactString.compare(x, y)
+            return queryOrder ? order : utf16Order(x, y, utf8Order: order)
         case (.bytes(let x), .bytes(let y)):
             if x == y { return 0 }
             return x.lexicographicallyPrecedes(y) ? -1 : 1
@@ -94,6 +104,88 @@ extension RulesValue {
             return n1 == n2 ? 0 : (n1 < n2 ? -1 : 1)
         default:
             throw EvalError.unsupported(a, op, b)
+        }
+    }
+
+    /// A path template's variable: `path('/a/{x}')` makes the segment `{x}` one, kept as
+    /// `templateMark` + `{x}` so that it is told apart from a segment that only reads `{x}` (a
+    /// document id, an interpolated string: `$('{x}')` is a plain segment on the emulator too).
+    static let templateMark: Character = "\u{0}"
+
+    static func templateSegment(_ seg: Substring) -> String {
+        let u = seg.utf8
+        guard u.count > 2, u.first == UInt8(ascii: "{"), u.last == UInt8(ascii: "}") else { return String(seg) }
+        return String(templateMark) + seg
+    }
+
+    /// Segments as a trace or report shows them: a template's variable as it was written, `{x}`.
+    static func shown(_ segments: [String]) -> [String] {
+        segments.map { $0.utf8.first == 0 ? String($0.dropFirst()) : $0 }
+    }
+
+    /// The variable's name of a template segment, or nil.
+    static func templateName(_ seg: String) -> Substring? {
+        let u = seg.utf8
+        guard u.count > 3, u.first == 0, u.last == UInt8(ascii: "}") else { return nil }
+        let rest = seg.dropFirst()
+        guard rest.utf8.first == UInt8(ascii: "{") else { return nil }
+        return rest.dropFirst().dropLast()
+    }
+
+    /// The name of the first variable of a path template that no `bind` has bound
+    /// (`path('/a/{x}')`), if any. Reading such a path (an index, a slice, `get()`) is the
+    /// emulator's `Variable x is not bound in path template.`
+    static func unboundVariable(_ segments: [String]) -> Substring? {
+        for seg in segments where seg.utf8.first == 0 {
+            if let name = templateName(seg) { return name }
+        }
+        return nil
+    }
+
+    static func requireBound(_ segments: [String]) throws(EvalError) {
+        if let name = unboundVariable(segments) { throw EvalError("Variable \(name) is not bound in path template.") }
+    }
+
+    /// UTF-16 code unit order from UTF-8 byte order: the two differ only where one string has a
+    /// supplementary character (a 4-byte sequence, lead byte 0xF0–0xF4; a surrogate pair in UTF-16)
+    /// where the other has U+E000–U+FFFF (lead byte 0xEE or 0xEF): UTF-8 puts the supplementary
+    /// character after, UTF-16's surrogates (0xD800–0xDFFF) before. Strings without a 4-byte
+    /// sequence are answered from the byte order alone.
+    static func utf16Order(_ x: String, _ y: String, utf8Order: Int) -> Int {
+        if utf8Order == 0 { return 0 }
+        func supplementary(_ s: String) -> Bool { s.utf8.contains { $0 >= 0xF0 } }
+        guard supplementary(x) || supplementary(y) else { return utf8Order }
+        if x.utf16.elementsEqual(y.utf16) { return 0 }
+        return x.utf16.lexicographicallyPrecedes(y.utf16) ? -1 : 1
+    }
+
+    /// Equality inside a set (`toSet()`, `in` a set, `hasAll` of a set, `union`, `difference`) and of a
+    /// map diff's values, as the official emulator answers: numbers compare numerically at every
+    /// depth (`[[1], [1.0]].toSet().size() == 1`; `{'a': [1]}.diff({'a': [1.0]})` changes nothing) and
+    /// NaN is equal to NaN (`[0.0 / 0.0, 0.0 / 0.0].toSet().size() == 1`), where `==` of lists and
+    /// maps is strict and NaN equals nothing.
+    static func setEqual(_ a: RulesValue, _ b: RulesValue) -> Bool {
+        switch (a, b) {
+        case (.float(let x), .float(let y)): return x == y || x.isNaN && y.isNaN
+        case (.list, .list), (.map, .map): return itemsEqual(a, b, by: setEqual)
+        default: return rulesEqual(a, b)
+        }
+    }
+
+    /// Two lists item by item, or two maps key by key, their items compared by `equal`.
+    private static func itemsEqual(_ a: RulesValue, _ b: RulesValue, by equal: (RulesValue, RulesValue) -> Bool) -> Bool {
+        switch (a, b) {
+        case (.list(let x), .list(let y)):
+            guard x.count == y.count else { return false }
+            for i in x.indices where !equal(x[i], y[i]) { return false }
+            return true
+        case (.map(let x), .map(let y)):
+            guard x.count == y.count else { return false }
+            for (k, v) in x {
+                guard let w = y[k], equal(v, w) else { return false }
+            }
+            return true
+        default: return false
         }
     }
 
@@ -131,7 +223,7 @@ extension RulesValue {
         case .timestamp(let s, let n): out += "timestamp(\"\(Timestamps.format(seconds: s, nanos: n))\")"
         case .duration(let s, let n): out += "duration(\"\(Timestamps.formatDuration(seconds: s, nanos: n))\")"
         case .latlng(let lat, let lng): out += "latlng(\(RulesValue.formatDouble(lat)), \(RulesValue.formatDouble(lng)))"
-        case .path(let segs): out += segs.isEmpty ? "/" : "/" + segs.joined(separator: "/")
+        case .path(let segs): out += segs.isEmpty ? "/" : "/" + RulesValue.shown(segs).joined(separator: "/")
         case .list(let items):
             out += "["
             for (i, v) in items.enumerated() {
@@ -218,7 +310,7 @@ extension RulesValue {
         case .timestamp(let s, let n): return .string(Timestamps.format(seconds: s, nanos: n))
         case .duration(let s, let n): return .string(Timestamps.formatDuration(seconds: s, nanos: n))
         case .latlng(let lat, let lng): return .object(JSONObject([("latitude", .double(lat)), ("longitude", .double(lng))]))
-        case .path(let segs): return .string("/" + segs.joined(separator: "/"))
+        case .path(let segs): return .string("/" + RulesValue.shown(segs).joined(separator: "/"))
         case .list(let items), .set(let items): return .array(items.map(\.json))
         case .map(let m): return .object(JSONObject(m.map { ($0.key, $0.value.json) }))  // in key order
         case .mapDiff(let l, let r): return .object(JSONObject([("left", RulesValue.map(l).json), ("right", RulesValue.map(r).json)]))

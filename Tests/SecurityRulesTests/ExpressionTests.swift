@@ -158,12 +158,27 @@ struct ExpressionTests {
 
     @Test(arguments: values)
     func evaluates(_ expression: String, _ expected: RulesValue) {
+        ExpressionTests.expectValue(expression, expected)
+    }
+
+    /// `expression` evaluates to `expected` (shared with the suites that list expressions of their own).
+    static func expectValue(_ expression: String, _ expected: RulesValue) {
         let result = Ruleset.probe(expression)
         guard case .success(let v) = result else {
             Issue.record("\(expression) failed: \(result)")
             return
         }
         #expect(ExpressionTests.same(v, expected), "\(expression) = \(v.rendered), expected \(expected.rendered)")
+    }
+
+    /// `expression` fails with `message`.
+    static func expectError(_ expression: String, _ message: String) {
+        let result = Ruleset.probe(expression)
+        guard case .failure(let e) = result else {
+            Issue.record("\(expression) = \(result), expected error \(message)")
+            return
+        }
+        #expect(e.message == message)
     }
 
     static let errors: [(String, String)] = [
@@ -224,12 +239,7 @@ struct ExpressionTests {
 
     @Test(arguments: errors)
     func fails(_ expression: String, _ message: String) {
-        let result = Ruleset.probe(expression)
-        guard case .failure(let e) = result else {
-            Issue.record("\(expression) = \(result), expected error \(message)")
-            return
-        }
-        #expect(e.message == message)
+        ExpressionTests.expectError(expression, message)
     }
 
     @Test func requestAndResourceFields() {

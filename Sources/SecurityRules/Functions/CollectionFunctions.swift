@@ -6,9 +6,14 @@ enum CollectionFunctions {
     /// Whether `v` is one of `items`. Not finding it is certain unless a constraint (a list
     /// request's stand-in for an open value) is involved: then nothing is proven. `strict` for a
     /// list's items, where an int and a float are different values (`1.0 in [1]` is false on the
-    /// official emulator), not for a set's (`1.0 in [1].toSet()` is true there).
+    /// official emulator), not for a set's (`1.0 in [1].toSet()` is true there, and so is NaN in a
+    /// set holding NaN: `RulesValue.setEqual`).
     static func contains(_ items: [RulesValue], _ v: RulesValue, strict: Bool = false) throws(EvalError) -> Bool {
-        for item in items where RulesValue.rulesEqual(item, v, strict: strict) { return true }
+        if strict {
+            for item in items where RulesValue.rulesEqual(item, v, strict: true) { return true }
+        } else {
+            for item in items where RulesValue.setEqual(item, v) { return true }
+        }
         if !items.isEmpty, v.holdsConstraint || items.contains(where: \.holdsConstraint) { throw EvalError.unproven }
         return false
     }
@@ -62,7 +67,9 @@ enum CollectionFunctions {
             guard case .list(let other) = args[0] else { throw EvalError.signature("list.concat", args, expected: ["list"]) }
             return .list(l + other)
         case .removeAll:
-            return .list(try filter(l, in: try elements(args[0], m), keep: false, strict: true))
+            // A list only: the emulator refuses a set (`Received: list.removeAll(set)`).
+            guard case .list(let other) = args[0] else { throw EvalError.signature("list.removeAll", args, expected: ["list"]) }
+            return .list(try filter(l, in: other, keep: false, strict: true))
         case .toSet: return .set(try distinct(l))
         default: throw EvalError.noFunction(m.rawValue)
         }
@@ -210,7 +217,7 @@ enum CollectionFunctions {
                 j += 1
             } else {
                 if compareValues {
-                    if RulesValue.rulesEqual(a[i].value, b[j].value) {
+                    if RulesValue.setEqual(a[i].value, b[j].value) {
                         if wanted.contains(.unchanged) { out.append(.string(a[i].key)) }
                     } else {
                         if a[i].value.holdsConstraint || b[j].value.holdsConstraint { throw EvalError.unproven }

@@ -37,17 +37,16 @@ enum OtherFunctions {
             // Replaces `{name}` segments with the string bound to `name`.
             guard case .map(let bindings) = args[0] else { throw EvalError.signature("path.bind", args, expected: ["map"]) }
             // Every name bound must be a `{name}` of the path, as on the official emulator.
-            let names = Set(p.compactMap { seg -> String? in
-                seg.hasPrefix("{") && seg.hasSuffix("}") && seg.count > 2 ? String(seg.dropFirst().dropLast()) : nil
-            })
+            let names = Set(p.compactMap { seg -> String? in RulesValue.templateName(seg).map(String.init) })
             let unknown = bindings.map(\.key).filter { !names.contains($0) }
             if !unknown.isEmpty { throw EvalError("Variable(s) \(unknown.joined(separator: ", ")) do not exist in the path template.") }
             var out: [String] = []
             for seg in p {
-                if seg.hasPrefix("{"), seg.hasSuffix("}"), seg.count > 2 {
-                    let name = String(seg.dropFirst().dropLast())
+                if let name = RulesValue.templateName(seg).map(String.init) {
                     if let v = bindings[name] {
-                        guard case .string(let s) = v else { throw EvalError.invalidArgument("bind", "values must be strings") }
+                        // Converted as `string()` converts (`{'x': 1}` binds '1'; a list is its error), as
+                        // on the official emulator.
+                        guard case .string(let s) = try convert(.string, v) else { continue }
                         out.append(s)
                         continue
                     }
@@ -55,7 +54,8 @@ enum OtherFunctions {
                 out.append(seg)
             }
             return .path(out)
-        case .size: return .int(Int64(p.count))
+        // No `size()`: the rules reference gives a path only `bind`, and the emulator has no other
+        // method (`Function not found error: Name: [size].`).
         default: throw EvalError.noFunction(m.rawValue)
         }
     }
@@ -83,8 +83,11 @@ enum OtherFunctions {
         case (.string, .bool(let x)): return .string(x ? "true" : "false")
         case (.string, .int(let i)): return .string(String(i))
         case (.string, .float(let d)): return .string(javaString(d))
-        case (.string, .path(let p)): return .string("/" + p.joined(separator: "/"))
-        case (.path, .string(let s)): return .path(s.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
+        // An unbound template variable is written as nothing (`string(path('/a/{x}'))` is '/a/').
+        case (.string, .path(let p)):
+            return .string("/" + p.map { RulesValue.templateName($0) == nil ? $0 : "" }.joined(separator: "/"))
+        // A `{name}` segment is a template's variable (`path('/a/{x}').bind({'x': 'v'})`).
+        case (.path, .string(let s)): return .path(s.split(separator: "/", omittingEmptySubsequences: true).map(RulesValue.templateSegment))
         case (.path, .path): return v
         default:
             // The official emulator converts only these (`string(timestamp)`, `string(bytes)`,
@@ -118,8 +121,25 @@ enum OtherFunctions {
         case "-Infinity": return -.infinity
         default: break
         }
+        // Java's hexadecimal form: a sign, `0x`/`0X`, hex digits with at most one point and a
+        // binary exponent that Java requires (`0x1p3` is 8.0, `0x1.8` no number; checked against
+        // the emulator, rulesrtcases.py `float_hex_*`).
+        if let hex = javaHexDouble(text) { return hex }
         // Swift also takes "nan", "inf", "infinity" and hexadecimal forms Java words otherwise.
         guard text.unicodeScalars.allSatisfy({ "0123456789.eE+-".unicodeScalars.contains($0) }) else { return nil }
+        return Double(text)
+    }
+
+    private static func javaHexDouble(_ text: String) -> Double? {
+        var body = Substring(text)
+        if body.first == "+" || body.first == "-" { body = body.dropFirst() }
+        guard body.hasPrefix("0x") || body.hasPrefix("0X") else { return nil }
+        let digits = body.dropFirst(2)
+        guard let p = digits.firstIndex(where: { $0 == "p" || $0 == "P" }) else { return nil }
+        let mantissa = digits[..<p], exponent = digits[digits.index(after: p)...]
+        guard mantissa.contains(where: \.isHexDigit), mantissa.filter({ $0 == "." }).count <= 1,
+              mantissa.allSatisfy({ $0.isHexDigit || $0 == "." }),
+              Int(exponent) != nil else { return nil }
         return Double(text)
     }
 

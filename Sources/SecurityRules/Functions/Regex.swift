@@ -102,11 +102,36 @@ final class RegexCache: @unchecked Sendable {
         return pieces
     }
 
+    /// `s.replace(pattern, replacement)`: every match replaced, `$n` naming a group. The empty
+    /// pattern matches at every position (`'ab'.replace('', '-')` is `'-a-b-'`, as Java's
+    /// `replaceAll` answers on the official emulator). A `$n` naming a group the pattern does not
+    /// have is an error (the emulator fails the request with `500`, Java's "No group n").
     static func replace(_ s: String, _ pattern: String, _ replacement: String) throws(EvalError) -> String {
-        guard let re = try shared.regex(pattern, full: false).get().regex else { return s }
+        guard let re = try shared.regex(pattern.isEmpty ? "(?:)" : pattern, full: false).get().regex else { return s }
+        if let missing = missingGroup(replacement, groups: re.numberOfCaptureGroups) {
+            throw EvalError.invalidArgument("replace", "No group \(missing)")
+        }
         let ns = s as NSString
         return re.stringByReplacingMatches(in: s, options: [], range: NSRange(location: 0, length: ns.length),
                                            withTemplate: replacement)
+    }
+}
+
+extension RegexCache {
+    /// The first `$n` of a replacement naming a group past `groups` (`\\$` is a literal `$`).
+    static func missingGroup(_ replacement: String, groups: Int) -> Int? {
+        var escaped = false, dollar = false
+        for u in replacement.utf8 {
+            if dollar {
+                dollar = false
+                if u >= UInt8(ascii: "0"), u <= UInt8(ascii: "9"), Int(u - UInt8(ascii: "0")) > groups {
+                    return Int(u - UInt8(ascii: "0"))
+                }
+            }
+            if escaped { escaped = false; continue }
+            if u == UInt8(ascii: "\\") { escaped = true } else if u == UInt8(ascii: "$") { dollar = true }
+        }
+        return nil
     }
 }
 

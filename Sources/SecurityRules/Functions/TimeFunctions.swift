@@ -47,9 +47,17 @@ enum TimeFunctions {
         case .timestampValue:
             // Milliseconds since the epoch, or an RFC 3339 string with a `T` and a `Z` or an offset
             // (upper case only), as the official emulator takes it.
-            if case .string(let text) = args[0] {
-                guard !text.contains("t"), !text.contains("z"), let t = Timestamps.parse(text) else { throw timestampRange }
-                return try checkedTimestamp(t.seconds, t.nanos)
+            if case .string(var text) = args[0] {
+                guard !text.contains("t"), !text.contains("z") else { throw timestampRange }
+                // A leap second (`23:59:60`) is the next minute's first second there, in any minute.
+                var leap: Int64 = 0
+                let u = Array(text.utf8)
+                if u.count > 19, u[16] == UInt8(ascii: ":"), u[17] == UInt8(ascii: "6"), u[18] == UInt8(ascii: "0") {
+                    text = String(decoding: u[..<17] + Array("59".utf8) + u[19...], as: UTF8.self)
+                    leap = 1
+                }
+                guard let t = Timestamps.parse(text) else { throw timestampRange }
+                return try checkedTimestamp(t.seconds + leap, t.nanos)
             }
             guard case .int(let ms) = args[0] else { throw EvalError.signature(b.rawValue, args, expected: ["int", "string"]) }
             let s = Timestamps.floorDiv(ms, 1000)

@@ -1,0 +1,75 @@
+import Testing
+@testable import SecurityRules
+
+/// Rules functions at their edges as the official Cloud Firestore emulator answers them (faith37,
+/// recorded in Tests/CompatTests/firestore/differential/rulesrtcases.py): each value or error here is
+/// the emulator's.
+struct EmulatorEdgeTests {
+    static let values: [(String, Bool)] = [
+        // An int against a float is ordered as a double, as `==` compares them.
+        ("9007199254740993 > 9007199254740992.0", false), ("9007199254740993 <= 9007199254740992.0", true),
+        ("1 < 1.5", true), ("2.5 >= 2", true),
+        // Strings order by UTF-16 code units: a surrogate pair before U+E000–U+FFFF.
+        ("'\\ue000' < '\\U0001F600'", false), ("'\\U0001F600' < '\\uffff'", true), ("'a' < '\\u00e9'", true),
+        ("'\\U0001F600' <= '\\U0001F600'", true),
+        // Sets and map diffs: NaN equals NaN, numbers numerically at every depth, 0.0 is -0.0.
+        ("[0.0 / 0.0, 0.0 / 0.0].toSet().size() == 1", true), ("(0.0 / 0.0) in [0.0 / 0.0].toSet()", true),
+        ("[[1], [1.0]].toSet().size() == 1", true), ("[0.0, -0.0].toSet().size() == 1", true),
+        ("(0.0 / 0.0) in [0.0 / 0.0]", false), ("[0.0 / 0.0] == [0.0 / 0.0]", false),
+        ("{'a': {'b': [1]}}.diff({'a': {'b': [1.0]}}).unchangedKeys() == ['a'].toSet()", true),
+        ("{'a': 0.0 / 0.0}.diff({'a': 0.0 / 0.0}).affectedKeys().size() == 0", true),
+        // `==` of lists and maps tells 0.0 from -0.0; `in` and `hasAny` do not.
+        ("[0.0] == [-0.0]", false), ("{'a': 0.0} == {'a': -0.0}", false), ("[[0.0]] == [[-0.0]]", false),
+        ("-0.0 in [0.0]", true), ("[0.0].hasAny([-0.0])", true), ("0.0 == -0.0", true),
+        // replace
+        ("'ab'.replace('', '-') == '-a-b-'", true), ("''.replace('', 'x') == 'x'", true),
+        ("'ab'.replace('a', '$0$0') == 'aab'", true), ("'ab'.replace('a', '\\\\$') == '$b'", true),
+        // Java's parseDouble: hexadecimal with a binary exponent
+        ("float('0x1p3') == 8.0", true), ("float('-0X10P0d') == -16.0", true),
+        // A leap second is the next minute's first.
+        ("timestamp.value('2016-12-31T23:59:60Z') == timestamp.date(2017, 1, 1)", true),
+        ("timestamp.value('2016-06-01T12:00:60Z') == timestamp.value('2016-06-01T12:01:00Z')", true),
+        // Path templates: an unbound variable equals nothing; bind() converts as string() does.
+        ("path('/a/{x}') == path('/a/{x}')", false), ("path('/a/{x}') != path('/a/{x}')", true),
+        ("string(path('/a/{x}')) == '/a/'", true),
+        ("path('/a/{x}').bind({'x': 'v'}) == path('/a/v')", true), ("path('/a/{x}').bind({'x': 1}) == path('/a/1')", true),
+        ("path('/a/{x}/{y}').bind({'x': 'v'}) == path('/a/v/{y}')", false),
+        ("path('/a/{x}').bind({'x': 'v'})[1] == 'v'", true),
+        // A segment that only reads `{x}` is no template (an interpolated string, a document id).
+        ("(/databases/d/documents/a/$('{x}'))[4] == '{x}'", true),
+    ]
+
+    @Test(arguments: values)
+    func evaluates(_ expression: String, _ expected: Bool) {
+        ExpressionTests.expectValue(expression, .bool(expected))
+    }
+
+    static let errors: [(String, String)] = [
+        ("[1, 2].removeAll([1].toSet())", "Unsupported operation error. Received: list.removeAll(set). Expected: list.removeAll(list)."),
+        ("'ab'.replace('a', '$2')", "Invalid argument provided to call. Function: [replace], Argument: [No group 2]."),
+        ("float('0x1.8')", "Type conversion error. Argument: [0x1.8], From type: [string], To type: [float]."),
+        ("path('/a/{x}').x", "Variable x is not bound in path template."),
+        ("path('/a/{x}')[1]", "Variable x is not bound in path template."),
+        ("path('/a/{x}')[0:1]", "Variable x is not bound in path template."),
+        ("exists(path('/databases/d/documents/c/{u}'))", "Variable u is not bound in path template."),
+        ("path('/a/b').id", "Property id is undefined on object."),
+        ("path('/a/b')['id']", "Property id is undefined on object."),
+        ("path('/a/b').size()", "Function not found error: Name: [size]."),
+        ("path('/a/{x}').bind({'x': ['p']})", "Unsupported operation error. Received: string(list). Expected: string(int), string(float), string(null), string(string), string(bool), string(path)."),
+    ]
+
+    @Test(arguments: errors)
+    func fails(_ expression: String, _ message: String) {
+        ExpressionTests.expectError(expression, message)
+    }
+
+    /// A list's proofs compare in the query's order, not the rules': Firestore returns a string
+    /// filter's matches by UTF-8 bytes, so `name < '😀'` does not prove `name < '\u{FFFF}'` (U+FFFF
+    /// sorts before U+1F600 there), though the rules order them the other way.
+    @Test func listProofsKeepTheQueryOrder() {
+        let c = RulesConstraint(filters: [.init(.less, .string("\u{1F600}"))])
+        #expect(throws: EvalError.self) { try Operators.apply(.less, .constraint(c), .string("\u{FFFF}")) }
+        let d = RulesConstraint(filters: [.init(.less, .int(9_007_199_254_740_993))])
+        #expect(throws: EvalError.self) { try Operators.apply(.less, .constraint(d), .float(9_007_199_254_740_992.0)) }
+    }
+}

@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "AuthEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto"]),
         .target(name: "S3Emulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "HearthBlobs"]),
         .target(name: "FirestoreEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthGRPC", "HearthProtobuf", "HearthSQLite", "HearthCrypto", "SecurityRules"]),
-        .target(name: "StorageEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "HearthBlobs", "SecurityRules"]),
+        .target(name: "StorageEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "HearthBlobs", "SecurityRules", "CZlib"]),
         .target(name: "UploadsAPI", dependencies: ["HearthCore", "HearthHTTP", "HearthCrypto"]),
         // The web UI: its files as Swift strings, the request log, Host/Origin checks; it reaches
         // services only through their HTTP handlers.

@@ -12,6 +12,8 @@ enum StorageError: Error, Sendable, Equatable {
     case bucketExists(String)
     case bucketNotEmpty(String)
     case preconditionFailed
+    /// A read's `ifGenerationNotMatch`/`ifMetagenerationNotMatch` failed: 304 with no body.
+    case notModified
     case invalidObjectName(String)
     case invalidBucketName(String)
     case invalid(String)
@@ -34,6 +36,7 @@ enum StorageError: Error, Sendable, Equatable {
         case .noSuchObject, .noSuchBucket, .noSuchUpload, .notFoundRoute: 404
         case .bucketExists, .bucketNotEmpty: 409
         case .preconditionFailed: 412
+        case .notModified: 304
         case .invalidObjectName, .invalidBucketName, .invalid, .required, .uploadNotActive, .wrongOffset, .sizeMismatch,
              .metadataTooLarge: 400
         case .rangeNotSatisfiable: 416
@@ -50,6 +53,7 @@ enum StorageError: Error, Sendable, Equatable {
         case .noSuchObject, .noSuchBucket, .noSuchUpload, .notFoundRoute: "notFound"
         case .bucketExists, .bucketNotEmpty: "conflict"
         case .preconditionFailed: "conditionNotMet"
+        case .notModified: "notModified"
         case .invalidObjectName, .invalidBucketName, .invalid, .uploadNotActive, .wrongOffset, .sizeMismatch, .metadataTooLarge: "invalid"
         case .required: "required"
         case .rangeNotSatisfiable: "requestedRangeNotSatisfiable"
@@ -67,6 +71,7 @@ enum StorageError: Error, Sendable, Equatable {
         case .bucketExists: "Your previous request to create the named bucket succeeded and you already own it."
         case .bucketNotEmpty: "The bucket you tried to delete is not empty."
         case .preconditionFailed: "At least one of the pre-conditions you specified did not hold."
+        case .notModified: "Not Modified"
         case .invalidObjectName(let why): "The specified object name is not valid: \(why)"
         case .invalidBucketName(let name): "Invalid bucket name: '\(name)'"
         case .invalid(let m), .required(let m): m
@@ -96,6 +101,8 @@ enum StorageError: Error, Sendable, Equatable {
 
     /// The Cloud Storage JSON API error response.
     var gcsResponse: Response {
+        // A 304 has no body (RFC 9110 §15.4.5).
+        if self == .notModified { return Response(status: 304) }
         let detail: JSON = .object(["message": .string(message), "domain": .string("global"), "reason": .string(reason)])
         return .json(.object(["error": .object([
             "code": .int(Int64(status)), "message": .string(message), "errors": .array([detail]),
@@ -105,6 +112,7 @@ enum StorageError: Error, Sendable, Equatable {
     /// The Firebase Storage REST API error response. A rules denial's message starts as
     /// production's (`Permission denied.`); the rules' reason and Hearth's trace follow on later lines.
     var firebaseResponse: Response {
-        .json(.object(["error": .object(["code": .int(Int64(status)), "message": .string(message)])]), status: status, headers: headers)
+        if self == .notModified { return Response(status: 304) }
+        return .json(.object(["error": .object(["code": .int(Int64(status)), "message": .string(message)])]), status: status, headers: headers)
     }
 }

@@ -23,6 +23,8 @@ extension StorageService {
         var segments: [StorageBlobs.Segment]
         /// The object's media headers when a cache entry had them built.
         var headers: HTTPHeaders?
+        /// Served decompressed (GCS's decompressive transcoding): the whole stored object, inflated.
+        var transcode = false
     }
 
     /// Bodies up to one chunk row are read in the metadata's transaction and sent from memory
@@ -33,6 +35,7 @@ extension StorageService {
     /// bytes the request's `Range` asks for, in one snapshot (the bytes are the metadata's): from
     /// the download cache when no write has happened since it was filled, else in one read
     /// transaction. `mayRead` is pure (a token check, a generation check): it runs inside the read.
+    /// A download that GCS would transcode (`GzipTranscoding`) ignores `Range` and plans the whole object.
     /// - Throws: `noSuchBucket`; `rangeNotSatisfiable` for a readable object.
     func readMedia(_ request: Request, bucket: String, name: String,
                    mayRead: (StoredObject) -> Bool) throws(StorageError) -> (object: StoredObject?, body: MediaBody?) {
@@ -44,9 +47,11 @@ extension StorageService {
         if let cached, let bytes = cached.bytes {
             // No write since the entry was read: it is the live object, bytes and all.
             guard mayRead(cached.object) else { return (cached.object, nil) }
-            var body = try Self.plan(range, size: cached.object.size)
+            let transcode = GzipTranscoding.applies(to: cached.object, request: request) && GzipTranscoding.isGzip(bytes)
+            var body = try Self.plan(transcode ? nil : range, size: cached.object.size)
             body.bytes = body.partial ? Array(bytes[Int(body.start)..<Int(body.end)]) : bytes
             body.headers = cached.headers
+            body.transcode = transcode
             return (cached.object, body)
         }
         return try read { c -> (StoredObject?, MediaBody?) in
@@ -75,8 +80,17 @@ extension StorageService {
                 }
             }
             guard mayRead(object) else { return (object, nil) }
-            var body = try Self.plan(range, size: object.size)
+            var transcode = false
+            if GzipTranscoding.applies(to: object, request: request) {
+                // The first bytes decide whether the stored object is gzip at all.
+                let n = min(object.size, 3)
+                let head = try slices.map { s in s.filter { $0.offset < n } }
+                    ?? StorageBlobs.segments(c, blobID: object.blobID, start: 0, end: n)
+                transcode = GzipTranscoding.isGzip(try StorageBodySource.bytes(c, segments: head, start: 0, end: n))
+            }
+            var body = try Self.plan(transcode ? nil : range, size: object.size)
             body.headers = headers
+            body.transcode = transcode
             if let slices {
                 let (start, end) = (body.start, body.end)
                 body.segments = slices.filter { $0.offset < end && $0.offset + $0.length > start }
@@ -133,6 +147,13 @@ extension StorageService {
     /// The answer carrying `body` of `object`, with the headers GCS sends with object bytes.
     func mediaResponse(_ current: StoredObject, _ body: MediaBody) -> Response {
         var h = body.headers ?? Self.mediaHeaders(current)
+        if body.transcode {
+            // No Content-Length: the inflated size is known only once it is sent (chunked).
+            h = GzipTranscoding.transcodedHeaders(h)
+            let stored: any ResponseBodySource = body.bytes.map { BytesBodySource($0) }
+                ?? StorageBodySource(database: database, segments: body.segments, start: body.start, end: body.end)
+            return Response(status: 200, headers: h, body: .stream(length: nil, source: GunzipBodySource(inner: stored)))
+        }
         if body.partial { h.add("Content-Range", "bytes \(body.start)-\(body.end - 1)/\(current.size)") }
         let status = body.partial ? 206 : 200
         if let bytes = body.bytes { return Response(status: status, headers: h, body: .bytes(bytes)) }

@@ -20,7 +20,8 @@ extension StorageService {
         case ("PATCH", .firebaseObject(let bucket, let name)):
             return collectJSON(request) { [self] req in
                 firebase { () throws(StorageError) in
-                    let meta = try ObjectMetadata(json: try parseJSON(req))
+                    var meta = try ObjectMetadata(json: try parseJSON(req))
+                    meta.keepsDownloadTokens = true
                     return try updateMetadata(bucket: bucket, name: name, conditions: try Preconditions(query: req.query), authorize: { [self] (next, current) throws(StorageError) in
                         try authorize(.update, caller: caller, bucket: bucket, name: name, requestResource: next.rulesResource, resource: current)
                     }) { o in

@@ -93,8 +93,25 @@ extension StorageService {
         }
         guard let o = found else { throw .noSuchObject(bucket: bucket, name: name) }
         if let g = request.query("generation"), Int64(g) != o.generation { throw .noSuchObject(bucket: bucket, name: name) }
-        try Preconditions(query: request.query).check(o)
+        try Preconditions(query: request.query).check(o, read: request.method == "GET")
+        if request.method == "GET" { try Self.checkETag(request, o) }
         return o
+    }
+
+    /// HTTP's ETag preconditions on a read, as GCS answers them: `If-Match` naming none of the
+    /// object's ETag is 412, `If-None-Match` naming it is 304 (`*` names any). google-cloud-storage
+    /// sends them for `if_etag_match`/`if_etag_not_match` (bare values, comma-separated).
+    static func checkETag(_ request: Request, _ o: StoredObject) throws(StorageError) {
+        func names(_ header: String) -> Bool {
+            header.split(separator: ",").contains { item in
+                var v = item.trimmingCharacters(in: .whitespaces)
+                if v == "*" { return true }
+                if v.hasPrefix("W/") { v.removeFirst(2) }
+                return v.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) == o.etag
+            }
+        }
+        if let h = request.headers["If-Match"], !names(h) { throw .preconditionFailed }
+        if let h = request.headers["If-None-Match"], names(h) { throw .notModified }
     }
 
     private func getObject(_ request: Request, bucket: String, name: String) throws(StorageError) -> Response {
@@ -110,7 +127,8 @@ extension StorageService {
         q.startOffset = request.query("startOffset").flatMap { $0.isEmpty ? nil : $0 }
         q.endOffset = request.query("endOffset").flatMap { $0.isEmpty ? nil : $0 }
         if let glob = request.query("matchGlob"), !glob.isEmpty { q.glob = try NameGlob(glob) }
-        q.includeTrailingDelimiter = request.query("includeTrailingDelimiter") == "true"
+        // google-cloud-storage sends Python's `True`; Google's APIs read booleans case-insensitively.
+        q.includeTrailingDelimiter = request.query("includeTrailingDelimiter")?.lowercased() == "true"
         // `versions=true` lists noncurrent generations too; buckets here never keep any (no
         // object versioning, as a GCS bucket without it), so the live objects are the answer.
         let listing = try read { c -> ObjectListing in
@@ -132,7 +150,7 @@ extension StorageService {
             if replace {
                 var fresh = o
                 fresh.contentType = nil; fresh.contentEncoding = nil; fresh.contentDisposition = nil
-                fresh.contentLanguage = nil; fresh.cacheControl = nil; fresh.metadata = []
+                fresh.contentLanguage = nil; fresh.cacheControl = nil; fresh.metadata = []; fresh.customTime = nil
                 meta.apply(to: &fresh, mergeMetadata: false)
                 return fresh
             }
@@ -163,6 +181,7 @@ extension StorageService {
             }
             try conditions.check(current)
             var next = change(current)
+            try ObjectMetadata.checkCustomTime(from: current, to: next)
             // A PATCH merges keys into those the object has: the limit is on the merged total.
             guard next.customMetadataBytes <= ObjectMetadata.maxCustomMetadataBytes else { throw StorageError.metadataTooLarge }
             next.metageneration = current.metageneration + 1
@@ -199,7 +218,7 @@ extension StorageService {
         // A destination resource in the body replaces the source's metadata, as GCS does.
         if request.body.count > 2 {
             draft.contentType = nil; draft.contentEncoding = nil; draft.contentDisposition = nil
-            draft.contentLanguage = nil; draft.cacheControl = nil; draft.metadata = []
+            draft.contentLanguage = nil; draft.cacheControl = nil; draft.metadata = []; draft.customTime = nil
             meta.apply(to: &draft, mergeMetadata: false)
             if draft.contentType == nil { draft.contentType = source.contentType }
         }
@@ -235,7 +254,9 @@ extension StorageService {
         let pieces = parts.map { (blobID: $0.blobID, size: $0.size) }
         let d = try digests(of: pieces)
         let meta = try ObjectMetadata(json: body["destination"] ?? .null)
-        var draft = draft(bucket: bucket, name: name, metadata: meta, size: pieces.reduce(0) { $0 + $1.size }, md5: d.md5, crc32c: d.crc32c)
+        // A composite object has a CRC32C but no MD5 (GCS: "composite objects do not have an MD5 hash").
+        var draft = draft(bucket: bucket, name: name, metadata: meta, size: pieces.reduce(0) { $0 + $1.size }, md5: [], crc32c: d.crc32c)
+        draft.componentCount = parts.reduce(0) { $0 + ($1.componentCount ?? 1) }
         if draft.contentType == nil { draft.contentType = parts[0].contentType }
         let stored = try store(draft, body: .pieces(pieces), conditions: try Preconditions(query: request.query))
         return .json(stored.gcsResource(base: baseURL(request)))

@@ -8,9 +8,15 @@ struct ObjectMetadata: Sendable {
     var contentDisposition: String?
     var contentLanguage: String?
     var cacheControl: String?
+    /// `customTime` (RFC 3339); `apply` refuses to remove it or move it earlier.
+    var customTime: Instant?
     /// nil: not given. Values null in a PATCH remove the key (`removals`).
     var metadata: [(String, String)]?
     var removals: [String] = []
+    /// `"metadata": null`: a PATCH removes every custom key (as GCS's JSON API does).
+    var clearsMetadata = false
+    /// Whether clearing keeps the Firebase download tokens (the Firebase API, whose clients never see them as metadata).
+    var keepsDownloadTokens = false
     var md5Hash: String?
     var crc32c: String?
     var name: String?
@@ -35,9 +41,14 @@ struct ObjectMetadata: Sendable {
         contentDisposition = try text("contentDisposition")
         contentLanguage = try text("contentLanguage")
         cacheControl = try text("cacheControl")
+        if let t = try text("customTime") {
+            guard let instant = Instant(rfc3339: t) else { throw .invalid("Invalid value for 'customTime': '\(t)' is not an RFC 3339 date-time.") }
+            customTime = instant
+        }
         md5Hash = try text("md5Hash")
         crc32c = try text("crc32c")
         name = try text("name")
+        if case .null? = o["metadata"] { clearsMetadata = true }
         if let m = o["metadata"], m != .null {
             guard case .object(let custom) = m else { throw .invalid("Invalid value for 'metadata': an object is required.") }
             var pairs: [(String, String)] = []
@@ -63,13 +74,25 @@ struct ObjectMetadata: Sendable {
         if let contentDisposition { object.contentDisposition = contentDisposition }
         if let contentLanguage { object.contentLanguage = contentLanguage }
         if let cacheControl { object.cacheControl = cacheControl }
+        if let customTime { object.customTime = customTime }
         if mergeMetadata {
+            if clearsMetadata {
+                object.metadata = keepsDownloadTokens ? object.metadata.filter { $0.0 == StoredObject.downloadTokensKey } : []
+            }
             var merged = object.metadata.filter { k in !removals.contains(k.0) && !(metadata ?? []).contains { $0.0 == k.0 } }
             merged += metadata ?? []
             object.metadata = merged
         } else if let metadata {
             object.metadata = metadata
         }
+    }
+
+    /// GCS's rule for `customTime` on a metadata change of one generation: once set, it can be
+    /// neither removed nor moved earlier (400 `invalid`).
+    static func checkCustomTime(from current: StoredObject, to next: StoredObject) throws(StorageError) {
+        guard let old = current.customTime else { return }
+        guard let new = next.customTime else { throw .invalid("customTime cannot be removed once set.") }
+        guard new >= old else { throw .invalid("customTime cannot be decreased: it is \(old.rfc3339(fractionDigits: 3)).") }
     }
 
     /// Checks the client's declared hashes against what was received.
@@ -121,12 +144,15 @@ struct Preconditions: Sendable {
         return .object(JSONObject(m))
     }
 
-    /// Throws 412 unless every condition holds for `current` (nil: the object does not exist).
-    func check(_ current: StoredObject?) throws(StorageError) {
+    /// Throws 412 unless every condition holds for `current` (nil: the object does not exist). On a
+    /// read (`GET` of metadata or bytes) a failed `…NotMatch` is 304 Not Modified instead, as HTTP's
+    /// `If-None-Match` is and as GCS (and its testbench) answer it.
+    func check(_ current: StoredObject?, read: Bool = false) throws(StorageError) {
         let generation = current?.generation ?? 0
         if let generationMatch, generation != generationMatch { throw .preconditionFailed }
-        if let generationNotMatch, generation == generationNotMatch { throw .preconditionFailed }
         if let metagenerationMatch, current?.metageneration != metagenerationMatch { throw .preconditionFailed }
-        if let metagenerationNotMatch, let current, current.metageneration == metagenerationNotMatch { throw .preconditionFailed }
+        let notMatchFailed: StorageError = read ? .notModified : .preconditionFailed
+        if let generationNotMatch, generation == generationNotMatch { throw notMatchFailed }
+        if let metagenerationNotMatch, let current, current.metageneration == metagenerationNotMatch { throw notMatchFailed }
     }
 }

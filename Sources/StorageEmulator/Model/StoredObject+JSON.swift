@@ -16,7 +16,9 @@ extension StoredObject {
             ("contentType", .string(contentType ?? "application/octet-stream")),
             ("storageClass", .string("STANDARD")),
             ("size", .string(String(size))),
-            ("md5Hash", .string(md5Base64)),
+        ]
+        if !md5.isEmpty { m.append(("md5Hash", .string(md5Base64))) }
+        m += [
             ("crc32c", .string(crc32cBase64)),
             ("etag", .string(etag)),
             ("timeCreated", .string(timeCreated.rfc3339(fractionDigits: 3))),
@@ -27,6 +29,8 @@ extension StoredObject {
         if let contentDisposition { m.append(("contentDisposition", .string(contentDisposition))) }
         if let contentLanguage { m.append(("contentLanguage", .string(contentLanguage))) }
         if let cacheControl { m.append(("cacheControl", .string(cacheControl))) }
+        if let customTime { m.append(("customTime", .string(customTime.rfc3339(fractionDigits: 3)))) }
+        if let componentCount { m.append(("componentCount", .int(componentCount))) }
         if !metadata.isEmpty { m.append(("metadata", metadataJSON)) }
         return .object(JSONObject(m))
     }
@@ -44,7 +48,9 @@ extension StoredObject {
             ("updated", .string(updated.rfc3339(fractionDigits: 3))),
             ("storageClass", .string("STANDARD")),
             ("size", .string(String(size))),
-            ("md5Hash", .string(md5Base64)),
+        ]
+        if !md5.isEmpty { m.append(("md5Hash", .string(md5Base64))) }
+        m += [
             ("contentEncoding", .string(contentEncoding ?? "identity")),
             ("contentDisposition", .string(contentDisposition ?? "inline")),
             ("crc32c", .string(crc32cBase64)),

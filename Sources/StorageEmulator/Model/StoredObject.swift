@@ -20,6 +20,11 @@ struct StoredObject: Sendable, Equatable {
     var metadata: [(String, String)]
     var timeCreated: Instant
     var updated: Instant
+    /// GCS's `customTime` (the user's own date for lifecycle rules): once set, never removed nor moved earlier.
+    var customTime: Instant? = nil
+    /// A composite object's number of components (`componentCount`); nil for any other object.
+    /// Composite objects have no MD5 (`md5` is empty), only a CRC32C, as in GCS.
+    var componentCount: Int64? = nil
 
     static func == (a: StoredObject, b: StoredObject) -> Bool {
         a.bucket == b.bucket && a.name == b.name && a.generation == b.generation && a.metageneration == b.metageneration
@@ -92,8 +97,8 @@ struct StoredObject: Sendable, Equatable {
         return Substring(raw).utf8.split(separator: UInt8(ascii: ","))
     }
 
-    /// `x-goog-hash`, as GCS sends it with object bytes.
-    var googHash: String { "crc32c=\(crc32cBase64),md5=\(md5Base64)" }
+    /// `x-goog-hash`, as GCS sends it with object bytes (a composite object has no MD5 to name).
+    var googHash: String { md5.isEmpty ? "crc32c=\(crc32cBase64)" : "crc32c=\(crc32cBase64),md5=\(md5Base64)" }
 
     /// Bytes of custom metadata keys and values, as GCS counts them against its 8 KiB limit.
     var customMetadataBytes: Int { metadata.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } }

@@ -62,5 +62,11 @@ enum StorageSchema {
         Migration("storage.2", StorageBlobNamespace.tables.inlineDataStatement),
         // Full chunks in files (`<data-dir>/blobs/storage/`), as S3's.
         Migration("storage.3", StorageBlobNamespace.tables.chunkFileStatement),
+        // GCS's `customTime`, in microseconds (NULL: never set), and a composite object's
+        // `componentCount` (NULL: not composite).
+        Migration("storage.4", """
+        ALTER TABLE storage_objects ADD COLUMN custom_time INTEGER;
+        ALTER TABLE storage_objects ADD COLUMN component_count INTEGER;
+        """),
     ]
 }

@@ -168,7 +168,10 @@ extension StorageService {
                                   crc32c: Self.crcValue(d.checksums[.crc32c]), contentType: m["contentType"]?.stringValue,
                                   contentEncoding: m["contentEncoding"]?.stringValue, contentDisposition: m["contentDisposition"]?.stringValue,
                                   contentLanguage: m["contentLanguage"]?.stringValue, cacheControl: m["cacheControl"]?.stringValue,
-                                  metadata: custom, timeCreated: created, updated: time("updated") ?? created)
+                                  metadata: custom, timeCreated: created, updated: time("updated") ?? created,
+                                  customTime: time("customTime"), componentCount: number("componentCount"))
+        // A composite object has no MD5 (as exported).
+        if object.componentCount != nil { object.md5 = [] }
         try database.write { c in
             try StorageStore.createBucket(c, bucket, now: now)
             object.blobID = try writer.commit(c)
@@ -190,12 +193,16 @@ extension StoredObject {
         if let contentType { m.append(("contentType", .string(contentType))) }
         m += [
             ("timeCreated", .string(timeCreated.rfc3339(fractionDigits: 6))), ("updated", .string(updated.rfc3339(fractionDigits: 6))),
-            ("storageClass", .string("STANDARD")), ("size", .int(size)), ("md5Hash", .string(md5Base64)),
+            ("storageClass", .string("STANDARD")), ("size", .int(size)),
         ]
+        if !md5.isEmpty { m.append(("md5Hash", .string(md5Base64))) }
         for (k, v) in [("contentEncoding", contentEncoding), ("contentDisposition", contentDisposition),
                        ("contentLanguage", contentLanguage), ("cacheControl", cacheControl)] {
             if let v { m.append((k, .string(v))) }
         }
+        // Hearth's own field (the Firebase emulator has no customTime): kept across export and import.
+        if let customTime { m.append(("customTime", .string(customTime.rfc3339(fractionDigits: 6)))) }
+        if let componentCount { m.append(("componentCount", .int(componentCount))) }
         m += [("crc32c", .string(String(crc32c))), ("etag", .string(etag)), ("downloadTokens", .array(downloadTokens.map { .string($0) }))]
         let custom = metadata.filter { $0.0 != Self.downloadTokensKey }
         if !custom.isEmpty { m.append(("customMetadata", .object(JSONObject(custom.map { ($0.0, JSON.string($0.1)) })))) }

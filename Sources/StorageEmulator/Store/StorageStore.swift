@@ -6,7 +6,8 @@ import HearthSQLite
 enum StorageStore {
     static let objectColumns = """
         bucket, name, generation, metageneration, blob_id, size, md5, crc32c, content_type, content_encoding,
-        content_disposition, content_language, cache_control, metadata, time_created, updated
+        content_disposition, content_language, cache_control, metadata, time_created, updated, custom_time,
+        component_count
         """
 
     static func decode(_ s: Statement) -> StoredObject {
@@ -20,7 +21,9 @@ enum StorageStore {
                             blobID: s.int64(4), size: s.int64(5), md5: s.blob(6), crc32c: UInt32(truncatingIfNeeded: s.int64(7)),
                             contentType: s.optionalText(8), contentEncoding: s.optionalText(9), contentDisposition: s.optionalText(10),
                             contentLanguage: s.optionalText(11), cacheControl: s.optionalText(12), metadata: meta,
-                            timeCreated: Instant(unixMicros: s.int64(14)), updated: Instant(unixMicros: s.int64(15)))
+                            timeCreated: Instant(unixMicros: s.int64(14)), updated: Instant(unixMicros: s.int64(15)),
+                            customTime: s.isNull(16) ? nil : Instant(unixMicros: s.int64(16)),
+                            componentCount: s.isNull(17) ? nil : s.int64(17))
     }
 
     // MARK: Buckets
@@ -95,10 +98,10 @@ enum StorageStore {
         let meta = JSON.object(JSONObject(o.metadata.map { ($0.0, JSON.string($0.1)) })).serialized()
         try c.run("""
             INSERT OR REPLACE INTO storage_objects (\(objectColumns))
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [o.bucket, o.name, o.generation, o.metageneration, o.blobID, o.size, o.md5, Int64(o.crc32c),
                   o.contentType, o.contentEncoding, o.contentDisposition, o.contentLanguage, o.cacheControl, meta,
-                  o.timeCreated.unixMicros, o.updated.unixMicros])
+                  o.timeCreated.unixMicros, o.updated.unixMicros, o.customTime?.unixMicros, o.componentCount])
     }
 
     /// Removes the object row and its blob.

@@ -44,9 +44,12 @@ def build(ctx):
 class Floor:
     """One bench/ceilings/h2_floor.c process on a fresh database file."""
 
-    def __init__(self, ctx, binary, name, answer_file, poll_us, read_ahead=True):
+    def __init__(self, ctx, binary, name, answer_file, poll_us, read_ahead=True, work_us=0):
         self.ctx, self.binary, self.name = ctx, binary, name
         self.answer_file, self.poll_us, self.read_ahead = answer_file, poll_us, read_ahead
+        # µs of CPU each GetDocument spends before its answer (h2_floor.c's WORK_US): 0 is the floor;
+        # more is a probe of what work before the answer costs the round trip (`h2_floor.py --work-us`).
+        self.work_us = work_us
         self.dir = os.path.join(ctx.run_dir, name)
         self.log = os.path.join(ctx.run_dir, f"{name}.log")
         self.proc = self.port = None
@@ -57,7 +60,7 @@ class Floor:
         os.makedirs(self.dir)
         self.port = free_port()
         argv = [self.binary] + self.prefix + [str(self.port), os.path.join(self.dir, "firestore.sqlite"), self.answer_file, str(self.poll_us),
-                                         "1" if self.read_ahead else "0"]
+                                         "1" if self.read_ahead else "0"] + ([str(self.work_us)] if self.work_us else [])
         self.proc = self.ctx.registry.spawn(argv, self.log)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -88,12 +88,6 @@ HEARTH, PEER, BLOCK, POLL = "hearth", "emulator", "floor-block", "floor-poll"
 POLL_EPOLL = "floor-poll-epoll"
 
 
-def work_side(us):
-    """With --work-us: the polling floor spending `us` µs of CPU on each GetDocument before its answer
-    (h2_floor.c's WORK_US) — not a floor, a probe of what work before the answer costs the round trip."""
-    return f"{POLL}+{us:g}us"
-
-
 def hearth_answer(ctx, port, user, path):
     """Hearth's framed GetDocument answer for users/{uid}/files/f0, written to `path` (`h2floor.hearth_answer`)."""
     frame = os.path.join(ctx.run_dir, "h2floor-getdoc.bin")
@@ -373,7 +367,7 @@ def main():
             return 0
         servers = {HEARTH: (h.port("firestore"), h.proc.pid)}
         floor_sides = [(BLOCK, 0, True, 0), (POLL, args.poll_us, True, 0)] + ([(POLL_EPOLL, args.poll_us, False, 0)] if args.poll_epoll else [])
-        floor_sides += [(work_side(us), args.poll_us, True, us) for us in args.work_us or []]
+        floor_sides += [(h2floor.work_probe(us), args.poll_us, True, us) for us in args.work_us or []]
         for name, poll, ahead, work in floor_sides:
             f = Floor(ctx, floor_bin, name, answer_file, poll, read_ahead=ahead, work_us=work).start()
             floors.append(f)
@@ -392,7 +386,7 @@ def main():
             seed(emu.port, user, "emulator")
             servers[PEER] = (emu.port, emu.proc.pid)
         order = [s for s in (HEARTH, PEER, BLOCK, POLL, POLL_EPOLL) if s in servers and (not args.sides or s in args.sides)]
-        order += [work_side(us) for us in args.work_us or []]
+        order += [h2floor.work_probe(us) for us in args.work_us or []]
         # Hearth's rounds record what its loop's polling did (pauses polled and slept, trial verdicts), as
         # `make bench` records them: a round's rate means little without the layout it ran in.
         pairing = Pairing(ctx, [Side(s, servers[s][1], polls=h.busy_poll if s == HEARTH else None) for s in order],

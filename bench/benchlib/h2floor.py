@@ -119,10 +119,18 @@ def hearth_answer(ctx, port, user, frame, path):
     return answer
 
 
+def work_probe(us):
+    """The name of the polling floor spending `us` µs of CPU before each answer (`Floor(work_us=…)`)."""
+    return f"floor-poll+{us:g}us"
+
+
 def start_beside(ctx, hearth_port, user):
     """Fresh floors (`DESIGNS`) for `make bench`'s Firestore phase, answering what Hearth (on
     `hearth_port`) answers `user`'s get of f0: [Floor], or the reason they cannot run (a string: the
-    rows' floor is then n/a with it; a failed C build or start never stops the harness)."""
+    rows' floor is then n/a with it; a failed C build or start never stops the harness). With
+    `ctx.work_probe_us` (`run.py --work-probe-us N`, off unless asked) one more: the polling floor
+    spending N µs of CPU before each answer (`work_probe`), a side of the same rounds but never a
+    floor (`pick` takes `DESIGNS` only) — what N µs more before the answer cost in that run's layout."""
     if user is None:
         return "no user token (Auth not available)"
     floors = []
@@ -135,6 +143,9 @@ def start_beside(ctx, hearth_port, user):
         hearth_answer(ctx, hearth_port, user, frame, answer)
         for name, poll_us in DESIGNS:
             floors.append(Floor(ctx, binary, name, answer, poll_us).start())
+        probe = getattr(ctx, "work_probe_us", None)
+        if probe:
+            floors.append(Floor(ctx, binary, work_probe(probe), answer, POLL_US, work_us=probe).start())
         return floors
     except (HarnessError, NotAvailable, OSError, subprocess.SubprocessError) as e:
         for f in floors:

@@ -12,7 +12,11 @@ whose loop blocks in epoll_wait when out of work (`floor-block`) and one that po
 (`floor-poll`); per row the better of the two is the floor. `--poll-epoll` adds the polling floor
 without the read-ahead (`floor-poll-epoll`), `--sides` narrows the sides measured (an A/B), and
 `--perf-syscalls` runs each side once more under `perf stat`, counting the loop's system calls per
-operation. `make bench` runs the polling floor itself as a side of the one-stream gets
+operation. `--work-us N,…` adds, to the get rows, the polling floor spending N µs of CPU on each call
+before its answer (`floor-poll+Nus`: not a floor, a probe): what that much more work before the answer
+costs a round trip in the layout at hand — N µs if it only adds its own time, more where the client's
+wake-up grows with the time it waited (docs/benchmarks.md, grpcs137).
+`make bench` runs the polling floor itself as a side of the one-stream gets
 (`benchlib/h2floor.py`, whose `Floor` this script uses).
 
 The rows are `make bench`'s, built by the same code (`benchlib/grpcbench.grpc_loads`): gRPC GetDocument
@@ -177,7 +181,7 @@ def summary(key, rounds):
                        "server_cores": best["machine"]["server"], "loadgen_cores": best["details"]["loadgen_cpu"] / load_seconds(best),
                        "steal": best["machine"]["steal"], "others": best["machine"]["others"],
                        "rounds": [r["value"] for r in recs], "disturbed": sum(1 for r in recs if r["machine"]["disturbed"])}
-    floors = [s for s in (BLOCK, POLL, POLL_EPOLL) if "rate" in out.get(s, {})]
+    floors = [s for s in (BLOCK, POLL, POLL_EPOLL) if "rate" in out.get(s, {})]  # never a --work-us side
     if floors:
         out["floor"] = dict(out[max(floors, key=lambda s: out[s]["rate"])], side=max(floors, key=lambda s: out[s]["rate"]))
     return out
@@ -187,7 +191,7 @@ def show(key, s):
     print(f"\n{key}")
     print(f"  {'side':12s} {'best/s':>9s} {'rounds':>26s} {'server µs/op':>13s} {'loadgen µs/op':>14s} "
           f"{'cores s+l':>10s} {'steal':>6s}")
-    for system in (HEARTH, PEER, BLOCK, POLL, POLL_EPOLL):
+    for system in (HEARTH, PEER, BLOCK, POLL, POLL_EPOLL) + tuple(k for k in s if k.startswith(POLL + "+")):
         v = s.get(system)
         if v is None:
             continue
@@ -205,6 +209,12 @@ def show(key, s):
         if "rate" in h:
             print(f"  Hearth ÷ floor: {h['rate'] / f['rate']:.2f}× rate; server CPU per op {h['server_us']:.1f} vs "
                   f"{f['server_us']:.1f} µs ({h['server_us'] - f['server_us']:+.1f})")
+    p = s.get(POLL, {})
+    for system, v in s.items():
+        if system.startswith(POLL + "+") and "rate" in v and "rate" in p:
+            vs_hearth = f"; Hearth ÷ it {h['rate'] / v['rate']:.2f}×" if "rate" in h else ""
+            print(f"  {system}: {1e6 / v['rate'] - 1e6 / p['rate']:+.1f} µs a call over {POLL} "
+                  f"({v['rate'] / p['rate']:.2f}× its rate){vs_hearth}")
 
 
 def cg_loads(ctx):
@@ -282,7 +292,12 @@ def main():
     ap.add_argument("--poll-epoll", action="store_true",
                     help=f"also {POLL_EPOLL}: the polling floor without its read-ahead (epoll only), for an A/B")
     ap.add_argument("--sides", type=lambda v: v.split(","),
-                    help=f"measure only these sides (of {HEARTH},{PEER},{BLOCK},{POLL},{POLL_EPOLL}): a narrower A/B")
+                    help=f"measure only these sides (of {HEARTH},{PEER},{BLOCK},{POLL},{POLL_EPOLL}): a narrower A/B "
+                         "(the --work-us sides are always measured)")
+    ap.add_argument("--work-us", type=lambda v: [float(x) for x in v.split(",") if x],
+                    help=f"also {POLL}+Nus for each N: the polling floor spending N µs of CPU on each GetDocument before "
+                         "its answer (not a floor: what that much more work before the answer costs the round trip in "
+                         "this layout, against what it costs the loop — N µs; the get rows only)")
     ap.add_argument("--hearth-bin", default=os.path.join(ROOT, ".build", "release", "hearth"))
     ap.add_argument("--no-peer", action="store_true", help="without the official emulator")
     ap.add_argument("--peer", metavar="PORT,SID",
@@ -351,9 +366,10 @@ def main():
             results["callgrind"] = callgrind(ctx, floor_bin, answer_file, user, keys)
             return 0
         servers = {HEARTH: (h.port("firestore"), h.proc.pid)}
-        floor_sides = [(BLOCK, 0, True), (POLL, args.poll_us, True)] + ([(POLL_EPOLL, args.poll_us, False)] if args.poll_epoll else [])
-        for name, poll, ahead in floor_sides:
-            f = Floor(ctx, floor_bin, name, answer_file, poll, read_ahead=ahead).start()
+        floor_sides = [(BLOCK, 0, True, 0), (POLL, args.poll_us, True, 0)] + ([(POLL_EPOLL, args.poll_us, False, 0)] if args.poll_epoll else [])
+        floor_sides += [(h2floor.work_probe(us), args.poll_us, True, us) for us in args.work_us or []]
+        for name, poll, ahead, work in floor_sides:
+            f = Floor(ctx, floor_bin, name, answer_file, poll, read_ahead=ahead, work_us=work).start()
             floors.append(f)
             if args.pin:
                 pin_to_cpu0(f.proc.pid)
@@ -370,6 +386,7 @@ def main():
             seed(emu.port, user, "emulator")
             servers[PEER] = (emu.port, emu.proc.pid)
         order = [s for s in (HEARTH, PEER, BLOCK, POLL, POLL_EPOLL) if s in servers and (not args.sides or s in args.sides)]
+        order += [h2floor.work_probe(us) for us in args.work_us or []]
         # Hearth's rounds record what its loop's polling did (pauses polled and slept, trial verdicts), as
         # `make bench` records them: a round's rate means little without the layout it ran in.
         pairing = Pairing(ctx, [Side(s, servers[s][1], polls=h.busy_poll if s == HEARTH else None) for s in order],
@@ -378,23 +395,25 @@ def main():
         # longer with --peer-warm: in make bench it has run the REST rows for minutes before these.
         loads = {s: grpcbench.grpc_loads(ctx, s, servers[s][0], user, int(args.peer_warm) if s == PEER else 1) for s in order}
         for key in keys:
-            rounds = run_rounds(pairing, key, {s: loads[s][key] for s in order}, args.rounds)
+            # The --work-us sides spend their work on GetDocument only: they run in the get rows.
+            sides = [s for s in order if key in h2floor.KEYS or not s.startswith(POLL + "+")]
+            rounds = run_rounds(pairing, key, {s: loads[s][key] for s in sides}, args.rounds)
             s = summary(key, rounds)
             results["rows"][key] = {"summary": s, "rounds": rounds}
             show(key, s)
             if args.perf_syscalls:
-                for side in [x for x in order if x != PEER]:
+                for side in [x for x in sides if x != PEER]:
                     rate, calls = perf_syscalls(servers[side][1], loads[side][key])
                     results["rows"][key][f"perf_syscalls_{side}"] = {"rate": rate, "per_op": calls}
                     print(f"  {side:16s} {rate:9,.0f}/s under perf stat; system calls per operation: "
                           + ", ".join(f"{c} {calls.get(c, 0):.2f}" for c in SYSCALLS), flush=True)
             if args.perf_steps:
-                for side in [x for x in order if x != PEER]:
+                for side in [x for x in sides if x != PEER]:
                     rate, _, steps = callsteps.record(servers[side][1], loads[side][key])
                     results["rows"][key][f"perf_steps_{side}"] = {"rate": rate, "steps": steps}
                     print(f"  {side:16s} {rate:9,.0f}/s under perf record; {callsteps.line(steps)}", flush=True)
             if args.perf_sched:
-                for side in [x for x in order if x != PEER]:
+                for side in [x for x in sides if x != PEER]:
                     rate, _, sched = callsched.record(servers[side][1], loads[side][key])
                     results["rows"][key][f"perf_sched_{side}"] = {"rate": rate, "sched": sched}
                     print(f"  {side:16s} {rate:9,.0f}/s under perf record (scheduler); " + "\n".join(callsched.lines(sched)), flush=True)

@@ -465,6 +465,10 @@ def main():
     ap.add_argument("--moto-bin", help="moto_server (default $MOTO_SERVER or .build/venv/bin/moto_server)")
     ap.add_argument("--only", choices=["fs"],
                     help="fs: just the Firestore rows with their peer (~10 min; writes latest-fs.json, not latest.json)")
+    ap.add_argument("--work-probe-us", type=float, metavar="N",
+                    help="the one-stream gets with one more side: the polling HTTP/2 floor spending N µs of CPU before "
+                         "each answer (floor-poll+Nus, never the row's floor; h2_floor.py --work-us): what N µs more "
+                         "work before the answer costs in this run's layout. Off unless asked")
     ap.add_argument("--rows", metavar="KEY[,KEY…]",
                     help="with --only fs: just these Firestore rows, each a key or a prefix of keys (grpc.get: every gRPC "
                          "get row; grpc.get.s1,grpc.get.light.s1: the one-stream gets with the HTTP/2 floor); writes "
@@ -486,6 +490,7 @@ def main():
     ctx = Context(args.quick, ROOT, hearth_bin, moto_bin, shipped if os.path.exists(shipped) else None)
     ctx.rules_for_hearth = ctx.rules_file or os.path.join(ROOT, "bench", "bench.rules")
     ctx.rows_only = [k.strip() for k in args.rows.split(",") if k.strip()] if args.rows else None
+    ctx.work_probe_us = args.work_probe_us
     if args.rounds:
         ctx.s.rounds = args.rounds
     if args.seconds:

@@ -44,9 +44,12 @@ def build(ctx):
 class Floor:
     """One bench/ceilings/h2_floor.c process on a fresh database file."""
 
-    def __init__(self, ctx, binary, name, answer_file, poll_us, read_ahead=True):
+    def __init__(self, ctx, binary, name, answer_file, poll_us, read_ahead=True, work_us=0):
         self.ctx, self.binary, self.name = ctx, binary, name
         self.answer_file, self.poll_us, self.read_ahead = answer_file, poll_us, read_ahead
+        # µs of CPU each GetDocument spends before its answer (h2_floor.c's WORK_US): 0 is the floor;
+        # more is a probe of what work before the answer costs the round trip (`h2_floor.py --work-us`).
+        self.work_us = work_us
         self.dir = os.path.join(ctx.run_dir, name)
         self.log = os.path.join(ctx.run_dir, f"{name}.log")
         self.proc = self.port = None
@@ -57,7 +60,7 @@ class Floor:
         os.makedirs(self.dir)
         self.port = free_port()
         argv = [self.binary] + self.prefix + [str(self.port), os.path.join(self.dir, "firestore.sqlite"), self.answer_file, str(self.poll_us),
-                                         "1" if self.read_ahead else "0"]
+                                         "1" if self.read_ahead else "0"] + ([str(self.work_us)] if self.work_us else [])
         self.proc = self.ctx.registry.spawn(argv, self.log)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -116,10 +119,18 @@ def hearth_answer(ctx, port, user, frame, path):
     return answer
 
 
+def work_probe(us):
+    """The name of the polling floor spending `us` µs of CPU before each answer (`Floor(work_us=…)`)."""
+    return f"floor-poll+{us:g}us"
+
+
 def start_beside(ctx, hearth_port, user):
     """Fresh floors (`DESIGNS`) for `make bench`'s Firestore phase, answering what Hearth (on
     `hearth_port`) answers `user`'s get of f0: [Floor], or the reason they cannot run (a string: the
-    rows' floor is then n/a with it; a failed C build or start never stops the harness)."""
+    rows' floor is then n/a with it; a failed C build or start never stops the harness). With
+    `ctx.work_probe_us` (`run.py --work-probe-us N`, off unless asked) one more: the polling floor
+    spending N µs of CPU before each answer (`work_probe`), a side of the same rounds but never a
+    floor (`pick` takes `DESIGNS` only) — what N µs more before the answer cost in that run's layout."""
     if user is None:
         return "no user token (Auth not available)"
     floors = []
@@ -132,6 +143,9 @@ def start_beside(ctx, hearth_port, user):
         hearth_answer(ctx, hearth_port, user, frame, answer)
         for name, poll_us in DESIGNS:
             floors.append(Floor(ctx, binary, name, answer, poll_us).start())
+        probe = getattr(ctx, "work_probe_us", None)
+        if probe:
+            floors.append(Floor(ctx, binary, work_probe(probe), answer, POLL_US, work_us=probe).start())
         return floors
     except (HarnessError, NotAvailable, OSError, subprocess.SubprocessError) as e:
         for f in floors:

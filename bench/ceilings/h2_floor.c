@@ -28,7 +28,7 @@
  * acknowledged write is in the WAL, as Hearth acknowledges it). Anything else is answered
  * grpc-status 12 (UNIMPLEMENTED).
  *
- * Usage: h2_floor PORT DB_PATH GET_ANSWER_FILE [POLL_US [READ_AHEAD]]   (DB_PATH must not exist)
+ * Usage: h2_floor PORT DB_PATH GET_ANSWER_FILE [POLL_US [READ_AHEAD [WORK_US]]]   (DB_PATH must not exist)
  * POLL_US 0 (default): the loop blocks in epoll_wait when out of work; N > 0: it first polls (epoll_wait
  * with timeout 0, sched_yield between) for up to N µs, as Hearth's HTTP/2 loops do (grpcspin), with a
  * fixed window (Hearth's adapts between 0 and 200 µs), reading ahead the connection that last sent
@@ -36,6 +36,10 @@
  * below). Prints "ready" once listening; runs until
  * SIGTERM or SIGINT, then prints one JSON line of counts (calls, commits, transactions, checkpoint
  * passes by the thread and by the writer).
+ * WORK_US (a 6th argument, default 0; not a floor any more when set): each GetDocument spends that many
+ * µs of CPU (a clock_gettime loop) before its answer is queued — a server doing that much more work
+ * before the answer, for measuring what such work costs the round trip in a given layout
+ * (`h2_floor.py --work-us`; docs/benchmarks.md, grpcs137).
  */
 #define _GNU_SOURCE /* accept4, memrchr */
 #include <errno.h>
@@ -101,6 +105,7 @@ struct pending {
 };
 
 static const unsigned char *get_answer;
+static long work_ns; /* WORK_US: CPU spent on each GetDocument before its answer (0: none, the floor) */
 static size_t get_answer_len;
 static struct fs_rows rows;
 static struct pending pending[MAX_PENDING];
@@ -391,6 +396,15 @@ static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id, co
     return 0;
 }
 
+/* Spends `ns` nanoseconds of CPU (WORK_US). */
+static void spin(long ns)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ns);
+}
+
 static int on_frame(nghttp2_session *session, const nghttp2_frame *frame, void *user)
 {
     (void) user;
@@ -401,6 +415,7 @@ static int on_frame(nghttp2_session *session, const nghttp2_frame *frame, void *
     switch (s->kind) {
     case K_GET:
         if (end) {
+            if (work_ns) spin(work_ns);
             s->out = get_answer;
             s->out_len = get_answer_len;
             s->finish = 1;
@@ -632,12 +647,13 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s PORT DB_PATH GET_ANSWER_FILE [POLL_US]\n", argv[0]);
+        fprintf(stderr, "usage: %s PORT DB_PATH GET_ANSWER_FILE [POLL_US [READ_AHEAD [WORK_US]]]\n", argv[0]);
         return 2;
     }
     int port = atoi(argv[1]);
     double poll_us = argc > 4 ? atof(argv[4]) : 0;
     if (argc > 5) read_ahead = atoi(argv[5]) != 0;
+    if (argc > 6) work_ns = (long) (atof(argv[6]) * 1000);
     FILE *f = fopen(argv[3], "rb");
     if (!f) { perror(argv[3]); return 1; }
     static unsigned char answer[1 << 16];

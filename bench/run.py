@@ -456,6 +456,23 @@ def pairs_text(ctx):
     return text + "."
 
 
+def sequence_text(ctx):
+    """`--sequence`: one line per step and side — its rounds' rates and the server's CPU per operation
+    (µs: the round's `machine.server` cores ÷ its rate), the client's where the load reports it."""
+    lines = []
+    for s in getattr(ctx, "sequence_log", None) or []:
+        for system in dict.fromkeys(r["system"] for r in s["rounds"]):
+            mine = [r for r in s["rounds"] if r["system"] == system and r.get("value")]
+            if not mine:
+                continue
+            rates = " / ".join(f"{r['value']:,.0f}" for r in mine)
+            cpu = " / ".join(f"{r['machine']['server'] / r['value'] * 1e6:.1f}" for r in mine)
+            client = [r.get("client_us_per_txn") for r in mine]
+            tail = f"; client µs {' / '.join(f'{c:.1f}' for c in client)}" if None not in client else ""
+            lines.append(f"step {s['step']:2d} {s['key']:22s} {system:8s} {rates} /s; server µs per op {cpu}{tail}")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="every scenario briefly (make test runs this)")
@@ -473,13 +490,20 @@ def main():
                     help="with --only fs: just these Firestore rows, each a key or a prefix of keys (grpc.get: every gRPC "
                          "get row; grpc.get.s1,grpc.get.light.s1: the one-stream gets with the HTTP/2 floor); writes "
                          "latest-rows.json")
+    ap.add_argument("--sequence", metavar="KEY[,KEY…]",
+                    help="with --only fs: these REST, gRPC and transaction rows (whole keys) in this order, a key as "
+                         "often as named, KEY:N for N rounds a side, on one Hearth — e.g. a row alone, after the rows that precede it in a full "
+                         "run, and again; prints each step's rounds with Hearth's CPU per operation; writes "
+                         "latest-sequence.json")
     ap.add_argument("--rounds", type=int, help="Firestore rounds per side, interleaved with the peer's (default 3, QUICK 1)")
     ap.add_argument("--seconds", type=int, help="seconds per load run, whole as wrk takes them (default 5, QUICK 1)")
     ap.add_argument("--peer", action=argparse.BooleanOptionalAction, default=None,
                     help="measure the official Firestore emulator beside Hearth (default: on, off with --quick)")
     args = ap.parse_args()
-    if args.rows and args.only != "fs":
-        ap.error("--rows needs --only fs")
+    if (args.rows or args.sequence) and args.only != "fs":
+        ap.error("--rows and --sequence need --only fs")
+    if args.rows and args.sequence:
+        ap.error("--rows or --sequence, not both")
     if args.rounds is not None and args.rounds < 1 or args.seconds is not None and args.seconds <= 0:
         ap.error("--rounds and --seconds must be positive")
 
@@ -491,6 +515,7 @@ def main():
     ctx.rules_for_hearth = ctx.rules_file or os.path.join(ROOT, "bench", "bench.rules")
     ctx.rows_only = [k.strip() for k in args.rows.split(",") if k.strip()] if args.rows else None
     ctx.work_probe_us = args.work_probe_us
+    ctx.sequence = [k.strip() for k in args.sequence.split(",") if k.strip()] if args.sequence else None
     if args.rounds:
         ctx.s.rounds = args.rounds
     if args.seconds:
@@ -557,6 +582,10 @@ def main():
     print(header)
     print()
     print(table)
+    steps = sequence_text(ctx)
+    if steps:
+        print()
+        print(steps)
     if notes:
         print()
         print("\n".join(notes))
@@ -568,12 +597,12 @@ def main():
         "machine": info,
         "hearth_binary": hearth_bin, "rules_file": ctx.rules_for_hearth, "settings": vars(ctx.s), "peer": ctx.peer,
         "pairs": ctx.pairing.summary() if ctx.pairing else None, "failure": failure,
-        "rows": jsonable(evaluated),
+        "rows": jsonable(evaluated), "sequence": jsonable(getattr(ctx, "sequence_log", None)),
         "results": [{"key": k, "system": sys_, "value": jsonable(v), "details": jsonable(ctx.results.details.get((k, sys_), {}))}
                     for (k, sys_), v in ctx.results.values.items()],
     }
     # `--only fs` writes beside the full run's report, never over it; `--rows` beside that.
-    name = "latest-rows" if args.rows else "latest-fs" if args.only else "latest"
+    name = "latest-sequence" if args.sequence else "latest-rows" if args.rows else "latest-fs" if args.only else "latest"
     with open(os.path.join(ctx.build, f"{name}.json"), "w") as f:
         json.dump(report, f, indent=2, ensure_ascii=False)
     with open(os.path.join(ctx.build, f"{name}.md"), "w") as f:

@@ -96,6 +96,13 @@ public final class HTTPServer: @unchecked Sendable {
     private let workerPolling = Atomic<Bool>(false)
     /// Connections libmicrohttpd holds (its notify callback counts them), for the shared cap.
     private var mhdConnections = 0
+    /// With our own accept loop and a pool of workers: how many workers, and the one the next HTTP/1.1
+    /// connection goes to (−1 before the first). The acceptor's thread alone uses them after `start`.
+    /// libmicrohttpd gives an added socket to worker `fd % pool size`, so in a long-lived process the
+    /// holes earlier connections left in the descriptor table decided which worker served whom: the
+    /// transaction row's 16 connections once landed 13 on one worker (docs/benchmarks.md, txn37).
+    private var workerPool = 1
+    private var nextWorker = -1
     private(set) var stopping = false
     /// Push responses being served (`PushBox`), ended before the daemon stops: libmicrohttpd must
     /// not be stopped with a connection suspended.
@@ -216,6 +223,7 @@ public final class HTTPServer: @unchecked Sendable {
             daemon = nil
             throw error
         }
+        workerPool = max(1, configuration.threads)
         self.acceptor = acceptor
         acceptor.start()
     }
@@ -231,12 +239,52 @@ public final class HTTPServer: @unchecked Sendable {
             http2.adopt(fd: accepted.fd, remoteAddress: withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { HTTPServer.describe($0, withPort: true) } })
             return
         }
+        let fd = balanced(accepted.fd)
         // libmicrohttpd owns the socket from here, and closes it itself if it cannot take it.
         _ = withUnsafePointer(to: &address) { p in
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                MHD_add_connection(daemon, accepted.fd, $0, accepted.addressLength)
+                MHD_add_connection(daemon, fd, $0, accepted.addressLength)
             }
         }
+    }
+
+    /// `fd`, or a duplicate of it (the original closed) numbered for the next worker in turn: the
+    /// HTTP/1.1 connections go to libmicrohttpd's workers one after another, whatever numbers the
+    /// kernel gives them. libmicrohttpd picks the worker of an added socket by its number modulo the
+    /// pool's size and the kernel gives the lowest free number, so in a table with holes (descriptors
+    /// closed below others still open) a burst of new connections went to whichever workers those
+    /// numbers named. The turn starts at the first connection's own worker, so consecutive numbers —
+    /// a fresh process's — are never duplicated; when no number of the right residue turns up, `fd`
+    /// is kept and the turn goes on from its worker.
+    private func balanced(_ fd: Int32) -> Int32 {
+        let pool = workerPool
+        guard pool > 1, fd >= 0 else { return fd }
+        if nextWorker < 0 { nextWorker = Int(fd) % pool }
+        let moved = HTTPServer.renumber(fd, residue: nextWorker, modulo: pool)
+        nextWorker = (Int(moved) % pool + 1) % pool
+        return moved
+    }
+
+    /// A duplicate of `fd` whose number is `residue` modulo `modulo` (close-on-exec, the same open
+    /// socket), `fd` itself closed; `fd` when it already is, or when none is found among the lowest
+    /// 64 free numbers (each duplicate tried and not taken is closed again: one `fcntl` a number, once
+    /// per connection, not per request).
+    static func renumber(_ fd: Int32, residue: Int, modulo: Int) -> Int32 {
+        if Int(fd) % modulo == residue { return fd }
+        var tried: [Int32] = []
+        defer { for t in tried { close(t) } }
+        var from: Int32 = 0
+        for _ in 0..<64 {
+            let d = fcntl(fd, F_DUPFD_CLOEXEC, from)
+            guard d >= 0 else { return fd }
+            if Int(d) % modulo == residue {
+                close(fd)
+                return d
+            }
+            tried.append(d)
+            from = d + 1
+        }
+        return fd
     }
 
     /// Connections being served now, over every protocol.

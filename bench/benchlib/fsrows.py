@@ -107,7 +107,8 @@ def firestore(ctx, h, user, peer_rows_only=False):
         servers[PEER] = emu.port
     phase = Phase(ctx, pairing, h, emu, servers, user, peer_rows_only)
     try:
-        return phase.run()
+        seq = getattr(ctx, "sequence", None)
+        return phase.sequence(seq) if seq else phase.run()
     finally:
         if phase.emu:
             phase.emu.stop()
@@ -192,6 +193,48 @@ class Phase:
         if any(map(self.wanted, rt_keys(ctx))):
             self.listeners()
         return docs
+
+    def sequence(self, keys):
+        """`run.py --sequence`: the REST, gRPC and transaction rows in the order given, a key as often as
+        it is named, on this one Hearth (and peer) — to measure a row after what other rows leave behind,
+        and again before it; `KEY:N` runs that step in N rounds a side instead of `--rounds`. Each run of a row is kept in `ctx.sequence_log` ({step, key, rounds}); the
+        results table keeps a row's last run."""
+        ctx = self.ctx
+        known = REST_KEYS + GRPC_KEYS + GRPCGO_KEYS + TXN_KEYS
+        steps = [(k.split(":")[0], int(k.split(":")[1]) if ":" in k else None) for k in keys]
+        keys = [k for k, _ in steps]
+        unknown = [k for k in keys if k not in known]
+        if unknown:
+            raise NotAvailable(f"--sequence: not a REST, gRPC or transaction row: {', '.join(unknown)}")
+        ctx.sequence_log = []
+        # The REST set-up stores users/{uid}/files/f0…f9, which the gRPC rows read: always first.
+        rest = self.loads(lambda system, port: firebase.rest_loads(ctx, port, self.user, system))
+        grpc = go = txn = None
+        saved, saved_rounds = getattr(ctx, "rows_only", None), self.pairing.rounds
+        try:
+            for step, (key, rounds) in enumerate(steps, 1):
+                ctx.log(f"  sequence step {step}: {key}")
+                first = len(self.pairing.log)
+                ctx.rows_only = [key]
+                self.pairing.rounds = rounds or ctx.s.rounds
+                if key in REST_KEYS:
+                    self.measure(key, rest)
+                elif key in GRPC_KEYS:
+                    grpc = grpc or self.loads(lambda system, port: grpcbench.grpc_loads(ctx, system, port, self.user,
+                                                                                          self.warm(system)))
+                    self.grpc_rows(grpc)
+                elif key in GRPCGO_KEYS:
+                    go = go or {HEARTH: grpcbench.grpcgo_loads(ctx, self.servers[HEARTH], self.user, self.warm(HEARTH))}
+                    self.measure(key, go)
+                else:
+                    txn = txn or self.loads(lambda system, port: {
+                        k: grpcbench.txn_load(ctx, system, port, self.user, self.warm(system), client)
+                        for k, client in grpcbench.TXN_CLIENTS.items()})
+                    self.measure(key, txn)
+                ctx.sequence_log.append({"step": step, "key": key, "rounds": self.pairing.log[first:]})
+        finally:
+            ctx.rows_only, self.pairing.rounds = saved, saved_rounds
+        return 0
 
     def wanted(self, key):
         """Whether `key` is measured: every row, or with `run.py --rows` (ctx.rows_only) those named

@@ -23,12 +23,12 @@ final class ParsedQueryCache: @unchecked Sendable {
     private let lock = NSLock()
     /// By the request's bytes, hashed at once (`[UInt8]`'s own hash fed them one by one: ~2.5k
     /// instructions a call for the bench's request).
-    private var entries: [DocumentCache.AnswerKey: Parsed] = [:]
+    private var entries: [RequestBytesKey: Parsed] = [:]
 
     func parsed(_ request: [UInt8]) -> Parsed? {
         lock.lock()
         defer { lock.unlock() }
-        return entries[DocumentCache.AnswerKey(bytes: request)]
+        return entries[RequestBytesKey(bytes: request)]
     }
 
     func keep(_ request: [UInt8], _ parsed: Parsed) {
@@ -36,7 +36,7 @@ final class ParsedQueryCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if entries.count >= Self.capacity { entries = [:] }
-        entries[DocumentCache.AnswerKey(bytes: request)] = parsed
+        entries[RequestBytesKey(bytes: request)] = parsed
     }
 
     /// Entries kept (tests).

@@ -66,7 +66,7 @@ extension RESTBridge {
         let cache = service.storage.readCache
         let generation = cache.current  // before the read: what `DocumentCache.proto(of:)` and `keep` keep
         // The same query answered since the last write: its kept answer, judged for this caller.
-        let key = DocumentCache.AnswerKey(bytes: bytes)
+        let key = RequestBytesKey(bytes: bytes)
         if let kept = try direct({ () throws(FirestoreError) in
             try service.keptQueryAnswer(run.db, query: run.query, key: key, caller: run.caller)
         }) {

@@ -305,7 +305,7 @@ extension FirestoreService {
     /// kept, or when the rules read documents (then nothing was decided, and the caller reads through
     /// the store, whose snapshot those reads must share). No write has ended since the kept answer's
     /// read began, so its documents are what that read would return now (as `cachedBatchGet`'s are).
-    func keptQueryAnswer(_ db: DatabaseID, query: Query, key: DocumentCache.AnswerKey, caller: Caller) throws(FirestoreError)
+    func keptQueryAnswer(_ db: DatabaseID, query: Query, key: RequestBytesKey, caller: Caller) throws(FirestoreError)
         -> DocumentCache.Answer? {
         guard let answer = storage.readCache.answer(key) else { return nil }
         if case .client(let auth) = caller {

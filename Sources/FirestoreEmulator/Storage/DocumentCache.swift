@@ -137,7 +137,7 @@ final class DocumentCache: @unchecked Sendable {
     private var byKey: [KeptKey: Entry] = [:]
     private var bytes = 0
     /// Current queries' answers (`answer(_:)`), all read at `answersGeneration`.
-    private var answers: [AnswerKey: Answer] = [:]
+    private var answers: [RequestBytesKey: Answer] = [:]
     private var answersGeneration: UInt64 = 0
     private var answerBytes = 0
     /// The entry a lookup by name found last (always one of `entries`, nil when they are dropped):
@@ -329,16 +329,6 @@ final class DocumentCache: @unchecked Sendable {
         let skipped: Int
     }
 
-    /// A query's key: what names the query and its database exactly (a gRPC RunQueryRequest's
-    /// bytes, which `ParsedQueryCache` reads to one (database, query) by the same key), hashed at once.
-    struct AnswerKey: Hashable {
-        let bytes: [UInt8]
-
-        func hash(into hasher: inout Hasher) {
-            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-        }
-    }
-
     /// Answers kept, at most; past it (or past `capacityBytes` of their documents) they start over.
     static let answerCapacity = 64
     /// Keys longer than this are not kept (`ParsedQueryCache.maxRequestBytes`: a query's request
@@ -347,7 +337,7 @@ final class DocumentCache: @unchecked Sendable {
 
     /// The answer kept for `key` at the current generation, if any: the documents a read of the
     /// same query would return now, since no write has ended since that read began.
-    func answer(_ key: AnswerKey) -> Answer? {
+    func answer(_ key: RequestBytesKey) -> Answer? {
         lock.lock()
         defer { lock.unlock() }
         guard answersGeneration == generation else { return nil }
@@ -357,7 +347,7 @@ final class DocumentCache: @unchecked Sendable {
     /// Keeps `answer`, read in a transaction opened at `generation` (`current` taken before it),
     /// unless a write has ended since. Its documents count against the same byte bound as the
     /// entries (`capacityBytes`), separately.
-    func keep(_ answer: Answer, for key: AnswerKey, readAt generation: UInt64) {
+    func keep(_ answer: Answer, for key: RequestBytesKey, readAt generation: UInt64) {
         guard key.bytes.count <= Self.maxAnswerKeyBytes else { return }
         var size = 0
         for e in answer.entries {

@@ -25,9 +25,9 @@ let package = Package(
         .target(name: "HearthCore"),
         .target(name: "HearthCrypto", dependencies: ["COpenSSL", "CCRC32C"]),
         .target(name: "HearthSQLite", dependencies: ["CSQLite", "HearthCore"]),
-        .target(name: "HearthHTTP", dependencies: ["CMicroHTTPD", "CNGHTTP2", "CLinuxIO", "HearthCore"]),
+        .target(name: "HearthHTTP", dependencies: ["CMicroHTTPD", "CNGHTTP2", "CLinuxIO", "CZlib", "HearthCore"]),
         // gRPC over HearthHTTP's HTTP/2 streams; messages cross it as bytes.
-        .target(name: "HearthGRPC", dependencies: ["HearthHTTP", "HearthCore", "CZlib"]),
+        .target(name: "HearthGRPC", dependencies: ["HearthHTTP", "HearthCore"]),
         // The protobuf wire codec (no generator): pure Swift.
         .target(name: "HearthProtobuf"),
 
@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "AuthEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto"]),
         .target(name: "S3Emulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "HearthBlobs"]),
         .target(name: "FirestoreEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthGRPC", "HearthProtobuf", "HearthSQLite", "HearthCrypto", "SecurityRules"]),
-        .target(name: "StorageEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "HearthBlobs", "SecurityRules", "CZlib"]),
+        .target(name: "StorageEmulator", dependencies: ["HearthCore", "HearthHTTP", "HearthSQLite", "HearthCrypto", "HearthBlobs", "SecurityRules"]),
         .target(name: "UploadsAPI", dependencies: ["HearthCore", "HearthHTTP", "HearthCrypto"]),
         // The web UI: its files as Swift strings, the request log, Host/Origin checks; it reaches
         // services only through their HTTP handlers.

@@ -1,5 +1,5 @@
 import Foundation
-internal import CZlib
+import HearthHTTP
 
 /// Inflates compressed gRPC messages (`grpc-encoding: gzip` or `deflate`) through zlib, never past a
 /// size limit, so a small message that expands enormously (a decompression bomb) costs at most the limit.
@@ -18,35 +18,24 @@ enum MessageDecompressor {
 
     /// The whole message `compressed` inflated; at most `limit` bytes.
     static func inflate(_ compressed: [UInt8], limit: Int) -> Result<[UInt8], Failure> {
-        var stream = z_stream()
-        guard hearth_inflate_init(&stream) == Z_OK else { return .failure(.corrupt) }
-        defer { inflateEnd(&stream) }
+        let inflater = Inflater()
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        return compressed.withUnsafeBufferPointer { input -> Result<[UInt8], Failure> in
-            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
-            stream.avail_in = UInt32(input.count)
+        return compressed.withUnsafeBytes { input -> Result<[UInt8], Failure> in
+            inflater.feed(input)
             while true {
-                let status = chunk.withUnsafeMutableBufferPointer { out -> Int32 in
-                    stream.next_out = out.baseAddress
-                    stream.avail_out = UInt32(out.count)
-                    return CZlib.inflate(&stream, Z_NO_FLUSH)
-                }
-                let produced = chunk.count - Int(stream.avail_out)
-                if output.count + produced > limit { return .failure(.tooLarge) }
-                output.append(contentsOf: chunk[0..<produced])
-                switch status {
-                case Z_STREAM_END:
-                    // One message is one stream: bytes after its end are not part of it.
-                    return stream.avail_in == 0 ? .success(output) : .failure(.corrupt)
-                case Z_OK:
-                    // No progress possible with input used up: the stream ended early.
-                    if stream.avail_in == 0 && produced == 0 { return .failure(.corrupt) }
-                case Z_BUF_ERROR where stream.avail_in == 0:
-                    return .failure(.corrupt)
-                default:
+                let step: Inflater.Step
+                do {
+                    step = try chunk.withUnsafeMutableBytes { try inflater.inflate(into: $0) }
+                } catch {
                     return .failure(.corrupt)
                 }
+                if output.count + step.produced > limit { return .failure(.tooLarge) }
+                output.append(contentsOf: chunk[0..<step.produced])
+                // One message is one stream: bytes after its end are not part of it.
+                if step.ended { return inflater.pendingInput == 0 ? .success(output) : .failure(.corrupt) }
+                // No progress possible with input used up: the stream ended early.
+                if step.produced == 0 && inflater.pendingInput == 0 { return .failure(.corrupt) }
             }
         }
     }

@@ -1,5 +1,4 @@
 import Foundation
-internal import CZlib
 import HearthHTTP
 
 /// GCS's decompressive transcoding (cloud.google.com/storage/docs/transcoding): an object stored
@@ -93,9 +92,8 @@ final class GunzipBodySource: ResponseBodySource, @unchecked Sendable {
 
     private let lock = NSLock()
     private let inner: any ResponseBodySource
-    private let stream: UnsafeMutablePointer<z_stream>
+    private let inflater = Inflater()
     private let input: UnsafeMutableRawBufferPointer
-    private var ready = false
     private var innerDone = false
     private var finished = false
     /// Between members: no byte of the next member has been inflated yet.
@@ -104,30 +102,20 @@ final class GunzipBodySource: ResponseBodySource, @unchecked Sendable {
 
     init(inner: any ResponseBodySource, inputSize: Int = 64 << 10) {
         self.inner = inner
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
         input = .allocate(byteCount: inputSize, alignment: 16)
-        ready = hearth_inflate_init(stream) == Z_OK
     }
 
     deinit {
-        if ready { inflateEnd(stream) }
-        stream.deinitialize(count: 1)
-        stream.deallocate()
         input.deallocate()
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         lock.lock()
         defer { lock.unlock() }
-        guard ready else { throw Corrupt() }
         if finished || buffer.isEmpty { return 0 }
-        let s = stream
-        s.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        s.pointee.avail_out = UInt32(clamping: buffer.count)
-        let capacity = Int(s.pointee.avail_out)
-        while s.pointee.avail_out > 0 {
-            if s.pointee.avail_in == 0 {
+        var written = 0
+        while written < buffer.count {
+            if inflater.pendingInput == 0 {
                 if innerDone {
                     // The input ended: between members that is the end, inside one it is a cut.
                     guard atMemberStart, members > 0 else { throw Corrupt() }
@@ -139,30 +127,28 @@ final class GunzipBodySource: ResponseBodySource, @unchecked Sendable {
                     innerDone = true
                     continue
                 }
-                s.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                s.pointee.avail_in = UInt32(n)
+                inflater.feed(UnsafeRawBufferPointer(start: input.baseAddress, count: n))
             }
-            if atMemberStart, members > 0, s.pointee.next_in.pointee != 0x1f {
+            if atMemberStart, members > 0, inflater.nextInputByte != 0x1f {
                 // Not another member: trailing bytes, ignored (gunzip warns and stops there too).
                 finished = true
                 break
             }
             atMemberStart = false
-            let status = CZlib.inflate(s, Z_NO_FLUSH)
-            switch status {
-            case Z_STREAM_END:
-                members += 1
-                atMemberStart = true
-                guard inflateReset(s) == Z_OK else { throw Corrupt() }
-            case Z_OK:
-                continue
-            case Z_BUF_ERROR where s.pointee.avail_in == 0:
-                continue
-            default:
+            let step: Inflater.Step
+            do {
+                step = try inflater.inflate(into: UnsafeMutableRawBufferPointer(rebasing: buffer[written...]))
+            } catch {
                 throw Corrupt()
             }
+            written += step.produced
+            if step.ended {
+                members += 1
+                atMemberStart = true
+                do { try inflater.reset() } catch { throw Corrupt() }
+            }
         }
-        return capacity - Int(s.pointee.avail_out)
+        return written
     }
 
     func close() {

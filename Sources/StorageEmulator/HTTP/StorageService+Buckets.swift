@@ -35,13 +35,9 @@ extension StorageService {
 
     /// A bucket's `ifMetagenerationMatch` / `ifMetagenerationNotMatch` (412 when one fails; 304 on a read).
     static func checkBucketConditions(_ request: Request, _ b: StoredBucket) throws(StorageError) {
-        func number(_ name: String) throws(StorageError) -> Int64? {
-            guard let raw = request.query(name) else { return nil }
-            guard let n = Int64(raw), n >= 0 else { throw .invalid("Invalid value for \(name): \(raw)") }
-            return n
-        }
-        if let m = try number("ifMetagenerationMatch"), m != b.metageneration { throw .preconditionFailed }
-        if let m = try number("ifMetagenerationNotMatch"), m == b.metageneration {
+        let p = try Preconditions(query: request.query)
+        if let m = p.metagenerationMatch, m != b.metageneration { throw .preconditionFailed }
+        if let m = p.metagenerationNotMatch, m == b.metageneration {
             throw request.method == "GET" ? .notModified : .preconditionFailed
         }
     }

@@ -163,6 +163,8 @@ enum StorageRoute: Equatable {
     case object(bucket: String, name: String)
     case copy(verb: String, bucket: String, name: String, toBucket: String, toName: String)
     case compose(bucket: String, name: String)
+    /// `POST /b/{b}/o/{o}/restore`: restores a soft-deleted generation.
+    case restore(bucket: String, name: String)
     /// `/b/{b}/acl[/{entity}]`, `/b/{b}/defaultObjectAcl[/{entity}]`, `/b/{b}/o/{o}/acl[/{entity}]`.
     case bucketACL(bucket: String, entity: String?)
     case defaultObjectACL(bucket: String, entity: String?)
@@ -190,6 +192,8 @@ enum StorageRoute: Equatable {
         case 6 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "defaultObjectAcl":
             self = .defaultObjectACL(bucket: s[3], entity: s[5])
         case 6 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "iam" && s[5] == "testPermissions": self = .iamTest(bucket: s[3])
+        case 7 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "o" && s[6] == "restore":
+            self = .restore(bucket: s[3], name: s[5])
         case 7 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "o" && s[6] == "acl":
             self = .objectACL(bucket: s[3], name: s[5], entity: nil)
         case 8 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "o" && s[6] == "acl":

@@ -138,3 +138,19 @@ import Testing
         #expect(h.send("GET", "/no-such-bucket/x").status == 404)
     }
 }
+
+/// `softDeleted=true` and `restore`: Hearth keeps no soft-deleted generation.
+@Suite struct SoftDeleteTests {
+    @Test func softDeletedListingsAreEmptyAndNothingRestores() throws {
+        let h = try StorageHarness()
+        let b = StorageHarness.bucket
+        #expect(h.send("POST", "/upload/storage/v1/b/\(b)/o?uploadType=media&name=x", body: [1]).status == 200)
+        #expect(h.send("GET", "/storage/v1/b/\(b)/o").json["items"]?.arrayValue?.count == 1)
+        #expect(h.send("GET", "/storage/v1/b/\(b)/o?softDeleted=true").json["items"] == .array([]))
+        #expect(h.send("GET", "/storage/v1/b/\(b)/o/x?softDeleted=true&generation=1").status == 404)
+        #expect(h.send("POST", "/storage/v1/b/\(b)/o/x/restore?generation=1").status == 404)
+        #expect(h.send("POST", "/storage/v1/b/nope/o/x/restore?generation=1").json["error"]?["message"]?.stringValue
+            == "The specified bucket does not exist.")
+        #expect(h.send("GET", "/storage/v1/b/\(b)").json["softDeletePolicy"]?["retentionDurationSeconds"]?.stringValue == "0")
+    }
+}

@@ -21,6 +21,10 @@ extension StorageService {
             case ("POST", .copy(let verb, let b, let n, let tb, let tn)):
                 return try copyObject(request, verb: verb, bucket: b, name: n, toBucket: tb, toName: tn)
             case ("POST", .compose(let b, let n)): return try composeObject(request, bucket: b, name: n)
+            case ("POST", .restore(let b, let n)):
+                // Hearth keeps no soft-deleted generation (as a bucket whose soft delete is off), so none can come back.
+                _ = try existingBucket(b)
+                throw .noSuchObject(bucket: b, name: n)
             default:
                 return StorageError.notFoundRoute(method: request.method, path: request.path).gcsResponse
             }
@@ -68,9 +72,17 @@ extension StorageService {
     }
 
     private func getObject(_ request: Request, bucket: String, name: String) throws(StorageError) -> Response {
+        if Self.softDeleted(request) {
+            _ = try existingBucket(bucket)
+            throw .noSuchObject(bucket: bucket, name: name)
+        }
         let o = try existing(request, bucket: bucket, name: name)
         return .json(o.gcsResource(base: baseURL(request), access: try accessView(request, bucket: bucket, otherwise: false)))
     }
+
+    /// `softDeleted=true`: the request is about soft-deleted generations, of which Hearth keeps none
+    /// (deletes are final, as in a bucket whose soft delete policy is off).
+    static func softDeleted(_ request: Request) -> Bool { request.query("softDeleted")?.lowercased() == "true" }
 
     /// What a `projection=full` answer shows of access control (nil: `noAcl`), `otherwise` when the request does not say.
     func accessView(_ request: Request, bucket: String, otherwise: Bool) throws(StorageError) -> ObjectAccessView? {
@@ -91,9 +103,10 @@ extension StorageService {
         q.includeTrailingDelimiter = request.query("includeTrailingDelimiter")?.lowercased() == "true"
         // `versions=true` lists noncurrent generations too; buckets here never keep any (no
         // object versioning, as a GCS bucket without it), so the live objects are the answer.
+        let softDeleted = Self.softDeleted(request)
         let listing = try read { c -> ObjectListing in
             guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
-            return try ObjectListing.list(c, bucket: bucket, q)
+            return softDeleted ? ObjectListing() : try ObjectListing.list(c, bucket: bucket, q)
         }
         let base = baseURL(request)
         let access = try accessView(request, bucket: bucket, otherwise: false)

@@ -48,6 +48,8 @@ struct StoredBucket: Sendable {
             ("locationType", .string("multi-region")),
         ]
         for (k, v) in settings where k != "storageClass" && k != "iamConfiguration" { m.append((k, v)) }
+        // Hearth keeps no soft-deleted objects: a bucket says so (retention 0 is GCS's "off") unless it was told otherwise.
+        if settings["softDeletePolicy"] == nil { m.append(("softDeletePolicy", .object(["retentionDurationSeconds": .string("0")]))) }
         m.append(("iamConfiguration", iamConfigurationJSON))
         if full {
             m.append(("owner", .object(["entity": .string(AccessControlEntry.projectOwners)])))

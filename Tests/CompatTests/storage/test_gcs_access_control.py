@@ -219,3 +219,19 @@ def test_public_url_reads_only_what_all_users_may(client):
     b.patch()
     assert requests.get(blob.public_url).status_code == 403
     assert requests.get(client._connection.API_BASE_URL + "/no-such-bucket-here/x").status_code == 404
+
+
+def test_soft_deleted_objects_are_none_as_with_soft_delete_off(client):
+    b = client.create_bucket("gcs-soft-delete")
+    assert b.soft_delete_policy.retention_duration_seconds == 0
+    blob = b.blob("gone.txt")
+    blob.upload_from_string(b"g")
+    generation = b.get_blob("gone.txt").generation
+    blob.delete()
+    assert list(b.list_blobs(soft_deleted=True)) == []
+    b.blob("live.txt").upload_from_string(b"l")
+    assert [x.name for x in b.list_blobs()] == ["live.txt"] and list(b.list_blobs(soft_deleted=True)) == []
+    assert b.get_blob("gone.txt", generation=generation, soft_deleted=True) is None
+    assert b.get_blob("live.txt", generation=b.get_blob("live.txt").generation, soft_deleted=True) is None
+    with pytest.raises(exceptions.NotFound):
+        b.restore_blob("gone.txt", generation=generation)

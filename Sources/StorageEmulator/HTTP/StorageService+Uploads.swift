@@ -24,6 +24,7 @@ extension StorageService {
                 try checkNames(bucket: bucket, name: name)
                 let conditions = try Preconditions(query: request.query)
                 let acl = try ObjectACLChoice(query: request.query, acl: nil)
+                try refuseLegacyACLEarly(acl, bucket: bucket)
                 var meta = ObjectMetadata()
                 meta.contentType = request.headers["Content-Type"]
                 let digest = ObjectDigest()
@@ -77,6 +78,11 @@ extension StorageService {
         guard let boundary = MultipartRelated.boundary(contentType: request.headers["Content-Type"] ?? "") else {
             return .respond(render(.invalid("Invalid multipart request: the Content-Type must be multipart/related with a boundary.")))
         }
+        if api == .gcs {
+            do throws(StorageError) { try refuseLegacyACLEarly(try ObjectACLChoice(query: request.query, acl: nil), bucket: bucket) } catch {
+                return .respond(render(error))
+            }
+        }
         return .stream(MultipartUploadConsumer(service: self, boundary: boundary, finish: { [self] parts, writer in
             do throws(StorageError) {
                 let (object, namedACL) = try multipartUpload(request, bucket: bucket, api: api, caller: caller, parts: parts, writer: writer)
@@ -115,6 +121,13 @@ extension StorageService {
         let stored = try store(draft, body: .writer(writer), conditions: conditions, acl: acl,
                                authorize: api == .firebase ? { [self] (o, old) throws(StorageError) in try authorizeWrite(o, old, caller: caller) } : nil)
         return (stored, meta.acl != nil)
+    }
+
+    /// A `predefinedAcl` on a bucket with uniform access is refused before the body is read (the
+    /// store refuses it again at the end, in the transaction that would make the object).
+    private func refuseLegacyACLEarly(_ acl: ObjectACLChoice, bucket: String) throws(StorageError) {
+        guard acl.isLegacyACL, let b = try read({ c in try StorageStore.bucket(c, bucket) }) else { return }
+        if b.uniformAccess { throw .uniformObjectACL("insert") }
     }
 
     /// storage.rules' `create` or `update` for an upload of `object` over `existing`.

@@ -80,6 +80,8 @@ public final class StorageService: HTTPService, @unchecked Sendable {
             return disposeFirebase(request, route: route)
         case .uploadObjects(let bucket):
             return disposeUpload(request, bucket: bucket)
+        case .publicObject(let bucket, let name):
+            return .respond(disposePublicObject(request, bucket: bucket, name: name))
         case .unknown:
             if request.method == "GET", segments.allSatisfy(\.isEmpty) {
                 return .respond(.json(.object(["emulator": .string("storage")])))
@@ -161,16 +163,41 @@ enum StorageRoute: Equatable {
     case object(bucket: String, name: String)
     case copy(verb: String, bucket: String, name: String, toBucket: String, toName: String)
     case compose(bucket: String, name: String)
+    /// `POST /b/{b}/o/{o}/restore`: restores a soft-deleted generation.
+    case restore(bucket: String, name: String)
+    /// `/b/{b}/acl[/{entity}]`, `/b/{b}/defaultObjectAcl[/{entity}]`, `/b/{b}/o/{o}/acl[/{entity}]`.
+    case bucketACL(bucket: String, entity: String?)
+    case defaultObjectACL(bucket: String, entity: String?)
+    case objectACL(bucket: String, name: String, entity: String?)
+    /// `/b/{b}/iam` and `/b/{b}/iam/testPermissions`.
+    case iam(bucket: String)
+    case iamTest(bucket: String)
     case uploadObjects(bucket: String)
     case download(bucket: String, name: String)
     case firebaseObjects(bucket: String)
     case firebaseObject(bucket: String, name: String)
+    /// `/{bucket}/{object}`: an object's public URL (the object name may hold '/').
+    case publicObject(bucket: String, name: String)
     case unknown
 
     init(segments s: [String]) {
         switch s.count {
         case 3 where s[0] == "storage" && s[1] == "v1" && s[2] == "b": self = .buckets
         case 4 where s[0] == "storage" && s[1] == "v1" && s[2] == "b": self = .bucket(s[3])
+        case 5 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "acl": self = .bucketACL(bucket: s[3], entity: nil)
+        case 5 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "defaultObjectAcl":
+            self = .defaultObjectACL(bucket: s[3], entity: nil)
+        case 5 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "iam": self = .iam(bucket: s[3])
+        case 6 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "acl": self = .bucketACL(bucket: s[3], entity: s[5])
+        case 6 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "defaultObjectAcl":
+            self = .defaultObjectACL(bucket: s[3], entity: s[5])
+        case 6 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "iam" && s[5] == "testPermissions": self = .iamTest(bucket: s[3])
+        case 7 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "o" && s[6] == "restore":
+            self = .restore(bucket: s[3], name: s[5])
+        case 7 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "o" && s[6] == "acl":
+            self = .objectACL(bucket: s[3], name: s[5], entity: nil)
+        case 8 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "o" && s[6] == "acl":
+            self = .objectACL(bucket: s[3], name: s[5], entity: s[7])
         case 4 where s[0] == "v0" && s[1] == "b" && s[3] == "o": self = .firebaseObjects(bucket: s[2])
         case 5 where s[0] == "v0" && s[1] == "b" && s[3] == "o": self = .firebaseObject(bucket: s[2], name: s[4])
         case 5 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "o": self = .objects(bucket: s[3])
@@ -183,7 +210,14 @@ enum StorageRoute: Equatable {
         case 11 where s[0] == "storage" && s[1] == "v1" && s[2] == "b" && s[4] == "o" && (s[6] == "copyTo" || s[6] == "rewriteTo")
                 && s[7] == "b" && s[9] == "o":
             self = .copy(verb: s[6], bucket: s[3], name: s[5], toBucket: s[8], toName: s[10])
-        default: self = .unknown
+        default:
+            // Any other path of at least two segments whose first names no API is a public URL.
+            if s.count >= 2, !["storage", "upload", "download", "v0", "emulator"].contains(s[0]), !s[0].isEmpty,
+               !s[1...].joined(separator: "/").isEmpty {
+                self = .publicObject(bucket: s[0], name: s[1...].joined(separator: "/"))
+            } else {
+                self = .unknown
+            }
         }
     }
 }

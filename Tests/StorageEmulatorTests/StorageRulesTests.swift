@@ -40,3 +40,25 @@ import Testing
         guard case .broken = firestore.current else { Issue.record("Firestore rules must not govern Storage"); return }
     }
 }
+
+/// What storage.rules see of a composite object.
+@Suite struct CompositeObjectRulesTests {
+    @Test func aComposedObjectHasNoMD5HashForTheRules() throws {
+        let h = try StorageHarness(rules: """
+        rules_version = '2';
+        service firebase.storage {
+          match /b/{bucket}/o {
+            match /{file} { allow get: if resource.get('md5Hash', 'none') == 'none'; }
+          }
+        }
+        """)
+        let b = StorageHarness.bucket
+        #expect(h.send("POST", "/upload/storage/v1/b/\(b)/o?uploadType=media&name=a", body: [1]).status == 200)
+        let composed = h.send("POST", "/storage/v1/b/\(b)/o/ab/compose", body: Array(#"{"sourceObjects": [{"name": "a"}, {"name": "a"}]}"#.utf8))
+        #expect(composed.status == 200)
+        let auth = [("Authorization", "Firebase alice")]
+        #expect(h.send("GET", "/v0/b/\(b)/o/ab", headers: auth).status == 200)
+        // A whole upload has its MD5, so the same rule denies it.
+        #expect(h.send("GET", "/v0/b/\(b)/o/a", headers: auth).status == 403)
+    }
+}

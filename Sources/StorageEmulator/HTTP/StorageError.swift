@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import HearthHTTP
 
@@ -24,6 +25,12 @@ enum StorageError: Error, Sendable, Equatable {
     case sizeMismatch(declared: Int64, received: Int64)
     case rangeNotSatisfiable(size: Int64)
     case metadataTooLarge
+    /// A legacy ACL call on a bucket with uniform bucket-level access (GCS's own message).
+    case uniformAccess(String)
+    /// An ACL entry that names an entity the list does not have.
+    case noSuchACLEntry(String)
+    /// A public URL read by a caller without credentials that `allUsers` may not make.
+    case anonymousAccessDenied
     case payloadTooLarge(Int64)
     /// Rules denied (`message` adds the rules' reason and Hearth's trace after a newline).
     case permissionDenied(operation: String, message: String)
@@ -33,15 +40,15 @@ enum StorageError: Error, Sendable, Equatable {
 
     var status: Int {
         switch self {
-        case .noSuchObject, .noSuchBucket, .noSuchUpload, .notFoundRoute: 404
+        case .noSuchObject, .noSuchBucket, .noSuchUpload, .notFoundRoute, .noSuchACLEntry: 404
         case .bucketExists, .bucketNotEmpty: 409
         case .preconditionFailed: 412
         case .notModified: 304
         case .invalidObjectName, .invalidBucketName, .invalid, .required, .uploadNotActive, .wrongOffset, .sizeMismatch,
-             .metadataTooLarge: 400
+             .metadataTooLarge, .uniformAccess: 400
         case .rangeNotSatisfiable: 416
         case .payloadTooLarge: 413
-        case .permissionDenied: 403
+        case .permissionDenied, .anonymousAccessDenied: 403
         case .unauthenticated: 401
         case .internalError: 500
         }
@@ -50,15 +57,16 @@ enum StorageError: Error, Sendable, Equatable {
     /// GCS's `errors[].reason`.
     var reason: String {
         switch self {
-        case .noSuchObject, .noSuchBucket, .noSuchUpload, .notFoundRoute: "notFound"
+        case .noSuchObject, .noSuchBucket, .noSuchUpload, .notFoundRoute, .noSuchACLEntry: "notFound"
         case .bucketExists, .bucketNotEmpty: "conflict"
         case .preconditionFailed: "conditionNotMet"
         case .notModified: "notModified"
-        case .invalidObjectName, .invalidBucketName, .invalid, .uploadNotActive, .wrongOffset, .sizeMismatch, .metadataTooLarge: "invalid"
+        case .invalidObjectName, .invalidBucketName, .invalid, .uploadNotActive, .wrongOffset, .sizeMismatch, .metadataTooLarge,
+             .uniformAccess: "invalid"
         case .required: "required"
         case .rangeNotSatisfiable: "requestedRangeNotSatisfiable"
         case .payloadTooLarge: "uploadTooLarge"
-        case .permissionDenied: "forbidden"
+        case .permissionDenied, .anonymousAccessDenied: "forbidden"
         case .unauthenticated: "authError"
         case .internalError: "backendError"
         }
@@ -74,7 +82,8 @@ enum StorageError: Error, Sendable, Equatable {
         case .notModified: "Not Modified"
         case .invalidObjectName(let why): "The specified object name is not valid: \(why)"
         case .invalidBucketName(let name): "Invalid bucket name: '\(name)'"
-        case .invalid(let m), .required(let m): m
+        case .invalid(let m), .required(let m), .uniformAccess(let m): m
+        case .noSuchACLEntry(let entity): "Not Found: no access control entry for \(entity)"
         case .noSuchUpload(let id): "No such upload: \(id)"
         case .uploadNotActive(let id): "The upload \(id) is no longer active."
         case .wrongOffset(let expected, let got):
@@ -85,6 +94,8 @@ enum StorageError: Error, Sendable, Equatable {
         case .metadataTooLarge: "Metadata part is too large."
         case .payloadTooLarge(let limit): "The request body is larger than \(limit) bytes."
         case .permissionDenied(_, let m): m
+        case .anonymousAccessDenied:
+            "Anonymous caller does not have storage.objects.get access to the Google Cloud Storage object. Permission 'storage.objects.get' denied on resource (or it may not exist)."
         case .unauthenticated(let m): m
         case .notFoundRoute(let method, let path): "Not Found: \(method) \(path)"
         case .internalError: "We encountered an internal error. Please try again."
@@ -109,10 +120,57 @@ enum StorageError: Error, Sendable, Equatable {
         ])]), status: status, headers: headers)
     }
 
+    /// The XML API's error response (an object's public URL): `<Error><Code>…`, the codes GCS's
+    /// XML API shares with S3.
+    var xmlResponse: Response {
+        if self == .notModified { return Response(status: 304) }
+        let code = switch self {
+        case .noSuchObject: "NoSuchKey"
+        case .noSuchBucket: "NoSuchBucket"
+        case .anonymousAccessDenied, .permissionDenied: "AccessDenied"
+        case .preconditionFailed: "PreconditionFailed"
+        case .rangeNotSatisfiable: "InvalidRange"
+        case .notFoundRoute: "NotFound"
+        case .internalError: "InternalError"
+        default: "InvalidArgument"
+        }
+        let text = switch self {
+        case .noSuchObject: "The specified key does not exist."
+        case .anonymousAccessDenied: "Access denied."
+        default: message
+        }
+        func escaped(_ s: String) -> String {
+            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        }
+        var body = "<?xml version='1.0' encoding='UTF-8'?><Error><Code>\(code)</Code><Message>\(escaped(text))</Message>"
+        if text != message { body += "<Details>\(escaped(message))</Details>" }
+        body += "</Error>"
+        return Response(status: status, contentType: "application/xml; charset=UTF-8", body: Array(body.utf8), headers: headers)
+    }
+
     /// The Firebase Storage REST API error response. A rules denial's message starts as
     /// production's (`Permission denied.`); the rules' reason and Hearth's trace follow on later lines.
     var firebaseResponse: Response {
         if self == .notModified { return Response(status: 304) }
         return .json(.object(["error": .object(["code": .int(Int64(status)), "message": .string(message)])]), status: status, headers: headers)
+    }
+}
+
+extension StorageError {
+    private static let uniformAccessDocs = "Read more at https://cloud.google.com/storage/docs/uniform-bucket-level-access."
+
+    /// An object ACL call (`verb`: insert, get, update, delete) on a bucket with uniform access, in GCS's words.
+    static func uniformObjectACL(_ verb: String) -> StorageError {
+        .uniformAccess("Cannot \(verb) legacy ACL for an object when uniform bucket-level access is enabled. \(uniformAccessDocs)")
+    }
+
+    /// A bucket ACL call on a bucket with uniform access.
+    static func uniformBucketACL(_ verb: String) -> StorageError {
+        .uniformAccess("Cannot \(verb) legacy ACL for a bucket that has uniform bucket-level access. \(uniformAccessDocs)")
+    }
+
+    /// A default object ACL call on a bucket with uniform access.
+    static func uniformDefaultObjectACL(_ verb: String) -> StorageError {
+        .uniformAccess("Cannot use ACL API to \(verb) bucket policy when uniform bucket-level access is enabled. \(uniformAccessDocs)")
     }
 }

@@ -7,10 +7,8 @@ extension StorageService {
     func handleJSONAPI(_ request: Request, route: StorageRoute) -> Response {
         do throws(StorageError) {
             switch (request.method, route) {
-            case ("GET", .buckets): return try listBuckets(request)
-            case ("POST", .buckets): return try createBucket(request)
-            case ("GET", .bucket(let b)): return try getBucket(request, b)
-            case ("DELETE", .bucket(let b)): return try deleteBucket(b)
+            case (_, .buckets), (_, .bucket), (_, .iam), (_, .iamTest): return try handleBucketRequest(request, route: route)
+            case (_, .bucketACL), (_, .defaultObjectACL), (_, .objectACL): return try handleACLRequest(request, route: route)
             case ("GET", .objects(let b)): return try listObjects(request, bucket: b)
             case ("GET", .object(let b, let n)), ("GET", .download(let b, let n)):
                 if request.query("alt") == "media" || route == .download(bucket: b, name: n) {
@@ -23,57 +21,16 @@ extension StorageService {
             case ("POST", .copy(let verb, let b, let n, let tb, let tn)):
                 return try copyObject(request, verb: verb, bucket: b, name: n, toBucket: tb, toName: tn)
             case ("POST", .compose(let b, let n)): return try composeObject(request, bucket: b, name: n)
+            case ("POST", .restore(let b, let n)):
+                // Hearth keeps no soft-deleted generation (as a bucket whose soft delete is off), so none can come back.
+                _ = try existingBucket(b)
+                throw .noSuchObject(bucket: b, name: n)
             default:
                 return StorageError.notFoundRoute(method: request.method, path: request.path).gcsResponse
             }
         } catch {
             return error.gcsResponse
         }
-    }
-
-    // MARK: Buckets
-
-    private func bucketJSON(_ b: (name: String, created: Instant, metageneration: Int64), base: String) -> JSON {
-        .object([
-            "kind": .string("storage#bucket"), "id": .string(b.name), "name": .string(b.name),
-            "selfLink": .string("\(base)/storage/v1/b/\(StorageURL.encode(b.name))"),
-            "projectNumber": .string("0"), "metageneration": .string(String(b.metageneration)),
-            "location": .string("US"), "storageClass": .string("STANDARD"), "etag": .string("CAE="),
-            "timeCreated": .string(b.created.rfc3339(fractionDigits: 3)), "updated": .string(b.created.rfc3339(fractionDigits: 3)),
-            "locationType": .string("multi-region"),
-        ])
-    }
-
-    private func listBuckets(_ request: Request) throws(StorageError) -> Response {
-        let buckets = try read { c in try StorageStore.buckets(c) }
-        let base = baseURL(request)
-        return .json(.object(["kind": .string("storage#buckets"), "items": .array(buckets.map { bucketJSON($0, base: base) })]))
-    }
-
-    private func createBucket(_ request: Request) throws(StorageError) -> Response {
-        let body = try parseJSON(request)
-        guard let name = body["name"]?.stringValue else { throw .required("Required field 'name' is missing.") }
-        guard ObjectName.isValidBucket(name) else { throw .invalidBucketName(name) }
-        let now = clock.now()
-        let created = try write { c in try StorageStore.createBucket(c, name, now: now) }
-        guard created else { throw .bucketExists(name) }
-        return .json(bucketJSON((name, now, 1), base: baseURL(request)))
-    }
-
-    private func getBucket(_ request: Request, _ name: String) throws(StorageError) -> Response {
-        guard let b = try read({ c in try StorageStore.bucket(c, name) }) else { throw .noSuchBucket(name) }
-        return .json(bucketJSON(b, base: baseURL(request)))
-    }
-
-    private func deleteBucket(_ name: String) throws(StorageError) -> Response {
-        try write { c in
-            guard try StorageStore.bucketExists(c, name) else { throw StorageError.noSuchBucket(name) }
-            guard try StorageStore.objects(c, bucket: name, prefix: "", after: nil, limit: 1).isEmpty else {
-                throw StorageError.bucketNotEmpty(name)
-            }
-            try c.run("DELETE FROM storage_buckets WHERE name = ?", [name])
-        }
-        return Response(status: 204)
     }
 
     // MARK: Objects
@@ -115,7 +72,22 @@ extension StorageService {
     }
 
     private func getObject(_ request: Request, bucket: String, name: String) throws(StorageError) -> Response {
-        .json(try existing(request, bucket: bucket, name: name).gcsResource(base: baseURL(request)))
+        if Self.softDeleted(request) {
+            _ = try existingBucket(bucket)
+            throw .noSuchObject(bucket: bucket, name: name)
+        }
+        let o = try existing(request, bucket: bucket, name: name)
+        return .json(o.gcsResource(base: baseURL(request), access: try accessView(request, bucket: bucket, otherwise: false)))
+    }
+
+    /// `softDeleted=true`: the request is about soft-deleted generations, of which Hearth keeps none
+    /// (deletes are final, as in a bucket whose soft delete policy is off).
+    static func softDeleted(_ request: Request) -> Bool { request.query("softDeleted")?.lowercased() == "true" }
+
+    /// What a `projection=full` answer shows of access control (nil: `noAcl`), `otherwise` when the request does not say.
+    func accessView(_ request: Request, bucket: String, otherwise: Bool) throws(StorageError) -> ObjectAccessView? {
+        guard Self.fullProjection(request, otherwise: otherwise) else { return nil }
+        return ObjectAccessView(bucket: try existingBucket(bucket), owner: objectOwner)
     }
 
     private func listObjects(_ request: Request, bucket: String) throws(StorageError) -> Response {
@@ -131,22 +103,32 @@ extension StorageService {
         q.includeTrailingDelimiter = request.query("includeTrailingDelimiter")?.lowercased() == "true"
         // `versions=true` lists noncurrent generations too; buckets here never keep any (no
         // object versioning, as a GCS bucket without it), so the live objects are the answer.
+        let softDeleted = Self.softDeleted(request)
         let listing = try read { c -> ObjectListing in
             guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
-            return try ObjectListing.list(c, bucket: bucket, q)
+            return softDeleted ? ObjectListing() : try ObjectListing.list(c, bucket: bucket, q)
         }
         let base = baseURL(request)
+        let access = try accessView(request, bucket: bucket, otherwise: false)
         var m: [(String, JSON)] = [("kind", .string("storage#objects"))]
         if let token = listing.nextPageToken { m.append(("nextPageToken", .string(token))) }
         if !listing.prefixes.isEmpty { m.append(("prefixes", .array(listing.prefixes.map { .string($0) }))) }
-        m.append(("items", .array(listing.items.map { $0.gcsResource(base: base) })))
+        m.append(("items", .array(listing.items.map { $0.gcsResource(base: base, access: access) })))
         return .json(.object(JSONObject(m)))
     }
 
     private func patchObject(_ request: Request, bucket: String, name: String, replace: Bool) throws(StorageError) -> Response {
         let meta = try ObjectMetadata(json: try parseJSON(request))
         let conditions = try Preconditions(query: request.query)
-        let updated = try updateMetadata(bucket: bucket, name: name, conditions: conditions) { o in
+        let choice = try ObjectACLChoice(query: request.query, acl: meta.acl)
+        let owner = objectOwner
+        // An ACL named by the body or `predefinedAcl` replaces the object's (refused under uniform access).
+        let aclChange: ((StoredBucket, [AccessControlEntry]) throws(StorageError) -> [AccessControlEntry])? = choice.isLegacyACL
+            ? { (b, _) throws(StorageError) in
+                if b.uniformAccess { throw .uniformObjectACL("update") }
+                return choice.entries(defaultObjectACL: b.defaultObjectACL, owner: owner)
+            } : nil
+        let updated = try updateMetadata(bucket: bucket, name: name, conditions: conditions, acl: aclChange) { o in
             if replace {
                 var fresh = o
                 fresh.contentType = nil; fresh.contentEncoding = nil; fresh.contentDisposition = nil
@@ -158,12 +140,15 @@ extension StorageService {
             meta.apply(to: &o, mergeMetadata: true)
             return o
         }
-        return .json(updated.gcsResource(base: baseURL(request)))
+        // objects.patch and objects.update answer with projection=full unless told otherwise.
+        return .json(updated.gcsResource(base: baseURL(request), access: try accessView(request, bucket: bucket, otherwise: true)))
     }
 
-    /// Changes an object's metadata in one transaction (metageneration + 1).
+    /// Changes an object's metadata in one transaction (metageneration + 1). `acl`, when given,
+    /// computes the new ACL from the bucket and the ACL in force (it throws to refuse).
     func updateMetadata(bucket: String, name: String, conditions: Preconditions,
                         authorize: ((StoredObject, StoredObject) throws(StorageError) -> Void)? = nil,
+                        acl: ((StoredBucket, [AccessControlEntry]) throws(StorageError) -> [AccessControlEntry])? = nil,
                         _ change: @escaping (StoredObject) -> StoredObject) throws(StorageError) -> StoredObject {
         let now = clock.now()
         if let authorize {
@@ -184,6 +169,10 @@ extension StorageService {
             try ObjectMetadata.checkCustomTime(from: current, to: next)
             // A PATCH merges keys into those the object has: the limit is on the merged total.
             guard next.customMetadataBytes <= ObjectMetadata.maxCustomMetadataBytes else { throw StorageError.metadataTooLarge }
+            if let acl {
+                guard let b = try StorageStore.bucket(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
+                next.acl = try acl(b, current.objectACL(ObjectAccessView(bucket: b, owner: objectOwner)))
+            }
             next.metageneration = current.metageneration + 1
             next.updated = now
             try StorageStore.write(c, next)
@@ -222,8 +211,10 @@ extension StorageService {
             meta.apply(to: &draft, mergeMetadata: false)
             if draft.contentType == nil { draft.contentType = source.contentType }
         }
-        let stored = try store(draft, body: .copy(blobID: source.blobID, size: source.size), conditions: try Preconditions(query: request.query))
-        let resource = stored.gcsResource(base: baseURL(request))
+        // The copy gets the destination bucket's default object ACL unless the request names one.
+        let acl = try ObjectACLChoice(query: request.query, parameter: "destinationPredefinedAcl", acl: meta.acl)
+        let stored = try store(draft, body: .copy(blobID: source.blobID, size: source.size), conditions: try Preconditions(query: request.query), acl: acl)
+        let resource = stored.gcsResource(base: baseURL(request), access: try accessView(request, bucket: toBucket, otherwise: meta.acl != nil))
         guard verb == "rewriteTo" else { return .json(resource) }
         return .json(.object([
             "kind": .string("storage#rewriteResponse"), "totalBytesRewritten": .string(String(stored.size)),
@@ -258,7 +249,8 @@ extension StorageService {
         var draft = draft(bucket: bucket, name: name, metadata: meta, size: pieces.reduce(0) { $0 + $1.size }, md5: [], crc32c: d.crc32c)
         draft.componentCount = parts.reduce(0) { $0 + ($1.componentCount ?? 1) }
         if draft.contentType == nil { draft.contentType = parts[0].contentType }
-        let stored = try store(draft, body: .pieces(pieces), conditions: try Preconditions(query: request.query))
-        return .json(stored.gcsResource(base: baseURL(request)))
+        let acl = try ObjectACLChoice(query: request.query, parameter: "destinationPredefinedAcl", acl: meta.acl)
+        let stored = try store(draft, body: .pieces(pieces), conditions: try Preconditions(query: request.query), acl: acl)
+        return .json(stored.gcsResource(base: baseURL(request), access: try accessView(request, bucket: bucket, otherwise: meta.acl != nil)))
     }
 }

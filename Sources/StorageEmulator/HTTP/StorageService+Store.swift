@@ -19,10 +19,11 @@ extension StorageService {
 
     /// Makes `draft` (its fields set, generation and times not yet) the live generation of its name.
     ///
-    /// `authorize`, when given, judges the final object (storage.rules) before anything is visible.
+    /// `acl` chooses the new generation's ACL (refused on a bucket with uniform access when the
+    /// request names one). `authorize`, when given, judges the final object (storage.rules) before anything is visible.
     /// The body's blob is created in the same transaction that switches the object over, so a
     /// failure at any point leaves the previous generation in place.
-    func store(_ draft: StoredObject, body: ObjectBody, conditions: Preconditions,
+    func store(_ draft: StoredObject, body: ObjectBody, conditions: Preconditions, acl: ObjectACLChoice = .bucketDefault,
                authorize: ((StoredObject, StoredObject?) throws(StorageError) -> Void)? = nil,
                cleanup: ((Connection, StoredObject) throws -> Void)? = nil) throws(StorageError) -> StoredObject {
         let now = clock.now()
@@ -36,11 +37,13 @@ extension StorageService {
             try authorize(object, existing)
         }
         let stored: StoredObject = try write { c in
-            guard try StorageStore.bucketExists(c, object.bucket) else { throw StorageError.noSuchBucket(object.bucket) }
+            guard let bucket = try StorageStore.bucket(c, object.bucket) else { throw StorageError.noSuchBucket(object.bucket) }
+            if acl.isLegacyACL && bucket.uniformAccess { throw StorageError.uniformObjectACL("insert") }
             let current = try StorageStore.object(c, bucket: object.bucket, name: object.name)
             try conditions.check(current)
             var o = object
             o.generation = StorageStore.nextGeneration(current, now: now)
+            o.acl = acl.entries(defaultObjectACL: bucket.defaultObjectACL, owner: objectOwner)
             // Sources read before this transaction (copy, compose) may have been replaced since.
             let sources: [Int64] = switch body {
             case .writer: []
@@ -63,6 +66,10 @@ extension StorageService {
         if case .writer(let w) = body { w.committed() }
         return stored
     }
+
+    /// The entity that owns the objects Hearth stores: the JSON API's caller is privileged, as a
+    /// service account is, and this names it (the project's App Engine default service account).
+    var objectOwner: String { "user-\(configuration.projectID.lowercased())@appspot.gserviceaccount.com" }
 
     /// A new object record for `bucket`/`name` with `metadata` applied (body fields filled by `store`).
     func draft(bucket: String, name: String, metadata: ObjectMetadata, size: Int64, md5: [UInt8], crc32c: UInt32) -> StoredObject {

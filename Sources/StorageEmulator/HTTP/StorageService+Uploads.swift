@@ -23,6 +23,8 @@ extension StorageService {
             do throws(StorageError) {
                 try checkNames(bucket: bucket, name: name)
                 let conditions = try Preconditions(query: request.query)
+                let acl = try ObjectACLChoice(query: request.query, acl: nil)
+                try refuseLegacyACLEarly(acl, bucket: bucket)
                 var meta = ObjectMetadata()
                 meta.contentType = request.headers["Content-Type"]
                 let digest = ObjectDigest()
@@ -30,7 +32,8 @@ extension StorageService {
                     respond { () throws(StorageError) in
                         let d = digest.finalize()
                         let draft = draft(bucket: bucket, name: name, metadata: meta, size: writer.size, md5: d.md5, crc32c: d.crc32c)
-                        return try store(draft, body: .writer(writer), conditions: conditions).gcsResource(base: baseURL(request))
+                        let stored = try store(draft, body: .writer(writer), conditions: conditions, acl: acl)
+                        return stored.gcsResource(base: baseURL(request), access: try accessView(request, bucket: bucket, otherwise: false))
                     }
                 }, onError: { [self] e in internalError(e) }))
             } catch {
@@ -75,10 +78,17 @@ extension StorageService {
         guard let boundary = MultipartRelated.boundary(contentType: request.headers["Content-Type"] ?? "") else {
             return .respond(render(.invalid("Invalid multipart request: the Content-Type must be multipart/related with a boundary.")))
         }
+        if api == .gcs {
+            do throws(StorageError) { try refuseLegacyACLEarly(try ObjectACLChoice(query: request.query, acl: nil), bucket: bucket) } catch {
+                return .respond(render(error))
+            }
+        }
         return .stream(MultipartUploadConsumer(service: self, boundary: boundary, finish: { [self] parts, writer in
             do throws(StorageError) {
-                let object = try multipartUpload(request, bucket: bucket, api: api, caller: caller, parts: parts, writer: writer)
-                return .json(api == .firebase ? object.firebaseMetadata : object.gcsResource(base: baseURL(request)))
+                let (object, namedACL) = try multipartUpload(request, bucket: bucket, api: api, caller: caller, parts: parts, writer: writer)
+                if api == .firebase { return .json(object.firebaseMetadata) }
+                // objects.insert answers noAcl, unless the resource named an ACL.
+                return .json(object.gcsResource(base: baseURL(request), access: try accessView(request, bucket: bucket, otherwise: namedACL)))
             } catch {
                 return render(error)
             }
@@ -88,9 +98,10 @@ extension StorageService {
         }))
     }
 
-    /// Makes the object of a complete multipart body whose media part is in `writer`.
+    /// Makes the object of a complete multipart body whose media part is in `writer` (and tells
+    /// whether its resource named an ACL).
     private func multipartUpload(_ request: Request, bucket: String, api: API, caller: StorageCaller,
-                                 parts: MultipartRelated, writer: StorageBlobWriter) throws(StorageError) -> StoredObject {
+                                 parts: MultipartRelated, writer: StorageBlobWriter) throws(StorageError) -> (StoredObject, Bool) {
         let metaJSON: JSON
         do { metaJSON = parts.metadata.isEmpty ? .object([:]) : try JSON.parse(parts.metadata) } catch {
             throw .invalid("Invalid JSON payload received in the metadata part. \(error)")
@@ -105,8 +116,18 @@ extension StorageService {
         try meta.verify(md5: d.md5, crc32c: crc)
         var draft = draft(bucket: bucket, name: name, metadata: meta, size: writer.size, md5: d.md5, crc32c: crc)
         if api == .firebase { draft = withDownloadToken(draft) }
-        return try store(draft, body: .writer(writer), conditions: conditions,
-                         authorize: api == .firebase ? { [self] (o, old) throws(StorageError) in try authorizeWrite(o, old, caller: caller) } : nil)
+        // The Firebase API has no ACLs: its objects get the bucket's default, as production's.
+        let acl = api == .gcs ? try ObjectACLChoice(query: request.query, acl: meta.acl) : .bucketDefault
+        let stored = try store(draft, body: .writer(writer), conditions: conditions, acl: acl,
+                               authorize: api == .firebase ? { [self] (o, old) throws(StorageError) in try authorizeWrite(o, old, caller: caller) } : nil)
+        return (stored, meta.acl != nil)
+    }
+
+    /// A `predefinedAcl` on a bucket with uniform access is refused before the body is read (the
+    /// store refuses it again at the end, in the transaction that would make the object).
+    private func refuseLegacyACLEarly(_ acl: ObjectACLChoice, bucket: String) throws(StorageError) {
+        guard acl.isLegacyACL, let b = try read({ c in try StorageStore.bucket(c, bucket) }) else { return }
+        if b.uniformAccess { throw .uniformObjectACL("insert") }
     }
 
     /// storage.rules' `create` or `update` for an upload of `object` over `existing`.
@@ -130,11 +151,16 @@ extension StorageService {
         if let declaredSize, declaredSize < 0 { throw .invalid("Invalid upload length: \(declaredSize)") }
         var conditions = try Preconditions(query: request.query).json.objectValue ?? JSONObject()
         for (k, v) in extra.objectValue ?? JSONObject() { conditions = JSONObject(conditions.members + [(k, v)]) }
+        // The ACL the object will get, kept with the session's preconditions (the JSON API only).
+        let acl = api == "gcs" ? try ObjectACLChoice(query: request.query, acl: meta.acl) : .bucketDefault
+        if acl.isLegacyACL { conditions["acl"] = acl.json }
         let u = ResumableUpload(id: ids.alphanumeric(40), bucket: bucket, name: name, api: api, resource: .object(resource),
                                 declaredSize: declaredSize, received: 0, conditions: .object(conditions))
         let now = clock.now()
         try write { c in
-            guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
+            guard let b = try StorageStore.bucket(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
+            // Refused at the start, before any byte is sent, as a one-shot upload would be at its end.
+            if acl.isLegacyACL && b.uniformAccess { throw StorageError.uniformObjectACL("insert") }
             try StorageStore.createUpload(c, u, now: now)
         }
         return u
@@ -264,7 +290,7 @@ extension StorageService {
         var draft = draft(bucket: u.bucket, name: u.name, metadata: meta, size: u.received, md5: d.md5, crc32c: d.crc32c)
         if u.api == "firebase" { draft = withDownloadToken(draft) }
         return try store(draft, body: .pieces(pieces), conditions: Preconditions(json: u.conditions),
-                         authorize: u.api == "firebase" ? { [self] (o, old) throws(StorageError) in try authorizeWrite(o, old, caller: caller) } : nil,
+                         acl: ObjectACLChoice(json: u.conditions["acl"]), authorize: u.api == "firebase" ? { [self] (o, old) throws(StorageError) in try authorizeWrite(o, old, caller: caller) } : nil,
                          cleanup: { c, o in
                              // Finalized by a concurrent request meanwhile: this one must not make a second generation.
                              guard try StorageStore.upload(c, u.id)?.finalGeneration == nil else { throw StorageError.uploadNotActive(u.id) }

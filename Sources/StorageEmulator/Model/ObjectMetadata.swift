@@ -20,6 +20,8 @@ struct ObjectMetadata: Sendable {
     var md5Hash: String?
     var crc32c: String?
     var name: String?
+    /// The resource's `acl` (nil: not given).
+    var acl: [AccessControlEntry]?
 
     /// GCS's limit on custom metadata (keys and values together).
     static let maxCustomMetadataBytes = 8 * 1024
@@ -48,6 +50,7 @@ struct ObjectMetadata: Sendable {
         md5Hash = try text("md5Hash")
         crc32c = try text("crc32c")
         name = try text("name")
+        if let list = o["acl"], list != .null { acl = try AccessControlEntry.list(json: list, scope: .object, field: "acl") }
         if case .null? = o["metadata"] { clearsMetadata = true }
         if let m = o["metadata"], m != .null {
             guard case .object(let custom) = m else { throw .invalid("Invalid value for 'metadata': an object is required.") }

@@ -2,7 +2,8 @@ import HearthCore
 
 extension StoredObject {
     /// The GCS JSON API object resource (`storage#object`); `base` is `http://host:port`.
-    func gcsResource(base: String) -> JSON {
+    /// `access` (`projection=full`) adds `owner` and, unless the bucket has uniform access, `acl`.
+    func gcsResource(base: String, access: ObjectAccessView? = nil) -> JSON {
         let path = "b/\(StorageURL.encode(bucket))/o/\(StorageURL.encode(name))"
         var m: [(String, JSON)] = [
             ("kind", .string("storage#object")),
@@ -32,6 +33,28 @@ extension StoredObject {
         if let customTime { m.append(("customTime", .string(customTime.rfc3339(fractionDigits: 3)))) }
         if let componentCount { m.append(("componentCount", .int(componentCount))) }
         if !metadata.isEmpty { m.append(("metadata", metadataJSON)) }
+        if let access {
+            m.append(("owner", .object(["entity": .string(access.owner)])))
+            if !access.uniform { m.append(("acl", .array(objectACL(access).map { control($0, base: base) }))) }
+        }
+        return .object(JSONObject(m))
+    }
+
+    /// The ACL in force: the stored one, else (an object older than ACLs) the owner and the bucket's default.
+    func objectACL(_ access: ObjectAccessView) -> [AccessControlEntry] {
+        acl ?? ObjectACLChoice.bucketDefault.entries(defaultObjectACL: access.defaultObjectACL, owner: access.owner)
+    }
+
+    /// A `storage#objectAccessControl` of this object.
+    func control(_ e: AccessControlEntry, base: String) -> JSON {
+        let path = "b/\(StorageURL.encode(bucket))/o/\(StorageURL.encode(name))/acl/\(StorageURL.encode(e.entity))"
+        var m: [(String, JSON)] = [
+            ("kind", .string("storage#objectAccessControl")), ("id", .string("\(bucket)/\(name)/\(generation)/\(e.entity)")),
+            ("selfLink", .string("\(base)/storage/v1/\(path)")), ("bucket", .string(bucket)), ("object", .string(name)),
+            ("generation", .string(String(generation))), ("entity", .string(e.entity)), ("role", .string(e.role)),
+        ]
+        m += e.derivedFields
+        m.append(("etag", .string(etag)))
         return .object(JSONObject(m))
     }
 

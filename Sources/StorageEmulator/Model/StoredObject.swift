@@ -25,6 +25,9 @@ struct StoredObject: Sendable, Equatable {
     /// A composite object's number of components (`componentCount`); nil for any other object.
     /// Composite objects have no MD5 (`md5` is empty), only a CRC32C, as in GCS.
     var componentCount: Int64? = nil
+    /// The object's legacy ACL; nil for an object stored before ACLs were (its bucket's default
+    /// applies, as it did when it was made).
+    var acl: [AccessControlEntry]? = nil
 
     static func == (a: StoredObject, b: StoredObject) -> Bool {
         a.bucket == b.bucket && a.name == b.name && a.generation == b.generation && a.metageneration == b.metageneration
@@ -51,7 +54,7 @@ struct StoredObject: Sendable, Equatable {
         return Data(bytes).base64EncodedString()
     }
 
-    private static func varint(_ v: UInt64) -> [UInt8] {
+    static func varint(_ v: UInt64) -> [UInt8] {
         var v = v, out: [UInt8] = []
         while v >= 0x80 {
             out.append(UInt8(v & 0x7f) | 0x80)

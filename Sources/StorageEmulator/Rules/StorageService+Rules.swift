@@ -71,13 +71,16 @@ extension StoredObject {
             "metageneration": .int(metageneration), "size": .int(size),
             "timeCreated": .timestamp(seconds: timeCreated.unixSeconds, nanos: timeCreated.nanos),
             "updated": .timestamp(seconds: updated.unixSeconds, nanos: updated.nanos),
-            "md5Hash": .string(md5Base64), "crc32c": .string(crc32cBase64), "etag": .string(etag),
+            "crc32c": .string(crc32cBase64), "etag": .string(etag),
             "contentType": .string(contentType ?? "application/octet-stream"),
             "contentDisposition": .string(contentDisposition ?? "inline"),
             "contentEncoding": .string(contentEncoding ?? "identity"),
             "contentLanguage": contentLanguage.map(RulesValue.string) ?? .null,
             "cacheControl": cacheControl.map(RulesValue.string) ?? .null,
         ]
+        // A composite object has no MD5 in GCS, so the rules see no `md5Hash` (reading it is an
+        // error, which denies) rather than an empty string no real object has.
+        if !md5.isEmpty { m["md5Hash"] = .string(md5Base64) }
         m["metadata"] = .map(RulesMap(metadata.filter { $0.0 != Self.downloadTokensKey }.map { ($0.0, RulesValue.string($0.1)) }))
         return .map(m)
     }

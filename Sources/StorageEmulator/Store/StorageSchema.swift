@@ -68,5 +68,17 @@ enum StorageSchema {
         ALTER TABLE storage_objects ADD COLUMN custom_time INTEGER;
         ALTER TABLE storage_objects ADD COLUMN component_count INTEGER;
         """),
+        // Access control: an object's legacy ACL, a bucket's ACL, default object ACL and IAM
+        // policy (JSON; NULL: the default, `projectPrivate`), its writable configuration
+        // (`labels`, `cors`, `lifecycle`, `versioning`, `iamConfiguration`, … as a JSON object)
+        // and the time of its last change.
+        Migration("storage.5", """
+        ALTER TABLE storage_objects ADD COLUMN acl TEXT;
+        ALTER TABLE storage_buckets ADD COLUMN acl TEXT;
+        ALTER TABLE storage_buckets ADD COLUMN default_object_acl TEXT;
+        ALTER TABLE storage_buckets ADD COLUMN iam_policy TEXT;
+        ALTER TABLE storage_buckets ADD COLUMN settings TEXT NOT NULL DEFAULT '{}';
+        ALTER TABLE storage_buckets ADD COLUMN updated_at INTEGER;
+        """),
     ]
 }

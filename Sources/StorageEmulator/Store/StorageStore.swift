@@ -7,7 +7,7 @@ enum StorageStore {
     static let objectColumns = """
         bucket, name, generation, metageneration, blob_id, size, md5, crc32c, content_type, content_encoding,
         content_disposition, content_language, cache_control, metadata, time_created, updated, custom_time,
-        component_count
+        component_count, acl
         """
 
     static func decode(_ s: Statement) -> StoredObject {
@@ -23,7 +23,8 @@ enum StorageStore {
                             contentLanguage: s.optionalText(11), cacheControl: s.optionalText(12), metadata: meta,
                             timeCreated: Instant(unixMicros: s.int64(14)), updated: Instant(unixMicros: s.int64(15)),
                             customTime: s.isNull(16) ? nil : Instant(unixMicros: s.int64(16)),
-                            componentCount: s.isNull(17) ? nil : s.int64(17))
+                            componentCount: s.isNull(17) ? nil : s.int64(17),
+                            acl: AccessControlEntry.parse(s.optionalText(18)))
     }
 
     // MARK: Buckets
@@ -32,16 +33,31 @@ enum StorageStore {
         try c.scalarInt("SELECT count(*) FROM storage_buckets WHERE name = ?", [name]) == 1
     }
 
-    static func bucket(_ c: Connection, _ name: String) throws -> (name: String, created: Instant, metageneration: Int64)? {
-        try c.first("SELECT name, created_at, metageneration FROM storage_buckets WHERE name = ?", [name]) {
-            ($0.text(0), Instant(unixMicros: $0.int64(1)), $0.int64(2))
-        }
+    static let bucketColumns = "name, created_at, metageneration, updated_at, settings, acl, default_object_acl, iam_policy"
+
+    static func decodeBucket(_ s: Statement) -> StoredBucket {
+        let created = Instant(unixMicros: s.int64(1))
+        return StoredBucket(name: s.text(0), created: created, updated: s.isNull(3) ? created : Instant(unixMicros: s.int64(3)),
+                            metageneration: s.int64(2), settings: (try? JSON.parse(s.text(4)))?.objectValue ?? JSONObject(),
+                            acl: AccessControlEntry.parse(s.optionalText(5)), defaultObjectAcl: AccessControlEntry.parse(s.optionalText(6)),
+                            iamPolicy: s.optionalText(7).flatMap { try? JSON.parse($0) })
     }
 
-    static func buckets(_ c: Connection) throws -> [(name: String, created: Instant, metageneration: Int64)] {
-        try c.rows("SELECT name, created_at, metageneration FROM storage_buckets ORDER BY name") {
-            ($0.text(0), Instant(unixMicros: $0.int64(1)), $0.int64(2))
-        }
+    static func bucket(_ c: Connection, _ name: String) throws -> StoredBucket? {
+        try c.first("SELECT \(bucketColumns) FROM storage_buckets WHERE name = ?", [name], decodeBucket)
+    }
+
+    static func buckets(_ c: Connection) throws -> [StoredBucket] {
+        try c.rows("SELECT \(bucketColumns) FROM storage_buckets ORDER BY name", [], decodeBucket)
+    }
+
+    /// Writes a bucket's changeable columns (configuration, ACLs, IAM policy, metageneration, update time).
+    static func updateBucket(_ c: Connection, _ b: StoredBucket) throws {
+        try c.run("""
+            UPDATE storage_buckets SET metageneration = ?, updated_at = ?, settings = ?, acl = ?, default_object_acl = ?, iam_policy = ?
+            WHERE name = ?
+            """, [b.metageneration, b.updated.unixMicros, JSON.object(b.settings).serialized(), b.acl.map(AccessControlEntry.serialize),
+                  b.defaultObjectAcl.map(AccessControlEntry.serialize), b.iamPolicy?.serialized(), b.name])
     }
 
     /// Creates the bucket; false when it already existed.
@@ -98,10 +114,11 @@ enum StorageStore {
         let meta = JSON.object(JSONObject(o.metadata.map { ($0.0, JSON.string($0.1)) })).serialized()
         try c.run("""
             INSERT OR REPLACE INTO storage_objects (\(objectColumns))
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [o.bucket, o.name, o.generation, o.metageneration, o.blobID, o.size, o.md5, Int64(o.crc32c),
                   o.contentType, o.contentEncoding, o.contentDisposition, o.contentLanguage, o.cacheControl, meta,
-                  o.timeCreated.unixMicros, o.updated.unixMicros, o.customTime?.unixMicros, o.componentCount])
+                  o.timeCreated.unixMicros, o.updated.unixMicros, o.customTime?.unixMicros, o.componentCount,
+                  o.acl.map(AccessControlEntry.serialize)])
     }
 
     /// Removes the object row and its blob.

@@ -1,0 +1,124 @@
+import Foundation
+import HearthCore
+
+/// One bucket, as stored: its configuration (the JSON API's writable bucket fields), legacy ACLs
+/// and IAM policy.
+struct StoredBucket: Sendable {
+    var name: String
+    var created: Instant
+    var updated: Instant
+    var metageneration: Int64
+    /// The writable fields of the bucket resource that Hearth keeps as given (`labels`, `cors`,
+    /// `lifecycle`, `versioning`, `website`, …), plus `iamConfiguration` in its normalised form.
+    var settings: JSONObject
+    /// nil: never set (the `projectPrivate` default).
+    var acl: [AccessControlEntry]?
+    var defaultObjectAcl: [AccessControlEntry]?
+    /// `{"version", "bindings"}` once set; nil: the default policy.
+    var iamPolicy: JSON?
+
+    /// The bucket fields a create, PATCH or PUT writes into `settings` (ACLs and IAM have their own columns).
+    static let settingKeys: Set<String> = [
+        "labels", "cors", "lifecycle", "versioning", "website", "logging", "billing", "defaultEventBasedHold",
+        "iamConfiguration", "storageClass", "autoclass", "softDeletePolicy", "encryption", "rpo", "retentionPolicy",
+    ]
+
+    var bucketACL: [AccessControlEntry] { acl ?? AccessControlEntry.defaultBucketACL }
+    var defaultObjectACL: [AccessControlEntry] { defaultObjectAcl ?? AccessControlEntry.defaultObjectACL }
+
+    /// Whether uniform bucket-level access is on: legacy ACLs are then refused and not enforced.
+    var uniformAccess: Bool { settings["iamConfiguration"]?["uniformBucketLevelAccess"]?["enabled"]?.boolValue == true }
+
+    /// Whether object versioning is enabled (the flag only: Hearth keeps no noncurrent generations).
+    var versioningEnabled: Bool { settings["versioning"]?["enabled"]?.boolValue == true }
+
+    /// GCS's bucket etag (and IAM policy etag): base64 of the protobuf encoding of the metageneration.
+    var etag: String { Data([0x08] + StoredObject.varint(UInt64(metageneration))).base64EncodedString() }
+
+    /// The JSON API's bucket resource (`storage#bucket`); `full` adds `acl`, `defaultObjectAcl`
+    /// and `owner` (`projection=full`), which a bucket with uniform access does not show.
+    func gcsResource(base: String, full: Bool) -> JSON {
+        var m: [(String, JSON)] = [
+            ("kind", .string("storage#bucket")), ("id", .string(name)), ("name", .string(name)),
+            ("selfLink", .string("\(base)/storage/v1/b/\(StorageURL.encode(name))")),
+            ("projectNumber", .string(AccessControlEntry.projectNumber)), ("metageneration", .string(String(metageneration))),
+            ("location", .string("US")), ("storageClass", .string(settings["storageClass"]?.stringValue ?? "STANDARD")),
+            ("etag", .string(etag)),
+            ("timeCreated", .string(created.rfc3339(fractionDigits: 3))), ("updated", .string(updated.rfc3339(fractionDigits: 3))),
+            ("locationType", .string("multi-region")),
+        ]
+        for (k, v) in settings where k != "storageClass" && k != "iamConfiguration" { m.append((k, v)) }
+        // Hearth keeps no soft-deleted objects: a bucket says so (retention 0 is GCS's "off") unless it was told otherwise.
+        if settings["softDeletePolicy"] == nil { m.append(("softDeletePolicy", .object(["retentionDurationSeconds": .string("0")]))) }
+        m.append(("iamConfiguration", iamConfigurationJSON))
+        if full {
+            m.append(("owner", .object(["entity": .string(AccessControlEntry.projectOwners)])))
+            if !uniformAccess {
+                m.append(("acl", .array(bucketACL.map { bucketControl($0, base: base) })))
+                m.append(("defaultObjectAcl", .array(defaultObjectACL.map { defaultObjectControl($0) })))
+            }
+        }
+        return .object(JSONObject(m))
+    }
+
+    /// `iamConfiguration` as GCS always answers it: uniform access (and its old name
+    /// `bucketPolicyOnly`) with its lock time when enabled, and public access prevention.
+    var iamConfigurationJSON: JSON {
+        let stored = settings["iamConfiguration"]
+        var ubla: JSONObject = ["enabled": .bool(uniformAccess)]
+        if uniformAccess, let locked = stored?["uniformBucketLevelAccess"]?["lockedTime"] { ubla["lockedTime"] = locked }
+        return .object([
+            "bucketPolicyOnly": .object(ubla), "uniformBucketLevelAccess": .object(ubla),
+            "publicAccessPrevention": stored?["publicAccessPrevention"] ?? .string("inherited"),
+        ])
+    }
+
+    /// A `storage#bucketAccessControl`.
+    func bucketControl(_ e: AccessControlEntry, base: String) -> JSON {
+        var m: [(String, JSON)] = [
+            ("kind", .string("storage#bucketAccessControl")), ("id", .string("\(name)/\(e.entity)")),
+            ("selfLink", .string("\(base)/storage/v1/b/\(StorageURL.encode(name))/acl/\(StorageURL.encode(e.entity))")),
+            ("bucket", .string(name)), ("entity", .string(e.entity)), ("role", .string(e.role)),
+        ]
+        m += e.derivedFields
+        m.append(("etag", .string(etag)))
+        return .object(JSONObject(m))
+    }
+
+    /// A `storage#objectAccessControl` of the default object ACL.
+    func defaultObjectControl(_ e: AccessControlEntry) -> JSON {
+        var m: [(String, JSON)] = [
+            ("kind", .string("storage#objectAccessControl")), ("entity", .string(e.entity)), ("role", .string(e.role)),
+        ]
+        m += e.derivedFields
+        m.append(("etag", .string(etag)))
+        return .object(JSONObject(m))
+    }
+
+    // MARK: IAM
+
+    /// The bucket's IAM policy (`storage#policy`): the one set, else GCS's default for a new
+    /// bucket (the project's owners and editors as legacy bucket owners, its viewers as readers).
+    func iamPolicyJSON(projectID: String) -> JSON {
+        let bindings = iamPolicy?["bindings"] ?? .array([
+            .object(["role": .string("roles/storage.legacyBucketOwner"),
+                     "members": .array([.string("projectEditor:\(projectID)"), .string("projectOwner:\(projectID)")])]),
+            .object(["role": .string("roles/storage.legacyBucketReader"), "members": .array([.string("projectViewer:\(projectID)")])]),
+        ])
+        return .object([
+            "kind": .string("storage#policy"), "resourceId": .string("projects/_/buckets/\(name)"),
+            "version": iamPolicy?["version"] ?? .int(1), "etag": .string(etag), "bindings": bindings,
+        ])
+    }
+
+    /// Whether the IAM policy lets anyone read objects (`allUsers` in a role that has `storage.objects.get`).
+    var iamGrantsPublicRead: Bool {
+        guard let bindings = iamPolicy?["bindings"]?.arrayValue else { return false }
+        let readers: Set<String> = ["roles/storage.objectViewer", "roles/storage.legacyObjectReader", "roles/storage.objectAdmin",
+                                    "roles/storage.admin", "roles/storage.legacyObjectOwner", "roles/storage.objectUser"]
+        return bindings.contains { b in
+            guard let role = b["role"]?.stringValue, readers.contains(role), b["condition"] == nil else { return false }
+            return b["members"]?.arrayValue?.contains(.string("allUsers")) == true
+        }
+    }
+}

@@ -1,0 +1,237 @@
+"""Access control and bucket configuration as google-cloud-storage drives them: legacy ACLs
+(`make_public`, `blob.acl`, `bucket.acl`, `bucket.default_object_acl`, predefined ACLs),
+uniform bucket-level access and its refusals, bucket PATCH/PUT (labels, CORS, lifecycle,
+versioning) and the bucket IAM policy (get, set, testIamPermissions)."""
+import pytest
+import requests
+from google.api_core import exceptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import storage
+
+
+@pytest.fixture(scope="module")
+def client(hearth):
+    return storage.Client(project=hearth["project"], credentials=AnonymousCredentials())
+
+
+@pytest.fixture(scope="module")
+def bucket(client):
+    return client.create_bucket("gcs-access-control")
+
+
+def entities(acl):
+    acl.reload()
+    return {e["entity"]: e["role"] for e in acl}
+
+
+def test_a_new_object_has_its_owner_and_the_bucket_default(bucket, hearth):
+    blob = bucket.blob("private.txt")
+    blob.upload_from_string(b"p")
+    got = entities(blob.acl)
+    assert got[f"user-{hearth['project']}@appspot.gserviceaccount.com"] == "OWNER"
+    assert got["project-owners-0"] == "OWNER" and got["project-viewers-0"] == "READER"
+    assert "allUsers" not in got
+
+
+def test_make_public_then_private(bucket):
+    blob = bucket.blob("public.txt")
+    blob.upload_from_string(b"hello")
+    gen = bucket.get_blob("public.txt").metageneration
+    blob.make_public()
+    assert entities(blob.acl)["allUsers"] == "READER"
+    # An ACL change is a metadata change: the metageneration moves.
+    assert bucket.get_blob("public.txt").metageneration == gen + 1
+    # GET with projection=full shows the ACL and the owner, noAcl (the default) does not.
+    full = requests.get(f"{blob.client._connection.API_BASE_URL}/storage/v1/b/{bucket.name}/o/public.txt?projection=full").json()
+    assert {"entity": "allUsers", "role": "READER"}.items() <= next(e for e in full["acl"] if e["entity"] == "allUsers").items()
+    assert full["owner"]["entity"].startswith("user-")
+    plain = requests.get(f"{blob.client._connection.API_BASE_URL}/storage/v1/b/{bucket.name}/o/public.txt").json()
+    assert "acl" not in plain and "owner" not in plain
+    blob.make_private()
+    assert "allUsers" not in entities(blob.acl)
+
+
+def test_object_acl_entries_grant_revoke_and_save(bucket):
+    blob = bucket.blob("shared.txt")
+    blob.upload_from_string(b"s")
+    blob.acl.reload()
+    blob.acl.user("Alice@Example.com").grant_read()
+    blob.acl.domain("example.org").grant_owner()
+    blob.acl.save()
+    got = entities(blob.acl)
+    assert got["user-alice@example.com"] == "READER" and got["domain-example.org"] == "OWNER"
+    blob.acl.user("alice@example.com").revoke_read()
+    blob.acl.save()
+    assert "user-alice@example.com" not in entities(blob.acl)
+
+
+def test_predefined_acls_on_upload_copy_and_compose(bucket):
+    bucket.blob("pre.txt").upload_from_string(b"x", predefined_acl="publicRead")
+    assert entities(bucket.blob("pre.txt").acl).get("allUsers") == "READER"
+    # A copy gets the destination's default unless told otherwise.
+    bucket.copy_blob(bucket.blob("pre.txt"), bucket, "copy.txt")
+    assert "allUsers" not in entities(bucket.blob("copy.txt").acl)
+    bucket.blob("pre.txt").acl.save_predefined("private")
+    assert list(entities(bucket.blob("pre.txt").acl).values()) == ["OWNER"]
+    with pytest.raises(ValueError):
+        bucket.blob("pre.txt").upload_from_string(b"x", predefined_acl="everyone")
+    dest = bucket.blob("composed.txt")
+    dest.compose([bucket.blob("pre.txt"), bucket.blob("copy.txt")])
+    assert "allUsers" not in entities(dest.acl)
+
+
+def test_an_unknown_predefined_acl_and_a_bad_entity_are_400(bucket, client):
+    base = client._connection.API_BASE_URL
+    r = requests.post(f"{base}/upload/storage/v1/b/{bucket.name}/o?uploadType=media&name=bad.txt&predefinedAcl=everyone", data=b"x")
+    assert r.status_code == 400 and r.json()["error"]["errors"][0]["reason"] == "invalid"
+    bucket.blob("e.txt").upload_from_string(b"x")
+    r = requests.post(f"{base}/storage/v1/b/{bucket.name}/o/e.txt/acl", json={"entity": "nobody", "role": "READER"})
+    assert r.status_code == 400
+    r = requests.post(f"{base}/storage/v1/b/{bucket.name}/o/e.txt/acl", json={"entity": "allUsers", "role": "WRITER"})
+    assert r.status_code == 400  # objects have no WRITER role
+    r = requests.get(f"{base}/storage/v1/b/{bucket.name}/o/e.txt/acl/user-nobody@example.com")
+    assert r.status_code == 404
+
+
+def test_bucket_acl_and_default_object_acl(client):
+    b = client.create_bucket("gcs-acl-defaults")
+    assert entities(b.acl)["project-owners-0"] == "OWNER"
+    b.default_object_acl.reload()
+    b.default_object_acl.all().grant_read()
+    b.default_object_acl.save()
+    assert entities(b.default_object_acl)["allUsers"] == "READER"
+    # New objects take the bucket's default object ACL.
+    b.blob("new.txt").upload_from_string(b"n")
+    assert entities(b.blob("new.txt").acl)["allUsers"] == "READER"
+    b.acl.reload()
+    b.acl.group("devs@example.com").grant_write()
+    b.acl.save()
+    assert entities(b.acl)["group-devs@example.com"] == "WRITER"
+    b.acl.save_predefined("publicRead")
+    assert entities(b.acl) == {"project-owners-0": "OWNER", "allUsers": "READER"}
+
+
+def test_bucket_patch_labels_cors_lifecycle_versioning(client):
+    b = client.create_bucket("gcs-bucket-patch")
+    meta = b.metageneration
+    b.labels = {"team": "storage", "env": "dev"}
+    b.cors = [{"origin": ["*"], "method": ["GET"], "responseHeader": ["Content-Type"], "maxAgeSeconds": 3600}]
+    b.add_lifecycle_delete_rule(age=30)
+    b.versioning_enabled = True
+    b.patch()
+    got = client.get_bucket("gcs-bucket-patch")
+    assert got.labels == {"team": "storage", "env": "dev"}
+    assert got.cors[0]["origin"] == ["*"] and got.cors[0]["maxAgeSeconds"] == 3600
+    assert [r["action"]["type"] for r in got.lifecycle_rules] == ["Delete"]
+    assert got.versioning_enabled is True and got.metageneration == meta + 1
+    # A label set to None is removed by the PATCH; the others stay.
+    got.labels = {"team": "storage"}
+    got.patch()
+    assert client.get_bucket("gcs-bucket-patch").labels == {"team": "storage"}
+    got.labels = {"Bad Key": "x"}
+    with pytest.raises(exceptions.BadRequest):
+        got.patch()
+    # A precondition on the metageneration.
+    stale = client.get_bucket("gcs-bucket-patch")
+    stale.labels = {"team": "other"}
+    with pytest.raises(exceptions.PreconditionFailed):
+        stale.patch(if_metageneration_match=stale.metageneration - 1)
+    # update() (PUT) replaces what the body leaves out.
+    stale = client.get_bucket("gcs-bucket-patch")
+    stale._properties.pop("cors", None)
+    stale.update()
+    assert client.get_bucket("gcs-bucket-patch").cors == []
+
+
+def test_uniform_bucket_level_access_refuses_legacy_acls(client):
+    b = client.create_bucket("gcs-uniform")
+    b.blob("o.txt").upload_from_string(b"o")
+    b.iam_configuration.uniform_bucket_level_access_enabled = True
+    b.patch()
+    got = client.get_bucket("gcs-uniform")
+    assert got.iam_configuration.uniform_bucket_level_access_enabled is True
+    assert got.iam_configuration.uniform_bucket_level_access_locked_time is not None
+    with pytest.raises(exceptions.BadRequest, match="uniform bucket-level access"):
+        b.blob("o.txt").acl.reload()
+    with pytest.raises(exceptions.BadRequest, match="Cannot get legacy ACL for a bucket"):
+        b.acl.reload()
+    with pytest.raises(exceptions.BadRequest, match="Cannot use ACL API"):
+        b.default_object_acl.save_predefined("publicRead")
+    with pytest.raises(exceptions.BadRequest, match="Cannot insert legacy ACL for an object"):
+        b.blob("p.txt").upload_from_string(b"p", predefined_acl="publicRead")
+    # A resumable upload naming an ACL is refused at its start.
+    with pytest.raises(exceptions.BadRequest):
+        b.blob("big.bin", chunk_size=256 * 1024).upload_from_string(b"z" * (300 * 1024), predefined_acl="publicRead")
+    # Uploads without an ACL still work, and turning it off again brings the ACLs back.
+    b.blob("q.txt").upload_from_string(b"q")
+    got.iam_configuration.uniform_bucket_level_access_enabled = False
+    got.patch()
+    assert "project-owners-0" in entities(b.blob("o.txt").acl)
+
+
+def test_iam_policy_get_set_and_test_permissions(client, hearth):
+    b = client.create_bucket("gcs-iam")
+    policy = b.get_iam_policy()
+    assert f"projectOwner:{hearth['project']}" in policy["roles/storage.legacyBucketOwner"]
+    policy["roles/storage.objectViewer"] = {"allUsers"}
+    saved = b.set_iam_policy(policy)
+    assert saved["roles/storage.objectViewer"] == {"allUsers"} and saved.etag != policy.etag
+    assert b.get_iam_policy()["roles/storage.objectViewer"] == {"allUsers"}
+    # A policy read before that change carries a stale etag: 412.
+    with pytest.raises(exceptions.PreconditionFailed):
+        b.set_iam_policy(policy)
+    asked = ["storage.buckets.get", "storage.objects.list", "storage.objects.create"]
+    assert b.test_iam_permissions(asked) == asked
+    with pytest.raises(exceptions.BadRequest):
+        b.test_iam_permissions(["storage.objects.fly"])
+    bad = b.get_iam_policy()
+    bad["roles/storage.objectViewer"] = {"nobody"}
+    with pytest.raises(exceptions.BadRequest):
+        b.set_iam_policy(bad)
+
+
+def test_public_url_reads_only_what_all_users_may(client):
+    b = client.create_bucket("gcs-public-url")
+    blob = b.blob("dir/pic.txt")
+    blob.upload_from_string(b"picture")
+    assert blob.public_url.startswith(client._connection.API_BASE_URL)
+    # Private: GCS's XML 403 for an anonymous caller, as for a missing object.
+    r = requests.get(blob.public_url)
+    assert r.status_code == 403 and "<Code>AccessDenied</Code>" in r.text
+    assert requests.get(b.blob("nothing").public_url).status_code == 403
+    # A caller with credentials is the privileged one.
+    assert requests.get(blob.public_url, headers={"Authorization": "Bearer owner"}).content == b"picture"
+    blob.make_public()
+    r = requests.get(blob.public_url)
+    assert r.status_code == 200 and r.content == b"picture"
+    assert requests.get(blob.public_url, headers={"Range": "bytes=0-2"}).content == b"pic"
+    blob.make_private()
+    assert requests.get(blob.public_url).status_code == 403
+    # A bucket IAM binding for allUsers opens every object; a missing one is then 404.
+    policy = b.get_iam_policy()
+    policy["roles/storage.objectViewer"] = {"allUsers"}
+    b.set_iam_policy(policy)
+    assert requests.get(blob.public_url).content == b"picture"
+    r = requests.get(b.blob("nothing").public_url)
+    assert r.status_code == 404 and "<Code>NoSuchKey</Code>" in r.text
+    # Public access prevention wins over both.
+    b.iam_configuration.public_access_prevention = "enforced"
+    b.patch()
+    assert requests.get(blob.public_url).status_code == 403
+    assert requests.get(client._connection.API_BASE_URL + "/no-such-bucket-here/x").status_code == 404
+
+
+def test_soft_deleted_objects_are_none_as_with_soft_delete_off(client):
+    b = client.create_bucket("gcs-soft-delete")
+    assert b.soft_delete_policy.retention_duration_seconds == 0
+    blob = b.blob("gone.txt")
+    blob.upload_from_string(b"g")
+    generation = b.get_blob("gone.txt").generation
+    blob.delete()
+    assert list(b.list_blobs(soft_deleted=True)) == []
+    b.blob("live.txt").upload_from_string(b"l")
+    assert [x.name for x in b.list_blobs()] == ["live.txt"] and list(b.list_blobs(soft_deleted=True)) == []
+    assert b.get_blob("gone.txt", generation=generation, soft_deleted=True) is None
+    assert b.get_blob("live.txt", generation=b.get_blob("live.txt").generation, soft_deleted=True) is None
+    with pytest.raises(exceptions.NotFound):
+        b.restore_blob("gone.txt", generation=generation)

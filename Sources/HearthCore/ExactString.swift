@@ -49,8 +49,9 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
     /// bytes zero and the ASCII flag worked out from the bytes (the standard library's
     /// `_SmallString` invariants) — so two small strings are the same bytes exactly when their words
     /// are the same, and their words order as their bytes. Comparing field names and path segments
-    /// (mostly small) through `withContiguousStorageIfAvailable` copied each to the stack first, at
-    /// ~150 instructions a compare (docs/benchmarks.md, commit38). False on other layouts.
+    /// (mostly small) through `withContiguousStorageIfAvailable` copied each to the stack first: a
+    /// REST commit's 27 compares were 1.6k instructions of their own (docs/benchmarks.md, commit38).
+    /// False on other layouts.
     @inlinable @inline(__always)
     public static func bothSmall(_ a: String, _ b: String) -> Bool {
         #if _endian(little) && _pointerBitWidth(_64)

@@ -3,7 +3,7 @@ import Foundation
 /// Strings of at most 15 ASCII bytes made in place: the names, ids and short values a request's
 /// parsers take out of its bytes (field names, path segments, header names and values).
 ///
-/// `String(decoding:as:)` validates the bytes as UTF-8 and then forms the string, ~190 instructions
+/// `String(decoding:as:)` validates the bytes as UTF-8 and then forms the string, ~165 instructions
 /// for a field name; a REST commit made ~30 such strings (docs/benchmarks.md, commit38). Up to 15
 /// bytes a string is small: its bytes are its own two words, first byte lowest, the unused bytes
 /// zero, the second word's top byte the discriminator (0xE0 for ASCII) with the count. Bytes that

@@ -44,6 +44,25 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
         unsafeBitCast(a, to: (UInt, UInt).self) == unsafeBitCast(b, to: (UInt, UInt).self)
     }
 
+    /// Whether both strings are small: their at most 15 UTF-8 bytes held in their own two words
+    /// (first byte lowest, the second word's top byte the discriminator with the count), the unused
+    /// bytes zero and the ASCII flag worked out from the bytes (the standard library's
+    /// `_SmallString` invariants) — so two small strings are the same bytes exactly when their words
+    /// are the same, and their words order as their bytes. Comparing field names and path segments
+    /// (mostly small) through `withContiguousStorageIfAvailable` copied each to the stack first: a
+    /// REST commit's 27 compares were 1.6k instructions of their own (docs/benchmarks.md, commit38).
+    /// False on other layouts.
+    @inlinable @inline(__always)
+    public static func bothSmall(_ a: String, _ b: String) -> Bool {
+        #if _endian(little) && _pointerBitWidth(_64)
+        // The discriminator's "small" bit (bit 61 of the second word); large strings, native or
+        // immortal, have it clear.
+        return unsafeBitCast(a, to: (UInt64, UInt64).self).1 & unsafeBitCast(b, to: (UInt64, UInt64).self).1 & (1 << 61) != 0
+        #else
+        return false
+        #endif
+    }
+
     /// Lengths first (O(1) for native strings): most unequal names differ in length. The bytes
     /// are read in place (`withContiguousStorageIfAvailable`, not the mutating `withUTF8` of a
     /// copy, which cost half as much again) and compared in a loop, not by `memcmp`: names are
@@ -54,6 +73,8 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
         // the bytes of two small strings through `withContiguousStorageIfAvailable` cost ~120
         // instructions.
         if sameWords(a, b) { return true }
+        // Two small strings are equal bytes only in equal words (`bothSmall`).
+        if bothSmall(a, b) { return false }
         guard a.utf8.count == b.utf8.count else { return false }
         let same = a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in
@@ -82,6 +103,20 @@ public struct ExactString: Hashable, Comparable, Sendable, ExpressibleByStringLi
     @inlinable
     public static func compare(_ a: String, _ b: String) -> Int {
         if sameWords(a, b) { return 0 }
+        #if _endian(little) && _pointerBitWidth(_64)
+        if bothSmall(a, b) {
+            // The bytes in the words, first byte lowest: byte-swapped, the words order as the bytes
+            // do. The top byte of the second word is the discriminator and count, not a byte; the
+            // unused bytes are zero, so equal words up to there leave one string a prefix of the
+            // other (padded with zeros, or its own zero bytes): the shorter first.
+            let x = unsafeBitCast(a, to: (UInt64, UInt64).self), y = unsafeBitCast(b, to: (UInt64, UInt64).self)
+            if x.0 != y.0 { return x.0.byteSwapped < y.0.byteSwapped ? -1 : 1 }
+            let p = (x.1 & 0x00FF_FFFF_FFFF_FFFF).byteSwapped, q = (y.1 & 0x00FF_FFFF_FFFF_FFFF).byteSwapped
+            if p != q { return p < q ? -1 : 1 }
+            let m = x.1 >> 56 & 0xF, n = y.1 >> 56 & 0xF
+            return m == n ? 0 : (m < n ? -1 : 1)
+        }
+        #endif
         let order = a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in
                 let n = Swift.min(x.count, y.count)

@@ -11,15 +11,30 @@ struct ExactStringTests {
                         String(repeating: "t", count: 63), String(repeating: "t", count: 64),
                         String(repeating: "t", count: 63) + "u", "u" + String(repeating: "t", count: 63),
                         String(repeating: "eyJ0", count: 240), String(repeating: "eyJ0", count: 240) + "K",
-                        String(repeating: "eyJ0", count: 240) + "k", String(repeating: "eyJ0", count: 240) + "\u{212A}"]
+                        String(repeating: "eyJ0", count: 240) + "k", String(repeating: "eyJ0", count: 240) + "\u{212A}",
+                        // Small strings compared by their words (`bothSmall`): zero bytes against the
+                        // zero padding, prefixes, each word's first and last byte, bytes from 0x80 (which
+                        // a signed compare would put first), the count's byte beside the last one.
+                        "\u{0}", "a\u{0}", "ab", "ab\u{0}", "statu", "abcdefgh", "abcdefgi", "abcdefgh\u{0}",
+                        "abcdefghi", "bbcdefgh", "\u{7F}", "\u{80}", "\u{FF}", "fifteen-bytes-y", "fifteen-bytes-\u{0}",
+                        "fourteen-bytes", "fifteen-bytes-\u{7F}"]
 
     /// The same text built again from its bytes (another storage for long strings).
     static func rebuilt(_ s: String) -> String { String(decoding: Array(s.utf8), as: UTF8.self) }
 
+    /// The same text in a large string's storage even when it would fit a small one.
+    static func stored(_ s: String) -> String {
+        var out = String()
+        out.reserveCapacity(64)
+        out.append(s)
+        return out
+    }
+
     @Test func equalAndCompareFollowTheBytes() {
         for a in Self.texts {
             for b in Self.texts {
-                for (x, y) in [(a, b), (Self.rebuilt(a), b), (a, Self.rebuilt(b)), (Self.rebuilt(a), Self.rebuilt(b))] {
+                for (x, y) in [(a, b), (Self.rebuilt(a), b), (a, Self.rebuilt(b)), (Self.rebuilt(a), Self.rebuilt(b)),
+                               (Self.stored(a), b), (a, Self.stored(b))] {
                     let bytesEqual = Array(x.utf8) == Array(y.utf8)
                     #expect(ExactString.equal(x, y) == bytesEqual, "\(x) vs \(y)")
                     let order = Array(x.utf8).lexicographicallyPrecedes(Array(y.utf8)) ? -1 : bytesEqual ? 0 : 1

@@ -259,10 +259,10 @@ struct FirestoreHTTPService: HTTPService {
         }
         guard let projectEnd = Self.slash(in: bytes, from: i), projectEnd > i,
               Self.hasPrefix(bytes, at: projectEnd, "/databases/") else { return nil }
-        let project = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<projectEnd]), as: UTF8.self)
+        let project = SmallASCII.string(UnsafeBufferPointer(rebasing: bytes[i..<projectEnd]))
         i = projectEnd + 11
         guard let databaseEnd = Self.slash(in: bytes, from: i), databaseEnd > i else { return nil }
-        let database = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<databaseEnd]), as: UTF8.self)
+        let database = SmallASCII.string(UnsafeBufferPointer(rebasing: bytes[i..<databaseEnd]))
         return (DatabaseID(project: project, database: database), databaseEnd)
     }
 

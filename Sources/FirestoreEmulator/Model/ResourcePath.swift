@@ -312,7 +312,7 @@ struct ResourcePath: Sendable, Hashable, CustomStringConvertible {
                 while j < b.count, b[j] != 0x2F { j += 1 }
                 return j
             }
-            func text(_ r: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self) }
+            func text(_ r: Range<Int>) -> String { SmallASCII.string(UnsafeBufferPointer(rebasing: b[r])) }
             guard literal("projects/", at: 0) else { return nil }
             let projectEnd = end(from: 9)
             guard projectEnd > 9, literal("/databases/", at: projectEnd) else { return nil }

@@ -90,6 +90,59 @@ extension FirestoreService {
         }
     }
 
+    /// The documents one commit body has read and the versions its writes leave, in one object.
+    /// As local variables of the body, captured by its local functions and by the rules lookup's
+    /// escaping closures, each table and each closure context was a heap box of its own: eight
+    /// allocations a commit (docs/benchmarks.md, commit38). Made and used on the writer only.
+    private final class CommitReads {
+        let storage: FirestoreStorage
+        let space: Int64
+        /// A read-write transaction's commit: documents the previous one committed are held.
+        let holding: Bool
+        let conn: Connection
+        /// Each document read, with the key its row was read by (nil when it was not read from
+        /// the store): `put` stores the write under the same key instead of encoding it again.
+        var originals = PathTable<LoadedDocument>()
+        /// The held originals' rules `resource`s and stored forms, made by the commits that wrote them.
+        var heldResources = PathTable<RulesValue>()
+        var heldEncoded = PathTable<[UInt8]>()
+        /// Each written path's version after the writes so far (nil inside: deleted).
+        var overlay = PathTable<StoredDocument?>()
+
+        init(storage: FirestoreStorage, space: Int64, holding: Bool, _ conn: Connection) {
+            self.storage = storage
+            self.space = space
+            self.holding = holding
+            self.conn = conn
+        }
+
+        func loadKeyed(_ p: ResourcePath) throws -> LoadedDocument {
+            if let known = originals[p] { return known }
+            // A read-write transaction's documents are most often the versions the previous one
+            // committed: a held one is exactly what this connection reads (`TransactionWrites`:
+            // an earlier body of this batch that wrote it made it pending), without the row's
+            // read and decoding on the writer.
+            let held = holding ? storage.transactionWrites.document(space: space, path: p) : nil
+            if let r = held?.resource { heldResources[p] = r }
+            if let e = held?.encoded { heldEncoded[p] = e }
+            let loaded: LoadedDocument
+            if let held {
+                loaded = LoadedDocument(document: held.document, key: nil)
+            } else {
+                let key = p.key
+                loaded = LoadedDocument(document: try storage.document(space: space, key: key, conn), key: key)
+            }
+            originals[p] = loaded
+            return loaded
+        }
+
+        /// `getAfter()`'s read: the batch's version of `p`, else the stored one.
+        func after(_ p: ResourcePath) throws -> StoredDocument? {
+            if let o = overlay[p] { return o }
+            return try loadKeyed(p).document
+        }
+    }
+
     /// The checks before a commit is queued, and its body (see `commit`).
     private func prepareCommit(_ requested: DatabaseID, writes: [Write], transaction: String?, caller: Caller) throws(FirestoreError)
         -> PreparedCommit {
@@ -112,32 +165,9 @@ extension FirestoreService {
         let savepoint = storage.cachedSpace(of: db) == nil
         let body = { [self] (conn: Connection) throws -> (commitTime: Instant, results: [WriteOutcome]) in
             let space = try storage.writableSpace(of: db, conn)
-            // Each document read, with the key its row was read by (nil when it was not read from
-            // the store): `put` stores the write under the same key instead of encoding it again.
-            var originals = PathTable<LoadedDocument>()
-            // The held originals' rules `resource`s and stored forms, made by the commits that wrote them.
-            var heldResources = PathTable<RulesValue>()
-            var heldEncoded = PathTable<[UInt8]>()
-            func loadKeyed(_ p: ResourcePath) throws -> LoadedDocument {
-                if let known = originals[p] { return known }
-                // A read-write transaction's documents are most often the versions the previous one
-                // committed: a held one is exactly what this connection reads (`TransactionWrites`:
-                // an earlier body of this batch that wrote it made it pending), without the row's
-                // read and decoding on the writer.
-                let held = written == nil ? nil : storage.transactionWrites.document(space: space, path: p)
-                if let r = held?.resource { heldResources[p] = r }
-                if let e = held?.encoded { heldEncoded[p] = e }
-                let loaded: LoadedDocument
-                if let held {
-                    loaded = LoadedDocument(document: held.document, key: nil)
-                } else {
-                    let key = p.key
-                    loaded = LoadedDocument(document: try storage.document(space: space, key: key, conn), key: key)
-                }
-                originals[p] = loaded
-                return loaded
-            }
-            func load(_ p: ResourcePath) throws -> StoredDocument? { try loadKeyed(p).document }
+            let reads = CommitReads(storage: storage, space: space, holding: written != nil, conn)
+            func loadKeyed(_ p: ResourcePath) throws -> LoadedDocument { try reads.loadKeyed(p) }
+            func load(_ p: ResourcePath) throws -> StoredDocument? { try reads.loadKeyed(p).document }
 
             // Optimistic transactions: every document read must be unchanged, and every query must
             // still return the same documents at the same versions (no phantoms).
@@ -157,19 +187,18 @@ extension FirestoreService {
 
             let commitTime = try stampedCommitTime(storage.commitTime(now: clock.now(), conn), for: writes) { try load($0)?.updateTime }
             recorder.begin(at: commitTime, space: space)
-            var overlay = PathTable<StoredDocument?>()
             var steps: [Step] = []
             steps.reserveCapacity(writes.count)
             for w in writes {
                 var first = false
-                if case .none = overlay[w.path] { first = true }
-                let before: StoredDocument? = try overlay[w.path] ?? load(w.path)
+                if case .none = reads.overlay[w.path] { first = true }
+                let before: StoredDocument? = try reads.overlay[w.path] ?? load(w.path)
                 let outcome = WriteApplier.apply(w, to: before, at: commitTime)
                 if let after = outcome.document {
                     try Self.checkSize(after, db)
                 }
-                steps.append(Step(write: w, before: before, outcome: outcome, beforeResource: first ? heldResources[w.path] : nil))
-                overlay[w.path] = .some(outcome.document)
+                steps.append(Step(write: w, before: before, outcome: outcome, beforeResource: first ? reads.heldResources[w.path] : nil))
+                reads.overlay[w.path] = .some(outcome.document)
             }
 
             // A create over an existing document is ALREADY_EXISTS whatever the rules would say
@@ -182,11 +211,8 @@ extension FirestoreService {
             if case .client(let auth) = caller {
                 let lookup = RulesLookup(
                     database: db,
-                    current: { p in try load(p) },
-                    after: { p in
-                        if let o = overlay[p] { return o }
-                        return try load(p)
-                    })
+                    current: { [reads] p in try reads.loadKeyed(p).document },
+                    after: { [reads] p in try reads.after(p) })
                 for step in steps {
                     let limit = steps.count > 1 ? max(0, min(10, 20 - lookup.accessCount)) : 10
                     let made = try authorizeWrite(db, step: step, auth: auth, time: WriteApplier.requestTime(commitTime), lookup: lookup, accessLimit: limit)
@@ -202,12 +228,12 @@ extension FirestoreService {
             // Nothing below throws but SQLite (the commit time is stored before the COMMIT).
             storage.record(commitTime: commitTime)
             var finalEncoded = PathTable<[UInt8]>()
-            for (path, final) in overlay.entries {
+            for (path, final) in reads.overlay.entries {
                 let loaded = try loadKeyed(path), original = loaded.document
                 if let final {
                     if final != original {
                         // `final` is the write's document at `path` (`WriteApplier`), so `loaded.key` is its key.
-                        let encoded = try storage.put(space: space, final, replacing: original, oldEncoded: heldEncoded[path],
+                        let encoded = try storage.put(space: space, final, replacing: original, oldEncoded: reads.heldEncoded[path],
                                                       key: loaded.key, conn)
                         if written != nil { finalEncoded[path] = encoded }
                         recorder.record(path, before: original, after: final)
@@ -222,12 +248,12 @@ extension FirestoreService {
                 let time = commitTime.unixMicros
                 written.space = space
                 written.time = time
-                written.documents = overlay.entries.map { e in
+                written.documents = reads.overlay.entries.map { e in
                     e.value == nil ? TransactionWrites.Version(path: e.path, document: nil)
                         : TransactionWrites.Version(path: e.path, document: e.value, resource: finalResources[e.path],
                                                     encoded: finalEncoded[e.path])
                 }
-                for (path, _) in overlay.entries { storage.transactionWrites.writing(space: space, path: path, at: time) }
+                for (path, _) in reads.overlay.entries { storage.transactionWrites.writing(space: space, path: path, at: time) }
             }
             let results = steps.map { s in
                 WriteOutcome(updateTime: s.outcome.document?.updateTime, transformResults: s.outcome.transformResults,

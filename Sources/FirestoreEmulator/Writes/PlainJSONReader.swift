@@ -200,7 +200,7 @@ struct PlainJSONReader {
     /// `JSON.parse` decodes a string without escapes).
     private func text(_ start: Int, _ end: Int, ascii: Bool) throws(Fallback) -> String {
         let run = UnsafeBufferPointer(rebasing: bytes[start..<end])
-        if ascii { return String(decoding: run, as: UTF8.self) }
+        if ascii { return SmallASCII.string(run) }
         guard let s = String(validating: run, as: UTF8.self) else { throw Fallback() }
         return s
     }

@@ -799,7 +799,7 @@ public final class RulesCoverage: @unchecked Sendable {
                 h.combine(9 as UInt8)
                 Self.combine(lat, into: &h)
                 Self.combine(lng, into: &h)
-            case .path(let segments):
+            case .path(let segments, _):
                 h.combine(10 as UInt8)
                 h.combine(segments)
             case .list(let items):
@@ -927,7 +927,7 @@ public final class RulesCoverage: @unchecked Sendable {
             case .duration(let s, let n): return mix(8, UInt64(bitPattern: s) &* 1_000_000_007 &+ UInt64(UInt32(bitPattern: n)))
             case .list(let items): return shape(items)
             case .map(let m): return shape(m)
-            case .path(let segments): return mix(10, UInt64(segments.count))
+            case .path(let segments, _): return mix(10, UInt64(segments.count))
             case .string: return 5
             case .bytes: return 6
             case .latlng: return 9

@@ -327,6 +327,11 @@ public final class RulesCoverage: @unchecked Sendable {
         return false
     }
 
+    /// Returns once every fold already queued for the background thread has run. A fold queued
+    /// before a report may otherwise run after it, folding the start of the evaluations recorded
+    /// since and publishing hints in their midst (tests that compare hints use it).
+    func awaitQueuedFolds() { Self.folder.sync {} }
+
     /// Folds every waiting evaluation into the tables.
     private func foldPending() {
         lock.lock()

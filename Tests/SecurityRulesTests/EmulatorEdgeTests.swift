@@ -48,7 +48,7 @@ struct EmulatorEdgeTests {
         // `{x}` in a path literal: the template `path('/a/{x}')` is.
         ("(/a/{x}).bind({'x': 'v'}) == path('/a/v')", true), ("(/a/{ x }/b/{y}).bind({'y': 'w'}) == /a/b/w", true),
         ("(/a/{x}/$('d')).bind({'x': 'v'}).x == 'v'", true), ("string(/a/{x}) == '/a/'", true),
-        ("(/a/{x}) == path('/a/{x}')", false),
+        ("(/a/{x}) == path('/a/{x}')", false), ("path('a/b') == path('/a/b')", true),
         // replace expands as RE2/J's appendReplacement.
         ("'ab'.replace('(?P<first>a)(b)', '${first}') == 'a'", true), ("'ab'.replace('(?<f>a)(b)', '$2${f}') == 'ba'", true),
         ("'b'.replace('(?P<n>a)?b', '[${n}]') == '[null]'", true), ("'b'.replace('(a)?b', '[$1]') == '[]'", true),
@@ -84,6 +84,11 @@ struct EmulatorEdgeTests {
         ("path('/a/{x}/{x}').bind({'x': 'v'})", "Variable x already exists in the PathTemplate."),
         ("path(path('/a/b'))", "Unsupported operation error. Received: path(path). Expected: path(string)."),
         ("(/a/{x}).x", "Variable x is not bound in path template."),
+        // path() parses a template: no empty string, no empty segment (faith38).
+        ("path('')", "Empty Path Template is not allowed."),
+        ("path('/')", "Invalid Path Template /. Empty segment is not allowed."),
+        ("path('/a//b')", "Invalid Path Template /a//b. Empty segment is not allowed."),
+        ("path('/a/b/')", "Invalid Path Template /a/b/. Empty segment is not allowed."),
         ("'ab'.replace('(?<first>a)(b)', '${nope}')", "Invalid argument provided to call. Function: [replace], Argument: [group 'nope' not found]."),
         ("'ab'.replace('(a)(b)', '${1}')", "Invalid argument provided to call. Function: [replace], Argument: [group '1' not found]."),
         ("'ab'.replace('a', '${')", "Invalid argument provided to call. Function: [replace], Argument: [named capture group is missing trailing '}']."),

@@ -107,7 +107,7 @@ enum OtherFunctions {
         case (.string, .path(let p, _)):
             return .string("/" + p.map { RulesValue.templateName($0) == nil ? $0 : "" }.joined(separator: "/"))
         // A `{name}` segment is a template's variable (`path('/a/{x}').bind({'x': 'v'})`).
-        case (.path, .string(let s)): return .path(s.split(separator: "/", omittingEmptySubsequences: true).map(RulesValue.templateSegment))
+        case (.path, .string(let s)): return .path(try pathTemplateSegments(s))
         default:
             // The official emulator converts only these (`string(timestamp)`, `string(bytes)`,
             // `int(bool)` are errors there).
@@ -120,6 +120,16 @@ enum OtherFunctions {
             if case .null = v, b != .string { throw EvalError.nullValue }
             throw EvalError.signature(b.rawValue, [v], expected: expected)
         }
+    }
+
+    /// `path(s)`'s segments, as the official emulator parses a path template: one leading `/` is
+    /// optional, and an empty string or segment (`'/a//b'`, `'/a/b/'`, `'/'`) is its error.
+    static func pathTemplateSegments(_ s: String) throws(EvalError) -> [String] {
+        if s.isEmpty { throw EvalError("Empty Path Template is not allowed.") }
+        let body = s.utf8.first == UInt8(ascii: "/") ? s.dropFirst() : Substring(s)
+        let parts = body.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.contains(where: \.isEmpty) { throw EvalError("Invalid Path Template \(s). Empty segment is not allowed.") }
+        return parts.map(RulesValue.templateSegment)
     }
 
     static func conversionError(_ s: String, to type: String) -> EvalError {

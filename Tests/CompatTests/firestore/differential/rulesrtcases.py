@@ -468,6 +468,11 @@ EXPRS = {
     "replace_escaped_brace": "'ab'.replace('(?P<a>a)', '$\\\\{a}') == '${a}b'",
     "replace_two_digits": "'abc'.replace('(a)(b)(c)', '$12') == 'a2'",
     "replace_no_match_bad_group": "'ab'.replace('x', '$2${nope}') == 'ab'",
+    "path_empty_string": "path('') == path('/a')",
+    "path_empty_segment": "path('/a//b') == path('/a/b')",
+    "path_trailing_slash": "path('/a/b/') == path('/a/b')",
+    "path_no_leading_slash": "path('a/b') == path('/a/b')",
+    "map_values_literal_order": "{'b': 1, 'a': 2}.values() == [1, 2]",
 }
 
 FUNCTIONS = """    function f1(x) { return f2(x + 1); }

@@ -123,13 +123,35 @@ enum OtherFunctions {
     }
 
     /// `path(s)`'s segments, as the official emulator parses a path template: one leading `/` is
-    /// optional, and an empty string or segment (`'/a//b'`, `'/a/b/'`, `'/'`) is its error.
+    /// optional; an empty string or segment (`'/a//b'`, `'/a/b/'`, `'/'`) is its error; a segment
+    /// opening with `{` must close with `}` (`{x}b` is "The capture segment is not closed.") and
+    /// name an ASCII identifier, blanks around it dropped (`{ x }` is `x`; `{x-y}`, `{1}`, `{a b}`
+    /// are errors); a name twice is `Variable x already exists in the PathTemplate.` A `{x=**}`
+    /// segment passes (the emulator fails it later, at `bind`).
     static func pathTemplateSegments(_ s: String) throws(EvalError) -> [String] {
         if s.isEmpty { throw EvalError("Empty Path Template is not allowed.") }
         let body = s.utf8.first == UInt8(ascii: "/") ? s.dropFirst() : Substring(s)
         let parts = body.split(separator: "/", omittingEmptySubsequences: false)
         if parts.contains(where: \.isEmpty) { throw EvalError("Invalid Path Template \(s). Empty segment is not allowed.") }
-        return parts.map(RulesValue.templateSegment)
+        var names: [Substring] = []
+        return try parts.map { (part: Substring) throws(EvalError) -> String in
+            guard part.utf8.first == UInt8(ascii: "{") else { return String(part) }
+            guard part.utf8.last == UInt8(ascii: "}"), part.utf8.count >= 2 else {
+                throw EvalError("Invalid Path Template \(s). The capture segment is not closed.")
+            }
+            let inner = part.dropFirst().dropLast()
+            if inner.hasSuffix("=**") { return RulesValue.templateSegment(part) }
+            let name = inner.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()
+            let ident = Substring(String(name))
+            guard let first = ident.utf8.first, Lexer.isIdentStart(first) || first == UInt8(ascii: "$"),
+                  ident.utf8.allSatisfy({ Lexer.isIdentPart($0) || $0 == UInt8(ascii: "$") }) else {
+                throw EvalError("Invalid Path Template \(s). [Identifier [\(inner)] should start with letter, dollar sign, or "
+                    + "underscore and should not start with digit and must not contain spaces.")
+            }
+            if names.contains(ident) { throw EvalError("Variable \(ident) already exists in the PathTemplate.") }
+            names.append(ident)
+            return RulesValue.templateSegment(Substring("{" + ident + "}"))
+        }
     }
 
     static func conversionError(_ s: String, to type: String) -> EvalError {

@@ -473,6 +473,10 @@ EXPRS = {
     "path_trailing_slash": "path('/a/b/') == path('/a/b')",
     "path_no_leading_slash": "path('a/b') == path('/a/b')",
     "map_values_literal_order": "{'b': 1, 'a': 2}.values() == [1, 2]",
+    "path_tmpl_not_closed": "path('/a/{x}b') == null",
+    "path_tmpl_bad_identifier": "path('/a/{x-y}') == null",
+    "path_tmpl_blanks": "path('/a/{ x }').bind({'x': 'v'}) == path('/a/v')",
+    "path_tmpl_twice": "path('/{x}/{x}') == null",
 }
 
 FUNCTIONS = """    function f1(x) { return f2(x + 1); }

@@ -95,6 +95,11 @@ struct EmulatorEdgeTests {
         ("path('/a/{x-y}')", "Invalid Path Template /a/{x-y}. [Identifier [x-y] should start with letter, dollar sign, or underscore and should not start with digit and must not contain spaces."),
         ("path('/a/{a b}')", "Invalid Path Template /a/{a b}. [Identifier [a b] should start with letter, dollar sign, or underscore and should not start with digit and must not contain spaces."),
         ("path('/{x}/{x}')", "Variable x already exists in the PathTemplate."),
+        // A set's union, intersection and difference take a set only (faith38).
+        ("[1, 2].toSet().union([3])", "Unsupported operation error. Received: set.union(list). Expected: set.union(set)."),
+        ("[1, 2].toSet().intersection([2])", "Unsupported operation error. Received: set.intersection(list). Expected: set.intersection(set)."),
+        ("[1, 2].toSet().difference([2])", "Unsupported operation error. Received: set.difference(list). Expected: set.difference(set)."),
+        ("[1].toSet().union(null)", "Unsupported operation error. Received: set.union(null). Expected: set.union(set)."),
         ("'ab'.replace('(?<first>a)(b)', '${nope}')", "Invalid argument provided to call. Function: [replace], Argument: [group 'nope' not found]."),
         ("'ab'.replace('(a)(b)', '${1}')", "Invalid argument provided to call. Function: [replace], Argument: [group '1' not found]."),
         ("'ab'.replace('a', '${')", "Invalid argument provided to call. Function: [replace], Argument: [named capture group is missing trailing '}']."),

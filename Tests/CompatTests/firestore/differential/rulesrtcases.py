@@ -477,6 +477,8 @@ EXPRS = {
     "path_tmpl_bad_identifier": "path('/a/{x-y}') == null",
     "path_tmpl_blanks": "path('/a/{ x }').bind({'x': 'v'}) == path('/a/v')",
     "path_tmpl_twice": "path('/{x}/{x}') == null",
+    "set_union_list": "[1, 2].toSet().union([3]).size() == 3",
+    "set_intersection_list": "[1, 2].toSet().intersection([2]) == [2].toSet()",
 }
 
 FUNCTIONS = """    function f1(x) { return f2(x + 1); }

@@ -56,7 +56,10 @@ struct EmulatorEdgeTests {
         ("'b'.replace('(?P<n>a)?b', '[${n}]') == '[null]'", true), ("'b'.replace('(a)?b', '[$1]') == '[]'", true),
         ("'ab'.replace('a', '$') == '$b'", true), ("'ab'.replace('(?<first>a)', '$first') == '$firstb'", true),
         ("'ab'.replace('a', '$$') == '$$b'", true), ("'ab'.replace('(?P<a>a)', '$\\\\{a}') == '${a}b'", true),
-        ("'abc'.replace('(a)(b)(c)', '$12') == 'a2'", true), ("'ab'.replace('(a)', '$10') == 'a0b'", true),
+        ("'abc'.replace('(a)(b)(c)', '$12') == 'a2'", true),
+        // A brace that closes no repetition is itself, as RE2 reads it.
+        ("'a{,2}'.matches('a{,2}')", true), ("'aaa'.matches('a{,2}')", false), ("'a}'.matches('a}')", true),
+        ("'a}b'.split('}') == ['a', 'b']", true), ("'ab'.replace('(a)', '$10') == 'a0b'", true),
         ("'ab'.replace('a', '\\\\') == '\\\\b'", true), ("'ab'.replace('x', '$2${nope}') == 'ab'", true),
     ]
 

@@ -370,6 +370,10 @@ enum RE2Translator {
                     continue
                 }
                 out += "\\{"
+            case "}":
+                // RE2 reads a brace that closes no repetition as itself (`a{,2}` matches 'a{,2}');
+                // ICU refuses it unescaped.
+                out += "\\}"
             case "$":
                 out += multiline ? "$" : "\\z"
             default:

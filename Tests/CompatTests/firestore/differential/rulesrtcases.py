@@ -479,6 +479,8 @@ EXPRS = {
     "path_tmpl_twice": "path('/{x}/{x}') == null",
     "set_union_list": "[1, 2].toSet().union([3]).size() == 3",
     "set_intersection_list": "[1, 2].toSet().intersection([2]) == [2].toSet()",
+    "matches_brace_literal": "'a{,2}'.matches('a{,2}')",
+    "split_lone_brace": "'a}b'.split('}') == ['a', 'b']",
 }
 
 FUNCTIONS = """    function f1(x) { return f2(x + 1); }

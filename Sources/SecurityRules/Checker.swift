@@ -350,7 +350,13 @@ struct Checker {
                     case .variable(let name):
                         // A template's variable, marked as `path('/a/{x}')` marks it; a name twice
                         // is the emulator's compile error.
-                        if variables.contains(name) { error("Variable \(name) already exists in the PathTemplate.", seg.range) }
+                        if variables.contains(name) {
+                            // Placed at the name, past the `{`, as the emulator places it.
+                            var at = seg.range.start
+                            at.column += 1
+                            at.offset += 1
+                            error("Variable \(name) already exists in the PathTemplate.", SourceRange(at, seg.range.end))
+                        }
                         variables.append(name)
                         parts.append(.text(RulesValue.templateSegment(Substring("{" + name + "}"))))
                     case .interpolation(let x):

@@ -459,12 +459,30 @@ struct Parser {
     private mutating func parseMultiplicative() throws(ParseFailure) -> Expr {
         var left = try parseUnary()
         while current.isPunct(.star) || current.isPunct(.slash) || current.isPunct(.percent) {
+            if current.isPunct(.slash) { try checkDivisionSlash() }
             let op: BinaryOperator = current.isPunct(.star) ? .multiply : current.isPunct(.slash) ? .divide : .modulo
             advance()
             let right = try parseUnary()
             left = .binary(op, left, right, left.range.to(right.range))
         }
         return left
+    }
+
+    /// The official emulator's lexer reads a `/` followed at once by a path character as the
+    /// start of a path, wherever it stands: `10/2`, `a/(b)`, `x/-1` are compile errors there
+    /// (`Missing 'match' keyword before path.`; before `%`, `$` or a non-ASCII letter `Forward
+    /// slash '/' found where identifier or binding expected.`), and only `10 / 2` or `10/ 2` divide.
+    /// Hearth refuses the same files, at the slash.
+    private func checkDivisionSlash() throws(ParseFailure) {
+        let after = current.range.end.offset
+        guard after < lexer.bytes.count else { return }
+        let c = lexer.bytes[after]
+        if c == UInt8(ascii: "%") || c == UInt8(ascii: "$") || c >= 0x80 {
+            throw ParseFailure(message: "Forward slash '/' found where identifier or binding expected.", range: current.range)
+        }
+        if Parser.isPathTextByte(c) || c == UInt8(ascii: "{") {
+            throw ParseFailure(message: "Missing 'match' keyword before path.", range: current.range)
+        }
     }
 
     private mutating func parseUnary() throws(ParseFailure) -> Expr {

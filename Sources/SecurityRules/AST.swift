@@ -10,10 +10,12 @@ enum BinaryOperator: String, Sendable {
     case `in` = "in", equal = "==", notEqual = "!=", and = "&&", or = "||"
 }
 
-/// One piece of a path-literal segment: text, or `$(expr)`.
+/// One piece of a path-literal segment: text, `$(expr)`, or a whole `{name}` segment (a
+/// template's variable, for `bind()`: `(/a/{x}).bind({'x': 'v'})`).
 enum PathPart: Sendable {
     case text(String)
     case interpolation(Expr)
+    case variable(String)
 }
 
 /// A path-literal segment, made of parts that are concatenated.

@@ -341,11 +341,24 @@ struct Checker {
             var out: [[CheckedPathPart]] = []
             var kids: [Node] = []
             var allText = true
+            var variables: [String] = []
             for seg in segments {
                 var parts: [CheckedPathPart] = []
                 for part in seg.parts {
                     switch part {
                     case .text(let t): parts.append(.text(t))
+                    case .variable(let name):
+                        // A template's variable, marked as `path('/a/{x}')` marks it; a name twice
+                        // is the emulator's compile error.
+                        if variables.contains(name) {
+                            // Placed at the name, past the `{`, as the emulator places it.
+                            var at = seg.range.start
+                            at.column += 1
+                            at.offset += 1
+                            error("Variable \(name) already exists in the PathTemplate.", SourceRange(at, seg.range.end))
+                        }
+                        variables.append(name)
+                        parts.append(.text(RulesValue.templateSegment(Substring("{" + name + "}"))))
                     case .interpolation(let x):
                         let cx = check(x, scope: scope, locals: &locals)
                         kids.append(cx)

@@ -298,7 +298,7 @@ final class DecisionMemo: @unchecked Sendable {
         case (.timestamp(let s, let n), .timestamp(let t, let m)), (.duration(let s, let n), .duration(let t, let m)):
             return s == t && n == m
         case (.latlng(let x, let y), .latlng(let u, let v)): return x.bitPattern == u.bitPattern && y.bitPattern == v.bitPattern
-        case (.path(let x), .path(let y)): return ExactString.equal(x, y)
+        case (.path(let x, _), .path(let y, _)): return ExactString.equal(x, y)
         case (.list(let x), .list(let y)), (.set(let x), .set(let y)):
             guard x.count == y.count else { return false }
             for i in x.indices where !same(x[i], y[i]) { return false }

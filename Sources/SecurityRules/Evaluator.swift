@@ -404,10 +404,16 @@ struct Evaluation {
             return .map(out)
         case .path(let index):
             var out: [String] = []
+            var names: RulesPathNames?
             for parts in code.paths[Int(index)] {
                 if parts.count == 1, case .expr(let e) = parts[0] {
                     let v = try eval(e)
-                    if case .path(let p) = v { out.append(contentsOf: p); continue }
+                    if case .path(let p, let bound) = v {
+                        // A bound path keeps its variables' names at their new places (`(/q/$(p)).x`).
+                        if let bound { names = RulesPathNames.joined(names, bound.shifted(by: out.count)) }
+                        out.append(contentsOf: p)
+                        continue
+                    }
                     out.append(try Evaluation.segmentText(v))
                     continue
                 }
@@ -420,7 +426,7 @@ struct Evaluation {
                 }
                 out.append(text)
             }
-            return .path(out)
+            return .path(out, names: names)
         case .local(let slot):
             let i = frameBase + Int(slot)
             if !letErrors.isEmpty, let e = letErrors[i] { throw e }
@@ -473,10 +479,10 @@ struct Evaluation {
                 let (a, z) = try CollectionFunctions.bounds(l, h, items.count)
                 return .list(Array(items[a..<z]))
             case .string(let s): return try StringFunctions.slice(s, l, h)
-            case .path(let p):
+            case .path(let p, let names):
                 try RulesValue.requireBound(p)
                 let (a, z) = try CollectionFunctions.bounds(l, h, p.count)
-                return .path(Array(p[a..<z]))
+                return .path(Array(p[a..<z]), names: names?.sliced(a..<z))
             case .null: throw EvalError.nullValue
             default: throw EvalError.unsupported("[:] on ", b)
             }
@@ -874,7 +880,7 @@ struct Evaluation {
     }
 
     private mutating func access(_ function: Builtin, _ arg: RulesValue) throws(EvalError) -> RulesValue {
-        guard case .path(let path) = arg else {
+        guard case .path(let path, _) = arg else {
             if case .null = arg { throw EvalError.nullValue }
             throw EvalError.signature(function.rawValue, [arg], expected: ["path"])
         }
@@ -949,23 +955,23 @@ struct Evaluation {
             return v
         case .constraint(let c): return try c.member(name)
         case .null: throw EvalError.nullValue
-        case .path(let p): throw pathMember(p, name)
+        case .path(let p, let names): return try pathMember(p, names, name)
         default: throw EvalError("Property \(name) is undefined on object of type \(b.typeName).")
         }
     }
 
-    /// `p.name` and `p['name']`: the rules reference's access to a path's bound variables. A
-    /// template's unbound `{name}` is the emulator's `Variable x is not bound in path template.`;
-    /// any other name (a request's path binds none) `Property x is undefined on object.`, as there.
-    /// Hearth keeps no names in a path, so the variables a `bind()` bound are not found either
-    /// (docs/rules.md, *Known gaps*).
-    static func pathMember(_ p: [String], _ name: String) -> EvalError {
+    /// `p.name` and `p['name']`: the rules reference's access to a path's bound variables, the
+    /// segment a `bind()` made of `{name}` (`RulesPathNames`). A template's unbound `{name}` is the
+    /// emulator's `Variable x is not bound in path template.`; any other name (a request's path
+    /// binds none) `Property x is undefined on object.`, as there.
+    static func pathMember(_ p: [String], _ names: RulesPathNames?, _ name: String) throws(EvalError) -> RulesValue {
+        if let i = names?.segment(named: name), i < p.count { return .string(p[i]) }
         for seg in p where seg.utf8.first == 0 {
             if let v = RulesValue.templateName(seg), ExactString.equal(String(v), name) {
-                return EvalError("Variable \(name) is not bound in path template.")
+                throw EvalError("Variable \(name) is not bound in path template.")
             }
         }
-        return EvalError.missingProperty(name)
+        throw EvalError.missingProperty(name)
     }
 
     static func index(_ b: RulesValue, _ i: RulesValue) throws(EvalError) -> RulesValue {
@@ -977,11 +983,11 @@ struct Evaluation {
             guard n >= 0, n < items.count else { throw EvalError.indexOutOfRange(n, items.count) }
             return items[Int(n)]
         case (.string(let s), .int(let n)): return try StringFunctions.index(s, n)
-        case (.path(let p), .int(let n)):
+        case (.path(let p, _), .int(let n)):
             try RulesValue.requireBound(p)
             guard n >= 0, n < p.count else { throw EvalError.indexOutOfRange(n, p.count) }
             return .string(p[Int(n)])
-        case (.path(let p), .string(let name)): throw pathMember(p, name)
+        case (.path(let p, let names), .string(let name)): return try pathMember(p, names, name)
         case (.constraint(let c), _): return try c.index(i)
         case (.null, _), (_, .null): throw EvalError.nullValue
         default: throw EvalError.badIndex(b, i)

@@ -459,12 +459,30 @@ struct Parser {
     private mutating func parseMultiplicative() throws(ParseFailure) -> Expr {
         var left = try parseUnary()
         while current.isPunct(.star) || current.isPunct(.slash) || current.isPunct(.percent) {
+            if current.isPunct(.slash) { try checkDivisionSlash() }
             let op: BinaryOperator = current.isPunct(.star) ? .multiply : current.isPunct(.slash) ? .divide : .modulo
             advance()
             let right = try parseUnary()
             left = .binary(op, left, right, left.range.to(right.range))
         }
         return left
+    }
+
+    /// The official emulator's lexer reads a `/` followed at once by a path character as the
+    /// start of a path, wherever it stands: `10/2`, `a/(b)`, `x/-1` are compile errors there
+    /// (`Missing 'match' keyword before path.`; before `%`, `$` or a non-ASCII letter `Forward
+    /// slash '/' found where identifier or binding expected.`), and only `10 / 2` or `10/ 2` divide.
+    /// Hearth refuses the same files, at the slash.
+    private func checkDivisionSlash() throws(ParseFailure) {
+        let after = current.range.end.offset
+        guard after < lexer.bytes.count else { return }
+        let c = lexer.bytes[after]
+        if c == UInt8(ascii: "%") || c == UInt8(ascii: "$") || c >= 0x80 {
+            throw ParseFailure(message: "Forward slash '/' found where identifier or binding expected.", range: current.range)
+        }
+        if Parser.isPathTextByte(c) || c == UInt8(ascii: "{") {
+            throw ParseFailure(message: "Missing 'match' keyword before path.", range: current.range)
+        }
     }
 
     private mutating func parseUnary() throws(ParseFailure) -> Expr {
@@ -606,7 +624,10 @@ struct Parser {
             lexer.advance() // '/'
             let segStart = lexer.location
             var parts: [PathPart] = []
-            while true {
+            // A `{name}` is a segment of its own.
+            let isVariable = lexer.peek() == UInt8(ascii: "{")
+            if isVariable { parts.append(.variable(try readPathVariable())) }
+            while !isVariable {
                 if lexer.peek() == UInt8(ascii: "$"), lexer.peek(1) == UInt8(ascii: "(") {
                     lexer.advance(); lexer.advance()
                     current = lexer.next()
@@ -630,7 +651,8 @@ struct Parser {
             }
             segments.append(PathSegment(parts: parts, range: SourceRange(segStart, lexer.location)))
             if lexer.peek() == UInt8(ascii: "/"), let c = lexer.peek(1),
-               Parser.isPathTextByte(c) || (c == UInt8(ascii: "$") && lexer.peek(2) == UInt8(ascii: "(")) {
+               Parser.isPathTextByte(c) || (c == UInt8(ascii: "$") && lexer.peek(2) == UInt8(ascii: "("))
+                || c == UInt8(ascii: "{") {
                 slashAt = lexer.location
                 continue
             }
@@ -649,6 +671,30 @@ struct Parser {
         previousEnd = lexer.location
         current = lexer.next()
         return .path(segments, SourceRange(pathStart, previousEnd))
+    }
+
+    /// A `{name}` segment of a path literal (blanks allowed inside the braces, as the emulator's
+    /// grammar allows them), which must end its segment: `{x}b` and `{x}$(id)` are syntax errors
+    /// there too. `{name=**}` is not read (the emulator loads it, then fails the evaluation).
+    private mutating func readPathVariable() throws(ParseFailure) -> String {
+        lexer.advance() // '{'
+        func skipBlanks() { while lexer.peek() == UInt8(ascii: " ") || lexer.peek() == UInt8(ascii: "\t") { lexer.advance() } }
+        skipBlanks()
+        let nameStart = lexer.location
+        guard let first = lexer.peek(), Lexer.isIdentStart(first) || first == UInt8(ascii: "$") else {
+            throw ParseFailure(message: "Expected a variable name after '{'.", range: SourceRange(nameStart, nameStart))
+        }
+        while let c = lexer.peek(), Lexer.isIdentPart(c) || c == UInt8(ascii: "$") { lexer.advance() }
+        let name = String(decoding: lexer.bytes[nameStart.offset..<lexer.location.offset], as: UTF8.self)
+        skipBlanks()
+        guard lexer.peek() == UInt8(ascii: "}") else {
+            throw ParseFailure(message: "Expected '}' to close the path variable '\(name)'.", range: SourceRange(lexer.location, lexer.location))
+        }
+        lexer.advance()
+        if let c = lexer.peek(), Parser.isPathTextByte(c) || c == UInt8(ascii: "$") || c == UInt8(ascii: "{") {
+            throw ParseFailure(message: "A path variable '{\(name)}' must be a whole segment.", range: SourceRange(lexer.location, lexer.location))
+        }
+        return name
     }
 
     /// Path text: name characters, plus balanced parentheses as in `(default)`.

@@ -17,8 +17,10 @@ public enum RulesValue: Sendable, Equatable {
     /// Seconds and nanoseconds.
     case duration(seconds: Int64, nanos: Int32)
     case latlng(latitude: Double, longitude: Double)
-    /// Path segments, unescaped (`["databases", "(default)", "documents", "users", "u1"]`).
-    case path([String])
+    /// Path segments, unescaped (`["databases", "(default)", "documents", "users", "u1"]`), and
+    /// for a path a template's `bind()` made, the segments its variables became (`p.x`; nil for
+    /// every other path, and ignored by everything but `p.x`, `p['x']`, slices and interpolation).
+    case path([String], names: RulesPathNames? = nil)
     case list([RulesValue])
     case map(RulesMap)
     case set([RulesValue])

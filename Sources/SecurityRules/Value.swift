@@ -49,7 +49,7 @@ extension RulesValue {
         case (.latlng(let a1, let o1), .latlng(let a2, let o2)): return a1 == a2 && o1 == o2
         // A path with an unbound `{name}` segment (`path('/a/{x}')`) equals nothing, itself included,
         // as on the official emulator (`!=` is true).
-        case (.path(let x), .path(let y)): return ExactString.equal(x, y) && unboundVariable(x) == nil
+        case (.path(let x, _), .path(let y, _)): return ExactString.equal(x, y) && unboundVariable(x) == nil
         case (.list, .list), (.map, .map): return itemsEqual(a, b, by: itemEqual)
         case (.set(let x), .set(let y)):
             guard x.count == y.count else { return false }
@@ -223,7 +223,7 @@ extension RulesValue {
         case .timestamp(let s, let n): out += "timestamp(\"\(Timestamps.format(seconds: s, nanos: n))\")"
         case .duration(let s, let n): out += "duration(\"\(Timestamps.formatDuration(seconds: s, nanos: n))\")"
         case .latlng(let lat, let lng): out += "latlng(\(RulesValue.formatDouble(lat)), \(RulesValue.formatDouble(lng)))"
-        case .path(let segs): out += segs.isEmpty ? "/" : "/" + RulesValue.shown(segs).joined(separator: "/")
+        case .path(let segs, _): out += segs.isEmpty ? "/" : "/" + RulesValue.shown(segs).joined(separator: "/")
         case .list(let items):
             out += "["
             for (i, v) in items.enumerated() {
@@ -310,7 +310,7 @@ extension RulesValue {
         case .timestamp(let s, let n): return .string(Timestamps.format(seconds: s, nanos: n))
         case .duration(let s, let n): return .string(Timestamps.formatDuration(seconds: s, nanos: n))
         case .latlng(let lat, let lng): return .object(JSONObject([("latitude", .double(lat)), ("longitude", .double(lng))]))
-        case .path(let segs): return .string("/" + RulesValue.shown(segs).joined(separator: "/"))
+        case .path(let segs, _): return .string("/" + RulesValue.shown(segs).joined(separator: "/"))
         case .list(let items), .set(let items): return .array(items.map(\.json))
         case .map(let m): return .object(JSONObject(m.map { ($0.key, $0.value.json) }))  // in key order
         case .mapDiff(let l, let r): return .object(JSONObject([("left", RulesValue.map(l).json), ("right", RulesValue.map(r).json)]))

@@ -1,8 +1,8 @@
 import Testing
 @testable import SecurityRules
 
-/// Rules functions at their edges as the official Cloud Firestore emulator answers them (faith37,
-/// recorded in Tests/CompatTests/firestore/differential/rulesrtcases.py): each value or error here is
+/// Rules functions at their edges as the official Cloud Firestore emulator answers them (faith37 and
+/// faith38, recorded in Tests/CompatTests/firestore/differential/rulesrtcases.py): each value or error here is
 /// the emulator's.
 struct EmulatorEdgeTests {
     static let values: [(String, Bool)] = [
@@ -37,6 +37,30 @@ struct EmulatorEdgeTests {
         ("path('/a/{x}').bind({'x': 'v'})[1] == 'v'", true),
         // A segment that only reads `{x}` is no template (an interpolated string, a document id).
         ("(/databases/d/documents/a/$('{x}'))[4] == '{x}'", true),
+        // A bound path keeps its variables by name: the segments a slice keeps, at a literal's places.
+        ("path('/a/{x}').bind({'x': 'v'}).x == 'v'", true), ("path('/a/{x}').bind({'x': 'v'})['x'] == 'v'", true),
+        ("path('/a/{x}/{y}').bind({'x': 'v', 'y': 'w'}).y == 'w'", true), ("path('/a/{x}').bind({'x': 1}).x == '1'", true),
+        ("path('/a/{x}').bind({'x': null}).x == 'null'", true), ("path('/a/{x}').bind({'x': 'a/b'})[1] == 'a/b'", true),
+        ("path('/a/{x}/{y}').bind({'x': 'v'}) == path('/a/v')", true), ("path('/a/{x}').bind({}) == path('/a')", true),
+        ("path('/a/{x}').bind({'x': 'v'})[1:2].x == 'v'", true), ("path('/a/{x}').bind({'x': 'v'})[0:1] == path('/a')", true),
+        ("(/q/$(path('/a/{x}').bind({'x': 'v'}))).x == 'v'", true), ("(/q/$(path('/a/{x}').bind({'x': 'v'})))[2] == 'v'", true),
+        ("{'p': path('/a/{x}').bind({'x': 'v'})}.p.x == 'v'", true),
+        // `{x}` in a path literal: the template `path('/a/{x}')` is.
+        ("(/a/{x}).bind({'x': 'v'}) == path('/a/v')", true), ("(/a/{ x }/b/{y}).bind({'y': 'w'}) == /a/b/w", true),
+        ("(/a/{x}/$('d')).bind({'x': 'v'}).x == 'v'", true), ("string(/a/{x}) == '/a/'", true),
+        ("(/a/{x}) == path('/a/{x}')", false), ("path('a/b') == path('/a/b')", true),
+        ("path('/a/{ x }').bind({'x': 'v'}) == path('/a/v')", true), ("path('/a/{$x}').bind({'$x': 'v'}) == path('/a/v')", true),
+        ("path('/a/b{x}')[1] == 'b{x}'", true),
+        // replace expands as RE2/J's appendReplacement.
+        ("'ab'.replace('(?P<first>a)(b)', '${first}') == 'a'", true), ("'ab'.replace('(?<f>a)(b)', '$2${f}') == 'ba'", true),
+        ("'b'.replace('(?P<n>a)?b', '[${n}]') == '[null]'", true), ("'b'.replace('(a)?b', '[$1]') == '[]'", true),
+        ("'ab'.replace('a', '$') == '$b'", true), ("'ab'.replace('(?<first>a)', '$first') == '$firstb'", true),
+        ("'ab'.replace('a', '$$') == '$$b'", true), ("'ab'.replace('(?P<a>a)', '$\\\\{a}') == '${a}b'", true),
+        ("'abc'.replace('(a)(b)(c)', '$12') == 'a2'", true),
+        // A brace that closes no repetition is itself, as RE2 reads it.
+        ("'a{,2}'.matches('a{,2}')", true), ("'aaa'.matches('a{,2}')", false), ("'a}'.matches('a}')", true),
+        ("'a}b'.split('}') == ['a', 'b']", true), ("'ab'.replace('(a)', '$10') == 'a0b'", true),
+        ("'ab'.replace('a', '\\\\') == '\\\\b'", true), ("'ab'.replace('x', '$2${nope}') == 'ab'", true),
     ]
 
     @Test(arguments: values)
@@ -46,7 +70,7 @@ struct EmulatorEdgeTests {
 
     static let errors: [(String, String)] = [
         ("[1, 2].removeAll([1].toSet())", "Unsupported operation error. Received: list.removeAll(set). Expected: list.removeAll(list)."),
-        ("'ab'.replace('a', '$2')", "Invalid argument provided to call. Function: [replace], Argument: [No group 2]."),
+        ("'ab'.replace('a', '$2')", "Invalid argument provided to call. Function: [replace], Argument: [n > number of groups: 2]."),
         ("float('0x1.8')", "Type conversion error. Argument: [0x1.8], From type: [string], To type: [float]."),
         ("path('/a/{x}').x", "Variable x is not bound in path template."),
         ("path('/a/{x}')[1]", "Variable x is not bound in path template."),
@@ -56,6 +80,32 @@ struct EmulatorEdgeTests {
         ("path('/a/b')['id']", "Property id is undefined on object."),
         ("path('/a/b').size()", "Function not found error: Name: [size]."),
         ("path('/a/{x}').bind({'x': ['p']})", "Unsupported operation error. Received: string(list). Expected: string(int), string(float), string(null), string(string), string(bool), string(path)."),
+        ("path('/a/{x}/{y}').bind({'x': 'v'}).y", "Property y is undefined on object."),
+        ("path('/a/{x}').bind({'x': 'v'}).bind({'x': 'w'})", "Variable x is already bound."),
+        ("path('/a/{x}/{y}').bind({'x': 'v'}).bind({'y': 'w'})", "Variable(s) y do not exist in the path template."),
+        ("path('/a/{x}').bind({'x': 'v'}).bind({}).x", "Property x is undefined on object."),
+        ("path('/a/{x}').bind({'x': 'v'})[0:1].x", "Property x is undefined on object."),
+        ("path('/a/{x}').bind({'x': ''})", "Cannot bind empty value to path template variable x."),
+        ("path('/a/{x}/{x}').bind({'x': 'v'})", "Variable x already exists in the PathTemplate."),
+        ("path(path('/a/b'))", "Unsupported operation error. Received: path(path). Expected: path(string)."),
+        ("(/a/{x}).x", "Variable x is not bound in path template."),
+        // path() parses a template: no empty string, no empty segment (faith38).
+        ("path('')", "Empty Path Template is not allowed."),
+        ("path('/')", "Invalid Path Template /. Empty segment is not allowed."),
+        ("path('/a//b')", "Invalid Path Template /a//b. Empty segment is not allowed."),
+        ("path('/a/b/')", "Invalid Path Template /a/b/. Empty segment is not allowed."),
+        ("path('/a/{x}b')", "Invalid Path Template /a/{x}b. The capture segment is not closed."),
+        ("path('/a/{x-y}')", "Invalid Path Template /a/{x-y}. [Identifier [x-y] should start with letter, dollar sign, or underscore and should not start with digit and must not contain spaces."),
+        ("path('/a/{a b}')", "Invalid Path Template /a/{a b}. [Identifier [a b] should start with letter, dollar sign, or underscore and should not start with digit and must not contain spaces."),
+        ("path('/{x}/{x}')", "Variable x already exists in the PathTemplate."),
+        // A set's union, intersection and difference take a set only (faith38).
+        ("[1, 2].toSet().union([3])", "Unsupported operation error. Received: set.union(list). Expected: set.union(set)."),
+        ("[1, 2].toSet().intersection([2])", "Unsupported operation error. Received: set.intersection(list). Expected: set.intersection(set)."),
+        ("[1, 2].toSet().difference([2])", "Unsupported operation error. Received: set.difference(list). Expected: set.difference(set)."),
+        ("[1].toSet().union(null)", "Unsupported operation error. Received: set.union(null). Expected: set.union(set)."),
+        ("'ab'.replace('(?<first>a)(b)', '${nope}')", "Invalid argument provided to call. Function: [replace], Argument: [group 'nope' not found]."),
+        ("'ab'.replace('(a)(b)', '${1}')", "Invalid argument provided to call. Function: [replace], Argument: [group '1' not found]."),
+        ("'ab'.replace('a', '${')", "Invalid argument provided to call. Function: [replace], Argument: [named capture group is missing trailing '}']."),
     ]
 
     @Test(arguments: errors)

@@ -18,6 +18,7 @@ extension Expr {
                 switch p {
                 case .text(let t): t
                 case .interpolation(let x): "$(\(x.tree))"
+                case .variable(let name): "{\(name)}"
                 }
             }.joined() }.joined(separator: "/") + ")"
         case .identifier(let n, _): n
@@ -76,6 +77,8 @@ struct ParserTests {
         ("exists(/a/$(x)) && y", "(&& (exists path(a/$(x))) y)"),
         ("(/a/b).bind({'x': 'v'})", "(.bind path(a/b) {'x':'v'})"),
         ("/a/pre$(x)post", "path(a/pre$(x)post)"),
+        ("(/a/{x}/$(y)).bind({'x': 'v'})", "(.bind path(a/{x}/$(y)) {'x':'v'})"),
+        ("/a/{ $x }/{y}", "path(a/{$x}/{y})"),
         ("a / b", "(/ a b)"),
     ]
 
@@ -101,6 +104,10 @@ struct ParserTests {
         ("a.", 3, "Unexpected end of file; expected a field or method name after '.'."),
         ("/a/", 4, "Empty path segment; expected a name or $(expression) after '/'."),
         ("get(/a/b/)", 10, "Empty path segment; expected a name or $(expression) after '/'."),
+        // A `{name}` is a whole segment, as the official emulator's grammar has it.
+        ("/a/{x}b", 7, "A path variable '{x}' must be a whole segment."),
+        ("/a/{x}$(y)", 7, "A path variable '{x}' must be a whole segment."),
+        ("/a/{x-y}", 6, "Expected '}' to close the path variable 'x'."),
         ("/a/$(x", 7, "Unexpected end of file; expected ')' to close '$('."),
         ("{'a' 1}", 6, "Unexpected '1'; expected ':' after the map key."),
     ]

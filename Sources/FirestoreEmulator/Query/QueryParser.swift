@@ -234,7 +234,7 @@ struct QueryParser {
                     throw .invalidArgument("value for \(name) is too large to be used in a query")
                 }
             }
-            return .field(field, op, value)
+            return Self.fineTimestampFilter(field, op, value, raw: rawValue)
         }
         if let u = try o.object("unaryFilter") {
             try u.requireKnown(["op", "field"])
@@ -416,7 +416,8 @@ struct QueryParser {
     func parseCursor(_ o: ProtoObject, order: [Ordering]) throws(FirestoreError) -> Cursor {
         try o.requireKnown(["values", "before"])
         var values: [FirestoreValue] = []
-        for (i, item) in (try o.array("values") ?? []).enumerated() {
+        let items = try o.array("values") ?? []
+        for (i, item) in items.enumerated() {
             values.append(try ValueJSON.decode(item, path: o.childPath("values") + "[\(i)]"))
         }
         if values.count > order.count {
@@ -433,6 +434,6 @@ struct QueryParser {
                 throw .invalidArgument("Cursor value for __name__ must be a document in database \(database.name): \(name)")
             }
         }
-        return Cursor(values: values, before: try o.bool("before") ?? false)
+        return Self.fineTimestampCursor(values, rawItems: items, order: order, before: try o.bool("before") ?? false)
     }
 }

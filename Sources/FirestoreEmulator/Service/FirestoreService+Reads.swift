@@ -382,6 +382,7 @@ extension FirestoreService {
             case .sum(let f), .avg(let f): f
             }
         }
+        try Self.checkAggregatedFieldsIndexable(query, fields)
         let (result, txn, readTime) = try runQuery(db, query: Self.orderedByAggregatedFields(query, fields),
                                                    consistency: consistency, caller: caller)
         let documents = fields.isEmpty ? result.documents : result.documents.filter { d in
@@ -407,6 +408,28 @@ extension FirestoreService {
             }
         }
         return (out, txn, readTime)
+    }
+
+    /// A sum or average reads its field from an index (Firestore computes them "directly through
+    /// index scans", so "a field must be indexed": the SUM/AVG launch notes), and an index has no
+    /// fields after `__name__`. A query constrained by key — a `__name__` filter of any operator,
+    /// an explicit `__name__` ordering, a cursor, or a descendant query under a document (a key
+    /// range) — scans in key order unless its ordering names the field first, so each aggregated
+    /// field must be one of the query's orderings (explicit or an inequality's); else the
+    /// official emulator's index planning refuses it, naming the fields in sorted order. Kind-less
+    /// queries, collection groups and plain collections alike (faith38's probes); a query
+    /// without a key constraint is answered.
+    static func checkAggregatedFieldsIndexable(_ query: Query, _ fields: [FieldPath]) throws(FirestoreError) {
+        guard !fields.isEmpty else { return }
+        let keyConstrained = query.filter?.leaves.contains { $0.fieldPath?.isDocumentKey == true } == true
+            || query.explicitOrder.contains { $0.field.isDocumentKey }
+            || query.startAt != nil || query.endAt != nil
+            || (query.allDescendants && !query.childrenOnly && !query.parent.segments.isEmpty)
+        guard keyConstrained else { return }
+        let unordered = Set(fields.filter { f in !query.order.contains { $0.field == f } }.map { $0.segments.joined(separator: ".") })
+        guard !unordered.isEmpty else { return }
+        throw .invalidArgument("This query requires an index that has fields [\(unordered.sorted().joined(separator: ", "))] after "
+            + "__name__ and Firestore does not currently support such an index. Please try the query again with additional ordering on those fields.")
     }
 
     /// The query a sum or average with a limit or offset runs as. The aggregated fields act as an

@@ -41,6 +41,11 @@ enum CollectionFunctions {
         }
     }
 
+    private static func setElements(_ v: RulesValue, _ m: Method) throws(EvalError) -> [RulesValue] {
+        guard case .set(let l) = v else { throw EvalError.signature("set.\(m.rawValue)", [v], expected: ["set"]) }
+        return l
+    }
+
     static func bounds(_ lo: Int64?, _ hi: Int64?, _ count: Int) throws(EvalError) -> (Int, Int) {
         let a = lo ?? 0, b = hi ?? Int64(count)
         guard a >= 0, b <= Int64(count), a <= b else {
@@ -132,12 +137,14 @@ enum CollectionFunctions {
         switch m {
         case .size: return .int(Int64(s.count))
         case .hasAll, .hasAny, .hasOnly: return try has(m, s, args[0])
-        case .union: return .set(try distinct(s + (try elements(args[0], m, on: "set"))))
+        // A set's operand must be a set (`Received: set.union(list). Expected: set.union(set).` on
+        // the official emulator, where `hasAll`/`hasAny`/`hasOnly` take a list too).
+        case .union: return .set(try distinct(s + (try setElements(args[0], m))))
         case .intersection:
-            return .set(try filter(s, in: try elements(args[0], m, on: "set"), keep: true))
+            return .set(try filter(s, in: try setElements(args[0], m), keep: true))
         case .difference:
             // A.difference(B) is A \ B, as the reference's example shows.
-            return .set(try filter(s, in: try elements(args[0], m, on: "set"), keep: false))
+            return .set(try filter(s, in: try setElements(args[0], m), keep: false))
         default: throw EvalError.noFunction(m.rawValue)
         }
     }

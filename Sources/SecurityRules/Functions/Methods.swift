@@ -12,7 +12,7 @@ enum Methods {
         case .duration(let s, let n): return try TimeFunctions.duration(m, s, n)
         case .latlng(let lat, let lng): return try OtherFunctions.latlng(m, lat, lng, args)
         case .bytes(let b): return try OtherFunctions.bytes(m, b)
-        case .path(let p): return try OtherFunctions.path(m, p, args)
+        case .path(let p, let names): return try OtherFunctions.path(m, p, names, args)
         case .constraint(let c): return try c.call(m, args)
         case .null: throw EvalError.nullValue
         default: throw EvalError.noFunction(m.rawValue, on: recv)

@@ -1,6 +1,7 @@
 // latlng, bytes and path methods; conversions; the `math` and `hashing` namespaces.
 
 import Foundation
+import HearthCore
 import HearthCrypto
 
 enum OtherFunctions {
@@ -31,33 +32,52 @@ enum OtherFunctions {
         }
     }
 
-    static func path(_ m: Method, _ p: [String], _ args: [RulesValue]) throws(EvalError) -> RulesValue {
+    static func path(_ m: Method, _ p: [String], _ bound: RulesPathNames?, _ args: [RulesValue]) throws(EvalError) -> RulesValue {
         switch m {
         case .bind:
-            // Replaces `{name}` segments with the string bound to `name`.
             guard case .map(let bindings) = args[0] else { throw EvalError.signature("path.bind", args, expected: ["map"]) }
-            // Every name bound must be a `{name}` of the path, as on the official emulator.
-            let names = Set(p.compactMap { seg -> String? in RulesValue.templateName(seg).map(String.init) })
-            let unknown = bindings.map(\.key).filter { !names.contains($0) }
-            if !unknown.isEmpty { throw EvalError("Variable(s) \(unknown.joined(separator: ", ")) do not exist in the path template.") }
-            var out: [String] = []
-            for seg in p {
-                if let name = RulesValue.templateName(seg).map(String.init) {
-                    if let v = bindings[name] {
-                        // Converted as `string()` converts (`{'x': 1}` binds '1'; a list is its error), as
-                        // on the official emulator.
-                        guard case .string(let s) = try convert(.string, v) else { continue }
-                        out.append(s)
-                        continue
-                    }
-                }
-                out.append(seg)
-            }
-            return .path(out)
+            return try bind(p, bound, bindings)
         // No `size()`: the rules reference gives a path only `bind`, and the emulator has no other
         // method (`Function not found error: Name: [size].`).
         default: throw EvalError.noFunction(m.rawValue)
         }
+    }
+
+    /// `p.bind(map)` as the official emulator binds: each `{name}` segment becomes the string its
+    /// value converts to (`string()`'s conversion: `{'x': 1}` binds '1', a list is its error; 'a/b'
+    /// stays one segment), remembered under its name for `p.x` (`RulesPathNames`); a variable the
+    /// map leaves out is dropped with its segment (`path('/a/{x}/{y}').bind({'x': 'v'})` is
+    /// `/a/v`). The result is a path, no longer a template: a second `bind` finds no variables, and
+    /// one naming a variable bound before is `Variable x is already bound.`
+    static func bind(_ p: [String], _ bound: RulesPathNames?, _ bindings: RulesMap) throws(EvalError) -> RulesValue {
+        var names: [String] = []
+        for seg in p {
+            guard let name = RulesValue.templateName(seg).map(String.init) else { continue }
+            if names.contains(where: { ExactString.equal($0, name) }) {
+                throw EvalError("Variable \(name) already exists in the PathTemplate.")
+            }
+            names.append(name)
+        }
+        if let bound, let again = bindings.first(where: { bound.contains($0.key) }) {
+            throw EvalError("Variable \(again.key) is already bound.")
+        }
+        // Every name bound must be a `{name}` of the path, as on the official emulator.
+        let unknown = bindings.map(\.key).filter { key in !names.contains { ExactString.equal($0, key) } }
+        if !unknown.isEmpty { throw EvalError("Variable(s) \(unknown.joined(separator: ", ")) do not exist in the path template.") }
+        var out: [String] = []
+        var made: [RulesPathNames.Entry] = []
+        for seg in p {
+            guard let name = RulesValue.templateName(seg).map(String.init) else {
+                out.append(seg)
+                continue
+            }
+            guard let v = bindings[name] else { continue }
+            guard case .string(let s) = try convert(.string, v) else { continue }
+            if s.isEmpty { throw EvalError("Cannot bind empty value to path template variable \(name).") }
+            made.append(RulesPathNames.Entry(segment: out.count, name: name))
+            out.append(s)
+        }
+        return .path(out, names: made.isEmpty ? nil : RulesPathNames(made))
     }
 
     static func convert(_ b: Builtin, _ v: RulesValue) throws(EvalError) -> RulesValue {
@@ -84,11 +104,10 @@ enum OtherFunctions {
         case (.string, .int(let i)): return .string(String(i))
         case (.string, .float(let d)): return .string(javaString(d))
         // An unbound template variable is written as nothing (`string(path('/a/{x}'))` is '/a/').
-        case (.string, .path(let p)):
+        case (.string, .path(let p, _)):
             return .string("/" + p.map { RulesValue.templateName($0) == nil ? $0 : "" }.joined(separator: "/"))
         // A `{name}` segment is a template's variable (`path('/a/{x}').bind({'x': 'v'})`).
-        case (.path, .string(let s)): return .path(s.split(separator: "/", omittingEmptySubsequences: true).map(RulesValue.templateSegment))
-        case (.path, .path): return v
+        case (.path, .string(let s)): return .path(try pathTemplateSegments(s))
         default:
             // The official emulator converts only these (`string(timestamp)`, `string(bytes)`,
             // `int(bool)` are errors there).
@@ -100,6 +119,38 @@ enum OtherFunctions {
             }
             if case .null = v, b != .string { throw EvalError.nullValue }
             throw EvalError.signature(b.rawValue, [v], expected: expected)
+        }
+    }
+
+    /// `path(s)`'s segments, as the official emulator parses a path template: one leading `/` is
+    /// optional; an empty string or segment (`'/a//b'`, `'/a/b/'`, `'/'`) is its error; a segment
+    /// opening with `{` must close with `}` (`{x}b` is "The capture segment is not closed.") and
+    /// name an ASCII identifier, blanks around it dropped (`{ x }` is `x`; `{x-y}`, `{1}`, `{a b}`
+    /// are errors); a name twice is `Variable x already exists in the PathTemplate.` A `{x=**}`
+    /// segment passes (the emulator fails it later, at `bind`).
+    static func pathTemplateSegments(_ s: String) throws(EvalError) -> [String] {
+        if s.isEmpty { throw EvalError("Empty Path Template is not allowed.") }
+        let body = s.utf8.first == UInt8(ascii: "/") ? s.dropFirst() : Substring(s)
+        let parts = body.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.contains(where: \.isEmpty) { throw EvalError("Invalid Path Template \(s). Empty segment is not allowed.") }
+        var names: [Substring] = []
+        return try parts.map { (part: Substring) throws(EvalError) -> String in
+            guard part.utf8.first == UInt8(ascii: "{") else { return String(part) }
+            guard part.utf8.last == UInt8(ascii: "}"), part.utf8.count >= 2 else {
+                throw EvalError("Invalid Path Template \(s). The capture segment is not closed.")
+            }
+            let inner = part.dropFirst().dropLast()
+            if inner.hasSuffix("=**") { return RulesValue.templateSegment(part) }
+            let name = inner.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()
+            let ident = Substring(String(name))
+            guard let first = ident.utf8.first, Lexer.isIdentStart(first) || first == UInt8(ascii: "$"),
+                  ident.utf8.allSatisfy({ Lexer.isIdentPart($0) || $0 == UInt8(ascii: "$") }) else {
+                throw EvalError("Invalid Path Template \(s). [Identifier [\(inner)] should start with letter, dollar sign, or "
+                    + "underscore and should not start with digit and must not contain spaces.")
+            }
+            if names.contains(ident) { throw EvalError("Variable \(ident) already exists in the PathTemplate.") }
+            names.append(ident)
+            return RulesValue.templateSegment(Substring("{" + ident + "}"))
         }
     }
 

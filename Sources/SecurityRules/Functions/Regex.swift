@@ -102,36 +102,121 @@ final class RegexCache: @unchecked Sendable {
         return pieces
     }
 
-    /// `s.replace(pattern, replacement)`: every match replaced, `$n` naming a group. The empty
-    /// pattern matches at every position (`'ab'.replace('', '-')` is `'-a-b-'`, as Java's
-    /// `replaceAll` answers on the official emulator). A `$n` naming a group the pattern does not
-    /// have is an error (the emulator fails the request with `500`, Java's "No group n").
+    /// `s.replace(pattern, replacement)`: every match replaced by the replacement expanded as
+    /// the official emulator's regular expressions (RE2/J's `Matcher.appendReplacement`) expand
+    /// it (`expand`). The empty pattern matches at every position (`'ab'.replace('', '-')` is
+    /// `'-a-b-'`, as the emulator answers).
     static func replace(_ s: String, _ pattern: String, _ replacement: String) throws(EvalError) -> String {
         guard let re = try shared.regex(pattern.isEmpty ? "(?:)" : pattern, full: false).get().regex else { return s }
-        if let missing = missingGroup(replacement, groups: re.numberOfCaptureGroups) {
-            throw EvalError.invalidArgument("replace", "No group \(missing)")
-        }
         let ns = s as NSString
-        return re.stringByReplacingMatches(in: s, options: [], range: NSRange(location: 0, length: ns.length),
-                                           withTemplate: replacement)
+        let matches = re.matches(in: s, options: [], range: NSRange(location: 0, length: ns.length))
+        guard !matches.isEmpty else { return s }
+        let template = Array(replacement.utf8)
+        let names = groupNames(pattern)
+        var out = ""
+        var last = 0
+        for m in matches {
+            out += ns.substring(with: NSRange(location: last, length: m.range.location - last))
+            try expand(template, groups: re.numberOfCaptureGroups, names: names, into: &out) { n in
+                let r = m.range(at: n)
+                return r.location == NSNotFound ? nil : ns.substring(with: r)
+            }
+            last = m.range.location + m.range.length
+        }
+        out += ns.substring(from: last)
+        return out
     }
 }
 
 extension RegexCache {
-    /// The first `$n` of a replacement naming a group past `groups` (`\\$` is a literal `$`).
-    static func missingGroup(_ replacement: String, groups: Int) -> Int? {
-        var escaped = false, dollar = false
-        for u in replacement.utf8 {
-            if dollar {
-                dollar = false
-                if u >= UInt8(ascii: "0"), u <= UInt8(ascii: "9"), Int(u - UInt8(ascii: "0")) > groups {
-                    return Int(u - UInt8(ascii: "0"))
+    /// Appends `template` with its group references filled in, as RE2/J's `appendReplacement`
+    /// does on the official emulator: `\c` is `c` (any character); `$n` names group n, taking
+    /// further digits while the number stays a group of the pattern (`$10` with one group is
+    /// group 1, then '0'), and a group that took no part adds nothing; `${name}` names a named
+    /// group (`(?P<name>…)`, `(?<name>…)`), one that took no part adding `null` (Java's append
+    /// of a null string, as the emulator answers); any other `$`, and a last lone `$` or `\`,
+    /// is itself. A number past the groups, a name the pattern lacks and an unclosed `${` fail
+    /// the evaluation (the emulator's 500), only when a match expands them.
+    static func expand(_ template: [UInt8], groups: Int, names: [String: Int], into out: inout String,
+                       group: (Int) -> String?) throws(EvalError) {
+        func literal(_ range: Range<Int>) {
+            if !range.isEmpty { out += String(decoding: template[range], as: UTF8.self) }
+        }
+        func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
+        let m = template.count
+        var last = 0, i = 0
+        while i < m - 1 {
+            let c = template[i]
+            if c == UInt8(ascii: "\\") {
+                literal(last..<i)
+                last = i + 1
+                i += 2
+                continue
+            }
+            guard c == UInt8(ascii: "$") else { i += 1; continue }
+            let next = template[i + 1]
+            if isDigit(next) {
+                literal(last..<i)
+                var n = Int(next - UInt8(ascii: "0"))
+                i += 2
+                while i < m, isDigit(template[i]), n * 10 + Int(template[i] - UInt8(ascii: "0")) <= groups {
+                    n = n * 10 + Int(template[i] - UInt8(ascii: "0"))
+                    i += 1
+                }
+                if n > groups { throw EvalError.invalidArgument("replace", "n > number of groups: \(n)") }
+                if let g = group(n) { out += g }
+                last = i
+            } else if next == UInt8(ascii: "{") {
+                literal(last..<i)
+                var j = i + 2
+                while j < m, template[j] != UInt8(ascii: "}"), template[j] != UInt8(ascii: " ") { j += 1 }
+                guard j < m, template[j] == UInt8(ascii: "}") else {
+                    throw EvalError.invalidArgument("replace", "named capture group is missing trailing '}'")
+                }
+                let name = String(decoding: template[(i + 2)..<j], as: UTF8.self)
+                guard let n = names[name] else { throw EvalError.invalidArgument("replace", "group '\(name)' not found") }
+                out += group(n) ?? "null"
+                last = j + 1
+                i = j + 1
+            } else {
+                i += 1
+            }
+        }
+        literal(last..<m)
+    }
+
+    /// The named groups of an RE2 pattern, by number: capturing groups are numbered by their
+    /// opening parenthesis, `(` not followed by `?` or a named `(?P<name>`/`(?<name>` (escapes and
+    /// character classes skipped).
+    static func groupNames(_ pattern: String) -> [String: Int] {
+        let p = Array(pattern.utf8)
+        var out: [String: Int] = [:]
+        var number = 0, i = 0, inClass = false
+        while i < p.count {
+            let c = p[i]
+            if c == UInt8(ascii: "\\") { i += 2; continue }
+            if inClass {
+                if c == UInt8(ascii: "]") { inClass = false }
+            } else if c == UInt8(ascii: "[") {
+                inClass = true
+                // A `]` first in the class is a literal (`[]a]`, `[^]a]`).
+                if i + 1 < p.count, p[i + 1] == UInt8(ascii: "^") { i += 1 }
+                if i + 1 < p.count, p[i + 1] == UInt8(ascii: "]") { i += 1 }
+            } else if c == UInt8(ascii: "(") {
+                if i + 1 < p.count, p[i + 1] == UInt8(ascii: "?") {
+                    var k = i + 2
+                    if k < p.count, p[k] == UInt8(ascii: "P") { k += 1 }
+                    if k < p.count, p[k] == UInt8(ascii: "<"), let close = p[(k + 1)...].firstIndex(of: UInt8(ascii: ">")) {
+                        number += 1
+                        out[String(decoding: p[(k + 1)..<close], as: UTF8.self)] = number
+                    }
+                } else {
+                    number += 1
                 }
             }
-            if escaped { escaped = false; continue }
-            if u == UInt8(ascii: "\\") { escaped = true } else if u == UInt8(ascii: "$") { dollar = true }
+            i += 1
         }
-        return nil
+        return out
     }
 }
 
@@ -285,6 +370,10 @@ enum RE2Translator {
                     continue
                 }
                 out += "\\{"
+            case "}":
+                // RE2 reads a brace that closes no repetition as itself (`a{,2}` matches 'a{,2}');
+                // ICU refuses it unescaped.
+                out += "\\}"
             case "$":
                 out += multiline ? "$" : "\\z"
             default:

@@ -17,7 +17,10 @@ Firestore emulator (docs/benchmarks.md, *Faithfulness after the thirty-fifth ses
   type, NaN and null; `offset` and `limit` at their edges.
 - Aggregations: `count` with `up_to`, `sum` past int64 (a double), NaN and ±Infinity, non-numeric
   values skipped, `avg` of nothing (null), unnamed aggregations (`field_1`, `field_2`, … counting the
-  unnamed ones only), with a limit, an offset and a cursor.
+  unnamed ones only), with a limit, an offset and a cursor; a sum or average under a key constraint
+  (a `__name__` filter or order, a cursor, a descendant query under a document) needs its field
+  ordered (faith38).
+- Timestamp filter and cursor operands with nanoseconds, compared whole (faith38).
 """
 import base64
 import os
@@ -535,6 +538,89 @@ def test_aggregations_at_their_edges(emulator_host):
     assert aggregate(h, n, both, {"where": uf("v", "IS_NAN")}) == {"s": NAN, "a": NAN}
     assert aggregate(h, n, [{"alias": "s", **sum_v}], {"where": ff("v", "LESS_THAN", I(2))}) == {"s": D(float("-inf"))}
     assert aggregate(h, n, [{"alias": "c", **count}], {"where": ff("v", "IN", A(I(1), D(2.5), NAN))}) == {"c": I(2)}
+
+
+def aggregate_query(host, sq, aggregations, parent=""):
+    """`aggregate` of a whole structured query under `parent`."""
+    status, body = rest(host, "POST", f"{parent}:runAggregationQuery",
+                        {"structuredAggregationQuery": {"structuredQuery": sq, "aggregations": aggregations}})
+    if status != 200:
+        return status, body["error"].get("message")
+    return [b["result"]["aggregateFields"] for b in body if "result" in b][0]
+
+
+def test_sums_under_a_key_constraint_need_their_fields_ordered(emulator_host):
+    # faith38: a sum or average reads its field from an index, and no index has fields after
+    # __name__, so a query constrained by key (a __name__ filter, an explicit __name__ order, a
+    # cursor, a descendant query under a document) must order by each aggregated field; the emulator
+    # refuses it otherwise, for collections, collection groups and kind-less queries alike.
+    h, c = emulator_host, coll_id("aggkey")
+    seed(h, c, {"a": {"n": I(1), "m": I(1)}, "b": {"n": I(2)}, "a/s/q": {"n": I(4)}})
+    n, m = {"alias": "s", "sum": {"field": {"fieldPath": "n"}}}, {"alias": "a", "avg": {"field": {"fieldPath": "m"}}}
+    count = {"alias": "c", "count": {}}
+    gt = ff("__name__", "GREATER_THAN", ref(f"{c}/a"))
+
+    def refused(*fields):
+        return bad(f"This query requires an index that has fields [{', '.join(fields)}] after __name__ and Firestore does "
+                   "not currently support such an index. Please try the query again with additional ordering on those fields.")
+    coll, group, kindless = {"from": [{"collectionId": c}]}, {"from": [{"collectionId": c, "allDescendants": True}]}, \
+        {"from": [{"allDescendants": True}]}
+    for frm in (coll, group, kindless):
+        assert aggregate_query(h, {**frm, "where": gt}, [n]) == refused("n")
+        assert aggregate_query(h, {**frm, "where": gt}, [n, m, count]) == refused("m", "n")
+        assert aggregate_query(h, {**frm, "where": ff("__name__", "EQUAL", ref(f"{c}/a"))}, [n]) == refused("n")
+        assert aggregate_query(h, {**frm, "orderBy": order(("__name__", "ASCENDING"))}, [n]) == refused("n")
+        assert aggregate_query(h, {**frm, "orderBy": order(("__name__", "ASCENDING")), "startAt": cursor([ref(f"{c}/a")], False)},
+                               [n]) == refused("n")
+        assert aggregate_query(h, {**frm, "where": gt, "limit": 1}, [n]) == refused("n")
+    assert aggregate_query(h, {**coll, "where": gt}, [count]) == {"c": I(1)}
+    assert aggregate_query(h, {**coll, "where": AND(ff("n", "EQUAL", I(2)), gt)}, [n]) == refused("n")
+    assert aggregate_query(h, {**coll, "where": gt, "orderBy": order(("m", "ASCENDING"))}, [n]) == refused("n")
+    # The aggregated field ordered (explicitly or as an inequality's): answered.
+    assert aggregate_query(h, {**coll, "where": gt, "orderBy": order(("n", "ASCENDING"))}, [n]) == {"s": I(2)}
+    assert aggregate_query(h, {**coll, "where": AND(ff("n", "GREATER_THAN", I(0)), gt)}, [n]) == {"s": I(2)}
+    assert aggregate_query(h, {**coll, "where": AND(ff("n", "GREATER_THAN", I(0)), gt)}, [n, m]) == refused("m")
+    assert aggregate_query(h, {**coll, "orderBy": order(("n", "ASCENDING")), "startAt": cursor([I(2)], True)}, [n]) == {"s": I(2)}
+    # No key constraint: answered, ordered or not.
+    assert aggregate_query(h, coll, [n]) == {"s": I(3)}
+    assert aggregate_query(h, {**coll, "orderBy": order(("m", "ASCENDING"))}, [n]) == {"s": I(1)}
+    # Under a document: a descendant query is a key range there; a plain collection is not.
+    assert aggregate_query(h, {"from": [{"collectionId": "s"}]}, [n], parent=f"/{c}/a") == {"s": I(4)}
+    assert aggregate_query(h, {"from": [{"collectionId": "s", "allDescendants": True}]}, [n], parent=f"/{c}/a") == refused("n")
+    assert aggregate_query(h, kindless, [n], parent=f"/{c}/a") == refused("n")
+    assert aggregate_query(h, {}, [n], parent=f"/{c}/a") == {"s": I(4)}
+
+
+def test_timestamp_operands_finer_than_a_microsecond_compare_whole(emulator_host):
+    # faith38: a stored timestamp keeps microseconds; a filter or cursor operand with nanoseconds is
+    # compared whole by the emulator, so it equals nothing stored and sits between stored values.
+    h, c = emulator_host, coll_id("tsfine")
+    T = lambda frac: {"timestampValue": f"2024-01-01T12:00:00.{frac}Z"}
+    seed(h, c, {"a": {"t": T("123455"), "l": A(T("123455"))}, "b": {"t": T("123456"), "l": A(T("123456"))},
+                "c": {"t": T("123457"), "l": A(T("123457"))}, "n": {"t": NULL}, "s": {"t": S("x")}})
+    fine, whole = T("123456789"), T("123456000")
+    expected = {
+        "EQUAL": [], "NOT_EQUAL": ["a", "b", "c", "s"], "LESS_THAN": ["a", "b"], "LESS_THAN_OR_EQUAL": ["a", "b"],
+        "GREATER_THAN": ["c"], "GREATER_THAN_OR_EQUAL": ["c"],
+    }
+    for op, ids in expected.items():
+        assert sorted(run(h, c, {"where": ff("t", op, fine)})) == ids, op
+    # Zeros past the microsecond are the microsecond itself.
+    assert run(h, c, {"where": ff("t", "EQUAL", whole)}) == ["b"]
+    assert run(h, c, {"where": ff("l", "ARRAY_CONTAINS", fine)}) == []
+    # The elements of a list operator, and values nested in an operand, are truncated there too.
+    assert run(h, c, {"where": ff("t", "IN", A(fine))}) == ["b"]
+    assert sorted(run(h, c, {"where": ff("t", "NOT_IN", A(fine, T("123455")))})) == ["c", "s"]
+    assert run(h, c, {"where": ff("l", "ARRAY_CONTAINS_ANY", A(fine, T("123455")))}) == ["a", "b"]
+    assert run(h, c, {"where": ff("l", "EQUAL", A(fine))}) == ["b"]
+    asc, desc = order(("t", "ASCENDING")), order(("t", "DESCENDING"))
+    ts = {"where": ff("t", "GREATER_THAN", T("0"))}
+    for before in (True, False):
+        assert run(h, c, {**ts, "orderBy": asc, "startAt": cursor([fine], before)}) == ["c"]
+        assert run(h, c, {**ts, "orderBy": asc, "endAt": cursor([fine], before)}) == ["a", "b"]
+        assert run(h, c, {**ts, "orderBy": desc, "startAt": cursor([fine], before)}) == ["b", "a"]
+        assert run(h, c, {**ts, "orderBy": desc, "endAt": cursor([fine], before)}) == ["c"]
+    assert run(h, c, {**ts, "orderBy": asc, "startAt": cursor([whole], True)}) == ["b", "c"]
 
 
 # ---- errors ------------------------------------------------------------------------------------

@@ -108,6 +108,16 @@ CASES = {
  "int_below_min": w("    match /a/{id} { allow read: if -9223372036854775809 < 0; }"),
  "int_min_parenthesised": w("    match /a/{id} { allow read: if -(9223372036854775808) < 0; }"),
  "float_method": w("    match /a/{id} { allow read: if 1..size() == 1; }"),
+ # faith38: a `/` followed at once by a path character starts a path on the emulator, even after an
+ # operand (`10/2`); only `10 / 2` and `10/ 2` divide. `{x}` segments in path literals.
+ "divide_no_space": w("    match /a/{id} { allow read: if 10/2 == 5; }"),
+ "divide_space_before": w("    match /a/{id} { allow read: if 10 /2 == 5; }"),
+ "divide_paren": w("    match /a/{id} { allow read: if (10)/(2) == 5; }"),
+ "divide_dollar": w("    match /a/{id} { allow read: if 10/$(2) == 5; }"),
+ "divide_space_after": w("    match /a/{id} { allow read: if 10/ 2 == 5 && 10 / 2 == 5; }"),
+ "path_literal_variable": w("    match /a/{id} { allow read: if (/a/{x}/$(id)).bind({'x': 'v'}) == /a/v/$(id); }"),
+ "path_literal_variable_twice": w("    match /a/{id} { allow read: if (/a/{x}/{x}) == null; }"),
+ "path_literal_variable_suffix": w("    match /a/{id} { allow read: if (/a/{x}b) == null; }"),
 }
 
 # Files that load with a warning and a call that fails when a request runs it: the rules, then the

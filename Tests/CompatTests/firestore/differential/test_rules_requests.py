@@ -1,6 +1,6 @@
 """Differential: rules decided at request time, on Hearth and on the official Cloud Firestore emulator.
 
-rulesrtcases.py loads one rules file with some 380 expression cases (string, list, set, map, math,
+rulesrtcases.py loads one rules file with some 410 expression cases (string, list, set, map, math,
 timestamp, duration, hashing, latlng, type, path and conversion built-ins, int/float equality and
 overflow, null and missing fields, auth token claims, short-circuits with errors, functions and lets)
 and runs a GET for each, then writes through `:commit` (masks, merges, transforms, batches with
@@ -25,14 +25,16 @@ DOCUMENTED = {
     "get_missing_doc": (404, "rules.firestore.get: 'the document, or null if it does not exist'; the emulator fails the call"),
     "get_missing_null": (200, "the same, for a create"),
     "math_is_infinite": (404, "rules.math documents isInfinite; the emulator has no such function"),
-    "replace_missing_group": (403, "the emulator fails the request (500: Java's 'No group 2'); Hearth denies it"),
+    "replace_missing_group": (403, "the emulator fails the request (500: RE2/J's 'n > number of groups'); Hearth denies it"),
+    "replace_named_missing": (403, "the same, RE2/J's \"group 'nope' not found\""),
+    "replace_brace_number": (403, "the same: `${1}` names a group called '1'"),
+    "replace_brace_unclosed": (403, "the same, \"named capture group is missing trailing '}'\""),
 }
 
-# Known gaps (docs/rules.md): the emulator allows, Hearth denies. A path keeps no variable names in
-# Hearth, so `bind()`'s variables are not found by name (`p.x`, `p['x']`).
+# Known gaps (docs/rules.md): the emulator allows, Hearth denies. A map literal's `values()` come in
+# the order the literal wrote them there (its keys() sorted); Hearth's maps keep key order only.
 GAPS = {
-    "path_bind_name": "a bound path's variables by name",
-    "path_bind_index_name": "a bound path's variables by name",
+    "map_values_literal_order": "values() of a map literal in the literal's order",
 }
 
 # The emulator judges each allow twice and words the first judgement `evaluation error at L5:24`

@@ -22,7 +22,9 @@ ran out of work to poll):
 
 Every call's status is checked (grpcload counts non-zero grpc-status; h2load's answers must all be
 200 with the expected bytes). The sanitizer's reports go where the caller's `TSAN_OPTIONS` /
-`ASAN_OPTIONS` `log_path` says (this script sets neither); the script fails when a load fails.
+`ASAN_OPTIONS` `log_path` says (this script sets neither); the script fails when a load fails, or
+when the server does not exit 0 within STOP_GRACE seconds of SIGTERM (LeakSanitizer checks at exit;
+a sanitizer that reported makes the exit status non-zero).
 Needs go with golang-google-cloud-dev and h2load (nghttp2-client), as `make bench`.
 """
 import argparse
@@ -43,6 +45,8 @@ from benchlib.httpc import Client  # noqa: E402
 from benchlib.procs import Hearth, Registry  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Seconds an instrumented server gets to exit after SIGTERM (LeakSanitizer's exit check included).
+STOP_GRACE = 300
 
 
 def run(argv, timeout, stdin=None):
@@ -180,6 +184,14 @@ def main():
                                       loads, with_idle, args.listeners, tag=f"r{r}{phase}")
                 h.check_alive()
     finally:
+        # An instrumented server exits slowly, and under ASan its exit is when LeakSanitizer checks
+        # the heap: the registry's 5 s before SIGKILL lost that check (and ended in a traceback).
+        if h.proc is not None:
+            reg.stop(h.proc, grace=STOP_GRACE)
+            if h.proc.returncode is not None and h.proc.returncode < 0:
+                failures.append(f"hearth did not exit within {STOP_GRACE} s of SIGTERM (killed: no leak check)")
+            elif h.proc.returncode:
+                failures.append(f"hearth exited with {h.proc.returncode} (a sanitizer report makes it exit non-zero)")
         reg.stop_all()
     if failures:
         raise SystemExit("failed: " + "; ".join(failures))

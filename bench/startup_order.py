@@ -101,13 +101,18 @@ def startup_functions(hearth_bin, work):
     return executed_functions(dump)
 
 
+def release_objects():
+    """The object files of the release build's own modules (test modules left out)."""
+    objects = glob.glob(os.path.join(ROOT, ".build", "*", "release", "*.build", "**", "*.o"), recursive=True)
+    return [o for o in objects if not os.path.dirname(o).split(os.sep)[-1].endswith("Tests.build")]
+
+
 def own_functions():
     """Functions the package's own modules define (`make build` compiles each into its own section, as
     -function-sections asks), from the release build's object files. lld orders input sections, not
     symbols: a function of the Swift runtime, standard library or Foundation (static archives built
     without per-function sections) brings its whole object's code, often hundreds of KiB, along."""
-    objects = glob.glob(os.path.join(ROOT, ".build", "*", "release", "*.build", "**", "*.o"), recursive=True)
-    objects = [o for o in objects if not os.path.dirname(o).split(os.sep)[-1].endswith("Tests.build")]
+    objects = release_objects()
     own = set()
     for i in range(0, len(objects), 200):
         out = subprocess.run(["nm", "--defined-only", *objects[i:i + 200]], capture_output=True, text=True).stdout
@@ -190,8 +195,18 @@ def main():
         if not shutil.which(tool):
             print(f"{tool} is not installed", file=sys.stderr)
             return 2
+    # What the run needs, checked before minutes of callgrind rather than found missing after them.
+    if not os.access(args.hearth_bin, os.X_OK):
+        print(f"no hearth binary at {args.hearth_bin}: build one with `make build` (a release build, as the "
+              f"order is for) or name one with --hearth-bin", file=sys.stderr)
+        return 2
+    if args.part in ("requests", "both") and not release_objects():
+        print("no object files of a release build under .build (run `make build` first): the requests section "
+              "puts the package's own functions first and needs them to tell which those are", file=sys.stderr)
+        return 2
     sections = read_sections(args.output)
     defined = defined_symbols(args.hearth_bin)
+    os.makedirs(os.path.join(ROOT, ".build"), exist_ok=True)
     work = tempfile.mkdtemp(prefix="order-", dir=os.path.join(ROOT, ".build"))
     try:
         if args.part in ("requests", "both"):
@@ -200,9 +215,6 @@ def main():
             ran = [name for name in request_functions(args.hearth_bin, work, rules=os.path.join(ROOT, "rules", "firestore.rules"))
                    if name in defined]
             own = own_functions()
-            if not own:
-                print("no object files of a release build under .build (run `make build` first)", file=sys.stderr)
-                return 1
             sections["requests"] = [name for name in ran if name in own] + [name for name in ran if name not in own]
         if args.part in ("startup", "both"):
             sections["start-up"] = [name for name in startup_functions(args.hearth_bin, work) if name in defined]

@@ -52,7 +52,7 @@ import Testing
         }
     }
 
-    static let checking: Set<String> = ["value-order", "rules-eval", "percent", "storage-upload", "listen-write", "writes"]
+    static let checking: Set<String> = ["value-order", "rules-eval", "percent", "storage-upload", "listen-write", "writes", "gunzip", "policy", "firestore-requests"]
 
     @Test(arguments: names)
     func seededMutationsPass(_ name: String) throws {

@@ -22,6 +22,9 @@ public enum FuzzCatalog {
         ("percent", { bytes throws(FuzzFailure) in try FuzzTargets.percentDecoding(bytes) }),
         ("listen-write", { bytes throws(FuzzFailure) in try FuzzTargets.listenWrite(bytes) }),
         ("writes", { bytes throws(FuzzFailure) in try FuzzTargets.writes(bytes) }),
+        ("gunzip", { bytes throws(FuzzFailure) in try FuzzTargets.gunzip(bytes) }),
+        ("policy", { bytes throws(FuzzFailure) in try FuzzTargets.policy(bytes) }),
+        ("firestore-requests", { bytes throws(FuzzFailure) in try FuzzTargets.firestoreRequests(bytes) }),
     ]
 
     /// The target called `name`.

@@ -76,6 +76,9 @@ enum ValueJSON {
         func bad(_ type: String) -> FirestoreError {
             .invalidArgument("Invalid value at '\(path).\(ProtoObject.snake(name))' (\(type)), \(raw.serialized())")
         }
+        // A number past a double's range (`1e400`) reads as infinity. The official emulator refuses
+        // the whole payload (its JSON parser does); stored, it would have become Infinity.
+        if case .double(let d) = raw, !d.isFinite { throw .invalidArgument("Payload isn't valid for request.") }
         switch name {
         case "nullValue":
             switch raw {

@@ -208,7 +208,8 @@ struct WriteJSONDecoder {
             }
         } else if r.isName(kind, "doubleValue") {
             switch try r.scalar() {
-            case .double(let d): out = .double(d)
+            // Past a double's range: the general path words the refusal.
+            case .double(let d) where d.isFinite: out = .double(d)
             case .int(let i): out = .double(Double(i))
             default: throw Fallback()
             }

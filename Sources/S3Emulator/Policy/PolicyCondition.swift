@@ -64,7 +64,12 @@ struct PolicyCondition: Sendable, Equatable {
                     case .string(let s): values.append(s)
                     case .bool(let b): values.append(b ? "true" : "false")
                     case .int(let i): values.append(String(i))
-                    case .double(let d): values.append(String(d))
+                    case .double(let d):
+                        // A number past a double's range (`1e400`) reads as infinity, which the stored
+                        // (normalized) document writes as `null`: that document would not parse again,
+                        // and every request would then see no policy at all — its Deny statements gone.
+                        guard d.isFinite else { throw .syntax }
+                        values.append(String(d))
                     default: throw .syntax
                     }
                 }

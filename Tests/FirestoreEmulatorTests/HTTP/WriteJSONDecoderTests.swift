@@ -112,6 +112,7 @@ struct WriteJSONDecoderTests {
         ("data after the body", #"{"writes": []} x"#, false, false),
         ("two bodies", #"{"writes": []}{}"#, false, false),
         ("an unterminated body", #"{"writes": []"#, false, false),
+        ("a double past its range", #"{"writes": [{"update": {"name": "projects/p/databases/(default)/documents/c/d", "fields": {"z": {"doubleValue": 1e400}}}}]}"#, false, false),
         ("a leading zero", #"{"writes": [{"update": {"name": "projects/p/databases/(default)/documents/c/d", "fields": {"z": {"doubleValue": 01}}}}]}"#, false, false),
         ("a bare minus", #"{"writes": [{"update": {"name": "projects/p/databases/(default)/documents/c/d", "fields": {"z": {"doubleValue": -}}}}]}"#, false, false),
         ("a control character in a string", "{\"writes\": [{\"delete\": \"\(docs)/c/\u{01}\"}]}", false, false),

@@ -70,6 +70,11 @@ import Testing
         (#"{"arrayValue":{"values":[{"arrayValue":{}}]}}"#, "Cannot convert an array value in an array value."),
         (#"{"stringValue":{}}"#, "TYPE_STRING"),
         (#"{"mapValue":{"fields":{"":{"nullValue":null}}}}"#, "contains an invalid nested entity."),
+        // Numbers past a double's range, which read as ±infinity: the official emulator refuses the
+        // payload (Hearth stored Infinity).
+        (#"{"doubleValue":1e400}"#, "Payload isn't valid for request."),
+        (#"{"doubleValue":-1e999}"#, "Payload isn't valid for request."),
+        (#"{"integerValue":1e400}"#, "Payload isn't valid for request."),
         // Hexadecimal and C's other spellings, which Swift's Double(_:) reads (faith34).
         (#"{"integerValue":"0x10"}"#, "TYPE_INT64"),
         (#"{"integerValue":"0x1p4"}"#, "TYPE_INT64"),

@@ -46,6 +46,9 @@ import Testing
         (statement(#"\#(allow),"Condition":{"IpAddress":{"aws:SourceIp":"300.1.1.1"}}"#), "Invalid IP address in Conditions"),
         (#"{"Statement":[{\#(allow)}],"Statement":[]}"#, "Statement/policy already has instance of Statement"),
         (statement(#"\#(allow),"NotPrincipal":"*""#), "Statement/policy already has instance of Principal"),
+        // Past a double's range: stored as `null`, the document would not parse again (fuzz target `policy`).
+        (statement(#"\#(allow),"Condition":{"NumericLessThan":{"s3:max-keys":1e400}}"#), "Invalid policy syntax."),
+        (statement(#"\#(allow),"Condition":{"NumericGreaterThan":{"s3:max-keys":[1,-1e999]}}"#), "Invalid policy syntax."),
     ])
     func malformedPolicies(document: String, message: String) throws {
         let s3 = try S3Harness()

@@ -25,6 +25,15 @@ struct WebChannelServiceTests {
         return handler(request)
     }
 
+    /// `s` as encodeURIComponent leaves it (and more: only letters and digits stay).
+    func form(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+
+    /// The SID of a handshake's answer (`…[[0,["c","SID",…`).
+    func sid(_ handshake: Response) throws -> String {
+        let text = String(decoding: handshake.bodyBytes ?? [], as: UTF8.self)
+        return try #require(text.split(separator: "\"").dropFirst(3).first.map(String.init))
+    }
+
     /// What a backchannel has written so far.
     func read(_ r: Response) -> String {
         guard case .push(let source) = r.body else { return "" }
@@ -37,15 +46,14 @@ struct WebChannelServiceTests {
     @Test func writeStreamEndToEnd() throws {
         let h = try TestHarness(rules: Self.rules)
         let db = "projects/\(h.project)/databases/(default)"
-        let q = "database=" + db.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + "&VER=8"
-        func form(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+        let q = "database=" + form(db) + "&VER=8"
         // The handshake: a client's token in the encoded headers (rules apply: not owner).
         let hs = send(h, "POST", "Write", q + "&RID=100&CVER=22&X-HTTP-Session-Id=gsessionid&zx=a&t=1",
                       "headers=" + form("X-Goog-Api-Client:gl-js/\r\n") + "&count=1&ofs=0&req0___data__=" + form(#"{"database":"\#(db)"}"#))
         #expect(hs.status == 200)
         #expect(hs.headers["Access-Control-Allow-Credentials"] == "true")
         let text = String(decoding: hs.bodyBytes ?? [], as: UTF8.self)
-        let sid = try #require(text.split(separator: "\"").dropFirst(3).first.map(String.init))
+        let sid = try sid(hs)
         #expect(text == "\(text.split(separator: "\n")[0])\n[[0,[\"c\",\"\(sid)\",\"\",8,12,30000]]]")
         let sidQ = "&SID=" + form(sid)
 
@@ -70,12 +78,9 @@ struct WebChannelServiceTests {
     @Test func aDeniedListenTargetIsRemovedWithItsCause() throws {
         let h = try TestHarness(rules: Self.rules)
         let db = "projects/\(h.project)/databases/(default)"
-        func form(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
         let q = "database=" + form(db) + "&VER=8"
         let target = #"{"database":"\#(db)","addTarget":{"query":{"parent":"\#(db)/documents","structuredQuery":{"from":[{"collectionId":"private"}]}},"targetId":4}}"#
-        let hs = send(h, "POST", "Listen", q + "&RID=1&CVER=22", "count=1&ofs=0&req0___data__=" + form(target))
-        let text = String(decoding: hs.bodyBytes ?? [], as: UTF8.self)
-        let sid = try #require(text.split(separator: "\"").dropFirst(3).first.map(String.init))
+        let sid = try sid(send(h, "POST", "Listen", q + "&RID=1&CVER=22", "count=1&ofs=0&req0___data__=" + form(target)))
         let back = send(h, "GET", "Listen", q + "&SID=" + form(sid) + "&RID=rpc&AID=0&CI=0&TYPE=xmlhttp")
         var seen = ""
         for _ in 0..<200 where !seen.contains("REMOVE") {

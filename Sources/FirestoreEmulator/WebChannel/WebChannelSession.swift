@@ -29,6 +29,8 @@ final class WebChannelSession: GRPCResponseStream, @unchecked Sendable {
     /// Held while a forward POST's messages go to `call`: the call takes one message at a time,
     /// and map ids say which a retried POST repeats.
     private let callLock = NSLock()
+    /// Held while a call's producer runs (`produceSoon`).
+    private let produceLock = NSLock()
     /// Under `callLock`: the map id the next new message has.
     private var nextMapID = 0
 
@@ -250,6 +252,13 @@ final class WebChannelSession: GRPCResponseStream, @unchecked Sendable {
         }
         guard first else { return }
         _ = append(status.code == .ok ? WebChannelWire.close : WebChannelWire.error(status))
+    }
+
+    /// Runs `produce` at once, one pass at a time: with no connection thread of its own, a pass
+    /// runs on whichever thread asks (a Listen shard's, a request's), and two passes at once could
+    /// append the batches they took out of order.
+    func produceSoon(_ produce: @escaping @Sendable () -> Void) {
+        produceLock.withLock { produce() }
     }
 
     func waitUntilWritable() -> Bool { !isClosed }

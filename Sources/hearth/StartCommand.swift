@@ -81,6 +81,8 @@ enum StartCommand {
                 // Firestore's REST commits are answered from their batch's completion, their
                 // connections parked meanwhile (`RequestDisposition.collectDeferred`).
                 configuration.allowsDeferred = unit.grpc != nil
+                // Its WebChannel backchannels (the web SDK's Listen and Write) are push bodies.
+                configuration.allowsPush = unit.grpc != nil
                 let server = HTTPServer(
                     name: unit.name,
                     configuration: configuration,

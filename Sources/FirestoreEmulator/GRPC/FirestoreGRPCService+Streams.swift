@@ -29,12 +29,17 @@ extension FirestoreGRPCService {
             responses.finish(error.grpcStatus)
             return Refused()
         }
-        return ListenCall(engine: service.listeners, caller: caller, responses: responses,
-                          decode: Self.decodeListen, encode: { [encoder = service.listenResponses] event, db, batch in
-                              encoder.encode(event, db, into: &batch)
-                          }, encodeShared: { [encoder = service.listenResponses] snapshot, ids, db, batch in
-                              encoder.encode(snapshot, targetIDs: ids, db, into: &batch)
-                          })
+        return listenCall(caller: caller, responses: responses)
+    }
+
+    /// A Listen call answering through `responses` (gRPC's stream, or a WebChannel session).
+    func listenCall(caller: Caller, responses: any GRPCResponseStream) -> ListenCall {
+        ListenCall(engine: service.listeners, caller: caller, responses: responses,
+                   decode: Self.decodeListen, encode: { [encoder = service.listenResponses] event, db, batch in
+                       encoder.encode(event, db, into: &batch)
+                   }, encodeShared: { [encoder = service.listenResponses] snapshot, ids, db, batch in
+                       encoder.encode(snapshot, targetIDs: ids, db, into: &batch)
+                   })
     }
 
     func write(_ ctx: GRPCContext, _ responses: any GRPCResponseStream) -> any GRPCRequestStream {
@@ -43,6 +48,11 @@ extension FirestoreGRPCService {
             responses.finish(error.grpcStatus)
             return Refused()
         }
+        return writeCall(caller: caller, responses: responses)
+    }
+
+    /// A Write call answering through `responses` (gRPC's stream, or a WebChannel session).
+    func writeCall(caller: Caller, responses: any GRPCResponseStream) -> WriteCall {
         let session = WriteStreamSession(service: service, caller: caller, streamID: service.ids.alphanumeric(12))
         return WriteCall(session: session, responses: responses, decode: Self.decodeWrite, encode: Self.encodeWrite)
     }

@@ -32,6 +32,13 @@ struct FirestoreHTTPService: HTTPService {
         // The too-large answer is made before the body is read, for every request, and almost never
         // sent: for the usual request without an Origin it is one made once.
         let tooLarge = request.headers[known: .origin] == nil ? Self.tooLargeAnyOrigin : Self.withCORS(Self.tooLarge, request)
+        // The web SDK's Listen and Write streams (WebChannel): a backchannel GET's answer is a
+        // push body that lasts as long as the stream.
+        if let rpc = Self.webChannelRPC(request.rawPath) {
+            return .collect(limit: Self.bodyLimit, tooLarge: tooLarge) { [service] req in
+                Self.withCORS(FirestoreHTTPService(service: service).webChannel(req, rpc), req)
+            }
+        }
         // A commit is answered from its batch's completion: its connection is parked meanwhile and
         // no worker thread sleeps while the group commit runs other callers' bodies (one context
         // switch and wake-up per commit at 16 connections; docs/benchmarks.md, commit29).
@@ -82,6 +89,8 @@ struct FirestoreHTTPService: HTTPService {
         h.set("Access-Control-Allow-Headers", request.headers["Access-Control-Request-Headers"]
             ?? "Authorization,Content-Type,X-Goog-Api-Client,X-Firebase-GMPID,X-Goog-Request-Params")
         h.set("Access-Control-Max-Age", "86400")
+        // The web SDK's requests (its XhrIo and WebChannel) are made with credentials.
+        if request.headers[known: .origin] != nil { h.set("Access-Control-Allow-Credentials", "true") }
         return Response(status: 204, headers: h)
     }
 
@@ -101,6 +110,9 @@ struct FirestoreHTTPService: HTTPService {
         var r = response
         if let origin {
             r.headers.set("Access-Control-Allow-Origin", origin)
+            // The web SDK sends its REST calls and WebChannel requests `withCredentials`: a browser
+            // hands the page no answer without this (the official emulator sends it).
+            r.headers.set("Access-Control-Allow-Credentials", "true")
             r.headers.add("Vary", "Origin")
         } else {
             r.headers.set("Access-Control-Allow-Origin", "*")

@@ -35,6 +35,8 @@ public final class FirestoreService: Sendable {
     /// (path, create and update time) names one content within one service, whose commit times
     /// only grow; other services in the process (tests) may reuse the same times.
     let listenResponses = ListenResponseEncoder()
+    /// The web SDK's Listen and Write streams over WebChannel, by session id.
+    let webChannels: WebChannelSessions
 
     /// - Parameters:
     ///   - database: Firestore's database (opened with `databaseLayout`), already migrated with `migrations`.
@@ -50,6 +52,7 @@ public final class FirestoreService: Sendable {
         rules = RulesManager(rulesPath: configuration.rulesPath, source: configuration.rulesSource,
                              defaultProject: configuration.projectID, logger: logger)
         transactions = TransactionRegistry(clock: clock, ids: ids)
+        webChannels = WebChannelSessions(clock: clock)
         // Read times must not fall behind commits made before a restart.
         do { try storage.loadLastCommit() } catch { logger.error("firestore: reading the last commit time failed", [("error", .string("\(error)"))]) }
         if configuration.watchRules { rules.startWatching(interval: configuration.rulesPollInterval) }

@@ -20,8 +20,11 @@ import Testing
         #expect(pre.response.headers["Access-Control-Allow-Origin"] == "http://localhost:3000")
         #expect(pre.response.headers["Access-Control-Allow-Headers"] == "authorization,content-type")
         #expect(pre.response.headers["Access-Control-Allow-Methods"]?.contains("PATCH") == true)
+        // The web SDK's requests carry credentials (XhrIo and WebChannel `withCredentials`).
+        #expect(pre.response.headers["Access-Control-Allow-Credentials"] == "true")
         let get = h.call("GET", h.api("/c/d"), as: .anonymous, headers: [("Origin", "http://app")])
         #expect(get.response.headers["Access-Control-Allow-Origin"] == "http://app")
+        #expect(get.response.headers["Access-Control-Allow-Credentials"] == "true")
         #expect(h.call("GET", "/", as: .anonymous).response.headers["Access-Control-Allow-Origin"] == "*")
     }
 
@@ -37,7 +40,7 @@ import Testing
         #expect(fields(begin.response) == [json, "Access-Control-Allow-Origin: *"])
         #expect(begin.response.headers.sharesFields(with: FirestoreHTTPService.jsonAnyOrigin))
         let fromApp = h.call("POST", h.api(":beginTransaction"), .object([:]), as: .owner, headers: [("Origin", "http://app")])
-        #expect(fields(fromApp.response) == [json, "Access-Control-Allow-Origin: http://app", "Vary: Origin"])
+        #expect(fields(fromApp.response) == [json, "Access-Control-Allow-Origin: http://app", "Access-Control-Allow-Credentials: true", "Vary: Origin"])
         guard case .string(let t)? = begin.json["transaction"] else {
             Issue.record("no transaction in \(begin.json)")
             return
@@ -47,7 +50,7 @@ import Testing
         #expect(fields(read.response) == [json, "Access-Control-Allow-Origin: *"])
         let commit = h.call("POST", h.api(":commit"), .object(["transaction": .string(t)]), headers: [("Origin", "http://app")])
         #expect(commit.status == 200)
-        #expect(fields(commit.response) == [json, "Access-Control-Allow-Origin: http://app", "Vary: Origin"])
+        #expect(fields(commit.response) == [json, "Access-Control-Allow-Origin: http://app", "Access-Control-Allow-Credentials: true", "Vary: Origin"])
         // The begin's answer is the JSON tree's bytes.
         #expect(begin.response.bodyBytes == Array(JSON.object(["transaction": .string(t)]).serialized().utf8))
         // An answer that is not JSON gets the field added to its own.

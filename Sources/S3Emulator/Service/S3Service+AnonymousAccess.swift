@@ -30,11 +30,16 @@ extension S3Service {
         }
     }
 
-    /// The policy of `bucket` as it applies to this unsigned request (nil: no such bucket).
+    /// The policy of `bucket` as it applies to this unsigned request (nil, denied: no such bucket, a
+    /// lookup error, or a stored policy that does not parse).
     func anonymousAccess(_ ctx: S3Context, bucket: String) -> AnonymousAccess? {
         guard let config = try? store.accessConfig(bucket) else { return nil }
         var policy: BucketPolicy?
-        if case .document(let text) = config.policy { policy = try? BucketPolicy.parse(Array(text.utf8), bucket: bucket).get() }
+        if case .document(let text) = config.policy {
+            // A stored policy that does not parse may hold a Deny: the request stays denied.
+            guard case .success(let parsed) = BucketPolicy.parse(Array(text.utf8), bucket: bucket) else { return nil }
+            policy = parsed
+        }
         let block = PublicAccessBlock.effective(config.publicAccessBlock)
         return AnonymousAccess(bucket: bucket, policy: policy, restricted: block.restrictPublicBuckets && (policy?.isPublic ?? false),
                                context: S3Service.policyContext(ctx))

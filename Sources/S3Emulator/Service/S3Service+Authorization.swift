@@ -28,6 +28,12 @@ extension S3Service {
         }
         ctx.bucketAccess = access
         let isOwner = access.bucket.owner == account.key
+        // A stored policy that no longer parses (written by an older Hearth whose checks have since
+        // tightened, or a damaged row) may hold a Deny: reading it as "no policy" would fail open.
+        // Every request is denied but the owner's own to read, replace or delete the policy.
+        if S3Service.policyUnreadable(access) {
+            return isOwner && S3Service.ownerOnlyAction(operation) != nil ? nil : denied
+        }
         // The query is searched for `versionId` only when a policy is there to read it.
         if let policy = S3Service.policy(access),
            let action = S3Service.policyAction(operation, versioned: ctx.query("versionId") != nil) ?? S3Service.ownerOnlyAction(operation) {
@@ -93,8 +99,12 @@ extension S3Service {
     /// A copy also reads its source, which its own bucket's owner, policy or ACLs must allow.
     private func copySourceDenied(_ ctx: S3Context, _ operation: S3Operation, account: S3Accounts.Account) -> S3Error? {
         guard operation == .copyObject || operation == .uploadPartCopy,
-              case .success(let source) = S3Service.copySource(ctx, forPart: operation == .uploadPartCopy),
-              let access = try? store.bucketAccess(source.bucket) else { return nil }
+              case .success(let source) = S3Service.copySource(ctx, forPart: operation == .uploadPartCopy) else { return nil }
+        let found: S3Store.BucketAccess?
+        do { found = try store.bucketAccess(source.bucket) } catch { return .internalError }
+        // A missing source bucket is the copy's own NoSuchBucket.
+        guard let access = found else { return nil }
+        if S3Service.policyUnreadable(access) { return .accessDenied(message: "Access Denied") }
         if access.bucket.owner == account.key { return nil }
         let caller = BucketPolicy.Caller.account(accountID: account.accountID, canonicalID: account.canonicalID)
         if let policy = S3Service.policy(access) {
@@ -115,10 +125,18 @@ extension S3Service {
         return .accessDenied(message: "Access Denied")
     }
 
-    /// The stored bucket policy, parsed (nil: none, or unreadable).
+    /// The stored bucket policy, parsed (nil: none, or unreadable — `policyUnreadable` tells which,
+    /// and every caller checks it first: an unreadable policy denies).
     static func policy(_ access: S3Store.BucketAccess) -> BucketPolicy? {
         guard case .document(let text) = access.policy else { return nil }
         return try? BucketPolicy.parse(Array(text.utf8), bucket: access.bucket.name).get()
+    }
+
+    /// Whether the bucket has a stored policy that does not parse.
+    static func policyUnreadable(_ access: S3Store.BucketAccess) -> Bool {
+        guard case .document(let text) = access.policy else { return false }
+        if case .failure = BucketPolicy.parse(Array(text.utf8), bucket: access.bucket.name) { return true }
+        return false
     }
 
     /// The actions only the bucket owner's account may ever perform, whatever a policy says.

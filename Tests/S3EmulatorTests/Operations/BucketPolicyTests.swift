@@ -151,6 +151,27 @@ import Testing
         #expect(s3.call("GET", "/site/index.html").status == 200)
     }
 
+    /// A stored policy that no longer parses (an older Hearth's whose checks have since tightened,
+    /// a damaged row) may hold a Deny, so it denies: every request but the owner's own to read,
+    /// replace or delete the policy — reading it as "no policy" would fail open.
+    @Test func anUnreadableStoredPolicyDenies() throws {
+        let first = try publicBucket()
+        try first.database.write { c in
+            try c.run("UPDATE s3_bucket_config SET document = ? WHERE bucket = 'site' AND kind = ?",
+                      [#"{"Statement":null"#, BucketConfigKind.policy.rawValue])
+            #expect(c.changes == 1)
+        }
+        // A new service over the same file: no cached copy of the readable policy.
+        let s3 = try S3Harness(database: first.database)
+        #expect(s3.send(s3.request("GET", "/site/index.html", signed: false)).status == 403)
+        #expect(s3.call("GET", "/site/index.html").errorCode == "AccessDenied")
+        #expect(s3.call("PUT", "/site/other", body: Array("x".utf8)).errorCode == "AccessDenied")
+        #expect(s3.call("GET", "/site?policy").status == 200)
+        #expect(s3.call("DELETE", "/site?policy").status == 204)
+        #expect(s3.call("GET", "/site/index.html").status == 200)
+        #expect(s3.send(s3.request("GET", "/site/index.html", signed: false)).status == 403)
+    }
+
     @Test func restrictPublicBucketsTurnsItOff() throws {
         let s3 = try publicBucket()
         let restrict = "<PublicAccessBlockConfiguration><RestrictPublicBuckets>true</RestrictPublicBuckets></PublicAccessBlockConfiguration>"

@@ -339,10 +339,15 @@ def main():
         return 0
 
     def grpc(h, user, n):
-        path = os.path.join(ROOT, ".build", "cg-getdoc.bin")
-        with open(path, "wb") as f:
-            f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
-        grpc_load(path, args.width)(h, user, n)
+        # A file of this run's own: two runs at once (main's binary and a branch's) shared one path,
+        # and one asked for the other's document — NOT_FOUND at HTTP 200, which h2load counts as done.
+        fd, path = tempfile.mkstemp(prefix="cg-getdoc-", suffix=".bin", dir=os.path.join(ROOT, ".build"))
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(framed_get(f"{DOC_NAME_PREFIX}/users/{user.uid}/files/f0"))
+            grpc_load(path, args.width)(h, user, n)
+        finally:
+            os.unlink(path)
     measure(f"gRPC GetDocument (user token, rules on{wide})", args.hearth_bin, rules, args.n, grpc, args.keep,
             args.threads)
     return 0

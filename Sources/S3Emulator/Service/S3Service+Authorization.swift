@@ -31,11 +31,12 @@ extension S3Service {
         // A stored policy that no longer parses (written by an older Hearth whose checks have since
         // tightened, or a damaged row) may hold a Deny: reading it as "no policy" would fail open.
         // Every request is denied but the owner's own to read, replace or delete the policy.
-        if S3Service.policyUnreadable(access) {
+        let stored = S3Service.storedPolicy(access)
+        if case .unreadable = stored {
             return isOwner && S3Service.ownerOnlyAction(operation) != nil ? nil : denied
         }
         // The query is searched for `versionId` only when a policy is there to read it.
-        if let policy = S3Service.policy(access),
+        if case .readable(let policy) = stored,
            let action = S3Service.policyAction(operation, versioned: ctx.query("versionId") != nil) ?? S3Service.ownerOnlyAction(operation) {
             let caller = BucketPolicy.Caller.account(accountID: account.accountID, canonicalID: account.canonicalID)
             let resource = ctx.target.key.map { bucket + "/" + $0 } ?? (operation == .deleteObjects ? bucket + "/" : bucket)
@@ -104,10 +105,11 @@ extension S3Service {
         do { found = try store.bucketAccess(source.bucket) } catch { return .internalError }
         // A missing source bucket is the copy's own NoSuchBucket.
         guard let access = found else { return nil }
-        if S3Service.policyUnreadable(access) { return .accessDenied(message: "Access Denied") }
+        let stored = S3Service.storedPolicy(access)
+        if case .unreadable = stored { return .accessDenied(message: "Access Denied") }
         if access.bucket.owner == account.key { return nil }
         let caller = BucketPolicy.Caller.account(accountID: account.accountID, canonicalID: account.canonicalID)
-        if let policy = S3Service.policy(access) {
+        if case .readable(let policy) = stored {
             let action = source.versionID == nil ? "s3:GetObject" : "s3:GetObjectVersion"
             switch policy.evaluate(action: action, resource: source.bucket + "/" + source.key, context: S3Service.policyContext(ctx), caller: caller) {
             case .allow: return nil
@@ -125,18 +127,20 @@ extension S3Service {
         return .accessDenied(message: "Access Denied")
     }
 
-    /// The stored bucket policy, parsed (nil: none, or unreadable — `policyUnreadable` tells which,
-    /// and every caller checks it first: an unreadable policy denies).
-    static func policy(_ access: S3Store.BucketAccess) -> BucketPolicy? {
-        guard case .document(let text) = access.policy else { return nil }
-        return try? BucketPolicy.parse(Array(text.utf8), bucket: access.bucket.name).get()
+    /// A bucket's stored policy, parsed once a request.
+    enum StoredPolicy {
+        case none
+        case readable(BucketPolicy)
+        /// A stored document that does not parse: it denies (it may hold a Deny).
+        case unreadable
     }
 
-    /// Whether the bucket has a stored policy that does not parse.
-    static func policyUnreadable(_ access: S3Store.BucketAccess) -> Bool {
-        guard case .document(let text) = access.policy else { return false }
-        if case .failure = BucketPolicy.parse(Array(text.utf8), bucket: access.bucket.name) { return true }
-        return false
+    static func storedPolicy(_ access: S3Store.BucketAccess) -> StoredPolicy {
+        guard case .document(let text) = access.policy else { return .none }
+        switch BucketPolicy.parse(Array(text.utf8), bucket: access.bucket.name) {
+        case .success(let policy): return .readable(policy)
+        case .failure: return .unreadable
+        }
     }
 
     /// The actions only the bucket owner's account may ever perform, whatever a policy says.

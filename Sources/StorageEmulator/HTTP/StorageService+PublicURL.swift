@@ -7,7 +7,8 @@ import HearthHTTP
 /// a request without credentials reads an object only when `allUsers` may (a READER or OWNER
 /// entry in its ACL on a bucket without uniform access, or a bucket IAM binding that gives
 /// `allUsers` `storage.objects.get`, and never when the bucket enforces public access
-/// prevention); anything else is GCS's 403 `AccessDenied`, for a missing object too, as GCS
+/// prevention; `PublicAccess` decides, failing closed on stored settings that do not decode);
+/// anything else is GCS's 403 `AccessDenied`, for a missing object too, as GCS
 /// does not tell an anonymous caller what exists. A request with an `Authorization` header is
 /// the privileged caller of the JSON API. Errors are the XML API's.
 extension StorageService {
@@ -20,17 +21,28 @@ extension StorageService {
                 guard let o = found.object, let body = found.body else { throw .noSuchObject(bucket: bucket, name: name) }
                 return mediaResponse(o, body)
             }
-            let prevented = b.settings["iamConfiguration"]?["publicAccessPrevention"]?.stringValue == "enforced"
-            let bucketPublic = !prevented && b.iamGrantsPublicRead
-            let view = ObjectAccessView(bucket: b, owner: objectOwner)
+            let access = PublicAccess(bucket: b, owner: objectOwner)
+            if case .unreadable(let column)? = access.bucketDecision {
+                warnUnreadable(bucket: bucket, name: name, column: column)
+                throw .anonymousAccessDenied
+            }
+            var decision = PublicAccess.Decision.denied
             let found = try readMedia(request, bucket: bucket, name: name) { o in
-                bucketPublic || (!prevented && !view.uniform && o.objectACL(view).contains { $0.entity == "allUsers" })
+                decision = access.decide(o)
+                return decision == .allowed
             }
             if let o = found.object, let body = found.body { return mediaResponse(o, body) }
-            if found.object == nil && bucketPublic { throw .noSuchObject(bucket: bucket, name: name) }
+            if case .unreadable(let column) = decision { warnUnreadable(bucket: bucket, name: name, column: column) }
+            if found.object == nil && access.bucketIsPublic { throw .noSuchObject(bucket: bucket, name: name) }
             throw .anonymousAccessDenied
         } catch {
             return error.xmlResponse
         }
+    }
+
+    /// A refusal because stored access control is unreadable: the operator must learn which row to mend.
+    private func warnUnreadable(bucket: String, name: String, column: String) {
+        logger.warning("storage: stored access control is unreadable; denying the anonymous read",
+                       [("bucket", .string(bucket)), ("object", .string(name)), ("column", .string(column))])
     }
 }

@@ -103,6 +103,30 @@ import Testing
         #expect(json(h, "PUT", "/storage/v1/b/\(b)/iam", #"{"bindings": [{"role": "roles/storage.objectViewer", "members": ["allUsers"]}]}"#).status == 200)
         #expect(h.send("GET", "/\(b)/old").status == 200)
     }
+
+    @Test func anExportCarriesUnreadableTextAsItIs() throws {
+        let (h, _) = try harness()
+        #expect(json(h, "PATCH", "/storage/v1/b/\(b)?predefinedDefaultObjectAcl=publicRead", "{}").status == 200)
+        _ = h.send("POST", "/upload/storage/v1/b/\(b)/o?uploadType=media&name=secret&predefinedAcl=private", body: Array("s".utf8))
+        let damaged = #"[{"entity": "allUsers", "role": "READER"}, {"entity": 5}]"#
+        try damage(h, "UPDATE storage_objects SET acl = ? WHERE name = 'secret'", damaged)
+        let settings = #"{"iamConfiguration": {"publicAccessPrevention": "enforced""#
+        try damage(h, "UPDATE storage_buckets SET settings = ? WHERE name = 'demo.appspot.com'", settings)
+        let folder = NSTemporaryDirectory() + "storage-export-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(try h.service.exportData(to: folder) == 1)
+        let again = try StorageHarness()
+        #expect(try again.service.importData(from: folder) == 1)
+        #expect(try column(again, "SELECT acl FROM storage_objects WHERE name = 'secret'") == damaged)
+        #expect(try column(again, "SELECT settings FROM storage_buckets WHERE name = 'demo.appspot.com'") == settings)
+        #expect(again.send("GET", "/\(b)/secret").status == 403)
+        // An exported ACL that does not decode stops the import rather than arriving as a default.
+        let meta = folder + "/metadata/\(b)/secret.json"
+        var edited = try JSON.parse(Array(try Data(contentsOf: URL(fileURLWithPath: meta)))).objectValue ?? [:]
+        edited["acl"] = .array([.object(["entity": .string("nobody"), "role": .string("READER")])])
+        try Data(JSON.object(edited).serialized().utf8).write(to: URL(fileURLWithPath: meta))
+        #expect(throws: (any Error).self) { try StorageHarness().service.importData(from: folder) }
+    }
 }
 
 /// Log lines kept for a test to read.

@@ -72,10 +72,12 @@ struct AccessControlEntry: Sendable, Equatable {
 
     // MARK: Stored form
 
-    /// The stored form of a list: `[{"entity","role"}]`.
-    static func serialize(_ list: [AccessControlEntry]) -> String {
-        JSON.array(list.map { .object(["entity": .string($0.entity), "role": .string($0.role)]) }).serialized()
+    /// The stored form of a list: `[{"entity","role"}]` (also what an export carries).
+    static func storedJSON(_ list: [AccessControlEntry]) -> JSON {
+        .array(list.map { .object(["entity": .string($0.entity), "role": .string($0.role)]) })
     }
+
+    static func serialize(_ list: [AccessControlEntry]) -> String { storedJSON(list).serialized() }
 
     /// A stored list back, or nil when the text is not one whose every entry is an entity and a
     /// role of the forms GCS accepts. The caller keeps such a list as unreadable, never as "none

@@ -226,7 +226,7 @@ extension StoredObject {
         let custom = metadata.filter { $0.0 != Self.downloadTokensKey }
         if !custom.isEmpty { m.append(("customMetadata", .object(JSONObject(custom.map { ($0.0, JSON.string($0.1)) })))) }
         // Hearth's own: the legacy ACL (none stored: the bucket's default applies, as before export).
-        if let acl { m.append(("acl", .array(acl.map { .object(["entity": .string($0.entity), "role": .string($0.role)]) }))) }
+        if let acl { m.append(("acl", AccessControlEntry.storedJSON(acl))) }
         if let unreadableACL { m.append(("unreadable", .object(["acl": .string(unreadableACL)]))) }
         return .object(JSONObject(m))
     }
@@ -268,7 +268,7 @@ extension StoredBucket {
         ]
         if unreadable[.settings] == nil && !settings.isEmpty { m.append(("settings", .object(settings))) }
         for (column, list) in [(Column.acl, acl), (.defaultObjectAcl, defaultObjectAcl)] where unreadable[column] == nil {
-            if let list { m.append((column == .acl ? "acl" : "defaultObjectAcl", JSON.array(list.map { .object(["entity": .string($0.entity), "role": .string($0.role)]) }))) }
+            if let list { m.append((column == .acl ? "acl" : "defaultObjectAcl", AccessControlEntry.storedJSON(list))) }
         }
         if unreadable[.iamPolicy] == nil, let iamPolicy { m.append(("iamPolicy", iamPolicy)) }
         if !unreadable.isEmpty {
@@ -292,14 +292,13 @@ extension StoredBucket {
             guard let decoded = Self.decodeSettings(s.serialized()) else { throw .invalid("\"settings\" do not decode") }
             settings = decoded
         }
-        if let list = e["acl"] {
-            guard let decoded = AccessControlEntry.decode(list.serialized()) else { throw .invalid("\"acl\" does not decode") }
-            acl = decoded
+        func list(_ key: String) throws(StorageError) -> [AccessControlEntry]? {
+            guard let v = e[key] else { return nil }
+            guard let decoded = AccessControlEntry.decode(v.serialized()) else { throw .invalid("\"\(key)\" does not decode") }
+            return decoded
         }
-        if let list = e["defaultObjectAcl"] {
-            guard let decoded = AccessControlEntry.decode(list.serialized()) else { throw .invalid("\"defaultObjectAcl\" does not decode") }
-            defaultObjectAcl = decoded
-        }
+        if let decoded = try list("acl") { acl = decoded }
+        if let decoded = try list("defaultObjectAcl") { defaultObjectAcl = decoded }
         if let p = e["iamPolicy"] {
             guard let decoded = Self.decodeIAMPolicy(p.serialized()) else { throw .invalid("\"iamPolicy\" does not decode") }
             iamPolicy = decoded

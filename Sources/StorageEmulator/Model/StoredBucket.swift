@@ -40,6 +40,7 @@ struct StoredBucket: Sendable {
     ]
 
     var bucketACL: [AccessControlEntry] { acl ?? AccessControlEntry.defaultBucketACL }
+    var defaultObjectACL: [AccessControlEntry] { defaultObjectAcl ?? AccessControlEntry.defaultObjectACL }
 
     /// The stored list of `column` (`.acl`, `.defaultObjectAcl`) or its default, to show or
     /// change; 500 when the stored text does not decode.
@@ -48,7 +49,6 @@ struct StoredBucket: Sendable {
         if unreadable[column] != nil { throw .unreadableStoredState(bucket: name, what: what) }
         return column == .acl ? bucketACL : defaultObjectACL
     }
-    var defaultObjectACL: [AccessControlEntry] { defaultObjectAcl ?? AccessControlEntry.defaultObjectACL }
 
     /// Whether uniform bucket-level access is on: legacy ACLs are then refused and not enforced.
     var uniformAccess: Bool { settings["iamConfiguration"]?["uniformBucketLevelAccess"]?["enabled"]?.boolValue == true }

@@ -50,6 +50,28 @@ import Testing
         #expect(try h.count("storage_blobs") == 1)
     }
 
+    /// objects.insert's projection: noAcl by default, full when the resource names an ACL or the
+    /// session's start asks for it; the last chunk (and a completed session asked again) answers so.
+    @Test func theFinalAnswerShowsTheACLWhenTheStartAskedForIt() throws {
+        let h = try StorageHarness()
+        func upload(_ query: String, _ resource: String) -> (TestResponse, TestResponse) {
+            let r = h.send("POST", "/upload/storage/v1/b/\(b)/o?uploadType=resumable&name=a\(query)",
+                           headers: [("Content-Type", "application/json"), ("X-Upload-Content-Length", "3")], body: Array(resource.utf8))
+            let id = r.headers["Location"]?.components(separatedBy: "upload_id=").last ?? ""
+            let url = "/upload/storage/v1/b/\(b)/o?uploadType=resumable&upload_id=\(id)"
+            let last = h.send("PUT", url, headers: [("Content-Range", "bytes 0-2/3")], body: [1, 2, 3])
+            return (last, h.send("PUT", url, headers: [("Content-Range", "bytes */3")]))
+        }
+        let plain = upload("", "{}")
+        #expect(plain.0.status == 200 && plain.0.json["acl"] == nil && plain.0.json["owner"] == nil)
+        let full = upload("&projection=full", "{}")
+        #expect(full.0.json["acl"]?.arrayValue?.isEmpty == false && full.0.json["owner"] != nil)
+        #expect(full.1.status == 200 && full.1.json["acl"] == full.0.json["acl"])
+        let named = upload("", #"{"acl": [{"entity": "allUsers", "role": "READER"}]}"#)
+        #expect(named.0.json["acl"]?.arrayValue?.contains { $0["entity"]?.stringValue == "allUsers" } == true)
+        #expect(upload("&projection=noAcl", #"{"acl": [{"entity": "allUsers", "role": "READER"}]}"#).0.json["acl"] == nil)
+    }
+
     @Test func badOffsetsAndLyingSizesAreRefused() throws {
         let h = try StorageHarness()
         let id = try #require(start(h, name: "x.bin", size: 10))

@@ -31,11 +31,11 @@ struct StorageHarness {
     let database: Database
     static let bucket = "demo.appspot.com"
 
-    init(rules: String = StorageHarness.rules) throws {
+    init(rules: String = StorageHarness.rules, logger: Logger = Logger(quiet: true)) throws {
         database = try Database(path: nil)
         try database.migrate(StorageService.migrations)
         service = try StorageService(database: database, clock: Clock(frozenAt: Instant(unixSeconds: 1_767_225_600)), ids: IDGenerator(seed: 1),
-                                     logger: Logger(quiet: true), configuration: StorageConfiguration(projectID: "demo", defaultBuckets: [Self.bucket], rulesSource: rules),
+                                     logger: logger, configuration: StorageConfiguration(projectID: "demo", defaultBuckets: [Self.bucket], rulesSource: rules),
                                      tokenVerifier: FakeVerifier(), firestore: nil)
     }
 

@@ -42,6 +42,22 @@ enum GzipTranscoding {
         Array(head.prefix(3)) == [0x1f, 0x8b, 0x08]
     }
 
+    /// Whether `bytes` inflate to their end without error (every member whole): run over a body
+    /// held in memory before its headers are sent, reading the inflated bytes into one scratch
+    /// buffer, so memory stays bounded however far they expand.
+    static func inflatesWhole(_ bytes: [UInt8]) -> Bool {
+        let source = GunzipBodySource(inner: BytesBodySource(bytes))
+        defer { source.close() }
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        defer { scratch.deallocate() }
+        do {
+            while try source.read(into: scratch) > 0 {}
+            return true
+        } catch {
+            return false
+        }
+    }
+
     /// Edits the object's media headers for a transcoded answer.
     static func transcodedHeaders(_ h: HTTPHeaders) -> HTTPHeaders {
         var h = h
@@ -85,7 +101,8 @@ final class BytesBodySource: ResponseBodySource, @unchecked Sendable {
 /// zlib's window, however far the object expands. Members that follow one another are all
 /// inflated (as `gunzip` does); bytes after the last member that do not open another are ignored.
 /// A stream that is corrupt or ends inside a member throws, which aborts the response: its
-/// headers are already sent, so the client sees a body cut short.
+/// headers are already sent, so the client sees a body cut short (a body small enough to be
+/// read whole is checked with `GzipTranscoding.inflatesWhole` first, and served as stored).
 final class GunzipBodySource: ResponseBodySource, @unchecked Sendable {
     /// Why inflating stopped.
     struct Corrupt: Error {}

@@ -36,6 +36,10 @@ enum StorageError: Error, Sendable, Equatable {
     case permissionDenied(operation: String, message: String)
     case unauthenticated(String)
     case notFoundRoute(method: String, path: String)
+    /// A stored setting (`what`: the bucket's settings, an ACL, the IAM policy) that no longer
+    /// decodes, asked to be shown or merged into: answering its default instead would misstate
+    /// who may read, and merging into the default would lose what the row says.
+    case unreadableStoredState(bucket: String, what: String)
     case internalError
 
     var status: Int {
@@ -50,7 +54,7 @@ enum StorageError: Error, Sendable, Equatable {
         case .payloadTooLarge: 413
         case .permissionDenied, .anonymousAccessDenied: 403
         case .unauthenticated: 401
-        case .internalError: 500
+        case .internalError, .unreadableStoredState: 500
         }
     }
 
@@ -68,7 +72,7 @@ enum StorageError: Error, Sendable, Equatable {
         case .payloadTooLarge: "uploadTooLarge"
         case .permissionDenied, .anonymousAccessDenied: "forbidden"
         case .unauthenticated: "authError"
-        case .internalError: "backendError"
+        case .internalError, .unreadableStoredState: "backendError"
         }
     }
 
@@ -98,6 +102,8 @@ enum StorageError: Error, Sendable, Equatable {
             "Anonymous caller does not have storage.objects.get access to the Google Cloud Storage object. Permission 'storage.objects.get' denied on resource (or it may not exist)."
         case .unauthenticated(let m): m
         case .notFoundRoute(let method, let path): "Not Found: \(method) \(path)"
+        case .unreadableStoredState(let bucket, let what):
+            "The stored \(what) of bucket \(bucket) cannot be read (a damaged row). Replace it whole to repair it."
         case .internalError: "We encountered an internal error. Please try again."
         }
     }
@@ -131,7 +137,7 @@ enum StorageError: Error, Sendable, Equatable {
         case .preconditionFailed: "PreconditionFailed"
         case .rangeNotSatisfiable: "InvalidRange"
         case .notFoundRoute: "NotFound"
-        case .internalError: "InternalError"
+        case .internalError, .unreadableStoredState: "InternalError"
         default: "InvalidArgument"
         }
         let text = switch self {

@@ -15,14 +15,15 @@ extension StorageService {
             if request.method == "GET" {
                 if view.uniform { throw .uniformObjectACL("get") }
                 let o = try existing(request, bucket: bucket, name: name)
-                return try answer(o.objectACL(view), entity: entity) { o.control($0, base: base) }
+                return try answer(o.readableACL(view), entity: entity) { o.control($0, base: base) }
             }
             let verb = Self.aclVerb(request.method)
             let change = try aclChange(request, entity: entity, scope: .object)
             let touched = Box<AccessControlEntry?>(nil)
-            let newACL: (StoredBucket, [AccessControlEntry]) throws(StorageError) -> [AccessControlEntry] = { b, current throws(StorageError) in
+            let owner = objectOwner
+            let newACL: (StoredBucket, StoredObject) throws(StorageError) -> [AccessControlEntry] = { b, current throws(StorageError) in
                 if b.uniformAccess { throw StorageError.uniformObjectACL(verb) }
-                let (next, entry) = try change(current)
+                let (next, entry) = try change(try current.readableACL(ObjectAccessView(bucket: b, owner: owner)))
                 touched.value = entry
                 return next
             }
@@ -39,7 +40,7 @@ extension StorageService {
             if request.method == "GET" {
                 let b = try existingBucket(bucket)
                 if b.uniformAccess { throw refusal("get") }
-                return try answer(isDefault ? b.defaultObjectACL : b.bucketACL, entity: entity, kind: isDefault ? .object : .bucket) {
+                return try answer(try b.readableACL(isDefault ? .defaultObjectAcl : .acl), entity: entity, kind: isDefault ? .object : .bucket) {
                     render(b, $0)
                 }
             }
@@ -48,7 +49,7 @@ extension StorageService {
             let touched = Box<AccessControlEntry?>(nil)
             let b = try updateBucket(bucket, request: request) { (b: inout StoredBucket) throws(StorageError) in
                 if b.uniformAccess { throw refusal(verb) }
-                let (next, entry) = try change(isDefault ? b.defaultObjectACL : b.bucketACL)
+                let (next, entry) = try change(try b.readableACL(isDefault ? .defaultObjectAcl : .acl))
                 touched.value = entry
                 if isDefault { b.defaultObjectAcl = next } else { b.acl = next }
             }

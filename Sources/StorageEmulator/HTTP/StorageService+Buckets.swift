@@ -128,8 +128,11 @@ extension StorageService {
 
     // MARK: IAM
 
+    /// The policy; a stored one that does not decode is 500, never the default (a `setIamPolicy` replaces it).
     private func getIAMPolicy(_ name: String) throws(StorageError) -> Response {
-        .json(try existingBucket(name).iamPolicyJSON(projectID: configuration.projectID))
+        let b = try existingBucket(name)
+        if b.unreadable[.iamPolicy] != nil { throw .unreadableStoredState(bucket: name, what: "IAM policy") }
+        return .json(b.iamPolicyJSON(projectID: configuration.projectID))
     }
 
     /// Replaces the bucket's policy. An `etag` in the body must be the current one (412 otherwise),

@@ -147,7 +147,9 @@ extension StorageService {
     /// The answer carrying `body` of `object`, with the headers GCS sends with object bytes.
     func mediaResponse(_ current: StoredObject, _ body: MediaBody) -> Response {
         var h = body.headers ?? Self.mediaHeaders(current)
-        if body.transcode {
+        // Bytes already in memory are inflated once before any header goes out: when they are not
+        // whole gzip the object is served as stored, as one that does not open a gzip member is.
+        if body.transcode, body.bytes.map(GzipTranscoding.inflatesWhole) != false {
             // No Content-Length: the inflated size is known only once it is sent (chunked).
             h = GzipTranscoding.transcodedHeaders(h)
             let stored: any ResponseBodySource = body.bytes.map { BytesBodySource($0) }

@@ -123,7 +123,7 @@ extension StorageService {
         let choice = try ObjectACLChoice(query: request.query, acl: meta.acl)
         let owner = objectOwner
         // An ACL named by the body or `predefinedAcl` replaces the object's (refused under uniform access).
-        let aclChange: ((StoredBucket, [AccessControlEntry]) throws(StorageError) -> [AccessControlEntry])? = choice.isLegacyACL
+        let aclChange: ((StoredBucket, StoredObject) throws(StorageError) -> [AccessControlEntry])? = choice.isLegacyACL
             ? { (b, _) throws(StorageError) in
                 if b.uniformAccess { throw .uniformObjectACL("update") }
                 return choice.entries(defaultObjectACL: b.defaultObjectACL, owner: owner)
@@ -145,10 +145,10 @@ extension StorageService {
     }
 
     /// Changes an object's metadata in one transaction (metageneration + 1). `acl`, when given,
-    /// computes the new ACL from the bucket and the ACL in force (it throws to refuse).
+    /// computes the new ACL from the bucket and the object as it is (it throws to refuse).
     func updateMetadata(bucket: String, name: String, conditions: Preconditions,
                         authorize: ((StoredObject, StoredObject) throws(StorageError) -> Void)? = nil,
-                        acl: ((StoredBucket, [AccessControlEntry]) throws(StorageError) -> [AccessControlEntry])? = nil,
+                        acl: ((StoredBucket, StoredObject) throws(StorageError) -> [AccessControlEntry])? = nil,
                         _ change: @escaping (StoredObject) -> StoredObject) throws(StorageError) -> StoredObject {
         let now = clock.now()
         if let authorize {
@@ -171,7 +171,7 @@ extension StorageService {
             guard next.customMetadataBytes <= ObjectMetadata.maxCustomMetadataBytes else { throw StorageError.metadataTooLarge }
             if let acl {
                 guard let b = try StorageStore.bucket(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
-                next.acl = try acl(b, current.objectACL(ObjectAccessView(bucket: b, owner: objectOwner)))
+                next.acl = try acl(b, current)
             }
             next.metageneration = current.metageneration + 1
             next.updated = now

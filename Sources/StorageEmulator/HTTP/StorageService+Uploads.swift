@@ -154,6 +154,9 @@ extension StorageService {
         // The ACL the object will get, kept with the session's preconditions (the JSON API only).
         let acl = api == "gcs" ? try ObjectACLChoice(query: request.query, acl: meta.acl) : .bucketDefault
         if acl.isLegacyACL { conditions["acl"] = acl.json }
+        // objects.insert answers noAcl unless the resource names an ACL or the request asks for
+        // `projection=full`; the session's last chunk gives that answer, so the choice is kept.
+        if api == "gcs" && Self.fullProjection(request, otherwise: meta.acl != nil) { conditions["projection"] = .string("full") }
         let u = ResumableUpload(id: ids.alphanumeric(40), bucket: bucket, name: name, api: api, resource: .object(resource),
                                 declaredSize: declaredSize, received: 0, conditions: .object(conditions))
         let now = clock.now()
@@ -196,7 +199,7 @@ extension StorageService {
             // Every request to a completed session answers with its object, as GCS does.
             do throws(StorageError) {
                 guard let o = try completedObject(session) else { throw .noSuchObject(bucket: session.bucket, name: session.name) }
-                return .respond(.json(o.gcsResource(base: baseURL(request))))
+                return .respond(.json(o.gcsResource(base: baseURL(request), access: try sessionAccessView(request, session))))
             } catch {
                 return .respond(error.gcsResponse)
             }
@@ -267,7 +270,8 @@ extension StorageService {
         if let total, u.received >= total {
             guard u.received == total else { return StorageError.sizeMismatch(declared: total, received: u.received).gcsResponse }
             do throws(StorageError) {
-                return .json(try finalize(u, caller: .owner).gcsResource(base: baseURL(request)))
+                let o = try finalize(u, caller: .owner)
+                return .json(o.gcsResource(base: baseURL(request), access: try sessionAccessView(request, u)))
             } catch {
                 return error.gcsResponse
             }
@@ -277,6 +281,12 @@ extension StorageService {
         h.set("X-GUploader-UploadID", u.id)
         h.set("Content-Length", "0")
         return Response(status: 308, headers: h)
+    }
+
+    /// What the answer with a session's object shows of access control: the projection chosen at
+    /// the session's start, unless this request names one.
+    private func sessionAccessView(_ request: Request, _ u: ResumableUpload) throws(StorageError) -> ObjectAccessView? {
+        try accessView(request, bucket: u.bucket, otherwise: u.conditions["projection"]?.stringValue == "full")
     }
 
     /// Turns a session's pieces into the object (and ends the session) in one transaction.

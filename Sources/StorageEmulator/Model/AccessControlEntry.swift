@@ -72,18 +72,25 @@ struct AccessControlEntry: Sendable, Equatable {
 
     // MARK: Stored form
 
-    /// The stored form of a list: `[{"entity","role"}]`.
-    static func serialize(_ list: [AccessControlEntry]) -> String {
-        JSON.array(list.map { .object(["entity": .string($0.entity), "role": .string($0.role)]) }).serialized()
+    /// The stored form of a list: `[{"entity","role"}]` (also what an export carries).
+    static func storedJSON(_ list: [AccessControlEntry]) -> JSON {
+        .array(list.map { .object(["entity": .string($0.entity), "role": .string($0.role)]) })
     }
 
-    /// A stored list back (nil for a NULL column or text that is not one: the resource's default applies).
-    static func parse(_ text: String?) -> [AccessControlEntry]? {
-        guard let text, case .array(let items)? = try? JSON.parse(text) else { return nil }
-        return items.compactMap { item in
-            guard let e = item["entity"]?.stringValue, let r = item["role"]?.stringValue else { return nil }
-            return AccessControlEntry(trusted: e, r)
+    static func serialize(_ list: [AccessControlEntry]) -> String { storedJSON(list).serialized() }
+
+    /// A stored list back, or nil when the text is not one whose every entry is an entity and a
+    /// role of the forms GCS accepts. The caller keeps such a list as unreadable, never as "none
+    /// stored" (the bucket's default, which may be `publicRead`) nor with entries dropped.
+    static func decode(_ text: String) -> [AccessControlEntry]? {
+        guard case .array(let items)? = try? JSON.parse(text) else { return nil }
+        var out: [AccessControlEntry] = []
+        for item in items {
+            guard let e = item["entity"]?.stringValue, isValidEntity(e), let r = item["role"]?.stringValue,
+                  Scope.bucket.roles.contains(r) else { return nil }
+            out.append(AccessControlEntry(trusted: e, r))
         }
+        return out
     }
 
     /// A request's list (`acl`, `defaultObjectAcl`), every entry checked.

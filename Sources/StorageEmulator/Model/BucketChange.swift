@@ -25,6 +25,9 @@ struct BucketChange: Sendable {
 
     /// Applies the change to `bucket` (not its metageneration), checking the result.
     func apply(to bucket: inout StoredBucket, replace: Bool, now: Instant) throws(StorageError) {
+        // A merge into settings that do not decode would write their default over what the row
+        // says (public access prevention, a locked uniform access); a PUT replaces them whole.
+        if !replace && bucket.unreadable[.settings] != nil { throw .unreadableStoredState(bucket: bucket.name, what: "settings") }
         let before = bucket.settings
         var next = replace ? JSONObject() : bucket.settings
         for (k, v) in settings where k != "iamConfiguration" {

@@ -4,10 +4,13 @@ struct ObjectAccessView: Sendable {
     var owner: String
     var uniform: Bool
     var defaultObjectACL: [AccessControlEntry]
+    /// The bucket's stored default object ACL does not decode (`defaultObjectACL` is GCS's default meanwhile).
+    var defaultObjectACLUnreadable: Bool
 
     init(bucket: StoredBucket, owner: String) {
         self.owner = owner
         uniform = bucket.uniformAccess
         defaultObjectACL = bucket.defaultObjectACL
+        defaultObjectACLUnreadable = bucket.unreadable[.defaultObjectAcl] != nil
     }
 }

@@ -10,12 +10,28 @@ struct StoredBucket: Sendable {
     var metageneration: Int64
     /// The writable fields of the bucket resource that Hearth keeps as given (`labels`, `cors`,
     /// `lifecycle`, `versioning`, `website`, …), plus `iamConfiguration` in its normalised form.
-    var settings: JSONObject
+    var settings: JSONObject { didSet { unreadable[.settings] = nil } }
     /// nil: never set (the `projectPrivate` default).
-    var acl: [AccessControlEntry]?
-    var defaultObjectAcl: [AccessControlEntry]?
+    var acl: [AccessControlEntry]? { didSet { unreadable[.acl] = nil } }
+    var defaultObjectAcl: [AccessControlEntry]? { didSet { unreadable[.defaultObjectAcl] = nil } }
     /// `{"version", "bindings"}` once set; nil: the default policy.
-    var iamPolicy: JSON?
+    var iamPolicy: JSON? { didSet { unreadable[.iamPolicy] = nil } }
+    /// The columns whose stored text did not decode, with that text; the property of each holds
+    /// its default meanwhile. Such a row is damaged (or was written under looser checks than
+    /// today's), and the default is not what it says: it may have enforced public access
+    /// prevention or kept `allUsers` out. So every access decision that needs an unreadable
+    /// column denies (`PublicAccess`), the JSON API refuses to answer or merge into one, and a
+    /// write of the bucket puts the text back unchanged — only setting the whole property anew
+    /// (a PUT of the bucket, `setIamPolicy`, a predefined or whole ACL) replaces it.
+    var unreadable: [Column: String] = [:]
+
+    /// A stored column decoded with checks of its own.
+    enum Column: String, Sendable {
+        case settings
+        case acl
+        case defaultObjectAcl = "default_object_acl"
+        case iamPolicy = "iam_policy"
+    }
 
     /// The bucket fields a create, PATCH or PUT writes into `settings` (ACLs and IAM have their own columns).
     static let settingKeys: Set<String> = [
@@ -25,6 +41,14 @@ struct StoredBucket: Sendable {
 
     var bucketACL: [AccessControlEntry] { acl ?? AccessControlEntry.defaultBucketACL }
     var defaultObjectACL: [AccessControlEntry] { defaultObjectAcl ?? AccessControlEntry.defaultObjectACL }
+
+    /// The stored list of `column` (`.acl`, `.defaultObjectAcl`) or its default, to show or
+    /// change; 500 when the stored text does not decode.
+    func readableACL(_ column: Column) throws(StorageError) -> [AccessControlEntry] {
+        let what = column == .acl ? "ACL" : "default object ACL"
+        if unreadable[column] != nil { throw .unreadableStoredState(bucket: name, what: what) }
+        return column == .acl ? bucketACL : defaultObjectACL
+    }
 
     /// Whether uniform bucket-level access is on: legacy ACLs are then refused and not enforced.
     var uniformAccess: Bool { settings["iamConfiguration"]?["uniformBucketLevelAccess"]?["enabled"]?.boolValue == true }
@@ -53,9 +77,12 @@ struct StoredBucket: Sendable {
         m.append(("iamConfiguration", iamConfigurationJSON))
         if full {
             m.append(("owner", .object(["entity": .string(AccessControlEntry.projectOwners)])))
+            // A list that does not decode is left out rather than shown as a default it is not.
             if !uniformAccess {
-                m.append(("acl", .array(bucketACL.map { bucketControl($0, base: base) })))
-                m.append(("defaultObjectAcl", .array(defaultObjectACL.map { defaultObjectControl($0) })))
+                if unreadable[.acl] == nil { m.append(("acl", .array(bucketACL.map { bucketControl($0, base: base) }))) }
+                if unreadable[.defaultObjectAcl] == nil {
+                    m.append(("defaultObjectAcl", .array(defaultObjectACL.map { defaultObjectControl($0) })))
+                }
             }
         }
         return .object(JSONObject(m))
@@ -93,6 +120,35 @@ struct StoredBucket: Sendable {
         m += e.derivedFields
         m.append(("etag", .string(etag)))
         return .object(JSONObject(m))
+    }
+
+    // MARK: Stored form
+
+    /// The stored `settings` back, or nil when the text is not what Hearth writes: a JSON object
+    /// whose `iamConfiguration`, if there, is an object with a boolean uniform access and a
+    /// public access prevention GCS knows — a value read any other way could let `allUsers` in.
+    static func decodeSettings(_ text: String) -> JSONObject? {
+        guard case .object(let settings)? = try? JSON.parse(text) else { return nil }
+        if let iam = settings["iamConfiguration"] {
+            guard iam.objectValue != nil else { return nil }
+            if let prevention = iam["publicAccessPrevention"], !["inherited", "enforced"].contains(prevention.stringValue ?? "") { return nil }
+            if let ubla = iam["uniformBucketLevelAccess"] {
+                guard ubla.objectValue != nil, ubla["enabled"].map({ $0.boolValue != nil }) ?? true else { return nil }
+            }
+        }
+        return settings
+    }
+
+    /// The stored IAM policy back, or nil when it is not `{"version", "bindings": [{"role",
+    /// "members": [...]}]}`, the form `IAMPolicy.stored` writes.
+    static func decodeIAMPolicy(_ text: String) -> JSON? {
+        guard let policy = try? JSON.parse(text), policy.objectValue != nil, let bindings = policy["bindings"]?.arrayValue,
+              policy["version"].map({ $0.intValue != nil }) ?? true else { return nil }
+        for b in bindings {
+            guard b["role"]?.stringValue != nil, let members = b["members"]?.arrayValue,
+                  members.allSatisfy({ $0.stringValue != nil }) else { return nil }
+        }
+        return policy
     }
 
     // MARK: IAM

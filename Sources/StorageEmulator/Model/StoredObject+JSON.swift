@@ -35,7 +35,8 @@ extension StoredObject {
         if !metadata.isEmpty { m.append(("metadata", metadataJSON)) }
         if let access {
             m.append(("owner", .object(["entity": .string(access.owner)])))
-            if !access.uniform { m.append(("acl", .array(objectACL(access).map { control($0, base: base) }))) }
+            // An ACL that does not decode is left out rather than shown as a default it is not.
+            if !access.uniform, let acl = try? readableACL(access) { m.append(("acl", .array(acl.map { control($0, base: base) }))) }
         }
         return .object(JSONObject(m))
     }
@@ -43,6 +44,13 @@ extension StoredObject {
     /// The ACL in force: the stored one, else (an object older than ACLs) the owner and the bucket's default.
     func objectACL(_ access: ObjectAccessView) -> [AccessControlEntry] {
         acl ?? ObjectACLChoice.bucketDefault.entries(defaultObjectACL: access.defaultObjectACL, owner: access.owner)
+    }
+
+    /// The ACL in force, to show or change; 500 when it (or the bucket default it falls back on) does not decode.
+    func readableACL(_ access: ObjectAccessView) throws(StorageError) -> [AccessControlEntry] {
+        if unreadableACL != nil { throw .unreadableStoredState(bucket: bucket, what: "ACL of object \(name)") }
+        if acl == nil && access.defaultObjectACLUnreadable { throw .unreadableStoredState(bucket: bucket, what: "default object ACL") }
+        return objectACL(access)
     }
 
     /// A `storage#objectAccessControl` of this object.

@@ -27,7 +27,10 @@ struct StoredObject: Sendable, Equatable {
     var componentCount: Int64? = nil
     /// The object's legacy ACL; nil for an object stored before ACLs were (its bucket's default
     /// applies, as it did when it was made).
-    var acl: [AccessControlEntry]? = nil
+    var acl: [AccessControlEntry]? = nil { didSet { unreadableACL = nil } }
+    /// The stored ACL's text when it does not decode (`acl` is then nil): whoever decides by the
+    /// ACL denies, and a write of the object puts the text back, until a whole new ACL replaces it.
+    var unreadableACL: String? = nil
 
     static func == (a: StoredObject, b: StoredObject) -> Bool {
         a.bucket == b.bucket && a.name == b.name && a.generation == b.generation && a.metageneration == b.metageneration

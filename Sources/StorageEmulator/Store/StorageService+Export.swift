@@ -7,7 +7,7 @@ import HearthSQLite
 /// (`firebase emulators:export` writes it as `storage_export/`), so either tool reads the other's:
 ///
 /// ```
-/// storage/buckets.json                            {"buckets": [{"id": "<bucket>"}, …]}
+/// storage/buckets.json                            {"buckets": [{"id": "<bucket>", …}, …]}
 /// storage/blobs/<bucket>/<file>                   each object's bytes
 /// storage/metadata/<bucket>/<file>.json           its metadata (the Firebase emulator's stored form)
 /// ```
@@ -17,6 +17,11 @@ import HearthSQLite
 /// never decode file names, and a blob is found from its metadata file's path (minus `.json`),
 /// which is how the Firebase emulator's importer finds it too. Bytes stream through one chunk-sized
 /// buffer in both directions; size, md5Hash and crc32c are recomputed from the bytes on import.
+///
+/// Hearth adds what the Firebase emulator has no place for (its importer reads only the fields
+/// it knows): a bucket's settings, ACLs and IAM policy beside its `id`, an object's `acl` in its
+/// metadata. A stored value that does not decode is carried as its text under `unreadable` and
+/// comes back as it was, still denying, rather than being dropped for a default.
 extension StorageService {
     /// Why a Storage export or import failed.
     public struct ExportError: Error, CustomStringConvertible, Sendable {
@@ -32,8 +37,9 @@ extension StorageService {
         let metadata = (folder as NSString).appendingPathComponent("metadata")
         for path in [blobs, metadata] where fm.fileExists(atPath: path) { try fm.removeItem(atPath: path) }
         try fm.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let buckets = try database.read { c in try StorageStore.buckets(c) }.map(\.name)
-        let list = JSON.object(["buckets": .array(buckets.map { .object(["id": .string($0)]) })])
+        let stored = try database.read { c in try StorageStore.buckets(c) }
+        let buckets = stored.map(\.name)
+        let list = JSON.object(["buckets": .array(stored.map(\.exportJSON))])
         try Self.write(list, to: (folder as NSString).appendingPathComponent("buckets.json"))
         var count = 0
         for bucket in buckets {
@@ -101,7 +107,15 @@ extension StorageService {
                     throw ExportError(description: "\(bucketsPath): a bucket without a valid \"id\"")
                 }
                 let now = clock.now()
-                _ = try database.write { c in try StorageStore.createBucket(c, id, now: now) }
+                let imported: StoredBucket?
+                do throws(StorageError) { imported = try StoredBucket(exported: b, now: now) } catch {
+                    throw ExportError(description: "\(bucketsPath): bucket \(id): \(error.message)")
+                }
+                try database.write { c in
+                    try StorageStore.createBucket(c, id, now: now)
+                    // An entry with only its id (the Firebase emulator's) leaves the bucket's settings alone.
+                    if let imported { try StorageStore.updateBucket(c, imported) }
+                }
             }
         }
         let metadata = (folder as NSString).appendingPathComponent("metadata")
@@ -172,6 +186,11 @@ extension StorageService {
                                   customTime: time("customTime"), componentCount: number("componentCount"))
         // A composite object has no MD5 (as exported).
         if object.componentCount != nil { object.md5 = [] }
+        if let acl = m["acl"] {
+            guard let list = AccessControlEntry.decode(acl.serialized()) else { throw ExportError(description: "\"acl\" is not a list of entities and roles") }
+            object.acl = list
+        }
+        if let text = m["unreadable"]?["acl"]?.stringValue { object.unreadableACL = text }
         try database.write { c in
             try StorageStore.createBucket(c, bucket, now: now)
             object.blobID = try writer.commit(c)
@@ -206,6 +225,9 @@ extension StoredObject {
         m += [("crc32c", .string(String(crc32c))), ("etag", .string(etag)), ("downloadTokens", .array(downloadTokens.map { .string($0) }))]
         let custom = metadata.filter { $0.0 != Self.downloadTokensKey }
         if !custom.isEmpty { m.append(("customMetadata", .object(JSONObject(custom.map { ($0.0, JSON.string($0.1)) })))) }
+        // Hearth's own: the legacy ACL (none stored: the bucket's default applies, as before export).
+        if let acl { m.append(("acl", AccessControlEntry.storedJSON(acl))) }
+        if let unreadableACL { m.append(("unreadable", .object(["acl": .string(unreadableACL)]))) }
         return .object(JSONObject(m))
     }
 }
@@ -233,5 +255,58 @@ struct ExportFileNames {
             candidate = "\(hashed)-\(n)"
         }
         return candidate
+    }
+}
+
+extension StoredBucket {
+    /// The bucket's entry in `buckets.json`: the Firebase emulator's `id`, then Hearth's own
+    /// fields (each only when it differs from a new bucket's).
+    var exportJSON: JSON {
+        var m: [(String, JSON)] = [
+            ("id", .string(name)), ("metageneration", .int(metageneration)),
+            ("timeCreated", .string(created.rfc3339(fractionDigits: 6))), ("updated", .string(updated.rfc3339(fractionDigits: 6))),
+        ]
+        if unreadable[.settings] == nil && !settings.isEmpty { m.append(("settings", .object(settings))) }
+        for (column, list) in [(Column.acl, acl), (.defaultObjectAcl, defaultObjectAcl)] where unreadable[column] == nil {
+            if let list { m.append((column == .acl ? "acl" : "defaultObjectAcl", AccessControlEntry.storedJSON(list))) }
+        }
+        if unreadable[.iamPolicy] == nil, let iamPolicy { m.append(("iamPolicy", iamPolicy)) }
+        if !unreadable.isEmpty {
+            m.append(("unreadable", .object(JSONObject(unreadable.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key.rawValue, .string($0.value)) }))))
+        }
+        return .object(JSONObject(m))
+    }
+
+    /// A bucket from its `buckets.json` entry, each field checked as a stored row is read; nil
+    /// for an entry that carries nothing but its `id`.
+    /// - Throws: `StorageError.invalid` naming the field that does not decode.
+    init?(exported e: JSON, now: Instant) throws(StorageError) {
+        guard let name = e["id"]?.stringValue else { throw .required("no \"id\"") }
+        let keys = ["metageneration", "settings", "acl", "defaultObjectAcl", "iamPolicy", "unreadable"]
+        guard keys.contains(where: { e[$0] != nil }) else { return nil }
+        let created = e["timeCreated"]?.stringValue.flatMap { Instant(rfc3339: $0) } ?? now
+        self.init(name: name, created: created, updated: e["updated"]?.stringValue.flatMap { Instant(rfc3339: $0) } ?? created,
+                  metageneration: max(1, e["metageneration"]?.intValue ?? 1), settings: JSONObject(), acl: nil,
+                  defaultObjectAcl: nil, iamPolicy: nil)
+        if let s = e["settings"] {
+            guard let decoded = Self.decodeSettings(s.serialized()) else { throw .invalid("\"settings\" do not decode") }
+            settings = decoded
+        }
+        func list(_ key: String) throws(StorageError) -> [AccessControlEntry]? {
+            guard let v = e[key] else { return nil }
+            guard let decoded = AccessControlEntry.decode(v.serialized()) else { throw .invalid("\"\(key)\" does not decode") }
+            return decoded
+        }
+        if let decoded = try list("acl") { acl = decoded }
+        if let decoded = try list("defaultObjectAcl") { defaultObjectAcl = decoded }
+        if let p = e["iamPolicy"] {
+            guard let decoded = Self.decodeIAMPolicy(p.serialized()) else { throw .invalid("\"iamPolicy\" does not decode") }
+            iamPolicy = decoded
+        }
+        // Set last: the properties' observers above clear the column's unreadable text.
+        for (k, v) in e["unreadable"]?.objectValue ?? [:] {
+            guard let column = Column(rawValue: k), let text = v.stringValue else { throw .invalid("\"unreadable\" names \(k)") }
+            unreadable[column] = text
+        }
     }
 }

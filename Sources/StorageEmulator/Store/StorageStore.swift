@@ -11,6 +11,7 @@ enum StorageStore {
         """
 
     static func decode(_ s: Statement) -> StoredObject {
+        let acl = decodeACL(s.optionalText(18))
         let meta: [(String, String)]
         if case .object(let o)? = try? JSON.parse(s.text(13)) {
             meta = o.compactMap { k, v in v.stringValue.map { (k, $0) } }
@@ -24,7 +25,14 @@ enum StorageStore {
                             timeCreated: Instant(unixMicros: s.int64(14)), updated: Instant(unixMicros: s.int64(15)),
                             customTime: s.isNull(16) ? nil : Instant(unixMicros: s.int64(16)),
                             componentCount: s.isNull(17) ? nil : s.int64(17),
-                            acl: AccessControlEntry.parse(s.optionalText(18)))
+                            acl: acl.readable, unreadableACL: acl.unreadable)
+    }
+
+    /// A nullable ACL column: the list, or (text that does not decode) the text itself.
+    private static func decodeACL(_ text: String?) -> (readable: [AccessControlEntry]?, unreadable: String?) {
+        guard let text else { return (nil, nil) }
+        guard let list = AccessControlEntry.decode(text) else { return (nil, text) }
+        return (list, nil)
     }
 
     // MARK: Buckets
@@ -35,12 +43,22 @@ enum StorageStore {
 
     static let bucketColumns = "name, created_at, metageneration, updated_at, settings, acl, default_object_acl, iam_policy"
 
+    /// A bucket row; a column that does not decode is kept as unreadable (`StoredBucket.unreadable`), never as its default.
     static func decodeBucket(_ s: Statement) -> StoredBucket {
         let created = Instant(unixMicros: s.int64(1))
+        var unreadable: [StoredBucket.Column: String] = [:]
+        let settingsText = s.text(4)
+        let settings = StoredBucket.decodeSettings(settingsText)
+        if settings == nil { unreadable[.settings] = settingsText }
+        let acl = decodeACL(s.optionalText(5)), defaultObjectAcl = decodeACL(s.optionalText(6))
+        unreadable[.acl] = acl.unreadable
+        unreadable[.defaultObjectAcl] = defaultObjectAcl.unreadable
+        let policyText = s.optionalText(7)
+        let policy = policyText.flatMap(StoredBucket.decodeIAMPolicy)
+        if policy == nil { unreadable[.iamPolicy] = policyText }
         return StoredBucket(name: s.text(0), created: created, updated: s.isNull(3) ? created : Instant(unixMicros: s.int64(3)),
-                            metageneration: s.int64(2), settings: (try? JSON.parse(s.text(4)))?.objectValue ?? JSONObject(),
-                            acl: AccessControlEntry.parse(s.optionalText(5)), defaultObjectAcl: AccessControlEntry.parse(s.optionalText(6)),
-                            iamPolicy: s.optionalText(7).flatMap { try? JSON.parse($0) })
+                            metageneration: s.int64(2), settings: settings ?? JSONObject(), acl: acl.readable,
+                            defaultObjectAcl: defaultObjectAcl.readable, iamPolicy: policy, unreadable: unreadable)
     }
 
     static func bucket(_ c: Connection, _ name: String) throws -> StoredBucket? {
@@ -51,13 +69,16 @@ enum StorageStore {
         try c.rows("SELECT \(bucketColumns) FROM storage_buckets ORDER BY name", [], decodeBucket)
     }
 
-    /// Writes a bucket's changeable columns (configuration, ACLs, IAM policy, metageneration, update time).
+    /// Writes a bucket's changeable columns (configuration, ACLs, IAM policy, metageneration, update
+    /// time); an unreadable column gets its own text back.
     static func updateBucket(_ c: Connection, _ b: StoredBucket) throws {
         try c.run("""
             UPDATE storage_buckets SET metageneration = ?, updated_at = ?, settings = ?, acl = ?, default_object_acl = ?, iam_policy = ?
             WHERE name = ?
-            """, [b.metageneration, b.updated.unixMicros, JSON.object(b.settings).serialized(), b.acl.map(AccessControlEntry.serialize),
-                  b.defaultObjectAcl.map(AccessControlEntry.serialize), b.iamPolicy?.serialized(), b.name])
+            """, [b.metageneration, b.updated.unixMicros, b.unreadable[.settings] ?? JSON.object(b.settings).serialized(),
+                  b.unreadable[.acl] ?? b.acl.map(AccessControlEntry.serialize),
+                  b.unreadable[.defaultObjectAcl] ?? b.defaultObjectAcl.map(AccessControlEntry.serialize),
+                  b.unreadable[.iamPolicy] ?? b.iamPolicy?.serialized(), b.name])
     }
 
     /// Creates the bucket; false when it already existed.
@@ -118,7 +139,7 @@ enum StorageStore {
             """, [o.bucket, o.name, o.generation, o.metageneration, o.blobID, o.size, o.md5, Int64(o.crc32c),
                   o.contentType, o.contentEncoding, o.contentDisposition, o.contentLanguage, o.cacheControl, meta,
                   o.timeCreated.unixMicros, o.updated.unixMicros, o.customTime?.unixMicros, o.componentCount,
-                  o.acl.map(AccessControlEntry.serialize)])
+                  o.unreadableACL ?? o.acl.map(AccessControlEntry.serialize)])
     }
 
     /// Removes the object row and its blob.

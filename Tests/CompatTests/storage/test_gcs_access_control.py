@@ -221,6 +221,31 @@ def test_public_url_reads_only_what_all_users_may(client):
     assert requests.get(client._connection.API_BASE_URL + "/no-such-bucket-here/x").status_code == 404
 
 
+def test_public_url_head_and_conditions_over_http(client):
+    """HEAD and the XML API's conditional headers through the real HTTP server: HEAD announces
+    GET's length and sends no body; the ETag is the MD5 in hex (the XML API's, not the JSON API's)."""
+    import hashlib
+    b = client.create_bucket("gcs-public-head")
+    blob = b.blob("page.html")
+    blob.upload_from_string(b"<p>hello</p>" * 100, content_type="text/html", predefined_acl="publicRead")
+    blob.reload()
+    get = requests.get(blob.public_url)
+    head = requests.head(blob.public_url)
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["Content-Length"] == "1200" == get.headers["Content-Length"]
+    for name in ["Content-Type", "ETag", "Last-Modified", "x-goog-generation", "x-goog-hash"]:
+        assert head.headers[name] == get.headers[name], name
+    assert get.headers["ETag"] == '"%s"' % hashlib.md5(b"<p>hello</p>" * 100).hexdigest()
+    assert head.headers["x-goog-generation"] == str(blob.generation)
+    ranged = requests.head(blob.public_url, headers={"Range": "bytes=0-9"})
+    assert ranged.status_code == 206 and ranged.headers["Content-Length"] == "10" and ranged.content == b""
+    assert requests.get(blob.public_url, headers={"If-None-Match": get.headers["ETag"]}).status_code == 304
+    assert requests.get(blob.public_url, headers={"If-Modified-Since": get.headers["Last-Modified"]}).status_code == 304
+    assert requests.get(blob.public_url, headers={"If-Match": '"nope"'}).status_code == 412
+    assert requests.get(blob.public_url, headers={"x-goog-if-generation-match": str(blob.generation)}).status_code == 200
+    assert requests.head(b.blob("missing").public_url).status_code == 403
+
+
 def test_soft_deleted_objects_are_none_as_with_soft_delete_off(client):
     b = client.create_bucket("gcs-soft-delete")
     assert b.soft_delete_policy.retention_duration_seconds == 0

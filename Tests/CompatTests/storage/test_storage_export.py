@@ -132,3 +132,60 @@ def test_a_metadata_file_without_its_blob_stops_the_import():
     json.dump({"name": "x", "bucket": "b1"}, open(os.path.join(d, "storage", "metadata", "b1", "x.json"), "w"))
     with pytest.raises(RuntimeError, match="exited with 2"):
         start_hearth(["--import", d])
+
+
+def test_access_control_and_bucket_settings_survive_an_export(monkeypatch):
+    """Hearth's own fields: a bucket's settings, ACLs and IAM policy in buckets.json, an object's
+    ACL in its metadata — so what the public URL serves (or refuses) is the same after --import."""
+    proc, ready, tmp = start_hearth(in_memory=False)
+    try:
+        client = client_for(ready, monkeypatch)
+        base = ready["services"]["storage"]["url"]
+        shut = client.create_bucket("shut")
+        shut.labels = {"team": "web"}
+        shut.iam_configuration.public_access_prevention = "enforced"
+        shut.patch()
+        shut.blob("made-public").upload_from_string(b"p", predefined_acl="publicRead")
+        open_bucket = client.create_bucket("open")
+        open_bucket.default_object_acl.all().grant_read()
+        open_bucket.default_object_acl.save()
+        open_bucket.blob("by-default").upload_from_string(b"d")
+        private = open_bucket.blob("private")
+        private.upload_from_string(b"s", predefined_acl="private")
+        policy = open_bucket.get_iam_policy()
+        policy.bindings.append({"role": "roles/storage.legacyBucketReader", "members": {"user:ann@example.com"}})
+        open_bucket.set_iam_policy(policy)
+        before = (requests.get(f"{base}/shut/made-public").status_code, requests.get(f"{base}/open/by-default").status_code,
+                  requests.get(f"{base}/open/private").status_code)
+        assert before == (403, 200, 403)
+    finally:
+        stop_hearth(proc)
+    out = os.path.join(tmp, "out")
+    r = subprocess.run([hearth_bin(), "export", out], cwd=tmp, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    entries = {b["id"]: b for b in json.load(open(os.path.join(out, "storage", "buckets.json")))["buckets"]}
+    assert entries["shut"]["settings"]["iamConfiguration"]["publicAccessPrevention"] == "enforced"
+    assert {"entity": "allUsers", "role": "READER"} in entries["open"]["defaultObjectAcl"]
+    meta = json.load(open(os.path.join(out, "storage", "metadata", "open", "private.json")))
+    assert [e["entity"] for e in meta["acl"]] == ["user-" + ready["project"] + "@appspot.gserviceaccount.com"]
+
+    proc, ready, _ = start_hearth(["--import", out])
+    try:
+        client = client_for(ready, monkeypatch)
+        base = ready["services"]["storage"]["url"]
+        after = (requests.get(f"{base}/shut/made-public").status_code, requests.get(f"{base}/open/by-default").status_code,
+                 requests.get(f"{base}/open/private").status_code)
+        assert after == before
+        shut = client.get_bucket("shut")
+        assert shut.labels == {"team": "web"} and shut.iam_configuration.public_access_prevention == "enforced"
+        open_bucket = client.get_bucket("open")
+        default_acl = open_bucket.default_object_acl
+        default_acl.reload()
+        assert "allUsers" in [e["entity"] for e in default_acl]
+        roles = {b["role"]: b["members"] for b in open_bucket.get_iam_policy().bindings}
+        assert "user:ann@example.com" in roles["roles/storage.legacyBucketReader"]
+        object_acl = client.bucket("shut").blob("made-public").acl
+        object_acl.reload()
+        assert "allUsers" in [e["entity"] for e in object_acl]
+    finally:
+        stop_hearth(proc)

@@ -1,15 +1,15 @@
 import Foundation
-import HearthCore
 
 /// Parses the three date forms HTTP allows (RFC 9110 §5.6.7) for `If-Modified-Since` and friends.
 ///
 /// `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT` (RFC 850) and
-/// `Sun Nov  6 08:49:37 1994` (asctime). Anything else is nil, and S3 then ignores the condition.
-enum HTTPDate {
+/// `Sun Nov  6 08:49:37 1994` (asctime). Anything else is nil, and the caller then ignores the
+/// condition (S3 and Cloud Storage's XML API both read these headers).
+public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
     /// The instant `text` names, or nil when it is not an HTTP date.
-    static func parse(_ text: String) -> Instant? {
+    public static func parse(_ text: String) -> Instant? {
         let t = text.trimmingCharacters(in: .whitespaces)
         let parts = t.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         var day: Int?, month: Int?, year: Int?, time: String?

@@ -892,7 +892,7 @@ struct Evaluation {
         // `After` forms; `firestore.get` from storage rules names the database it reads).
         let isDocument = path.count >= 5 && path.count % 2 == 1 && path[0] == "databases" && path[2] == "documents"
         let crossDatabase = function != .firestoreGet && function != .firestoreExists && request.path.count > 1
-            && request.path[0] == "databases" && path.count > 1 && path[1] != request.path[1]
+            && request.path[0] == "databases" && path.count > 1 && !ExactString.equal(path[1], request.path[1])
         if !isDocument || crossDatabase {
             throw EvalError("Service call error. Function: [\(function.rawValue)], Argument: [\(arg.rendered)].")
         }

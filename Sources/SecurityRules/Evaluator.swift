@@ -885,9 +885,15 @@ struct Evaluation {
             throw EvalError.signature(function.rawValue, [arg], expected: ["path"])
         }
         try RulesValue.requireBound(path)
-        // A path that is not a document's (a collection, the database) is an error, as on the
-        // official emulator: `!exists(/databases/$(database)/documents/users)` must not allow.
-        if path.count >= 3, path[0] == "databases", path[2] == "documents", path.count == 3 || (path.count - 3) % 2 != 0 {
+        // A path that is not a document's (a collection, the database, anything outside
+        // `/databases/{db}/documents`) is an error, as on the official emulator: no store can
+        // answer it, and answering "absent" let `!exists(/databases/$(database)/users/x)` allow.
+        // So is a document of another database than the request's (`get`/`exists` and their
+        // `After` forms; `firestore.get` from storage rules names the database it reads).
+        let isDocument = path.count >= 5 && path.count % 2 == 1 && path[0] == "databases" && path[2] == "documents"
+        let crossDatabase = function != .firestoreGet && function != .firestoreExists && request.path.count > 1
+            && request.path[0] == "databases" && path.count > 1 && !ExactString.equal(path[1], request.path[1])
+        if !isDocument || crossDatabase {
             throw EvalError("Service call error. Function: [\(function.rawValue)], Argument: [\(arg.rendered)].")
         }
         functionCalls.append((function.rawValue, [arg]))

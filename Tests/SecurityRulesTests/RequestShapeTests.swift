@@ -21,6 +21,13 @@ struct RequestShapeTests {
         match /lazy/{id} { allow get: if lazy() && member(); }
         match /used/{id} { allow get: if used(); }
         match /coll/{id} { allow get: if !exists(/databases/$(database)/documents/coll); }
+        match /otherdb/{id} { allow get: if !exists(/databases/other/documents/banned/x); }
+        match /otherget/{id} { allow get: if get(/databases/other/documents/banned/x) == null; }
+        match /otherafter/{id} { allow get: if !existsAfter(/databases/other/documents/banned/x); }
+        match /outside/{id} { allow get: if !exists(/databases/$(database)/banned/x); }
+        match /nowhere/{id} { allow get: if !exists(/nothing/x); }
+        match /absorbed/{id} { allow get: if exists(/databases/other/documents/banned/x) || true; }
+        match /same/{id} { allow get: if !exists(/databases/$(database)/documents/banned/x); }
     """)
 
     static func shaped(_ r: RulesRequest) -> RulesRequest {
@@ -75,6 +82,22 @@ struct RequestShapeTests {
         let used = Self.decide(.get, "used/a")
         #expect(!used.allowed)
         #expect(used.message.hasPrefix("Divide by zero error. for 'get' @ L"))
+    }
+
+    /// A path no store of this database can answer — another database's document, a path
+    /// outside `/databases/{db}/documents` — is a `Service call error`, as on the official
+    /// emulator, never "absent": `!exists(…)` of it allowed (fail open). The error is the call's
+    /// alone: `|| true` still absorbs it.
+    @Test(arguments: ["otherdb", "otherget", "otherafter", "outside", "nowhere"])
+    func aPathOutsideTheDatabaseIsAnError(_ collection: String) {
+        let d = Self.decide(.get, collection + "/a")
+        #expect(!d.allowed, "\(collection)")
+        #expect(d.message.hasPrefix("Service call error. Function: ["), "\(collection): \(d.message)")
+    }
+
+    @Test func aPathOfTheDatabaseStillReadsTheStore() {
+        #expect(Self.decide(.get, "same/a").allowed)
+        #expect(Self.decide(.get, "absorbed/a").allowed)
     }
 
     /// exists() of a collection is an error, so its negation cannot allow.

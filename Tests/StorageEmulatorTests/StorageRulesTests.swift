@@ -32,6 +32,15 @@ import Testing
         #expect(allows(rules) == false)
     }
 
+    /// Object names are split at their `/` bytes, as Cloud Storage's rules see them: a `/`
+    /// followed by a combining mark is a `Character` of its own, and splitting `Character`s kept
+    /// `x/\u{301}y` one segment, so `/users/{uid}/{file}` matched a name three levels deep.
+    @Test func rulesPathsSplitAtEverySlashByte() {
+        #expect(StorageService.rulesPath(bucket: "b", name: "users/alice/x/\u{301}y") == ["b", "b", "o", "users", "alice", "x", "\u{301}y"])
+        #expect(StorageService.rulesPath(bucket: "b", name: "a//b/") == ["b", "b", "o", "a", "", "b", ""])
+        #expect(StorageService.rulesPath(bucket: "b", name: "caf\u{e9}/\u{212A}") == ["b", "b", "o", "caf\u{e9}", "\u{212A}"])
+    }
+
     @Test func missingOrFirestoreRulesDenyEverything() throws {
         let missing = StorageRules(path: "/nonexistent/storage.rules", source: nil, logger: Logger(quiet: true, sink: { _ in }))
         guard case .broken = missing.current else { Issue.record("a missing rules file must not allow"); return }

@@ -59,7 +59,9 @@ final class AuthTokenVerifier: IDTokenVerifier, Sendable {
             }
             guard let user else { throw .userNotFound }
             if user.disabled { throw .disabled }
-            if let validSince = user.validSince, let iat = payload["iat"]?.intValue, iat < validSince { throw .revoked }
+            // A token without `iat` cannot show it was issued after the revocation: revoked (as
+            // the refresh path judges it), never "not revoked".
+            if let validSince = user.validSince, (payload["iat"]?.intValue ?? 0) < validSince { throw .revoked }
         }
         return VerifiedIDToken(uid: sub, claims: payload, isSigned: signed)
     }

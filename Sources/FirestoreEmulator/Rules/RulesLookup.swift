@@ -29,7 +29,7 @@ final class RulesLookup: RulesRequestLookup {
     var accessCount: Int { accessed.count }
 
     func get(_ path: [String]) -> RulesValue? {
-        guard let p = RulesConversion.documentPath(path, in: database) else { return nil }
+        guard let p = documentPath(path) else { return nil }
         if let cached = cache[p] { return cached }
         accessed.insert(p)
         let v = load(current, p).map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
@@ -38,12 +38,27 @@ final class RulesLookup: RulesRequestLookup {
     }
 
     func getAfter(_ path: [String]) -> RulesValue? {
-        guard let p = RulesConversion.documentPath(path, in: database) else { return nil }
+        guard let p = documentPath(path) else { return nil }
         if let cached = afterCache[p] { return cached }
         accessed.insert(p)
         let v = load(after, p).map { RulesConversion.resource(database, path: $0.path, fields: $0.fields) }
         afterCache[p] = v
         return v
+    }
+
+    /// The document `path` names in this request's database; nil, and the request denied, for
+    /// any other path. The evaluator refuses those before asking (a `Service call error`), so
+    /// this is the backstop: "absent" would turn `!exists(…)` into an allow.
+    private func documentPath(_ path: [String]) -> ResourcePath? {
+        if let p = RulesConversion.documentPath(path, in: database) { return p }
+        if failure == nil { failure = NotADocumentOfThisDatabase(path: "/" + path.joined(separator: "/")) }
+        return nil
+    }
+
+    /// What a lookup of a path outside the request's database reports (logged by `authorize`).
+    struct NotADocumentOfThisDatabase: Error, CustomStringConvertible {
+        let path: String
+        var description: String { "not a document of the request's database: \(path)" }
     }
 
     private func load(_ read: (ResourcePath) throws -> StoredDocument?, _ p: ResourcePath) -> StoredDocument? {

@@ -68,7 +68,8 @@ struct LifecycleRunner {
             let current = try c.rows("SELECT \(S3Store.objectColumns) FROM s3_objects WHERE \(filter) ORDER BY key", args, S3Store.objectRecord)
             for object in current where matches(rule, object) {
                 if let e = rule.expiration, isDue(days: e.days, date: e.date, since: object.lastModified) {
-                    if object.metadata.extra.legalHold || object.metadata.extra.lockMode != nil && bucketRecord.versioning == nil { continue }
+                    let extra = object.metadata.extra
+                    if extra.legalHold || extra.unreadable != nil || extra.lockMode != nil && bucketRecord.versioning == nil { continue }
                     _ = try S3Store.deleteCurrent(c, bucket: bucketRecord, key: object.key, owner: object.owner, now: now,
                                                   newVersionID: newVersionID)
                     outcome.expired += 1
@@ -100,8 +101,7 @@ struct LifecycleRunner {
                     noncurrentSeen += 1
                     if let e = rule.noncurrentExpiration, let days = e.noncurrentDays, now.unixMicros >= LifecycleRunner.due(since, days: days).unixMicros,
                        noncurrentSeen > (e.newerNoncurrentVersions ?? 0) {
-                        if entry.record.metadata.extra.legalHold { continue }
-                        if let until = entry.record.metadata.extra.lockRetainUntil.flatMap({ Instant(rfc3339: $0) }), until.unixMicros > now.unixMicros { continue }
+                        if ObjectLock.keeps(entry.record.metadata.extra, now: now) { continue }
                         try c.run("DELETE FROM s3_object_versions WHERE bucket = ? AND key = ? AND seq = ?", [bucket, key, seq])
                         try BlobStore.delete(c, blobID: entry.record.blobID)
                         outcome.noncurrentExpired += 1

@@ -66,12 +66,29 @@ enum ObjectLock {
     /// A retention date as S3 writes it (`2030-01-01T00:00:00.000Z`).
     static func format(_ instant: Instant) -> String { instant.rfc3339(fractionDigits: 3) }
 
-    /// Throws `AccessDenied` when the version may not be deleted now.
+    /// Throws `AccessDenied` when the version may not be deleted now, and `Unreadable` when its
+    /// lock settings cannot be read (a damaged row): then it may not be deleted either.
     static func checkDeletable(_ extra: ObjectExtra, now: Instant, bypassGovernance: Bool) throws {
+        if let why = extra.unreadable { throw Unreadable(reason: why) }
         if extra.legalHold { throw S3Error.plain(.objectLocked) }
         guard let mode = extra.lockMode, let until = extra.lockRetainUntil.flatMap({ Instant(rfc3339: $0) }),
               until.unixMicros > now.unixMicros else { return }
         if mode == "COMPLIANCE" || !bypassGovernance { throw S3Error.plain(.objectLocked) }
+    }
+
+    /// Whether the lifecycle runner must leave a version be: a legal hold, a retention date still
+    /// ahead of `now`, or settings it cannot read.
+    static func keeps(_ extra: ObjectExtra, now: Instant) -> Bool {
+        if extra.unreadable != nil || extra.legalHold { return true }
+        guard let until = extra.lockRetainUntil.flatMap({ Instant(rfc3339: $0) }) else { return false }
+        return until.unixMicros > now.unixMicros
+    }
+
+    /// An object version whose Object Lock settings cannot be read: it is denied what a lock
+    /// would deny (`AccessDenied`, as a locked version is), and `S3Service.attempt` logs why.
+    struct Unreadable: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { "the object's Object Lock settings are unreadable (\(reason)): kept as locked" }
     }
 
     /// Parses a date of an Object Lock header or document (RFC 3339, with or without fraction).

@@ -46,6 +46,10 @@ extension S3Service {
                             } catch let e as S3Error {
                                 outcomes.append((key, versionID, .failure(e.code == "AccessDenied" ? .accessDenied(message: "Access Denied") : e)))
                                 continue
+                            } catch let u as ObjectLock.Unreadable {
+                                _ = lockedUnreadable(ctx, u, key: key)
+                                outcomes.append((key, versionID, .failure(.accessDenied(message: "Access Denied"))))
+                                continue
                             }
                         }
                         outcomes.append((key, versionID, .success(try S3Store.deleteVersion(c, bucket: bucket.name, key: key, versionID: v))))

@@ -57,8 +57,19 @@ extension S3Service {
         guard access.aclsEnabled, let permission = S3Service.aclPermission(operation) else { return denied }
         let ignorePublic = PublicAccessBlock.effective(access.publicAccessBlock).ignorePublicAcls
         if permission.onObject {
-            guard let object = try? store.entry(bucket: bucket, key: ctx.key, versionID: ctx.query("versionId")).entry,
-                  !object.isDeleteMarker else {
+            let found: S3Store.VersionEntry?
+            do {
+                found = try store.entry(bucket: bucket, key: ctx.key, versionID: ctx.query("versionId")).entry
+            } catch is S3Error {
+                found = nil  // no such version: the operation's own answer, as for a missing key
+            } catch {
+                // A read that failed is no missing object: the bucket's READ must not decide for an
+                // object whose own ACL was never read (a lookup error is a deny).
+                logger.error("s3: an object's ACL could not be read; denying", [("requestId", .string(ctx.request.id)),
+                                                                                ("bucket", .string(bucket)), ("error", .string("\(error)"))])
+                return .internalError
+            }
+            guard let object = found, !object.isDeleteMarker else {
                 // A missing object: the bucket's READ decides between 404 and 403, as S3 does.
                 return bucketACL(access, ignorePublic).allows("READ", caller: account.canonicalID) ? nil : denied
             }
@@ -101,6 +112,12 @@ extension S3Service {
     private func copySourceDenied(_ ctx: S3Context, _ operation: S3Operation, account: S3Accounts.Account) -> S3Error? {
         guard operation == .copyObject || operation == .uploadPartCopy,
               case .success(let source) = S3Service.copySource(ctx, forPart: operation == .uploadPartCopy) else { return nil }
+        // A key limited to some buckets acts for the first key's account, which owns the others
+        // too: their objects must not reach it as a copy's source (the authenticator checked only
+        // the bucket the request names).
+        if let accessKey = ctx.accessKey, !authenticator.credentials.allows(accessKey: accessKey, bucket: source.bucket) {
+            return .accessDenied(message: "Access Denied")
+        }
         let found: S3Store.BucketAccess?
         do { found = try store.bucketAccess(source.bucket) } catch { return .internalError }
         // A missing source bucket is the copy's own NoSuchBucket.

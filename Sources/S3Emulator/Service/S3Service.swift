@@ -355,10 +355,22 @@ public final class S3Service: HTTPService, Sendable {
             return .failure(e)
         } catch let f as SigV4Failure {
             return .failure(.signature(f))
+        } catch let u as ObjectLock.Unreadable {
+            return .failure(lockedUnreadable(ctx, u))
         } catch {
             logger.error("s3 internal error", [("requestId", .string(ctx.request.id)), ("error", .string("\(error)"))])
             return .failure(.internalError)
         }
+    }
+
+    /// The answer to a change of an object version whose lock settings are unreadable: a
+    /// locked version's `AccessDenied` (fail closed), logged with what could not be read.
+    func lockedUnreadable(_ ctx: S3Context, _ u: ObjectLock.Unreadable, key: String? = nil) -> S3Error {
+        logger.error("s3: an object's Object Lock settings are unreadable; denying", [
+            ("requestId", .string(ctx.request.id)), ("bucket", .string(ctx.bucket)), ("key", .string(key ?? ctx.key)),
+            ("reason", .string(u.reason)),
+        ])
+        return .plain(.objectLocked)
     }
 
     /// `x-amz-id-2`: derived from the request id so it costs no randomness (and `--seed` runs

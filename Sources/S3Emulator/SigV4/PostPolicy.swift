@@ -163,7 +163,9 @@ struct PostPolicy: Sendable, Equatable {
                                             diagnosis: "The condition names '\(field)' without the '$' that marks a form field, so it can never hold.")
                 }
                 let actual = value(name)
-                if (actual ?? "") != expected {
+                // Bytes, as S3 compares: `String`'s `!=` is canonical equivalence, under which a
+                // key with U+212A KELVIN SIGN met `eq $key "K…"` and was stored under other bytes.
+                if !ExactText.sameBytes(actual ?? "", expected) {
                     return .conditionFailed(condition: condition.rendered, diagnosis: Self.explain(name, actual, wanted: "equal '\(expected)'"))
                 }
             case .startsWith(let field, let prefix):
@@ -177,7 +179,7 @@ struct PostPolicy: Sendable, Equatable {
                 let items = name == "content-type"
                     ? (actual ?? "").split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
                     : [actual ?? ""]
-                if !items.allSatisfy({ $0.hasPrefix(prefix) }) {
+                if !items.allSatisfy({ $0.utf8.starts(with: prefix.utf8) }) {
                     return .conditionFailed(condition: condition.rendered, diagnosis: Self.explain(name, actual, wanted: "start with '\(prefix)'"))
                 }
             case .contentLengthRange:

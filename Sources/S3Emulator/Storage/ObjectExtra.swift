@@ -33,6 +33,12 @@ struct ObjectExtra: Sendable, Equatable {
     /// restore completed when accepted (`--s3-restore-time instant`, the default).
     var restoreReadyAt: Int64?
     var restoreTier: String?
+    /// Why the stored form could not be read whole (nil: it could). The Object Lock settings
+    /// protect data, so an object whose form does not parse, or whose lock settings are not what
+    /// Hearth writes, has an unknown protection, never none: it is kept as locked
+    /// (`ObjectLock.checkDeletable`, the lifecycle runner) and its settings are not rewritten
+    /// (`S3Store.updateExtra`), which would store the defaults in place of what was unreadable.
+    var unreadable: String?
 
     init() {}
 
@@ -58,13 +64,19 @@ struct ObjectExtra: Sendable, Equatable {
         return JSON.object(o).serialized()
     }
 
-    /// Reads `serialized` back (nil or unreadable: nothing set).
+    /// Reads `serialized` back (nil: nothing set; unreadable: `unreadable` says why).
     init(_ text: String?) {
-        guard let text, let json = try? JSON.parse(text) else { return }
+        guard let text else { return }
+        guard let json = try? JSON.parse(text), json.objectValue != nil else {
+            unreadable = "the stored settings are not a JSON object"
+            return
+        }
         acl = json["acl"]?.stringValue
-        lockMode = json["lockMode"]?.stringValue
-        lockRetainUntil = json["lockRetainUntil"]?.stringValue
-        legalHold = json["legalHold"]?.boolValue ?? false
+        // Each lock member looked up once, for its value and for whether it reads whole.
+        let mode = json["lockMode"], until = json["lockRetainUntil"], hold = json["legalHold"]
+        lockMode = mode?.stringValue
+        lockRetainUntil = until?.stringValue
+        legalHold = hold?.boolValue ?? false
         sse = json["sse"]?.stringValue
         kmsKeyID = json["kmsKeyID"]?.stringValue
         customerKeyMD5 = json["customerKeyMD5"]?.stringValue
@@ -74,5 +86,19 @@ struct ObjectExtra: Sendable, Equatable {
         restoreExpiry = json["restoreExpiry"]?.intValue
         restoreReadyAt = json["restoreReadyAt"]?.intValue
         restoreTier = json["restoreTier"]?.stringValue
+        if mode != nil || until != nil || hold != nil { unreadable = Self.unreadableLock(mode, until, hold) }
+    }
+
+    /// What is wrong with the Object Lock settings of a stored form, if anything: a mode other
+    /// than S3's two, a date that does not parse, one of mode and date without the other (Hearth
+    /// writes both or neither), a legal hold that is not a boolean.
+    private static func unreadableLock(_ mode: JSON?, _ until: JSON?, _ hold: JSON?) -> String? {
+        if let mode, mode.stringValue != "GOVERNANCE" && mode.stringValue != "COMPLIANCE" {
+            return "lockMode \(mode.serialized())"
+        }
+        if let until, until.stringValue.flatMap(ObjectLock.parseDate) == nil { return "lockRetainUntil \(until.serialized())" }
+        if (mode == nil) != (until == nil) { return "lockMode and lockRetainUntil: one without the other" }
+        if let hold, hold.boolValue == nil { return "legalHold \(hold.serialized())" }
+        return nil
     }
 }

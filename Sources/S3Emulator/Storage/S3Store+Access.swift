@@ -118,9 +118,12 @@ extension S3Store {
     }
 
     /// Changes the `extra` settings of one object version in place.
+    /// - Throws: `ObjectLock.Unreadable` when the stored settings cannot be read: rewriting them
+    ///   would replace what was unreadable (a lock among it) with the defaults.
     static func updateExtra(_ c: Connection, bucket: String, key: String, versionID: String, _ change: (inout ObjectExtra) -> Void) throws {
         if let current = try object(c, bucket: bucket, key: key), current.versionName == versionID {
             var extra = current.metadata.extra
+            if let why = extra.unreadable { throw ObjectLock.Unreadable(reason: why) }
             change(&extra)
             try c.run("UPDATE s3_objects SET extra = ? WHERE bucket = ? AND key = ?",
                       [extra.isEmpty ? nil : extra.serialized, bucket, key])
@@ -130,6 +133,7 @@ extension S3Store {
             throw S3Error.noSuchVersion(key: key, versionID: versionID)
         }
         var extra = entry.record.metadata.extra
+        if let why = extra.unreadable { throw ObjectLock.Unreadable(reason: why) }
         change(&extra)
         try c.run("UPDATE s3_object_versions SET extra = ? WHERE bucket = ? AND key = ? AND version_id = ?",
                   [extra.isEmpty ? nil : extra.serialized, bucket, key, versionID])

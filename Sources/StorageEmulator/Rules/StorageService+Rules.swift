@@ -30,8 +30,11 @@ extension StorageService {
     }
 
     /// The rules path of an object (or a list prefix): `["b", bucket, "o", …name split at '/']`.
+    /// Split at the `/` bytes, as Cloud Storage names are: splitting `Character`s left a `/`
+    /// followed by a combining mark inside one segment, so `users/alice/x/\u{301}y` matched
+    /// `/users/{uid}/{file}`, which no production rule matches it with.
     static func rulesPath(bucket: String, name: String) -> [String] {
-        ["b", bucket, "o"] + name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        ["b", bucket, "o"] + name.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { String(Substring($0)) }
     }
 
     /// Judges a Firebase API request with storage.rules; throws 403 with the rules' reason when denied.

@@ -31,7 +31,9 @@ struct CallerAuthenticator: Sendable {
             throw .idToken(error)
         }
         guard !verified.uid.isEmpty else { throw .idToken(.malformed("the token has no subject")) }
-        guard !verified.uid.contains("/") else { throw .unusableUID(verified.uid) }
+        // As bytes: a `/` followed by a combining mark is one character that `contains("/")`
+        // does not find, and the uid would reach into another user's `users/<uid>/` paths.
+        guard !verified.uid.utf8.contains(UInt8(ascii: "/")) else { throw .unusableUID(verified.uid) }
         return Caller(uid: verified.uid, token: verified)
     }
 

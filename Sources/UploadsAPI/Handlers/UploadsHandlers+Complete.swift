@@ -15,7 +15,7 @@ extension UploadsHandlers {
         if let name = originalName {
             let lower = name.lowercased()
             // The shipped rules refuse anything that could be a presigned URL; so does the API.
-            if name.utf8.count > 1024 || name.contains("/") || lower.hasPrefix("http") || lower.contains("x-amz-signature") {
+            if name.utf8.count > 1024 || name.utf8.contains(UInt8(ascii: "/")) || lower.hasPrefix("http") || lower.contains("x-amz-signature") {
                 throw .invalidValue(field: "originalName", reason: "a file name of at most 1024 bytes, without '/', that is not a URL")
             }
         }

@@ -37,12 +37,16 @@ enum UploadKey {
     /// Checks that `key` belongs to `uid` (403 otherwise) and is at most S3's key length.
     static func checkOwnership(_ key: String, uid: String, field: String) throws(UploadsError) {
         if key.utf8.count > maxKeyBytes { throw .invalidKey(field: field, key: key, reason: "longer than \(maxKeyBytes) bytes") }
-        guard key.hasPrefix(ownerPrefix(uid: uid)) else { throw .notOwner(field: field, key: key, uid: uid) }
+        // Bytes, as S3 names keys: `String.hasPrefix` compares characters under canonical
+        // equivalence, so `users/\u{212A}im/…` (KELVIN SIGN) was the key of uid `Kim`.
+        guard key.utf8.starts(with: ownerPrefix(uid: uid).utf8) else { throw .notOwner(field: field, key: key, uid: uid) }
     }
 
     /// Checks that an owned key has the minted shape `users/<uid>/uploads/<uuid>.<ext>`.
     static func checkMintedShape(_ key: String, uid: String, field: String) throws(UploadsError) {
-        let rest = key.dropFirst(ownerPrefix(uid: uid).count)
+        // Dropped by bytes, as `checkOwnership` matched them: by characters, a combining mark
+        // after the prefix's `/` joined it and was dropped with it.
+        let rest = Substring(key.utf8.dropFirst(ownerPrefix(uid: uid).utf8.count))
         let shape = "must look like users/\(uid)/uploads/<uuid>.<ext>, as /v1/uploads/presign returns it"
         guard rest.hasPrefix("uploads/") else { throw .invalidKey(field: field, key: key, reason: shape) }
         let name = rest.dropFirst("uploads/".count)
@@ -73,7 +77,9 @@ enum UploadKey {
     static func validateFileID(_ id: String) throws(UploadsError) {
         if id.isEmpty { throw .invalidFileID(id, reason: "must not be empty") }
         if id.utf8.count > 1500 { throw .invalidFileID(String(id.prefix(40)) + "…", reason: "longer than 1500 bytes") }
-        if id.contains("/") { throw .invalidFileID(id, reason: "must not contain '/'") }
+        // Searched as bytes: `"a/\u{301}b".contains("/")` is false (the slash and the combining
+        // mark are one character), and the slash would split the document path.
+        if id.utf8.contains(UInt8(ascii: "/")) { throw .invalidFileID(id, reason: "must not contain '/'") }
         if id == "." || id == ".." { throw .invalidFileID(id, reason: "'.' and '..' are not document ids") }
         if id.utf8.count >= 4 && id.hasPrefix("__") && id.hasSuffix("__") {
             throw .invalidFileID(id, reason: "ids matching __.*__ are reserved by Firestore")

@@ -70,6 +70,27 @@ import Testing
         #expect(throws: IDTokenError.userNotFound) { try verifier.verify(idToken: c["idToken"]?.stringValue ?? "", projectID: "demo-hearth", checkRevoked: true) }
     }
 
+    /// A token without `iat` cannot show it was issued after a revocation: with `checkRevoked`
+    /// it is revoked once the account has a `validSince` (sign-up sets one), as the refresh path
+    /// judges it — not taken as issued after it. (Signed with Hearth's own key: every token
+    /// Hearth issues has an `iat`.)
+    @Test func aTokenWithoutIssuedAtIsRevokedOnceValidSinceIsSet() throws {
+        let h = try AuthHarness(signing: .rs256)
+        let verifier = h.service.tokenVerifier
+        let up = h.signUp("n@b.com")
+        let issued = try #require(up["idToken"]?.stringValue)
+        var payload = try #require(AuthHarness.decode(issued)).payload
+        #expect(payload["iat"] != nil)
+        payload["iat"] = nil
+        // The key Hearth signed the sign-up's token with, read from the same database.
+        let ring = SigningKeyRing(store: AuthStore(database: h.database), clock: h.clock, ids: IDGenerator(seed: 1))
+        let key = try #require(try ring.keys(.idToken).last)
+        let token = try JWT.rs256(payload: payload, key: key.key, kid: key.kid)
+        #expect(throws: Never.self) { try verifier.verify(idToken: issued, projectID: "demo-hearth", checkRevoked: true) }
+        #expect(throws: Never.self) { try verifier.verify(idToken: token, projectID: "demo-hearth", checkRevoked: false) }
+        #expect(throws: IDTokenError.revoked) { try verifier.verify(idToken: token, projectID: "demo-hearth", checkRevoked: true) }
+    }
+
     @Test func rs256ModeAcceptsOnlyValidSignatures() throws {
         let h = try AuthHarness(signing: .rs256)
         let verifier = h.service.tokenVerifier

@@ -121,6 +121,24 @@ import Testing
         }
     }
 
+    /// Conditions compare bytes, as S3 does: a key canonically equivalent to the one the policy
+    /// allows (U+212A KELVIN SIGN for `K`, U+212B ANGSTROM SIGN for `Å`) is another key, stored
+    /// under other bytes, and fails `eq` and `starts-with` (`String`'s comparison let it through).
+    @Test(arguments: [
+        (#"{"key": "users/Kim/photo.jpg"}"#, "users/\u{212A}im/photo.jpg"),
+        (#"["starts-with", "$key", "users/Kim/"]"#, "users/\u{212A}im/photo.jpg"),
+        (#"["eq", "$key", "caf\u00e9"]"#, "cafe\u{301}"),
+        (#"["starts-with", "$key", "\u00c5/"]"#, "\u{212B}/x"),
+    ])
+    func conditionsCompareBytes(condition: String, key: String) throws {
+        let p = try Self.policy(#"{"bucket": "b"}, "# + condition)
+        let result = p.check(PostForm([("key", key)]), bucket: "b", exempt: [])
+        guard case .conditionFailed? = result else {
+            Issue.record("\(condition) let \(key.unicodeScalars.map { String($0.value, radix: 16) }) through: \(String(describing: result))")
+            return
+        }
+    }
+
     @Test(arguments: [
         ("image/png, image/gif", true),
         ("image/png,image/gif", true),

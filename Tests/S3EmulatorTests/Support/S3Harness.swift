@@ -16,12 +16,13 @@ final class S3Harness: @unchecked Sendable {
     let signer: RequestSigner
     let host: String
 
-    init(configuration: S3Configuration = S3Configuration(), database: Database? = nil, host: String = "127.0.0.1:9000") throws {
+    init(configuration: S3Configuration = S3Configuration(), database: Database? = nil, host: String = "127.0.0.1:9000",
+         logger: Logger = Logger(quiet: true, sink: { _ in })) throws {
         let db = try database ?? Database(path: nil)
         try db.migrate(S3Service.migrations)
         self.database = db
         clock = Clock(frozenAt: S3Harness.start)
-        service = try S3Service(database: db, clock: clock, ids: IDGenerator(seed: 1), logger: Logger(quiet: true, sink: { _ in }),
+        service = try S3Service(database: db, clock: clock, ids: IDGenerator(seed: 1), logger: logger,
                                 configuration: configuration)
         let credential = configuration.credentials.first ?? S3Configuration.Credential(accessKey: "test", secretKey: "test")
         signer = RequestSigner(accessKey: credential.accessKey, secret: credential.secretKey, region: configuration.region)

@@ -30,7 +30,12 @@ extension StoredObject {
         if let contentDisposition { m.append(("contentDisposition", .string(contentDisposition))) }
         if let contentLanguage { m.append(("contentLanguage", .string(contentLanguage))) }
         if let cacheControl { m.append(("cacheControl", .string(cacheControl))) }
-        if let customTime { m.append(("customTime", .string(customTime.rfc3339(fractionDigits: 3)))) }
+        // GCS gives back the microseconds a client set (google-cloud-storage sends them); a whole
+        // millisecond keeps the three digits of GCS's other times.
+        if let customTime {
+            let digits = customTime.unixMicros % 1000 == 0 ? 3 : 6
+            m.append(("customTime", .string(customTime.rfc3339(fractionDigits: digits))))
+        }
         if let componentCount { m.append(("componentCount", .int(componentCount))) }
         if !metadata.isEmpty { m.append(("metadata", metadataJSON)) }
         if let access {

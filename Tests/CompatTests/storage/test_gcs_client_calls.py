@@ -169,3 +169,38 @@ def test_etag_preconditions_on_reads(bucket):
     with pytest.raises(exceptions.NotModified):
         got.reload(if_etag_not_match=got.etag)
     got.reload(if_etag_not_match="other")
+
+
+def test_custom_time_keeps_the_microseconds_the_client_sent(bucket):
+    # python-storage's system test test_blob_upload_from_string_w_custom_time sets datetime.now()
+    # and wants it back to the microsecond, as GCS gives it; a whole millisecond keeps 3 digits.
+    precise = datetime.datetime(2024, 1, 2, 3, 4, 5, 913311, tzinfo=UTC)
+    blob = bucket.blob("ct-micros.txt")
+    blob.custom_time = precise
+    blob.upload_from_string(b"x")
+    got = bucket.get_blob("ct-micros.txt")
+    assert got.custom_time == precise
+    assert got._properties["customTime"] == "2024-01-02T03:04:05.913311Z"
+    got.custom_time = datetime.datetime(2025, 6, 1, 0, 0, 0, 5000, tzinfo=UTC)
+    got.patch()
+    assert bucket.get_blob("ct-micros.txt")._properties["customTime"] == "2025-06-01T00:00:00.005Z"
+
+
+def test_a_json_api_download_names_the_resource_etag_bare(bucket, hearth):
+    # GCS's JSON API sends `ETag: CAE=`-style values unquoted; google-cloud-storage copies the
+    # header into blob.etag after a download (python-storage's test_blob_download_as_text).
+    blob = bucket.blob("etag-bare.txt")
+    blob.upload_from_string("Hello World")
+    etag = blob.etag
+    fresh = bucket.blob("etag-bare.txt")
+    assert fresh.download_as_text() == "Hello World"
+    assert fresh.etag == etag
+    base = os.environ["STORAGE_EMULATOR_HOST"]
+    for url in (f"{base}/storage/v1/b/{bucket.name}/o/etag-bare.txt?alt=media",
+                f"{base}/download/storage/v1/b/{bucket.name}/o/etag-bare.txt?alt=media"):
+        r = requests.get(url, headers={"Range": "bytes=0-4"})
+        assert r.status_code == 206 and r.content == b"Hello" and r.headers["ETag"] == etag
+    # The public URL is the XML API's, whose ETag stays a quoted HTTP entity tag.
+    bucket.blob("etag-bare.txt").make_public()
+    public = requests.get(f"{base}/{bucket.name}/etag-bare.txt")
+    assert public.status_code == 200 and public.headers["ETag"].startswith('"')

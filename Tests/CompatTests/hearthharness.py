@@ -12,6 +12,28 @@ import pytest
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
+def headless_chromium(*extra_args, capabilities=None):
+    """A selenium driver of headless Chromium (Debian's chromium + chromium-driver), for the suites
+    that need a real browser; skips the caller visibly when either or selenium is missing."""
+    import shutil
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (Tests/CompatTests/requirements.txt)")
+    chrome = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver") or ("/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None)
+    if not chrome or not driver:
+        pytest.skip("Chromium or chromedriver is not installed (make test installs Debian's chromium and "
+                    "chromium-driver when it can); the browser suite cannot run")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chrome
+    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+              "--disable-extensions", "--disable-background-networking", *extra_args]:
+        opts.add_argument(a)
+    for k, v in (capabilities or {}).items():
+        opts.set_capability(k, v)
+    d = webdriver.Chrome(service=webdriver.ChromeService(executable_path=driver), options=opts)
+    d.set_page_load_timeout(20)
+    return d
+
+
 def hearth_bin():
     path = os.environ.get("HEARTH_BIN") or os.path.join(REPO, ".build", "debug", "hearth")
     if not os.path.exists(path):

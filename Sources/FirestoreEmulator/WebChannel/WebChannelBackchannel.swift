@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 import HearthHTTP
 
 /// One backchannel GET (`RID=rpc`): the long-lived answer a session's arrays are written to as
@@ -9,8 +10,8 @@ import HearthHTTP
 final class WebChannelBackchannel: PushBodySource, @unchecked Sendable {
     /// Whether it ends after the first chunk with data (`CI=1`).
     let longPoll: Bool
-    /// When it opened (monotonic, ns): a long poll with nothing to say ends after a while.
-    let openedAt: UInt64
+    /// When it opened: a long poll with nothing to say ends after a while.
+    let openedAt: WebChannelSessions.Moment
     /// Told once, when the connection is done (the client went away, or the body ended).
     private let onClose: @Sendable (WebChannelBackchannel) -> Void
 
@@ -28,9 +29,9 @@ final class WebChannelBackchannel: PushBodySource, @unchecked Sendable {
     /// libmicrohttpd's own lock, which its threads hold when they call back into us.
     private static let wakeQueue = DispatchQueue(label: "hearth.firestore.webchannel.wake")
 
-    init(longPoll: Bool, onClose: @escaping @Sendable (WebChannelBackchannel) -> Void) {
+    init(longPoll: Bool, clock: Clock, onClose: @escaping @Sendable (WebChannelBackchannel) -> Void) {
         self.longPoll = longPoll
-        self.openedAt = DispatchTime.now().uptimeNanoseconds
+        self.openedAt = .now(clock)
         self.onClose = onClose
     }
 

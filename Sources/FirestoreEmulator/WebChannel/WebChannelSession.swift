@@ -12,6 +12,12 @@ import HearthGRPC
 /// backchannel at once; without one they wait. `bufferedBytes` counts what is unacknowledged, so
 /// a Listen whose client stops reading stops being fed (`ListenCall.lowWater`) rather than
 /// growing this without end.
+///
+/// A forward POST hands its messages over and is answered at once: the call takes them one at a
+/// time, each once the previous one is done, and a Write's commit is queued where the gRPC Write
+/// stream's are (`receivedOnLoop`: the group commit's drainer runs the batch), so no HTTP worker
+/// waits for a commit. A message queued behind a commit is handed over on the session's serial
+/// dispatch queue when that commit completes (over a shared pool: no thread of the session's own).
 final class WebChannelSession: GRPCResponseStream, @unchecked Sendable {
     /// The two streams served over WebChannel.
     enum RPC: String, Sendable {
@@ -26,13 +32,27 @@ final class WebChannelSession: GRPCResponseStream, @unchecked Sendable {
     let rpc: RPC
     /// The request side, set once right after the session is made (before any request reaches it).
     private var call: (any GRPCRequestStream)?
-    /// Held while a forward POST's messages go to `call`: the call takes one message at a time,
-    /// and map ids say which a retried POST repeats.
+    /// Taken around `call`, `nextMapID`, `inbox` and `delivering` (never while the call runs).
     private let callLock = NSLock()
     /// Held while a call's producer runs (`produceSoon`).
     private let produceLock = NSLock()
     /// Under `callLock`: the map id the next new message has.
     private var nextMapID = 0
+
+    /// What the call is handed, in order: a message, or the end a message that did not read calls for.
+    private enum Inbound {
+        case message([UInt8])
+        case invalid(GRPCStatus)
+    }
+    /// Under `callLock`: what waits for the message being handed over to be done.
+    private var inbox: [Inbound] = []
+    /// Under `callLock`: a message is with the call (the next waits for its `done`).
+    private var delivering = false
+    /// Where a message queued behind a commit is handed over once the commit completes, and a
+    /// Write's answers are encoded: never the committing thread (its completions delay the next
+    /// batch), in order, on a serial queue of the session's over a shared pool (no thread of its own).
+    private let serial: DispatchQueue
+    private static let pool = DispatchQueue(label: "hearth.firestore.webchannel", attributes: .concurrent)
 
     // Under `lock`.
     private let lock = NSLock()
@@ -40,25 +60,26 @@ final class WebChannelSession: GRPCResponseStream, @unchecked Sendable {
     private var unackedBytes = 0
     private var lastArrayID = 0
     private var backchannel: WebChannelBackchannel?
-    /// When the last array went to a backchannel (monotonic ns): a no-op follows a quiet spell.
-    private var lastWrite: UInt64
+    /// When the last array went to a backchannel: a no-op follows a quiet spell.
+    private var lastWrite: WebChannelSessions.Moment
     /// A Write answer went out (the handshake's: later ones carry no stream id).
     private var answeredWrite = false
     /// The call ended (`finish`): its last array is queued, nothing more is.
     private var finished = false
     /// The session is gone (terminated, expired, server stopping).
     private var terminated = false
-    /// Since when no backchannel was open: Hearth's clock and the monotonic one (`idle(…)`).
-    private var idleSince: (clock: Instant, wall: UInt64)?
-    /// Hearth's clock, which expiry is measured on (besides real time).
+    /// Since when no backchannel was open (`idle(…)`).
+    private var idleSince: WebChannelSessions.Moment?
+    /// Hearth's clock, which the timers are measured on (besides real time).
     private let clock: Clock
 
     init(sid: String, rpc: RPC, clock: Clock) {
         self.sid = sid
         self.rpc = rpc
         self.clock = clock
-        lastWrite = DispatchTime.now().uptimeNanoseconds
-        idleSince = (clock.now(), lastWrite)
+        serial = DispatchQueue(label: "hearth.firestore.webchannel.session", target: Self.pool)
+        lastWrite = .now(clock)
+        idleSince = lastWrite
     }
 
     /// Sets the request side (once).
@@ -68,22 +89,99 @@ final class WebChannelSession: GRPCResponseStream, @unchecked Sendable {
 
     // MARK: Requests
 
-    /// Hands a forward body's new messages to the call, in order (those a retry repeats skipped).
+    /// Queues a forward body's new messages for the call, in order (those a retry repeats
+    /// skipped), and hands the first over on this thread if none is with the call: it returns
+    /// once that one is taken (a Write's commit queued, not committed).
     func receive(_ body: WebChannelWire.ForwardBody) {
         callLock.lock()
-        defer { callLock.unlock() }
-        guard let call else { return }
+        guard call != nil else { return callLock.unlock() }
         for (k, text) in body.messages.enumerated() {
             let mapID = body.offset + k
             guard mapID >= nextMapID else { continue }
             nextMapID = mapID + 1
-            if isClosed { return }
             guard case .object(let json)? = try? JSON.parse(text) else {
-                // As a protobuf message gRPC cannot read ends its call (ProtoJSON's wording).
-                finish(GRPCStatus(.invalidArgument, "Invalid JSON payload received: message \(mapID) is not a JSON object."))
-                return
+                // As a protobuf message gRPC cannot read ends its call (ProtoJSON's wording), after
+                // the messages before it; nothing after it is handed over.
+                inbox.append(.invalid(GRPCStatus(.invalidArgument, "Invalid JSON payload received: message \(mapID) is not a JSON object.")))
+                break
             }
-            call.received(ProtoJSON.encode(json, rpc.requestSchema))
+            inbox.append(.message(ProtoJSON.encode(json, rpc.requestSchema)))
+        }
+        var first: Inbound?
+        if !delivering, !inbox.isEmpty {
+            delivering = true
+            first = inbox.removeFirst()
+        }
+        callLock.unlock()
+        if let first { deliver(first) }
+    }
+
+    /// Hands `first` to the call, then what is queued behind it, for as long as each is done before
+    /// the call returns; one done later (a commit) is followed up on `serial`.
+    private func deliver(_ first: Inbound) {
+        var item = first
+        while true {
+            guard let call = callLock.withLock({ self.call }), !isClosed else { return clearInbox() }
+            switch item {
+            case .invalid(let status):
+                // After the answers to the messages before it, which a Write encodes on `serial`.
+                serial.async { self.finish(status) }
+                return clearInbox()
+            case .message(let message):
+                let handOver = HandOver()
+                let done: @Sendable () -> Void = { [self] in
+                    guard handOver.doneReturnedAlready() else { return }
+                    if let next = nextInbound() { serial.async { self.deliver(next) } }
+                }
+                // `receivedOnLoop` queues a commit for the group commit's drainer; a call that
+                // cannot take messages that way (Listen) takes them here, as before.
+                if call.takesMessagesOnLoop { call.receivedOnLoop(message, done: done) } else { call.received(message, done: done) }
+                guard handOver.returnedDoneAlready() else { return }
+            }
+            guard let next = nextInbound() else { return }
+            item = next
+        }
+    }
+
+    /// The next queued message, or nil (then none is with the call any more).
+    private func nextInbound() -> Inbound? {
+        callLock.withLock {
+            guard !inbox.isEmpty, call != nil else {
+                delivering = false
+                return nil
+            }
+            return inbox.removeFirst()
+        }
+    }
+
+    private func clearInbox() {
+        callLock.withLock {
+            inbox = []
+            delivering = false
+        }
+    }
+
+    /// Which of a message's `done` and the call's return came first: the later one goes on to the
+    /// next message (a `done` inside the call lets the loop go on; a later one, the delivery queue).
+    private final class HandOver: @unchecked Sendable {
+        private let lock = NSLock()
+        private var done = false
+        private var returned = false
+
+        /// `done` was called: whether the call had returned already.
+        func doneReturnedAlready() -> Bool {
+            lock.withLock {
+                done = true
+                return returned
+            }
+        }
+
+        /// The call returned: whether `done` had been called already.
+        func returnedDoneAlready() -> Bool {
+            lock.withLock {
+                returned = true
+                return done
+            }
         }
     }
 
@@ -136,7 +234,7 @@ final class WebChannelSession: GRPCResponseStream, @unchecked Sendable {
         lock.withLock {
             guard backchannel === channel else { return }
             backchannel = nil
-            idleSince = (clock.now(), DispatchTime.now().uptimeNanoseconds)
+            idleSince = .now(clock)
         }
     }
 
@@ -144,13 +242,13 @@ final class WebChannelSession: GRPCResponseStream, @unchecked Sendable {
     private func write(_ arrays: ArraySlice<(id: Int, payload: String)>, to channel: WebChannelBackchannel) {
         let text = WebChannelWire.arrays(arrays.lazy.map { (id: $0.id, payload: $0.payload) })
         channel.push(WebChannelWire.chunk(text))
-        lastWrite = DispatchTime.now().uptimeNanoseconds
+        lastWrite = .now(clock)
         let data = arrays.contains { $0.payload != WebChannelWire.noop }
         if (channel.longPoll && data) || channel.pushedBytes >= WebChannelSessions.rotateBytes {
             // The client asks again with a newer AID, which also lets the arrays go.
             channel.end()
             backchannel = nil
-            idleSince = (clock.now(), lastWrite)
+            idleSince = lastWrite
         }
     }
 
@@ -174,40 +272,39 @@ final class WebChannelSession: GRPCResponseStream, @unchecked Sendable {
     // MARK: Timers (`WebChannelSessions`)
 
     /// A no-op on a backchannel quiet for `noopInterval`, the end of a long poll open for
-    /// `longPollLimit`; true when the session has been without a backchannel for `expiry` of
-    /// Hearth's clock or of real time (a client that went away), and should be reclaimed.
-    func tick(now: Instant, expiry: Int64) -> Bool {
-        let wall = DispatchTime.now().uptimeNanoseconds
+    /// `longPollLimit`; true when the session has been without a backchannel for `expiry`, and
+    /// should be reclaimed. Each is measured on Hearth's clock or on real time, whichever has
+    /// gone further (`Moment`): a test moves the clock instead of waiting, a frozen clock stops none.
+    func tick(now: WebChannelSessions.Moment, expiry: Int64) -> Bool {
         lock.lock()
         if let backchannel {
-            if backchannel.longPoll, wall &- backchannel.openedAt >= WebChannelSessions.longPollLimit {
+            if backchannel.longPoll, now.passed(WebChannelSessions.longPollLimit, since: backchannel.openedAt) {
                 // A no-op ends it, as the emulator's long polls end.
                 queue(WebChannelWire.noop)
                 write(unacked[(unacked.count - 1)...], to: backchannel)
                 backchannel.end()
                 self.backchannel = nil
-                idleSince = (now, wall)
-            } else if wall &- lastWrite >= WebChannelSessions.noopInterval {
+                idleSince = now
+            } else if now.passed(WebChannelSessions.noopInterval, since: lastWrite) {
                 lock.unlock()
                 _ = append(WebChannelWire.noop)
                 return false
             }
         }
-        let expired = idle(now: now, wall: wall, expiry: expiry)
+        let expired = idle(now: now, expiry: expiry)
         lock.unlock()
         return expired
     }
 
     /// Whether the session has been without a backchannel for `expiry` seconds (lock held).
-    private func idle(now: Instant, wall: UInt64, expiry: Int64) -> Bool {
+    private func idle(now: WebChannelSessions.Moment, expiry: Int64) -> Bool {
         guard let since = idleSince else { return false }
-        return now.unixMicros - since.clock.unixMicros >= expiry * 1_000_000
-            || wall &- since.wall >= UInt64(expiry) * 1_000_000_000
+        return now.passed(UInt64(expiry) * 1_000_000_000, since: since)
     }
 
     /// `tick`'s expiry check alone (a request naming the session asks first).
-    func expired(now: Instant, expiry: Int64) -> Bool {
-        lock.withLock { idle(now: now, wall: DispatchTime.now().uptimeNanoseconds, expiry: expiry) }
+    func expired(now: WebChannelSessions.Moment, expiry: Int64) -> Bool {
+        lock.withLock { idle(now: now, expiry: expiry) }
     }
 
     /// Ends the session: the backchannel closes, the call is cancelled (its listeners and
@@ -254,11 +351,16 @@ final class WebChannelSession: GRPCResponseStream, @unchecked Sendable {
         _ = append(status.code == .ok ? WebChannelWire.close : WebChannelWire.error(status))
     }
 
-    /// Runs `produce` at once, one pass at a time: with no connection thread of its own, a pass
-    /// runs on whichever thread asks (a Listen shard's, a request's), and two passes at once could
-    /// append the batches they took out of order.
+    /// Runs `produce` one pass at a time: with no connection thread of its own, a Listen's pass
+    /// runs on whichever thread asks (a shard's, a request's), and two passes at once could append
+    /// the batches they took out of order. A Write's runs on `serial`: it is asked from the commit's
+    /// completion, on the writer, which turning the answer into JSON would hold up.
     func produceSoon(_ produce: @escaping @Sendable () -> Void) {
-        produceLock.withLock { produce() }
+        if rpc == .write {
+            serial.async { [self] in produceLock.withLock { produce() } }
+        } else {
+            produceLock.withLock { produce() }
+        }
     }
 
     func waitUntilWritable() -> Bool { !isClosed }

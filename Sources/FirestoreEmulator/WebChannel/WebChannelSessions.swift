@@ -4,10 +4,12 @@ import HearthCore
 /// The open WebChannel sessions of one Firestore service, by SID, and the timer that keeps their
 /// backchannels alive and reclaims the sessions their clients left.
 ///
-/// A session without a backchannel for `expiry` seconds, of Hearth's clock (so a test moves the
-/// clock instead of waiting) or of real time (a frozen clock does not keep dead clients' listeners
-/// forever), is terminated: its Listen targets or Write session are freed. The timer runs only
-/// while there are sessions.
+/// Every interval (the no-op, the long poll's end, expiry) is measured on Hearth's clock (so a
+/// test moves the clock with `PUT /emulator/v1/clock` instead of waiting; the next tick, within
+/// `tickInterval`, acts) or on real time (a frozen clock does not keep dead clients' listeners
+/// forever), whichever has gone further. A session without a backchannel for `expiry` is
+/// terminated: its Listen targets or Write session are freed. The timer runs only while there
+/// are sessions.
 final class WebChannelSessions: @unchecked Sendable {
     /// A backchannel quiet this long gets a no-op (ns); the handshake announces 30 s and the client
     /// gives up on a silent backchannel after 45.
@@ -22,7 +24,22 @@ final class WebChannelSessions: @unchecked Sendable {
     /// Most sessions open at once (a client that opens without end is refused, not served out of memory).
     static let limit = 10_000
     /// How often the timer looks at the sessions.
-    private static let tickInterval: DispatchTimeInterval = .seconds(2)
+    static let tickInterval: DispatchTimeInterval = .seconds(2)
+
+    /// A point on both clocks the timers read: Hearth's (µs) and the monotonic one (ns).
+    struct Moment: Sendable {
+        let clock: Instant
+        let wall: UInt64
+
+        static func now(_ clock: Clock) -> Moment { Moment(clock: clock.now(), wall: Clock.monotonicNanos()) }
+
+        /// Whether `interval` ns have passed since `since` on either clock (Hearth's set back:
+        /// real time alone decides).
+        func passed(_ interval: UInt64, since: Moment) -> Bool {
+            let micros = clock.unixMicros &- since.clock.unixMicros
+            return (micros >= 0 && UInt64(micros) >= interval / 1_000) || wall &- since.wall >= interval
+        }
+    }
 
     private let clock: Clock
     private let lock = NSLock()
@@ -60,7 +77,7 @@ final class WebChannelSessions: @unchecked Sendable {
     /// The session `sid` names, unless it is unknown or has expired (then it is reclaimed now).
     func session(_ sid: String, rpc: WebChannelSession.RPC) -> WebChannelSession? {
         guard let s = lock.withLock({ sessions[sid] }), s.rpc == rpc else { return nil }
-        if s.expired(now: clock.now(), expiry: Self.expiry) {
+        if s.expired(now: .now(clock), expiry: Self.expiry) {
             remove(s)
             return nil
         }
@@ -89,7 +106,7 @@ final class WebChannelSessions: @unchecked Sendable {
 
     /// No-ops, long polls' ends, expired sessions reclaimed.
     func sweep() {
-        let now = clock.now()
+        let now = Moment.now(clock)
         let all = lock.withLock { Array(sessions.values) }
         for s in all where s.tick(now: now, expiry: Self.expiry) { remove(s) }
     }

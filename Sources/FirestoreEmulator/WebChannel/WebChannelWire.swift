@@ -109,6 +109,10 @@ enum WebChannelWire {
         "[" + JSON.object(json).serialized() + "]"
     }
 
+    /// The header a fast handshake's answer carries the `c` array in (Closure's
+    /// `WebChannel.X_HTTP_INITIAL_RESPONSE`): its body is already the backchannel.
+    static let initialResponseHeader = "X-HTTP-Initial-Response"
+
     /// The keep-alive array.
     static let noop = "[\"noop\"]"
     /// The array ending a stream that finished OK (the official emulator's, after an empty Write).

@@ -5,10 +5,15 @@ the same assertions on both (docs/firestore.md, *WebChannel*).
 `webchannelclient.Channel` speaks Closure's BrowserChannel (VER=8) exactly as the SDK's
 `webchannel_connection.ts` configures it: headers encoded in the handshake body, raw-JSON messages,
 the database as a URL parameter, a streaming (`CI=0`) or long-polling (`CI=1`) backchannel.
+The same client also opens channels the two other ways Closure can: with the headers (and the
+token) in a `$httpHeaders` URL parameter, and with the fast handshake (a GET, `SID=null`, the
+first messages in `$req`, the `c` array in `X-HTTP-Initial-Response`).
 The web SDK itself could not be run here (npm's registry is not reachable from these machines).
 """
+import base64
 import json
 import os
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -23,6 +28,7 @@ service cloud.firestore {
   match /databases/{database}/documents {
     match /public/{doc} { allow read, write: if true; }
     match /private/{doc} { allow read, write: if false; }
+    match /alice/{doc} { allow read, write: if request.auth.uid == 'alice'; }
   }
 }
 """
@@ -76,6 +82,16 @@ class Project:
 @pytest.fixture
 def project(emulator_host):
     return Project(emulator_host)
+
+
+def user_token(project, uid):
+    """An unsigned token as the rules-unit-testing library makes one (both targets accept it)."""
+    def b64(d):
+        return base64.urlsafe_b64encode(json.dumps(d).encode()).rstrip(b"=").decode()
+    now = int(time.time())
+    claims = {"iss": f"https://securetoken.google.com/{project}", "aud": project, "auth_time": now - 10, "iat": now - 10,
+              "exp": now + 3600, "user_id": uid, "sub": uid, "firebase": {"identities": {}, "sign_in_provider": "custom"}}
+    return b64({"alg": "none", "typ": "JWT"}) + "." + b64(claims) + "."
 
 
 def kind(message):
@@ -281,6 +297,64 @@ def test_hearth_session_expires_on_hearths_clock(hearth):
     assert resp.status == 400 and "Unknown SID" in body
 
 
+def advance_clock(hearth, seconds):
+    hub = hearth["services"]["hub"]["url"]
+    req = urllib.request.Request(f"{hub}/emulator/v1/clock", data=json.dumps({"advanceSeconds": seconds}).encode(),
+                                 method="PUT", headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req, timeout=10).read()
+
+
+def test_hearth_timers_run_on_hearths_clock(hearth):
+    # A long poll with nothing to say ends after 30 s, and any backchannel quiet for 10 s gets a
+    # no-op: both due when Hearth's clock moves (the sessions' timer looks every 2 s), so neither
+    # takes its real time here.
+    project = Project(os.environ["FIRESTORE_EMULATOR_HOST"])
+    ch = project.channel("Listen", "long-polling")
+    ch.open({"database": project.db, "addTarget": {"documents": {"documents": [project.name("public/clock")]}, "targetId": 2}},
+            backchannel=False)
+    deadline = time.time() + 30
+    last = 0
+    while time.time() < deadline:
+        resp, body = ch.backchannel_once(aid=last)
+        arrays = [a for c in split_chunks(body)[0] for a in json.loads(c)]
+        last = arrays[-1][0]
+        if any(a[1] != ["noop"] and until_global(a[1][0]) for a in arrays):
+            break
+    # Everything acknowledged: the next long poll opens with a no-op and waits.
+    result = {}
+
+    def poll():
+        start = time.time()
+        resp, body = ch.backchannel_once(aid=last)
+        result.update(status=resp.status, body=body, seconds=time.time() - start)
+
+    t = threading.Thread(target=poll)
+    t.start()
+    time.sleep(1)
+    assert t.is_alive(), result  # parked: a no-op does not end a long poll
+    advance_clock(hearth, 31)
+    t.join(timeout=20)
+    assert not t.is_alive(), "the long poll did not end after Hearth's clock moved 31 s"
+    arrays = [a for c in split_chunks(result["body"])[0] for a in json.loads(c)]
+    assert result["status"] == 200 and [a[1] for a in arrays] == [["noop"]] * len(arrays) and len(arrays) >= 2, result
+    assert result["seconds"] < 20, result
+
+    # A streaming backchannel quiet since it opened gets a no-op once the clock moves 10 s.
+    stream = project.channel("Listen")
+    stream.open({"database": project.db, "addTarget": {"documents": {"documents": [project.name("public/clock")]}, "targetId": 2}})
+    stream.drain(until_global, timeout=30)
+    noops = lambda: sum(1 for a in stream.raw_arrays if a[1] == ["noop"])  # noqa: E731
+    before = noops()
+    time.sleep(0.5)
+    advance_clock(hearth, 11)
+    deadline = time.time() + 10
+    while noops() == before and time.time() < deadline:
+        time.sleep(0.1)
+    assert noops() > before, stream.raw_arrays
+    stream.terminate()
+    ch.terminate()
+
+
 def test_hearth_bad_token_is_the_streams_error(hearth):
     # The official emulator never answers this handshake (it hangs); Hearth ends the stream with
     # the error the gRPC stream gets, as the first message.
@@ -313,3 +387,67 @@ def test_rest_with_the_web_sdks_headers(project):
     assert h["access-control-allow-origin"] == origin and h["access-control-allow-credentials"] == "true"
     assert h["access-control-allow-headers"].lower() == req_headers
     assert "POST" in h["access-control-allow-methods"]
+
+
+@pytest.mark.parametrize("mode", ["fast-handshake", "fast-handshake-long-polling"])
+def test_fast_handshake(project, mode):
+    # Closure's `fastHandshake`: the handshake is a GET whose answer is the first backchannel.
+    project.commit("public/f", {"x": {"integerValue": "1"}})
+    ch = Channel(project.host, "Listen", project.db, project.headers, fast_handshake=True,
+                 long_polling=mode.endswith("long-polling"))
+    hs = ch.open({"database": project.db, "addTarget": {"documents": {"documents": [project.name("public/f")]}, "targetId": 2}})
+    assert hs[0] == "c" and hs[2:] == ["", 8, 12, 30000], hs
+    h = ch.handshake_headers
+    assert h["content-type"].startswith("text/plain")
+    assert "x-http-initial-response" in h["access-control-expose-headers"]
+    first = ch.drain(until_global, timeout=30)
+    assert [kind(m) for m in first] == [("ADD", (2,)), ("documentChange", ()), ("CURRENT", (2,)), ("NO_CHANGE", ())]
+    # The answer's body opened with a no-op as array 1, before the messages' answers.
+    assert ch.raw_arrays[:2] == [[0, hs], [1, ["noop"]]], ch.raw_arrays[:3]
+    # The session is an ordinary one from here: a change comes, a forward POST is answered.
+    project.commit("public/f", {"x": {"integerValue": "2"}})
+    changed = ch.drain(until_global, timeout=30)
+    assert [m["documentChange"]["document"]["fields"] for m in changed if "documentChange" in m][-1] == {"x": {"integerValue": "2"}}
+    answer = ch.send({"database": project.db, "removeTarget": 2})
+    assert len(answer) == 3, answer
+    assert [kind(m) for m in ch.drain(lambda m: kind(m)[0] == "REMOVE", timeout=30)] == [("REMOVE", (2,))]
+    assert ch.terminate()[0] == 200
+
+
+def test_fast_handshake_write(project):
+    w = Channel(project.host, "Write", project.db, project.headers, fast_handshake=True)
+    w.open({"database": project.db})
+    hello = w.next(30)
+    assert set(hello) == {"streamId", "streamToken"}, hello
+    w.send({"streamToken": hello["streamToken"], "writes": [
+        {"update": {"name": project.name("public/fw"), "fields": {"n": {"integerValue": "1"}}}}]})
+    done = w.next(30)
+    assert set(done) == {"streamToken", "writeResults", "commitTime"}, done
+    assert project.get("public/fw")[0] == 200
+    w.terminate()
+
+
+def test_fast_handshake_without_req(project):
+    # A GET with SID=null and no `$req`: 400, nothing in the body.
+    ch = project.channel("Listen")
+    resp, body = ch._request("GET", ch._url(RID=1, CVER=22, SID="null"))
+    assert resp.status == 400 and body == ""
+
+
+@pytest.mark.parametrize("mode", ["headers-in-url", "fast-handshake"])
+def test_http_headers_name_the_caller(project, mode):
+    # The token in `$httpHeaders` (the URL) decides what the rules see: none, alice, bob.
+    results = []
+    for uid in (None, "alice", "bob"):
+        headers = dict(project.headers)
+        if uid:
+            headers["Authorization"] = "Bearer " + user_token(project.id, uid)
+        ch = Channel(project.host, "Listen", project.db, headers, headers_in_url=True,
+                     fast_handshake=mode == "fast-handshake")
+        ch.open({"database": project.db, "addTarget": {"documents": {"documents": [project.name("alice/a")]}, "targetId": 2}})
+        got = ch.drain(lambda m: kind(m)[0] in ("CURRENT", "REMOVE"), timeout=30)
+        results.append(kind(got[-1])[0])
+        if kind(got[-1])[0] == "REMOVE":
+            assert got[-1]["targetChange"]["cause"]["code"] == 7
+        ch.terminate()
+    assert results == ["REMOVE", "CURRENT", "REMOVE"]

@@ -16,6 +16,13 @@ Listen and Write streams as WebChannels on `/google.firestore.v1.Firestore/<rpc>
   answered `[backchannelPresent,lastArrayId,outstandingBytes]`;
 - the end: `?…&SID=…&RID=<n>&TYPE=terminate`.
 
+Two other ways Closure opens a channel, both served: `headers_in_url` sends the headers as a
+`$httpHeaders` URL parameter (`httpHeadersOverwriteParam`, what SDKs before
+`encodeInitMessageHeaders` sent, with the token in it) and no `headers=` field; `fast_handshake`
+(Closure's `fastHandshake`) sends the handshake as a GET with the forward body in `$req` and
+`SID=null`, reads the `c` array from the `X-HTTP-Initial-Response` header and keeps reading the
+answer's body as the first backchannel.
+
 Chunk lengths count UTF-16 code units, as a browser's `responseText.length` does.
 Test-side only: it has no dependency beyond the standard library.
 """
@@ -62,8 +69,11 @@ class ChannelError(Exception):
 class Channel:
     """One WebChannel to `host` for `rpc` (`Listen` or `Write`)."""
 
-    def __init__(self, host, rpc, database, headers=None, long_polling=False, timeout=30):
+    def __init__(self, host, rpc, database, headers=None, long_polling=False, timeout=30,
+                 headers_in_url=False, fast_handshake=False):
         self.host = host
+        self.headers_in_url = headers_in_url or fast_handshake
+        self.fast_handshake = fast_handshake
         self.path = f"/google.firestore.v1.Firestore/{rpc}/channel"
         self.database = database
         self.headers = headers or {}
@@ -96,9 +106,12 @@ class Channel:
         q += [("zx", self._zx()), ("t", "1")]
         return self.path + "?" + urllib.parse.urlencode(q)
 
+    def _header_block(self):
+        return "".join(f"{k}:{v}\r\n" for k, v in self.headers.items())
+
     def _body(self, messages, with_headers=False):
         parts = []
-        if with_headers and self.headers:
+        if with_headers and self.headers and not self.headers_in_url:
             block = "".join(f"{k}:{v}\r\n" for k, v in self.headers.items())
             parts.append("headers=" + urllib.parse.quote(block, safe=""))
         parts.append(f"count={len(messages)}")
@@ -124,13 +137,46 @@ class Channel:
         `backchannel=False`: no backchannel is opened (the caller polls with `backchannel_once`)."""
         rid = self.rid
         self.rid += 1
-        url = self._url(RID=rid, CVER=22, **{"X-HTTP-Session-Id": "gsessionid"})
-        resp, data = self._request("POST", url, self._body([first] if first is not None else [], with_headers=True))
+        params = {"RID": rid, "CVER": 22, "X-HTTP-Session-Id": "gsessionid"}
+        if self.headers_in_url and self.headers:
+            params["$httpHeaders"] = self._header_block()
+        body = self._body([first] if first is not None else [], with_headers=True)
+        if self.fast_handshake:
+            return self._open_fast(params, body)
+        resp, data = self._request("POST", self._url(**params), body)
         self.handshake_headers = {k.lower(): v for k, v in resp.getheaders()}
         if resp.status != 200:
             raise ChannelError(resp.status, data)
         chunks, rest = split_chunks(data)
         arrays = [a for c in chunks for a in json.loads(c)]
+        self._opened(arrays, resp)
+        if backchannel:
+            self._thread = threading.Thread(target=self._backchannel, daemon=True)
+            self._thread.start()
+        return self.handshake
+
+    def _open_fast(self, params, body):
+        """The fast handshake: GET `…&$req=<body>&SID=null`, answered with the `c` array in
+        `X-HTTP-Initial-Response` and a body that is the session's first backchannel."""
+        params["$req"] = body
+        params["SID"] = "null"
+        conn = http.client.HTTPConnection(self.host, timeout=self.timeout + 60)
+        conn.request("GET", self._url(**params))
+        resp = conn.getresponse()
+        self.handshake_headers = {k.lower(): v for k, v in resp.getheaders()}
+        if resp.status != 200:
+            data = resp.read().decode("utf-8", "replace")
+            conn.close()
+            raise ChannelError(resp.status, data)
+        initial = resp.getheader("X-HTTP-Initial-Response")
+        assert initial, self.handshake_headers
+        self._opened(json.loads(initial), resp)
+        self._backchannel_conn = conn
+        self._thread = threading.Thread(target=self._backchannel, args=((conn, resp),), daemon=True)
+        self._thread.start()
+        return self.handshake
+
+    def _opened(self, arrays, resp):
         self.raw_arrays += arrays
         first_array = arrays[0]
         self.last_array_id = first_array[0]
@@ -140,10 +186,6 @@ class Channel:
         self.gsessionid = resp.getheader("X-HTTP-Session-Id")
         for a in arrays[1:]:
             self._deliver(a)
-        if backchannel:
-            self._thread = threading.Thread(target=self._backchannel, daemon=True)
-            self._thread.start()
-        return self.handshake
 
     def send(self, message):
         """One forward-channel POST; returns its answer `[backchannelPresent, lastArrayId, outstanding]`."""
@@ -185,15 +227,23 @@ class Channel:
         # sendRawJson: each payload is [message] (the SDK takes data[0]).
         self.messages.put(payload[0] if len(payload) == 1 else payload)
 
-    def _backchannel(self):
+    def _backchannel(self, opened=None):
+        """Reads backchannels until stopped; `opened`: (connection, response) of one already open
+        (a fast handshake's answer), read first."""
         while not self._stop.is_set():
-            url = self._url(RID="rpc", SID=self.sid, AID=self.last_array_id, CI=1 if self.long_polling else 0,
-                            TYPE="xmlhttp")
-            conn = http.client.HTTPConnection(self.host, timeout=self.timeout + 60)
-            self._backchannel_conn = conn
+            if opened:
+                conn, resp = opened
+                opened = None
+            else:
+                conn, resp = None, None
             try:
-                conn.request("GET", url)
-                resp = conn.getresponse()
+                if conn is None:
+                    url = self._url(RID="rpc", SID=self.sid, AID=self.last_array_id, CI=1 if self.long_polling else 0,
+                                    TYPE="xmlhttp")
+                    conn = http.client.HTTPConnection(self.host, timeout=self.timeout + 60)
+                    self._backchannel_conn = conn
+                    conn.request("GET", url)
+                    resp = conn.getresponse()
                 if resp.status != 200:
                     body = resp.read().decode("utf-8", "replace")
                     self.messages.put(("closed", f"HTTP {resp.status} {body}"))

@@ -5,7 +5,6 @@ edits made in the UI must be visible through the APIs. A screenshot of each page
 import json
 import os
 import queue
-import shutil
 import time
 
 import boto3
@@ -13,22 +12,15 @@ import pytest
 import requests
 from botocore.config import Config
 
-from hearthharness import REPO, start_hearth, stop_hearth
+from hearthharness import REPO, headless_chromium, start_hearth, stop_hearth
 
 selenium = pytest.importorskip("selenium", reason="selenium is not installed (Tests/CompatTests/requirements.txt)")
-from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 SHOTS = os.path.join(REPO, ".build", "ui-screenshots")
 OWNER = {"Authorization": "Bearer owner"}
-
-
-def browser_paths():
-    chrome = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver") or ("/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None)
-    return chrome, driver
 
 
 @pytest.fixture(scope="module")
@@ -40,18 +32,7 @@ def hearth_ui():
 
 @pytest.fixture(scope="module")
 def browser():
-    chrome, driver = browser_paths()
-    if not chrome or not driver:
-        pytest.skip("Chromium or chromedriver is not installed (make test installs Debian's chromium and "
-                    "chromium-driver when it can); the browser suite cannot run")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chrome
-    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
-              "--no-first-run", "--disable-extensions", "--disable-background-networking"]:
-        opts.add_argument(a)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    d = webdriver.Chrome(service=webdriver.ChromeService(executable_path=driver), options=opts)
-    d.set_page_load_timeout(20)
+    d = headless_chromium("--window-size=1280,900", capabilities={"goog:loggingPrefs": {"browser": "ALL"}})
     os.makedirs(SHOTS, exist_ok=True)
     yield d
     d.quit()

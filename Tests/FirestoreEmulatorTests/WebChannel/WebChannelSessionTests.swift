@@ -39,8 +39,22 @@ struct WebChannelSessionTests {
         }
     }
 
+    let clock = Clock(frozenAt: Instant(unixSeconds: 1_000))
+
+    /// What a push body gives once `done` holds of it (what the session hands a pool thread,
+    /// such as a Write's end, comes a moment later); nil after 10 s.
+    func drain(_ channel: WebChannelBackchannel, until done: (String) -> Bool) -> String? {
+        var seen = ""
+        for _ in 0..<1_000 {
+            seen += drain(channel).text
+            if done(seen) { return seen }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return nil
+    }
+
     func session() -> (WebChannelSession, Echo) {
-        let s = WebChannelSession(sid: "S", rpc: .write, clock: Clock(frozenAt: Instant(unixSeconds: 1_000)))
+        let s = WebChannelSession(sid: "S", rpc: .write, clock: clock)
         let echo = Echo()
         echo.session = s
         s.start(echo)
@@ -56,7 +70,7 @@ struct WebChannelSessionTests {
         s.receive(body(0, [#"{"database":"projects/p/databases/(default)"}"#]))
         #expect(echo.received.count == 1)
         // No backchannel yet: the answer waits; a streaming GET gets it at once.
-        let first = WebChannelBackchannel(longPoll: false) { _ in }
+        let first = WebChannelBackchannel(longPoll: false, clock: clock) { _ in }
         s.attach(first, acknowledged: 0)
         #expect(drain(first).text == "25\n[[1,[{\"streamId\":\"s1\"}]]]")
         // A retried POST (same map id) is not handed to the call again; a new one is.
@@ -66,7 +80,7 @@ struct WebChannelSessionTests {
         #expect(drain(first).text == "10\n[[2,[{}]]]")
         #expect(s.forwardAnswer() == "[1,2,0]")
         // A new backchannel acknowledging 1 ends the old one and gets array 2 again.
-        let second = WebChannelBackchannel(longPoll: false) { _ in }
+        let second = WebChannelBackchannel(longPoll: false, clock: clock) { _ in }
         s.attach(second, acknowledged: 1)
         #expect(drain(first).ended)
         #expect(drain(second).text == "10\n[[2,[{}]]]")
@@ -77,7 +91,7 @@ struct WebChannelSessionTests {
 
     @Test func aLongPollEndsAfterDataButNotAfterANoop() {
         let (s, _) = session()
-        let poll = WebChannelBackchannel(longPoll: true) { _ in }
+        let poll = WebChannelBackchannel(longPoll: true, clock: clock) { _ in }
         s.attach(poll, acknowledged: 0)
         let opened = drain(poll)
         #expect(opened.text == "14\n[[1,[\"noop\"]]]" && !opened.ended)
@@ -89,7 +103,7 @@ struct WebChannelSessionTests {
 
     @Test func endsAndErrors() {
         let (s, _) = session()
-        let channel = WebChannelBackchannel(longPoll: false) { _ in }
+        let channel = WebChannelBackchannel(longPoll: false, clock: clock) { _ in }
         s.attach(channel, acknowledged: 0)
         _ = drain(channel)
         s.finish(GRPCStatus(.permissionDenied, "No"))
@@ -101,12 +115,53 @@ struct WebChannelSessionTests {
 
     @Test func badJSONEndsTheStream() {
         let (s, echo) = session()
-        let channel = WebChannelBackchannel(longPoll: false) { _ in }
+        let channel = WebChannelBackchannel(longPoll: false, clock: clock) { _ in }
         s.attach(channel, acknowledged: 0)
         _ = drain(channel)
-        s.receive(body(0, ["[1]"]))
-        #expect(echo.received.isEmpty)
-        #expect(drain(channel).text.contains("INVALID_ARGUMENT"))
+        s.receive(body(0, ["{}", "[1]", "{}"]))
+        // The message before it is handed over, the one after it is not; the end comes after
+        // the first one's answer.
+        #expect(echo.received.count == 1)
+        let text = drain(channel) { $0.contains("INVALID_ARGUMENT") }
+        #expect(text?.hasPrefix("25\n[[2,[{\"streamId\":\"s1\"}]]]") == true)
+        #expect(echo.received.count == 1)
+    }
+
+    @Test func theTimersRunOnHearthsClock() throws {
+        // Real time alone would take 10 and 30 s: moving Hearth's clock does it at the next tick.
+        let sessions = WebChannelSessions(clock: clock)
+        let s = try #require(sessions.open(.listen))
+        s.start(Echo())
+        let stream = WebChannelBackchannel(longPoll: false, clock: clock) { _ in }
+        s.attach(stream, acknowledged: 0)
+        #expect(drain(stream).text == "14\n[[1,[\"noop\"]]]")
+        clock.advance(seconds: 9)
+        sessions.sweep()
+        #expect(drain(stream).text == "")
+        clock.advance(seconds: 1)
+        sessions.sweep()
+        #expect(drain(stream).text == "14\n[[2,[\"noop\"]]]")
+        // A long poll with nothing to say: no-ops every 10 s keep it open, 30 s end it with one.
+        let poll = WebChannelBackchannel(longPoll: true, clock: clock) { _ in }
+        s.attach(poll, acknowledged: 2)
+        #expect(drain(stream).ended)
+        #expect(drain(poll).text == "14\n[[3,[\"noop\"]]]")
+        clock.advance(seconds: 20)
+        sessions.sweep()
+        let kept = drain(poll)
+        #expect(kept.text == "14\n[[4,[\"noop\"]]]" && !kept.ended)
+        clock.advance(seconds: 10)
+        sessions.sweep()
+        let ended = drain(poll)
+        #expect(ended.text == "14\n[[5,[\"noop\"]]]" && ended.ended)
+        // Hearth's clock set back: real time alone decides (nothing is due).
+        let again = WebChannelBackchannel(longPoll: false, clock: clock) { _ in }
+        s.attach(again, acknowledged: 5)
+        _ = drain(again)
+        clock.advance(seconds: -3_600)
+        sessions.sweep()
+        #expect(drain(again).text == "")
+        sessions.removeAll()
     }
 
     @Test func expiryOnHearthsClockAndTermination() {
@@ -120,7 +175,7 @@ struct WebChannelSessionTests {
         clock.freeze(at: Instant(unixSeconds: 1_000 + WebChannelSessions.expiry - 1))
         #expect(sessions.session(s.sid, rpc: .listen) === s)
         // A backchannel open: not idle, however far the clock moves.
-        let channel = WebChannelBackchannel(longPoll: false) { _ in }
+        let channel = WebChannelBackchannel(longPoll: false, clock: clock) { _ in }
         s.attach(channel, acknowledged: 0)
         clock.freeze(at: Instant(unixSeconds: 5_000))
         #expect(sessions.session(s.sid, rpc: .listen) === s)

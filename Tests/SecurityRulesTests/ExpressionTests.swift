@@ -76,7 +76,7 @@ struct ExpressionTests {
         ("['a', 'b'].hasAll(['a'])", .bool(true)), ("['a'].hasAll(['a', 'b'])", .bool(false)),
         ("['a', 'b'].hasAny(['c', 'b'])", .bool(true)), ("['a', 'b'].hasAny([])", .bool(false)),
         ("['a', 'a', 'b'].hasOnly(['a', 'b', 'b'])", .bool(true)), ("['a', 'c'].hasOnly(['a', 'b'])", .bool(false)),
-        ("['a', 'b'].hasAll(['a'].toSet())", .bool(true)), ("['a', 'b'].join('-')", .string("a-b")),
+        ("['a', 'b'].toSet().hasAll(['a'].toSet())", .bool(true)), ("['a', 'b'].join('-')", .string("a-b")),
         ("[1].concat([2, 3])", .list([.int(1), .int(2), .int(3)])), ("[1, 2, 1, 3].removeAll([1, 3])", .list([.int(2)])),
         ("[1, 1, 2].toSet().size()", .int(2)), ("[].size()", .int(0)),
         // maps

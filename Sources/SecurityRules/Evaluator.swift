@@ -1008,8 +1008,12 @@ struct Evaluation {
             return .string(p[Int(n)])
         case (.path(let p, let names), .string(let name)): return try pathMember(p, names, name)
         case (.constraint(let c), _): return try c.index(i)
-        case (.null, _), (_, .null): throw EvalError.nullValue
-        default: throw EvalError.badIndex(b, i)
+        case (.null, _): throw EvalError.nullValue
+        // Only lists, strings, paths and maps have `[]` on the emulator (`b'a'[0]`, `[1].toSet()[0]`,
+        // `1[0]`: `Function not found error: Name: [[]].`); a null index is a wrong type there
+        // (`[1][null]`: `Received: list[null]. Expected: list[int].`).
+        case (.list, _), (.string, _), (.path, _), (.map, _): throw EvalError.badIndex(b, i)
+        default: throw EvalError.noFunction("[]")
         }
     }
 

@@ -66,6 +66,8 @@ struct EmulatorEdgeTests {
         ("int('-9223372036854775808') == -9223372036854775808", true),
         // debug() takes any number of values and answers the first.
         ("debug(1, 2) == 1", true), ("debug(1, 2, 3) == 1", true),
+        // RE2's counts up to 1000; groups nested up to 20 deep.
+        ("'x'.matches('x{0,1000}')", true), ("'x'.matches('((((((((((((((((((((x))))))))))))))))))))')", true),
         // A null slice bound is an absent one.
         ("[1, 2][null:] == [1, 2]", true), ("[1, 2, 3][:null] == [1, 2, 3]", true), ("'ab'[null:1] == 'a'", true),
         ("[1, 2][null:null] == [1, 2]", true),
@@ -155,6 +157,20 @@ struct EmulatorEdgeTests {
         ("int('\\U0001D7CF')", "Type conversion error. Argument: [\u{1D7CF}], From type: [string], To type: [int]."),
         ("int('+')", "Type conversion error. Argument: [+], From type: [string], To type: [int]."),
         ("debug()", "Service call error. Function: [debug], Argument: []."),
+        // `in` a map takes a string key (so `!(1 in m)` cannot allow); `[]` only on lists, strings,
+        // paths and maps; a conversion of null names its signatures.
+        ("1 in {'a': 1}", "Unsupported operation error. Received: map.in(int). Expected: map.in(string)."),
+        ("null in {'a': 1}", "Unsupported operation error. Received: map.in(null). Expected: map.in(string)."),
+        ("b'abc'[0]", "Function not found error: Name: [[]]."), ("[1].toSet()[0]", "Function not found error: Name: [[]]."),
+        ("1[0]", "Function not found error: Name: [[]]."), ("request.time[0]", "Function not found error: Name: [[]]."),
+        ("[1][null]", "Unsupported operation error. Received: list[null]. Expected: list[int]."),
+        ("int(null)", "Unsupported operation error. Received: int(null). Expected: int(int), int(float), int(string)."),
+        ("float(null)", "Unsupported operation error. Received: float(null). Expected: float(int), float(float), float(string)."),
+        ("path(null)", "Unsupported operation error. Received: path(null). Expected: path(string)."),
+        ("'x'.matches('x{0,1001}')", "Invalid regular expression pattern. Pattern: x{0,1001}."),
+        ("'x'.matches('x{1001}')", "Invalid regular expression pattern. Pattern: x{1001}."),
+        ("'x'.split('(((((((((((((((((((((x)))))))))))))))))))))')", "Regular expression too many nested groupings. Maximum allowed nested groupings: 20 Pattern: (((((((((((((((((((((x)))))))))))))))))))))."),
+        ("'x'.matches('(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:x)))))))))))))))))))))')", "Regular expression too many nested groupings. Maximum allowed nested groupings: 20 Pattern: (?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:x)))))))))))))))))))))."),
         // Milliseconds near Int64.min trapped (faith39's crash).
         ("timestamp.value(-9223372036854775808)", "Timestamp is not valid. Seconds must be in range [-62,135,596,800, +253,402,300,799]. Nanos must be in range [0, +999,999,999]."),
         ("timestamp.value(-9223372036854775807)", "Timestamp is not valid. Seconds must be in range [-62,135,596,800, +253,402,300,799]. Nanos must be in range [0, +999,999,999]."),

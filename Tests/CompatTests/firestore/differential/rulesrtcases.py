@@ -640,6 +640,21 @@ EXPRS = {
     "latlng_compare": "latlng.value(0, 0) < latlng.value(1, 1)",
     "bytes_index": "b'abc'[0] == 97",
     "hash_crc32c_hex": "hashing.crc32c('abc').toHexString() == 'B73F4D36'",
+    # `in` a map takes a string key; `[]` only on lists, strings, paths and maps; null conversions
+    "in_map_null_key": "null in {'a': 1}",
+    "not_in_map_int_key": "!(1 in {'a': 1})",
+    "index_int": "1[0] == 1",
+    "index_timestamp": "request.time[0] == 1",
+    "index_list_null": "[1][null] == 1",
+    "int_null_error": "int(null) == 0",
+    "path_null_error": "path(null) == null",
+    # RE2's counts up to 1000 and the emulator's 20 nested groups (a pattern computed at run time:
+    # a constant one past either refuses the file there)
+    "matches_count_1000": "'x'.matches('x{0,1000}')",
+    "matches_count_1001": "'x'.matches(request.method.size() > 0 ? 'x{0,1001}' : 'y')",
+    "matches_nested_20": "'x'.matches('((((((((((((((((((((x))))))))))))))))))))')",
+    "matches_nested_21": "'x'.matches(request.method.size() > 0 ? '(((((((((((((((((((((x)))))))))))))))))))))' : 'y')",
+    "split_nested_21": "'x'.split(request.method.size() > 0 ? '(((((((((((((((((((((x)))))))))))))))))))))' : 'y').size() == 1",
 }
 
 FUNCTIONS = """    function f1(x) { return f2(x + 1); }

@@ -1,6 +1,6 @@
 """Differential: rules decided at request time, on Hearth and on the official Cloud Firestore emulator.
 
-rulesrtcases.py loads one rules file with some 410 expression cases (string, list, set, map, math,
+rulesrtcases.py loads one rules file with some 580 expression cases (string, list, set, map, math,
 timestamp, duration, hashing, latlng, type, path and conversion built-ins, int/float equality and
 overflow, null and missing fields, auth token claims, short-circuits with errors, functions and lets)
 and runs a GET for each, then writes through `:commit` (masks, merges, transforms, batches with

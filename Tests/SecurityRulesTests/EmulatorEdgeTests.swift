@@ -66,6 +66,9 @@ struct EmulatorEdgeTests {
         ("int('-9223372036854775808') == -9223372036854775808", true),
         // debug() takes any number of values and answers the first.
         ("debug(1, 2) == 1", true), ("debug(1, 2, 3) == 1", true),
+        // `\p{…}` outside a class (ICU runs it): its braces are no literal ones.
+        ("'a'.matches('\\\\p{L}')", true), ("'A'.split('\\\\p{Lu}') == ['']", true), ("'1'.matches('\\\\P{L}')", true),
+        ("'\\u03b1'.matches('\\\\p{Greek}')", true),
         // RE2's counts up to 1000; groups nested up to 20 deep.
         ("'x'.matches('x{0,1000}')", true), ("'x'.matches('((((((((((((((((((((x))))))))))))))))))))')", true),
         // A null slice bound is an absent one.

@@ -261,6 +261,13 @@ enum RE2Translator {
                         i += 3
                         continue
                     }
+                    // `\p{Name}` whole: its braces are the class's, not literal ones (the literal
+                    // braces' escaping below made `\p{L}` into `\p\{L\}`, which ICU refused).
+                    if i + 2 < p.count, let close = p[(i + 2)...].firstIndex(of: "}") {
+                        out += String(String.UnicodeScalarView(p[i...close]))
+                        i = close + 1
+                        continue
+                    }
                     out += "\\\(e)"
                 case "Q":
                     // Literal text up to \E, copied as ICU reads it the same way.

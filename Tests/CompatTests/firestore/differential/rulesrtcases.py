@@ -654,6 +654,10 @@ EXPRS = {
     "matches_count_1001": "'x'.matches(request.method.size() > 0 ? 'x{0,1001}' : 'y')",
     "matches_nested_20": "'x'.matches('((((((((((((((((((((x))))))))))))))))))))')",
     "matches_nested_21": "'x'.matches(request.method.size() > 0 ? '(((((((((((((((((((((x)))))))))))))))))))))' : 'y')",
+    "matches_property_l": "'a'.matches('\\\\p{L}')",
+    "split_property_lu": "'A'.split('\\\\p{Lu}') == ['']",
+    "matches_property_not_l": "'1'.matches('\\\\P{L}')",
+    "matches_property_greek": "'\\u03b1'.matches('\\\\p{Greek}')",
     "split_nested_21": "'x'.split(request.method.size() > 0 ? '(((((((((((((((((((((x)))))))))))))))))))))' : 'y').size() == 1",
 }
 

@@ -347,9 +347,10 @@ struct Checker {
                 for part in seg.parts {
                     switch part {
                     case .text(let t): parts.append(.text(t))
-                    case .variable(let name):
+                    case .variable(let written):
                         // A template's variable, marked as `path('/a/{x}')` marks it; a name twice
-                        // is the emulator's compile error.
+                        // is the emulator's compile error (`{x=**}` is named `x` too).
+                        let name = written.hasSuffix("=**") ? String(written.dropLast(3)) : written
                         if variables.contains(name) {
                             // Placed at the name, past the `{`, as the emulator places it.
                             var at = seg.range.start
@@ -358,7 +359,7 @@ struct Checker {
                             error("Variable \(name) already exists in the PathTemplate.", SourceRange(at, seg.range.end))
                         }
                         variables.append(name)
-                        parts.append(.text(RulesValue.templateSegment(Substring("{" + name + "}"))))
+                        parts.append(.text(RulesValue.templateSegment(Substring("{" + written + "}"))))
                     case .interpolation(let x):
                         let cx = check(x, scope: scope, locals: &locals)
                         kids.append(cx)
@@ -410,7 +411,12 @@ struct Checker {
                 return .call(newNode(r, children: cargs), f, cargs)
             }
             if let b = Builtin(rawValue: name) {
-                if b.arity != args.count { return wrongArity(name, nameRange, r, cargs) }
+                // `debug` takes any number of values and answers the first, as on the emulator;
+                // without one it fails there with a service call error.
+                if b == .debug, args.isEmpty {
+                    return wrongArity(name, nameRange, r, cargs, failing: "Service call error. Function: [debug], Argument: [].")
+                }
+                if b.arity != args.count, b != .debug { return wrongArity(name, nameRange, r, cargs) }
                 return .builtin(newNode(r, children: cargs), b, cargs)
             }
             warning("Invalid function name: \(name).", nameRange)

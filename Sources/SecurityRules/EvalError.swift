@@ -97,7 +97,10 @@ struct EvalError: Error, Sendable, Equatable {
     }
 
     /// A condition (or an operand of `&&`/`||`) that is not a bool.
-    static func notBool(_ v: RulesValue) -> EvalError {
-        EvalError("Type error. Received: [\(v.typeName)] Expected: [bool].")
+    static func notBool(_ v: RulesValue) -> EvalError { typeError(received: v, expected: "bool") }
+
+    /// A value of the wrong type where one type only will do, in the emulator's words.
+    static func typeError(received v: RulesValue, expected: String) -> EvalError {
+        EvalError("Type error. Received: [\(v.typeName)] Expected: [\(expected)].")
     }
 }

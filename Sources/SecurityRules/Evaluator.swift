@@ -472,8 +472,9 @@ struct Evaluation {
             return try Evaluation.index(b, i)
         case .slice(let base, let lo, let hi):
             let b = try eval(base)
-            let l: Int64? = lo < 0 ? nil : try Evaluation.int(try eval(lo))
-            let h: Int64? = hi < 0 ? nil : try Evaluation.int(try eval(hi))
+            let lv: RulesValue = lo < 0 ? .null : try eval(lo)
+            let hv: RulesValue = hi < 0 ? .null : try eval(hi)
+            let (l, h) = try Evaluation.sliceBounds(b, lv, hv)
             switch b {
             case .list(let items):
                 let (a, z) = try CollectionFunctions.bounds(l, h, items.count)
@@ -528,7 +529,7 @@ struct Evaluation {
             switch b {
             case .get, .exists, .getAfter, .existsAfter, .firestoreGet, .firestoreExists: return try access(b, values[0])
             case .debug:
-                debugMessages.append(values[0].rendered)
+                debugMessages.append(values.map(\.rendered).joined(separator: " "))
                 return values[0]
             default: return try Methods.builtin(b, values)
             }
@@ -946,12 +947,27 @@ struct Evaluation {
         }
     }
 
-    static func int(_ v: RulesValue) throws(EvalError) -> Int64 {
-        guard case .int(let i) = v else {
-            if case .null = v { throw EvalError.nullValue }
-            throw EvalError("Index must be an int, got \(v.typeName).")
+    /// A slice's bounds: an int, or null for an absent one — `[1, 2][null:]` is `[1, 2]` on the
+    /// official emulator, which names the four shapes it takes when a bound is anything else.
+    static func sliceBounds(_ b: RulesValue, _ lo: RulesValue, _ hi: RulesValue) throws(EvalError) -> (Int64?, Int64?) {
+        func bound(_ v: RulesValue) -> Int64?? {
+            switch v {
+            case .int(let i): return .some(i)
+            case .null: return .some(nil)
+            default: return nil
+            }
         }
-        return i
+        guard let l = bound(lo), let h = bound(hi) else {
+            switch b {
+            case .list, .string, .path:
+                let t = b.typeName
+                throw EvalError("Unsupported operation error. Received: \(t)[\(lo.typeName):\(hi.typeName)]. Expected: "
+                                + "\(t)[null:null], \(t)[null:int], \(t)[int:null], \(t)[int:int].")
+            case .null: throw EvalError.nullValue
+            default: throw EvalError.unsupported("[:] on ", b)
+            }
+        }
+        return (l, h)
     }
 
     static func member(_ b: RulesValue, _ name: String) throws(EvalError) -> RulesValue {
@@ -971,7 +987,10 @@ struct Evaluation {
     /// emulator's `Variable x is not bound in path template.`; any other name (a request's path
     /// binds none) `Property x is undefined on object.`, as there.
     static func pathMember(_ p: [String], _ names: RulesPathNames?, _ name: String) throws(EvalError) -> RulesValue {
-        if let i = names?.segment(named: name), i < p.count { return .string(p[i]) }
+        if let e = names?.entry(named: name), e.segment < p.count {
+            guard let span = e.span else { return .string(p[e.segment]) }
+            return .path(Array(p[e.segment..<min(p.count, e.segment + span)]))
+        }
         for seg in p where seg.utf8.first == 0 {
             if let v = RulesValue.templateName(seg), ExactString.equal(String(v), name) {
                 throw EvalError("Variable \(name) is not bound in path template.")
@@ -995,8 +1014,12 @@ struct Evaluation {
             return .string(p[Int(n)])
         case (.path(let p, let names), .string(let name)): return try pathMember(p, names, name)
         case (.constraint(let c), _): return try c.index(i)
-        case (.null, _), (_, .null): throw EvalError.nullValue
-        default: throw EvalError.badIndex(b, i)
+        case (.null, _): throw EvalError.nullValue
+        // Only lists, strings, paths and maps have `[]` on the emulator (`b'a'[0]`, `[1].toSet()[0]`,
+        // `1[0]`: `Function not found error: Name: [[]].`); a null index is a wrong type there
+        // (`[1][null]`: `Received: list[null]. Expected: list[int].`).
+        case (.list, _), (.string, _), (.path, _), (.map, _): throw EvalError.badIndex(b, i)
+        default: throw EvalError.noFunction("[]")
         }
     }
 

@@ -55,9 +55,11 @@ enum Operators {
             return .bool(try CollectionFunctions.contains(items, a))
         case .map(let m):
             guard case .string(let k) = a else {
-                // Keys are strings: only a constraint may stand for one.
+                // Keys are strings: only a constraint may stand for one. Anything else is the
+                // emulator's error (`1 in {'a': 1}`: `Received: map.in(int). Expected: map.in(string).`),
+                // not false, so `!(1 in m)` cannot allow.
                 if a.isConstraint { throw EvalError.unproven }
-                return .bool(false)
+                throw EvalError.signature("map.in", [a], expected: ["string"])
             }
             return .bool(m[k] != nil)
         case .constraint(let c): return .bool(try c.holds(a))

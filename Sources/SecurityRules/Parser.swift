@@ -675,7 +675,9 @@ struct Parser {
 
     /// A `{name}` segment of a path literal (blanks allowed inside the braces, as the emulator's
     /// grammar allows them), which must end its segment: `{x}b` and `{x}$(id)` are syntax errors
-    /// there too. `{name=**}` is not read (the emulator loads it, then fails the evaluation).
+    /// there too. `{name=**}` is a variable that binds a path (returned as `name=**`) and
+    /// `{name=*}` one that binds a segment, as `{name}` does: the emulator loads both (a match
+    /// path's wildcard syntax), and binds a path and a string to them.
     private mutating func readPathVariable() throws(ParseFailure) -> String {
         lexer.advance() // '{'
         func skipBlanks() { while lexer.peek() == UInt8(ascii: " ") || lexer.peek() == UInt8(ascii: "\t") { lexer.advance() } }
@@ -685,8 +687,19 @@ struct Parser {
             throw ParseFailure(message: "Expected a variable name after '{'.", range: SourceRange(nameStart, nameStart))
         }
         while let c = lexer.peek(), Lexer.isIdentPart(c) || c == UInt8(ascii: "$") { lexer.advance() }
-        let name = String(decoding: lexer.bytes[nameStart.offset..<lexer.location.offset], as: UTF8.self)
+        var name = String(decoding: lexer.bytes[nameStart.offset..<lexer.location.offset], as: UTF8.self)
         skipBlanks()
+        if lexer.peek() == UInt8(ascii: "=") {
+            lexer.advance()
+            skipBlanks()
+            guard lexer.peek() == UInt8(ascii: "*") else {
+                throw ParseFailure(message: "Expected '*' or '**' after '=' in the path variable '\(name)'.",
+                                   range: SourceRange(lexer.location, lexer.location))
+            }
+            lexer.advance()
+            if lexer.peek() == UInt8(ascii: "*") { lexer.advance(); name += "=**" }
+            skipBlanks()
+        }
         guard lexer.peek() == UInt8(ascii: "}") else {
             throw ParseFailure(message: "Expected '}' to close the path variable '\(name)'.", range: SourceRange(lexer.location, lexer.location))
         }

@@ -17,6 +17,9 @@ public struct RulesPathNames: Sendable, Equatable {
     struct Entry: Sendable, Equatable {
         var segment: Int
         var name: String
+        /// The segments a `{name=**}` variable became (it binds a path, and `p.name` is that
+        /// path); nil for a `{name}`, which became the one segment at `segment`.
+        var span: Int? = nil
     }
 
     /// In segment order.
@@ -25,8 +28,11 @@ public struct RulesPathNames: Sendable, Equatable {
     init(_ entries: [Entry]) { self.entries = entries }
 
     /// The segment `name` bound, if any (names compared by their bytes, as map keys are).
-    func segment(named name: String) -> Int? {
-        entries.first { ExactString.equal($0.name, name) }?.segment
+    func segment(named name: String) -> Int? { entry(named: name)?.segment }
+
+    /// The entry `name` bound, if any.
+    func entry(named name: String) -> Entry? {
+        entries.first { ExactString.equal($0.name, name) }
     }
 
     /// Whether `name` is one of the bound variables.
@@ -35,14 +41,14 @@ public struct RulesPathNames: Sendable, Equatable {
     /// The names of the segments `range` keeps, renumbered from its start (a slice); nil when
     /// none is kept.
     func sliced(_ range: Range<Int>) -> RulesPathNames? {
-        let kept = entries.filter { range.contains($0.segment) }
-            .map { Entry(segment: $0.segment - range.lowerBound, name: $0.name) }
+        let kept = entries.filter { range.contains($0.segment) && $0.segment + ($0.span ?? 1) <= range.upperBound }
+            .map { Entry(segment: $0.segment - range.lowerBound, name: $0.name, span: $0.span) }
         return kept.isEmpty ? nil : RulesPathNames(kept)
     }
 
     /// The names moved `offset` segments on (a path interpolated after `offset` segments).
     func shifted(by offset: Int) -> RulesPathNames {
-        RulesPathNames(entries.map { Entry(segment: $0.segment + offset, name: $0.name) })
+        RulesPathNames(entries.map { Entry(segment: $0.segment + offset, name: $0.name, span: $0.span) })
     }
 
     /// `a`'s entries, then `b`'s (segments already placed; either may be nil).

@@ -123,13 +123,20 @@ extension RulesValue {
         segments.map { $0.utf8.first == 0 ? String($0.dropFirst()) : $0 }
     }
 
-    /// The variable's name of a template segment, or nil.
+    /// The variable's name of a template segment (a `{name=**}`'s without `=**`), or nil.
     static func templateName(_ seg: String) -> Substring? {
         let u = seg.utf8
         guard u.count > 3, u.first == 0, u.last == UInt8(ascii: "}") else { return nil }
         let rest = seg.dropFirst()
         guard rest.utf8.first == UInt8(ascii: "{") else { return nil }
-        return rest.dropFirst().dropLast()
+        let inner = rest.dropFirst().dropLast()
+        return inner.hasSuffix("=**") ? inner.dropLast(3) : inner
+    }
+
+    /// Whether a template segment is a `{name=**}` variable, which binds a path (segments spliced
+    /// in) where `{name}` binds a string.
+    static func isGlobTemplate(_ seg: String) -> Bool {
+        seg.utf8.first == 0 && seg.hasSuffix("=**}")
     }
 
     /// The name of the first variable of a path template that no `bind` has bound

@@ -61,6 +61,35 @@ struct EmulatorEdgeTests {
         ("'a{,2}'.matches('a{,2}')", true), ("'aaa'.matches('a{,2}')", false), ("'a}'.matches('a}')", true),
         ("'a}b'.split('}') == ['a', 'b']", true), ("'ab'.replace('(a)', '$10') == 'a0b'", true),
         ("'ab'.replace('a', '\\\\') == '\\\\b'", true), ("'ab'.replace('x', '$2${nope}') == 'ab'", true),
+        // faith39. int() is Java's Long.parseLong: any script's decimal digits (BMP).
+        ("int('\\u0661\\u0662') == 12", true), ("int('\\uff11\\uff12') == 12", true), ("int('-\\u0661') == -1", true),
+        ("int('-9223372036854775808') == -9223372036854775808", true),
+        // debug() takes any number of values and answers the first.
+        ("debug(1, 2) == 1", true), ("debug(1, 2, 3) == 1", true),
+        // `\p{…}` outside a class (ICU runs it): its braces are no literal ones.
+        ("'a'.matches('\\\\p{L}')", true), ("'A'.split('\\\\p{Lu}') == ['']", true), ("'1'.matches('\\\\P{L}')", true),
+        ("'\\u03b1'.matches('\\\\p{Greek}')", true),
+        // RE2's counts up to 1000; groups nested up to 20 deep.
+        ("'x'.matches('x{0,1000}')", true), ("'x'.matches('((((((((((((((((((((x))))))))))))))))))))')", true),
+        // A null slice bound is an absent one.
+        ("[1, 2][null:] == [1, 2]", true), ("[1, 2, 3][:null] == [1, 2, 3]", true), ("'ab'[null:1] == 'a'", true),
+        ("[1, 2][null:null] == [1, 2]", true),
+        // `{x=**}` in a path literal binds a path, spliced in; `{x=*}` binds a segment as `{x}` does.
+        ("(/a/{x=**}).bind({'x': path('b/c')}) == /a/b/c", true), ("(/a/{x=**}).bind({'x': path('b/c')}).x == path('b/c')", true),
+        ("(/a/{x=**}).bind({'x': path('b/c')})[2] == 'c'", true), ("string(/a/{x=**}) == '/a/'", true),
+        ("(/a/{x=**}) != null", true), ("(/a/{x=**}) == (/a/{x=**})", false), ("(/a/{ x = ** }/b).bind({}) == /a/b", true),
+        ("(/{x=**}/{y=**}).bind({'x': path('a'), 'y': path('b')}) == /a/b", true),
+        ("(/a/{x=*}).bind({'x': 'v'}) == /a/v", true), ("string(/a/{x=*}) == '/a/'", true),
+        ("path('/a/{x=**}').bind({'x': path('b')}) == path('/a/b')", true),
+        // Durations up to protobuf's ±315,576,000,000 s; duration.time without a nanosecond product.
+        ("duration.value(315576000000, 's') > duration.value(0, 's')", true),
+        ("duration.value(87660000, 'h') == duration.value(315576000000, 's')", true),
+        ("duration.time(87660000, 0, 0, 0) == duration.value(87660000, 'h')", true),
+        ("duration.time(3000000, 0, 0, 0) == duration.value(3000000, 'h')", true),
+        ("duration.time(0, 0, 1, -1).nanos() == 999999999", true), ("duration.time(0, 0, -1, 1).nanos() == -999999999", true),
+        ("duration.value(9223372036854775807, 'ns').seconds() == 9223372036", true),
+        ("duration.abs(duration.value(-315576000000, 's') - duration.value(1, 'ns')) > duration.value(0, 's')", true),
+        ("timestamp.value('9999-12-31T23:59:59Z') - timestamp.value('0001-01-01T00:00:00Z') == duration.value(315537897599, 's')", true),
     ]
 
     @Test(arguments: values)
@@ -106,6 +135,49 @@ struct EmulatorEdgeTests {
         ("'ab'.replace('(?<first>a)(b)', '${nope}')", "Invalid argument provided to call. Function: [replace], Argument: [group 'nope' not found]."),
         ("'ab'.replace('(a)(b)', '${1}')", "Invalid argument provided to call. Function: [replace], Argument: [group '1' not found]."),
         ("'ab'.replace('a', '${')", "Invalid argument provided to call. Function: [replace], Argument: [named capture group is missing trailing '}']."),
+
+        // faith39. A list's hasAll/hasAny/hasOnly take a list only (a set's take either).
+        ("[1].hasAny([1].toSet())", "Unsupported operation error. Received: list.hasAny(set). Expected: list.hasAny(list)."),
+        ("[1, 2].hasAll([1].toSet())", "Unsupported operation error. Received: list.hasAll(set). Expected: list.hasAll(list)."),
+        ("[1].hasOnly([1, 2].toSet())", "Unsupported operation error. Received: list.hasOnly(set). Expected: list.hasOnly(list)."),
+        ("{'a': 1}.keys().hasAny(['a'].toSet())", "Unsupported operation error. Received: list.hasAny(set). Expected: list.hasAny(list)."),
+        ("[1, 2]['a':]", "Unsupported operation error. Received: list[string:null]. Expected: list[null:null], list[null:int], list[int:null], list[int:int]."),
+        ("'ab'[true:1]", "Unsupported operation error. Received: string[bool:int]. Expected: string[null:null], string[null:int], string[int:null], string[int:int]."),
+        ("(/a/{x=**}).bind({'x': 'v'})", "Type error. Received: [string] Expected: [path]."),
+        ("(/a/{x=**}).bind({'x': 1})", "Type error. Received: [int] Expected: [path]."),
+        ("(/a/{x=**})[0]", "Variable x is not bound in path template."),
+        ("(/a/{x=**}).x", "Variable x is not bound in path template."),
+        ("exists(/databases/d/documents/a/{x=**})", "Variable x is not bound in path template."),
+        ("duration.value(315576000001, 's')", "Duration is not valid. Seconds must be in range [-315,576,000,000, +315,576,000,000]. Nanos must be in range [-999,999,999, +999,999,999]. Nanos must have the same sign as seconds."),
+        ("duration.value(-315576000001, 's')", "Duration is not valid. Seconds must be in range [-315,576,000,000, +315,576,000,000]. Nanos must be in range [-999,999,999, +999,999,999]. Nanos must have the same sign as seconds."),
+        ("duration.value(9223372036854775807, 's')", "Duration is not valid. Seconds must be in range [-315,576,000,000, +315,576,000,000]. Nanos must be in range [-999,999,999, +999,999,999]. Nanos must have the same sign as seconds."),
+        ("duration.value(9223372036854775807, 'ms')", "Duration is not valid. Seconds must be in range [-315,576,000,000, +315,576,000,000]. Nanos must be in range [-999,999,999, +999,999,999]. Nanos must have the same sign as seconds."),
+        ("duration.value(87660001, 'h')", "Duration is not valid. Seconds must be in range [-315,576,000,000, +315,576,000,000]. Nanos must be in range [-999,999,999, +999,999,999]. Nanos must have the same sign as seconds."),
+        ("duration.value(315576000000, 's') + duration.value(1, 's')", "Duration is not valid. Seconds must be in range [-315,576,000,000, +315,576,000,000]. Nanos must be in range [-999,999,999, +999,999,999]. Nanos must have the same sign as seconds."),
+        ("duration.value(-315576000000, 's') - duration.value(1, 's')", "Duration is not valid. Seconds must be in range [-315,576,000,000, +315,576,000,000]. Nanos must be in range [-999,999,999, +999,999,999]. Nanos must have the same sign as seconds."),
+        ("duration.time(87660001, 0, 0, 0)", "Timestamp is not valid. Seconds must be in range [-62,135,596,800, +253,402,300,799]. Nanos must be in range [0, +999,999,999]."),
+        ("duration.time(-87660001, 0, 0, 0)", "Timestamp is not valid. Seconds must be in range [-62,135,596,800, +253,402,300,799]. Nanos must be in range [0, +999,999,999]."),
+        ("int('\\U0001D7CF')", "Type conversion error. Argument: [\u{1D7CF}], From type: [string], To type: [int]."),
+        ("int('+')", "Type conversion error. Argument: [+], From type: [string], To type: [int]."),
+        ("debug()", "Service call error. Function: [debug], Argument: []."),
+        // `in` a map takes a string key (so `!(1 in m)` cannot allow); `[]` only on lists, strings,
+        // paths and maps; a conversion of null names its signatures.
+        ("1 in {'a': 1}", "Unsupported operation error. Received: map.in(int). Expected: map.in(string)."),
+        ("null in {'a': 1}", "Unsupported operation error. Received: map.in(null). Expected: map.in(string)."),
+        ("b'abc'[0]", "Function not found error: Name: [[]]."), ("[1].toSet()[0]", "Function not found error: Name: [[]]."),
+        ("1[0]", "Function not found error: Name: [[]]."), ("request.time[0]", "Function not found error: Name: [[]]."),
+        ("[1][null]", "Unsupported operation error. Received: list[null]. Expected: list[int]."),
+        ("int(null)", "Unsupported operation error. Received: int(null). Expected: int(int), int(float), int(string)."),
+        ("float(null)", "Unsupported operation error. Received: float(null). Expected: float(int), float(float), float(string)."),
+        ("path(null)", "Unsupported operation error. Received: path(null). Expected: path(string)."),
+        ("'x'.matches('x{0,1001}')", "Invalid regular expression pattern. Pattern: x{0,1001}."),
+        ("'x'.matches('x{1001}')", "Invalid regular expression pattern. Pattern: x{1001}."),
+        ("'x'.split('(((((((((((((((((((((x)))))))))))))))))))))')", "Regular expression too many nested groupings. Maximum allowed nested groupings: 20 Pattern: (((((((((((((((((((((x)))))))))))))))))))))."),
+        ("'x'.matches('(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:x)))))))))))))))))))))')", "Regular expression too many nested groupings. Maximum allowed nested groupings: 20 Pattern: (?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:(?:x)))))))))))))))))))))."),
+        // Milliseconds near Int64.min trapped (faith39's crash).
+        ("timestamp.value(-9223372036854775808)", "Timestamp is not valid. Seconds must be in range [-62,135,596,800, +253,402,300,799]. Nanos must be in range [0, +999,999,999]."),
+        ("timestamp.value(-9223372036854775807)", "Timestamp is not valid. Seconds must be in range [-62,135,596,800, +253,402,300,799]. Nanos must be in range [0, +999,999,999]."),
+        ("timestamp.value(9223372036854775807)", "Timestamp is not valid. Seconds must be in range [-62,135,596,800, +253,402,300,799]. Nanos must be in range [0, +999,999,999]."),
     ]
 
     @Test(arguments: errors)

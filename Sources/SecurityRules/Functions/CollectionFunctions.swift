@@ -33,10 +33,13 @@ enum CollectionFunctions {
         return out
     }
 
-    /// The elements of a list or set argument.
+    /// The elements of `hasAll`/`hasAny`/`hasOnly`'s argument: a list for a list's (the official
+    /// emulator refuses a set there, `Received: list.hasAny(set). Expected: list.hasAny(list).`), a
+    /// list or a set for a set's.
     private static func elements(_ v: RulesValue, _ m: Method, on receiver: String = "list") throws(EvalError) -> [RulesValue] {
         switch v {
-        case .list(let l), .set(let l): return l
+        case .list(let l): return l
+        case .set(let l) where receiver == "set": return l
         default: throw EvalError.signature("\(receiver).\(m.rawValue)", [v], expected: [receiver == "set" ? "set" : "list"])
         }
     }

@@ -24,7 +24,11 @@ enum Timestamps {
     static let minSeconds: Int64 = -62_135_596_800
     static let maxSeconds: Int64 = 253_402_300_799
 
-    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : (a - b + 1) / b }
+    /// a / b rounded down (b > 0), for every a: `(a - b + 1) / b` overflowed near Int64.min.
+    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+        let q = a / b
+        return a % b < 0 ? q - 1 : q
+    }
 
     static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) { CivilDate.civil(fromDays: days) }
     static func days(fromCivil y: Int64, _ m: Int64, _ d: Int64) -> Int64 { CivilDate.days(fromCivil: y, m, d) }

@@ -72,6 +72,14 @@ enum OtherFunctions {
                 continue
             }
             guard let v = bindings[name] else { continue }
+            if RulesValue.isGlobTemplate(seg) {
+                // `{x=**}` binds a path, spliced in segment by segment, as on the emulator, which
+                // refuses anything else (`Type error. Received: [string] Expected: [path].`).
+                guard case .path(let q, _) = v else { throw EvalError.typeError(received: v, expected: "path") }
+                made.append(RulesPathNames.Entry(segment: out.count, name: name, span: q.count))
+                out += q
+                continue
+            }
             guard case .string(let s) = try convert(.string, v) else { continue }
             if s.isEmpty { throw EvalError("Cannot bind empty value to path template variable \(name).") }
             made.append(RulesPathNames.Entry(segment: out.count, name: name))
@@ -91,7 +99,8 @@ enum OtherFunctions {
             if d <= -9.223372036854775808e18 { return .int(.min) }
             return .int(Int64(d.rounded(.towardZero)))
         case (.int, .string(let s)):
-            guard let i = Int64(s) else { throw conversionError(s, to: "int") }
+            // Java's Long.parseLong: a sign, then decimal digits of any script (`int('١٢')` is 12).
+            guard let i = JavaText.parseLong(s) else { throw conversionError(s, to: "int") }
             return .int(i)
         case (.float, .float): return v
         case (.float, .int(let i)): return .float(Double(i))
@@ -117,7 +126,7 @@ enum OtherFunctions {
             case .path: ["string"]
             default: ["int", "float", "null", "string", "bool", "path"]
             }
-            if case .null = v, b != .string { throw EvalError.nullValue }
+            // null too: `int(null)` is `Received: int(null). Expected: int(int), …` there.
             throw EvalError.signature(b.rawValue, [v], expected: expected)
         }
     }
@@ -140,7 +149,10 @@ enum OtherFunctions {
                 throw EvalError("Invalid Path Template \(s). The capture segment is not closed.")
             }
             let inner = part.dropFirst().dropLast()
-            if inner.hasSuffix("=**") { return RulesValue.templateSegment(part) }
+            if inner.hasSuffix("=**") {
+                let name = inner.dropLast(3).drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()
+                return RulesValue.templateSegment(Substring("{" + String(name) + "=**}"))
+            }
             let name = inner.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()
             let ident = Substring(String(name))
             guard let first = ident.utf8.first, Lexer.isIdentStart(first) || first == UInt8(ascii: "$"),

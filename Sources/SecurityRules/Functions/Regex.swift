@@ -233,6 +233,10 @@ enum RE2Translator {
         }
         // 0: the last item was not a repetition; 1: a repetition; 2: a lazy repetition.
         var lastQuantifier = 0
+        // Groups open at this point. The emulator refuses more than 20 nested (capturing or not),
+        // in these words, and RE2 a count past 1000 (`x{0,1001}`); ICU would run both.
+        var depth = 0
+        let maxDepth = 20, maxCount = 1000
         while i < p.count {
             let c = p[i]
             let previousQuantifier = lastQuantifier
@@ -255,6 +259,13 @@ enum RE2Translator {
                     if i + 2 < p.count, p[i + 2] != "{" {
                         out += "\\\(e){\(p[i + 2])}"
                         i += 3
+                        continue
+                    }
+                    // `\p{Name}` whole: its braces are the class's, not literal ones (the literal
+                    // braces' escaping below made `\p{L}` into `\p\{L\}`, which ICU refused).
+                    if i + 2 < p.count, let close = p[(i + 2)...].firstIndex(of: "}") {
+                        out += String(String.UnicodeScalarView(p[i...close]))
+                        i = close + 1
                         continue
                     }
                     out += "\\\(e)"
@@ -339,6 +350,11 @@ enum RE2Translator {
                     }
                     guard j < p.count else { return fail("missing closing )") }
                 }
+                depth += 1
+                if depth > maxDepth {
+                    return .failure(EvalError("Regular expression too many nested groupings. Maximum allowed nested groupings: "
+                                              + "\(maxDepth) Pattern: \(pattern)."))
+                }
                 out += "("
             case "+", "*", "?":
                 // RE2 rejects stacked repetition (`a**`, ICU's possessive `a*+`); `a*?` is lazy.
@@ -357,19 +373,31 @@ enum RE2Translator {
                 // A counted repetition {n}, {n,} or {n,m}; anything else is a literal brace.
                 var j = i + 1
                 var sawDigit = false
-                while j < p.count, ("0"..."9").contains(p[j]) { j += 1; sawDigit = true }
+                var tooMany = false
+                var count = 0
+                while j < p.count, ("0"..."9").contains(p[j]) {
+                    count = min(count * 10 + Int(p[j].value - 48), maxCount + 1)
+                    j += 1; sawDigit = true
+                }
+                tooMany = count > maxCount
                 if sawDigit, j < p.count, p[j] == "," {
                     j += 1
-                    while j < p.count, ("0"..."9").contains(p[j]) { j += 1 }
+                    count = 0
+                    while j < p.count, ("0"..."9").contains(p[j]) { count = min(count * 10 + Int(p[j].value - 48), maxCount + 1); j += 1 }
+                    tooMany = tooMany || count > maxCount
                 }
                 if sawDigit, j < p.count, p[j] == "}" {
                     if previousQuantifier != 0 { return fail("bad repetition operator") }
+                    if tooMany { return .failure(EvalError("Invalid regular expression pattern. Pattern: \(pattern).")) }
                     out += String(String.UnicodeScalarView(p[i...j]))
                     lastQuantifier = 1
                     i = j + 1
                     continue
                 }
                 out += "\\{"
+            case ")":
+                depth = max(0, depth - 1)
+                out += ")"
             case "}":
                 // RE2 reads a brace that closes no repetition as itself (`a{,2}` matches 'a{,2}');
                 // ICU refuses it unescaped.

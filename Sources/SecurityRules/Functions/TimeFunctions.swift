@@ -47,21 +47,17 @@ enum TimeFunctions {
         case .timestampValue:
             // Milliseconds since the epoch, or an RFC 3339 string with a `T` and a `Z` or an offset
             // (upper case only), as the official emulator takes it.
-            if case .string(var text) = args[0] {
-                guard !text.contains("t"), !text.contains("z") else { throw timestampRange }
-                // A leap second (`23:59:60`) is the next minute's first second there, in any minute.
-                var leap: Int64 = 0
-                let u = Array(text.utf8)
-                if u.count > 19, u[16] == UInt8(ascii: ":"), u[17] == UInt8(ascii: "6"), u[18] == UInt8(ascii: "0") {
-                    text = String(decoding: u[..<17] + Array("59".utf8) + u[19...], as: UTF8.self)
-                    leap = 1
-                }
-                guard let t = Timestamps.parse(text) else { throw timestampRange }
-                return try checkedTimestamp(t.seconds + leap, t.nanos)
+            if case .string(let text) = args[0] {
+                // protobuf-java-util's lenient reading (TimestampText), then the range.
+                guard let t = TimestampText.parse(text) else { throw timestampRange }
+                return try checkedTimestamp(t.seconds, t.nanos)
             }
             guard case .int(let ms) = args[0] else { throw EvalError.signature(b.rawValue, args, expected: ["int", "string"]) }
-            let s = Timestamps.floorDiv(ms, 1000)
-            return try checkedTimestamp(s, Int32((ms - s * 1000) * 1_000_000))
+            // Quotient and remainder separately: `ms - floorDiv(ms, 1000) * 1000` overflowed (a trap)
+            // for milliseconds within a second of Int64.min.
+            var s = ms / 1000, r = ms % 1000
+            if r < 0 { s -= 1; r += 1000 }
+            return try checkedTimestamp(s, Int32(r * 1_000_000))
         case .durationValue:
             // An int magnitude only (`duration.value(1.5, 's')` is an error on the official emulator).
             guard case .string(let unit) = args[1], case .int = args[0] else {
@@ -83,41 +79,59 @@ enum TimeFunctions {
             default: throw EvalError.signature(b.rawValue, args, expected: ["int, string"])
             }
         case .durationTime:
-            var total: Int64 = 0
-            let scales: [Int64] = [3600 * nanosPerSecond, 60 * nanosPerSecond, nanosPerSecond, 1]
+            // Hours, minutes and seconds as seconds, nanoseconds apart, so nothing within a
+            // duration's range overflows (a product in nanoseconds did past 2,562,047 hours). Past
+            // the range the emulator words its error as a timestamp's.
+            var seconds: Int64 = 0, nanos: Int64 = 0
+            let scales: [Int64] = [3600, 60, 1]
             for (i, a) in args.enumerated() {
                 guard case .int(let v) = a else { throw EvalError.signature(b.rawValue, args, expected: ["int, int, int, int"]) }
+                if i == 3 { nanos = v; continue }
                 let (p, o1) = v.multipliedReportingOverflow(by: scales[i])
-                let (t, o2) = total.addingReportingOverflow(p)
-                if o1 || o2 { throw EvalError.overflow }
-                total = t
+                let (t, o2) = seconds.addingReportingOverflow(p)
+                if o1 || o2 { throw timestampRange }
+                seconds = t
             }
-            return try fromNanos(total, times: 1)
+            let (t, o) = seconds.addingReportingOverflow(nanos / nanosPerSecond)
+            if o { throw timestampRange }
+            guard case .duration(let s, let n) = normalizedDuration(t, Int32(nanos % nanosPerSecond)),
+                  abs(s) <= maxDurationSeconds else { throw timestampRange }
+            return .duration(seconds: s, nanos: n)
         case .durationAbs:
             guard case .duration(let s, let n) = args[0] else { throw EvalError.signature(b.rawValue, args, expected: ["duration"]) }
-            if s < 0 || n < 0 {
-                let (ns, o) = (0 as Int64).subtractingReportingOverflow(s)
-                if o { throw EvalError.overflow }
-                return .duration(seconds: ns, nanos: -n)
-            }
+            if s < 0 || n < 0 { return .duration(seconds: -s, nanos: -n) }
             return args[0]
         default:
             throw EvalError.noFunction(b.rawValue)
         }
     }
 
-    /// A duration from n × scale nanoseconds, normalised so seconds and nanos share a sign.
+    /// A duration from n × scale nanoseconds, normalised so seconds and nanos share a sign, within
+    /// the range of a protobuf Duration (±315,576,000,000 s, ten thousand years) as on the emulator.
     static func fromNanos(_ n: Int64, times scale: Int64) throws(EvalError) -> RulesValue {
-        if scale == 1 { return .duration(seconds: n / nanosPerSecond, nanos: Int32(n % nanosPerSecond)) }
         // Whole seconds first, so week-sized values do not overflow the nanosecond product.
         if scale % nanosPerSecond == 0 {
             let (s, o) = n.multipliedReportingOverflow(by: scale / nanosPerSecond)
-            if o { throw EvalError.overflow }
-            return .duration(seconds: s, nanos: 0)
+            if o { throw durationRange }
+            return try checkedDuration(s, 0)
         }
-        let (t, o) = n.multipliedReportingOverflow(by: scale)
-        if o { throw EvalError.overflow }
-        return .duration(seconds: t / nanosPerSecond, nanos: Int32(t % nanosPerSecond))
+        // A unit below a second divides one: no product at all.
+        let perSecond = nanosPerSecond / scale
+        return try checkedDuration(n / perSecond, Int32(n % perSecond * scale))
+    }
+
+    /// The largest magnitude of a duration's seconds: protobuf's Duration range, which the
+    /// emulator checks on every duration it makes (`duration.value`, `+`, `-`).
+    static let maxDurationSeconds: Int64 = 315_576_000_000
+
+    /// A duration past that range, in the emulator's words.
+    static let durationRange = EvalError("Duration is not valid. Seconds must be in range [-315,576,000,000, +315,576,000,000]. "
+                                         + "Nanos must be in range [-999,999,999, +999,999,999]. Nanos must have the same sign as seconds.")
+
+    /// A duration of (s, n), already sharing a sign, or the range error.
+    static func checkedDuration(_ s: Int64, _ n: Int32) throws(EvalError) -> RulesValue {
+        guard abs(s) <= maxDurationSeconds else { throw durationRange }
+        return .duration(seconds: s, nanos: n)
     }
 
     /// A timestamp outside 0001-01-01 … 9999-12-31 (or a string that is none), in the emulator's words.
@@ -131,12 +145,20 @@ enum TimeFunctions {
 
     /// Adds a signed (seconds, nanos) offset to a (seconds, nanos) pair, normalising nanos into range.
     static func add(_ s1: Int64, _ n1: Int32, _ s2: Int64, _ n2: Int32, negate: Bool) throws(EvalError) -> (Int64, Int32) {
-        let (bs, bn) = negate ? (-s2, -n2) : (s2, n2)
-        var (s, o) = s1.addingReportingOverflow(bs)
+        // Both operands are within their ranges (checked where each was made), so none of this
+        // can overflow; the checks only keep a bad value from trapping.
+        var (s, o) = negate ? s1.subtractingReportingOverflow(s2) : s1.addingReportingOverflow(s2)
+        let bn = negate ? -n2 : n2
         if o { throw EvalError.overflow }
         var n = Int64(n1) + Int64(bn)
         if n >= nanosPerSecond { n -= nanosPerSecond; s += 1 } else if n < 0 { n += nanosPerSecond; s -= 1 }
         return (s, Int32(n))
+    }
+
+    /// A normalised duration, or the range error.
+    static func checkedDuration(_ d: RulesValue) throws(EvalError) -> RulesValue {
+        guard case .duration(let s, let n) = d else { return d }
+        return try checkedDuration(s, n)
     }
 
     /// Normalises a duration so seconds and nanos have the same sign.
@@ -158,13 +180,13 @@ enum TimeFunctions {
             return try checkedTimestamp(s, n)
         case (.subtract, .timestamp(let s1, let n1), .timestamp(let s2, let n2)):
             let (s, n) = try add(s1, n1, s2, n2, negate: true)
-            return normalizedDuration(s, n)
+            return try checkedDuration(normalizedDuration(s, n))
         case (.add, .duration(let s1, let n1), .duration(let s2, let n2)):
             let (s, n) = try add(s1, n1, s2, n2, negate: false)
-            return normalizedDuration(s, n)
+            return try checkedDuration(normalizedDuration(s, n))
         case (.subtract, .duration(let s1, let n1), .duration(let s2, let n2)):
             let (s, n) = try add(s1, n1, s2, n2, negate: true)
-            return normalizedDuration(s, n)
+            return try checkedDuration(normalizedDuration(s, n))
         default:
             return nil
         }

@@ -1,6 +1,6 @@
 """Differential: rules decided at request time, on Hearth and on the official Cloud Firestore emulator.
 
-rulesrtcases.py loads one rules file with some 410 expression cases (string, list, set, map, math,
+rulesrtcases.py loads one rules file with some 580 expression cases (string, list, set, map, math,
 timestamp, duration, hashing, latlng, type, path and conversion built-ins, int/float equality and
 overflow, null and missing fields, auth token claims, short-circuits with errors, functions and lets)
 and runs a GET for each, then writes through `:commit` (masks, merges, transforms, batches with
@@ -31,10 +31,18 @@ DOCUMENTED = {
     "replace_brace_unclosed": (403, "the same, \"named capture group is missing trailing '}'\""),
 }
 
-# Known gaps (docs/rules.md): the emulator allows, Hearth denies. A map literal's `values()` come in
-# the order the literal wrote them there (its keys() sorted); Hearth's maps keep key order only.
+# Known gaps (docs/rules.md): the emulator allows, Hearth denies. A map's `values()` come in the
+# order its entries were written there (a literal's, a request's JSON fields', kept when stored; its
+# keys() sorted); Hearth's maps keep key order only. The empty pattern splits a surrogate pair
+# there (Java's UTF-16 strings); Hearth's strings hold whole characters.
 GAPS = {
     "map_values_literal_order": "values() of a map literal in the literal's order",
+    "map_values_nested_order": "the same, a nested literal",
+    "map_values_three_order": "the same, three entries",
+    "map_values_length_order": "the same, keys of two lengths",
+    "values_written_order": "a document's values() in its fields' written order",
+    "split_empty_astral": "split('') splits a surrogate pair there",
+    "replace_empty_astral": "replace('', …) inserts inside a surrogate pair there",
 }
 
 # The emulator judges each allow twice and words the first judgement `evaluation error at L5:24`
@@ -44,13 +52,15 @@ FIRST_PASS = {
     "array_union_present", "batch_half", "batch_pair_wrong", "delete_missing_doc", "delete_wrong_resource",
     "exists_profile_bob", "get_missing_field", "get_profile_bob", "increment_by_two", "mask_delete_field_b",
     "mask_update_b", "mask_whole_doc_same_b", "resource_data_missing_doc", "resource_data_missing_doc_ne",
-    "txn_commit_bad",
+    "txn_commit_bad", "batch_create_without_delete", "batch_delete_one_after",
 }
 
 # Same decision, each server's own words.
 OWN_MESSAGE = {
     "dur_bad_unit": "the emulator says 'Invalid regular expression pattern. Pattern: y.' of an unknown unit",
     "method_update": "for an update under `allow write` the emulator names the create it tried",
+    "batch_delete_then_get_after": "the emulator's first line names the batch's delete (allowed: `if true`), "
+                                   "Hearth the create whose getAfter() is null",
     "list_no_page_size": "the emulator pages ListDocuments by 30 and tells the rules limit 30; Hearth returns "
                          "every document and tells none (null <= 10 is an error)",
     # A method given the wrong number of arguments: the emulator names its signature, Hearth does not
@@ -77,7 +87,7 @@ def test_fixture_is_recorded():
     for name, (status, _) in DOCUMENTED.items():
         assert FIXTURE[name]["status"] != status, f"{name}: the emulator now answers as the reference says"
     for name in GAPS:
-        assert FIXTURE[name]["status"] == 404, f"{name}: the emulator no longer allows it"
+        assert FIXTURE[name]["status"] in (200, 404), f"{name}: the emulator no longer allows it"
 
 
 @pytest.fixture(scope="module")

@@ -94,17 +94,7 @@ enum AuthProbe {
             headers.set("Content-Type", endpoint.form ? "application/x-www-form-urlencoded" : "application/json")
         }
         if endpoint.admin { headers.set("Authorization", "Bearer owner") } else { target += (target.contains("?") ? "&" : "?") + "key=fake-api-key" }
-        let request = Request(method: endpoint.method, target: target, headers: headers, body: bytes)
-        let response: Response
-        switch service.http.dispose(request) {
-        case .respond(let r): response = r
-        case .collect(let limit, let tooLarge, let handler): response = bytes.count > limit ? tooLarge : handler(request)
-        case .collectDeferred(let limit, let tooLarge, let handler):
-            response = bytes.count > limit ? tooLarge : DeferredAnswer.wait { handler(request, $0) }
-        case .stream(let consumer):
-            bytes.withUnsafeBytes { consumer.consume($0) }
-            response = consumer.finish()
-        }
+        let response = service.http.answer(Request(method: endpoint.method, target: target, headers: headers, body: bytes))
         return (response.status, response.bodyBytes ?? [])
     }
 

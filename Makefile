@@ -121,7 +121,7 @@ rules-test:
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= protobuf http2 grpc-frames rules sigv4 chunked multipart xml json firestore storage-upload \
   rules-eval value-order percent listen-write writes gunzip policy \
-  firestore-requests
+  firestore-requests import auth-requests
 
 fuzz-build: deps
 	HEARTH_FUZZ=1 $(SWIFT) build --build-path .build/fuzz --product hearth-fuzz -Xswiftc -sanitize=fuzzer,address

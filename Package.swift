@@ -81,7 +81,7 @@ let package = Package(
         // no product names it, so the release build never compiles it.
         .target(name: "HearthFuzz",
                 dependencies: ["HearthCore", "HearthProtobuf", "HearthHTTP", "HearthGRPC", "S3Emulator",
-                               "FirestoreEmulator", "StorageEmulator", "SecurityRules"],
+                               "FirestoreEmulator", "StorageEmulator", "AuthEmulator", "SecurityRules"],
                 path: "Fuzz/Sources/HearthFuzz"),
         .testTarget(name: "HearthFuzzTests", dependencies: ["HearthFuzz"]),
     ]

@@ -218,6 +218,14 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
     /// What was wrong.
     public let reason: String
     public var description: String { "\(reason) at byte \(offset)" }
+
+    /// The reason for a number past a double's range (`1e400`, `-1e999`), in the words of Google's
+    /// JSON parser (protobuf's `JsonStreamParser`), which every Google API's front end answers with.
+    public static let numberOutOfRange = "Number exceeds the range of double."
+
+    /// Whether the text was well formed but held a number past a double's range: services whose
+    /// emulator words that case apart (Firestore's "Payload isn't valid for request.") ask this.
+    public var isNumberOutOfRange: Bool { reason == Self.numberOutOfRange }
 }
 
 private struct JSONParser {
@@ -335,6 +343,13 @@ private struct JSONParser {
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         if isInteger, let v = Int64(text) { return .int(v) }
         guard let d = Double(text) else { throw fail("Invalid number") }
+        // `1e400` reads as infinity: refused as Google's JSON front end refuses it, at the number.
+        // Kept, it reached callers as ±infinity — stored (a Firestore double), written back as
+        // `null` (a bucket policy that then no longer parsed), or quietly dropped by `intValue`.
+        guard d.isFinite else {
+            i = start
+            throw fail(JSONParseError.numberOutOfRange)
+        }
         return .double(d)
     }
 

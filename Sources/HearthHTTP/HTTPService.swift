@@ -101,3 +101,20 @@ public protocol HTTPService: Sendable {
     /// Decides how to handle a request whose headers have been received.
     func dispose(_ request: Request) -> RequestDisposition
 }
+
+extension HTTPService {
+    /// Answers a request whose whole body is at hand, as the server would deliver it: a body past
+    /// a collecting disposition's limit gets its too-large answer, a streaming one gets the body in
+    /// one piece. For drivers without a socket (fuzz targets, tests).
+    public func answer(_ request: Request) -> Response {
+        switch dispose(request) {
+        case .respond(let r): return r
+        case .collect(let limit, let tooLarge, let handler): return request.body.count > limit ? tooLarge : handler(request)
+        case .collectDeferred(let limit, let tooLarge, let handler):
+            return request.body.count > limit ? tooLarge : DeferredAnswer.wait { handler(request, $0) }
+        case .stream(let consumer):
+            request.body.withUnsafeBytes { consumer.consume($0) }
+            return consumer.finish()
+        }
+    }
+}

@@ -39,6 +39,31 @@ import HearthCore
         }
     }
 
+    /// A number past a double's range read as ±infinity and reached every service so: refused at
+    /// the number, in the words of Google's JSON parser. Underflow (`1e-400`) reads as 0, as there.
+    @Test(arguments: [("1e400", 0), ("-1e999", 0), ("[1, 2e308]", 4), (#"{"a": {"b": -1.8e308}}"#, 12),
+                      (String(repeating: "9", count: 400), 0), ("[0, -" + String(repeating: "9", count: 310) + ".5]", 4)])
+    func rejectsNumbersPastADoublesRange(text: String, offset: Int) {
+        do {
+            let parsed = try JSON.parse(text)
+            Issue.record("parsed as \(parsed)")
+        } catch {
+            #expect(error.isNumberOutOfRange)
+            #expect(error.reason == "Number exceeds the range of double.")
+            #expect(error.offset == offset)
+        }
+    }
+
+    @Test func readsTheEdgesOfADoublesRange() throws {
+        #expect(try JSON.parse("1.7976931348623157e308") == .double(.greatestFiniteMagnitude))
+        #expect(try JSON.parse("-5e-324") == .double(-5e-324))
+        #expect(try JSON.parse("1e-400") == .double(0))
+        #expect(try JSON.parse("99999999999999999999") == .double(1e20))
+        // Malformed text stays malformed, whatever number it holds.
+        do { _ = try JSON.parse("[1e400") } catch { #expect(error.isNumberOutOfRange) }
+        do { _ = try JSON.parse("[1, 1e") } catch { #expect(!error.isNumberOutOfRange) }
+    }
+
     @Test func rejectsDeepNesting() {
         let deep = String(repeating: "[", count: 1000) + String(repeating: "]", count: 1000)
         #expect(throws: JSONParseError.self) { try JSON.parse(deep) }

@@ -52,7 +52,7 @@ import Testing
         }
     }
 
-    static let checking: Set<String> = ["value-order", "rules-eval", "percent", "storage-upload", "listen-write", "writes", "gunzip", "policy", "firestore-requests"]
+    static let checking: Set<String> = ["value-order", "rules-eval", "percent", "storage-upload", "listen-write", "writes", "gunzip", "policy", "firestore-requests", "json", "import", "auth-requests"]
 
     @Test(arguments: names)
     func seededMutationsPass(_ name: String) throws {

@@ -82,3 +82,75 @@ import Testing
         #expect(try h.count("storage_objects") == 0)
     }
 }
+
+/// Numbers that are no numbers of the field's kind: each is a 400 and changes nothing. Before,
+/// each was read as "absent", which dropped a condition or picked a default.
+extension BadInputTests {
+    func upload(_ h: StorageHarness, _ name: String) -> String? {
+        h.send("POST", "/upload/storage/v1/b/\(b)/o?uploadType=media&name=\(name)", headers: owner, body: [1, 2, 3]).json["generation"]?.stringValue
+    }
+
+    /// `generation=abc` on a delete meant one generation; read as absent it deleted the live object.
+    @Test(arguments: ["abc", "1.5", "1e3", "99999999999999999999"])
+    func aDeleteOfAGenerationThatIsNoIntegerDeletesNothing(generation: String) throws {
+        let h = try StorageHarness()
+        _ = try #require(upload(h, "g.txt"))
+        let r = h.send("DELETE", "/storage/v1/b/\(b)/o/g.txt?generation=\(generation)", headers: owner)
+        #expect(r.status == 400 && r.json["error"]?["errors"]?[0]?["reason"]?.stringValue == "invalid")
+        #expect(try h.count("storage_objects") == 1)
+        #expect(h.send("GET", "/storage/v1/b/\(b)/o/g.txt?generation=\(generation)", headers: owner).status == 400)
+    }
+
+    /// A compose source's `generation` or `ifGenerationMatch` of the wrong kind dropped its
+    /// condition and composed anyway.
+    @Test(arguments: [#""generation": "latest""#, #""generation": 1.5"#, #""objectPreconditions": {"ifGenerationMatch": 1.5}"#,
+                      #""objectPreconditions": {"ifGenerationMatch": "x"}"#, #""objectPreconditions": {"ifGenerationMatch": true}"#])
+    func aComposeSourceConditionOfTheWrongKindIsRefused(condition: String) throws {
+        let h = try StorageHarness()
+        _ = try #require(upload(h, "a"))
+        let body = #"{"sourceObjects": [{"name": "a", \#(condition)}]}"#
+        let r = h.send("POST", "/storage/v1/b/\(b)/o/ab/compose", headers: owner, body: Array(body.utf8))
+        #expect(r.status == 400, "\(r.json)")
+        #expect(try h.count("storage_objects") == 1)
+        // The same conditions as integers, or their strings, still hold.
+        let g = try #require(upload(h, "a"))
+        let ok = #"{"sourceObjects": [{"name": "a", "generation": "\#(g)", "objectPreconditions": {"ifGenerationMatch": \#(g)}}]}"#
+        #expect(h.send("POST", "/storage/v1/b/\(b)/o/ab/compose", headers: owner, body: Array(ok.utf8)).status == 200)
+    }
+
+    /// `maxResults=abc` listed a page of 1,000, both APIs.
+    @Test func aPageSizeThatIsNoIntegerIsRefused() throws {
+        let h = try StorageHarness()
+        _ = try #require(upload(h, "a"))
+        for size in ["abc", "-1", "1e3", "4294967296"] {
+            #expect(h.send("GET", "/storage/v1/b/\(b)/o?maxResults=\(size)", headers: owner).status == 400, "\(size)")
+            #expect(h.send("GET", "/v0/b/\(b)/o?maxResults=\(size)", headers: owner).status == 400, "\(size)")
+        }
+        #expect(h.send("GET", "/storage/v1/b/\(b)/o?maxResults=5000", headers: owner).json["items"]?.arrayValue?.count == 1)
+        #expect(h.send("GET", "/v0/b/\(b)/o?maxResults=0", headers: owner).status == 200)
+    }
+
+    /// An IAM policy's `version` of `1.5` or `"three"` was taken as version 1.
+    @Test func anIAMPolicyVersionThatIsNoIntegerIsRefused() throws {
+        let h = try StorageHarness()
+        for version in ["1.5", #""three""#, "[3]"] {
+            let r = h.send("PUT", "/storage/v1/b/\(b)/iam", headers: owner,
+                           body: Array(#"{"version": \#(version), "bindings": [{"role": "roles/storage.objectViewer", "members": ["allUsers"]}]}"#.utf8))
+            #expect(r.status == 400, "\(version)")
+        }
+        let three = h.send("PUT", "/storage/v1/b/\(b)/iam", headers: owner,
+                           body: Array(#"{"version": "3", "bindings": [{"role": "roles/storage.objectViewer", "members": ["allUsers"]}]}"#.utf8))
+        #expect(three.status == 200 && three.json["version"]?.intValue == 3)
+    }
+
+    /// A body holding a number past a double's range is refused whole (metadata of `1e400` was
+    /// refused only because the value was no string; a `generation` of it was dropped).
+    @Test func aBodyWithANumberPastADoublesRangeIsRefused() throws {
+        let h = try StorageHarness()
+        _ = try #require(upload(h, "a"))
+        let r = h.send("POST", "/storage/v1/b/\(b)/o/ab/compose", headers: owner,
+                       body: Array(#"{"sourceObjects": [{"name": "a", "generation": 1e400}]}"#.utf8))
+        #expect(r.status == 400 && r.json["error"]?["message"]?.stringValue?.contains("Number exceeds the range of double.") == true)
+        #expect(try h.count("storage_objects") == 1)
+    }
+}

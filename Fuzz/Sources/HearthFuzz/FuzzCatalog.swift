@@ -14,7 +14,7 @@ public enum FuzzCatalog {
         ("chunked", { FuzzTargets.chunked($0) }),
         ("multipart", { FuzzTargets.multipart($0) }),
         ("xml", { FuzzTargets.xml($0) }),
-        ("json", { FuzzTargets.json($0) }),
+        ("json", { bytes throws(FuzzFailure) in try FuzzTargets.json(bytes) }),
         ("firestore", { FuzzTargets.firestore($0) }),
         ("storage-upload", { bytes throws(FuzzFailure) in try FuzzTargets.storageUpload(bytes) }),
         ("rules-eval", { bytes throws(FuzzFailure) in try FuzzTargets.rulesEvaluation(bytes) }),
@@ -25,6 +25,8 @@ public enum FuzzCatalog {
         ("gunzip", { bytes throws(FuzzFailure) in try FuzzTargets.gunzip(bytes) }),
         ("policy", { bytes throws(FuzzFailure) in try FuzzTargets.policy(bytes) }),
         ("firestore-requests", { bytes throws(FuzzFailure) in try FuzzTargets.firestoreRequests(bytes) }),
+        ("import", { bytes throws(FuzzFailure) in try FuzzTargets.importExport(bytes) }),
+        ("auth-requests", { bytes throws(FuzzFailure) in try FuzzTargets.authRequests(bytes) }),
     ]
 
     /// The target called `name`.

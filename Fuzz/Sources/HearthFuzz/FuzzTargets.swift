@@ -115,8 +115,15 @@ enum FuzzTargets {
         }
     }
 
-    static func json(_ bytes: UnsafeRawBufferPointer) {
-        _ = try? JSON.parse(Array(bytes))
+    /// Invariant: what parses is written as text that parses to the same text again. A number
+    /// past a double's range once parsed as infinity and was written as `null`.
+    static func json(_ bytes: UnsafeRawBufferPointer) throws(FuzzFailure) {
+        guard let value = try? JSON.parse(Array(bytes)) else { return }
+        let written = value.utf8Bytes
+        guard let again = try? JSON.parse(written), again.utf8Bytes == written else {
+            throw FuzzFailure("json: \(text(bytes).debugDescription) is written as \(String(decoding: written, as: UTF8.self).debugDescription), which does not read back as itself")
+        }
+        FuzzChecks.count("json")
     }
 
     /// Firestore's REST value decoder, field paths and resource names.

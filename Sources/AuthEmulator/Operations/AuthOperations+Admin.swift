@@ -124,6 +124,14 @@ extension AuthOperations {
             }
         }
 
+        // A time that is no integer (`1.5`, `"soon"`, `1e300`) fails the whole request, as the real
+        // front end's mapping of the body onto its message does before any row is looked at; read
+        // per row with `try?`, it quietly became the import's own time (createdAt) or none.
+        for u in users {
+            _ = try u.int64("createdAt")
+            _ = try u.int64("lastLoginAt")
+        }
+
         // Row preparation (hashing included) happens before the writer lock is taken.
         var prepared: [(index: Int, result: Result<UserRecord, AuthError>)] = []
         for (index, u) in users.enumerated() {
@@ -190,8 +198,8 @@ extension AuthOperations {
             throw .invalidInput("Tenant id in userInfo does not match the tenant id in request.")
         }
         var record = UserRecord(localId: localId, createdAt: ctx.now.unixMillis)
-        if let created = try? u.int64("createdAt") { record.createdAt = created }
-        record.lastLoginAt = try? u.int64("lastLoginAt")
+        if let created = try u.int64("createdAt") { record.createdAt = created }
+        record.lastLoginAt = try u.int64("lastLoginAt")
         record.displayName = try u.string("displayName")
         record.photoUrl = try u.string("photoUrl")
         if let hashText = try u.nonEmptyString("passwordHash") {

@@ -88,6 +88,15 @@ enum FirestoreError: Error, Equatable, Sendable {
 }
 
 extension FirestoreError {
+    /// A REST body that is not JSON Hearth can take. A number past a double's range (`1e400`,
+    /// anywhere in the body) is what the official emulator answers "Payload isn't valid for
+    /// request." to (checked against it: a value, a query's `limit`, a `findNearest` threshold, a
+    /// `readTime`'s seconds); other malformed text keeps the real front end's wording.
+    static func badJSON(_ error: JSONParseError) -> FirestoreError {
+        if error.isNumberOutOfRange { return .invalidArgument("Payload isn't valid for request.") }
+        return .invalidArgument("Invalid JSON payload received. \(error.reason) at byte \(error.offset).")
+    }
+
     /// The error a REST answer's `error.status` names (the gRPC adapter reads REST answers).
     static func fromStatus(_ status: String, message: String, httpStatus: Int) -> FirestoreError {
         switch status {

@@ -82,7 +82,7 @@ struct RequestContext {
         do {
             json = try JSON.parse(request.body)
         } catch {
-            throw .invalidArgument("Invalid JSON payload received. \(error.reason) at byte \(error.offset).")
+            throw .badJSON(error)
         }
         guard case .object(let o) = json else {
             throw .invalidArgument("Invalid JSON payload received. Expected an object, got \(json.typeName).")

@@ -239,7 +239,8 @@ struct PlainJSONReader {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
         if isInteger, let v = Int64(text) { return .int(v) }
-        guard let d = Double(text) else { throw Fallback() }
+        // Past a double's range `JSON.parse` refuses the body; the general path words that.
+        guard let d = Double(text), d.isFinite else { throw Fallback() }
         return .double(d)
     }
 

@@ -268,7 +268,7 @@ extension WriteJSONDecoder {
         do throws(FirestoreError) {
             var json = JSON.object([:])  // an empty (or blank) body is an empty message (`RequestContext.body`)
             if !bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-                do { json = try JSON.parse(bytes) } catch { throw .invalidArgument("Invalid JSON payload received. \(error)") }
+                do { json = try JSON.parse(bytes) } catch { throw .badJSON(error) }
             }
             let body = try ProtoObject(json: json, path: "")
             try body.requireKnown(transaction ? ["writes", "transaction", "requestOptions"] : ["writes", "labels", "requestOptions"])

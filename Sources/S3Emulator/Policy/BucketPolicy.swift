@@ -84,9 +84,13 @@ struct BucketPolicy: Sendable, Equatable {
         guard let first = body.first(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }), first == UInt8(ascii: "{") else {
             throw PolicyFault("Policies must be valid JSON and the first byte must be '{'")
         }
-        guard let json = try? JSON.parse(body, maxDepth: 32), let document = json.objectValue else {
-            throw PolicyFault("This policy contains invalid Json")
+        let json: JSON
+        do { json = try JSON.parse(body, maxDepth: 32) } catch {
+            // Well-formed JSON with a number past a double's range (`1e400`) is a syntax fault, as
+            // the condition that would hold it has always answered; what S3 says is undocumented.
+            throw PolicyFault(error.isNumberOutOfRange ? "Invalid policy syntax." : "This policy contains invalid Json")
         }
+        guard let document = json.objectValue else { throw PolicyFault("This policy contains invalid Json") }
         try checkDuplicates(body)
         for name in document.keys where !policyElements.contains(name) { throw PolicyFault("Unknown field \(name)") }
         guard let statementValue = document["Statement"] else { throw PolicyFault("Missing required field Statement") }

@@ -65,9 +65,9 @@ struct PolicyCondition: Sendable, Equatable {
                     case .bool(let b): values.append(b ? "true" : "false")
                     case .int(let i): values.append(String(i))
                     case .double(let d):
-                        // A number past a double's range (`1e400`) reads as infinity, which the stored
-                        // (normalized) document writes as `null`: that document would not parse again,
-                        // and every request would then see no policy at all — its Deny statements gone.
+                        // Infinity would be written as `null` in the stored (normalized) document, which
+                        // would not parse again. `JSON.parse` refuses `1e400` now (`BucketPolicy`
+                        // answers it the same); this stays for any other way a tree gets here.
                         guard d.isFinite else { throw .syntax }
                         values.append(String(d))
                     default: throw .syntax

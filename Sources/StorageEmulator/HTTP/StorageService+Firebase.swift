@@ -79,7 +79,7 @@ extension StorageService {
         q.prefix = prefix
         q.delimiter = request.query("delimiter") ?? ""
         q.pageToken = request.query("pageToken")
-        q.maxResults = min(max(request.query("maxResults").flatMap(Int.init) ?? 1000, 1), 1000)
+        q.maxResults = try Self.maxResults(request)
         let listing = try read { c -> ObjectListing in
             guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
             return try ObjectListing.list(c, bucket: bucket, q)

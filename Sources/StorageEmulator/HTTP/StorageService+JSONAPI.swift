@@ -42,6 +42,31 @@ extension StorageService {
         }
     }
 
+    /// An integer query parameter (`generation`, `sourceGeneration`), nil when absent. Text that is
+    /// no integer is a 400: `generation=abc` read as absent made a delete take the live object.
+    static func int64(query request: Request, _ name: String) throws(StorageError) -> Int64? {
+        guard let raw = request.query(name) else { return nil }
+        guard let n = Int64(raw) else { throw .invalid("Invalid value for \(name): \(raw)") }
+        return n
+    }
+
+    /// `maxResults`: 1000 when absent, at most 1000 and at least 1 (GCS caps a larger page); text
+    /// that is no unsigned 32-bit integer (`abc`, `1e3`, `-1`) is a 400, never the default.
+    static func maxResults(_ request: Request) throws(StorageError) -> Int {
+        guard let raw = request.query("maxResults") else { return 1000 }
+        guard let n = UInt32(raw) else { throw .invalid("Invalid value for maxResults: \(raw)") }
+        return Int(min(max(n, 1), 1000))
+    }
+
+    /// An int64 member of a request body: a JSON integer or its decimal string (proto JSON's form),
+    /// nil when absent or null. Anything else is refused: read as "absent", a source's generation
+    /// or `ifGenerationMatch` of `1.5` or `"latest"` dropped its condition and composed anyway.
+    static func int64(_ v: JSON?, _ name: String) throws(StorageError) -> Int64? {
+        guard let v, v != .null else { return nil }
+        if let i = v.intValue ?? v.stringValue.flatMap({ Int64($0) }) { return i }
+        throw .invalid("Invalid value for '\(name)': \(v).")
+    }
+
     /// The live object, honouring `generation=` (only the live generation is kept) and preconditions.
     func existing(_ request: Request, bucket: String, name: String) throws(StorageError) -> StoredObject {
         let found = try read { c -> StoredObject? in
@@ -49,7 +74,7 @@ extension StorageService {
             return try StorageStore.object(c, bucket: bucket, name: name)
         }
         guard let o = found else { throw .noSuchObject(bucket: bucket, name: name) }
-        if let g = request.query("generation"), Int64(g) != o.generation { throw .noSuchObject(bucket: bucket, name: name) }
+        if let g = try Self.int64(query: request, "generation"), g != o.generation { throw .noSuchObject(bucket: bucket, name: name) }
         try Preconditions(query: request.query).check(o, read: request.method == "GET")
         if request.method == "GET" { try Self.checkETag(request, o) }
         return o
@@ -95,7 +120,7 @@ extension StorageService {
         q.prefix = request.query("prefix") ?? ""
         q.delimiter = request.query("delimiter") ?? ""
         q.pageToken = request.query("pageToken")
-        q.maxResults = min(max(request.query("maxResults").flatMap(Int.init) ?? 1000, 1), 1000)
+        q.maxResults = try Self.maxResults(request)
         q.startOffset = request.query("startOffset").flatMap { $0.isEmpty ? nil : $0 }
         q.endOffset = request.query("endOffset").flatMap { $0.isEmpty ? nil : $0 }
         if let glob = request.query("matchGlob"), !glob.isEmpty { q.glob = try NameGlob(glob) }
@@ -182,7 +207,7 @@ extension StorageService {
 
     private func deleteObject(_ request: Request, bucket: String, name: String) throws(StorageError) -> Response {
         let conditions = try Preconditions(query: request.query)
-        let generation = request.query("generation").flatMap(Int64.init)
+        let generation = try Self.int64(query: request, "generation")
         try write { c in
             guard try StorageStore.bucketExists(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
             guard let o = try StorageStore.object(c, bucket: bucket, name: name), generation == nil || generation == o.generation else {
@@ -198,7 +223,7 @@ extension StorageService {
         try checkNames(bucket: toBucket, name: toName)
         let source = try read { c in try StorageStore.object(c, bucket: bucket, name: name) }
         guard let source else { throw .noSuchObject(bucket: bucket, name: name) }
-        if let g = request.query("sourceGeneration"), Int64(g) != source.generation { throw .noSuchObject(bucket: bucket, name: name) }
+        if let g = try Self.int64(query: request, "sourceGeneration"), g != source.generation { throw .noSuchObject(bucket: bucket, name: name) }
         try Preconditions(query: request.query, prefix: "ifSource").check(source)
         let meta = try ObjectMetadata(json: try parseJSON(request))
         var draft = source
@@ -235,10 +260,10 @@ extension StorageService {
             guard let o = try read({ c in try StorageStore.object(c, bucket: bucket, name: n) }) else {
                 throw .noSuchObject(bucket: bucket, name: n)
             }
-            if let g = s["generation"].flatMap({ $0.intValue ?? $0.stringValue.flatMap(Int64.init) }), g != o.generation {
+            if let g = try Self.int64(s["generation"], "sourceObjects[].generation"), g != o.generation {
                 throw .noSuchObject(bucket: bucket, name: n)
             }
-            if let g = s["objectPreconditions"]?["ifGenerationMatch"].flatMap({ $0.intValue ?? $0.stringValue.flatMap(Int64.init) }),
+            if let g = try Self.int64(s["objectPreconditions"]?["ifGenerationMatch"], "sourceObjects[].objectPreconditions.ifGenerationMatch"),
                g != o.generation { throw .preconditionFailed }
             parts.append(o)
         }

@@ -18,7 +18,12 @@ struct IAMPolicy: Sendable {
 
     init(json: JSON) throws(StorageError) {
         guard json.objectValue != nil else { throw .invalid("The policy must be a JSON object.") }
-        version = json["version"]?.intValue ?? 1
+        // An int32 as a number or its string; `1.5` or `"three"` is refused, never read as 1.
+        let given = json["version"] ?? .null
+        guard let v = given == .null ? 1 : (given.intValue ?? given.stringValue.flatMap({ Int64($0) })) else {
+            throw .invalid("Invalid value for 'version': \(given) (1 or 3).")
+        }
+        version = v
         guard [1, 3].contains(version) else { throw .invalid("Invalid value for 'version': \(version) (1 or 3).") }
         etag = json["etag"]?.stringValue
         bindings = []

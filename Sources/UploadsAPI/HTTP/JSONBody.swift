@@ -36,7 +36,8 @@ struct JSONBody {
         case .int(let i): return i
         case .double(let d):
             guard let i = v.intValue else {
-                throw .wrongType(field: name, expected: "an integer", got: d.isFinite ? "\(d)" : "a non-finite number")
+                // Never infinite: `JSON.parse` refuses a number past a double's range.
+                throw .wrongType(field: name, expected: "an integer", got: "\(d)")
             }
             return i
         default:

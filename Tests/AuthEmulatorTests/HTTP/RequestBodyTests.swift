@@ -44,6 +44,16 @@ import Testing
         }
     }
 
+    /// A number past a double's range is refused with the whole body, as Google's front end does:
+    /// read as infinity, a string field took the text "inf" (`displayName: 1e400`).
+    @Test(arguments: [(#"{"displayName": 1e400}"#, 16), (#"{"validSince": -1e999}"#, 15), (#"{"users": [{"createdAt": 2e308}]}"#, 25)])
+    func numbersPastADoublesRangeAreRefused(text: String, offset: Int) {
+        #expect(throws: AuthError.invalidArgument(
+            "Invalid JSON payload received. Number exceeds the range of double. at byte \(offset).", reason: "parseError")) {
+            try RequestBody.parse(Array(text.utf8))
+        }
+    }
+
     @Test func emptyAndWhitespaceBodiesAreEmptyObjects() throws {
         #expect(try RequestBody.parse([]).object.isEmpty)
         #expect(try RequestBody.parse(Array(" \n".utf8)).object.isEmpty)

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthHTTP
 import Testing
 @testable import AuthEmulator
 
@@ -182,5 +183,22 @@ import Testing
         #expect(h.post("\(it)/projects/demo-hearth/accounts:delete", .object(["localId": up["localId"]!]), admin: true).errorMessage == "USER_NOT_FOUND")
         #expect(h.post("\(it)/projects/demo-hearth/accounts:delete", .object([:]), admin: true).errorMessage == "MISSING_LOCAL_ID")
         #expect(h.post("\(it)/accounts:delete", .object([:])).errorMessage == "MISSING_ID_TOKEN")
+    }
+}
+
+extension AccountTests {
+    /// `displayName: 1e400` was stored as the text "inf" (a number where the API wants a string is
+    /// taken as its text); the body is now refused whole and the account keeps its name.
+    @Test func anUpdateWithANumberPastADoublesRangeChangesNothing() throws {
+        let h = try AuthHarness()
+        let up = h.signUp("n@b.com", extra: [("displayName", "Kept")])
+        let token = try #require(up["idToken"]?.stringValue)
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", "application/json")
+        let r = h.send("POST", "\(AuthHarness.it)/accounts:update?key=fake-api-key",
+                       body: Array(#"{"idToken": "\#(token)", "displayName": 1e400}"#.utf8), headers: headers)
+        #expect(r.status == 400)
+        #expect(r.errorMessage?.hasPrefix("Invalid JSON payload received. Number exceeds the range of double.") == true)
+        #expect(h.lookupAdmin(try #require(up["localId"]?.stringValue))?["displayName"] == "Kept")
     }
 }

@@ -97,6 +97,21 @@ import Testing
         #expect(dup.errorMessage == "DUPLICATE_LOCAL_ID : d")
     }
 
+    /// `createdAt` and `lastLoginAt` are int64s: one that is no integer fails the whole request
+    /// before any row is written, as the real front end's mapping of the body does. Read per row with
+    /// `try?`, `createdAt: 1.5` quietly became the import's own time and `lastLoginAt` none.
+    @Test(arguments: [("createdAt", JSON.double(1.5)), ("createdAt", "soon"), ("lastLoginAt", .double(1e300)), ("lastLoginAt", .array([]))])
+    func batchCreateRefusesTimesThatAreNoIntegers(field: String, value: JSON) throws {
+        let h = try AuthHarness()
+        let r = h.post("\(project)/accounts:batchCreate", .object(["users": .array([
+            .object(["localId": "ok", "createdAt": "1600000000000"]),
+            .object(["localId": "bad", field: value]),
+        ])]), admin: true)
+        #expect(r.status == 400)
+        #expect(r.errorMessage?.hasPrefix("Invalid JSON payload received. /users/1/\(field) should be") == true)
+        #expect(h.lookupAdmin("ok") == nil && h.lookupAdmin("bad") == nil)
+    }
+
     /// Imported password hashes are checked with the algorithm they were imported with, by
     /// production's conventions (see `ImportedHash`; known answers are in `ImportedHashTests`).
     @Test(arguments: ImportCase.all)

@@ -41,17 +41,7 @@ struct AuthHarness {
 
     /// Sends a request through the service's disposition, as the HTTP server would.
     func send(_ method: String, _ target: String, body: [UInt8] = [], headers: HTTPHeaders = HTTPHeaders()) -> Reply {
-        let request = Request(method: method, target: target, headers: headers, body: body)
-        let response: Response
-        switch service.http.dispose(request) {
-        case .respond(let r): response = r
-        case .collect(let limit, let tooLarge, let handler): response = body.count > limit ? tooLarge : handler(request)
-        case .collectDeferred(let limit, let tooLarge, let handler):
-            response = body.count > limit ? tooLarge : DeferredAnswer.wait { handler(request, $0) }
-        case .stream(let consumer):
-            body.withUnsafeBytes { consumer.consume($0) }
-            response = consumer.finish()
-        }
+        let response = service.http.answer(Request(method: method, target: target, headers: headers, body: body))
         return Reply(status: response.status, headers: response.headers, bytes: response.bodyBytes ?? [])
     }
 

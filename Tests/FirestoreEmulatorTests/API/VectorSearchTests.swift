@@ -88,6 +88,30 @@ import Testing
         #expect(r.json["error"]?["message"]?.stringValue == message, "\(name)")
     }
 
+    /// A number past a double's range anywhere in a REST body read as ±infinity: a threshold of
+    /// `1e400` was refused in the words for `"Infinity"`, a limit of it by the int32 check. The official
+    /// emulator refuses each such body whole with "Payload isn't valid for request." (run against it
+    /// here for all of these: threshold, limit, the query's own limit and offset, a `readTime`'s
+    /// seconds, a filter value, a member it does not know).
+    @Test(arguments: [
+        #"{"structuredQuery": {"from": [{"collectionId": "beans"}], "findNearest": {"vectorField": {"fieldPath": "e"}, "queryVector": VEC, "distanceMeasure": "EUCLIDEAN", "limit": 3, "distanceThreshold": 1e400}}}"#,
+        #"{"structuredQuery": {"from": [{"collectionId": "beans"}], "findNearest": {"vectorField": {"fieldPath": "e"}, "queryVector": VEC, "distanceMeasure": "EUCLIDEAN", "limit": 1e400}}}"#,
+        #"{"structuredQuery": {"from": [{"collectionId": "beans"}], "findNearest": {"vectorField": {"fieldPath": "e"}, "queryVector": VEC, "distanceMeasure": "DOT_PRODUCT", "limit": 3, "distanceThreshold": -1e999}}}"#,
+        #"{"structuredQuery": {"from": [{"collectionId": "beans"}], "limit": 1e400}}"#,
+        #"{"structuredQuery": {"from": [{"collectionId": "beans"}], "offset": -1e400}}"#,
+        #"{"structuredQuery": {"from": [{"collectionId": "beans"}]}, "readTime": {"seconds": 1e400}}"#,
+        #"{"structuredQuery": {"from": [{"collectionId": "beans"}], "where": {"fieldFilter": {"field": {"fieldPath": "n"}, "op": "EQUAL", "value": {"doubleValue": 2e308}}}}}"#,
+        #"{"structuredQuery": {"from": [{"collectionId": "beans"}]}, "bogus": 1e400}"#,
+    ])
+    func aNumberPastADoublesRangeIsRefusedAsTheEmulatorRefusesIt(body: String) throws {
+        let h = try Self.beans()
+        let vector = #"{"mapValue": {"fields": {"__type__": {"stringValue": "__vector__"}, "value": {"arrayValue": {"values": [{"doubleValue": 1}, {"doubleValue": 0}]}}}}}"#
+        let r = h.call("POST", h.api(":runQuery"), text: body.replacingOccurrences(of: "VEC", with: vector))
+        #expect(r.status == 400)
+        #expect(r.json["error"]?["message"]?.stringValue == "Payload isn't valid for request.")
+        #expect(r.json["error"]?["status"]?.stringValue == "INVALID_ARGUMENT")
+    }
+
     @Test func aLimitOffsetOrCursorBesideItIsRefused() throws {
         let h = try TestHarness()
         let clause = Self.nearest("EUCLIDEAN", Self.vec(1))

@@ -1,6 +1,5 @@
 import Foundation
 import HearthCore
-import HearthCrypto
 import Testing
 @testable import FirestoreEmulator
 
@@ -10,36 +9,7 @@ struct EmulatorExportTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("CompatTests/fixtures/firestore-emulator-export").path
 
-    /// A log as LevelDB writes one: records split at block ends, headers with masked CRC-32C.
-    static func log(_ records: [[UInt8]]) -> [UInt8] {
-        var out: [UInt8] = []
-        func header(_ type: UInt8, _ payload: ArraySlice<UInt8>) {
-            var crc = CRC32(.castagnoli)
-            crc.update([type])
-            crc.update(payload)
-            let masked = LevelDBLogReader.mask(crc.value)
-            out += [UInt8(masked & 0xFF), UInt8(masked >> 8 & 0xFF), UInt8(masked >> 16 & 0xFF), UInt8(masked >> 24),
-                    UInt8(payload.count & 0xFF), UInt8(payload.count >> 8), type]
-            out += payload
-        }
-        for record in records {
-            var rest = record[...]
-            var first = true
-            repeat {
-                var left = LevelDBLogReader.blockSize - out.count % LevelDBLogReader.blockSize
-                if left < LevelDBLogReader.headerSize {
-                    out += [UInt8](repeating: 0, count: left)
-                    left = LevelDBLogReader.blockSize
-                }
-                let n = min(rest.count, left - LevelDBLogReader.headerSize)
-                let end = n == rest.count
-                header(first && end ? 1 : first ? 2 : end ? 4 : 3, rest.prefix(n))
-                rest = rest.dropFirst(n)
-                first = false
-            } while !rest.isEmpty
-        }
-        return out
-    }
+    static func log(_ records: [[UInt8]]) -> [UInt8] { LevelDBLogWriter.log(records) }
 
     @Test func readsRecordsSplitAcrossBlocks() throws {
         let records: [[UInt8]] = [Array("small".utf8), [UInt8](repeating: 7, count: 100_000), [], [UInt8](repeating: 1, count: 32_761)]

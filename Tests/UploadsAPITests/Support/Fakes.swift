@@ -149,16 +149,7 @@ struct Fixture {
         if let token { headers.add("Authorization", "Bearer \(token)") }
         if json != nil { headers.add("Content-Type", "application/json") }
         for (k, v) in extra { headers.add(k, v) }
-        let request = Request(method: method, target: target, headers: headers, body: Array((json ?? "").utf8))
-        switch service.http.dispose(request) {
-        case .respond(let r): return r
-        case .collect(let limit, let tooLarge, let handler): return request.body.count > limit ? tooLarge : handler(request)
-        case .collectDeferred(let limit, let tooLarge, let handler):
-            return request.body.count > limit ? tooLarge : DeferredAnswer.wait { handler(request, $0) }
-        case .stream(let consumer):
-            request.body.withUnsafeBytes { consumer.consume($0) }
-            return consumer.finish()
-        }
+        return service.http.answer(Request(method: method, target: target, headers: headers, body: Array((json ?? "").utf8)))
     }
 }
 

@@ -40,13 +40,15 @@ enum StorageError: Error, Sendable, Equatable {
     /// decodes, asked to be shown or merged into: answering its default instead would misstate
     /// who may read, and merging into the default would lose what the row says.
     case unreadableStoredState(bucket: String, what: String)
+    /// A grant to `allUsers`/`allAuthenticatedUsers` on a bucket enforcing public access prevention.
+    case publicAccessPrevented
     case internalError
 
     var status: Int {
         switch self {
         case .noSuchObject, .noSuchBucket, .noSuchUpload, .notFoundRoute, .noSuchACLEntry: 404
         case .bucketExists, .bucketNotEmpty: 409
-        case .preconditionFailed: 412
+        case .preconditionFailed, .publicAccessPrevented: 412
         case .notModified: 304
         case .invalidObjectName, .invalidBucketName, .invalid, .required, .uploadNotActive, .wrongOffset, .sizeMismatch,
              .metadataTooLarge, .uniformAccess: 400
@@ -63,7 +65,7 @@ enum StorageError: Error, Sendable, Equatable {
         switch self {
         case .noSuchObject, .noSuchBucket, .noSuchUpload, .notFoundRoute, .noSuchACLEntry: "notFound"
         case .bucketExists, .bucketNotEmpty: "conflict"
-        case .preconditionFailed: "conditionNotMet"
+        case .preconditionFailed, .publicAccessPrevented: "conditionNotMet"
         case .notModified: "notModified"
         case .invalidObjectName, .invalidBucketName, .invalid, .uploadNotActive, .wrongOffset, .sizeMismatch, .metadataTooLarge,
              .uniformAccess: "invalid"
@@ -83,6 +85,8 @@ enum StorageError: Error, Sendable, Equatable {
         case .bucketExists: "Your previous request to create the named bucket succeeded and you already own it."
         case .bucketNotEmpty: "The bucket you tried to delete is not empty."
         case .preconditionFailed: "At least one of the pre-conditions you specified did not hold."
+        case .publicAccessPrevented:
+            "The member bindings allUsers and allAuthenticatedUsers are not allowed since public access prevention is enforced."
         case .notModified: "Not Modified"
         case .invalidObjectName(let why): "The specified object name is not valid: \(why)"
         case .invalidBucketName(let name): "Invalid bucket name: '\(name)'"

@@ -59,6 +59,7 @@ extension StorageService {
         let change = try BucketChange(json: body)
         try change.apply(to: &bucket, replace: true, now: now)
         try applyPredefined(request, to: &bucket)
+        try bucket.refuseNewPublicGrants(since: nil)
         let created = try write { c in
             guard try StorageStore.createBucket(c, name, now: now) else { return false }
             try StorageStore.updateBucket(c, bucket)
@@ -106,7 +107,9 @@ extension StorageService {
         return try write { c in
             guard var b = try StorageStore.bucket(c, name) else { throw StorageError.noSuchBucket(name) }
             try Self.checkBucketConditions(request, b)
+            let old = b
             try change(&b)
+            try b.refuseNewPublicGrants(since: old)
             b.metageneration += 1
             b.updated = now
             try StorageStore.updateBucket(c, b)

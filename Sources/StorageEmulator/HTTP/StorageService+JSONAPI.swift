@@ -196,7 +196,12 @@ extension StorageService {
             guard next.customMetadataBytes <= ObjectMetadata.maxCustomMetadataBytes else { throw StorageError.metadataTooLarge }
             if let acl {
                 guard let b = try StorageStore.bucket(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
-                next.acl = try acl(b, current)
+                let changed = try acl(b, current)
+                let before = Set((current.acl ?? []).filter(\.isPublic).map { "\($0.entity) \($0.role)" })
+                if b.enforcesPublicAccessPrevention, changed.contains(where: { $0.isPublic && !before.contains("\($0.entity) \($0.role)") }) {
+                    throw StorageError.publicAccessPrevented
+                }
+                next.acl = changed
             }
             next.metageneration = current.metageneration + 1
             next.updated = now

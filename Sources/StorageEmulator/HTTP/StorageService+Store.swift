@@ -44,6 +44,11 @@ extension StorageService {
             var o = object
             o.generation = StorageStore.nextGeneration(current, now: now)
             o.acl = acl.entries(defaultObjectACL: bucket.defaultObjectACL, owner: objectOwner)
+            // A public ACL the request names is refused under public access prevention; one the
+            // bucket's default object ACL gives is not (GCS: such objects are created, the grant overridden).
+            if acl.isLegacyACL, bucket.enforcesPublicAccessPrevention, o.acl?.contains(where: \.isPublic) == true {
+                throw StorageError.publicAccessPrevented
+            }
             // Sources read before this transaction (copy, compose) may have been replaced since.
             let sources: [Int64] = switch body {
             case .writer: []

@@ -40,6 +40,9 @@ struct AccessControlEntry: Sendable, Equatable {
         self.role = role
     }
 
+    /// Whether the entry grants everyone (`allUsers`) or every Google account (`allAuthenticatedUsers`).
+    var isPublic: Bool { entity == "allUsers" || entity == "allAuthenticatedUsers" }
+
     /// The entity forms GCS accepts: `allUsers`, `allAuthenticatedUsers`, `user-…`, `group-…`,
     /// `domain-…`, `project-{owners,editors,viewers}-…`.
     static func isValidEntity(_ e: String) -> Bool {

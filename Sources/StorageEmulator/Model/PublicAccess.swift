@@ -28,7 +28,7 @@ struct PublicAccess: Sendable {
 
     init(bucket: StoredBucket, owner: String) {
         unreadableBucketColumn = [StoredBucket.Column.settings, .iamPolicy].first { bucket.unreadable[$0] != nil }
-        prevented = bucket.settings["iamConfiguration"]?["publicAccessPrevention"]?.stringValue == "enforced"
+        prevented = bucket.enforcesPublicAccessPrevention
         iamGrants = bucket.iamGrantsPublicRead
         access = ObjectAccessView(bucket: bucket, owner: owner)
         defaultObjectACLUnreadable = bucket.unreadable[.defaultObjectAcl] != nil

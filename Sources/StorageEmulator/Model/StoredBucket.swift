@@ -167,6 +167,35 @@ struct StoredBucket: Sendable {
         ])
     }
 
+    /// Whether public access prevention is enforced on the bucket.
+    var enforcesPublicAccessPrevention: Bool {
+        settings["iamConfiguration"]?["publicAccessPrevention"]?.stringValue == "enforced"
+    }
+
+    /// The public grants of the bucket's own ACL, default object ACL and IAM policy (`allUsers`,
+    /// `allAuthenticatedUsers`), each named with where it is.
+    private var publicGrants: Set<String> {
+        var out = Set<String>()
+        for e in acl ?? [] where e.isPublic { out.insert("acl \(e.entity) \(e.role)") }
+        for e in defaultObjectAcl ?? [] where e.isPublic { out.insert("defaultObjectAcl \(e.entity) \(e.role)") }
+        for b in iamPolicy?["bindings"]?.arrayValue ?? [] {
+            let role = b["role"]?.stringValue ?? ""
+            for m in b["members"]?.arrayValue ?? [] {
+                if let m = m.stringValue, m == "allUsers" || m == "allAuthenticatedUsers" { out.insert("iam \(role) \(m)") }
+            }
+        }
+        return out
+    }
+
+    /// GCS refuses a request that grants `allUsers` or `allAuthenticatedUsers` on a bucket that
+    /// enforces public access prevention (412): a public ACL entry, default object ACL entry or IAM
+    /// member this change adds. Grants the bucket had before stay, as GCS keeps them (overridden,
+    /// not removed), so a PATCH of other settings is not refused for them.
+    func refuseNewPublicGrants(since old: StoredBucket?) throws(StorageError) {
+        guard enforcesPublicAccessPrevention else { return }
+        if !publicGrants.subtracting(old?.publicGrants ?? []).isEmpty { throw .publicAccessPrevented }
+    }
+
     /// Whether the IAM policy lets anyone read objects (`allUsers` in a role that has `storage.objects.get`).
     var iamGrantsPublicRead: Bool {
         guard let bindings = iamPolicy?["bindings"]?.arrayValue else { return false }

@@ -190,6 +190,50 @@ def test_iam_policy_get_set_and_test_permissions(client, hearth):
         b.set_iam_policy(bad)
 
 
+def test_public_access_prevention_refuses_new_public_grants(client):
+    """GCS: with public access prevention enforced, requests that grant allUsers or
+    allAuthenticatedUsers through an ACL or the IAM policy fail (412, what google-cloud-storage's own
+    system test expects of make_public); grants made before stay and do not block other changes;
+    an object given allUsers by the bucket's default object ACL is still created."""
+    b = client.create_bucket("gcs-pap")
+    old = b.blob("old.txt")
+    old.upload_from_string(b"o")
+    old.make_public()
+    b.default_object_acl.all().grant_read()
+    b.default_object_acl.save()
+    b.iam_configuration.public_access_prevention = "enforced"
+    b.patch()
+    with pytest.raises(exceptions.PreconditionFailed, match="public access prevention is enforced"):
+        b.make_public()
+    fresh = b.blob("fresh.txt")
+    # Created with the default object ACL's allUsers: allowed, the grant overridden.
+    fresh.upload_from_string(b"f")
+    assert entities(fresh.acl).get("allUsers") == "READER"
+    private = b.blob("private.txt")
+    private.upload_from_string(b"p", predefined_acl="private")
+    with pytest.raises(exceptions.PreconditionFailed):
+        private.make_public()
+    with pytest.raises(exceptions.PreconditionFailed):
+        b.blob("pub.txt").upload_from_string(b"x", predefined_acl="publicRead")
+    assert b.get_blob("pub.txt") is None
+    private.acl.reload()
+    private.acl.all_authenticated().grant_read()
+    with pytest.raises(exceptions.PreconditionFailed):
+        private.acl.save()
+    policy = b.get_iam_policy()
+    policy["roles/storage.objectViewer"] = {"allUsers"}
+    with pytest.raises(exceptions.PreconditionFailed):
+        b.set_iam_policy(policy)
+    # Grants made before enforcement stay and do not block other changes.
+    b.labels = {"team": "a"}
+    b.patch()
+    old.metadata = {"k": "v"}
+    old.patch()
+    assert entities(old.acl)["allUsers"] == "READER"
+    # Nor is the object readable through them.
+    assert requests.get(old.public_url).status_code == 403
+
+
 def test_public_url_reads_only_what_all_users_may(client):
     b = client.create_bucket("gcs-public-url")
     blob = b.blob("dir/pic.txt")

@@ -142,10 +142,11 @@ def test_access_control_and_bucket_settings_survive_an_export(monkeypatch):
         client = client_for(ready, monkeypatch)
         base = ready["services"]["storage"]["url"]
         shut = client.create_bucket("shut")
+        # Made public before the bucket enforces public access prevention (after, GCS refuses the grant).
+        shut.blob("made-public").upload_from_string(b"p", predefined_acl="publicRead")
         shut.labels = {"team": "web"}
         shut.iam_configuration.public_access_prevention = "enforced"
         shut.patch()
-        shut.blob("made-public").upload_from_string(b"p", predefined_acl="publicRead")
         open_bucket = client.create_bucket("open")
         open_bucket.default_object_acl.all().grant_read()
         open_bucket.default_object_acl.save()

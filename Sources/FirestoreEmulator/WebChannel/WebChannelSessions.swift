@@ -34,10 +34,13 @@ final class WebChannelSessions: @unchecked Sendable {
         static func now(_ clock: Clock) -> Moment { Moment(clock: clock.now(), wall: Clock.monotonicNanos()) }
 
         /// Whether `interval` ns have passed since `since` on either clock (Hearth's set back:
-        /// real time alone decides).
+        /// real time alone decides). `since` may be later than this moment — a sweep or a request
+        /// reads the time, then another thread records a write — and then nothing has passed: a
+        /// wrapping subtraction of the real times read that as ~584 years, and the session, in
+        /// the middle of its traffic, was reclaimed as expired ("Unknown SID" to its next POST).
         func passed(_ interval: UInt64, since: Moment) -> Bool {
             let micros = clock.unixMicros &- since.clock.unixMicros
-            return (micros >= 0 && UInt64(micros) >= interval / 1_000) || wall &- since.wall >= interval
+            return (micros >= 0 && UInt64(micros) >= interval / 1_000) || (wall >= since.wall && wall - since.wall >= interval)
         }
     }
 

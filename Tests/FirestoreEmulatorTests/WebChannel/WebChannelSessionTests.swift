@@ -187,3 +187,19 @@ struct WebChannelSessionTests {
         #expect(sessions.count == 0)
     }
 }
+
+/// The timers' two clocks: a moment recorded after the one asking (another thread's write) is no
+/// time passed on either, never a wrapped-around eternity that expires a busy session.
+struct WebChannelMomentTests {
+    @Test func aMomentLaterThanNowHasNotPassed() {
+        let now = WebChannelSessions.Moment(clock: Instant(unixMicros: 1_000_000), wall: 5_000)
+        let later = WebChannelSessions.Moment(clock: Instant(unixMicros: 1_000_001), wall: 5_001)
+        #expect(!now.passed(60_000_000_000, since: later))
+        #expect(!now.passed(1, since: later))
+        let muchLater = WebChannelSessions.Moment(clock: Instant(unixMicros: 61_000_000), wall: 60_000_005_000)
+        #expect(muchLater.passed(60_000_000_000, since: now))
+        // Hearth's clock alone moved 60 s: passed; real time alone moved 60 s: passed.
+        #expect(WebChannelSessions.Moment(clock: Instant(unixMicros: 61_000_000), wall: 5_000).passed(60_000_000_000, since: now))
+        #expect(WebChannelSessions.Moment(clock: Instant(unixMicros: 1_000_000), wall: 60_000_005_000).passed(60_000_000_000, since: now))
+    }
+}

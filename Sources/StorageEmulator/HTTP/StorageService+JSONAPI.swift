@@ -197,8 +197,8 @@ extension StorageService {
             if let acl {
                 guard let b = try StorageStore.bucket(c, bucket) else { throw StorageError.noSuchBucket(bucket) }
                 let changed = try acl(b, current)
-                let before = Set((current.acl ?? []).filter(\.isPublic).map { "\($0.entity) \($0.role)" })
-                if b.enforcesPublicAccessPrevention, changed.contains(where: { $0.isPublic && !before.contains("\($0.entity) \($0.role)") }) {
+                if b.enforcesPublicAccessPrevention,
+                   !AccessControlEntry.publicGrants(changed).isSubset(of: AccessControlEntry.publicGrants(current.acl)) {
                     throw StorageError.publicAccessPrevented
                 }
                 next.acl = changed

@@ -43,6 +43,11 @@ struct AccessControlEntry: Sendable, Equatable {
     /// Whether the entry grants everyone (`allUsers`) or every Google account (`allAuthenticatedUsers`).
     var isPublic: Bool { entity == "allUsers" || entity == "allAuthenticatedUsers" }
 
+    /// A list's public grants as `"entity role"`, to tell which ones a change adds.
+    static func publicGrants(_ list: [AccessControlEntry]?) -> Set<String> {
+        Set((list ?? []).filter(\.isPublic).map { "\($0.entity) \($0.role)" })
+    }
+
     /// The entity forms GCS accepts: `allUsers`, `allAuthenticatedUsers`, `user-…`, `group-…`,
     /// `domain-…`, `project-{owners,editors,viewers}-…`.
     static func isValidEntity(_ e: String) -> Bool {

@@ -175,9 +175,8 @@ struct StoredBucket: Sendable {
     /// The public grants of the bucket's own ACL, default object ACL and IAM policy (`allUsers`,
     /// `allAuthenticatedUsers`), each named with where it is.
     private var publicGrants: Set<String> {
-        var out = Set<String>()
-        for e in acl ?? [] where e.isPublic { out.insert("acl \(e.entity) \(e.role)") }
-        for e in defaultObjectAcl ?? [] where e.isPublic { out.insert("defaultObjectAcl \(e.entity) \(e.role)") }
+        var out = Set(AccessControlEntry.publicGrants(acl).map { "acl " + $0 })
+        out.formUnion(AccessControlEntry.publicGrants(defaultObjectAcl).map { "defaultObjectAcl " + $0 })
         for b in iamPolicy?["bindings"]?.arrayValue ?? [] {
             let role = b["role"]?.stringValue ?? ""
             for m in b["members"]?.arrayValue ?? [] {
